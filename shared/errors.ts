@@ -1,0 +1,36 @@
+// The error registry: every error the API can answer, with its HTTP status and a message that
+// says what to do next. The service throws these by name; clients match on `name`.
+
+export interface ErrorSpec {
+  readonly status: number;
+  readonly message: string;
+}
+
+export const ERRORS = {
+  VALIDATION_ERROR: { status: 400, message: 'The request is invalid: fix the fields listed in details and send it again.' },
+  INVALID_JSON: { status: 400, message: 'The body is not valid JSON: send a JSON object with Content-Type: application/json.' },
+  VALIDATE_NOT_ALLOWED: { status: 400, message: 'Validation can start only from status "created": a validated job goes straight to render, and a new upload needs a new job.' },
+  UNAUTHORIZED: { status: 401, message: 'Missing, unknown or revoked API key: send "Authorization: Bearer <API_KEY>" with a valid key of your workspace.' },
+  SIGNATURE_INVALID: { status: 403, message: 'The URL signature does not match: use the URL exactly as the API returned it, or ask the API for a new one.' },
+  URL_EXPIRED: { status: 403, message: 'The signed URL has expired: ask the API for a new one (POST /uploads, or GET /jobs/{id}/downloads).' },
+  JOB_NOT_FOUND: { status: 404, message: 'No job with this id in your workspace: check the id, or list your jobs with GET /jobs.' },
+  UPLOAD_NOT_FOUND: { status: 404, message: 'No upload with this slug in your workspace: use the slug returned by POST /uploads.' },
+  OBJECT_NOT_FOUND: { status: 404, message: 'The file is no longer stored: it may have been deleted after its retention period.' },
+  ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint: see GET /api/external/v1/openapi.json for the endpoints this service offers.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This endpoint does not accept that method: see the OpenAPI document.' },
+  RENDER_NOT_ALLOWED: { status: 409, message: 'Render can start only once the job is "validated": poll GET /jobs/{id} until it is, and stop on "failed" or "canceled".' },
+  CANCEL_NOT_ALLOWED: { status: 409, message: 'The job has already finished (completed, failed or canceled) and cannot be canceled.' },
+  UPLOAD_INCOMPLETE: { status: 409, message: 'The file was never completely uploaded: PUT it to the uploadUrl (or request a new upload target if it expired), then create the job.' },
+  UPLOAD_ALREADY_USED: { status: 409, message: 'This upload already created a job: each slug creates one job. Upload again for a new job.' },
+  UPLOAD_ALREADY_COMPLETED: { status: 409, message: 'This upload URL has already received its file: request a new upload target to upload another.' },
+  LENGTH_REQUIRED: { status: 411, message: 'Send the file with a Content-Length header or chunked transfer encoding.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The upload is too large: files must be below the service limit (5 GiB by default); split the project or remove unused data.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Wrong Content-Type: send JSON as application/json, and uploads with the type matching the file (application/zip for a .zip, application/octet-stream for a .blend).' },
+  RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested byte range lies outside the file: ask for a range within its size.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests: wait for the Retry-After seconds, then retry with exponential back-off.' },
+  INTERNAL_ERROR: { status: 500, message: 'The service failed unexpectedly: retry later, and report the requestId in metadata if it keeps happening.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'The service is shutting down or overloaded: retry in a few seconds.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorName = keyof typeof ERRORS;
+export const ERROR_NAMES = Object.keys(ERRORS) as ErrorName[];

@@ -1,0 +1,98 @@
+// Builds the OpenAPI 3.1 document from the route table. `npm run openapi` writes it to
+// shared/openapi.json (committed); a test fails when the committed file drifts.
+import { z } from 'zod';
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
+import { API_PREFIX, OPENAPI_VERSION_LABEL } from './constants.js';
+import { ErrorBody } from './api/error-body.js';
+import { ERRORS, type ErrorName } from './errors.js';
+import { COMMON_ERRORS, ROUTES, type RouteDef } from './routes.js';
+
+function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z]+)/g, '{$1}');
+}
+
+type Responses = ZodOpenApiOperationObject['responses'];
+type ResponseObject = Responses[`${1 | 2 | 3 | 4 | 5}${string}`];
+
+function errorResponses(names: readonly ErrorName[]): Record<string, ResponseObject> {
+  const byStatus = new Map<number, ErrorName[]>();
+  for (const n of [...names, ...COMMON_ERRORS]) {
+    const s = ERRORS[n].status;
+    byStatus.set(s, [...(byStatus.get(s) ?? []), n]);
+  }
+  const out: Record<string, ResponseObject> = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    out[String(status)] = {
+      description: `Error body; name is one of: ${[...new Set(list)].join(', ')}`,
+      content: { 'application/json': { schema: ErrorBody } },
+    };
+  }
+  return out;
+}
+
+function operation(name: string, r: RouteDef): ZodOpenApiOperationObject {
+  const responses: Record<string, ResponseObject> = {};
+  for (const [status, schema] of Object.entries(r.responses)) {
+    responses[status] = {
+      description: status === '200' && 'headers' in r && r.headers ? 'Replay of an earlier call' : 'Success',
+      content: { 'application/json': { schema } },
+      ...(status === '200' && r.headers
+        ? { headers: z.object({ 'X-Idempotent-Replay': z.literal('true').optional() }) }
+        : {}),
+    };
+  }
+  Object.assign(responses, errorResponses(r.errors));
+  return {
+    operationId: name,
+    summary: r.summary,
+    security: [{ bearerAuth: [] }],
+    ...(r.params || r.query
+      ? {
+          requestParams: {
+            ...(r.params ? { path: r.params as z.ZodObject } : {}),
+            ...(r.query ? { query: r.query as z.ZodObject } : {}),
+          },
+        }
+      : {}),
+    ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
+    responses: responses as Responses,
+  };
+}
+
+export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const [name, r] of Object.entries(ROUTES) as [string, RouteDef][]) {
+    const p = openApiPath(r.path);
+    paths[p] = { ...paths[p], [r.method.toLowerCase()]: operation(name, r) };
+  }
+  paths['/{uploadUrl}'] = {
+    put: {
+      operationId: 'putUpload',
+      summary: 'PUT the file bytes to the opaque uploadUrl from POST /uploads (not under the API prefix)',
+      description:
+        'One request, raw bytes, Content-Type matching the file (application/zip for a .zip). Below 5 GiB. ' +
+        'The URL is presigned and expires at expiresAt; no Authorization header is needed.',
+      servers: [{ url: '/' }],
+      requestParams: { path: z.object({ uploadUrl: z.string() }) },
+      requestBody: { required: true, content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
+      responses: {
+        '200': { description: 'Stored' },
+        ...errorResponses(['SIGNATURE_INVALID', 'URL_EXPIRED', 'UPLOAD_ALREADY_COMPLETED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'LENGTH_REQUIRED']),
+      },
+      security: [],
+    },
+  };
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'renderbridge render job service',
+      version: OPENAPI_VERSION_LABEL,
+      description: 'Upload a scene project, create a job, validate it, render it, watch it, cancel it and download its outputs.',
+    },
+    servers: [{ url: API_PREFIX }],
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key, prefixed rb_live_' } },
+    },
+    paths,
+  });
+}

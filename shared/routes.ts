@@ -1,0 +1,139 @@
+// The contract: every endpoint of the v1 API with its schemas, success status and errors.
+// The service registers its routes from this table, the client calls through it, and the
+// OpenAPI document is generated from it.
+import { z } from 'zod';
+import {
+  CreateJobBody,
+  CreateUploadBody,
+  Downloads,
+  Job,
+  JobEnvelope,
+  JobIdParams,
+  JobList,
+  JobProgressEnvelope,
+  ListJobsQuery,
+  ProgressList,
+  StartRenderBody,
+  StartRenderResponse,
+  UploadTarget,
+  ValidateBody,
+} from './api/index.js';
+import type { ErrorName } from './errors.js';
+
+export interface RouteDef {
+  readonly method: 'GET' | 'POST' | 'PUT';
+  /** Relative to the API prefix, fastify style (`:id`). */
+  readonly path: string;
+  readonly summary: string;
+  readonly params?: z.ZodType;
+  readonly query?: z.ZodType;
+  readonly body?: z.ZodType;
+  /** Success status codes and their bodies; the first is the usual one. */
+  readonly responses: Readonly<Record<number, z.ZodType>>;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Errors this endpoint can answer besides the ones every endpoint can (COMMON_ERRORS). */
+  readonly errors: readonly ErrorName[];
+}
+
+/** Errors any authenticated endpoint may answer. */
+export const COMMON_ERRORS: readonly ErrorName[] = ['UNAUTHORIZED', 'RATE_LIMITED', 'INTERNAL_ERROR'];
+
+const jobRoute = { params: JobIdParams } as const;
+
+export const ROUTES = {
+  createUpload: {
+    method: 'POST',
+    path: '/uploads',
+    summary: 'Request a presigned upload target for a .blend or .zip',
+    body: CreateUploadBody,
+    responses: { 201: UploadTarget },
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
+  },
+  createJob: {
+    method: 'POST',
+    path: '/jobs',
+    summary: 'Create a job from a completed upload',
+    body: CreateJobBody,
+    responses: { 201: Job },
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'UPLOAD_NOT_FOUND', 'UPLOAD_INCOMPLETE', 'UPLOAD_ALREADY_USED'],
+  },
+  listJobs: {
+    method: 'GET',
+    path: '/jobs',
+    summary: 'List the workspace\'s jobs, newest first',
+    query: ListJobsQuery,
+    responses: { 200: JobList },
+    errors: ['VALIDATION_ERROR'],
+  },
+  getJob: {
+    method: 'GET',
+    path: '/jobs/:id',
+    summary: 'Get one job; data.status is the workflow signal',
+    ...jobRoute,
+    responses: { 200: JobEnvelope },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
+  },
+  validateJob: {
+    method: 'POST',
+    path: '/jobs/:id/validate',
+    summary: 'Start the asynchronous analysis of a created job',
+    ...jobRoute,
+    body: ValidateBody,
+    responses: { 202: Job },
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'JOB_NOT_FOUND', 'VALIDATE_NOT_ALLOWED'],
+  },
+  renderJob: {
+    method: 'POST',
+    path: '/jobs/:id/render',
+    summary: 'Start rendering a validated job (a repeat call is an idempotent replay)',
+    ...jobRoute,
+    body: StartRenderBody,
+    responses: { 202: StartRenderResponse, 200: StartRenderResponse },
+    headers: { 'X-Idempotent-Replay': 'true on the 200 answer to a repeated render call' },
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'JOB_NOT_FOUND', 'RENDER_NOT_ALLOWED'],
+  },
+  cancelJob: {
+    method: 'POST',
+    path: '/jobs/:id/cancel',
+    summary: 'Cancel a job whose work has not finished',
+    ...jobRoute,
+    responses: { 200: Job },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'CANCEL_NOT_ALLOWED'],
+  },
+  getJobProgress: {
+    method: 'GET',
+    path: '/jobs/:id/progress',
+    summary: 'Frame counters of one job (null until the render produces them)',
+    ...jobRoute,
+    responses: { 200: JobProgressEnvelope },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
+  },
+  listProgress: {
+    method: 'GET',
+    path: '/jobs/progress',
+    summary: 'Counters of every running job of the workspace ([] when none runs)',
+    responses: { 200: ProgressList },
+    errors: [],
+  },
+  getDownloads: {
+    method: 'GET',
+    path: '/jobs/:id/downloads',
+    summary: 'Signed, expiring download URLs of a completed job\'s outputs',
+    ...jobRoute,
+    responses: { 200: Downloads },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
+  },
+} as const satisfies Record<string, RouteDef>;
+
+export type RouteName = keyof typeof ROUTES;
+export type RouteBody<N extends RouteName> = (typeof ROUTES)[N] extends { body: infer B extends z.ZodType } ? z.input<B> : never;
+export type RouteResponse<N extends RouteName> = z.output<(typeof ROUTES)[N]['responses'][keyof (typeof ROUTES)[N]['responses']]>;
+
+/** Fill `:id`-style parameters of a route path. */
+export function routePath(path: string, params: Record<string, string> = {}): string {
+  return path.replace(/:([A-Za-z]+)/g, (_, k: string) => {
+    const v = params[k];
+    if (v === undefined) throw new Error(`missing path parameter ${k}`);
+    return encodeURIComponent(v);
+  });
+}
