@@ -1,0 +1,66 @@
+import type { Command } from 'commander';
+import { createApiKey } from '../service/domain/api-keys.js';
+import { openKeyStore } from '../service/local-stack.js';
+import { defaultDataDir } from './options.js';
+
+async function withKeys<T>(dataDir: string, fn: (keys: Awaited<ReturnType<typeof openKeyStore>>['keys']) => Promise<T>): Promise<T> {
+  const store = await openKeyStore(dataDir);
+  try {
+    return await fn(store.keys);
+  } finally {
+    await store.close();
+  }
+}
+
+export function registerAdminCommands(program: Command): void {
+  const admin = program.command('admin').description('Manage workspaces and API keys of a reference service data folder');
+
+  admin
+    .command('create-key')
+    .description('Create an API key (the workspace is created when new); the key is printed once, on the last line')
+    .requiredOption('--workspace <name>', 'workspace the key gives access to')
+    .requiredOption('--label <text>', 'what the key is for, e.g. "Anna\'s Blender"')
+    .option('--user <name>', 'user the key acts as', 'admin')
+    .option('--data-dir <dir>', 'service data folder', defaultDataDir())
+    .action(async (o: { workspace: string; label: string; user: string; dataDir: string }) => {
+      const { key, record } = await withKeys(o.dataDir, (keys) =>
+        createApiKey(keys, { workspace: o.workspace, label: o.label, user: o.user }),
+      );
+      console.error(`Created key ${record.id} for workspace "${record.workspaceName}" (${record.label}).`);
+      console.error('Store it in a secrets manager now: it is shown only this once.');
+      process.stdout.write(`${key}\n`);
+    });
+
+  admin
+    .command('list-keys')
+    .description('List API keys (never the keys themselves)')
+    .option('--workspace <name>', 'only this workspace')
+    .option('--json', 'print JSON for scripts')
+    .option('--data-dir <dir>', 'service data folder', defaultDataDir())
+    .action(async (o: { workspace?: string; json?: boolean; dataDir: string }) => {
+      const list = await withKeys(o.dataDir, (keys) => keys.listKeys(o.workspace));
+      if (o.json) {
+        process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+        return;
+      }
+      if (list.length === 0) {
+        console.log('No API keys. Create one with: renderbridge admin create-key --workspace NAME --label TEXT');
+        return;
+      }
+      for (const k of list) {
+        const state = k.revokedAt ? `revoked ${k.revokedAt}` : 'active';
+        console.log(`${k.id}  ${k.displayPrefix}…  ${k.workspaceName}  "${k.label}"  created ${k.createdAt}  ${state}`);
+      }
+    });
+
+  admin
+    .command('revoke-key')
+    .description('Revoke an API key: its next request gets 401')
+    .argument('<id>', 'key id, as shown by list-keys')
+    .option('--data-dir <dir>', 'service data folder', defaultDataDir())
+    .action(async (id: string, o: { dataDir: string }) => {
+      const ok = await withKeys(o.dataDir, (keys) => keys.revokeKey(id));
+      if (!ok) throw new Error(`no active key with id ${id}: see renderbridge admin list-keys`);
+      console.log(`Revoked key ${id}.`);
+    });
+}

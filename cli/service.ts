@@ -1,0 +1,55 @@
+import type { Command } from 'commander';
+import { defaultConfig } from '../service/config.js';
+import { openKeyStore } from '../service/local-stack.js';
+import { startService } from '../service/server.js';
+import { defaultDataDir, parsePort, parsePositiveInt } from './options.js';
+import { VERSION } from './version.js';
+
+interface ServiceOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  publicUrl?: string;
+  maxUploadBytes?: number;
+  logLevel: string;
+}
+
+export function registerServiceCommand(program: Command): void {
+  program
+    .command('service')
+    .description('Run the reference render service on embedded defaults (SQLite, local files)')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--port <port>', 'TCP port (0 = any free one)', parsePort, 8420)
+    .option('--data-dir <dir>', 'folder for the database and stored files', defaultDataDir())
+    .option('--public-url <url>', 'origin clients reach the service at, used in presigned URLs')
+    .option('--max-upload-bytes <n>', 'largest accepted upload', parsePositiveInt)
+    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info')
+    .action(async (o: ServiceOptions) => {
+      const config = defaultConfig({
+        host: o.host,
+        port: o.port,
+        dataDir: o.dataDir,
+        publicUrl: o.publicUrl,
+        maxUploadBytes: o.maxUploadBytes,
+        logLevel: o.logLevel as never,
+      });
+      const svc = await startService(config, { version: VERSION });
+      const store = await openKeyStore(config.dataDir);
+      const activeKeys = (await store.keys.listKeys()).filter((k) => !k.revokedAt).length;
+      await store.close();
+      // Human lines go to stderr so stdout stays the JSON log stream.
+      console.error(`renderbridge service ${VERSION} listening`);
+      console.error(`  API base URL: ${svc.baseUrl}`);
+      console.error(`  data folder:  ${config.dataDir}`);
+      if (activeKeys === 0) {
+        console.error('  No API key yet. Create one with:');
+        console.error(`    npx renderbridge admin create-key --data-dir ${config.dataDir} --workspace studio --label "my key"`);
+      }
+      const stop = (signal: string) => {
+        svc.app.log.info({ signal }, 'shutting down');
+        void svc.close().then(() => process.exit(0));
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+}

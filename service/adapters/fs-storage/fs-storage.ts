@@ -1,0 +1,112 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { link, mkdir, open, rm, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FileType } from '../../../shared/api/upload.js';
+import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type StoredObject } from '../../ports.js';
+import type { UrlSigner } from '../../http/signing.js';
+
+const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._ -]{0,254}$/;
+
+/** Object keys are `/`-joined segments; nothing that could climb out of the root is accepted. */
+export function isValidKey(key: string): boolean {
+  const parts = key.split('/');
+  return parts.length >= 1 && parts.length <= 16 && parts.every((p) => SEGMENT.test(p) && p !== '.' && p !== '..');
+}
+
+/**
+ * Object storage on the local filesystem. Writes go to a temporary file in the same filesystem
+ * and are hard-linked into place once complete and synced, so a reader never sees half an
+ * object and an existing object is never overwritten.
+ */
+export class FsObjectStorage implements ObjectStorage {
+  private readonly tmpDir: string;
+
+  constructor(
+    private readonly root: string,
+    private readonly signer: UrlSigner,
+    /** Origin of the service, known only once it listens. */
+    private readonly publicUrl: () => string,
+  ) {
+    this.tmpDir = path.join(root, '.tmp');
+  }
+
+  async init(): Promise<void> {
+    await mkdir(this.tmpDir, { recursive: true });
+    // Leftovers of writes interrupted by a crash are never visible objects: drop them.
+    await rm(this.tmpDir, { recursive: true, force: true });
+    await mkdir(this.tmpDir, { recursive: true });
+  }
+
+  filePath(key: string): string {
+    if (!isValidKey(key)) throw new Error(`invalid object key: ${key}`);
+    return path.join(this.root, ...key.split('/'));
+  }
+
+  private url(method: 'GET' | 'PUT', key: string, expiresAt: Date, params: Record<string, string>): string {
+    const q = this.signer.sign({ method, key, expiresAt: Math.floor(expiresAt.getTime() / 1000), params });
+    return `${this.publicUrl()}/storage/${key.split('/').map(encodeURIComponent).join('/')}?${q}`;
+  }
+
+  async presignPut(key: string, opts: { expiresAt: Date; fileType: FileType }): Promise<string> {
+    return this.url('PUT', key, opts.expiresAt, { ft: opts.fileType });
+  }
+
+  async presignGet(key: string, opts: { expiresAt: Date; fileName: string }): Promise<string> {
+    return this.url('GET', key, opts.expiresAt, { fn: opts.fileName });
+  }
+
+  async put(key: string, body: Readable, opts: { maxBytes?: number } = {}): Promise<{ size: number; sha256: string }> {
+    const final = this.filePath(key);
+    const tmp = path.join(this.tmpDir, randomUUID());
+    const hash = createHash('sha256');
+    const max = opts.maxBytes ?? Number.POSITIVE_INFINITY;
+    let size = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        size += chunk.length;
+        if (size > max) return cb(new ObjectTooLargeError(max));
+        hash.update(chunk);
+        cb(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, meter, createWriteStream(tmp, { flags: 'wx' }));
+      const fh = await open(tmp, 'r');
+      await fh.sync().finally(() => fh.close());
+      await mkdir(path.dirname(final), { recursive: true });
+      try {
+        await link(tmp, final);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new ObjectExistsError(key);
+        throw err;
+      }
+      return { size, sha256: hash.digest('hex') };
+    } finally {
+      await unlink(tmp).catch(() => undefined);
+    }
+  }
+
+  async get(key: string): Promise<Readable> {
+    return createReadStream(this.filePath(key));
+  }
+
+  async stat(key: string): Promise<StoredObject | undefined> {
+    try {
+      const s = await stat(this.filePath(key));
+      return s.isFile() ? { size: s.size } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.filePath(key), { force: true });
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    await rm(this.filePath(prefix.replace(/\/+$/, '')), { recursive: true, force: true });
+  }
+}

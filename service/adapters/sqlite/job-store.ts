@@ -1,0 +1,214 @@
+import type { Kysely } from 'kysely';
+import type { JobProgress } from '../../../shared/api/progress.js';
+import type { JobStatus } from '../../../shared/job-status.js';
+import {
+  UploadClaimError,
+  type JobInternal,
+  type JobPatch,
+  type JobRecord,
+  type JobStore,
+  type ListOptions,
+  type UploadRecord,
+} from '../../ports.js';
+import type { DB } from './db.js';
+import { emptyProgress } from '../../domain/progress.js';
+
+type JobRow = DB['jobs'];
+
+function toRecord(row: Pick<JobRow, 'doc' | 'internal'>): JobRecord {
+  return { job: JSON.parse(row.doc) as JobRecord['job'], internal: JSON.parse(row.internal) as JobInternal };
+}
+
+function toUpload(r: DB['uploads']): UploadRecord {
+  return {
+    slug: r.slug,
+    workspaceId: r.workspace_id,
+    userId: r.user_id,
+    fileName: r.file_name,
+    fileType: r.file_type as UploadRecord['fileType'],
+    objectKey: r.object_key,
+    expiresAt: r.expires_at,
+    createdAt: r.created_at,
+    completedAt: r.completed_at,
+    size: r.size,
+    sha256: r.sha256,
+    jobId: r.job_id,
+  };
+}
+
+/** Job store on SQLite: indexed columns for lookups and listing, the job itself as JSON. */
+export class SqliteJobStore implements JobStore {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async createUpload(u: UploadRecord): Promise<void> {
+    await this.db
+      .insertInto('uploads')
+      .values({
+        slug: u.slug,
+        workspace_id: u.workspaceId,
+        user_id: u.userId,
+        file_name: u.fileName,
+        file_type: u.fileType,
+        object_key: u.objectKey,
+        expires_at: u.expiresAt,
+        created_at: u.createdAt,
+        completed_at: u.completedAt,
+        size: u.size,
+        sha256: u.sha256,
+        job_id: u.jobId,
+      })
+      .execute();
+  }
+
+  async getUpload(workspaceId: string, slug: string): Promise<UploadRecord | undefined> {
+    const r = await this.db
+      .selectFrom('uploads')
+      .selectAll()
+      .where('slug', '=', slug)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    return r && toUpload(r);
+  }
+
+  async completeUpload(slug: string, size: number, sha256: string | null): Promise<void> {
+    await this.db
+      .updateTable('uploads')
+      .set({ completed_at: new Date().toISOString(), size, sha256 })
+      .where('slug', '=', slug)
+      .execute();
+  }
+
+  async createJobFromUpload(slug: string, rec: JobRecord): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const claimed = await trx
+        .updateTable('uploads')
+        .set({ job_id: rec.job.id })
+        .where('slug', '=', slug)
+        .where('workspace_id', '=', rec.job.workspaceId)
+        .where('job_id', 'is', null)
+        .executeTakeFirst();
+      if (claimed.numUpdatedRows === 0n) {
+        const exists = await trx.selectFrom('uploads').select('slug').where('slug', '=', slug).executeTakeFirst();
+        throw new UploadClaimError(exists ? 'UPLOAD_ALREADY_USED' : 'UPLOAD_NOT_FOUND');
+      }
+      await trx
+        .insertInto('jobs')
+        .values({
+          id: rec.job.id,
+          workspace_id: rec.job.workspaceId,
+          status: rec.job.status,
+          created_at: rec.job.createdAt,
+          updated_at: rec.job.updatedAt,
+          doc: JSON.stringify(rec.job),
+          internal: JSON.stringify(rec.internal),
+        })
+        .execute();
+    });
+  }
+
+  async get(workspaceId: string, id: string): Promise<JobRecord | undefined> {
+    const r = await this.db
+      .selectFrom('jobs')
+      .select(['doc', 'internal'])
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    return r && toRecord(r);
+  }
+
+  async getById(id: string): Promise<JobRecord | undefined> {
+    const r = await this.db.selectFrom('jobs').select(['doc', 'internal']).where('id', '=', id).executeTakeFirst();
+    return r && toRecord(r);
+  }
+
+  async list(workspaceId: string, opts: ListOptions): Promise<{ records: JobRecord[]; total: number }> {
+    let q = this.db.selectFrom('jobs').where('workspace_id', '=', workspaceId);
+    if (opts.status) q = q.where('status', '=', opts.status);
+    const [rows, count] = await Promise.all([
+      q
+        .select(['doc', 'internal'])
+        .orderBy('seq', 'desc')
+        .limit(opts.pageSize)
+        .offset((opts.page - 1) * opts.pageSize)
+        .execute(),
+      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { records: rows.map(toRecord), total: Number(count.n) };
+  }
+
+  async transition(
+    id: string,
+    from: readonly JobStatus[],
+    to: JobStatus,
+    patch: JobPatch = {},
+    internal: Partial<JobInternal> = {},
+  ): Promise<JobRecord | undefined> {
+    return this.write(id, (rec) => (from.includes(rec.job.status) ? { status: to, patch, internal } : undefined));
+  }
+
+  async update(id: string, patch: JobPatch, internal: Partial<JobInternal> = {}): Promise<JobRecord | undefined> {
+    return this.write(id, (rec) => ({ status: rec.job.status, patch, internal }));
+  }
+
+  /** Read-modify-write in one transaction (SQLite serialises writers, so this is a true CAS). */
+  private async write(
+    id: string,
+    decide: (rec: JobRecord) => { status: JobStatus; patch: JobPatch; internal: Partial<JobInternal> } | undefined,
+  ): Promise<JobRecord | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('jobs').select(['doc', 'internal']).where('id', '=', id).executeTakeFirst();
+      if (!row) return undefined;
+      const rec = toRecord(row);
+      const change = decide(rec);
+      if (!change) return undefined;
+      const updatedAt = new Date().toISOString();
+      const next: JobRecord = {
+        job: { ...rec.job, ...change.patch, status: change.status, updatedAt },
+        internal: { ...rec.internal, ...change.internal },
+      };
+      await trx
+        .updateTable('jobs')
+        .set({
+          status: next.job.status,
+          updated_at: updatedAt,
+          doc: JSON.stringify(next.job),
+          internal: JSON.stringify(next.internal),
+        })
+        .where('id', '=', id)
+        .execute();
+      return next;
+    });
+  }
+
+  async getProgress(id: string): Promise<JobProgress | undefined> {
+    const r = await this.db.selectFrom('job_progress').select('doc').where('job_id', '=', id).executeTakeFirst();
+    return r && (JSON.parse(r.doc) as JobProgress);
+  }
+
+  async setProgress(p: JobProgress): Promise<void> {
+    const job = await this.db.selectFrom('jobs').select('workspace_id').where('id', '=', p.jobId).executeTakeFirst();
+    if (!job) return;
+    const doc = JSON.stringify(p);
+    const now = new Date().toISOString();
+    await this.db
+      .insertInto('job_progress')
+      .values({ job_id: p.jobId, workspace_id: job.workspace_id, doc, updated_at: now })
+      .onConflict((oc) => oc.column('job_id').doUpdateSet({ doc, updated_at: now }))
+      .execute();
+  }
+
+  async listProgress(workspaceId: string, statuses: readonly JobStatus[]): Promise<JobProgress[]> {
+    if (statuses.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('jobs')
+      .leftJoin('job_progress', 'job_progress.job_id', 'jobs.id')
+      .select(['jobs.id', 'jobs.status', 'job_progress.doc'])
+      .where('jobs.workspace_id', '=', workspaceId)
+      .where('jobs.status', 'in', statuses)
+      .orderBy('jobs.seq', 'desc')
+      .execute();
+    return rows.map((r) =>
+      r.doc ? { ...(JSON.parse(r.doc) as JobProgress), status: r.status as JobStatus } : emptyProgress(r.id, r.status as JobStatus),
+    );
+  }
+}

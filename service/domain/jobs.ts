@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import type { Job } from '../../shared/api/job.js';
+import type { UploadPreflight } from '../../shared/api/upload.js';
+import type { JobRecord, ObjectStorage, UploadRecord } from '../ports.js';
+
+/** Where an upload's bytes live: one folder per workspace and slug. */
+export function uploadKey(workspaceId: string, slug: string, fileName: string): string {
+  return `uploads/${workspaceId}/${slug}/${fileName}`;
+}
+
+/** The slug of an upload key, or undefined for other objects. */
+export function slugOfUploadKey(key: string): string | undefined {
+  const m = /^uploads\/[^/]+\/([^/]+)\/[^/]+$/.exec(key);
+  return m?.[1];
+}
+
+/** Upload file names become object key segments: keep letters, digits, `._- ` only. */
+export function safeObjectName(fileName: string): string {
+  const cleaned = fileName.replace(/[^A-Za-z0-9._ -]/g, '_').replace(/^[^A-Za-z0-9]+/, '');
+  return cleaned.slice(-200) || 'upload';
+}
+
+/** A fresh job record in `created` from a completed upload. */
+export function newJobRecord(upload: UploadRecord & { size: number }, preflight: UploadPreflight | undefined): JobRecord {
+  const now = new Date().toISOString();
+  const id = randomUUID();
+  const rootFolderId = randomUUID();
+  return {
+    job: {
+      id,
+      status: 'created',
+      userId: upload.userId,
+      workspaceId: upload.workspaceId,
+      createdAt: now,
+      updatedAt: now,
+      analysisId: null,
+      rootFolderId,
+      normalizedSeconds: 0,
+      failedReason: null,
+      requestedConfig: {},
+      finalConfig: null,
+      output: { isDeletedForClient: false, scheduledForDeletionAt: null },
+      isAnalysisSkipped: false,
+      projectId: null,
+      uploadPreflight: preflight ?? null,
+      analysis: null,
+      sceneFile: {
+        id: randomUUID(),
+        name: upload.fileName,
+        parentId: rootFolderId,
+        rootFolderId,
+        // A zip is the project folder's archive; the scene file inside it is chosen by validation.
+        isSceneFile: upload.fileType === 'blend',
+        isDeleted: false,
+        isFolder: false,
+        size: String(upload.size),
+        createdAt: now,
+        updatedAt: now,
+        scheduledForDeletionAt: null,
+      },
+    },
+    internal: { sourceKey: upload.objectKey, fileType: upload.fileType },
+  };
+}
+
+/** The client-facing job: stored fields plus a freshly signed preview URL. */
+export async function presentJob(rec: JobRecord, storage: ObjectStorage, ttlSeconds: number): Promise<Job> {
+  const key = rec.job.output?.isDeletedForClient ? null : rec.internal.previewKey;
+  const previewUrl = key
+    ? await storage.presignGet(key, { expiresAt: new Date(Date.now() + ttlSeconds * 1000), fileName: key.split('/').pop()! })
+    : null;
+  return { ...rec.job, previewUrl };
+}

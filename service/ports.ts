@@ -1,0 +1,188 @@
+// The service's ports. Routes and the worker depend on these interfaces only; the embedded
+// adapters (SQLite, filesystem, SQLite-backed queue) are the defaults, and other engines
+// slot in by implementing the same interface and passing test/conformance.
+import type { Readable } from 'node:stream';
+import type { Job } from '../shared/api/job.js';
+import type { JobProgress } from '../shared/api/progress.js';
+import type { FileType } from '../shared/api/upload.js';
+import type { JobStatus } from '../shared/job-status.js';
+import type { ValidateBody } from '../shared/api/job.js';
+
+/** One stored output of a finished job, as the worker publishes it. */
+export interface OutputFile {
+  key: string;
+  fileName: string;
+  relativePath?: string;
+  view: string | null;
+  outputType: 'frame' | 'composite';
+  compositeNodeName?: string;
+  size: number;
+}
+
+export interface VideoFile {
+  format: string;
+  label: string | null;
+  key: string | null;
+  fps: number | null;
+  segment: { start: number; end: number } | null;
+}
+
+/** Service-only state of a job; never sent to clients as is. */
+export interface JobInternal {
+  /** Object key of the uploaded source (.blend or .zip). */
+  sourceKey: string;
+  fileType: FileType;
+  validationConfig?: ValidateBody['validationConfig'];
+  renderRequestedAt?: string;
+  previewKey?: string | null;
+  outputs?: {
+    frames: OutputFile[];
+    composites: OutputFile[];
+    framesZipKey: string | null;
+    compositesZipKey: string | null;
+    videos: VideoFile[];
+  };
+}
+
+/** A job as stored: the API fields (URLs are signed when served) plus internal state. */
+export interface JobRecord {
+  job: Omit<Job, 'previewUrl'>;
+  internal: JobInternal;
+}
+
+export interface UploadRecord {
+  slug: string;
+  workspaceId: string;
+  userId: string;
+  fileName: string;
+  fileType: FileType;
+  objectKey: string;
+  expiresAt: string;
+  createdAt: string;
+  /** Set when the PUT finished (fs storage), or when job creation found the object (S3). */
+  completedAt: string | null;
+  size: number | null;
+  sha256: string | null;
+  jobId: string | null;
+}
+
+export interface ListOptions {
+  page: number;
+  pageSize: number;
+  status?: JobStatus;
+}
+
+export type JobPatch = Partial<Omit<JobRecord['job'], 'id' | 'workspaceId' | 'userId' | 'createdAt' | 'status'>>;
+
+export class UploadClaimError extends Error {
+  constructor(readonly reason: 'UPLOAD_NOT_FOUND' | 'UPLOAD_ALREADY_USED') {
+    super(reason);
+  }
+}
+
+export interface JobStore {
+  createUpload(u: UploadRecord): Promise<void>;
+  getUpload(workspaceId: string, slug: string): Promise<UploadRecord | undefined>;
+  completeUpload(slug: string, size: number, sha256: string | null): Promise<void>;
+  /** Creates the job and marks the upload used in one step; throws UploadClaimError. */
+  createJobFromUpload(slug: string, rec: JobRecord): Promise<void>;
+  get(workspaceId: string, id: string): Promise<JobRecord | undefined>;
+  /** For workers, which act across workspaces. */
+  getById(id: string): Promise<JobRecord | undefined>;
+  /** Newest first, stable (creation order breaks ties). */
+  list(workspaceId: string, opts: ListOptions): Promise<{ records: JobRecord[]; total: number }>;
+  /**
+   * Compare-and-set: moves the job to `to` only if its status is one of `from`, applying the
+   * patches in the same write. Returns the updated record, or undefined when the status did not match.
+   */
+  transition(
+    id: string,
+    from: readonly JobStatus[],
+    to: JobStatus,
+    patch?: JobPatch,
+    internal?: Partial<JobInternal>,
+  ): Promise<JobRecord | undefined>;
+  /** Updates fields without a status change (outputs, analysis, normalizedSeconds, ...). */
+  update(id: string, patch: JobPatch, internal?: Partial<JobInternal>): Promise<JobRecord | undefined>;
+  getProgress(id: string): Promise<JobProgress | undefined>;
+  setProgress(p: JobProgress): Promise<void>;
+  /** Progress of the workspace's jobs that are in one of `statuses`. */
+  listProgress(workspaceId: string, statuses: readonly JobStatus[]): Promise<JobProgress[]>;
+}
+
+export interface StoredObject {
+  size: number;
+}
+
+export interface ObjectStorage {
+  /** A URL accepting one PUT of the object until `expiresAt`. */
+  presignPut(key: string, opts: { expiresAt: Date; fileType: FileType }): Promise<string>;
+  /** A URL serving the object (with Range) until `expiresAt`, named `fileName` when saved. */
+  presignGet(key: string, opts: { expiresAt: Date; fileName: string }): Promise<string>;
+  /** Streams into the object; it becomes visible only when complete. Throws ObjectTooLargeError past maxBytes. */
+  put(key: string, body: Readable, opts?: { maxBytes?: number }): Promise<{ size: number; sha256: string }>;
+  get(key: string): Promise<Readable>;
+  stat(key: string): Promise<StoredObject | undefined>;
+  delete(key: string): Promise<void>;
+  deletePrefix(prefix: string): Promise<void>;
+}
+
+export class ObjectTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`object exceeds ${maxBytes} bytes`);
+  }
+}
+
+export class ObjectExistsError extends Error {
+  constructor(readonly key: string) {
+    super(`object ${key} already exists`);
+  }
+}
+
+export type TaskKind = 'validate' | 'render' | 'render-chunk' | 'finalize';
+
+export interface Task {
+  id: string;
+  jobId: string;
+  kind: TaskKind;
+  payload: Record<string, unknown>;
+  attempts: number;
+}
+
+export interface TaskQueue {
+  /** Durable enqueue; a task whose id already exists is not added again (idempotent). */
+  enqueue(task: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown> }): Promise<void>;
+  /** Leases the oldest ready task of the given kinds; it returns to the queue if the lease runs out. */
+  claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined>;
+  extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean>;
+  complete(taskId: string, workerId: string): Promise<void>;
+  /** Retryable failures go back to the queue after `retryAfterMs`; fatal ones end the task. */
+  fail(taskId: string, workerId: string, outcome: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void>;
+  /** Drops the job's tasks that are not finished (cancel). */
+  cancelJob(jobId: string): Promise<number>;
+  counts(): Promise<{ queued: number; running: number; done: number; failed: number }>;
+  close(): Promise<void>;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  workspaceId: string;
+  workspaceName: string;
+  userId: string;
+  label: string;
+  /** First characters of the key, for recognising it in listings; never enough to use it. */
+  displayPrefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** Workspaces, their users and API keys. Keys are stored only as SHA-256 hashes. */
+export interface KeyStore {
+  ensureWorkspace(name: string): Promise<{ id: string; name: string }>;
+  createKey(rec: Omit<ApiKeyRecord, 'workspaceName' | 'revokedAt'>, keyHash: Buffer): Promise<void>;
+  findByHash(keyHash: Buffer): Promise<(ApiKeyRecord & { keyHash: Buffer }) | undefined>;
+  listKeys(workspaceName?: string): Promise<ApiKeyRecord[]>;
+  /** Returns false when no such active key exists. */
+  revokeKey(id: string): Promise<boolean>;
+  ensureUser(workspaceId: string, name: string): Promise<string>;
+}

@@ -1,0 +1,88 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { IDEMPOTENT_REPLAY_HEADER } from '../../shared/constants.js';
+import { CANCELABLE_STATUSES, RENDERABLE_STATUSES, VALIDATABLE_STATUSES } from '../../shared/job-status.js';
+import { ROUTES } from '../../shared/routes.js';
+import { ApiError } from '../http/api-error.js';
+import { requireAuth } from '../http/auth.js';
+import { presentJob } from '../domain/jobs.js';
+import { checkAgainstAnalysis } from '../domain/render-config.js';
+import type { ServiceContext } from '../context.js';
+import { loadJob } from './jobs.js';
+
+// Each action enqueues its task before moving the job: a crash in between leaves a task whose
+// job is not in the expected state, which the worker drops, never a job waiting for no task.
+// Task ids are derived from the job, so a repeated enqueue adds nothing.
+
+export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx) => {
+  const ttl = ctx.config.downloadUrlTtlSeconds;
+  const present = (rec: Parameters<typeof presentJob>[0]) => presentJob(rec, ctx.storage, ttl);
+
+  const validate = ROUTES.validateJob;
+  app.post(
+    validate.path,
+    {
+      schema: { params: validate.params, body: validate.body },
+      // "An empty object means defaults": a bodiless POST means the same.
+      preValidation: async (req) => {
+        req.body ??= {};
+      },
+    },
+    async (req, reply) => {
+      const auth = requireAuth(req);
+      const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
+      const refuse = (status: string) =>
+        new ApiError('VALIDATE_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status } });
+      if (!VALIDATABLE_STATUSES.has(rec.job.status)) throw refuse(rec.job.status);
+      await ctx.queue.enqueue({ id: `validate:${rec.job.id}`, jobId: rec.job.id, kind: 'validate' });
+      const moved = await ctx.jobs.transition(rec.job.id, [...VALIDATABLE_STATUSES], 'validating', {}, {
+        validationConfig: req.body.validationConfig,
+      });
+      if (!moved) throw refuse((await loadJob(ctx, auth.workspaceId, rec.job.id)).job.status);
+      return reply.code(202).send(await present(moved));
+    },
+  );
+
+  const render = ROUTES.renderJob;
+  app.post(render.path, { schema: { params: render.params, body: render.body } }, async (req, reply) => {
+    const auth = requireAuth(req);
+    const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
+    const replay = async () => reply.code(200).header(IDEMPOTENT_REPLAY_HEADER, 'true').send(await present(rec));
+    if (rec.internal.renderRequestedAt) return replay();
+    if (!RENDERABLE_STATUSES.has(rec.job.status)) {
+      throw new ApiError('RENDER_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: rec.job.status } });
+    }
+    const cfg = req.body.requestedRenderConfig;
+    const problems = checkAgainstAnalysis(rec, cfg);
+    if (problems.length > 0) throw new ApiError('VALIDATION_ERROR', { details: problems });
+    await ctx.queue.enqueue({ id: `render:${rec.job.id}`, jobId: rec.job.id, kind: 'render' });
+    const moved = await ctx.jobs.transition(
+      rec.job.id,
+      [...RENDERABLE_STATUSES],
+      'booting',
+      { requestedConfig: cfg },
+      { renderRequestedAt: new Date().toISOString() },
+    );
+    if (!moved) {
+      // Lost a race: another call started the render (replay) or the job moved on.
+      const now = await loadJob(ctx, auth.workspaceId, rec.job.id);
+      if (now.internal.renderRequestedAt) {
+        return reply.code(200).header(IDEMPOTENT_REPLAY_HEADER, 'true').send(await present(now));
+      }
+      throw new ApiError('RENDER_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: now.job.status } });
+    }
+    return reply.code(202).send(await present(moved));
+  });
+
+  const cancel = ROUTES.cancelJob;
+  app.post(cancel.path, { schema: { params: cancel.params } }, async (req) => {
+    const auth = requireAuth(req);
+    const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
+    const moved = await ctx.jobs.transition(rec.job.id, [...CANCELABLE_STATUSES], 'canceled');
+    if (!moved) {
+      const now = await loadJob(ctx, auth.workspaceId, rec.job.id);
+      throw new ApiError('CANCEL_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: now.job.status } });
+    }
+    await ctx.queue.cancelJob(rec.job.id);
+    return present(moved);
+  });
+};

@@ -1,0 +1,63 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ROUTES } from '../../shared/routes.js';
+import { ApiError } from '../http/api-error.js';
+import { requireAuth } from '../http/auth.js';
+import { newJobRecord, presentJob } from '../domain/jobs.js';
+import { UploadClaimError, type JobRecord } from '../ports.js';
+import type { ServiceContext } from '../context.js';
+
+/** Loads a job of the caller's workspace; another workspace's job reads as not found. */
+export async function loadJob(ctx: ServiceContext, workspaceId: string, id: string): Promise<JobRecord> {
+  const rec = await ctx.jobs.get(workspaceId, id);
+  if (!rec) throw new ApiError('JOB_NOT_FOUND', { metadata: { jobId: id } });
+  return rec;
+}
+
+export const jobRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx) => {
+  const ttl = ctx.config.downloadUrlTtlSeconds;
+
+  const create = ROUTES.createJob;
+  app.post(create.path, { schema: { body: create.body } }, async (req, reply) => {
+    const auth = requireAuth(req);
+    const { slug, uploadPreflight } = req.body;
+    const upload = await ctx.jobs.getUpload(auth.workspaceId, slug);
+    if (!upload) throw new ApiError('UPLOAD_NOT_FOUND', { metadata: { slug } });
+    if (upload.jobId) throw new ApiError('UPLOAD_ALREADY_USED', { metadata: { slug, jobId: upload.jobId } });
+    let size = upload.size;
+    if (!upload.completedAt) {
+      // Storage that takes PUTs directly (S3) never tells the service: look for the object.
+      const stored = await ctx.storage.stat(upload.objectKey);
+      if (!stored) {
+        const expired = Date.parse(upload.expiresAt) < Date.now();
+        throw new ApiError('UPLOAD_INCOMPLETE', { metadata: { slug, uploadUrlExpired: expired } });
+      }
+      size = stored.size;
+      await ctx.jobs.completeUpload(slug, stored.size, null);
+    }
+    const rec = newJobRecord({ ...upload, size: size ?? 0 }, uploadPreflight);
+    try {
+      await ctx.jobs.createJobFromUpload(slug, rec);
+    } catch (err) {
+      if (err instanceof UploadClaimError) throw new ApiError(err.reason, { metadata: { slug } });
+      throw err;
+    }
+    return reply.code(201).send(await presentJob(rec, ctx.storage, ttl));
+  });
+
+  const list = ROUTES.listJobs;
+  app.get(list.path, { schema: { querystring: list.query } }, async (req) => {
+    const auth = requireAuth(req);
+    const { page, pageSize, status } = req.query;
+    const { records, total } = await ctx.jobs.list(auth.workspaceId, { page, pageSize, ...(status ? { status } : {}) });
+    return {
+      jobs: await Promise.all(records.map((r) => presentJob(r, ctx.storage, ttl))),
+      pagination: { page, pageSize, total, totalPages: Math.ceil(total / pageSize) },
+    };
+  });
+
+  const get = ROUTES.getJob;
+  app.get(get.path, { schema: { params: get.params } }, async (req) => {
+    const auth = requireAuth(req);
+    return { data: await presentJob(await loadJob(ctx, auth.workspaceId, req.params.id), ctx.storage, ttl) };
+  });
+};

@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ROUTES } from '../../shared/routes.js';
+import { requireAuth } from '../http/auth.js';
+import { safeObjectName, uploadKey } from '../domain/jobs.js';
+import type { ServiceContext } from '../context.js';
+
+export const uploadRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx) => {
+  const r = ROUTES.createUpload;
+  app.post(r.path, { schema: { body: r.body } }, async (req, reply) => {
+    const auth = requireAuth(req);
+    // 128 random bits: slugs are handles, not secrets, but must not be guessable or collide.
+    const slug = `up_${randomBytes(16).toString('base64url')}`;
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + ctx.config.uploadUrlTtlSeconds * 1000);
+    const objectKey = uploadKey(auth.workspaceId, slug, safeObjectName(req.body.fileName));
+    await ctx.jobs.createUpload({
+      slug,
+      workspaceId: auth.workspaceId,
+      userId: auth.userId,
+      fileName: req.body.fileName,
+      fileType: req.body.fileType,
+      objectKey,
+      expiresAt: expiresAt.toISOString(),
+      createdAt: now.toISOString(),
+      completedAt: null,
+      size: null,
+      sha256: null,
+      jobId: null,
+    });
+    const uploadUrl = await ctx.storage.presignPut(objectKey, { expiresAt, fileType: req.body.fileType });
+    return reply.code(201).send({ uploadUrl, slug, expiresAt: expiresAt.toISOString() });
+  });
+};

@@ -1,0 +1,176 @@
+// The typed client of the v1 API: one method per entry of ROUTES, plus the upload, wait and
+// pagination helpers built on them. Answers are parsed with the route's response schema.
+import { basename } from 'node:path';
+import type { z } from 'zod';
+import type { Job, JobList } from '../api/job.js';
+import type { JobProgress } from '../api/progress.js';
+import type { Downloads } from '../api/downloads.js';
+import type { FileType, UploadTarget } from '../api/upload.js';
+import { CONTENT_TYPES } from '../api/upload.js';
+import { IDEMPOTENT_REPLAY_HEADER } from '../constants.js';
+import type { JobStatus } from '../job-status.js';
+import { ROUTES, routePath, type RouteBody, type RouteName, type RouteResponse } from '../routes.js';
+import { ResponseFormatError } from './errors.js';
+import { resolveOptions, type RenderJobClientOptions, type ResolvedOptions } from './options.js';
+import { Transport, type ApiAnswer } from './transport.js';
+import { fileTypeFor, uploadFile, type UploadFileOptions, type UploadResult } from './upload.js';
+import { waitForStatus, type WaitOptions } from './wait.js';
+
+/** Per-call options of every API method. */
+export interface CallOptions {
+  /** Aborts the call, its retries and back-off pauses; the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Query of `listJobs`; the server applies the defaults (page 1, pageSize 20, every status). */
+export interface ListJobsParams {
+  /** 1-based page number. */
+  page?: number;
+  /** 1-100. */
+  pageSize?: number;
+  status?: JobStatus;
+}
+
+/** Answer of `renderJob`. */
+export interface RenderResult {
+  /** The job, with any extra keys the service added. */
+  job: RouteResponse<'renderJob'>;
+  /** True when a render had already been started: 200 with `X-Idempotent-Replay: true` rather than 202. */
+  replay: boolean;
+}
+
+export interface UploadProjectOptions {
+  /** Default: from the extension (.blend or .zip). */
+  fileType?: FileType;
+  onProgress?: UploadFileOptions['onProgress'];
+  signal?: AbortSignal;
+}
+
+export class RenderJobClient {
+  private readonly options: ResolvedOptions;
+  private readonly transport: Transport;
+
+  constructor(options: RenderJobClientOptions) {
+    this.options = resolveOptions(options);
+    this.transport = new Transport(this.options);
+  }
+
+  /** `POST /uploads`: a presigned target to PUT the file to (see `uploadFile`, `uploadProject`). */
+  createUpload(body: RouteBody<'createUpload'>, options?: CallOptions): Promise<UploadTarget> {
+    return this.call('createUpload', { body, ...options });
+  }
+
+  /** `POST /jobs`: a job in `created`, from the slug of a completed upload. */
+  createJob(body: RouteBody<'createJob'>, options?: CallOptions): Promise<Job> {
+    return this.call('createJob', { body, ...options });
+  }
+
+  /** `GET /jobs`: one page of the workspace's jobs, with the pagination object. */
+  listJobs(query: ListJobsParams = {}, options?: CallOptions): Promise<JobList> {
+    return this.call('listJobs', { query: { page: query.page, pageSize: query.pageSize, status: query.status }, ...options });
+  }
+
+  /** `GET /jobs/{id}`: the job (unwrapped from `data`); `status` is the workflow signal. */
+  async getJob(id: string, options?: CallOptions): Promise<Job> {
+    return (await this.call('getJob', { id, ...options })).data;
+  }
+
+  /** `POST /jobs/{id}/validate`: starts the asynchronous analysis; `{}` means the file's defaults. */
+  validateJob(id: string, body: RouteBody<'validateJob'> = {}, options?: CallOptions): Promise<Job> {
+    return this.call('validateJob', { id, body, ...options });
+  }
+
+  /** `POST /jobs/{id}/render`: starts the render of a validated job; a repeat call is a replay. */
+  async renderJob(id: string, body: RouteBody<'renderJob'>, options?: CallOptions): Promise<RenderResult> {
+    const answer = await this.transport.send({ method: 'POST', path: routePath(ROUTES.renderJob.path, { id }), body, signal: options?.signal });
+    const job = parseAnswer('renderJob', answer);
+    const header = answer.headers.get(IDEMPOTENT_REPLAY_HEADER)?.toLowerCase() === 'true';
+    // A first start answers 202, so a 200 is a replay even if a proxy dropped the header.
+    return { job, replay: header || answer.status === 200 };
+  }
+
+  /** `POST /jobs/{id}/cancel`: cancels unfinished work; a finished job answers 409 CANCEL_NOT_ALLOWED. */
+  cancelJob(id: string, options?: CallOptions): Promise<Job> {
+    return this.call('cancelJob', { id, ...options });
+  }
+
+  /** `GET /jobs/{id}/progress`: frame counters (unwrapped from `data`), null until the render has some. */
+  async getJobProgress(id: string, options?: CallOptions): Promise<JobProgress> {
+    return (await this.call('getJobProgress', { id, ...options })).data;
+  }
+
+  /** `GET /jobs/progress`: counters of every running job (unwrapped from `data`); [] when none runs. */
+  async listProgress(options?: CallOptions): Promise<JobProgress[]> {
+    return (await this.call('listProgress', { ...options })).data;
+  }
+
+  /** `GET /jobs/{id}/downloads`: signed, expiring URLs; see `collectOutputs`, `zipLinks`, `videoLinks`. */
+  getDownloads(id: string, options?: CallOptions): Promise<Downloads> {
+    return this.call('getDownloads', { id, ...options });
+  }
+
+  /**
+   * Streams a file to a presigned `uploadUrl` with one PUT, reporting sent bytes. The client's
+   * `requestTimeoutMs` is the idle timeout and its `userAgent` is sent; no Authorization header.
+   */
+  uploadFile(uploadUrl: string, filePath: string, options: Omit<UploadFileOptions, 'userAgent'> = {}): Promise<UploadResult> {
+    return uploadFile(uploadUrl, filePath, {
+      idleTimeoutMs: this.options.requestTimeoutMs,
+      ...options,
+      userAgent: this.options.userAgent,
+    });
+  }
+
+  /** `createUpload` then `uploadFile` for a .blend or .zip; resolves with the target (use its `slug`). */
+  async uploadProject(filePath: string, options: UploadProjectOptions = {}): Promise<UploadTarget> {
+    const fileName = basename(filePath);
+    const fileType = options.fileType ?? fileTypeFor(fileName);
+    if (!fileType) throw new TypeError(`cannot tell the file type of ${fileName}: pass fileType ('blend' or 'zip')`);
+    const target = await this.createUpload({ fileName, fileType }, { signal: options.signal });
+    await this.uploadFile(target.uploadUrl, filePath, {
+      contentType: CONTENT_TYPES[fileType][0],
+      onProgress: options.onProgress,
+      signal: options.signal,
+    });
+    return target;
+  }
+
+  /**
+   * Polls `GET /jobs/{id}` until `status` is one of `targets`. Throws JobStoppedError on a final
+   * state that is not a target, WaitTimeoutError after `timeoutMs`, the signal's reason on abort.
+   */
+  waitForStatus(id: string, targets: readonly JobStatus[], options?: WaitOptions): Promise<Job> {
+    return waitForStatus((jobId, o) => this.getJob(jobId, o), id, targets, options);
+  }
+
+  /** Every job of every page of `GET /jobs`, fetched a page at a time as the loop asks for more. */
+  async *iterateJobs(query: Omit<ListJobsParams, 'page'> = {}, options?: CallOptions): AsyncGenerator<Job, void, undefined> {
+    for (let page = 1; ; page++) {
+      const { jobs, pagination } = await this.listJobs({ ...query, page }, options);
+      // An empty page ends the walk even if totalPages says more: jobs may have gone meanwhile.
+      if (jobs.length === 0) return;
+      yield* jobs;
+      if (page >= pagination.totalPages) return;
+    }
+  }
+
+  private async call<N extends Exclude<RouteName, 'renderJob'>>(
+    name: N,
+    args: { id?: string; body?: unknown; query?: Record<string, string | number | undefined>; signal?: AbortSignal | undefined },
+  ): Promise<RouteResponse<N>> {
+    const route = ROUTES[name];
+    const path = routePath(route.path, args.id === undefined ? {} : { id: args.id });
+    const answer = await this.transport.send({ method: route.method, path, query: args.query, body: args.body, signal: args.signal });
+    return parseAnswer(name, answer);
+  }
+}
+
+/** Parses a 2xx answer with the schema the route lists for its status (the usual one otherwise). */
+function parseAnswer<N extends RouteName>(name: N, answer: ApiAnswer): RouteResponse<N> {
+  const responses: Readonly<Record<number, z.ZodType>> = ROUTES[name].responses;
+  const schema = responses[answer.status] ?? Object.values(responses)[0];
+  if (!schema) throw new Error(`route ${name} lists no response schema`);
+  const parsed = schema.safeParse(answer.data);
+  if (!parsed.success) throw new ResponseFormatError(ROUTES[name].method, answer.url, answer.status, parsed.error);
+  return parsed.data as RouteResponse<N>;
+}

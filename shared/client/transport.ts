@@ -1,0 +1,101 @@
+// One API call: URL, auth and JSON handling, per-attempt timeout, and the retry policy.
+import { backoffDelay, parseRetryAfter, sleep } from './backoff.js';
+import { ApiError, NetworkError, errorBodyFrom } from './errors.js';
+import type { ResolvedOptions } from './options.js';
+
+export interface ApiRequest {
+  readonly method: 'GET' | 'POST' | 'PUT';
+  /** Path below the base URL, parameters already filled in. */
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string | number | undefined>>;
+  /** JSON body; undefined sends no body and no Content-Type. */
+  readonly body?: unknown;
+  readonly signal?: AbortSignal;
+}
+
+export interface ApiAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Parsed JSON, or undefined for an empty body. */
+  readonly data: unknown;
+  readonly url: string;
+}
+
+/** Statuses a GET may retry: the gateway or the service was briefly unable to answer. */
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
+
+type Attempt = { readonly answer: ApiAnswer; readonly error?: undefined } | { readonly error: ApiError | NetworkError };
+
+export class Transport {
+  constructor(private readonly options: ResolvedOptions) {}
+
+  /** Sends the request, retrying per the policy; resolves with a 2xx answer or throws. */
+  async send(request: ApiRequest): Promise<ApiAnswer> {
+    const { maxRetries } = this.options;
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.attempt(request);
+      if (!outcome.error) return outcome.answer;
+      if (attempt >= maxRetries || !isRetryable(request.method, outcome.error)) throw outcome.error;
+      const retryAfter = outcome.error instanceof ApiError ? outcome.error.retryAfterMs : undefined;
+      await sleep(backoffDelay(attempt, this.options, retryAfter), request.signal);
+    }
+  }
+
+  url(path: string, query?: ApiRequest['query']): string {
+    const url = new URL(this.options.baseUrl + path);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    return url.toString();
+  }
+
+  private async attempt(request: ApiRequest): Promise<Attempt> {
+    const url = this.url(request.path, request.query);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.apiKey}`,
+      accept: 'application/json',
+      'user-agent': this.options.userAgent,
+    };
+    if (request.body !== undefined) headers['content-type'] = 'application/json';
+    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
+    const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.options.fetch(url, {
+        method: request.method,
+        headers,
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        signal,
+      });
+      // Read inside the try: the timeout also covers a body that trickles in.
+      text = await response.text();
+    } catch (err) {
+      // The caller's own abort is not a network failure: hand back its reason untouched.
+      if (request.signal?.aborted) throw request.signal.reason;
+      return { error: new NetworkError(request.method, url, err, timeout.aborted) };
+    }
+    if (response.ok) return { answer: { status: response.status, headers: response.headers, data: parseJson(text), url } };
+    const body = errorBodyFrom(response.status, response.statusText, text, response.headers.get('content-type'));
+    const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
+    return { error: new ApiError(request.method, url, response.status, body, retryAfter) };
+  }
+}
+
+function isRetryable(method: ApiRequest['method'], error: ApiError | NetworkError): boolean {
+  if (error instanceof ApiError) {
+    // A 429 was refused before any work happened, so even a POST is safe to send again.
+    if (error.status === 429) return true;
+    return method === 'GET' && TRANSIENT_STATUSES.has(error.status);
+  }
+  // A POST that hit a network error may have been applied; only GET is known to be safe.
+  return method === 'GET';
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Left to the response schema to reject, with the status and URL in the error.
+    return text;
+  }
+}
