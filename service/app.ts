@@ -62,6 +62,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(
     async (api) => {
+      // The API speaks JSON only: any other body type is a 415, never parsed as text.
+      api.removeContentTypeParser('text/plain');
       api.addHook('onRequest', makeAuthenticate(deps.keys));
       await api.register(rateLimit, {
         hook: 'preParsing',

@@ -4,7 +4,7 @@ import { API_PREFIX } from '../shared/constants.js';
 import { buildApp } from './app.js';
 import type { ServiceConfig } from './config.js';
 import { REDACT_PATHS, serializeRequest } from './http/log-redaction.js';
-import { openLocalStack } from './local-stack.js';
+import { openLocalStack, type LocalStack } from './local-stack.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -12,6 +12,8 @@ export interface RunningService {
   origin: string;
   /** `origin` + `/api/external/v1`. */
   baseUrl: string;
+  /** The adapters behind the app: the in-process worker runtime plugs into these. */
+  ports: LocalStack['deps'];
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export async function startService(config: ServiceConfig, opts: { logger?: Logge
     app,
     origin,
     baseUrl: `${config.publicUrl ?? origin}${API_PREFIX}`,
+    ports: stack.deps,
     close: () =>
       (closing ??= (async () => {
         await app.close();

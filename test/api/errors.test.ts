@@ -1,0 +1,104 @@
+import { readFile } from 'node:fs/promises';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_NAMES, ERRORS } from '../../shared/errors.js';
+import { buildOpenApiDocument } from '../../shared/openapi.js';
+import { ROUTES } from '../../shared/routes.js';
+import { createJob, type Call } from '../helpers/flow.js';
+import { api, errorBody } from '../helpers/http.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+let svc: TestService;
+let call: Call;
+
+beforeAll(async () => {
+  svc = await startTestService({ bodyLimitBytes: 4096 });
+  call = api(svc.baseUrl, svc.apiKey);
+});
+afterAll(() => svc.close());
+
+describe('error bodies', () => {
+  it('answers an unknown route with 404 ROUTE_NOT_FOUND in the error body', async () => {
+    for (const p of ['/nope', '/jobs/abc/def/ghi']) {
+      const r = await call('GET', p);
+      expect(r.status).toBe(404);
+      expect(errorBody(r).name).toBe('ROUTE_NOT_FOUND');
+    }
+    const outside = await fetch(`${svc.origin}/elsewhere`);
+    expect(outside.status).toBe(404);
+  });
+
+  it('answers malformed JSON with 400 INVALID_JSON', async () => {
+    const r = await call('POST', '/uploads', undefined, { headers: { 'content-type': 'application/json' }, raw: '{"fileName": "a.zip",' });
+    expect(r.status).toBe(400);
+    expect(errorBody(r).name).toBe('INVALID_JSON');
+  });
+
+  it('answers a non-JSON content type with 415', async () => {
+    const r = await call('POST', '/uploads', undefined, { headers: { 'content-type': 'text/plain' }, raw: 'fileName=a.zip' });
+    expect(r.status).toBe(415);
+    expect(errorBody(r).name).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('answers an oversized JSON body with 413', async () => {
+    const r = await call('POST', '/jobs', { slug: 'x'.repeat(10_000) });
+    expect(r.status).toBe(413);
+    expect(errorBody(r).name).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers deeply hostile input without a 500', async () => {
+    const job = await createJob(call);
+    const nested = `${'{"a":'.repeat(500)}1${'}'.repeat(500)}`;
+    const bodies = [nested, '[]', 'null', '"string"', '{"requestedRenderConfig": {"colorManagementPreset": "default", "frameRanges": ["1-99999999999"]}}', '\u0000'];
+    for (const raw of bodies) {
+      const r = await call('POST', `/jobs/${job.id}/render`, undefined, { headers: { 'content-type': 'application/json' }, raw });
+      expect(r.status, raw.slice(0, 20)).toBeGreaterThanOrEqual(400);
+      expect(r.status, raw.slice(0, 20)).toBeLessThan(500);
+      errorBody(r);
+    }
+  });
+
+  it('carries a request id in metadata and the x-request-id header', async () => {
+    const r = await call('GET', '/jobs/00000000-0000-4000-8000-000000000000');
+    expect(errorBody(r).metadata.requestId).toBe(r.headers.get('x-request-id'));
+  });
+});
+
+describe('error registry', () => {
+  it('gives every error a 4xx/5xx status and a message that says what to do', () => {
+    for (const name of ERROR_NAMES) {
+      expect(ERRORS[name].status).toBeGreaterThanOrEqual(400);
+      expect(ERRORS[name].message.length).toBeGreaterThan(30);
+    }
+  });
+
+  it('documents every error name in the README with its status', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const name of ERROR_NAMES) {
+      expect(readme, name).toMatch(new RegExp(`\\|\\s*\`${name}\`\\s*\\|\\s*${ERRORS[name].status}\\s*\\|`));
+    }
+  });
+});
+
+describe('OpenAPI', () => {
+  it('serves a valid OpenAPI 3.1 document listing every endpoint', async () => {
+    const r = await fetch(`${svc.baseUrl}/openapi.json`);
+    expect(r.status).toBe(200);
+    const doc = (await r.json()) as { openapi: string; info: { version: string }; paths: Record<string, Record<string, unknown>> };
+    const result = await new Validator().validate(doc as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('0.0.1');
+    for (const route of Object.values(ROUTES)) {
+      const p = route.path.replace(/:([A-Za-z]+)/g, '{$1}');
+      expect(doc.paths[p]?.[route.method.toLowerCase()], `${route.method} ${p}`).toBeDefined();
+    }
+    expect(doc.paths['/{uploadUrl}']?.put).toBeDefined();
+  });
+
+  it('matches the committed shared/openapi.json (run `npm run openapi` after changing the contract)', async () => {
+    const committed = JSON.parse(await readFile(new URL('../../shared/openapi.json', import.meta.url), 'utf8')) as unknown;
+    expect(JSON.parse(JSON.stringify(buildOpenApiDocument()))).toEqual(committed);
+  });
+});
