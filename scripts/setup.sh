@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what renderbridge needs on a Debian/Ubuntu machine that has Node and npm:
+# Debian packages (only those missing) and the npm dependencies (only when the lock file changed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+node_minor=$(node -p 'process.versions.node.split(".")[1]')
+if [ "$node_major" -lt 20 ] || { [ "$node_major" -eq 20 ] && [ "$node_minor" -lt 19 ]; }; then
+  say "Node $(node --version) is too old: renderbridge needs Node >= 20.19."
+  exit 1
+fi
+
+# command -> Debian package. Blender and ffmpeg render and encode; curl and zip are used by tests and benchmarks.
+declare -A need=([curl]=curl [zip]=zip [unzip]=unzip [blender]=blender [ffmpeg]=ffmpeg [ffprobe]=ffmpeg)
+missing=()
+for cmd in "${!need[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
+done
+# EEVEE renders headless through EGL, which Debian's blender does not pull in by itself.
+[ -e /usr/lib/x86_64-linux-gnu/libEGL.so.1 ] || [ -e /usr/lib/aarch64-linux-gnu/libEGL.so.1 ] || missing+=(libegl1)
+if [ ${#missing[@]} -gt 0 ]; then
+  pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  say "installing Debian packages: $pkgs"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+fi
+
+stamp=node_modules/.renderbridge-lock.sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  say "installing npm dependencies (better-sqlite3 may build from source: about 2 minutes)"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" > "$stamp"
+fi
+# `npm ci` builds through `prepare`; rebuild when sources are newer than the build.
+if [ ! -f dist/cli/index.js ] || [ -n "$(find shared service cli -name '*.ts' -newer dist/cli/index.js -print -quit)" ]; then
+  say "building"
+  npm run --silent build
+fi

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite: setup, typecheck, lint, then vitest. Any failure fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+echo "== typecheck"; npx tsc -p tsconfig.json --noEmit
+echo "== lint"; npx eslint .
+echo "== tests"; npx vitest run "$@"
