@@ -1,0 +1,77 @@
+// One conformance suite for every ObjectStorage adapter (filesystem now; S3 with the scale-out).
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { describe, expect, it } from 'vitest';
+import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage } from '../../service/ports.js';
+
+export interface StorageHarness {
+  storage: ObjectStorage;
+  close(): Promise<void>;
+}
+
+export function objectStorageConformance(name: string, open: () => Promise<StorageHarness>): void {
+  describe(`ObjectStorage conformance: ${name}`, () => {
+    const withStorage = (fn: (s: ObjectStorage) => Promise<void>) => async () => {
+      const h = await open();
+      try {
+        await fn(h.storage);
+      } finally {
+        await h.close();
+      }
+    };
+
+    it('stores a stream and reports its size and sha256', withStorage(async (s) => {
+      const data = Buffer.alloc(300_000, 3);
+      const r = await s.put('a/b/c.bin', Readable.from([data.subarray(0, 1000), data.subarray(1000)]));
+      expect(r).toEqual({ size: data.length, sha256: createHash('sha256').update(data).digest('hex') });
+      expect(await s.stat('a/b/c.bin')).toEqual({ size: data.length });
+      expect((await buffer(await s.get('a/b/c.bin'))).equals(data)).toBe(true);
+    }));
+
+    it('never overwrites an existing object', withStorage(async (s) => {
+      await s.put('once.bin', Readable.from([Buffer.from('first')]));
+      await expect(s.put('once.bin', Readable.from([Buffer.from('second')]))).rejects.toBeInstanceOf(ObjectExistsError);
+      expect((await buffer(await s.get('once.bin'))).toString()).toBe('first');
+    }));
+
+    it('refuses an object past maxBytes and leaves nothing behind', withStorage(async (s) => {
+      await expect(s.put('big.bin', Readable.from([Buffer.alloc(2000)]), { maxBytes: 1000 })).rejects.toBeInstanceOf(ObjectTooLargeError);
+      expect(await s.stat('big.bin')).toBeUndefined();
+    }));
+
+    it('leaves nothing when the source stream fails midway', withStorage(async (s) => {
+      const failing = new Readable({
+        read() {
+          this.push(Buffer.alloc(1000));
+          this.destroy(new Error('connection reset'));
+        },
+      });
+      await expect(s.put('broken.bin', failing)).rejects.toThrow('connection reset');
+      expect(await s.stat('broken.bin')).toBeUndefined();
+    }));
+
+    it('deletes objects and prefixes', withStorage(async (s) => {
+      await s.put('p/1', Readable.from([Buffer.from('1')]));
+      await s.put('p/2', Readable.from([Buffer.from('2')]));
+      await s.put('q/1', Readable.from([Buffer.from('3')]));
+      await s.delete('p/1');
+      expect(await s.stat('p/1')).toBeUndefined();
+      await s.deletePrefix('p/');
+      expect(await s.stat('p/2')).toBeUndefined();
+      expect(await s.stat('q/1')).toEqual({ size: 1 });
+    }));
+
+    it('presigns GET URLs that serve the object and PUT URLs that accept it', withStorage(async (s) => {
+      await s.put('dl/x.png', Readable.from([Buffer.from('png bytes')]));
+      const get = await s.presignGet('dl/x.png', { expiresAt: new Date(Date.now() + 60_000), fileName: 'x.png' });
+      const r = await fetch(get);
+      expect(r.status).toBe(200);
+      expect(await r.text()).toBe('png bytes');
+      const put = await s.presignPut('up/scene.blend', { expiresAt: new Date(Date.now() + 60_000), fileType: 'blend' });
+      const p = await fetch(put, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: 'scene' });
+      expect(p.status).toBe(200);
+      expect(await s.stat('up/scene.blend')).toEqual({ size: 5 });
+    }));
+  });
+}

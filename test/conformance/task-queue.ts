@@ -1,0 +1,87 @@
+// One conformance suite for every TaskQueue adapter (SQLite now; BullMQ with the scale-out).
+import { describe, expect, it } from 'vitest';
+import type { TaskQueue } from '../../service/ports.js';
+
+export interface QueueHarness {
+  queue: TaskQueue;
+  /** Closes and reopens the same backing store: what a service restart does. */
+  reopen(): Promise<TaskQueue>;
+  close(): Promise<void>;
+}
+
+export function taskQueueConformance(name: string, open: () => Promise<QueueHarness>): void {
+  describe(`TaskQueue conformance: ${name}`, () => {
+    const withQueue = (fn: (h: QueueHarness) => Promise<void>) => async () => {
+      const h = await open();
+      try {
+        await fn(h);
+      } finally {
+        await h.close();
+      }
+    };
+
+    it('hands tasks out oldest first, each to one worker, and ignores a repeated id', withQueue(async ({ queue }) => {
+      await queue.enqueue({ id: 'a', jobId: 'j1', kind: 'validate' });
+      await queue.enqueue({ id: 'b', jobId: 'j2', kind: 'validate', payload: { n: 2 } });
+      await queue.enqueue({ id: 'a', jobId: 'j1', kind: 'validate' });
+      const t1 = await queue.claim('w1', ['validate'], 60_000);
+      const t2 = await queue.claim('w2', ['validate'], 60_000);
+      expect([t1?.id, t2?.id]).toEqual(['a', 'b']);
+      expect(t2?.payload).toEqual({ n: 2 });
+      expect(t1?.attempts).toBe(1);
+      expect(await queue.claim('w3', ['validate'], 60_000)).toBeUndefined();
+    }));
+
+    it('claims only the kinds asked for', withQueue(async ({ queue }) => {
+      await queue.enqueue({ id: 'r', jobId: 'j', kind: 'render' });
+      expect(await queue.claim('w', ['validate'], 60_000)).toBeUndefined();
+      expect((await queue.claim('w', ['render', 'validate'], 60_000))?.id).toBe('r');
+    }));
+
+    it('gives a task back when its lease runs out, and only the lease holder may finish it', withQueue(async ({ queue }) => {
+      await queue.enqueue({ id: 't', jobId: 'j', kind: 'render-chunk' });
+      const first = await queue.claim('dead-worker', ['render-chunk'], 50);
+      expect(first?.attempts).toBe(1);
+      await new Promise((r) => setTimeout(r, 80));
+      const second = await queue.claim('live-worker', ['render-chunk'], 60_000);
+      expect(second?.id).toBe('t');
+      expect(second?.attempts).toBe(2);
+      await queue.complete('t', 'dead-worker');
+      expect((await queue.counts()).running).toBe(1);
+      expect(await queue.extendLease('t', 'dead-worker', 60_000)).toBe(false);
+      expect(await queue.extendLease('t', 'live-worker', 60_000)).toBe(true);
+      await queue.complete('t', 'live-worker');
+      expect(await queue.counts()).toMatchObject({ running: 0, done: 1 });
+    }));
+
+    it('re-queues retryable failures after their delay and ends fatal ones', withQueue(async ({ queue }) => {
+      await queue.enqueue({ id: 'r', jobId: 'j', kind: 'render-chunk' });
+      await queue.enqueue({ id: 'f', jobId: 'j', kind: 'finalize' });
+      const r = await queue.claim('w', ['render-chunk'], 60_000);
+      await queue.fail(r!.id, 'w', { retryable: true, message: 'blender crashed', retryAfterMs: 100 });
+      expect(await queue.claim('w', ['render-chunk'], 60_000)).toBeUndefined();
+      await new Promise((res) => setTimeout(res, 130));
+      expect((await queue.claim('w', ['render-chunk'], 60_000))?.attempts).toBe(2);
+      const f = await queue.claim('w', ['finalize'], 60_000);
+      await queue.fail(f!.id, 'w', { retryable: false, message: 'corrupt output' });
+      expect(await queue.claim('w', ['finalize'], 60_000)).toBeUndefined();
+      expect((await queue.counts()).failed).toBe(1);
+    }));
+
+    it('drops a canceled job\'s queued and running tasks', withQueue(async ({ queue }) => {
+      await queue.enqueue({ id: 'x1', jobId: 'cancel-me', kind: 'render-chunk' });
+      await queue.enqueue({ id: 'x2', jobId: 'cancel-me', kind: 'render-chunk' });
+      await queue.enqueue({ id: 'y', jobId: 'keep', kind: 'render-chunk' });
+      await queue.claim('w', ['render-chunk'], 60_000);
+      expect(await queue.cancelJob('cancel-me')).toBe(2);
+      expect((await queue.claim('w', ['render-chunk'], 60_000))?.jobId).toBe('keep');
+      expect(await queue.claim('w', ['render-chunk'], 60_000)).toBeUndefined();
+    }));
+
+    it('keeps queued tasks across a restart', withQueue(async (h) => {
+      await h.queue.enqueue({ id: 'durable', jobId: 'j', kind: 'validate', payload: { keep: true } });
+      const reopened = await h.reopen();
+      expect(await reopened.claim('w', ['validate'], 60_000)).toMatchObject({ id: 'durable', payload: { keep: true } });
+    }));
+  });
+}
