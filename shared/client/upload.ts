@@ -83,7 +83,7 @@ export async function uploadFile(uploadUrl: string, filePath: string, options: U
     transform(chunk: Buffer, _encoding, callback) {
       sentBytes += chunk.length;
       options.onProgress?.(sentBytes, totalBytes);
-      callback(null, chunk.subarray(1));
+      callback(null, chunk);
     },
   });
   if (totalBytes === 0) options.onProgress?.(0, 0);

@@ -3,8 +3,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../shared/api/job.js';
+import type { JobStatus } from '../../shared/job-status.js';
 import { ApiError, JobStoppedError, RenderJobClient, collectOutputs, videoLinks, zipLinks } from '../../shared/client/index.js';
 import { startTestService } from '../helpers/service.js';
 
@@ -38,6 +40,14 @@ function clientFor(apiKey: string): RenderJobClient {
 async function newJob(c: RenderJobClient = client): Promise<Job> {
   const target = await c.uploadProject(blendPath);
   return c.createJob({ slug: target.slug });
+}
+
+/** Moves a job along as the worker runtime would (the only other writer of job state). */
+async function workerMoves(id: string, path: JobStatus[]): Promise<void> {
+  for (let i = 1; i < path.length; i++) {
+    const [from, to] = [path[i - 1], path[i]];
+    if (!from || !to || !(await svc.service.ports.jobs.transition(id, [from], to))) throw new Error(`cannot move ${id} to ${to}`);
+  }
 }
 
 async function apiError(promise: Promise<unknown>): Promise<ApiError> {
@@ -153,13 +163,64 @@ describe('client against the reference service', () => {
     expect(unauthorized.errorName).toBe('UNAUTHORIZED');
   });
 
-  it('reads the downloads of an unfinished job as empty', async () => {
+  it('resolves waitForStatus when the worker validates the job, then tells a render start from a replay', async () => {
     const job = await newJob();
-    const downloads = await client.getDownloads(job.id);
-    expect(downloads.frames).toEqual([]);
-    expect(collectOutputs(downloads)).toEqual([]);
-    expect(zipLinks(downloads.transforms.framesZip).urls).toEqual([]);
-    expect(zipLinks(downloads.transforms.compositeNodesZip).urls).toEqual([]);
-    expect(videoLinks(downloads.transforms.video).filter((v) => v.available)).toEqual([]);
+    await client.validateJob(job.id);
+    const seen: JobStatus[] = [];
+    const validated = await client.waitForStatus(job.id, ['validated'], {
+      intervalMs: 50,
+      timeoutMs: 20_000,
+      onUpdate: (j) => {
+        // The first poll sees validating; the worker finishes meanwhile.
+        if (seen.push(j.status) === 1) void workerMoves(job.id, ['validating', 'validated']);
+      },
+    });
+    expect(validated.status).toBe('validated');
+    expect(seen[0]).toBe('validating');
+
+    const body = { requestedRenderConfig: { colorManagementPreset: 'default' as const, frameRanges: ['1-10'] } };
+    const first = await client.renderJob(job.id, body);
+    expect(first).toMatchObject({ replay: false, job: { id: job.id, status: 'booting' } });
+    const again = await client.renderJob(job.id, body);
+    expect(again.replay).toBe(true);
+    expect(again.job.id).toBe(job.id);
+  });
+
+  it('reads downloads in every state with the helpers, and the URLs serve the bytes', async () => {
+    const job = await newJob();
+    const before = await client.getDownloads(job.id);
+    expect(collectOutputs(before)).toEqual([]);
+    expect(zipLinks(before.transforms.framesZip)).toEqual({ state: 'unavailable', urls: [] });
+
+    await client.validateJob(job.id);
+    await workerMoves(job.id, ['validating', 'validated']);
+    await client.renderJob(job.id, { requestedRenderConfig: { colorManagementPreset: 'default', videoOutput: true } });
+    const during = await client.getDownloads(job.id);
+    expect(zipLinks(during.transforms.framesZip)).toEqual({ state: 'pending', urls: [] });
+    expect(videoLinks(during.transforms.video)).toMatchObject([{ key: 'mp4', format: 'mp4', expected: true, available: false, url: null }]);
+
+    // Publish outputs as the worker's finalize step does, then complete.
+    await workerMoves(job.id, ['booting', 'rendering', 'finalizing']);
+    const frame = randomBytes(3000);
+    const base = `outputs/${job.workspaceId}/${job.id}`;
+    await svc.service.ports.storage.put(`${base}/frames/f_0001.png`, Readable.from([frame]));
+    await svc.service.ports.jobs.update(job.id, {}, {
+      outputs: {
+        frames: [{ key: `${base}/frames/f_0001.png`, fileName: 'f_0001.png', view: null, outputType: 'frame', size: frame.length }],
+        composites: [],
+        framesZipKey: null,
+        compositesZipKey: null,
+        videos: [],
+      },
+    });
+    await workerMoves(job.id, ['finalizing', 'completed']);
+
+    const done = await client.getDownloads(job.id);
+    const outputs = collectOutputs(done);
+    expect(outputs).toMatchObject([{ fileName: 'f_0001.png', outputType: 'frame', view: null, legacy: false }]);
+    const res = await fetch(outputs[0]?.url ?? '');
+    expect(Buffer.from(await res.arrayBuffer()).equals(frame)).toBe(true);
+    // The legacy list names the same file.
+    expect(collectOutputs({ frames: done.frames, compositeNodes: done.compositeNodes })).toMatchObject([{ fileName: 'f_0001.png', legacy: true }]);
   });
 });

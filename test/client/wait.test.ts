@@ -71,7 +71,8 @@ describe('waitForStatus', () => {
     expect(err.lastJob?.status).toBe('rendering');
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(140);
-    expect(elapsed).toBeLessThan(1500);
+    // Generous: only shows the wait ended at the deadline, not after many more polls.
+    expect(elapsed).toBeLessThan(5000);
   });
 
   it('ends a hanging poll at the timeout', async () => {
