@@ -102,3 +102,25 @@ describe('OpenAPI', () => {
     expect(JSON.parse(JSON.stringify(buildOpenApiDocument()))).toEqual(committed);
   });
 });
+
+describe('internal faults', () => {
+  it('answers a real storage failure with 500 INTERNAL_ERROR, no stack trace, and logs the cause', async () => {
+    const broken = await startTestService();
+    try {
+      const c = api(broken.baseUrl, broken.apiKey);
+      const t = (await c('POST', '/uploads', { fileName: 'a.blend', fileType: 'blend' })).body as { uploadUrl: string };
+      // The disk under the service loses its temp folder: a fault no request can cause.
+      const { rm } = await import('node:fs/promises');
+      await rm(`${broken.dataDir}/objects/.tmp`, { recursive: true, force: true });
+      const r = await fetch(t.uploadUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: 'bytes' });
+      expect(r.status).toBe(500);
+      const text = await r.text();
+      const e = errorBody({ status: 500, headers: r.headers, body: JSON.parse(text) });
+      expect(e.name).toBe('INTERNAL_ERROR');
+      expect(text).not.toMatch(/ENOENT|\.tmp|at .*\.ts:\d+/);
+      expect(broken.logs.join('')).toContain('ENOENT');
+    } finally {
+      await broken.close();
+    }
+  });
+});
