@@ -40,25 +40,25 @@ export async function openLocalStack(config: ServiceConfig): Promise<LocalStack>
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
   const signer = new UrlSigner(await loadOrCreateSecret(path.join(dir, 'url-signing.key')));
-  const db = await openSqlite(path.join(dir, 'renderbridge.sqlite'));
+  const sqlite = await openSqlite(path.join(dir, 'renderbridge.sqlite'));
   let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
   const root = path.join(dir, 'objects');
   const storage = new FsObjectStorage(root, signer, () => publicUrl);
   await storage.init();
   return {
-    db,
+    db: sqlite.db,
     deps: {
       config,
-      jobs: new SqliteJobStore(db),
+      jobs: new SqliteJobStore(sqlite),
       storage,
-      queue: new SqliteTaskQueue(db),
-      keys: new SqliteKeyStore(db),
+      queue: new SqliteTaskQueue(sqlite.db),
+      keys: new SqliteKeyStore(sqlite),
       fsStorage: { storage, signer, root },
     },
     setPublicUrl(url: string) {
       if (!config.publicUrl) publicUrl = url.replace(/\/+$/, '');
     },
-    close: () => db.destroy(),
+    close: () => sqlite.close(),
   };
 }
 
@@ -66,6 +66,6 @@ export async function openLocalStack(config: ServiceConfig): Promise<LocalStack>
 export async function openKeyStore(dataDir: string): Promise<{ keys: SqliteKeyStore; close(): Promise<void> }> {
   const dir = path.resolve(dataDir);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const db = await openSqlite(path.join(dir, 'renderbridge.sqlite'));
-  return { keys: new SqliteKeyStore(db), close: () => db.destroy() };
+  const sqlite = await openSqlite(path.join(dir, 'renderbridge.sqlite'));
+  return { keys: new SqliteKeyStore(sqlite), close: () => sqlite.close() };
 }

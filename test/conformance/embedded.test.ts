@@ -2,8 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
-import { openSqlite, type DB } from '../../service/adapters/sqlite/db.js';
+import { openSqlite, type SqliteHandle } from '../../service/adapters/sqlite/db.js';
 import { SqliteJobStore } from '../../service/adapters/sqlite/job-store.js';
 import { SqliteTaskQueue } from '../../service/adapters/sqlite/task-queue.js';
 import { startTestService } from '../helpers/service.js';
@@ -11,26 +10,26 @@ import { jobStoreConformance } from './job-store.js';
 import { objectStorageConformance } from './object-storage.js';
 import { taskQueueConformance } from './task-queue.js';
 
-async function sqliteHarness<T>(make: (db: Kysely<DB>) => T) {
+async function sqliteHarness<T>(make: (db: SqliteHandle) => T) {
   const dir = await mkdtemp(path.join(tmpdir(), 'rb-conf-'));
   const file = path.join(dir, 'db.sqlite');
   let db = await openSqlite(file);
   return {
     value: make(db),
     reopen: async () => {
-      await db.destroy();
+      await db.close();
       db = await openSqlite(file);
       return make(db);
     },
     close: async () => {
-      await db.destroy();
+      await db.close();
       await rm(dir, { recursive: true, force: true });
     },
   };
 }
 
 taskQueueConformance('SQLite', async () => {
-  const h = await sqliteHarness((db) => new SqliteTaskQueue(db));
+  const h = await sqliteHarness((db) => new SqliteTaskQueue(db.db));
   return { queue: h.value, reopen: h.reopen, close: h.close };
 });
 

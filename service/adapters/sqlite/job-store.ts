@@ -10,7 +10,8 @@ import {
   type ListOptions,
   type UploadRecord,
 } from '../../ports.js';
-import type { DB } from './db.js';
+import type { Database, Statement } from 'better-sqlite3';
+import type { DB, SqliteHandle } from './db.js';
 import { emptyProgress } from '../../domain/progress.js';
 
 type JobRow = DB['jobs'];
@@ -37,8 +38,44 @@ function toUpload(r: DB['uploads']): UploadRecord {
 }
 
 /** Job store on SQLite: indexed columns for lookups and listing, the job itself as JSON. */
+type DocRow = Pick<JobRow, 'doc' | 'internal'>;
+
 export class SqliteJobStore implements JobStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly db: Kysely<DB>;
+  // Reads on every API request use prepared statements (see SqliteHandle.raw).
+  private readonly q: {
+    get: Statement<[string, string], DocRow>;
+    getById: Statement<[string], DocRow>;
+    page: Statement<[string, number, number], DocRow>;
+    pageByStatus: Statement<[string, string, number, number], DocRow>;
+    total: Statement<[string], { n: number | null }>;
+    totalByStatus: Statement<[string, string], { n: number }>;
+  };
+
+  private readonly rawTx: <T>(fn: () => T) => T;
+
+  constructor(handle: SqliteHandle) {
+    this.db = handle.db;
+    const raw: Database = handle.raw;
+    this.rawTx = <T>(fn: () => T): T => raw.transaction(fn)();
+    this.q = {
+      get: raw.prepare('select doc, internal from jobs where id = ? and workspace_id = ?'),
+      getById: raw.prepare('select doc, internal from jobs where id = ?'),
+      page: raw.prepare('select doc, internal from jobs where workspace_id = ? order by seq desc limit ? offset ?'),
+      pageByStatus: raw.prepare('select doc, internal from jobs where workspace_id = ? and status = ? order by seq desc limit ? offset ?'),
+      total: raw.prepare('select sum(n) as n from job_counts where workspace_id = ?'),
+      totalByStatus: raw.prepare('select n from job_counts where workspace_id = ? and status = ?'),
+    };
+  }
+
+  /** Keeps job_counts in step; runs inside the caller's transaction. */
+  private async count(trx: Kysely<DB>, workspaceId: string, status: string, delta: number): Promise<void> {
+    await trx
+      .insertInto('job_counts')
+      .values({ workspace_id: workspaceId, status, n: delta })
+      .onConflict((oc) => oc.columns(['workspace_id', 'status']).doUpdateSet((eb) => ({ n: eb('job_counts.n', '+', delta) })))
+      .execute();
+  }
 
   async createUpload(u: UploadRecord): Promise<void> {
     await this.db
@@ -103,37 +140,32 @@ export class SqliteJobStore implements JobStore {
           internal: JSON.stringify(rec.internal),
         })
         .execute();
+      await this.count(trx, rec.job.workspaceId, rec.job.status, 1);
     });
   }
 
   async get(workspaceId: string, id: string): Promise<JobRecord | undefined> {
-    const r = await this.db
-      .selectFrom('jobs')
-      .select(['doc', 'internal'])
-      .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
-      .executeTakeFirst();
+    const r = this.q.get.get(id, workspaceId);
     return r && toRecord(r);
   }
 
   async getById(id: string): Promise<JobRecord | undefined> {
-    const r = await this.db.selectFrom('jobs').select(['doc', 'internal']).where('id', '=', id).executeTakeFirst();
+    const r = this.q.getById.get(id);
     return r && toRecord(r);
   }
 
   async list(workspaceId: string, opts: ListOptions): Promise<{ records: JobRecord[]; total: number }> {
-    let q = this.db.selectFrom('jobs').where('workspace_id', '=', workspaceId);
-    if (opts.status) q = q.where('status', '=', opts.status);
-    const [rows, count] = await Promise.all([
-      q
-        .select(['doc', 'internal'])
-        .orderBy('seq', 'desc')
-        .limit(opts.pageSize)
-        .offset((opts.page - 1) * opts.pageSize)
-        .execute(),
-      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return { records: rows.map(toRecord), total: Number(count.n) };
+    const offset = (opts.page - 1) * opts.pageSize;
+    // One read transaction, so the page and the total agree.
+    const read = this.rawTx(() =>
+      opts.status
+        ? {
+            rows: this.q.pageByStatus.all(workspaceId, opts.status, opts.pageSize, offset),
+            total: this.q.totalByStatus.get(workspaceId, opts.status)?.n ?? 0,
+          }
+        : { rows: this.q.page.all(workspaceId, opts.pageSize, offset), total: this.q.total.get(workspaceId)?.n ?? 0 },
+    );
+    return { records: read.rows.map(toRecord), total: Number(read.total) };
   }
 
   async transition(
@@ -166,6 +198,10 @@ export class SqliteJobStore implements JobStore {
         job: { ...rec.job, ...change.patch, status: change.status, updatedAt },
         internal: { ...rec.internal, ...change.internal },
       };
+      if (next.job.status !== rec.job.status) {
+        await this.count(trx, rec.job.workspaceId, rec.job.status, -1);
+        await this.count(trx, rec.job.workspaceId, next.job.status, 1);
+      }
       await trx
         .updateTable('jobs')
         .set({

@@ -1,10 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ApiKeyRecord, KeyStore } from '../../ports.js';
-import type { DB } from './db.js';
+import type { Statement } from 'better-sqlite3';
+import type { DB, SqliteHandle } from './db.js';
 
 export class SqliteKeyStore implements KeyStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly db: Kysely<DB>;
+  /** Runs on every request: prepared once. */
+  private readonly byHash: Statement<[Buffer], KeyRow & { key_hash: Buffer }>;
+
+  constructor(handle: SqliteHandle) {
+    this.db = handle.db;
+    this.byHash = handle.raw.prepare(
+      `select k.id, k.workspace_id, w.name as workspace_name, k.user_id, k.label, k.display_prefix, k.created_at, k.revoked_at, k.key_hash
+       from api_keys k join workspaces w on w.id = k.workspace_id where k.key_hash = ?`,
+    );
+  }
 
   async ensureWorkspace(name: string): Promise<{ id: string; name: string }> {
     await this.db
@@ -64,7 +75,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async findByHash(keyHash: Buffer): Promise<(ApiKeyRecord & { keyHash: Buffer }) | undefined> {
-    const r = await this.base().where('api_keys.key_hash', '=', keyHash).executeTakeFirst();
+    const r = this.byHash.get(keyHash);
     return r && { ...toKey(r), keyHash: r.key_hash };
   }
 
@@ -85,7 +96,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 }
 
-function toKey(r: {
+interface KeyRow {
   id: string;
   workspace_id: string;
   workspace_name: string;
@@ -94,7 +105,9 @@ function toKey(r: {
   display_prefix: string;
   created_at: string;
   revoked_at: string | null;
-}): ApiKeyRecord {
+}
+
+function toKey(r: KeyRow): ApiKeyRecord {
   return {
     id: r.id,
     workspaceId: r.workspace_id,
