@@ -1,0 +1,236 @@
+// API throughput benchmark: the service's GET /jobs/{id} and GET /jobs?pageSize=100 against a
+// bare fastify route answering the very same bytes, measured in the same run.
+// Targets: >= 50% of the bare route's req/s, p99 < 20 ms. Not a test; `npm run bench:api`.
+//
+// Fairness on a small machine: the load generator (autocannon, this process) and the server
+// under test are separate processes; with taskset the generator is pinned to CPU 0 and each
+// server, one at a time, to CPU 1, so neither steals the other's core and both servers get the
+// same single core. BENCH_PIN=0 turns pinning off.
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { API_PREFIX } from '../shared/constants.js';
+import { defaultConfig } from '../service/config.js';
+import { createApiKey } from '../service/domain/api-keys.js';
+import { newJobRecord, uploadKey } from '../service/domain/jobs.js';
+import { openLocalStack } from '../service/local-stack.js';
+import type { UploadRecord } from '../service/ports.js';
+import { atExit, canPin, cpuSeconds, pinSelf, startChild, type Child } from './lib/children.js';
+import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
+import { consoleTable, fmt, markdownTable, median, verdict, writeResultsSection, type Row } from './lib/results.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const WARMUP_SECONDS = Math.min(3, Math.max(1, Math.round(SECONDS / 5)));
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const JOBS = Number(process.env.BENCH_JOBS ?? 10_000);
+const ROTATE_IDS = 100;
+const PIN = process.env.BENCH_PIN !== '0' && canPin() && os.availableParallelism() >= 2;
+const TARGET_RATIO = 0.5;
+const TARGET_P99_MS = 20;
+
+/** Seeds `count` jobs of one workspace straight through the store (10,000 HTTP uploads would take minutes). */
+async function seed(dataDir: string, count: number): Promise<{ key: string; ids: string[] }> {
+  const stack = await openLocalStack(defaultConfig({ dataDir }));
+  try {
+    const { key, record } = await createApiKey(stack.deps.keys, { workspace: 'bench', label: 'bench' });
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const slug = `up_${randomBytes(16).toString('base64url')}`;
+      const now = new Date().toISOString();
+      const upload: UploadRecord = {
+        slug,
+        workspaceId: record.workspaceId,
+        userId: record.userId,
+        fileName: 'scene.blend',
+        fileType: 'blend',
+        objectKey: uploadKey(record.workspaceId, slug, 'scene.blend'),
+        expiresAt: now,
+        createdAt: now,
+        completedAt: null,
+        size: null,
+        sha256: null,
+        jobId: null,
+      };
+      await stack.deps.jobs.createUpload(upload);
+      await stack.deps.jobs.completeUpload(slug, 1_048_576, null);
+      const rec = newJobRecord({ ...upload, completedAt: now, size: 1_048_576 }, undefined);
+      await stack.deps.jobs.createJobFromUpload(slug, rec);
+      ids.push(rec.job.id);
+    }
+    return { key, ids };
+  } finally {
+    await stack.close();
+  }
+}
+
+async function fetchBody(url: string, key: string): Promise<string> {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${text.slice(0, 200)}`);
+  return text;
+}
+
+interface Case {
+  endpoint: string;
+  /** Request paths, cycled by every connection. */
+  paths: string[];
+}
+
+interface Measured {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  serverCpu: number;
+  loadgenCpu: number;
+  bad: number;
+}
+
+async function runLoad(origin: string, key: string, c: Case, seconds: number, pid: number): Promise<Measured> {
+  const cpu0 = cpuSeconds(pid);
+  const own0 = process.cpuUsage();
+  const t0 = performance.now();
+  const r = await autocannon({
+    url: origin,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { authorization: `Bearer ${key}` },
+    requests: c.paths.map((p) => ({ method: 'GET' as const, path: p })),
+  });
+  const wall = (performance.now() - t0) / 1000;
+  const own = process.cpuUsage(own0);
+  return {
+    reqPerSec: r.requests.total / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    serverCpu: (cpuSeconds(pid) - cpu0) / wall,
+    loadgenCpu: (own.user + own.system) / 1e6 / wall,
+    bad: r.errors + r.timeouts + r.non2xx,
+  };
+}
+
+async function main(): Promise<void> {
+  const busy = await quietCheck();
+  const otherLoad = otherLoadMeter();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'rb-bench-api-'));
+  atExit(() => rmSync(dataDir, { recursive: true, force: true }));
+  const t = performance.now();
+  const { key, ids } = await seed(dataDir, JOBS);
+  console.log(`seeded ${JOBS} jobs in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+
+  if (PIN) pinSelf('0');
+  const cpus = PIN ? { cpus: '1' } : {};
+  const children: Child<{ origin: string }>[] = [];
+  try {
+    const service = await startChild<{ origin: string; baseUrl: string }>(
+      'service-child.ts',
+      { dataDir, rateLimitMax: 1e9 },
+      cpus,
+    );
+    children.push(service);
+    const { baseUrl } = service.ready;
+    const cases: Case[] = [
+      { endpoint: 'GET /jobs/{id}', paths: ids.slice(0, ROTATE_IDS).map((id) => `${API_PREFIX}/jobs/${id}`) },
+      { endpoint: 'GET /jobs?pageSize=100', paths: [`${API_PREFIX}/jobs?pageSize=100`] },
+    ];
+    // The bare server answers each route with the bytes the service gave once; every seeded
+    // job's document has the same length, so the rotated ids are served one of them.
+    const getBody = await fetchBody(`${baseUrl}/jobs/${ids[0]}`, key);
+    const listBody = await fetchBody(`${baseUrl}/jobs?pageSize=100`, key);
+    const bare = await startChild<{ origin: string }>(
+      'bare-child.ts',
+      { routes: [{ path: `${API_PREFIX}/jobs/:id`, body: getBody }, { path: `${API_PREFIX}/jobs`, body: listBody }] },
+      cpus,
+    );
+    children.push(bare);
+    if ((await fetchBody(`${bare.ready.origin}${API_PREFIX}/jobs/${ids[0]}`, key)) !== getBody) throw new Error('bare body differs');
+    console.log(`bodies: GET /jobs/{id} ${getBody.length} B, list ${listBody.length} B; pinned: ${PIN}`);
+
+    const rows: Row[] = [];
+    const verdicts: Row[] = [];
+    let failed = false;
+    for (const c of cases) {
+      const runs: Record<'bare fastify' | 'service', Measured[]> = { 'bare fastify': [], service: [] };
+      for (let round = 1; round <= ROUNDS; round++) {
+        // Alternate which server goes first, so slow drift on the machine hits both alike;
+        // each measurement follows a warm-up run (JIT, connection setup).
+        const order = [['bare fastify', bare], ['service', service]] as const;
+        for (const [name, child] of round % 2 ? order : [...order].reverse()) {
+          await runLoad(child.ready.origin, key, c, WARMUP_SECONDS, child.pid);
+          const m = await runLoad(child.ready.origin, key, c, SECONDS, child.pid);
+          runs[name].push(m);
+          rows.push({
+            endpoint: c.endpoint,
+            round: String(round),
+            server: name,
+            'req/s': fmt.int(m.reqPerSec),
+            p50: fmt.ms(m.p50),
+            p99: fmt.ms(m.p99),
+            'server CPU': fmt.pct(m.serverCpu),
+            'autocannon CPU': fmt.pct(m.loadgenCpu),
+            'errors/non-2xx': String(m.bad),
+          });
+          console.log(consoleTable([rows.at(-1)!]));
+        }
+      }
+      const med = (name: keyof typeof runs, f: (m: Measured) => number) => median(runs[name].map(f));
+      const ratio = med('service', (m) => m.reqPerSec) / med('bare fastify', (m) => m.reqPerSec);
+      const p99 = med('service', (m) => m.p99);
+      const clean = [...runs.service, ...runs['bare fastify']].every((m) => m.bad === 0);
+      failed ||= !(ratio >= TARGET_RATIO && p99 < TARGET_P99_MS && clean);
+      verdicts.push({
+        endpoint: c.endpoint,
+        'bare req/s': fmt.int(med('bare fastify', (m) => m.reqPerSec)),
+        'service req/s': fmt.int(med('service', (m) => m.reqPerSec)),
+        'service/bare': fmt.pct(ratio),
+        [`>= ${fmt.pct(TARGET_RATIO)}`]: verdict(ratio >= TARGET_RATIO),
+        'bare p99': fmt.ms(med('bare fastify', (m) => m.p99)),
+        'service p99': fmt.ms(p99),
+        [`< ${TARGET_P99_MS} ms`]: verdict(p99 < TARGET_P99_MS),
+        'no errors': verdict(clean),
+      });
+    }
+
+    // Stop the servers first so that their CPU time counts as ours, not as other load.
+    for (const c of children) await c.stop();
+    const others = otherLoad();
+    console.log(loadNote(busy, others).slice(2));
+    console.log(`\n${consoleTable(rows)}\n\n${consoleTable(verdicts)}`);
+    const body = `${machineMarkdown()}
+${loadNote(busy, others)}
+
+Setup: ${JOBS.toLocaleString('en-US')} jobs seeded in one workspace (SQLite, embedded defaults); autocannon,
+${CONNECTIONS} connections, ${SECONDS} s per measurement after a ${WARMUP_SECONDS} s warm-up, with the API key header;
+${ROUNDS} rounds per endpoint, alternating which server goes first; the targets use the **median** of the rounds.
+GET /jobs/{id} cycles through ${ROTATE_IDS} job ids. The baseline is a bare fastify 5 route (no
+plugins, no auth, no database) sending the exact bytes the service returned (${getBody.length} B for
+one job, ${listBody.length} B for the list). Service and bare server each run in a child process,
+one at a time under load; ${
+      PIN
+        ? `autocannon is pinned to CPU 0 and the server under test to CPU 1 (taskset), so
+each server has one whole core and the load generator does not compete with it`
+        : 'no CPU pinning (taskset unavailable or BENCH_PIN=0)'
+    }. "server CPU" is the server process's CPU time over the run (100% = one core); a bare
+server well below 100% means the load generator, not the server, was the limit. Latencies are
+autocannon's, at 1 ms resolution.
+
+${markdownTable(rows)}
+
+Targets (rate limit raised to 1e9 so it never answers 429):
+
+${markdownTable(verdicts)}
+`;
+    await writeResultsSection('api', 'API: service vs bare fastify (npm run bench:api)', body);
+    console.log(`\nwrote bench/RESULTS.md; overall ${verdict(!failed)}`);
+  } finally {
+    for (const c of children) await c.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

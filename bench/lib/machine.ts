@@ -1,0 +1,102 @@
+// Where a benchmark ran: numbers from different machines are not comparable, so every
+// results section states the machine and date it was measured on.
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+
+export interface MachineInfo {
+  cpu: string;
+  cores: number;
+  ramGiB: number;
+  os: string;
+  node: string;
+  date: string;
+}
+
+function firstMatch(file: string, re: RegExp): string | undefined {
+  try {
+    return re.exec(readFileSync(file, 'utf8'))?.[1]?.trim();
+  } catch {
+    return undefined;
+  }
+}
+
+export function machineInfo(): MachineInfo {
+  const distro = firstMatch('/etc/os-release', /^PRETTY_NAME="?([^"\n]*)"?$/m) ?? os.type();
+  return {
+    // /proc/cpuinfo is Linux-only; os.cpus() is the fallback elsewhere.
+    cpu: firstMatch('/proc/cpuinfo', /^model name\s*:\s*(.*)$/m) ?? os.cpus()[0]?.model ?? 'unknown',
+    // os.cpus(), not availableParallelism(): the latter shrinks once a benchmark pins itself.
+    cores: os.cpus().length,
+    ramGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+    os: `${distro} (kernel ${os.release()})`,
+    node: process.version,
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
+}
+
+export function machineMarkdown(m: MachineInfo = machineInfo()): string {
+  return [
+    `- Date: ${m.date}`,
+    `- CPU: ${m.cpu}, ${m.cores} cores`,
+    `- RAM: ${m.ramGiB} GiB`,
+    `- OS: ${m.os}`,
+    `- Node: ${m.node}`,
+  ].join('\n');
+}
+
+/** Busy, stolen (by the hypervisor) and total CPU time of the whole machine, ms (Linux /proc/stat). */
+function cpuTicks(): { busy: number; steal: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  // cpu user nice system idle iowait irq softirq steal ...; USER_HZ is 100.
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1, 9).map((v) => Number(v) * 10);
+  const busy = user! + nice! + system! + irq! + softirq!;
+  return { busy, steal: steal!, total: busy + idle! + iowait! + steal! };
+}
+
+/** CPU time of this process plus its reaped children (cp, stopped servers), milliseconds. */
+function ownTicks(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime, stime, cutime, cstime; USER_HZ is 100.
+  return [11, 12, 13, 14].reduce((n, i) => n + Number(f[i]) * 10, 0);
+}
+
+/**
+ * Starts measuring the CPU used by everything but this benchmark (other programs, and kernel
+ * threads such as disk writeback); the returned function gives the average in cores. Call it
+ * once every child has exited, so their time is in ownTicks().
+ */
+export function otherLoadMeter(): () => { others: number; steal: number } {
+  const m0 = cpuTicks();
+  const own0 = ownTicks();
+  const t0 = performance.now();
+  return () => {
+    const m = cpuTicks();
+    const ms = performance.now() - t0;
+    return { others: Math.max(0, (m.busy - m0.busy - (ownTicks() - own0)) / ms), steal: (m.steal - m0.steal) / ms };
+  };
+}
+
+/** Share of all cores busy over the next `ms`: a quick "is the machine quiet" check before timing. */
+export async function cpuBusy(ms = 1000): Promise<number> {
+  const a = cpuTicks();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const b = cpuTicks();
+  return (b.busy - a.busy) / Math.max(1, b.total - a.total);
+}
+
+/** Text for the results: how quiet the machine was before and during a run. */
+export function loadNote(before: number, during: { others: number; steal: number }): string {
+  const warn = during.others + during.steal > 0.25 ? ' (**not quiet: rerun for trustworthy numbers**)' : '';
+  return (
+    `- Other load: ${(before * 100).toFixed(0)}% of all cores busy in the second before the run; during it, other ` +
+    `processes and kernel threads used ${during.others.toFixed(2)} cores and the hypervisor stole ${during.steal.toFixed(2)} cores on average${warn}`
+  );
+}
+
+/** cpuBusy() with a warning when something else is already using the machine. */
+export async function quietCheck(): Promise<number> {
+  const busy = await cpuBusy();
+  if (busy > 0.2) console.warn(`warning: ${(busy * 100).toFixed(0)}% of the CPU is busy before starting; numbers will be skewed`);
+  return busy;
+}
