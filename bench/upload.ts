@@ -218,8 +218,9 @@ cp 9 copies with copy_file_range, entirely inside the kernel; dd is a user-space
 The PUT's time runs from the request to the end of the answer (after the service's fsync and
 SHA-256); its CPU columns are the service's CPU time, split into user space and kernel, and
 this client's; "answer after last byte" is the time from the client handing its last byte to the
-socket to the answer (the service's fsync and bookkeeping, plus whatever it still had buffered). Service RSS is VmRSS sampled every 100 ms during the PUT; growth is the peak
-minus the value just before (MiB = 2^20 B).
+socket to the answer (the service's fsync and bookkeeping, plus whatever it still had buffered).
+Service RSS is VmRSS sampled every 100 ms during the PUT; growth is the peak minus the value just
+before (MiB = 2^20 B).
 
 ${markdownTable(rows)}
 

@@ -1,6 +1,6 @@
 // Where a benchmark ran: numbers from different machines are not comparable, so every
 // results section states the machine and date it was measured on.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 
 export interface MachineInfo {
@@ -61,19 +61,46 @@ function ownTicks(): number {
   return [11, 12, 13, 14].reduce((n, i) => n + Number(f[i]) * 10, 0);
 }
 
+/** CPU time of all kernel threads (children of kthreadd, pid 2), ms: disk writeback runs there. */
+function kernelThreadTicks(): number {
+  let sum = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (pid === '2' || f[1] === '2') sum += (Number(f[11]) + Number(f[12])) * 10;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sum;
+}
+
+export interface OtherLoad {
+  /** Other programs (everything but this benchmark, its children and kernel threads), in cores. */
+  others: number;
+  /** Kernel threads: mostly writeback of what the benchmark itself wrote. */
+  kernel: number;
+  /** CPU time the hypervisor took away. */
+  steal: number;
+}
+
 /**
- * Starts measuring the CPU used by everything but this benchmark (other programs, and kernel
- * threads such as disk writeback); the returned function gives the average in cores. Call it
- * once every child has exited, so their time is in ownTicks().
+ * Starts measuring the CPU used by everything but this benchmark; the returned function gives
+ * averages in cores. Call it once every child has exited, so that their time is in ownTicks().
  */
-export function otherLoadMeter(): () => { others: number; steal: number } {
+export function otherLoadMeter(): () => OtherLoad {
   const m0 = cpuTicks();
   const own0 = ownTicks();
+  const k0 = kernelThreadTicks();
   const t0 = performance.now();
   return () => {
     const m = cpuTicks();
     const ms = performance.now() - t0;
-    return { others: Math.max(0, (m.busy - m0.busy - (ownTicks() - own0)) / ms), steal: (m.steal - m0.steal) / ms };
+    // Clamped: kernel workers that exit meanwhile take their time with them.
+    const kernel = Math.max(0, (kernelThreadTicks() - k0) / ms);
+    const others = Math.max(0, (m.busy - m0.busy - (ownTicks() - own0)) / ms - kernel);
+    return { others, kernel, steal: (m.steal - m0.steal) / ms };
   };
 }
 
@@ -86,11 +113,12 @@ export async function cpuBusy(ms = 1000): Promise<number> {
 }
 
 /** Text for the results: how quiet the machine was before and during a run. */
-export function loadNote(before: number, during: { others: number; steal: number }): string {
-  const warn = during.others + during.steal > 0.25 ? ' (**not quiet: rerun for trustworthy numbers**)' : '';
+export function loadNote(before: number, during: OtherLoad): string {
+  const warn = during.others + during.steal > 0.2 ? ' (**not quiet: rerun for trustworthy numbers**)' : '';
   return (
-    `- Other load: ${(before * 100).toFixed(0)}% of all cores busy in the second before the run; during it, other ` +
-    `processes and kernel threads used ${during.others.toFixed(2)} cores and the hypervisor stole ${during.steal.toFixed(2)} cores on average${warn}`
+    `- Other load: ${(before * 100).toFixed(0)}% of all cores busy in the second before the run; during it, on average, ` +
+    `other programs used ${during.others.toFixed(2)} cores, kernel threads (writeback) ${during.kernel.toFixed(2)}, ` +
+    `hypervisor steal ${during.steal.toFixed(2)}${warn}`
   );
 }
 
