@@ -10,7 +10,6 @@ import { slugOfUploadKey } from './domain/jobs.js';
 import { ApiError } from './http/api-error.js';
 import { makeAuthenticate } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';
-import { redactUrl } from './http/log-redaction.js';
 import type { UrlSigner } from './http/signing.js';
 import { jobActionRoutes } from './routes/job-actions.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -89,4 +88,3 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   return app;
 }
 
-export { redactUrl };

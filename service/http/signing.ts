@@ -1,8 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** Query parameters that carry the signature; they are stripped from logged URLs. */
-export const SIGNATURE_PARAMS = ['exp', 'sig'] as const;
-
 export type SignedMethod = 'GET' | 'PUT';
 
 export interface SignedFields {

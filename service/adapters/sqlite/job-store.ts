@@ -52,12 +52,11 @@ export class SqliteJobStore implements JobStore {
     totalByStatus: Statement<[string, string], { n: number }>;
   };
 
-  private readonly rawTx: <T>(fn: () => T) => T;
+  private readonly readPage: (workspaceId: string, opts: ListOptions) => { rows: DocRow[]; total: number };
 
   constructor(handle: SqliteHandle) {
     this.db = handle.db;
     const raw: Database = handle.raw;
-    this.rawTx = <T>(fn: () => T): T => raw.transaction(fn)();
     this.q = {
       get: raw.prepare('select doc, internal from jobs where id = ? and workspace_id = ?'),
       getById: raw.prepare('select doc, internal from jobs where id = ?'),
@@ -66,6 +65,16 @@ export class SqliteJobStore implements JobStore {
       total: raw.prepare('select sum(n) as n from job_counts where workspace_id = ?'),
       totalByStatus: raw.prepare('select n from job_counts where workspace_id = ? and status = ?'),
     };
+    // One read transaction, so the page and the total agree; built once, not per call.
+    this.readPage = raw.transaction((workspaceId: string, opts: ListOptions) => {
+      const offset = (opts.page - 1) * opts.pageSize;
+      return opts.status
+        ? {
+            rows: this.q.pageByStatus.all(workspaceId, opts.status, opts.pageSize, offset),
+            total: this.q.totalByStatus.get(workspaceId, opts.status)?.n ?? 0,
+          }
+        : { rows: this.q.page.all(workspaceId, opts.pageSize, offset), total: this.q.total.get(workspaceId)?.n ?? 0 };
+    });
   }
 
   /** Keeps job_counts in step; runs inside the caller's transaction. */
@@ -155,16 +164,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   async list(workspaceId: string, opts: ListOptions): Promise<{ records: JobRecord[]; total: number }> {
-    const offset = (opts.page - 1) * opts.pageSize;
-    // One read transaction, so the page and the total agree.
-    const read = this.rawTx(() =>
-      opts.status
-        ? {
-            rows: this.q.pageByStatus.all(workspaceId, opts.status, opts.pageSize, offset),
-            total: this.q.totalByStatus.get(workspaceId, opts.status)?.n ?? 0,
-          }
-        : { rows: this.q.page.all(workspaceId, opts.pageSize, offset), total: this.q.total.get(workspaceId)?.n ?? 0 },
-    );
+    const read = this.readPage(workspaceId, opts);
     return { records: read.rows.map(toRecord), total: Number(read.total) };
   }
 
