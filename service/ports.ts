@@ -50,6 +50,16 @@ export interface JobRecord {
   internal: JobInternal;
 }
 
+/**
+ * A job as the API serves it, still as stored text: `json` is the client-facing job without
+ * `previewUrl`, and `previewKey` the object to sign for it (null: none, or outputs deleted).
+ * Read paths splice the signed URL in instead of parsing and re-serialising every job.
+ */
+export interface StoredJobJson {
+  json: string;
+  previewKey: string | null;
+}
+
 export interface UploadRecord {
   slug: string;
   workspaceId: string;
@@ -91,6 +101,10 @@ export interface JobStore {
   getById(id: string): Promise<JobRecord | undefined>;
   /** Newest first, stable (creation order breaks ties). */
   list(workspaceId: string, opts: ListOptions): Promise<{ records: JobRecord[]; total: number }>;
+  /** `get` for serving: the stored client-facing JSON (see StoredJobJson). */
+  getJson(workspaceId: string, id: string): Promise<StoredJobJson | undefined>;
+  /** `list` for serving: the same page as `list`, as stored client-facing JSON. */
+  listJson(workspaceId: string, opts: ListOptions): Promise<{ items: StoredJobJson[]; total: number }>;
   /**
    * Compare-and-set: moves the job to `to` only if its status is one of `from`, applying the
    * patches in the same write. Returns the updated record, or undefined when the status did not match.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from '../../shared/api/job.js';
 import type { UploadPreflight } from '../../shared/api/upload.js';
-import type { JobRecord, ObjectStorage, UploadRecord } from '../ports.js';
+import type { JobRecord, ObjectStorage, StoredJobJson, UploadRecord } from '../ports.js';
 
 /** Where an upload's bytes live: one folder per workspace and slug. */
 export function uploadKey(workspaceId: string, slug: string, fileName: string): string {
@@ -63,11 +63,28 @@ export function newJobRecord(upload: UploadRecord & { size: number }, preflight:
   };
 }
 
+/** The preview object a client may be given a URL for: none once outputs are deleted. */
+export function servedPreviewKey(rec: JobRecord): string | null {
+  return rec.job.output?.isDeletedForClient ? null : (rec.internal.previewKey ?? null);
+}
+
+async function signPreview(key: string | null, storage: ObjectStorage, ttlSeconds: number): Promise<string | null> {
+  if (!key) return null;
+  return storage.presignGet(key, { expiresAt: new Date(Date.now() + ttlSeconds * 1000), fileName: key.split('/').pop()! });
+}
+
 /** The client-facing job: stored fields plus a freshly signed preview URL. */
 export async function presentJob(rec: JobRecord, storage: ObjectStorage, ttlSeconds: number): Promise<Job> {
-  const key = rec.job.output?.isDeletedForClient ? null : rec.internal.previewKey;
-  const previewUrl = key
-    ? await storage.presignGet(key, { expiresAt: new Date(Date.now() + ttlSeconds * 1000), fileName: key.split('/').pop()! })
-    : null;
-  return { ...rec.job, previewUrl };
+  return { ...rec.job, previewUrl: await signPreview(servedPreviewKey(rec), storage, ttlSeconds) };
+}
+
+/**
+ * presentJob on stored text: appends `previewUrl` to the stored JSON object, so serving a job
+ * costs no JSON parse or stringify (the hot path of GET /jobs and GET /jobs/{id}).
+ */
+export async function presentJobJson(stored: StoredJobJson, storage: ObjectStorage, ttlSeconds: number): Promise<string> {
+  const url = await signPreview(stored.previewKey, storage, ttlSeconds);
+  const json = stored.json.trimEnd();
+  if (!json.endsWith('}') || json === '{}') throw new Error('stored job JSON is not a non-empty object');
+  return `${json.slice(0, -1)},"previewUrl":${url === null ? 'null' : JSON.stringify(url)}}`;
 }

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Downloads } from '../../shared/api/downloads.js';
-import { Job, JobEnvelope } from '../../shared/api/job.js';
+import { Job, JobEnvelope, JobList } from '../../shared/api/job.js';
 import { JobProgressEnvelope, ProgressList } from '../../shared/api/progress.js';
 import type { JobStatus } from '../../shared/job-status.js';
 import { createJob, type Call } from '../helpers/flow.js';
@@ -111,6 +111,16 @@ describe('downloads', () => {
     const got = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
     expect(got.previewUrl).toMatch(/\/storage\//);
     expect((await fetch(got.previewUrl!)).status).toBe(200);
+    const listed = JobList.parse((await call('GET', '/jobs?pageSize=100')).body).jobs.find((j) => j.id === job.id);
+    expect(listed?.previewUrl).toMatch(/\/storage\//);
+    expect((await fetch(listed!.previewUrl!)).status).toBe(200);
+
+    // Once outputs are deleted for the client, no preview URL is handed out any more.
+    await svc.service.ports.jobs.update(job.id, { output: { isDeletedForClient: true, scheduledForDeletionAt: null } });
+    expect(JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data.previewUrl).toBeNull();
+    const after = JobList.parse((await call('GET', '/jobs?pageSize=100')).body).jobs.find((j) => j.id === job.id);
+    expect(after?.previewUrl).toBeNull();
+    expect(after?.output?.isDeletedForClient).toBe(true);
   });
 
   it('refuses tampered and expired download URLs with 403', async () => {

@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openSqlite, type SqliteHandle } from '../../service/adapters/sqlite/db.js';
 import { SqliteJobStore } from '../../service/adapters/sqlite/job-store.js';
+import { SqliteKeyStore } from '../../service/adapters/sqlite/key-store.js';
 import { SqliteTaskQueue } from '../../service/adapters/sqlite/task-queue.js';
 import { startTestService } from '../helpers/service.js';
 import { jobStoreConformance } from './job-store.js';
+import { keyStoreConformance } from './key-store.js';
 import { objectStorageConformance } from './object-storage.js';
 import { taskQueueConformance } from './task-queue.js';
 
@@ -15,6 +17,7 @@ async function sqliteHarness<T>(make: (db: SqliteHandle) => T) {
   const file = path.join(dir, 'db.sqlite');
   let db = await openSqlite(file);
   return {
+    file,
     value: make(db),
     reopen: async () => {
       await db.close();
@@ -36,6 +39,23 @@ taskQueueConformance('SQLite', async () => {
 jobStoreConformance('SQLite', async () => {
   const h = await sqliteHarness((db) => new SqliteJobStore(db));
   return { store: h.value, reopen: h.reopen, close: h.close };
+});
+
+keyStoreConformance('SQLite', async () => {
+  const h = await sqliteHarness((db) => new SqliteKeyStore(db));
+  const others: SqliteHandle[] = [];
+  return {
+    store: h.value,
+    other: async () => {
+      const db = await openSqlite(h.file);
+      others.push(db);
+      return new SqliteKeyStore(db);
+    },
+    close: async () => {
+      for (const db of others) await db.close();
+      await h.close();
+    },
+  };
 });
 
 objectStorageConformance('filesystem (served by the reference service)', async () => {

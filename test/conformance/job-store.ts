@@ -70,6 +70,27 @@ export function jobStoreConformance(name: string, open: () => Promise<StoreHarne
       expect(filtered.records[0]?.job.id).toBe(ids[0]);
     }));
 
+    it('serves the same jobs as stored JSON, with the preview key only while outputs exist', withStore(async ({ store }) => {
+      const ws = randomUUID();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await addJob(store, ws)).job.id);
+      await store.transition(ids[0]!, ['created'], 'validating');
+      await store.update(ids[1]!, {}, { previewKey: 'outputs/x/preview.png' });
+
+      const page = await store.listJson(ws, { page: 1, pageSize: 2 });
+      const records = await store.list(ws, { page: 1, pageSize: 2 });
+      expect(page.total).toBe(3);
+      expect(page.items.map((i) => JSON.parse(i.json) as unknown)).toEqual(records.records.map((r) => r.job));
+      expect(page.items.map((i) => i.previewKey)).toEqual([null, 'outputs/x/preview.png']);
+      expect((await store.listJson(ws, { page: 1, pageSize: 10, status: 'validating' })).items.map((i) => (JSON.parse(i.json) as { id: string }).id)).toEqual([ids[0]]);
+
+      const one = await store.getJson(ws, ids[1]!);
+      expect(JSON.parse(one!.json)).toEqual((await store.get(ws, ids[1]!))!.job);
+      expect(await store.getJson(randomUUID(), ids[1]!)).toBeUndefined();
+      await store.update(ids[1]!, { output: { isDeletedForClient: true, scheduledForDeletionAt: null } });
+      expect((await store.getJson(ws, ids[1]!))?.previewKey).toBeNull();
+    }));
+
     it('moves a job only from an expected status, and lets one of racing writers win', withStore(async ({ store }) => {
       const rec = await addJob(store, randomUUID());
       expect(await store.transition(rec.job.id, ['validated'], 'booting')).toBeUndefined();

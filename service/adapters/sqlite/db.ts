@@ -37,6 +37,8 @@ export interface DB {
     updated_at: string;
     doc: string;
     internal: string;
+    /** The preview object to sign when serving the job; null when there is none or outputs are deleted. */
+    preview_key: string | null;
   };
   job_counts: { workspace_id: string; status: string; n: number };
   job_progress: { job_id: string; workspace_id: string; doc: string; updated_at: string };
@@ -54,6 +56,25 @@ export interface DB {
     last_error: string | null;
     created_at: string;
     updated_at: string;
+  };
+  /** One webhook endpoint per workspace (004_webhooks). */
+  webhooks: { workspace_id: string; url: string; secret: string; created_at: string; updated_at: string };
+  /** Outbox of webhook deliveries, one per event id (004_webhooks). Times in epoch ms. */
+  webhook_deliveries: {
+    seq: Generated<number>;
+    id: string;
+    workspace_id: string;
+    job_id: string;
+    event: string;
+    payload: string;
+    state: string;
+    attempts: number;
+    next_attempt_at: number | null;
+    last_status: number | null;
+    last_error: string | null;
+    created_at: string;
+    updated_at: string;
+    delivered_at: string | null;
   };
 }
 
@@ -151,6 +172,47 @@ const migrations: Record<string, Migration> = {
         .addPrimaryKeyConstraint('job_counts_pk', ['workspace_id', 'status'])
         .execute();
       await sql`insert into job_counts (workspace_id, status, n) select workspace_id, status, count(*) from jobs group by workspace_id, status`.execute(db);
+    },
+  },
+  '003_job_preview_key': {
+    // Reads serve the stored job JSON as is and only splice in a signed preview URL: the key to
+    // sign lives in a column, so serving never parses the job or its internal state.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').addColumn('preview_key', 'text').execute();
+      await sql`update jobs set preview_key = json_extract(internal, '$.previewKey')
+        where json_extract(doc, '$.output.isDeletedForClient') is not 1`.execute(db);
+    },
+  },
+  '004_webhooks': {
+    // Webhook endpoints and a durable delivery outbox: pending deliveries survive restarts.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhooks')
+        .addColumn('workspace_id', 'text', (c) => c.primaryKey())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('secret', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('workspace_id', 'text', (c) => c.notNull())
+        .addColumn('job_id', 'text', (c) => c.notNull())
+        .addColumn('event', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'integer')
+        .addColumn('last_status', 'integer')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('delivered_at', 'text')
+        .execute();
+      await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at', 'seq']).execute();
+      await db.schema.createIndex('webhook_deliveries_job').on('webhook_deliveries').columns(['job_id', 'seq']).execute();
     },
   },
 };

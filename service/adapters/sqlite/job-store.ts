@@ -8,11 +8,13 @@ import {
   type JobRecord,
   type JobStore,
   type ListOptions,
+  type StoredJobJson,
   type UploadRecord,
 } from '../../ports.js';
 import type { Database, Statement } from 'better-sqlite3';
 import type { DB, SqliteHandle } from './db.js';
 import { emptyProgress } from '../../domain/progress.js';
+import { servedPreviewKey } from '../../domain/jobs.js';
 
 type JobRow = DB['jobs'];
 
@@ -39,6 +41,33 @@ function toUpload(r: DB['uploads']): UploadRecord {
 
 /** Job store on SQLite: indexed columns for lookups and listing, the job itself as JSON. */
 type DocRow = Pick<JobRow, 'doc' | 'internal'>;
+type JsonRow = { doc: string; preview_key: string | null };
+type PageReader<R> = (workspaceId: string, opts: ListOptions) => { rows: R[]; total: number };
+
+/** Prepares the page queries for `columns`, run in one read transaction so page and total agree. */
+function pageReader<R>(raw: Database, columns: string): PageReader<R> {
+  const page: Statement<[string, number, number], R> = raw.prepare(
+    `select ${columns} from jobs where workspace_id = ? order by seq desc limit ? offset ?`,
+  );
+  const pageByStatus: Statement<[string, string, number, number], R> = raw.prepare(
+    `select ${columns} from jobs where workspace_id = ? and status = ? order by seq desc limit ? offset ?`,
+  );
+  const total: Statement<[string], { n: number | null }> = raw.prepare('select sum(n) as n from job_counts where workspace_id = ?');
+  const totalByStatus: Statement<[string, string], { n: number }> = raw.prepare(
+    'select n from job_counts where workspace_id = ? and status = ?',
+  );
+  return raw.transaction((workspaceId: string, opts: ListOptions) => {
+    const offset = (opts.page - 1) * opts.pageSize;
+    return opts.status
+      ? {
+          rows: pageByStatus.all(workspaceId, opts.status, opts.pageSize, offset),
+          total: totalByStatus.get(workspaceId, opts.status)?.n ?? 0,
+        }
+      : { rows: page.all(workspaceId, opts.pageSize, offset), total: total.get(workspaceId)?.n ?? 0 };
+  });
+}
+
+const toJson = (r: JsonRow): StoredJobJson => ({ json: r.doc, previewKey: r.preview_key });
 
 export class SqliteJobStore implements JobStore {
   private readonly db: Kysely<DB>;
@@ -46,13 +75,10 @@ export class SqliteJobStore implements JobStore {
   private readonly q: {
     get: Statement<[string, string], DocRow>;
     getById: Statement<[string], DocRow>;
-    page: Statement<[string, number, number], DocRow>;
-    pageByStatus: Statement<[string, string, number, number], DocRow>;
-    total: Statement<[string], { n: number | null }>;
-    totalByStatus: Statement<[string, string], { n: number }>;
+    getJson: Statement<[string, string], JsonRow>;
   };
-
-  private readonly readPage: (workspaceId: string, opts: ListOptions) => { rows: DocRow[]; total: number };
+  private readonly readPage: PageReader<DocRow>;
+  private readonly readJsonPage: PageReader<JsonRow>;
 
   constructor(handle: SqliteHandle) {
     this.db = handle.db;
@@ -60,21 +86,11 @@ export class SqliteJobStore implements JobStore {
     this.q = {
       get: raw.prepare('select doc, internal from jobs where id = ? and workspace_id = ?'),
       getById: raw.prepare('select doc, internal from jobs where id = ?'),
-      page: raw.prepare('select doc, internal from jobs where workspace_id = ? order by seq desc limit ? offset ?'),
-      pageByStatus: raw.prepare('select doc, internal from jobs where workspace_id = ? and status = ? order by seq desc limit ? offset ?'),
-      total: raw.prepare('select sum(n) as n from job_counts where workspace_id = ?'),
-      totalByStatus: raw.prepare('select n from job_counts where workspace_id = ? and status = ?'),
+      getJson: raw.prepare('select doc, preview_key from jobs where id = ? and workspace_id = ?'),
     };
-    // One read transaction, so the page and the total agree; built once, not per call.
-    this.readPage = raw.transaction((workspaceId: string, opts: ListOptions) => {
-      const offset = (opts.page - 1) * opts.pageSize;
-      return opts.status
-        ? {
-            rows: this.q.pageByStatus.all(workspaceId, opts.status, opts.pageSize, offset),
-            total: this.q.totalByStatus.get(workspaceId, opts.status)?.n ?? 0,
-          }
-        : { rows: this.q.page.all(workspaceId, opts.pageSize, offset), total: this.q.total.get(workspaceId)?.n ?? 0 };
-    });
+    this.readPage = pageReader<DocRow>(raw, 'doc, internal');
+    // Serving never needs `internal`, which grows with every output of a finished job.
+    this.readJsonPage = pageReader<JsonRow>(raw, 'doc, preview_key');
   }
 
   /** Keeps job_counts in step; runs inside the caller's transaction. */
@@ -147,6 +163,7 @@ export class SqliteJobStore implements JobStore {
           updated_at: rec.job.updatedAt,
           doc: JSON.stringify(rec.job),
           internal: JSON.stringify(rec.internal),
+          preview_key: servedPreviewKey(rec),
         })
         .execute();
       await this.count(trx, rec.job.workspaceId, rec.job.status, 1);
@@ -166,6 +183,16 @@ export class SqliteJobStore implements JobStore {
   async list(workspaceId: string, opts: ListOptions): Promise<{ records: JobRecord[]; total: number }> {
     const read = this.readPage(workspaceId, opts);
     return { records: read.rows.map(toRecord), total: Number(read.total) };
+  }
+
+  async getJson(workspaceId: string, id: string): Promise<StoredJobJson | undefined> {
+    const r = this.q.getJson.get(id, workspaceId);
+    return r && toJson(r);
+  }
+
+  async listJson(workspaceId: string, opts: ListOptions): Promise<{ items: StoredJobJson[]; total: number }> {
+    const read = this.readJsonPage(workspaceId, opts);
+    return { items: read.rows.map(toJson), total: Number(read.total) };
   }
 
   async transition(
@@ -209,6 +236,7 @@ export class SqliteJobStore implements JobStore {
           updated_at: updatedAt,
           doc: JSON.stringify(next.job),
           internal: JSON.stringify(next.internal),
+          preview_key: servedPreviewKey(next),
         })
         .where('id', '=', id)
         .execute();
