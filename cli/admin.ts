@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { createApiKey } from '../service/domain/api-keys.js';
 import { openKeyStore } from '../service/local-stack.js';
 import { defaultDataDir } from './options.js';
+import { registerWebhookCommands } from './webhook-commands.js';
 
 async function withKeys<T>(dataDir: string, fn: (keys: Awaited<ReturnType<typeof openKeyStore>>['keys']) => Promise<T>): Promise<T> {
   const store = await openKeyStore(dataDir);
@@ -63,4 +64,6 @@ export function registerAdminCommands(program: Command): void {
       if (!ok) throw new Error(`no active key with id ${id}: see renderbridge admin list-keys`);
       console.log(`Revoked key ${id}.`);
     });
+
+  registerWebhookCommands(admin);
 }

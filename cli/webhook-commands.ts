@@ -1,0 +1,75 @@
+// `renderbridge admin set-webhook` and `admin remove-webhook`: one onRenderComplete endpoint per
+// workspace, stored in the service's SQLite database (a running service picks changes up at its
+// next delivery attempt).
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { openSqlite } from '../service/adapters/sqlite/db.js';
+import { openWebhookStore, type SqliteWebhookStore } from '../service/adapters/sqlite/webhook-store.js';
+import { generateWebhookSecret, SIGNATURE_HEADER } from '../service/webhooks/signing.js';
+import { defaultDataDir } from './options.js';
+
+/** Accepts absolute http(s) URLs only; returns the normalised URL. Bad ones are usage errors (exit 2). */
+export function parseWebhookUrl(v: string): string {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new InvalidArgumentError(`not a URL: ${v}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidArgumentError(`webhook URL must be http or https, got ${u.protocol}`);
+  if (u.username || u.password) throw new InvalidArgumentError('webhook URL must not carry a user name or password: the signature authenticates deliveries');
+  return u.toString();
+}
+
+/** Opens the webhook store of a data folder (same database file as the service's local stack). */
+async function withWebhooks<T>(dataDir: string, workspace: string, fn: (store: SqliteWebhookStore, workspaceId: string) => Promise<T>): Promise<T> {
+  const dir = path.resolve(dataDir);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const sqlite = await openSqlite(path.join(dir, 'renderbridge.sqlite'));
+  try {
+    const store = openWebhookStore(sqlite);
+    const workspaceId = await store.workspaceId(workspace);
+    if (!workspaceId) throw new Error(`no workspace named "${workspace}": create it with renderbridge admin create-key --workspace ${workspace}`);
+    return await fn(store, workspaceId);
+  } finally {
+    await sqlite.close();
+  }
+}
+
+export function registerWebhookCommands(admin: Command): void {
+  admin
+    .command('set-webhook')
+    .description('Send onRenderComplete events of a workspace to a URL; prints the signing secret once, on the last line')
+    .requiredOption('--workspace <name>', 'workspace whose events are sent')
+    .requiredOption('--url <url>', 'http(s) endpoint receiving signed JSON POSTs', parseWebhookUrl)
+    .option('--keep-secret', 'when replacing a webhook, keep its signing secret (default: a new secret)')
+    .option('--data-dir <dir>', 'service data folder', defaultDataDir())
+    .action(async (o: { workspace: string; url: string; keepSecret?: boolean; dataDir: string }) => {
+      const { secret, kept } = await withWebhooks(o.dataDir, o.workspace, async (store, workspaceId) => {
+        const old = o.keepSecret ? await store.getWebhook(workspaceId) : undefined;
+        const secret = old?.secret ?? generateWebhookSecret();
+        await store.setWebhook(workspaceId, { url: o.url, secret });
+        return { secret, kept: old !== undefined };
+      });
+      console.error(`Webhook of workspace "${o.workspace}" set to ${new URL(o.url).origin}/… (event onRenderComplete).`);
+      if (kept) {
+        console.error('The signing secret was kept.');
+        return;
+      }
+      console.error(`Deliveries carry ${SIGNATURE_HEADER}: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>.`);
+      console.error('Store the signing secret in a secrets manager now: it is shown only this once.');
+      process.stdout.write(`${secret}\n`);
+    });
+
+  admin
+    .command('remove-webhook')
+    .description('Stop sending events of a workspace; deliveries not yet made are dropped')
+    .requiredOption('--workspace <name>', 'workspace whose webhook is removed')
+    .option('--data-dir <dir>', 'service data folder', defaultDataDir())
+    .action(async (o: { workspace: string; dataDir: string }) => {
+      const removed = await withWebhooks(o.dataDir, o.workspace, (store, workspaceId) => store.removeWebhook(workspaceId));
+      if (!removed) throw new Error(`workspace "${o.workspace}" has no webhook`);
+      console.log(`Removed the webhook of workspace "${o.workspace}".`);
+    });
+}

@@ -1,0 +1,212 @@
+// The only module that starts ffmpeg and ffprobe. Processes get an argument array (no shell, so
+// no quoting of user file names), are killed when the AbortSignal fires, and failures carry the
+// tail of stderr, which is where ffmpeg says what went wrong.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rename, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export interface FfmpegRunOptions {
+  /** Kills the process (SIGKILL) and rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Executables. Defaults: 'ffmpeg' and 'ffprobe' from PATH. */
+  ffmpegPath?: string;
+  ffprobePath?: string;
+}
+
+export class FfmpegError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number | null,
+    /** Last few KiB of stderr. */
+    readonly stderrTail: string,
+  ) {
+    super(stderrTail ? `${message}: ${stderrTail.trim().split('\n').slice(-5).join(' | ')}` : message);
+    this.name = 'FfmpegError';
+  }
+}
+
+const TAIL_BYTES = 4096;
+const MAX_STDOUT = 4 * 1024 * 1024;
+
+/** Runs one process to completion; resolves with stdout (used for ffprobe's JSON). */
+function run(cmd: string, args: string[], signal: AbortSignal | undefined): Promise<string> {
+  return new Promise((resolve, reject) => {
+    signal?.throwIfAborted();
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let tail = '';
+    let out = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      tail = (tail + d).slice(-TAIL_BYTES);
+    });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      if (out.length < MAX_STDOUT) out += d;
+    });
+    const onAbort = () => child.kill('SIGKILL');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      signal?.removeEventListener('abort', onAbort);
+      reject(
+        err.code === 'ENOENT'
+          ? new FfmpegError(`${cmd} not found: install ffmpeg (Debian: apt-get install ffmpeg)`, null, '')
+          : err,
+      );
+    });
+    child.on('close', (code, sig) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (signal?.aborted) return reject(signal.reason);
+      if (code === 0) return resolve(out);
+      reject(new FfmpegError(`${path.basename(cmd)} ${sig ? `killed by ${sig}` : `exited with ${code}`}`, code, tail));
+    });
+  });
+}
+
+/** fps / fpsBase as an exact rational for ffmpeg: 24 / 1.001 -> "24000/1001". */
+export function frameRate(fps: number, fpsBase = 1): string {
+  if (!(fps > 0) || !(fpsBase > 0)) throw new RangeError(`invalid frame rate ${fps}/${fpsBase}`);
+  let num = fps;
+  let den = fpsBase;
+  // Scale both until whole (Blender's fps_base is a float such as 1.001).
+  for (let i = 0; i < 6 && (!Number.isInteger(num) || !Number.isInteger(den)); i++) {
+    num *= 10;
+    den *= 10;
+  }
+  num = Math.round(num);
+  den = Math.round(den);
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const g = gcd(num, den);
+  return den / g === 1 ? `${num / g}` : `${num / g}/${den / g}`;
+}
+
+export interface EncodeMp4Options extends FfmpegRunOptions {
+  /**
+   * The frames: either a printf pattern (`/dir/f_%04d.png`, numbered from `startNumber`) or an
+   * ordered list of files of one extension. A list may have gaps (missing frame numbers): its
+   * frames play one after another.
+   */
+  framePattern?: string;
+  /** First number of `framePattern`. Default 1 (as for ffmpeg's image2 demuxer, it must exist). */
+  startNumber?: number;
+  frames?: readonly string[];
+  /** Blender's fps and fps_base: the video plays at fps / fpsBase. fpsBase defaults to 1. */
+  fps: number;
+  fpsBase?: number;
+  /** Output .mp4 path; written under a temporary name and renamed when complete. */
+  out: string;
+  /** x264 constant rate factor (lower is better). Default 18 (visually near lossless). */
+  crf?: number;
+  /** x264 preset. Default 'medium'. */
+  preset?: string;
+  /** Where the numbered links of a frame list go. Default: the OS temp folder. */
+  tmpDir?: string;
+}
+
+/** Encodes frames to H.264/yuv420p MP4, padding odd sizes to even (x264 refuses odd ones). */
+export async function encodeMp4(o: EncodeMp4Options): Promise<void> {
+  if ((o.framePattern === undefined) === (o.frames === undefined)) throw new TypeError('encodeMp4 needs exactly one of framePattern or frames');
+  const rate = frameRate(o.fps, o.fpsBase ?? 1);
+  let linkDir: string | undefined;
+  let pattern = o.framePattern;
+  let start = o.startNumber ?? 1;
+  try {
+    if (o.frames) {
+      if (o.frames.length === 0) throw new TypeError('encodeMp4: empty frame list');
+      const ext = path.extname(o.frames[0]!).toLowerCase();
+      if (o.frames.some((f) => path.extname(f).toLowerCase() !== ext)) throw new TypeError('encodeMp4: frames must share one file type');
+      // Sequentially numbered symlinks turn any list (gaps, odd names) into one image2 sequence.
+      linkDir = await mkdtemp(path.join(o.tmpDir ?? tmpdir(), 'rb-mp4-'));
+      for (const [i, f] of o.frames.entries()) {
+        o.signal?.throwIfAborted();
+        await symlink(path.resolve(f), path.join(linkDir, `${String(i + 1).padStart(8, '0')}${ext}`));
+      }
+      pattern = path.join(linkDir, `%08d${ext}`);
+      start = 1;
+    }
+    const part = `${o.out}.part`;
+    const args = [
+      '-hide_banner', '-nostdin', '-loglevel', 'error', '-y',
+      '-framerate', rate, '-start_number', String(start), '-i', pattern!,
+      '-vf', 'pad=ceil(iw/2)*2:ceil(ih/2)*2',
+      '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-preset', o.preset ?? 'medium', '-crf', String(o.crf ?? 18),
+      '-r', rate, '-movflags', '+faststart', '-f', 'mp4', part,
+    ];
+    try {
+      await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal);
+      await rename(part, o.out);
+    } finally {
+      await rm(part, { force: true });
+    }
+  } finally {
+    if (linkDir) await rm(linkDir, { recursive: true, force: true });
+  }
+}
+
+export interface PreviewOptions extends FfmpegRunOptions {
+  /** An image (PNG, JPEG, EXR, ...) or a video, whose first frame is used. */
+  input: string;
+  /** Output path; .jpg/.jpeg gives JPEG, .png gives PNG. */
+  out: string;
+  /** Widest the preview may be; smaller images are not enlarged. Default 320. */
+  maxWidth?: number;
+}
+
+/** A small preview image, keeping the aspect ratio. */
+export async function makePreview(o: PreviewOptions): Promise<void> {
+  const maxWidth = o.maxWidth ?? 320;
+  const jpeg = /\.jpe?g$/i.test(o.out);
+  const args = [
+    '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-i', o.input, '-frames:v', '1',
+    '-vf', `scale='min(${maxWidth},iw)':-1`,
+    ...(jpeg ? ['-q:v', '4', '-pix_fmt', 'yuvj420p'] : []),
+    '-update', '1', o.out,
+  ];
+  await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal);
+}
+
+export interface ProbeResult {
+  codec: string;
+  pixFmt: string | null;
+  width: number;
+  height: number;
+  /** Frames per second (from the stream's frame rate), e.g. 23.976. */
+  fps: number | null;
+  /** The same as ffmpeg's rational, e.g. "24000/1001". */
+  frameRate: string | null;
+  /** Counted by decoding when `countFrames`, otherwise from the container (null if unknown). */
+  frames: number | null;
+  durationSeconds: number | null;
+}
+
+interface FfprobeJson {
+  streams?: Array<Record<string, string | number | undefined>>;
+  format?: { duration?: string };
+}
+
+/** The first video stream of a file, through `ffprobe -of json`. */
+export async function probe(file: string, o: FfmpegRunOptions & { countFrames?: boolean } = {}): Promise<ProbeResult> {
+  const args = [
+    '-v', 'error', '-select_streams', 'v:0', ...(o.countFrames ? ['-count_frames'] : []),
+    '-show_entries', 'stream=codec_name,pix_fmt,width,height,r_frame_rate,avg_frame_rate,nb_frames,nb_read_frames:format=duration',
+    '-of', 'json', file,
+  ];
+  const json = JSON.parse(await run(o.ffprobePath ?? 'ffprobe', args, o.signal)) as FfprobeJson;
+  const s = json.streams?.[0];
+  if (!s) throw new FfmpegError(`ffprobe found no video stream in ${file}`, 0, '');
+  const num = (v: unknown) => (v === undefined || v === 'N/A' || v === '' || !Number.isFinite(Number(v)) ? null : Number(v));
+  const rate = typeof s.avg_frame_rate === 'string' && s.avg_frame_rate !== '0/0' ? s.avg_frame_rate : typeof s.r_frame_rate === 'string' ? s.r_frame_rate : null;
+  let fps: number | null = null;
+  if (rate) {
+    const [n, d] = rate.split('/').map(Number);
+    fps = n !== undefined && d ? n / d : (n ?? null);
+  }
+  return {
+    codec: String(s.codec_name ?? 'unknown'),
+    pixFmt: typeof s.pix_fmt === 'string' ? s.pix_fmt : null,
+    width: Number(s.width ?? 0),
+    height: Number(s.height ?? 0),
+    fps,
+    frameRate: rate,
+    frames: num(s.nb_read_frames) ?? num(s.nb_frames),
+    durationSeconds: num(json.format?.duration),
+  };
+}

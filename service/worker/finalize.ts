@@ -1,0 +1,251 @@
+// Packages a rendered job: stores every output file, streams a ZIP of the frames and one of the
+// compositor outputs into storage, encodes an MP4 per camera view when asked, and makes a preview.
+//
+// Nothing is published by this module: it returns the outputs for the caller to record with the
+// job's move to `completed`. Until then the objects are invisible to clients, and on any failure
+// or abort they are deleted again, so a canceled job leaves nothing in storage. A retried finalize
+// first clears what an interrupted earlier attempt left under the job's prefix.
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { addAbortSignal } from 'node:stream';
+import type { JobInternal, ObjectStorage, OutputFile, VideoFile } from '../ports.js';
+import { encodeMp4, FfmpegError, makePreview, type FfmpegRunOptions } from './ffmpeg.js';
+import { jobOutputPrefix, relativeKey, safeRelativePath, safeSegment, uniqueName } from './output-keys.js';
+import { streamZip } from './zip.js';
+
+/** One file the render produced. */
+export interface ProducedFile {
+  /** Local path, absolute or relative to outputDir; must lie inside outputDir. */
+  path: string;
+  outputType: 'frame' | 'composite';
+  /** Stereo/multiview view suffix (e.g. 'L'); null for a single view. */
+  view: string | null;
+  /** Frame number; default: the last run of digits in the file name (0 when there is none). */
+  frame?: number;
+  /** Composite outputs: path below the compositor output root, kept as the ZIP entry. Default: the file name. */
+  relativePath?: string;
+  compositeNodeName?: string;
+}
+
+export interface FinalizeOptions {
+  jobId: string;
+  workspaceId: string;
+  /** The job's local output folder. */
+  outputDir: string;
+  files: readonly ProducedFile[];
+  storage: ObjectStorage;
+  /** Encode an MP4 per view from the PNG/JPEG frames. Default false. */
+  videoOutput?: boolean;
+  /** Blender's fps and fps_base (the video plays at fps / fpsBase). Needed for video; fpsBase defaults to 1. */
+  fps?: number;
+  fpsBase?: number;
+  /** Aborting deletes whatever was stored and rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Where the objects go. Default jobOutputPrefix(workspaceId, jobId). */
+  keyPrefix?: string;
+  /** Widest preview, in pixels. Default 320. */
+  previewMaxWidth?: number;
+  /** Files stored at once. Default 4. */
+  uploadConcurrency?: number;
+  /** Scratch folder for the MP4 and preview before upload. Default: the OS temp folder. */
+  workDir?: string;
+  /** ffmpeg/ffprobe executables (default: from PATH). */
+  ffmpeg?: Pick<FfmpegRunOptions, 'ffmpegPath' | 'ffprobePath'>;
+}
+
+export interface FinalizeResult {
+  outputs: NonNullable<JobInternal['outputs']>;
+  previewKey: string | null;
+  /** Problems that did not fail the job (e.g. an MP4 that would not encode); the frames are the product. */
+  warnings: string[];
+}
+
+const VIDEO_SOURCE = /\.(png|jpe?g)$/i;
+const PREVIEW_SOURCE = /\.(png|jpe?g|exr|tiff?|bmp|webp|tga|hdr)$/i;
+
+interface LocalFile extends ProducedFile {
+  abs: string;
+  fileName: string;
+  frame: number;
+}
+
+function frameNumber(fileName: string): number {
+  const m = /(\d+)(?!.*\d)/.exec(path.parse(fileName).name);
+  return m ? Number(m[1]) : 0;
+}
+
+function resolveInside(outputDir: string, p: string): string {
+  const abs = path.resolve(outputDir, p);
+  const rel = path.relative(outputDir, abs);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`output file outside the job's output folder: ${p}`);
+  return abs;
+}
+
+const byFrame = (a: LocalFile, b: LocalFile) =>
+  a.frame - b.frame || (a.view ?? '').localeCompare(b.view ?? '') || a.fileName.localeCompare(b.fileName);
+
+/**
+ * Runs `fn` over `items` with at most `n` at a time. After a failure no new item starts, and it
+ * rejects only once those in flight settled: cleanup must not race a write still finishing.
+ */
+async function pool<T, R>(items: readonly T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const worker = async () => {
+    while (!failure && next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await fn(items[i]!);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(n, items.length)) }, worker));
+  if (failure) throw failure.err;
+  return results;
+}
+
+export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResult> {
+  const { storage, signal } = o;
+  signal?.throwIfAborted();
+  const outputDir = path.resolve(o.outputDir);
+  const prefix = o.keyPrefix ?? jobOutputPrefix(o.workspaceId, o.jobId);
+  const local: LocalFile[] = o.files.map((f) => {
+    const abs = resolveInside(outputDir, f.path);
+    const fileName = path.basename(abs);
+    return { ...f, abs, fileName, frame: f.frame ?? frameNumber(fileName) };
+  });
+  const frames = local.filter((f) => f.outputType === 'frame').sort(byFrame);
+  const composites = local
+    .filter((f) => f.outputType === 'composite')
+    .map((f) => ({ ...f, relativePath: safeRelativePath(f.relativePath ?? f.fileName) }))
+    .sort((a, b) => a.relativePath.localeCompare(b.relativePath) || byFrame(a, b));
+  for (const f of local) {
+    const s = await stat(f.abs);
+    if (!s.isFile()) throw new Error(`output is not a file: ${f.path}`);
+  }
+
+  const workDir = await mkdtemp(path.join(o.workDir ?? tmpdir(), 'rb-finalize-'));
+  try {
+    await storage.deletePrefix(prefix); // leftovers of an interrupted attempt
+    const put = async (key: string, file: string) => {
+      signal?.throwIfAborted();
+      const body = createReadStream(file);
+      return storage.put(key, signal ? addAbortSignal(signal, body) : body);
+    };
+    const warnings: string[] = [];
+
+    const frameKeys = new Set<string>();
+    const frameOut = await pool(frames, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
+      const key = `${prefix}/frames/${uniqueName(safeSegment(f.fileName), frameKeys)}`;
+      const { size } = await put(key, f.abs);
+      return { key, fileName: f.fileName, view: f.view, outputType: 'frame', size };
+    });
+    const compositeKeys = new Set<string>();
+    const compositeOut = await pool(composites, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
+      const key = `${prefix}/composites/${uniqueName(relativeKey(f.relativePath), compositeKeys)}`;
+      const { size } = await put(key, f.abs);
+      return {
+        key,
+        fileName: f.fileName,
+        relativePath: f.relativePath,
+        view: f.view,
+        outputType: 'composite',
+        ...(f.compositeNodeName !== undefined ? { compositeNodeName: f.compositeNodeName } : {}),
+        size,
+      };
+    });
+
+    const zipTo = async (key: string, entries: { path: string; name: string }[]) => {
+      if (entries.length === 0) return null;
+      await streamZip(entries, (body) => storage.put(key, body), signal);
+      return key;
+    };
+    const frameNames = new Set<string>();
+    const framesZipKey = await zipTo(
+      `${prefix}/archives/${o.jobId}-frames.zip`,
+      frames.map((f) => ({ path: f.abs, name: uniqueName(f.fileName, frameNames) })),
+    );
+    const compositeNames = new Set<string>();
+    const compositesZipKey = await zipTo(
+      `${prefix}/archives/${o.jobId}-composites.zip`,
+      composites.map((f) => ({ path: f.abs, name: uniqueName(f.relativePath, compositeNames) })),
+    );
+
+    const videos = o.videoOutput ? await encodeVideos(o, prefix, frames, workDir, put, warnings) : [];
+    const previewKey = await preview(o, prefix, frames.length > 0 ? frames : composites, workDir, put, warnings);
+
+    signal?.throwIfAborted();
+    return {
+      outputs: { frames: frameOut, composites: compositeOut, framesZipKey, compositesZipKey, videos },
+      previewKey,
+      warnings,
+    };
+  } catch (err) {
+    // Whatever was stored would be orphaned: the job never records it.
+    await storage.deletePrefix(prefix).catch(() => undefined);
+    throw err;
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+type Put = (key: string, file: string) => Promise<unknown>;
+
+/** ffmpeg failures become warnings (the frames are still delivered); aborts propagate. */
+function softFail(err: unknown, signal: AbortSignal | undefined, warnings: string[], what: string): void {
+  if (signal?.aborted || !(err instanceof FfmpegError)) throw err;
+  warnings.push(`${what}: ${err.message}`);
+}
+
+async function encodeVideos(o: FinalizeOptions, prefix: string, frames: LocalFile[], workDir: string, put: Put, warnings: string[]): Promise<VideoFile[]> {
+  const fpsBase = o.fpsBase ?? 1;
+  const fps = o.fps && o.fps > 0 && fpsBase > 0 ? Math.max(1, Math.round(o.fps / fpsBase)) : null;
+  const views = new Map<string | null, LocalFile[]>();
+  for (const f of frames) if (VIDEO_SOURCE.test(f.fileName)) (views.get(f.view) ?? views.set(f.view, []).get(f.view)!).push(f);
+  if (views.size === 0 || !o.fps) {
+    warnings.push(!o.fps ? 'MP4 not made: no frame rate given' : 'MP4 not made: no PNG or JPEG frames');
+    return [{ format: 'mp4', label: null, key: null, fps, segment: null }];
+  }
+  const names = new Set<string>();
+  const out: VideoFile[] = [];
+  for (const [view, list] of views) {
+    // Frames of one view share one extension for ffmpeg's image sequence: take the common one.
+    const ext = path.extname(list[0]!.fileName).toLowerCase();
+    const same = list.filter((f) => path.extname(f.fileName).toLowerCase() === ext);
+    const segment = { start: same[0]!.frame, end: same[same.length - 1]!.frame };
+    const file = path.join(workDir, uniqueName(`${safeSegment(view === null ? o.jobId : `${o.jobId}-${view}`)}.mp4`, names));
+    let key: string | null = `${prefix}/video/${path.basename(file)}`;
+    try {
+      await encodeMp4({ frames: same.map((f) => f.abs), fps: o.fps, fpsBase, out: file, tmpDir: workDir, signal: o.signal, ...o.ffmpeg });
+      await put(key, file);
+    } catch (err) {
+      softFail(err, o.signal, warnings, `MP4${view === null ? '' : ` of view ${view}`} not made`);
+      key = null;
+    }
+    out.push({ format: 'mp4', label: view, key, fps, segment });
+  }
+  return out;
+}
+
+async function preview(o: FinalizeOptions, prefix: string, candidates: LocalFile[], workDir: string, put: Put, warnings: string[]): Promise<string | null> {
+  const images = candidates.filter((f) => PREVIEW_SOURCE.test(f.fileName));
+  const firstView = images[0]?.view ?? null;
+  const ofView = images.filter((f) => f.view === firstView);
+  const middle = ofView[Math.floor((ofView.length - 1) / 2)];
+  if (!middle) return null;
+  const file = path.join(workDir, 'preview.jpg');
+  try {
+    await makePreview({ input: middle.abs, out: file, maxWidth: o.previewMaxWidth ?? 320, signal: o.signal, ...o.ffmpeg });
+    const key = `${prefix}/preview.jpg`;
+    await put(key, file);
+    return key;
+  } catch (err) {
+    softFail(err, o.signal, warnings, 'preview not made');
+    return null;
+  }
+}

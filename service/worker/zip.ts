@@ -1,0 +1,59 @@
+// Streams ZIP archives (archiver 8) into a consumer such as ObjectStorage.put, so an archive of
+// any size is never held in memory or written to local disk first.
+import type { Readable } from 'node:stream';
+
+/** The part of archiver 8's ZipArchive used here (the package ships no type declarations). */
+interface ZipArchive extends Readable {
+  file(filepath: string, data: { name: string }): this;
+  finalize(): Promise<void>;
+  abort(): this;
+}
+type ZipArchiveClass = new (options: { store?: boolean; forceZip64?: boolean; highWaterMark?: number }) => ZipArchive;
+
+// A specifier held in a variable keeps the compiler from looking for declarations archiver lacks,
+// without an ambient `declare module` that another module could declare a second time.
+const ARCHIVER: string = 'archiver';
+
+async function zipArchiveClass(): Promise<ZipArchiveClass> {
+  const mod = (await import(ARCHIVER)) as { ZipArchive?: ZipArchiveClass };
+  if (typeof mod.ZipArchive !== 'function') throw new Error('archiver >= 8 is required (named export ZipArchive)');
+  return mod.ZipArchive;
+}
+
+export interface ZipEntry {
+  /** Local file to read. */
+  path: string;
+  /** Name inside the archive (`/`-separated, relative). */
+  name: string;
+}
+
+/**
+ * Writes a ZIP of `entries` into `sink` as it is produced. Entries are STORED (no compression:
+ * rendered PNG/JPEG/EXR frames are already compressed, and deflating them only costs CPU).
+ * A missing or unreadable file fails the archive instead of being skipped. `signal` aborts it:
+ * the stream given to `sink` then errors, so a storage write never completes.
+ */
+export async function streamZip<T>(entries: readonly ZipEntry[], sink: (body: Readable) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  signal?.throwIfAborted();
+  const ZipArchive = await zipArchiveClass();
+  const archive = new ZipArchive({ store: true });
+  const fail = (err: unknown) => {
+    archive.abort();
+    archive.destroy(err instanceof Error ? err : new Error(String(err)));
+  };
+  // archiver reports a file that vanished as a 'warning' and leaves it out: an incomplete
+  // archive must not be published, so it is an error here.
+  archive.on('warning', fail);
+  const onAbort = () => fail(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const written = sink(archive);
+    for (const e of entries) archive.file(e.path, { name: e.name });
+    const finalized = archive.finalize();
+    finalized.catch(() => undefined); // its failure also reaches `written` through the stream
+    const [result] = await Promise.all([written, finalized]);
+    return result;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
