@@ -1,0 +1,169 @@
+// Frame lists and render chunks. A job's frames come from the spec's `frameRanges` ("5", "1-10",
+// "1-20x2"); the worker renders them in chunks, each chunk being ONE Blender process started with
+// `-s START -e END -j STEP -a`. Starting Blender costs about 1.6 s, so chunks must be long enough
+// to amortise it, yet short enough that every render slot gets work and a crash loses little.
+
+/** One parsed range: `start..end` inclusive, every `step`-th frame. */
+export interface FrameRangeSpec {
+  start: number;
+  end: number;
+  step: number;
+}
+
+/** Frames one Blender process renders: `frames` is exactly `start, start+step, ..., end`. */
+export interface FrameChunk {
+  start: number;
+  end: number;
+  step: number;
+  frames: number[];
+}
+
+/** Blender's highest frame number (MAXFRAME), as in the FrameRange schema. */
+export const MAX_FRAME = 1_048_574;
+
+const RANGE_RE = /^\s*(\d{1,7})(?:\s*-\s*(\d{1,7})(?:\s*x\s*(\d{1,7}))?)?\s*$/;
+
+/** Parses one range; throws a RangeError naming the bad text (the API schema rejects these earlier). */
+export function parseFrameRange(text: string): FrameRangeSpec {
+  const m = RANGE_RE.exec(text);
+  if (!m) throw new RangeError(`bad frame range "${text}": use "N", "A-B" or "A-BxSTEP"`);
+  const start = Number(m[1]);
+  const end = m[2] === undefined ? start : Number(m[2]);
+  const step = m[3] === undefined ? 1 : Number(m[3]);
+  if (end < start || step < 1 || end > MAX_FRAME) {
+    throw new RangeError(`bad frame range "${text}": it must go upwards within 0-${MAX_FRAME}, step >= 1`);
+  }
+  return { start, end, step };
+}
+
+/**
+ * All frames of `ranges`, sorted and de-duplicated. `maxFrames` (default 1,048,575, one per
+ * possible frame) bounds the list so a request cannot make the worker allocate without limit.
+ */
+export function expandFrameRanges(ranges: readonly string[], maxFrames = MAX_FRAME + 1): number[] {
+  const set = new Set<number>();
+  for (const text of ranges) {
+    const { start, end, step } = parseFrameRange(text);
+    for (let f = start; f <= end; f += step) {
+      set.add(f);
+      if (set.size > maxFrames) throw new RangeError(`frame ranges select more than ${maxFrames} frames`);
+    }
+  }
+  return [...set].sort((a, b) => a - b);
+}
+
+/** Frames of the scene's own range (`renderFrameRange` [start, end] and `frameStep`), for jobs without `frameRanges`. */
+export function sceneFrames(renderFrameRange: readonly number[], frameStep = 1): number[] {
+  const [start, end] = renderFrameRange;
+  if (start === undefined || end === undefined) return [];
+  const from = Math.max(0, Math.trunc(start));
+  const to = Math.min(MAX_FRAME, Math.trunc(end));
+  if (to < from) return [];
+  return expandFrameRanges([`${from}-${to}x${Math.max(1, Math.trunc(frameStep))}`]);
+}
+
+/**
+ * Splits sorted, unique frames into maximal arithmetic runs (same step between neighbours), the
+ * unit Blender's `-s/-e/-j` can express. Greedy from the left: 1,2,3,5,7,9 gives 1-3 and 5-9x2.
+ */
+export function frameRuns(frames: readonly number[]): FrameChunk[] {
+  const runs: FrameChunk[] = [];
+  let i = 0;
+  while (i < frames.length) {
+    const first = frames[i] as number;
+    const second = frames[i + 1];
+    if (second === undefined) {
+      runs.push({ start: first, end: first, step: 1, frames: [first] });
+      break;
+    }
+    const step = second - first;
+    let j = i + 1;
+    while (j + 1 < frames.length && (frames[j + 1] as number) - (frames[j] as number) === step) j++;
+    runs.push(makeChunk(first, frames[j] as number, step));
+    i = j + 1;
+  }
+  return runs;
+}
+
+/** Renders `start..end` every `step` frames; `end` must be reachable from `start`. */
+function makeChunk(start: number, end: number, step: number): FrameChunk {
+  const frames: number[] = [];
+  for (let f = start; f <= end; f += step) frames.push(f);
+  return { start, end, step: start === end ? 1 : step, frames };
+}
+
+export interface ChunkOptions {
+  /** Blender processes that can run at once (render slots); at least 1. Default 1. */
+  slots?: number;
+  /**
+   * Smallest chunk worth a Blender start. Default 8: at ~1.6 s per start and frames of 1 s or
+   * more, startup stays under about 20% of a chunk's time. A run shorter than this is one chunk.
+   */
+  minChunk?: number;
+  /** Largest chunk, bounding the work a crash or a retry repeats and keeping slots balanced. Default 50. */
+  maxChunk?: number;
+}
+
+/**
+ * Splits frames into chunks, each a same-step run for one Blender process.
+ *
+ * Rule: target size = ceil(frames / slots), clamped to [minChunk, maxChunk]. With enough frames
+ * every slot gets at least one chunk (parallelism first); with few frames the chunks stay at
+ * minChunk (fewer processes, because a start costs more than the parallelism wins); on long
+ * jobs maxChunk keeps pieces small enough to rebalance and retry. Each run is then cut into
+ * ceil(length / size) near-equal pieces, so there are no tiny tail chunks.
+ */
+export function chunkFrames(frames: readonly number[], opts: ChunkOptions = {}): FrameChunk[] {
+  const slots = Math.max(1, Math.trunc(opts.slots ?? 1));
+  const minChunk = Math.max(1, Math.trunc(opts.minChunk ?? 8));
+  const maxChunk = Math.max(minChunk, Math.trunc(opts.maxChunk ?? 50));
+  const unique = [...new Set(frames)].sort((a, b) => a - b);
+  const size = Math.min(maxChunk, Math.max(minChunk, Math.ceil(unique.length / slots)));
+  const chunks: FrameChunk[] = [];
+  for (const run of frameRuns(unique)) {
+    const pieces = Math.ceil(run.frames.length / size);
+    const base = Math.floor(run.frames.length / pieces);
+    let extra = run.frames.length % pieces;
+    let at = 0;
+    for (let p = 0; p < pieces; p++) {
+      const len = base + (extra > 0 ? 1 : 0);
+      if (extra > 0) extra--;
+      const part = run.frames.slice(at, at + len);
+      at += len;
+      chunks.push(makeChunk(part[0] as number, part[part.length - 1] as number, run.step));
+    }
+  }
+  return chunks;
+}
+
+/**
+ * What is left of `chunk` once `doneFrames` are rendered, as chunks to run again (a retry renders
+ * only unfinished frames). Usually one chunk (the tail after the crash); several when done frames
+ * are not a prefix; empty when everything is done.
+ */
+export function remainingChunk(chunk: FrameChunk, doneFrames: Iterable<number>): FrameChunk[] {
+  const done = doneFrames instanceof Set ? (doneFrames as ReadonlySet<number>) : new Set(doneFrames);
+  const left = chunk.frames.filter((f) => !done.has(f));
+  const chunks: FrameChunk[] = [];
+  let i = 0;
+  // Consecutive leftovers (in chunk order) keep the chunk's step; a gap starts a new chunk.
+  while (i < left.length) {
+    let j = i;
+    while (j + 1 < left.length && (left[j + 1] as number) - (left[j] as number) === chunk.step) j++;
+    chunks.push(makeChunk(left[i] as number, left[j] as number, chunk.step));
+    i = j + 1;
+  }
+  return chunks;
+}
+
+/** Blender arguments rendering exactly this chunk (they must be the last arguments). */
+export function chunkArgs(chunk: FrameChunk): string[] {
+  return ['-s', String(chunk.start), '-e', String(chunk.end), '-j', String(chunk.step), '-a'];
+}
+
+/** Compact ranges for a frame list (e.g. finalConfig.frameRanges): [1,2,3,5,7,9] -> ["1-3", "5-9x2"]. */
+export function formatFrameRanges(frames: readonly number[]): string[] {
+  return frameRuns([...new Set(frames)].sort((a, b) => a - b)).map((r) =>
+    r.start === r.end ? `${r.start}` : r.step === 1 ? `${r.start}-${r.end}` : `${r.start}-${r.end}x${r.step}`,
+  );
+}

@@ -1,0 +1,152 @@
+// Choices inside an unpacked project: which .blend to render, and which bundled add-ons to
+// enable. The daemon's packer writes a manifest (PACK_MANIFEST_NAME at the archive root) naming
+// the scene file and the add-ons it bundled; projects zipped by hand have none. Pure.
+import { posix } from 'node:path';
+import { z } from 'zod';
+import { normaliseRelativePath, UnpackError } from './unpack-rules.js';
+
+/** The packer's manifest, at the root of the archive. */
+export const PACK_MANIFEST_NAME = 'renderbridge-manifest.json';
+
+/** A manifest bigger than this is not one the packer wrote. */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+const RelPath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .transform((p, ctx) => {
+    const n = normaliseRelativePath(p);
+    if (n === null) ctx.addIssue({ code: 'custom', message: `"${p}" is not a relative path inside the archive` });
+    return n ?? p;
+  });
+
+export const PackManifest = z.object({
+  version: z.literal(1),
+  /** The .blend to render, relative to the archive root. */
+  sceneFile: RelPath,
+  /** Bundled add-ons: `id` is the Python module name Blender enables; `path` its folder or .py file in the archive. */
+  addons: z
+    .array(z.object({ id: z.string().min(1).max(1024), name: z.string().max(1024), path: RelPath, addonType: z.string().max(64).optional() }))
+    .max(1000)
+    .default([]),
+});
+export type PackManifest = z.infer<typeof PackManifest>;
+
+/** Parses the manifest's text; a broken manifest is an UnpackError (the packer wrote it, so it must be valid). */
+export function parseManifest(text: string): PackManifest {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new UnpackError('ZIP_BAD_MANIFEST', `${PACK_MANIFEST_NAME} is not valid JSON.`);
+  }
+  const r = PackManifest.safeParse(json);
+  if (!r.success) {
+    throw new UnpackError('ZIP_BAD_MANIFEST', `${PACK_MANIFEST_NAME} does not match the expected shape.`, {
+      issues: r.error.issues.slice(0, 20).map((i) => `${i.path.join('.')}: ${i.message}`),
+    });
+  }
+  return r.data;
+}
+
+/** Scene files to choose from: `.blend` (not `.blend1` backups), none from macOS metadata (`__MACOSX/`, `._x`). */
+export function sceneFileCandidates(files: readonly string[]): string[] {
+  return files
+    .filter((f) => f.toLowerCase().endsWith('.blend'))
+    .filter((f) => !f.split('/').includes('__MACOSX') && !posix.basename(f).startsWith('._'))
+    .sort();
+}
+
+/**
+ * The scene file to render, as a path relative to the project root. Order: the client's
+ * `pathToFileForRender` (normalised; it must be one of the .blend files), then the manifest's
+ * `sceneFile`, then the only .blend. Several and none chosen, or none at all, is an error that
+ * lists the choices.
+ */
+export function pickSceneFile(
+  files: readonly string[],
+  validationConfig?: { pathToFileForRender?: string | undefined } | null,
+  manifest?: PackManifest | null,
+): string {
+  const choices = sceneFileCandidates(files);
+  const byKey = new Map(choices.map((c) => [c.normalize('NFC'), c]));
+  const requested = validationConfig?.pathToFileForRender;
+  if (requested !== undefined) {
+    const n = normaliseRelativePath(requested);
+    const hit = n === null ? undefined : byKey.get(n.normalize('NFC'));
+    if (!hit) {
+      throw new UnpackError('SCENE_FILE_NOT_FOUND', `pathToFileForRender "${requested}" is not a .blend file in the upload; choose one of: ${list(choices)}`, {
+        requested,
+        choices,
+      });
+    }
+    return hit;
+  }
+  const fromManifest = manifest ? byKey.get(manifest.sceneFile.normalize('NFC')) : undefined;
+  if (fromManifest) return fromManifest;
+  if (choices.length === 1) return choices[0] as string;
+  if (choices.length === 0) {
+    throw new UnpackError('SCENE_FILE_MISSING', 'The upload contains no .blend file.', { files: files.slice(0, 50), fileCount: files.length });
+  }
+  throw new UnpackError('SCENE_FILE_AMBIGUOUS', `The upload contains several .blend files; set validationConfig.pathToFileForRender to one of: ${list(choices)}`, { choices });
+}
+
+export interface ResolvedAddon {
+  /** Module name to enable. */
+  id: string;
+  name: string;
+  /** Path relative to the project root, `/`-separated. */
+  relativePath: string;
+  /** Absolute path inside the job folder (`root` joined with `relativePath`). */
+  path: string;
+}
+
+/**
+ * Bundled add-ons to install and enable: those named by `bundledAddonPathsToUse` (paths in the
+ * archive; each must be an add-on of the manifest) plus those whose module id is in
+ * `addonsToUse`. With neither given, every add-on the packer bundled. `addonsToUse` ids that are
+ * not bundled are Blender's own add-ons: not returned here, the caller enables them by id.
+ * When `files` is given, each add-on must exist in the project (a file, or a folder of files).
+ */
+export function resolveBundledAddons(
+  manifest: PackManifest | null | undefined,
+  addonsToUse: readonly { id: string; name?: string }[] | undefined,
+  bundledAddonPathsToUse: readonly string[] | undefined,
+  opts: { root: string; files?: readonly string[] },
+): ResolvedAddon[] {
+  const bundled = manifest?.addons ?? [];
+  const validPaths = bundled.map((a) => a.path);
+  const selected = new Map<string, PackManifest['addons'][number]>();
+  if (addonsToUse === undefined && bundledAddonPathsToUse === undefined) {
+    for (const a of bundled) selected.set(a.path, a);
+  }
+  const unknown: string[] = [];
+  for (const p of bundledAddonPathsToUse ?? []) {
+    const n = normaliseRelativePath(p);
+    const hit = n === null ? undefined : bundled.find((a) => a.path.normalize('NFC') === n.normalize('NFC'));
+    if (hit) selected.set(hit.path, hit);
+    else unknown.push(p);
+  }
+  if (unknown.length > 0) {
+    throw new UnpackError('ADDON_PATH_UNKNOWN', `Unknown bundled add-on path(s): ${list(unknown)}; the upload bundles: ${list(validPaths)}`, {
+      unknown,
+      choices: validPaths,
+    });
+  }
+  for (const ref of addonsToUse ?? []) {
+    const hit = bundled.find((a) => a.id === ref.id);
+    if (hit) selected.set(hit.path, hit);
+  }
+  const present = opts.files ? new Set(opts.files.map((f) => f.normalize('NFC'))) : null;
+  const missing = [...selected.keys()].filter((p) => present && !present.has(p.normalize('NFC')) && ![...present].some((f) => f.startsWith(`${p.normalize('NFC')}/`)));
+  if (missing.length > 0) {
+    throw new UnpackError('ADDON_MISSING', `The manifest lists add-on(s) missing from the upload: ${list(missing)}`, { missing });
+  }
+  return [...selected.values()].map((a) => ({ id: a.id, name: a.name, relativePath: a.path, path: posix.join(opts.root, a.path) }));
+}
+
+function list(items: readonly string[]): string {
+  if (items.length === 0) return '(none)';
+  return items.length > 20 ? `${items.slice(0, 20).join(', ')}, ... (${items.length} in all)` : items.join(', ');
+}

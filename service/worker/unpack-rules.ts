@@ -1,0 +1,178 @@
+// The rules an uploaded archive must follow before anything of it touches the disk: entry names,
+// entry kinds, and the limits that stop zip bombs. Pure; the I/O lives in unpack.ts. Every
+// refusal is an UnpackError with a stable code, so clients get a precise failedReason.
+import { FatalTaskError } from './outcomes.js';
+
+export type UnpackErrorCode =
+  | 'ZIP_PATH_TRAVERSAL'
+  | 'ZIP_ABSOLUTE_PATH'
+  | 'ZIP_BAD_NAME'
+  | 'ZIP_DUPLICATE_NAME'
+  | 'ZIP_SYMLINK'
+  | 'ZIP_SPECIAL_FILE'
+  | 'ZIP_TOO_MANY_ENTRIES'
+  | 'ZIP_TOO_LARGE'
+  | 'ZIP_RATIO'
+  | 'ZIP_ENCRYPTED'
+  | 'ZIP_UNSUPPORTED_METHOD'
+  | 'ZIP_SIZE_MISMATCH'
+  | 'ZIP_CORRUPT'
+  | 'ZIP_BAD_MANIFEST'
+  | 'SOURCE_BAD_NAME'
+  | 'SCENE_FILE_MISSING'
+  | 'SCENE_FILE_AMBIGUOUS'
+  | 'SCENE_FILE_NOT_FOUND'
+  | 'ADDON_PATH_UNKNOWN'
+  | 'ADDON_MISSING';
+
+/**
+ * A refused upload. It is a FatalTaskError (retrying cannot help): `failedReason` is
+ * `{ name: code, type: 'VALIDATION_FAILED', errorDetails: { message, code, ...details } }`.
+ */
+export class UnpackError extends FatalTaskError {
+  readonly code: UnpackErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: UnpackErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super({ name: code, type: 'VALIDATION_FAILED', errorDetails: { message, code, ...details } }, options);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export interface UnpackLimits {
+  /** Most entries (files and folders) in an archive; checked against the header first, then counted. Default 10,000. */
+  maxEntries: number;
+  /** Most bytes written for the whole archive, counted as they are really decompressed. Default 20 GiB. */
+  maxTotalBytes: number;
+  /** Highest uncompressed:compressed ratio of one entry, for entries above `ratioMinBytes`. Default 200. */
+  maxRatio: number;
+  /** Entries up to this many bytes are exempt from the ratio rule (small text files compress well). Default 1 MiB. */
+  ratioMinBytes: number;
+}
+
+export const DEFAULT_UNPACK_LIMITS: Readonly<UnpackLimits> = {
+  maxEntries: 10_000,
+  maxTotalBytes: 20 * 1024 ** 3,
+  maxRatio: 200,
+  ratioMinBytes: 1024 ** 2,
+};
+
+/** Linux limits: one name component, and a whole path. */
+const MAX_SEGMENT_BYTES = 255;
+const MAX_PATH_BYTES = 4000;
+
+/**
+ * Splits a relative path into safe segments, or returns a reason it is unsafe. Backslashes are
+ * Windows separators and become `/` BEFORE the checks, so `..\evil` is caught as traversal.
+ * `.` and empty segments are dropped.
+ */
+export function checkRelativePath(
+  raw: string,
+): { ok: true; segments: string[] } | { ok: false; code: 'ZIP_PATH_TRAVERSAL' | 'ZIP_ABSOLUTE_PATH' | 'ZIP_BAD_NAME'; reason: string } {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(raw)) return { ok: false, code: 'ZIP_BAD_NAME', reason: 'control characters in the name' };
+  const name = raw.replace(/\\/g, '/');
+  if (name.startsWith('/')) return { ok: false, code: 'ZIP_ABSOLUTE_PATH', reason: 'absolute path' };
+  if (/^[a-zA-Z]:/.test(name)) return { ok: false, code: 'ZIP_ABSOLUTE_PATH', reason: 'drive letter' };
+  const segments = name.split('/').filter((s) => s !== '' && s !== '.');
+  if (segments.includes('..')) return { ok: false, code: 'ZIP_PATH_TRAVERSAL', reason: '".." segment' };
+  if (segments.some((s) => Buffer.byteLength(s) > MAX_SEGMENT_BYTES) || Buffer.byteLength(name) > MAX_PATH_BYTES) {
+    return { ok: false, code: 'ZIP_BAD_NAME', reason: 'name too long' };
+  }
+  return { ok: true, segments };
+}
+
+/** Safe segments of an entry name, or an UnpackError. `isDir` for names ending in a separator. */
+export function entryPath(raw: string): { segments: string[]; isDir: boolean } {
+  const r = checkRelativePath(raw);
+  if (!r.ok) throw new UnpackError(r.code, `The archive entry "${printable(raw)}" was refused: ${r.reason}.`, { entry: printable(raw) });
+  return { segments: r.segments, isDir: /[/\\]$/.test(raw) };
+}
+
+/** A relative path in normal form (`a/b.blend`), or null when it could leave its folder. */
+export function normaliseRelativePath(raw: string): string | null {
+  const r = checkRelativePath(raw.trim());
+  return r.ok && r.segments.length > 0 ? r.segments.join('/') : null;
+}
+
+const S_IFMT = 0o170000;
+const S_IFLNK = 0o120000;
+const SPECIAL_TYPES = new Map([
+  [0o010000, 'fifo'],
+  [0o020000, 'character device'],
+  [0o060000, 'block device'],
+  [0o140000, 'socket'],
+]);
+
+/**
+ * Refuses symlinks and device/fifo/socket entries, read from the Unix mode in the high 16 bits
+ * of `externalFileAttributes` (zero, so allowed, in archives made on Windows).
+ */
+export function checkEntryKind(raw: string, externalFileAttributes: number): void {
+  const type = (externalFileAttributes >>> 16) & S_IFMT;
+  if (type === S_IFLNK) throw new UnpackError('ZIP_SYMLINK', `The archive entry "${printable(raw)}" is a symbolic link; links are not allowed.`, { entry: printable(raw) });
+  const special = SPECIAL_TYPES.get(type);
+  if (special) throw new UnpackError('ZIP_SPECIAL_FILE', `The archive entry "${printable(raw)}" is a ${special}; only files and folders are allowed.`, { entry: printable(raw), kind: special });
+}
+
+/** Refuses encryption and compression methods other than STORE (0) and DEFLATE (8). */
+export function checkEntryEncoding(raw: string, encrypted: boolean, method: number): void {
+  if (encrypted) throw new UnpackError('ZIP_ENCRYPTED', `The archive entry "${printable(raw)}" is encrypted; upload an archive without a password.`, { entry: printable(raw) });
+  if (method !== 0 && method !== 8) {
+    throw new UnpackError('ZIP_UNSUPPORTED_METHOD', `The archive entry "${printable(raw)}" uses compression method ${method}; only stored and deflated entries are supported.`, { entry: printable(raw), method });
+  }
+}
+
+/** True when `size` bytes out of `compressed` exceed the ratio rule. */
+export function ratioExceeded(size: number, compressed: number, limits: UnpackLimits): boolean {
+  return size > limits.ratioMinBytes && size > Math.max(compressed, 1) * limits.maxRatio;
+}
+
+export function ratioError(raw: string, size: number, compressed: number, limits: UnpackLimits): UnpackError {
+  return new UnpackError('ZIP_RATIO', `The archive entry "${printable(raw)}" expands more than ${limits.maxRatio}:1; it looks like a zip bomb.`, {
+    entry: printable(raw),
+    compressedBytes: compressed,
+    uncompressedBytes: size,
+    maxRatio: limits.maxRatio,
+  });
+}
+
+export function tooLargeError(limits: UnpackLimits, bytes: number): UnpackError {
+  return new UnpackError('ZIP_TOO_LARGE', `The archive expands to more than ${limits.maxTotalBytes} bytes.`, { maxTotalBytes: limits.maxTotalBytes, bytes });
+}
+
+/**
+ * Tracks names already taken, so two entries cannot land on one path: exact duplicates, names
+ * equal after Unicode NFC normalisation (macOS NFD vs NFC), and a file where a folder is (or back).
+ */
+export class NameRegistry {
+  private readonly files = new Set<string>();
+  private readonly dirs = new Set<string>();
+
+  add(raw: string, segments: readonly string[], isDir: boolean): void {
+    const keys = segments.map((_, i) => segments.slice(0, i + 1).join('/').normalize('NFC'));
+    const own = keys[keys.length - 1] as string;
+    const clash = (why: string) =>
+      new UnpackError('ZIP_DUPLICATE_NAME', `The archive entry "${printable(raw)}" clashes with another entry (${why}).`, { entry: printable(raw) });
+    for (const k of keys.slice(0, -1)) {
+      if (this.files.has(k)) throw clash('a file has the name of its folder');
+      this.dirs.add(k);
+    }
+    if (isDir) {
+      if (this.files.has(own)) throw clash('a file has the same name');
+      this.dirs.add(own);
+      return;
+    }
+    if (this.files.has(own)) throw clash('same name, possibly after Unicode normalisation');
+    if (this.dirs.has(own)) throw clash('a folder has the same name');
+    this.files.add(own);
+  }
+}
+
+/** Names as shown in messages: control characters escaped, length capped. */
+export function printable(raw: string): string {
+  // eslint-disable-next-line no-control-regex
+  const s = raw.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return s.length > 300 ? `${s.slice(0, 300)}...` : s;
+}

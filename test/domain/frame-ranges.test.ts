@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import {
+  chunkArgs,
+  chunkFrames,
+  expandFrameRanges,
+  formatFrameRanges,
+  frameRuns,
+  parseFrameRange,
+  remainingChunk,
+  sceneFrames,
+  type FrameChunk,
+} from '../../service/domain/frame-ranges.js';
+
+/** Every chunk must be exactly what `-s start -e end -j step -a` renders. */
+function expectRenderable(chunk: FrameChunk): void {
+  const frames: number[] = [];
+  for (let f = chunk.start; f <= chunk.end; f += chunk.step) frames.push(f);
+  expect(chunk.frames).toEqual(frames);
+}
+
+describe('frame ranges', () => {
+  it('parses the three spec forms', () => {
+    expect(parseFrameRange('5')).toEqual({ start: 5, end: 5, step: 1 });
+    expect(parseFrameRange('1-10')).toEqual({ start: 1, end: 10, step: 1 });
+    expect(parseFrameRange('1-20x2')).toEqual({ start: 1, end: 20, step: 2 });
+  });
+
+  it.each(['', '10-1', '1-5x0', 'a', '1-2-3', '-5', '1-2000000'])('refuses %j', (text) => {
+    expect(() => parseFrameRange(text)).toThrow(RangeError);
+  });
+
+  it('expands several ranges into a sorted list without duplicates', () => {
+    expect(expandFrameRanges(['8-10', '1-20x5', '5', '9'])).toEqual([1, 5, 6, 8, 9, 10, 11, 16]);
+    expect(expandFrameRanges(['1-20x2'])).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 19]);
+  });
+
+  it('bounds the number of frames', () => {
+    expect(() => expandFrameRanges(['0-1000'], 100)).toThrow(/more than 100/);
+  });
+
+  it('takes the scene range when the job names none', () => {
+    expect(sceneFrames([1, 5])).toEqual([1, 2, 3, 4, 5]);
+    expect(sceneFrames([1, 9], 4)).toEqual([1, 5, 9]);
+    expect(sceneFrames([5, 1])).toEqual([]);
+  });
+
+  it('round-trips through compact ranges', () => {
+    expect(formatFrameRanges([1, 2, 3, 5, 7, 9, 20])).toEqual(['1-3', '5-9x2', '20']);
+    const frames = expandFrameRanges(['1-100x3', '200-210', '7']);
+    expect(expandFrameRanges(formatFrameRanges(frames))).toEqual(frames);
+  });
+});
+
+describe('chunkFrames', () => {
+  it('splits mixed steps into runs Blender can render with -s/-e/-j', () => {
+    const runs = frameRuns([1, 2, 3, 5, 7, 9, 20]);
+    expect(runs.map((r) => [r.start, r.end, r.step])).toEqual([
+      [1, 3, 1],
+      [5, 9, 2],
+      [20, 20, 1],
+    ]);
+    runs.forEach(expectRenderable);
+  });
+
+  it('gives every slot work when there are enough frames', () => {
+    const chunks = chunkFrames(expandFrameRanges(['1-100']), { slots: 4 });
+    expect(chunks).toHaveLength(4);
+    expect(chunks.map((c) => c.frames.length)).toEqual([25, 25, 25, 25]);
+    chunks.forEach(expectRenderable);
+    expect(chunkArgs(chunks[1] as FrameChunk)).toEqual(['-s', '26', '-e', '50', '-j', '1', '-a']);
+  });
+
+  it('keeps chunks at least minChunk long when frames are few (a Blender start costs ~1.6 s)', () => {
+    const chunks = chunkFrames(expandFrameRanges(['1-12']), { slots: 4, minChunk: 8 });
+    expect(chunks.map((c) => c.frames.length)).toEqual([6, 6]);
+    expect(chunkFrames([1, 2, 3], { slots: 8 })).toHaveLength(1);
+  });
+
+  it('caps chunks at maxChunk on long jobs and balances the pieces', () => {
+    const chunks = chunkFrames(expandFrameRanges(['1-1000']), { slots: 2, maxChunk: 60 });
+    expect(chunks).toHaveLength(17);
+    const sizes = chunks.map((c) => c.frames.length);
+    expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+    expect(chunks.flatMap((c) => c.frames)).toEqual(expandFrameRanges(['1-1000']));
+  });
+
+  it('keeps each step within its own chunk', () => {
+    const frames = expandFrameRanges(['1-40x2', '100-140']);
+    const chunks = chunkFrames(frames, { slots: 4, minChunk: 5 });
+    chunks.forEach(expectRenderable);
+    expect(chunks.flatMap((c) => c.frames)).toEqual(frames);
+    expect(new Set(chunks.map((c) => c.step))).toEqual(new Set([1, 2]));
+  });
+
+  it('handles empty and single-frame jobs', () => {
+    expect(chunkFrames([], { slots: 2 })).toEqual([]);
+    expect(chunkFrames([42], { slots: 2 })).toEqual([{ start: 42, end: 42, step: 1, frames: [42] }]);
+  });
+});
+
+describe('remainingChunk', () => {
+  const chunk: FrameChunk = { start: 1, end: 19, step: 2, frames: [1, 3, 5, 7, 9, 11, 13, 15, 17, 19] };
+
+  it('retries only the frames after a crash', () => {
+    expect(remainingChunk(chunk, [1, 3, 5])).toEqual([{ start: 7, end: 19, step: 2, frames: [7, 9, 11, 13, 15, 17, 19] }]);
+  });
+
+  it('splits around frames done in the middle', () => {
+    const left = remainingChunk(chunk, new Set([5, 7, 19]));
+    expect(left.map((c) => [c.start, c.end, c.step])).toEqual([
+      [1, 3, 2],
+      [9, 17, 2],
+    ]);
+    left.forEach(expectRenderable);
+  });
+
+  it('is empty when everything is done', () => {
+    expect(remainingChunk(chunk, chunk.frames)).toEqual([]);
+  });
+});
