@@ -37,9 +37,15 @@ export async function streamZip<T>(entries: readonly ZipEntry[], sink: (body: Re
   signal?.throwIfAborted();
   const ZipArchive = await zipArchiveClass();
   const archive = new ZipArchive({ store: true });
+  // Errors reach the caller through the sink's pipeline; this listener keeps one emitted before
+  // the sink attaches (it may await first) from crashing the process, and remembers it.
+  let streamError: unknown;
+  archive.on('error', (err: unknown) => void (streamError ??= err));
   const fail = (err: unknown) => {
-    archive.abort();
+    streamError ??= err; // before later, consequential errors ("queue closed") are emitted
+    // Destroy first: abort() alone ends the stream cleanly, which would store a truncated archive.
     archive.destroy(err instanceof Error ? err : new Error(String(err)));
+    archive.abort();
   };
   // archiver reports a file that vanished as a 'warning' and leaves it out: an incomplete
   // archive must not be published, so it is an error here.
@@ -49,9 +55,12 @@ export async function streamZip<T>(entries: readonly ZipEntry[], sink: (body: Re
   try {
     const written = sink(archive);
     for (const e of entries) archive.file(e.path, { name: e.name });
-    const finalized = archive.finalize();
-    finalized.catch(() => undefined); // its failure also reaches `written` through the stream
-    const [result] = await Promise.all([written, finalized]);
+    // Its failures also reach `written` through the stream; it may never settle once destroyed.
+    archive.finalize().catch(() => undefined);
+    const result = await written.catch((err: unknown) => {
+      throw streamError ?? err;
+    });
+    if (streamError) throw streamError;
     return result;
   } finally {
     signal?.removeEventListener('abort', onAbort);

@@ -12,6 +12,7 @@ import type { ObjectStorage } from '../../service/ports.js';
 import { probe } from '../../service/worker/ffmpeg.js';
 import { finalizeOutputs, type ProducedFile } from '../../service/worker/finalize.js';
 import { jobOutputPrefix } from '../../service/worker/output-keys.js';
+import { streamZip } from '../../service/worker/zip.js';
 
 const run = promisify(execFile);
 let root: string;
@@ -185,5 +186,31 @@ describe('finalizeOutputs', () => {
     await expect(
       finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: [{ path: '../escape.png', outputType: 'frame', view: null }], storage }),
     ).rejects.toThrow(/outside/);
+  });
+});
+
+describe('streamZip', () => {
+  it('fails instead of leaving out a missing file, even when the sink attaches late', async () => {
+    const entries = [
+      { path: path.join(outputDir, 'f_0001_L.png'), name: 'a.png' },
+      { path: path.join(outputDir, 'gone.png'), name: 'gone.png' },
+    ];
+    const late = async (body: Parameters<ObjectStorage['put']>[1]) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return storage.put('zips/late.zip', body);
+    };
+    await expect(streamZip(entries, late)).rejects.toThrow(/ENOENT/);
+    expect(await storedKeys()).toEqual([]);
+  });
+
+  it('an abort before the sink attaches rejects without an unhandled error', async () => {
+    const ac = new AbortController();
+    const late = async (body: Parameters<ObjectStorage['put']>[1]) => {
+      ac.abort(new Error('stop'));
+      await new Promise((r) => setTimeout(r, 20));
+      return storage.put('zips/aborted.zip', body);
+    };
+    await expect(streamZip([{ path: path.join(outputDir, 'f_0001_L.png'), name: 'a.png' }], late, ac.signal)).rejects.toThrow('stop');
+    expect(await storedKeys()).toEqual([]);
   });
 });
