@@ -1,0 +1,294 @@
+// The only module that starts Blender. Every run is headless, with user-file Python disabled
+// (`-Y`), factory settings (no user add-ons or preferences leaking in) and no audio device.
+// Blender runs in its own process group so that cancel, timeout and parent exit can kill it
+// together with anything it started (render threads are threads, but add-ons may fork).
+import { spawn } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
+import { CanceledTaskError, RetryableTaskError } from './outcomes.js';
+
+/** Flags every Blender run gets, before anything else. */
+export const BLENDER_BASE_ARGS: readonly string[] = ['-b', '-Y', '--factory-startup', '-noaudio'];
+
+/** Exit code Blender uses when the `--python` script raises (`--python-exit-code`). */
+export const PYTHON_SCRIPT_EXIT_CODE = 3;
+
+export type BlenderStream = 'stdout' | 'stderr';
+
+export interface RunBlenderOptions {
+  /** Blender executable. Default `blender` (looked up in PATH). */
+  binary?: string;
+  /** The .blend to open. Default: none (factory scene). */
+  file?: string;
+  /** Arguments placed right after the file, before `--python` (e.g. `-S SCENE`, `-E CYCLES`). Default none. */
+  preScriptArgs?: readonly string[];
+  /** Python script run with `--python` after the file has loaded. Default none. */
+  pythonScript?: string;
+  /** Arguments for the script, passed after `--` (Blender ignores everything after it). Default none. */
+  scriptArgs?: readonly string[];
+  /**
+   * Arguments after the script: `-o`, `-F`, then `-s`/`-e`/`-a` or `-f`, which must come LAST because
+   * Blender renders when it reaches them. Default none.
+   */
+  args?: readonly string[];
+  /** Extra environment, merged over `process.env`. Default none. */
+  env?: Record<string, string | undefined>;
+  /** Working directory. Default: the current one. */
+  cwd?: string;
+  /** Whole-run limit in ms; past it the group is killed and the run rejects (retryable). Default 6 h; 0 = none. */
+  timeoutMs?: number;
+  /** Limit in ms without any output line; catches hangs. Default 0 (off: long frames can be silent). */
+  idleTimeoutMs?: number;
+  /** Time between SIGTERM and SIGKILL when stopping the group. Default 5000 ms. */
+  killGraceMs?: number;
+  /** Cancels the run: the group is killed and the run rejects with CanceledTaskError. */
+  signal?: AbortSignal;
+  /** Called for each complete output line (no trailing newline), as it arrives. Default none. */
+  onLine?: (stream: BlenderStream, line: string) => void;
+  /** Called once Blender is started, with its pid (also its process-group id). Default none. */
+  onSpawn?: (pid: number) => void;
+  /** How many last lines (both streams) to keep for error reports. Default 40. */
+  lastLinesCount?: number;
+}
+
+export interface BlenderRunResult {
+  /** Exit code; non-zero is returned, not thrown: the caller knows what it means for its task. */
+  exitCode: number;
+  /** Always null in a resolved result (deaths by signal reject). */
+  signal: NodeJS.Signals | null;
+  durationMs: number;
+  lastLines: string[];
+  /** The full argv given to Blender (without the binary), for logs and tests. */
+  argv: string[];
+}
+
+/** Flags that would let a file's own Python run; refused, since uploaded files are untrusted. */
+const FORBIDDEN_ARGS = new Set(['-y', '--enable-autoexec']);
+
+/**
+ * Builds Blender's argv in the order Blender needs: flags, file, pre args, script, args, `--` script
+ * args. Throws on `-y`/`--enable-autoexec` before `--` (after it, arguments belong to the script).
+ */
+export function blenderArgv(opts: RunBlenderOptions): string[] {
+  const bad = [...(opts.preScriptArgs ?? []), ...(opts.args ?? [])].find((a) => FORBIDDEN_ARGS.has(a));
+  if (bad) throw new Error(`Blender argument ${bad} is not allowed: uploaded files are never trusted`);
+  const argv = [...BLENDER_BASE_ARGS];
+  if (opts.pythonScript) argv.push('--python-exit-code', String(PYTHON_SCRIPT_EXIT_CODE));
+  if (opts.file) argv.push(opts.file);
+  argv.push(...(opts.preScriptArgs ?? []));
+  if (opts.pythonScript) argv.push('--python', opts.pythonScript);
+  argv.push(...(opts.args ?? []));
+  if (opts.scriptArgs && opts.scriptArgs.length > 0) argv.push('--', ...opts.scriptArgs);
+  return argv;
+}
+
+/** Longest line kept; a runaway line without newline is cut rather than buffered forever. */
+const MAX_LINE_CHARS = 16_384;
+
+/** Sends a signal to a whole process group; false when the group no longer exists. */
+function killGroup(pid: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs Blender once and waits for it. See RunBlenderOptions for defaults. */
+export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
+  let argv: string[];
+  try {
+    argv = blenderArgv(opts);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const keep = opts.lastLinesCount ?? 40;
+  const timeoutMs = opts.timeoutMs ?? 6 * 3600_000;
+  const idleMs = opts.idleTimeoutMs ?? 0;
+  const graceMs = opts.killGraceMs ?? 5000;
+  const lastLines: string[] = [];
+  const started = performance.now();
+
+  return new Promise<BlenderRunResult>((resolve, reject) => {
+    if (opts.signal?.aborted) {
+      reject(new CanceledTaskError('canceled before Blender started'));
+      return;
+    }
+    const child = spawn(opts.binary ?? 'blender', argv, {
+      cwd: opts.cwd,
+      env: { ...process.env, ...opts.env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pid = child.pid;
+    let stopReason: 'timeout' | 'idle' | 'abort' | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+    let idleTimer: NodeJS.Timeout | undefined;
+    let settled = false;
+
+    const stop = (reason: 'timeout' | 'idle' | 'abort') => {
+      if (stopReason || pid === undefined) return;
+      stopReason = reason;
+      killGroup(pid, 'SIGTERM');
+      killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
+    };
+    // A worker that exits (normally or through process.exit on a signal) takes Blender with it.
+    const onParentExit = () => {
+      if (pid !== undefined) killGroup(pid, 'SIGKILL');
+    };
+    const onAbort = () => stop('abort');
+    const totalTimer = timeoutMs > 0 ? setTimeout(() => stop('timeout'), timeoutMs) : undefined;
+    const armIdle = () => {
+      if (idleMs <= 0 || stopReason) return;
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => stop('idle'), idleMs);
+    };
+
+    const cleanup = () => {
+      settled = true;
+      clearTimeout(totalTimer);
+      clearTimeout(idleTimer);
+      clearTimeout(killTimer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      process.removeListener('exit', onParentExit);
+    };
+
+    const pushLine = (stream: BlenderStream, line: string) => {
+      lastLines.push(line);
+      if (lastLines.length > keep) lastLines.shift();
+      try {
+        opts.onLine?.(stream, line);
+      } catch {
+        // A faulty listener must not break the run or leak Blender.
+      }
+    };
+    const attach = (stream: BlenderStream, readable: NodeJS.ReadableStream) => {
+      const decoder = new StringDecoder('utf8');
+      let pending = '';
+      readable.on('data', (chunk: Buffer) => {
+        armIdle();
+        pending += decoder.write(chunk);
+        let start = 0;
+        for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
+          pushLine(stream, pending.slice(start, nl).replace(/\r$/, ''));
+          start = nl + 1;
+        }
+        pending = pending.slice(start);
+        if (pending.length > MAX_LINE_CHARS) {
+          pushLine(stream, pending.slice(0, MAX_LINE_CHARS));
+          pending = '';
+        }
+      });
+      readable.on('end', () => {
+        pending += decoder.end();
+        if (pending) pushLine(stream, pending.replace(/\r$/, ''));
+        pending = '';
+      });
+    };
+    if (child.stdout) attach('stdout', child.stdout);
+    if (child.stderr) attach('stderr', child.stderr);
+
+    child.on('spawn', () => {
+      if (pid !== undefined) opts.onSpawn?.(pid);
+    });
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    process.on('exit', onParentExit);
+    armIdle();
+
+    child.on('error', (err) => {
+      if (settled) return;
+      cleanup();
+      const e = err as NodeJS.ErrnoException;
+      reject(
+        new RetryableTaskError(`cannot start Blender (${opts.binary ?? 'blender'}): ${e.code ?? e.message}`, { argv }, { cause: err }),
+      );
+    });
+    child.on('exit', () => {
+      // Blender is gone; anything it left in its group goes too, so no pipe stays open.
+      if (pid !== undefined) killGroup(pid, 'SIGKILL');
+    });
+    child.on('close', (code, sig) => {
+      if (settled) return;
+      cleanup();
+      // Settle only once the group is gone, so callers (and the next attempt) never overlap with leftovers.
+      void (pid === undefined ? Promise.resolve() : waitGroupGone(pid, graceMs)).then(() => finish(code, sig));
+    });
+    const finish = (code: number | null, sig: NodeJS.Signals | null) => {
+      const durationMs = Math.round(performance.now() - started);
+      const details = { argv, exitCode: code, signal: sig, durationMs, lastLines };
+      if (stopReason === 'abort') {
+        reject(new CanceledTaskError('Blender stopped: task canceled'));
+      } else if (stopReason === 'timeout') {
+        reject(new RetryableTaskError(`Blender timed out after ${timeoutMs} ms`, { ...details, reason: 'timeout' }));
+      } else if (stopReason === 'idle') {
+        reject(new RetryableTaskError(`Blender printed nothing for ${idleMs} ms`, { ...details, reason: 'idle' }));
+      } else if (sig) {
+        reject(new RetryableTaskError(`Blender crashed (${sig})`, { ...details, reason: 'crash' }));
+      } else {
+        resolve({ exitCode: code ?? -1, signal: null, durationMs, lastLines, argv });
+      }
+    };
+  });
+}
+
+/**
+ * SIGKILLs the group until no member is left (killed members linger as zombies until init reaps
+ * them), for at most `maxMs`.
+ */
+async function waitGroupGone(pid: number, maxMs: number): Promise<void> {
+  const deadline = Date.now() + Math.max(maxMs, 200);
+  while (killGroup(pid, 'SIGKILL') && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export interface BlenderVersion {
+  major: number;
+  minor: number;
+  patch: number;
+  /** As printed, e.g. `3.4.1`. */
+  text: string;
+}
+
+/** Parses the first `Blender X.Y[.Z]` line of `blender --version`; undefined when there is none. */
+export function parseBlenderVersion(output: string): BlenderVersion | undefined {
+  const m = /^Blender (\d+)\.(\d+)(?:\.(\d+))?/m.exec(output);
+  if (!m) return undefined;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)];
+  return { major, minor, patch, text: `${major}.${minor}.${patch}` };
+}
+
+/**
+ * Caches versions per binary. Keyed by path, size and mtime, so replacing a build in place
+ * (an upgrade) is noticed. Create one per worker; it is not shared across the process.
+ */
+export class BlenderVersionCache {
+  private readonly entries = new Map<string, Promise<BlenderVersion>>();
+
+  async get(binary: string, run: (binary: string) => Promise<BlenderVersion> = probeVersion): Promise<BlenderVersion> {
+    const st = await stat(binary).catch(() => undefined);
+    const key = st ? `${binary}\0${st.size}\0${st.mtimeMs}` : binary;
+    let hit = this.entries.get(key);
+    if (!hit) {
+      hit = run(binary);
+      this.entries.set(key, hit);
+      hit.catch(() => this.entries.delete(key));
+    }
+    return hit;
+  }
+}
+
+async function probeVersion(binary: string): Promise<BlenderVersion> {
+  const res = await runBlender({ binary, args: ['--version'], timeoutMs: 60_000, lastLinesCount: 20 });
+  const version = parseBlenderVersion(res.lastLines.join('\n'));
+  if (res.exitCode !== 0 || !version) {
+    throw new RetryableTaskError(`cannot read the version of ${binary}`, { exitCode: res.exitCode, lastLines: res.lastLines });
+  }
+  return version;
+}
+
+/** `blender --version`, parsed; pass a cache to avoid a Blender start (~0.5 s) per call. */
+export function blenderVersion(binary = 'blender', cache?: BlenderVersionCache): Promise<BlenderVersion> {
+  return cache ? cache.get(binary) : probeVersion(binary);
+}

@@ -1,0 +1,57 @@
+// Typed outcomes of a worker task. The task loop maps them onto the queue and the job:
+// RetryableTaskError -> `queue.fail(..., { retryable: true })` (the task runs again later),
+// FatalTaskError -> job `failed` with its `failedReason`, CanceledTaskError -> nothing to report
+// (the job was canceled by someone else). Anything else thrown is a bug: treat it as retryable
+// a bounded number of times, then fatal with type INTERNAL_ERROR.
+import type { FailedReason } from '../../shared/api/job.js';
+
+/** Why a task might succeed on a second try: a crash, a hang or timeout, a transient I/O error. */
+export class RetryableTaskError extends Error {
+  override readonly name = 'RetryableTaskError';
+  /** Extra context for logs (exit code, signal, Blender's last lines); never shown to clients as is. */
+  readonly details: Record<string, unknown>;
+
+  constructor(message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.details = details;
+  }
+}
+
+/**
+ * A task that will fail again whatever we do: bad input, a file Blender cannot open, a validation
+ * failure. Carries the client-facing `failedReason` (spec shape: `{name, type, errorDetails}`).
+ */
+export class FatalTaskError extends Error {
+  override readonly name = 'FatalTaskError';
+  readonly failedReason: FailedReason;
+
+  constructor(failedReason: FailedReason, options?: { cause?: unknown }) {
+    const message = typeof failedReason.errorDetails.message === 'string' ? failedReason.errorDetails.message : failedReason.name;
+    super(message, options);
+    this.failedReason = failedReason;
+  }
+
+  /** Shorthand for the common `VALIDATION_FAILED` case; `details` lands in `errorDetails` beside `message`. */
+  static validation(name: string, message: string, details: Record<string, unknown> = {}): FatalTaskError {
+    return new FatalTaskError({ name, type: 'VALIDATION_FAILED', errorDetails: { message, ...details } });
+  }
+
+  /** Shorthand for `RENDER_FAILED`. */
+  static render(name: string, message: string, details: Record<string, unknown> = {}): FatalTaskError {
+    return new FatalTaskError({ name, type: 'RENDER_FAILED', errorDetails: { message, ...details } });
+  }
+}
+
+/** The task stopped because it was canceled (AbortSignal fired); not a failure of the job. */
+export class CanceledTaskError extends Error {
+  override readonly name = 'CanceledTaskError';
+
+  constructor(message = 'task canceled', options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** True for errors the queue should retry. Unknown errors count as retryable: a bug may be transient. */
+export function isRetryable(err: unknown): boolean {
+  return !(err instanceof FatalTaskError) && !(err instanceof CanceledTaskError);
+}

@@ -1,0 +1,325 @@
+# Scene analysis, run inside Blender by service/worker/analyze.ts:
+#   blender -b -Y --factory-startup -noaudio FILE --python analyze.py -- --out RESULT.json [--scene NAME]
+# Writes ONE JSON object: the spec's scene metadata object (shared/api/scene.ts, SceneMetadataShape)
+# plus `analysisWarnings`. Every section is wrapped: a failure becomes an ANALYSIS_SECTION_FAILED
+# warning and the section's fields are left out, never a traceback. Needs no network; writes only --out.
+# Works on Blender 3.4 to 4.x: attributes that moved between versions are read with getattr.
+#
+# Warning codes (`blocking` = validation fails):
+#   SCENE_NOT_FOUND (blocking)      --scene names no scene in the file
+#   NO_CAMERA (blocking)            the scene has no camera object: Blender cannot render it
+#   NO_ACTIVE_CAMERA                cameras exist but none is active: Blender uses the first one
+#   UNSUPPORTED_ENGINE (blocking)   engine other than CYCLES / BLENDER_EEVEE(_NEXT) / BLENDER_WORKBENCH
+#   NO_VIEW_LAYER_ENABLED (blocking) every view layer has "Use for Rendering" off
+#   MISSING_FILES                   external files not found; Blender still renders (magenta textures).
+#                                   Not blocking: many files carry stale paths to unused images.
+#   MISSING_LIBRARIES (blocking)    linked .blend libraries not found: their objects would be absent
+#   MISSING_CACHE                   simulation caches not baked or not found (see analyze_files.py)
+#   DENOISER_UNAVAILABLE            denoising is on but this Blender has no such denoiser: renders without
+#   FILE_NEWER_THAN_BLENDER         saved by a newer Blender than the one analysing it
+#   AUTOEXEC_DISABLED               the file has auto-run scripts or Python drivers; they are not run
+#   MOVIE_OUTPUT_FORMAT             a movie output format; renders write PNG frames instead
+#   UNSUPPORTED_OUTPUT_FORMAT       an image format outside the API's list; renders write PNG
+#   ANALYSIS_SECTION_FAILED         one section of this script failed; its fields are missing
+import json
+import os
+import sys
+import traceback
+
+import bpy
+
+sys.dont_write_bytecode = True  # write nothing but --out, not even a .pyc beside this script
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analyze_files  # noqa: E402  (sibling module: missing files, caches, VRAM estimate)
+
+ENGINES = ('CYCLES', 'BLENDER_EEVEE', 'BLENDER_EEVEE_NEXT', 'BLENDER_WORKBENCH')
+FORMATS = ('PNG', 'JPEG', 'JPEG2000', 'BMP', 'TARGA', 'TARGA_RAW', 'TIFF', 'OPEN_EXR', 'OPEN_EXR_MULTILAYER',
+           'HDR', 'WEBP', 'FFMPEG', 'AVI_JPEG', 'AVI_RAW')
+MOVIE_FORMATS = ('FFMPEG', 'AVI_JPEG', 'AVI_RAW')
+EXR_CODECS = ('NONE', 'PXR24', 'ZIP', 'PIZ', 'RLE', 'ZIPS', 'B44', 'B44A', 'DWAA', 'DWAB')
+TIFF_CODECS = ('NONE', 'DEFLATE', 'LZW', 'PACKBITS')
+
+
+def parse_args(argv):
+    args = argv[argv.index('--') + 1:] if '--' in argv else []
+    out, scene = None, None
+    i = 0
+    while i < len(args):
+        if args[i] == '--out' and i + 1 < len(args):
+            out = args[i + 1]
+            i += 1
+        elif args[i] == '--scene' and i + 1 < len(args):
+            scene = args[i + 1]
+            i += 1
+        i += 1
+    return out, scene
+
+
+def g(obj, attr, default=None):
+    """getattr that also survives RNA errors on odd data."""
+    try:
+        return getattr(obj, attr, default)
+    except Exception:
+        return default
+
+
+def nums(v):
+    return [float(x) for x in v]
+
+
+def node_tree_of(scene):
+    # Blender 5 moved the compositor tree to `compositing_node_group`.
+    return g(scene, 'node_tree') or g(scene, 'compositing_node_group')
+
+
+def media_type(settings):
+    mt = g(settings, 'media_type')
+    if mt in ('IMAGE', 'MULTI_LAYER_IMAGE', 'VIDEO'):
+        return mt
+    fmt = g(settings, 'file_format')
+    return 'MULTI_LAYER_IMAGE' if fmt == 'OPEN_EXR_MULTILAYER' else 'VIDEO' if fmt in MOVIE_FORMATS else 'IMAGE'
+
+
+def output_settings(ims):
+    fmt = ims.file_format
+    out = {'colorMode': ims.color_mode}
+    if ims.color_depth in ('8', '10', '12', '16', '32'):
+        out['colorDepth'] = ims.color_depth
+    if fmt in ('OPEN_EXR', 'OPEN_EXR_MULTILAYER') and g(ims, 'exr_codec') in EXR_CODECS:
+        out['exrCodec'] = ims.exr_codec
+    if fmt == 'TIFF' and g(ims, 'tiff_codec') in TIFF_CODECS:
+        out['tiffCodec'] = ims.tiff_codec
+    if fmt == 'PNG':
+        out['compression'] = ims.compression
+    if fmt in ('JPEG', 'JPEG2000', 'WEBP'):
+        out['quality'] = ims.quality
+    return out
+
+
+def render_settings(scene, res, warn):
+    r, ims, engine = scene.render, scene.render.image_settings, scene.render.engine
+    cy = g(scene, 'cycles')
+    res['renderFrameRange'] = [scene.frame_start, scene.frame_end]
+    res['frameStep'] = scene.frame_step
+    res['resolution'] = [r.resolution_x, r.resolution_y]
+    res['resolutionPercentage'] = r.resolution_percentage
+    res['fps'] = r.fps
+    res['fpsBase'] = float(r.fps_base)
+    if engine in ENGINES:
+        res['renderEngine'] = engine
+    else:
+        warn('UNSUPPORTED_ENGINE', True, 'Render engine %r is not supported; use CYCLES, BLENDER_EEVEE or '
+             'BLENDER_WORKBENCH.' % engine)
+    fmt = ims.file_format
+    if fmt in FORMATS:
+        res['outputFormat'] = fmt
+    else:
+        warn('UNSUPPORTED_OUTPUT_FORMAT', False, 'Output format %s is not supported; frames are written as PNG.' % fmt)
+    if fmt in MOVIE_FORMATS:
+        warn('MOVIE_OUTPUT_FORMAT', False, 'Output format %s is a movie; renders write PNG frames (ask for '
+             'videoOutput to get an MP4).' % fmt)
+    res['outputMediaType'] = media_type(ims)
+    res['outputSettings'] = output_settings(ims)
+    res['persistentDataEnabled'] = bool(r.use_persistent_data)
+    res['useCompositing'] = bool(r.use_compositing)
+    res['useSingleLayer'] = bool(r.use_single_layer)
+    cdev = g(r, 'compositor_device', 'CPU')  # Blender 4.2+
+    res['compositorDevice'] = cdev if cdev in ('CPU', 'GPU') else 'CPU'
+    eevee = g(scene, 'eevee')
+    if engine == 'CYCLES' and cy is not None:
+        res['samples'] = cy.samples
+        res['motionBlurEnabled'] = bool(r.use_motion_blur)
+    elif engine.startswith('BLENDER_EEVEE') and eevee is not None:
+        res['samples'] = eevee.taa_render_samples
+        res['motionBlurEnabled'] = bool(g(eevee, 'use_motion_blur', r.use_motion_blur))
+    else:
+        aa = g(g(scene, 'display'), 'render_aa', '')
+        if str(aa).isdigit():
+            res['samples'] = int(aa)
+        res['motionBlurEnabled'] = bool(r.use_motion_blur)
+    if cy is not None:
+        res['renderDevice'] = cy.device if cy.device in ('CPU', 'GPU') else 'CPU'
+        res['useTiling'] = bool(g(cy, 'use_auto_tile', False))
+        res['tileSize'] = g(cy, 'tile_size', 2048)
+        res['denoisingEnabled'] = engine == 'CYCLES' and bool(cy.use_denoising)
+        res['denoisingUseGpu'] = bool(g(cy, 'denoising_use_gpu', False))
+        res['denoisingDevice'] = 'GPU' if res['denoisingUseGpu'] else 'CPU'
+        if cy.denoiser in ('OPTIX', 'OPENIMAGEDENOISE'):
+            res['denoiserType'] = cy.denoiser
+        res['denoisingPrefilter'] = str(g(cy, 'denoising_prefilter', ''))
+        res['denoisingInputPasses'] = str(g(cy, 'denoising_input_passes', ''))
+        if g(cy, 'denoising_quality') is not None:
+            res['denoisingQuality'] = str(cy.denoising_quality)
+
+
+def denoiser_check(scene, res, warn):
+    """Debian's Cycles has no OpenImageDenoise; OptiX needs an NVIDIA device. Denoising is then turned off."""
+    if not res.get('denoisingEnabled'):
+        return
+    try:
+        import _cycles
+        has_oidn = bool(g(_cycles, 'with_openimagedenoise', False))
+        types = _cycles.get_device_types()
+        has_optix = bool(types[1]) if len(types) > 1 else False
+    except Exception:
+        has_oidn, has_optix = False, False
+    # A build with no denoiser at all lists no enum items, so the file's choice reads back as unset.
+    denoiser = res.get('denoiserType')
+    # Cycles falls back from OptiX to OpenImageDenoise when it has the latter.
+    missing = not has_oidn if denoiser != 'OPTIX' else not (has_optix or has_oidn)
+    if denoiser is None or missing:
+        warn('DENOISER_UNAVAILABLE', False, 'Denoising (%s) is on but this Blender build cannot run that denoiser; '
+             'frames render without denoising.' % (denoiser or 'no denoiser in this build'))
+
+
+def compositor(scene, res):
+    tree = node_tree_of(scene)
+    res['compositionNodeTreeEnabled'] = bool(scene.use_nodes) and tree is not None
+    nodes = list(tree.nodes) if tree is not None else []
+    res['compositorHasRenderOutputNode'] = any(n.type == 'COMPOSITE' for n in nodes)
+    outs = []
+    for n in nodes:
+        if n.type != 'OUTPUT_FILE':
+            continue
+        fmt = n.format.file_format
+        if fmt == 'OPEN_EXR_MULTILAYER':
+            slots = [{'name': s.name, 'path': s.name} for s in n.layer_slots]
+        else:
+            slots = [{'name': n.inputs[i].name, 'path': s.path} for i, s in enumerate(n.file_slots)]
+        outs.append({'name': n.name, 'label': n.label, 'base_path': n.base_path, 'format': fmt,
+                     'media_type': media_type(n.format), 'slots': slots})
+    res['compositeOutputNodes'] = outs
+    res['haveOutputFileNode'] = bool(outs)
+
+
+def scene_lists(scene, active, res, warn):
+    res['scenes'] = [{
+        'name': s.name, 'is_active': s == active, 'world': s.world.name if s.world else None,
+        'unit_settings': {'system': s.unit_settings.system, 'scale_length': float(s.unit_settings.scale_length)},
+        'gravity': nums(s.gravity)} for s in bpy.data.scenes]
+    res['viewLayers'] = []
+    active_vl = g(bpy.context, 'view_layer') if scene == bpy.context.scene else None
+    for vl in scene.view_layers:
+        res['viewLayers'].append({'name': vl.name, 'use': bool(vl.use),
+                                  'isActive': vl == active_vl if active_vl else vl == scene.view_layers[0]})
+    res['activeViewLayer'] = active_vl.name if active_vl else scene.view_layers[0].name
+    if not any(vl.use for vl in scene.view_layers):
+        warn('NO_VIEW_LAYER_ENABLED', True, 'No view layer of scene %r is enabled for rendering.' % scene.name)
+    res['renderLayersAndPasses'] = [{'name': vl.name, 'use_pass_combined': bool(vl.use_pass_combined),
+                                     'use_pass_z': bool(vl.use_pass_z), 'use_pass_normal': bool(vl.use_pass_normal)}
+                                    for vl in scene.view_layers]
+
+
+def cameras(scene, res, warn):
+    res['cameras'] = [{
+        'name': c.name, 'type': c.type, 'lens': float(c.lens), 'clip_start': float(c.clip_start),
+        'clip_end': float(c.clip_end), 'sensor_width': float(c.sensor_width), 'sensor_height': float(c.sensor_height),
+        'shift_x': float(c.shift_x), 'shift_y': float(c.shift_y),
+        'dof': {'use_dof': bool(c.dof.use_dof), 'focus_distance': float(c.dof.focus_distance),
+                'aperture_fstop': float(c.dof.aperture_fstop)}} for c in bpy.data.cameras]
+    objs = [o for o in scene.objects if o.type == 'CAMERA']
+    res['sceneCameras'] = [{'objectName': o.name, 'dataName': o.data.name, 'type': o.data.type,
+                            'isSavedActive': scene.camera == o} for o in objs]
+    if not objs:
+        warn('NO_CAMERA', True, 'Scene %r has no camera; add one before rendering.' % scene.name)
+    elif scene.camera is None:
+        warn('NO_ACTIVE_CAMERA', False, 'Scene %r has no active camera; Blender renders with %r.' % (scene.name, objs[0].name))
+
+
+def look(scene, res):
+    vs, ds = scene.view_settings, scene.display_settings
+    res['colorManagementSettings'] = {'display_device': ds.display_device, 'view_transform': vs.view_transform,
+                                      'look': vs.look, 'exposure': float(vs.exposure), 'gamma': float(vs.gamma)}
+    res['lights'] = [{'name': li.name, 'type': li.type, 'color': nums(li.color), 'energy': float(li.energy),
+                      'shadow_soft_size': float(g(li, 'shadow_soft_size', 0.0))} for li in bpy.data.lights]
+    w = scene.world
+    res['worldSettings'] = None if w is None else {
+        'name': w.name, 'ambient_color': nums(g(w, 'ambient_color', None) or w.color),
+        'mist_settings': {'use_mist': bool(g(w.mist_settings, 'use_mist', False)), 'start': float(w.mist_settings.start),
+                          'depth': float(w.mist_settings.depth), 'falloff': w.mist_settings.falloff}}
+
+
+def stereo(scene, res):
+    out = []
+    for s in [scene] + [x for x in bpy.data.scenes if x != scene]:
+        r, ims = s.render, s.render.image_settings
+        f = ims.stereo_3d_format
+        out.append({
+            'scene_name': s.name, 'use_multiview': bool(r.use_multiview), 'views_format': r.views_format,
+            'views_output': ims.views_format,
+            'views': [{'name': v.name, 'use': bool(v.use), 'file_suffix': v.file_suffix,
+                       'camera_suffix': v.camera_suffix} for v in r.views],
+            'stereo_3d_format': {'display_mode': f.display_mode, 'anaglyph_type': f.anaglyph_type,
+                                 'interlace_type': f.interlace_type, 'use_interlace_swap': bool(f.use_interlace_swap),
+                                 'use_sidebyside_crosseyed': bool(f.use_sidebyside_crosseyed)}})
+    res['stereoscopySettings'] = out
+
+
+def data_lists(res, warn):
+    res['animations'] = [{'name': a.name, 'frame_range': nums(a.frame_range),
+                          'fcurves': [{'data_path': fc.data_path, 'index': fc.array_index} for fc in a.fcurves]}
+                         for a in bpy.data.actions]
+    res['linkedData'] = [{'name': lib.name, 'path': lib.filepath} for lib in bpy.data.libraries]
+    res['addons'] = sorted(bpy.context.preferences.addons.keys())
+
+
+def file_info(res, warn):
+    path = bpy.data.filepath
+    res['fileName'] = os.path.basename(path)
+    res['pathToFileForRender'] = os.path.basename(path)
+    res['fileSize'] = os.path.getsize(path) if path and os.path.exists(path) else 0
+    fv = tuple(bpy.data.version)
+    res['hostFileVersion'] = list(fv)
+    # The version the render should use: the file's own major.minor (the worker picks the closest build).
+    res['hostVersionForRender'] = '%d.%d' % (fv[0], fv[1])
+    if fv[:2] > tuple(bpy.app.version)[:2]:
+        warn('FILE_NEWER_THAN_BLENDER', False, 'The file was saved with Blender %d.%d, newer than the %s that '
+             'analysed it; newer features may be missing from this analysis.' % (fv[0], fv[1], bpy.app.version_string))
+
+
+def main():
+    out_path, scene_name = parse_args(sys.argv)
+    res, warnings = {}, []
+
+    def warn(code, blocking, message):
+        warnings.append({'code': code, 'blocking': bool(blocking), 'message': message})
+
+    def section(name, fn, *args):
+        try:
+            fn(*args)
+        except Exception as e:  # one odd datablock must not lose the whole analysis
+            traceback.print_exc()
+            warn('ANALYSIS_SECTION_FAILED', False, 'Analysis of %s failed (%s: %s); those fields are missing.'
+                 % (name, type(e).__name__, e))
+
+    active = bpy.context.scene
+    scene = active
+    if scene_name:
+        scene = bpy.data.scenes.get(scene_name)
+        if scene is None:
+            warn('SCENE_NOT_FOUND', True, 'Scene %r is not in the file; scenes: %s.'
+                 % (scene_name, ', '.join(s.name for s in bpy.data.scenes)))
+            scene = active
+    section('file', file_info, res, warn)
+    section('render settings', render_settings, scene, res, warn)
+    section('denoiser', denoiser_check, scene, res, warn)
+    section('compositor', compositor, scene, res)
+    section('scenes and view layers', scene_lists, scene, active, res, warn)
+    section('cameras', cameras, scene, res, warn)
+    section('colour, lights and world', look, scene, res)
+    section('stereoscopy', stereo, scene, res)
+    section('data', data_lists, res, warn)
+    section('missing files', analyze_files.missing_files, res, warn)
+    section('caches', analyze_files.missing_caches, scene, res, warn)
+    section('scripts', analyze_files.autoexec_check, warn)
+    section('memory estimate', analyze_files.vram_metadata, scene, res)
+    res['analysisWarnings'] = warnings
+    text = json.dumps(analyze_files.clean(res))
+    if out_path:
+        with open(out_path, 'w', encoding='utf-8') as f:
+            f.write(text)
+    else:
+        print(text)
+
+
+main()

@@ -1,0 +1,268 @@
+# Helpers of analyze.py (same folder, imported by it): missing external files, simulation caches,
+# auto-run scripts and the VRAM estimate. Each public function fills `res` and calls
+# warn(code, blocking, message); analyze.py wraps every call, so they may raise on odd data.
+import array
+import math
+import os
+import re
+
+import bpy
+
+UDIM = re.compile(r'<UDIM>|<UVTILE>')
+
+
+def clean(v):
+    """JSON-safe copy: non-finite floats (which JSON cannot carry) become None."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [clean(x) for x in v]
+    return v
+
+
+def abspath(path, lib=None):
+    return os.path.normpath(bpy.path.abspath(path, library=lib))
+
+
+def exists(path, lib=None):
+    """True when the path, or its Windows-style twin with `\\` read as `/`, exists."""
+    if os.path.exists(abspath(path, lib)):
+        return True
+    return '\\' in path and os.path.exists(abspath(path.replace('\\', '/'), lib))
+
+
+def _external_paths():
+    """(kind, datablock name, raw path, library) of every external file the file refers to, packed ones skipped."""
+    for img in bpy.data.images:
+        if img.source in ('FILE', 'SEQUENCE', 'MOVIE', 'TILED') and not img.packed_file and img.filepath:
+            if img.source == 'TILED' and UDIM.search(img.filepath):
+                for t in img.tiles:
+                    yield 'Image', img.name, UDIM.sub(str(t.number), img.filepath), img.library
+            else:
+                yield 'Image', img.name, img.filepath, img.library
+    for lib in bpy.data.libraries:
+        if not lib.packed_file:
+            yield 'Library', lib.name, lib.filepath, lib.parent
+    for font in bpy.data.fonts:
+        if font.filepath and font.filepath != '<builtin>' and not font.packed_file:
+            yield 'Font', font.name, font.filepath, font.library
+    for snd in bpy.data.sounds:
+        if snd.filepath and not snd.packed_file:
+            yield 'Sound', snd.name, snd.filepath, snd.library
+    for clip in bpy.data.movieclips:
+        yield 'MovieClip', clip.name, clip.filepath, clip.library
+    for cf in bpy.data.cache_files:
+        yield 'CacheFile', cf.name, cf.filepath, cf.library
+    for vol in getattr(bpy.data, 'volumes', []):
+        if vol.filepath and not vol.packed_file:
+            yield 'Volume', vol.name, vol.filepath, vol.library
+    for txt in bpy.data.texts:
+        if txt.filepath and not txt.is_in_memory:
+            yield 'Text', txt.name, txt.filepath, txt.library
+
+
+def missing_files(res, warn):
+    """Missing external files; `missingFiles` entries are [kind, datablock name, path as stored]."""
+    missing, report, seen = [], [], set()
+    for kind, name, path, lib in _external_paths():
+        if not path or exists(path, lib):
+            continue
+        key = (kind, name, path)
+        if key in seen:
+            continue
+        seen.add(key)
+        missing.append([kind, name, path])
+        report.append("%s '%s': path '%s' not found" % (kind, name, abspath(path, lib)))
+    # Anything else Blender knows about (modifier files, strips) that the loop above did not name.
+    named = {abspath(p[2]) for p in missing}
+    try:
+        for p in bpy.utils.blend_paths(absolute=True, packed=False):
+            ap = os.path.normpath(p)
+            if ap not in named and not UDIM.search(p) and not exists(p):
+                named.add(ap)
+                missing.append(['Other', os.path.basename(ap), p])
+                report.append("Path '%s' not found" % ap)
+    except TypeError:  # very old signature without `packed`
+        pass
+    res['missingFiles'] = missing
+    res['hostMissingFilesReport'] = report
+    libs = [m for m in missing if m[0] == 'Library']
+    rest = [m for m in missing if m[0] != 'Library']
+    if rest:
+        names = ', '.join('%s %s' % (m[0], m[1]) for m in rest[:10]) + (' and %d more' % (len(rest) - 10) if len(rest) > 10 else '')
+        warn('MISSING_FILES', False, '%d external file(s) not found (%s); they render as missing (e.g. magenta '
+             'textures). Pack them or include them in the archive.' % (len(rest), names))
+    if libs:
+        warn('MISSING_LIBRARIES', True, 'Linked librar%s not found: %s; objects linked from them would be absent. '
+             'Include them in the archive.' % ('y' if len(libs) == 1 else 'ies', ', '.join(m[2] for m in libs)))
+
+
+def _cache_issue(pc, scene, res, kind, obj, mod, label):
+    """Records a point cache that would be simulated at render time (unbaked) or whose baked disk files are gone."""
+    if pc is None:
+        return
+    issue = None
+    if not pc.is_baked:
+        issue = '%s is not baked: frames rendered in chunks or out of order would simulate it from a different ' \
+            'start and differ.' % label
+    elif pc.use_disk_cache:
+        if pc.use_external:
+            folder = pc.filepath
+        else:  # Blender's default: blendcache_<file name> beside the .blend
+            folder = '//blendcache_' + os.path.splitext(os.path.basename(bpy.data.filepath))[0]
+        if not os.path.isdir(abspath(folder)):
+            issue = '%s is baked to disk but its cache folder %s is missing.' % (label, folder)
+    if issue:
+        res.append({'type': kind, 'sceneName': scene.name, 'issueDescription': issue,
+                    'objectName': obj.name if obj else '', 'objectModifierName': mod.name if mod else ''})
+
+
+def missing_caches(scene, res, warn):
+    out = []
+    for obj in scene.objects:
+        for mod in obj.modifiers:
+            t = mod.type
+            if t == 'CLOTH':
+                _cache_issue(mod.point_cache, scene, out, 'CLOTH', obj, mod, 'Cloth')
+            elif t == 'SOFT_BODY':
+                _cache_issue(mod.point_cache, scene, out, 'SOFT_BODY', obj, mod, 'Soft body')
+            elif t == 'DYNAMIC_PAINT' and mod.canvas_settings:
+                for surf in mod.canvas_settings.canvas_surfaces:
+                    if surf.surface_format == 'VERTEX':
+                        _cache_issue(surf.point_cache, scene, out, 'DYNAMIC_PAINT', obj, mod, 'Dynamic paint')
+            elif t == 'FLUID' and mod.fluid_type == 'DOMAIN':
+                d = mod.domain_settings
+                if not os.path.isdir(abspath(d.cache_directory)):
+                    out.append({'type': 'FLUID', 'sceneName': scene.name, 'objectName': obj.name,
+                                'objectModifierName': mod.name,
+                                'issueDescription': 'Fluid cache folder %s is missing: bake the simulation and include '
+                                                    'the cache.' % d.cache_directory})
+            elif t == 'MESH_SEQUENCE_CACHE' and mod.cache_file and not os.path.exists(abspath(mod.cache_file.filepath)):
+                out.append({'type': 'ALEMBIC', 'sceneName': scene.name, 'objectName': obj.name,
+                            'objectModifierName': mod.name,
+                            'issueDescription': 'Cache file %s is missing.' % mod.cache_file.filepath})
+            elif t == 'PARTICLE_SYSTEM':
+                ps = mod.particle_system
+                hair = ps.settings.type == 'HAIR'
+                if not hair:
+                    _cache_issue(ps.point_cache, scene, out, 'PARTICLES', obj, mod, 'Particle system %s' % ps.name)
+                elif ps.use_hair_dynamics:
+                    _cache_issue(ps.point_cache, scene, out, 'HAIR', obj, mod, 'Hair dynamics %s' % ps.name)
+    rbw = scene.rigidbody_world
+    if rbw and rbw.enabled and rbw.collection and len(rbw.collection.objects):
+        _cache_issue(rbw.point_cache, scene, out, 'RIGID_BODY', None, None, 'Rigid body world')
+    res['missingCaches'] = out
+    if out:
+        warn('MISSING_CACHE', False, '%d simulation cache(s) missing or not baked: %s' % (len(out), ' '.join(
+            c['issueDescription'] for c in out[:5])))
+
+
+def autoexec_check(warn):
+    """Auto-run scripts never run on a worker (`-Y`); say so, since the file may rely on them."""
+    texts = [t.name for t in bpy.data.texts if t.use_module]
+    drivers = 0
+    ids = [idb for name in ('objects', 'meshes', 'materials', 'scenes', 'cameras', 'lights', 'worlds', 'shape_keys',
+                            'node_groups', 'textures', 'curves', 'armatures')
+           for idb in getattr(bpy.data, name, [])]
+    # Node trees embedded in materials, worlds and scenes carry their own drivers.
+    ids += [t for t in (getattr(i, 'node_tree', None) for i in ids) if t is not None]
+    for idb in ids:
+        ad = getattr(idb, 'animation_data', None)
+        for fc in (ad.drivers if ad else []):
+            if fc.driver.type == 'SCRIPTED' and not fc.driver.is_simple_expression:
+                drivers += 1
+    if texts or drivers:
+        warn('AUTOEXEC_DISABLED', False, 'The file has %d auto-run script(s)%s and %d Python driver(s); they are not '
+             'run on the render farm, so results that depend on them will differ.'
+             % (len(texts), ' (%s)' % ', '.join(texts) if texts else '', drivers))
+
+
+def _image_bytes(img):
+    w, h = (img.size[0], img.size[1]) if img.source != 'TILED' else (0, 0)
+    per_px = max(1, img.channels or 4) * (4 if img.is_float else 1)
+    if img.source == 'TILED':
+        return sum(t.size[0] * t.size[1] for t in img.tiles) * per_px
+    return w * h * per_px
+
+
+def vram_metadata(scene, res):
+    """Rough GPU memory estimate: decoded image sizes and triangle counts (with subdivision levels applied)."""
+    imgs = [i for i in bpy.data.images if i.users > 0 and i.type in ('IMAGE', 'MULTILAYER', 'UV_TEST')]
+    tex = {'imageCount': len(imgs), 'unknownSizeCount': 0, 'packedImageCount': 0, 'generatedImageCount': 0,
+           'tiledImageCount': 0, 'sequenceImageCount': 0, 'movieImageCount': 0, 'estimatedBytes': 0}
+    groups = {}
+    for img in imgs:
+        src = img.source
+        tex['packedImageCount'] += 1 if img.packed_file else 0
+        tex['generatedImageCount'] += 1 if src == 'GENERATED' else 0
+        tex['tiledImageCount'] += 1 if src == 'TILED' else 0
+        tex['sequenceImageCount'] += 1 if src == 'SEQUENCE' else 0
+        tex['movieImageCount'] += 1 if src == 'MOVIE' else 0
+        size = _image_bytes(img) if src == 'GENERATED' or img.packed_file or exists(img.filepath, img.library) else 0
+        if size == 0:
+            tex['unknownSizeCount'] += 1
+        tex['estimatedBytes'] += size
+        if src in ('FILE', 'TILED') and img.filepath and not img.packed_file:
+            key = abspath(img.filepath, img.library) + '|' + img.colorspace_settings.name
+            groups.setdefault(key, []).append((img.name, size))
+    dups = [{'key': k, 'count': len(v), 'names': [n for n, _ in v], 'estimatedBytes': sum(s for _, s in v)}
+            for k, v in groups.items() if len(v) > 1]
+    tex['duplicateGroups'] = dups
+    tex['duplicateWasteBytes'] = sum(d['estimatedBytes'] - d['estimatedBytes'] / d['count'] for d in dups)
+
+    risk = dict.fromkeys(('hasSubdivision', 'hasMultires', 'hasDisplacement', 'hasGeometryNodes',
+                          'hasHairOrParticles', 'hasVolumes'), False)
+    meshes, objs = {}, list(scene.objects)
+    for o in objs:
+        levels = 0
+        for m in o.modifiers:
+            if m.type == 'SUBSURF':
+                risk['hasSubdivision'] = True
+                levels = max(levels, m.render_levels)
+            elif m.type == 'MULTIRES':
+                risk['hasMultires'] = True
+                levels = max(levels, m.render_levels)
+            elif m.type == 'DISPLACE':
+                risk['hasDisplacement'] = True
+            elif m.type == 'NODES':
+                risk['hasGeometryNodes'] = True
+            elif m.type == 'PARTICLE_SYSTEM':
+                risk['hasHairOrParticles'] = True
+            elif m.type == 'FLUID' and m.fluid_type == 'DOMAIN' and m.domain_settings.domain_type == 'GAS':
+                risk['hasVolumes'] = True
+        if o.type == 'CURVES':
+            risk['hasHairOrParticles'] = True
+        if o.type == 'VOLUME':
+            risk['hasVolumes'] = True
+        if o.type == 'MESH' and o.data is not None:
+            meshes[o.data.name] = (o.data, max(levels, meshes.get(o.data.name, (None, 0))[1]))
+            for slot in o.material_slots:
+                mat = slot.material
+                method = getattr(mat, 'displacement_method', None) or getattr(getattr(mat, 'cycles', None),
+                                                                             'displacement_method', 'BUMP')
+                if mat and method in ('DISPLACEMENT', 'BOTH'):
+                    risk['hasDisplacement'] = True
+    geo = {'objectCount': len(objs), 'meshObjectCount': sum(1 for o in objs if o.type == 'MESH'),
+           'uniqueMeshCount': len(meshes), 'vertexCount': 0, 'faceCount': 0, 'triangleCount': 0, 'estimatedBytes': 0}
+    for mesh, levels in meshes.values():
+        loops = array.array('i', [0]) * len(mesh.polygons)
+        mesh.polygons.foreach_get('loop_total', loops)
+        tris = sum(loops) - 2 * len(loops)
+        geo['vertexCount'] += len(mesh.vertices)
+        geo['faceCount'] += len(mesh.polygons)
+        geo['triangleCount'] += tris
+        # ~32 B per vertex (position + normal) and ~64 B per triangle (indices + BVH), x4 per subdivision level.
+        geo['estimatedBytes'] += (len(mesh.vertices) * 32 + tris * 64) * 4 ** min(levels, 8)
+    layers = [vl for vl in scene.view_layers if vl.use]
+    pass_channels = {'use_pass_combined': 4, 'use_pass_z': 1, 'use_pass_normal': 3, 'use_pass_mist': 1,
+                     'use_pass_vector': 4, 'use_pass_position': 3, 'use_pass_uv': 3, 'use_pass_object_index': 1,
+                     'use_pass_material_index': 1, 'use_pass_diffuse_color': 3, 'use_pass_diffuse_direct': 3,
+                     'use_pass_diffuse_indirect': 3, 'use_pass_glossy_color': 3, 'use_pass_glossy_direct': 3,
+                     'use_pass_glossy_indirect': 3, 'use_pass_emit': 3, 'use_pass_environment': 3, 'use_pass_ao': 3,
+                     'use_pass_shadow': 3}
+    components = sum(n for vl in layers for k, n in pass_channels.items() if getattr(vl, k, False))
+    res['vramMetadata'] = {'schemaVersion': 1, 'sceneName': scene.name, 'textures': tex, 'geometry': geo,
+                           'riskFeatures': risk,
+                           'renderOutput': {'viewLayerCount': len(layers), 'passComponents': components}}

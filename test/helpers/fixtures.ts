@@ -1,0 +1,92 @@
+// Builds the Blender fixtures of test/fixtures/blend on demand (they are never committed) into a
+// cache folder under the OS temp dir, keyed by a hash of the builder scripts and arguments, so the
+// test files of one run (and later runs) share them. Safe when several vitest workers build the same
+// fixture at once: each builds under a temporary name and renames it into place atomically.
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { runBlender } from '../../service/worker/blender.js';
+
+export type FixtureName = 'basic' | 'compositor' | 'stereo' | 'missing-texture' | 'autoexec' | 'denoise' | 'odd';
+
+/** Every fixture; see the header of each test/fixtures/blend/build_NAME.py for what it holds. */
+export const FIXTURE_NAMES: readonly FixtureName[] = ['basic', 'compositor', 'stereo', 'missing-texture', 'autoexec', 'denoise', 'odd'];
+
+const SCRIPTS_DIR = fileURLToPath(new URL('../fixtures/blend/', import.meta.url));
+
+export interface BuildFixtureOptions {
+  /** Blender executable. Default `$RENDERBRIDGE_TEST_BLENDER` or `blender`. */
+  blender?: string;
+  /** Builder arguments after OUT.blend. Default none; for `autoexec`, the marker path of fixtureMarker(). */
+  args?: readonly string[];
+  /** Build timeout. Default 120000 ms. */
+  timeoutMs?: number;
+}
+
+function scriptPath(name: FixtureName): string {
+  return join(SCRIPTS_DIR, `build_${name.replace(/-/g, '_')}.py`);
+}
+
+/** The cache folder of one fixture: a hash of its builder, the shared module and the explicit arguments. */
+export function fixtureDir(name: FixtureName, args?: readonly string[]): string {
+  const h = createHash('sha256');
+  h.update(readFileSync(join(SCRIPTS_DIR, '_common.py')));
+  h.update(readFileSync(scriptPath(name)));
+  h.update(JSON.stringify(args ?? null));
+  return join(tmpdir(), `renderbridge-fixtures-${h.digest('hex').slice(0, 16)}`);
+}
+
+/** Where the default `autoexec` fixture's scripts would write (the text block; `.driver` for the driver). */
+export function fixtureMarker(): string {
+  return join(fixtureDir('autoexec'), 'autoexec.marker');
+}
+
+/** Path of the built fixture `NAME.blend`, building it first when the cache lacks it. */
+export async function buildFixture(name: FixtureName, opts: BuildFixtureOptions = {}): Promise<string> {
+  const dir = fixtureDir(name, opts.args);
+  const target = join(dir, `${name}.blend`);
+  if (existsSync(target)) return target;
+  await mkdir(dir, { recursive: true });
+  const args = opts.args ?? (name === 'autoexec' ? [fixtureMarker()] : []);
+  const tmp = join(dir, `${name}.${process.pid}.${randomUUID().slice(0, 8)}.tmp.blend`);
+  const res = await runBlender({
+    binary: opts.blender ?? process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender',
+    pythonScript: scriptPath(name),
+    scriptArgs: [tmp, ...args],
+    timeoutMs: opts.timeoutMs ?? 120_000,
+  });
+  if (res.exitCode !== 0 || !existsSync(tmp)) {
+    await rm(tmp, { force: true });
+    throw new Error(`building fixture ${name} failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
+  }
+  await rename(tmp, target);
+  return target;
+}
+
+/** The part of archiver 8's ZipArchive used here (archiver ships no type declarations). */
+interface ZipArchive extends Readable {
+  file(path: string, data: { name: string }): this;
+  finalize(): Promise<void>;
+}
+
+/**
+ * Writes a zip at `out` holding the named fixtures as `prefix/NAME.blend` (prefix default `project`).
+ * Returns the entry names, in order.
+ */
+export async function buildFixtureZip(names: readonly FixtureName[], out: string, prefix = 'project'): Promise<string[]> {
+  const paths = await Promise.all(names.map((n) => buildFixture(n)));
+  const specifier: string = 'archiver'; // a variable keeps tsc from looking for declarations archiver lacks
+  const { ZipArchive } = (await import(specifier)) as { ZipArchive: new (o: { zlib?: { level: number } }) => ZipArchive };
+  const zip = new ZipArchive({ zlib: { level: 1 } });
+  const entries = paths.map((p) => `${prefix}/${basename(p)}`);
+  paths.forEach((p, i) => zip.file(p, { name: entries[i]! }));
+  const done = pipeline(zip, createWriteStream(out));
+  await zip.finalize();
+  await done;
+  return entries;
+}

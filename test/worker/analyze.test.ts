@@ -1,0 +1,184 @@
+// Scene analysis of every fixture with the real Blender. Each fixture is analysed once (beforeAll);
+// the tests then assert on the stored results, to keep Blender starts (~2 s each) few.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import yauzl from 'yauzl';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SceneMetadata } from '../../shared/api/scene.js';
+import { analyzeScene, type SceneAnalysis } from '../../service/worker/analyze.js';
+import { FatalTaskError } from '../../service/worker/outcomes.js';
+import { buildFixture, buildFixtureZip, FIXTURE_NAMES, type FixtureName } from '../helpers/fixtures.js';
+
+const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
+let work: string;
+const results = new Map<string, SceneAnalysis>();
+
+function result(name: string): SceneAnalysis {
+  const r = results.get(name);
+  if (!r) throw new Error(`no analysis for ${name}`);
+  return r;
+}
+const codes = (name: string) => result(name).warnings.map((w) => w.code);
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'rb-analyze-'));
+  const jobs: Array<[string, FixtureName, string | undefined]> = [
+    ...FIXTURE_NAMES.map((n): [string, FixtureName, undefined] => [n, n, undefined]),
+    ['basic-wrong-scene', 'basic', 'NoSuchScene'],
+  ];
+  // Two at a time: the machine has two cores.
+  const queue = [...jobs];
+  const worker = async () => {
+    for (let job = queue.shift(); job; job = queue.shift()) {
+      const [key, fixture, scene] = job;
+      const file = await buildFixture(fixture, { blender: BLENDER });
+      const dir = join(work, key);
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir);
+      results.set(key, await analyzeScene({ blender: BLENDER, file, scene, workDir: dir, timeoutMs: 120_000 }));
+    }
+  };
+  await Promise.all([worker(), worker()]);
+}, 300_000);
+
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+describe('analyzeScene', () => {
+  it('returns output that parses with the API schema, and the Blender version', () => {
+    for (const [key, r] of results) {
+      expect(SceneMetadata.safeParse(r.output).success, key).toBe(true);
+      expect(r.output.analysisWarnings).toEqual(r.warnings);
+      expect(r.blenderVersion?.major, key).toBeGreaterThanOrEqual(3);
+      expect(r.durationMs).toBeGreaterThan(0);
+    }
+  });
+
+  it('basic: cameras, view layers, frames, resolution, engine and animation', () => {
+    const o = result('basic').output;
+    expect(o.fileName).toBe('basic.blend');
+    expect(o.pathToFileForRender).toBe('basic.blend');
+    expect(o.cameras?.map((c) => c.name).sort()).toEqual(['CamA', 'CamB']);
+    expect(o.sceneCameras?.find((c) => c.objectName === 'CamA')).toMatchObject({ isSavedActive: true, type: 'PERSP' });
+    expect(o.sceneCameras?.find((c) => c.objectName === 'CamB')?.isSavedActive).toBe(false);
+    expect(o.viewLayers).toEqual([
+      { name: 'Main', use: true, isActive: true },
+      { name: 'Alt', use: true, isActive: false },
+    ]);
+    expect(o.activeViewLayer).toBe('Main');
+    expect(o.renderLayersAndPasses?.map((l) => l.name)).toEqual(['Main', 'Alt']);
+    expect(o.renderFrameRange).toEqual([1, 24]);
+    expect(o.frameStep).toBe(1);
+    expect(o.resolution).toEqual([64, 48]);
+    expect(o.resolutionPercentage).toBe(100);
+    expect(o).toMatchObject({ renderEngine: 'CYCLES', samples: 4, denoisingEnabled: false, outputFormat: 'PNG' });
+    expect(o.outputMediaType).toBe('IMAGE');
+    expect(o.fps).toBe(24);
+    expect(o.animations?.[0]?.frame_range).toEqual([1, 24]);
+    expect(o.scenes?.[0]).toMatchObject({ name: 'Scene', is_active: true });
+    expect(o.hostFileVersion?.slice(0, 2)).toEqual([result('basic').blenderVersion?.major, result('basic').blenderVersion?.minor]);
+    expect(o.fileSize).toBeGreaterThan(1000);
+    expect(o.vramMetadata?.geometry).toMatchObject({ meshObjectCount: 1, vertexCount: 8, triangleCount: 12 });
+    expect(o.vramMetadata?.renderOutput.viewLayerCount).toBe(2);
+    expect(o.missingFiles).toEqual([]);
+    expect(result('basic').warnings.filter((w) => w.blocking)).toEqual([]);
+  });
+
+  it('compositor: the File Output node and its two slots', () => {
+    const o = result('compositor').output;
+    expect(o.compositionNodeTreeEnabled).toBe(true);
+    expect(o.haveOutputFileNode).toBe(true);
+    expect(o.compositorHasRenderOutputNode).toBe(true);
+    expect(o.compositeOutputNodes).toHaveLength(1);
+    expect(o.compositeOutputNodes?.[0]).toMatchObject({ name: 'FileOut', format: 'PNG', media_type: 'IMAGE' });
+    expect(o.compositeOutputNodes?.[0]?.slots.map((s) => s.path)).toEqual(['beauty_', 'mask']);
+    expect(result('basic').output.haveOutputFileNode).toBe(false);
+  });
+
+  it('stereo: multiview with left and right views written individually', () => {
+    const s = result('stereo').output.stereoscopySettings?.[0];
+    expect(s).toMatchObject({ scene_name: 'Scene', use_multiview: true, views_format: 'STEREO_3D', views_output: 'INDIVIDUAL' });
+    expect(s?.views.filter((v) => v.use).map((v) => v.file_suffix)).toEqual(['_L', '_R']);
+    expect(result('basic').output.stereoscopySettings?.[0]?.use_multiview).toBe(false);
+  });
+
+  it('missing texture: listed, reported and warned about (not blocking)', () => {
+    const r = result('missing-texture');
+    expect(r.output.missingFiles).toEqual([['Image', 'MissingTex', '//textures/does-not-exist.png']]);
+    expect(r.output.hostMissingFilesReport?.[0]).toMatch(/textures\/does-not-exist\.png' not found/);
+    expect(r.warnings.find((w) => w.code === 'MISSING_FILES')).toMatchObject({ blocking: false });
+    expect(r.output.vramMetadata?.textures).toMatchObject({ imageCount: 1, unknownSizeCount: 1 });
+  });
+
+  it('denoise: denoising on, and the build cannot denoise', () => {
+    const r = result('denoise');
+    expect(r.output.denoisingEnabled).toBe(true);
+    expect(r.warnings.find((w) => w.code === 'DENOISER_UNAVAILABLE')).toMatchObject({ blocking: false });
+    expect(codes('basic')).not.toContain('DENOISER_UNAVAILABLE');
+  });
+
+  it("autoexec: the file's scripts are reported, not run", () => {
+    expect(result('autoexec').warnings.find((w) => w.code === 'AUTOEXEC_DISABLED')?.message).toMatch(/1 auto-run script.*1 Python driver/);
+  });
+
+  it('odd: no camera, no world, unbaked simulations, a missing library and odd image paths', () => {
+    const r = result('odd');
+    const byCode = new Map(r.warnings.map((w) => [w.code, w]));
+    expect(byCode.get('NO_CAMERA')?.blocking).toBe(true);
+    expect(byCode.get('MISSING_LIBRARIES')?.blocking).toBe(true);
+    expect(byCode.get('MISSING_FILES')?.blocking).toBe(false);
+    expect(byCode.get('MISSING_CACHE')?.blocking).toBe(false);
+    expect(byCode.has('ANALYSIS_SECTION_FAILED')).toBe(false);
+    expect(r.output.sceneCameras).toEqual([]);
+    expect(r.output.worldSettings).toBeNull();
+    expect(r.output.missingCaches?.map((c) => [c.type, c.objectName, c.objectModifierName])).toEqual([
+      ['CLOTH', 'Cube', 'Cloth'],
+      ['PARTICLES', 'Emitter', 'Particles'],
+    ]);
+    expect(r.output.missingFiles?.map((m) => m[0]).sort()).toEqual(['Image', 'Image', 'Library']);
+    expect(r.output.missingFiles).toContainEqual(['Image', 'Tiles', '//udim/tex.1001.png']);
+    expect(r.output.vramMetadata?.riskFeatures).toMatchObject({ hasSubdivision: true, hasGeometryNodes: true, hasHairOrParticles: true });
+    expect(r.output.vramMetadata?.textures.tiledImageCount).toBe(1);
+    expect(codes('basic')).not.toContain('MISSING_CACHE');
+  });
+
+  it('a scene name not in the file is a blocking warning', () => {
+    const w = result('basic-wrong-scene').warnings.find((x) => x.code === 'SCENE_NOT_FOUND');
+    expect(w).toMatchObject({ blocking: true });
+    expect(w?.message).toContain('NoSuchScene');
+  });
+
+  it('a file Blender cannot open fails validation with its last lines', async () => {
+    const bad = join(work, 'broken.blend');
+    await writeFile(bad, 'this is not a blend file');
+    const err = await analyzeScene({ blender: BLENDER, file: bad, workDir: work }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FatalTaskError);
+    const fr = (err as FatalTaskError).failedReason;
+    expect(fr).toMatchObject({ type: 'VALIDATION_FAILED', name: 'SCENE_FILE_UNREADABLE' });
+    expect((fr.errorDetails.lastLines as string[]).join('\n')).toMatch(/not supported|Cannot read/);
+  });
+});
+
+describe('fixture zip', () => {
+  it('holds two .blend files', async () => {
+    const out = join(work, 'two.zip');
+    const entries = await buildFixtureZip(['basic', 'compositor'], out);
+    const names = await new Promise<string[]>((resolve, reject) => {
+      yauzl.open(out, { lazyEntries: true }, (err, zip) => {
+        if (err) return reject(err);
+        const seen: string[] = [];
+        zip.on('entry', (e: yauzl.Entry) => {
+          seen.push(e.fileName);
+          zip.readEntry();
+        });
+        zip.on('end', () => resolve(seen));
+        zip.on('error', reject);
+        zip.readEntry();
+      });
+    });
+    expect(names).toEqual(entries);
+    expect(names).toEqual(['project/basic.blend', 'project/compositor.blend']);
+  });
+});
