@@ -1,0 +1,272 @@
+// How one render chunk is started: the settings python/render_setup.py applies inside Blender
+// (built from the job's finalConfig), the Blender invocation for a chunk (through blender.ts),
+// and where the files Blender reports as saved belong. Pure, except renderSetupScriptPath.
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FinalConfig } from '../../shared/api/analysis.js';
+import { MOVIE_OUTPUT_FORMATS } from '../../shared/api/enums.js';
+import type { RequestedConfig } from '../../shared/api/render-config.js';
+import type { FrameChunk } from '../domain/frame-ranges.js';
+import { chunkArgs } from '../domain/frame-ranges.js';
+import type { RunBlenderOptions } from './blender.js';
+import { safeSegment } from './output-keys.js';
+
+type DeviceType = NonNullable<FinalConfig['computeDeviceType']>;
+
+/**
+ * What render_setup.py applies. A field that is absent or null keeps the .blend's own value.
+ * Written as JSON to the file given with `--settings`.
+ */
+export interface RenderSettings {
+  schemaVersion: 1;
+  /** Scene that must be active (Blender selects it with `-S`; the script refuses another one). */
+  scene?: string;
+  /** Camera object made `scene.camera`; camera-bound timeline markers are unbound when it changes. */
+  camera?: string;
+  /** The only view layer left with `use = True`. Absent: the file's enabled layers all render. */
+  viewLayer?: string;
+  engine?: string;
+  /** [x, y] pixels, before the percentage. */
+  resolution?: [number, number];
+  resolutionPercentage?: number;
+  /** Cycles `samples` or EEVEE `taa_render_samples`. */
+  samples?: number;
+  /** Cycles denoising; `enabled: false` always works, `true` only with a denoiser the build has. */
+  denoise?: { enabled: boolean; denoiser?: 'OPTIX' | 'OPENIMAGEDENOISE'; useGpu?: boolean };
+  /**
+   * Cycles device. GPU types enable every device of that type Blender sees (the worker hides the
+   * others with *_VISIBLE_DEVICES). No such device: exit 3, or the CPU when `allowCpuFallback`.
+   */
+  device: { type: DeviceType; allowCpuFallback?: boolean };
+  /** Camera output format and its settings; movie formats become PNG. */
+  output?: {
+    format?: string;
+    colorMode?: string;
+    colorDepth?: string;
+    compression?: number;
+    quality?: number;
+    exrCodec?: string;
+    tiffCodec?: string;
+  };
+  fps?: number;
+  fpsBase?: number;
+  persistentData?: boolean;
+  tiling?: { enabled?: boolean; tileSize?: number };
+  compositorDevice?: 'CPU' | 'GPU';
+  /** `aces` picks an ACES view transform when the build has one, else warns; `default` keeps the file's. */
+  colorManagement: 'default' | 'aces';
+  /** Add-on module ids to enable, after putting `paths` (folders holding the add-ons) first on sys.path. */
+  addons: { ids: string[]; paths: string[] };
+  /** Absolute folder that receives every File Output node, each in `<folder>/` (see compositeFolders). */
+  compositeDir: string;
+  /** Folder (under compositeDir) per top-level File Output node name. */
+  compositeFolders: Record<string, string>;
+}
+
+export interface RenderSettingsOptions {
+  /** Absolute folder for compositor outputs (no `#`, which Blender would take as a frame number). */
+  compositeDir: string;
+  /** GPUs the chunk is pinned to; only used to validate that a GPU device has some. Default none. */
+  gpuUuids?: readonly string[];
+  /** Add-on ids to enable. Default: the ids of `final.addonsToUse`. */
+  addonIds?: readonly string[];
+  /** Folders put first on Blender's sys.path (where bundled add-ons were unpacked). Default none. */
+  addonPaths?: readonly string[];
+  /**
+   * The job's request. When given, the view layer is isolated only if the request named one
+   * (finalConfig always carries the detected active layer, and isolating it would drop the other
+   * layers a compositor may combine). Default: isolate `final.activeViewLayer`.
+   */
+  requested?: RequestedConfig;
+  /** Render on the CPU instead of failing when the GPU type is not visible. Default false. */
+  allowCpuFallback?: boolean;
+}
+
+/** `#` in a folder name would become frame digits in Blender's output paths. */
+function checkFolder(what: string, dir: string): string {
+  if (!isAbsolute(dir)) throw new Error(`${what} must be absolute: ${dir}`);
+  if (dir.includes('#')) throw new Error(`${what} must not contain '#': ${dir}`);
+  return resolve(dir);
+}
+
+/**
+ * Folder names under compositeDir for File Output nodes, in node order: safeSegment of the name,
+ * made unique ignoring case with -2, -3 (node names are unique, their safe forms may not be).
+ */
+export function compositeFolders(nodeNames: readonly string[]): string[] {
+  const taken = new Set<string>();
+  return nodeNames.map((name) => {
+    const want = safeSegment(name);
+    let folder = want;
+    for (let i = 2; taken.has(folder.toLowerCase()); i++) folder = `${want}-${i}`;
+    taken.add(folder.toLowerCase());
+    return folder;
+  });
+}
+
+function isMovie(format: string | undefined): boolean {
+  return format !== undefined && (MOVIE_OUTPUT_FORMATS as ReadonlySet<string>).has(format);
+}
+
+/** Settings for render_setup.py from the job's finalConfig. Throws on a bad compositeDir or GPU pinning. */
+export function renderSettingsFrom(final: FinalConfig, opts: RenderSettingsOptions): RenderSettings {
+  const compositeDir = checkFolder('compositeDir', opts.compositeDir);
+  const type = final.computeDeviceType ?? 'CPU';
+  if (type !== 'CPU' && opts.gpuUuids !== undefined && opts.gpuUuids.length === 0) {
+    throw new Error(`a ${type} render needs at least one GPU`);
+  }
+  const nodes = final.compositeOutputNodes ?? [];
+  const folders = compositeFolders(nodes.map((n) => n.name));
+  const outSet = final.outputSettings ?? {};
+  const viewLayer = opts.requested ? opts.requested.activeViewLayer : final.activeViewLayer;
+  const res = final.resolution;
+  const samples = final.sampleCount ?? final.samples;
+  return {
+    schemaVersion: 1,
+    ...(final.sceneToRender !== undefined ? { scene: final.sceneToRender } : {}),
+    ...(final.activeCamera !== undefined ? { camera: final.activeCamera } : {}),
+    ...(viewLayer !== undefined ? { viewLayer } : {}),
+    ...(final.renderEngine !== undefined ? { engine: final.renderEngine } : {}),
+    ...(res && res.length >= 2 ? { resolution: [res[0]!, res[1]!] as [number, number] } : {}),
+    ...(final.resolutionPercentage !== undefined ? { resolutionPercentage: final.resolutionPercentage } : {}),
+    ...(samples !== undefined ? { samples } : {}),
+    ...(final.denoisingEnabled !== undefined
+      ? {
+          denoise: {
+            enabled: final.denoisingEnabled,
+            ...(final.denoiserType ? { denoiser: final.denoiserType } : {}),
+            ...(final.denoisingUseGpu !== undefined ? { useGpu: final.denoisingUseGpu } : {}),
+          },
+        }
+      : {}),
+    device: { type, ...(opts.allowCpuFallback ? { allowCpuFallback: true } : {}) },
+    output: {
+      // Guard only: resolveFinalConfig already turned movie formats into PNG.
+      ...(final.outputFormat ? { format: isMovie(final.outputFormat) ? 'PNG' : final.outputFormat } : {}),
+      ...(outSet.colorMode ? { colorMode: outSet.colorMode } : {}),
+      ...(outSet.colorDepth ? { colorDepth: outSet.colorDepth } : {}),
+      ...(outSet.compression !== undefined ? { compression: outSet.compression } : {}),
+      ...(outSet.quality !== undefined ? { quality: outSet.quality } : {}),
+      ...(outSet.exrCodec ? { exrCodec: outSet.exrCodec } : {}),
+      ...(outSet.tiffCodec ? { tiffCodec: outSet.tiffCodec } : {}),
+    },
+    ...(final.fps !== undefined ? { fps: final.fps } : {}),
+    ...(final.fpsBase !== undefined ? { fpsBase: final.fpsBase } : {}),
+    ...(final.persistentDataEnabled !== undefined ? { persistentData: final.persistentDataEnabled } : {}),
+    ...(final.useTiling !== undefined || final.tileSize !== undefined
+      ? { tiling: { ...(final.useTiling !== undefined ? { enabled: final.useTiling } : {}), ...(final.tileSize !== undefined ? { tileSize: final.tileSize } : {}) } }
+      : {}),
+    ...(final.compositorDevice ? { compositorDevice: final.compositorDevice } : {}),
+    colorManagement: final.colorManagementPreset ?? 'default',
+    addons: {
+      ids: [...(opts.addonIds ?? (final.addonsToUse ?? []).map((a) => a.id))],
+      paths: (opts.addonPaths ?? []).map((p) => resolve(p)),
+    },
+    compositeDir,
+    compositeFolders: Object.fromEntries(nodes.map((n, i) => [n.name, folders[i]!])),
+  };
+}
+
+/** render_setup.py beside this module (sources, tsx, vitest), or in the source tree when running from dist/. */
+export function renderSetupScriptPath(): string {
+  const candidates = ['./python/render_setup.py', '../../../service/worker/python/render_setup.py'].map((p) =>
+    fileURLToPath(new URL(p, import.meta.url)),
+  );
+  return candidates.find((p) => existsSync(p)) ?? candidates[0]!;
+}
+
+/** Camera output pattern under the attempt folder, as expectedFileNames' default `cameraPattern`. */
+export const CAMERA_PATTERN = 'f_####';
+
+export interface RenderInvocationOptions {
+  /** Blender executable of the picked build. Default `blender` from PATH. */
+  binary?: string;
+  /** The .blend to render. */
+  sceneFile: string;
+  /** Scene selected with `-S`. Default: the file's active scene. */
+  sceneName?: string;
+  /** JSON file holding RenderSettings. */
+  settingsFile: string;
+  /** Absolute folder receiving the camera files (`-o attemptDir/f_####`); no `#`. */
+  attemptDir: string;
+  chunk: FrameChunk;
+  /** GPUs this chunk may see, by UUID (or index): sets *_VISIBLE_DEVICES. Default: no pinning. */
+  gpuUuids?: readonly string[];
+  /** Device type of the render: HIP pins with HIP_VISIBLE_DEVICES, others with CUDA_VISIBLE_DEVICES. Default CUDA. */
+  deviceType?: DeviceType;
+  /** Render threads (`-t`), for CPU slots sharing a machine. Default: Blender's (all cores). */
+  threads?: number;
+  /** Camera output pattern. Default CAMERA_PATTERN. */
+  cameraPattern?: string;
+}
+
+export type RenderInvocation = Pick<RunBlenderOptions, 'binary' | 'file' | 'preScriptArgs' | 'pythonScript' | 'scriptArgs' | 'args' | 'env'>;
+
+/** runBlender options rendering one chunk with render_setup.py (cwd, timeouts and listeners are the caller's). */
+export function renderInvocation(opts: RenderInvocationOptions): RenderInvocation {
+  const out = checkFolder('attemptDir', opts.attemptDir);
+  const pattern = opts.cameraPattern ?? CAMERA_PATTERN;
+  const env: Record<string, string> = {};
+  if (opts.gpuUuids && opts.gpuUuids.length > 0) {
+    env[opts.deviceType === 'HIP' ? 'HIP_VISIBLE_DEVICES' : 'CUDA_VISIBLE_DEVICES'] = opts.gpuUuids.join(',');
+  }
+  const threads = opts.threads && opts.threads > 0 ? ['-t', String(Math.trunc(opts.threads))] : [];
+  return {
+    binary: opts.binary ?? 'blender',
+    file: opts.sceneFile,
+    preScriptArgs: opts.sceneName !== undefined ? ['-S', opts.sceneName] : [],
+    pythonScript: renderSetupScriptPath(),
+    scriptArgs: ['--settings', opts.settingsFile],
+    // -t, -o, then the chunk's -s/-e/-j/-a, which must come last.
+    args: [...threads, '-o', join(out, pattern), ...chunkArgs(opts.chunk)],
+    env,
+  };
+}
+
+export interface SavedPath {
+  kind: 'camera' | 'composite';
+  /** `/`-separated, relative to attemptDir (camera) or compositeDir (composite: `<node folder>/<file>`). */
+  relativePath: string;
+}
+
+function inside(dir: string, file: string): string | undefined {
+  const rel = relative(dir, file);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return undefined;
+  return rel.split(sep).join('/');
+}
+
+/**
+ * Where a file Blender reported as saved belongs. compositeDir is checked first, so it may lie
+ * inside attemptDir. Throws for a path outside both: Blender wrote somewhere it must not.
+ */
+export function classifySavedPath(absPath: string, dirs: { attemptDir: string; compositeDir: string }): SavedPath {
+  const file = resolve(absPath);
+  const comp = inside(resolve(dirs.compositeDir), file);
+  if (comp !== undefined) return { kind: 'composite', relativePath: comp };
+  const cam = inside(resolve(dirs.attemptDir), file);
+  if (cam !== undefined) return { kind: 'camera', relativePath: cam };
+  throw new Error(`saved file outside the attempt folders: ${absPath}`);
+}
+
+/** What a render_setup.py line says: its summary, a warning, an error, or nothing. */
+export type SetupLine =
+  | { type: 'ok'; summary: Record<string, unknown> }
+  | { type: 'warning'; message: string }
+  | { type: 'error'; message: string };
+
+/** Parses `RB_SETUP_OK {json}`, `RB_WARNING: text` and `RB_SETUP_ERROR: text` lines; undefined for others. */
+export function parseSetupLine(line: string): SetupLine | undefined {
+  if (line.startsWith('RB_SETUP_OK ')) {
+    try {
+      const summary: unknown = JSON.parse(line.slice('RB_SETUP_OK '.length));
+      if (summary && typeof summary === 'object' && !Array.isArray(summary)) return { type: 'ok', summary: summary as Record<string, unknown> };
+    } catch {
+      // not ours after all
+    }
+    return undefined;
+  }
+  if (line.startsWith('RB_WARNING: ')) return { type: 'warning', message: line.slice('RB_WARNING: '.length) };
+  if (line.startsWith('RB_SETUP_ERROR: ')) return { type: 'error', message: line.slice('RB_SETUP_ERROR: '.length) };
+  return undefined;
+}
