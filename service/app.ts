@@ -77,7 +77,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           });
         },
       });
-      const ctx: ServiceContext = { config: deps.config, jobs: deps.jobs, storage: deps.storage, queue: deps.queue, keys: deps.keys };
+      const ctx: ServiceContext = {
+        config: deps.config,
+        jobs: deps.jobs,
+        storage: deps.storage,
+        queue: deps.queue,
+        keys: deps.keys,
+        ...(deps.events ? { events: deps.events } : {}),
+      };
       await api.register(uploadRoutes, ctx);
       await api.register(jobRoutes, ctx);
       await api.register(jobActionRoutes, ctx);

@@ -24,6 +24,14 @@ export interface ServiceConfig {
   rateLimitWindowMs: number;
   /** Days outputs stay downloadable after completion. Default 30. */
   outputRetentionDays: number;
+  /**
+   * Render slots of the in-process worker: `auto` = one per NVIDIA GPU, or one on the CPU;
+   * a number = that many CPU slots when there is no GPU; 0 = no worker in this process (run
+   * `renderbridge worker` elsewhere). Default `auto`.
+   */
+  workers: number | 'auto';
+  /** Extra Blender builds (`--blender PATH`, repeatable); `RENDERBRIDGE_BLENDER_X_Y` and PATH's `blender` are added. Default none. */
+  blenderPaths: string[];
   /** pino level. Default `info`. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
@@ -41,6 +49,8 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     rateLimitMax: 1200,
     rateLimitWindowMs: 60_000,
     outputRetentionDays: 30,
+    workers: 'auto',
+    blenderPaths: [],
     logLevel: 'info',
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
   };

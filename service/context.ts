@@ -8,4 +8,13 @@ export interface ServiceContext {
   storage: ObjectStorage;
   queue: TaskQueue;
   keys: KeyStore;
+  /** Tells an in-process worker at once what the routes just did (it would notice by polling). */
+  events?: JobEvents;
+}
+
+export interface JobEvents {
+  /** A task was enqueued: idle lanes may claim it now. */
+  enqueued(): void;
+  /** A job was canceled: its running work stops now. */
+  canceled(jobId: string): void;
 }

@@ -7,6 +7,8 @@ import { openSqlite, type DB } from './adapters/sqlite/db.js';
 import { SqliteJobStore } from './adapters/sqlite/job-store.js';
 import { SqliteKeyStore } from './adapters/sqlite/key-store.js';
 import { SqliteTaskQueue } from './adapters/sqlite/task-queue.js';
+import { openWebhookStore } from './adapters/sqlite/webhook-store.js';
+import type { WebhookStore } from './webhooks/ports.js';
 import type { AppDeps } from './app.js';
 import type { ServiceConfig } from './config.js';
 import { UrlSigner } from './http/signing.js';
@@ -28,6 +30,8 @@ async function loadOrCreateSecret(file: string): Promise<Buffer> {
 
 export interface LocalStack {
   deps: Omit<AppDeps, 'logger'>;
+  /** Webhook endpoints and the delivery outbox (onRenderComplete). */
+  webhooks: WebhookStore;
   db: Kysely<DB>;
   /** Where the service is reachable; set once it listens (port 0 picks one). */
   setPublicUrl(url: string): void;
@@ -47,6 +51,7 @@ export async function openLocalStack(config: ServiceConfig): Promise<LocalStack>
   await storage.init();
   return {
     db: sqlite.db,
+    webhooks: openWebhookStore(sqlite),
     deps: {
       config,
       jobs: new SqliteJobStore(sqlite),

@@ -35,6 +35,8 @@ export interface JobInternal {
   validationConfig?: ValidateBody['validationConfig'];
   renderRequestedAt?: string;
   previewKey?: string | null;
+  /** The render plan: which Blender build renders, and the chunk tasks the frames were split into. */
+  render?: { blender: string; chunkTaskIds: string[]; frames: number; slots: number };
   outputs?: {
     frames: OutputFile[];
     composites: OutputFile[];
@@ -163,9 +165,23 @@ export interface Task {
   attempts: number;
 }
 
+export type TaskState = 'queued' | 'running' | 'done' | 'failed' | 'canceled';
+
+/** What a queue tells about one task of a job (for deciding when a job's chunks are all done). */
+export interface TaskInfo {
+  id: string;
+  kind: TaskKind;
+  state: TaskState;
+  attempts: number;
+  lastError: string | null;
+}
+
 export interface TaskQueue {
-  /** Durable enqueue; a task whose id already exists is not added again (idempotent). */
-  enqueue(task: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown> }): Promise<void>;
+  /**
+   * Durable enqueue; a task whose id already exists is not added again (idempotent). A task with
+   * `after` is claimable only once every task it names is done (a job's finalize after its chunks).
+   */
+  enqueue(task: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void>;
   /** Leases the oldest ready task of the given kinds; it returns to the queue if the lease runs out. */
   claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined>;
   extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean>;
@@ -174,6 +190,8 @@ export interface TaskQueue {
   fail(taskId: string, workerId: string, outcome: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void>;
   /** Drops the job's tasks that are not finished (cancel). */
   cancelJob(jobId: string): Promise<number>;
+  /** Every task of a job, oldest first. */
+  jobTasks(jobId: string): Promise<TaskInfo[]>;
   counts(): Promise<{ queued: number; running: number; done: number; failed: number }>;
   close(): Promise<void>;
 }

@@ -5,6 +5,8 @@ import { buildApp } from './app.js';
 import type { ServiceConfig } from './config.js';
 import { REDACT_PATHS, serializeRequest } from './http/log-redaction.js';
 import { openLocalStack, type LocalStack } from './local-stack.js';
+import { enqueueRenderComplete, WebhookDispatcher, type DispatcherOptions } from './webhooks/delivery.js';
+import { startWorker, type StartedWorker, type WorkerTuning } from './worker/start.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -14,6 +16,9 @@ export interface RunningService {
   baseUrl: string;
   /** The adapters behind the app: the in-process worker runtime plugs into these. */
   ports: LocalStack['deps'];
+  webhooks: LocalStack['webhooks'];
+  /** The in-process worker (idle when `workers` is 0 or no Blender was found). */
+  worker: StartedWorker;
   close(): Promise<void>;
 }
 
@@ -29,10 +34,26 @@ export function createLogger(level: ServiceConfig['logLevel'], destination?: pin
 }
 
 /** Opens the embedded stack, listens, and returns a handle whose close() drains and shuts down. */
-export async function startService(config: ServiceConfig, opts: { logger?: Logger | false; version?: string } = {}): Promise<RunningService> {
+export interface StartOptions {
+  /** pino logger, or false for none. Default: a logger at `config.logLevel` on stdout. */
+  logger?: Logger | false;
+  version?: string;
+  /** Worker knobs beyond ServiceConfig (tests). */
+  worker?: WorkerTuning;
+  /** Webhook dispatcher knobs (tests shorten the retry delays). */
+  webhooks?: Omit<DispatcherOptions, 'store' | 'logger'>;
+}
+
+/** Opens the embedded stack, listens, starts the worker and webhook delivery, and returns a handle whose close() drains and shuts down. */
+export async function startService(config: ServiceConfig, opts: StartOptions = {}): Promise<RunningService> {
   const stack = await openLocalStack(config);
   const logger = opts.logger === undefined ? createLogger(config.logLevel) : opts.logger;
-  const app = await buildApp({ ...stack.deps, logger, ...(opts.version ? { version: opts.version } : {}) });
+  let worker: StartedWorker | undefined;
+  const events = {
+    enqueued: () => worker?.kick(),
+    canceled: (jobId: string) => worker?.runtime?.cancelJob(jobId),
+  };
+  const app = await buildApp({ ...stack.deps, events, logger, ...(opts.version ? { version: opts.version } : {}) });
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {
@@ -45,15 +66,37 @@ export async function startService(config: ServiceConfig, opts: { logger?: Logge
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const origin = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   stack.setPublicUrl(origin);
+  const log = logger || pino({ level: 'silent' });
+  const dispatcher = new WebhookDispatcher({ store: stack.webhooks, logger: log.child({ component: 'webhooks' }), ...opts.webhooks });
+  dispatcher.start();
+  try {
+    worker = await startWorker(
+      { ...stack.deps, onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)) },
+      config,
+      log.child({ component: 'worker' }),
+      opts.worker,
+    );
+  } catch (err) {
+    await dispatcher.stop();
+    await app.close();
+    await stack.close();
+    throw err;
+  }
+  const started = worker;
   let closing: Promise<void> | undefined;
   return {
     app,
     origin,
     baseUrl: `${config.publicUrl ?? origin}${API_PREFIX}`,
     ports: stack.deps,
+    webhooks: stack.webhooks,
+    worker: started,
     close: () =>
       (closing ??= (async () => {
         await app.close();
+        // Running Blender processes are killed; their tasks go back to the queue for the next start.
+        await started.stop();
+        await dispatcher.stop();
         await stack.close();
       })()),
   };

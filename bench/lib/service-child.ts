@@ -5,7 +5,7 @@ import { startService } from '../../service/server.js';
 
 process.once('message', (overrides: Partial<ServiceConfig>) => {
   void (async () => {
-    const config = defaultConfig({ ...overrides, host: '127.0.0.1', port: 0, logLevel: 'silent' });
+    const config = defaultConfig({ workers: 0, ...overrides, host: '127.0.0.1', port: 0, logLevel: 'silent' });
     const svc = await startService(config, { logger: false });
     const stop = () => void svc.close().finally(() => process.exit(0));
     process.once('SIGTERM', stop);

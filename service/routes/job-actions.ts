@@ -38,6 +38,7 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
         validationConfig: req.body.validationConfig,
       });
       if (!moved) throw refuse((await loadJob(ctx, auth.workspaceId, rec.job.id)).job.status);
+      ctx.events?.enqueued();
       return reply.code(202).send(await present(moved));
     },
   );
@@ -70,6 +71,7 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
       }
       throw new ApiError('RENDER_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: now.job.status } });
     }
+    ctx.events?.enqueued();
     return reply.code(202).send(await present(moved));
   });
 
@@ -83,6 +85,7 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
       throw new ApiError('CANCEL_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: now.job.status } });
     }
     await ctx.queue.cancelJob(rec.job.id);
+    ctx.events?.canceled(rec.job.id);
     return present(moved);
   });
 };

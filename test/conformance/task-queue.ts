@@ -32,6 +32,39 @@ export function taskQueueConformance(name: string, open: () => Promise<QueueHarn
       expect(await queue.claim('w3', ['validate'], 60_000)).toBeUndefined();
     }));
 
+    it('lists a job\'s tasks with their states, oldest first', withQueue(async ({ queue }) => {
+      await queue.enqueue({ id: 'c1', jobId: 'j', kind: 'render-chunk' });
+      await queue.enqueue({ id: 'c2', jobId: 'j', kind: 'render-chunk' });
+      await queue.enqueue({ id: 'x', jobId: 'other', kind: 'render-chunk' });
+      const t = await queue.claim('w', ['render-chunk'], 60_000);
+      await queue.fail(t!.id, 'w', { retryable: false, message: 'boom' });
+      await queue.claim('w', ['render-chunk'], 60_000);
+      expect(await queue.jobTasks('j')).toEqual([
+        { id: 'c1', kind: 'render-chunk', state: 'failed', attempts: 1, lastError: 'boom' },
+        { id: 'c2', kind: 'render-chunk', state: 'running', attempts: 1, lastError: null },
+      ]);
+      expect(await queue.jobTasks('none')).toEqual([]);
+    }));
+
+    it('holds a task back until every task it waits for is done', withQueue(async ({ queue, reopen }) => {
+      await queue.enqueue({ id: 'c1', jobId: 'j', kind: 'render-chunk' });
+      await queue.enqueue({ id: 'c2', jobId: 'j', kind: 'render-chunk' });
+      await queue.enqueue({ id: 'fin', jobId: 'j', kind: 'finalize', after: ['c1', 'c2'] });
+      expect(await queue.claim('w', ['finalize'], 60_000)).toBeUndefined();
+      const a = await queue.claim('w', ['render-chunk'], 60_000);
+      await queue.complete(a!.id, 'w');
+      expect(await queue.claim('w', ['finalize'], 60_000)).toBeUndefined();
+      const b = await queue.claim('w', ['render-chunk'], 60_000);
+      await queue.fail(b!.id, 'w', { retryable: true, message: 'crash' });
+      expect(await queue.claim('w', ['finalize'], 60_000)).toBeUndefined();
+      // The join is stored with the task: it holds across a restart.
+      const again = await reopen();
+      const retry = await again.claim('w', ['render-chunk'], 60_000);
+      expect(retry?.id).toBe('c2');
+      await again.complete('c2', 'w');
+      expect((await again.claim('w', ['finalize'], 60_000))?.id).toBe('fin');
+    }));
+
     it('claims only the kinds asked for', withQueue(async ({ queue }) => {
       await queue.enqueue({ id: 'r', jobId: 'j', kind: 'render' });
       expect(await queue.claim('w', ['validate'], 60_000)).toBeUndefined();

@@ -7,6 +7,7 @@ import { defaultConfig, type ServiceConfig } from '../../service/config.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
 import { openKeyStore } from '../../service/local-stack.js';
 import { createLogger, startService, type RunningService } from '../../service/server.js';
+import type { WorkerTuning } from '../../service/worker/start.js';
 
 export interface TestService {
   baseUrl: string;
@@ -23,9 +24,16 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startTestService(options: Partial<ServiceConfig> & { dataDir?: string } = {}): Promise<TestService> {
+/**
+ * API tests play the worker themselves (moving jobs through the ports), so the in-process worker
+ * is off unless a test asks for it with `workers`.
+ */
+export async function startTestService(
+  options: Partial<ServiceConfig> & { dataDir?: string; worker?: WorkerTuning } = {},
+): Promise<TestService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'rb-svc-')));
-  const config = defaultConfig({ port: 0, logLevel: 'info', ...options, dataDir });
+  const { worker, ...rest } = options;
+  const config = defaultConfig({ port: 0, logLevel: 'info', workers: 0, ...rest, dataDir });
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -33,7 +41,7 @@ export async function startTestService(options: Partial<ServiceConfig> & { dataD
       cb();
     },
   });
-  const service = await startService(config, { logger: createLogger(config.logLevel, sink) });
+  const service = await startService(config, { logger: createLogger(config.logLevel, sink), ...(worker ? { worker } : {}) });
   // A second connection to the same SQLite file, as `renderbridge admin` would open.
   const store = await openKeyStore(dataDir);
   const first = await createApiKey(store.keys, { workspace: 'studio', label: 'test' });

@@ -41,6 +41,7 @@ export interface DB {
     preview_key: string | null;
   };
   job_counts: { workspace_id: string; status: string; n: number };
+  task_deps: { task_id: string; dep_id: string };
   job_progress: { job_id: string; workspace_id: string; doc: string; updated_at: string };
   tasks: {
     seq: Generated<number>;
@@ -213,6 +214,18 @@ const migrations: Record<string, Migration> = {
         .execute();
       await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at', 'seq']).execute();
       await db.schema.createIndex('webhook_deliveries_job').on('webhook_deliveries').columns(['job_id', 'seq']).execute();
+    },
+  },
+  '005_task_deps': {
+    // A task may wait for others (a job's finalize waits for its render chunks): the join is
+    // data in the queue, so no worker has to survive to start it.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('task_deps')
+        .addColumn('task_id', 'text', (c) => c.notNull())
+        .addColumn('dep_id', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('task_deps_pk', ['task_id', 'dep_id'])
+        .execute();
     },
   },
 };

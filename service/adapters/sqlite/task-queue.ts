@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Task, TaskKind, TaskQueue } from '../../ports.js';
+import type { Task, TaskInfo, TaskKind, TaskQueue, TaskState } from '../../ports.js';
 import type { DB } from './db.js';
 
 /**
@@ -12,26 +12,34 @@ export class SqliteTaskQueue implements TaskQueue {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async enqueue(t: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown> }): Promise<void> {
+  async enqueue(t: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void> {
     const ts = new Date(this.now()).toISOString();
-    await this.db
-      .insertInto('tasks')
-      .values({
-        id: t.id,
-        job_id: t.jobId,
-        kind: t.kind,
-        payload: JSON.stringify(t.payload ?? {}),
-        state: 'queued',
-        attempts: 0,
-        run_after: this.now(),
-        worker_id: null,
-        lease_until: null,
-        last_error: null,
-        created_at: ts,
-        updated_at: ts,
-      })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      const added = await trx
+        .insertInto('tasks')
+        .values({
+          id: t.id,
+          job_id: t.jobId,
+          kind: t.kind,
+          payload: JSON.stringify(t.payload ?? {}),
+          state: 'queued',
+          attempts: 0,
+          run_after: this.now(),
+          worker_id: null,
+          lease_until: null,
+          last_error: null,
+          created_at: ts,
+          updated_at: ts,
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst();
+      if (Number(added.numInsertedOrUpdatedRows ?? 0n) === 0 || !t.after?.length) return;
+      await trx
+        .insertInto('task_deps')
+        .values(t.after.map((dep) => ({ task_id: t.id, dep_id: dep })))
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    });
   }
 
   async claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {
@@ -47,6 +55,17 @@ export class SqliteTaskQueue implements TaskQueue {
             eb.and([eb('state', '=', 'queued'), eb('run_after', '<=', now)]),
             eb.and([eb('state', '=', 'running'), eb('lease_until', '<', now)]),
           ]),
+        )
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('task_deps')
+                .innerJoin('tasks as dep', 'dep.id', 'task_deps.dep_id')
+                .select('task_deps.dep_id')
+                .whereRef('task_deps.task_id', '=', 'tasks.id')
+                .where('dep.state', '!=', 'done'),
+            ),
+          ),
         )
         .orderBy('seq')
         .limit(1)
@@ -121,6 +140,22 @@ export class SqliteTaskQueue implements TaskQueue {
       .where('state', 'in', ['queued', 'running'])
       .executeTakeFirst();
     return Number(r.numUpdatedRows);
+  }
+
+  async jobTasks(jobId: string): Promise<TaskInfo[]> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select(['id', 'kind', 'state', 'attempts', 'last_error'])
+      .where('job_id', '=', jobId)
+      .orderBy('seq')
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      kind: r.kind as TaskKind,
+      state: r.state as TaskState,
+      attempts: r.attempts,
+      lastError: r.last_error,
+    }));
   }
 
   async counts(): Promise<{ queued: number; running: number; done: number; failed: number }> {

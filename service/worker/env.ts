@@ -1,0 +1,40 @@
+// What task handlers need, passed in once by whoever builds the worker (no module singletons).
+import type { JobRecord, JobStore, ObjectStorage, TaskQueue } from '../ports.js';
+import type { BlenderBuild } from './blender-builds.js';
+import type { RenderCapabilities } from '../domain/final-config.js';
+import type { DeviceInventory } from './devices.js';
+import type { UnpackLimits } from './unpack.js';
+
+export interface WorkerSettings {
+  /** Folder for jobs' working files (sources, frames in progress). Default `<dataDir>/work`. */
+  workRoot: string;
+  /** Days outputs stay downloadable after completion. Default 30 (the service's `outputRetentionDays`). */
+  outputRetentionDays: number;
+  /** Limit for one validation's Blender run. Default 300000 ms. */
+  analysisTimeoutMs: number;
+  /** Limit for one render chunk's Blender run. Default 6 h. */
+  chunkTimeoutMs: number;
+  /** A chunk whose Blender prints nothing for this long is taken as hung. Default 900000 ms (15 min). */
+  chunkIdleTimeoutMs: number;
+  /** Zip limits for uploaded projects. Default DEFAULT_UNPACK_LIMITS. */
+  unpackLimits?: Partial<UnpackLimits>;
+  /** ffmpeg and ffprobe executables. Default from PATH. */
+  ffmpeg?: string;
+  ffprobe?: string;
+}
+
+export interface WorkerEnv {
+  jobs: JobStore;
+  storage: ObjectStorage;
+  queue: TaskQueue;
+  /** Blender builds found on this machine; the first is the default. */
+  builds: readonly BlenderBuild[];
+  devices: DeviceInventory;
+  /** What a build can do on this machine (denoiser, GPU backends); probed once per build. */
+  capabilities(build: BlenderBuild): Promise<Omit<RenderCapabilities, 'buildNote'>>;
+  /** Render slots of this worker: chunks are sized so that each gets work. */
+  renderSlots: number;
+  settings: WorkerSettings;
+  /** Called once a job reached `completed` (webhooks). */
+  onCompleted?: (rec: JobRecord) => Promise<void>;
+}

@@ -1,0 +1,105 @@
+// Finalize: the job's finished files become its outputs (files, zips, MP4, preview) and the
+// job moves to `completed`, which is when clients first see them. A job canceled meanwhile
+// publishes nothing: what was stored is deleted again.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expandFrameRanges } from '../../domain/frame-ranges.js';
+import { normalizedSeconds } from '../../domain/normalized-seconds.js';
+import { filesOfFrame, listFiles, outputLayout, type OutputLayout } from '../chunk-files.js';
+import { compositeFolders } from '../render-invocation.js';
+import type { FinalConfig } from '../../../shared/api/analysis.js';
+import type { WorkerEnv } from '../env.js';
+import { finalizeOutputs, type ProducedFile } from '../finalize.js';
+import { jobDirOf, removeJobDir } from '../job-files.js';
+import { FatalTaskError } from '../outcomes.js';
+import { jobOutputPrefix } from '../output-keys.js';
+import type { TaskHandler } from '../runtime.js';
+
+/** File recording each Blender run's render seconds: one number per line, appended by chunks. */
+export const RENDER_SECONDS_FILE = 'render-seconds.log';
+
+async function renderSeconds(jobDir: string): Promise<number> {
+  const text = await readFile(path.join(jobDir, RENDER_SECONDS_FILE), 'utf8').catch(() => '');
+  return text.split('\n').reduce((sum, line) => sum + (Number(line) || 0), 0);
+}
+
+/** What the render left in `out/`: camera files with their view, compositor files with their node. */
+async function producedFiles(final: FinalConfig, out: OutputLayout): Promise<ProducedFile[]> {
+  const suffixOf = new Map((final.expectedOutputs?.views ?? []).map((v) => [v.name, v.fileSuffix.replace(/^[_.-]+/, '')]));
+  const viewOf = new Map<string, string | null>();
+  for (const frame of expandFrameRanges(final.frameRanges ?? [])) {
+    for (const f of filesOfFrame(final, frame)) if (f.kind === 'camera') viewOf.set(f.relativePath, f.view);
+  }
+  const nodes = final.compositeOutputNodes ?? [];
+  const folders = compositeFolders(nodes.map((n) => n.name));
+  const nodeOf = new Map(folders.map((folder, i) => [folder, nodes[i]!.name]));
+  const files: ProducedFile[] = [];
+  for (const rel of await listFiles(out.frames)) {
+    const view = viewOf.get(rel);
+    files.push({ path: `frames/${rel}`, outputType: 'frame', view: view ? (suffixOf.get(view) ?? view) : null });
+  }
+  for (const rel of await listFiles(out.composite)) {
+    const folder = rel.split('/')[0]!;
+    files.push({ path: `composite/${rel}`, outputType: 'composite', view: null, relativePath: rel, compositeNodeName: nodeOf.get(folder) ?? folder });
+  }
+  return files;
+}
+
+export function finalizeHandler(env: WorkerEnv): TaskHandler {
+  return async (task, ctx) => {
+    let rec = await env.jobs.getById(task.jobId);
+    if (!rec) return;
+    if (rec.job.status === 'completed') {
+      // Completed by an attempt that died before reporting it: report it now (idempotent).
+      await env.onCompleted?.(rec);
+      return;
+    }
+    if (rec.job.status === 'booting') rec = await env.jobs.transition(rec.job.id, ['booting'], 'rendering');
+    if (rec?.job.status === 'rendering') rec = await env.jobs.transition(rec.job.id, ['rendering'], 'finalizing');
+    if (!rec || rec.job.status !== 'finalizing') return;
+    const final = rec.job.finalConfig;
+    if (!final) throw FatalTaskError.render('NOT_PLANNED', 'The render has no final config.');
+    const jobDir = jobDirOf(env.settings.workRoot, rec.job.id);
+    const out = outputLayout(jobDir);
+    const files = await producedFiles(final, out);
+    const cameraCount = files.filter((f) => f.outputType === 'frame').length;
+    const expected = final.expectedOutputs?.totals.cameraFiles;
+    if (expected !== undefined && cameraCount < expected) {
+      throw FatalTaskError.render('FRAMES_MISSING', `Only ${cameraCount} of ${expected} frame files were rendered.`, { cameraCount, expected });
+    }
+    const result = await finalizeOutputs({
+      jobId: rec.job.id,
+      workspaceId: rec.job.workspaceId,
+      outputDir: out.outDir,
+      files,
+      storage: env.storage,
+      videoOutput: final.videoOutput ?? false,
+      fps: final.fps ?? 24,
+      fpsBase: final.fpsBase ?? 1,
+      signal: ctx.signal,
+      workDir: jobDir,
+      ffmpeg: { ...(env.settings.ffmpeg ? { ffmpegPath: env.settings.ffmpeg } : {}), ...(env.settings.ffprobe ? { ffprobePath: env.settings.ffprobe } : {}) },
+    });
+    for (const w of result.warnings) ctx.log.warn({ warning: w }, 'finalize warning');
+    const retention = env.settings.outputRetentionDays * 86_400_000;
+    const seconds = await renderSeconds(jobDir);
+    const done = await env.jobs.transition(
+      rec.job.id,
+      ['finalizing'],
+      'completed',
+      {
+        normalizedSeconds: normalizedSeconds(seconds, final.computeDeviceType, final.gpuCount),
+        output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() + retention).toISOString() },
+        ...(result.warnings.length ? { finalConfig: { ...final, notes: [final.notes, ...result.warnings].filter(Boolean).join('\n') } } : {}),
+      },
+      { outputs: result.outputs, previewKey: result.previewKey },
+    );
+    if (!done) {
+      ctx.log.info('job left finalizing meanwhile (canceled?): deleting its outputs');
+      await env.storage.deletePrefix(jobOutputPrefix(rec.job.workspaceId, rec.job.id));
+      return;
+    }
+    await removeJobDir(env.settings.workRoot, rec.job.id);
+    await env.onCompleted?.(done);
+  };
+}

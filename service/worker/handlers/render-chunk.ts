@@ -1,0 +1,207 @@
+// One render chunk: one Blender process renders a run of frames (a process start costs ~1.6 s,
+// so never one per frame). Progress is parsed from Blender's output as it comes; a frame's files
+// move into the job's `out/` folder as soon as Blender finishes the frame. A crash or a hang is
+// retryable, and the retry renders only the frames that are not in `out/` yet.
+import { appendFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { FinalConfig } from '../../../shared/api/analysis.js';
+import type { RequestedConfig } from '../../../shared/api/render-config.js';
+import type { JobStatus } from '../../../shared/job-status.js';
+import { expandFrameRanges, remainingChunk, type FrameChunk } from '../../domain/frame-ranges.js';
+import type { JobInternal, Task } from '../../ports.js';
+import { runBlender, type BlenderRunResult } from '../blender.js';
+import { attemptLayout, filesOfFrame, finishedFrames, outputLayout, promoteFinished, type OutputLayout } from '../chunk-files.js';
+import type { WorkerEnv } from '../env.js';
+import { prepareProject } from '../job-files.js';
+import { FatalTaskError, RetryableTaskError } from '../outcomes.js';
+import { BlenderLogParser } from '../progress-parser.js';
+import { ProgressTracker } from '../progress-tracker.js';
+import { renderInvocation, renderSettingsFrom } from '../render-invocation.js';
+import type { TaskContext, TaskHandler } from '../runtime.js';
+import { RENDER_SECONDS_FILE } from './finalize.js';
+
+/** How often progress counters are written while frames render. */
+const PROGRESS_EVERY_MS = 500;
+
+interface ChunkPayload extends FrameChunk {
+  index: number;
+}
+
+/** Per-job progress shared by the chunks of a job running in this process. */
+class JobTrackers {
+  private readonly byJob = new Map<string, { tracker: ProgressTracker; users: number }>();
+
+  async acquire(jobId: string, make: () => Promise<ProgressTracker>): Promise<ProgressTracker> {
+    let e = this.byJob.get(jobId);
+    if (!e) {
+      e = { tracker: await make(), users: 0 };
+      this.byJob.set(jobId, e);
+    }
+    e.users++;
+    return e.tracker;
+  }
+
+  release(jobId: string): void {
+    const e = this.byJob.get(jobId);
+    if (e && --e.users <= 0) this.byJob.delete(jobId);
+  }
+}
+
+export function renderChunkHandler(env: WorkerEnv): TaskHandler {
+  const trackers = new JobTrackers();
+  return async (task, ctx) => {
+    const rec = await env.jobs.getById(task.jobId);
+    if (!rec || (rec.job.status !== 'booting' && rec.job.status !== 'rendering')) return;
+    const final = rec.job.finalConfig;
+    const plan = rec.internal.render;
+    if (!final || !plan) throw FatalTaskError.render('NOT_PLANNED', 'The render has no plan; start it again.');
+    const chunk = task.payload as unknown as ChunkPayload;
+    const project = await prepareProject(rec, {
+      storage: env.storage,
+      workRoot: env.settings.workRoot,
+      signal: ctx.signal,
+      ...(env.settings.unpackLimits ? { limits: env.settings.unpackLimits } : {}),
+    });
+    const out = outputLayout(project.jobDir);
+    const allFrames = expandFrameRanges(final.frameRanges ?? []);
+    const tracker = await trackers.acquire(rec.job.id, async () => {
+      const done = await finishedFrames(final, out, allFrames);
+      return new ProgressTracker({ jobId: rec.job.id, frames: allFrames, slots: plan.slots, doneFrames: done });
+    });
+    const state = { status: rec.job.status };
+    try {
+      const done = await finishedFrames(final, out, chunk.frames);
+      for (const part of remainingChunk(chunk, done)) {
+        await renderPart({ env, ctx, task, final, plan, project, out, part, tracker, state, jobId: rec.job.id, requested: rec.job.requestedConfig ?? {} });
+      }
+      const missing = chunk.frames.filter((f) => !tracker.doneFrames.has(f));
+      const stillMissing = missing.length ? [...(await finishedFrames(final, out, missing))] : [];
+      const lost = missing.filter((f) => !stillMissing.includes(f));
+      if (lost.length) {
+        throw new RetryableTaskError(`Blender finished without writing frame ${lost[0]}`, { frames: lost });
+      }
+    } finally {
+      trackers.release(rec.job.id);
+    }
+  };
+}
+
+interface PartRun {
+  env: WorkerEnv;
+  ctx: TaskContext;
+  task: Task;
+  final: FinalConfig;
+  plan: NonNullable<JobInternal['render']>;
+  project: { jobDir: string; root: string };
+  out: OutputLayout;
+  part: FrameChunk;
+  tracker: ProgressTracker;
+  requested: RequestedConfig;
+  /** The job's status as this process last set or saw it. */
+  state: { status: JobStatus };
+  jobId: string;
+}
+
+async function renderPart(r: PartRun): Promise<void> {
+  const { env, ctx, final, out, part, tracker, jobId, state } = r;
+  const label = `${r.task.id.split(':').pop()}-${r.task.attempts}-${part.start}`;
+  const attempt = await attemptLayout(r.project.jobDir, label);
+  const device = final.computeDeviceType ?? 'CPU';
+  const slot = ctx.lane.slot;
+  const gpuUuids = device !== 'CPU' && slot?.gpuUuids.length ? slot.gpuUuids : undefined;
+  const settings = renderSettingsFrom(final, {
+    compositeDir: attempt.composite,
+    requested: r.requested,
+    allowCpuFallback: true,
+    ...(gpuUuids ? { gpuUuids } : {}),
+  });
+  const settingsFile = path.join(attempt.outDir, 'settings.json');
+  await writeFile(settingsFile, JSON.stringify(settings));
+  const sceneFile = path.join(r.project.root, ...(final.pathToFileForRender ?? 'scene.blend').split('/'));
+  const invocation = renderInvocation({
+    binary: r.plan.blender,
+    sceneFile,
+    settingsFile,
+    attemptDir: attempt.frames,
+    chunk: part,
+    deviceType: device,
+    ...(final.sceneToRender ? { sceneName: final.sceneToRender } : {}),
+    ...(gpuUuids ? { gpuUuids } : {}),
+    ...(slot?.threads ? { threads: slot.threads } : {}),
+  });
+
+  const parser = new BlenderLogParser();
+  const chunkKey = `${r.task.id}:${part.start}`;
+  let lastPublish = 0;
+  let setupOk = false;
+  const errors: string[] = [];
+  // Promotions and status writes happen in order, off Blender's output callback.
+  let work: Promise<void> = Promise.resolve();
+  const later = (fn: () => Promise<void>) => {
+    work = work.then(fn).catch((err: unknown) => ctx.log.warn({ err }, 'chunk bookkeeping failed'));
+  };
+  const publish = (force = false) => {
+    const now = Date.now();
+    if (!force && now - lastPublish < PROGRESS_EVERY_MS) return;
+    lastPublish = now;
+    const snap = tracker.snapshot(state.status);
+    later(() => env.jobs.setProgress(snap));
+  };
+
+  let result: BlenderRunResult | undefined;
+  try {
+    result = await runBlender({
+      ...invocation,
+      cwd: attempt.outDir,
+      timeoutMs: env.settings.chunkTimeoutMs,
+      idleTimeoutMs: env.settings.chunkIdleTimeoutMs,
+      signal: ctx.signal,
+      onLine: (_stream, line) => {
+        if (line.startsWith('RB_SETUP_OK')) setupOk = true;
+        for (const ev of parser.line(line)) {
+          if (ev.type === 'frameStarted' && state.status === 'booting') {
+            state.status = 'rendering';
+            later(async () => {
+              await env.jobs.transition(jobId, ['booting'], 'rendering');
+            });
+          }
+          if (ev.type === 'error') errors.push(ev.message);
+          if (ev.type === 'frameFinished') {
+            // The frame counts as done only once all its files are safely in out/.
+            const frame = ev.frame;
+            later(async () => {
+              await promoteFinished(attempt, out, frame);
+              const camera = filesOfFrame(final, frame).filter((f) => f.kind === 'camera');
+              if (camera.length > 0 && (await finishedFrames(final, out, [frame])).has(frame)) tracker.apply(chunkKey, ev);
+            });
+            continue;
+          }
+          tracker.apply(chunkKey, ev);
+        }
+        publish();
+      },
+    });
+  } catch (err) {
+    tracker.chunkEnded(chunkKey, true);
+    await work;
+    publish(true);
+    await work;
+    throw err;
+  }
+  await work;
+  if (result.exitCode === 0) await promoteFinished(attempt, out);
+  // Billed time (normalizedSeconds) counts every Blender run, failed ones included.
+  await appendFile(path.join(r.project.jobDir, RENDER_SECONDS_FILE), `${(result.durationMs / 1000).toFixed(3)}\n`);
+  const failed = result.exitCode !== 0;
+  tracker.chunkEnded(chunkKey, failed);
+  publish(true);
+  await work;
+  if (!failed) return;
+  const details = { exitCode: result.exitCode, frame: parser.currentFrame, lastLines: result.lastLines.slice(-20), errors };
+  // A setup error (bad camera, scene...) or a Blender error line is the same on every try.
+  if (!setupOk || errors.length > 0) {
+    throw FatalTaskError.render('BLENDER_FAILED', `Blender failed${parser.currentFrame !== null ? ` at frame ${parser.currentFrame}` : ''}: ${errors[0] ?? result.lastLines.at(-1) ?? `exit code ${result.exitCode}`}`, details);
+  }
+  throw new RetryableTaskError(`Blender exited with code ${result.exitCode}`, details);
+}
+

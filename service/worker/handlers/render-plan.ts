@@ -1,0 +1,46 @@
+// Planning a render: the final config (request over analysis, corrected for this worker's
+// Blender and devices), the frames split into chunks, and a finalize task that the queue holds
+// back until every chunk is done. Re-running it (a crash) enqueues the same task ids: no-ops.
+import { pickBuild } from '../blender-builds.js';
+import { resolveFinalConfig } from '../../domain/final-config.js';
+import { chunkFrames } from '../../domain/frame-ranges.js';
+import type { WorkerEnv } from '../env.js';
+import { FatalTaskError } from '../outcomes.js';
+import type { TaskHandler } from '../runtime.js';
+
+export const chunkTaskId = (jobId: string, index: number) => `chunk:${jobId}:${index}`;
+export const finalizeTaskId = (jobId: string) => `finalize:${jobId}`;
+
+export function renderPlanHandler(env: WorkerEnv): TaskHandler {
+  return async (task, ctx) => {
+    const rec = await env.jobs.getById(task.jobId);
+    if (!rec || rec.job.status !== 'booting') return;
+    const scene = rec.job.analysis?.output;
+    if (!scene) {
+      throw FatalTaskError.render('NOT_VALIDATED', 'The job has no analysis: validate it before rendering.');
+    }
+    const requested = rec.job.requestedConfig ?? {};
+    const picked = pickBuild(env.builds, requested.hostVersionForRender ?? scene.hostFileVersion);
+    const caps = await env.capabilities(picked.build);
+    const { finalConfig, frames } = resolveFinalConfig(scene, rec.job.analysis?.config ?? {}, requested, {
+      ...caps,
+      ...(picked.note ? { buildNote: picked.note } : {}),
+    });
+    if (frames.length === 0) throw FatalTaskError.render('NO_FRAMES', 'The frame ranges select no frame.');
+    const chunks = chunkFrames(frames, { slots: env.renderSlots });
+    const chunkTaskIds = chunks.map((_, i) => chunkTaskId(rec.job.id, i));
+    ctx.log.info({ frames: frames.length, chunks: chunks.length, blender: picked.build.version.text }, 'render planned');
+    await env.jobs.update(rec.job.id, { finalConfig }, {
+      render: { blender: picked.build.binary, chunkTaskIds, frames: frames.length, slots: env.renderSlots },
+    });
+    for (const [i, c] of chunks.entries()) {
+      await env.queue.enqueue({
+        id: chunkTaskIds[i]!,
+        jobId: rec.job.id,
+        kind: 'render-chunk',
+        payload: { index: i, start: c.start, end: c.end, step: c.step, frames: c.frames },
+      });
+    }
+    await env.queue.enqueue({ id: finalizeTaskId(rec.job.id), jobId: rec.job.id, kind: 'finalize', after: chunkTaskIds });
+  };
+}

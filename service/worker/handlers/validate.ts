@@ -1,0 +1,100 @@
+// Validation: unpack the upload safely, pick the scene file, analyse it in Blender, and move
+// the job to `validated` (or `failed` with the blocking warnings).
+import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Analysis } from '../../../shared/api/analysis.js';
+import type { Job } from '../../../shared/api/job.js';
+import { analyzeScene } from '../analyze.js';
+import { pickBuild } from '../blender-builds.js';
+import type { WorkerEnv } from '../env.js';
+import { prepareProject } from '../job-files.js';
+import { FatalTaskError } from '../outcomes.js';
+import type { TaskHandler } from '../runtime.js';
+import { pickSceneFile, resolveBundledAddons } from '../unpack.js';
+
+export function validateHandler(env: WorkerEnv): TaskHandler {
+  return async (task, ctx) => {
+    const rec = await env.jobs.getById(task.jobId);
+    if (!rec || rec.job.status !== 'validating') return;
+    const startedAt = new Date().toISOString();
+    const vc = rec.internal.validationConfig ?? {};
+    const project = await prepareProject(rec, {
+      storage: env.storage,
+      workRoot: env.settings.workRoot,
+      signal: ctx.signal,
+      fresh: true,
+      ...(env.settings.unpackLimits ? { limits: env.settings.unpackLimits } : {}),
+    });
+    const scenePath = pickSceneFile(project.files, vc, project.manifest);
+    const addons = resolveBundledAddons(project.manifest, vc.addonsToUse, vc.bundledAddonPathsToUse, {
+      root: project.root,
+      files: project.files,
+    });
+    const { build } = pickBuild(env.builds);
+    const file = path.join(project.root, ...scenePath.split('/'));
+    const result = await analyzeScene({
+      blender: build.binary,
+      file,
+      workDir: project.jobDir,
+      signal: ctx.signal,
+      timeoutMs: env.settings.analysisTimeoutMs,
+      pathToFileForRender: scenePath,
+      ...(vc.sceneToRender ? { scene: vc.sceneToRender } : {}),
+    });
+    const finishedAt = new Date().toISOString();
+    const blocking = result.warnings.filter((w) => w.blocking);
+    const sceneName = vc.sceneToRender ?? result.output.scenes?.find((s) => s.is_active)?.name;
+    const analysis: Analysis = {
+      id: randomUUID(),
+      fsNodeId: rec.job.sceneFile?.id ?? randomUUID(),
+      type: 'scene_file',
+      status: blocking.length ? 'failed' : 'completed',
+      config: {
+        pathToFileForRender: scenePath,
+        ...(sceneName ? { sceneToRender: sceneName } : {}),
+        addonsToUse: vc.addonsToUse ?? addons.map((a) => ({ id: a.id, name: a.name })),
+        bundledAddonPathsToUse: addons.map((a) => a.relativePath),
+      },
+      output: result.output,
+      startedAt,
+      finishedAt,
+      deletedAt: null,
+      createdAt: startedAt,
+      updatedAt: finishedAt,
+    };
+    const size = (await stat(file)).size;
+    const rootFolderId = rec.job.rootFolderId ?? randomUUID();
+    const sceneFile: NonNullable<Job['sceneFile']> = {
+      id: analysis.fsNodeId,
+      name: path.basename(scenePath),
+      parentId: rootFolderId,
+      rootFolderId,
+      isSceneFile: true,
+      isDeleted: false,
+      isFolder: false,
+      size: String(size),
+      createdAt: rec.job.sceneFile?.createdAt ?? startedAt,
+      updatedAt: finishedAt,
+      scheduledForDeletionAt: null,
+    };
+    const patch = { analysis, analysisId: analysis.id, sceneFile, rootFolderId };
+    ctx.log.info({ scenePath, warnings: result.warnings.map((w) => w.code), ms: result.durationMs }, 'scene analysed');
+    if (blocking.length) {
+      const reason = new FatalTaskError({
+        name: 'SCENE_NOT_RENDERABLE',
+        type: 'VALIDATION_FAILED',
+        errorDetails: {
+          message: `The scene cannot be rendered: ${blocking.map((w) => w.message).join('; ')}`,
+          warnings: blocking,
+        },
+      });
+      // Keep the analysis so the client can see every warning, not only the blocking ones.
+      await env.jobs.transition(rec.job.id, ['validating'], 'failed', { ...patch, failedReason: reason.failedReason });
+      return;
+    }
+    await env.jobs.transition(rec.job.id, ['validating'], 'validated', patch, {
+      validationConfig: { ...vc, pathToFileForRender: scenePath, ...(sceneName ? { sceneToRender: sceneName } : {}) },
+    });
+  };
+}

@@ -1,0 +1,79 @@
+// A job's working folder on a worker: the uploaded source fetched from object storage and
+// unpacked once, then reused by validation and every render chunk on this machine. Everything a
+// job writes stays under `<workRoot>/<jobId>/`.
+import { createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { JobRecord, ObjectStorage } from '../ports.js';
+import { unpackSource, type PackManifest, type UnpackLimits } from './unpack.js';
+
+export interface PreparedProject {
+  /** The job's folder. */
+  jobDir: string;
+  /** The unpacked project folder. */
+  root: string;
+  files: string[];
+  manifest: PackManifest | null;
+}
+
+const PROJECT_INFO = 'project.json';
+
+export function jobDirOf(workRoot: string, jobId: string): string {
+  if (!/^[A-Za-z0-9-]+$/.test(jobId)) throw new Error(`bad job id ${jobId}`);
+  return path.join(workRoot, jobId);
+}
+
+/** Downloads the source into the job folder (atomically: a partial download is never reused). */
+async function fetchSource(storage: ObjectStorage, key: string, dest: string, signal: AbortSignal): Promise<void> {
+  const tmp = `${dest}.part`;
+  await pipeline(await storage.get(key), createWriteStream(tmp), { signal });
+  await rename(tmp, dest);
+}
+
+/**
+ * The job's project, unpacked. A second call (a retried task, a chunk after validation) reuses
+ * the folder; `fresh` starts over (validation always does, so a retry never sees half a project).
+ */
+export async function prepareProject(
+  rec: JobRecord,
+  opts: { storage: ObjectStorage; workRoot: string; signal: AbortSignal; limits?: Partial<UnpackLimits>; fresh?: boolean },
+): Promise<PreparedProject> {
+  const jobDir = jobDirOf(opts.workRoot, rec.job.id);
+  const info = path.join(jobDir, PROJECT_INFO);
+  if (!opts.fresh) {
+    try {
+      const known = JSON.parse(await readFile(info, 'utf8')) as PreparedProject;
+      return known;
+    } catch {
+      // not prepared yet on this machine
+    }
+  }
+  await rm(info, { force: true });
+  await mkdir(jobDir, { recursive: true });
+  const source = path.join(jobDir, rec.internal.fileType === 'zip' ? 'source.zip' : 'source.blend');
+  await fetchSource(opts.storage, rec.internal.sourceKey, source, opts.signal);
+  const unpacked = await unpackSource({
+    source,
+    fileType: rec.internal.fileType,
+    jobDir,
+    fileName: rec.internal.fileType === 'blend' ? safeBlendName(rec.job.sceneFile?.name) : undefined,
+    signal: opts.signal,
+    ...(opts.limits ? { limits: opts.limits } : {}),
+  });
+  await rm(source, { force: true });
+  const prepared: PreparedProject = { jobDir, root: unpacked.root, files: unpacked.files, manifest: unpacked.manifest };
+  await writeFile(info, JSON.stringify(prepared));
+  return prepared;
+}
+
+/** The uploaded name of a bare .blend, reduced to a safe single file name. */
+function safeBlendName(name: string | undefined): string {
+  const base = path.basename(name ?? 'scene.blend').replace(/[^\w.-]/g, '_');
+  return base.toLowerCase().endsWith('.blend') && base.length > 6 ? base : 'scene.blend';
+}
+
+/** Removes a job's working folder (after finalize, or when it is canceled or fails). */
+export async function removeJobDir(workRoot: string, jobId: string): Promise<void> {
+  await rm(jobDirOf(workRoot, jobId), { recursive: true, force: true });
+}

@@ -1,0 +1,220 @@
+// The worker runtime: lanes that claim tasks from the queue and run their handlers. One control
+// lane runs the short CPU tasks (validate, plan a render, finalize); one render lane per slot
+// (GPU, or the CPU) runs render chunks. A claimed task is a lease, extended by a heartbeat that
+// also notices cancellation and kills the work at once.
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { FailedReason } from '../../shared/api/job.js';
+import { TERMINAL_STATUSES, type JobStatus } from '../../shared/job-status.js';
+import type { JobStore, Task, TaskKind, TaskQueue } from '../ports.js';
+import type { Slot } from './devices.js';
+import { CanceledTaskError, FatalTaskError, RetryableTaskError } from './outcomes.js';
+
+export interface TaskContext {
+  /** Fires when the job is canceled, the lease is lost or the runtime stops. */
+  signal: AbortSignal;
+  /** The lane running the task: its slot says which device a render chunk uses. */
+  lane: Lane;
+  log: Logger;
+}
+
+export type TaskHandler = (task: Task, ctx: TaskContext) => Promise<void>;
+
+export interface Lane {
+  name: string;
+  kinds: readonly TaskKind[];
+  /** The render slot (render lanes only): its GPUs and thread share. */
+  slot?: Slot;
+}
+
+export interface RuntimeOptions {
+  /** How long a claim lasts without a heartbeat. Default 30000 ms: a dead worker's task returns within it. */
+  leaseMs?: number;
+  /** Heartbeat period: lease extension and cancel check. Default 500 ms, the upper bound on cancel latency across processes. */
+  heartbeatMs?: number;
+  /** Idle poll period of an empty queue. Default 200 ms. */
+  pollMs?: number;
+  /** Attempts of a task before a retryable failure becomes fatal. Default 3. */
+  maxAttempts?: number;
+  /** Back-off before a retry: base * 2^(attempt-1). Default 1000 ms. */
+  retryBaseMs?: number;
+  /** Identifies this process in task leases. Default `host:pid`. */
+  workerId?: string;
+}
+
+interface Running {
+  controller: AbortController;
+  jobId: string;
+}
+
+/** Where a job fails from: every status that is not final. */
+const FAILABLE: JobStatus[] = ['created', 'validating', 'validated', 'booting', 'rendering', 'finalizing', 'debugging', 'suspended'];
+
+export class WorkerRuntime {
+  private readonly opts: Required<RuntimeOptions>;
+  private readonly running = new Set<Running>();
+  private stopping = false;
+  private loops: Promise<void>[] = [];
+  private wake: (() => void)[] = [];
+
+  constructor(
+    private readonly deps: {
+      jobs: JobStore;
+      queue: TaskQueue;
+      log: Logger;
+      /** Called when a job ended canceled or failed under this worker (to remove its working files). */
+      onJobStopped?: (jobId: string) => Promise<void>;
+    },
+    private readonly lanes: readonly Lane[],
+    private readonly handlers: Partial<Record<TaskKind, TaskHandler>>,
+    opts: RuntimeOptions = {},
+  ) {
+    this.opts = {
+      leaseMs: opts.leaseMs ?? 30_000,
+      heartbeatMs: opts.heartbeatMs ?? 500,
+      pollMs: opts.pollMs ?? 200,
+      maxAttempts: opts.maxAttempts ?? 3,
+      retryBaseMs: opts.retryBaseMs ?? 1000,
+      workerId: opts.workerId ?? `${os.hostname()}:${process.pid}`,
+    };
+  }
+
+  start(): void {
+    this.loops = this.lanes.map((lane) => this.loop(lane));
+  }
+
+  /** Wakes idle lanes now (a task was just enqueued in this process). */
+  kick(): void {
+    for (const w of this.wake.splice(0)) w();
+  }
+
+  /** Stops this process's work on a job now (it was canceled); other processes notice by heartbeat. */
+  cancelJob(jobId: string): void {
+    for (const r of this.running) if (r.jobId === jobId) r.controller.abort(new CanceledTaskError('job canceled'));
+  }
+
+  /** Stops claiming, aborts running work (its tasks go back to the queue) and waits for the lanes. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.kick();
+    for (const r of this.running) r.controller.abort(new CanceledTaskError('worker stopping'));
+    await Promise.all(this.loops);
+  }
+
+  private async loop(lane: Lane): Promise<void> {
+    const workerId = `${this.opts.workerId}:${lane.name}`;
+    while (!this.stopping) {
+      let task: Task | undefined;
+      try {
+        task = await this.deps.queue.claim(workerId, lane.kinds, this.opts.leaseMs);
+      } catch (err) {
+        this.deps.log.error({ err, lane: lane.name }, 'claiming a task failed');
+      }
+      if (!task) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, this.opts.pollMs);
+          this.wake.push(() => {
+            clearTimeout(t);
+            resolve();
+          });
+        });
+        continue;
+      }
+      await this.run(task, lane, workerId);
+    }
+  }
+
+  private async run(task: Task, lane: Lane, workerId: string): Promise<void> {
+    const log = this.deps.log.child({ taskId: task.id, jobId: task.jobId, lane: lane.name, attempt: task.attempts });
+    const handler = this.handlers[task.kind];
+    const controller = new AbortController();
+    const entry: Running = { controller, jobId: task.jobId };
+    this.running.add(entry);
+    const beat = setInterval(() => void this.heartbeat(task, workerId, controller, log), this.opts.heartbeatMs);
+    try {
+      const job = await this.deps.jobs.getById(task.jobId);
+      // A task whose job is gone or already final (canceled, failed) has nothing left to do.
+      // A finalize that crashed after completing its job still owes the completion event.
+      const owesCompletion = task.kind === 'finalize' && job?.job.status === 'completed';
+      if (!job || (TERMINAL_STATUSES.has(job.job.status) && !owesCompletion)) {
+        await this.deps.queue.complete(task.id, workerId);
+        if (job && job.job.status !== 'completed') await this.jobStopped(task.jobId, log);
+        return;
+      }
+      if (!handler) throw new FatalTaskError({ name: 'NO_HANDLER', type: 'INTERNAL_ERROR', errorDetails: { message: `no handler for ${task.kind}` } });
+      log.info('task started');
+      await handler(task, { signal: controller.signal, lane, log });
+      await this.deps.queue.complete(task.id, workerId);
+      log.info('task done');
+    } catch (err) {
+      await this.settleFailure(task, workerId, err, controller.signal, log);
+    } finally {
+      clearInterval(beat);
+      this.running.delete(entry);
+    }
+  }
+
+  private async jobStopped(jobId: string, log: Logger): Promise<void> {
+    const job = await this.deps.jobs.getById(jobId);
+    if (!job || (job.job.status !== 'canceled' && job.job.status !== 'failed')) return;
+    await this.deps.onJobStopped?.(jobId).catch((err: unknown) => log.warn({ err }, 'cleaning up a stopped job failed'));
+  }
+
+  private async heartbeat(task: Task, workerId: string, controller: AbortController, log: Logger): Promise<void> {
+    if (controller.signal.aborted) return;
+    try {
+      const held = await this.deps.queue.extendLease(task.id, workerId, this.opts.leaseMs);
+      const job = await this.deps.jobs.getById(task.jobId);
+      if (!held || !job || job.job.status === 'canceled') {
+        log.info({ held, status: job?.job.status }, 'stopping task: canceled or lease lost');
+        controller.abort(new CanceledTaskError(job?.job.status === 'canceled' ? 'job canceled' : 'lease lost'));
+      }
+    } catch (err) {
+      log.warn({ err }, 'heartbeat failed');
+    }
+  }
+
+  private async settleFailure(task: Task, workerId: string, err: unknown, signal: AbortSignal, log: Logger): Promise<void> {
+    const { queue, jobs } = this.deps;
+    try {
+      if (err instanceof CanceledTaskError || (signal.aborted && !(err instanceof FatalTaskError))) {
+        // Canceled: the task is already out of the queue. Stopping: give the task back untouched.
+        if (this.stopping) await queue.fail(task.id, workerId, { retryable: true, message: 'worker stopped' });
+        else await this.jobStopped(task.jobId, log);
+        log.info({ reason: String(signal.reason ?? err) }, 'task stopped');
+        return;
+      }
+      const retryable = !(err instanceof FatalTaskError);
+      if (retryable && task.attempts < this.opts.maxAttempts) {
+        const retryAfterMs = this.opts.retryBaseMs * 2 ** (task.attempts - 1);
+        log.warn({ err, retryAfterMs }, 'task failed; will retry');
+        await queue.fail(task.id, workerId, { retryable: true, message: String((err as Error).message ?? err), retryAfterMs });
+        return;
+      }
+      const reason = failedReasonOf(err, task);
+      log.error({ err, failedReason: reason }, 'task failed for good; failing the job');
+      await queue.fail(task.id, workerId, { retryable: false, message: String(reason.errorDetails.message ?? reason.name) });
+      await jobs.transition(task.jobId, FAILABLE, 'failed', { failedReason: reason });
+      await queue.cancelJob(task.jobId);
+      await this.jobStopped(task.jobId, log);
+    } catch (inner) {
+      log.error({ err: inner }, 'recording a task failure failed; the lease will run out and the task return');
+    }
+  }
+}
+
+/** The client-facing reason: a FatalTaskError's own, or a retryable error that ran out of attempts. */
+export function failedReasonOf(err: unknown, task: Task): FailedReason {
+  if (err instanceof FatalTaskError) return err.failedReason;
+  const type = task.kind === 'validate' ? 'VALIDATION_FAILED' : 'RENDER_FAILED';
+  const details = err instanceof RetryableTaskError ? err.details : {};
+  return {
+    name: err instanceof RetryableTaskError ? 'RETRIES_EXHAUSTED' : 'INTERNAL_ERROR',
+    type,
+    errorDetails: {
+      message: `${err instanceof Error ? err.message : String(err)} (gave up after ${task.attempts} attempts)`,
+      attempts: task.attempts,
+      ...details,
+    },
+  };
+}

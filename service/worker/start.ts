@@ -1,0 +1,95 @@
+// Builds and starts a worker on a stack's ports: finds the Blender builds and GPUs of this
+// machine, plans the render slots, and runs one control lane plus one lane per slot.
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { ServiceConfig } from '../config.js';
+import type { JobRecord, JobStore, ObjectStorage, TaskQueue } from '../ports.js';
+import { BlenderVersionCache } from './blender.js';
+import { buildCandidates, probeBuilds, type BlenderBuild } from './blender-builds.js';
+import { BuildCapabilitiesCache, capabilitiesFor, detectGpuInventory, planSlots, type DeviceInventory, type Slot } from './devices.js';
+import type { WorkerEnv, WorkerSettings } from './env.js';
+import { finalizeHandler } from './handlers/finalize.js';
+import { renderChunkHandler } from './handlers/render-chunk.js';
+import { renderPlanHandler } from './handlers/render-plan.js';
+import { validateHandler } from './handlers/validate.js';
+import { removeJobDir } from './job-files.js';
+import { WorkerRuntime, type Lane, type RuntimeOptions } from './runtime.js';
+
+/** Knobs for tests and operators beyond ServiceConfig. */
+export interface WorkerTuning {
+  runtime?: RuntimeOptions;
+  settings?: Partial<WorkerSettings>;
+  /** Use these devices instead of asking nvidia-smi (tests). */
+  devices?: DeviceInventory;
+}
+
+export interface StartedWorker {
+  /** Absent when this process runs no worker (workers = 0, or no Blender found). */
+  runtime?: WorkerRuntime;
+  slots: Slot[];
+  builds: readonly BlenderBuild[];
+  /** Wakes idle lanes (something was enqueued). */
+  kick(): void;
+  stop(): Promise<void>;
+}
+
+export interface WorkerPorts {
+  jobs: JobStore;
+  storage: ObjectStorage;
+  queue: TaskQueue;
+  onCompleted?: (rec: JobRecord) => Promise<void>;
+}
+
+export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
+  return {
+    workRoot: path.resolve(config.dataDir, 'work'),
+    outputRetentionDays: config.outputRetentionDays,
+    analysisTimeoutMs: 300_000,
+    chunkTimeoutMs: 6 * 3600_000,
+    chunkIdleTimeoutMs: 900_000,
+  };
+}
+
+const idle: Omit<StartedWorker, 'slots' | 'builds'> = { kick: () => undefined, stop: async () => undefined };
+
+export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log: Logger, tuning: WorkerTuning = {}): Promise<StartedWorker> {
+  if (config.workers === 0) return { ...idle, slots: [], builds: [] };
+  const probed = await probeBuilds(buildCandidates({ blenderPaths: config.blenderPaths }), new BlenderVersionCache());
+  for (const p of probed.problems) log.warn({ problem: p }, 'Blender build not used');
+  if (probed.builds.length === 0) {
+    log.error('No Blender found: jobs wait in validating. Install Blender (apt-get install blender) or pass --blender PATH.');
+    return { ...idle, slots: [], builds: [] };
+  }
+  const devices = tuning.devices ?? (await detectGpuInventory());
+  if (devices.note) log.info({ note: devices.note }, 'no GPU: rendering on the CPU');
+  const slots = planSlots({ gpus: devices.gpus, ...(typeof config.workers === 'number' ? { workers: config.workers } : {}) });
+  const capsCache = new BuildCapabilitiesCache();
+  const env: WorkerEnv = {
+    jobs: ports.jobs,
+    storage: ports.storage,
+    queue: ports.queue,
+    builds: probed.builds,
+    devices,
+    renderSlots: slots.length,
+    settings: { ...defaultWorkerSettings(config), ...tuning.settings },
+    capabilities: async (build) => capabilitiesFor({ version: build.version, capabilities: await capsCache.get(build.binary) }, devices),
+    ...(ports.onCompleted ? { onCompleted: ports.onCompleted } : {}),
+  };
+  const lanes: Lane[] = [
+    // Short CPU work never waits behind a long render chunk.
+    { name: 'control', kinds: ['validate', 'render', 'finalize'] },
+    ...slots.map((slot) => ({ name: slot.id, kinds: ['render-chunk'] as const, slot })),
+  ];
+  const runtime = new WorkerRuntime(
+    { jobs: ports.jobs, queue: ports.queue, log, onJobStopped: (jobId) => removeJobDir(env.settings.workRoot, jobId) },
+    lanes,
+    { validate: validateHandler(env), render: renderPlanHandler(env), 'render-chunk': renderChunkHandler(env), finalize: finalizeHandler(env) },
+    tuning.runtime,
+  );
+  runtime.start();
+  log.info(
+    { blender: probed.builds.map((b) => `${b.version.text} ${b.binary}`), slots: slots.map((s) => s.id) },
+    'worker started',
+  );
+  return { runtime, slots, builds: probed.builds, kick: () => runtime.kick(), stop: () => runtime.stop() };
+}
