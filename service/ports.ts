@@ -120,6 +120,8 @@ export interface JobStore {
   ): Promise<JobRecord | undefined>;
   /** Updates fields without a status change (outputs, analysis, normalizedSeconds, ...). */
   update(id: string, patch: JobPatch, internal?: Partial<JobInternal>): Promise<JobRecord | undefined>;
+  /** Jobs whose outputs are due for deletion at `now` (scheduledForDeletionAt passed, not yet deleted), oldest first. */
+  listExpired(now: Date, limit: number): Promise<JobRecord[]>;
   getProgress(id: string): Promise<JobProgress | undefined>;
   setProgress(p: JobProgress): Promise<void>;
   /** Progress of the workspace's jobs that are in one of `statuses`. */

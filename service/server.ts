@@ -6,6 +6,7 @@ import type { ServiceConfig } from './config.js';
 import { REDACT_PATHS, serializeRequest } from './http/log-redaction.js';
 import { openLocalStack, type LocalStack } from './local-stack.js';
 import { enqueueRenderComplete, WebhookDispatcher, type DispatcherOptions } from './webhooks/delivery.js';
+import { RetentionSweeper, type RetentionOptions } from './worker/retention.js';
 import { startWorker, type StartedWorker, type WorkerTuning } from './worker/start.js';
 
 export interface RunningService {
@@ -19,6 +20,7 @@ export interface RunningService {
   webhooks: LocalStack['webhooks'];
   /** The in-process worker (idle when `workers` is 0 or no Blender was found). */
   worker: StartedWorker;
+  retention: RetentionSweeper;
   close(): Promise<void>;
 }
 
@@ -42,6 +44,8 @@ export interface StartOptions {
   worker?: WorkerTuning;
   /** Webhook dispatcher knobs (tests shorten the retry delays). */
   webhooks?: Omit<DispatcherOptions, 'store' | 'logger'>;
+  /** Retention sweeper knobs (tests). */
+  retention?: RetentionOptions;
 }
 
 /** Opens the embedded stack, listens, starts the worker and webhook delivery, and returns a handle whose close() drains and shuts down. */
@@ -69,6 +73,8 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
   const log = logger || pino({ level: 'silent' });
   const dispatcher = new WebhookDispatcher({ store: stack.webhooks, logger: log.child({ component: 'webhooks' }), ...opts.webhooks });
   dispatcher.start();
+  const sweeper = new RetentionSweeper({ ...stack.deps, log: log.child({ component: 'retention' }) }, opts.retention);
+  sweeper.start();
   try {
     worker = await startWorker(
       { ...stack.deps, onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)) },
@@ -77,6 +83,7 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
       opts.worker,
     );
   } catch (err) {
+    await sweeper.stop();
     await dispatcher.stop();
     await app.close();
     await stack.close();
@@ -91,11 +98,13 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
     ports: stack.deps,
     webhooks: stack.webhooks,
     worker: started,
+    retention: sweeper,
     close: () =>
       (closing ??= (async () => {
         await app.close();
         // Running Blender processes are killed; their tasks go back to the queue for the next start.
         await started.stop();
+        await sweeper.stop();
         await dispatcher.stop();
         await stack.close();
       })()),

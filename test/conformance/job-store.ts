@@ -91,6 +91,19 @@ export function jobStoreConformance(name: string, open: () => Promise<StoreHarne
       expect((await store.getJson(ws, ids[1]!))?.previewKey).toBeNull();
     }));
 
+    it('lists jobs whose outputs expired, oldest first, until they are marked deleted', withStore(async ({ store }) => {
+      const ws = randomUUID();
+      const [a, b, c] = [await addJob(store, ws), await addJob(store, ws), await addJob(store, ws)];
+      const at = (offsetMs: number) => ({ isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() + offsetMs).toISOString() });
+      await store.update(a.job.id, { output: at(-1000) });
+      await store.update(b.job.id, { output: at(-5000) });
+      await store.update(c.job.id, { output: at(60_000) });
+      expect((await store.listExpired(new Date(), 10)).map((r) => r.job.id)).toEqual([b.job.id, a.job.id]);
+      expect(await store.listExpired(new Date(), 1)).toHaveLength(1);
+      await store.update(b.job.id, { output: { ...at(-5000), isDeletedForClient: true } });
+      expect((await store.listExpired(new Date(), 10)).map((r) => r.job.id)).toEqual([a.job.id]);
+    }));
+
     it('moves a job only from an expected status, and lets one of racing writers win', withStore(async ({ store }) => {
       const rec = await addJob(store, randomUUID());
       expect(await store.transition(rec.job.id, ['validated'], 'booting')).toBeUndefined();

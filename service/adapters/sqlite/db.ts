@@ -39,6 +39,8 @@ export interface DB {
     internal: string;
     /** The preview object to sign when serving the job; null when there is none or outputs are deleted. */
     preview_key: string | null;
+    /** output.scheduledForDeletionAt while the outputs still exist, else null (006). */
+    delete_after: string | null;
   };
   job_counts: { workspace_id: string; status: string; n: number };
   task_deps: { task_id: string; dep_id: string };
@@ -226,6 +228,15 @@ const migrations: Record<string, Migration> = {
         .addColumn('dep_id', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('task_deps_pk', ['task_id', 'dep_id'])
         .execute();
+    },
+  },
+  '006_job_delete_after': {
+    // When a completed job's outputs expire (output.scheduledForDeletionAt), indexed for the sweeper.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').addColumn('delete_after', 'text').execute();
+      await sql`update jobs set delete_after = json_extract(doc, '$.output.scheduledForDeletionAt')
+        where json_extract(doc, '$.output.isDeletedForClient') is not 1`.execute(db);
+      await db.schema.createIndex('jobs_delete_after').on('jobs').column('delete_after').where(sql.ref('delete_after'), 'is not', null).execute();
     },
   },
 };

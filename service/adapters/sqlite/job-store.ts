@@ -67,6 +67,12 @@ function pageReader<R>(raw: Database, columns: string): PageReader<R> {
   });
 }
 
+/** When the job's outputs expire, while they exist (ISO strings sort by time). */
+function deleteAfter(rec: JobRecord): string | null {
+  const o = rec.job.output;
+  return o && !o.isDeletedForClient ? (o.scheduledForDeletionAt ?? null) : null;
+}
+
 const toJson = (r: JsonRow): StoredJobJson => ({ json: r.doc, previewKey: r.preview_key });
 
 export class SqliteJobStore implements JobStore {
@@ -164,6 +170,7 @@ export class SqliteJobStore implements JobStore {
           doc: JSON.stringify(rec.job),
           internal: JSON.stringify(rec.internal),
           preview_key: servedPreviewKey(rec),
+          delete_after: deleteAfter(rec),
         })
         .execute();
       await this.count(trx, rec.job.workspaceId, rec.job.status, 1);
@@ -237,11 +244,24 @@ export class SqliteJobStore implements JobStore {
           doc: JSON.stringify(next.job),
           internal: JSON.stringify(next.internal),
           preview_key: servedPreviewKey(next),
+          delete_after: deleteAfter(next),
         })
         .where('id', '=', id)
         .execute();
       return next;
     });
+  }
+
+  async listExpired(now: Date, limit: number): Promise<JobRecord[]> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['doc', 'internal'])
+      .where('delete_after', 'is not', null)
+      .where('delete_after', '<=', now.toISOString())
+      .orderBy('delete_after')
+      .limit(limit)
+      .execute();
+    return rows.map(toRecord);
   }
 
   async getProgress(id: string): Promise<JobProgress | undefined> {

@@ -1,0 +1,68 @@
+// Output retention: once scheduledForDeletionAt passes, the sweeper deletes a job's outputs and
+// the job says so; the job record stays.
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Downloads } from '../../shared/api/downloads.js';
+import { JobEnvelope } from '../../shared/api/job.js';
+import type { JobStatus } from '../../shared/job-status.js';
+import { createJob, type Call } from '../helpers/flow.js';
+import { api } from '../helpers/http.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+let svc: TestService;
+let call: Call;
+
+beforeAll(async () => {
+  // Sweeps only when the test asks (a long interval), so the test controls the timing.
+  svc = await startTestService();
+  call = api(svc.baseUrl, svc.apiKey);
+});
+afterAll(() => svc.close());
+
+async function completedWithOutputs(expiresInMs: number) {
+  const job = await createJob(call);
+  const { jobs, storage } = svc.service.ports;
+  const path: JobStatus[] = ['created', 'validating', 'validated', 'booting', 'rendering', 'finalizing', 'completed'];
+  const base = `outputs/${job.workspaceId}/${job.id}`;
+  await storage.put(`${base}/frames/f_0001.png`, Readable.from([Buffer.from('frame')]));
+  await jobs.update(job.id, {}, {
+    previewKey: `${base}/frames/f_0001.png`,
+    outputs: {
+      frames: [{ key: `${base}/frames/f_0001.png`, fileName: 'f_0001.png', view: null, outputType: 'frame', size: 5 }],
+      composites: [],
+      framesZipKey: null,
+      compositesZipKey: null,
+      videos: [],
+    },
+  });
+  for (let i = 1; i < path.length; i++) await jobs.transition(job.id, [path[i - 1]!], path[i]!);
+  await jobs.update(job.id, { output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() + expiresInMs).toISOString() } });
+  return { job, key: `${base}/frames/f_0001.png` };
+}
+
+describe('retention sweeper', () => {
+  it('deletes expired outputs, marks the job, and leaves unexpired jobs alone', async () => {
+    const expired = await completedWithOutputs(-1000);
+    const live = await completedWithOutputs(3_600_000);
+    const before = Downloads.parse((await call('GET', `/jobs/${expired.job.id}/downloads`)).body);
+    const oldUrl = before.frames[0]!;
+    expect((await fetch(oldUrl)).status).toBe(200);
+
+    expect(await svc.service.retention.sweep()).toBe(1);
+
+    const job = JobEnvelope.parse((await call('GET', `/jobs/${expired.job.id}`)).body).data;
+    expect(job.output?.isDeletedForClient).toBe(true);
+    expect(job.previewUrl).toBeNull();
+    expect(job.status).toBe('completed');
+    const after = Downloads.parse((await call('GET', `/jobs/${expired.job.id}/downloads`)).body);
+    expect(after.frames).toEqual([]);
+    expect(after.frameOutputs).toEqual([]);
+    expect(await svc.service.ports.storage.stat(expired.key)).toBeUndefined();
+    expect((await fetch(oldUrl)).status).toBe(404);
+
+    const kept = JobEnvelope.parse((await call('GET', `/jobs/${live.job.id}`)).body).data;
+    expect(kept.output?.isDeletedForClient).toBe(false);
+    expect(await svc.service.ports.storage.stat(live.key)).toBeDefined();
+    expect(await svc.service.retention.sweep()).toBe(0);
+  });
+});
