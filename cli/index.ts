@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './admin.js';
 import { registerServiceCommand } from './service.js';
+import { registerWorkerCommand } from './worker.js';
 import { VERSION } from './version.js';
 
 /** Exit codes (documented in the README): 0 success, 1 failure, 2 usage error. */
@@ -13,6 +14,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   registerServiceCommand(program);
+  registerWorkerCommand(program);
   registerAdminCommands(program);
   return program;
 }

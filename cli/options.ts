@@ -16,3 +16,16 @@ export function parsePositiveInt(v: string): number {
   if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`expected a positive whole number, got ${v}`);
   return n;
 }
+
+/** `--workers`: `auto`, or a whole number >= 0 (0 = no worker in this process). */
+export function parseWorkers(v: string): number | 'auto' {
+  if (v === 'auto') return 'auto';
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--workers takes "auto" or a whole number >= 0, got ${v}`);
+  return n;
+}
+
+/** Collects a repeatable option (`--blender A --blender B`). */
+export function collect(v: string, previous: string[] = []): string[] {
+  return [...previous, v];
+}

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { defaultConfig } from '../service/config.js';
 import { openKeyStore } from '../service/local-stack.js';
 import { startService } from '../service/server.js';
-import { defaultDataDir, parsePort, parsePositiveInt } from './options.js';
+import { collect, defaultDataDir, parsePort, parsePositiveInt, parseWorkers } from './options.js';
 import { VERSION } from './version.js';
 
 interface ServiceOptions {
@@ -12,6 +12,8 @@ interface ServiceOptions {
   publicUrl?: string;
   maxUploadBytes?: number;
   logLevel: string;
+  workers: number | 'auto';
+  blender: string[];
 }
 
 export function registerServiceCommand(program: Command): void {
@@ -24,6 +26,8 @@ export function registerServiceCommand(program: Command): void {
     .option('--public-url <url>', 'origin clients reach the service at, used in presigned URLs')
     .option('--max-upload-bytes <n>', 'largest accepted upload', parsePositiveInt)
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info')
+    .option('--workers <n>', 'render slots in this process: auto (one per GPU, else one), N CPU slots, or 0 for none', parseWorkers, 'auto')
+    .option('--blender <path>', 'a Blender build to offer (repeatable); RENDERBRIDGE_BLENDER_X_Y and PATH are searched too', collect, [])
     .action(async (o: ServiceOptions) => {
       const config = defaultConfig({
         host: o.host,
@@ -32,6 +36,8 @@ export function registerServiceCommand(program: Command): void {
         publicUrl: o.publicUrl,
         maxUploadBytes: o.maxUploadBytes,
         logLevel: o.logLevel as never,
+        workers: o.workers,
+        blenderPaths: o.blender,
       });
       const svc = await startService(config, { version: VERSION });
       const store = await openKeyStore(config.dataDir);
@@ -41,6 +47,14 @@ export function registerServiceCommand(program: Command): void {
       console.error(`renderbridge service ${VERSION} listening`);
       console.error(`  API base URL: ${svc.baseUrl}`);
       console.error(`  data folder:  ${config.dataDir}`);
+      const w = svc.worker;
+      console.error(
+        w.runtime
+          ? `  worker:       ${w.slots.map((s) => s.id).join(', ')} with Blender ${w.builds.map((b) => b.version.text).join(', ')}`
+          : config.workers === 0
+            ? '  worker:       none in this process (run `renderbridge worker` beside it)'
+            : '  worker:       NOT running: no Blender found (apt-get install blender, or --blender PATH)',
+      );
       if (activeKeys === 0) {
         console.error('  No API key yet. Create one with:');
         console.error(`    npx renderbridge admin create-key --data-dir ${config.dataDir} --workspace studio --label "my key"`);

@@ -40,7 +40,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 # `npm ci` builds through `prepare`; rebuild when sources are newer than the build.
-if [ ! -f dist/cli/index.js ] || [ -n "$(find shared service cli -name '*.ts' -newer dist/cli/index.js -print -quit)" ]; then
+if [ ! -f dist/cli/index.js ] || [ -n "$(find shared service cli \( -name '*.ts' -o -name '*.py' \) -newer dist/cli/index.js -print -quit)" ]; then
   say "building"
   npm run --silent build
 fi
