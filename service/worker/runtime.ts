@@ -146,6 +146,8 @@ export class WorkerRuntime {
       await handler(task, { signal: controller.signal, lane, log });
       await this.deps.queue.complete(task.id, workerId);
       log.info('task done');
+      // The task may have enqueued work or been the last one another task waited for.
+      this.kick();
     } catch (err) {
       await this.settleFailure(task, workerId, err, controller.signal, log);
     } finally {
