@@ -139,45 +139,57 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
     };
     const warnings: string[] = [];
 
-    const frameKeys = new Set<string>();
-    const frameOut = await pool(frames, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
-      const key = `${prefix}/frames/${uniqueName(safeSegment(f.fileName), frameKeys)}`;
-      const { size } = await put(key, f.abs);
-      return { key, fileName: f.fileName, view: f.view, outputType: 'frame', size };
-    });
-    const compositeKeys = new Set<string>();
-    const compositeOut = await pool(composites, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
-      const key = `${prefix}/composites/${uniqueName(relativeKey(f.relativePath), compositeKeys)}`;
-      const { size } = await put(key, f.abs);
-      return {
-        key,
-        fileName: f.fileName,
-        relativePath: f.relativePath,
-        view: f.view,
-        outputType: 'composite',
-        ...(f.compositeNodeName !== undefined ? { compositeNodeName: f.compositeNodeName } : {}),
-        size,
+    // The MP4s and preview (ffmpeg, CPU) are made while the files and zips (disk) are stored.
+    const media = (async () => ({
+      videos: o.videoOutput ? await encodeVideos(o, prefix, frames, workDir, put, warnings) : [],
+      previewKey: await preview(o, prefix, frames.length > 0 ? frames : composites, workDir, put, warnings),
+    }))();
+    let stored;
+    try {
+      const frameKeys = new Set<string>();
+      const frameOut = await pool(frames, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
+        const key = `${prefix}/frames/${uniqueName(safeSegment(f.fileName), frameKeys)}`;
+        const { size } = await put(key, f.abs);
+        return { key, fileName: f.fileName, view: f.view, outputType: 'frame', size };
+      });
+      const compositeKeys = new Set<string>();
+      const compositeOut = await pool(composites, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
+        const key = `${prefix}/composites/${uniqueName(relativeKey(f.relativePath), compositeKeys)}`;
+        const { size } = await put(key, f.abs);
+        return {
+          key,
+          fileName: f.fileName,
+          relativePath: f.relativePath,
+          view: f.view,
+          outputType: 'composite',
+          ...(f.compositeNodeName !== undefined ? { compositeNodeName: f.compositeNodeName } : {}),
+          size,
+        };
+      });
+
+      const zipTo = async (key: string, entries: { path: string; name: string }[]) => {
+        if (entries.length === 0) return null;
+        await streamZip(entries, (body) => storage.put(key, body), signal);
+        return key;
       };
-    });
-
-    const zipTo = async (key: string, entries: { path: string; name: string }[]) => {
-      if (entries.length === 0) return null;
-      await streamZip(entries, (body) => storage.put(key, body), signal);
-      return key;
-    };
-    const frameNames = new Set<string>();
-    const framesZipKey = await zipTo(
-      `${prefix}/archives/${o.jobId}-frames.zip`,
-      frames.map((f) => ({ path: f.abs, name: uniqueName(f.fileName, frameNames) })),
-    );
-    const compositeNames = new Set<string>();
-    const compositesZipKey = await zipTo(
-      `${prefix}/archives/${o.jobId}-composites.zip`,
-      composites.map((f) => ({ path: f.abs, name: uniqueName(f.relativePath, compositeNames) })),
-    );
-
-    const videos = o.videoOutput ? await encodeVideos(o, prefix, frames, workDir, put, warnings) : [];
-    const previewKey = await preview(o, prefix, frames.length > 0 ? frames : composites, workDir, put, warnings);
+      const frameNames = new Set<string>();
+      const framesZipKey = await zipTo(
+        `${prefix}/archives/${o.jobId}-frames.zip`,
+        frames.map((f) => ({ path: f.abs, name: uniqueName(f.fileName, frameNames) })),
+      );
+      const compositeNames = new Set<string>();
+      const compositesZipKey = await zipTo(
+        `${prefix}/archives/${o.jobId}-composites.zip`,
+        composites.map((f) => ({ path: f.abs, name: uniqueName(f.relativePath, compositeNames) })),
+      );
+      stored = { frameOut, compositeOut, framesZipKey, compositesZipKey };
+    } catch (err) {
+      // Let ffmpeg settle first: the cleanup below must not race a write still finishing.
+      await media.catch(() => undefined);
+      throw err;
+    }
+    const { frameOut, compositeOut, framesZipKey, compositesZipKey } = stored;
+    const { videos, previewKey } = await media;
 
     signal?.throwIfAborted();
     return {

@@ -64,6 +64,8 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
   if (devices.note) log.info({ note: devices.note }, 'no GPU: rendering on the CPU');
   const slots = planSlots({ gpus: devices.gpus, ...(typeof config.workers === 'number' ? { workers: config.workers } : {}) });
   const capsCache = new BuildCapabilitiesCache();
+  // Probe the default build now, not on the first render (a Blender start the user would wait for).
+  capsCache.get(probed.builds[0]!.binary).catch((err: unknown) => log.warn({ err }, 'probing Blender capabilities failed; will retry on the first render'));
   const env: WorkerEnv = {
     jobs: ports.jobs,
     storage: ports.storage,
