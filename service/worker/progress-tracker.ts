@@ -93,7 +93,11 @@ export class ProgressTracker {
           this.frameSecondsSum += seconds;
           this.frameSecondsCount++;
         }
-        Object.assign(c, { frame: null, lastFinishAt: t, sampleDone: null, sampleTotal: null, fraction: 0 });
+        c.lastFinishAt = t;
+        // The worker applies a finish only once the frame's files are moved, which can be after
+        // Blender has started the next frame: that frame stays in flight (resetting it would show
+        // nothing rendering, drop its samples, and not count it as failed if Blender died on it).
+        if (c.frame === null || c.frame === ev.frame) Object.assign(c, { frame: null, sampleDone: null, sampleTotal: null, fraction: 0 });
         break;
       }
       default:

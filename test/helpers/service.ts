@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { defaultConfig, type ServiceConfig } from '../../service/config.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
 import { openKeyStore } from '../../service/local-stack.js';
-import { createLogger, startService, type RunningService } from '../../service/server.js';
+import { createLogger, startService, type RunningService, type StartOptions } from '../../service/server.js';
 import type { WorkerTuning } from '../../service/worker/start.js';
 
 export interface TestService {
@@ -29,10 +29,10 @@ export interface TestService {
  * is off unless a test asks for it with `workers`.
  */
 export async function startTestService(
-  options: Partial<ServiceConfig> & { dataDir?: string; worker?: WorkerTuning } = {},
+  options: Partial<ServiceConfig> & { dataDir?: string; worker?: WorkerTuning; webhooks?: StartOptions['webhooks'] } = {},
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'rb-svc-')));
-  const { worker, ...rest } = options;
+  const { worker, webhooks, ...rest } = options;
   const config = defaultConfig({ port: 0, logLevel: 'info', workers: 0, ...rest, dataDir });
   const logs: string[] = [];
   const sink = new Writable({
@@ -41,7 +41,11 @@ export async function startTestService(
       cb();
     },
   });
-  const service = await startService(config, { logger: createLogger(config.logLevel, sink), ...(worker ? { worker } : {}) });
+  const service = await startService(config, {
+    logger: createLogger(config.logLevel, sink),
+    ...(worker ? { worker } : {}),
+    ...(webhooks ? { webhooks } : {}),
+  });
   // A second connection to the same SQLite file, as `renderbridge admin` would open.
   const store = await openKeyStore(dataDir);
   const first = await createApiKey(store.keys, { workspace: 'studio', label: 'test' });

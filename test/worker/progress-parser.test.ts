@@ -154,6 +154,18 @@ describe('ProgressTracker', () => {
     expect(tr.meanFrameSeconds).toBe(0.5); // frozen clock: Blender's own figure is the fallback
   });
 
+  it('keeps the next frame in flight when a frame\'s finish arrives after it started', () => {
+    // The worker counts a frame once its files are moved, by then Blender may be on the next one.
+    const tr = new ProgressTracker({ jobId: JOB, frames: [1, 2, 3], now: () => 0 });
+    tr.apply('a', { type: 'frameStarted', frame: 1 });
+    tr.apply('a', { type: 'frameStarted', frame: 2 });
+    tr.apply('a', { type: 'frameFinished', frame: 1, seconds: 0.5 });
+    tr.apply('a', { type: 'sample', frame: 2, done: 2, total: 4 });
+    expect(tr.snapshot('rendering')).toMatchObject({ framesDone: 1, framesRendering: 1, currentFrame: 2, currentSample: 2, percent: 50 });
+    tr.chunkEnded('a', true);
+    expect(tr.snapshot('rendering')).toMatchObject({ framesDone: 1, framesFailed: 1, framesRendering: 0 });
+  });
+
   it('starts from frames already done and ignores frames outside the job', () => {
     const tr = new ProgressTracker({ jobId: JOB, frames: [1, 2], doneFrames: [1, 99], now: () => 0 });
     tr.apply('a', { type: 'frameFinished', frame: 50, seconds: 1 });

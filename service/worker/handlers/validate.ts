@@ -43,6 +43,11 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       ...(vc.sceneToRender ? { scene: vc.sceneToRender } : {}),
     });
     const finishedAt = new Date().toISOString();
+    // Blender names missing files by their absolute path on this worker
+    // (`<workRoot>/<jobId>/project/textures/x.png`): show them as the client knows them, relative
+    // to its upload; the worker's folders mean nothing to the client and are not its business.
+    const report = result.output.hostMissingFilesReport;
+    if (report) result.output.hostMissingFilesReport = report.map((line) => line.split(project.root + path.sep).join(''));
     const blocking = result.warnings.filter((w) => w.blocking);
     const sceneName = vc.sceneToRender ?? result.output.scenes?.find((s) => s.is_active)?.name;
     const analysis: Analysis = {

@@ -1,0 +1,117 @@
+// Shared steps of the end-to-end tests (real service, real Blender): start a service with its
+// in-process worker, upload + validate through the public client, poll with deadlines, look at
+// the Blender processes of a job, and fetch what the download URLs point to.
+import { readdirSync, readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { RenderJobClient } from '../../shared/client/index.js';
+import type { Job } from '../../shared/api/job.js';
+import type { RouteBody } from '../../shared/routes.js';
+import { startTestService, type TestService } from './service.js';
+
+export interface E2E {
+  svc: TestService;
+  client: RenderJobClient;
+}
+
+type ServiceOptions = Parameters<typeof startTestService>[0];
+
+/** A service with one render slot and short worker periods, plus the shared client on it. */
+export async function startE2E(options: ServiceOptions = {}): Promise<E2E> {
+  const { worker, ...rest } = options ?? {};
+  const svc = await startTestService({
+    workers: 1,
+    ...rest,
+    worker: { ...worker, runtime: { heartbeatMs: 200, pollMs: 100, ...worker?.runtime } },
+  });
+  return { svc, client: new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey }) };
+}
+
+/** Polls `probe` until it returns something other than undefined/false; throws after `timeoutMs`. */
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  { timeoutMs = 30_000, intervalMs = 100 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+type ValidationConfig = NonNullable<RouteBody<'validateJob'>['validationConfig']>;
+
+/** Uploads a .blend or .zip, creates a job and asks for validation; returns the job id. */
+export async function submit(client: RenderJobClient, file: string, validationConfig?: ValidationConfig): Promise<string> {
+  const target = await client.uploadProject(file);
+  const job = await client.createJob({ slug: target.slug });
+  await client.validateJob(job.id, validationConfig ? { validationConfig } : {});
+  return job.id;
+}
+
+/** Waits until the job leaves validation; returns it whatever the outcome (validated or failed). */
+export async function validationOutcome(client: RenderJobClient, jobId: string): Promise<Job> {
+  return client.waitForStatus(jobId, ['validated', 'failed', 'canceled'], { intervalMs: 150, timeoutMs: 90_000 });
+}
+
+/** The job's working folder on the in-process worker (`<dataDir>/work/<jobId>`). */
+export function workDirOf(svc: TestService, jobId: string): string {
+  return path.join(svc.dataDir, 'work', jobId);
+}
+
+export interface ProcInfo {
+  pid: number;
+  argv: string[];
+}
+
+/** Live Blender processes whose argv mentions `needle` (e.g. a job's work folder), read from /proc. */
+export function blenderProcesses(needle: string): ProcInfo[] {
+  const found: ProcInfo[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let argv: string[];
+    try {
+      // A zombie (killed, not yet reaped) has an empty cmdline: it is not running any more.
+      argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (argv.length && path.basename(argv[0]!).startsWith('blender') && argv.some((a) => a.includes(needle))) {
+      found.push({ pid: Number(name), argv });
+    }
+  }
+  return found;
+}
+
+/** The `-s START -e END` of a Blender render argv. */
+export function frameArgs(argv: readonly string[]): { start: number; end: number } | undefined {
+  const s = argv.indexOf('-s');
+  const e = argv.indexOf('-e');
+  return s >= 0 && e >= 0 ? { start: Number(argv[s + 1]), end: Number(argv[e + 1]) } : undefined;
+}
+
+/** GETs a download URL (presigned, no auth) and returns its bytes. */
+export async function fetchBytes(url: string): Promise<Buffer> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`GET ${url}: ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+/** Every file under `dir`, relative, sorted; [] when `dir` does not exist. */
+export async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort();
+}
+
+/** A tiny, fast Cycles render of `frames`. */
+export function tinyRender(frames: string, extra: Record<string, unknown> = {}): RouteBody<'renderJob'> {
+  return {
+    requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: [frames], resolution: [64, 48], sampleCount: 4, ...extra },
+  } as RouteBody<'renderJob'>;
+}
