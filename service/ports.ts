@@ -188,6 +188,8 @@ export interface TaskQueue {
   claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined>;
   extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean>;
   complete(taskId: string, workerId: string): Promise<void>;
+  /** Hands a claimed task back untouched (the worker is stopping): it is queued again and the attempt does not count. */
+  release(taskId: string, workerId: string): Promise<void>;
   /** Retryable failures go back to the queue after `retryAfterMs`; fatal ones end the task. */
   fail(taskId: string, workerId: string, outcome: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void>;
   /** Drops the job's tasks that are not finished (cancel). */

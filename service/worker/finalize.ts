@@ -6,7 +6,7 @@
 // or abort they are deleted again, so a canceled job leaves nothing in storage. A retried finalize
 // first clears what an interrupted earlier attempt left under the job's prefix.
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { addAbortSignal } from 'node:stream';
@@ -250,14 +250,34 @@ async function preview(o: FinalizeOptions, prefix: string, candidates: LocalFile
   const ofView = images.filter((f) => f.view === firstView);
   const middle = ofView[Math.floor((ofView.length - 1) / 2)];
   if (!middle) return null;
+  const maxWidth = o.previewMaxWidth ?? 320;
+  // A PNG frame already within the preview size is its own preview: no ffmpeg start (~80 ms).
+  const size = await pngSize(middle.abs);
+  if (size && size.width <= maxWidth) {
+    const key = `${prefix}/preview.png`;
+    await put(key, middle.abs);
+    return key;
+  }
   const file = path.join(workDir, 'preview.jpg');
   try {
-    await makePreview({ input: middle.abs, out: file, maxWidth: o.previewMaxWidth ?? 320, signal: o.signal, ...o.ffmpeg });
+    await makePreview({ input: middle.abs, out: file, maxWidth, signal: o.signal, ...o.ffmpeg });
     const key = `${prefix}/preview.jpg`;
     await put(key, file);
     return key;
   } catch (err) {
     softFail(err, o.signal, warnings, 'preview not made');
     return null;
+  }
+}
+
+/** Width and height from a PNG's IHDR, or undefined for anything else. */
+async function pngSize(file: string): Promise<{ width: number; height: number } | undefined> {
+  const fh = await open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(24), 0, 24, 0);
+    if (bytesRead < 24 || buffer.subarray(0, 8).toString('hex') !== '89504e470d0a1a0a') return undefined;
+    return { width: buffer.readUInt32BE(16), height: buffer.readUInt32BE(20) };
+  } finally {
+    await fh.close();
   }
 }

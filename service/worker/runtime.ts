@@ -181,7 +181,8 @@ export class WorkerRuntime {
     try {
       if (err instanceof CanceledTaskError || (signal.aborted && !(err instanceof FatalTaskError))) {
         // Canceled: the task is already out of the queue. Stopping: give the task back untouched.
-        if (this.stopping) await queue.fail(task.id, workerId, { retryable: true, message: 'worker stopped' });
+        // A restart is not the task's fault: its attempt does not count.
+        if (this.stopping) await queue.release(task.id, workerId);
         else await this.jobStopped(task.jobId, log);
         log.info({ reason: String(signal.reason ?? err) }, 'task stopped');
         return;

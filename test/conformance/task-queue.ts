@@ -65,6 +65,18 @@ export function taskQueueConformance(name: string, open: () => Promise<QueueHarn
       expect((await again.claim('w', ['finalize'], 60_000))?.id).toBe('fin');
     }));
 
+    it('takes a released task back without counting the attempt, from its lease holder only', withQueue(async ({ queue }) => {
+      await queue.enqueue({ id: 't', jobId: 'j', kind: 'render-chunk' });
+      const first = await queue.claim('w1', ['render-chunk'], 60_000);
+      expect(first?.attempts).toBe(1);
+      await queue.release('t', 'someone-else');
+      expect(await queue.claim('w2', ['render-chunk'], 60_000)).toBeUndefined();
+      await queue.release('t', 'w1');
+      const again = await queue.claim('w2', ['render-chunk'], 60_000);
+      expect(again?.attempts).toBe(1);
+      expect((await queue.jobTasks('j'))[0]).toMatchObject({ state: 'running', attempts: 1 });
+    }));
+
     it('claims only the kinds asked for', withQueue(async ({ queue }) => {
       await queue.enqueue({ id: 'r', jobId: 'j', kind: 'render' });
       expect(await queue.claim('w', ['validate'], 60_000)).toBeUndefined();

@@ -1,7 +1,7 @@
 // finalizeOutputs against real filesystem storage, real ffmpeg and `unzip`.
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -112,8 +112,9 @@ describe('finalizeOutputs', () => {
     const mp4 = await probe(storage.filePath(outputs.videos[0]!.key!), { countFrames: true });
     expect(mp4).toMatchObject({ codec: 'h264', pixFmt: 'yuv420p', width: 66, height: 50, frames: 4 });
 
-    expect(r.previewKey).toBe(`${prefix}/preview.jpg`);
-    expect(await probe(storage.filePath(r.previewKey!))).toMatchObject({ width: 65, height: 49 });
+    // The frames are narrower than a preview: the middle frame of the first view is the preview as is.
+    expect(r.previewKey).toBe(`${prefix}/preview.png`);
+    expect((await readFile(storage.filePath(r.previewKey!))).equals(await readFile(path.join(outputDir, 'f_0002_L.png')))).toBe(true);
     expect((await storedKeys()).every((k) => k.startsWith(`${prefix}/`))).toBe(true);
   });
 
@@ -131,9 +132,19 @@ describe('finalizeOutputs', () => {
     const jobId = randomUUID();
     const r = await finalizeOutputs({ jobId, workspaceId: ws, outputDir, files: [frame(1, 'L')], storage, videoOutput: true, fps: 24, ffmpeg: { ffmpegPath: path.join(root, 'no-ffmpeg') } });
     expect(r.outputs.videos).toEqual([{ format: 'mp4', label: 'L', key: null, fps: 24, segment: { start: 1, end: 1 } }]);
-    expect(r.previewKey).toBeNull();
+    // A small PNG frame needs no ffmpeg to be a preview.
+    expect(r.previewKey).toMatch(/preview\.png$/);
     expect(r.warnings.join('\n')).toMatch(/MP4 of view L not made.*not found/);
     expect(r.outputs.frames).toHaveLength(1);
+  });
+
+  it('scales a large frame down to a JPEG preview at most 320 px wide', async () => {
+    const big = path.join(outputDir, 'big');
+    await mkdir(big, { recursive: true });
+    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=24', '-frames:v', '1', path.join(big, 'f_0001.png')]);
+    const r = await finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: [{ path: 'big/f_0001.png', outputType: 'frame', view: null }], storage });
+    expect(r.previewKey).toMatch(/preview\.jpg$/);
+    expect(await probe(storage.filePath(r.previewKey!))).toMatchObject({ width: 320, height: 180 });
   });
 
   it('a job canceled before finalizing publishes nothing', async () => {

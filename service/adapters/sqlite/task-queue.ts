@@ -117,6 +117,23 @@ export class SqliteTaskQueue implements TaskQueue {
     );
   }
 
+  async release(taskId: string, workerId: string): Promise<void> {
+    await this.db
+      .updateTable('tasks')
+      .set((eb) => ({
+        state: 'queued',
+        attempts: eb('attempts', '-', 1),
+        run_after: this.now(),
+        worker_id: null,
+        lease_until: null,
+        updated_at: new Date(this.now()).toISOString(),
+      }))
+      .where('id', '=', taskId)
+      .where('worker_id', '=', workerId)
+      .where('state', '=', 'running')
+      .execute();
+  }
+
   /** Only the worker holding the lease may finish a task: a late worker cannot undo a re-run. */
   private async finish(
     taskId: string,

@@ -149,6 +149,9 @@ async function renderPart(r: PartRun): Promise<void> {
   };
 
   let result: BlenderRunResult | undefined;
+  const t0 = Date.now();
+  // Billed time (normalizedSeconds) counts every Blender run: crashed, hung and retried ones too.
+  const bill = (ms: number) => appendFile(path.join(r.project.jobDir, RENDER_SECONDS_FILE), `${(ms / 1000).toFixed(3)}\n`);
   try {
     result = await runBlender({
       ...invocation,
@@ -182,6 +185,7 @@ async function renderPart(r: PartRun): Promise<void> {
       },
     });
   } catch (err) {
+    await bill(Date.now() - t0).catch(() => undefined);
     tracker.chunkEnded(chunkKey, true);
     await work;
     publish(true);
@@ -190,8 +194,7 @@ async function renderPart(r: PartRun): Promise<void> {
   }
   await work;
   if (result.exitCode === 0) await promoteFinished(attempt, out);
-  // Billed time (normalizedSeconds) counts every Blender run, failed ones included.
-  await appendFile(path.join(r.project.jobDir, RENDER_SECONDS_FILE), `${(result.durationMs / 1000).toFixed(3)}\n`);
+  await bill(result.durationMs);
   const failed = result.exitCode !== 0;
   tracker.chunkEnded(chunkKey, failed);
   publish(true);
