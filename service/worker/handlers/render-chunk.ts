@@ -159,6 +159,7 @@ async function renderPart(r: PartRun): Promise<void> {
       timeoutMs: env.settings.chunkTimeoutMs,
       idleTimeoutMs: env.settings.chunkIdleTimeoutMs,
       signal: ctx.signal,
+      onSpawn: (pid) => ctx.log.info({ pid, frames: `${part.start}-${part.end}x${part.step}` }, 'blender started'),
       onLine: (_stream, line) => {
         if (line.startsWith('RB_SETUP_OK')) setupOk = true;
         for (const ev of parser.line(line)) {
@@ -192,6 +193,7 @@ async function renderPart(r: PartRun): Promise<void> {
     await work;
     throw err;
   }
+  ctx.log.info({ exitCode: result.exitCode, ms: result.durationMs }, 'blender exited');
   await work;
   if (result.exitCode === 0) await promoteFinished(attempt, out);
   await bill(result.durationMs);
