@@ -74,6 +74,11 @@ async function fetchBody(url: string, key: string): Promise<string> {
   return text;
 }
 
+const BARE = 'bare fastify';
+const BYTES_PREFIX = '/bytes';
+const BYTES = 'bare, fixed bytes';
+type ServerName = typeof BARE | typeof BYTES | 'service';
+
 interface Case {
   endpoint: string;
   /** Request paths, cycled by every connection. */
@@ -142,11 +147,14 @@ async function main(): Promise<void> {
     const listBody = await fetchBody(`${baseUrl}/jobs?pageSize=100`, key);
     const bare = await startChild<{ origin: string }>(
       'bare-child.ts',
-      { routes: [{ path: `${API_PREFIX}/jobs/:id`, body: getBody }, { path: `${API_PREFIX}/jobs`, body: listBody }] },
+      { routes: [{ path: `${API_PREFIX}/jobs/:id`, body: getBody }, { path: `${API_PREFIX}/jobs`, body: listBody }], bytesPrefix: BYTES_PREFIX },
       cpus,
     );
     children.push(bare);
-    if ((await fetchBody(`${bare.ready.origin}${API_PREFIX}/jobs/${ids[0]}`, key)) !== getBody) throw new Error('bare body differs');
+    for (const prefix of ['', BYTES_PREFIX]) {
+      if ((await fetchBody(`${bare.ready.origin}${prefix}${API_PREFIX}/jobs/${ids[0]}`, key)) !== getBody) throw new Error('bare body differs');
+      if ((await fetchBody(`${bare.ready.origin}${prefix}${API_PREFIX}/jobs?pageSize=100`, key)) !== listBody) throw new Error('bare list differs');
+    }
     console.log(`bodies: GET /jobs/{id} ${getBody.length} B, list ${listBody.length} B; pinned: ${PIN}`);
 
     const rows: Row[] = [];
@@ -154,14 +162,20 @@ async function main(): Promise<void> {
     const notes: string[] = [];
     let failed = false;
     for (const c of cases) {
-      const runs: Record<'bare fastify' | 'service', Measured[]> = { 'bare fastify': [], service: [] };
+      const runs: Record<ServerName, Measured[]> = { [BARE]: [], [BYTES]: [], service: [] };
+      const targets: [ServerName, Child<{ origin: string }>, string][] = [
+        [BARE, bare, ''],
+        [BYTES, bare, BYTES_PREFIX],
+        ['service', service, ''],
+      ];
       for (let round = 1; round <= ROUNDS; round++) {
-        // Alternate which server goes first, so slow drift on the machine hits both alike;
+        // Rotate which server goes first, so slow drift on the machine hits all alike;
         // each measurement follows a warm-up run (JIT, connection setup).
-        const order = [['bare fastify', bare], ['service', service]] as const;
-        for (const [name, child] of round % 2 ? order : [...order].reverse()) {
-          await runLoad(child.ready.origin, key, c, WARMUP_SECONDS, child.pid);
-          const m = await runLoad(child.ready.origin, key, c, SECONDS, child.pid);
+        const order = [...targets.slice(round % 3), ...targets.slice(0, round % 3)];
+        for (const [name, child, prefix] of order) {
+          const cc = { ...c, paths: c.paths.map((p) => prefix + p) };
+          await runLoad(child.ready.origin, key, cc, WARMUP_SECONDS, child.pid);
+          const m = await runLoad(child.ready.origin, key, cc, SECONDS, child.pid);
           runs[name].push(m);
           rows.push({
             endpoint: c.endpoint,
@@ -177,26 +191,29 @@ async function main(): Promise<void> {
           console.log(consoleTable([rows.at(-1)!]));
         }
       }
-      const med = (name: keyof typeof runs, f: (m: Measured) => number) => median(runs[name].map(f));
-      const ratio = med('service', (m) => m.reqPerSec) / med('bare fastify', (m) => m.reqPerSec);
+      const med = (name: ServerName, f: (m: Measured) => number) => median(runs[name].map(f));
+      const rps = (name: ServerName) => med(name, (m) => m.reqPerSec);
+      const ratio = rps('service') / rps(BARE);
       const p99 = med('service', (m) => m.p99);
-      const clean = [...runs.service, ...runs['bare fastify']].every((m) => m.bad === 0);
+      const clean = Object.values(runs).every((list) => list.every((m) => m.bad === 0));
       // A bare server short of a full core was held back by the load generator (or by other load
       // on the machine): its req/s is understated and the ratio overstated.
-      if (med('bare fastify', (m) => m.serverCpu) < 0.85) {
+      if (med(BARE, (m) => m.serverCpu) < 0.85) {
         notes.push(`**${c.endpoint}: the bare server did not use a full core; its req/s is a lower bound and the ratio is overstated.**`);
       }
       failed ||= !(ratio >= TARGET_RATIO && p99 < TARGET_P99_MS && clean);
       verdicts.push({
         endpoint: c.endpoint,
-        'bare req/s': fmt.int(med('bare fastify', (m) => m.reqPerSec)),
-        'service req/s': fmt.int(med('service', (m) => m.reqPerSec)),
+        'bare req/s': fmt.int(rps(BARE)),
+        'service req/s': fmt.int(rps('service')),
         'service/bare': fmt.pct(ratio),
         [`>= ${fmt.pct(TARGET_RATIO)}`]: verdict(ratio >= TARGET_RATIO),
-        'bare p99': fmt.ms(med('bare fastify', (m) => m.p99)),
+        'bare p99': fmt.ms(med(BARE, (m) => m.p99)),
         'service p99': fmt.ms(p99),
         [`< ${TARGET_P99_MS} ms`]: verdict(p99 < TARGET_P99_MS),
         'no errors': verdict(clean),
+        'fixed-bytes req/s': fmt.int(rps(BYTES)),
+        'service/fixed bytes': fmt.pct(rps('service') / rps(BYTES)),
       });
     }
 
@@ -210,10 +227,13 @@ ${loadNote(busy, others)}
 
 Setup: ${JOBS.toLocaleString('en-US')} jobs seeded in one workspace (SQLite, embedded defaults); autocannon,
 ${CONNECTIONS} connections, ${SECONDS} s per measurement after a ${WARMUP_SECONDS} s warm-up, with the API key header;
-${ROUNDS} rounds per endpoint, alternating which server goes first; the targets use the **median** of the rounds.
-GET /jobs/{id} cycles through ${ROTATE_IDS} job ids. The baseline is a bare fastify 5 route (no
-plugins, no auth, no database) sending the exact bytes the service returned (${getBody.length} B for
-one job, ${listBody.length} B for the list). Service and bare server each run in a child process,
+${ROUNDS} rounds per endpoint, rotating which server goes first; the targets use the **median** of the rounds.
+GET /jobs/{id} cycles through ${ROTATE_IDS} job ids. The baseline ("a bare fastify route returning
+the same JSON") is a fastify 5 route with no plugins, auth or database whose handler returns the JSON
+value the service answered (${getBody.length} B for one job, ${listBody.length} B for the list), which
+fastify serialises per request, as any route does. Also shown, as a floor: the same bare route sending
+those bytes as a fixed string (no serialisation at all, "bare, fixed bytes"); the targets are judged
+against the first. Service and bare server each run in a child process,
 one at a time under load; ${
       PIN
         ? `autocannon is pinned to CPU 0 and the server under test to CPU 1

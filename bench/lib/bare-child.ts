@@ -1,17 +1,22 @@
-// Child process: the baseline. A bare fastify instance with no plugins, hooks, auth or
-// database, answering the given routes with fixed JSON strings (the service's own bytes).
+// Child process: the baselines. A bare fastify instance with no plugins, hooks, auth or
+// database. Each route is answered twice: under its own path, returning the JSON value (as any
+// fastify handler does: fastify serialises it per request), and under a prefix + path, sending
+// the service's bytes as a fixed string (no serialisation at all: the floor of any JSON route).
 import Fastify from 'fastify';
 
 interface Input {
   routes: { path: string; body: string }[];
+  /** Path prefix of the fixed-bytes routes. */
+  bytesPrefix: string;
 }
 
 process.once('message', (input: Input) => {
   void (async () => {
     const app = Fastify({ logger: false });
     for (const r of input.routes) {
-      // A string is written as is: no serialisation cost, the floor for any JSON route.
-      app.get(r.path, async (_req, reply) => reply.type('application/json; charset=utf-8').send(r.body));
+      const value: unknown = JSON.parse(r.body);
+      app.get(r.path, async () => value);
+      app.get(`${input.bytesPrefix}${r.path}`, async (_req, reply) => reply.type('application/json; charset=utf-8').send(r.body));
     }
     await app.listen({ host: '127.0.0.1', port: 0 });
     const addr = app.server.address();
