@@ -47,6 +47,8 @@ export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
     analysisTimeoutMs: 300_000,
     chunkTimeoutMs: 6 * 3600_000,
     chunkIdleTimeoutMs: 900_000,
+    ...(process.env.RENDERBRIDGE_FFMPEG ? { ffmpeg: process.env.RENDERBRIDGE_FFMPEG } : {}),
+    ...(process.env.RENDERBRIDGE_FFPROBE ? { ffprobe: process.env.RENDERBRIDGE_FFPROBE } : {}),
   };
 }
 

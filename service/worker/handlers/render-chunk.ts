@@ -12,7 +12,8 @@ import type { JobInternal, Task } from '../../ports.js';
 import { runBlender, type BlenderRunResult } from '../blender.js';
 import { attemptLayout, filesOfFrame, finishedFrames, outputLayout, promoteFinished, type OutputLayout } from '../chunk-files.js';
 import type { WorkerEnv } from '../env.js';
-import { prepareProject } from '../job-files.js';
+import { prepareProject, type PreparedProject } from '../job-files.js';
+import { resolveBundledAddons } from '../unpack.js';
 import { FatalTaskError, RetryableTaskError } from '../outcomes.js';
 import { BlenderLogParser } from '../progress-parser.js';
 import { ProgressTracker } from '../progress-tracker.js';
@@ -92,7 +93,7 @@ interface PartRun {
   task: Task;
   final: FinalConfig;
   plan: NonNullable<JobInternal['render']>;
-  project: { jobDir: string; root: string };
+  project: PreparedProject;
   out: OutputLayout;
   part: FrameChunk;
   tracker: ProgressTracker;
@@ -109,8 +110,11 @@ async function renderPart(r: PartRun): Promise<void> {
   const device = final.computeDeviceType ?? 'CPU';
   const slot = ctx.lane.slot;
   const gpuUuids = device !== 'CPU' && slot?.gpuUuids.length ? slot.gpuUuids : undefined;
+  // Bundled add-ons load from the unpacked project: Blender imports each from the folder holding it.
+  const bundled = resolveBundledAddons(r.project.manifest, final.addonsToUse, final.bundledAddonPathsToUse, { root: r.project.root });
   const settings = renderSettingsFrom(final, {
     compositeDir: attempt.composite,
+    addonPaths: [...new Set(bundled.map((a) => path.dirname(a.path.replace(/\/__init__\.py$/, ''))))],
     requested: r.requested,
     allowCpuFallback: true,
     ...(gpuUuids ? { gpuUuids } : {}),
