@@ -17,7 +17,7 @@ import { resolveBundledAddons } from '../unpack.js';
 import { FatalTaskError, RetryableTaskError } from '../outcomes.js';
 import { BlenderLogParser } from '../progress-parser.js';
 import { ProgressTracker } from '../progress-tracker.js';
-import { renderInvocation, renderSettingsFrom } from '../render-invocation.js';
+import { parseSetupLine, renderInvocation, renderSettingsFrom } from '../render-invocation.js';
 import type { TaskContext, TaskHandler } from '../runtime.js';
 import { RENDER_SECONDS_FILE } from './finalize.js';
 
@@ -165,7 +165,13 @@ async function renderPart(r: PartRun): Promise<void> {
       signal: ctx.signal,
       onSpawn: (pid) => ctx.log.info({ pid, frames: `${part.start}-${part.end}x${part.step}` }, 'blender started'),
       onLine: (_stream, line) => {
-        if (line.startsWith('RB_SETUP_OK')) setupOk = true;
+        const setup = parseSetupLine(line);
+        if (setup?.type === 'ok') {
+          setupOk = true;
+          ctx.log.info({ setup: setup.summary }, 'render settings applied');
+        } else if (setup) {
+          ctx.log.warn({ setup: setup.message }, `render setup ${setup.type}`);
+        }
         for (const ev of parser.line(line)) {
           if (ev.type === 'frameStarted' && state.status === 'booting') {
             state.status = 'rendering';

@@ -1,0 +1,86 @@
+// Bundled add-ons: a project zip carries an add-on and the packer's manifest; validation
+// selects it (all bundled add-ons by default, or none when the client says so), and the render
+// runs with it enabled. The probe add-on makes the film transparent, which shows in the pixels.
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFixture } from '../helpers/fixtures.js';
+import { fetchBytes, startE2E, submit, tinyRender, validationOutcome, type E2E } from '../helpers/e2e.js';
+
+const run = promisify(execFile);
+let e2e: E2E;
+let scratch: string;
+let zip: string;
+
+const ADDON = `bl_info = {"name": "RB Film Probe", "blender": (3, 0, 0), "category": "Render"}
+import bpy
+
+def _transparent(scene, *_):
+    # Visible in the output: a transparent background instead of the world colour.
+    scene.render.film_transparent = True
+
+def register():
+    # bpy.data is off limits while add-ons register: act when a frame renders.
+    bpy.app.handlers.render_pre.append(_transparent)
+
+def unregister():
+    bpy.app.handlers.render_pre.remove(_transparent)
+`;
+
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(tmpdir(), 'rb-e2e-addons-'));
+  const project = path.join(scratch, 'project');
+  await mkdir(path.join(project, 'addons', 'rb_film_probe'), { recursive: true });
+  await copyFile(await buildFixture('basic'), path.join(project, 'scene.blend'));
+  await writeFile(path.join(project, 'addons', 'rb_film_probe', '__init__.py'), ADDON);
+  const manifest = { version: 1, sceneFile: 'scene.blend', addons: [{ id: 'rb_film_probe', name: 'RB Film Probe', path: 'addons/rb_film_probe' }] };
+  await writeFile(path.join(project, 'renderbridge-manifest.json'), JSON.stringify(manifest));
+  zip = path.join(scratch, 'project.zip');
+  await run('zip', ['-q', '-r', zip, '.'], { cwd: project });
+  e2e = await startE2E();
+}, 120_000);
+afterAll(async () => {
+  await e2e?.svc.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** The smallest alpha value of a PNG (255 = fully opaque everywhere). */
+async function minAlpha(png: Buffer): Promise<number> {
+  const file = path.join(scratch, `a-${Date.now()}.png`);
+  await writeFile(file, png);
+  const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', file, '-vf', 'alphaextract', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], {
+    encoding: 'buffer',
+    maxBuffer: 1 << 20,
+  });
+  return Math.min(...(stdout as unknown as Buffer));
+}
+
+async function renderFirstFrame(jobId: string): Promise<Buffer> {
+  const { client } = e2e;
+  await client.renderJob(jobId, tinyRender('1', { outputSettings: { colorMode: 'RGBA' } }));
+  const done = await client.waitForStatus(jobId, ['completed', 'failed'], { intervalMs: 150, timeoutMs: 90_000 });
+  expect(done.failedReason ?? null).toBeNull();
+  const frames = (await client.getDownloads(jobId)).frameOutputs ?? [];
+  return fetchBytes(frames[0]!.url);
+}
+
+describe('bundled add-ons', () => {
+  it('enables the bundled add-on by default, and leaves it out when the client selects none', async () => {
+    const { client } = e2e;
+    const withAddon = await validationOutcome(client, await submit(client, zip));
+    expect(withAddon.status).toBe('validated');
+    expect(withAddon.analysis?.config).toMatchObject({
+      pathToFileForRender: 'scene.blend',
+      addonsToUse: [{ id: 'rb_film_probe', name: 'RB Film Probe' }],
+      bundledAddonPathsToUse: ['addons/rb_film_probe'],
+    });
+    const without = await validationOutcome(client, await submit(client, zip, { addonsToUse: [], bundledAddonPathsToUse: [] }));
+    expect(without.analysis?.config).toMatchObject({ addonsToUse: [], bundledAddonPathsToUse: [] });
+
+    expect(await minAlpha(await renderFirstFrame(withAddon.id))).toBe(0);
+    expect(await minAlpha(await renderFirstFrame(without.id))).toBe(255);
+  }, 180_000);
+});
