@@ -14,6 +14,7 @@ const run = promisify(execFile);
 let e2e: E2E;
 let scratch: string;
 let zip: string;
+let brokenZip: string;
 
 const ADDON = `bl_info = {"name": "RB Film Probe", "blender": (3, 0, 0), "category": "Render"}
 import bpy
@@ -40,6 +41,10 @@ beforeAll(async () => {
   await writeFile(path.join(project, 'renderbridge-manifest.json'), JSON.stringify(manifest));
   zip = path.join(scratch, 'project.zip');
   await run('zip', ['-q', '-r', zip, '.'], { cwd: project });
+  // A second project whose add-on fails to register.
+  await writeFile(path.join(project, 'addons', 'rb_film_probe', '__init__.py'), `${ADDON}\nraise RuntimeError('probe add-on is broken')\n`);
+  brokenZip = path.join(scratch, 'broken.zip');
+  await run('zip', ['-q', '-r', brokenZip, '.'], { cwd: project });
   e2e = await startE2E();
 }, 120_000);
 afterAll(async () => {
@@ -83,4 +88,16 @@ describe('bundled add-ons', () => {
     expect(await minAlpha(await renderFirstFrame(withAddon.id))).toBe(0);
     expect(await minAlpha(await renderFirstFrame(without.id))).toBe(255);
   }, 180_000);
+
+  it('renders without an add-on that fails to load, and says so in finalConfig', async () => {
+    const { client } = e2e;
+    const job = await validationOutcome(client, await submit(client, brokenZip));
+    expect(job.status).toBe('validated');
+    expect(await minAlpha(await renderFirstFrame(job.id))).toBe(255);
+    const final = (await client.getJob(job.id)).finalConfig;
+    const warning = final?.analysisWarnings?.find((w) => w.code === 'RENDER_SETUP_WARNING');
+    expect(warning?.message).toMatch(/rb_film_probe.*probe add-on is broken/);
+    expect(warning?.blocking).toBe(false);
+    expect(final?.notes).toContain('rb_film_probe');
+  }, 120_000);
 });

@@ -138,6 +138,7 @@ async function renderPart(r: PartRun): Promise<void> {
   const chunkKey = `${r.task.id}:${part.start}`;
   let lastPublish = 0;
   let setupOk = false;
+  const setupWarnings: string[] = [];
   const errors: string[] = [];
   // Promotions and status writes happen in order, off Blender's output callback.
   let work: Promise<void> = Promise.resolve();
@@ -171,6 +172,7 @@ async function renderPart(r: PartRun): Promise<void> {
           ctx.log.info({ setup: setup.summary }, 'render settings applied');
         } else if (setup) {
           ctx.log.warn({ setup: setup.message }, `render setup ${setup.type}`);
+          if (setup.type === 'warning') setupWarnings.push(setup.message);
         }
         for (const ev of parser.line(line)) {
           if (ev.type === 'frameStarted' && state.status === 'booting') {
@@ -204,6 +206,7 @@ async function renderPart(r: PartRun): Promise<void> {
     throw err;
   }
   ctx.log.info({ exitCode: result.exitCode, ms: result.durationMs }, 'blender exited');
+  await reportSetupWarnings(env, jobId, setupWarnings);
   await work;
   if (result.exitCode === 0) await promoteFinished(attempt, out);
   await bill(result.durationMs);
@@ -220,3 +223,20 @@ async function renderPart(r: PartRun): Promise<void> {
   throw new RetryableTaskError(`Blender exited with code ${result.exitCode}`, details);
 }
 
+/** What render_setup.py could not apply (an add-on, ACES) is told to the client in finalConfig. */
+async function reportSetupWarnings(env: WorkerEnv, jobId: string, messages: readonly string[]): Promise<void> {
+  if (messages.length === 0) return;
+  const rec = await env.jobs.getById(jobId);
+  const final = rec?.job.finalConfig;
+  if (!final) return;
+  const known = new Set((final.analysisWarnings ?? []).map((w) => w.message));
+  const fresh = [...new Set(messages)].filter((m) => !known.has(m));
+  if (fresh.length === 0) return;
+  await env.jobs.update(jobId, {
+    finalConfig: {
+      ...final,
+      analysisWarnings: [...(final.analysisWarnings ?? []), ...fresh.map((message) => ({ code: 'RENDER_SETUP_WARNING', message, blocking: false }))],
+      notes: [final.notes, ...fresh].filter(Boolean).join('\n'),
+    },
+  });
+}
