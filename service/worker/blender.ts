@@ -3,8 +3,8 @@
 // Blender runs in its own process group so that cancel, timeout and parent exit can kill it
 // together with anything it started (render threads are threads, but add-ons may fork).
 import { spawn } from 'node:child_process';
-import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
+import { PerBinaryCache } from './binary-cache.js';
 import { CanceledTaskError, RetryableTaskError } from './outcomes.js';
 
 /** Flags every Blender run gets, before anything else. */
@@ -259,23 +259,10 @@ export function parseBlenderVersion(output: string): BlenderVersion | undefined 
   return { major, minor, patch, text: `${major}.${minor}.${patch}` };
 }
 
-/**
- * Caches versions per binary. Keyed by path, size and mtime, so replacing a build in place
- * (an upgrade) is noticed. Create one per worker; it is not shared across the process.
- */
-export class BlenderVersionCache {
-  private readonly entries = new Map<string, Promise<BlenderVersion>>();
-
-  async get(binary: string, run: (binary: string) => Promise<BlenderVersion> = probeVersion): Promise<BlenderVersion> {
-    const st = await stat(binary).catch(() => undefined);
-    const key = st ? `${binary}\0${st.size}\0${st.mtimeMs}` : binary;
-    let hit = this.entries.get(key);
-    if (!hit) {
-      hit = run(binary);
-      this.entries.set(key, hit);
-      hit.catch(() => this.entries.delete(key));
-    }
-    return hit;
+/** Versions per binary (see PerBinaryCache); create one per worker. */
+export class BlenderVersionCache extends PerBinaryCache<BlenderVersion> {
+  constructor() {
+    super((binary) => probeVersion(binary));
   }
 }
 

@@ -3,10 +3,10 @@
 // render slots the worker runs, and the RenderCapabilities that resolveFinalConfig corrects a
 // request against. Only NVIDIA GPUs are detected; an AMD card (HIP) is never planned for.
 import { execFile } from 'node:child_process';
-import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { RenderCapabilities } from '../domain/final-config.js';
 import { type BlenderVersion, runBlender } from './blender.js';
+import { PerBinaryCache } from './binary-cache.js';
 import { RetryableTaskError } from './outcomes.js';
 
 export interface GpuInfo {
@@ -143,23 +143,10 @@ async function runProbe(binary: string): Promise<BuildCapabilities> {
   return caps;
 }
 
-/**
- * Probed capabilities per binary, keyed by path, size and mtime (an upgrade in place is noticed).
- * One per worker; a failed probe is forgotten so the next call tries again.
- */
-export class BuildCapabilitiesCache {
-  private readonly entries = new Map<string, Promise<BuildCapabilities>>();
-
-  async get(binary: string, run: (binary: string) => Promise<BuildCapabilities> = runProbe): Promise<BuildCapabilities> {
-    const st = await stat(binary).catch(() => undefined);
-    const key = st ? `${binary}\0${st.size}\0${st.mtimeMs}` : binary;
-    let hit = this.entries.get(key);
-    if (!hit) {
-      hit = run(binary);
-      this.entries.set(key, hit);
-      hit.catch(() => this.entries.delete(key));
-    }
-    return hit;
+/** Probed capabilities per binary (see PerBinaryCache); create one per worker. */
+export class BuildCapabilitiesCache extends PerBinaryCache<BuildCapabilities> {
+  constructor() {
+    super((binary) => runProbe(binary));
   }
 }
 
