@@ -64,6 +64,8 @@ export class WorkerRuntime {
       log: Logger;
       /** Called when a job ended canceled or failed under this worker (to remove its working files). */
       onJobStopped?: (jobId: string) => Promise<void>;
+      /** Worker-local folders never shown to clients: replaced in a failedReason (Blender's last lines name them). */
+      privatePaths?: readonly string[];
     },
     private readonly lanes: readonly Lane[],
     private readonly handlers: Partial<Record<TaskKind, TaskHandler>>,
@@ -194,7 +196,7 @@ export class WorkerRuntime {
         await queue.fail(task.id, workerId, { retryable: true, message: String((err as Error).message ?? err), retryAfterMs });
         return;
       }
-      const reason = failedReasonOf(err, task);
+      const reason = redactPaths(failedReasonOf(err, task), this.deps.privatePaths ?? []);
       log.error({ err, failedReason: reason }, 'task failed for good; failing the job');
       await queue.fail(task.id, workerId, { retryable: false, message: String(reason.errorDetails.message ?? reason.name) });
       await jobs.transition(task.jobId, FAILABLE, 'failed', { failedReason: reason });
@@ -220,4 +222,17 @@ export function failedReasonOf(err: unknown, task: Task): FailedReason {
       ...details,
     },
   };
+}
+
+/** `value` with every occurrence of the given folders replaced by `<worker>` (deeply, strings only). */
+export function redactPaths<T>(value: T, paths: readonly string[]): T {
+  const folders = paths.filter((p) => p.length > 1).sort((a, b) => b.length - a.length);
+  if (folders.length === 0) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return folders.reduce((text, p) => text.split(p).join('<worker>'), v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(value) as T;
 }

@@ -85,7 +85,13 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
     ...slots.map((slot) => ({ name: slot.id, kinds: ['render-chunk'] as const, slot })),
   ];
   const runtime = new WorkerRuntime(
-    { jobs: ports.jobs, queue: ports.queue, log, onJobStopped: (jobId) => removeJobDir(env.settings.workRoot, jobId) },
+    {
+      jobs: ports.jobs,
+      queue: ports.queue,
+      log,
+      onJobStopped: (jobId) => removeJobDir(env.settings.workRoot, jobId),
+      privatePaths: [env.settings.workRoot],
+    },
     lanes,
     { validate: validateHandler(env), render: renderPlanHandler(env), 'render-chunk': renderChunkHandler(env), finalize: finalizeHandler(env) },
     tuning.runtime,
