@@ -1,7 +1,12 @@
-// The worker's Blender scripts travel with the compiled JavaScript (dist/ is what `bin` runs).
-import { cpSync } from 'node:fs';
+// Python that runs inside Blender travels with the compiled JavaScript (dist/ is what `bin` runs):
+// the worker's scripts, and the add-on whose dependency collector the daemon runs headless.
+import { cpSync, existsSync } from 'node:fs';
 
-cpSync('service/worker/python', 'dist/service/worker/python', {
-  recursive: true,
-  filter: (src) => !src.includes('__pycache__') && !src.endsWith('.pyc'),
-});
+const skip = (src) => !src.includes('__pycache__') && !src.endsWith('.pyc');
+for (const [from, to] of [
+  ['service/worker/python', 'dist/service/worker/python'],
+  ['daemon/python', 'dist/daemon/python'],
+  ['host-addon', 'dist/host-addon'],
+]) {
+  if (existsSync(from)) cpSync(from, to, { recursive: true, filter: skip });
+}

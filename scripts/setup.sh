@@ -13,14 +13,18 @@ if [ "$node_major" -lt 20 ] || { [ "$node_major" -eq 20 ] && [ "$node_minor" -lt
   exit 1
 fi
 
-# command -> Debian package. Blender and ffmpeg render and encode; curl and zip are used by tests and benchmarks.
-declare -A need=([curl]=curl [zip]=zip [unzip]=unzip [blender]=blender [ffmpeg]=ffmpeg [ffprobe]=ffmpeg)
+# command -> Debian package. Blender and ffmpeg render and encode; curl and zip are used by tests and benchmarks;
+# the keychain (gnome-keyring over a D-Bus session, read back with secret-tool) holds the API key.
+declare -A need=([curl]=curl [zip]=zip [unzip]=unzip [blender]=blender [ffmpeg]=ffmpeg [ffprobe]=ffmpeg
+  [secret-tool]=libsecret-tools [gnome-keyring-daemon]=gnome-keyring [dbus-launch]=dbus-x11 [dbus-run-session]=dbus)
 missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
 done
 # EEVEE renders headless through EGL, which Debian's blender does not pull in by itself.
 [ -e /usr/lib/x86_64-linux-gnu/libEGL.so.1 ] || [ -e /usr/lib/aarch64-linux-gnu/libEGL.so.1 ] || missing+=(libegl1)
+# keytar builds from source against libsecret's headers.
+[ -d /usr/include/libsecret-1 ] || missing+=(libsecret-1-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
   sudo=""
@@ -40,7 +44,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 # `npm ci` builds through `prepare`; rebuild when sources are newer than the build.
-if [ ! -f dist/cli/index.js ] || [ -n "$(find shared service cli \( -name '*.ts' -o -name '*.py' \) -newer dist/cli/index.js -print -quit)" ]; then
+if [ ! -f dist/cli/index.js ] || [ -n "$(find shared service daemon cli host-addon \( -name '*.ts' -o -name '*.py' \) -newer dist/cli/index.js -print -quit)" ]; then
   say "building"
   npm run --silent build
 fi

@@ -2,36 +2,10 @@
 // enable. The daemon's packer writes a manifest (PACK_MANIFEST_NAME at the archive root) naming
 // the scene file and the add-ons it bundled; projects zipped by hand have none. Pure.
 import { posix } from 'node:path';
-import { z } from 'zod';
+import { PACK_MANIFEST_NAME, PackManifest } from '../../shared/pack/manifest.js';
 import { normaliseRelativePath, UnpackError } from './unpack-rules.js';
 
-/** The packer's manifest, at the root of the archive. */
-export const PACK_MANIFEST_NAME = 'renderbridge-manifest.json';
-
-/** A manifest bigger than this is not one the packer wrote. */
-export const MAX_MANIFEST_BYTES = 1024 * 1024;
-
-const RelPath = z
-  .string()
-  .min(1)
-  .max(4096)
-  .transform((p, ctx) => {
-    const n = normaliseRelativePath(p);
-    if (n === null) ctx.addIssue({ code: 'custom', message: `"${p}" is not a relative path inside the archive` });
-    return n ?? p;
-  });
-
-export const PackManifest = z.object({
-  version: z.literal(1),
-  /** The .blend to render, relative to the archive root. */
-  sceneFile: RelPath,
-  /** Bundled add-ons: `id` is the Python module name Blender enables; `path` its folder or .py file in the archive. */
-  addons: z
-    .array(z.object({ id: z.string().min(1).max(1024), name: z.string().max(1024), path: RelPath, addonType: z.string().max(64).optional() }))
-    .max(1000)
-    .default([]),
-});
-export type PackManifest = z.infer<typeof PackManifest>;
+export { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME, type PackManifest } from '../../shared/pack/manifest.js';
 
 /** Parses the manifest's text; a broken manifest is an UnpackError (the packer wrote it, so it must be valid). */
 export function parseManifest(text: string): PackManifest {
@@ -47,7 +21,14 @@ export function parseManifest(text: string): PackManifest {
       issues: r.error.issues.slice(0, 20).map((i) => `${i.path.join('.')}: ${i.message}`),
     });
   }
-  return r.data;
+  // Archive paths compare in the unpacker's normal form.
+  const norm = (p: string): string => normaliseRelativePath(p) ?? p;
+  return {
+    ...r.data,
+    sceneFile: norm(r.data.sceneFile),
+    addons: r.data.addons.map((a) => ({ ...a, path: norm(a.path) })),
+    remaps: r.data.remaps.map((m) => ({ ...m, to: norm(m.to), blendFile: norm(m.blendFile) })),
+  };
 }
 
 /** Scene files to choose from: `.blend` (not `.blend1` backups), none from macOS metadata (`__MACOSX/`, `._x`). */

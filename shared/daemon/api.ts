@@ -1,0 +1,177 @@
+// The bridge daemon's local HTTP API (127.0.0.1 only, every request with the daemon's token):
+// what the Blender add-on, the tray app and `renderbridge` talk to. Schemas for bodies, answers
+// and Server-Sent Events live here once; the daemon validates with them, clients parse with them.
+import { z } from 'zod';
+import { ErrorBody } from '../api/error-body.js';
+import { FrameRange, RequestedRenderConfig } from '../api/render-config.js';
+import { Job, ValidationConfig } from '../api/job.js';
+import { JobProgress } from '../api/progress.js';
+import { UploadPreflight } from '../api/upload.js';
+import { AddonToBundle, CollectedDependency } from '../pack/dependencies.js';
+import { MissingFile, PathRemap } from '../pack/manifest.js';
+
+/** Default port of the daemon on 127.0.0.1 (override with --port or RENDERBRIDGE_DAEMON_PORT). */
+export const DAEMON_DEFAULT_PORT = 47_615;
+/** File the daemon writes in the per-user state folder (mode 0600). */
+export const DAEMON_STATE_FILE = 'daemon.json';
+/** Path of the webhook receiver: the only route that takes a signature instead of the token. */
+export const DAEMON_WEBHOOK_PATH = '/webhooks/render-complete';
+
+/** What the daemon writes to its state file so local clients can find and call it. */
+export const DaemonState = z.object({
+  version: z.literal(1),
+  pid: z.int(),
+  port: z.int().min(1).max(65_535),
+  /** Random access token (256 bits, base64url); every request carries it as `Authorization: Bearer`. */
+  token: z.string().min(32),
+  startedAt: z.string(),
+  daemonVersion: z.string(),
+});
+export type DaemonState = z.infer<typeof DaemonState>;
+
+export const Health = z.object({
+  status: z.literal('ok'),
+  version: z.string(),
+  /** True when an API key was found (keychain or RENDERBRIDGE_API_KEY); the key itself is never returned. */
+  apiKeyConfigured: z.boolean(),
+  apiKeySource: z.enum(['keychain', 'env']).nullable(),
+  serviceUrl: z.string(),
+  hotFolder: z.string().nullable(),
+  pid: z.int(),
+  startedAt: z.string(),
+});
+export type Health = z.infer<typeof Health>;
+
+export const DaemonWarning = z.object({ code: z.string(), message: z.string() });
+export type DaemonWarning = z.infer<typeof DaemonWarning>;
+
+/** What to pack: a .blend (with the dependencies the add-on collected, or traced by headless Blender), a folder, or a ready .zip. */
+export const PackRequest = z.strictObject({
+  /** Absolute path of a .blend, a project folder or a .zip. */
+  path: z.string().min(1).max(4096),
+  /** The add-on's collected dependencies; when absent for a .blend the daemon traces them with Blender. */
+  dependencies: z.array(CollectedDependency).max(200_000).optional(),
+  addons: z.array(AddonToBundle).max(200).optional(),
+});
+export type PackRequest = z.infer<typeof PackRequest>;
+
+export const PackResult = z.object({
+  packId: z.string(),
+  /** The finished zip on this machine. */
+  zipPath: z.string(),
+  bytes: z.int(),
+  fileCount: z.int(),
+  /** Archive path of the scene to render. */
+  sceneFile: z.string(),
+  preflight: UploadPreflight,
+  missing: z.array(MissingFile),
+  remaps: z.array(PathRemap),
+  warnings: z.array(DaemonWarning),
+});
+export type PackResult = z.infer<typeof PackResult>;
+
+/** Render choices of a submission; `renderConfig` passes any other field of the service's render body. */
+export const SubmitSettings = z.strictObject({
+  frames: z.array(FrameRange).min(1).max(100).optional(),
+  camera: z.string().min(1).max(1024).optional(),
+  viewLayer: z.string().min(1).max(1024).optional(),
+  /** Output format, e.g. PNG, OPEN_EXR, JPEG (the service's `outputFormat`). */
+  format: z.string().min(1).max(64).optional(),
+  video: z.boolean().optional(),
+  renderConfig: RequestedRenderConfig.partial().optional(),
+  validationConfig: ValidationConfig.optional(),
+});
+export type SubmitSettings = z.infer<typeof SubmitSettings>;
+
+export const SubmitRequest = z
+  .strictObject({
+    /** A pack made by POST /pack (its preflight already shown), or a path to pack now. */
+    packId: z.string().optional(),
+    pack: PackRequest.optional(),
+    settings: SubmitSettings.default({}),
+    /** Folder the outputs go to; default: a folder per job under the downloads folder. */
+    outDir: z.string().min(1).max(4096).optional(),
+    /** Download the outputs when the job completes (default true). */
+    download: z.boolean().default(true),
+  })
+  .refine((b) => (b.packId === undefined) !== (b.pack === undefined), 'give exactly one of packId and pack');
+export type SubmitRequest = z.infer<typeof SubmitRequest>;
+
+export const SubmissionStep = z.enum(['packing', 'uploading', 'creating', 'validating', 'rendering', 'done', 'failed']);
+export type SubmissionStep = z.infer<typeof SubmissionStep>;
+
+export const Submission = z.object({
+  id: z.string(),
+  path: z.string(),
+  step: SubmissionStep,
+  jobId: z.string().nullable(),
+  uploadedBytes: z.int(),
+  totalBytes: z.int(),
+  preflight: UploadPreflight.nullable(),
+  warnings: z.array(DaemonWarning),
+  /** The service's (or the daemon's) error body when step is `failed`. */
+  error: ErrorBody.nullable(),
+  outDir: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Submission = z.infer<typeof Submission>;
+
+export const DownloadState = z.object({
+  jobId: z.string(),
+  outDir: z.string(),
+  state: z.enum(['pending', 'downloading', 'done', 'failed']),
+  files: z.int(),
+  filesDone: z.int(),
+  bytes: z.int(),
+  bytesDone: z.int(),
+  /** Files left alone because a complete copy was already there. */
+  skipped: z.int(),
+  error: ErrorBody.nullable(),
+});
+export type DownloadState = z.infer<typeof DownloadState>;
+
+/** A job of the key's workspace as the daemon tracks it. */
+export const TrackedJob = z.object({
+  job: Job,
+  progress: JobProgress.nullable(),
+  download: DownloadState.nullable(),
+});
+export type TrackedJob = z.infer<typeof TrackedJob>;
+
+export const DownloadRequest = z.strictObject({ outDir: z.string().min(1).max(4096).optional() });
+
+export const RenderComplete = z.object({
+  jobId: z.string(),
+  status: z.enum(['completed', 'failed', 'canceled']),
+  job: Job,
+  /** Where the outputs are (or will be) downloaded; null when not downloading. */
+  outDir: z.string().nullable(),
+});
+export type RenderComplete = z.infer<typeof RenderComplete>;
+
+/** Server-Sent Events of `GET /events`: the SSE `event:` name and the JSON `data:` of each. */
+export const DAEMON_EVENTS = {
+  job: TrackedJob,
+  progress: JobProgress,
+  submission: Submission,
+  download: DownloadState,
+  renderComplete: RenderComplete,
+} as const;
+export type DaemonEventName = keyof typeof DAEMON_EVENTS;
+export type DaemonEvent = { [K in DaemonEventName]: { event: K; data: z.infer<(typeof DAEMON_EVENTS)[K]> } }[DaemonEventName];
+
+/** Every endpoint: method, path (fastify style), body and answer schemas. */
+export const DAEMON_ROUTES = {
+  health: { method: 'GET', path: '/health', response: Health },
+  pack: { method: 'POST', path: '/pack', body: PackRequest, response: PackResult },
+  submit: { method: 'POST', path: '/submissions', body: SubmitRequest, response: Submission },
+  listSubmissions: { method: 'GET', path: '/submissions', response: z.object({ submissions: z.array(Submission) }) },
+  getSubmission: { method: 'GET', path: '/submissions/:id', response: Submission },
+  listJobs: { method: 'GET', path: '/jobs', response: z.object({ jobs: z.array(TrackedJob) }) },
+  getJob: { method: 'GET', path: '/jobs/:id', response: TrackedJob },
+  cancelJob: { method: 'POST', path: '/jobs/:id/cancel', response: TrackedJob },
+  downloadJob: { method: 'POST', path: '/jobs/:id/download', body: DownloadRequest, response: DownloadState },
+  events: { method: 'GET', path: '/events', response: z.never() },
+} as const;
+export type DaemonRouteName = keyof typeof DAEMON_ROUTES;
