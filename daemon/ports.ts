@@ -1,0 +1,60 @@
+// Seams between the daemon's parts. The HTTP app (app.ts) and the CLI depend on these
+// interfaces; each part implements one and gets its collaborators passed in (no singletons).
+import type { RenderJobClient } from '../shared/client/index.js';
+import type { DaemonEvent, DownloadState, PackRequest, PackResult, Submission, SubmitRequest, TrackedJob } from '../shared/daemon/api.js';
+
+/** Fan-out of daemon events (SSE subscribers, CLI progress bars, the tray). */
+export interface EventSink {
+  publish(event: DaemonEvent): void;
+}
+
+/** The OS keychain entry that holds the API key (KEYCHAIN_SERVICE / KEYCHAIN_ACCOUNT of shared/constants.ts). */
+export interface Keychain {
+  get(): Promise<string | null>;
+  set(secret: string): Promise<void>;
+  /** True when an entry was removed. */
+  delete(): Promise<boolean>;
+}
+
+/** A client for the configured service with the current API key; throws DaemonError NO_API_KEY when there is none. */
+export interface ClientProvider {
+  client(): Promise<RenderJobClient>;
+  /** Where the key came from, without reading it out; null when none is configured. */
+  apiKeySource(): Promise<'keychain' | 'env' | null>;
+}
+
+/** Packs made by POST /pack, kept until submitted or expired. */
+export interface Packer {
+  pack(req: PackRequest, options?: { signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<PackResult>;
+  get(packId: string): PackResult | undefined;
+  /** Removes the pack's zip. */
+  discard(packId: string): Promise<void>;
+}
+
+/** Runs submissions (pack -> upload -> create -> validate -> render) and reports each step as a `submission` event. */
+export interface Submissions {
+  start(req: SubmitRequest): Submission;
+  get(id: string): Submission | undefined;
+  list(): Submission[];
+  /** Resolves when the submission reaches done or failed. */
+  settled(id: string): Promise<Submission>;
+}
+
+/** Downloads a job's outputs into its folder, publishing `download` events. */
+export interface Downloads {
+  start(jobId: string, outDir?: string): DownloadState;
+  get(jobId: string): DownloadState | undefined;
+  /** Resolves when the download is done or failed. */
+  settled(jobId: string): Promise<DownloadState>;
+}
+
+/** The workspace's jobs as last seen, refreshed by polling and webhooks. */
+export interface Tracker {
+  list(): TrackedJob[];
+  get(jobId: string): Promise<TrackedJob>;
+  cancel(jobId: string): Promise<TrackedJob>;
+  /** Poll soon (a submission started a job, a webhook arrived). */
+  kick(): void;
+  /** Where a job's outputs go when it completes (set by submissions); null means do not download. */
+  setOutDir(jobId: string, outDir: string | null): void;
+}
