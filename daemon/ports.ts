@@ -1,7 +1,8 @@
 // Seams between the daemon's parts. The HTTP app (app.ts) and the CLI depend on these
 // interfaces; each part implements one and gets its collaborators passed in (no singletons).
 import type { RenderJobClient } from '../shared/client/index.js';
-import type { DaemonEvent, DownloadState, PackRequest, PackResult, Submission, SubmitRequest, TrackedJob } from '../shared/daemon/api.js';
+import type { CollectedDependency } from '../shared/pack/dependencies.js';
+import type { DaemonEvent, DaemonWarning, DownloadState, PackRequest, PackResult, Submission, SubmitRequest, TrackedJob } from '../shared/daemon/api.js';
 
 /** Fan-out of daemon events (SSE subscribers, CLI progress bars, the tray). */
 export interface EventSink {
@@ -22,6 +23,12 @@ export interface ClientProvider {
   /** Where the key came from, without reading it out; null when none is configured. */
   apiKeySource(): Promise<'keychain' | 'env' | null>;
 }
+
+/**
+ * Lists a .blend's external files by running the add-on's collector in headless Blender. Without
+ * Blender it returns no dependencies and a BLENDER_NOT_FOUND warning (the file is packed as is).
+ */
+export type TraceFn = (blendFile: string, options?: { signal?: AbortSignal }) => Promise<{ dependencies: CollectedDependency[]; warnings: DaemonWarning[] }>;
 
 /** Packs made by POST /pack, kept until submitted or expired. */
 export interface Packer {
