@@ -88,7 +88,7 @@ export class SqliteKeyStore implements KeyStore {
       ]);
   }
 
-  async findByHash(keyHash: Buffer): Promise<FoundKey | undefined> {
+  findByHash(keyHash: Buffer): FoundKey | undefined {
     const version = this.dataVersion.get()!;
     if (version !== this.seenVersion || this.cache.size >= CACHE_LIMIT) {
       this.cache.clear();
