@@ -2,10 +2,11 @@ import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './admin.js';
 import { registerServiceCommand } from './service.js';
 import { registerWorkerCommand } from './worker.js';
+import { describeFailure } from './errors.js';
+import { EXIT } from './exit-codes.js';
 import { VERSION } from './version.js';
 
-/** Exit codes (documented in the README): 0 success, 1 failure, 2 usage error. */
-export const EXIT = { OK: 0, FAILURE: 1, USAGE: 2 } as const;
+export { EXIT } from './exit-codes.js';
 
 export function buildProgram(): Command {
   const program = new Command('renderbridge')
@@ -27,8 +28,9 @@ async function main(): Promise<void> {
       process.exitCode = err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
       return;
     }
-    console.error(`renderbridge: ${err instanceof Error ? err.message : String(err)}`);
-    process.exitCode = EXIT.FAILURE;
+    const { exitCode, message } = describeFailure(err);
+    console.error(`renderbridge: ${message}`);
+    process.exitCode = exitCode;
   }
 }
 

@@ -1,0 +1,21 @@
+// Exit codes of every renderbridge command (listed in the README): scripts branch on them.
+export const EXIT = {
+  OK: 0,
+  /** Anything else; the message says why. */
+  FAILURE: 1,
+  /** Wrong command line. */
+  USAGE: 2,
+  /** The job failed validation (missing camera, unreadable file...): fix the project. */
+  VALIDATION_FAILED: 3,
+  /** The job failed while rendering or finishing. */
+  RENDER_FAILED: 4,
+  /** The job was canceled. */
+  CANCELED: 5,
+  /** The service could not be reached. */
+  SERVICE_UNREACHABLE: 6,
+  /** No API key configured, or the service refused it. */
+  AUTH: 7,
+  /** Outputs could not all be downloaded. */
+  DOWNLOAD_FAILED: 8,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
