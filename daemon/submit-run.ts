@@ -1,0 +1,153 @@
+// One submission from start to end, without a daemon (the CLI calls this directly):
+// packing -> uploading -> creating -> validating -> rendering -> done (or failed at any step).
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { RenderJobClient } from '../shared/client/index.js';
+import type { DownloadState, PackResult, Submission, SubmitRequest } from '../shared/daemon/api.js';
+import { downloadJobOutputs } from './download-job.js';
+import { DaemonError } from './errors.js';
+import type { ClientProvider, Downloads, Packer, Tracker } from './ports.js';
+import { defaultOutDir, failureBody, renderConfigFrom, throttle } from './submit-steps.js';
+
+export interface SubmissionDeps {
+  clients: ClientProvider;
+  packer: Packer;
+  /** Told the job's output folder (null when not downloading) and kicked once the render started. Default none. */
+  tracker?: Tracker;
+  /** Runs the download when the job completes; default none: downloadJobOutputs runs in this call. */
+  downloads?: Downloads;
+  /** Parent of the default output folders. */
+  downloadsDir: string;
+  /** Pause between two polls of GET /jobs/{id} while waiting for `validated` and `completed`. Default 1000 ms. */
+  pollMs?: number;
+  /** Least time between two upload progress updates. Default 250 ms. */
+  progressIntervalMs?: number;
+}
+
+export interface RunSubmissionOptions {
+  /** Id of the submission. Default a random UUID. */
+  id?: string;
+  /** End once the render has started (`--no-wait`): the result's step is then `rendering`. Default false. */
+  noWait?: boolean;
+  /** Aborts the step in progress; the submission ends `failed` with SUBMISSION_ABORTED. */
+  signal?: AbortSignal;
+  /** Told about each download progress update of the outputs (only when no `downloads` is given). */
+  onDownload?: (state: DownloadState) => void;
+}
+
+/** A submission before its first step ran. */
+export function newSubmission(req: SubmitRequest, id: string = randomUUID()): Submission {
+  const now = new Date().toISOString();
+  return {
+    id,
+    path: req.pack?.path ?? req.packId ?? '',
+    step: 'packing',
+    jobId: null,
+    uploadedBytes: 0,
+    totalBytes: 0,
+    preflight: null,
+    warnings: [],
+    error: null,
+    outDir: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * Runs the submission and resolves with its final state (done, failed, or rendering with
+ * `noWait`); never rejects. `onUpdate` gets a copy of the state at every step and upload progress
+ * update. Waiting for `validated` and `completed` polls GET /jobs/{id} with the shared client's
+ * waitForStatus (a job that fails or is canceled ends the submission `failed` with its
+ * failedReason). With `download` (the default) the submission is `done` once the outputs are in
+ * outDir. The packer's zip is discarded once uploaded, or when the submission fails if this call
+ * packed it (a pack given by packId is kept then, to submit again).
+ */
+export async function runSubmission(
+  req: SubmitRequest,
+  deps: SubmissionDeps,
+  onUpdate: (submission: Submission) => void = () => undefined,
+  options: RunSubmissionOptions = {},
+): Promise<Submission> {
+  const s = newSubmission(req, options.id);
+  const signal = options.signal;
+  const pollMs = deps.pollMs ?? 1000;
+  const update = (patch: Partial<Submission>): void => {
+    Object.assign(s, patch, { updatedAt: new Date().toISOString() });
+    onUpdate({ ...s, warnings: [...s.warnings] });
+  };
+  const uploadProgress = throttle(deps.progressIntervalMs ?? 250, (sent: number, total: number) => update({ uploadedBytes: sent, totalBytes: total }));
+  let pack: PackResult | undefined;
+  let discardOnFailure = false;
+
+  try {
+    update({ step: 'packing' });
+    if (req.packId !== undefined) {
+      pack = deps.packer.get(req.packId);
+      if (!pack) throw new DaemonError('DAEMON_NOT_FOUND', `No pack ${req.packId}: it was submitted or expired; pack the project again (POST /pack).`);
+    } else if (req.pack) {
+      pack = await deps.packer.pack(req.pack, { signal });
+      discardOnFailure = true;
+    } else {
+      throw new DaemonError('DAEMON_BAD_REQUEST', 'Give exactly one of packId and pack.');
+    }
+    update({ path: req.pack?.path ?? pack.zipPath, preflight: pack.preflight, warnings: [...pack.warnings], totalBytes: pack.bytes });
+
+    const client = await deps.clients.client();
+    update({ step: 'uploading', uploadedBytes: 0 });
+    const target = await client.uploadProject(pack.zipPath, { fileType: 'zip', signal, onProgress: (sent, total) => uploadProgress(sent === total, sent, total) });
+    discardOnFailure = false;
+    await deps.packer.discard(pack.packId).catch(() => undefined);
+
+    update({ step: 'creating' });
+    const job = await client.createJob({ slug: target.slug, uploadPreflight: pack.preflight }, { signal });
+    update({ jobId: job.id });
+
+    update({ step: 'validating' });
+    const validationConfig = { ...req.settings.validationConfig };
+    if (!validationConfig.pathToFileForRender && pack.sceneFile) validationConfig.pathToFileForRender = pack.sceneFile;
+    await client.validateJob(job.id, { validationConfig }, { signal });
+    await client.waitForStatus(job.id, ['validated'], { intervalMs: pollMs, signal });
+
+    const outDir = path.resolve(req.outDir ?? defaultOutDir(deps.downloadsDir, req.pack?.path ?? pack.sceneFile, job.id));
+    await client.renderJob(job.id, { requestedRenderConfig: renderConfigFrom(req.settings) }, { signal });
+    update({ step: 'rendering', outDir: req.download ? outDir : null });
+    deps.tracker?.setOutDir(job.id, req.download ? outDir : null);
+    deps.tracker?.kick();
+    if (options.noWait) return { ...s };
+
+    await client.waitForStatus(job.id, ['completed'], { intervalMs: pollMs, signal });
+    if (req.download) {
+      const result = await download(client, job.id, outDir, deps.downloads, options);
+      if (result.state !== 'done') throw new DownloadFailed(result);
+    }
+    update({ step: 'done' });
+  } catch (err) {
+    if (pack && discardOnFailure) await deps.packer.discard(pack.packId).catch(() => undefined);
+    const error =
+      signal?.aborted && !(err instanceof DownloadFailed)
+        ? { name: 'SUBMISSION_ABORTED', message: 'The submission was stopped before it ended; a job already created keeps its state in the service.', details: [], type: 'api' as const, metadata: {} }
+        : err instanceof DownloadFailed
+          ? err.state.error ?? failureBody(err)
+          : failureBody(err);
+    update({ step: 'failed', error });
+  }
+  return { ...s, warnings: [...s.warnings] };
+}
+
+class DownloadFailed extends Error {
+  constructor(readonly state: DownloadState) {
+    super(`the outputs of job ${state.jobId} could not all be downloaded`);
+  }
+}
+
+/** Through the daemon's Downloads (joining a run the tracker may have started), else in this call. */
+async function download(client: RenderJobClient, jobId: string, outDir: string, downloads: Downloads | undefined, options: RunSubmissionOptions): Promise<DownloadState> {
+  if (!downloads) {
+    const report = await downloadJobOutputs(client, jobId, outDir, { signal: options.signal, onProgress: options.onDownload });
+    return report.state;
+  }
+  const running = downloads.get(jobId);
+  if (!(running && running.outDir === outDir && running.state !== 'failed')) downloads.start(jobId, outDir);
+  return downloads.settled(jobId);
+}

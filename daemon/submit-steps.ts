@@ -1,0 +1,83 @@
+// Pure pieces of a submission: the render body from the submit settings, the default output
+// folder, and the error body every failure carries.
+import path from 'node:path';
+import type { ErrorBody } from '../shared/api/error-body.js';
+import type { FailedReason, Job } from '../shared/api/job.js';
+import type { RequestedRenderConfig } from '../shared/api/render-config.js';
+import { ApiError, JobStoppedError, NetworkError, WaitTimeoutError } from '../shared/client/index.js';
+import type { SubmitSettings } from '../shared/daemon/api.js';
+import { DaemonError } from './errors.js';
+import { safeRelativePath } from './output-paths.js';
+
+/**
+ * `requestedRenderConfig` of POST /jobs/{id}/render: `settings.renderConfig` as given, then the
+ * named settings over it (frames -> frameRanges, camera -> activeCamera, viewLayer ->
+ * activeViewLayer, format -> outputFormat, video -> videoOutput). `colorManagementPreset`, which
+ * the service requires, defaults to `default`. Values are not checked here: the service answers a
+ * 400 with the bad fields listed, and that body reaches the caller.
+ */
+export function renderConfigFrom(settings: SubmitSettings): RequestedRenderConfig {
+  const config: Record<string, unknown> = { colorManagementPreset: 'default', ...settings.renderConfig };
+  if (settings.frames !== undefined) config['frameRanges'] = settings.frames;
+  if (settings.camera !== undefined) config['activeCamera'] = settings.camera;
+  if (settings.viewLayer !== undefined) config['activeViewLayer'] = settings.viewLayer;
+  if (settings.format !== undefined) config['outputFormat'] = settings.format;
+  if (settings.video !== undefined) config['videoOutput'] = settings.video;
+  return config as RequestedRenderConfig;
+}
+
+/** `<downloadsDir>/<name>-<first 8 characters of the job id>`, the name made safe for a folder. */
+export function defaultOutDir(downloadsDir: string, name: string, jobId: string): string {
+  const stem = path.basename(name).replace(/\.(blend|zip)$/i, '');
+  const safe = safeRelativePath(stem.replace(/[\\/]/g, '_'));
+  return path.join(downloadsDir, `${safe.ok ? safe.relative : 'job'}-${jobId.slice(0, 8)}`);
+}
+
+/** The error body of a job that stopped: its failedReason (name, message from errorDetails), else the status. */
+export function jobStoppedBody(job: Job): ErrorBody {
+  const reason: FailedReason | null = job.failedReason ?? null;
+  if (job.status === 'canceled') {
+    return { name: 'JOB_CANCELED', message: `Job ${job.id} was canceled: submit the project again to render it.`, details: [], type: 'api', metadata: { jobId: job.id } };
+  }
+  if (!reason) {
+    return { name: 'JOB_FAILED', message: `Job ${job.id} ended "${job.status}" without a reason: see the job in the service.`, details: [], type: 'api', metadata: { jobId: job.id } };
+  }
+  const detailMessage = reason.errorDetails['message'];
+  const message = typeof detailMessage === 'string' ? detailMessage : `The job failed (${reason.type} ${reason.name}).`;
+  const warnings = Array.isArray(reason.errorDetails['warnings']) ? (reason.errorDetails['warnings'] as unknown[]) : [];
+  const details = warnings.flatMap((w) => {
+    if (typeof w !== 'object' || w === null) return [];
+    const code = (w as Record<string, unknown>)['code'];
+    const text = (w as Record<string, unknown>)['message'];
+    return typeof code === 'string' ? [{ code, path: [], message: typeof text === 'string' ? text : code }] : [];
+  });
+  return { name: reason.name, message, details, type: 'api', metadata: { jobId: job.id, status: job.status, failedReason: reason } };
+}
+
+/**
+ * The body a failed submission carries: the service's error body (ApiError), the daemon's
+ * (DaemonError), the job's failedReason (JobStoppedError), SERVICE_UNREACHABLE for a request that
+ * got no answer, else SUBMISSION_FAILED with the message.
+ */
+export function failureBody(err: unknown): ErrorBody {
+  if (err instanceof ApiError) return err.body;
+  if (err instanceof DaemonError) return err.toBody();
+  if (err instanceof JobStoppedError) return jobStoppedBody(err.job);
+  if (err instanceof NetworkError) {
+    return new DaemonError('SERVICE_UNREACHABLE', `${err.message}: check the service URL and that the service is running.`).toBody();
+  }
+  if (err instanceof WaitTimeoutError) return { name: 'WAIT_TIMEOUT', message: err.message, details: [], type: 'api', metadata: {} };
+  const message = err instanceof Error ? err.message : String(err);
+  return { name: 'SUBMISSION_FAILED', message, details: [], type: 'api', metadata: {} };
+}
+
+/** Calls `fn` at most once per `intervalMs`, except for calls marked final. */
+export function throttle<A extends unknown[]>(intervalMs: number, fn: (...args: A) => void): (final: boolean, ...args: A) => void {
+  let last = 0;
+  return (final, ...args) => {
+    const now = Date.now();
+    if (!final && now - last < intervalMs) return;
+    last = now;
+    fn(...args);
+  };
+}

@@ -1,0 +1,48 @@
+// The daemon's submissions: each runs runSubmission in the background, its state kept in memory
+// and published as `submission` events at every step and upload progress update.
+import { randomUUID } from 'node:crypto';
+import type { Submission } from '../shared/daemon/api.js';
+import { DaemonError } from './errors.js';
+import type { EventSink, Submissions } from './ports.js';
+import { newSubmission, runSubmission, type SubmissionDeps } from './submit-run.js';
+
+export { runSubmission, type RunSubmissionOptions, type SubmissionDeps } from './submit-run.js';
+
+export interface SubmissionsDeps extends SubmissionDeps {
+  events: EventSink;
+}
+
+interface Entry {
+  state: Submission;
+  done: Promise<Submission>;
+}
+
+export function createSubmissions(deps: SubmissionsDeps): Submissions {
+  const entries = new Map<string, Entry>();
+
+  return {
+    start(req) {
+      const id = randomUUID();
+      const holder = { state: newSubmission(req, id) };
+      const done = runSubmission(req, deps, (s) => {
+        holder.state = s;
+        deps.events.publish({ event: 'submission', data: s });
+      }, { id });
+      entries.set(id, Object.assign(holder, { done }));
+      return { ...holder.state };
+    },
+    get(id) {
+      const entry = entries.get(id);
+      return entry ? { ...entry.state } : undefined;
+    },
+    list() {
+      // Newest first, like the service's job list.
+      return [...entries.values()].map((e) => ({ ...e.state })).reverse();
+    },
+    async settled(id) {
+      const entry = entries.get(id);
+      if (!entry) throw new DaemonError('DAEMON_NOT_FOUND', `No submission ${id}: list them with GET /submissions.`);
+      return entry.done;
+    },
+  };
+}
