@@ -3,14 +3,15 @@
 // not fit the schema is dropped with a warning rather than failing the job: the analysis is advice,
 // and one odd value (say an engine name from a newer Blender) must not hide all the others.
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AnalysisWarning, SceneMetadataShape } from '../../shared/api/scene.js';
 import { type BlenderVersion, parseBlenderVersion, PYTHON_SCRIPT_EXIT_CODE, runBlender } from './blender.js';
 import type { BlenderStream } from './blender.js';
 import { FatalTaskError, RetryableTaskError } from './outcomes.js';
+import type { PathRemapSpec } from './render-invocation.js';
 
 /** What analyze.py returns, validated. Every field optional, as in the API. */
 export const AnalysisOutput = z.object(SceneMetadataShape).partial();
@@ -35,6 +36,15 @@ export interface AnalyzeSceneOptions {
   env?: Record<string, string | undefined>;
   /** Blender's output lines, for logs. Default none. */
   onLine?: (stream: BlenderStream, line: string) => void;
+  /** The packer's path remaps, applied before the analysis reads any path. Default none. */
+  pathRemaps?: PathRemapSpec;
+}
+
+/** What analyze.py's `RB_REMAP` line says: remaps applied, those that failed (first 20), those that matched nothing. */
+export interface RemapSummary {
+  remapped: number;
+  failed: Array<{ id: string; from: string; reason: string }>;
+  unused: number;
 }
 
 export interface SceneAnalysis {
@@ -45,6 +55,8 @@ export interface SceneAnalysis {
   blenderVersion: BlenderVersion | undefined;
   durationMs: number;
   lastLines: string[];
+  /** Present when remaps were given and applied. */
+  remap?: RemapSummary;
 }
 
 /** analyze.py beside this module (sources, tsx, vitest), or in the source tree when running from dist/. */
@@ -64,6 +76,13 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   await rm(outFile, { force: true });
   let version: BlenderVersion | undefined;
   const scriptArgs = ['--out', outFile, ...(opts.scene !== undefined ? ['--scene', opts.scene] : [])];
+  if (opts.pathRemaps && opts.pathRemaps.remaps.length > 0) {
+    // A file, not arguments: a project can carry thousands of remaps.
+    const remapFile = join(opts.workDir, 'path-remaps.json');
+    await writeFile(remapFile, JSON.stringify({ root: resolve(opts.pathRemaps.root), remaps: opts.pathRemaps.remaps }));
+    scriptArgs.push('--remaps', remapFile);
+  }
+  let remap: RemapSummary | undefined;
   const run = await runBlender({
     binary: opts.blender,
     file: opts.file,
@@ -75,6 +94,7 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
     timeoutMs: opts.timeoutMs ?? 300_000,
     onLine: (stream, line) => {
       version ??= parseBlenderVersion(line);
+      if (line.startsWith('RB_REMAP ')) remap = parseRemapLine(line) ?? remap;
       opts.onLine?.(stream, line);
     },
   });
@@ -106,7 +126,16 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   }
   output.analysisWarnings = warnings;
   output.pathToFileForRender = opts.pathToFileForRender ?? output.pathToFileForRender;
-  return { output, warnings, blenderVersion: version, durationMs: run.durationMs, lastLines: run.lastLines };
+  return { output, warnings, blenderVersion: version, durationMs: run.durationMs, lastLines: run.lastLines, ...(remap ? { remap } : {}) };
+}
+
+function parseRemapLine(line: string): RemapSummary | undefined {
+  try {
+    const v = JSON.parse(line.slice('RB_REMAP '.length)) as RemapSummary;
+    return typeof v.remapped === 'number' && Array.isArray(v.failed) ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function unreadable(file: string, lastLines: string[]): FatalTaskError {

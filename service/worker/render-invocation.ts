@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { FinalConfig } from '../../shared/api/analysis.js';
 import { MOVIE_OUTPUT_FORMATS } from '../../shared/api/enums.js';
 import type { RequestedConfig } from '../../shared/api/render-config.js';
+import type { PathRemap } from '../../shared/pack/manifest.js';
 import type { FrameChunk } from '../domain/frame-ranges.js';
 import { chunkArgs } from '../domain/frame-ranges.js';
 import type { RunBlenderOptions } from './blender.js';
@@ -62,6 +63,14 @@ export interface RenderSettings {
   compositeDir: string;
   /** Folder (under compositeDir) per top-level File Output node name. */
   compositeFolders: Record<string, string>;
+  /** The packer's path remaps, applied before anything else (python/remap_paths.py); absent: none. */
+  pathRemaps?: PathRemapSpec;
+}
+
+/** Remaps of a packed project and the absolute folder it was unpacked to (archive paths start there). */
+export interface PathRemapSpec {
+  root: string;
+  remaps: readonly PathRemap[];
 }
 
 export interface RenderSettingsOptions {
@@ -81,6 +90,8 @@ export interface RenderSettingsOptions {
   requested?: RequestedConfig;
   /** Render on the CPU instead of failing when the GPU type is not visible. Default false. */
   allowCpuFallback?: boolean;
+  /** The manifest's path remaps and the project root. Default none (an empty list counts as none). */
+  pathRemaps?: PathRemapSpec;
 }
 
 /** `#` in a folder name would become frame digits in Blender's output paths. */
@@ -165,6 +176,7 @@ export function renderSettingsFrom(final: FinalConfig, opts: RenderSettingsOptio
     },
     compositeDir,
     compositeFolders: Object.fromEntries(nodes.map((n, i) => [n.name, folders[i]!])),
+    ...(opts.pathRemaps && opts.pathRemaps.remaps.length > 0 ? { pathRemaps: { root: resolve(opts.pathRemaps.root), remaps: opts.pathRemaps.remaps } } : {}),
   };
 }
 

@@ -117,6 +117,7 @@ async function renderPart(r: PartRun): Promise<void> {
     addonPaths: [...new Set(bundled.map((a) => path.dirname(a.path.replace(/\/__init__\.py$/, ''))))],
     requested: r.requested,
     allowCpuFallback: true,
+    pathRemaps: { root: r.project.root, remaps: r.project.manifest?.remaps ?? [] },
     ...(gpuUuids ? { gpuUuids } : {}),
   });
   const settingsFile = path.join(attempt.outDir, 'settings.json');

@@ -41,7 +41,10 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       timeoutMs: env.settings.analysisTimeoutMs,
       pathToFileForRender: scenePath,
       ...(vc.sceneToRender ? { scene: vc.sceneToRender } : {}),
+      // Files the packer moved into the archive from outside the project (absolute paths).
+      pathRemaps: { root: project.root, remaps: project.manifest?.remaps ?? [] },
     });
+    if (result.remap) ctx.log.info({ remap: result.remap }, 'packed paths remapped');
     const finishedAt = new Date().toISOString();
     // Blender names missing files by their absolute path on this worker
     // (`<workRoot>/<jobId>/project/textures/x.png`): show them as the client knows them, relative

@@ -21,6 +21,9 @@
 #   MOVIE_OUTPUT_FORMAT             a movie output format; renders write PNG frames instead
 #   UNSUPPORTED_OUTPUT_FORMAT       an image format outside the API's list; renders write PNG
 #   ANALYSIS_SECTION_FAILED         one section of this script failed; its fields are missing
+#   PATHS_NOT_REMAPPED              a path the packer moved into the archive (--remaps) could not be set
+# With `--remaps FILE` (see remap_paths.py) the packer's path remaps are applied first and
+# `RB_REMAP {json}` is printed with what was remapped.
 import json
 import os
 import sys
@@ -31,6 +34,7 @@ import bpy
 sys.dont_write_bytecode = True  # write nothing but --out, not even a .pyc beside this script
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import analyze_files  # noqa: E402  (sibling module: missing files, caches, VRAM estimate)
+import remap_paths  # noqa: E402  (sibling module: the packer's path remaps)
 
 ENGINES = ('CYCLES', 'BLENDER_EEVEE', 'BLENDER_EEVEE_NEXT', 'BLENDER_WORKBENCH')
 FORMATS = ('PNG', 'JPEG', 'JPEG2000', 'BMP', 'TARGA', 'TARGA_RAW', 'TIFF', 'OPEN_EXR', 'OPEN_EXR_MULTILAYER',
@@ -42,7 +46,7 @@ TIFF_CODECS = ('NONE', 'DEFLATE', 'LZW', 'PACKBITS')
 
 def parse_args(argv):
     args = argv[argv.index('--') + 1:] if '--' in argv else []
-    out, scene = None, None
+    out, scene, remaps = None, None, None
     i = 0
     while i < len(args):
         if args[i] == '--out' and i + 1 < len(args):
@@ -51,8 +55,11 @@ def parse_args(argv):
         elif args[i] == '--scene' and i + 1 < len(args):
             scene = args[i + 1]
             i += 1
+        elif args[i] == '--remaps' and i + 1 < len(args):
+            remaps = args[i + 1]
+            i += 1
         i += 1
-    return out, scene
+    return out, scene, remaps
 
 
 def g(obj, attr, default=None):
@@ -277,8 +284,16 @@ def file_info(res, warn):
              'analysed it; newer features may be missing from this analysis.' % (fv[0], fv[1], bpy.app.version_string))
 
 
+def remap(path, warn):
+    result = remap_paths.apply_remaps(*remap_paths.load(path))
+    print('RB_REMAP ' + json.dumps(remap_paths.summary(result)), flush=True)
+    problem = remap_paths.describe_failures(result)
+    if problem:
+        warn('PATHS_NOT_REMAPPED', False, problem)
+
+
 def main():
-    out_path, scene_name = parse_args(sys.argv)
+    out_path, scene_name, remaps_path = parse_args(sys.argv)
     res, warnings = {}, []
 
     def warn(code, blocking, message):
@@ -292,6 +307,8 @@ def main():
             warn('ANALYSIS_SECTION_FAILED', False, 'Analysis of %s failed (%s: %s); those fields are missing.'
                  % (name, type(e).__name__, e))
 
+    if remaps_path:  # before anything reads a path
+        section('path remap', remap, remaps_path, warn)
     active = bpy.context.scene
     scene = active
     if scene_name:

@@ -7,7 +7,8 @@
 # Prints `RB_WARNING: text` for each thing it could not honour and, last, `RB_SETUP_OK {json}`.
 # A bad scene/camera/view layer/engine or an unusable device raises SetupError: with
 # `--python-exit-code 3` Blender then exits 3 without rendering, the message on the last lines.
-# Never touches the network; the only paths it sets are inside settings.compositeDir.
+# Never touches the network; the only paths it sets are inside settings.compositeDir, and, first of
+# all, the packer's path remaps (settings.pathRemaps, see remap_paths.py) inside the project folder.
 import json
 import os
 import sys
@@ -17,6 +18,7 @@ import bpy
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from render_setup_outputs import (  # noqa: E402  (sibling module)
     WARNINGS, enum_values, fail, redirect_file_outputs, set_opt, set_output, warn)
+import remap_paths  # noqa: E402  (sibling module: the packer's path remaps)
 
 GPU_TYPES = ('CUDA', 'OPTIX', 'HIP', 'METAL', 'ONEAPI')
 
@@ -164,8 +166,20 @@ def enable_addons(addons):
     return enabled
 
 
+def remap(spec):
+    """Points the file at the packed copies of files from outside the project; returns the count."""
+    if not spec or not spec.get('remaps'):
+        return 0
+    result = remap_paths.apply_remaps(spec.get('root') or '', spec['remaps'])
+    problem = remap_paths.describe_failures(result)
+    if problem:
+        warn(problem)
+    return len(result['remapped'])
+
+
 def main():
     s = read_settings(sys.argv)
+    remapped = remap(s.get('pathRemaps'))
     scene = pick_scene(s.get('scene'))
     addons = enable_addons(s.get('addons'))
     set_engine(scene, s.get('engine'))
@@ -204,7 +218,7 @@ def main():
                     'viewLayers': [v.name for v in scene.view_layers if v.use], 'engine': r.engine,
                     'denoise': denoise, 'resolution': [r.resolution_x, r.resolution_y, r.resolution_percentage],
                     'format': r.image_settings.file_format, 'viewTransform': view or scene.view_settings.view_transform,
-                    'addons': addons, 'fileOutputs': nodes, 'warnings': WARNINGS})
+                    'addons': addons, 'fileOutputs': nodes, 'remappedPaths': remapped, 'warnings': WARNINGS})
     print('RB_SETUP_OK ' + json.dumps(summary), flush=True)
 
 

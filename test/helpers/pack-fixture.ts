@@ -1,0 +1,115 @@
+// The packing fixture (test/fixtures/blend/build_pack_project.py): a project whose .blend uses
+// absolute paths, paths leading out of the project, a missing file, an image sequence, UDIM tiles
+// and a library linked by absolute path. Built in the caller's folder (absolute paths point there,
+// so it cannot be shared through a cache), plus the archive layout the packer makes of it, by hand,
+// and the pixels a render of it shows.
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, realpath, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { EXTERNAL_DIR, PACK_MANIFEST_NAME, type PackManifest } from '../../shared/pack/manifest.js';
+import { runBlender } from '../../service/worker/blender.js';
+
+const run = promisify(execFile);
+const SCRIPT = fileURLToPath(new URL('../fixtures/blend/build_pack_project.py', import.meta.url));
+
+export interface PackProject {
+  /** The folder holding `proj/`, `assets/` and `shared/` (a real path). */
+  root: string;
+  /** The project folder, `root/proj`. */
+  proj: string;
+  /** `proj/scenes/main.blend`. */
+  main: string;
+  /** `proj/libs/props.blend`, linked from main by its absolute path. */
+  library: string;
+}
+
+/** Builds the fixture into `dir` (created when missing). About 2 s of Blender. */
+export async function buildPackProject(dir: string, blender = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender'): Promise<PackProject> {
+  await mkdir(dir, { recursive: true });
+  const root = await realpath(dir);
+  const res = await runBlender({ binary: blender, pythonScript: SCRIPT, scriptArgs: [root], timeoutMs: 120_000 });
+  if (res.exitCode !== 0) throw new Error(`building the pack fixture failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
+  const proj = path.join(root, 'proj');
+  return { root, proj, main: path.join(proj, 'scenes', 'main.blend'), library: path.join(proj, 'libs', 'props.blend') };
+}
+
+/** Where the packer puts a file from outside the project: `_external/<absolute path without its leading />`. */
+export function externalPath(abs: string): string {
+  return `${EXTERNAL_DIR}/${abs.replace(/^\/+/, '')}`;
+}
+
+/**
+ * Lays the fixture out in `dest` as the packer would, with `proj/` as the project root: project
+ * files keep their place, the others go under `_external/`, and the manifest lists a remap for
+ * every path that would not resolve by itself (and the missing file). Returns the manifest.
+ */
+export async function layOutByHand(p: PackProject, dest: string): Promise<PackManifest> {
+  const inProject = ['scenes/main.blend', 'libs/props.blend', 'libs/tex/prop.png', 'textures/wood.png', 'textures/tile.1001.png', 'textures/tile.1002.png'];
+  for (let i = 1; i <= 5; i++) inProject.push(`seq/frame_000${i}.png`);
+  const outside = ['assets/abs_red.png', 'assets/lib_abs.png', 'shared/outside.png'].map((f) => path.join(p.root, f));
+  const copies: Array<[string, string]> = [
+    ...inProject.map((f): [string, string] => [path.join(p.proj, f), f]),
+    ...outside.map((abs): [string, string] => [abs, externalPath(abs)]),
+  ];
+  for (const [from, to] of copies) {
+    await mkdir(path.dirname(path.join(dest, to)), { recursive: true });
+    await copyFile(from, path.join(dest, to));
+  }
+  const [absRed, libAbs, shared] = outside as [string, string, string];
+  const manifest: PackManifest = {
+    version: 1,
+    sceneFile: 'scenes/main.blend',
+    addons: [],
+    entries: [],
+    remaps: [
+      { from: absRed, to: externalPath(absRed), blendFile: 'scenes/main.blend' },
+      { from: '//../../shared/outside.png', to: externalPath(shared), blendFile: 'scenes/main.blend' },
+      { from: p.library, to: 'libs/props.blend', blendFile: 'scenes/main.blend' },
+      { from: libAbs, to: externalPath(libAbs), blendFile: 'libs/props.blend' },
+    ],
+    missing: [{ path: '//../textures/missing.png', resolved: path.join(p.proj, 'textures', 'missing.png'), kind: 'image', usedBy: ['IMmissing.png'] }],
+    createdBy: 'test/helpers/pack-fixture.ts',
+  };
+  await writeFile(path.join(dest, PACK_MANIFEST_NAME), JSON.stringify(manifest));
+  return manifest;
+}
+
+type Rgb = [number, number, number];
+
+/** Centre pixel (64x48 frame) and colour of each cell of the fixture's grid; `missing` renders magenta. */
+export const CELLS: Record<string, { x: number; y: number; rgb: Rgb }> = {
+  absRed: { x: 8, y: 12, rgb: [255, 0, 0] },
+  wood: { x: 24, y: 12, rgb: [0, 0, 255] },
+  missing: { x: 40, y: 12, rgb: [255, 0, 255] },
+  outside: { x: 56, y: 12, rgb: [255, 255, 0] },
+  seq: { x: 8, y: 36, rgb: [51, 51, 51] },
+  udim1001: { x: 21, y: 36, rgb: [0, 255, 255] },
+  udim1002: { x: 27, y: 36, rgb: [255, 255, 255] },
+  prop: { x: 40, y: 36, rgb: [0, 255, 0] },
+  propAbs: { x: 56, y: 36, rgb: [255, 128, 0] },
+};
+
+/** The RGB of every cell's centre in a rendered PNG (decoded by ffmpeg). */
+export async function cellColours(png: string): Promise<Record<string, Rgb>> {
+  const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', png, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { encoding: 'buffer', maxBuffer: 1 << 20 });
+  const raw = stdout as unknown as Buffer;
+  const width = 64;
+  return Object.fromEntries(
+    Object.entries(CELLS).map(([name, { x, y }]) => {
+      const i = (y * width + x) * 3;
+      return [name, [raw[i]!, raw[i + 1]!, raw[i + 2]!] as Rgb];
+    }),
+  );
+}
+
+/** Cells whose colour differs from the expected one by more than 3 in a channel (`{}` when all match). */
+export function mismatches(colours: Record<string, Rgb>): Record<string, { got: Rgb; want: Rgb }> {
+  const out: Record<string, { got: Rgb; want: Rgb }> = {};
+  for (const [name, { rgb }] of Object.entries(CELLS)) {
+    const got = colours[name];
+    if (!got || got.some((c, i) => Math.abs(c - rgb[i]!) > 3)) out[name] = { got: got ?? [-1, -1, -1], want: rgb };
+  }
+  return out;
+}

@@ -1,0 +1,99 @@
+// The worker's path remap (python/remap_paths.py) with the real Blender: the pack fixture is laid
+// out by hand as the packer would (project files in place, the others under _external/, remaps in
+// the manifest), the original tree is moved away so its absolute paths lead nowhere, then the
+// worker analyses and renders the unpacked copy. The Blender runs start in beforeAll, two at a time.
+import { readFile, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
+import { resolveFinalConfig } from '../../service/domain/final-config.js';
+import { analyzeScene, type SceneAnalysis } from '../../service/worker/analyze.js';
+import { type BlenderRunResult, runBlender } from '../../service/worker/blender.js';
+import { capabilitiesFor } from '../../service/worker/devices.js';
+import { parseManifest, type PackManifest } from '../../service/worker/project-files.js';
+import { parseSetupLine, renderInvocation, renderSettingsFrom } from '../../service/worker/render-invocation.js';
+import { buildPackProject, cellColours, layOutByHand, mismatches, type PackProject } from '../helpers/pack-fixture.js';
+
+const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
+const CAPS = capabilitiesFor({ version: '3.4.1', capabilities: { hasOpenImageDenoise: false, cyclesBackends: ['CUDA', 'HIP'], precompiledKernels: [] } }, { gpus: [] });
+
+let work: string;
+let fixture: PackProject;
+let root: string;
+let manifest: PackManifest;
+let withRemaps: SceneAnalysis;
+let without: SceneAnalysis;
+let render: { result: BlenderRunResult; lines: string[]; png: string };
+
+async function analyse(name: string, remaps: PackManifest['remaps'] | undefined): Promise<SceneAnalysis> {
+  const dir = join(work, name);
+  await mkdir(dir);
+  return analyzeScene({ blender: BLENDER, file: join(root, 'scenes', 'main.blend'), workDir: dir, timeoutMs: 120_000, ...(remaps ? { pathRemaps: { root, remaps } } : {}) });
+}
+
+async function renderFrame(scene: SceneAnalysis): Promise<typeof render> {
+  const requested = { colorManagementPreset: 'default', frameRanges: ['1'] } as const;
+  const { finalConfig } = resolveFinalConfig(scene.output, { sceneToRender: 'Scene' }, requested, CAPS);
+  const attemptDir = join(work, 'render');
+  await mkdir(join(attemptDir, 'composite'), { recursive: true });
+  const settings = renderSettingsFrom(finalConfig, { compositeDir: join(attemptDir, 'composite'), requested, pathRemaps: { root, remaps: manifest.remaps } });
+  const settingsFile = join(work, 'settings.json');
+  await writeFile(settingsFile, JSON.stringify(settings));
+  const inv = renderInvocation({ binary: BLENDER, sceneFile: join(root, 'scenes', 'main.blend'), sceneName: 'Scene', settingsFile, attemptDir, chunk: { start: 1, end: 1, step: 1, frames: [1] } });
+  const lines: string[] = [];
+  const result = await runBlender({ ...inv, cwd: attemptDir, timeoutMs: 120_000, onLine: (_s, l) => lines.push(l) });
+  return { result, lines, png: join(attemptDir, 'f_0001.png') };
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'rb-remap-'));
+  fixture = await buildPackProject(join(work, 'src'));
+  root = join(work, 'job', 'project');
+  await layOutByHand(fixture, root);
+  // The worker reads the manifest the way it does after unpacking an upload.
+  manifest = parseManifest(await readFile(join(root, PACK_MANIFEST_NAME), 'utf8'));
+  await rename(join(work, 'src'), join(work, 'src-moved'));
+  // One remap that matches nothing, to see it counted as unused.
+  const extra = { from: '/nowhere/else.png', to: 'textures/wood.png', blendFile: 'scenes/main.blend' };
+  [withRemaps, without] = await Promise.all([analyse('with', [...manifest.remaps, extra]), analyse('without', undefined)]);
+  render = await renderFrame(withRemaps);
+}, 300_000);
+
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+describe('worker path remap', () => {
+  it('without the remaps the moved project misses its absolute files and its library (the failure the remap fixes)', () => {
+    const codes = without.warnings.map((w) => w.code);
+    expect(codes).toContain('MISSING_LIBRARIES');
+    const missing = (without.output.missingFiles ?? []).map((m) => m[2]);
+    expect(missing).toEqual(expect.arrayContaining([join(fixture.root, 'assets', 'abs_red.png'), '//../../shared/outside.png', fixture.library]));
+    expect(without.remap).toBeUndefined();
+  });
+
+  it('analysis with the remaps finds every file except the one reported missing, and the library is loaded', () => {
+    expect(withRemaps.remap).toEqual({ remapped: 4, failed: [], unused: 1 });
+    const codes = withRemaps.warnings.map((w) => w.code);
+    expect(codes).not.toContain('MISSING_LIBRARIES');
+    expect(codes).not.toContain('PATHS_NOT_REMAPPED');
+    // Every path Blender knows (bpy.utils.blend_paths) exists, except the file the packer reported missing.
+    expect(withRemaps.output.missingFiles).toEqual([['Image', 'missing.png', '//../textures/missing.png']]);
+    expect(manifest.missing.map((m) => m.path)).toEqual(['//../textures/missing.png']);
+    expect(withRemaps.output.hostMissingFilesReport).toEqual([`Image 'missing.png': path '${join(root, 'textures', 'missing.png')}' not found`]);
+    expect(withRemaps.output.linkedData).toEqual([{ name: 'props.blend', path: '//../libs/props.blend' }]);
+    // The linked objects are real meshes again (a missing library leaves empty placeholders).
+    expect(withRemaps.output.vramMetadata?.geometry.meshObjectCount).toBe(8);
+    expect(without.output.vramMetadata?.geometry.meshObjectCount).toBeLessThan(8);
+  });
+
+  it('a render with the remaps shows every texture: absolute, out of the project, in the library, sequence and UDIM', async () => {
+    expect(render.result.exitCode, render.result.lastLines.join('\n')).toBe(0);
+    const ok = render.lines.map(parseSetupLine).find((p) => p?.type === 'ok');
+    expect(ok?.type === 'ok' && ok.summary.remappedPaths).toBe(4);
+    expect(render.lines.filter((l) => l.startsWith('RB_WARNING'))).toEqual([]);
+    // `missing` is magenta: Blender's colour for an image it cannot find.
+    expect(mismatches(await cellColours(render.png))).toEqual({});
+  });
+});
