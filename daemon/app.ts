@@ -1,0 +1,82 @@
+// The daemon's local HTTP API as a fastify instance that never listens (server.ts listens on
+// 127.0.0.1). Every request passes the guard (no Origin, a local Host, the token) except the
+// webhook receiver, which checks its HMAC signature instead. Routes are the entries of
+// DAEMON_ROUTES, with bodies validated and answers serialised through the shared zod schemas.
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { DAEMON_WEBHOOK_PATH } from '../shared/daemon/api.js';
+import type { DaemonConfig } from './config.js';
+import type { EventBus } from './events.js';
+import { installDaemonErrorHandling } from './http/errors.js';
+import { makeGuard } from './http/guard.js';
+import type { ClientProvider, Downloads, Packer, Submissions, Tracker } from './ports.js';
+import { eventRoutes } from './routes/events.js';
+import { healthRoutes } from './routes/health.js';
+import { jobRoutes } from './routes/jobs.js';
+import { packRoutes } from './routes/pack.js';
+import { submissionRoutes } from './routes/submissions.js';
+import { webhookRoutes } from './routes/webhook.js';
+
+export interface DaemonAppDeps {
+  config: DaemonConfig;
+  /** The access token every request must carry (state-file.ts newToken()). */
+  token: string;
+  /** Reported by GET /health. */
+  version: string;
+  /** ISO time the daemon started, reported by GET /health. */
+  startedAt: string;
+  events: EventBus;
+  clients: ClientProvider;
+  tracker: Tracker;
+  packer: Packer;
+  submissions: Submissions;
+  downloads: Downloads;
+  /** A pino logger (see http/logging.ts createDaemonLogger), or false for none. Default: none. */
+  logger?: FastifyServerOptions['loggerInstance'] | false;
+  /** Largest JSON body, bytes. Default 32 MiB (a pack request may list many dependencies). */
+  bodyLimitBytes?: number;
+}
+
+export function buildDaemonApp(deps: DaemonAppDeps): FastifyInstance {
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    bodyLimit: deps.bodyLimitBytes ?? 32 * 1024 * 1024,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installDaemonErrorHandling(app);
+
+  const port = (): number | undefined => {
+    const addr = app.server.address() as AddressInfo | string | null;
+    return addr && typeof addr === 'object' ? addr.port : undefined;
+  };
+  app.addHook('onRequest', makeGuard({ token: deps.token, port, publicPaths: [DAEMON_WEBHOOK_PATH] }));
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    reply.header('cache-control', 'no-store');
+  });
+
+  // JSON only; an empty body with a JSON Content-Type reads as no body (e.g. a bare cancel).
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') done(null, undefined);
+    else json(req, text, done);
+  });
+
+  // Streams end before the server waits for its connections to close.
+  app.addHook('preClose', async () => deps.events.close());
+
+  void app.register(healthRoutes, { config: deps.config, clients: deps.clients, version: deps.version, startedAt: deps.startedAt });
+  void app.register(packRoutes, { packer: deps.packer });
+  void app.register(submissionRoutes, { submissions: deps.submissions });
+  void app.register(jobRoutes, { tracker: deps.tracker, downloads: deps.downloads });
+  void app.register(eventRoutes, { events: deps.events });
+  void app.register(webhookRoutes, { secret: deps.config.webhookSecret, tracker: deps.tracker });
+  return app;
+}
