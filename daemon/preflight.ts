@@ -11,7 +11,7 @@ export const PREFLIGHT_SCHEMA_VERSION = 1;
 
 export interface ZipSummary {
   preflight: UploadPreflight;
-  /** File entries (folders not counted). */
+  /** File entries, folders and the manifest not counted. */
   fileCount: number;
   /** The packer's manifest at the archive root, or null. */
   manifest: PackManifest | null;
@@ -47,9 +47,9 @@ export async function summariseZip(zipPath: string, addons?: readonly AddonToBun
       if (!entry) break;
       const name = entry.fileName;
       if (name.endsWith('/')) continue;
-      fileCount++;
       if (isSceneFile(name)) blendFiles.push(name);
       if (name === PACK_MANIFEST_NAME) manifest = await readManifest(zip, entry, broken);
+      else fileCount++;
     }
   } finally {
     zip.close();

@@ -1,0 +1,372 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DaemonError } from '../../daemon/errors.js';
+import { packFolder, packProject, type PackOutcome } from '../../daemon/pack/index.js';
+import { createPacker } from '../../daemon/pack/packer.js';
+import type { TraceFn } from '../../daemon/ports.js';
+import { pickSceneFile, resolveBundledAddons, unpackSource } from '../../service/worker/unpack.js';
+import { DEFLATED, dep, put, readZip, sha256, STORED, textBytes } from './pack-helpers.js';
+
+let base: string;
+let proj: string;
+let main: string;
+
+beforeEach(() => {
+  base = mkdtempSync(join(tmpdir(), 'rb-pack-'));
+  proj = join(base, 'proj');
+  main = put(join(proj, 'shots', 'sh010.blend'), Buffer.concat([Buffer.from('BLENDER-v304'), textBytes(200_000)]));
+});
+afterEach(() => rmSync(base, { recursive: true, force: true }));
+
+async function rejection(p: Promise<unknown>): Promise<DaemonError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DaemonError);
+  expect((err as DaemonError).code).toBe('PACK_FAILED');
+  return err as DaemonError;
+}
+
+/** Methods by entry name, read back with Python's zipfile (CRCs checked). */
+function methods(zip: string): Record<string, number> {
+  return Object.fromEntries(readZip(zip).entries.map((e) => [e.name, e.method]));
+}
+
+describe('packProject', () => {
+  it('packs the scene with its relative and absolute dependencies, and the manifest lists every file with its real size and sha256', async () => {
+    const wood = put(join(proj, 'tex', 'wood.png'), randomBytes(100_000));
+    const notes = put(join(proj, 'shots', 'notes.txt'), textBytes(50_000));
+    const hdri = put(join(base, 'library', 'hdri', 'sky.exr'), randomBytes(70_000));
+    const zipPath = join(base, 'out.zip');
+    const out = await packProject(
+      {
+        blendFile: main,
+        dependencies: [
+          dep({ path: '//../tex/wood.png', absolute: wood, kind: 'image', blendFile: main, usedBy: ['IMwood'] }),
+          dep({ path: '//notes.txt', absolute: notes, kind: 'text', blendFile: main }),
+          dep({ path: hdri, absolute: hdri, kind: 'image', blendFile: main }),
+        ],
+      },
+      { zipPath, createdBy: 'renderbridge-daemon/test' },
+    );
+    const ext = `_external${join(base, 'library', 'hdri', 'sky.exr')}`;
+    const read = readZip(zipPath);
+    expect(read.entries.map((e) => e.name)).toEqual([ext, 'shots/notes.txt', 'shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
+    expect(read.manifest).toEqual(out.manifest);
+    expect(out).toMatchObject({ zipPath, fileCount: 4, sceneFile: 'shots/sh010.blend', warnings: [] });
+    expect(out.bytes).toBe(readFileSync(zipPath).length);
+    const m = out.manifest;
+    expect(m).toMatchObject({ version: 1, sceneFile: 'shots/sh010.blend', createdBy: 'renderbridge-daemon/test', missing: [], addons: [] });
+    expect(m.entries).toEqual(
+      [
+        [ext, hdri, 'image'],
+        ['shots/notes.txt', notes, 'text'],
+        ['shots/sh010.blend', main, 'blend'],
+        ['tex/wood.png', wood, 'image'],
+      ].map(([path, source, kind]) => ({ path, source, kind, size: readFileSync(source!).length, sha256: sha256(source!), deflated: !/\.(png|exr)$/.test(path!) })),
+    );
+    expect(m.remaps).toEqual([{ from: hdri, to: ext, blendFile: 'shots/sh010.blend' }]);
+    // Compressed images are stored, text and the uncompressed .blend deflated.
+    expect(methods(zipPath)).toEqual({ [ext]: STORED, 'shots/notes.txt': DEFLATED, 'shots/sh010.blend': DEFLATED, 'tex/wood.png': STORED, 'renderbridge-manifest.json': DEFLATED });
+  });
+
+  it('stores what would not shrink: noise under any name, a compressed .blend, and data so uniform the worker would take it for a zip bomb', async () => {
+    const files = {
+      noise: put(join(proj, 'shots', 'noise.bin'), randomBytes(300_000)),
+      zstdLike: put(join(proj, 'shots', 'lib.blend'), gzipSync(textBytes(500_000))),
+      zeros: put(join(proj, 'shots', 'empty.cache'), Buffer.alloc(3 * 1024 * 1024)),
+      empty: put(join(proj, 'shots', 'nothing.txt'), ''),
+      text: put(join(proj, 'shots', 'mesh.obj'), textBytes(300_000)),
+    };
+    const zipPath = join(base, 'out.zip');
+    await packProject({ blendFile: main, dependencies: Object.values(files).map((f) => dep({ path: f, absolute: f, kind: 'other', blendFile: main })) }, { zipPath });
+    expect(methods(zipPath)).toMatchObject({
+      'noise.bin': STORED,
+      'lib.blend': STORED,
+      'empty.cache': STORED,
+      'nothing.txt': STORED,
+      'mesh.obj': DEFLATED,
+    });
+  });
+
+  it('reports missing dependencies in the manifest and a MISSING_FILES warning, and still packs the rest', async () => {
+    const wood = put(join(proj, 'shots', 'wood.png'), randomBytes(1000));
+    const gone = join(proj, 'shots', 'gone.png');
+    const lib = join(base, 'lost', 'props.blend');
+    const out = await packProject(
+      {
+        blendFile: main,
+        dependencies: [
+          dep({ path: '//wood.png', absolute: wood, kind: 'image', blendFile: main }),
+          dep({ path: '//gone.png', absolute: gone, kind: 'image', blendFile: main, usedBy: ['IMgone'] }),
+          dep({ path: '//gone.png', absolute: gone, kind: 'image', blendFile: main, usedBy: ['IMgone.001'] }),
+          dep({ path: lib, absolute: lib, kind: 'library', blendFile: main, usedBy: ['LIprops.blend'] }),
+          dep({ path: '//seq/f_0001.png', absolute: join(proj, 'shots', 'seq', 'f_0001.png'), kind: 'image', pattern: 'sequence', blendFile: main }),
+        ],
+      },
+      { zipPath: join(base, 'out.zip') },
+    );
+    expect(out.manifest.missing).toEqual([
+      { path: lib, resolved: lib, kind: 'library', usedBy: ['LIprops.blend'] },
+      { path: '//gone.png', resolved: gone, kind: 'image', usedBy: ['IMgone', 'IMgone.001'] },
+      { path: '//seq/f_0001.png', resolved: join(proj, 'shots', 'seq', 'f_0001.png'), kind: 'image', usedBy: [] },
+    ]);
+    expect(out.warnings.map((w) => w.code)).toEqual(['MISSING_FILES']);
+    expect(out.warnings[0]!.message).toContain(gone);
+    expect(out.warnings[0]!.message).toContain('1 linked library');
+    expect(readZip(out.zipPath).entries.map((e) => e.name)).toEqual(['sh010.blend', 'wood.png', 'renderbridge-manifest.json']);
+  });
+
+  it('packs every UDIM tile, every frame of a sequence and everything in a cache folder', async () => {
+    const tiles = [1001, 1002, 1011].map((t) => put(join(proj, 'tex', `skin.${t}.png`), randomBytes(500)));
+    put(join(proj, 'tex', 'skin.png'), 'not a tile');
+    const frames = [1, 2, 10].map((f) => put(join(base, 'plates', `bg_${String(f).padStart(4, '0')}.exr`), randomBytes(500)));
+    put(join(base, 'plates', 'bg_0001.exr.bak'), 'not a frame');
+    put(join(base, 'plates', 'other_0001.exr'), 'not a frame');
+    const cache = join(proj, 'cache', 'fluid');
+    put(join(cache, 'data', 'fluid_data_0001.vdb'), randomBytes(300));
+    put(join(cache, 'mesh', 'fluid_mesh_0001.bobj.gz'), randomBytes(300));
+    const given = [put(join(base, 'uv', 'a.u1_v1.png'), 'x'), put(join(base, 'uv', 'a.u2_v1.png'), 'y')];
+    put(join(base, 'uv', 'a.u3_v1.png'), 'not listed by the collector: left out');
+    const out = await packProject(
+      {
+        blendFile: main,
+        dependencies: [
+          dep({ path: '//../tex/skin.<UDIM>.png', absolute: join(proj, 'tex', 'skin.<UDIM>.png'), kind: 'image', pattern: 'udim', blendFile: main }),
+          dep({ path: frames[0]!, absolute: frames[0]!, kind: 'image', pattern: 'sequence', blendFile: main }),
+          dep({ path: '//../cache/fluid/', absolute: cache, kind: 'cache', pattern: 'directory', blendFile: main }),
+          dep({ path: join(base, 'uv', 'a.<UVTILE>.png'), absolute: join(base, 'uv', 'a.<UVTILE>.png'), kind: 'image', pattern: 'udim', files: given, blendFile: main }),
+        ],
+      },
+      { zipPath: join(base, 'out.zip') },
+    );
+    const ext = (f: string) => `_external${f}`;
+    expect(out.manifest.entries.map((e) => e.path)).toEqual(
+      [
+        ...frames.map(ext),
+        ...given.map(ext),
+        'cache/fluid/data/fluid_data_0001.vdb',
+        'cache/fluid/mesh/fluid_mesh_0001.bobj.gz',
+        'shots/sh010.blend',
+        ...tiles.map((t) => `tex/${t.split('/').at(-1)}`),
+      ].sort(),
+    );
+    expect(out.manifest.remaps).toEqual([
+      { from: frames[0], to: ext(frames[0]!), blendFile: 'shots/sh010.blend' },
+      { from: join(base, 'uv', 'a.<UVTILE>.png'), to: ext(join(base, 'uv', 'a.<UVTILE>.png')), blendFile: 'shots/sh010.blend' },
+    ]);
+    expect(out.manifest.missing).toEqual([]);
+  });
+
+  it('bundles the selected folder and single-file add-ons (without __pycache__) and leaves unselected ones out', async () => {
+    const rig = join(base, 'addons', 'rigtools');
+    put(join(rig, '__init__.py'), 'bl_info = {"name": "Rig Tools"}\n');
+    put(join(rig, 'ops', 'snap.py'), 'def snap(): pass\n');
+    put(join(rig, '__pycache__', 'snap.cpython-311.pyc'), randomBytes(100));
+    const quick = put(join(base, 'addons', 'quick.py'), 'bl_info = {"name": "Quick"}\n');
+    const other = put(join(base, 'addons', 'other.py'), '# not selected\n');
+    const out = await packProject(
+      {
+        blendFile: main,
+        dependencies: [],
+        addons: [
+          { module: 'rigtools', name: 'Rig Tools', path: rig, addonType: 'addon', selected: true },
+          { module: 'quick', name: 'Quick', path: quick, addonType: 'addon', selected: true },
+          { module: 'other', name: 'Other', path: other, addonType: 'addon', selected: false },
+        ],
+      },
+      { zipPath: join(base, 'out.zip') },
+    );
+    expect(readZip(out.zipPath).entries.map((e) => e.name)).toEqual([
+      '_addons/quick.py',
+      '_addons/rigtools/__init__.py',
+      '_addons/rigtools/ops/snap.py',
+      'sh010.blend',
+      'renderbridge-manifest.json',
+    ]);
+    expect(out.manifest.addons).toEqual([
+      { id: 'quick', name: 'Quick', path: '_addons/quick.py', addonType: 'addon' },
+      { id: 'rigtools', name: 'Rig Tools', path: '_addons/rigtools', addonType: 'addon' },
+    ]);
+    await rejection(packProject({ blendFile: main, dependencies: [], addons: [{ module: 'gone', name: 'Gone', path: join(base, 'nope'), addonType: 'addon', selected: true }] }, { zipPath: join(base, 'x.zip') }));
+  });
+
+  it('makes zips the worker unpacks as they are: odd names, external files, remaps and add-ons included', async () => {
+    const names = ['tex/wood grain #2.png', 'tex/café ☕.png', 'tex/a..b.png', 'tex/[x] (1).png', 'tex/ünïcödé/ß.png', 'tex/.hidden.png'];
+    const files = names.map((n) => put(join(proj, n), randomBytes(200)));
+    const ext = put(join(base, 'other drive', 'C', 'x.png'), randomBytes(200));
+    const quick = put(join(base, 'addons', 'quick.py'), 'bl_info = {}\n');
+    const out = await packProject(
+      {
+        blendFile: main,
+        dependencies: [...files, ext].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })),
+        addons: [{ module: 'quick', name: 'Quick', path: quick, addonType: 'addon', selected: true }],
+      },
+      { zipPath: join(base, 'out.zip') },
+    );
+    const unpacked = await unpackSource({ source: out.zipPath, fileType: 'zip', jobDir: join(base, 'job') });
+    expect(unpacked.files).toEqual([...out.manifest.entries.map((e) => e.path), 'renderbridge-manifest.json'].sort());
+    expect(unpacked.manifest).toEqual(out.manifest);
+    expect(pickSceneFile(unpacked.files, null, unpacked.manifest)).toBe(out.sceneFile);
+    expect(resolveBundledAddons(unpacked.manifest, undefined, undefined, { root: unpacked.root, files: unpacked.files }).map((a) => a.relativePath)).toEqual(['_addons/quick.py']);
+    for (const e of out.manifest.entries) expect(sha256(join(unpacked.root, e.path))).toBe(e.sha256);
+  });
+
+  it('gives the same entries and manifest when packing the same project twice', async () => {
+    const deps = [1, 2, 3].map((i) => put(join(proj, 'tex', `t${i}.png`), randomBytes(100)));
+    const input = { blendFile: main, dependencies: deps.reverse().map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })) };
+    const a = await packProject(input, { zipPath: join(base, 'a.zip') });
+    const b = await packProject({ ...input, dependencies: [...input.dependencies].reverse() }, { zipPath: join(base, 'b.zip') });
+    expect(b.manifest).toEqual(a.manifest);
+    expect(readZip(b.zipPath).entries).toEqual(readZip(a.zipPath).entries);
+  });
+
+  it('streams files instead of holding them: live buffers stay far below the size of a 48 MiB file', async () => {
+    const big = put(join(proj, 'shots', 'plate.exr'), randomBytes(48 * 1024 * 1024));
+    const mesh = put(join(proj, 'shots', 'mesh.obj'), textBytes(8 * 1024 * 1024));
+    // Buffers still counted after a full collection are the ones the packer holds.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    gc();
+    const before = process.memoryUsage().arrayBuffers;
+    let peak = before;
+    const progress: number[] = [];
+    await packProject(
+      { blendFile: main, dependencies: [big, mesh].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })) },
+      {
+        zipPath: join(base, 'out.zip'),
+        onProgress: (done, total) => {
+          progress.push(done / total);
+          if (progress.length % 4 === 0) {
+            gc();
+            peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+          }
+        },
+      },
+    );
+    expect(peak - before).toBeLessThan(12 * 1024 * 1024);
+    expect(progress.at(-1)).toBe(1);
+    expect(progress.length).toBeGreaterThan(50);
+  });
+
+  it('fails with PACK_FAILED when the main .blend is missing or a name cannot be stored, and leaves no zip behind', async () => {
+    const zipPath = join(base, 'out.zip');
+    expect((await rejection(packProject({ blendFile: join(proj, 'nope.blend'), dependencies: [] }, { zipPath }))).message).toContain('nope.blend');
+    const a = put(join(proj, 'shots', 'Wood.png'), 'A');
+    const b = put(join(proj, 'shots', 'wood.png'), 'B');
+    const err = await rejection(packProject({ blendFile: main, dependencies: [a, b].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })) }, { zipPath }));
+    expect(err.message).toContain('letter case');
+    expect(readdirSync(base)).toEqual(['proj']);
+  });
+
+  it('stores one file reached through two spellings (a link) once', async () => {
+    const real = put(join(proj, 'shots', 'Wood.png'), randomBytes(100));
+    const link = join(proj, 'shots', 'wood.png');
+    symlinkSync(real, link);
+    const out = await packProject({ blendFile: main, dependencies: [real, link].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })) }, { zipPath: join(base, 'out.zip') });
+    expect(out.manifest.entries.map((e) => e.path)).toEqual(['Wood.png', 'sh010.blend']);
+    expect(out.manifest.remaps.map((r) => [r.from, r.to])).toEqual([
+      [real, 'Wood.png'],
+      [link, 'Wood.png'],
+    ]);
+  });
+
+  it('stops on abort, rejecting with the reason and leaving no file', async () => {
+    const big = put(join(proj, 'shots', 'plate.exr'), randomBytes(16 * 1024 * 1024));
+    const ctl = new AbortController();
+    const p = packProject(
+      { blendFile: main, dependencies: [dep({ path: big, absolute: big, kind: 'image', blendFile: main })] },
+      { zipPath: join(base, 'out.zip'), signal: ctl.signal, onProgress: (done) => done > 4 * 1024 * 1024 && ctl.abort(new Error('user canceled')) },
+    );
+    await expect(p).rejects.toThrow('user canceled');
+    expect(readdirSync(base)).toEqual(['proj']);
+  });
+});
+
+describe('packFolder', () => {
+  beforeEach(() => {
+    put(join(proj, 'shots', 'sh010.blend1'), 'backup');
+    put(join(proj, 'tex', 'wood.png'), randomBytes(100));
+    put(join(proj, 'tools', '__pycache__', 'x.pyc'), randomBytes(10));
+    put(join(proj, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+    put(join(proj, 'renderbridge-manifest.json'), '{"stale": true}');
+  });
+
+  it('packs every file of the folder where it is, skipping backups, bytecode, .git and an old manifest', async () => {
+    const out = await packFolder(proj, { zipPath: join(base, 'out.zip') });
+    expect(readZip(out.zipPath).entries.map((e) => e.name)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
+    expect(out.sceneFile).toBe('shots/sh010.blend');
+    expect(out.manifest).toMatchObject({ sceneFile: 'shots/sh010.blend', remaps: [], missing: [] });
+    expect(out.manifest.entries.map((e) => e.kind)).toEqual(['blend', 'image']);
+    expect(out.warnings.map((w) => w.code)).toEqual(['FILE_SKIPPED']);
+  });
+
+  it('prefers the only top-level .blend, takes sceneFile when given, and lists the choices when it cannot tell', async () => {
+    put(join(proj, 'libs', 'props.blend'), 'BLENDER-v304');
+    expect((await rejection(packFolder(proj, { zipPath: join(base, 'a.zip') }))).metadata.choices).toEqual(['libs/props.blend', 'shots/sh010.blend']);
+    expect((await packFolder(proj, { zipPath: join(base, 'b.zip'), sceneFile: 'shots/sh010.blend' })).sceneFile).toBe('shots/sh010.blend');
+    await rejection(packFolder(proj, { zipPath: join(base, 'c.zip'), sceneFile: 'shots/sh010.blend1' }));
+    put(join(proj, 'main.blend'), 'BLENDER-v304');
+    expect((await packFolder(proj, { zipPath: join(base, 'd.zip') })).sceneFile).toBe('main.blend');
+  });
+});
+
+describe('createPacker', () => {
+  let workDir: string;
+  const traced: string[] = [];
+  const trace: TraceFn = async (blendFile) => {
+    traced.push(blendFile);
+    return { dependencies: [dep({ path: '//../tex/wood.png', absolute: join(proj, 'tex', 'wood.png'), kind: 'image', blendFile })], warnings: [{ code: 'TRACED', message: 'traced by test' }] };
+  };
+  beforeEach(() => {
+    workDir = join(base, 'packs');
+    traced.length = 0;
+    put(join(proj, 'tex', 'wood.png'), randomBytes(100));
+  });
+
+  it('packs a .blend with the dependencies given, or traces them, into <packId>.zip with its preflight', async () => {
+    const packer = createPacker({ workDir, trace, createdBy: 'renderbridge-daemon/test' });
+    const given = await packer.pack({ path: main, dependencies: [] });
+    expect(traced).toEqual([]);
+    expect(given.zipPath).toBe(join(workDir, `${given.packId}.zip`));
+    expect(given).toMatchObject({ fileCount: 1, sceneFile: 'sh010.blend', missing: [], remaps: [], warnings: [] });
+    expect(given.preflight).toEqual({ schemaVersion: 1, source: 'client_zip_inspection', blendFiles: ['sh010.blend'], packerManifestPreview: { manifestPath: 'renderbridge-manifest.json', bundledAddons: [] } });
+    const viaTrace = await packer.pack({ path: main });
+    expect(traced).toEqual([main]);
+    expect(viaTrace).toMatchObject({ fileCount: 2, sceneFile: 'shots/sh010.blend', warnings: [{ code: 'TRACED' }] });
+    expect(readZip(viaTrace.zipPath).manifest?.createdBy).toBe('renderbridge-daemon/test');
+    expect(packer.get(viaTrace.packId)).toEqual(viaTrace);
+    expect(readdirSync(workDir).sort()).toEqual([`${given.packId}.zip`, `${viaTrace.packId}.zip`].sort());
+    await packer.discard(viaTrace.packId);
+    expect(readdirSync(workDir)).toEqual([`${given.packId}.zip`]);
+    expect(packer.get(viaTrace.packId)).toBeUndefined();
+  });
+
+  it('packs a folder, inspects a .zip without repacking it, and never deletes a user zip', async () => {
+    const packer = createPacker({ workDir, trace, createdBy: 'test' });
+    const folder = await packer.pack({ path: proj });
+    expect(folder).toMatchObject({ fileCount: 2, sceneFile: 'shots/sh010.blend' });
+    const own = join(base, 'mine.zip');
+    writeFileSync(own, readFileSync(folder.zipPath));
+    const zip = await packer.pack({ path: own });
+    expect(zip).toMatchObject({ zipPath: own, bytes: readFileSync(own).length, fileCount: 2, sceneFile: 'shots/sh010.blend', preflight: folder.preflight });
+    await packer.discard(zip.packId);
+    expect(readFileSync(own).length).toBe(zip.bytes);
+  });
+
+  it('answers PACK_FAILED for a missing path, another kind of file, or a missing main .blend', async () => {
+    const packer = createPacker({ workDir, trace, createdBy: 'test' });
+    expect((await rejection(packer.pack({ path: join(base, 'nope.blend') }))).message).toContain('nope.blend');
+    const txt = put(join(base, 'notes.txt'), 'x');
+    expect((await rejection(packer.pack({ path: txt }))).message).toContain('not a .blend');
+    mkdirSync(workDir, { recursive: true });
+    expect(readdirSync(workDir)).toEqual([]);
+  });
+});
