@@ -7,7 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DaemonError } from '../../daemon/errors.js';
-import { packFolder, packProject, type PackOutcome } from '../../daemon/pack/index.js';
+import { packFolder, packProject } from '../../daemon/pack/index.js';
 import { createPacker } from '../../daemon/pack/packer.js';
 import type { TraceFn } from '../../daemon/ports.js';
 import { pickSceneFile, resolveBundledAddons, unpackSource } from '../../service/worker/unpack.js';
