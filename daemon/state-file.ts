@@ -86,7 +86,7 @@ export function isProcessAlive(pid: number): boolean {
  */
 export async function findLiveDaemon(stateDir: string, timeoutMs = 1500): Promise<(DaemonState & { stateFile: string }) | null> {
   const { state } = await readStateFile(stateDir);
-  if (!state || state.pid === process.pid || !isProcessAlive(state.pid)) return null;
+  if (!state || !isProcessAlive(state.pid)) return null;
   try {
     const res = await fetch(`http://127.0.0.1:${state.port}/health`, {
       headers: { authorization: `Bearer ${state.token}` },

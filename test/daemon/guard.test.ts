@@ -1,0 +1,129 @@
+// The daemon's front door over real HTTP (node:http and curl): the token, the Origin and Host
+// checks, 127.0.0.1 only, and GET /health telling the version and whether a key is set.
+import { execFile } from 'node:child_process';
+import { networkInterfaces } from 'node:os';
+import { connect } from 'node:net';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readStateFile } from '../../daemon/state-file.js';
+import { ErrorBody } from '../../shared/api/error-body.js';
+import { Health } from '../../shared/daemon/api.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { rawRequest, startTestDaemon, type TestDaemon } from './harness.js';
+
+const run = promisify(execFile);
+
+let svc: TestService;
+let td: TestDaemon;
+
+beforeAll(async () => {
+  svc = await startTestService();
+  td = await startTestDaemon({ serviceUrl: svc.baseUrl }, { apiKey: svc.apiKey });
+});
+afterAll(async () => {
+  await td?.close();
+  await svc?.close();
+});
+
+/** curl with a given Host header; answers status and body. */
+async function curl(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const args = ['-s', '-o', '-', '-w', '\n%{http_code}'];
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
+  const { stdout } = await run('curl', [...args, url]);
+  const cut = stdout.lastIndexOf('\n');
+  return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };
+}
+
+function errorName(json: unknown): string {
+  return ErrorBody.parse(json).name;
+}
+
+describe('daemon guard', () => {
+  it('answers /health to the token from the state file, with the version and whether a key is set, never the key', async () => {
+    const { state } = await readStateFile(td.stateDir);
+    expect(state?.port).toBe(td.daemon.port);
+    const res = await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${state!.token}` } });
+    expect(res.status).toBe(200);
+    const health = Health.parse(res.json);
+    expect(health).toMatchObject({ status: 'ok', version: '9.8.7-test', apiKeyConfigured: true, apiKeySource: 'env', serviceUrl: svc.baseUrl, pid: process.pid });
+    expect(res.text).not.toContain(svc.apiKey);
+    expect(res.text).not.toContain(td.daemon.token);
+  });
+
+  it('refuses a missing or wrong token with 401 DAEMON_UNAUTHORIZED', async () => {
+    const url = `${td.daemon.origin}/health`;
+    const missing = await rawRequest(url);
+    expect(missing.status).toBe(401);
+    expect(errorName(missing.json)).toBe('DAEMON_UNAUTHORIZED');
+    const flipped = td.daemon.token.slice(0, -1) + (td.daemon.token.endsWith('A') ? 'B' : 'A');
+    for (const authorization of [`Bearer ${flipped}`, 'Bearer short', `Basic ${td.daemon.token}`, `Bearer ${td.daemon.token}x`, 'Bearer ']) {
+      const res = await rawRequest(url, { headers: { authorization } });
+      expect(res.status, authorization).toBe(401);
+      expect(errorName(res.json)).toBe('DAEMON_UNAUTHORIZED');
+    }
+    // Every route, the SSE stream and unknown paths included: nothing is revealed without the token.
+    for (const [method, p] of [['GET', '/jobs'], ['GET', '/events'], ['POST', '/pack'], ['GET', '/no-such-route']] as const) {
+      const res = await rawRequest(`${td.daemon.origin}${p}`, { method });
+      expect(res.status, p).toBe(401);
+    }
+  });
+
+  it('refuses any Origin header with 403, even with the right token', async () => {
+    for (const origin of ['http://evil.example', 'null', `http://127.0.0.1:${td.daemon.port}`]) {
+      const res = await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}`, origin } });
+      expect(res.status, origin).toBe(403);
+      expect(errorName(res.json)).toBe('DAEMON_FORBIDDEN_ORIGIN');
+      expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    }
+  });
+
+  it('refuses a foreign Host with 403 and accepts 127.0.0.1 and localhost (curl)', async () => {
+    const url = `${td.daemon.origin}/health`;
+    const auth = { Authorization: `Bearer ${td.daemon.token}` };
+    for (const host of ['evil.example', `evil.example:${td.daemon.port}`, `localhost.evil.example:${td.daemon.port}`, `127.0.0.1:${td.daemon.port + 1}`, '10.0.0.1']) {
+      const res = await curl(url, { ...auth, Host: host });
+      expect(res.status, host).toBe(403);
+      expect(errorName(JSON.parse(res.body))).toBe('DAEMON_FORBIDDEN_ORIGIN');
+    }
+    for (const host of [`127.0.0.1:${td.daemon.port}`, `localhost:${td.daemon.port}`, 'localhost', 'LOCALHOST']) {
+      const res = await curl(url, { ...auth, Host: host });
+      expect(res.status, host).toBe(200);
+      expect(Health.parse(JSON.parse(res.body)).apiKeyConfigured).toBe(true);
+    }
+    // curl's own defaults (Host 127.0.0.1:PORT, no Origin) with the token: accepted; without: 401.
+    expect((await curl(url, auth)).status).toBe(200);
+    expect((await curl(url, {})).status).toBe(401);
+  });
+
+  it('listens on 127.0.0.1 only', async () => {
+    const addr = td.daemon.app.server.address();
+    expect(addr).toMatchObject({ address: '127.0.0.1', port: td.daemon.port });
+    const external = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === 'IPv4' && !i.internal);
+    if (external) {
+      const refused = await new Promise<string>((resolve) => {
+        const s = connect({ host: external.address, port: td.daemon.port });
+        s.on('connect', () => {
+          s.destroy();
+          resolve('connected');
+        });
+        s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+      });
+      expect(refused).toBe('ECONNREFUSED');
+    }
+  });
+
+  it('says when no API key is configured', async () => {
+    const bare = await startTestDaemon({ serviceUrl: svc.baseUrl });
+    try {
+      const res = await rawRequest(`${bare.daemon.origin}/health`, { headers: { authorization: `Bearer ${bare.daemon.token}` } });
+      expect(Health.parse(res.json)).toMatchObject({ apiKeyConfigured: false, apiKeySource: null });
+      // The daemon's own token does not open another daemon.
+      const other = await rawRequest(`${bare.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}` } });
+      expect(other.status).toBe(401);
+    } finally {
+      await bare.close();
+    }
+  });
+});
