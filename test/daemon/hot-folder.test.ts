@@ -1,0 +1,116 @@
+// The hot folder with real chokidar on a temp folder, submitting to the real reference service
+// (worker + Blender) through the real packer: a zip written slowly is taken once, only when
+// complete, its outputs land beside it, and a restart does not submit it again.
+import { copyFile, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Submission, SubmitRequest } from '../../shared/daemon/api.js';
+import { HOT_FOLDER_STATE_FILE, watchHotFolder, type HotFolderLogger } from '../../daemon/hot-folder.js';
+import { createPacker } from '../../daemon/pack/packer.js';
+import type { ClientProvider, Packer } from '../../daemon/ports.js';
+import { createSubmissions, runSubmission } from '../../daemon/submit.js';
+import { createTracer } from '../../daemon/trace.js';
+import { buildFixtureZip } from '../helpers/fixtures.js';
+import { filesUnder, startE2E, waitUntil, type E2E } from '../helpers/e2e.js';
+
+let e2e: E2E;
+let scratch: string;
+let packer: Packer;
+let clients: ClientProvider;
+const logged: string[] = [];
+const log: HotFolderLogger = {
+  info: (obj, msg) => logged.push(`${msg} ${JSON.stringify(obj)}`),
+  warn: (obj, msg) => logged.push(`WARN ${msg} ${JSON.stringify(obj)}`),
+};
+
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(tmpdir(), 'rb-hot-'));
+  e2e = await startE2E();
+  packer = createPacker({ workDir: path.join(scratch, 'packs'), trace: createTracer({ blender: 'blender' }), createdBy: 'renderbridge-test' });
+  clients = { client: async () => e2e.client, apiKeySource: async () => 'env' };
+}, 120_000);
+afterAll(async () => {
+  await e2e?.svc.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Writes `bytes` to `file` in `parts` chunks, `gapMs` apart, as a slow copy would. */
+async function writeSlowly(file: string, bytes: Buffer, parts: number, gapMs: number, whileWriting: () => void): Promise<void> {
+  const handle = await open(file, 'w');
+  const step = Math.ceil(bytes.length / parts);
+  for (let at = 0; at < bytes.length; at += step) {
+    await handle.write(bytes.subarray(at, at + step));
+    await handle.sync();
+    whileWriting();
+    await sleep(gapMs);
+  }
+  await handle.close();
+}
+
+describe('hot folder', () => {
+  it('submits a zip written slowly once, when complete, with outputs beside it; a restart does not submit it again', async () => {
+    const hot = path.join(scratch, 'hot');
+    const source = path.join(scratch, 'shot.zip');
+    await buildFixtureZip(['basic'], source);
+    const bytes = await readFile(source);
+    const submissions = createSubmissions({ clients, packer, events: { publish: () => undefined }, downloadsDir: path.join(scratch, 'unused'), pollMs: 200 });
+
+    const watcher = await watchHotFolder(hot, { submissions, log, stabilityMs: 1000 });
+    await watcher.ready;
+    // Files that are never projects, or never finished ones.
+    await writeFile(path.join(hot, 'shot.zip.part'), bytes.subarray(0, 1000));
+    await writeFile(path.join(hot, 'scene.blend1'), 'backup');
+    await writeFile(path.join(hot, '.~lock.scene.blend#'), 'lock');
+    await writeFile(path.join(hot, 'notes.txt'), 'not a project');
+
+    const zip = path.join(hot, 'shot.zip');
+    let takenWhileWriting = 0;
+    await writeSlowly(zip, bytes, 6, 400, () => (takenWhileWriting += submissions.list().length));
+    expect(takenWhileWriting).toBe(0);
+
+    const [sub] = await waitUntil('the hot folder to submit the zip', () => submissions.list().length > 0 && submissions.list(), { timeoutMs: 15_000 });
+    const final = await submissions.settled(sub!.id);
+    expect(final.error).toBeNull();
+    expect(final).toMatchObject({ step: 'done', path: zip, uploadedBytes: bytes.length, outDir: path.join(hot, 'shot_renders') });
+    // Default settings: the file's own frame range (1-24), every frame beside the zip.
+    const frames = await filesUnder(path.join(hot, 'shot_renders'));
+    expect(frames).toHaveLength(24);
+    expect(frames[0]).toBe('f_0001.png');
+    // Still one submission, and nothing taken from the ignored names.
+    await sleep(1500);
+    expect(submissions.list()).toHaveLength(1);
+    await watcher.close();
+
+    const remembered = JSON.parse(await readFile(path.join(hot, HOT_FOLDER_STATE_FILE), 'utf8')) as { submitted: Record<string, { size: number; submissionId: string }> };
+    expect(Object.keys(remembered.submitted)).toEqual(['shot.zip']);
+    expect(remembered.submitted['shot.zip']).toMatchObject({ size: bytes.length, submissionId: final.id });
+
+    // A restart (new watcher, new process state) with the file still there: not submitted again,
+    // while a new file dropped after the restart is.
+    const calls: SubmitRequest[] = [];
+    const results: Submission[] = [];
+    const submit = async (req: SubmitRequest) => {
+      calls.push(req);
+      const s = await runSubmission(req, { clients, packer, downloadsDir: path.join(scratch, 'unused'), pollMs: 200 }, undefined, { noWait: true });
+      results.push(s);
+      return s;
+    };
+    const again = await watchHotFolder(hot, { submissions: submit, log, stabilityMs: 500 });
+    await again.ready;
+    await sleep(1500);
+    expect(calls).toEqual([]);
+    await copyFile(source, path.join(hot, 'second.zip'));
+    await waitUntil('the second zip to be submitted', () => results.length > 0, { timeoutMs: 60_000 });
+    await sleep(1000);
+    await again.close();
+    expect(calls.map((c) => [c.pack?.path, c.outDir])).toEqual([[path.join(hot, 'second.zip'), path.join(hot, 'second_renders')]]);
+    expect(results[0]).toMatchObject({ step: 'rendering', error: null });
+    // Free the render slot; the job may already have finished.
+    await e2e.client.cancelJob(results[0]!.jobId!).catch(() => undefined);
+    expect((await stat(path.join(hot, 'shot.zip'))).size).toBe(bytes.length);
+    expect(logged.some((l) => l.startsWith('WARN'))).toBe(false);
+  }, 240_000);
+});
