@@ -6,6 +6,7 @@ import { readFile, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RequestedConfig } from '../../shared/api/render-config.js';
 import { PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
 import { resolveFinalConfig } from '../../service/domain/final-config.js';
 import { analyzeScene, type SceneAnalysis } from '../../service/worker/analyze.js';
@@ -33,7 +34,7 @@ async function analyse(name: string, remaps: PackManifest['remaps'] | undefined)
 }
 
 async function renderFrame(scene: SceneAnalysis): Promise<typeof render> {
-  const requested = { colorManagementPreset: 'default', frameRanges: ['1'] } as const;
+  const requested: RequestedConfig = { colorManagementPreset: 'default', frameRanges: ['1'] };
   const { finalConfig } = resolveFinalConfig(scene.output, { sceneToRender: 'Scene' }, requested, CAPS);
   const attemptDir = join(work, 'render');
   await mkdir(join(attemptDir, 'composite'), { recursive: true });
