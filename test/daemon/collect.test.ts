@@ -41,7 +41,6 @@ describe('dependency trace with headless Blender', () => {
       dep({ path: join(root, 'assets', 'abs_red.png'), absolute: join(root, 'assets', 'abs_red.png'), usedBy: ['IMabs_red.png'] }),
       dep({ path: '//../seq/frame_0001.png', absolute: seq[0]!, pattern: 'sequence', files: seq, usedBy: ['IMframe_0001.png'] }),
       dep({ path: '//../textures/missing.png', absolute: join(proj, 'textures', 'missing.png'), usedBy: ['IMmissing.png'] }),
-      dep({ path: '//../../shared/outside.png', absolute: join(root, 'shared', 'outside.png'), usedBy: ['IMoutside.png'] }),
       dep({
         path: '//../textures/tile.<UDIM>.png',
         absolute: join(proj, 'textures', 'tile.<UDIM>.png'),
@@ -53,6 +52,7 @@ describe('dependency trace with headless Blender', () => {
       // The library's own data: `//` is the library's folder, and the library is the holding file.
       dep({ path: join(root, 'assets', 'lib_abs.png'), absolute: join(root, 'assets', 'lib_abs.png'), blendFile: library, usedBy: ['IMlib_abs.png'] }),
       dep({ path: '//tex/prop.png', absolute: join(proj, 'libs', 'tex', 'prop.png'), blendFile: library, usedBy: ['IMprop.png'] }),
+      dep({ path: '//../../shared/outside.png', absolute: join(root, 'shared', 'outside.png'), blendFile: library, usedBy: ['IMoutside.png'] }),
       dep({ path: library, absolute: library, kind: 'library', usedBy: ['LIprops.blend'] }),
     ];
     const byPath = (a: CollectedDependency, b: CollectedDependency) => a.path.localeCompare(b.path);

@@ -1,6 +1,7 @@
 // The packing fixture (test/fixtures/blend/build_pack_project.py): a project whose .blend uses
-// absolute paths, paths leading out of the project, a missing file, an image sequence, UDIM tiles
-// and a library linked by absolute path. Built in the caller's folder (absolute paths point there,
+// absolute paths, a missing file, an image sequence, UDIM tiles and a library linked by absolute
+// path, whose own data uses a library-relative path, an absolute one and a relative one leading
+// out of the project. Built in the caller's folder (absolute paths point there,
 // so it cannot be shared through a cache), plus the archive layout the packer makes of it, by hand,
 // and the pixels a render of it shows.
 import { execFile } from 'node:child_process';
@@ -65,9 +66,9 @@ export async function layOutByHand(p: PackProject, dest: string): Promise<PackMa
     entries: [],
     remaps: [
       { from: absRed, to: externalPath(absRed), blendFile: 'scenes/main.blend' },
-      { from: '//../../shared/outside.png', to: externalPath(shared), blendFile: 'scenes/main.blend' },
       { from: p.library, to: 'libs/props.blend', blendFile: 'scenes/main.blend' },
       { from: libAbs, to: externalPath(libAbs), blendFile: 'libs/props.blend' },
+      { from: '//../../shared/outside.png', to: externalPath(shared), blendFile: 'libs/props.blend' },
     ],
     missing: [{ path: '//../textures/missing.png', resolved: path.join(p.proj, 'textures', 'missing.png'), kind: 'image', usedBy: ['IMmissing.png'] }],
     createdBy: 'test/helpers/pack-fixture.ts',
