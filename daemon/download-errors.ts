@@ -6,9 +6,9 @@ import { SizeMismatchError } from './download-file.js';
 
 /**
  * Names of the download errors the daemon reports itself (not yet in shared/daemon/errors.ts):
- * JOB_NOT_COMPLETED, DOWNLOAD_INCOMPLETE, SIZE_MISMATCH, NETWORK_ERROR, DOWNLOAD_FAILED.
+ * JOB_NOT_COMPLETED, OUTPUTS_DELETED, DOWNLOAD_INCOMPLETE, SIZE_MISMATCH, NETWORK_ERROR, DOWNLOAD_FAILED.
  */
-export type DownloadErrorName = 'JOB_NOT_COMPLETED' | 'DOWNLOAD_INCOMPLETE' | 'SIZE_MISMATCH' | 'NETWORK_ERROR' | 'DOWNLOAD_FAILED';
+export type DownloadErrorName = 'JOB_NOT_COMPLETED' | 'OUTPUTS_DELETED' | 'DOWNLOAD_INCOMPLETE' | 'SIZE_MISMATCH' | 'NETWORK_ERROR' | 'DOWNLOAD_FAILED';
 
 export function outputError(name: DownloadErrorName, message: string, details: ErrorDetail[] = [], metadata: Record<string, unknown> = {}): ErrorBody {
   return { name, message, details, type: 'api', metadata };

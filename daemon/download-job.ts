@@ -14,7 +14,7 @@ export interface DownloadJobOptions extends Pick<DownloadFileOptions, 'attempts'
   /** Also fetch the frames and compositor zips. Default false: the same files come one by one. */
   includeZips?: boolean;
   signal?: AbortSignal;
-  /** Called as the state changes: at each file's end, and at most every `progressIntervalMs` for bytes. */
+  /** Called as the state changes, at most every `progressIntervalMs` (the first and last states always). */
   onProgress?: (state: DownloadState) => void;
   /** Least time between two byte-count updates. Default 250 ms. */
   progressIntervalMs?: number;
@@ -77,6 +77,9 @@ export async function downloadJobOutputs(client: RenderJobClient, jobId: string,
   try {
     const job = await client.getJob(jobId, { signal: options.signal });
     if (job.status !== 'completed') return fail(report, outputError('JOB_NOT_COMPLETED', `Job ${jobId} is "${job.status}": only a completed job has outputs to download.`), emit);
+    if (job.output?.isDeletedForClient) {
+      return fail(report, outputError('OUTPUTS_DELETED', `The outputs of job ${jobId} were deleted after their retention period; render the project again to get them.`), emit);
+    }
     answer = await client.getDownloads(jobId, { signal: options.signal });
   } catch (err) {
     if (options.signal?.aborted) throw options.signal.reason;
@@ -146,7 +149,7 @@ export async function downloadJobOutputs(client: RenderJobClient, jobId: string,
         report.failed.push({ path: file.path, error: errorBodyOf(err) });
         return;
       } finally {
-        emit(true);
+        emit(false);
       }
     }
   };

@@ -97,9 +97,13 @@ describe('answers the reference service never gives (crafted server)', () => {
     await mkdir(outDir);
     await symlink(outside, path.join(outDir, 'link'));
     const absolute = path.join(sandbox, 'absolute.png');
-    const names = ['../evil.png', absolute, 'a/../../b.png', 'C:\\win.png', '..\\back.png', 'link/through.png', 'sub/dir/ok.png', 'con.png', 'we?ird.png'];
+    const names = ['../evil.png', absolute, 'a/../../b.png', 'C:\\win.png', '..\\back.png', 'link/through.png', 'sub/dir/ok.png', 'con.png', 'we?ird.png', 'we*ird.png', 'bell\u0007.png'];
     names.forEach((n, i) => srv.files.set(`f${i}`, { bytes: Buffer.from(`file ${i}`) }));
-    srv.downloads = (_v, url) => answerWith([frameEntry(url('f7'), 'con.png'), frameEntry(url('f8'), 'we?ird.png')], names.slice(0, 7).map((n, i) => frameEntry(url(`f${i}`), path.basename(n), n)));
+    srv.downloads = (_v, url) =>
+      answerWith(
+        names.slice(7).map((n, i) => frameEntry(url(`f${i + 7}`), n)),
+        names.slice(0, 7).map((n, i) => frameEntry(url(`f${i}`), path.basename(n), n)),
+      );
 
     const report = await downloadJobOutputs(client, srv.jobId, outDir, fast);
     expect(report.refused.map((r) => r.name).sort()).toEqual(names.slice(0, 6).sort());
@@ -107,7 +111,9 @@ describe('answers the reference service never gives (crafted server)', () => {
     expect(report.state.error?.name).toBe('DOWNLOAD_INCOMPLETE');
     expect(report.state.error?.details.filter((d) => d.code === 'OUTPUT_PATH_REFUSED').map((d) => d.path[0]).sort()).toEqual(names.slice(0, 6).sort());
     // Only the safe files, under outDir; nothing beside it, through the link, or at the absolute path.
-    expect(await filesUnder(outDir)).toEqual(['_con.png', 'sub/dir/ok.png', 'we_ird.png']);
+    expect(await filesUnder(outDir)).toEqual(['_con.png', 'bell_.png', 'sub/dir/ok.png', 'we_ird-2.png', 'we_ird.png']);
+    // Two names that sanitise alike keep both files.
+    expect([await readFile(path.join(outDir, 'we_ird.png'), 'utf8'), await readFile(path.join(outDir, 'we_ird-2.png'), 'utf8')].sort()).toEqual(['file 8', 'file 9']);
     expect(await filesUnder(outside)).toEqual([]);
     expect((await filesUnder(sandbox)).filter((f) => !f.startsWith('out/'))).toEqual([]);
     expect(existsSync(absolute)).toBe(false);
