@@ -10,9 +10,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { EXTERNAL_DIR, PACK_MANIFEST_NAME, type PackManifest } from '../../shared/pack/manifest.js';
-import { runBlender } from '../../service/worker/blender.js';
+import type { RequestedConfig } from '../../shared/api/render-config.js';
+import { resolveFinalConfig } from '../../service/domain/final-config.js';
+import type { SceneAnalysis } from '../../service/worker/analyze.js';
+import { type BlenderRunResult, runBlender } from '../../service/worker/blender.js';
+import { capabilitiesFor } from '../../service/worker/devices.js';
+import { renderInvocation, renderSettingsFrom } from '../../service/worker/render-invocation.js';
 
 const run = promisify(execFile);
+const CAPS = capabilitiesFor({ version: '3.4.1', capabilities: { hasOpenImageDenoise: false, cyclesBackends: ['CUDA', 'HIP'], precompiledKernels: [] } }, { gpus: [] });
 const SCRIPT = fileURLToPath(new URL('../fixtures/blend/build_pack_project.py', import.meta.url));
 
 export interface PackProject {
@@ -113,4 +119,31 @@ export function mismatches(colours: Record<string, Rgb>): Record<string, { got: 
     if (!got || got.some((c, i) => Math.abs(c - rgb[i]!) > 3)) out[name] = { got: got ?? [-1, -1, -1], want: rgb };
   }
   return out;
+}
+
+export interface RenderedFrame {
+  result: BlenderRunResult;
+  lines: string[];
+  /** The frame written (f_0001.png in the attempt folder). */
+  png: string;
+}
+
+/**
+ * Renders frame 1 of an unpacked project the way a render chunk does (finalConfig from the
+ * analysis, render_setup.py with the manifest's remaps), into `workDir/render`.
+ */
+export async function renderFrameOne(opts: { root: string; sceneFile: string; remaps: PackManifest['remaps']; scene: SceneAnalysis; workDir: string }): Promise<RenderedFrame> {
+  const requested: RequestedConfig = { colorManagementPreset: 'default', frameRanges: ['1'] };
+  const { finalConfig } = resolveFinalConfig(opts.scene.output, { sceneToRender: 'Scene' }, requested, CAPS);
+  const attemptDir = path.join(opts.workDir, 'render');
+  const compositeDir = path.join(attemptDir, 'composite');
+  await mkdir(compositeDir, { recursive: true });
+  const settings = renderSettingsFrom(finalConfig, { compositeDir, requested, pathRemaps: { root: opts.root, remaps: opts.remaps } });
+  const settingsFile = path.join(opts.workDir, 'settings.json');
+  await writeFile(settingsFile, JSON.stringify(settings));
+  const sceneFile = path.join(opts.root, ...opts.sceneFile.split('/'));
+  const inv = renderInvocation({ binary: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', sceneFile, sceneName: 'Scene', settingsFile, attemptDir, chunk: { start: 1, end: 1, step: 1, frames: [1] } });
+  const lines: string[] = [];
+  const result = await runBlender({ ...inv, cwd: attemptDir, timeoutMs: 120_000, onLine: (_s, l) => lines.push(l) });
+  return { result, lines, png: path.join(attemptDir, 'f_0001.png') };
 }

@@ -2,22 +2,17 @@
 // out by hand as the packer would (project files in place, the others under _external/, remaps in
 // the manifest), the original tree is moved away so its absolute paths lead nowhere, then the
 // worker analyses and renders the unpacked copy. The Blender runs start in beforeAll, two at a time.
-import { readFile, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RequestedConfig } from '../../shared/api/render-config.js';
 import { PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
-import { resolveFinalConfig } from '../../service/domain/final-config.js';
 import { analyzeScene, type SceneAnalysis } from '../../service/worker/analyze.js';
-import { type BlenderRunResult, runBlender } from '../../service/worker/blender.js';
-import { capabilitiesFor } from '../../service/worker/devices.js';
 import { parseManifest, type PackManifest } from '../../service/worker/project-files.js';
-import { parseSetupLine, renderInvocation, renderSettingsFrom } from '../../service/worker/render-invocation.js';
-import { buildPackProject, cellColours, layOutByHand, mismatches, type PackProject } from '../helpers/pack-fixture.js';
+import { parseSetupLine } from '../../service/worker/render-invocation.js';
+import { buildPackProject, cellColours, layOutByHand, mismatches, renderFrameOne, type PackProject, type RenderedFrame } from '../helpers/pack-fixture.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
-const CAPS = capabilitiesFor({ version: '3.4.1', capabilities: { hasOpenImageDenoise: false, cyclesBackends: ['CUDA', 'HIP'], precompiledKernels: [] } }, { gpus: [] });
 
 let work: string;
 let fixture: PackProject;
@@ -25,26 +20,12 @@ let root: string;
 let manifest: PackManifest;
 let withRemaps: SceneAnalysis;
 let without: SceneAnalysis;
-let render: { result: BlenderRunResult; lines: string[]; png: string };
+let render: RenderedFrame;
 
 async function analyse(name: string, remaps: PackManifest['remaps'] | undefined): Promise<SceneAnalysis> {
   const dir = join(work, name);
   await mkdir(dir);
   return analyzeScene({ blender: BLENDER, file: join(root, 'scenes', 'main.blend'), workDir: dir, timeoutMs: 120_000, ...(remaps ? { pathRemaps: { root, remaps } } : {}) });
-}
-
-async function renderFrame(scene: SceneAnalysis): Promise<typeof render> {
-  const requested: RequestedConfig = { colorManagementPreset: 'default', frameRanges: ['1'] };
-  const { finalConfig } = resolveFinalConfig(scene.output, { sceneToRender: 'Scene' }, requested, CAPS);
-  const attemptDir = join(work, 'render');
-  await mkdir(join(attemptDir, 'composite'), { recursive: true });
-  const settings = renderSettingsFrom(finalConfig, { compositeDir: join(attemptDir, 'composite'), requested, pathRemaps: { root, remaps: manifest.remaps } });
-  const settingsFile = join(work, 'settings.json');
-  await writeFile(settingsFile, JSON.stringify(settings));
-  const inv = renderInvocation({ binary: BLENDER, sceneFile: join(root, 'scenes', 'main.blend'), sceneName: 'Scene', settingsFile, attemptDir, chunk: { start: 1, end: 1, step: 1, frames: [1] } });
-  const lines: string[] = [];
-  const result = await runBlender({ ...inv, cwd: attemptDir, timeoutMs: 120_000, onLine: (_s, l) => lines.push(l) });
-  return { result, lines, png: join(attemptDir, 'f_0001.png') };
 }
 
 beforeAll(async () => {
@@ -58,7 +39,7 @@ beforeAll(async () => {
   // One remap that matches nothing, to see it counted as unused.
   const extra = { from: '/nowhere/else.png', to: 'textures/wood.png', blendFile: 'scenes/main.blend' };
   [withRemaps, without] = await Promise.all([analyse('with', [...manifest.remaps, extra]), analyse('without', undefined)]);
-  render = await renderFrame(withRemaps);
+  render = await renderFrameOne({ root, sceneFile: 'scenes/main.blend', remaps: manifest.remaps, scene: withRemaps, workDir: work });
 }, 300_000);
 
 afterAll(async () => {
