@@ -61,15 +61,16 @@ export function plannedFiles(answer: DownloadsAnswer, includeZips: boolean): Pla
  * expired URL (403 URL_EXPIRED) is refreshed with a new GET /jobs/{id}/downloads.
  */
 export async function downloadJobOutputs(client: RenderJobClient, jobId: string, outDir: string, options: DownloadJobOptions = {}): Promise<DownloadReport> {
-  const state: DownloadState = { jobId, outDir, state: 'downloading', files: 0, filesDone: 0, bytes: 0, bytesDone: 0, skipped: 0, error: null };
-  const report: DownloadReport = { state, files: [], refused: [], failed: [] };
+  const state: DownloadState = { jobId, outDir, state: 'downloading', files: 0, filesDone: 0, bytes: 0, bytesDone: 0, skipped: 0, refused: [], error: null };
+  // The report and the published state share one refusal list.
+  const report: DownloadReport = { state, files: [], refused: state.refused, failed: [] };
   const interval = options.progressIntervalMs ?? 250;
   let lastEmit = 0;
   const emit = (force: boolean): void => {
     const now = Date.now();
     if (!force && now - lastEmit < interval) return;
     lastEmit = now;
-    options.onProgress?.({ ...state });
+    options.onProgress?.({ ...state, refused: [...state.refused] });
   };
   emit(true);
 

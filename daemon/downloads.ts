@@ -62,7 +62,7 @@ export function createDownloads(deps: DownloadsDeps): Downloads {
       const dir = outDir ?? previous?.state.outDir ?? (deps.downloadsDir ? path.join(deps.downloadsDir, `job-${jobId.slice(0, 8)}`) : undefined);
       if (!dir) throw new DaemonError('DAEMON_BAD_REQUEST', 'Give the folder to download into (outDir): no downloads folder is configured.');
       const holder = {
-        state: { jobId, outDir: path.resolve(dir), state: 'pending', files: 0, filesDone: 0, bytes: 0, bytesDone: 0, skipped: 0, error: null } satisfies DownloadState as DownloadState,
+        state: { jobId, outDir: path.resolve(dir), state: 'pending', files: 0, filesDone: 0, bytes: 0, bytesDone: 0, skipped: 0, refused: [], error: null } satisfies DownloadState as DownloadState,
       };
       publish(holder.state);
       const entry: Entry = Object.assign(holder, { done: run(holder) });

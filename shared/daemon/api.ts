@@ -127,6 +127,8 @@ export const DownloadState = z.object({
   bytesDone: z.int(),
   /** Files left alone because a complete copy was already there. */
   skipped: z.int(),
+  /** Output names from the service that were not written because they would leave the folder. */
+  refused: z.array(z.object({ name: z.string(), reason: z.string() })).default([]),
   error: ErrorBody.nullable(),
 });
 export type DownloadState = z.infer<typeof DownloadState>;

@@ -11,6 +11,17 @@ export const DAEMON_ERRORS = {
   NO_API_KEY: { status: 409, message: 'No API key is configured: store one with the tray app (OS keychain) or set RENDERBRIDGE_API_KEY, then retry.' },
   PACK_FAILED: { status: 422, message: 'The project could not be packed: see details for the file that failed, fix it and retry.' },
   SERVICE_UNREACHABLE: { status: 502, message: 'The render service did not answer: check the service URL (renderbridge daemon --service URL) and that it is running.' },
+  JOB_NOT_COMPLETED: { status: 409, message: 'Only a completed job has outputs to download: wait for it to complete (renderbridge jobs show ID).' },
+  OUTPUTS_DELETED: { status: 410, message: 'The outputs were deleted after their retention period: render the project again to get them.' },
+  DOWNLOAD_INCOMPLETE: { status: 502, message: 'Some outputs could not be saved (see details): run the download again; files already complete are skipped.' },
+  SIZE_MISMATCH: { status: 502, message: 'A downloaded file did not have the size the service announced, so it was not kept: run the download again.' },
+  NETWORK_ERROR: { status: 502, message: 'The connection to the service failed during the transfer: check the network and run the download again.' },
+  DOWNLOAD_FAILED: { status: 502, message: 'The download failed: run it again; complete files are skipped and partial ones resume.' },
+  JOB_FAILED: { status: 422, message: 'The job failed on the farm: see failedReason in metadata, fix the project and submit it again.' },
+  JOB_CANCELED: { status: 409, message: 'The job was canceled before it completed: submit the project again to render it.' },
+  WAIT_TIMEOUT: { status: 504, message: 'The job did not reach the expected state in time: it may still be running; check it with renderbridge jobs show ID.' },
+  SUBMISSION_FAILED: { status: 502, message: 'The submission stopped unexpectedly: see the message, then submit again.' },
+  SUBMISSION_ABORTED: { status: 409, message: 'The submission was stopped before it finished (the daemon shut down or it was interrupted): submit again.' },
   WEBHOOK_SIGNATURE_INVALID: { status: 401, message: 'The webhook signature does not match: check that the service and the daemon share the same webhook secret.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -107,6 +107,7 @@ describe('answers the reference service never gives (crafted server)', () => {
 
     const report = await downloadJobOutputs(client, srv.jobId, outDir, fast);
     expect(report.refused.map((r) => r.name).sort()).toEqual(names.slice(0, 6).sort());
+    expect(report.state.refused.map((r) => r.name).sort()).toEqual(names.slice(0, 6).sort());
     expect(report.state.state).toBe('failed');
     expect(report.state.error?.name).toBe('DOWNLOAD_INCOMPLETE');
     expect(report.state.error?.details.filter((d) => d.code === 'OUTPUT_PATH_REFUSED').map((d) => d.path[0]).sort()).toEqual(names.slice(0, 6).sort());
