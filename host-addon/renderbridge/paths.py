@@ -42,7 +42,8 @@ def _matching(folder, name_re):
         names = os.listdir(folder)
     except OSError:
         return []
-    return sorted(os.path.join(folder, n) for n in names if name_re.fullmatch(n) and os.path.isfile(os.path.join(folder, n)))
+    found = (os.path.join(folder, n) for n in names if name_re.fullmatch(n))
+    return sorted(f for f in found if os.path.isfile(f))
 
 
 def expand_udim(abs_pattern):

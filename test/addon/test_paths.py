@@ -34,7 +34,8 @@ class Expand(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_udim_tiles_on_disk(self):
-        touch(self.dir, 'wood.1001.png', 'wood.1002.png', 'wood.1011.png', 'wood.100.png', 'wood.1001.jpg', 'other.1001.png')
+        touch(self.dir, 'wood.1001.png', 'wood.1002.png', 'wood.1011.png', 'wood.100.png', 'wood.1001.jpg',
+              'other.1001.png')
         got = paths.expand_udim(os.path.join(self.dir, 'wood.<UDIM>.png'))
         self.assertEqual([os.path.basename(p) for p in got], ['wood.1001.png', 'wood.1002.png', 'wood.1011.png'])
 
