@@ -18,7 +18,7 @@ interface ZipArchive extends Readable {
   abort(): this;
   pointer(): number;
 }
-type ZipArchiveClass = new (options: { zlib?: { level: number }; highWaterMark?: number }) => ZipArchive;
+type ZipArchiveClass = new (options: { zlib?: { level: number; chunkSize?: number }; highWaterMark?: number }) => ZipArchive;
 
 // A specifier held in a variable keeps the compiler from looking for declarations archiver lacks.
 const ARCHIVER: string = 'archiver';
@@ -31,6 +31,8 @@ async function zipArchiveClass(): Promise<ZipArchiveClass> {
 
 /** Read size: large enough that per-chunk costs (hash, CRC, stream hops) vanish, small enough for memory. */
 const CHUNK = 1024 * 1024;
+/** zlib output buffer: its 16 KiB default means one thread-pool round trip per 16 KiB of output. */
+const ZLIB_CHUNK = 256 * 1024;
 
 export interface ZipInput {
   /** Archive path. */
@@ -68,7 +70,7 @@ export interface WriteZipOptions {
 export async function writeZip(out: string, inputs: readonly ZipInput[], opts: WriteZipOptions = {}): Promise<{ entries: ZipWritten[]; bytes: number }> {
   opts.signal?.throwIfAborted();
   const ZipArchive = await zipArchiveClass();
-  const archive = new ZipArchive({ zlib: { level: opts.level ?? 6 }, highWaterMark: CHUNK });
+  const archive = new ZipArchive({ zlib: { level: opts.level ?? 6, chunkSize: ZLIB_CHUNK }, highWaterMark: CHUNK });
   const total = inputs.reduce((n, f) => n + f.size, 0);
   let done = 0;
 
@@ -118,7 +120,7 @@ export async function writeZip(out: string, inputs: readonly ZipInput[], opts: W
     }
     if (opts.trailer) {
       const data = opts.trailer.data(entries);
-      await appendEntry(data, opts.trailer.name, !chooseCompression(opts.trailer.name, data.subarray(0, SAMPLE_BYTES)).deflate, new Date());
+      await appendEntry(data, opts.trailer.name, !chooseCompression(opts.trailer.name, data.subarray(0, SAMPLE_BYTES), data.length).deflate, new Date());
     }
     void archive.finalize().catch(fail);
     await Promise.race([piped, failed]);
@@ -151,7 +153,7 @@ async function addFile(input: ZipInput, appendEntry: AppendEntry, fail: (err: un
       throw unreadable(err);
     });
     const sample = head.subarray(0, bytesRead);
-    const { deflate } = chooseCompression(input.name, sample);
+    const { deflate } = chooseCompression(input.name, sample, Math.max(input.size, bytesRead));
     const hash = createHash('sha256').update(sample);
     let size = sample.length;
     progress(sample.length);

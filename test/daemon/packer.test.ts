@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DaemonError } from '../../daemon/errors.js';
+import { packFolder } from '../../daemon/pack/index.js';
+import { createPacker } from '../../daemon/pack/packer.js';
+import type { TraceFn } from '../../daemon/ports.js';
+import { dep, put, readZip, textBytes } from './pack-helpers.js';
+
+let base: string;
+let proj: string;
+let main: string;
+
+beforeEach(() => {
+  base = mkdtempSync(join(tmpdir(), 'rb-packer-'));
+  proj = join(base, 'proj');
+  main = put(join(proj, 'shots', 'sh010.blend'), Buffer.concat([Buffer.from('BLENDER-v304'), textBytes(200_000)]));
+});
+afterEach(() => rmSync(base, { recursive: true, force: true }));
+
+async function rejection(p: Promise<unknown>): Promise<DaemonError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DaemonError);
+  expect((err as DaemonError).code).toBe('PACK_FAILED');
+  return err as DaemonError;
+}
+
+describe('packFolder', () => {
+  beforeEach(() => {
+    put(join(proj, 'shots', 'sh010.blend1'), 'backup');
+    put(join(proj, 'tex', 'wood.png'), randomBytes(100));
+    put(join(proj, 'tools', '__pycache__', 'x.pyc'), randomBytes(10));
+    put(join(proj, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+    put(join(proj, 'renderbridge-manifest.json'), '{"stale": true}');
+  });
+
+  it('packs every file of the folder where it is, skipping backups, bytecode, .git and an old manifest', async () => {
+    const out = await packFolder(proj, { zipPath: join(base, 'out.zip') });
+    expect(readZip(out.zipPath).entries.map((e) => e.name)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
+    expect(out.sceneFile).toBe('shots/sh010.blend');
+    expect(out.manifest).toMatchObject({ sceneFile: 'shots/sh010.blend', remaps: [], missing: [] });
+    expect(out.manifest.entries.map((e) => e.kind)).toEqual(['blend', 'image']);
+    expect(out.warnings.map((w) => w.code)).toEqual(['FILE_SKIPPED']);
+  });
+
+  it('prefers the only top-level .blend, takes sceneFile when given, and lists the choices when it cannot tell', async () => {
+    put(join(proj, 'libs', 'props.blend'), 'BLENDER-v304');
+    expect((await rejection(packFolder(proj, { zipPath: join(base, 'a.zip') }))).metadata.choices).toEqual(['libs/props.blend', 'shots/sh010.blend']);
+    expect((await packFolder(proj, { zipPath: join(base, 'b.zip'), sceneFile: 'shots/sh010.blend' })).sceneFile).toBe('shots/sh010.blend');
+    await rejection(packFolder(proj, { zipPath: join(base, 'c.zip'), sceneFile: 'shots/sh010.blend1' }));
+    put(join(proj, 'main.blend'), 'BLENDER-v304');
+    expect((await packFolder(proj, { zipPath: join(base, 'd.zip') })).sceneFile).toBe('main.blend');
+  });
+});
+
+describe('createPacker', () => {
+  let workDir: string;
+  const traced: string[] = [];
+  const trace: TraceFn = async (blendFile) => {
+    traced.push(blendFile);
+    return { dependencies: [dep({ path: '//../tex/wood.png', absolute: join(proj, 'tex', 'wood.png'), kind: 'image', blendFile })], warnings: [{ code: 'TRACED', message: 'traced by test' }] };
+  };
+  beforeEach(() => {
+    workDir = join(base, 'packs');
+    traced.length = 0;
+    put(join(proj, 'tex', 'wood.png'), randomBytes(100));
+  });
+
+  it('packs a .blend with the dependencies given, or traces them, into <packId>.zip with its preflight', async () => {
+    const packer = createPacker({ workDir, trace, createdBy: 'renderbridge-daemon/test' });
+    const given = await packer.pack({ path: main, dependencies: [] });
+    expect(traced).toEqual([]);
+    expect(given.zipPath).toBe(join(workDir, `${given.packId}.zip`));
+    expect(given).toMatchObject({ fileCount: 1, sceneFile: 'sh010.blend', missing: [], remaps: [], warnings: [] });
+    expect(given.preflight).toEqual({ schemaVersion: 1, source: 'client_zip_inspection', blendFiles: ['sh010.blend'], packerManifestPreview: { manifestPath: 'renderbridge-manifest.json', bundledAddons: [] } });
+    const viaTrace = await packer.pack({ path: main });
+    expect(traced).toEqual([main]);
+    expect(viaTrace).toMatchObject({ fileCount: 2, sceneFile: 'shots/sh010.blend', warnings: [{ code: 'TRACED' }] });
+    expect(readZip(viaTrace.zipPath).manifest?.createdBy).toBe('renderbridge-daemon/test');
+    expect(packer.get(viaTrace.packId)).toEqual(viaTrace);
+    expect(readdirSync(workDir).sort()).toEqual([`${given.packId}.zip`, `${viaTrace.packId}.zip`].sort());
+    await packer.discard(viaTrace.packId);
+    expect(readdirSync(workDir)).toEqual([`${given.packId}.zip`]);
+    expect(packer.get(viaTrace.packId)).toBeUndefined();
+  });
+
+  it('packs a folder, inspects a .zip without repacking it, and never deletes a user zip', async () => {
+    const packer = createPacker({ workDir, trace, createdBy: 'test' });
+    const folder = await packer.pack({ path: proj });
+    expect(folder).toMatchObject({ fileCount: 2, sceneFile: 'shots/sh010.blend' });
+    const own = join(base, 'mine.zip');
+    writeFileSync(own, readFileSync(folder.zipPath));
+    const zip = await packer.pack({ path: own });
+    expect(zip).toMatchObject({ zipPath: own, bytes: readFileSync(own).length, fileCount: 2, sceneFile: 'shots/sh010.blend', preflight: folder.preflight });
+    await packer.discard(zip.packId);
+    expect(readFileSync(own).length).toBe(zip.bytes);
+  });
+
+  it('answers PACK_FAILED for a missing path, another kind of file, or a missing main .blend', async () => {
+    const packer = createPacker({ workDir, trace, createdBy: 'test' });
+    expect((await rejection(packer.pack({ path: join(base, 'nope.blend') }))).message).toContain('nope.blend');
+    const txt = put(join(base, 'notes.txt'), 'x');
+    expect((await rejection(packer.pack({ path: txt }))).message).toContain('not a .blend');
+    mkdirSync(workDir, { recursive: true });
+    expect(readdirSync(workDir)).toEqual([]);
+  });
+});
