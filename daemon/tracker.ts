@@ -8,7 +8,7 @@
 // the first poll; a completed job with an outDir (setOutDir) starts downloading first.
 import type { Job } from '../shared/api/job.js';
 import type { JobProgress } from '../shared/api/progress.js';
-import { ApiError, sleep, type RenderJobClient } from '../shared/client/index.js';
+import { ApiError, type RenderJobClient } from '../shared/client/index.js';
 import type { TrackedJob } from '../shared/daemon/api.js';
 import { ACTIVE_STATUSES, isTerminal } from '../shared/job-status.js';
 import { DaemonError } from './errors.js';
@@ -62,6 +62,7 @@ export class JobTracker implements Tracker {
   private wake: (() => void) | undefined;
   private pollCount = 0;
   private waitingForKey = false;
+  private pauseKickable = false;
 
   constructor(options: JobTrackerOptions) {
     this.opts = { maxBackoffMs: 60_000, pageSize: 100, initialPages: 3, maxTrackedJobs: 500, ...options };
@@ -79,11 +80,21 @@ export class JobTracker implements Tracker {
     this.loop = this.run();
   }
 
-  /** Stops polling; in-flight requests are aborted. Resolves once the loop has ended. */
-  async stop(): Promise<void> {
+  /**
+   * Stops polling. A poll in flight may finish (up to `stopGraceMs`, default 2000 ms) so its
+   * connections end cleanly; after that its requests are aborted. Resolves once the loop has ended.
+   */
+  async stop(stopGraceMs = 2000): Promise<void> {
     this.running = false;
-    this.controller.abort(new Error('tracker stopped'));
     this.wake?.();
+    if (!this.loop) return;
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      this.loop.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), stopGraceMs))),
+    ]);
+    clearTimeout(timer);
+    if (!finished) this.controller.abort(new Error('tracker stopped'));
     await this.loop;
   }
 
@@ -108,7 +119,7 @@ export class JobTracker implements Tracker {
 
   kick(): void {
     this.kicked = true;
-    this.wake?.();
+    if (this.pauseKickable) this.wake?.();
   }
 
   setOutDir(jobId: string, outDir: string | null): void {
@@ -144,17 +155,15 @@ export class JobTracker implements Tracker {
         if (!noKey) this.failures++;
         delay = pollDelay(err, this.failures, this.opts, this.opts.logger);
       }
+      if (!this.running) break;
       if (this.kicked && delay.kickable) continue;
       await this.pause(delay.ms, delay.kickable);
     }
   }
 
-  /** Waits `ms`; a kick() ends a kickable wait early (never a Retry-After one). */
+  /** Waits `ms`; a kick() ends a kickable wait early (never a Retry-After one), stop() any wait. */
   private async pause(ms: number, kickable: boolean): Promise<void> {
-    if (!kickable) {
-      await sleep(ms, this.controller.signal).catch(() => {});
-      return;
-    }
+    this.pauseKickable = kickable;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       function done(): void {
@@ -164,6 +173,7 @@ export class JobTracker implements Tracker {
       this.wake = done;
     });
     this.wake = undefined;
+    this.pauseKickable = false;
   }
 
   private async pollOnce(): Promise<void> {
