@@ -1,5 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './admin.js';
+import { registerDaemonCommand } from './daemon.js';
+import { registerJobsCommands } from './jobs.js';
+import { registerSubmitCommand } from './submit.js';
 import { registerServiceCommand } from './service.js';
 import { registerWorkerCommand } from './worker.js';
 import { describeFailure } from './errors.js';
@@ -17,6 +20,9 @@ export function buildProgram(): Command {
   registerServiceCommand(program);
   registerWorkerCommand(program);
   registerAdminCommands(program);
+  registerSubmitCommand(program);
+  registerJobsCommands(program);
+  registerDaemonCommand(program);
   return program;
 }
 

@@ -69,11 +69,13 @@ export function createTracer(deps: TracerDeps): TraceFn {
 
 async function readResult(file: string, out: string, run: BlenderRunResult): Promise<CollectedDependencies['dependencies']> {
   const metadata = { file, exitCode: run.exitCode, lastLines: run.lastLines.slice(-20) };
-  if (run.lastLines.some((l) => UNREADABLE.test(l))) {
-    throw new DaemonError('PACK_FAILED', `Blender cannot open ${basename(file)}: it is damaged, not a .blend file, or saved by a much newer Blender.`, metadata);
-  }
   const text = run.exitCode === 0 ? await readFile(out, 'utf8').catch(() => null) : null;
   if (text === null) {
+    // Blender exits 0 without running the script when it cannot load the file. The same words
+    // also appear for a missing linked library, so they count only when no list was written.
+    if (run.lastLines.some((l) => UNREADABLE.test(l))) {
+      throw new DaemonError('PACK_FAILED', `Blender cannot open ${basename(file)}: it is damaged, not a .blend file, or saved by a much newer Blender.`, metadata);
+    }
     throw new DaemonError('PACK_FAILED', `Blender could not list the files of ${basename(file)} (exit code ${run.exitCode}): see lastLines in metadata.`, metadata);
   }
   let json: unknown;

@@ -1,0 +1,74 @@
+// `renderbridge daemon`: the local bridge on 127.0.0.1 for the Blender add-on and the tray app.
+import type { Command } from 'commander';
+import { startBridgeDaemon } from '../daemon/assemble.js';
+import { defaultDaemonConfig } from '../daemon/config.js';
+import { createDaemonLogger } from '../daemon/http/logging.js';
+import { findLiveDaemon, stateFilePath } from '../daemon/state-file.js';
+import { CliError } from './errors.js';
+import { EXIT } from './exit-codes.js';
+import { printJson } from './connection.js';
+import { parsePort } from './options.js';
+import { VERSION } from './version.js';
+
+interface DaemonOptions {
+  port?: number;
+  service?: string;
+  hotFolder?: string;
+  downloads?: string;
+  blender?: string;
+  stateDir?: string;
+  logLevel: string;
+  printState?: boolean;
+  json?: boolean;
+}
+
+export function registerDaemonCommand(program: Command): void {
+  program
+    .command('daemon')
+    .description('Run the local bridge (127.0.0.1 only) that the Blender add-on and the tray app talk to')
+    .option('--port <port>', 'port on 127.0.0.1 (default: RENDERBRIDGE_DAEMON_PORT or 47615; 0 = any free one)', parsePort)
+    .option('--service <url>', 'service API root (default: RENDERBRIDGE_SERVICE_URL or http://127.0.0.1:8420/api/external/v1)')
+    .option('--hot-folder <dir>', 'watch this folder: a .blend or .zip written there is submitted (default: RENDERBRIDGE_HOT_FOLDER, else none)')
+    .option('--downloads <dir>', 'parent of the per-job output folders (default: RENDERBRIDGE_DOWNLOADS or ~/renderbridge-outputs)')
+    .option('--blender <path>', 'Blender used to find the files a .blend needs (default: RENDERBRIDGE_BLENDER or blender on PATH)')
+    .option('--state-dir <dir>', 'folder of the state file with the port and token (default: $XDG_STATE_HOME/renderbridge)')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or silent', 'info')
+    .option('--print-state', 'print where the state file is and whether a daemon is running, then exit')
+    .option('--json', 'with --print-state: print JSON')
+    .action(async (o: DaemonOptions) => {
+      const config = defaultDaemonConfig(process.env, {
+        ...(o.port !== undefined ? { port: o.port } : {}),
+        ...(o.service ? { serviceUrl: o.service } : {}),
+        ...(o.hotFolder ? { hotFolder: o.hotFolder } : {}),
+        ...(o.downloads ? { downloadsDir: o.downloads } : {}),
+        ...(o.blender ? { blender: o.blender } : {}),
+        ...(o.stateDir ? { stateDir: o.stateDir } : {}),
+      });
+      if (o.printState) return printState(config.stateDir, Boolean(o.json));
+      const daemon = await startBridgeDaemon(config, { version: VERSION, logger: createDaemonLogger(o.logLevel as 'info') }).catch((err: unknown) => {
+        throw new CliError(err instanceof Error ? err.message : String(err), EXIT.FAILURE);
+      });
+      const health = await daemon.clients.apiKeySource();
+      // Human lines on stderr; stdout is the JSON log stream.
+      console.error(`renderbridge daemon ${VERSION} listening on ${daemon.origin} (127.0.0.1 only)`);
+      console.error(`  service:     ${config.serviceUrl}`);
+      console.error(`  state file:  ${daemon.stateFile} (port and access token, mode 0600)`);
+      console.error(`  API key:     ${health ? `from the ${health === 'env' ? 'RENDERBRIDGE_API_KEY variable' : 'OS keychain'}` : 'none: store one with the tray app, or set RENDERBRIDGE_API_KEY'}`);
+      console.error(`  downloads:   ${config.downloadsDir}`);
+      if (config.hotFolder) console.error(`  hot folder:  ${config.hotFolder}`);
+      const stop = (signal: string): void => {
+        daemon.app.log.info({ signal }, 'shutting down');
+        void daemon.close().then(() => process.exit(0));
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+}
+
+async function printState(stateDir: string, json: boolean): Promise<void> {
+  const live = await findLiveDaemon(stateDir);
+  const file = stateFilePath(stateDir);
+  if (json) return printJson({ stateFile: file, running: Boolean(live), pid: live?.pid ?? null, port: live?.port ?? null });
+  console.log(`state file: ${file}`);
+  console.log(live ? `running: pid ${live.pid} on 127.0.0.1:${live.port}` : 'running: no (start one with: renderbridge daemon)');
+}

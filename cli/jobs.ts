@@ -1,0 +1,85 @@
+// `renderbridge jobs list|show|cancel|download`: the workspace's jobs through the service API.
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { Job } from '../shared/api/job.js';
+import { JOB_STATUSES, type JobStatus } from '../shared/job-status.js';
+import { downloadJobOutputs } from '../daemon/download-job.js';
+import { defaultOutDir } from '../daemon/submit-steps.js';
+import { createDisplay } from './display.js';
+import { CliError } from './errors.js';
+import { EXIT } from './exit-codes.js';
+import { cliConfig, clientProvider, printJson, withConnectionOptions, type ConnectionOptions } from './connection.js';
+import { parsePositiveInt } from './options.js';
+
+export function registerJobsCommands(program: Command): void {
+  const jobs = program.command('jobs').description('List, inspect, cancel and download the jobs of your workspace');
+
+  withConnectionOptions(jobs.command('list').description('List jobs, newest first'))
+    .option('--status <status>', `only jobs in this status (${JOB_STATUSES.join(', ')})`)
+    .option('--page <n>', 'page number', parsePositiveInt, 1)
+    .option('--page-size <n>', 'jobs per page (1-100)', parsePositiveInt, 20)
+    .action(async (o: ConnectionOptions & { status?: string; page: number; pageSize: number }) => {
+      if (o.status && !(JOB_STATUSES as readonly string[]).includes(o.status)) {
+        throw new CliError(`--status must be one of ${JOB_STATUSES.join(', ')}`, EXIT.USAGE);
+      }
+      const client = await clientProvider(cliConfig(o)).client();
+      const list = await client.listJobs({ page: o.page, pageSize: Math.min(100, o.pageSize), ...(o.status ? { status: o.status as JobStatus } : {}) });
+      if (o.json) return printJson(list);
+      if (list.jobs.length === 0) {
+        console.log(o.status ? `No ${o.status} jobs.` : 'No jobs yet. Submit one with: renderbridge submit scene.blend');
+        return;
+      }
+      for (const j of list.jobs) console.log(jobLine(j));
+      const p = list.pagination;
+      if (p.totalPages > 1) console.log(`page ${p.page} of ${p.totalPages} (${p.total} jobs); next: --page ${Math.min(p.page + 1, p.totalPages)}`);
+    });
+
+  withConnectionOptions(jobs.command('show').description('Show one job, with its progress').argument('<id>', 'job id')).action(
+    async (id: string, o: ConnectionOptions) => {
+      const client = await clientProvider(cliConfig(o)).client();
+      const [job, progress] = await Promise.all([client.getJob(id), client.getJobProgress(id)]);
+      if (o.json) return printJson({ job, progress });
+      console.log(jobLine(job));
+      if (progress.framesTotal != null) console.log(`frames: ${progress.framesDone ?? 0}/${progress.framesTotal} done${progress.framesFailed ? `, ${progress.framesFailed} failed` : ''}${progress.percent != null ? ` (${progress.percent.toFixed(0)}%)` : ''}`);
+      if (job.failedReason) console.log(`failed: ${job.failedReason.name}: ${String(job.failedReason.errorDetails.message ?? '')}`);
+      if (job.status === 'completed') console.log(`download: renderbridge jobs download ${job.id}`);
+    },
+  );
+
+  withConnectionOptions(jobs.command('cancel').description('Cancel a job that has not finished').argument('<id>', 'job id')).action(
+    async (id: string, o: ConnectionOptions) => {
+      const client = await clientProvider(cliConfig(o)).client();
+      const job = await client.cancelJob(id);
+      if (o.json) return printJson(job);
+      console.log(`Canceled job ${job.id} (${job.status}).`);
+    },
+  );
+
+  withConnectionOptions(jobs.command('download').description("Download a completed job's outputs; complete files are skipped, partial ones resumed").argument('<id>', 'job id'))
+    .option('--out <dir>', 'folder the outputs go to (default: <downloads folder>/<name>-<job id>)')
+    .option('--zips', 'also download the zips of frames and compositor outputs')
+    .action(async (id: string, o: ConnectionOptions & { out?: string; zips?: boolean }) => {
+      const config = cliConfig(o);
+      const client = await clientProvider(config).client();
+      const job = await client.getJob(id);
+      const outDir = path.resolve(o.out ?? defaultOutDir(config.downloadsDir, job.sceneFile?.name ?? 'job', job.id));
+      const display = createDisplay({ json: Boolean(o.json) });
+      const report = await downloadJobOutputs(client, id, outDir, { includeZips: Boolean(o.zips), onProgress: (d) => display.download(d) }).finally(() => display.stop());
+      if (o.json) {
+        printJson(report.state);
+      } else if (report.state.state === 'done') {
+        console.log(`Downloaded ${report.state.filesDone} file(s) (${report.state.skipped} already complete) to ${outDir}`);
+      }
+      if (report.state.state !== 'done') {
+        const e = report.state.error;
+        const code = e?.name === 'JOB_NOT_COMPLETED' || e?.name === 'OUTPUTS_DELETED' ? EXIT.FAILURE : EXIT.DOWNLOAD_FAILED;
+        if (o.json) process.exitCode = code;
+        else throw new CliError(e ? `${e.name}: ${e.message}` : 'the download failed', code);
+      }
+    });
+}
+
+function jobLine(j: Job): string {
+  const when = j.createdAt ? new Date(j.createdAt).toISOString().replace('T', ' ').slice(0, 16) : '';
+  return `${j.id}  ${j.status.padEnd(10)}  ${when}  ${j.sceneFile?.name ?? ''}`;
+}

@@ -1,0 +1,155 @@
+// `renderbridge submit PATH`: pack (tracing a .blend's files with headless Blender), upload,
+// create, validate, render, wait and download, in this process (no daemon needed), with progress
+// bars on a terminal and one JSON document with --json.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { PackResult, Submission, SubmissionStep, SubmitSettings } from '../shared/daemon/api.js';
+import { createPacker } from '../daemon/pack/packer.js';
+import { runSubmission } from '../daemon/submit.js';
+import { createTracer } from '../daemon/trace.js';
+import { createDisplay, formatBytes, type Display } from './display.js';
+import { CliError } from './errors.js';
+import { EXIT, type ExitCode } from './exit-codes.js';
+import { cliConfig, clientProvider, printJson, withConnectionOptions, type ConnectionOptions } from './connection.js';
+import { collect } from './options.js';
+import { VERSION } from './version.js';
+
+interface SubmitOptions extends ConnectionOptions {
+  frames: string[];
+  camera?: string;
+  viewLayer?: string;
+  format?: string;
+  video?: boolean;
+  out?: string;
+  wait: boolean;
+  download: boolean;
+  blender?: string;
+}
+
+export function registerSubmitCommand(program: Command): void {
+  withConnectionOptions(
+    program
+      .command('submit')
+      .description('Pack a .blend, a project folder or a .zip, render it on the farm and download the frames')
+      .argument('<path>', 'a .blend (its files are found by running Blender headless), a project folder, or a .zip')
+      .option('--frames <ranges>', 'frames to render, e.g. 1-10, 1-100x5 or 1,5,9 (repeatable; default: the file\'s range)', collectRanges, [])
+      .option('--camera <name>', 'camera object to render from (default: the scene camera)')
+      .option('--view-layer <name>', 'view layer to render (default: every enabled layer)')
+      .option('--format <format>', 'output format, e.g. PNG, JPEG, OPEN_EXR (default: the file\'s)')
+      .option('--video', 'also encode an MP4 of the frames')
+      .option('--out <dir>', 'folder the outputs go to (default: <downloads folder>/<name>-<job id>)')
+      .option('--no-wait', 'return once the render has started; print the job id')
+      .option('--no-download', 'do not download the outputs when the job completes')
+      .option('--blender <path>', 'Blender used to find the .blend\'s files (default: RENDERBRIDGE_BLENDER or blender on PATH)'),
+  ).action(async (target: string, o: SubmitOptions) => {
+    process.exitCode = await submit(target, o);
+  });
+}
+
+function collectRanges(v: string, previous: string[]): string[] {
+  return v.split(',').reduce((acc, r) => (r.trim() ? collect(r.trim(), acc) : acc), previous);
+}
+
+async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
+  const config = cliConfig(o, o.blender ? { blender: o.blender } : {});
+  const clients = clientProvider(config);
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'renderbridge-pack-'));
+  const packer = createPacker({ workDir, trace: createTracer({ blender: config.blender }), createdBy: `renderbridge-cli/${VERSION}` });
+  const display = createDisplay({ json: Boolean(o.json) });
+  const abort = new AbortController();
+  const onSigint = (): void => abort.abort(new Error('interrupted'));
+  process.once('SIGINT', onSigint);
+  let lastStep: SubmissionStep = 'packing';
+  let stopProgress = (): void => {};
+  try {
+    if (!o.json) display.note(`packing ${target}…`);
+    const pack = await packer.pack({ path: path.resolve(target) }, { signal: abort.signal, onProgress: (done, total) => display.pack(done, total) });
+    reportPack(pack, display);
+    const final = await runSubmission(
+      { packId: pack.packId, settings: settingsFrom(o), download: o.download, ...(o.out ? { outDir: path.resolve(o.out) } : {}) },
+      { clients, packer, downloadsDir: config.downloadsDir },
+      (s) => {
+        display.submission(s);
+        if (s.step !== 'failed') lastStep = s.step;
+        if (s.step === 'rendering' && s.jobId && o.wait) stopProgress = pollProgress(s.jobId, clients, display);
+        if (s.step === 'done' || s.step === 'failed') stopProgress();
+      },
+      { noWait: !o.wait, signal: abort.signal, onDownload: (d) => display.download(d) },
+    );
+    stopProgress();
+    display.stop();
+    return finish(final, pack, lastStep, o);
+  } finally {
+    stopProgress();
+    display.stop();
+    process.off('SIGINT', onSigint);
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+export function settingsFrom(o: Pick<SubmitOptions, 'frames' | 'camera' | 'viewLayer' | 'format' | 'video'>): SubmitSettings {
+  return {
+    ...(o.frames.length > 0 ? { frames: o.frames } : {}),
+    ...(o.camera ? { camera: o.camera } : {}),
+    ...(o.viewLayer ? { viewLayer: o.viewLayer } : {}),
+    ...(o.format ? { format: o.format.toUpperCase() } : {}),
+    ...(o.video ? { video: true } : {}),
+  };
+}
+
+function reportPack(pack: PackResult, display: Display): void {
+  for (const w of pack.warnings) display.note(`warning: ${w.message}`);
+  if (pack.missing.length > 0) {
+    display.note(`warning: ${pack.missing.length} file(s) the scene uses are missing and were not packed:`);
+    for (const m of pack.missing.slice(0, 20)) display.note(`  ${m.path}${m.usedBy.length ? ` (used by ${m.usedBy.join(', ')})` : ''}`);
+  }
+  display.note(`packed ${pack.fileCount} file(s), ${formatBytes(pack.bytes)}; scene ${pack.sceneFile || '(chosen by the service)'}`);
+}
+
+/** Render progress while the job renders (GET /jobs/{id}/progress once a second). */
+function pollProgress(jobId: string, clients: ReturnType<typeof clientProvider>, display: Display): () => void {
+  let stopped = false;
+  const timer = setInterval(() => {
+    void clients
+      .client()
+      .then((c) => c.getJobProgress(jobId))
+      .then((p) => {
+        if (!stopped) display.progress(p);
+      })
+      .catch(() => undefined);
+  }, 1000);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+
+/** Prints the outcome and picks the exit code from the step the submission failed at. */
+function finish(s: Submission, pack: PackResult, lastStep: SubmissionStep, o: SubmitOptions): ExitCode {
+  const code = exitCodeOf(s, lastStep);
+  if (o.json) {
+    printJson({ submission: s, pack: { sceneFile: pack.sceneFile, bytes: pack.bytes, fileCount: pack.fileCount, missing: pack.missing, warnings: pack.warnings }, exitCode: code });
+    return code;
+  }
+  if (s.step === 'failed') {
+    const e = s.error;
+    throw new CliError(`${lastStep} failed${s.jobId ? ` (job ${s.jobId})` : ''}: ${e ? `${e.name}: ${e.message}` : 'unknown error'}`, code);
+  }
+  if (s.step === 'rendering') console.log(`Job ${s.jobId} is rendering. Follow it with: renderbridge jobs show ${s.jobId}`);
+  else console.log(`Job ${s.jobId} completed.${s.outDir ? ` Outputs: ${s.outDir}` : ''}`);
+  return code;
+}
+
+export function exitCodeOf(s: Submission, lastStep: SubmissionStep): ExitCode {
+  if (s.step !== 'failed') return EXIT.OK;
+  const name = s.error?.name ?? '';
+  if (name === 'NO_API_KEY' || name === 'UNAUTHORIZED') return EXIT.AUTH;
+  if (name === 'SERVICE_UNREACHABLE') return EXIT.SERVICE_UNREACHABLE;
+  if (name === 'JOB_CANCELED') return EXIT.CANCELED;
+  if (name.startsWith('DOWNLOAD') || name === 'SIZE_MISMATCH' || name === 'NETWORK_ERROR') return EXIT.DOWNLOAD_FAILED;
+  if (lastStep === 'validating') return EXIT.VALIDATION_FAILED;
+  if (lastStep === 'rendering') return EXIT.RENDER_FAILED;
+  return EXIT.FAILURE;
+}
