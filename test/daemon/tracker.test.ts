@@ -1,0 +1,189 @@
+// The job tracker against the real reference service over real HTTP: jobs appear, changes are
+// published (renderComplete once), polling is fast while a job is active and slow while idle,
+// a 429's Retry-After is honoured, errors back off, and a key stored later is picked up. The
+// service's requests are observed through a recording fetch that only watches real calls.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiKeyProvider } from '../../daemon/api-key.js';
+import { EventBus } from '../../daemon/events.js';
+import { JobTracker } from '../../daemon/tracker.js';
+import type { DaemonEvent } from '../../shared/daemon/api.js';
+import { waitUntil } from '../helpers/e2e.js';
+import { createJob } from '../helpers/flow.js';
+import { api } from '../helpers/http.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+interface Seen {
+  at: number;
+  path: string;
+  status: number;
+  retryAfter: string | null;
+}
+
+function recordingFetch(seen: Seen[]): typeof fetch {
+  return async (input, init) => {
+    const at = Date.now();
+    const path = new URL(String(input)).pathname + new URL(String(input)).search;
+    try {
+      const res = await fetch(input, init);
+      seen.push({ at, path, status: res.status, retryAfter: res.headers.get('retry-after') });
+      return res;
+    } catch (err) {
+      seen.push({ at, path, status: 0, retryAfter: null });
+      throw err;
+    }
+  };
+}
+
+interface Harness {
+  tracker: JobTracker;
+  seen: Seen[];
+  events: DaemonEvent[];
+  env: NodeJS.ProcessEnv;
+  /** Start times of the polls (each begins with GET /jobs?page=1). */
+  pollTimes(): number[];
+}
+
+const started: JobTracker[] = [];
+
+function track(baseUrl: string, apiKey: string | undefined, knobs: { pollActiveMs: number; pollIdleMs: number; maxBackoffMs?: number }): Harness {
+  const seen: Seen[] = [];
+  const events: DaemonEvent[] = [];
+  const env: NodeJS.ProcessEnv = apiKey ? { RENDERBRIDGE_API_KEY: apiKey } : {};
+  const clients = new ApiKeyProvider({ serviceUrl: baseUrl, keychain: null, env, clientOptions: { maxRetries: 0, fetch: recordingFetch(seen) } });
+  const bus = new EventBus();
+  bus.subscribe((e) => events.push(e));
+  const tracker = new JobTracker({ clients, events: bus, ...knobs });
+  tracker.start();
+  started.push(tracker);
+  return {
+    tracker,
+    seen,
+    events,
+    env,
+    pollTimes: () => seen.filter((s) => s.path.startsWith('/api/external/v1/jobs?page=1')).map((s) => s.at),
+  };
+}
+
+const countIn = (times: number[], from: number, to: number): number => times.filter((t) => t >= from && t < to).length;
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let svc: TestService;
+
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await Promise.all(started.map((t) => t.stop()));
+  await svc?.close();
+});
+
+describe('JobTracker', () => {
+  it('sees new jobs, publishes each change, and renderComplete once per finished job (not for old ones)', async () => {
+    const key = await svc.createApiKey('tracker-changes');
+    const call = api(svc.baseUrl, key);
+    const old = await createJob(call);
+    expect((await call('POST', `/jobs/${old.id}/cancel`)).status).toBe(200);
+
+    const h = track(svc.baseUrl, key, { pollActiveMs: 100, pollIdleMs: 300 });
+    await waitUntil('the first poll', () => h.tracker.polls >= 1);
+    expect(h.tracker.list().map((t) => t.job.id)).toEqual([old.id]);
+
+    const job = await createJob(call);
+    const appeared = await waitUntil('the new job', () => h.tracker.list().find((t) => t.job.id === job.id));
+    expect(appeared.job.status).toBe('created');
+    expect(h.tracker.list()[0]!.job.id).toBe(job.id); // newest first
+    expect((await call('POST', `/jobs/${job.id}/validate`, {})).status).toBe(202);
+    await waitUntil('validating', () => h.tracker.list().find((t) => t.job.id === job.id)?.job.status === 'validating');
+    expect((await call('POST', `/jobs/${job.id}/cancel`)).status).toBe(200);
+    await waitUntil('renderComplete', () => h.events.some((e) => e.event === 'renderComplete'));
+    const polled = h.tracker.polls;
+    await waitUntil('three more polls', () => h.tracker.polls >= polled + 3);
+
+    const mine = h.events.filter((e) => (e.event === 'job' ? e.data.job.id : e.event === 'renderComplete' ? e.data.jobId : undefined) === job.id);
+    const statuses = mine.filter((e) => e.event === 'job').map((e) => (e.event === 'job' ? e.data.job.status : ''));
+    expect(statuses).toEqual(['created', 'validating', 'canceled']);
+    const completes = h.events.filter((e) => e.event === 'renderComplete');
+    expect(completes).toHaveLength(1);
+    expect(completes[0]).toMatchObject({ event: 'renderComplete', data: { jobId: job.id, status: 'canceled', outDir: null, job: { id: job.id, status: 'canceled' } } });
+    // The job canceled before the tracker started is history, not news.
+    expect(h.events.some((e) => e.event === 'job' && e.data.job.id === old.id)).toBe(false);
+  });
+
+  it('polls every pollActiveMs while a job is active and every pollIdleMs while none is', async () => {
+    const key = await svc.createApiKey('tracker-rates');
+    const call = api(svc.baseUrl, key);
+    const h = track(svc.baseUrl, key, { pollActiveMs: 100, pollIdleMs: 800 });
+    await waitUntil('the first poll', () => h.tracker.polls >= 1);
+
+    const idleFrom = Date.now();
+    await pause(2400);
+    const idle = countIn(h.pollTimes(), idleFrom, Date.now());
+
+    const job = await createJob(call);
+    await call('POST', `/jobs/${job.id}/validate`, {});
+    // No worker runs in this service: the job stays in `validating`, an active state.
+    await waitUntil('validating seen', () => h.tracker.list().find((t) => t.job.id === job.id)?.job.status === 'validating', { timeoutMs: 5000 });
+    const activeFrom = Date.now();
+    await pause(1500);
+    const active = countIn(h.pollTimes(), activeFrom, Date.now());
+
+    await call('POST', `/jobs/${job.id}/cancel`);
+    await waitUntil('canceled seen', () => h.tracker.list().find((t) => t.job.id === job.id)?.job.status === 'canceled', { timeoutMs: 5000 });
+    const idleAgainFrom = Date.now();
+    await pause(2400);
+    const idleAgain = countIn(h.pollTimes(), idleAgainFrom, Date.now());
+
+    // 2.4 s at 800 ms is 3 polls; 1.5 s at 100 ms is about 13 (a busy machine may lose a few).
+    expect(idle).toBeGreaterThanOrEqual(2);
+    expect(idle).toBeLessThanOrEqual(4);
+    expect(active).toBeGreaterThanOrEqual(7);
+    expect(idleAgain).toBeLessThanOrEqual(4);
+  });
+
+  it('waits the Retry-After of a 429 before calling again, even when kicked', async () => {
+    const limited = await startTestService({ rateLimitMax: 6, rateLimitWindowMs: 3000 });
+    try {
+      const h = track(limited.baseUrl, limited.apiKey, { pollActiveMs: 50, pollIdleMs: 50 });
+      const first429 = await waitUntil('a 429', () => h.seen.find((s) => s.status === 429), { timeoutMs: 5000 });
+      h.tracker.kick();
+      await waitUntil('a success after the 429', () => h.seen.some((s) => s.at > first429.at && s.status === 200), { timeoutMs: 10_000 });
+      const retryAfterMs = Number(first429.retryAfter) * 1000;
+      expect(retryAfterMs).toBeGreaterThanOrEqual(1000);
+      const next = h.seen.filter((s) => s.at > first429.at).sort((a, b) => a.at - b.at)[0]!;
+      expect(next.at - first429.at).toBeGreaterThanOrEqual(retryAfterMs - 50);
+      // Without honouring it, polling every 50 ms would have met the limit dozens of times.
+      expect(h.seen.filter((s) => s.status === 429)).toHaveLength(1);
+    } finally {
+      await Promise.all(started.map((t) => t.stop()));
+      await limited.close();
+    }
+  }, 20_000);
+
+  it('backs off exponentially while the service cannot be reached', async () => {
+    // A port nothing listens on: every attempt is refused at once.
+    const gone = await startTestService();
+    const url = gone.baseUrl;
+    await gone.close();
+    const h = track(url, 'rb_live_' + 'x'.repeat(43), { pollActiveMs: 100, pollIdleMs: 100, maxBackoffMs: 60_000 });
+    await waitUntil('five attempts', () => h.seen.length >= 5, { timeoutMs: 10_000 });
+    const at = h.seen.map((s) => s.at);
+    const gaps = at.slice(1).map((t, i) => t - at[i]!);
+    expect(h.seen.every((s) => s.status === 0)).toBe(true);
+    // 100, 200, 400, 800 ms: each pause about twice the one before.
+    expect(gaps[0]).toBeGreaterThanOrEqual(90);
+    expect(gaps[3]!).toBeGreaterThanOrEqual(700);
+    expect(gaps[3]!).toBeGreaterThan(gaps[1]! * 1.5);
+    await h.tracker.stop();
+  });
+
+  it('waits without calling the service until a key is configured, then starts tracking', async () => {
+    const h = track(svc.baseUrl, undefined, { pollActiveMs: 100, pollIdleMs: 200 });
+    await pause(600);
+    expect(h.seen).toHaveLength(0);
+    expect(h.tracker.polls).toBe(0);
+    h.env.RENDERBRIDGE_API_KEY = svc.apiKey;
+    await waitUntil('a poll with the new key', () => h.tracker.polls >= 1, { timeoutMs: 3000 });
+    expect(h.seen[0]!.status).toBe(200);
+    await h.tracker.stop();
+  });
+});
