@@ -6,7 +6,7 @@ import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { openSqlite } from '../service/adapters/sqlite/db.js';
 import { openWebhookStore, type SqliteWebhookStore } from '../service/adapters/sqlite/webhook-store.js';
-import { generateWebhookSecret, SIGNATURE_HEADER } from '../service/webhooks/signing.js';
+import { generateWebhookSecret, SIGNATURE_HEADER } from '../shared/webhooks/signing.js';
 import { defaultDataDir } from './options.js';
 
 /** Accepts absolute http(s) URLs only; returns the normalised URL. Bad ones are usage errors (exit 2). */

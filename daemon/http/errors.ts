@@ -5,13 +5,13 @@
 //   its Retry-After), so a client handles the service's errors and the daemon's with one code path;
 // - no answer from the service (NetworkError) or an answer off the contract: SERVICE_UNREACHABLE;
 // - request validation (zod) and unreadable bodies: DAEMON_BAD_REQUEST with details, type `zod`;
-// - unknown routes: DAEMON_NOT_FOUND; anything else: INTERNAL_ERROR (500), never with a stack.
+// - unknown routes: DAEMON_NOT_FOUND; anything else: DAEMON_INTERNAL_ERROR (500), never with a stack.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ZodError } from 'zod';
 import type { ErrorBody, ErrorDetail } from '../../shared/api/error-body.js';
 import { ApiError, NetworkError, ResponseFormatError } from '../../shared/client/index.js';
-import { ERRORS } from '../../shared/errors.js';
+import { DAEMON_ERRORS } from '../../shared/daemon/errors.js';
 import { DaemonError } from '../errors.js';
 
 export interface ErrorAnswer {
@@ -66,7 +66,7 @@ export function toErrorAnswer(err: unknown): ErrorAnswer {
     const detail = { code: fe.code ?? `HTTP_${status}`, path: ['body'], message: String(fe.message ?? 'invalid request') };
     return badRequest([detail]);
   }
-  const body: ErrorBody = { name: 'INTERNAL_ERROR', message: ERRORS.INTERNAL_ERROR.message, details: [], type: 'api', metadata: {} };
+  const body: ErrorBody = { name: 'DAEMON_INTERNAL_ERROR', message: DAEMON_ERRORS.DAEMON_INTERNAL_ERROR.message, details: [], type: 'api', metadata: {} };
   return { status: 500, body, headers: {} };
 }
 

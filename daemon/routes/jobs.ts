@@ -24,7 +24,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRouteDeps> = async (app, deps) 
   const download = DAEMON_ROUTES.downloadJob;
   // No body, or `{}`, means the default folder.
   const body = DownloadRequest.nullish().transform((b) => b ?? {});
-  app.post(download.path, { schema: { params: JobIdParams, body, response: { 202: download.response } } }, async (req, reply) => {
-    return reply.code(202).send(deps.downloads.start(req.params.id, req.body.outDir));
+  app.post(download.path, { schema: { params: JobIdParams, body, response: { [download.status]: download.response } } }, async (req, reply) => {
+    return reply.code(download.status).send(deps.downloads.start(req.params.id, req.body.outDir));
   });
 };

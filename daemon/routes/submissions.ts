@@ -14,8 +14,8 @@ const IdParams = z.strictObject({ id: z.string().min(1).max(200) });
 
 export const submissionRoutes: FastifyPluginAsyncZod<SubmissionRouteDeps> = async (app, deps) => {
   const submit = DAEMON_ROUTES.submit;
-  app.post(submit.path, { schema: { body: submit.body, response: { 202: submit.response } } }, async (req, reply) => {
-    return reply.code(202).send(deps.submissions.start(req.body));
+  app.post(submit.path, { schema: { body: submit.body, response: { [submit.status]: submit.response } } }, async (req, reply) => {
+    return reply.code(submit.status).send(deps.submissions.start(req.body));
   });
 
   const list = DAEMON_ROUTES.listSubmissions;

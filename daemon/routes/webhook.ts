@@ -1,10 +1,10 @@
 // POST DAEMON_WEBHOOK_PATH: the receiver of the service's signed onRenderComplete webhooks. The
-// signature (`Renderbridge-Signature: t=...,v1=<HMAC-SHA256>`, service/webhooks/signing.ts) is
+// signature (`Renderbridge-Signature: t=...,v1=<HMAC-SHA256>`, shared/webhooks/signing.ts) is
 // checked over the raw body with config.webhookSecret, in constant time, within 300 s of its
 // timestamp; a valid event makes the tracker poll at once. Without a secret the route is a 404.
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { SIGNATURE_HEADER, verifyWebhookSignature } from '../../service/webhooks/signing.js';
+import { SIGNATURE_HEADER, verifyWebhookSignature } from '../../shared/webhooks/signing.js';
 import { DAEMON_WEBHOOK_PATH } from '../../shared/daemon/api.js';
 import { DaemonError } from '../errors.js';
 import type { Tracker } from '../ports.js';

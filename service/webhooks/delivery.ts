@@ -5,13 +5,13 @@
 //   Renderbridge-Event: onRenderComplete
 //   Renderbridge-Event-Id: <event id>       (receivers deduplicate on it)
 //   Renderbridge-Delivery-Attempt: <n>      (1 on the first attempt)
-//   Renderbridge-Signature: t=...,v1=...    (see signing.ts)
+//   Renderbridge-Signature: t=...,v1=...    (see shared/webhooks/signing.ts)
 // A 2xx answer within the timeout is success; anything else (other status, redirect, network
 // error, timeout) is retried after min(maxDelayMs, baseDelayMs * 2^(attempt-1)), reduced by up
 // to `jitter` of itself at random so many receivers coming back at once are not hit in step,
 // until maxAttempts attempts were made. The secret is never logged, and URLs only by origin
 // (their paths or queries may hold tokens).
-import { signWebhook, SIGNATURE_HEADER } from './signing.js';
+import { signWebhook, SIGNATURE_HEADER } from '../../shared/webhooks/signing.js';
 import type { WebhookDelivery, WebhookEvent, WebhookStore } from './ports.js';
 
 /** The subset of a pino logger the dispatcher uses. */

@@ -18,7 +18,7 @@ export interface WebhookEvent {
 export interface WebhookEndpoint {
   workspaceId: string;
   url: string;
-  /** HMAC key of the signatures (see signing.ts). Never log it. */
+  /** HMAC key of the signatures (see shared/webhooks/signing.ts). Never log it. */
   secret: string;
   createdAt: string;
   updatedAt: string;

@@ -163,17 +163,17 @@ export const DAEMON_EVENTS = {
 export type DaemonEventName = keyof typeof DAEMON_EVENTS;
 export type DaemonEvent = { [K in DaemonEventName]: { event: K; data: z.infer<(typeof DAEMON_EVENTS)[K]> } }[DaemonEventName];
 
-/** Every endpoint: method, path (fastify style), body and answer schemas. */
+/** Every endpoint: success status, method, path (fastify style), body and answer schemas. */
 export const DAEMON_ROUTES = {
-  health: { method: 'GET', path: '/health', response: Health },
-  pack: { method: 'POST', path: '/pack', body: PackRequest, response: PackResult },
-  submit: { method: 'POST', path: '/submissions', body: SubmitRequest, response: Submission },
-  listSubmissions: { method: 'GET', path: '/submissions', response: z.object({ submissions: z.array(Submission) }) },
-  getSubmission: { method: 'GET', path: '/submissions/:id', response: Submission },
-  listJobs: { method: 'GET', path: '/jobs', response: z.object({ jobs: z.array(TrackedJob) }) },
-  getJob: { method: 'GET', path: '/jobs/:id', response: TrackedJob },
-  cancelJob: { method: 'POST', path: '/jobs/:id/cancel', response: TrackedJob },
-  downloadJob: { method: 'POST', path: '/jobs/:id/download', body: DownloadRequest, response: DownloadState },
-  events: { method: 'GET', path: '/events', response: z.never() },
+  health: { status: 200, method: 'GET', path: '/health', response: Health },
+  pack: { status: 200, method: 'POST', path: '/pack', body: PackRequest, response: PackResult },
+  submit: { status: 202, method: 'POST', path: '/submissions', body: SubmitRequest, response: Submission },
+  listSubmissions: { status: 200, method: 'GET', path: '/submissions', response: z.object({ submissions: z.array(Submission) }) },
+  getSubmission: { status: 200, method: 'GET', path: '/submissions/:id', response: Submission },
+  listJobs: { status: 200, method: 'GET', path: '/jobs', response: z.object({ jobs: z.array(TrackedJob) }) },
+  getJob: { status: 200, method: 'GET', path: '/jobs/:id', response: TrackedJob },
+  cancelJob: { status: 200, method: 'POST', path: '/jobs/:id/cancel', response: TrackedJob },
+  downloadJob: { status: 202, method: 'POST', path: '/jobs/:id/download', body: DownloadRequest, response: DownloadState },
+  events: { status: 200, method: 'GET', path: '/events', response: z.never() },
 } as const;
 export type DaemonRouteName = keyof typeof DAEMON_ROUTES;

@@ -22,6 +22,7 @@ export const DAEMON_ERRORS = {
   WAIT_TIMEOUT: { status: 504, message: 'The job did not reach the expected state in time: it may still be running; check it with renderbridge jobs show ID.' },
   SUBMISSION_FAILED: { status: 502, message: 'The submission stopped unexpectedly: see the message, then submit again.' },
   SUBMISSION_ABORTED: { status: 409, message: 'The submission was stopped before it finished (the daemon shut down or it was interrupted): submit again.' },
+  DAEMON_INTERNAL_ERROR: { status: 500, message: 'The daemon failed unexpectedly: retry, and if it keeps happening restart it (renderbridge daemon) and report its log.' },
   WEBHOOK_SIGNATURE_INVALID: { status: 401, message: 'The webhook signature does not match: check that the service and the daemon share the same webhook secret.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDaemonLogger } from '../../daemon/http/logging.js';
-import { generateWebhookSecret, signWebhook } from '../../service/webhooks/signing.js';
+import { generateWebhookSecret, signWebhook } from '../../shared/webhooks/signing.js';
 import { DAEMON_WEBHOOK_PATH } from '../../shared/daemon/api.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { startTestService, type TestService } from '../helpers/service.js';

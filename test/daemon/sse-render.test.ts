@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderCompleteEventId } from '../../service/webhooks/delivery.js';
-import { generateWebhookSecret } from '../../service/webhooks/signing.js';
+import { generateWebhookSecret } from '../../shared/webhooks/signing.js';
 import { DAEMON_EVENTS, DAEMON_WEBHOOK_PATH } from '../../shared/daemon/api.js';
 import { startE2E, tinyRender, waitUntil, type E2E } from '../helpers/e2e.js';
 import { buildFixtureZip } from '../helpers/fixtures.js';

@@ -4,7 +4,7 @@
 // WEBHOOK_SIGNATURE_INVALID and polls nothing; without a secret the route does not exist.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateWebhookSecret, signWebhook } from '../../service/webhooks/signing.js';
+import { generateWebhookSecret, signWebhook } from '../../shared/webhooks/signing.js';
 import { ErrorBody } from '../../shared/api/error-body.js';
 import { DAEMON_WEBHOOK_PATH, type DaemonEvent } from '../../shared/daemon/api.js';
 import { waitUntil } from '../helpers/e2e.js';

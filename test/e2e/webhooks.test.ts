@@ -4,7 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderCompleteEventId } from '../../service/webhooks/delivery.js';
-import { generateWebhookSecret, verifyWebhookSignature } from '../../service/webhooks/signing.js';
+import { generateWebhookSecret, verifyWebhookSignature } from '../../shared/webhooks/signing.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { startE2E, submit, tinyRender, validationOutcome, waitUntil, type E2E } from '../helpers/e2e.js';
 

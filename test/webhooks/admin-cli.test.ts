@@ -9,7 +9,7 @@ import { openSqlite } from '../../service/adapters/sqlite/db.js';
 import { openWebhookStore } from '../../service/adapters/sqlite/webhook-store.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
 import { openKeyStore } from '../../service/local-stack.js';
-import { signWebhook, verifyWebhookSignature } from '../../service/webhooks/signing.js';
+import { signWebhook, verifyWebhookSignature } from '../../shared/webhooks/signing.js';
 
 let dataDir: string;
 let workspaceId: string;

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqlite, type SqliteHandle } from '../../service/adapters/sqlite/db.js';
 import { openWebhookStore, type SqliteWebhookStore } from '../../service/adapters/sqlite/webhook-store.js';
 import { enqueueRenderComplete, renderCompleteEventId, WebhookDispatcher, type DispatcherLogger } from '../../service/webhooks/delivery.js';
-import { generateWebhookSecret, verifyWebhookSignature } from '../../service/webhooks/signing.js';
+import { generateWebhookSecret, verifyWebhookSignature } from '../../shared/webhooks/signing.js';
 
 interface Received {
   headers: IncomingHttpHeaders;

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateWebhookSecret, signWebhook, verifyWebhookSignature } from '../../service/webhooks/signing.js';
+import { generateWebhookSecret, signWebhook, verifyWebhookSignature } from '../../shared/webhooks/signing.js';
 
 const secret = generateWebhookSecret();
 const body = JSON.stringify({ id: 'evt_1', event: 'onRenderComplete', jobId: 'j', workspaceId: 'w', status: 'completed', occurredAt: '2025-01-01T00:00:00.000Z' });
