@@ -159,7 +159,7 @@ async function addFile(input: ZipInput, appendEntry: AppendEntry, fail: (err: un
     progress(sample.length);
     if (bytesRead < SAMPLE_BYTES) {
       // The whole file is in hand: archiver takes it as a buffer, without a stream per small file.
-      await appendEntry(Buffer.from(sample), input.name, !deflate, input.mtime);
+      await appendEntry(sample, input.name, !deflate, input.mtime);
     } else {
       const handle = fh;
       const rest = async function* () {
