@@ -108,9 +108,13 @@ export async function expandDependency(dep: CollectedDependency, infos: FileInfo
   const abs = path.resolve(path.dirname(dep.blendFile), dep.absolute);
   const pattern = dep.pattern ?? 'file';
   let candidates: string[];
+  let skippedLinks: string[] = [];
   if (dep.files && dep.files.length > 0) candidates = dep.files.map((f) => path.resolve(f));
-  else if (pattern === 'directory') candidates = (await stat(abs).catch(() => null))?.isDirectory() ? (await walkFiles(abs)).files : [];
-  else candidates = (await matchingFiles(abs, pattern)) ?? [abs];
+  else if (pattern === 'directory') {
+    const walked = (await stat(abs).catch(() => null))?.isDirectory() ? await walkFiles(abs) : { files: [], skippedLinks: [] };
+    candidates = walked.files;
+    skippedLinks = walked.skippedLinks;
+  } else candidates = (await matchingFiles(abs, pattern)) ?? [abs];
   const files: string[] = [];
   const missing: string[] = [];
   const unique = [...new Set(candidates)].sort();
@@ -118,7 +122,7 @@ export async function expandDependency(dep: CollectedDependency, infos: FileInfo
   unique.forEach((f, i) => (found[i] ? files : missing).push(f));
   // A pattern with no file at all is reported by its own path (the tiles or frames are unknown).
   if (files.length === 0 && missing.length === 0) missing.push(abs);
-  return { dep: { ...dep, absolute: abs, pattern }, files, missing };
+  return { dep: { ...dep, absolute: abs, pattern }, files, missing, skippedLinks };
 }
 
 /** A selected add-on's files; a missing or malformed one fails the pack (the artist chose it). */

@@ -57,6 +57,7 @@ export async function packProject(input: PackProjectInput, options: PackProjectO
   const addons = await expandAddons(input.addons, infos);
   const layout = planLayout(main, deps, addons, { identity: (f) => infos.known(f)?.identity });
   const warnings = layoutWarnings(layout);
+  for (const link of deps.flatMap((d) => d.skippedLinks ?? [])) warnings.push(linkWarning(link));
   if (layout.missing.length > 0) warnings.push(missingWarning(layout.missing));
   return writePack(layout, infos, warnings, options);
 }
@@ -86,7 +87,7 @@ export async function packFolder(dir: string, options: PackProjectOptions & { sc
   const addons = await expandAddons(options.addons, infos);
   const layout = planLayout(main, [anchor, ...deps], addons, { identity: (f) => infos.known(f)?.identity });
   const warnings = layoutWarnings(layout);
-  for (const link of walked.skippedLinks) warnings.push({ code: 'LINKED_FOLDER_SKIPPED', message: `"${link}" links to a folder and was not followed; copy its files into the project if the scene needs them.` });
+  for (const link of walked.skippedLinks) warnings.push(linkWarning(link));
   return writePack({ ...layout, remaps: [] }, infos, warnings, options);
 }
 
@@ -131,6 +132,10 @@ function kindOf(file: string): DependencyKind {
 
 function layoutWarnings(layout: Layout): DaemonWarning[] {
   return layout.skipped.map((s) => ({ code: 'FILE_SKIPPED', message: `"${s.source}" was not packed: ${s.reason}.` }));
+}
+
+function linkWarning(link: string): DaemonWarning {
+  return { code: 'LINKED_FOLDER_SKIPPED', message: `"${link}" links to a folder and was not followed; copy its files into the project if the scene needs them.` };
 }
 
 function missingWarning(missing: Layout['missing']): DaemonWarning {

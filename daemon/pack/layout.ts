@@ -31,6 +31,8 @@ export interface ExpandedDependency {
   files: string[];
   /** Absolute files (or patterns) that do not. */
   missing: string[];
+  /** Linked folders inside a `directory` dependency, not followed (reported as warnings). */
+  skippedLinks?: string[];
 }
 
 /** A selected add-on with its files (`files` empty for a single-file add-on). */

@@ -131,6 +131,8 @@ describe('packProject', () => {
     const cache = join(proj, 'cache', 'fluid');
     put(join(cache, 'data', 'fluid_data_0001.vdb'), randomBytes(300));
     put(join(cache, 'mesh', 'fluid_mesh_0001.bobj.gz'), randomBytes(300));
+    // A linked folder is not followed (a link cycle would never end), and the caller is told.
+    symlinkSync(join(base, 'plates'), join(cache, 'linked'));
     const given = [put(join(base, 'uv', 'a.u1_v1.png'), 'x'), put(join(base, 'uv', 'a.u2_v1.png'), 'y')];
     put(join(base, 'uv', 'a.u3_v1.png'), 'not listed by the collector: left out');
     const out = await packProject(
@@ -161,6 +163,7 @@ describe('packProject', () => {
       { from: join(base, 'uv', 'a.<UVTILE>.png'), to: ext(join(base, 'uv', 'a.<UVTILE>.png')), blendFile: 'shots/sh010.blend' },
     ]);
     expect(out.manifest.missing).toEqual([]);
+    expect(out.warnings).toEqual([{ code: 'LINKED_FOLDER_SKIPPED', message: expect.stringContaining(join(cache, 'linked')) }]);
   });
 
   it('bundles the selected folder and single-file add-ons (without __pycache__) and leaves unselected ones out', async () => {
