@@ -6,6 +6,7 @@ import type { UploadPreflight } from '../shared/api/upload.js';
 import type { AddonToBundle } from '../shared/pack/dependencies.js';
 import { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME, PackManifest } from '../shared/pack/manifest.js';
 import { DaemonError } from './errors.js';
+import { nextEntry } from '../service/worker/zip-entries.js';
 
 export const PREFLIGHT_SCHEMA_VERSION = 1;
 
@@ -111,19 +112,3 @@ async function readManifest(zip: yauzl.ZipFile, entry: yauzl.Entry, broken: (why
   return r.data;
 }
 
-/** Reads the next entry; resolves null at the end. Errors the zip emitted in between are thrown here. */
-function nextEntry(zip: yauzl.ZipFile, pending: { error: Error | null }): Promise<yauzl.Entry | null> {
-  if (pending.error) return Promise.reject(pending.error);
-  return new Promise((resolve, reject) => {
-    const done = () => {
-      zip.off('entry', onEntry);
-      zip.off('end', onEnd);
-      zip.off('error', onError);
-    };
-    const onEntry = (e: yauzl.Entry) => (done(), resolve(e));
-    const onEnd = () => (done(), resolve(null));
-    const onError = (err: Error) => (done(), reject(err));
-    zip.on('entry', onEntry).on('end', onEnd).on('error', onError);
-    zip.readEntry();
-  });
-}

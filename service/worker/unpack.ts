@@ -25,6 +25,7 @@ import {
   UnpackError,
   type UnpackLimits,
 } from './unpack-rules.js';
+import { nextEntry } from './zip-entries.js';
 
 export { UnpackError, DEFAULT_UNPACK_LIMITS, type UnpackErrorCode, type UnpackLimits } from './unpack-rules.js';
 export { pickSceneFile, resolveBundledAddons, PACK_MANIFEST_NAME, type PackManifest, type ResolvedAddon } from './project-files.js';
@@ -102,22 +103,6 @@ async function readManifest(file: string): Promise<PackManifest> {
   return parseManifest(text.toString('utf8'));
 }
 
-/** Reads the next entry; resolves null at the end. Errors the zip file emitted in between are kept and thrown here. */
-function nextEntry(zip: yauzl.ZipFile, pending: { error: Error | null }): Promise<yauzl.Entry | null> {
-  if (pending.error) return Promise.reject(pending.error);
-  return new Promise((resolve, reject) => {
-    const done = () => {
-      zip.off('entry', onEntry);
-      zip.off('end', onEnd);
-      zip.off('error', onError);
-    };
-    const onEntry = (e: yauzl.Entry) => (done(), resolve(e));
-    const onEnd = () => (done(), resolve(null));
-    const onError = (err: Error) => (done(), reject(err));
-    zip.on('entry', onEntry).on('end', onEnd).on('error', onError);
-    zip.readEntry();
-  });
-}
 
 async function extractZip(source: string, tmp: string, limits: UnpackLimits, signal?: AbortSignal): Promise<{ files: string[]; bytes: number }> {
   let zip: yauzl.ZipFile;
