@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../helpers/e2e.js';
 import { createJob } from '../helpers/flow.js';
 import { api } from '../helpers/http.js';
 
@@ -43,6 +44,8 @@ describe('renderbridge service', () => {
   it('tells how to get a key, serves /healthz, stops on SIGTERM and keeps its jobs across a restart', async () => {
     const first = await startService();
     expect(first.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/external\/v1$/);
+    // The hint follows the base URL once the key store was read.
+    await waitUntil('the API key hint', () => first.stderr().includes('renderbridge admin create-key') || undefined, { timeoutMs: 10_000 });
     expect(first.stderr()).toContain('renderbridge admin create-key');
     const origin = first.baseUrl.replace('/api/external/v1', '');
     const health = await fetch(`${origin}/healthz`);
