@@ -14,9 +14,11 @@ if [ "$node_major" -lt 20 ] || { [ "$node_major" -eq 20 ] && [ "$node_minor" -lt
 fi
 
 # command -> Debian package. Blender and ffmpeg render and encode; curl and zip are used by tests and benchmarks;
-# the keychain (gnome-keyring over a D-Bus session, read back with secret-tool) holds the API key.
+# the keychain (gnome-keyring over a D-Bus session, read back with secret-tool) holds the API key;
+# Chromium (driven by playwright-core) tests the tray app's job window.
 declare -A need=([curl]=curl [zip]=zip [unzip]=unzip [blender]=blender [ffmpeg]=ffmpeg [ffprobe]=ffmpeg
-  [secret-tool]=libsecret-tools [gnome-keyring-daemon]=gnome-keyring [dbus-launch]=dbus-x11 [dbus-run-session]=dbus)
+  [secret-tool]=libsecret-tools [gnome-keyring-daemon]=gnome-keyring [dbus-launch]=dbus-x11 [dbus-run-session]=dbus
+  [chromium]=chromium)
 missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
@@ -35,6 +37,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get "${lock[@]}" update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get "${lock[@]}" install -y -qq --no-install-recommends $pkgs >/dev/null
 fi
+
+# Electron's install script downloads its binary from GitHub, which these machines cannot reach;
+# the package's types are all the build and tests use (the app itself is packaged by electron-builder).
+export ELECTRON_SKIP_BINARY_DOWNLOAD=1
 
 stamp=node_modules/.renderbridge-lock.sha256
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
