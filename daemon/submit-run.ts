@@ -108,6 +108,10 @@ export async function runSubmission(
     if (!validationConfig.pathToFileForRender && pack.sceneFile) validationConfig.pathToFileForRender = pack.sceneFile;
     await client.validateJob(job.id, { validationConfig }, { signal });
     await client.waitForStatus(job.id, ['validated'], { intervalMs: pollMs, signal });
+    if (req.mode === 'check') {
+      update({ step: 'done' });
+      return { ...s, warnings: [...s.warnings] };
+    }
 
     const outDir = path.resolve(req.outDir ?? defaultOutDir(deps.downloadsDir, req.pack?.path ?? pack.sceneFile, job.id));
     await client.renderJob(job.id, { requestedRenderConfig: renderConfigFrom(req.settings) }, { signal });

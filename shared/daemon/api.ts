@@ -93,6 +93,8 @@ export const SubmitRequest = z
     outDir: z.string().min(1).max(4096).optional(),
     /** Download the outputs when the job completes (default true). */
     download: z.boolean().default(true),
+    /** `check` uploads and validates only (the add-on's "Check"): the submission is `done` once the job is validated; read its analysis warnings with GET /jobs/:id. Default `render`. */
+    mode: z.enum(['render', 'check']).optional(),
   })
   .refine((b) => (b.packId === undefined) !== (b.pack === undefined), 'give exactly one of packId and pack');
 export type SubmitRequest = z.infer<typeof SubmitRequest>;

@@ -111,6 +111,18 @@ describe('runSubmission (no daemon)', () => {
     expect(JSON.stringify(final)).not.toContain('A'.repeat(43));
   }, 60_000);
 
+  it('checks only (mode check): done once validated, the job never renders', async () => {
+    const zip = path.join(scratch, 'check.zip');
+    await buildFixtureZip(['basic'], zip);
+    const seen: Submission[] = [];
+    const final = await runSubmission(request(zip, { mode: 'check' }), { clients, packer, downloadsDir: scratch, pollMs: 200 }, (u) => seen.push(u));
+    expect(final.step).toBe('done');
+    expect(steps(seen)).toEqual(['packing', 'uploading', 'creating', 'validating', 'done']);
+    const job = await (await clients.client()).getJob(final.jobId!);
+    expect(job.status).toBe('validated');
+    expect(job.analysis?.output).toBeTruthy();
+  }, 120_000);
+
   it('carries the service\'s 400 body when a render setting is refused', async () => {
     const zip = path.join(scratch, 'badformat.zip');
     await buildFixtureZip(['basic'], zip);
