@@ -1,0 +1,127 @@
+# What the panel shows, as plain data (no bpy): the recent jobs from the daemon's GET /jobs, and
+# the one Check / Render on farm in progress (its step, the missing files, the analysis warnings).
+import time
+
+# Statuses the daemon polls fast for (README "Tracking"); Cancel is offered for these and `created`/`validated`.
+ACTIVE_STATUSES = ('validating', 'booting', 'rendering', 'finalizing', 'debugging', 'suspended')
+CANCELABLE_STATUSES = ACTIVE_STATUSES + ('created', 'validated')
+FINISHED_STATUSES = ('completed', 'failed', 'canceled')
+# Analysis warnings that stop a render (README "Validation").
+BLOCKING_CODES = ('SCENE_NOT_FOUND', 'NO_CAMERA', 'UNSUPPORTED_ENGINE', 'NO_VIEW_LAYER_ENABLED', 'MISSING_LIBRARIES')
+
+
+class JobRow:
+    """One tracked job, flattened for drawing."""
+
+    def __init__(self, tracked):
+        job = tracked.get('job') or {}
+        progress = tracked.get('progress') or {}
+        download = tracked.get('download') or {}
+        self.id = job.get('id', '')
+        self.status = job.get('status', '')
+        scene = job.get('sceneFile') or {}
+        self.name = scene.get('name') or self.id[:8]
+        self.created_at = job.get('createdAt', '')
+        self.percent = progress.get('percent')
+        self.frames_done = progress.get('framesDone')
+        self.frames_total = progress.get('framesTotal')
+        self.download_state = download.get('state')
+        self.out_dir = download.get('outDir')
+        self.files_done = download.get('filesDone')
+        self.files = download.get('files')
+        failed = job.get('failedReason') or {}
+        details = failed.get('errorDetails') or {}
+        self.failure = details.get('message') if isinstance(details.get('message'), str) else failed.get('name')
+
+    @property
+    def active(self):
+        return self.status in ACTIVE_STATUSES
+
+    @property
+    def cancelable(self):
+        return self.status in CANCELABLE_STATUSES
+
+    def label(self):
+        text = f'{self.name}: {self.status}'
+        if self.status == 'rendering' and self.percent is not None:
+            text += f' {self.percent:.0f}%'
+        if self.frames_total:
+            text += f' ({self.frames_done or 0}/{self.frames_total} frames)'
+        if self.download_state == 'downloading':
+            text += f', downloading {self.files_done or 0}/{self.files or 0}'
+        elif self.download_state == 'done':
+            text += ', downloaded'
+        elif self.download_state == 'failed':
+            text += ', download failed'
+        return text
+
+
+class JobsModel:
+    """The recent jobs, newest first, as last read from GET /jobs."""
+
+    def __init__(self, limit=8):
+        self.limit = limit
+        self.rows = []
+        self.updated_at = None
+        self.error = None
+
+    def update(self, tracked_jobs):
+        rows = [JobRow(t) for t in tracked_jobs]
+        self.rows = sorted(rows, key=lambda r: r.created_at, reverse=True)[:self.limit]
+        self.updated_at = time.time()
+        self.error = None
+
+    def replace(self, tracked):
+        """Updates one job from a TrackedJob (e.g. the answer of cancel)."""
+        row = JobRow(tracked)
+        self.rows = [row if r.id == row.id else r for r in self.rows]
+
+    def find(self, job_id):
+        return next((r for r in self.rows if r.id == job_id), None)
+
+    @property
+    def any_active(self):
+        return any(r.active or r.download_state in ('pending', 'downloading') for r in self.rows)
+
+
+class Activity:
+    """The Check or Render on farm the artist started last."""
+
+    def __init__(self, mode):
+        self.mode = mode  # 'check' or 'render'
+        self.step = 'collecting'
+        self.message = ''
+        self.error = None  # a readable message when it failed
+        self.missing = []  # dependency dicts whose files are absent
+        self.submission_id = None
+        self.job_id = None
+        self.out_dir = None
+        self.warnings = []  # analysis warnings {code, message, blocking}
+        self.pack_warnings = []  # messages of the daemon's pack warnings
+        self.finished = False
+
+    def fail(self, message):
+        self.error = message
+        self.step = 'failed'
+        self.finished = True
+
+    def apply_submission(self, sub):
+        """Takes a Submission from the daemon; True once it ended (done or failed)."""
+        self.step = sub.get('step', self.step)
+        self.job_id = sub.get('jobId') or self.job_id
+        self.out_dir = sub.get('outDir') or self.out_dir
+        if sub.get('step') == 'failed':
+            err = sub.get('error') or {}
+            self.error = f"{err.get('name', 'SUBMISSION_FAILED')}: {err.get('message', 'the submission failed')}"
+            return True
+        return sub.get('step') == 'done'
+
+    def apply_analysis(self, tracked):
+        analysis = (tracked.get('job') or {}).get('analysis') or {}
+        warnings = analysis.get('analysisWarnings') or []
+        self.warnings = [{'code': w.get('code', ''), 'message': w.get('message', ''),
+                          'blocking': bool(w.get('blocking')) or w.get('code') in BLOCKING_CODES} for w in warnings]
+
+    @property
+    def blocking(self):
+        return [w for w in self.warnings if w['blocking']]

@@ -1,0 +1,68 @@
+# Actions on the recent jobs (Cancel, Download, Open folder) and on the connection (Refresh).
+# Cancel and Download run on the worker thread; their outcome shows in the panel.
+import os
+
+import bpy
+
+from . import preferences, session
+
+
+def _job_id_prop():
+    return bpy.props.StringProperty(name='Job id', options={'SKIP_SAVE'})
+
+
+class RENDERBRIDGE_OT_cancel_job(bpy.types.Operator):
+    """Cancel this job on the farm"""
+    bl_idname = 'renderbridge.cancel_job'
+    bl_label = 'Cancel'
+    job_id: _job_id_prop()
+
+    def execute(self, _context):
+        session.current().job_action('cancel', self.job_id)
+        self.report({'INFO'}, f'Canceling job {self.job_id[:8]}...')
+        return {'FINISHED'}
+
+
+class RENDERBRIDGE_OT_download_job(bpy.types.Operator):
+    """Download this job's outputs (complete files are skipped)"""
+    bl_idname = 'renderbridge.download_job'
+    bl_label = 'Download'
+    job_id: _job_id_prop()
+
+    def execute(self, context):
+        s = session.current()
+        root = bpy.path.abspath(preferences.get(context).download_folder)
+        row = s.jobs.find(self.job_id)
+        out_dir = None
+        if root:
+            out_dir = row.out_dir if row and row.out_dir else os.path.join(root, f'{row.name if row else "job"}-{self.job_id[:8]}')
+        s.job_action('download', self.job_id, out_dir)
+        self.report({'INFO'}, f'Downloading job {self.job_id[:8]}...')
+        return {'FINISHED'}
+
+
+class RENDERBRIDGE_OT_open_folder(bpy.types.Operator):
+    """Open the folder the outputs were downloaded to"""
+    bl_idname = 'renderbridge.open_folder'
+    bl_label = 'Open folder'
+    path: bpy.props.StringProperty(subtype='DIR_PATH', options={'SKIP_SAVE'})
+
+    def execute(self, _context):
+        if not os.path.isdir(self.path):
+            self.report({'ERROR'}, f'The folder {self.path} does not exist (yet): download the job first.')
+            return {'CANCELLED'}
+        bpy.ops.wm.path_open(filepath=self.path)
+        return {'FINISHED'}
+
+
+class RENDERBRIDGE_OT_refresh(bpy.types.Operator):
+    """Ask the daemon again now (connection and jobs)"""
+    bl_idname = 'renderbridge.refresh'
+    bl_label = 'Refresh'
+
+    def execute(self, _context):
+        session.current().refresh_now()
+        return {'FINISHED'}
+
+
+CLASSES = (RENDERBRIDGE_OT_cancel_job, RENDERBRIDGE_OT_download_job, RENDERBRIDGE_OT_open_folder, RENDERBRIDGE_OT_refresh)

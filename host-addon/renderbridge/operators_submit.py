@@ -1,0 +1,113 @@
+# "Check" and "Render on farm": save, collect the dependencies (bpy, main thread), report missing
+# files before anything is uploaded, then pack and submit through the daemon on the worker thread.
+import os
+
+import bpy
+
+from . import addons, dependencies, jobs_state, preferences, session, submit_body
+
+
+def settings_body(context):
+    """The SubmitSettings of the scene's panel settings and the preferences' defaults (ValueError when bad)."""
+    scene = context.scene
+    rb = scene.renderbridge
+    prefs = preferences.get(context)
+    if rb.frame_mode == 'CUSTOM':
+        frames = submit_body.parse_frame_ranges(rb.frame_ranges)
+    else:
+        frames = [f'{scene.frame_start}-{scene.frame_end}' if scene.frame_end > scene.frame_start else str(scene.frame_start)]
+        if scene.frame_step > 1:
+            frames = [f'{scene.frame_start}-{scene.frame_end}x{scene.frame_step}']
+    fmt = prefs.default_format if rb.output_format == 'DEFAULT' else rb.output_format
+    video = prefs.default_video if rb.video == 'DEFAULT' else rb.video == 'ON'
+    if rb.view_layer and rb.view_layer not in scene.view_layers:
+        raise ValueError(f'No view layer "{rb.view_layer}" in scene "{scene.name}".')
+    return submit_body.build_settings(
+        frames=frames, camera=rb.camera.name if rb.camera else '', view_layer=rb.view_layer,
+        output_format='' if fmt == 'SCENE' else fmt, video=video, notes=rb.notes)
+
+
+class _Submit:
+    bl_options = {'REGISTER'}
+    mode = 'render'
+
+    allow_missing: bpy.props.BoolProperty(
+        name='Continue with missing files', default=False, options={'SKIP_SAVE'},
+        description='Upload even though some files the scene uses are missing')
+
+    @classmethod
+    def poll(cls, context):
+        s = session.current()
+        return s is not None and not s.busy
+
+    def invoke(self, context, event):
+        if not bpy.data.filepath:
+            bpy.ops.wm.save_as_mainfile('INVOKE_DEFAULT')
+            self.report({'WARNING'}, f'Save the file first, then click "{self.bl_label}" again.')
+            return {'CANCELLED'}
+        if bpy.data.is_dirty:
+            return context.window_manager.invoke_confirm(self, event)  # "save the changes and go on?"
+        return self.execute(context)
+
+    def execute(self, context):
+        s = session.current()
+        if not bpy.data.filepath:
+            self.report({'ERROR'}, 'The file has never been saved: save it (File > Save As), then try again.')
+            return {'CANCELLED'}
+        try:
+            settings = settings_body(context)
+        except ValueError as err:
+            self.report({'ERROR'}, str(err))
+            return {'CANCELLED'}
+        rb = context.scene.renderbridge
+        addons.refresh(context, rb)
+        if bpy.data.is_dirty:
+            bpy.ops.wm.save_mainfile()
+        act = jobs_state.Activity(self.mode)
+        s.activity = act
+        collected = dependencies.collect()
+        act.missing = submit_body.missing_files(collected['dependencies'])
+        if act.missing and not self.allow_missing:
+            act.step = 'missing'
+            act.message = submit_body.describe_missing(act.missing) + ': nothing was uploaded.'
+            act.finished = True
+            self.report({'WARNING'}, act.message + ' Fix the paths, or choose "Continue anyway".')
+            return {'CANCELLED'}
+        out_dir = None
+        if self.mode == 'render':
+            out_dir = submit_body.output_folder(bpy.path.abspath(preferences.get(context).download_folder), bpy.data.filepath)
+        act.step, act.message = 'packing', session.STEP_TEXT['packing']
+        s.submit(act, os.path.abspath(bpy.data.filepath), collected['dependencies'], addons.to_bundle(rb), settings, out_dir)
+        if act.missing:
+            self.report({'WARNING'}, submit_body.describe_missing(act.missing) + ': uploading anyway.')
+        self.report({'INFO'}, f'{self.bl_label}: packing and uploading through the renderbridge daemon...')
+        return {'FINISHED'}
+
+
+class RENDERBRIDGE_OT_check(_Submit, bpy.types.Operator):
+    """Upload the scene and let the farm check it, without rendering: shows the analysis warnings"""
+    bl_idname = 'renderbridge.check'
+    bl_label = 'Check'
+    mode = 'check'
+
+
+class RENDERBRIDGE_OT_render(_Submit, bpy.types.Operator):
+    """Save, pack and upload the scene, render it on the farm and download the frames"""
+    bl_idname = 'renderbridge.render'
+    bl_label = 'Render on farm'
+    mode = 'render'
+
+
+class RENDERBRIDGE_OT_refresh_addons(bpy.types.Operator):
+    """List the enabled add-ons that do not ship with Blender, to send with the project"""
+    bl_idname = 'renderbridge.refresh_addons'
+    bl_label = 'Find add-ons'
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def execute(self, context):
+        addons.refresh(context, context.scene.renderbridge)
+        self.report({'INFO'}, f'{len(context.scene.renderbridge.addons)} add-on(s) can be bundled.')
+        return {'FINISHED'}
+
+
+CLASSES = (RENDERBRIDGE_OT_check, RENDERBRIDGE_OT_render, RENDERBRIDGE_OT_refresh_addons)

@@ -1,0 +1,142 @@
+# The Renderbridge panel, in Properties > Render and in the 3D View sidebar (same drawing).
+# Drawing reads the session's plain state only; it never calls the network.
+import bpy
+
+from . import session
+
+
+def draw_connection(layout, s):
+    box = layout.box()
+    if s.health is None:
+        col = box.column()
+        col.alert = True
+        col.label(text='Daemon not connected', icon='ERROR')
+        for line in _wrap(s.connection_error or 'Connecting to the renderbridge daemon...'):
+            col.label(text=line)
+    elif not s.health.get('apiKeyConfigured'):
+        col = box.column()
+        col.alert = True
+        col.label(text='No API key set', icon='ERROR')
+        col.label(text='Store one with the tray app, or set RENDERBRIDGE_API_KEY and restart the daemon.')
+    else:
+        box.label(text=f"Connected: daemon {s.health.get('version', '')}", icon='CHECKMARK')
+        box.label(text=s.health.get('serviceUrl', ''))
+    box.operator('renderbridge.refresh', icon='FILE_REFRESH')
+
+
+def draw_settings(layout, scene):
+    rb = scene.renderbridge
+    col = layout.column()
+    col.row().prop(rb, 'frame_mode', expand=True)
+    if rb.frame_mode == 'CUSTOM':
+        col.prop(rb, 'frame_ranges')
+    else:
+        col.label(text=f'Frames {scene.frame_start}-{scene.frame_end}')
+    col.prop(rb, 'camera')
+    col.prop_search(rb, 'view_layer', scene, 'view_layers')
+    col.prop(rb, 'output_format')
+    col.row().prop(rb, 'video', expand=True)
+    col.prop(rb, 'notes')
+    sub = layout.box()
+    head = sub.row()
+    head.label(text='Add-ons to bundle')
+    head.operator('renderbridge.refresh_addons', text='', icon='FILE_REFRESH')
+    for item in rb.addons:
+        sub.prop(item, 'selected', text=f'{item.label} ({item.module})')
+
+
+def draw_activity(layout, act):
+    box = layout.box()
+    title = 'Check' if act.mode == 'check' else 'Render on farm'
+    box.label(text=f'{title}: {act.message or act.step}')
+    if act.missing:
+        col = box.column()
+        col.alert = True
+        for dep in act.missing[:10]:
+            col.label(text=f"Missing: {dep['path']}", icon='ERROR')
+        if act.step == 'missing':
+            row = box.row()
+            op = row.operator('renderbridge.check' if act.mode == 'check' else 'renderbridge.render', text='Continue anyway')
+            op.allow_missing = True
+    for w in act.warnings:
+        col = box.column()
+        col.alert = w['blocking']
+        col.label(text=f"{w['code']}: {w['message']}", icon='CANCEL' if w['blocking'] else 'INFO')
+    for text in act.pack_warnings:
+        box.label(text=text, icon='INFO')
+    if act.error:
+        col = box.column()
+        col.alert = True
+        for line in _wrap(act.error):
+            col.label(text=line)
+
+
+def draw_jobs(layout, s):
+    box = layout.box()
+    box.label(text='Recent jobs')
+    if s.notice:
+        row = box.row()
+        row.alert = s.notice[0] == 'ERROR'
+        row.label(text=s.notice[1])
+    if not s.jobs.rows:
+        box.label(text=s.jobs.error or 'No jobs yet')
+    for job in s.jobs.rows:
+        row = box.row(align=True)
+        row.label(text=job.label(), icon='RENDER_ANIMATION' if job.active else 'BLANK1')
+        if job.cancelable:
+            row.operator('renderbridge.cancel_job', text='', icon='CANCEL').job_id = job.id
+        if job.status == 'completed':
+            row.operator('renderbridge.download_job', text='', icon='IMPORT').job_id = job.id
+        if job.out_dir:
+            row.operator('renderbridge.open_folder', text='', icon='FILE_FOLDER').path = job.out_dir
+
+
+def draw(layout, context):
+    s = session.current()
+    if s is None:
+        return
+    draw_connection(layout, s)
+    draw_settings(layout, context.scene)
+    row = layout.row(align=True)
+    row.scale_y = 1.3
+    row.operator('renderbridge.check', icon='VIEWZOOM')
+    row.operator('renderbridge.render', icon='RENDER_ANIMATION')
+    if s.activity is not None:
+        draw_activity(layout, s.activity)
+    draw_jobs(layout, s)
+
+
+def _wrap(text, width=70):
+    words, lines, cur = text.split(), [], ''
+    for w in words:
+        if cur and len(cur) + 1 + len(w) > width:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = f'{cur} {w}' if cur else w
+    return lines + ([cur] if cur else [])
+
+
+class RENDERBRIDGE_PT_render(bpy.types.Panel):
+    bl_label = 'Renderbridge'
+    bl_idname = 'RENDERBRIDGE_PT_render'
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = 'render'
+
+    def draw(self, context):
+        draw(self.layout, context)
+
+
+class RENDERBRIDGE_PT_sidebar(bpy.types.Panel):
+    bl_label = 'Render farm'
+    bl_idname = 'RENDERBRIDGE_PT_sidebar'
+    bl_space_type = 'VIEW_3D'
+    bl_region_type = 'UI'
+    bl_category = 'Renderbridge'
+
+    def draw(self, context):
+        draw(self.layout, context)
+
+
+CLASSES = (RENDERBRIDGE_PT_render, RENDERBRIDGE_PT_sidebar)

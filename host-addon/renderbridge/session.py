@@ -1,0 +1,204 @@
+# The add-on's per-session state, created at register and dropped at unregister: the worker thread,
+# the daemon's health, the recent jobs, the Check / Render on farm in progress. `tick()` runs on
+# Blender's main thread from a bpy.app.timers timer: it drains the worker's results, schedules the
+# polls (health, GET /jobs, the running submission) and redraws the panels. Only the callbacks,
+# which run inside tick(), touch bpy or this state; the tasks on the thread only call the client.
+import time
+
+import bpy
+
+from . import background, daemon_client, jobs_state, preferences
+
+TICK_S = 0.5
+HEALTH_S = 5.0
+JOBS_ACTIVE_S = 2.0
+JOBS_IDLE_S = 10.0
+SUBMISSION_S = 1.0
+
+
+class Session:
+    def __init__(self):
+        self.worker = background.Worker()
+        self.jobs = jobs_state.JobsModel()
+        self.activity = None
+        self.health = None
+        self.connection_error = None
+        self.notice = None  # (level, message) of the last job action
+        self._next = {'health': 0.0, 'jobs': 0.0, 'submission': 0.0}
+
+    def client(self):
+        """A daemon client from the preferences (read here, on the main thread)."""
+        prefs = preferences.get()
+        return daemon_client.DaemonClient(address=prefs.daemon_address)
+
+    # -- the timer ------------------------------------------------------------------------------
+    def tick(self):
+        changed = self.worker.drain() > 0
+        now = time.monotonic()
+        if now >= self._next['health']:
+            self._next['health'] = now + HEALTH_S
+            self.poll_health()
+        if now >= self._next['jobs']:
+            busy = self.jobs.any_active or (self.activity is not None and not self.activity.finished)
+            self._next['jobs'] = now + (JOBS_ACTIVE_S if busy else JOBS_IDLE_S)
+            self.poll_jobs()
+        act = self.activity
+        if act is not None and act.submission_id and not act.finished and now >= self._next['submission']:
+            self._next['submission'] = now + SUBMISSION_S
+            self._poll_submission(act)
+        if changed:
+            redraw()
+        return TICK_S
+
+    def refresh_now(self):
+        self._next['health'] = self._next['jobs'] = 0.0
+
+    # -- polls ----------------------------------------------------------------------------------
+    def poll_health(self):
+        client = self.client()
+        self.worker.run(lambda _post: client.health(), self._on_health, key='health')
+
+    def _on_health(self, health, err):
+        self.health = health if err is None else None
+        self.connection_error = None if err is None else str(err)
+
+    def poll_jobs(self):
+        client = self.client()
+        self.worker.run(lambda _post: client.jobs(), self._on_jobs, key='jobs')
+
+    def _on_jobs(self, jobs, err):
+        if err is None:
+            self.jobs.update(jobs)
+        else:
+            self.jobs.error = str(err)
+
+    def _poll_submission(self, act):
+        client = self.client()
+        self.worker.run(lambda _post: client.submission(act.submission_id),
+                        lambda sub, err: self._on_submission(act, sub, err), key='submission')
+
+    def _on_submission(self, act, sub, err):
+        if err is not None:
+            act.message = f'Could not read the submission: {err}'
+            return
+        ended = act.apply_submission(sub)
+        act.message = STEP_TEXT.get(act.step, act.step)
+        if act.mode == 'check' and ended and act.job_id:
+            client = self.client()
+            job_id = act.job_id
+            self.worker.run(lambda _post: client.job(job_id), lambda tr, e: self._on_analysis(act, tr, e))
+        elif ended:
+            act.finished = True
+            if act.error is None and act.mode == 'render':
+                act.message = f'Rendered; frames downloaded to {act.out_dir}'
+            self._next['jobs'] = 0.0
+
+    def _on_analysis(self, act, tracked, err):
+        act.finished = True
+        if err is not None:
+            act.error = act.error or f'Could not read the analysis: {err}'
+            return
+        act.apply_analysis(tracked)
+        n, b = len(act.warnings), len(act.blocking)
+        act.message = f'Check done: {n} warning(s), {b} blocking' if n else 'Check done: no warnings'
+
+    # -- Check / Render on farm ----------------------------------------------------------------
+    @property
+    def busy(self):
+        return self.activity is not None and not self.activity.finished
+
+    def submit(self, act, blend_path, dependencies, addons, settings, out_dir):
+        """Packs (with the collected dependencies and add-ons) and submits, on the worker thread."""
+        client = self.client()
+        self.activity = act
+
+        def task(post):
+            post(_set_step, act, 'packing')
+            pack = client.pack(blend_path, dependencies, addons)
+            post(_set_step, act, 'uploading')
+            return pack, client.submit(pack['packId'], settings, act.mode, out_dir)
+
+        self.worker.run(task, lambda res, err: self._on_submitted(act, res, err))
+
+    def _on_submitted(self, act, res, err):
+        if err is not None:
+            act.fail(str(err))
+            return
+        pack, sub = res
+        act.pack_warnings = [w.get('message', '') for w in pack.get('warnings', [])]
+        act.submission_id = sub['id']
+        act.apply_submission(sub)
+        act.message = STEP_TEXT.get(act.step, act.step)
+        self._next['submission'] = 0.0
+
+    # -- job actions ----------------------------------------------------------------------------
+    def job_action(self, verb, job_id, out_dir=None):
+        client = self.client()
+        call = {'cancel': lambda _p: client.cancel(job_id), 'download': lambda _p: client.download(job_id, out_dir)}[verb]
+        self.worker.run(call, lambda res, err: self._on_job_action(verb, job_id, res, err))
+
+    def _on_job_action(self, verb, job_id, res, err):
+        if err is not None:
+            self.notice = ('ERROR', f'{verb.capitalize()} of job {job_id[:8]} failed: {err}')
+        elif verb == 'cancel':
+            self.jobs.replace(res)
+            self.notice = ('INFO', f'Job {job_id[:8]}: {res["job"]["status"]}')
+        else:
+            self.notice = ('INFO', f'Downloading job {job_id[:8]} to {res.get("outDir")}')
+        self._next['jobs'] = 0.0
+
+    def close(self):
+        self.worker.stop()
+
+
+STEP_TEXT = {
+    'collecting': 'Collecting the files the scene uses...',
+    'packing': 'Packing the project...',
+    'uploading': 'Uploading...',
+    'creating': 'Creating the job...',
+    'validating': 'The farm is checking the scene...',
+    'rendering': 'Rendering on the farm (see Recent jobs)...',
+    'done': 'Done',
+    'failed': 'Failed',
+}
+
+
+def _set_step(act, step):
+    act.step = step
+    act.message = STEP_TEXT.get(step, step)
+
+
+def redraw():
+    wm = bpy.context.window_manager
+    for win in getattr(wm, 'windows', []):
+        for area in win.screen.areas:
+            if area.type in ('PROPERTIES', 'VIEW_3D'):
+                area.tag_redraw()
+
+
+class Registration:
+    """Holds the one Session between register() and unregister() (what Blender registration needs)."""
+    session = None
+
+    @classmethod
+    def start(cls):
+        cls.session = Session()
+        bpy.app.timers.register(_tick, first_interval=TICK_S, persistent=True)
+
+    @classmethod
+    def stop(cls):
+        if bpy.app.timers.is_registered(_tick):
+            bpy.app.timers.unregister(_tick)
+        if cls.session is not None:
+            cls.session.close()
+        cls.session = None
+
+
+def _tick():
+    s = Registration.session
+    return None if s is None else s.tick()
+
+
+def current():
+    """The running Session (None when the add-on is not registered)."""
+    return Registration.session

@@ -1,0 +1,71 @@
+# Pure pieces of a submission (no bpy): the frame ranges typed by the artist, the SubmitSettings
+# body of POST /submissions (shared/daemon/api.ts), the collected dependencies whose files are
+# missing, and the output folder of a render.
+import os
+import re
+import time
+
+FRAME_RANGE = re.compile(r'^\d{1,7}(-\d{1,7}(x\d{1,7})?)?$')
+
+
+def parse_frame_ranges(text):
+    """`"1-10, 20 30-40x2"` -> `['1-10', '20', '30-40x2']`; ValueError with a readable message when bad."""
+    ranges = [p for p in re.split(r'[\s,;]+', text.strip()) if p]
+    if not ranges:
+        raise ValueError('Enter at least one frame range, e.g. "1-250" or "1-20x2, 40".')
+    for r in ranges:
+        if not FRAME_RANGE.match(r):
+            raise ValueError(f'"{r}" is not a frame range: use N, A-B or A-BxSTEP, e.g. "1-250" or "1-20x2".')
+        bounds = r.split('x')[0].split('-')
+        if len(bounds) == 2 and int(bounds[0]) > int(bounds[1]):
+            raise ValueError(f'"{r}": the first frame comes after the last.')
+    if len(ranges) > 100:
+        raise ValueError('At most 100 frame ranges.')
+    return ranges
+
+
+def build_settings(frames=None, camera='', view_layer='', output_format='', video=None, notes=''):
+    """The SubmitSettings body; empty values are left out (the file's own settings apply)."""
+    settings = {}
+    if frames:
+        settings['frames'] = list(frames)
+    if camera:
+        settings['camera'] = camera
+    if view_layer:
+        settings['viewLayer'] = view_layer
+    if output_format:
+        settings['format'] = output_format
+    if video is not None:
+        settings['video'] = bool(video)
+    if notes.strip():
+        settings['renderConfig'] = {'notes': notes.strip()[:4000]}
+    return settings
+
+
+def is_missing(dep):
+    """True when nothing on disk backs a CollectedDependency."""
+    pattern = dep.get('pattern', 'file')
+    if pattern in ('udim', 'sequence'):
+        return not dep.get('files')
+    if pattern == 'directory':
+        return not os.path.isdir(dep['absolute'])
+    return not os.path.isfile(dep['absolute'])
+
+
+def missing_files(dependencies):
+    return [d for d in dependencies if is_missing(d)]
+
+
+def describe_missing(missing, limit=5):
+    names = [d['path'] for d in missing[:limit]]
+    more = f' and {len(missing) - limit} more' if len(missing) > limit else ''
+    return f'{len(missing)} missing file(s): ' + ', '.join(names) + more
+
+
+def output_folder(download_root, blend_file, now=None):
+    """`<download root>/<blend stem>-<YYYYmmdd-HHMMSS>`; None when no root is set (the daemon's default)."""
+    if not download_root:
+        return None
+    stem = os.path.splitext(os.path.basename(blend_file))[0] or 'render'
+    stamp = time.strftime('%Y%m%d-%H%M%S', time.localtime(now))
+    return os.path.join(os.path.abspath(os.path.expanduser(download_root)), f'{stem}-{stamp}')
