@@ -1,4 +1,6 @@
-// Runs the plain-python unit tests of the add-on's bpy-free path helpers (test_paths.py).
+// Runs the plain-python unit tests of the add-on's bpy-free modules with the system python3:
+// paths.py (test_paths.py), daemon_client.py (test_daemon_client.py, against real local HTTP
+// servers), background.py (test_background.py), jobs_state.py and submit_body.py (test_jobs_state.py).
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -6,13 +8,22 @@ import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 
-describe('host-addon/renderbridge/paths.py', () => {
-  it('passes its python unit tests', async () => {
-    const script = fileURLToPath(new URL('./test_paths.py', import.meta.url));
-    const { stderr } = await run('python3', [script, '-v'], { timeout: 60_000 }).catch((err: { stderr?: string; stdout?: string }) => {
-      throw new Error(`python tests failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+const SUITES = {
+  'paths.py': 'test_paths.py',
+  'daemon_client.py': 'test_daemon_client.py',
+  'background.py': 'test_background.py',
+  'jobs_state.py and submit_body.py': 'test_jobs_state.py',
+} as const;
+
+describe('host-addon/renderbridge bpy-free modules', () => {
+  for (const [module, file] of Object.entries(SUITES)) {
+    it(`${module} passes its python unit tests`, async () => {
+      const script = fileURLToPath(new URL(`./${file}`, import.meta.url));
+      const { stderr } = await run('python3', [script, '-v'], { timeout: 60_000 }).catch((err: { stderr?: string; stdout?: string }) => {
+        throw new Error(`python tests failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+      });
+      expect(stderr).toMatch(/\nOK\s*$/);
+      expect(stderr).toMatch(/Ran ([1-9]\d*) tests/);
     });
-    expect(stderr).toMatch(/\nOK\s*$/);
-    expect(stderr).toMatch(/Ran (\d+) tests/);
-  });
+  }
 });
