@@ -1,0 +1,48 @@
+// Steps of the add-on tests: build the zip with scripts/build-addon.mjs, and run a driver script of
+// test/addon/drivers in headless Blender (through runBlender) with the user scripts/config folders
+// and XDG_STATE_HOME of a temp folder, so nothing touches the real home. The driver writes JSON.
+import { execFile } from 'node:child_process';
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { runBlender } from '../../service/worker/blender.js';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Runs `npm run build:addon`'s script, writing the zip to `out`. */
+export async function buildAddonZip(out: string): Promise<string> {
+  await run(process.execPath, [path.join(ROOT, 'scripts', 'build-addon.mjs'), out], { cwd: ROOT, timeout: 60_000 });
+  return out;
+}
+
+export interface BlenderHome {
+  /** BLENDER_USER_SCRIPTS: add-ons are installed under `addons/`. */
+  scripts: string;
+  config: string;
+  /** XDG_STATE_HOME: the daemon writes `renderbridge/daemon.json` there, the add-on reads it. */
+  state: string;
+}
+
+export async function blenderHome(dir: string): Promise<BlenderHome> {
+  const home = { scripts: path.join(dir, 'user-scripts'), config: path.join(dir, 'user-config'), state: path.join(dir, 'xdg-state') };
+  await Promise.all(Object.values(home).map((d) => mkdir(d, { recursive: true })));
+  return home;
+}
+
+/** Runs `drivers/NAME.py` in Blender (opening `file` when given) with `args`; returns the JSON it wrote to `result`. */
+export async function runDriver<T>(opts: { name: string; home: BlenderHome; args: string[]; result: string; file?: string; timeoutMs?: number }): Promise<T> {
+  const lines: string[] = [];
+  const res = await runBlender({
+    binary: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender',
+    file: opts.file,
+    pythonScript: fileURLToPath(new URL(`./drivers/${opts.name}.py`, import.meta.url)),
+    scriptArgs: opts.args,
+    env: { BLENDER_USER_SCRIPTS: opts.home.scripts, BLENDER_USER_CONFIG: opts.home.config, XDG_STATE_HOME: opts.home.state },
+    timeoutMs: opts.timeoutMs ?? 120_000,
+    onLine: (_s, l) => lines.push(l),
+  });
+  if (res.exitCode !== 0) throw new Error(`driver ${opts.name} failed (exit ${res.exitCode}):\n${lines.slice(-60).join('\n')}`);
+  return JSON.parse(await readFile(opts.result, 'utf8')) as T;
+}
