@@ -1,6 +1,7 @@
 // The daemon's local HTTP API as a fastify instance that never listens (server.ts listens on
-// 127.0.0.1). Every request passes the guard (no Origin, a local Host, the token) except the
-// webhook receiver, which checks its HMAC signature instead. Routes are the entries of
+// 127.0.0.1). Every request passes the guard (no Origin but the daemon's own, a local Host, the
+// token) except the webhook receiver, which checks its HMAC signature instead, and the job
+// window's static files at /ui/ (routes/ui.ts), which hold no data and skip only the token. Routes are the entries of
 // DAEMON_ROUTES, with bodies validated and answers serialised through the shared zod schemas.
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +18,7 @@ import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { packRoutes } from './routes/pack.js';
 import { submissionRoutes } from './routes/submissions.js';
+import { UI_PREFIX, uiRoutes } from './routes/ui.js';
 import { webhookRoutes } from './routes/webhook.js';
 
 export interface DaemonAppDeps {
@@ -54,7 +56,7 @@ export function buildDaemonApp(deps: DaemonAppDeps): FastifyInstance {
     const addr = app.server.address() as AddressInfo | string | null;
     return addr && typeof addr === 'object' ? addr.port : undefined;
   };
-  app.addHook('onRequest', makeGuard({ token: deps.token, port, publicPaths: [DAEMON_WEBHOOK_PATH] }));
+  app.addHook('onRequest', makeGuard({ token: deps.token, port, publicPaths: [DAEMON_WEBHOOK_PATH], assetPrefix: UI_PREFIX }));
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     reply.header('cache-control', 'no-store');
@@ -78,5 +80,6 @@ export function buildDaemonApp(deps: DaemonAppDeps): FastifyInstance {
   void app.register(jobRoutes, { tracker: deps.tracker, downloads: deps.downloads });
   void app.register(eventRoutes, { events: deps.events });
   void app.register(webhookRoutes, { secret: deps.config.webhookSecret, tracker: deps.tracker });
+  void app.register(uiRoutes, { serviceUrl: deps.config.serviceUrl });
   return app;
 }

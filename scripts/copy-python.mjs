@@ -6,6 +6,7 @@ const skip = (src) => !src.includes('__pycache__') && !src.endsWith('.pyc');
 for (const [from, to] of [
   ['service/worker/python', 'dist/service/worker/python'],
   ['daemon/python', 'dist/daemon/python'],
+  ['daemon/ui', 'dist/daemon/ui'],
   ['host-addon', 'dist/host-addon'],
 ]) {
   if (existsSync(from)) cpSync(from, to, { recursive: true, filter: skip });

@@ -1,9 +1,11 @@
 // The daemon's front door, run before anything else on every request:
-// 1. any `Origin` header is refused (403): browsers send it on every cross-origin request, so no web
-//    page can drive the daemon (no CSRF);
+// 1. an `Origin` header other than the daemon's own (`http://127.0.0.1:<port>` or
+//    `http://localhost:<port>`, the job window at /ui/) is refused (403): browsers send it on
+//    cross-origin requests, so no other web page can drive the daemon (no CSRF);
 // 2. a `Host` other than 127.0.0.1 or localhost (with the daemon's port, or none) is refused (403):
 //    a DNS-rebinding page reaches 127.0.0.1 under its own host name;
-// 3. `Authorization: Bearer <token>` must carry the daemon's token (401), compared in constant time.
+// 3. `Authorization: Bearer <token>` must carry the daemon's token (401), compared in constant time;
+//    only GET/HEAD of the job window's static files (`assetPrefix`, no data in them) skip it.
 // The webhook receiver skips 2 and 3: it is authenticated by its HMAC signature instead, and the
 // service may reach it through a tunnel under another host name.
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -17,6 +19,8 @@ export interface GuardOptions {
   port: () => number | undefined;
   /** Paths authenticated otherwise (the webhook receiver). Default none. */
   publicPaths?: readonly string[];
+  /** Path prefix of static files served without the token (GET/HEAD only; Origin and Host still checked). Default none. */
+  assetPrefix?: string;
 }
 
 const LOCAL_HOST = /^(?:127\.0\.0\.1|localhost)(?::(\d{1,5}))?$/i;
@@ -41,6 +45,18 @@ export function hasToken(authorization: string | undefined, token: string): bool
   return ok && m !== null;
 }
 
+/** True when `Origin` is the daemon's own origin: http, 127.0.0.1 or localhost, and its port (which must be known). */
+export function isSelfOrigin(origin: string, port: number | undefined): boolean {
+  if (port === undefined) return false;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  return url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === 'localhost') && url.port === String(port) && url.origin === origin.toLowerCase();
+}
+
 function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q < 0 ? url : url.slice(0, q);
@@ -48,14 +64,20 @@ function pathOf(url: string): string {
 
 export function makeGuard(options: GuardOptions) {
   const publicPaths = new Set(options.publicPaths ?? []);
+  const prefix = options.assetPrefix;
+  const isAsset = (req: FastifyRequest, p: string): boolean =>
+    prefix !== undefined && (req.method === 'GET' || req.method === 'HEAD') && (p === prefix || p.startsWith(`${prefix}/`));
   return async function guard(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    if (req.headers.origin !== undefined) {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !isSelfOrigin(origin, options.port())) {
       throw new DaemonError('DAEMON_FORBIDDEN_ORIGIN', undefined, { reason: 'origin' });
     }
-    if (publicPaths.has(pathOf(req.url))) return;
+    const p = pathOf(req.url);
+    if (publicPaths.has(p)) return;
     if (!isLocalHost(req.headers.host, options.port())) {
       throw new DaemonError('DAEMON_FORBIDDEN_ORIGIN', undefined, { reason: 'host' });
     }
+    if (isAsset(req, p)) return;
     if (!hasToken(req.headers.authorization, options.token)) throw new DaemonError('DAEMON_UNAUTHORIZED');
   };
 }

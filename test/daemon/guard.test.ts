@@ -1,5 +1,6 @@
 // The daemon's front door over real HTTP (node:http and curl): the token, the Origin and Host
-// checks, 127.0.0.1 only, and GET /health telling the version and whether a key is set.
+// checks (the daemon's own origin, the job window's, is the only one allowed), 127.0.0.1 only,
+// the job window's static files, and GET /health telling the version and whether a key is set.
 import { execFile } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
 import { connect } from 'node:net';
@@ -68,13 +69,57 @@ describe('daemon guard', () => {
     }
   });
 
-  it('refuses any Origin header with 403, even with the right token', async () => {
-    for (const origin of ['http://evil.example', 'null', `http://127.0.0.1:${td.daemon.port}`]) {
+  it('refuses a foreign Origin with 403, even with the right token, and accepts its own (the job window)', async () => {
+    const port = td.daemon.port;
+    const foreign = ['http://evil.example', 'null', `http://127.0.0.1:${port + 1}`, `http://localhost:${port + 1}`, `https://127.0.0.1:${port}`, `http://127.0.0.1.evil.example:${port}`, 'http://127.0.0.1', `http://[::1]:${port}`, 'not a url'];
+    for (const origin of foreign) {
       const res = await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}`, origin } });
       expect(res.status, origin).toBe(403);
       expect(errorName(res.json)).toBe('DAEMON_FORBIDDEN_ORIGIN');
       expect(res.headers['access-control-allow-origin']).toBeUndefined();
+      // The job window's files are refused to a foreign origin too, and a preflight gets no CORS grant.
+      expect((await rawRequest(`${td.daemon.origin}/ui/app.js`, { headers: { origin } })).status, origin).toBe(403);
+      const preflight = await rawRequest(`${td.daemon.origin}/jobs`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+      expect(preflight.status).toBe(403);
+      expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     }
+    for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
+      const ok = await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}`, origin } });
+      expect(ok.status, origin).toBe(200);
+      // Its own origin still needs the token for data.
+      const noToken = await rawRequest(`${td.daemon.origin}/jobs`, { headers: { origin } });
+      expect(noToken.status, origin).toBe(401);
+    }
+  });
+
+  it('serves the job window\'s files without the token (they hold no data) under a strict CSP, and nothing else', async () => {
+    const page = await rawRequest(`${td.daemon.origin}/ui/`);
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.text).toContain('<script src="app.js" defer></script>');
+    expect(page.text).not.toMatch(/<script>|<script [^>]*>[^<]/);
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toMatch(/^default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' /);
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe');
+    expect(page.text).not.toContain(td.daemon.token);
+    for (const [file, type] of [['app.js', /^text\/javascript/], ['app.css', /^text\/css/]] as const) {
+      const res = await rawRequest(`${td.daemon.origin}/ui/${file}`);
+      expect(res.status, file).toBe(200);
+      expect(res.headers['content-type']).toMatch(type);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    }
+    const redirect = await rawRequest(`${td.daemon.origin}/ui`);
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.location).toBe('/ui/');
+    // Unknown files are 404; other methods under /ui and every data route still need the token.
+    expect((await rawRequest(`${td.daemon.origin}/ui/../jobs`)).status).not.toBe(200);
+    expect((await rawRequest(`${td.daemon.origin}/ui/secret.json`)).status).toBe(404);
+    expect((await rawRequest(`${td.daemon.origin}/ui/app.js`, { method: 'POST' })).status).toBe(401);
+    expect((await rawRequest(`${td.daemon.origin}/uix`)).status).toBe(401);
+    // A foreign Host (DNS rebinding) gets nothing, files included.
+    expect((await curl(`${td.daemon.origin}/ui/`, { Host: 'evil.example' })).status).toBe(403);
   });
 
   it('refuses a foreign Host with 403 and accepts 127.0.0.1 and localhost (curl)', async () => {
