@@ -117,8 +117,12 @@ class Activity:
         return sub.get('step') == 'done'
 
     def apply_analysis(self, tracked):
-        analysis = (tracked.get('job') or {}).get('analysis') or {}
-        warnings = analysis.get('analysisWarnings') or []
+        """The warnings of the job's analysis (`analysis.output.analysisWarnings`), else those a failed
+        validation carries (`failedReason.errorDetails.warnings`)."""
+        job = tracked.get('job') or {}
+        output = (job.get('analysis') or {}).get('output') or {}
+        failed = ((job.get('failedReason') or {}).get('errorDetails') or {}).get('warnings')
+        warnings = output.get('analysisWarnings') or (failed if isinstance(failed, list) else [])
         self.warnings = [{'code': w.get('code', ''), 'message': w.get('message', ''),
                           'blocking': bool(w.get('blocking')) or w.get('code') in BLOCKING_CODES} for w in warnings]
 

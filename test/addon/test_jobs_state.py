@@ -49,11 +49,17 @@ class ActivityTests(unittest.TestCase):
 
     def test_analysis_warnings_blocking_from_the_flag_or_the_code(self):
         act = jobs_state.Activity('check')
-        act.apply_analysis({'job': {'analysis': {'analysisWarnings': [
+        act.apply_analysis({'job': {'analysis': {'output': {'analysisWarnings': [
             {'code': 'MISSING_FILES', 'message': '1 file missing', 'blocking': False},
             {'code': 'NO_CAMERA', 'message': 'no camera', 'blocking': False},
-            {'code': 'OTHER', 'message': 'x', 'blocking': True}]}}})
+            {'code': 'OTHER', 'message': 'x', 'blocking': True}]}}}})
         self.assertEqual([w['code'] for w in act.blocking], ['NO_CAMERA', 'OTHER'])
+
+    def test_a_failed_validation_shows_the_warnings_it_failed_with(self):
+        act = jobs_state.Activity('check')
+        act.apply_analysis({'job': {'status': 'failed', 'analysis': None, 'failedReason': {'errorDetails': {'warnings': [
+            {'code': 'NO_CAMERA', 'message': 'The scene has no camera', 'blocking': True}]}}}})
+        self.assertEqual(act.blocking, [{'code': 'NO_CAMERA', 'message': 'The scene has no camera', 'blocking': True}])
 
 
 class SubmitBodyTests(unittest.TestCase):

@@ -1,0 +1,175 @@
+// The add-on against every real part: a reference service with a worker, the bridge daemon
+// (startBridgeDaemon, its state file in the XDG_STATE_HOME Blender gets), and headless Blender
+// running the add-on's operators from the installed zip (test/addon/drivers/farm.py pumps the
+// add-on's timer tick by hand). Check stops before upload on missing files, then shows the
+// analysis; Render on farm ends with the frames in the download folder; Cancel cancels.
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemble.js';
+import { defaultDaemonConfig } from '../../daemon/config.js';
+import { startE2E, type E2E } from '../helpers/e2e.js';
+import { buildFixture } from '../helpers/fixtures.js';
+import { buildPackProject } from '../helpers/pack-fixture.js';
+import { daemonCall } from '../daemon/harness.js';
+import { blenderHome, buildAddonZip, runDriver, type BlenderHome } from './blender-addon.js';
+
+let e2e: E2E;
+let daemon: RunningBridgeDaemon;
+let work: string;
+let home: BlenderHome;
+let zip: string;
+
+interface Activity {
+  mode: string;
+  step: string;
+  message: string;
+  error: string | null;
+  finished: boolean;
+  missing: string[];
+  warnings: { code: string; message: string; blocking: boolean }[];
+  jobId: string | null;
+  outDir: string | null;
+  submissionId: string | null;
+}
+interface JobRow {
+  status: string;
+  label: string;
+  outDir: string | null;
+  download: string | null;
+}
+interface FarmResult {
+  health: { apiKeyConfigured: boolean } | null;
+  connection_error: string | null;
+  first?: string[];
+  first_activity?: Activity;
+  second?: string[];
+  ops?: string[];
+  cancel?: string[];
+  activity: Activity;
+  addons?: { module: string; path: string; selected: boolean }[];
+  job?: JobRow;
+  before?: JobRow;
+  files?: string[];
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(tmpdir(), 'rb-addon-e2e-'));
+  home = await blenderHome(work);
+  e2e = await startE2E();
+  const config = defaultDaemonConfig({}, {
+    serviceUrl: e2e.svc.baseUrl,
+    port: 0,
+    stateDir: path.join(home.state, 'renderbridge'),
+    workDir: path.join(work, 'packs'),
+    downloadsDir: path.join(work, 'daemon-outputs'),
+    pollActiveMs: 250,
+    pollIdleMs: 1000,
+    hotFolder: null,
+    webhookSecret: null,
+  });
+  daemon = await startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: e2e.svc.apiKey }, logger: false, version: '1.2.3-test' });
+  zip = await buildAddonZip(path.join(work, 'renderbridge-addon.zip'));
+}, 120_000);
+afterAll(async () => {
+  await daemon?.close();
+  await e2e?.svc.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+/** A private copy of a fixture (the add-on saves the file it submits). */
+async function copyOf(name: 'basic' | 'missing-texture', folder: string): Promise<string> {
+  const dir = path.join(work, folder);
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${name}.blend`);
+  await copyFile(await buildFixture(name), file);
+  return file;
+}
+
+async function farm(file: string, scenario: string, extra: string[] = [], timeoutMs = 300_000): Promise<FarmResult> {
+  const result = path.join(work, `${scenario}-${path.basename(file)}.json`);
+  return runDriver<FarmResult>({ name: 'farm', home, file, args: [zip, scenario, result, ...extra], result, timeoutMs });
+}
+
+async function submissions(): Promise<{ id: string; jobId: string | null }[]> {
+  const res = await daemonCall(daemon)('GET', '/submissions');
+  return (res.json as { submissions: { id: string; jobId: string | null }[] }).submissions;
+}
+
+async function jobOf(id: string): Promise<Record<string, unknown>> {
+  const res = await daemonCall(daemon)('GET', `/jobs/${id}`);
+  expect(res.status, res.text).toBe(200);
+  return (res.json as { job: Record<string, unknown> }).job;
+}
+
+describe('add-on operators against the daemon and the reference service', () => {
+  it('Check reports the missing texture before uploading anything, then shows the analysis warnings', async () => {
+    const file = await copyOf('missing-texture', 'check');
+    const before = (await submissions()).length;
+    const got = await farm(file, 'check-missing');
+    expect(got.health?.apiKeyConfigured).toBe(true);
+    expect(got.first).toEqual(['CANCELLED']);
+    expect(got.first_activity?.step).toBe('missing');
+    expect(got.first_activity?.missing).toEqual(['//textures/does-not-exist.png']);
+    expect(got.first_activity?.message).toContain('nothing was uploaded');
+    // Only the second Check ("Continue anyway") reached the daemon.
+    const all = await submissions();
+    expect(all).toHaveLength(before + 1);
+    expect(got.second).toEqual(['FINISHED']);
+    expect(got.activity.error).toBeNull();
+    expect(got.activity.step).toBe('done');
+    expect(all.map((s) => s.jobId)).toContain(got.activity.jobId);
+    const missingFiles = got.activity.warnings.find((w) => w.code === 'MISSING_FILES');
+    expect(missingFiles?.blocking).toBe(false);
+    expect(missingFiles?.message).toContain('Image MissingTex');
+    expect((await jobOf(got.activity.jobId!)).status).toBe('validated');
+  }, 300_000);
+
+  it('Check on the packing fixture collects inside Blender: one missing file, the rest packed, the chosen add-on bundled', async () => {
+    const project = await buildPackProject(path.join(work, 'pack-project'));
+    await writeFile(
+      path.join(home.scripts, 'addons', 'rb_helper_addon.py'),
+      "bl_info = {'name': 'RB helper', 'blender': (3, 4, 0), 'category': 'Render'}\n\ndef register():\n    pass\n\ndef unregister():\n    pass\n",
+    );
+    const got = await farm(project.main, 'check-missing', ['', 'rb_helper_addon']);
+    expect(got.first).toEqual(['CANCELLED']);
+    expect(got.first_activity?.missing).toEqual(['//../textures/missing.png']);
+    expect(got.addons).toEqual([{ module: 'rb_helper_addon', path: path.join(home.scripts, 'addons', 'rb_helper_addon.py'), selected: true }]);
+    expect(got.activity.error).toBeNull();
+    expect(got.activity.step).toBe('done');
+    expect(got.activity.warnings.map((w) => w.code)).toContain('MISSING_FILES');
+    expect(got.activity.warnings.filter((w) => w.blocking)).toEqual([]);
+    const job = await jobOf(got.activity.jobId!);
+    const preflight = job.uploadPreflight as { blendFiles: string[]; packerManifestPreview: { bundledAddons: unknown[] } };
+    expect(preflight.blendFiles).toEqual(expect.arrayContaining(['scenes/main.blend', 'libs/props.blend']));
+    expect(JSON.stringify(preflight.packerManifestPreview.bundledAddons)).toContain('rb_helper_addon');
+  }, 300_000);
+
+  it('Render on farm of frames 1-3 ends with the 3 frames in the download folder', async () => {
+    const file = await copyOf('basic', 'render');
+    const downloads = path.join(work, 'my-downloads');
+    const got = await farm(file, 'render', [downloads]);
+    expect(got.ops).toEqual(['FINISHED']);
+    expect(got.activity.error).toBeNull();
+    expect(got.activity.step).toBe('done');
+    expect(path.dirname(got.activity.outDir!)).toBe(downloads);
+    expect(got.activity.outDir).toMatch(/\/basic-\d{8}-\d{6}$/);
+    expect(got.files?.filter((f) => f.endsWith('.png'))).toHaveLength(3);
+    expect(got.job).toMatchObject({ status: 'completed', download: 'done', outDir: got.activity.outDir });
+    const job = await jobOf(got.activity.jobId!);
+    expect(job.requestedConfig).toMatchObject({ frameRanges: ['1-3'], activeCamera: 'CamB', activeViewLayer: 'Main', notes: 'from the add-on test' });
+  }, 300_000);
+
+  it('Cancel on a rendering job cancels it on the farm', async () => {
+    const file = await copyOf('basic', 'cancel');
+    const got = await farm(file, 'cancel', [path.join(work, 'cancel-downloads')]);
+    expect(got.ops).toEqual(['FINISHED']);
+    expect(got.before?.status).toBe('rendering');
+    expect(got.cancel).toEqual(['FINISHED']);
+    expect(got.job?.status).toBe('canceled');
+    expect((await jobOf(got.activity.jobId!)).status).toBe('canceled');
+    expect(got.activity.step).toBe('failed');
+    expect(got.activity.error).toContain('JOB_CANCELED');
+  }, 300_000);
+});
