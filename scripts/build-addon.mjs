@@ -6,6 +6,7 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import process from 'node:process';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { ZipArchive } from 'archiver';
@@ -33,4 +34,4 @@ for (const rel of files) zip.file(path.join(source, rel), { name: `renderbridge/
 const done = pipeline(zip, createWriteStream(out));
 await zip.finalize();
 await done;
-console.log(`wrote ${path.relative(process.cwd(), out) || out} (${files.length} files)`);
+process.stdout.write(`wrote ${path.relative(process.cwd(), out) || out} (${files.length} files)\n`);
