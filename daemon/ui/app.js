@@ -57,6 +57,9 @@ function rowFor(id) {
   const img = make('img', 'preview');
   img.alt = 'preview';
   img.hidden = true;
+  // Shown once it loads: a preview announced before it is written would show as a broken image.
+  img.addEventListener('load', () => (img.hidden = false));
+  img.addEventListener('error', () => (img.hidden = true));
   preview.append(img);
   const name = make('td');
   const title = make('div', 'job-name');
@@ -92,10 +95,7 @@ function update(t) {
   r.status.textContent = job.status;
   r.status.dataset.status = job.status;
   r.why.textContent = job.status === 'failed' ? reason(job) : '';
-  if (job.previewUrl && r.img.getAttribute('src') !== job.previewUrl) {
-    r.img.src = job.previewUrl;
-    r.img.hidden = false;
-  }
+  if (job.previewUrl && r.img.getAttribute('src') !== job.previewUrl) r.img.src = job.previewUrl;
   let percent = progress && progress.percent != null ? progress.percent : null;
   if (job.status === 'completed') percent = 100;
   if (percent == null) r.bar.removeAttribute('value');
