@@ -172,4 +172,23 @@ describe('add-on operators against the daemon and the reference service', () => 
     expect(got.activity.step).toBe('failed');
     expect(got.activity.error).toContain('JOB_CANCELED');
   }, 300_000);
+
+  it('Check with a daemon that has no API key says so and how to set one', async () => {
+    const otherHome = await blenderHome(path.join(work, 'no-key'));
+    const keyless = await startBridgeDaemon(
+      defaultDaemonConfig({}, { serviceUrl: e2e.svc.baseUrl, port: 0, stateDir: path.join(otherHome.state, 'renderbridge'), workDir: path.join(work, 'no-key', 'packs'), downloadsDir: path.join(work, 'no-key', 'out'), hotFolder: null, webhookSecret: null }),
+      { keychain: null, env: {}, logger: false, version: '1.2.3-test' },
+    );
+    try {
+      const file = await copyOf('basic', 'no-key-scene');
+      const result = path.join(work, 'no-key.json');
+      const got = await runDriver<FarmResult>({ name: 'farm', home: otherHome, file, args: [zip, 'no-key', result], result });
+      expect(got.health?.apiKeyConfigured).toBe(false);
+      expect(got.ops).toEqual(['FINISHED']);
+      expect(got.activity.step).toBe('failed');
+      expect(got.activity.error).toMatch(/^NO_API_KEY: No API key is configured: store one with the tray app \(OS keychain\) or set RENDERBRIDGE_API_KEY/);
+    } finally {
+      await keyless.close();
+    }
+  }, 120_000);
 });

@@ -4,6 +4,7 @@
 #   check-missing  Check (stops before upload on the missing file), then Check with "Continue anyway"
 #   render         Render on farm of frames 1-3 of view layer Main into DOWNLOADS
 #   cancel         Render on farm of a long range, then Cancel once it renders
+#   no-key         Check with a daemon that has no API key
 # Each writes what the panel would show (activity, jobs) to RESULT.json.
 import os
 import sys
@@ -81,6 +82,11 @@ elif scenario == 'cancel':
     out['job'] = job_row(job_id)
     out['notice'] = s.notice
     _addon.pump('the submission to end', lambda: s.activity.finished, 60)
+    out['activity'] = activity()
+
+elif scenario == 'no-key':
+    out['ops'] = sorted(bpy.ops.renderbridge.check())
+    _addon.pump('the check to fail', lambda: s.activity.finished, 60)
     out['activity'] = activity()
 
 else:
