@@ -91,7 +91,7 @@ export async function runSubmission(
     } else {
       throw new DaemonError('DAEMON_BAD_REQUEST', 'Give exactly one of packId and pack.');
     }
-    update({ path: req.pack?.path ?? pack.zipPath, preflight: pack.preflight, warnings: [...pack.warnings], totalBytes: pack.bytes });
+    update({ path: pack.sourcePath, preflight: pack.preflight, warnings: [...pack.warnings], totalBytes: pack.bytes });
 
     const client = await deps.clients.client();
     update({ step: 'uploading', uploadedBytes: 0 });

@@ -60,6 +60,7 @@ export function createPacker(deps: PackerDeps): Packer {
         if (sceneFile === '') warnings.push({ code: 'SCENE_FILE_AMBIGUOUS', message: `The zip holds several .blend files (${scenes.join(', ')}); choose one with validationConfig.pathToFileForRender.` });
         const result: PackResult = {
           packId,
+          sourcePath: source,
           zipPath: source,
           bytes: s.size,
           fileCount: summary.fileCount,
@@ -99,6 +100,7 @@ async function toResult(packId: string, outcome: PackOutcome, warnings: DaemonWa
   const { preflight } = await summariseZip(outcome.zipPath, req.addons);
   return {
     packId,
+    sourcePath: path.resolve(req.path),
     zipPath: outcome.zipPath,
     bytes: outcome.bytes,
     fileCount: outcome.fileCount,

@@ -57,6 +57,8 @@ export type PackRequest = z.infer<typeof PackRequest>;
 
 export const PackResult = z.object({
   packId: z.string(),
+  /** What was packed: the .blend, folder or .zip the request named (absolute). */
+  sourcePath: z.string(),
   /** The finished zip on this machine. */
   zipPath: z.string(),
   bytes: z.int(),

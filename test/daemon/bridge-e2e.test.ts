@@ -52,6 +52,7 @@ describe('bridge daemon, all parts', () => {
     expect(packed.status, packed.text).toBe(200);
     const pack = PackResult.parse(packed.json);
     expect(pack.sceneFile).toBe('scenes/main.blend');
+    expect(pack.sourcePath).toBe(project.main);
     expect(pack.preflight.source).toBe('client_zip_inspection');
     expect(pack.preflight.blendFiles).toEqual(expect.arrayContaining(['scenes/main.blend', 'libs/props.blend']));
     expect(pack.missing.map((m) => m.path)).toEqual(['//../textures/missing.png']);
@@ -83,6 +84,8 @@ describe('bridge daemon, all parts', () => {
       60_000,
     );
     expect(final.error).toBeNull();
+    // The submission names the scene it came from, not the temporary zip.
+    expect(final.path).toBe(project.main);
     expect(final.step).toBe('done');
     const steps = sse
       .events()

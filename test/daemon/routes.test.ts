@@ -24,6 +24,7 @@ import { rawRequest, type RawAnswer } from './harness.js';
 function routingOnlyPacker(calls: PackRequest[]): Packer {
   const result = (req: PackRequest): PackResult => ({
     packId: 'pack-1',
+    sourcePath: req.path,
     zipPath: '/tmp/pack-1.zip',
     bytes: 10,
     fileCount: 1,
