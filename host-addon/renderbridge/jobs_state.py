@@ -29,6 +29,7 @@ class JobRow:
         self.out_dir = download.get('outDir')
         self.files_done = download.get('filesDone')
         self.files = download.get('files')
+        self.skipped = download.get('skipped') or 0  # complete files the download left alone
         failed = job.get('failedReason') or {}
         details = failed.get('errorDetails') or {}
         self.failure = details.get('message') if isinstance(details.get('message'), str) else failed.get('name')

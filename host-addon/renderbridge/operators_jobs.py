@@ -4,7 +4,7 @@ import os
 
 import bpy
 
-from . import preferences, session
+from . import opener, preferences, session
 
 
 def _job_id_prop():
@@ -48,10 +48,12 @@ class RENDERBRIDGE_OT_open_folder(bpy.types.Operator):
     path: bpy.props.StringProperty(subtype='DIR_PATH', options={'SKIP_SAVE'})
 
     def execute(self, _context):
-        if not os.path.isdir(self.path):
-            self.report({'ERROR'}, f'The folder {self.path} does not exist (yet): download the job first.')
+        try:
+            opened = opener.open_folder(bpy.path.abspath(self.path))
+        except opener.OpenFolderError as err:
+            self.report({'ERROR'}, str(err))
             return {'CANCELLED'}
-        bpy.ops.wm.path_open(filepath=self.path)
+        self.report({'INFO'}, f'Opened {opened[-1]}')
         return {'FINISHED'}
 
 

@@ -41,18 +41,20 @@ class _Submit:
         return s is not None and not s.busy
 
     def invoke(self, context, event):
-        if not bpy.data.filepath:
+        plan = submit_body.save_plan(bpy.data.filepath, bpy.data.is_dirty)
+        if plan == 'save_as' and not bpy.app.background:
             bpy.ops.wm.save_as_mainfile('INVOKE_DEFAULT')
             self.report({'WARNING'}, f'Save the file first, then click "{self.bl_label}" again.')
             return {'CANCELLED'}
-        if bpy.data.is_dirty:
+        if plan == 'save' and not bpy.app.background:
             return context.window_manager.invoke_confirm(self, event)  # "save the changes and go on?"
-        return self.execute(context)
+        return self.execute(context)  # execute saves a dirty file and refuses a never saved one
 
     def execute(self, context):
         s = session.current()
-        if not bpy.data.filepath:
-            self.report({'ERROR'}, 'The file has never been saved: save it (File > Save As), then try again.')
+        plan = submit_body.save_plan(bpy.data.filepath, bpy.data.is_dirty)
+        if plan == 'save_as':
+            self.report({'ERROR'}, submit_body.NEVER_SAVED)
             return {'CANCELLED'}
         try:
             settings = settings_body(context)
@@ -61,8 +63,13 @@ class _Submit:
             return {'CANCELLED'}
         rb = context.scene.renderbridge
         addons.refresh(context, rb)
-        if bpy.data.is_dirty:
-            bpy.ops.wm.save_mainfile()
+        if plan == 'save' or bpy.data.is_dirty:
+            # The farm gets the file on disk: save the changes before collecting and packing.
+            try:
+                bpy.ops.wm.save_mainfile()
+            except RuntimeError as err:
+                self.report({'ERROR'}, f'Could not save {bpy.data.filepath}: {err}')
+                return {'CANCELLED'}
         act = jobs_state.Activity(self.mode)
         s.activity = act
         collected = dependencies.collect()

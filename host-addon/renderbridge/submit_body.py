@@ -69,3 +69,15 @@ def output_folder(download_root, blend_file, now=None):
     stem = os.path.splitext(os.path.basename(blend_file))[0] or 'render'
     stamp = time.strftime('%Y%m%d-%H%M%S', time.localtime(now))
     return os.path.join(os.path.abspath(os.path.expanduser(download_root)), f'{stem}-{stamp}')
+
+
+def save_plan(filepath, is_dirty):
+    """What to do with the .blend before a Check / Render on farm: 'save_as' when it was never saved
+    (no path: there is nothing to pack), 'save' when it has unsaved changes (the farm must get what
+    the artist sees), else 'ok'."""
+    if not filepath:
+        return 'save_as'
+    return 'save' if is_dirty else 'ok'
+
+
+NEVER_SAVED = 'The file has never been saved: save it (File > Save As), then try again.'

@@ -1,6 +1,7 @@
 // Runs the plain-python unit tests of the add-on's bpy-free modules with the system python3:
 // paths.py (test_paths.py), daemon_client.py (test_daemon_client.py, against real local HTTP
-// servers), background.py (test_background.py), jobs_state.py and submit_body.py (test_jobs_state.py).
+// servers), background.py (test_background.py), jobs_state.py and submit_body.py (test_jobs_state.py),
+// opener.py (test_opener.py) and the 4.2 extension manifest (test_manifest.py, tomllib).
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -12,7 +13,9 @@ const SUITES = {
   'paths.py': 'test_paths.py',
   'daemon_client.py': 'test_daemon_client.py',
   'background.py': 'test_background.py',
-  'jobs_state.py and submit_body.py': 'test_jobs_state.py',
+  'jobs_state.py and submit_body.py (save_plan included)': 'test_jobs_state.py',
+  'opener.py (Open folder)': 'test_opener.py',
+  'blender_manifest.toml (Blender 4.2 extension manifest)': 'test_manifest.py',
 } as const;
 
 describe('host-addon/renderbridge bpy-free modules', () => {

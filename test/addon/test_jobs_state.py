@@ -90,6 +90,13 @@ class SubmitBodyTests(unittest.TestCase):
         self.assertEqual([d['path'] for d in missing], ['//b.png', '//t.<UDIM>.png'])
         self.assertEqual(submit_body.describe_missing(missing, limit=1), '2 missing file(s): //b.png and 1 more')
 
+    def test_save_plan(self):
+        self.assertEqual(submit_body.save_plan('', False), 'save_as')
+        self.assertEqual(submit_body.save_plan('', True), 'save_as')
+        self.assertEqual(submit_body.save_plan('/p/shot.blend', True), 'save')
+        self.assertEqual(submit_body.save_plan('/p/shot.blend', False), 'ok')
+        self.assertIn('File > Save As', submit_body.NEVER_SAVED)
+
     def test_output_folder(self):
         self.assertIsNone(submit_body.output_folder('', '/p/shot.blend'))
         got = submit_body.output_folder('/dl', '/p/shot.blend', now=0)
