@@ -1,0 +1,157 @@
+// The tray app's main process: thin wiring over the plain modules of electron/core (tested
+// without Electron). Security: app.enableSandbox() before anything, one instance, every web
+// contents locked down (windows.ts), a CSP on every page, one preload bridge for the settings
+// window only. Everything is built inside startTrayApp from what main() passes in: no module-level
+// state. The Electron binary cannot run on the project's CI; see README "Tray app".
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { app, dialog, shell, type BrowserWindow } from 'electron';
+import { defaultDaemonConfig, type DaemonConfig } from '../../daemon/config.js';
+import { KeytarKeychain } from '../../daemon/keychain/keytar.js';
+import type { Keychain } from '../../daemon/ports.js';
+import { DAEMON_ROUTES } from '../../shared/daemon/api.js';
+import { addonInstructions, addonZipPath, daemonCommand, type AppLocation } from '../core/app-paths.js';
+import { DaemonEvents } from '../core/daemon-events.js';
+import { KeychainSettings } from '../core/keychain-settings.js';
+import { notificationFor } from '../core/notifications.js';
+import { DaemonSupervisor } from '../core/supervisor.js';
+import { applyDaemonEvent, EMPTY_TRAY_STATE, trayIcon, trayMenu, trayStateFromJobs, type TrayAction, type TrayState } from '../core/tray-model.js';
+import { registerIpcHandlers } from './ipc-handlers.js';
+import { showNotification } from './notifications.js';
+import { createTray } from './tray.js';
+import { lockDown } from './hardening.js';
+import { installSessionCsp, openJobWindow, openSettingsWindow } from './windows.js';
+
+export interface TrayAppDeps {
+  config: DaemonConfig;
+  location: AppLocation;
+  keychain: Keychain;
+  /** The app's binary, started as Node for the daemon (process.execPath). */
+  execPath: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export function startTrayApp(deps: TrayAppDeps): void {
+  const built = path.join(deps.location.appPath, 'dist-electron');
+  const settingsPage = path.join(built, 'renderer', 'settings.html');
+  const settingsUrl = new URL(`file://${settingsPage}`).href;
+  const icons = Object.fromEntries(
+    (['idle', 'busy', 'error', 'stopped'] as const).map((i) => [i, path.join(deps.location.appPath, 'electron', 'build-resources', `tray-${i}.png`)]),
+  ) as Record<'idle' | 'busy' | 'error' | 'stopped', string>;
+
+  installSessionCsp();
+  app.on('web-contents-created', (_event, contents) => lockDown(contents));
+
+  const settings = new KeychainSettings({ keychain: deps.keychain, serviceUrl: deps.config.serviceUrl });
+  registerIpcHandlers(settings, (url) => url === settingsUrl);
+
+  const supervisor = new DaemonSupervisor({ ...daemonCommand(deps.location, deps.execPath, deps.config.stateDir, deps.env), stateDir: deps.config.stateDir });
+  let state: TrayState = EMPTY_TRAY_STATE;
+  let settingsWindow: BrowserWindow | null = null;
+  let jobWindow: BrowserWindow | null = null;
+
+  const showJobWindow = (): void => {
+    const d = supervisor.current;
+    if (d.state !== 'running' || !d.origin || !d.token) return;
+    if (jobWindow && !jobWindow.isDestroyed()) return jobWindow.focus();
+    jobWindow = openJobWindow(d.origin, d.token);
+  };
+  const showSettings = (): void => {
+    if (settingsWindow && !settingsWindow.isDestroyed()) return settingsWindow.focus();
+    settingsWindow = openSettingsWindow({ preload: path.join(built, 'preload', 'index.cjs'), page: settingsPage });
+  };
+  const onAction = (a: TrayAction): void => {
+    switch (a.type) {
+      case 'openFolder':
+        void shell.openPath(a.path);
+        return;
+      case 'openJobWindow':
+        return showJobWindow();
+      case 'openSettings':
+        return showSettings();
+      case 'showAddon': {
+        const zip = addonZipPath(deps.location);
+        const exists = existsSync(zip);
+        if (exists) shell.showItemInFolder(zip);
+        void dialog.showMessageBox({ type: exists ? 'info' : 'warning', title: 'Install the Blender add-on', message: addonInstructions(zip, exists) });
+        return;
+      }
+      case 'quit':
+        app.quit();
+    }
+  };
+
+  const tray = createTray(icons, onAction);
+  const redraw = (): void => tray.update(trayMenu(state, supervisor.current, { outputsDir: deps.config.downloadsDir }), trayIcon(state, supervisor.current));
+
+  const events = new DaemonEvents({
+    connection: () => {
+      const d = supervisor.current;
+      return d.state === 'running' && d.origin && d.token ? { origin: d.origin, token: d.token } : null;
+    },
+    onOpen: (conn) => {
+      // The daemon does not replay missed events: re-read the list at each (re)connection.
+      void fetch(`${conn.origin}/jobs`, { headers: { authorization: `Bearer ${conn.token}` } })
+        .then(async (res) => DAEMON_ROUTES.listJobs.response.parse(await res.json()))
+        .then(({ jobs }) => {
+          state = trayStateFromJobs(jobs, state);
+          redraw();
+        })
+        .catch(() => undefined);
+    },
+    onEvent: (e) => {
+      state = applyDaemonEvent(state, e);
+      redraw();
+      if (e.event === 'renderComplete') {
+        const model = notificationFor(e.data);
+        if (model) showNotification(model, showJobWindow);
+      }
+    },
+  });
+
+  supervisor.onChange((s) => {
+    redraw();
+    if (s.state === 'running') events.reconnect();
+  });
+  supervisor.start();
+  events.start();
+  redraw();
+
+  // First run: no key yet, so ask for one. A missing keychain is said in the window too.
+  void settings.status().then((s) => {
+    if (!s.keyStored) showSettings();
+  });
+
+  app.on('second-instance', () => showJobWindow());
+  // Closing every window leaves the app in the tray.
+  app.on('window-all-closed', () => undefined);
+  let quitting = false;
+  app.on('before-quit', (event) => {
+    if (quitting) return;
+    event.preventDefault();
+    quitting = true;
+    void Promise.allSettled([events.stop(), supervisor.stop()]).then(() => {
+      tray.destroy();
+      app.exit(0);
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  // Every renderer sandboxed, whatever a window asks for; must run before the app is ready.
+  app.enableSandbox();
+  if (!app.requestSingleInstanceLock()) {
+    app.quit();
+    return;
+  }
+  await app.whenReady();
+  startTrayApp({
+    config: defaultDaemonConfig(process.env),
+    location: { packaged: app.isPackaged, resourcesPath: process.resourcesPath, appPath: app.getAppPath() },
+    keychain: new KeytarKeychain(),
+    execPath: process.execPath,
+    env: process.env,
+  });
+}
+
+void main();
