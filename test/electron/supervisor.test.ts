@@ -3,13 +3,15 @@
 // with SIGKILL, it is started again with a new pid and its state file is refreshed (new pid,
 // port and token); stop() on quit leaves no process and no state file. The back-off between
 // restarts is checked with a command that dies at once. The Electron tray around it cannot run
-// here (no Electron binary); it only forwards these states to the icon and tooltip.
+// here (no Electron binary); it only forwards these states to the icon and tooltip. The tray's
+// SSE client follows the daemon through the restart (new port and token).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isProcessAlive, readStateFile } from '../../daemon/state-file.js';
+import { DaemonEvents } from '../../electron/core/daemon-events.js';
 import { backoffMs, DaemonSupervisor, type DaemonStatus } from '../../electron/core/supervisor.js';
 import { waitUntil } from '../helpers/e2e.js';
 
@@ -42,10 +44,23 @@ describe('daemon supervision', () => {
     const log: string[] = [];
     const sup = daemonSupervisor(stateDir, log);
     const seen: DaemonStatus['state'][] = [];
-    sup.onChange((s) => seen.push(s.state));
+    // The tray's event stream follows the daemon through restarts, as main/index.ts wires it.
+    const opened: string[] = [];
+    const events = new DaemonEvents({
+      connection: () => (sup.current.state === 'running' ? { origin: sup.current.origin!, token: sup.current.token! } : null),
+      onOpen: (c) => opened.push(c.token),
+      onEvent: () => {},
+      reconnectMs: 200,
+    });
+    sup.onChange((s) => {
+      seen.push(s.state);
+      if (s.state === 'running') events.reconnect();
+    });
     try {
       sup.start();
+      events.start();
       const first = await sup.waitUntilRunning(60_000);
+      await waitUntil('the event stream to open', () => opened.includes(first.token!), { timeoutMs: 10_000 });
       const state1 = (await readStateFile(stateDir)).state!;
       expect(state1.pid).toBe(first.pid);
       expect(first).toMatchObject({ state: 'running', port: state1.port, token: state1.token, origin: `http://127.0.0.1:${state1.port}` });
@@ -64,6 +79,8 @@ describe('daemon supervision', () => {
       expect(state2.token).not.toBe(state1.token);
       expect((await fetch(`${second.origin}/health`, { headers: { authorization: `Bearer ${state2.token}` } })).status).toBe(200);
       expect(seen).toEqual(['starting', 'running', 'crashed', 'starting', 'running']);
+      // The stream reconnected to the new daemon, with its new token.
+      await waitUntil('the event stream to reopen on the new daemon', () => opened.includes(second.token!), { timeoutMs: 10_000 });
 
       await sup.stop();
       expect(sup.current).toMatchObject({ state: 'stopped', pid: null, origin: null, token: null });
@@ -71,6 +88,7 @@ describe('daemon supervision', () => {
       // The daemon ended cleanly on SIGTERM: it removed its state file.
       expect((await readStateFile(stateDir)).state).toBeNull();
     } finally {
+      await events.stop();
       await sup.stop();
     }
   }, 180_000);
