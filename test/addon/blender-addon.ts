@@ -31,15 +31,16 @@ export async function blenderHome(dir: string): Promise<BlenderHome> {
   return home;
 }
 
-/** Runs `drivers/NAME.py` in Blender (opening `file` when given) with `args`; returns the JSON it wrote to `result`. */
-export async function runDriver<T>(opts: { name: string; home: BlenderHome; args: string[]; result: string; file?: string; timeoutMs?: number }): Promise<T> {
+/** Runs `drivers/NAME.py` in Blender (opening `file` when given) with `args` (and `env` over the
+ * inherited environment); returns the JSON it wrote to `result`. */
+export async function runDriver<T>(opts: { name: string; home: BlenderHome; args: string[]; result: string; file?: string; timeoutMs?: number; env?: Record<string, string> }): Promise<T> {
   const lines: string[] = [];
   const res = await runBlender({
     binary: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender',
     file: opts.file,
     pythonScript: fileURLToPath(new URL(`./drivers/${opts.name}.py`, import.meta.url)),
     scriptArgs: opts.args,
-    env: { BLENDER_USER_SCRIPTS: opts.home.scripts, BLENDER_USER_CONFIG: opts.home.config, XDG_STATE_HOME: opts.home.state },
+    env: { ...opts.env, BLENDER_USER_SCRIPTS: opts.home.scripts, BLENDER_USER_CONFIG: opts.home.config, XDG_STATE_HOME: opts.home.state },
     timeoutMs: opts.timeoutMs ?? 120_000,
     onLine: (_s, l) => lines.push(l),
   });
