@@ -5,6 +5,7 @@
 // state. The Electron binary cannot run on the project's CI; see README "Tray app".
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { app, dialog, shell, type BrowserWindow } from 'electron';
 import { defaultDaemonConfig, type DaemonConfig } from '../../daemon/config.js';
 import { KeytarKeychain } from '../../daemon/keychain/keytar.js';
@@ -34,7 +35,7 @@ export interface TrayAppDeps {
 export function startTrayApp(deps: TrayAppDeps): void {
   const built = path.join(deps.location.appPath, 'dist-electron');
   const settingsPage = path.join(built, 'renderer', 'settings.html');
-  const settingsUrl = new URL(`file://${settingsPage}`).href;
+  const settingsUrl = pathToFileURL(settingsPage).href;
   const icons = Object.fromEntries(
     (['idle', 'busy', 'error', 'stopped'] as const).map((i) => [i, path.join(deps.location.appPath, 'electron', 'build-resources', `tray-${i}.png`)]),
   ) as Record<'idle' | 'busy' | 'error' | 'stopped', string>;
