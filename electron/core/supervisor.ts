@@ -2,7 +2,10 @@
 // again after an exponential back-off (reset once a run stayed up `healthyAfterMs`), and stop()
 // ends it (SIGTERM, then SIGKILL after `stopTimeoutMs`). The daemon is `running` once its state
 // file names the child's pid and GET /health answers to its token; the port and token come from
-// that file. State changes are reported to listeners (the tray's icon and tooltip).
+// that file. A daemon already running on the same state folder (started by hand, or by another
+// program) is used as it is rather than fought: the supervisor watches it (`external: true`),
+// never stops it, and starts its own once it is gone. State changes are reported to listeners
+// (the tray's icon and tooltip).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { findLiveDaemon } from '../../daemon/state-file.js';
 
@@ -21,6 +24,8 @@ export interface DaemonStatus {
   lastExit: string | null;
   /** When the next start is due (ms since epoch) while crashed. */
   nextStartAt: number | null;
+  /** True while the running daemon is one this supervisor did not start (it is never stopped by it). */
+  external: boolean;
 }
 
 export interface SupervisorOptions {
@@ -42,6 +47,8 @@ export interface SupervisorOptions {
   stopTimeoutMs?: number;
   /** How often the state file is probed while starting. Default 200 ms. */
   probeIntervalMs?: number;
+  /** How often an external daemon is checked to still be there. Default 2000 ms. */
+  externalCheckMs?: number;
   /** Receives the child's stdout/stderr. Default: discarded. */
   output?: (chunk: string, stream: 'stdout' | 'stderr') => void;
 }
@@ -50,11 +57,12 @@ type Listener = (status: DaemonStatus) => void;
 
 export class DaemonSupervisor {
   private child: ChildProcess | null = null;
-  private status: DaemonStatus = { state: 'stopped', pid: null, origin: null, port: null, token: null, restarts: 0, lastExit: null, nextStartAt: null };
+  private status: DaemonStatus = { state: 'stopped', pid: null, origin: null, port: null, token: null, restarts: 0, lastExit: null, nextStartAt: null, external: false };
   private readonly listeners = new Set<Listener>();
   private failures = 0;
   private wanted = false;
   private restartTimer: NodeJS.Timeout | null = null;
+  private adopting = false;
   private probeTimer: NodeJS.Timeout | null = null;
   private startedAt = 0;
 
@@ -73,8 +81,8 @@ export class DaemonSupervisor {
   /** Starts the daemon (no-op while it runs) and keeps it running until stop(). */
   start(): void {
     this.wanted = true;
-    if (this.child || this.restartTimer) return;
-    this.spawnChild();
+    if (this.child || this.restartTimer || this.adopting) return;
+    void this.adoptOrSpawn();
   }
 
   /** Resolves once the daemon is running (rejects after `timeoutMs`, default 30000). */
@@ -100,7 +108,8 @@ export class DaemonSupervisor {
     this.clearTimers();
     const child = this.child;
     if (!child) {
-      this.update({ state: 'stopped', nextStartAt: null });
+      // An external daemon is left running: it is not ours to stop.
+      this.update({ state: 'stopped', pid: null, origin: null, port: null, token: null, nextStartAt: null, external: false });
       return;
     }
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -108,6 +117,24 @@ export class DaemonSupervisor {
     const killer = setTimeout(() => child.kill('SIGKILL'), this.options.stopTimeoutMs ?? 5000);
     await exited;
     clearTimeout(killer);
+  }
+
+  /** Uses a daemon that already answers on the state folder, else starts one. */
+  private async adoptOrSpawn(): Promise<void> {
+    this.adopting = true;
+    const live = await findLiveDaemon(this.options.stateDir, 1000).catch(() => null);
+    this.adopting = false;
+    if (!this.wanted || this.child) return;
+    if (!live) {
+      this.spawnChild();
+      return;
+    }
+    this.update({ state: 'running', pid: live.pid, origin: `http://127.0.0.1:${live.port}`, port: live.port, token: live.token, external: true, nextStartAt: null });
+    // Checked now and then: once it is gone, this supervisor starts its own.
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.wanted) void this.adoptOrSpawn();
+    }, this.options.externalCheckMs ?? 2000);
   }
 
   private spawnChild(): void {
@@ -127,7 +154,7 @@ export class DaemonSupervisor {
       this.onExit(child, `error: ${err.message}`);
     });
     child.once('exit', (code, signal) => this.onExit(child, signal ?? `exit ${code}`));
-    this.update({ state: 'starting', pid: child.pid ?? null, origin: null, port: null, token: null, nextStartAt: null });
+    this.update({ state: 'starting', pid: child.pid ?? null, origin: null, port: null, token: null, nextStartAt: null, external: false });
     this.probe(child);
   }
 
@@ -164,7 +191,7 @@ export class DaemonSupervisor {
       this.restartTimer = null;
       if (!this.wanted) return;
       this.status.restarts += 1;
-      this.spawnChild();
+      void this.adoptOrSpawn();
     }, delay);
   }
 
@@ -176,7 +203,10 @@ export class DaemonSupervisor {
   }
 
   private update(patch: Partial<DaemonStatus>): void {
-    this.status = { ...this.status, ...patch };
+    const next = { ...this.status, ...patch };
+    // Listeners hear about changes only (an external daemon is re-checked every few seconds).
+    if ((Object.keys(next) as (keyof DaemonStatus)[]).every((k) => next[k] === this.status[k])) return;
+    this.status = next;
     const snapshot = this.current;
     for (const l of this.listeners) l(snapshot);
   }

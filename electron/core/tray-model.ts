@@ -3,7 +3,7 @@
 // main/tray.ts only turns the model into an Electron Menu; tests check the model itself.
 import type { DaemonEvent, RenderComplete, TrackedJob } from '../../shared/daemon/api.js';
 import type { Job } from '../../shared/api/job.js';
-import { ACTIVE_STATUSES, TERMINAL_STATUSES } from '../../shared/job-status.js';
+import { ACTIVE_STATUSES } from '../../shared/job-status.js';
 import type { DaemonStatus } from './supervisor.js';
 
 export interface TrayState {
@@ -148,7 +148,7 @@ export function trayMenu(state: TrayState, daemon: DaemonStatus, options: TrayMo
 function daemonLine(d: DaemonStatus): string {
   switch (d.state) {
     case 'running':
-      return `Daemon running (pid ${d.pid}, port ${d.port})`;
+      return `Daemon running (pid ${d.pid}, port ${d.port}${d.external ? ', started outside the app' : ''})`;
     case 'starting':
       return 'Daemon starting…';
     case 'crashed':
@@ -170,6 +170,3 @@ export function trayIcon(state: TrayState, daemon: DaemonStatus): { icon: TrayIc
   const more = active.length > 1 ? ` (+${active.length - 1} more)` : '';
   return { icon: 'busy', tooltip: `Renderbridge: ${jobName(first.job)} ${progressText(first)}${more}` };
 }
-
-/** True for statuses after which a job changes no more. */
-export const isFinished = (t: TrackedJob): boolean => TERMINAL_STATUSES.has(t.job.status);

@@ -44,7 +44,7 @@ beforeAll(async () => {
     webhookSecret: null,
   });
   daemon = await startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: e2e.svc.apiKey }, logger: false, version: '1.2.3-test' });
-  running = { state: 'running', pid: process.pid, origin: daemon.origin, port: daemon.port, token: daemon.token, restarts: 0, lastExit: null, nextStartAt: null };
+  running = { state: 'running', pid: process.pid, origin: daemon.origin, port: daemon.port, token: daemon.token, restarts: 0, lastExit: null, nextStartAt: null, external: false };
   const call = daemonCall(daemon);
   // What the tray app does: on each (re)connection re-read GET /jobs, then apply every event.
   events = new DaemonEvents({
@@ -121,5 +121,6 @@ describe('tray models from a real daemon', () => {
     const crashed: DaemonStatus = { ...running, state: 'crashed', pid: null, lastExit: 'SIGKILL', restarts: 2 };
     expect(trayIcon(state, crashed)).toEqual({ icon: 'error', tooltip: 'Renderbridge: Daemon stopped unexpectedly (SIGKILL); restarting (2 restarts)' });
     expect(trayMenu(state, crashed, { outputsDir: '/o' }).find((i) => i.kind === 'item' && i.label === 'Open job window')).toMatchObject({ enabled: false });
+    expect(trayMenu(state, { ...running, external: true }, { outputsDir: '/o' })[0]).toEqual({ kind: 'label', label: `Daemon running (pid ${process.pid}, port ${daemon.port}, started outside the app)` });
   }, 300_000);
 });

@@ -14,6 +14,7 @@ import { isProcessAlive, readStateFile } from '../../daemon/state-file.js';
 import { DaemonEvents } from '../../electron/core/daemon-events.js';
 import { backoffMs, DaemonSupervisor, type DaemonStatus } from '../../electron/core/supervisor.js';
 import { waitUntil } from '../helpers/e2e.js';
+import { startTestDaemon } from '../daemon/harness.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let work: string;
@@ -25,7 +26,7 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-function daemonSupervisor(stateDir: string, log: string[]): DaemonSupervisor {
+function daemonSupervisor(stateDir: string, log: string[], externalCheckMs?: number): DaemonSupervisor {
   // No D-Bus session and no key: the daemon starts anyway and reports "keychain unavailable".
   const { DBUS_SESSION_BUS_ADDRESS: _bus, RENDERBRIDGE_API_KEY: _key, ...env } = process.env;
   return new DaemonSupervisor({
@@ -34,6 +35,7 @@ function daemonSupervisor(stateDir: string, log: string[]): DaemonSupervisor {
     stateDir,
     env,
     initialBackoffMs: 300,
+    ...(externalCheckMs ? { externalCheckMs } : {}),
     output: (c) => log.push(c),
   });
 }
@@ -92,6 +94,35 @@ describe('daemon supervision', () => {
       await sup.stop();
     }
   }, 180_000);
+
+  it('uses a daemon already running on the state folder, never stops it, and starts its own once it is gone', async () => {
+    const stateDir = path.join(work, 'shared-state');
+    // A daemon the user started by hand (here in this test process) on the same state folder.
+    const byHand = await startTestDaemon({ serviceUrl: 'http://127.0.0.1:9/api/external/v1', stateDir });
+    const watcher = daemonSupervisor(stateDir, [], 200);
+    watcher.start();
+    expect(await watcher.waitUntilRunning(10_000)).toMatchObject({ state: 'running', external: true, pid: process.pid, port: byHand.daemon.port, token: byHand.daemon.token });
+    await watcher.stop();
+    // Quitting the tray leaves a daemon it did not start alone.
+    expect((await fetch(`${byHand.daemon.origin}/health`, { headers: { authorization: `Bearer ${byHand.daemon.token}` } })).status).toBe(200);
+
+    const sup = daemonSupervisor(stateDir, [], 200);
+    const states: string[] = [];
+    sup.onChange((st) => states.push(`${st.state}${st.external ? ' (external)' : ''}`));
+    try {
+      sup.start();
+      await sup.waitUntilRunning(10_000);
+      await byHand.close();
+      const own = await waitUntil('its own daemon', () => (sup.current.state === 'running' && !sup.current.external ? sup.current : undefined), { timeoutMs: 60_000 });
+      expect(own.pid).not.toBe(process.pid);
+      expect((await readStateFile(stateDir)).state?.pid).toBe(own.pid);
+      // Re-checks of the external daemon were not announced as changes.
+      expect(states).toEqual(['running (external)', 'starting', 'running']);
+    } finally {
+      await sup.stop();
+    }
+    expect((await readStateFile(stateDir)).state).toBeNull();
+  }, 120_000);
 
   it('waits longer after each quick crash and resets the wait after a healthy run', async () => {
     expect([0, 1, 2, 3, 10].map((n) => backoffMs(n, 500, 30_000))).toEqual([500, 1000, 2000, 4000, 30_000]);
