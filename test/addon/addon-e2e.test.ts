@@ -12,7 +12,7 @@ import { defaultDaemonConfig } from '../../daemon/config.js';
 import { startE2E, type E2E } from '../helpers/e2e.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { buildPackProject } from '../helpers/pack-fixture.js';
-import { daemonCall } from '../daemon/harness.js';
+import { daemonCall, startTestBridge } from '../daemon/harness.js';
 import { blenderHome, buildAddonZip, runDriver, type BlenderHome } from './blender-addon.js';
 
 let e2e: E2E;
@@ -58,18 +58,7 @@ beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'rb-addon-e2e-'));
   home = await blenderHome(work);
   e2e = await startE2E();
-  const config = defaultDaemonConfig({}, {
-    serviceUrl: e2e.svc.baseUrl,
-    port: 0,
-    stateDir: path.join(home.state, 'renderbridge'),
-    workDir: path.join(work, 'packs'),
-    downloadsDir: path.join(work, 'daemon-outputs'),
-    pollActiveMs: 250,
-    pollIdleMs: 1000,
-    hotFolder: null,
-    webhookSecret: null,
-  });
-  daemon = await startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: e2e.svc.apiKey }, logger: false, version: '1.2.3-test' });
+  daemon = await startTestBridge({ serviceUrl: e2e.svc.baseUrl, apiKey: e2e.svc.apiKey, work, stateDir: path.join(home.state, 'renderbridge') });
   zip = await buildAddonZip(path.join(work, 'renderbridge-addon.zip'));
 }, 120_000);
 afterAll(async () => {

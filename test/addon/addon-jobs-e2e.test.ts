@@ -8,11 +8,10 @@ import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, t
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemble.js';
-import { defaultDaemonConfig } from '../../daemon/config.js';
+import type { RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { startE2E, type E2E } from '../helpers/e2e.js';
 import { buildFixture } from '../helpers/fixtures.js';
-import { daemonCall } from '../daemon/harness.js';
+import { daemonCall, startTestBridge } from '../daemon/harness.js';
 import { blenderHome, buildAddonZip, runDriver, type BlenderHome } from './blender-addon.js';
 
 let e2e: E2E;
@@ -49,18 +48,7 @@ beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'rb-addon-jobs-'));
   home = await blenderHome(work);
   e2e = await startE2E();
-  const config = defaultDaemonConfig({}, {
-    serviceUrl: e2e.svc.baseUrl,
-    port: 0,
-    stateDir: path.join(home.state, 'renderbridge'),
-    workDir: path.join(work, 'packs'),
-    downloadsDir: path.join(work, 'daemon-outputs'),
-    pollActiveMs: 250,
-    pollIdleMs: 1000,
-    hotFolder: null,
-    webhookSecret: null,
-  });
-  daemon = await startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: e2e.svc.apiKey }, logger: false, version: '1.2.3-test' });
+  daemon = await startTestBridge({ serviceUrl: e2e.svc.baseUrl, apiKey: e2e.svc.apiKey, work, stateDir: path.join(home.state, 'renderbridge') });
   zip = await buildAddonZip(path.join(work, 'renderbridge-addon.zip'));
 }, 120_000);
 afterAll(async () => {

@@ -7,12 +7,11 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemble.js';
-import { defaultDaemonConfig } from '../../daemon/config.js';
+import type { RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { PackResult, RenderComplete, Submission } from '../../shared/daemon/api.js';
 import { startE2E, type E2E } from '../helpers/e2e.js';
 import { buildPackProject } from '../helpers/pack-fixture.js';
-import { daemonCall, openSse, type SseReader } from './harness.js';
+import { daemonCall, openSse, startTestBridge, type SseReader } from './harness.js';
 
 let e2e: E2E;
 let daemon: RunningBridgeDaemon;
@@ -22,18 +21,7 @@ let work: string;
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'rb-bridge-'));
   e2e = await startE2E();
-  const config = defaultDaemonConfig({}, {
-    serviceUrl: e2e.svc.baseUrl,
-    port: 0,
-    stateDir: path.join(work, 'state'),
-    workDir: path.join(work, 'packs'),
-    downloadsDir: path.join(work, 'outputs'),
-    pollActiveMs: 250,
-    pollIdleMs: 1000,
-    hotFolder: null,
-    webhookSecret: null,
-  });
-  daemon = await startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: e2e.svc.apiKey }, logger: false, version: '1.2.3-test' });
+  daemon = await startTestBridge({ serviceUrl: e2e.svc.baseUrl, apiKey: e2e.svc.apiKey, work, stateDir: path.join(work, 'state') });
   sse = await openSse(daemon.origin, daemon.token);
 }, 120_000);
 afterAll(async () => {

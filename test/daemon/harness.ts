@@ -6,6 +6,7 @@ import { request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { defaultDaemonConfig, type DaemonConfig } from '../../daemon/config.js';
 import { createDaemonLogger } from '../../daemon/http/logging.js';
 import { startDaemon, type RunningDaemon, type StartDaemonOptions } from '../../daemon/server.js';
@@ -162,4 +163,23 @@ export function openSse(origin: string, token: string, headers: Record<string, s
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * The daemon with every real part (startBridgeDaemon) for a test service: fast polling, its zips
+ * under `work/packs`, downloads under `work/daemon-outputs`, no keychain (the key from `apiKey`).
+ */
+export function startTestBridge(opts: { serviceUrl: string; apiKey: string; work: string; stateDir: string }): Promise<RunningBridgeDaemon> {
+  const config = defaultDaemonConfig({}, {
+    serviceUrl: opts.serviceUrl,
+    port: 0,
+    stateDir: opts.stateDir,
+    workDir: path.join(opts.work, 'packs'),
+    downloadsDir: path.join(opts.work, 'daemon-outputs'),
+    pollActiveMs: 250,
+    pollIdleMs: 1000,
+    hotFolder: null,
+    webhookSecret: null,
+  });
+  return startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: opts.apiKey }, logger: false, version: '1.2.3-test' });
 }
