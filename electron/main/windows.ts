@@ -3,14 +3,14 @@
 // window is a local page with the one preload bridge; the job window is the daemon's /ui/ page
 // (its token in the URL fragment) and gets no preload at all.
 import { BrowserWindow, session } from 'electron';
-import { APP_CSP, lockDown, secureWebPreferences } from './hardening.js';
+import { APP_CSP_HEADER, lockDown, secureWebPreferences } from './hardening.js';
 
-/** Adds APP_CSP to responses that carry no CSP of their own (the daemon's page sends a stricter one). */
+/** Adds APP_CSP_HEADER to responses that carry no CSP of their own (the daemon's page sends a stricter one). */
 export function installSessionCsp(): void {
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
     const headers = details.responseHeaders ?? {};
     const has = Object.keys(headers).some((k) => k.toLowerCase() === 'content-security-policy');
-    callback({ responseHeaders: has ? headers : { ...headers, 'Content-Security-Policy': [APP_CSP] } });
+    callback({ responseHeaders: has ? headers : { ...headers, 'Content-Security-Policy': [APP_CSP_HEADER] } });
   });
   // No permission (camera, notifications from pages, geolocation...) is ever granted to a page.
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));

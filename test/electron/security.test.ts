@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import type { WebContents } from 'electron';
 import { afterAll, describe, expect, it } from 'vitest';
-import { APP_CSP, lockDown, secureWebPreferences } from '../../electron/main/hardening.js';
+import { APP_CSP, APP_CSP_HEADER, lockDown, secureWebPreferences } from '../../electron/main/hardening.js';
 import { IPC } from '../../electron/ipc.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -81,6 +81,8 @@ describe('tray app security (Electron binary not available: checked through its 
     expect(APP_CSP.split('; ')[0]).toBe("default-src 'none'");
     expect(APP_CSP).toContain("script-src 'self'");
     expect(APP_CSP).not.toMatch(/unsafe|\*|data:|http:/);
+    expect(APP_CSP_HEADER).toBe(`${APP_CSP}; frame-ancestors 'none'`);
+    expect(all['electron/main/windows.ts']).toContain("'Content-Security-Policy': [APP_CSP_HEADER]");
     // The settings page carries the same policy, and no inline script or style.
     const html = await src('electron/renderer/settings.html');
     expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="${APP_CSP}">`);
