@@ -7,6 +7,8 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   { files: ['bin/**/*.js'], languageOptions: { globals: globals.node } },
+  // The job window's page runs in a browser.
+  { files: ['daemon/ui/**/*.js'], languageOptions: { globals: globals.browser } },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

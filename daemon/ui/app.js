@@ -2,7 +2,6 @@
 // fragment (#token=..., which browsers never send to the server) and goes in the Authorization
 // header of every call; the event stream is read with fetch (EventSource cannot set headers).
 // Text goes through textContent only, never innerHTML.
-/* global document, location, fetch, TextDecoder, setTimeout, URLSearchParams */
 'use strict';
 
 const TERMINAL = new Set(['completed', 'failed', 'canceled']);

@@ -5,7 +5,7 @@ import type { ErrorSpec } from '../errors.js';
 
 export const DAEMON_ERRORS = {
   DAEMON_UNAUTHORIZED: { status: 401, message: 'Missing or wrong daemon token: send "Authorization: Bearer <token>" with the token from the daemon state file (renderbridge daemon --print-state shows where it is).' },
-  DAEMON_FORBIDDEN_ORIGIN: { status: 403, message: 'Browser and non-local requests are refused: call the daemon from a local program at http://127.0.0.1:<port>, without an Origin header.' },
+  DAEMON_FORBIDDEN_ORIGIN: { status: 403, message: 'Requests from web pages of other origins and for other host names are refused: call the daemon from a local program, or open its job window at http://127.0.0.1:<port>/ui/.' },
   DAEMON_NOT_FOUND: { status: 404, message: 'No such daemon endpoint, job, pack or submission: list them with GET /jobs or GET /submissions.' },
   DAEMON_BAD_REQUEST: { status: 400, message: 'The request is invalid: fix the fields listed in details and send it again.' },
   NO_API_KEY: { status: 409, message: 'No API key is configured: store one with the tray app (OS keychain) or set RENDERBRIDGE_API_KEY, then retry.' },
