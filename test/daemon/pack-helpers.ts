@@ -7,6 +7,8 @@ import { dirname } from 'node:path';
 import type { CollectedDependencyInput } from '../../shared/pack/dependencies.js';
 import { CollectedDependency } from '../../shared/pack/dependencies.js';
 import type { PackManifest } from '../../shared/pack/manifest.js';
+import { expect } from 'vitest';
+import { DaemonError } from '../../daemon/errors.js';
 
 /** ZIP compression methods. */
 export const STORED = 0;
@@ -63,4 +65,15 @@ export function textBytes(size: number, seed = 1): Buffer {
 /** A dependency as the add-on's collector reports it (defaults applied by the shared schema). */
 export function dep(d: CollectedDependencyInput): CollectedDependency {
   return CollectedDependency.parse(d);
+}
+
+/** The DaemonError a packing call failed with; the test fails unless it is PACK_FAILED. */
+export async function packFailure(p: Promise<unknown>): Promise<DaemonError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DaemonError);
+  expect((err as DaemonError).code).toBe('PACK_FAILED');
+  return err as DaemonError;
 }

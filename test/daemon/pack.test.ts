@@ -6,10 +6,9 @@ import { gzipSync } from 'node:zlib';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DaemonError } from '../../daemon/errors.js';
 import { packProject } from '../../daemon/pack/index.js';
 import { pickSceneFile, resolveBundledAddons, unpackSource } from '../../service/worker/unpack.js';
-import { DEFLATED, dep, put, readZip, sha256, STORED, textBytes } from './pack-helpers.js';
+import { DEFLATED, dep, put, readZip, sha256, STORED, textBytes, packFailure } from './pack-helpers.js';
 
 let base: string;
 let proj: string;
@@ -22,15 +21,6 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
-async function rejection(p: Promise<unknown>): Promise<DaemonError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DaemonError);
-  expect((err as DaemonError).code).toBe('PACK_FAILED');
-  return err as DaemonError;
-}
 
 /** Methods by entry name, read back with Python's zipfile (CRCs checked). */
 function methods(zip: string): Record<string, number> {
@@ -196,7 +186,7 @@ describe('packProject', () => {
       { id: 'quick', name: 'Quick', path: '_addons/quick.py', addonType: 'addon' },
       { id: 'rigtools', name: 'Rig Tools', path: '_addons/rigtools', addonType: 'addon' },
     ]);
-    await rejection(packProject({ blendFile: main, dependencies: [], addons: [{ module: 'gone', name: 'Gone', path: join(base, 'nope'), addonType: 'addon', selected: true }] }, { zipPath: join(base, 'x.zip') }));
+    await packFailure(packProject({ blendFile: main, dependencies: [], addons: [{ module: 'gone', name: 'Gone', path: join(base, 'nope'), addonType: 'addon', selected: true }] }, { zipPath: join(base, 'x.zip') }));
   });
 
   it('makes zips the worker unpacks as they are: odd names, external files, remaps and add-ons included', async () => {
@@ -259,10 +249,10 @@ describe('packProject', () => {
 
   it('fails with PACK_FAILED when the main .blend is missing or a name cannot be stored, and leaves no zip behind', async () => {
     const zipPath = join(base, 'out.zip');
-    expect((await rejection(packProject({ blendFile: join(proj, 'nope.blend'), dependencies: [] }, { zipPath }))).message).toContain('nope.blend');
+    expect((await packFailure(packProject({ blendFile: join(proj, 'nope.blend'), dependencies: [] }, { zipPath }))).message).toContain('nope.blend');
     const a = put(join(proj, 'shots', 'Wood.png'), 'A');
     const b = put(join(proj, 'shots', 'wood.png'), 'B');
-    const err = await rejection(packProject({ blendFile: main, dependencies: [a, b].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })) }, { zipPath }));
+    const err = await packFailure(packProject({ blendFile: main, dependencies: [a, b].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })) }, { zipPath }));
     expect(err.message).toContain('letter case');
     expect(readdirSync(base)).toEqual(['proj']);
   });

@@ -3,11 +3,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DaemonError } from '../../daemon/errors.js';
 import { packFolder } from '../../daemon/pack/index.js';
 import { createPacker } from '../../daemon/pack/packer.js';
 import type { TraceFn } from '../../daemon/ports.js';
-import { dep, put, readZip, textBytes } from './pack-helpers.js';
+import { dep, put, readZip, textBytes, packFailure } from './pack-helpers.js';
 
 let base: string;
 let proj: string;
@@ -20,15 +19,6 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
-async function rejection(p: Promise<unknown>): Promise<DaemonError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DaemonError);
-  expect((err as DaemonError).code).toBe('PACK_FAILED');
-  return err as DaemonError;
-}
 
 describe('packFolder', () => {
   beforeEach(() => {
@@ -50,9 +40,9 @@ describe('packFolder', () => {
 
   it('prefers the only top-level .blend, takes sceneFile when given, and lists the choices when it cannot tell', async () => {
     put(join(proj, 'libs', 'props.blend'), 'BLENDER-v304');
-    expect((await rejection(packFolder(proj, { zipPath: join(base, 'a.zip') }))).metadata.choices).toEqual(['libs/props.blend', 'shots/sh010.blend']);
+    expect((await packFailure(packFolder(proj, { zipPath: join(base, 'a.zip') }))).metadata.choices).toEqual(['libs/props.blend', 'shots/sh010.blend']);
     expect((await packFolder(proj, { zipPath: join(base, 'b.zip'), sceneFile: 'shots/sh010.blend' })).sceneFile).toBe('shots/sh010.blend');
-    await rejection(packFolder(proj, { zipPath: join(base, 'c.zip'), sceneFile: 'shots/sh010.blend1' }));
+    await packFailure(packFolder(proj, { zipPath: join(base, 'c.zip'), sceneFile: 'shots/sh010.blend1' }));
     put(join(proj, 'main.blend'), 'BLENDER-v304');
     expect((await packFolder(proj, { zipPath: join(base, 'd.zip') })).sceneFile).toBe('main.blend');
   });
@@ -103,9 +93,9 @@ describe('createPacker', () => {
 
   it('answers PACK_FAILED for a missing path, another kind of file, or a missing main .blend', async () => {
     const packer = createPacker({ workDir, trace, createdBy: 'test' });
-    expect((await rejection(packer.pack({ path: join(base, 'nope.blend') }))).message).toContain('nope.blend');
+    expect((await packFailure(packer.pack({ path: join(base, 'nope.blend') }))).message).toContain('nope.blend');
     const txt = put(join(base, 'notes.txt'), 'x');
-    expect((await rejection(packer.pack({ path: txt }))).message).toContain('not a .blend');
+    expect((await packFailure(packer.pack({ path: txt }))).message).toContain('not a .blend');
     mkdirSync(workDir, { recursive: true });
     expect(readdirSync(workDir)).toEqual([]);
   });

@@ -3,13 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DaemonError } from '../../daemon/errors.js';
 import { packProject } from '../../daemon/pack/index.js';
 import { inspectZip } from '../../daemon/preflight.js';
 import { UploadPreflight } from '../../shared/api/upload.js';
 import { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
 import { buildZip } from '../worker/zip-writer.js';
-import { put } from './pack-helpers.js';
+import { put, packFailure } from './pack-helpers.js';
 
 let base: string;
 
@@ -18,15 +17,6 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
-async function refusal(p: Promise<unknown>): Promise<DaemonError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DaemonError);
-  expect((err as DaemonError).code).toBe('PACK_FAILED');
-  return err as DaemonError;
-}
 
 function zipFile(entries: Parameters<typeof buildZip>[0]): string {
   const file = join(base, 'upload.zip');
@@ -85,22 +75,22 @@ describe('inspectZip', () => {
 
   it('refuses a file that is not a zip, a truncated zip and unsafe entry names, saying what is wrong', async () => {
     const junk = put(join(base, 'junk.zip'), 'this is not a zip at all');
-    expect((await refusal(inspectZip(junk))).message).toContain(junk);
+    expect((await packFailure(inspectZip(junk))).message).toContain(junk);
     const good = zipFile([{ name: 'scene.blend', data: 'BLENDER-v304'.repeat(1000) }]);
     const bytes = readFileSync(good);
     writeFileSync(good, bytes.subarray(0, bytes.length - 30));
-    await refusal(inspectZip(good));
-    expect((await refusal(inspectZip(zipFile([{ name: '../evil.blend', data: 'x' }])))).message).toMatch(/relative path|\.\./);
+    await packFailure(inspectZip(good));
+    expect((await packFailure(inspectZip(zipFile([{ name: '../evil.blend', data: 'x' }])))).message).toMatch(/relative path|\.\./);
   });
 
   it('refuses a manifest that is not JSON, does not match the schema, or is larger than the cap (counted on real bytes)', async () => {
     const scene = { name: 'scene.blend', data: 'BLENDER-v304' };
-    expect((await refusal(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{nope' }])))).message).toContain('not valid JSON');
-    expect((await refusal(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{"version": 2}' }])))).message).toContain('schema');
+    expect((await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{nope' }])))).message).toContain('not valid JSON');
+    expect((await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{"version": 2}' }])))).message).toContain('schema');
     const huge = `{"version":1,"sceneFile":"scene.blend"${' '.repeat(MAX_MANIFEST_BYTES)}}`;
-    expect((await refusal(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: huge }])))).message).toContain('larger than');
+    expect((await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: huge }])))).message).toContain('larger than');
     // A header that understates the size: the bytes are counted, not the claim.
     const liar = zipFile([scene, { name: PACK_MANIFEST_NAME, data: huge, declaredSize: 100 }]);
-    await refusal(inspectZip(liar));
+    await packFailure(inspectZip(liar));
   });
 });
