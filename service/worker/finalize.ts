@@ -144,6 +144,8 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
       videos: o.videoOutput ? await encodeVideos(o, prefix, frames, workDir, put, warnings) : [],
       previewKey: await preview(o, prefix, frames.length > 0 ? frames : composites, workDir, put, warnings),
     }))();
+    // Awaited below; marked handled now, as a cancel can reject it while files are still being stored.
+    media.catch(() => undefined);
     let stored;
     try {
       const frameKeys = new Set<string>();
