@@ -3,6 +3,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { ApiError, NetworkError, errorBodyFrom } from '../shared/client/index.js';
+import { readSmallBody } from '../shared/client/small-body.js';
 
 export interface HttpOptions {
   method?: 'GET' | 'HEAD';
@@ -55,22 +56,12 @@ export async function openUrl(url: string, options: HttpOptions = {}): Promise<I
   });
   const status = response.statusCode ?? 0;
   if ((status >= 200 && status < 300) || status === 416) return response;
-  const text = await readSmall(response).catch(() => '');
+  const text = await readSmallBody(response).catch(() => '');
   const body = errorBodyFrom(status, response.statusMessage ?? '', text, response.headers['content-type'] ?? null);
   const retryAfter = Number(response.headers['retry-after']);
   throw new ApiError(method, redactUrl(url), status, body, Number.isFinite(retryAfter) ? retryAfter * 1000 : undefined);
 }
 
-/** Reads up to 64 KiB of a (small) body as text and drops the rest. */
-export async function readSmall(response: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response as AsyncIterable<Buffer>) {
-    if (size < 65_536) chunks.push(chunk);
-    size += chunk.length;
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** `Content-Range: bytes START-END/TOTAL` (or `bytes * /TOTAL` of a 416); null when unreadable. */
 export function parseContentRange(value: string | undefined): { start: number | null; end: number | null; total: number | null } | null {

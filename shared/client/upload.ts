@@ -9,6 +9,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CONTENT_TYPES, type FileType } from '../api/upload.js';
 import { ApiError, NetworkError, errorBodyFrom } from './errors.js';
+import { readSmallBody } from './small-body.js';
 
 export interface UploadFileOptions {
   /** Content-Type of the PUT. Default: from the extension (see `contentTypeFor`). */
@@ -72,7 +73,7 @@ export async function uploadFile(uploadUrl: string, filePath: string, options: U
   const answered = new Promise<{ response: IncomingMessage; text: string }>((resolve, reject) => {
     request.once('error', reject);
     request.once('response', (response) => {
-      readText(response).then((text) => resolve({ response, text }), reject);
+      readSmallBody(response).then((text) => resolve({ response, text }), reject);
     });
   });
   // Keep an early rejection from being reported as unhandled while the body is still streaming.
@@ -112,16 +113,6 @@ export async function uploadFile(uploadUrl: string, filePath: string, options: U
   return { status, bytes: sentBytes };
 }
 
-async function readText(response: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response as AsyncIterable<Buffer>) {
-    // An answer to a PUT is small; keep at most 64 KiB of anything larger.
-    if (size < 65_536) chunks.push(chunk);
-    size += chunk.length;
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** The URL without its query: presigned signatures must not end up in logs and error messages. */
 function redact(url: URL): string {
