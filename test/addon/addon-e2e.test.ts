@@ -3,17 +3,16 @@
 // running the add-on's operators from the installed zip (test/addon/drivers/farm.py pumps the
 // add-on's timer tick by hand). Check stops before upload on missing files, then shows the
 // analysis; Render on farm ends with the frames in the download folder; Cancel cancels.
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { defaultDaemonConfig } from '../../daemon/config.js';
-import { startE2E, type E2E } from '../helpers/e2e.js';
+import type { E2E } from '../helpers/e2e.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { buildPackProject } from '../helpers/pack-fixture.js';
-import { daemonCall, startTestBridge } from '../daemon/harness.js';
-import { blenderHome, buildAddonZip, runDriver, type BlenderHome } from './blender-addon.js';
+import { daemonCall } from '../daemon/harness.js';
+import { blenderHome, runDriver, startAddonStack, type AddonStack, type BlenderHome } from './blender-addon.js';
 
 let e2e: E2E;
 let daemon: RunningBridgeDaemon;
@@ -54,18 +53,13 @@ interface FarmResult {
   files?: string[];
 }
 
+let stack: AddonStack | undefined;
+
 beforeAll(async () => {
-  work = await mkdtemp(path.join(tmpdir(), 'rb-addon-e2e-'));
-  home = await blenderHome(work);
-  e2e = await startE2E();
-  daemon = await startTestBridge({ serviceUrl: e2e.svc.baseUrl, apiKey: e2e.svc.apiKey, work, stateDir: path.join(home.state, 'renderbridge') });
-  zip = await buildAddonZip(path.join(work, 'renderbridge-addon.zip'));
+  stack = await startAddonStack('rb-addon-e2e-');
+  ({ work, home, e2e, daemon, zip } = stack);
 }, 120_000);
-afterAll(async () => {
-  await daemon?.close();
-  await e2e?.svc.close();
-  if (work) await rm(work, { recursive: true, force: true });
-});
+afterAll(() => stack?.close());
 
 /** A private copy of a fixture (the add-on saves the file it submits). */
 async function copyOf(name: 'basic' | 'missing-texture', folder: string): Promise<string> {

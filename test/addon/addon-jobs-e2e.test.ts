@@ -4,17 +4,14 @@
 // again after the test deleted one frame and left another half-written (the complete one is
 // skipped, the rest fetched); Open folder hands the row's folder to the OS opener; a dirty file is
 // saved before packing, a never saved one is refused.
-import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningBridgeDaemon } from '../../daemon/assemble.js';
-import { startE2E, type E2E } from '../helpers/e2e.js';
 import { buildFixture } from '../helpers/fixtures.js';
-import { daemonCall, startTestBridge } from '../daemon/harness.js';
-import { blenderHome, buildAddonZip, runDriver, type BlenderHome } from './blender-addon.js';
+import { daemonCall } from '../daemon/harness.js';
+import { runDriver, startAddonStack, type AddonStack, type BlenderHome } from './blender-addon.js';
 
-let e2e: E2E;
 let daemon: RunningBridgeDaemon;
 let work: string;
 let home: BlenderHome;
@@ -44,18 +41,13 @@ interface JobsResult {
   busy?: boolean;
 }
 
+let stack: AddonStack | undefined;
+
 beforeAll(async () => {
-  work = await mkdtemp(path.join(tmpdir(), 'rb-addon-jobs-'));
-  home = await blenderHome(work);
-  e2e = await startE2E();
-  daemon = await startTestBridge({ serviceUrl: e2e.svc.baseUrl, apiKey: e2e.svc.apiKey, work, stateDir: path.join(home.state, 'renderbridge') });
-  zip = await buildAddonZip(path.join(work, 'renderbridge-addon.zip'));
+  stack = await startAddonStack('rb-addon-jobs-');
+  ({ work, home, daemon, zip } = stack);
 }, 120_000);
-afterAll(async () => {
-  await daemon?.close();
-  await e2e?.svc.close();
-  if (work) await rm(work, { recursive: true, force: true });
-});
+afterAll(() => stack?.close());
 
 const call = (method: string, p: string, body?: unknown) => daemonCall(daemon)(method, p, body);
 

@@ -2,11 +2,15 @@
 // test/addon/drivers in headless Blender (through runBlender) with the user scripts/config folders
 // and XDG_STATE_HOME of a temp folder, so nothing touches the real home. The driver writes JSON.
 import { execFile } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { runBlender } from '../../service/worker/blender.js';
+import { startTestBridge } from '../daemon/harness.js';
+import { startE2E, type E2E } from '../helpers/e2e.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -46,4 +50,36 @@ export async function runDriver<T>(opts: { name: string; home: BlenderHome; args
   });
   if (res.exitCode !== 0) throw new Error(`driver ${opts.name} failed (exit ${res.exitCode}):\n${lines.slice(-60).join('\n')}`);
   return JSON.parse(await readFile(opts.result, 'utf8')) as T;
+}
+
+export interface AddonStack {
+  work: string;
+  home: BlenderHome;
+  e2e: E2E;
+  /** The full daemon; its state file is in the Blender home's state folder, where the add-on looks. */
+  daemon: RunningBridgeDaemon;
+  /** The built add-on zip. */
+  zip: string;
+  close(): Promise<void>;
+}
+
+/** A reference service with a worker, the full daemon and the built add-on, in one temp folder. */
+export async function startAddonStack(prefix: string): Promise<AddonStack> {
+  const work = await mkdtemp(path.join(tmpdir(), prefix));
+  const home = await blenderHome(work);
+  const e2e = await startE2E();
+  const daemon = await startTestBridge({ serviceUrl: e2e.svc.baseUrl, apiKey: e2e.svc.apiKey, work, stateDir: path.join(home.state, 'renderbridge') });
+  const zip = await buildAddonZip(path.join(work, 'renderbridge-addon.zip'));
+  return {
+    work,
+    home,
+    e2e,
+    daemon,
+    zip,
+    close: async () => {
+      await daemon.close();
+      await e2e.svc.close();
+      await rm(work, { recursive: true, force: true });
+    },
+  };
 }

@@ -10,7 +10,10 @@ import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemb
 import { defaultDaemonConfig, type DaemonConfig } from '../../daemon/config.js';
 import { createDaemonLogger } from '../../daemon/http/logging.js';
 import { startDaemon, type RunningDaemon, type StartDaemonOptions } from '../../daemon/server.js';
-import { waitUntil } from '../helpers/e2e.js';
+import { createPacker } from '../../daemon/pack/packer.js';
+import type { ClientProvider, Packer } from '../../daemon/ports.js';
+import { createTracer } from '../../daemon/trace.js';
+import { startE2E, waitUntil, type E2E } from '../helpers/e2e.js';
 
 export interface TestDaemon {
   daemon: RunningDaemon;
@@ -182,4 +185,31 @@ export function startTestBridge(opts: { serviceUrl: string; apiKey: string; work
     webhookSecret: null,
   });
   return startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: opts.apiKey }, logger: false, version: '1.2.3-test' });
+}
+
+export interface SubmitStack {
+  e2e: E2E;
+  /** A temp folder, removed by close(). */
+  scratch: string;
+  /** The real packer (headless-Blender tracing), writing under `scratch/packs`. */
+  packer: Packer;
+  /** The e2e client, as the daemon's ClientProvider. */
+  clients: ClientProvider;
+  close(): Promise<void>;
+}
+
+/** A reference service with a worker, plus the packer and client provider submissions need. */
+export async function startSubmitStack(prefix: string): Promise<SubmitStack> {
+  const scratch = await mkdtemp(path.join(tmpdir(), prefix));
+  const e2e = await startE2E();
+  return {
+    e2e,
+    scratch,
+    packer: createPacker({ workDir: path.join(scratch, 'packs'), trace: createTracer({ blender: 'blender' }), createdBy: 'renderbridge-test' }),
+    clients: { client: async () => e2e.client, apiKeySource: async () => 'env' },
+    close: async () => {
+      await e2e.svc.close();
+      await rm(scratch, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,18 +1,16 @@
 // The hot folder with real chokidar on a temp folder, submitting to the real reference service
 // (worker + Blender) through the real packer: a zip written slowly is taken once, only when
 // complete, its outputs land beside it, and a restart does not submit it again.
-import { copyFile, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, open, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Submission, SubmitRequest } from '../../shared/daemon/api.js';
 import { HOT_FOLDER_STATE_FILE, watchHotFolder, type HotFolderLogger } from '../../daemon/hot-folder.js';
-import { createPacker } from '../../daemon/pack/packer.js';
 import type { ClientProvider, Packer } from '../../daemon/ports.js';
 import { createSubmissions, runSubmission } from '../../daemon/submit.js';
-import { createTracer } from '../../daemon/trace.js';
 import { buildFixtureZip } from '../helpers/fixtures.js';
-import { filesUnder, startE2E, waitUntil, type E2E } from '../helpers/e2e.js';
+import { filesUnder, waitUntil, type E2E } from '../helpers/e2e.js';
+import { startSubmitStack, type SubmitStack } from './harness.js';
 
 let e2e: E2E;
 let scratch: string;
@@ -24,16 +22,13 @@ const log: HotFolderLogger = {
   warn: (obj, msg) => logged.push(`WARN ${msg} ${JSON.stringify(obj)}`),
 };
 
+let stack: SubmitStack | undefined;
+
 beforeAll(async () => {
-  scratch = await mkdtemp(path.join(tmpdir(), 'rb-hot-'));
-  e2e = await startE2E();
-  packer = createPacker({ workDir: path.join(scratch, 'packs'), trace: createTracer({ blender: 'blender' }), createdBy: 'renderbridge-test' });
-  clients = { client: async () => e2e.client, apiKeySource: async () => 'env' };
+  stack = await startSubmitStack('rb-hot-');
+  ({ e2e, scratch, packer, clients } = stack);
 }, 120_000);
-afterAll(async () => {
-  await e2e?.svc.close();
-  await rm(scratch, { recursive: true, force: true });
-});
+afterAll(() => stack?.close());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

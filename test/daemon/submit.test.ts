@@ -1,35 +1,30 @@
 // Submissions through the real reference service with its worker and real Blender: a fixture zip
 // (inspected by the real packer) is uploaded, created, validated, rendered and downloaded; a scene
 // that cannot render and a refused request end `failed` with the service's reasons.
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../shared/client/index.js';
 import type { DaemonEvent, Submission, SubmitRequest } from '../../shared/daemon/api.js';
 import { downloadJobOutputs } from '../../daemon/download-job.js';
-import { createPacker } from '../../daemon/pack/packer.js';
 import type { ClientProvider, Packer } from '../../daemon/ports.js';
 import { createSubmissions, runSubmission } from '../../daemon/submit.js';
-import { createTracer } from '../../daemon/trace.js';
 import { buildFixtureZip } from '../helpers/fixtures.js';
-import { filesUnder, startE2E, type E2E } from '../helpers/e2e.js';
+import { filesUnder, type E2E } from '../helpers/e2e.js';
+import { startSubmitStack, type SubmitStack } from './harness.js';
 
 let e2e: E2E;
 let scratch: string;
 let packer: Packer;
 let clients: ClientProvider;
 
+let stack: SubmitStack | undefined;
+
 beforeAll(async () => {
-  scratch = await mkdtemp(path.join(tmpdir(), 'rb-submit-'));
-  e2e = await startE2E();
-  packer = createPacker({ workDir: path.join(scratch, 'packs'), trace: createTracer({ blender: 'blender' }), createdBy: 'renderbridge-test' });
-  clients = { client: async () => e2e.client, apiKeySource: async () => 'env' };
+  stack = await startSubmitStack('rb-submit-');
+  ({ e2e, scratch, packer, clients } = stack);
 }, 120_000);
-afterAll(async () => {
-  await e2e?.svc.close();
-  await rm(scratch, { recursive: true, force: true });
-});
+afterAll(() => stack?.close());
 
 const tiny = { resolution: [64, 48] as [number, number], sampleCount: 4 };
 
