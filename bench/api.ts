@@ -6,18 +6,13 @@
 // under test are separate processes; with taskset the generator is pinned to CPU 0 and each
 // server, one at a time, to CPU 1, so neither steals the other's core and both servers get the
 // same single core. BENCH_PIN=0 turns pinning off.
-import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { API_PREFIX } from '../shared/constants.js';
-import { defaultConfig } from '../service/config.js';
-import { createApiKey } from '../service/domain/api-keys.js';
-import { newJobRecord, uploadKey } from '../service/domain/jobs.js';
-import { openLocalStack } from '../service/local-stack.js';
-import type { UploadRecord } from '../service/ports.js';
+import { seedJobs } from './lib/seed.js';
 import { atExit, canPin, cpuSeconds, pinSelf, startChild, type Child } from './lib/children.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { consoleTable, fmt, markdownTable, median, verdict, writeResultsSection, type Row } from './lib/results.js';
@@ -31,41 +26,6 @@ const ROTATE_IDS = 100;
 const PIN = process.env.BENCH_PIN !== '0' && canPin() && os.availableParallelism() >= 2;
 const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 20;
-
-/** Seeds `count` jobs of one workspace straight through the store (10,000 HTTP uploads would take minutes). */
-async function seed(dataDir: string, count: number): Promise<{ key: string; ids: string[] }> {
-  const stack = await openLocalStack(defaultConfig({ dataDir }));
-  try {
-    const { key, record } = await createApiKey(stack.deps.keys, { workspace: 'bench', label: 'bench' });
-    const ids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const slug = `up_${randomBytes(16).toString('base64url')}`;
-      const now = new Date().toISOString();
-      const upload: UploadRecord = {
-        slug,
-        workspaceId: record.workspaceId,
-        userId: record.userId,
-        fileName: 'scene.blend',
-        fileType: 'blend',
-        objectKey: uploadKey(record.workspaceId, slug, 'scene.blend'),
-        expiresAt: now,
-        createdAt: now,
-        completedAt: null,
-        size: null,
-        sha256: null,
-        jobId: null,
-      };
-      await stack.deps.jobs.createUpload(upload);
-      await stack.deps.jobs.completeUpload(slug, 1_048_576, null);
-      const rec = newJobRecord({ ...upload, completedAt: now, size: 1_048_576 }, undefined);
-      await stack.deps.jobs.createJobFromUpload(slug, rec);
-      ids.push(rec.job.id);
-    }
-    return { key, ids };
-  } finally {
-    await stack.close();
-  }
-}
 
 async function fetchBody(url: string, key: string): Promise<string> {
   const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
@@ -83,6 +43,8 @@ interface Case {
   endpoint: string;
   /** Request paths, cycled by every connection. */
   paths: string[];
+  /** Pick each request's path at random from `paths` instead. */
+  random?: boolean;
 }
 
 interface Measured {
@@ -103,7 +65,9 @@ async function runLoad(origin: string, key: string, c: Case, seconds: number, pi
     connections: CONNECTIONS,
     duration: seconds,
     headers: { authorization: `Bearer ${key}` },
-    requests: c.paths.map((p) => ({ method: 'GET' as const, path: p })),
+    requests: c.random
+      ? [{ method: 'GET' as const, setupRequest: (req: object) => ({ ...req, path: c.paths[Math.floor(Math.random() * c.paths.length)] }) }]
+      : c.paths.map((p) => ({ method: 'GET' as const, path: p })),
   });
   const wall = (performance.now() - t0) / 1000;
   const own = process.cpuUsage(own0);
@@ -123,7 +87,7 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'rb-bench-api-'));
   atExit(() => rmSync(dataDir, { recursive: true, force: true }));
   const t = performance.now();
-  const { key, ids } = await seed(dataDir, JOBS);
+  const { key, ids } = await seedJobs(dataDir, JOBS);
   console.log(`seeded ${JOBS} jobs in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
   if (PIN) pinSelf('0');
@@ -139,6 +103,9 @@ async function main(): Promise<void> {
     const { baseUrl } = service.ready;
     const cases: Case[] = [
       { endpoint: 'GET /jobs/{id}', paths: ids.slice(0, ROTATE_IDS).map((id) => `${API_PREFIX}/jobs/${id}`) },
+      // Every request a job picked at random from all of them: mostly misses of the service's
+      // document cache (it keeps 2,000), so this is the cost of reading the job from SQLite.
+      { endpoint: 'GET /jobs/{id}, any of all jobs', paths: ids.map((id) => `${API_PREFIX}/jobs/${id}`), random: true },
       { endpoint: 'GET /jobs?pageSize=100', paths: [`${API_PREFIX}/jobs?pageSize=100`] },
     ];
     // The bare server answers each route with the bytes the service gave once; every seeded
@@ -228,7 +195,11 @@ ${loadNote(busy, others)}
 Setup: ${JOBS.toLocaleString('en-US')} jobs seeded in one workspace (SQLite, embedded defaults); autocannon,
 ${CONNECTIONS} connections, ${SECONDS} s per measurement after a ${WARMUP_SECONDS} s warm-up, with the API key header;
 ${ROUNDS} rounds per endpoint, rotating which server goes first; the targets use the **median** of the rounds.
-GET /jobs/{id} cycles through ${ROTATE_IDS} job ids. The baseline ("a bare fastify route returning
+GET /jobs/{id} cycles through ${ROTATE_IDS} job ids, which the service soon answers from its document cache (as for
+clients polling their jobs; the cache follows the service's own writes at once and other processes'
+commits within a millisecond); "any of all jobs" asks for one of all ${JOBS.toLocaleString('en-US')} at random per request,
+mostly cache misses read from SQLite. The service runs compiled (dist/, as \`renderbridge service\`
+does), with its per-request work on: authentication, rate limiting, request ids, metrics. The baseline ("a bare fastify route returning
 the same JSON") is a fastify 5 route with no plugins, auth or database whose handler returns the JSON
 value the service answered (${getBody.length} B for one job, ${listBody.length} B for the list), which
 fastify serialises per request, as any route does. Also shown, as a floor: the same bare route sending

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import { createApiKey } from '../service/domain/api-keys.js';
-import { openKeyStore } from '../service/local-stack.js';
+import { openKeyStore } from '../service/stack.js';
+import { databaseOption } from './engines.js';
 import { defaultDataDir } from './options.js';
 import { registerWebhookCommands } from './webhook-commands.js';
 
-async function withKeys<T>(dataDir: string, fn: (keys: Awaited<ReturnType<typeof openKeyStore>>['keys']) => Promise<T>): Promise<T> {
-  const store = await openKeyStore(dataDir);
+async function withKeys<T>(o: { dataDir: string; databaseUrl?: string }, fn: (keys: Awaited<ReturnType<typeof openKeyStore>>['keys']) => Promise<T>): Promise<T> {
+  const store = await openKeyStore({ dataDir: o.dataDir, databaseUrl: o.databaseUrl });
   try {
     return await fn(store.keys);
   } finally {
@@ -23,8 +24,9 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--label <text>', 'what the key is for, e.g. "Anna\'s Blender"')
     .option('--user <name>', 'user the key acts as', 'admin')
     .option('--data-dir <dir>', 'service data folder', defaultDataDir())
-    .action(async (o: { workspace: string; label: string; user: string; dataDir: string }) => {
-      const { key, record } = await withKeys(o.dataDir, (keys) =>
+    .addOption(databaseOption())
+    .action(async (o: { workspace: string; label: string; user: string; dataDir: string; databaseUrl?: string }) => {
+      const { key, record } = await withKeys(o, (keys) =>
         createApiKey(keys, { workspace: o.workspace, label: o.label, user: o.user }),
       );
       console.error(`Created key ${record.id} for workspace "${record.workspaceName}" (${record.label}).`);
@@ -38,8 +40,9 @@ export function registerAdminCommands(program: Command): void {
     .option('--workspace <name>', 'only this workspace')
     .option('--json', 'print JSON for scripts')
     .option('--data-dir <dir>', 'service data folder', defaultDataDir())
-    .action(async (o: { workspace?: string; json?: boolean; dataDir: string }) => {
-      const list = await withKeys(o.dataDir, (keys) => keys.listKeys(o.workspace));
+    .addOption(databaseOption())
+    .action(async (o: { workspace?: string; json?: boolean; dataDir: string; databaseUrl?: string }) => {
+      const list = await withKeys(o, (keys) => keys.listKeys(o.workspace));
       if (o.json) {
         process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
         return;
@@ -59,8 +62,9 @@ export function registerAdminCommands(program: Command): void {
     .description('Revoke an API key: its next request gets 401')
     .argument('<id>', 'key id, as shown by list-keys')
     .option('--data-dir <dir>', 'service data folder', defaultDataDir())
-    .action(async (id: string, o: { dataDir: string }) => {
-      const ok = await withKeys(o.dataDir, (keys) => keys.revokeKey(id));
+    .addOption(databaseOption())
+    .action(async (id: string, o: { dataDir: string; databaseUrl?: string }) => {
+      const ok = await withKeys(o, (keys) => keys.revokeKey(id));
       if (!ok) throw new Error(`no active key with id ${id}: see renderbridge admin list-keys`);
       console.log(`Revoked key ${id}.`);
     });

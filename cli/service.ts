@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import { defaultConfig } from '../service/config.js';
-import { openKeyStore } from '../service/local-stack.js';
+import { openKeyStore } from '../service/stack.js';
+import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
 import { startService } from '../service/server.js';
 import { collect, defaultDataDir, parsePort, parsePositiveInt, parseWorkers } from './options.js';
 import { VERSION } from './version.js';
 
-interface ServiceOptions {
+interface ServiceOptions extends EngineOptions {
   host: string;
   port: number;
   dataDir: string;
@@ -17,9 +18,9 @@ interface ServiceOptions {
 }
 
 export function registerServiceCommand(program: Command): void {
-  program
+  const cmd = program
     .command('service')
-    .description('Run the reference render service on embedded defaults (SQLite, local files)')
+    .description('Run the reference render service: embedded defaults (SQLite, local files), or PostgreSQL, Redis and S3')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--port <port>', 'TCP port (0 = any free one)', parsePort, 8420)
     .option('--data-dir <dir>', 'folder for the database and stored files', defaultDataDir())
@@ -27,9 +28,10 @@ export function registerServiceCommand(program: Command): void {
     .option('--max-upload-bytes <n>', 'largest accepted upload', parsePositiveInt)
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info')
     .option('--workers <n>', 'render slots in this process: auto (one per GPU, else one), N CPU slots, or 0 for none', parseWorkers, 'auto')
-    .option('--blender <path>', 'a Blender build to offer (repeatable); RENDERBRIDGE_BLENDER_X_Y and PATH are searched too', collect, [])
-    .action(async (o: ServiceOptions) => {
+    .option('--blender <path>', 'a Blender build to offer (repeatable); RENDERBRIDGE_BLENDER_X_Y and PATH are searched too', collect, []);
+  addEngineOptions(cmd).action(async (o: ServiceOptions) => {
       const config = defaultConfig({
+        ...engineConfig(o),
         host: o.host,
         port: o.port,
         dataDir: o.dataDir,
@@ -40,13 +42,15 @@ export function registerServiceCommand(program: Command): void {
         blenderPaths: o.blender,
       });
       const svc = await startService(config, { version: VERSION });
-      const store = await openKeyStore(config.dataDir);
+      const store = await openKeyStore(config);
       const activeKeys = (await store.keys.listKeys()).filter((k) => !k.revokedAt).length;
       await store.close();
       // Human lines go to stderr so stdout stays the JSON log stream.
       console.error(`renderbridge service ${VERSION} listening`);
       console.error(`  API base URL: ${svc.baseUrl}`);
       console.error(`  data folder:  ${config.dataDir}`);
+      const e = svc.engines;
+      console.error(`  engines:      state ${e.state}, queue ${e.queue}, storage ${e.storage}${config.workerToken ? '; worker API on' : ''}`);
       const w = svc.worker;
       console.error(
         w.runtime
@@ -57,7 +61,8 @@ export function registerServiceCommand(program: Command): void {
       );
       if (activeKeys === 0) {
         console.error('  No API key yet. Create one with:');
-        console.error(`    npx renderbridge admin create-key --data-dir ${config.dataDir} --workspace studio --label "my key"`);
+        const where = config.databaseUrl ? '--database-url "$RENDERBRIDGE_DATABASE_URL"' : `--data-dir ${config.dataDir}`;
+        console.error(`    npx renderbridge admin create-key ${where} --workspace studio --label "my key"`);
       }
       const stop = (signal: string) => {
         svc.app.log.info({ signal }, 'shutting down');

@@ -1,11 +1,11 @@
 // `renderbridge admin set-webhook` and `admin remove-webhook`: one onRenderComplete endpoint per
-// workspace, stored in the service's SQLite database (a running service picks changes up at its
+// workspace, stored in the service's database (a running service picks changes up at its
 // next delivery attempt).
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { openSqlite } from '../service/adapters/sqlite/db.js';
-import { openWebhookStore, type SqliteWebhookStore } from '../service/adapters/sqlite/webhook-store.js';
+import type { ServiceConfig } from '../service/config.js';
+import { openState } from '../service/stack.js';
+import type { WebhookStore } from '../service/webhooks/ports.js';
+import { databaseOption } from './engines.js';
 import { generateWebhookSecret, SIGNATURE_HEADER } from '../shared/webhooks/signing.js';
 import { defaultDataDir } from './options.js';
 
@@ -23,17 +23,19 @@ export function parseWebhookUrl(v: string): string {
 }
 
 /** Opens the webhook store of a data folder (same database file as the service's local stack). */
-async function withWebhooks<T>(dataDir: string, workspace: string, fn: (store: SqliteWebhookStore, workspaceId: string) => Promise<T>): Promise<T> {
-  const dir = path.resolve(dataDir);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const sqlite = await openSqlite(path.join(dir, 'renderbridge.sqlite'));
+async function withWebhooks<T>(
+  o: { dataDir: string; databaseUrl?: string },
+  workspace: string,
+  fn: (store: WebhookStore, workspaceId: string) => Promise<T>,
+): Promise<T> {
+  const state = await openState({ dataDir: o.dataDir, databaseUrl: o.databaseUrl } as ServiceConfig);
   try {
-    const store = openWebhookStore(sqlite);
+    const store = state.webhooks;
     const workspaceId = await store.workspaceId(workspace);
     if (!workspaceId) throw new Error(`no workspace named "${workspace}": create it with renderbridge admin create-key --workspace ${workspace}`);
     return await fn(store, workspaceId);
   } finally {
-    await sqlite.close();
+    await state.close();
   }
 }
 
@@ -45,8 +47,9 @@ export function registerWebhookCommands(admin: Command): void {
     .requiredOption('--url <url>', 'http(s) endpoint receiving signed JSON POSTs', parseWebhookUrl)
     .option('--keep-secret', 'when replacing a webhook, keep its signing secret (default: a new secret)')
     .option('--data-dir <dir>', 'service data folder', defaultDataDir())
-    .action(async (o: { workspace: string; url: string; keepSecret?: boolean; dataDir: string }) => {
-      const { secret, kept } = await withWebhooks(o.dataDir, o.workspace, async (store, workspaceId) => {
+    .addOption(databaseOption())
+    .action(async (o: { workspace: string; url: string; keepSecret?: boolean; dataDir: string; databaseUrl?: string }) => {
+      const { secret, kept } = await withWebhooks(o, o.workspace, async (store, workspaceId) => {
         const old = o.keepSecret ? await store.getWebhook(workspaceId) : undefined;
         const secret = old?.secret ?? generateWebhookSecret();
         await store.setWebhook(workspaceId, { url: o.url, secret });
@@ -67,8 +70,9 @@ export function registerWebhookCommands(admin: Command): void {
     .description('Stop sending events of a workspace; deliveries not yet made are dropped')
     .requiredOption('--workspace <name>', 'workspace whose webhook is removed')
     .option('--data-dir <dir>', 'service data folder', defaultDataDir())
-    .action(async (o: { workspace: string; dataDir: string }) => {
-      const removed = await withWebhooks(o.dataDir, o.workspace, (store, workspaceId) => store.removeWebhook(workspaceId));
+    .addOption(databaseOption())
+    .action(async (o: { workspace: string; dataDir: string; databaseUrl?: string }) => {
+      const removed = await withWebhooks(o, o.workspace, (store, workspaceId) => store.removeWebhook(workspaceId));
       if (!removed) throw new Error(`workspace "${o.workspace}" has no webhook`);
       console.log(`Removed the webhook of workspace "${o.workspace}".`);
     });

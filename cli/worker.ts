@@ -1,46 +1,116 @@
+import { hostname } from 'node:os';
+import path from 'node:path';
 import type { Command } from 'commander';
-import { defaultConfig } from '../service/config.js';
-import { openLocalStack } from '../service/local-stack.js';
+import { defaultConfig, type ServiceConfig } from '../service/config.js';
+import { startMetricsServer } from '../service/metrics/http.js';
+import { createMetrics, type Metrics } from '../service/metrics/registry.js';
+import type { ObjectStorage, TaskQueue, WorkerJobStore } from '../service/ports.js';
 import { createLogger } from '../service/server.js';
+import { openQueue, openS3, openStack, openState } from '../service/stack.js';
 import { enqueueRenderComplete } from '../service/webhooks/delivery.js';
-import { startWorker } from '../service/worker/start.js';
-import { collect, defaultDataDir, parseWorkers } from './options.js';
+import { RemoteWorkerJobs } from '../service/worker/remote-jobs.js';
+import { startWorker, type WorkerPorts } from '../service/worker/start.js';
+import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
+import { collect, parsePort, parsePositiveInt, parseWorkers } from './options.js';
 
-interface WorkerOptions {
-  dataDir: string;
+interface WorkerOptions extends EngineOptions {
+  dataDir?: string;
+  serviceUrl: string[];
+  name: string;
   workers: number | 'auto';
   blender: string[];
   logLevel: string;
+  leaseSeconds: number;
+  chunkFrames?: number;
+  metricsPort?: number;
+  metricsHost: string;
+}
+
+/** Ports of a worker on another machine: job state through the service, tasks and files shared. */
+async function remotePorts(o: WorkerOptions, config: ServiceConfig): Promise<{ ports: WorkerPorts; close(): Promise<void> }> {
+  const token = process.env.RENDERBRIDGE_WORKER_TOKEN;
+  if (!token) throw new Error('set RENDERBRIDGE_WORKER_TOKEN to the service\'s worker token (the same variable on the service enables its worker API)');
+  if (!config.s3) throw new Error('a worker on another machine reads and writes files in the service\'s S3 storage: pass --s3-bucket (and --s3-endpoint for a non-AWS server)');
+  const jobs = new RemoteWorkerJobs({ serviceUrls: o.serviceUrl, token });
+  // The queue is shared directly (Redis, or the database's queue table): only job state goes through the service.
+  let queue: TaskQueue;
+  let closeState = async () => undefined as void;
+  if (config.redisUrl) queue = await openQueue(config, undefined, (err) => console.error(`renderbridge worker: task queue: ${err.message}`));
+  else if (config.databaseUrl) {
+    const state = await openState(config);
+    queue = state.queue;
+    closeState = state.close;
+  } else throw new Error('a worker on another machine needs the shared task queue: pass --redis-url (or --database-url)');
+  const storage: ObjectStorage & { close(): void } = await openS3(config.s3);
+  return {
+    ports: { jobs: jobs satisfies WorkerJobStore, queue, storage, onCompleted: (rec) => jobs.completed(rec) },
+    close: async () => {
+      if (config.redisUrl) await queue.close();
+      await closeState();
+      storage.close();
+    },
+  };
 }
 
 /**
- * `renderbridge worker`: render slots in their own process, beside a service on the same data
- * folder (embedded stack). The service keeps delivering webhooks; this process only renders.
+ * `renderbridge worker`: render slots in their own process. With --service-url it runs on any
+ * machine (job state through the service's worker API, tasks from Redis, files in S3); without,
+ * it works beside a service on the same data folder and engines.
  */
 export function registerWorkerCommand(program: Command): void {
-  program
+  const cmd = program
     .command('worker')
-    .description('Run render slots for a service on this machine (same --data-dir); the service can then run with --workers 0')
-    .option('--data-dir <dir>', "the service's data folder", defaultDataDir())
+    .description('Run render slots: beside a service (same --data-dir), or on another machine with --service-url')
+    .option('--service-url <url>', 'a service instance to report to (repeatable: failover); needs RENDERBRIDGE_WORKER_TOKEN', collect, [])
+    .option('--data-dir <dir>', "the service's data folder (same machine), or this worker's work folder (default ./.renderbridge/worker)")
+    .option('--name <name>', 'this machine in the per-job blocklist and metrics', hostname())
     .option('--workers <n>', 'render slots: auto (one per GPU, else one) or N CPU slots', parseWorkers, 'auto')
     .option('--blender <path>', 'a Blender build to offer (repeatable)', collect, [])
-    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info')
-    .action(async (o: WorkerOptions) => {
-      const config = defaultConfig({ dataDir: o.dataDir, workers: o.workers === 0 ? 'auto' : o.workers, blenderPaths: o.blender, logLevel: o.logLevel as never });
-      const log = createLogger(config.logLevel);
-      const stack = await openLocalStack(config);
-      const worker = await startWorker(
-        { ...stack.deps, onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)) },
-        config,
-        log,
-      );
-      if (!worker.runtime) {
-        await stack.close();
-        throw new Error('no Blender found: install it (apt-get install blender) or pass --blender PATH');
-      }
-      console.error(`renderbridge worker: ${worker.slots.map((s) => s.id).join(', ')} on ${config.dataDir}`);
-      const stop = () => void worker.stop().then(() => stack.close()).then(() => process.exit(0));
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
+    .option('--chunk-frames <n>', 'frames per render task when this worker plans a render (default: sized from its slots; a farm sets 1-5)', parsePositiveInt)
+    .option('--lease-seconds <n>', 'how soon the tasks of a worker that died go back to the queue', parsePositiveInt, 30)
+    .option('--metrics-port <port>', 'serve Prometheus /metrics on this port (0 = any free one)', parsePort)
+    .option('--metrics-host <host>', 'interface for /metrics', '127.0.0.1')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info');
+  addEngineOptions(cmd).action(async (o: WorkerOptions) => {
+    const remote = o.serviceUrl.length > 0;
+    const config = defaultConfig({
+      ...engineConfig(o),
+      dataDir: o.dataDir ?? path.join('.renderbridge', remote ? 'worker' : 'service'),
+      workers: o.workers === 0 ? 'auto' : o.workers,
+      blenderPaths: o.blender,
+      logLevel: o.logLevel as never,
     });
+    const log = createLogger(config.logLevel);
+    const metrics: Metrics = createMetrics();
+    let ports: WorkerPorts;
+    let close: () => Promise<void>;
+    if (remote) {
+      ({ ports, close } = await remotePorts(o, config));
+    } else {
+      const stack = await openStack(config);
+      ports = { ...stack.deps, onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)) };
+      close = () => stack.close();
+    }
+    metrics.watchQueue(ports.queue);
+    const worker = await startWorker({ ...ports, metrics }, config, log, {
+      runtime: { workerName: o.name, leaseMs: o.leaseSeconds * 1000 },
+      ...(o.chunkFrames ? { settings: { chunkFrames: o.chunkFrames } } : {}),
+    });
+    if (!worker.runtime) {
+      await close();
+      throw new Error('no Blender found: install it (apt-get install blender) or pass --blender PATH');
+    }
+    const served = o.metricsPort !== undefined ? await startMetricsServer(metrics, { host: o.metricsHost, port: o.metricsPort, ...(config.metricsToken ? { token: config.metricsToken } : {}) }) : undefined;
+    console.error(`renderbridge worker ${o.name}: ${worker.slots.map((s) => s.id).join(', ')} with Blender ${worker.builds.map((b) => b.version.text).join(', ')}`);
+    console.error(remote ? `  reporting to ${o.serviceUrl.join(', ')}` : `  beside the service on ${config.dataDir}`);
+    if (served) console.error(`  metrics: ${served.url}`);
+    const stop = () =>
+      void worker
+        .stop()
+        .then(() => served?.close())
+        .then(close)
+        .then(() => process.exit(0));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
 }

@@ -1,5 +1,6 @@
 // The daemon's downloads: one run of downloadJobOutputs per job at a time, its state kept in
 // memory and published as `download` events.
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { DownloadState } from '../shared/daemon/api.js';
 import { downloadJobOutputs, type DownloadJobOptions } from './download-job.js';
@@ -61,6 +62,13 @@ export function createDownloads(deps: DownloadsDeps): Downloads {
       if (previous && (previous.state.state === 'pending' || previous.state.state === 'downloading')) return { ...previous.state };
       const dir = outDir ?? previous?.state.outDir ?? (deps.downloadsDir ? path.join(deps.downloadsDir, `job-${jobId.slice(0, 8)}`) : undefined);
       if (!dir) throw new DaemonError('DAEMON_BAD_REQUEST', 'Give the folder to download into (outDir): no downloads folder is configured.');
+      // Made now, not when the first file arrives: the tray's notification offers to open it.
+      // A folder that cannot be made is reported by the run itself.
+      try {
+        mkdirSync(path.resolve(dir), { recursive: true });
+      } catch {
+        /* see run() */
+      }
       const holder = {
         state: { jobId, outDir: path.resolve(dir), state: 'pending', files: 0, filesDone: 0, bytes: 0, bytesDone: 0, skipped: 0, refused: [], error: null } satisfies DownloadState as DownloadState,
       };

@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# PostgreSQL and Redis for the scale-out suites (started here when a fresh machine has none).
+bash scripts/test-servers.sh
 echo "== typecheck"; npx tsc -p tsconfig.json --noEmit
 echo "== lint"; npx eslint .
 echo "== tests"; npx vitest run "$@"

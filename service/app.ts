@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { API_PREFIX } from '../shared/constants.js';
@@ -7,15 +6,20 @@ import { buildOpenApiDocument } from '../shared/openapi.js';
 import type { FsObjectStorage } from './adapters/fs-storage/fs-storage.js';
 import type { ServiceContext } from './context.js';
 import { slugOfUploadKey } from './domain/jobs.js';
-import { ApiError } from './http/api-error.js';
 import { makeAuthenticate } from './http/auth.js';
+import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
 import { installErrorHandling } from './http/error-handler.js';
 import type { UrlSigner } from './http/signing.js';
+import type { JobRecord } from './ports.js';
+import { installMetrics } from './metrics/http.js';
+import type { Metrics } from './metrics/registry.js';
 import { jobActionRoutes } from './routes/job-actions.js';
 import { jobRoutes } from './routes/jobs.js';
 import { progressRoutes } from './routes/progress.js';
 import { storageRoutes } from './routes/storage.js';
 import { uploadRoutes } from './routes/uploads.js';
+import { WORKER_API_PREFIX } from './worker-api/contract.js';
+import { workerApiRoutes } from './worker-api/routes.js';
 
 export interface AppDeps extends ServiceContext {
   /** Present when objects live on this machine: the service then serves their presigned URLs. */
@@ -23,6 +27,18 @@ export interface AppDeps extends ServiceContext {
   /** A pino logger, or false for none. Default: none (tests); server.ts passes one. */
   logger?: FastifyServerOptions['loggerInstance'] | false;
   version?: string;
+  /**
+   * What the service does when a remote worker reports a job completed (enqueue the
+   * onRenderComplete webhook; must be idempotent). Required when `config.workerToken` is set.
+   */
+  onJobCompleted?: (rec: JobRecord) => Promise<void>;
+  /** Prometheus registry to fill and serve at /metrics. Default none (no /metrics route). */
+  metrics?: Metrics;
+  /**
+   * Where each key's request budget is kept: Redis shared by every instance makes it per farm.
+   * Default: this process's memory (one instance), sized by config.rateLimitMax/WindowMs.
+   */
+  rateLimiter?: RateLimiter;
 }
 
 /** Builds the whole service as a fastify instance without listening (tests inject or listen). */
@@ -40,6 +56,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
   installErrorHandling(app);
+
+  if (deps.metrics) installMetrics(app, deps.metrics, deps.config.metricsToken);
 
   app.get('/healthz', async () => ({ status: 'ok', version: deps.version ?? 'dev' }));
 
@@ -60,24 +78,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
 
+  if (deps.config.workerToken) {
+    if (!deps.onJobCompleted) throw new Error('buildApp: config.workerToken turns the worker API on, which needs deps.onJobCompleted (enqueue the onRenderComplete webhook)');
+    await app.register(workerApiRoutes, { prefix: WORKER_API_PREFIX, token: deps.config.workerToken, jobs: deps.jobs, onJobCompleted: deps.onJobCompleted });
+  }
+
   await app.register(
     async (api) => {
       // The API speaks JSON only: any other body type is a 415, never parsed as text.
       api.removeContentTypeParser('text/plain');
-      api.addHook('onRequest', makeAuthenticate(deps.keys));
-      await api.register(rateLimit, {
-        hook: 'preParsing',
-        max: deps.config.rateLimitMax,
-        timeWindow: deps.config.rateLimitWindowMs,
-        keyGenerator: (req) => req.auth?.keyId ?? req.ip,
-        errorResponseBuilder: (_req, c) => {
-          const seconds = Math.max(1, Math.ceil(c.ttl / 1000));
-          return new ApiError('RATE_LIMITED', {
-            metadata: { limit: c.max, retryAfterSeconds: seconds },
-            headers: { 'retry-after': String(seconds) },
-          });
-        },
-      });
+      const limiter = deps.rateLimiter ?? new MemoryRateLimiter({ max: deps.config.rateLimitMax, windowMs: deps.config.rateLimitWindowMs });
+      api.addHook('onRequest', makeAuthenticate(deps.keys, limiter));
       const ctx: ServiceContext = {
         config: deps.config,
         jobs: deps.jobs,

@@ -1,4 +1,19 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { MAX_UPLOAD_BYTES } from '../shared/constants.js';
+
+/** S3-compatible storage for uploads and outputs. Credentials come from the usual AWS environment variables. */
+export interface S3Settings {
+  /** Endpoint URL, e.g. `http://minio:9000`. Default: AWS itself for the region. */
+  endpoint: string | undefined;
+  bucket: string;
+  /** Default `us-east-1`. */
+  region: string;
+  /** Path-style URLs (`endpoint/bucket/key`), which most S3-compatible servers need. Default true when `endpoint` is set. */
+  forcePathStyle: boolean;
+  /** Key prefix inside the bucket, so several deployments can share one. Default none. */
+  prefix: string;
+}
 
 /** Settings of the reference service. Every field has a default; see README "Configuration". */
 export interface ServiceConfig {
@@ -24,6 +39,8 @@ export interface ServiceConfig {
   rateLimitWindowMs: number;
   /** Days outputs stay downloadable after completion. Default 30. */
   outputRetentionDays: number;
+  /** Days a finished task stays in the queue (for looking into a job) before it is deleted. Default 7. */
+  finishedTaskRetentionDays: number;
   /**
    * Render slots of the in-process worker: `auto` = one per NVIDIA GPU, or one on the CPU;
    * a number = that many CPU slots when there is no GPU; 0 = no worker in this process (run
@@ -34,6 +51,23 @@ export interface ServiceConfig {
   blenderPaths: string[];
   /** pino level. Default `info`. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** PostgreSQL URL for state instead of SQLite under dataDir (`--database-url`, `RENDERBRIDGE_DATABASE_URL`). Default none. */
+  databaseUrl: string | undefined;
+  /** Redis URL for the BullMQ task queue instead of the database-backed queue (`--redis-url`, `RENDERBRIDGE_REDIS_URL`). Default none. */
+  redisUrl: string | undefined;
+  /** Key prefix of the BullMQ queues, so deployments can share one Redis. Default `renderbridge`. */
+  queuePrefix: string;
+  /** S3-compatible storage instead of files under dataDir (`--s3-bucket` and friends). Default none. */
+  s3: S3Settings | undefined;
+  /**
+   * Shared secret that workers on other machines present to the internal worker API
+   * (`RENDERBRIDGE_WORKER_TOKEN`); unset = that API is off. Default none.
+   */
+  workerToken: string | undefined;
+  /** Bearer token /metrics requires (`RENDERBRIDGE_METRICS_TOKEN`); unset = open, for a scraper on a private network. Default none. */
+  metricsToken: string | undefined;
+  /** Names this service instance in leases and logs. Default `HOST:PID:RANDOM`. */
+  instanceId: string;
 }
 
 export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceConfig {
@@ -49,9 +83,17 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     rateLimitMax: 1200,
     rateLimitWindowMs: 60_000,
     outputRetentionDays: 30,
+    finishedTaskRetentionDays: 7,
     workers: 'auto',
     blenderPaths: [],
     logLevel: 'info',
+    databaseUrl: undefined,
+    redisUrl: undefined,
+    queuePrefix: 'renderbridge',
+    s3: undefined,
+    workerToken: undefined,
+    metricsToken: undefined,
+    instanceId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
   };
 }

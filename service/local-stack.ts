@@ -1,17 +1,53 @@
+// The embedded defaults: SQLite state and filesystem objects under the data folder.
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
 import { FsObjectStorage } from './adapters/fs-storage/fs-storage.js';
-import { openSqlite, type DB } from './adapters/sqlite/db.js';
+import { openSqlite } from './adapters/sqlite/db.js';
 import { SqliteJobStore } from './adapters/sqlite/job-store.js';
 import { SqliteKeyStore } from './adapters/sqlite/key-store.js';
+import { SqliteLeaseStore } from './adapters/sqlite/lease-store.js';
 import { SqliteTaskQueue } from './adapters/sqlite/task-queue.js';
 import { openWebhookStore } from './adapters/sqlite/webhook-store.js';
-import type { WebhookStore } from './webhooks/ports.js';
-import type { AppDeps } from './app.js';
 import type { ServiceConfig } from './config.js';
 import { UrlSigner } from './http/signing.js';
+import type { JobStore, KeyStore, LeaseStore, TaskQueue } from './ports.js';
+import { openStack, type Stack } from './stack.js';
+import type { WebhookStore } from './webhooks/ports.js';
+
+/** The stores of one state engine (SQLite or PostgreSQL). */
+export interface StateEngine {
+  kind: 'sqlite' | 'postgres';
+  jobs: JobStore;
+  keys: KeyStore;
+  /** The database-backed task queue (used when no Redis is configured). */
+  queue: TaskQueue;
+  webhooks: WebhookStore;
+  leases: LeaseStore;
+  close(): Promise<void>;
+}
+
+async function ensurePrivateDir(dataDir: string): Promise<string> {
+  const dir = path.resolve(dataDir);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  return dir;
+}
+
+/** SQLite state in `<dataDir>/renderbridge.sqlite`. */
+export async function openLocalState(dataDir: string): Promise<StateEngine> {
+  const dir = await ensurePrivateDir(dataDir);
+  const sqlite = await openSqlite(path.join(dir, 'renderbridge.sqlite'));
+  return {
+    kind: 'sqlite',
+    jobs: new SqliteJobStore(sqlite),
+    keys: new SqliteKeyStore(sqlite),
+    queue: new SqliteTaskQueue(sqlite.db),
+    webhooks: openWebhookStore(sqlite),
+    leases: new SqliteLeaseStore(sqlite.db),
+    close: () => sqlite.close(),
+  };
+}
 
 /** The signing secret survives restarts (so issued URLs stay valid) and is readable by the owner only. */
 async function loadOrCreateSecret(file: string): Promise<Buffer> {
@@ -28,49 +64,21 @@ async function loadOrCreateSecret(file: string): Promise<Buffer> {
   return Buffer.from((await readFile(file, 'utf8')).trim(), 'hex');
 }
 
-export interface LocalStack {
-  deps: Omit<AppDeps, 'logger'>;
-  /** Webhook endpoints and the delivery outbox (onRenderComplete). */
-  webhooks: WebhookStore;
-  db: Kysely<DB>;
-  /** Where the service is reachable; set once it listens (port 0 picks one). */
-  setPublicUrl(url: string): void;
-  close(): Promise<void>;
-}
-
-/** The embedded defaults: SQLite state, filesystem objects and a SQLite-backed task queue under dataDir. */
-export async function openLocalStack(config: ServiceConfig): Promise<LocalStack> {
-  const dir = path.resolve(config.dataDir);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
+/** Objects under `<dataDir>/objects`, served by the service itself through HMAC-signed URLs. */
+export async function openFsStorage(dataDir: string, publicUrl: () => string): Promise<{ storage: FsObjectStorage; signer: UrlSigner; root: string }> {
+  const dir = await ensurePrivateDir(dataDir);
   const signer = new UrlSigner(await loadOrCreateSecret(path.join(dir, 'url-signing.key')));
-  const sqlite = await openSqlite(path.join(dir, 'renderbridge.sqlite'));
-  let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
   const root = path.join(dir, 'objects');
-  const storage = new FsObjectStorage(root, signer, () => publicUrl);
+  const storage = new FsObjectStorage(root, signer, publicUrl);
   await storage.init();
-  return {
-    db: sqlite.db,
-    webhooks: openWebhookStore(sqlite),
-    deps: {
-      config,
-      jobs: new SqliteJobStore(sqlite),
-      storage,
-      queue: new SqliteTaskQueue(sqlite.db),
-      keys: new SqliteKeyStore(sqlite),
-      fsStorage: { storage, signer, root },
-    },
-    setPublicUrl(url: string) {
-      if (!config.publicUrl) publicUrl = url.replace(/\/+$/, '');
-    },
-    close: () => sqlite.close(),
-  };
+  return { storage, signer, root };
 }
 
-/** The key store alone, for admin commands run beside (or instead of) a running service. */
-export async function openKeyStore(dataDir: string): Promise<{ keys: SqliteKeyStore; close(): Promise<void> }> {
-  const dir = path.resolve(dataDir);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const sqlite = await openSqlite(path.join(dir, 'renderbridge.sqlite'));
-  return { keys: new SqliteKeyStore(sqlite), close: () => sqlite.close() };
+export type LocalStack = Stack;
+
+/** The embedded defaults whatever the config says about other engines (benchmarks, tools). */
+export function openLocalStack(config: ServiceConfig): Promise<Stack> {
+  return openStack({ ...config, databaseUrl: undefined, redisUrl: undefined, s3: undefined });
 }
+
+export { openKeyStore } from './stack.js';

@@ -36,7 +36,15 @@ export interface JobInternal {
   renderRequestedAt?: string;
   previewKey?: string | null;
   /** The render plan: which Blender build renders, and the chunk tasks the frames were split into. */
-  render?: { blender: string; chunkTaskIds: string[]; frames: number; slots: number };
+  render?: {
+    /** The planning worker's binary; other machines use their own build of `blenderVersion`. */
+    blender: string;
+    /** `major.minor` of the build the render was planned with (absent on jobs planned before 0.2). */
+    blenderVersion?: string;
+    chunkTaskIds: string[];
+    frames: number;
+    slots: number;
+  };
   outputs?: {
     frames: OutputFile[];
     composites: OutputFile[];
@@ -128,6 +136,13 @@ export interface JobStore {
   listProgress(workspaceId: string, statuses: readonly JobStatus[]): Promise<JobProgress[]>;
 }
 
+/**
+ * What workers may do to jobs: read one, move it through the state machine, record results and
+ * progress. Workers on other machines get this over the service's internal worker API, so only
+ * the service writes job state.
+ */
+export type WorkerJobStore = Pick<JobStore, 'getById' | 'transition' | 'update' | 'setProgress'>;
+
 export interface StoredObject {
   size: number;
 }
@@ -143,6 +158,8 @@ export interface ObjectStorage {
   stat(key: string): Promise<StoredObject | undefined>;
   delete(key: string): Promise<void>;
   deletePrefix(prefix: string): Promise<void>;
+  /** Every object under `prefix` (a folder: `a/b/` or `a/b`), in key order. */
+  list(prefix: string): Promise<{ key: string; size: number }[]>;
 }
 
 export class ObjectTooLargeError extends Error {
@@ -188,8 +205,11 @@ export interface TaskQueue {
   claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined>;
   extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean>;
   complete(taskId: string, workerId: string): Promise<void>;
-  /** Hands a claimed task back untouched (the worker is stopping): it is queued again and the attempt does not count. */
-  release(taskId: string, workerId: string): Promise<void>;
+  /**
+   * Hands a claimed task back untouched (the worker is stopping, or cannot run it): it is queued
+   * again, claimable after `delayMs` (default 0), and the attempt does not count.
+   */
+  release(taskId: string, workerId: string, opts?: { delayMs?: number }): Promise<void>;
   /** Retryable failures go back to the queue after `retryAfterMs`; fatal ones end the task. */
   fail(taskId: string, workerId: string, outcome: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void>;
   /** Drops the job's tasks that are not finished (cancel). */
@@ -197,7 +217,31 @@ export interface TaskQueue {
   /** Every task of a job, oldest first. */
   jobTasks(jobId: string): Promise<TaskInfo[]>;
   counts(): Promise<{ queued: number; running: number; done: number; failed: number }>;
+  /**
+   * Counts one failed task of `jobId` on `worker` (a machine's render slot, stable across restarts)
+   * and returns that worker's count on the job: the per-job blocklist is built from these.
+   */
+  recordFailure(jobId: string, worker: string): Promise<number>;
+  /** Failed tasks per worker on the job ({} when none); dropped with the job's tasks. */
+  jobFailures(jobId: string): Promise<Record<string, number>>;
+  /**
+   * Deletes up to `limit` tasks that finished (done, failed or canceled) before `before`, with
+   * what the queue kept for them (dependencies; a job's failure counts once none of its tasks is
+   * left), oldest first; returns how many. Keeps a long-running farm's queue from growing forever.
+   */
+  pruneFinished(before: Date, limit: number): Promise<number>;
   close(): Promise<void>;
+}
+
+/**
+ * Named leases for scheduled work that must run once across service instances (webhook
+ * retries, retention sweeps): only the holder of a live lease does the work.
+ */
+export interface LeaseStore {
+  /** Takes `name` for `holder`, or renews it, until now + ttlMs; false while another holder's lease is live. */
+  acquire(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up early (clean shutdown) so another instance takes over at once. */
+  release(name: string, holder: string): Promise<void>;
 }
 
 export interface ApiKeyRecord {

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { API_PREFIX } from '../shared/constants.js';
+import type { JobRecord } from './ports.js';
 import { buildApp } from './app.js';
 import type { ServiceConfig } from './config.js';
 import { REDACT_PATHS, serializeRequest } from './http/log-redaction.js';
-import { openLocalStack, type LocalStack } from './local-stack.js';
+import { createMetrics, type Metrics } from './metrics/registry.js';
+import { openStack, type Stack } from './stack.js';
 import { enqueueRenderComplete, WebhookDispatcher, type DispatcherOptions } from './webhooks/delivery.js';
 import { RetentionSweeper, type RetentionOptions } from './worker/retention.js';
 import { startWorker, type StartedWorker, type WorkerTuning } from './worker/start.js';
@@ -16,8 +18,11 @@ export interface RunningService {
   /** `origin` + `/api/external/v1`. */
   baseUrl: string;
   /** The adapters behind the app: the in-process worker runtime plugs into these. */
-  ports: LocalStack['deps'];
-  webhooks: LocalStack['webhooks'];
+  ports: Stack['deps'];
+  webhooks: Stack['webhooks'];
+  engines: Stack['engines'];
+  leases: Stack['leases'];
+  metrics: Metrics;
   /** The in-process worker (idle when `workers` is 0 or no Blender was found). */
   worker: StartedWorker;
   retention: RetentionSweeper;
@@ -50,14 +55,18 @@ export interface StartOptions {
 
 /** Opens the embedded stack, listens, starts the worker and webhook delivery, and returns a handle whose close() drains and shuts down. */
 export async function startService(config: ServiceConfig, opts: StartOptions = {}): Promise<RunningService> {
-  const stack = await openLocalStack(config);
   const logger = opts.logger === undefined ? createLogger(config.logLevel) : opts.logger;
+  const log = logger || pino({ level: 'silent' });
+  const stack = await openStack(config, { onQueueError: (err) => log.warn({ err: err.message }, 'task queue connection problem') });
+  const metrics = createMetrics();
+  metrics.watchQueue(stack.deps.queue);
+  const onCompleted = async (rec: JobRecord) => void (await enqueueRenderComplete(stack.webhooks, rec.job));
   let worker: StartedWorker | undefined;
   const events = {
     enqueued: () => worker?.kick(),
     canceled: (jobId: string) => worker?.runtime?.cancelJob(jobId),
   };
-  const app = await buildApp({ ...stack.deps, events, logger, ...(opts.version ? { version: opts.version } : {}) });
+  const app = await buildApp({ ...stack.deps, events, logger, metrics, onJobCompleted: onCompleted, ...(opts.version ? { version: opts.version } : {}) });
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {
@@ -70,14 +79,16 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const origin = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   stack.setPublicUrl(origin);
-  const log = logger || pino({ level: 'silent' });
   const dispatcher = new WebhookDispatcher({ store: stack.webhooks, logger: log.child({ component: 'webhooks' }), ...opts.webhooks });
   dispatcher.start();
-  const sweeper = new RetentionSweeper({ ...stack.deps, log: log.child({ component: 'retention' }) }, opts.retention);
+  const sweeper = new RetentionSweeper(
+    { ...stack.deps, log: log.child({ component: 'retention' }), lease: { store: stack.leases, holder: config.instanceId } },
+    { finishedTaskRetentionMs: config.finishedTaskRetentionDays * 86_400_000, ...opts.retention },
+  );
   sweeper.start();
   try {
     worker = await startWorker(
-      { ...stack.deps, onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)) },
+      { ...stack.deps, onCompleted, metrics },
       config,
       log.child({ component: 'worker' }),
       opts.worker,
@@ -97,6 +108,9 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
     baseUrl: `${config.publicUrl ?? origin}${API_PREFIX}`,
     ports: stack.deps,
     webhooks: stack.webhooks,
+    engines: stack.engines,
+    leases: stack.leases,
+    metrics,
     worker: started,
     retention: sweeper,
     close: () =>

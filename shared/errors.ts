@@ -10,6 +10,7 @@ export const ERRORS = {
   VALIDATION_ERROR: { status: 400, message: 'The request is invalid: fix the fields listed in details and send it again.' },
   INVALID_JSON: { status: 400, message: 'The body is not valid JSON: send a JSON object with Content-Type: application/json.' },
   VALIDATE_NOT_ALLOWED: { status: 400, message: 'Validation can start only from status "created": a validated job goes straight to render, and a new upload needs a new job.' },
+  METRICS_UNAUTHORIZED: { status: 401, message: 'This service protects /metrics: send "Authorization: Bearer <metrics token>" (RENDERBRIDGE_METRICS_TOKEN of the service).' },
   UNAUTHORIZED: { status: 401, message: 'Missing, unknown or revoked API key: send "Authorization: Bearer <API_KEY>" with a valid key of your workspace.' },
   SIGNATURE_INVALID: { status: 403, message: 'The URL signature does not match: use the URL exactly as the API returned it, or ask the API for a new one.' },
   URL_EXPIRED: { status: 403, message: 'The signed URL has expired: ask the API for a new one (POST /uploads, or GET /jobs/{id}/downloads).' },

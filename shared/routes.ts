@@ -55,7 +55,7 @@ export const ROUTES = {
     summary: 'Create a job from a completed upload',
     body: CreateJobBody,
     responses: { 201: Job },
-    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'UPLOAD_NOT_FOUND', 'UPLOAD_INCOMPLETE', 'UPLOAD_ALREADY_USED'],
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'UPLOAD_NOT_FOUND', 'UPLOAD_INCOMPLETE', 'UPLOAD_ALREADY_USED', 'PAYLOAD_TOO_LARGE'],
   },
   listJobs: {
     method: 'GET',

@@ -46,6 +46,7 @@ export function applyDaemonEvent(state: TrayState, e: DaemonEvent, maxFinished =
 
 export type TrayAction =
   | { type: 'openFolder'; path: string }
+  | { type: 'openLog'; path: string }
   | { type: 'openJobWindow' }
   | { type: 'openSettings' }
   | { type: 'showAddon' }
@@ -61,6 +62,8 @@ export interface TrayModelOptions {
   outputsDir: string;
   /** Recent completed/failed jobs shown. Default 5. */
   recent?: number;
+  /** The daemon's log file (core/daemon-log.ts), offered as "Open daemon log". Default: no such item. */
+  daemonLog?: string;
 }
 
 /** A short name for a job: its scene file, else the start of its id. */
@@ -136,6 +139,7 @@ export function trayMenu(state: TrayState, daemon: DaemonStatus, options: TrayMo
   items.push(
     { kind: 'separator' },
     { kind: 'item', label: 'Open outputs folder', enabled: true, action: { type: 'openFolder', path: options.outputsDir } },
+    ...(options.daemonLog ? [{ kind: 'item', label: 'Open daemon log', enabled: true, action: { type: 'openLog', path: options.daemonLog } } as const] : []),
     { kind: 'item', label: 'Open job window', enabled: daemon.state === 'running', action: { type: 'openJobWindow' } },
     { kind: 'item', label: 'Settings…', enabled: true, action: { type: 'openSettings' } },
     { kind: 'item', label: 'Install the Blender add-on…', enabled: true, action: { type: 'showAddon' } },

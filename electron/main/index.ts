@@ -13,6 +13,7 @@ import type { Keychain } from '../../daemon/ports.js';
 import { DAEMON_ROUTES } from '../../shared/daemon/api.js';
 import { addonInstructions, addonZipPath, daemonCommand, type AppLocation } from '../core/app-paths.js';
 import { DaemonEvents } from '../core/daemon-events.js';
+import { DaemonLog, daemonLogDir } from '../core/daemon-log.js';
 import { KeychainSettings } from '../core/keychain-settings.js';
 import { notificationFor } from '../core/notifications.js';
 import { DaemonSupervisor } from '../core/supervisor.js';
@@ -46,7 +47,13 @@ export function startTrayApp(deps: TrayAppDeps): void {
   const settings = new KeychainSettings({ keychain: deps.keychain, serviceUrl: deps.config.serviceUrl });
   registerIpcHandlers(settings, (url) => url === settingsUrl);
 
-  const supervisor = new DaemonSupervisor({ ...daemonCommand(deps.location, deps.execPath, deps.config.stateDir, deps.env), stateDir: deps.config.stateDir });
+  // The running daemon's token is masked by value too, whatever its shape.
+  const daemonLog = new DaemonLog({ dir: daemonLogDir(deps.config.stateDir), secrets: (): (string | null)[] => [supervisor.current.token] });
+  const supervisor = new DaemonSupervisor({
+    ...daemonCommand(deps.location, deps.execPath, deps.config.stateDir, deps.env),
+    stateDir: deps.config.stateDir,
+    output: daemonLog.output,
+  });
   let state: TrayState = EMPTY_TRAY_STATE;
   let settingsWindow: BrowserWindow | null = null;
   let jobWindow: BrowserWindow | null = null;
@@ -64,6 +71,7 @@ export function startTrayApp(deps: TrayAppDeps): void {
   const onAction = (a: TrayAction): void => {
     switch (a.type) {
       case 'openFolder':
+      case 'openLog':
         void shell.openPath(a.path);
         return;
       case 'openJobWindow':
@@ -83,7 +91,7 @@ export function startTrayApp(deps: TrayAppDeps): void {
   };
 
   const tray = createTray(icons, onAction);
-  const redraw = (): void => tray.update(trayMenu(state, supervisor.current, { outputsDir: deps.config.downloadsDir }), trayIcon(state, supervisor.current));
+  const redraw = (): void => tray.update(trayMenu(state, supervisor.current, { outputsDir: deps.config.downloadsDir, daemonLog: daemonLog.file }), trayIcon(state, supervisor.current));
 
   const events = new DaemonEvents({
     connection: () => {
@@ -111,6 +119,7 @@ export function startTrayApp(deps: TrayAppDeps): void {
   });
 
   supervisor.onChange((s) => {
+    daemonLog.noteStatus(s);
     redraw();
     if (s.state === 'running') events.reconnect();
   });
@@ -132,6 +141,7 @@ export function startTrayApp(deps: TrayAppDeps): void {
     event.preventDefault();
     quitting = true;
     void Promise.allSettled([events.stop(), supervisor.stop()]).then(() => {
+      daemonLog.close();
       tray.destroy();
       app.exit(0);
     });

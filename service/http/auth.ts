@@ -1,8 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { API_KEY_PREFIX } from '../../shared/constants.js';
 import type { KeyStore } from '../ports.js';
 import { ApiError } from './api-error.js';
+import { applyDecision, type RateDecision, type RateLimiter } from './rate-limit.js';
 
 export interface AuthContext {
   keyId: string;
@@ -18,7 +19,8 @@ declare module 'fastify' {
 
 /** Keys carry 256 random bits, so one fast hash is as strong as a slow KDF and keeps auth cheap. */
 export function hashApiKey(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+  // One-shot crypto.hash: no Hash object per request.
+  return hash('sha256', key, 'buffer');
 }
 
 const KEY_SHAPE = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
@@ -26,25 +28,33 @@ const KEY_SHAPE = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 type Found = Awaited<ReturnType<KeyStore['findByHash']>>;
 
 /**
- * The onRequest hook that authenticates every API call. Callback style, and synchronous when the
- * key store answers from memory: this runs on every request, and an async hook costs a promise
- * and a microtask turn each time.
+ * The onRequest hook that authenticates every API call and charges the key's request budget.
+ * Callback style, and synchronous when key store and limiter answer from memory: this runs on
+ * every request, and an async hook costs promises and microtask turns each time.
  */
-export function makeAuthenticate(keys: KeyStore) {
-  return function authenticate(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+export function makeAuthenticate(keys: KeyStore, limiter: RateLimiter) {
+  return function authenticate(req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
     const header = req.headers.authorization;
     const m = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
     const key = m?.[1];
     if (!key || !KEY_SHAPE.test(key)) return done(new ApiError('UNAUTHORIZED'));
-    const hash = hashApiKey(key);
+    const keyHash = hashApiKey(key);
+    const charged = (d: RateDecision): void => done(applyDecision(d, reply));
     const accept = (rec: Found): void => {
-      if (!rec || rec.revokedAt || !timingSafeEqual(rec.keyHash, hash)) return done(new ApiError('UNAUTHORIZED'));
+      if (!rec || rec.revokedAt || !timingSafeEqual(rec.keyHash, keyHash)) return done(new ApiError('UNAUTHORIZED'));
       req.auth = { keyId: rec.id, workspaceId: rec.workspaceId, userId: rec.userId };
-      done();
+      let d: ReturnType<RateLimiter['take']>;
+      try {
+        d = limiter.take(rec.id);
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (d instanceof Promise) d.then(charged, done);
+      else charged(d);
     };
     let found: ReturnType<KeyStore['findByHash']>;
     try {
-      found = keys.findByHash(hash);
+      found = keys.findByHash(keyHash);
     } catch (err) {
       return done(err as Error);
     }

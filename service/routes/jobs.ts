@@ -33,6 +33,13 @@ export const jobRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx)
         const expired = Date.parse(upload.expiresAt) < Date.now();
         throw new ApiError('UPLOAD_INCOMPLETE', { metadata: { slug, uploadUrlExpired: expired } });
       }
+      if (stored.size > ctx.config.maxUploadBytes) {
+        // A presigned PUT cannot cap the size, so S3 took it: drop the object and refuse as the
+        // filesystem route refuses an oversize PUT. The upload stays incomplete (a smaller
+        // file may still be PUT while its URL lasts).
+        await ctx.storage.delete(upload.objectKey);
+        throw new ApiError('PAYLOAD_TOO_LARGE', { metadata: { maxBytes: ctx.config.maxUploadBytes } });
+      }
       size = stored.size;
       await ctx.jobs.completeUpload(slug, stored.size, null);
     }

@@ -45,6 +45,8 @@ export interface WebhookDelivery {
 }
 
 export interface WebhookStore {
+  /** The id of the workspace with this name (admin commands name workspaces). */
+  workspaceId(name: string): Promise<string | undefined>;
   /** Sets (or replaces) the workspace's endpoint. */
   setWebhook(workspaceId: string, endpoint: { url: string; secret: string }): Promise<void>;
   getWebhook(workspaceId: string): Promise<WebhookEndpoint | undefined>;

@@ -1,5 +1,5 @@
 // What task handlers need, passed in once by whoever builds the worker (no module singletons).
-import type { JobRecord, JobStore, ObjectStorage, TaskQueue } from '../ports.js';
+import type { JobRecord, WorkerJobStore, ObjectStorage, TaskQueue } from '../ports.js';
 import type { BlenderBuild } from './blender-builds.js';
 import type { RenderCapabilities } from '../domain/final-config.js';
 import type { DeviceInventory } from './devices.js';
@@ -18,13 +18,23 @@ export interface WorkerSettings {
   chunkIdleTimeoutMs: number;
   /** Zip limits for uploaded projects. Default DEFAULT_UNPACK_LIMITS. */
   unpackLimits?: Partial<UnpackLimits>;
+  /**
+   * Stage finished frames in object storage, so a job's chunks and its finalize may run on
+   * different machines. Default false (one machine); the stack turns it on with shared storage (S3).
+   */
+  stageFrames?: boolean;
+  /**
+   * Frames per render chunk (task). Default: sized from this worker's slots, 8 to 50 frames. A farm
+   * of many machines sets it (e.g. 1-5) so that one job's frames spread over all of them.
+   */
+  chunkFrames?: number;
   /** ffmpeg and ffprobe executables. Default from PATH. */
   ffmpeg?: string;
   ffprobe?: string;
 }
 
 export interface WorkerEnv {
-  jobs: JobStore;
+  jobs: WorkerJobStore;
   storage: ObjectStorage;
   queue: TaskQueue;
   /** Blender builds found on this machine; the first is the default. */

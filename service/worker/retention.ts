@@ -1,8 +1,10 @@
 // The retention sweeper: once a completed job's `output.scheduledForDeletionAt` has passed, its
 // outputs are deleted from storage and the job says `isDeletedForClient: true` (downloads and the
-// preview URL go away; the job record itself stays, for history and billing).
+// preview URL go away; the job record itself stays, for history and billing). Tasks that finished
+// more than `finishedTaskRetentionMs` ago are deleted from the queue in the same sweep, so a farm
+// that runs for years does not fill its database or Redis with them.
 import type { Logger } from 'pino';
-import type { JobStore, ObjectStorage } from '../ports.js';
+import type { JobStore, LeaseStore, ObjectStorage, TaskQueue } from '../ports.js';
 import { jobOutputPrefix } from './output-keys.js';
 
 export interface RetentionOptions {
@@ -10,9 +12,20 @@ export interface RetentionOptions {
   intervalMs?: number;
   /** Jobs handled per sweep step. Default 100. */
   batchSize?: number;
+  /** How long finished tasks stay in the queue. Default 7 days (ServiceConfig.finishedTaskRetentionDays). */
+  finishedTaskRetentionMs?: number;
   /** Clock. Default Date.now. */
   now?: () => number;
 }
+
+/** Several service instances share one database: only the holder of this lease sweeps. */
+export interface SweepLease {
+  store: LeaseStore;
+  /** This instance's name (ServiceConfig.instanceId). */
+  holder: string;
+}
+
+export const RETENTION_LEASE = 'retention-sweep';
 
 export class RetentionSweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -20,10 +33,15 @@ export class RetentionSweeper {
   private readonly o: Required<RetentionOptions>;
 
   constructor(
-    private readonly deps: { jobs: JobStore; storage: ObjectStorage; log: Logger },
+    private readonly deps: { jobs: JobStore; storage: ObjectStorage; log: Logger; lease?: SweepLease; queue?: TaskQueue },
     opts: RetentionOptions = {},
   ) {
-    this.o = { intervalMs: opts.intervalMs ?? 600_000, batchSize: opts.batchSize ?? 100, now: opts.now ?? Date.now };
+    this.o = {
+      intervalMs: opts.intervalMs ?? 600_000,
+      batchSize: opts.batchSize ?? 100,
+      finishedTaskRetentionMs: opts.finishedTaskRetentionMs ?? 7 * 86_400_000,
+      now: opts.now ?? Date.now,
+    };
   }
 
   start(): void {
@@ -38,6 +56,9 @@ export class RetentionSweeper {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running?.catch(() => undefined);
+    // Hand over at once rather than after the lease runs out.
+    const lease = this.deps.lease;
+    await lease?.store.release(RETENTION_LEASE, lease.holder).catch(() => undefined);
   }
 
   /** One sweep over every expired job; returns how many were deleted. Never runs twice at once. */
@@ -47,6 +68,10 @@ export class RetentionSweeper {
   }
 
   private async sweepAll(): Promise<number> {
+    const lease = this.deps.lease;
+    // Held for two intervals: a holder that dies hands over by the next sweep but one.
+    if (lease && !(await lease.store.acquire(RETENTION_LEASE, lease.holder, this.o.intervalMs * 2))) return 0;
+    await this.pruneTasks();
     let deleted = 0;
     for (;;) {
       const due = await this.deps.jobs.listExpired(new Date(this.o.now()), this.o.batchSize);
@@ -68,5 +93,23 @@ export class RetentionSweeper {
         }
       }
     }
+  }
+
+  /** Deletes the queue's tasks that finished before the retention time, in batches. */
+  private async pruneTasks(): Promise<void> {
+    const queue = this.deps.queue;
+    if (!queue) return;
+    const before = new Date(this.o.now() - this.o.finishedTaskRetentionMs);
+    let pruned = 0;
+    try {
+      for (;;) {
+        const n = await queue.pruneFinished(before, 500);
+        pruned += n;
+        if (n < 500) break;
+      }
+    } catch (err) {
+      this.deps.log.error({ err }, 'pruning finished tasks failed; next sweep retries');
+    }
+    if (pruned > 0) this.deps.log.info({ pruned, finishedBefore: before.toISOString() }, 'finished tasks deleted from the queue');
   }
 }

@@ -6,9 +6,11 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import type { FailedReason } from '../../shared/api/job.js';
 import { TERMINAL_STATUSES, type JobStatus } from '../../shared/job-status.js';
-import type { JobStore, Task, TaskKind, TaskQueue } from '../ports.js';
+import type { WorkerJobStore, Task, TaskKind, TaskQueue } from '../ports.js';
 import type { Slot } from './devices.js';
 import { CanceledTaskError, FatalTaskError, RetryableTaskError } from './outcomes.js';
+import type { TaskOutcome, WorkerMetrics } from '../metrics/registry.js';
+import type { Placement } from './placement.js';
 
 export interface TaskContext {
   /** Fires when the job is canceled, the lease is lost or the runtime stops. */
@@ -40,6 +42,13 @@ export interface RuntimeOptions {
   retryBaseMs?: number;
   /** Identifies this process in task leases. Default `host:pid`. */
   workerId?: string;
+  /** Names this machine in the per-job blocklist, stable across restarts (`name/lane`). Default the host name. */
+  workerName?: string;
+  /**
+   * How long a task this worker leaves for others stays out of reach, plus up to one poll
+   * interval at random. Default 2000 ms.
+   */
+  refusalDelayMs?: number;
 }
 
 interface Running {
@@ -59,13 +68,17 @@ export class WorkerRuntime {
 
   constructor(
     private readonly deps: {
-      jobs: JobStore;
+      jobs: WorkerJobStore;
       queue: TaskQueue;
       log: Logger;
       /** Called when a job ended canceled or failed under this worker (to remove its working files). */
       onJobStopped?: (jobId: string) => Promise<void>;
       /** Worker-local folders never shown to clients: replaced in a failedReason (Blender's last lines name them). */
       privatePaths?: readonly string[];
+      /** Decides which claimed tasks this worker leaves for others (requirements, blocklist). Default: runs all. */
+      placement?: Placement;
+      /** Task counts and durations for /metrics. Default none. */
+      metrics?: WorkerMetrics;
     },
     private readonly lanes: readonly Lane[],
     private readonly handlers: Partial<Record<TaskKind, TaskHandler>>,
@@ -78,6 +91,8 @@ export class WorkerRuntime {
       maxAttempts: opts.maxAttempts ?? 3,
       retryBaseMs: opts.retryBaseMs ?? 1000,
       workerId: opts.workerId ?? `${os.hostname()}:${process.pid}`,
+      workerName: opts.workerName ?? os.hostname(),
+      refusalDelayMs: opts.refusalDelayMs ?? 2000,
     };
   }
 
@@ -132,7 +147,13 @@ export class WorkerRuntime {
     const controller = new AbortController();
     const entry: Running = { controller, jobId: task.jobId };
     this.running.add(entry);
-    const beat = setInterval(() => void this.heartbeat(task, workerId, controller, log), this.opts.heartbeatMs);
+    // One heartbeat at a time: over a slow or failing network they would otherwise pile up.
+    let beating: Promise<void> | undefined;
+    const beat = setInterval(() => {
+      beating ??= this.heartbeat(task, workerId, controller, log).finally(() => (beating = undefined));
+    }, this.opts.heartbeatMs);
+    let startedAt: number | undefined;
+    let outcome: TaskOutcome = 'failed';
     try {
       const job = await this.deps.jobs.getById(task.jobId);
       // A task whose job is gone or already final (canceled, failed) has nothing left to do.
@@ -143,19 +164,39 @@ export class WorkerRuntime {
         if (job && job.job.status !== 'completed') await this.jobStopped(task.jobId, log);
         return;
       }
+      const refusal = await this.deps.placement?.refusal(task, this.slotName(lane));
+      if (refusal) {
+        log.info({ refusal }, 'task left for another worker');
+        // The jitter breaks a phase lock: with a fixed delay, the refusing lane's own poll lands
+        // just as the task is due again, every time, and a worker that can run it never gets it.
+        const delayMs = this.opts.refusalDelayMs + Math.floor(Math.random() * this.opts.pollMs);
+        await this.deps.queue.release(task.id, workerId, { delayMs });
+        return;
+      }
       if (!handler) throw new FatalTaskError({ name: 'NO_HANDLER', type: 'INTERNAL_ERROR', errorDetails: { message: `no handler for ${task.kind}` } });
       log.info('task started');
+      startedAt = Date.now();
+      this.deps.metrics?.taskStarted(task.kind);
       await handler(task, { signal: controller.signal, lane, log });
       await this.deps.queue.complete(task.id, workerId);
+      outcome = 'done';
       log.info('task done');
       // The task may have enqueued work or been the last one another task waited for.
       this.kick();
     } catch (err) {
-      await this.settleFailure(task, workerId, err, controller.signal, log);
+      outcome = await this.settleFailure(task, lane, workerId, err, controller.signal, log);
     } finally {
       clearInterval(beat);
       this.running.delete(entry);
+      if (startedAt !== undefined) {
+        const frames = Array.isArray(task.payload.frames) ? task.payload.frames.length : 0;
+        this.deps.metrics?.taskEnded(task.kind, outcome, (Date.now() - startedAt) / 1000, frames);
+      }
     }
+  }
+
+  private slotName(lane: Lane): string {
+    return `${this.opts.workerName}/${lane.name}`;
   }
 
   private async jobStopped(jobId: string, log: Logger): Promise<void> {
@@ -178,7 +219,7 @@ export class WorkerRuntime {
     }
   }
 
-  private async settleFailure(task: Task, workerId: string, err: unknown, signal: AbortSignal, log: Logger): Promise<void> {
+  private async settleFailure(task: Task, lane: Lane, workerId: string, err: unknown, signal: AbortSignal, log: Logger): Promise<TaskOutcome> {
     const { queue, jobs } = this.deps;
     try {
       if (err instanceof CanceledTaskError || (signal.aborted && !(err instanceof FatalTaskError))) {
@@ -187,14 +228,18 @@ export class WorkerRuntime {
         if (this.stopping) await queue.release(task.id, workerId);
         else await this.jobStopped(task.jobId, log);
         log.info({ reason: String(signal.reason ?? err) }, 'task stopped');
-        return;
+        return this.stopping ? 'released' : 'canceled';
       }
       const retryable = !(err instanceof FatalTaskError);
+      if (retryable) {
+        const count = await this.deps.placement?.failed(task, this.slotName(lane));
+        if (count !== undefined) log.info({ failuresOnJob: count }, 'failure counted for the per-job blocklist');
+      }
       if (retryable && task.attempts < this.opts.maxAttempts) {
         const retryAfterMs = this.opts.retryBaseMs * 2 ** (task.attempts - 1);
         log.warn({ err, retryAfterMs }, 'task failed; will retry');
         await queue.fail(task.id, workerId, { retryable: true, message: String((err as Error).message ?? err), retryAfterMs });
-        return;
+        return 'retried';
       }
       const reason = redactPaths(failedReasonOf(err, task), this.deps.privatePaths ?? []);
       log.error({ err, failedReason: reason }, 'task failed for good; failing the job');
@@ -205,6 +250,7 @@ export class WorkerRuntime {
     } catch (inner) {
       log.error({ err: inner }, 'recording a task failure failed; the lease will run out and the task return');
     }
+    return 'failed';
   }
 }
 

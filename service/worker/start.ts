@@ -1,9 +1,11 @@
 // Builds and starts a worker on a stack's ports: finds the Blender builds and GPUs of this
 // machine, plans the render slots, and runs one control lane plus one lane per slot.
+import { hostname } from 'node:os';
 import path from 'node:path';
+import type { Metrics } from '../metrics/registry.js';
 import type { Logger } from 'pino';
 import type { ServiceConfig } from '../config.js';
-import type { JobRecord, JobStore, ObjectStorage, TaskQueue } from '../ports.js';
+import type { JobRecord, WorkerJobStore, ObjectStorage, TaskQueue } from '../ports.js';
 import { BlenderVersionCache } from './blender.js';
 import { buildCandidates, probeBuilds, type BlenderBuild } from './blender-builds.js';
 import { BuildCapabilitiesCache, capabilitiesFor, detectGpuInventory, planSlots, type DeviceInventory, type Slot } from './devices.js';
@@ -12,13 +14,17 @@ import { finalizeHandler } from './handlers/finalize.js';
 import { renderChunkHandler } from './handlers/render-chunk.js';
 import { renderPlanHandler } from './handlers/render-plan.js';
 import { validateHandler } from './handlers/validate.js';
+import { stagingPrefix } from './frame-staging.js';
 import { removeJobDir } from './job-files.js';
+import { Placement, type PlacementOptions } from './placement.js';
 import { WorkerRuntime, type Lane, type RuntimeOptions } from './runtime.js';
 
 /** Knobs for tests and operators beyond ServiceConfig. */
 export interface WorkerTuning {
   runtime?: RuntimeOptions;
   settings?: Partial<WorkerSettings>;
+  /** Blocklist knobs. */
+  placement?: PlacementOptions;
   /** Use these devices instead of asking nvidia-smi (tests). */
   devices?: DeviceInventory;
 }
@@ -34,10 +40,12 @@ export interface StartedWorker {
 }
 
 export interface WorkerPorts {
-  jobs: JobStore;
+  jobs: WorkerJobStore;
   storage: ObjectStorage;
   queue: TaskQueue;
   onCompleted?: (rec: JobRecord) => Promise<void>;
+  /** Where task counts, durations and this worker's inventory are reported. Default none. */
+  metrics?: Metrics;
 }
 
 export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
@@ -47,6 +55,8 @@ export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
     analysisTimeoutMs: 300_000,
     chunkTimeoutMs: 6 * 3600_000,
     chunkIdleTimeoutMs: 900_000,
+    // Shared storage means other machines may render this job's chunks or finalize it.
+    stageFrames: config.s3 !== undefined,
     ...(process.env.RENDERBRIDGE_FFMPEG ? { ffmpeg: process.env.RENDERBRIDGE_FFMPEG } : {}),
     ...(process.env.RENDERBRIDGE_FFPROBE ? { ffprobe: process.env.RENDERBRIDGE_FFPROBE } : {}),
   };
@@ -89,14 +99,24 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
       jobs: ports.jobs,
       queue: ports.queue,
       log,
-      onJobStopped: (jobId) => removeJobDir(env.settings.workRoot, jobId),
+      onJobStopped: async (jobId) => {
+        await removeJobDir(env.settings.workRoot, jobId);
+        if (env.settings.stageFrames) await env.storage.deletePrefix(stagingPrefix(jobId));
+      },
       privatePaths: [env.settings.workRoot],
+      placement: new Placement({ queue: ports.queue, builds: probed.builds }, tuning.placement),
+      ...(ports.metrics ? { metrics: ports.metrics } : {}),
     },
     lanes,
     { validate: validateHandler(env), render: renderPlanHandler(env), 'render-chunk': renderChunkHandler(env), finalize: finalizeHandler(env) },
     tuning.runtime,
   );
   runtime.start();
+  ports.metrics?.describeWorker({
+    worker: tuning.runtime?.workerName ?? hostname(),
+    blender: probed.builds.map((b) => b.version.text),
+    gpus: devices.gpus.map((g) => ({ name: g.name, vramMb: g.memoryMiB })),
+  });
   log.info(
     { blender: probed.builds.map((b) => `${b.version.text} ${b.binary}`), slots: slots.map((s) => s.id) },
     'worker started',

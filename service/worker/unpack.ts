@@ -165,13 +165,9 @@ async function extractEntry(
   await mkdir(parent, { recursive: true, mode: 0o755 });
   await assertInside(tmp, parent, raw);
   if (isDir) return;
-  let input;
-  try {
-    input = await zip.openReadStreamPromise(entry);
-  } catch (err) {
-    throw asZipError(err);
-  }
-  // O_EXCL | O_NOFOLLOW: never overwrite, never write through a link.
+  // O_EXCL | O_NOFOLLOW: never overwrite, never write through a link. Opened before the entry's
+  // stream: yauzl's size check can fail on the first chunk, and nothing may sit between opening
+  // that stream and the pipeline that listens for its errors.
   const fh = await open(target, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o644);
   let written = 0;
   let crc = 0;
@@ -186,6 +182,7 @@ async function extractEntry(
     },
   });
   try {
+    const input = await zip.openReadStreamPromise(entry);
     await pipeline(input, guard, fh.createWriteStream(), signal ? { signal } : {});
   } catch (err) {
     if (signal?.aborted) throw new CanceledTaskError();

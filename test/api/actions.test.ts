@@ -223,15 +223,16 @@ describe('restart', () => {
     await c1('POST', `/jobs/${job.id}/validate`, {});
     await first.stop();
 
-    const second = await startTestService({ dataDir });
+    // Same data folder and, on the scale stack, the same database, queue and bucket.
+    const { databaseUrl, redisUrl, queuePrefix, s3 } = first.config;
+    const second = await startTestService({ dataDir, databaseUrl, redisUrl, queuePrefix, s3 });
     try {
       const c2 = api(second.baseUrl, first.apiKey);
       expect((await c2('GET', `/jobs/${job.id}`)).status).toBe(200);
       expect(await second.service.ports.queue.claim('w', ['validate'], 1000)).toMatchObject({ jobId: job.id, kind: 'validate' });
     } finally {
       await second.close();
-      const { rm } = await import('node:fs/promises');
-      await rm(dataDir, { recursive: true, force: true });
+      await first.close();
     }
   });
 });

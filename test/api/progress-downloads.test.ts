@@ -6,7 +6,7 @@ import { JobProgressEnvelope, ProgressList } from '../../shared/api/progress.js'
 import type { JobStatus } from '../../shared/job-status.js';
 import { createJob, type Call } from '../helpers/flow.js';
 import { api, errorBody } from '../helpers/http.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { filesOnly, objectUrlPrefix, startTestService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;
 let call: Call;
@@ -109,10 +109,10 @@ describe('downloads', () => {
     expect(bad.status).toBe(416);
 
     const got = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
-    expect(got.previewUrl).toMatch(/\/storage\//);
+    expect(got.previewUrl?.startsWith(objectUrlPrefix(svc))).toBe(true);
     expect((await fetch(got.previewUrl!)).status).toBe(200);
     const listed = JobList.parse((await call('GET', '/jobs?pageSize=100')).body).jobs.find((j) => j.id === job.id);
-    expect(listed?.previewUrl).toMatch(/\/storage\//);
+    expect(listed?.previewUrl?.startsWith(objectUrlPrefix(svc))).toBe(true);
     expect((await fetch(listed!.previewUrl!)).status).toBe(200);
 
     // Once outputs are deleted for the client, no preview URL is handed out any more.
@@ -123,7 +123,7 @@ describe('downloads', () => {
     expect(after?.output?.isDeletedForClient).toBe(true);
   });
 
-  it('refuses tampered and expired download URLs with 403', async () => {
+  it.skipIf(filesOnly('checking download URL signatures'))('refuses tampered and expired download URLs with 403', async () => {
     const job = await completedJob();
     const d = Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body);
     const url = new URL(d.frames[0]!);

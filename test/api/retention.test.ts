@@ -1,10 +1,12 @@
 // Output retention: once scheduledForDeletionAt passes, the sweeper deletes a job's outputs and
 // the job says so; the job record stays.
 import { Readable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Downloads } from '../../shared/api/downloads.js';
 import { JobEnvelope } from '../../shared/api/job.js';
 import type { JobStatus } from '../../shared/job-status.js';
+import { RetentionSweeper } from '../../service/worker/retention.js';
 import { createJob, type Call } from '../helpers/flow.js';
 import { api } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -64,5 +66,26 @@ describe('retention sweeper', () => {
     expect(kept.output?.isDeletedForClient).toBe(false);
     expect(await svc.service.ports.storage.stat(live.key)).toBeDefined();
     expect(await svc.service.retention.sweep()).toBe(0);
+  });
+});
+
+describe('finished tasks', () => {
+  it('are deleted from the queue once older than the retention time (7 days); open ones stay', async () => {
+    const own = await startTestService();
+    try {
+      const { queue } = own.service.ports;
+      await queue.enqueue({ id: 'r-done', jobId: 'rj', kind: 'render-chunk' });
+      await queue.enqueue({ id: 'r-open', jobId: 'rj', kind: 'validate' });
+      const t = await queue.claim('w', ['render-chunk'], 60_000);
+      await queue.complete(t!.id, 'w');
+      const sweepDaysLater = (days: number) =>
+        new RetentionSweeper({ ...own.service.ports, log: pino({ level: 'silent' }) }, { now: () => Date.now() + days * 86_400_000 }).sweep();
+      await sweepDaysLater(6);
+      expect((await queue.jobTasks('rj')).map((x) => x.id)).toEqual(['r-done', 'r-open']);
+      await sweepDaysLater(8);
+      expect((await queue.jobTasks('rj')).map((x) => [x.id, x.state])).toEqual([['r-open', 'queued']]);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -30,7 +30,7 @@ describe('renderbridge worker', () => {
     try {
       const validated = await client.waitForStatus(job.id, ['validated'], { intervalMs: 200, timeoutMs: 60_000 });
       expect(validated.analysis?.output?.sceneCameras?.length).toBe(2);
-      expect(stderr).toMatch(/renderbridge worker: cpu-0/);
+      expect(stderr).toMatch(/renderbridge worker \S+: cpu-0 with Blender/);
     } finally {
       child.kill('SIGTERM');
     }

@@ -4,10 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { newJobRecord } from '../../service/domain/jobs.js';
 import { emptyProgress } from '../../service/domain/progress.js';
 import { UploadClaimError, type JobRecord, type JobStore, type UploadRecord } from '../../service/ports.js';
+import { withHarness } from './with-harness.js';
 
 export interface StoreHarness {
   store: JobStore;
   reopen(): Promise<JobStore>;
+  /** A second, independent handle on the same data (another process, in real life). */
+  other(): Promise<JobStore>;
   close(): Promise<void>;
 }
 
@@ -30,14 +33,7 @@ async function addJob(store: JobStore, ws: string): Promise<JobRecord> {
 
 export function jobStoreConformance(name: string, open: () => Promise<StoreHarness>): void {
   describe(`JobStore conformance: ${name}`, () => {
-    const withStore = (fn: (h: StoreHarness) => Promise<void>) => async () => {
-      const h = await open();
-      try {
-        await fn(h);
-      } finally {
-        await h.close();
-      }
-    };
+    const withStore = withHarness(open);
 
     it('creates a job from an upload once, and only in the upload\'s workspace', withStore(async ({ store }) => {
       const ws = randomUUID();
@@ -131,6 +127,25 @@ export function jobStoreConformance(name: string, open: () => Promise<StoreHarne
       expect(list.map((p) => [p.jobId, p.framesDone])).toEqual([[b.job.id, null], [a.job.id, 1]]);
       expect(await store.listProgress(ws, ['rendering'])).toEqual([]);
       expect(await store.listProgress(randomUUID(), ['validating'])).toEqual([]);
+    }));
+
+    it('serves a job as it is now: its own writes at once, another process\'s within milliseconds', withStore(async ({ store, other }) => {
+      const ws = randomUUID();
+      const { job } = await addJob(store, ws);
+      const status = async () => (JSON.parse((await store.getJson(ws, job.id))!.json) as { status: string }).status;
+      expect(await status()).toBe('created');
+      await store.transition(job.id, ['created'], 'validating');
+      expect(await status()).toBe('validating');
+      // Another workspace never gets it, cached or not.
+      expect(await store.getJson(randomUUID(), job.id)).toBeUndefined();
+
+      const elsewhere = await other();
+      await elsewhere.transition(job.id, ['validating'], 'validated');
+      const changedAt = performance.now();
+      while ((await status()) !== 'validated') {
+        expect(performance.now() - changedAt, 'the change made elsewhere was not seen').toBeLessThan(50);
+        await new Promise((r) => setImmediate(r));
+      }
     }));
 
     it('keeps everything across a restart', withStore(async (h) => {

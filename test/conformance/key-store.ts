@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../service/domain/api-keys.js';
 import { hashApiKey } from '../../service/http/auth.js';
 import type { KeyStore } from '../../service/ports.js';
+import { withHarness } from './with-harness.js';
 
 export interface KeyStoreHarness {
   store: KeyStore;
@@ -23,14 +24,7 @@ async function addKey(store: KeyStore, workspace: string, label = 'k') {
 
 export function keyStoreConformance(name: string, open: () => Promise<KeyStoreHarness>): void {
   describe(`KeyStore conformance: ${name}`, () => {
-    const withStore = (fn: (h: KeyStoreHarness) => Promise<void>) => async () => {
-      const h = await open();
-      try {
-        await fn(h);
-      } finally {
-        await h.close();
-      }
-    };
+    const withStore = withHarness(open);
 
     it('finds a key by its hash only, in its workspace, and lists it without the hash', withStore(async ({ store }) => {
       const ws = `studio-${randomUUID()}`;
@@ -45,7 +39,7 @@ export function keyStoreConformance(name: string, open: () => Promise<KeyStoreHa
       expect(JSON.stringify(listed)).not.toContain(k.key);
     }));
 
-    it('revokes once, and a revocation made elsewhere is seen on the next lookup', withStore(async ({ store, other }) => {
+    it('revokes once, and a revocation made elsewhere is seen within milliseconds', withStore(async ({ store, other }) => {
       const ws = `studio-${randomUUID()}`;
       const a = await addKey(store, ws);
       const b = await addKey(store, ws);
@@ -58,7 +52,12 @@ export function keyStoreConformance(name: string, open: () => Promise<KeyStoreHa
       expect((await store.findByHash(b.hash))?.revokedAt).toBeNull();
       const elsewhere = await other();
       expect(await elsewhere.revokeKey(b.id)).toBe(true);
-      expect((await store.findByHash(b.hash))?.revokedAt).not.toBeNull();
+      // Stores may look for other processes' commits at most once a millisecond (SQLite does).
+      const revokedAt = performance.now();
+      while (!(await store.findByHash(b.hash))?.revokedAt) {
+        expect(performance.now() - revokedAt, 'the revocation made elsewhere was not seen').toBeLessThan(50);
+        await new Promise((r) => setImmediate(r));
+      }
     }));
 
     it('sees a key created elsewhere at once', withStore(async ({ store, other }) => {

@@ -62,6 +62,22 @@ export function objectStorageConformance(name: string, open: () => Promise<Stora
       expect(await s.stat('q/1')).toEqual({ size: 1 });
     }));
 
+    it('lists the objects under a prefix, in key order', withStorage(async (s) => {
+      await s.put('l/b/2.png', Readable.from([Buffer.from('22')]));
+      await s.put('l/a.png', Readable.from([Buffer.from('1')]));
+      await s.put('l/b/1.png', Readable.from([Buffer.from('333')]));
+      await s.put('lx/other', Readable.from([Buffer.from('x')]));
+      const want = [
+        { key: 'l/a.png', size: 1 },
+        { key: 'l/b/1.png', size: 3 },
+        { key: 'l/b/2.png', size: 2 },
+      ];
+      expect(await s.list('l/')).toEqual(want);
+      expect(await s.list('l')).toEqual(want);
+      expect(await s.list('l/b')).toEqual(want.slice(1));
+      expect(await s.list('none/')).toEqual([]);
+    }));
+
     it('presigns GET URLs that serve the object and PUT URLs that accept it', withStorage(async (s) => {
       await s.put('dl/x.png', Readable.from([Buffer.from('png bytes')]));
       const get = await s.presignGet('dl/x.png', { expiresAt: new Date(Date.now() + 60_000), fileName: 'x.png' });

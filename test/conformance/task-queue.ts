@@ -1,24 +1,33 @@
-// One conformance suite for every TaskQueue adapter (SQLite now; BullMQ with the scale-out).
+// One conformance suite for every TaskQueue adapter (SQLite, PostgreSQL, BullMQ).
 import { describe, expect, it } from 'vitest';
 import type { TaskQueue } from '../../service/ports.js';
+import { withHarness } from './with-harness.js';
 
 export interface QueueHarness {
   queue: TaskQueue;
   /** Closes and reopens the same backing store: what a service restart does. */
   reopen(): Promise<TaskQueue>;
+  /**
+   * A second, independent handle on the same data: another process sharing it (the service and a
+   * worker beside it). Closed by close(). Default: none; concurrent claims then all go through `queue`.
+   */
+  other?(): Promise<TaskQueue>;
   close(): Promise<void>;
+}
+
+/** Claims until nothing is left, one task at a time; returns the ids in claim order. */
+async function drain(queue: TaskQueue, workerId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (;;) {
+    const task = await queue.claim(workerId, ['render-chunk'], 60_000);
+    if (!task) return ids;
+    ids.push(task.id);
+  }
 }
 
 export function taskQueueConformance(name: string, open: () => Promise<QueueHarness>): void {
   describe(`TaskQueue conformance: ${name}`, () => {
-    const withQueue = (fn: (h: QueueHarness) => Promise<void>) => async () => {
-      const h = await open();
-      try {
-        await fn(h);
-      } finally {
-        await h.close();
-      }
-    };
+    const withQueue = withHarness(open);
 
     it('hands tasks out oldest first, each to one worker, and ignores a repeated id', withQueue(async ({ queue }) => {
       await queue.enqueue({ id: 'a', jobId: 'j1', kind: 'validate' });
@@ -121,6 +130,77 @@ export function taskQueueConformance(name: string, open: () => Promise<QueueHarn
       expect(await queue.cancelJob('cancel-me')).toBe(2);
       expect((await queue.claim('w', ['render-chunk'], 60_000))?.jobId).toBe('keep');
       expect(await queue.claim('w', ['render-chunk'], 60_000)).toBeUndefined();
+    }));
+
+    it('holds a released task back for the delay asked for', withQueue(async ({ queue }) => {
+      await queue.enqueue({ id: 'later', jobId: 'j', kind: 'render-chunk' });
+      await queue.claim('wrong-gpu', ['render-chunk'], 60_000);
+      await queue.release('later', 'wrong-gpu', { delayMs: 150 });
+      expect(await queue.claim('other', ['render-chunk'], 60_000)).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await queue.claim('other', ['render-chunk'], 60_000)).toMatchObject({ id: 'later', attempts: 1 });
+    }));
+
+    it('counts failures per worker and job for the blocklist, across a restart', withQueue(async (h) => {
+      expect(await h.queue.jobFailures('j')).toEqual({});
+      expect(await h.queue.recordFailure('j', 'render-01/gpu0')).toBe(1);
+      expect(await h.queue.recordFailure('j', 'render-01/gpu0')).toBe(2);
+      expect(await h.queue.recordFailure('j', 'render-02/gpu0')).toBe(1);
+      expect(await h.queue.recordFailure('other', 'render-01/gpu0')).toBe(1);
+      const reopened = await h.reopen();
+      expect(await reopened.jobFailures('j')).toEqual({ 'render-01/gpu0': 2, 'render-02/gpu0': 1 });
+    }));
+
+    it('hands each task to one claimer when eight claim at once (from two handles where the adapter has them)', withQueue(async (h) => {
+      const ids = Array.from({ length: 200 }, (_, i) => `c${i}`);
+      for (const id of ids) await h.queue.enqueue({ id, jobId: 'many', kind: 'render-chunk' });
+      const second = h.other ? await h.other() : h.queue;
+      // Four claimers per handle, as two worker processes with four slots each; any claim that
+      // fails (e.g. "database is locked") fails the test through Promise.all.
+      const handles = [h.queue, h.queue, h.queue, h.queue, second, second, second, second];
+      const claimed = (await Promise.all(handles.map((q, i) => drain(q, `w${i}`)))).flat();
+      expect(claimed).toHaveLength(ids.length);
+      expect(new Set(claimed)).toEqual(new Set(ids));
+      // Each was leased once: a second lease would have counted a second attempt.
+      const tasks = await h.queue.jobTasks('many');
+      expect(tasks.filter((t) => t.state === 'running' && t.attempts === 1)).toHaveLength(ids.length);
+    }));
+
+    it('prunes tasks that finished before a time, with their bookkeeping, and keeps open ones', withQueue(async ({ queue }) => {
+      const later = () => new Date(Date.now() + 60_000);
+      await queue.enqueue({ id: 'p-a', jobId: 'pj1', kind: 'render-chunk' });
+      await queue.enqueue({ id: 'p-b', jobId: 'pj1', kind: 'finalize', after: ['p-a'] });
+      await queue.enqueue({ id: 'p-c', jobId: 'pj2', kind: 'render-chunk' });
+      await queue.enqueue({ id: 'p-d', jobId: 'pj2', kind: 'validate' });
+      await queue.enqueue({ id: 'p-e', jobId: 'pj3', kind: 'validate' });
+      const a = await queue.claim('w', ['render-chunk'], 60_000);
+      await queue.complete(a!.id, 'w');
+      const c = await queue.claim('w', ['render-chunk'], 60_000);
+      await queue.fail(c!.id, 'w', { retryable: false, message: 'boom' });
+      await queue.recordFailure('pj2', 'host/gpu0');
+      await queue.cancelJob('pj3');
+
+      // Nothing finished before the epoch.
+      expect(await queue.pruneFinished(new Date(0), 100)).toBe(0);
+      expect(await queue.pruneFinished(later(), 2)).toBe(2);
+      expect(await queue.pruneFinished(later(), 100)).toBe(1);
+      expect(await queue.pruneFinished(later(), 100)).toBe(0);
+      // Done, failed and canceled went; queued ones stayed, and the finalize that waited for a
+      // pruned task is claimable.
+      expect((await queue.jobTasks('pj1')).map((t) => [t.id, t.state])).toEqual([['p-b', 'queued']]);
+      expect((await queue.jobTasks('pj2')).map((t) => [t.id, t.state])).toEqual([['p-d', 'queued']]);
+      expect(await queue.jobTasks('pj3')).toEqual([]);
+      expect(await queue.jobFailures('pj2')).toEqual({ 'host/gpu0': 1 });
+      const b = await queue.claim('w', ['finalize'], 60_000);
+      expect(b?.id).toBe('p-b');
+      await queue.complete(b!.id, 'w');
+      const d = await queue.claim('w', ['validate'], 60_000);
+      expect(d?.id).toBe('p-d');
+      await queue.complete(d!.id, 'w');
+      expect(await queue.pruneFinished(later(), 100)).toBe(2);
+      // The job's failure counts go with its last task.
+      expect(await queue.jobFailures('pj2')).toEqual({});
+      expect(await queue.counts()).toMatchObject({ queued: 0, running: 0, done: 0, failed: 0 });
     }));
 
     it('keeps queued tasks across a restart', withQueue(async (h) => {

@@ -4,7 +4,7 @@
 // (electron/core/daemon-events.ts). One project renders eight frames into a chosen folder; another
 // fails validation (two scenes in one archive). The Electron tray cannot run here (no Electron
 // binary): main/tray.ts and main/notifications.ts only hand these models to Electron.
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,7 +96,8 @@ describe('tray models from a real daemon', () => {
 
     const done = await waitUntil('the completion notification', () => notifications.find((n) => n.title === 'Render complete'), { timeoutMs: 180_000 });
     expect(done).toMatchObject({ openPath: outDir, urgency: 'normal', body: `basic.blend is done. Click to open ${outDir}.` });
-    // Clicking opens that folder: the eight frames land there (the download starts before the event).
+    // Clicking opens that folder, which exists already: the eight frames land there.
+    expect((await stat(outDir)).isDirectory()).toBe(true);
     const pngs = async () => (await readdir(outDir, { recursive: true })).filter((f) => f.endsWith('.png'));
     await waitUntil('the eight frames in the outputs folder', async () => (await pngs()).length === 8, { timeoutMs: 60_000 });
     expect(notifications).toHaveLength(2);

@@ -1,13 +1,83 @@
-// Starts the real reference service (SQLite, files, real HTTP on a free port) in a temp folder.
+// Starts the real reference service (real HTTP on a free port) in a temp folder: on the embedded
+// defaults (SQLite, files), or with RENDERBRIDGE_TEST_STACK=scale on PostgreSQL, Redis (BullMQ)
+// and S3 (s3rver), each fresh per service: the API suite runs on both (see vitest.config.ts).
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { defaultConfig, type ServiceConfig } from '../../service/config.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
-import { openKeyStore } from '../../service/local-stack.js';
+import { openKeyStore } from '../../service/stack.js';
+import { createTestDatabase } from './postgres.js';
+import { startS3 } from './s3.js';
 import { createLogger, startService, type RunningService, type StartOptions } from '../../service/server.js';
 import type { WorkerTuning } from '../../service/worker/start.js';
+
+/** Which engines test services run on in this vitest project. */
+export const TEST_STACK: 'embedded' | 'scale' = process.env.RENDERBRIDGE_TEST_STACK === 'scale' ? 'scale' : 'embedded';
+
+/**
+ * For tests of what only the service's own file storage does (it serves presigned PUTs itself);
+ * on S3 the bucket answers those requests. Prints why when it skips.
+ */
+export function filesOnly(what: string): boolean {
+  if (TEST_STACK === 'embedded') return false;
+  console.warn(`skipped on the scale stack: ${what} is the service's own file storage; on S3 the bucket does it (test/conformance/s3.test.ts)`);
+  return true;
+}
+
+/** For tests of what only S3 storage does; prints why it skips on the embedded stack. */
+export function scaleOnly(what: string): boolean {
+  if (TEST_STACK === 'scale') return false;
+  console.warn(`runs on the scale stack only: ${what}`);
+  return true;
+}
+
+/** Where presigned object URLs of this service point: its own /storage/ route, or the S3 bucket. */
+export function objectUrlPrefix(svc: { origin: string; config: ServiceConfig }): string {
+  const s3 = svc.config.s3;
+  return s3 ? `${s3.endpoint}/${s3.bucket}/` : `${svc.origin}/storage/`;
+}
+
+interface Engines {
+  config: Partial<ServiceConfig>;
+  close(): Promise<void>;
+}
+
+/** Fresh PostgreSQL database, Redis key prefix and S3 bucket for one scale-stack service. */
+async function scaleEngines(): Promise<Engines> {
+  const db = await createTestDatabase();
+  const s3 = await startS3().catch(async (err: unknown) => {
+    await db.drop();
+    throw err;
+  });
+  const prefix = `rbt-${randomBytes(5).toString('hex')}`;
+  const redisUrl = process.env.RENDERBRIDGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  return {
+    config: { databaseUrl: db.url, redisUrl, queuePrefix: prefix, s3: s3.settings },
+    close: async () => {
+      await s3.close();
+      await db.drop();
+      await deleteRedisPrefix(redisUrl, prefix);
+    },
+  };
+}
+
+async function deleteRedisPrefix(url: string, prefix: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    for (let cursor = '0'; ; ) {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      if (keys.length) await redis.del(...keys);
+      if ((cursor = next) === '0') break;
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
 
 export interface TestService {
   baseUrl: string;
@@ -15,6 +85,8 @@ export interface TestService {
   apiKey: string;
   workspaceId: string;
   dataDir: string;
+  /** The service's settings (engines included): a restart test starts a second service with them. */
+  config: ServiceConfig;
   service: RunningService;
   /** Every log line the service wrote, for checks that secrets never appear. */
   logs: string[];
@@ -33,7 +105,9 @@ export async function startTestService(
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'rb-svc-')));
   const { worker, webhooks, ...rest } = options;
-  const config = defaultConfig({ port: 0, logLevel: 'info', workers: 0, ...rest, dataDir });
+  // A restart test passes the engines of the first service back in (its databaseUrl etc.).
+  const engines = TEST_STACK === 'scale' && !rest.databaseUrl ? await scaleEngines() : undefined;
+  const config = defaultConfig({ port: 0, logLevel: 'info', workers: 0, ...engines?.config, ...rest, dataDir });
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -46,8 +120,8 @@ export async function startTestService(
     ...(worker ? { worker } : {}),
     ...(webhooks ? { webhooks } : {}),
   });
-  // A second connection to the same SQLite file, as `renderbridge admin` would open.
-  const store = await openKeyStore(dataDir);
+  // A second connection to the same database, as `renderbridge admin` would open.
+  const store = await openKeyStore(config);
   const first = await createApiKey(store.keys, { workspace: 'studio', label: 'test' });
   const mk = async (ws: string) => (await createApiKey(store.keys, { workspace: ws, label: 'test' })).key;
   let stopped = false;
@@ -67,8 +141,10 @@ export async function startTestService(
     logs,
     createApiKey: mk,
     stop,
+    config,
     close: async () => {
       await stop();
+      await engines?.close();
       if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { link, mkdir, open, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { link, mkdir, open, readdir, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FileType } from '../../../shared/api/upload.js';
@@ -100,6 +100,17 @@ export class FsObjectStorage implements ObjectStorage {
 
   async deletePrefix(prefix: string): Promise<void> {
     await rm(this.filePath(prefix.replace(/\/+$/, '')), { recursive: true, force: true });
+  }
+
+  async list(prefix: string): Promise<{ key: string; size: number }[]> {
+    const base = prefix.replace(/\/+$/, '');
+    const dir = this.filePath(base);
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+    const files = entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+    const out = await Promise.all(
+      files.map(async (f) => ({ key: `${base}/${path.relative(dir, f).split(path.sep).join('/')}`, size: (await stat(f)).size })),
+    );
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 }
 

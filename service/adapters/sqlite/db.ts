@@ -1,85 +1,9 @@
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, sql, type Generated, type Migration } from 'kysely';
+import { CommitWatch } from './commit-watch.js';
+import { Kysely, Migrator, SqliteDialect, sql, type Migration, type MigrationResultSet } from 'kysely';
+import type { DB } from '../sql/schema.js';
 
-export interface DB {
-  workspaces: { id: string; name: string; created_at: string };
-  users: { id: string; workspace_id: string; name: string; created_at: string };
-  api_keys: {
-    id: string;
-    workspace_id: string;
-    user_id: string;
-    label: string;
-    key_hash: Buffer;
-    display_prefix: string;
-    created_at: string;
-    revoked_at: string | null;
-  };
-  uploads: {
-    slug: string;
-    workspace_id: string;
-    user_id: string;
-    file_name: string;
-    file_type: string;
-    object_key: string;
-    expires_at: string;
-    created_at: string;
-    completed_at: string | null;
-    size: number | null;
-    sha256: string | null;
-    job_id: string | null;
-  };
-  jobs: {
-    seq: Generated<number>;
-    id: string;
-    workspace_id: string;
-    status: string;
-    created_at: string;
-    updated_at: string;
-    doc: string;
-    internal: string;
-    /** The preview object to sign when serving the job; null when there is none or outputs are deleted. */
-    preview_key: string | null;
-    /** output.scheduledForDeletionAt while the outputs still exist, else null (006). */
-    delete_after: string | null;
-  };
-  job_counts: { workspace_id: string; status: string; n: number };
-  task_deps: { task_id: string; dep_id: string };
-  job_progress: { job_id: string; workspace_id: string; doc: string; updated_at: string };
-  tasks: {
-    seq: Generated<number>;
-    id: string;
-    job_id: string;
-    kind: string;
-    payload: string;
-    state: string;
-    attempts: number;
-    run_after: number;
-    worker_id: string | null;
-    lease_until: number | null;
-    last_error: string | null;
-    created_at: string;
-    updated_at: string;
-  };
-  /** One webhook endpoint per workspace (004_webhooks). */
-  webhooks: { workspace_id: string; url: string; secret: string; created_at: string; updated_at: string };
-  /** Outbox of webhook deliveries, one per event id (004_webhooks). Times in epoch ms. */
-  webhook_deliveries: {
-    seq: Generated<number>;
-    id: string;
-    workspace_id: string;
-    job_id: string;
-    event: string;
-    payload: string;
-    state: string;
-    attempts: number;
-    next_attempt_at: number | null;
-    last_status: number | null;
-    last_error: string | null;
-    created_at: string;
-    updated_at: string;
-    delivered_at: string | null;
-  };
-}
+export type { DB };
 
 const migrations: Record<string, Migration> = {
   '001_initial': {
@@ -239,6 +163,32 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('jobs_delete_after').on('jobs').column('delete_after').where(sql.ref('delete_after'), 'is not', null).execute();
     },
   },
+  '007_blocklist_leases': {
+    // Per-job worker failures (the blocklist) and leases for scheduled work (one instance runs it).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('task_failures')
+        .addColumn('job_id', 'text', (c) => c.notNull())
+        .addColumn('worker', 'text', (c) => c.notNull())
+        .addColumn('n', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('task_failures_pk', ['job_id', 'worker'])
+        .execute();
+      await db.schema
+        .createTable('leases')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('holder', 'text', (c) => c.notNull())
+        .addColumn('until', 'integer', (c) => c.notNull())
+        .execute();
+    },
+  },
+  '008_task_claim_order': {
+    // A claim walks each kind's queued tasks in enqueue order and stops at the first it may take.
+    // tasks_ready goes: with run_after before seq the planner chose it and sorted the backlog.
+    async up(db: Kysely<unknown>) {
+      await db.schema.createIndex('tasks_claim').on('tasks').columns(['state', 'kind', 'seq']).execute();
+      await db.schema.dropIndex('tasks_ready').execute();
+    },
+  },
 };
 
 export interface SqliteHandle {
@@ -246,26 +196,57 @@ export interface SqliteHandle {
   db: Kysely<DB>;
   /** The connection itself, for prepared statements on hot paths (a Kysely query costs ~50 us to build). */
   raw: Database.Database;
+  /** Other connections' commits, for the read caches of hot paths. */
+  commits: CommitWatch;
   close(): Promise<void>;
+}
+
+/**
+ * Runs the migrations in one IMMEDIATE transaction. Kysely's migrator takes no lock on SQLite:
+ * a service and a worker opening a new data folder at once would both run a migration ("table
+ * ... already exists"). This way the second waits (busy timeout), then finds them done, and a
+ * failed migration rolls back whole.
+ */
+async function migrate(sqlite: Database.Database, migrator: Migrator): Promise<MigrationResultSet> {
+  sqlite.exec('begin immediate');
+  let ok = false;
+  try {
+    const outcome = await migrator.migrateToLatest();
+    ok = !outcome.error;
+    return outcome;
+  } finally {
+    if (sqlite.inTransaction) sqlite.exec(ok ? 'commit' : 'rollback');
+  }
 }
 
 /** Opens (creating if needed) the SQLite database and brings its schema up to date. */
 export async function openSqlite(file: string): Promise<SqliteHandle> {
   const sqlite = new Database(file);
+  // First: a writer that finds the file locked by another process waits up to 5 s instead of
+  // failing at once (switching a new file to WAL below takes a lock too).
+  sqlite.pragma('busy_timeout = 5000');
   // WAL: readers never block the writer; NORMAL sync is durable across process crashes.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  const { error, results } = await migrator.migrateToLatest();
+  let outcome: MigrationResultSet;
+  try {
+    outcome = await migrate(sqlite, migrator);
+  } catch (err) {
+    await db.destroy();
+    const busy = (err as { code?: unknown }).code === 'SQLITE_BUSY';
+    const hint = busy ? ' (another process kept the database locked for over 5 s: try again)' : '';
+    throw new Error(`cannot bring the database ${file} up to date: ${String(err)}${hint}`, { cause: err });
+  }
+  const { error, results } = outcome;
   if (error) {
     await db.destroy();
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`database migration ${failed} failed: ${String(error)}`);
   }
-  return { db, raw: sqlite, close: () => db.destroy() };
+  return { db, raw: sqlite, commits: new CommitWatch(sqlite), close: () => db.destroy() };
 }
 
 export { sql };

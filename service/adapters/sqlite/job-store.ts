@@ -1,47 +1,16 @@
-import type { Kysely } from 'kysely';
-import type { JobProgress } from '../../../shared/api/progress.js';
-import type { JobStatus } from '../../../shared/job-status.js';
-import {
-  UploadClaimError,
-  type JobInternal,
-  type JobPatch,
-  type JobRecord,
-  type JobStore,
-  type ListOptions,
-  type StoredJobJson,
-  type UploadRecord,
-} from '../../ports.js';
-import type { Database, Statement } from 'better-sqlite3';
+import type { JobRecord, ListOptions, StoredJobJson } from '../../ports.js';
+import type { Database, Statement, Transaction } from 'better-sqlite3';
 import type { DB, SqliteHandle } from './db.js';
-import { emptyProgress } from '../../domain/progress.js';
-import { servedPreviewKey } from '../../domain/jobs.js';
+import { SqlJobStore } from '../sql/job-store.js';
+import { applyChange, jobColumns, toJson, toRecord, type JobChange } from '../sql/rows.js';
+import type { CommitWatch } from './commit-watch.js';
+import { exclusive } from './write-lock.js';
 
 type JobRow = DB['jobs'];
-
-function toRecord(row: Pick<JobRow, 'doc' | 'internal'>): JobRecord {
-  return { job: JSON.parse(row.doc) as JobRecord['job'], internal: JSON.parse(row.internal) as JobInternal };
-}
-
-function toUpload(r: DB['uploads']): UploadRecord {
-  return {
-    slug: r.slug,
-    workspaceId: r.workspace_id,
-    userId: r.user_id,
-    fileName: r.file_name,
-    fileType: r.file_type as UploadRecord['fileType'],
-    objectKey: r.object_key,
-    expiresAt: r.expires_at,
-    createdAt: r.created_at,
-    completedAt: r.completed_at,
-    size: r.size,
-    sha256: r.sha256,
-    jobId: r.job_id,
-  };
-}
-
-/** Job store on SQLite: indexed columns for lookups and listing, the job itself as JSON. */
 type DocRow = Pick<JobRow, 'doc' | 'internal'>;
 type JsonRow = { doc: string; preview_key: string | null };
+/** Documents GET /jobs/{id} keeps in memory (about 1 KB each). */
+const JSON_CACHE_LIMIT = 2_000;
 type PageReader<R> = (workspaceId: string, opts: ListOptions) => { rows: R[]; total: number };
 
 /** Prepares the page queries for `columns`, run in one read transaction so page and total agree. */
@@ -67,16 +36,38 @@ function pageReader<R>(raw: Database, columns: string): PageReader<R> {
   });
 }
 
-/** When the job's outputs expire, while they exist (ISO strings sort by time). */
-function deleteAfter(rec: JobRecord): string | null {
-  const o = rec.job.output;
-  return o && !o.isDeletedForClient ? (o.scheduledForDeletionAt ?? null) : null;
+type WriteColumns = ReturnType<typeof jobColumns> & { id: string };
+
+/** The compare-and-set behind transition and update, on prepared statements; run it with `.immediate`. */
+function jobWriter(raw: Database) {
+  const read: Statement<[string], DocRow> = raw.prepare('select doc, internal from jobs where id = ?');
+  const save: Statement<[WriteColumns], void> = raw.prepare(
+    `update jobs set status = @status, updated_at = @updated_at, doc = @doc, internal = @internal,
+       preview_key = @preview_key, delete_after = @delete_after where id = @id`,
+  );
+  // The same upsert as SqlJobStore.count, prepared.
+  const count: Statement<[string, string, number], void> = raw.prepare(
+    `insert into job_counts (workspace_id, status, n) values (?, ?, ?)
+     on conflict (workspace_id, status) do update set n = n + excluded.n`,
+  );
+  return raw.transaction((id: string, decide: (rec: JobRecord) => JobChange): JobRecord | undefined => {
+    const row = read.get(id);
+    if (!row) return undefined;
+    const rec = toRecord(row);
+    const change = decide(rec);
+    if (!change) return undefined;
+    const next = applyChange(rec, change);
+    if (next.job.status !== rec.job.status) {
+      count.run(rec.job.workspaceId, rec.job.status, -1);
+      count.run(rec.job.workspaceId, next.job.status, 1);
+    }
+    save.run({ ...jobColumns(next), id });
+    return next;
+  });
 }
 
-const toJson = (r: JsonRow): StoredJobJson => ({ json: r.doc, previewKey: r.preview_key });
-
-export class SqliteJobStore implements JobStore {
-  private readonly db: Kysely<DB>;
+/** Job store on SQLite: indexed columns for lookups and listing, the job itself as JSON. */
+export class SqliteJobStore extends SqlJobStore {
   // Reads on every API request use prepared statements (see SqliteHandle.raw).
   private readonly q: {
     get: Statement<[string, string], DocRow>;
@@ -85,9 +76,19 @@ export class SqliteJobStore implements JobStore {
   };
   private readonly readPage: PageReader<DocRow>;
   private readonly readJsonPage: PageReader<JsonRow>;
+  /**
+   * GET /jobs/{id}'s documents, by id: clients poll the same few jobs over and over. Dropped
+   * when this store writes the job, and wholesale once another connection has committed
+   * (CommitWatch: within a millisecond). Jobs are only ever written through write().
+   */
+  private readonly jsonCache = new Map<string, { workspaceId: string; stored: StoredJobJson }>();
+  private jsonVersion = -1;
+  private readonly commits: CommitWatch;
+  /** transition and update (see write). */
+  private readonly writeTx: Transaction<(id: string, decide: (rec: JobRecord) => JobChange) => JobRecord | undefined>;
 
   constructor(handle: SqliteHandle) {
-    this.db = handle.db;
+    super(handle.db);
     const raw: Database = handle.raw;
     this.q = {
       get: raw.prepare('select doc, internal from jobs where id = ? and workspace_id = ?'),
@@ -97,84 +98,8 @@ export class SqliteJobStore implements JobStore {
     this.readPage = pageReader<DocRow>(raw, 'doc, internal');
     // Serving never needs `internal`, which grows with every output of a finished job.
     this.readJsonPage = pageReader<JsonRow>(raw, 'doc, preview_key');
-  }
-
-  /** Keeps job_counts in step; runs inside the caller's transaction. */
-  private async count(trx: Kysely<DB>, workspaceId: string, status: string, delta: number): Promise<void> {
-    await trx
-      .insertInto('job_counts')
-      .values({ workspace_id: workspaceId, status, n: delta })
-      .onConflict((oc) => oc.columns(['workspace_id', 'status']).doUpdateSet((eb) => ({ n: eb('job_counts.n', '+', delta) })))
-      .execute();
-  }
-
-  async createUpload(u: UploadRecord): Promise<void> {
-    await this.db
-      .insertInto('uploads')
-      .values({
-        slug: u.slug,
-        workspace_id: u.workspaceId,
-        user_id: u.userId,
-        file_name: u.fileName,
-        file_type: u.fileType,
-        object_key: u.objectKey,
-        expires_at: u.expiresAt,
-        created_at: u.createdAt,
-        completed_at: u.completedAt,
-        size: u.size,
-        sha256: u.sha256,
-        job_id: u.jobId,
-      })
-      .execute();
-  }
-
-  async getUpload(workspaceId: string, slug: string): Promise<UploadRecord | undefined> {
-    const r = await this.db
-      .selectFrom('uploads')
-      .selectAll()
-      .where('slug', '=', slug)
-      .where('workspace_id', '=', workspaceId)
-      .executeTakeFirst();
-    return r && toUpload(r);
-  }
-
-  async completeUpload(slug: string, size: number, sha256: string | null): Promise<void> {
-    await this.db
-      .updateTable('uploads')
-      .set({ completed_at: new Date().toISOString(), size, sha256 })
-      .where('slug', '=', slug)
-      .execute();
-  }
-
-  async createJobFromUpload(slug: string, rec: JobRecord): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      const claimed = await trx
-        .updateTable('uploads')
-        .set({ job_id: rec.job.id })
-        .where('slug', '=', slug)
-        .where('workspace_id', '=', rec.job.workspaceId)
-        .where('job_id', 'is', null)
-        .executeTakeFirst();
-      if (claimed.numUpdatedRows === 0n) {
-        const exists = await trx.selectFrom('uploads').select('slug').where('slug', '=', slug).executeTakeFirst();
-        throw new UploadClaimError(exists ? 'UPLOAD_ALREADY_USED' : 'UPLOAD_NOT_FOUND');
-      }
-      await trx
-        .insertInto('jobs')
-        .values({
-          id: rec.job.id,
-          workspace_id: rec.job.workspaceId,
-          status: rec.job.status,
-          created_at: rec.job.createdAt,
-          updated_at: rec.job.updatedAt,
-          doc: JSON.stringify(rec.job),
-          internal: JSON.stringify(rec.internal),
-          preview_key: servedPreviewKey(rec),
-          delete_after: deleteAfter(rec),
-        })
-        .execute();
-      await this.count(trx, rec.job.workspaceId, rec.job.status, 1);
-    });
+    this.writeTx = jobWriter(raw);
+    this.commits = handle.commits;
   }
 
   async get(workspaceId: string, id: string): Promise<JobRecord | undefined> {
@@ -193,8 +118,19 @@ export class SqliteJobStore implements JobStore {
   }
 
   async getJson(workspaceId: string, id: string): Promise<StoredJobJson | undefined> {
+    const version = this.commits.version();
+    if (version !== this.jsonVersion || this.jsonCache.size >= JSON_CACHE_LIMIT) {
+      this.jsonCache.clear();
+      this.jsonVersion = version;
+    }
+    const hit = this.jsonCache.get(id);
+    // Ids are unique: a cached job of another workspace is not found, as in the query.
+    if (hit) return hit.workspaceId === workspaceId ? hit.stored : undefined;
     const r = this.q.getJson.get(id, workspaceId);
-    return r && toJson(r);
+    if (!r) return undefined;
+    const stored = toJson(r);
+    this.jsonCache.set(id, { workspaceId, stored });
+    return stored;
   }
 
   async listJson(workspaceId: string, opts: ListOptions): Promise<{ items: StoredJobJson[]; total: number }> {
@@ -202,97 +138,20 @@ export class SqliteJobStore implements JobStore {
     return { items: read.rows.map(toJson), total: Number(read.total) };
   }
 
-  async transition(
-    id: string,
-    from: readonly JobStatus[],
-    to: JobStatus,
-    patch: JobPatch = {},
-    internal: Partial<JobInternal> = {},
-  ): Promise<JobRecord | undefined> {
-    return this.write(id, (rec) => (from.includes(rec.job.status) ? { status: to, patch, internal } : undefined));
-  }
-
-  async update(id: string, patch: JobPatch, internal: Partial<JobInternal> = {}): Promise<JobRecord | undefined> {
-    return this.write(id, (rec) => ({ status: rec.job.status, patch, internal }));
-  }
-
-  /** Read-modify-write in one transaction (SQLite serialises writers, so this is a true CAS). */
-  private async write(
-    id: string,
-    decide: (rec: JobRecord) => { status: JobStatus; patch: JobPatch; internal: Partial<JobInternal> } | undefined,
-  ): Promise<JobRecord | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('jobs').select(['doc', 'internal']).where('id', '=', id).executeTakeFirst();
-      if (!row) return undefined;
-      const rec = toRecord(row);
-      const change = decide(rec);
-      if (!change) return undefined;
-      const updatedAt = new Date().toISOString();
-      const next: JobRecord = {
-        job: { ...rec.job, ...change.patch, status: change.status, updatedAt },
-        internal: { ...rec.internal, ...change.internal },
-      };
-      if (next.job.status !== rec.job.status) {
-        await this.count(trx, rec.job.workspaceId, rec.job.status, -1);
-        await this.count(trx, rec.job.workspaceId, next.job.status, 1);
+  /**
+   * Read-modify-write as one IMMEDIATE transaction of prepared statements: the write lock is
+   * taken before the read, so this is a true compare-and-set across connections and processes
+   * sharing the file, and a writer that finds the lock taken waits (busy timeout) instead of
+   * failing with "database is locked" (see ./write-lock.ts).
+   */
+  protected async write(id: string, decide: (rec: JobRecord) => JobChange): Promise<JobRecord | undefined> {
+    return exclusive(this.db, () => {
+      try {
+        return this.writeTx.immediate(id, decide);
+      } finally {
+        // In the same synchronous step as the commit: no read can cache the old document between.
+        this.jsonCache.delete(id);
       }
-      await trx
-        .updateTable('jobs')
-        .set({
-          status: next.job.status,
-          updated_at: updatedAt,
-          doc: JSON.stringify(next.job),
-          internal: JSON.stringify(next.internal),
-          preview_key: servedPreviewKey(next),
-          delete_after: deleteAfter(next),
-        })
-        .where('id', '=', id)
-        .execute();
-      return next;
     });
-  }
-
-  async listExpired(now: Date, limit: number): Promise<JobRecord[]> {
-    const rows = await this.db
-      .selectFrom('jobs')
-      .select(['doc', 'internal'])
-      .where('delete_after', 'is not', null)
-      .where('delete_after', '<=', now.toISOString())
-      .orderBy('delete_after')
-      .limit(limit)
-      .execute();
-    return rows.map(toRecord);
-  }
-
-  async getProgress(id: string): Promise<JobProgress | undefined> {
-    const r = await this.db.selectFrom('job_progress').select('doc').where('job_id', '=', id).executeTakeFirst();
-    return r && (JSON.parse(r.doc) as JobProgress);
-  }
-
-  async setProgress(p: JobProgress): Promise<void> {
-    const job = await this.db.selectFrom('jobs').select('workspace_id').where('id', '=', p.jobId).executeTakeFirst();
-    if (!job) return;
-    const doc = JSON.stringify(p);
-    const now = new Date().toISOString();
-    await this.db
-      .insertInto('job_progress')
-      .values({ job_id: p.jobId, workspace_id: job.workspace_id, doc, updated_at: now })
-      .onConflict((oc) => oc.column('job_id').doUpdateSet({ doc, updated_at: now }))
-      .execute();
-  }
-
-  async listProgress(workspaceId: string, statuses: readonly JobStatus[]): Promise<JobProgress[]> {
-    if (statuses.length === 0) return [];
-    const rows = await this.db
-      .selectFrom('jobs')
-      .leftJoin('job_progress', 'job_progress.job_id', 'jobs.id')
-      .select(['jobs.id', 'jobs.status', 'job_progress.doc'])
-      .where('jobs.workspace_id', '=', workspaceId)
-      .where('jobs.status', 'in', statuses)
-      .orderBy('jobs.seq', 'desc')
-      .execute();
-    return rows.map((r) =>
-      r.doc ? { ...(JSON.parse(r.doc) as JobProgress), status: r.status as JobStatus } : emptyProgress(r.id, r.status as JobStatus),
-    );
   }
 }

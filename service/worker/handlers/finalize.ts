@@ -1,7 +1,6 @@
 // Finalize: the job's finished files become its outputs (files, zips, MP4, preview) and the
 // job moves to `completed`, which is when clients first see them. A job canceled meanwhile
 // publishes nothing: what was stored is deleted again.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expandFrameRanges } from '../../domain/frame-ranges.js';
 import { normalizedSeconds } from '../../domain/normalized-seconds.js';
@@ -10,6 +9,7 @@ import { compositeFolders } from '../render-invocation.js';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
 import type { WorkerEnv } from '../env.js';
 import { finalizeOutputs, type ProducedFile } from '../finalize.js';
+import { FrameStaging, stagingPrefix, sumSecondsFile } from '../frame-staging.js';
 import { jobDirOf, removeJobDir } from '../job-files.js';
 import { FatalTaskError } from '../outcomes.js';
 import { jobOutputPrefix } from '../output-keys.js';
@@ -18,10 +18,6 @@ import type { TaskHandler } from '../runtime.js';
 /** File recording each Blender run's render seconds: one number per line, appended by chunks. */
 export const RENDER_SECONDS_FILE = 'render-seconds.log';
 
-async function renderSeconds(jobDir: string): Promise<number> {
-  const text = await readFile(path.join(jobDir, RENDER_SECONDS_FILE), 'utf8').catch(() => '');
-  return text.split('\n').reduce((sum, line) => sum + (Number(line) || 0), 0);
-}
 
 /** What the render left in `out/`: camera files with their view, compositor files with their node. */
 async function producedFiles(final: FinalConfig, out: OutputLayout): Promise<ProducedFile[]> {
@@ -61,6 +57,9 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
     if (!final) throw FatalTaskError.render('NOT_PLANNED', 'The render has no final config.');
     const jobDir = jobDirOf(env.settings.workRoot, rec.job.id);
     const out = outputLayout(jobDir);
+    const staging = env.settings.stageFrames ? new FrameStaging(env.storage, stagingPrefix(rec.job.id)) : undefined;
+    // Chunks may have run on other machines: bring every staged file here first.
+    if (staging) ctx.log.info({ fetched: await staging.fetchMissing(out) }, 'staged frames fetched');
     const files = await producedFiles(final, out);
     const cameraCount = files.filter((f) => f.outputType === 'frame').length;
     const expected = final.expectedOutputs?.totals.cameraFiles;
@@ -82,7 +81,7 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
     });
     for (const w of result.warnings) ctx.log.warn({ warning: w }, 'finalize warning');
     const retention = env.settings.outputRetentionDays * 86_400_000;
-    const seconds = await renderSeconds(jobDir);
+    const seconds = staging ? await staging.totalSeconds() : await sumSecondsFile(path.join(jobDir, RENDER_SECONDS_FILE));
     const done = await env.jobs.transition(
       rec.job.id,
       ['finalizing'],
@@ -100,6 +99,7 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
       return;
     }
     await removeJobDir(env.settings.workRoot, rec.job.id);
+    await staging?.remove();
     await env.onCompleted?.(done);
   };
 }

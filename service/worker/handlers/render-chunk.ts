@@ -20,6 +20,8 @@ import { ProgressTracker } from '../progress-tracker.js';
 import { parseSetupLine, renderInvocation, renderSettingsFrom } from '../render-invocation.js';
 import type { TaskContext, TaskHandler } from '../runtime.js';
 import { RENDER_SECONDS_FILE } from './finalize.js';
+import { FrameStaging, stagingPrefix } from '../frame-staging.js';
+import { buildFor } from '../placement.js';
 
 /** How often progress counters are written while frames render. */
 const PROGRESS_EVERY_MS = 500;
@@ -70,11 +72,15 @@ export function renderChunkHandler(env: WorkerEnv): TaskHandler {
       return new ProgressTracker({ jobId: rec.job.id, frames: allFrames, slots: plan.slots, doneFrames: done });
     });
     const state = { status: rec.job.status };
+    const staging = env.settings.stageFrames ? new FrameStaging(env.storage, stagingPrefix(rec.job.id)) : undefined;
     try {
+      // Frames another machine finished before it died are fetched, not rendered again.
+      if (staging) await staging.fetchMissing(out, new Set(chunk.frames));
       const done = await finishedFrames(final, out, chunk.frames);
       for (const part of remainingChunk(chunk, done)) {
-        await renderPart({ env, ctx, task, final, plan, project, out, part, tracker, state, jobId: rec.job.id, requested: rec.job.requestedConfig ?? {} });
+        await renderPart({ env, ctx, task, final, plan, project, out, part, tracker, state, staging, jobId: rec.job.id, requested: rec.job.requestedConfig ?? {} });
       }
+      await staging?.stageFrames(out, new Set(chunk.frames));
       const missing = chunk.frames.filter((f) => !tracker.doneFrames.has(f));
       const stillMissing = missing.length ? [...(await finishedFrames(final, out, missing))] : [];
       const lost = missing.filter((f) => !stillMissing.includes(f));
@@ -100,6 +106,8 @@ interface PartRun {
   requested: RequestedConfig;
   /** The job's status as this process last set or saw it. */
   state: { status: JobStatus };
+  /** Set when other machines may finalize: finished frames are staged in storage as they come. */
+  staging: FrameStaging | undefined;
   jobId: string;
 }
 
@@ -124,7 +132,8 @@ async function renderPart(r: PartRun): Promise<void> {
   await writeFile(settingsFile, JSON.stringify(settings));
   const sceneFile = path.join(r.project.root, ...(final.pathToFileForRender ?? 'scene.blend').split('/'));
   const invocation = renderInvocation({
-    binary: r.plan.blender,
+    // This machine's build of the planned version (placement only hands the task to workers that have one).
+    binary: buildFor(env.builds, r.plan.blenderVersion)?.binary ?? r.plan.blender,
     sceneFile,
     settingsFile,
     attemptDir: attempt.frames,
@@ -157,7 +166,8 @@ async function renderPart(r: PartRun): Promise<void> {
   let result: BlenderRunResult | undefined;
   const t0 = Date.now();
   // Billed time (normalizedSeconds) counts every Blender run: crashed, hung and retried ones too.
-  const bill = (ms: number) => appendFile(path.join(r.project.jobDir, RENDER_SECONDS_FILE), `${(ms / 1000).toFixed(3)}\n`);
+  const bill = (ms: number) =>
+    r.staging ? r.staging.addSeconds(label, ms / 1000) : appendFile(path.join(r.project.jobDir, RENDER_SECONDS_FILE), `${(ms / 1000).toFixed(3)}\n`);
   try {
     result = await runBlender({
       ...invocation,
@@ -189,7 +199,10 @@ async function renderPart(r: PartRun): Promise<void> {
             later(async () => {
               await promoteFinished(attempt, out, frame);
               const camera = filesOfFrame(final, frame).filter((f) => f.kind === 'camera');
-              if (camera.length > 0 && (await finishedFrames(final, out, [frame])).has(frame)) tracker.apply(chunkKey, ev);
+              if (camera.length > 0 && (await finishedFrames(final, out, [frame])).has(frame)) {
+                await r.staging?.stageFrames(out, new Set([frame]));
+                tracker.apply(chunkKey, ev);
+              }
             });
             continue;
           }

@@ -2,6 +2,7 @@
 // Blender and devices), the frames split into chunks, and a finalize task that the queue holds
 // back until every chunk is done. Re-running it (a crash) enqueues the same task ids: no-ops.
 import { pickBuild } from '../blender-builds.js';
+import { minorVersion } from '../placement.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
 import { chunkFrames } from '../../domain/frame-ranges.js';
 import type { WorkerEnv } from '../env.js';
@@ -27,18 +28,21 @@ export function renderPlanHandler(env: WorkerEnv): TaskHandler {
       ...(picked.note ? { buildNote: picked.note } : {}),
     });
     if (frames.length === 0) throw FatalTaskError.render('NO_FRAMES', 'The frame ranges select no frame.');
-    const chunks = chunkFrames(frames, { slots: env.renderSlots });
+    const fixed = env.settings.chunkFrames;
+    const chunks = chunkFrames(frames, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
     const chunkTaskIds = chunks.map((_, i) => chunkTaskId(rec.job.id, i));
     ctx.log.info({ frames: frames.length, chunks: chunks.length, blender: picked.build.version.text }, 'render planned');
     await env.jobs.update(rec.job.id, { finalConfig }, {
-      render: { blender: picked.build.binary, chunkTaskIds, frames: frames.length, slots: env.renderSlots },
+      render: { blender: picked.build.binary, blenderVersion: minorVersion(picked.build), chunkTaskIds, frames: frames.length, slots: env.renderSlots },
     });
+    const requires = { blender: minorVersion(picked.build), ...(finalConfig.minimumRam ? { minimumRamGiB: finalConfig.minimumRam } : {}) };
     for (const [i, c] of chunks.entries()) {
       await env.queue.enqueue({
         id: chunkTaskIds[i]!,
         jobId: rec.job.id,
         kind: 'render-chunk',
-        payload: { index: i, start: c.start, end: c.end, step: c.step, frames: c.frames },
+        // Chunks may run on other machines: any worker with the same Blender major.minor may take them.
+        payload: { index: i, start: c.start, end: c.end, step: c.step, frames: c.frames, requires },
       });
     }
     await env.queue.enqueue({ id: finalizeTaskId(rec.job.id), jobId: rec.job.id, kind: 'finalize', after: chunkTaskIds });

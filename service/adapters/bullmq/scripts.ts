@@ -1,0 +1,126 @@
+// Typed calls of the adapter's Lua scripts (lua.ts). ioredis runs them by SHA and reloads them
+// by itself after a Redis restart emptied the script cache.
+import type { Redis } from 'ioredis';
+import type { TaskKind, TaskState } from '../../ports.js';
+import type { KeySpace } from './keys.js';
+import { SCRIPTS, type ScriptName } from './lua.js';
+
+/** A task to hand to BullMQ: its BullMQ id, kind, job and payload JSON. */
+export interface HandOver {
+  bid: string;
+  kind: TaskKind;
+  jobId: string;
+  payload: string;
+}
+
+export interface Preclaim {
+  /** Kinds whose stalled set got tasks with a lease that ran out: BullMQ's sweep re-queues them. */
+  sweep: TaskKind[];
+  handOvers: HandOver[];
+  /** Per kind asked for, the enqueue order of its next ready task; -1: none ready. */
+  order: number[];
+}
+
+export interface CanceledTask {
+  bid: string;
+  kind: TaskKind;
+  previous: 'held' | 'queued' | 'running';
+  holder: string;
+}
+
+export interface StoredTaskInfo {
+  id: string;
+  kind: TaskKind;
+  state: TaskState | 'held';
+  attempts: number;
+  lastError: string | null;
+}
+
+type Reply = string | number | null | Reply[];
+type ScriptFn = (...args: (string | number)[]) => Promise<Reply>;
+
+export class QueueScripts {
+  private readonly fns: Record<ScriptName, ScriptFn>;
+
+  constructor(
+    client: Redis,
+    private readonly keys: KeySpace,
+  ) {
+    for (const [name, lua] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys: 0, lua });
+    const commands = client as unknown as Record<ScriptName, ScriptFn>;
+    this.fns = Object.fromEntries(Object.keys(SCRIPTS).map((n) => [n, commands[n as ScriptName].bind(client)])) as Record<ScriptName, ScriptFn>;
+  }
+
+  private run(name: ScriptName, ...args: (string | number)[]): Promise<Reply> {
+    return this.fns[name](this.keys.own, this.keys.bull, ...args);
+  }
+
+  /** Stores a new task; a hand-over when BullMQ must get it now, 'held' or 'exists' otherwise. */
+  async enqueue(t: { bid: string; id: string; jobId: string; kind: TaskKind; payload: string; after: readonly string[] }): Promise<HandOver | 'held' | 'exists'> {
+    const r = (await this.run('rbtqEnqueue', t.bid, t.id, t.jobId, t.kind, t.payload, ...t.after)) as Reply[];
+    if (r[0] === 0) return 'exists';
+    if (r[0] === 1) return 'held';
+    return { bid: t.bid, kind: r[1] as TaskKind, jobId: String(r[2]), payload: String(r[3]) };
+  }
+
+  async preclaim(kinds: readonly TaskKind[], handOverGraceMs: number): Promise<Preclaim> {
+    const [sweep, adds, order] = (await this.run('rbtqPreclaim', handOverGraceMs, ...kinds)) as [Reply[], Reply[][], Reply[]];
+    return { sweep: sweep as TaskKind[], handOvers: adds.map(toHandOver), order: order.map(Number) };
+  }
+
+  /** Counts the attempt of a task BullMQ just made active; what the worker gets, or why it must not run. */
+  async claimed(bid: string, kind: TaskKind, workerId: string, leaseMs: number): Promise<{ attempts: number; id: string; jobId: string } | 'discard' | 'lost'> {
+    const r = (await this.run('rbtqClaimed', bid, kind, workerId, leaseMs)) as Reply[];
+    if (r[0] === 0) return 'discard';
+    if (r[0] === -1) return 'lost';
+    return { attempts: Number(r[0]), id: String(r[1]), jobId: String(r[2]) };
+  }
+
+  async extended(bid: string, workerId: string, leaseMs: number): Promise<boolean> {
+    return (await this.run('rbtqExtended', bid, workerId, leaseMs)) === 1;
+  }
+
+  /** Settles a task BullMQ completed; the tasks that waited for it and must be handed over now. */
+  async completed(bid: string): Promise<HandOver[]> {
+    return ((await this.run('rbtqCompleted', bid)) as Reply[][]).map(toHandOver);
+  }
+
+  async failed(bid: string, message: string): Promise<void> {
+    await this.run('rbtqFailed', bid, message);
+  }
+
+  async requeued(bid: string, workerId: string, how: 'release' | 'retry', message = ''): Promise<void> {
+    await this.run('rbtqRequeued', bid, workerId, how, message);
+  }
+
+  async cancel(jobId: string): Promise<CanceledTask[]> {
+    const r = (await this.run('rbtqCancel', jobId)) as Reply[][];
+    return r.map(([bid, kind, previous, holder]) => ({
+      bid: String(bid),
+      kind: kind as TaskKind,
+      previous: previous as CanceledTask['previous'],
+      holder: String(holder),
+    }));
+  }
+
+  /** Forgets tasks finished before `beforeMs`; the BullMQ jobs to remove. */
+  async prune(beforeMs: number, limit: number): Promise<{ bid: string; kind: TaskKind }[]> {
+    const r = (await this.run('rbtqPrune', beforeMs, limit)) as Reply[][];
+    return r.map(([bid, kind]) => ({ bid: String(bid), kind: kind as TaskKind }));
+  }
+
+  async jobTasks(jobId: string): Promise<StoredTaskInfo[]> {
+    const r = (await this.run('rbtqJobTasks', jobId)) as Reply[][];
+    return r.map(([id, kind, state, attempts, lastError]) => ({
+      id: String(id),
+      kind: kind as TaskKind,
+      state: state as StoredTaskInfo['state'],
+      attempts: Number(attempts),
+      lastError: lastError === null ? null : String(lastError),
+    }));
+  }
+}
+
+function toHandOver(r: Reply[]): HandOver {
+  return { bid: String(r[0]), kind: r[1] as TaskKind, jobId: String(r[2]), payload: String(r[3]) };
+}

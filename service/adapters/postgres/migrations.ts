@@ -1,0 +1,72 @@
+// The PostgreSQL schema. The tables match the SQLite ones (../sql/schema.ts) with PostgreSQL
+// types: bytea for key hashes, bigint for epoch-ms times, sizes and sequence numbers. Times the
+// API echoes (created_at, expires_at, ...) stay ISO-8601 text: they round-trip byte for byte, and
+// fixed-width ISO strings compare in time order (delete_after relies on it). Job documents are
+// text, not jsonb, so reads can splice a signed preview URL into the stored text as is.
+import { sql, type Kysely, type Migration } from 'kysely';
+
+/** Each migration's DDL statements, by migration name (applied in name order). */
+export const pgMigrationScripts: Record<string, string[]> = {
+  '001_initial': [
+    `create table workspaces (id text primary key, name text not null unique, created_at text not null)`,
+    `create table users (
+      id text primary key, workspace_id text not null references workspaces (id), name text not null,
+      created_at text not null, constraint users_ws_name unique (workspace_id, name))`,
+    `create table api_keys (
+      id text primary key, workspace_id text not null references workspaces (id), user_id text not null references users (id),
+      label text not null, key_hash bytea not null unique, display_prefix text not null, created_at text not null, revoked_at text)`,
+    `create table uploads (
+      slug text primary key, workspace_id text not null, user_id text not null, file_name text not null, file_type text not null,
+      object_key text not null, expires_at text not null, created_at text not null, completed_at text,
+      size bigint, sha256 text, job_id text)`,
+    // preview_key: the object to sign when serving the job (null: none, or outputs deleted).
+    // delete_after: output.scheduledForDeletionAt while the outputs still exist, else null.
+    `create table jobs (
+      seq bigint generated always as identity primary key, id text not null unique, workspace_id text not null,
+      status text not null, created_at text not null, updated_at text not null, doc text not null, internal text not null,
+      preview_key text, delete_after text)`,
+    `create index jobs_ws_seq on jobs (workspace_id, seq)`,
+    `create index jobs_ws_status_seq on jobs (workspace_id, status, seq)`,
+    `create index jobs_delete_after on jobs (delete_after) where delete_after is not null`,
+    // Per-workspace, per-status counts kept in step with every job write: list totals are O(1).
+    `create table job_counts (workspace_id text not null, status text not null, n integer not null, primary key (workspace_id, status))`,
+    `create table job_progress (job_id text primary key, workspace_id text not null, doc text not null, updated_at text not null)`,
+    `create table tasks (
+      seq bigint generated always as identity primary key, id text not null unique, job_id text not null, kind text not null,
+      payload text not null, state text not null, attempts integer not null default 0, run_after bigint not null,
+      worker_id text, lease_until bigint, last_error text, created_at text not null, updated_at text not null)`,
+    `create index tasks_ready on tasks (state, kind, run_after, seq)`,
+    `create index tasks_job on tasks (job_id)`,
+    // A task may wait for others (a job's finalize waits for its render chunks).
+    `create table task_deps (task_id text not null, dep_id text not null, primary key (task_id, dep_id))`,
+    // Failed tasks per worker and job: the per-job blocklist.
+    `create table task_failures (job_id text not null, worker text not null, n integer not null, primary key (job_id, worker))`,
+    // Named leases for scheduled work that runs once across instances (epoch ms).
+    `create table leases (name text primary key, holder text not null, "until" bigint not null)`,
+    `create table webhooks (workspace_id text primary key, url text not null, secret text not null, created_at text not null, updated_at text not null)`,
+    `create table webhook_deliveries (
+      seq bigint generated always as identity primary key, id text not null unique, workspace_id text not null,
+      job_id text not null, event text not null, payload text not null, state text not null, attempts integer not null default 0,
+      next_attempt_at bigint, last_status integer, last_error text, created_at text not null, updated_at text not null, delivered_at text)`,
+    `create index webhook_deliveries_due on webhook_deliveries (state, next_attempt_at, seq)`,
+    `create index webhook_deliveries_job on webhook_deliveries (job_id, seq)`,
+  ],
+  // A claim walks each kind's queued tasks in enqueue order and stops at the first it may take.
+  '002_task_claim_order': [`create index tasks_claim on tasks (state, kind, seq)`, `drop index tasks_ready`],
+};
+
+/**
+ * The migrations for kysely's Migrator. Each sends its statements as one script: a query
+ * without parameters may hold several, and one round trip keeps startup (and every test
+ * database) quick. The Migrator wraps each migration in a transaction.
+ */
+export const pgMigrations: Record<string, Migration> = Object.fromEntries(
+  Object.entries(pgMigrationScripts).map(([name, statements]) => [
+    name,
+    {
+      async up(db: Kysely<unknown>) {
+        await sql.raw(statements.join(';\n')).execute(db);
+      },
+    },
+  ]),
+);

@@ -1,0 +1,144 @@
+import type { Kysely } from 'kysely';
+import type { JobProgress } from '../../../shared/api/progress.js';
+import type { JobStatus } from '../../../shared/job-status.js';
+import {
+  UploadClaimError,
+  type JobInternal,
+  type JobPatch,
+  type JobRecord,
+  type JobStore,
+  type ListOptions,
+  type StoredJobJson,
+  type UploadRecord,
+} from '../../ports.js';
+import { emptyProgress } from '../../domain/progress.js';
+import { jobColumns, toRecord, toUpload, uploadRow, type JobChange } from './rows.js';
+import type { DB } from './schema.js';
+
+/**
+ * The JobStore queries that read and write the same on SQLite and PostgreSQL. Each engine adds
+ * its serving reads (the hot path) and `write`, the compare-and-set both transition and update
+ * go through, which needs the engine's own concurrency guarantee.
+ */
+export abstract class SqlJobStore implements JobStore {
+  constructor(protected readonly db: Kysely<DB>) {}
+
+  abstract get(workspaceId: string, id: string): Promise<JobRecord | undefined>;
+  abstract getById(id: string): Promise<JobRecord | undefined>;
+  abstract list(workspaceId: string, opts: ListOptions): Promise<{ records: JobRecord[]; total: number }>;
+  abstract getJson(workspaceId: string, id: string): Promise<StoredJobJson | undefined>;
+  abstract listJson(workspaceId: string, opts: ListOptions): Promise<{ items: StoredJobJson[]; total: number }>;
+  /** Applies what `decide` returns for the current record, atomically; undefined when it returned nothing or the job is missing. */
+  protected abstract write(id: string, decide: (rec: JobRecord) => JobChange): Promise<JobRecord | undefined>;
+
+  /** Keeps job_counts in step; runs inside the caller's transaction. */
+  protected async count(trx: Kysely<DB>, workspaceId: string, status: string, delta: number): Promise<void> {
+    await trx
+      .insertInto('job_counts')
+      .values({ workspace_id: workspaceId, status, n: delta })
+      .onConflict((oc) => oc.columns(['workspace_id', 'status']).doUpdateSet((eb) => ({ n: eb('job_counts.n', '+', delta) })))
+      .execute();
+  }
+
+  async createUpload(u: UploadRecord): Promise<void> {
+    await this.db.insertInto('uploads').values(uploadRow(u)).execute();
+  }
+
+  async getUpload(workspaceId: string, slug: string): Promise<UploadRecord | undefined> {
+    const r = await this.db
+      .selectFrom('uploads')
+      .selectAll()
+      .where('slug', '=', slug)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    return r && toUpload(r);
+  }
+
+  async completeUpload(slug: string, size: number, sha256: string | null): Promise<void> {
+    await this.db
+      .updateTable('uploads')
+      .set({ completed_at: new Date().toISOString(), size, sha256 })
+      .where('slug', '=', slug)
+      .execute();
+  }
+
+  async createJobFromUpload(slug: string, rec: JobRecord): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      // The upload row is the claim: a second creator waits for this one and then matches nothing.
+      const claimed = await trx
+        .updateTable('uploads')
+        .set({ job_id: rec.job.id })
+        .where('slug', '=', slug)
+        .where('workspace_id', '=', rec.job.workspaceId)
+        .where('job_id', 'is', null)
+        .executeTakeFirst();
+      if (claimed.numUpdatedRows === 0n) {
+        const exists = await trx.selectFrom('uploads').select('slug').where('slug', '=', slug).executeTakeFirst();
+        throw new UploadClaimError(exists ? 'UPLOAD_ALREADY_USED' : 'UPLOAD_NOT_FOUND');
+      }
+      await trx
+        .insertInto('jobs')
+        .values({ id: rec.job.id, workspace_id: rec.job.workspaceId, created_at: rec.job.createdAt, ...jobColumns(rec) })
+        .execute();
+      await this.count(trx, rec.job.workspaceId, rec.job.status, 1);
+    });
+  }
+
+  async transition(
+    id: string,
+    from: readonly JobStatus[],
+    to: JobStatus,
+    patch: JobPatch = {},
+    internal: Partial<JobInternal> = {},
+  ): Promise<JobRecord | undefined> {
+    return this.write(id, (rec) => (from.includes(rec.job.status) ? { status: to, patch, internal } : undefined));
+  }
+
+  async update(id: string, patch: JobPatch, internal: Partial<JobInternal> = {}): Promise<JobRecord | undefined> {
+    return this.write(id, (rec) => ({ status: rec.job.status, patch, internal }));
+  }
+
+  async listExpired(now: Date, limit: number): Promise<JobRecord[]> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['doc', 'internal'])
+      .where('delete_after', 'is not', null)
+      .where('delete_after', '<=', now.toISOString())
+      .orderBy('delete_after')
+      .limit(limit)
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  async getProgress(id: string): Promise<JobProgress | undefined> {
+    const r = await this.db.selectFrom('job_progress').select('doc').where('job_id', '=', id).executeTakeFirst();
+    return r && (JSON.parse(r.doc) as JobProgress);
+  }
+
+  async setProgress(p: JobProgress): Promise<void> {
+    const job = await this.db.selectFrom('jobs').select('workspace_id').where('id', '=', p.jobId).executeTakeFirst();
+    if (!job) return;
+    const doc = JSON.stringify(p);
+    const now = new Date().toISOString();
+    await this.db
+      .insertInto('job_progress')
+      .values({ job_id: p.jobId, workspace_id: job.workspace_id, doc, updated_at: now })
+      .onConflict((oc) => oc.column('job_id').doUpdateSet({ doc, updated_at: now }))
+      .execute();
+  }
+
+  async listProgress(workspaceId: string, statuses: readonly JobStatus[]): Promise<JobProgress[]> {
+    if (statuses.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('jobs')
+      .leftJoin('job_progress', 'job_progress.job_id', 'jobs.id')
+      .select(['jobs.id', 'jobs.status', 'job_progress.doc'])
+      .where('jobs.workspace_id', '=', workspaceId)
+      .where('jobs.status', 'in', statuses)
+      .orderBy('jobs.seq', 'desc')
+      .execute();
+    return rows.map((r) =>
+      r.doc ? { ...(JSON.parse(r.doc) as JobProgress), status: r.status as JobStatus } : emptyProgress(r.id, r.status as JobStatus),
+    );
+  }
+}

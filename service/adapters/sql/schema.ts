@@ -1,0 +1,90 @@
+// The tables of the service's state, as the query layer sees them. The SQLite and PostgreSQL
+// schemas differ in column types but map to these same TypeScript types (PostgreSQL int8 is
+// read as a number, times the API echoes are ISO-8601 text in both), so the queries in this
+// folder run on either engine unchanged.
+import type { Generated } from 'kysely';
+
+export interface DB {
+  workspaces: { id: string; name: string; created_at: string };
+  users: { id: string; workspace_id: string; name: string; created_at: string };
+  api_keys: {
+    id: string;
+    workspace_id: string;
+    user_id: string;
+    label: string;
+    key_hash: Buffer;
+    display_prefix: string;
+    created_at: string;
+    revoked_at: string | null;
+  };
+  uploads: {
+    slug: string;
+    workspace_id: string;
+    user_id: string;
+    file_name: string;
+    file_type: string;
+    object_key: string;
+    expires_at: string;
+    created_at: string;
+    completed_at: string | null;
+    size: number | null;
+    sha256: string | null;
+    job_id: string | null;
+  };
+  jobs: {
+    seq: Generated<number>;
+    id: string;
+    workspace_id: string;
+    status: string;
+    created_at: string;
+    updated_at: string;
+    doc: string;
+    internal: string;
+    /** The preview object to sign when serving the job; null when there is none or outputs are deleted. */
+    preview_key: string | null;
+    /** output.scheduledForDeletionAt while the outputs still exist, else null (006). */
+    delete_after: string | null;
+  };
+  job_counts: { workspace_id: string; status: string; n: number };
+  task_deps: { task_id: string; dep_id: string };
+  job_progress: { job_id: string; workspace_id: string; doc: string; updated_at: string };
+  tasks: {
+    seq: Generated<number>;
+    id: string;
+    job_id: string;
+    kind: string;
+    payload: string;
+    state: string;
+    attempts: number;
+    run_after: number;
+    worker_id: string | null;
+    lease_until: number | null;
+    last_error: string | null;
+    created_at: string;
+    updated_at: string;
+  };
+  /** Failed tasks per worker and job: the per-job blocklist (007). */
+  task_failures: { job_id: string; worker: string; n: number };
+  /** Named leases for scheduled work that runs once across instances (007). Times in epoch ms. */
+  leases: { name: string; holder: string; until: number };
+  /** One webhook endpoint per workspace (004_webhooks). */
+  webhooks: { workspace_id: string; url: string; secret: string; created_at: string; updated_at: string };
+  /** Outbox of webhook deliveries, one per event id (004_webhooks). Times in epoch ms. */
+  webhook_deliveries: {
+    seq: Generated<number>;
+    id: string;
+    workspace_id: string;
+    job_id: string;
+    event: string;
+    payload: string;
+    state: string;
+    attempts: number;
+    next_attempt_at: number | null;
+    last_status: number | null;
+    last_error: string | null;
+    created_at: string;
+    updated_at: string;
+    delivered_at: string | null;
+  };
+}
+

@@ -1,0 +1,254 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Task, TaskInfo, TaskKind, TaskQueue, TaskState } from '../../ports.js';
+import type { DB } from './schema.js';
+
+/** A claimed task as the port returns it. */
+export function toTask(row: Pick<DB['tasks'], 'id' | 'job_id' | 'kind' | 'payload' | 'attempts'>): Task {
+  return {
+    id: row.id,
+    jobId: row.job_id,
+    kind: row.kind as TaskKind,
+    payload: JSON.parse(row.payload) as Record<string, unknown>,
+    attempts: row.attempts,
+  };
+}
+
+/**
+ * The durable task queue's queries shared by the SQLite and PostgreSQL adapters. A claim is a
+ * lease: a worker that dies stops extending it, and the task becomes claimable again when the
+ * lease runs out. Each engine adds `claim`, which must hand a task to one worker only.
+ */
+/** A sub-select that picks one candidate task for a claim (its id and enqueue order). */
+export type ClaimPick = SelectQueryBuilder<DB, 'tasks', { id: string; seq: number }>;
+
+export abstract class SqlTaskQueue implements TaskQueue {
+  constructor(
+    protected readonly db: Kysely<DB>,
+    protected readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * One statement: lease the oldest ready task. Engines differ only in how a pick is locked
+   * (`lockPick`), so one task never goes to two claimers.
+   */
+  async claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {
+    if (kinds.length === 0) return undefined;
+    const now = this.now();
+    const row = await this.db
+      .updateTable('tasks')
+      .set((eb) => ({
+        state: 'running',
+        worker_id: workerId,
+        lease_until: now + leaseMs,
+        updated_at: new Date(now).toISOString(),
+        attempts: eb('attempts', '+', 1),
+      }))
+      .where('id', '=', (eb) => eb.selectFrom(this.candidates(kinds, now).as('c')).select('c.id').orderBy('c.seq').limit(1))
+      .returning(['id', 'job_id', 'kind', 'payload', 'attempts'])
+      .executeTakeFirst();
+    return row && toTask(row);
+  }
+
+  /** How the engine keeps two claimers off one row (SQLite: its write lock, nothing to add). */
+  protected lockPick(pick: ClaimPick): ClaimPick {
+    return pick;
+  }
+
+  /**
+   * The oldest claimable task of each kind, and the oldest whose lease ran out: each one an
+   * ordered walk of an index that stops at its first match, so a claim costs the same with ten
+   * tasks queued or a hundred thousand (one sorted query over all of them grew with the backlog).
+   */
+  private candidates(kinds: readonly TaskKind[], now: number) {
+    const tasks = () => this.ready(this.db.selectFrom('tasks'));
+    const first = (q: ReturnType<typeof tasks>) => {
+      const pick: ClaimPick = q.select(['id', 'seq']).orderBy('seq').limit(1);
+      return this.db.selectFrom(this.lockPick(pick).as('k')).select(['k.id', 'k.seq']);
+    };
+    const lapsed = first(tasks().where('state', '=', 'running').where('lease_until', '<', now).where('kind', 'in', kinds));
+    return kinds
+      .map((kind) => first(tasks().where('state', '=', 'queued').where('kind', '=', kind).where('run_after', '<=', now)))
+      .reduce((all, q) => all.unionAll(q), lapsed);
+  }
+
+  /** Not waiting for a task that is not done. */
+  private ready(q: SelectQueryBuilder<DB, 'tasks', object>) {
+    return q.where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('task_deps')
+            .innerJoin('tasks as dep', 'dep.id', 'task_deps.dep_id')
+            .select('task_deps.dep_id')
+            .whereRef('task_deps.task_id', '=', 'tasks.id')
+            .where('dep.state', '!=', 'done'),
+        ),
+      ),
+    );
+  }
+
+
+  async enqueue(t: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void> {
+    const ts = new Date(this.now()).toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      const added = await trx
+        .insertInto('tasks')
+        .values({
+          id: t.id,
+          job_id: t.jobId,
+          kind: t.kind,
+          payload: JSON.stringify(t.payload ?? {}),
+          state: 'queued',
+          attempts: 0,
+          run_after: this.now(),
+          worker_id: null,
+          lease_until: null,
+          last_error: null,
+          created_at: ts,
+          updated_at: ts,
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst();
+      if (Number(added.numInsertedOrUpdatedRows ?? 0n) === 0 || !t.after?.length) return;
+      await trx
+        .insertInto('task_deps')
+        .values(t.after.map((dep) => ({ task_id: t.id, dep_id: dep })))
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    });
+  }
+
+  async extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('tasks')
+      .set({ lease_until: this.now() + leaseMs })
+      .where('id', '=', taskId)
+      .where('worker_id', '=', workerId)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
+  async complete(taskId: string, workerId: string): Promise<void> {
+    await this.finish(taskId, workerId, { state: 'done', last_error: null });
+  }
+
+  async fail(taskId: string, workerId: string, o: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void> {
+    await this.finish(
+      taskId,
+      workerId,
+      o.retryable
+        ? { state: 'queued', last_error: o.message, run_after: this.now() + (o.retryAfterMs ?? 0) }
+        : { state: 'failed', last_error: o.message },
+    );
+  }
+
+  async release(taskId: string, workerId: string, opts: { delayMs?: number } = {}): Promise<void> {
+    await this.db
+      .updateTable('tasks')
+      .set((eb) => ({
+        state: 'queued',
+        attempts: eb('attempts', '-', 1),
+        run_after: this.now() + (opts.delayMs ?? 0),
+        worker_id: null,
+        lease_until: null,
+        updated_at: new Date(this.now()).toISOString(),
+      }))
+      .where('id', '=', taskId)
+      .where('worker_id', '=', workerId)
+      .where('state', '=', 'running')
+      .execute();
+  }
+
+  /** Only the worker holding the lease may finish a task: a late worker cannot undo a re-run. */
+  private async finish(
+    taskId: string,
+    workerId: string,
+    set: { state: string; last_error: string | null; run_after?: number },
+  ): Promise<void> {
+    await this.db
+      .updateTable('tasks')
+      .set({ ...set, worker_id: null, lease_until: null, updated_at: new Date(this.now()).toISOString() })
+      .where('id', '=', taskId)
+      .where('worker_id', '=', workerId)
+      .where('state', '=', 'running')
+      .execute();
+  }
+
+  async cancelJob(jobId: string): Promise<number> {
+    const r = await this.db
+      .updateTable('tasks')
+      .set({ state: 'canceled', worker_id: null, lease_until: null, updated_at: new Date(this.now()).toISOString() })
+      .where('job_id', '=', jobId)
+      .where('state', 'in', ['queued', 'running'])
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  async jobTasks(jobId: string): Promise<TaskInfo[]> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select(['id', 'kind', 'state', 'attempts', 'last_error'])
+      .where('job_id', '=', jobId)
+      .orderBy('seq')
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      kind: r.kind as TaskKind,
+      state: r.state as TaskState,
+      attempts: r.attempts,
+      lastError: r.last_error,
+    }));
+  }
+
+  async counts(): Promise<{ queued: number; running: number; done: number; failed: number }> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('state')
+      .execute();
+    const by = Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
+    return { queued: by.queued ?? 0, running: by.running ?? 0, done: by.done ?? 0, failed: by.failed ?? 0 };
+  }
+
+  async recordFailure(jobId: string, worker: string): Promise<number> {
+    const row = await this.db
+      .insertInto('task_failures')
+      .values({ job_id: jobId, worker, n: 1 })
+      .onConflict((oc) => oc.columns(['job_id', 'worker']).doUpdateSet((eb) => ({ n: eb('task_failures.n', '+', 1) })))
+      .returning('n')
+      .executeTakeFirstOrThrow();
+    return row.n;
+  }
+
+  async jobFailures(jobId: string): Promise<Record<string, number>> {
+    const rows = await this.db.selectFrom('task_failures').select(['worker', 'n']).where('job_id', '=', jobId).execute();
+    return Object.fromEntries(rows.map((r) => [r.worker, r.n]));
+  }
+
+  async close(): Promise<void> {
+    // The database is owned and closed by whoever opened it.
+  }
+
+  async pruneFinished(before: Date, limit: number): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const ids = (
+        await trx
+          .selectFrom('tasks')
+          .select('id')
+          .where('state', 'in', ['done', 'failed', 'canceled'])
+          .where('updated_at', '<', before.toISOString())
+          .orderBy('seq')
+          .limit(limit)
+          .execute()
+      ).map((r) => r.id);
+      if (ids.length === 0) return 0;
+      await trx.deleteFrom('task_deps').where((eb) => eb.or([eb('task_id', 'in', ids), eb('dep_id', 'in', ids)])).execute();
+      await trx.deleteFrom('tasks').where('id', 'in', ids).execute();
+      await trx
+        .deleteFrom('task_failures')
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('tasks').select('tasks.id').whereRef('tasks.job_id', '=', 'task_failures.job_id'))))
+        .execute();
+      return ids.length;
+    });
+  }
+}

@@ -1,0 +1,122 @@
+// Which engines the service runs on. The embedded defaults (SQLite, files under --data-dir, a
+// database-backed queue) need nothing else; PostgreSQL, Redis (BullMQ) and S3 replace them one
+// by one. Each engine's adapter is loaded only when chosen, so the defaults start fast.
+import path from 'node:path';
+import type { AppDeps } from './app.js';
+import type { ServiceConfig } from './config.js';
+import { openLocalState, openFsStorage, type StateEngine } from './local-stack.js';
+import type { RateLimiter } from './http/rate-limit.js';
+import type { KeyStore, LeaseStore, ObjectStorage, TaskQueue } from './ports.js';
+import type { WebhookStore } from './webhooks/ports.js';
+
+export interface Stack {
+  deps: Omit<AppDeps, 'logger'>;
+  /** Webhook endpoints and the delivery outbox (onRenderComplete). */
+  webhooks: WebhookStore;
+  /** Leases for scheduled work that runs once across instances. */
+  leases: LeaseStore;
+  /** Engines in use, for the startup banner and logs (never with credentials). */
+  engines: { state: 'sqlite' | 'postgres'; queue: 'database' | 'bullmq'; storage: 'files' | 's3' };
+  /** Where the service is reachable; set once it listens (port 0 picks one). */
+  setPublicUrl(url: string): void;
+  close(): Promise<void>;
+}
+
+/** The state engine: SQLite under dataDir, or PostgreSQL at databaseUrl. */
+export async function openState(config: ServiceConfig): Promise<StateEngine> {
+  if (!config.databaseUrl) return openLocalState(config.dataDir);
+  const { openPostgres } = await import('./adapters/postgres/db.js');
+  const { PgJobStore } = await import('./adapters/postgres/job-store.js');
+  const { PgKeyStore } = await import('./adapters/postgres/key-store.js');
+  const { PgTaskQueue } = await import('./adapters/postgres/task-queue.js');
+  const { PgWebhookStore } = await import('./adapters/postgres/webhook-store.js');
+  const { PgLeaseStore } = await import('./adapters/postgres/lease-store.js');
+  const pg = await openPostgres(config.databaseUrl);
+  return {
+    kind: 'postgres',
+    jobs: new PgJobStore(pg.db),
+    keys: new PgKeyStore(pg.db),
+    queue: new PgTaskQueue(pg.db),
+    webhooks: new PgWebhookStore(pg.db),
+    leases: new PgLeaseStore(pg.db),
+    close: () => pg.close(),
+  };
+}
+
+/** The task queue: BullMQ when a Redis URL is given, else the state engine's own. */
+export async function openQueue(config: ServiceConfig, fallback: TaskQueue | undefined, onError?: (err: Error) => void): Promise<TaskQueue> {
+  if (!config.redisUrl) {
+    if (!fallback) throw new Error('no task queue: pass --redis-url (or --database-url for the database-backed queue)');
+    return fallback;
+  }
+  const { BullmqTaskQueue } = await import('./adapters/bullmq/task-queue.js');
+  return BullmqTaskQueue.open({ redisUrl: config.redisUrl, prefix: config.queuePrefix, ...(onError ? { onError } : {}) });
+}
+
+/** S3 storage from the settings; closing it closes its connections. */
+export async function openS3(settings: NonNullable<ServiceConfig['s3']>): Promise<ObjectStorage & { close(): void }> {
+  const { S3ObjectStorage } = await import('./adapters/s3/s3-storage.js');
+  return S3ObjectStorage.fromSettings(settings);
+}
+
+/** Rate-limit budgets in Redis, on a connection of their own with short timeouts: every API request waits on it. */
+async function openRedisRateLimiter(config: ServiceConfig, onError?: (err: Error) => void): Promise<RateLimiter> {
+  const [{ Redis }, { RedisRateLimiter }] = await Promise.all([import('ioredis'), import('./adapters/redis-rate-limit.js')]);
+  const client = new Redis(config.redisUrl!, { commandTimeout: 1000, connectTimeout: 5000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+  // Errors are reported without the URL (it may hold a password); the limiter lets requests through meanwhile.
+  const report = (err: Error) => onError?.(new Error(`rate-limit Redis: ${err.message}`));
+  client.on('error', report);
+  await client.connect();
+  return new RedisRateLimiter(client, { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs }, { keyPrefix: `${config.queuePrefix}:rate-limit:`, onError: report });
+}
+
+export interface StackOptions {
+  /** Background errors of the queue connection (Redis lost), password removed. Default: dropped. */
+  onQueueError?: (err: Error) => void;
+}
+
+export async function openStack(config: ServiceConfig, opts: StackOptions = {}): Promise<Stack> {
+  const closers: (() => Promise<void> | void)[] = [];
+  const close = async () => {
+    for (const c of closers.splice(0).reverse()) await c();
+  };
+  try {
+    const state = await openState(config);
+    closers.push(state.close);
+    const queue = await openQueue(config, state.queue, opts.onQueueError);
+    if (queue !== state.queue) closers.push(() => queue.close());
+    const rateLimiter = config.redisUrl ? await openRedisRateLimiter(config, opts.onQueueError) : undefined;
+    if (rateLimiter) closers.push(() => void rateLimiter.close?.());
+    let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+    let storage: ObjectStorage;
+    let fsStorage: AppDeps['fsStorage'];
+    if (config.s3) {
+      const s3 = await openS3(config.s3);
+      closers.push(() => s3.close());
+      storage = s3;
+    } else {
+      fsStorage = await openFsStorage(config.dataDir, () => publicUrl);
+      storage = fsStorage.storage;
+    }
+    return {
+      deps: { config, jobs: state.jobs, keys: state.keys, queue, storage, ...(fsStorage ? { fsStorage } : {}), ...(rateLimiter ? { rateLimiter } : {}) },
+      webhooks: state.webhooks,
+      leases: state.leases,
+      engines: { state: state.kind, queue: config.redisUrl ? 'bullmq' : 'database', storage: config.s3 ? 's3' : 'files' },
+      setPublicUrl(url: string) {
+        if (!config.publicUrl) publicUrl = url.replace(/\/+$/, '');
+      },
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** The key store alone, for admin commands run beside (or instead of) a running service. */
+export async function openKeyStore(config: Pick<ServiceConfig, 'dataDir' | 'databaseUrl'> | string): Promise<{ keys: KeyStore; close(): Promise<void> }> {
+  const c = typeof config === 'string' ? { dataDir: config, databaseUrl: undefined } : config;
+  const state = await openState({ dataDir: path.resolve(c.dataDir), databaseUrl: c.databaseUrl } as ServiceConfig);
+  return { keys: state.keys, close: state.close };
+}

@@ -1,0 +1,77 @@
+// The internal worker API: how a `renderbridge worker` on another machine reads and moves jobs
+// through the service, which alone writes job state. The routes (routes.ts) and the worker's
+// client (../worker/remote-jobs.ts) both read the paths and schemas from here.
+//
+// Every call carries `Authorization: Bearer <worker token>` (RENDERBRIDGE_WORKER_TOKEN on both
+// sides). Errors use the public API's error body.
+//
+//   GET  /jobs/:id             -> 200 JobRecord { job, internal }; 404 JOB_NOT_FOUND
+//   POST /jobs/:id/transition  TransitionBody -> 200 { data: JobRecord | null } (null: status did not match)
+//   POST /jobs/:id/update      UpdateBody     -> 200 { data: JobRecord | null } (null: no such job)
+//   PUT  /jobs/:id/progress    JobProgress    -> 204 (jobId must equal :id)
+//   POST /jobs/:id/completed   (no body)      -> 204 after the service recorded the completion
+//                                                (onRenderComplete webhook); idempotent
+import { z } from 'zod';
+import { Job, JobIdParams, JobStatus } from '../../shared/api/job.js';
+import { JobProgress } from '../../shared/api/progress.js';
+
+/** Where the internal API lives on the service, beside (never under) the public API prefix. */
+export const WORKER_API_PREFIX = '/internal/worker/v1';
+
+/**
+ * Largest JSON body of these routes. Above the public API's limit: a finished job's transition
+ * carries the list of every output file, which passes 1 MiB for long stereo renders.
+ */
+export const WORKER_API_BODY_LIMIT = 64 * 1024 * 1024;
+
+export { JobIdParams };
+
+/** Service-only job state (JobInternal): opaque to the contract, but always a JSON object. */
+export const JobInternalWire = z.record(z.string(), z.unknown());
+
+/** The fields a worker may set on a job (JobPatch): the Job schema minus identity and status. */
+export const JobPatchWire = z.strictObject(
+  Job.omit({ id: true, workspaceId: true, userId: true, createdAt: true, status: true, previewUrl: true }).partial().shape,
+);
+
+/** A job as stored (JobRecord): the API fields without `previewUrl`, plus internal state. */
+export const JobRecordWire = z.object({
+  job: Job.omit({ previewUrl: true }),
+  internal: JobInternalWire,
+});
+
+export const TransitionBody = z.strictObject({
+  /** Statuses the job may be in for the move to happen (compare-and-set). */
+  from: z.array(JobStatus).min(1).max(20),
+  to: JobStatus,
+  patch: JobPatchWire.optional(),
+  internal: JobInternalWire.optional(),
+});
+export type TransitionBody = z.infer<typeof TransitionBody>;
+
+export const UpdateBody = z.strictObject({
+  patch: JobPatchWire,
+  internal: JobInternalWire.optional(),
+});
+export type UpdateBody = z.infer<typeof UpdateBody>;
+
+export const ProgressBody = JobProgress;
+
+/** Answer of transition and update: the record after the write, or null when nothing was written. */
+export const MaybeRecordEnvelope = z.object({ data: JobRecordWire.nullable() });
+
+/** The routes, fastify style (`:id`), relative to WORKER_API_PREFIX. */
+export const WORKER_ROUTES = {
+  getJob: { method: 'GET', path: '/jobs/:id' },
+  transition: { method: 'POST', path: '/jobs/:id/transition' },
+  update: { method: 'POST', path: '/jobs/:id/update' },
+  progress: { method: 'PUT', path: '/jobs/:id/progress' },
+  completed: { method: 'POST', path: '/jobs/:id/completed' },
+} as const;
+
+export type WorkerRouteName = keyof typeof WORKER_ROUTES;
+
+/** The path of one route for one job, prefix included (what a client appends to a service URL). */
+export function workerApiPath(route: WorkerRouteName, jobId: string): string {
+  return `${WORKER_API_PREFIX}${WORKER_ROUTES[route].path.replace(':id', encodeURIComponent(jobId))}`;
+}

@@ -1,0 +1,114 @@
+// Frames shared through object storage, for workers on several machines. A chunk's finished
+// files are kept in the worker's own `out/` folder; when render chunks and the finalize task of
+// a job may run on different machines (storage shared by all, e.g. S3), each finished file is
+// also staged in storage. A chunk retried elsewhere fetches its frames that are already staged
+// instead of rendering them again, and finalize fetches every staged file before publishing.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { text } from 'node:stream/consumers';
+import { ObjectExistsError, type ObjectStorage } from '../ports.js';
+import { frameOfFile, listFiles, type OutputLayout } from './chunk-files.js';
+
+type Area = 'frames' | 'composite';
+
+/** Every staged object of a job lives under this prefix; it is deleted once the job has ended. */
+export function stagingPrefix(jobId: string): string {
+  return `staging/${jobId}`;
+}
+
+// Relative paths come from the scene (any characters, any depth): one base64url segment keeps
+// them intact through the key alphabet, and the leading letter satisfies key rules.
+const encodeRel = (rel: string) => `r${Buffer.from(rel, 'utf8').toString('base64url')}`;
+const decodeRel = (seg: string) => Buffer.from(seg.slice(1), 'base64url').toString('utf8');
+
+const areaDir = (out: OutputLayout, area: Area) => (area === 'frames' ? out.frames : out.composite);
+
+export class FrameStaging {
+  /** Keys this instance staged or found staged: each file is sent once per chunk run. */
+  private readonly staged = new Set<string>();
+
+  constructor(
+    private readonly storage: ObjectStorage,
+    private readonly prefix: string,
+  ) {}
+
+  /** Copies files of `out/` (relative to `frames/` or `composite/`) into storage; already staged ones are kept. */
+  async stage(out: OutputLayout, area: Area, rels: readonly string[]): Promise<void> {
+    for (const rel of rels) {
+      const key = `${this.prefix}/${area}/${encodeRel(rel)}`;
+      if (this.staged.has(key)) continue;
+      const file = path.join(areaDir(out, area), ...rel.split('/'));
+      try {
+        await this.storage.put(key, createReadStream(file));
+      } catch (err) {
+        // Staged by an earlier attempt: puts are atomic, so the object is whole.
+        if (!(err instanceof ObjectExistsError)) throw err;
+      }
+      this.staged.add(key);
+    }
+  }
+
+  /** Stages every file of `out/` belonging to one of `frames`. */
+  async stageFrames(out: OutputLayout, frames: ReadonlySet<number> | undefined): Promise<void> {
+    for (const area of ['frames', 'composite'] as const) {
+      const rels = (await listFiles(areaDir(out, area))).filter((rel) => !frames || frames.has(frameOfFile(rel) ?? NaN));
+      await this.stage(out, area, rels);
+    }
+  }
+
+  /**
+   * Fetches staged files missing from `out/` (only those of `frames`, when given). Each lands
+   * under a temporary name first, so a crash never leaves half a file among the finished ones.
+   */
+  async fetchMissing(out: OutputLayout, frames?: ReadonlySet<number>): Promise<number> {
+    let fetched = 0;
+    for (const area of ['frames', 'composite'] as const) {
+      for (const { key, size } of await this.storage.list(`${this.prefix}/${area}/`)) {
+        const rel = decodeRel(key.slice(key.lastIndexOf('/') + 1));
+        if (frames && !frames.has(frameOfFile(rel) ?? NaN)) continue;
+        const target = path.join(areaDir(out, area), ...rel.split('/'));
+        const have = await stat(target).catch(() => undefined);
+        this.staged.add(key);
+        if (have?.size === size) continue;
+        await mkdir(path.dirname(target), { recursive: true });
+        const tmp = `${target}.fetching`;
+        try {
+          await pipeline(await this.storage.get(key), createWriteStream(tmp));
+          await rename(tmp, target);
+        } finally {
+          await rm(tmp, { force: true });
+        }
+        fetched++;
+      }
+    }
+    return fetched;
+  }
+
+  /** Records one Blender run's render seconds (billing sums every run, on every machine). */
+  async addSeconds(label: string, seconds: number): Promise<void> {
+    const key = `${this.prefix}/seconds/${encodeRel(label)}`;
+    await this.storage.put(key, Readable.from([Buffer.from(seconds.toFixed(3))])).catch((err: unknown) => {
+      if (!(err instanceof ObjectExistsError)) throw err;
+    });
+  }
+
+  /** The sum of every recorded run. */
+  async totalSeconds(): Promise<number> {
+    let sum = 0;
+    for (const { key } of await this.storage.list(`${this.prefix}/seconds/`)) sum += Number(await text(await this.storage.get(key))) || 0;
+    return sum;
+  }
+
+  async remove(): Promise<void> {
+    await this.storage.deletePrefix(this.prefix);
+  }
+}
+
+/** Reads a local seconds log (one number per line); the single-machine path. */
+export async function sumSecondsFile(file: string): Promise<number> {
+  const content = await readFile(file, 'utf8').catch(() => '');
+  return content.split('\n').reduce((sum, line) => sum + (Number(line) || 0), 0);
+}

@@ -1,0 +1,86 @@
+// Which claimed tasks this worker runs and which it leaves for others: tasks name what they
+// need (a Blender version), and a worker slot that keeps failing one job's tasks is kept off
+// that job for a while (the per-job blocklist of render-farm managers).
+import { totalmem } from 'node:os';
+import type { Task, TaskQueue } from '../ports.js';
+import type { BlenderBuild } from './blender-builds.js';
+
+/** What a task needs from the worker that runs it; carried in the task's payload. */
+export interface TaskRequirements {
+  /** `major.minor` of the Blender build the job was planned with. */
+  blender?: string;
+  /** The job's `minimumRam` in GiB: machines with less memory leave its chunks to others. */
+  minimumRamGiB?: number;
+}
+
+export function requirementsOf(task: Task): TaskRequirements {
+  const req = task.payload.requires;
+  return req && typeof req === 'object' ? (req as TaskRequirements) : {};
+}
+
+/** `major.minor` of a build, the unit in which render results are comparable. */
+export const minorVersion = (b: BlenderBuild) => `${b.version.major}.${b.version.minor}`;
+
+/** The local build for a requirement: the highest patch of that `major.minor`, if any. */
+export function buildFor(builds: readonly BlenderBuild[], blender: string | undefined): BlenderBuild | undefined {
+  if (!blender) return undefined;
+  return builds.filter((b) => minorVersion(b) === blender).sort((a, b) => a.version.patch - b.version.patch).pop();
+}
+
+export interface PlacementOptions {
+  /** Failed tasks of one job on one slot before the slot is kept off the job. Default 3. */
+  blocklistThreshold?: number;
+  /**
+   * How long a blocked slot stays off the job before it tries again. Default 600000 ms (10 min):
+   * on a farm where every slot is blocked the job still moves on, slowly, instead of hanging.
+   */
+  blocklistRetryMs?: number;
+  /** This machine's memory, bytes. Default os.totalmem(). */
+  totalMemoryBytes?: number;
+  now?: () => number;
+}
+
+export class Placement {
+  private readonly threshold: number;
+  private readonly retryMs: number;
+  private readonly now: () => number;
+  private readonly memory: number;
+  /** When this process first kept a slot off a job: the retry window counts from there. */
+  private readonly blockedSince = new Map<string, number>();
+
+  constructor(
+    private readonly deps: { queue: TaskQueue; builds: readonly BlenderBuild[] },
+    opts: PlacementOptions = {},
+  ) {
+    this.threshold = opts.blocklistThreshold ?? 3;
+    this.retryMs = opts.blocklistRetryMs ?? 600_000;
+    this.now = opts.now ?? Date.now;
+    this.memory = opts.totalMemoryBytes ?? totalmem();
+  }
+
+  /** Why `slot` should leave `task` to another worker, or undefined to run it. */
+  async refusal(task: Task, slot: string): Promise<string | undefined> {
+    const { blender, minimumRamGiB } = requirementsOf(task);
+    if (minimumRamGiB && this.memory < minimumRamGiB * 2 ** 30) {
+      return `needs ${minimumRamGiB} GiB of memory; this machine has ${(this.memory / 2 ** 30).toFixed(1)} GiB`;
+    }
+    if (blender && this.deps.builds.length > 0 && !buildFor(this.deps.builds, blender)) {
+      return `needs Blender ${blender}; this worker has ${[...new Set(this.deps.builds.map(minorVersion))].join(', ')}`;
+    }
+    const failures = (await this.deps.queue.jobFailures(task.jobId))[slot] ?? 0;
+    if (failures < this.threshold) return undefined;
+    const key = `${task.jobId}\n${slot}`;
+    const since = this.blockedSince.get(key) ?? this.now();
+    this.blockedSince.set(key, since);
+    if (this.now() - since >= this.retryMs) {
+      this.blockedSince.delete(key);
+      return undefined;
+    }
+    return `blocklisted on this job after ${failures} failed tasks`;
+  }
+
+  /** Counts a failed task of the job against the slot. */
+  async failed(task: Task, slot: string): Promise<number> {
+    return this.deps.queue.recordFailure(task.jobId, slot);
+  }
+}

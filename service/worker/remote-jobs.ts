@@ -1,0 +1,99 @@
+// The job store of a worker on another machine: every read and write goes to the service's
+// internal worker API (service/worker-api), so only the service writes job state. Several
+// service URLs give failover; see WorkerApiClient for the retry rules.
+import type { z } from 'zod';
+import type { JobProgress } from '../../shared/api/progress.js';
+import type { JobStatus } from '../../shared/job-status.js';
+import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports.js';
+import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from '../worker-api/client.js';
+import { JobRecordWire, MaybeRecordEnvelope, workerApiPath, type TransitionBody } from '../worker-api/contract.js';
+
+/** See WorkerApiClientOptions: serviceUrls, token, timeoutMs (default 10000), retryForMs (default 30000), fetch. */
+export type RemoteWorkerJobsOptions = WorkerApiClientOptions;
+
+export class RemoteWorkerJobs implements WorkerJobStore {
+  private readonly api: WorkerApiClient;
+
+  constructor(opts: RemoteWorkerJobsOptions) {
+    this.api = new WorkerApiClient(opts);
+  }
+
+  async getById(id: string): Promise<JobRecord | undefined> {
+    const path = workerApiPath('getJob', id);
+    const a = await this.api.call('GET', path);
+    if (a.status === 404 && errorNameOf(a) === 'JOB_NOT_FOUND') return undefined;
+    return toRecord(this.expect(a, 'GET', path, 200, JobRecordWire));
+  }
+
+  /**
+   * Compare-and-set through the service. Retrying after a lost answer is safe: if the first
+   * attempt was applied, the repeated one finds the status already moved and writes nothing
+   * (null), never a second move. Only then is the outcome ambiguous ("moved by me" or "moved
+   * by someone else"), so the job is read again: already at `to` counts as done (the record is
+   * returned); anywhere else, the move did not happen (undefined), as with the local store.
+   */
+  async transition(
+    id: string,
+    from: readonly JobStatus[],
+    to: JobStatus,
+    patch?: JobPatch,
+    internal?: Partial<JobInternal>,
+  ): Promise<JobRecord | undefined> {
+    const path = workerApiPath('transition', id);
+    const body: TransitionBody = { from: [...from], to, ...(patch ? { patch } : {}), ...(internal ? { internal } : {}) };
+    const a = await this.api.call('POST', path, body);
+    const moved = toRecord(this.expect(a, 'POST', path, 200, MaybeRecordEnvelope).data);
+    if (moved || !a.uncertain) return moved;
+    const now = await this.getById(id);
+    return now?.job.status === to ? now : undefined;
+  }
+
+  /** A merge of fields: applying it twice leaves the same job, so a retried update is harmless. */
+  async update(id: string, patch: JobPatch, internal?: Partial<JobInternal>): Promise<JobRecord | undefined> {
+    const path = workerApiPath('update', id);
+    const a = await this.api.call('POST', path, { patch, ...(internal ? { internal } : {}) });
+    return toRecord(this.expect(a, 'POST', path, 200, MaybeRecordEnvelope).data);
+  }
+
+  async setProgress(p: JobProgress): Promise<void> {
+    const path = workerApiPath('progress', p.jobId);
+    this.expect(await this.api.call('PUT', path, p), 'PUT', path, 204);
+  }
+
+  /** Reports the job completed: the service enqueues its onRenderComplete webhook (once, however often this is called). */
+  async completed(rec: JobRecord): Promise<void> {
+    const path = workerApiPath('completed', rec.job.id);
+    this.expect(await this.api.call('POST', path), 'POST', path, 204);
+  }
+
+  /** The answer's body as `schema` when it has the expected status; otherwise the service's refusal. */
+  private expect(a: WorkerApiAnswer, method: string, path: string, status: number): void;
+  private expect<S extends z.ZodType>(a: WorkerApiAnswer, method: string, path: string, status: number, schema: S): z.infer<S>;
+  private expect(a: WorkerApiAnswer, method: string, path: string, status: number, schema?: z.ZodType): unknown {
+    if (a.status !== status) {
+      if (a.status >= 400) throw this.api.refusal(a, method, path);
+      throw new WorkerApiError(`${a.url} answered ${method} ${path} with ${a.status}, expected ${status}: run the same renderbridge version on service and workers.`, a.status, null);
+    }
+    if (!schema) return undefined;
+    const parsed = schema.safeParse(a.body);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      throw new WorkerApiError(
+        `${a.url} answered ${method} ${path} with an unexpected body (${first ? `${first.path.join('.')}: ${first.message}` : 'invalid'}): run the same renderbridge version on service and workers.`,
+        a.status,
+        null,
+      );
+    }
+    return parsed.data;
+  }
+}
+
+/** `internal` is opaque on the wire (a JSON object the service itself wrote): typed as the store types it. */
+function toRecord(wire: z.infer<typeof JobRecordWire> | null): JobRecord | undefined {
+  return wire ? (wire as unknown as JobRecord) : undefined;
+}
+
+function errorNameOf(a: WorkerApiAnswer): string | undefined {
+  const b = a.body as { name?: unknown } | undefined;
+  return typeof b?.name === 'string' ? b.name : undefined;
+}

@@ -1,0 +1,38 @@
+// One conformance suite for every LeaseStore adapter: scheduled work runs on one instance at a time.
+import { describe, expect, it } from 'vitest';
+import type { LeaseStore } from '../../service/ports.js';
+import { withHarness } from './with-harness.js';
+
+export interface LeaseHarness {
+  /** Two handles on the same backing store: two service instances. */
+  a: LeaseStore;
+  b: LeaseStore;
+  close(): Promise<void>;
+}
+
+export function leaseStoreConformance(name: string, open: () => Promise<LeaseHarness>): void {
+  describe(`LeaseStore conformance: ${name}`, () => {
+    const withLeases = withHarness(open);
+
+    it('gives a lease to one instance at a time and lets its holder renew it', withLeases(async ({ a, b }) => {
+      expect(await a.acquire('retention', 'svc-a', 60_000)).toBe(true);
+      expect(await b.acquire('retention', 'svc-b', 60_000)).toBe(false);
+      expect(await a.acquire('retention', 'svc-a', 60_000)).toBe(true);
+      // Leases are per name.
+      expect(await b.acquire('webhooks', 'svc-b', 60_000)).toBe(true);
+      expect(await a.acquire('webhooks', 'svc-a', 60_000)).toBe(false);
+    }));
+
+    it('hands the lease over when the holder stops renewing or releases it', withLeases(async ({ a, b }) => {
+      expect(await a.acquire('sweep', 'svc-a', 100)).toBe(true);
+      expect(await b.acquire('sweep', 'svc-b', 100)).toBe(false);
+      await new Promise((r) => setTimeout(r, 150));
+      expect(await b.acquire('sweep', 'svc-b', 60_000)).toBe(true);
+      expect(await a.acquire('sweep', 'svc-a', 60_000)).toBe(false);
+      await a.release('sweep', 'svc-a');
+      expect(await a.acquire('sweep', 'svc-a', 60_000)).toBe(false);
+      await b.release('sweep', 'svc-b');
+      expect(await a.acquire('sweep', 'svc-a', 60_000)).toBe(true);
+    }));
+  });
+}

@@ -1,0 +1,101 @@
+// Placement: a worker slot that keeps failing one job's tasks is kept off that job, so the
+// others finish it; tasks planned for a Blender version go only to workers that have it.
+// The runtime, queue and job store are the real ones; the handlers stand in for Blender.
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Task } from '../../service/ports.js';
+import type { BlenderBuild } from '../../service/worker/blender-builds.js';
+import { RetryableTaskError } from '../../service/worker/outcomes.js';
+import { Placement } from '../../service/worker/placement.js';
+import { WorkerRuntime, type TaskHandler } from '../../service/worker/runtime.js';
+import { createJob } from '../helpers/flow.js';
+import { api } from '../helpers/http.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+let svc: TestService;
+beforeAll(async () => (svc = await startTestService()));
+afterAll(() => svc.close());
+// A test that fails midway must not leave its workers claiming the next test's tasks.
+const started: WorkerRuntime[] = [];
+afterEach(async () => void (await Promise.all(started.splice(0).map((r) => r.stop()))));
+
+const build = (major: number, minor: number): BlenderBuild =>
+  ({ binary: `/opt/blender-${major}.${minor}/blender`, version: { major, minor, patch: 1, text: `${major}.${minor}.1` }, isDefault: false }) as BlenderBuild;
+
+function runtime(name: string, builds: BlenderBuild[], handler: TaskHandler, threshold = 2, memoryGiB = 64): WorkerRuntime {
+  const { jobs, queue } = svc.service.ports;
+  const placement = new Placement({ queue, builds }, { blocklistThreshold: threshold, totalMemoryBytes: memoryGiB * 2 ** 30 });
+  const rt = new WorkerRuntime(
+    { jobs, queue, log: pino({ level: 'silent' }), placement },
+    [{ name: 'cpu', kinds: ['render-chunk'] }],
+    { 'render-chunk': handler },
+    // refusalDelayMs a multiple of pollMs: without the runtime's jitter the refusing worker's
+    // polls phase-lock onto the task's due time and the capable worker can starve.
+    { workerName: name, workerId: name, pollMs: 20, heartbeatMs: 50, retryBaseMs: 10, maxAttempts: 5, refusalDelayMs: 40 },
+  );
+  started.push(rt);
+  return rt;
+}
+
+async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('placement', () => {
+  it('keeps a failing slot off the job after the threshold; the healthy worker renders the rest', async () => {
+    const job = await createJob(api(svc.baseUrl, svc.apiKey));
+    const { queue } = svc.service.ports;
+    for (let i = 0; i < 6; i++) await queue.enqueue({ id: `bl-${job.id}-${i}`, jobId: job.id, kind: 'render-chunk', payload: { index: i } });
+    const ranBy = new Map<string, string>();
+    const broken = runtime('broken-gpu', [], async () => {
+      throw new RetryableTaskError('CUDA error: illegal address');
+    });
+    // The healthy worker joins a moment later, so the broken one gets to fail first.
+    broken.start();
+    await until(async () => ((await queue.jobFailures(job.id))['broken-gpu/cpu'] ?? 0) >= 2);
+    const healthy = runtime('healthy', [], async (task: Task) => void ranBy.set(task.id, 'healthy'));
+    healthy.start();
+    await until(async () => (await queue.jobTasks(job.id)).every((t) => t.state === 'done'));
+    await Promise.all([broken.stop(), healthy.stop()]);
+    expect(ranBy.size).toBe(6);
+    // Blocked at 2 failures: it never took another of this job's tasks.
+    expect(await queue.jobFailures(job.id)).toEqual({ 'broken-gpu/cpu': 2 });
+  });
+
+  it('hands a task planned for Blender 4.1 only to a worker that has 4.1', async () => {
+    const job = await createJob(api(svc.baseUrl, svc.apiKey));
+    const { queue } = svc.service.ports;
+    await queue.enqueue({ id: `v-${job.id}`, jobId: job.id, kind: 'render-chunk', payload: { requires: { blender: '4.1' } } });
+    const seen: string[] = [];
+    const old = runtime('old', [build(3, 6)], async () => void seen.push('old'));
+    old.start();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen).toEqual([]);
+    expect((await queue.jobTasks(job.id))[0]).toMatchObject({ state: 'queued', attempts: 0 });
+    const fresh = runtime('fresh', [build(3, 6), build(4, 1)], async () => void seen.push('fresh'));
+    fresh.start();
+    await until(async () => (await queue.jobTasks(job.id))[0]?.state === 'done');
+    await Promise.all([old.stop(), fresh.stop()]);
+    expect(seen).toEqual(['fresh']);
+  });
+
+  it('leaves a job that needs more memory (minimumRam) to a machine that has it', async () => {
+    const job = await createJob(api(svc.baseUrl, svc.apiKey));
+    const { queue } = svc.service.ports;
+    await queue.enqueue({ id: `m-${job.id}`, jobId: job.id, kind: 'render-chunk', payload: { requires: { minimumRamGiB: 32 } } });
+    const seen: string[] = [];
+    const small = runtime('small', [], async () => void seen.push('small'), 2, 16);
+    small.start();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen).toEqual([]);
+    const big = runtime('big', [], async () => void seen.push('big'), 2, 64);
+    big.start();
+    await until(async () => (await queue.jobTasks(job.id))[0]?.state === 'done');
+    await Promise.all([small.stop(), big.stop()]);
+    expect(seen).toEqual(['big']);
+  });
+});
