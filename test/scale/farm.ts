@@ -85,10 +85,20 @@ export class FarmProcess {
     });
   }
 
-  /** SIGKILL to the process group and to this worker's Blender processes; resolves once it is dead. */
+  /**
+   * SIGKILL to the process group and to this worker's Blender processes; resolves once all of
+   * them are dead. A killed Blender keeps its argv readable until the kernel has torn it down,
+   * which takes a moment for a process that holds a scene, so this waits for that too.
+   */
   async kill(): Promise<void> {
     this.killNow();
     await this.exited;
+    const until = Date.now() + 10_000;
+    while (this.workDir && blenderProcesses(this.workDir + path.sep).length > 0) {
+      if (Date.now() > until) throw new Error(`${this.name}: its Blender processes outlived SIGKILL by 10 s`);
+      this.killNow();
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   /** The synchronous part of kill (also used at process exit). */
