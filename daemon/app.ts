@@ -10,7 +10,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import { DAEMON_WEBHOOK_PATH } from '../shared/daemon/api.js';
 import type { DaemonConfig } from './config.js';
 import type { EventBus } from './events.js';
-import { installDaemonErrorHandling } from './http/errors.js';
+import { installDaemonErrorHandling, makeFrameworkErrors } from './http/errors.js';
 import { makeGuard } from './http/guard.js';
 import type { ClientProvider, Downloads, Packer, Submissions, Tracker } from './ports.js';
 import { eventRoutes } from './routes/events.js';
@@ -42,21 +42,23 @@ export interface DaemonAppDeps {
 }
 
 export function buildDaemonApp(deps: DaemonAppDeps): FastifyInstance {
+  const guard = makeGuard({ token: deps.token, port, publicPaths: [DAEMON_WEBHOOK_PATH], assetPrefix: UI_PREFIX });
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: deps.bodyLimitBytes ?? 32 * 1024 * 1024,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
+    frameworkErrors: makeFrameworkErrors(guard),
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installDaemonErrorHandling(app);
 
-  const port = (): number | undefined => {
+  function port(): number | undefined {
     const addr = app.server.address() as AddressInfo | string | null;
     return addr && typeof addr === 'object' ? addr.port : undefined;
-  };
-  app.addHook('onRequest', makeGuard({ token: deps.token, port, publicPaths: [DAEMON_WEBHOOK_PATH], assetPrefix: UI_PREFIX }));
+  }
+  app.addHook('onRequest', guard);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     reply.header('cache-control', 'no-store');

@@ -7,8 +7,9 @@ import type { FsObjectStorage } from './adapters/fs-storage/fs-storage.js';
 import type { ServiceContext } from './context.js';
 import { slugOfUploadKey } from './domain/jobs.js';
 import { makeAuthenticate } from './http/auth.js';
+import { jsonBodyParser } from './http/json-body.js';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { installErrorHandling, makeFrameworkErrors } from './http/error-handler.js';
 import type { UrlSigner } from './http/signing.js';
 import type { JobRecord } from './ports.js';
 import { installMetrics } from './metrics/http.js';
@@ -43,12 +44,15 @@ export interface AppDeps extends ServiceContext {
 
 /** Builds the whole service as a fastify instance without listening (tests inject or listen). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const limiter = deps.rateLimiter ?? new MemoryRateLimiter({ max: deps.config.rateLimitMax, windowMs: deps.config.rateLimitWindowMs });
+  const authenticate = makeAuthenticate(deps.keys, limiter);
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: deps.config.bodyLimitBytes,
     genReqId: () => randomUUID(),
     // Never trust a client-chosen id: it would let callers forge log correlation.
     requestIdHeader: false,
+    frameworkErrors: makeFrameworkErrors((req) => (req.url.startsWith(`${API_PREFIX}/`) ? authenticate : undefined)),
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.addHook('onRequest', (req, reply, done) => {
@@ -86,9 +90,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       // The API speaks JSON only: any other body type is a 415, never parsed as text.
-      api.removeContentTypeParser('text/plain');
-      const limiter = deps.rateLimiter ?? new MemoryRateLimiter({ max: deps.config.rateLimitMax, windowMs: deps.config.rateLimitWindowMs });
-      api.addHook('onRequest', makeAuthenticate(deps.keys, limiter));
+      api.removeContentTypeParser(['text/plain', 'application/json']);
+      api.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(api.getDefaultJsonParser('error', 'error')));
+      api.addHook('onRequest', authenticate);
       const ctx: ServiceContext = {
         config: deps.config,
         jobs: deps.jobs,

@@ -6,7 +6,7 @@
 // - no answer from the service (NetworkError) or an answer off the contract: SERVICE_UNREACHABLE;
 // - request validation (zod) and unreadable bodies: DAEMON_BAD_REQUEST with details, type `zod`;
 // - unknown routes: DAEMON_NOT_FOUND; anything else: DAEMON_INTERNAL_ERROR (500), never with a stack.
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ZodError } from 'zod';
 import type { ErrorBody, ErrorDetail } from '../../shared/api/error-body.js';
@@ -70,18 +70,35 @@ export function toErrorAnswer(err: unknown): ErrorAnswer {
   return { status: 500, body, headers: {} };
 }
 
+/** Answers `err` with the error body, logging crashes as errors and refusals as info. */
+export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
+  const answer = toErrorAnswer(err);
+  if (answer.status >= 500 && !(err instanceof DaemonError) && !(err instanceof ApiError)) {
+    req.log.error({ err }, 'request failed');
+  } else {
+    req.log.info({ error: answer.body.name, statusCode: answer.status }, 'request refused');
+  }
+  const body = answer.passthrough ? answer.body : { ...answer.body, metadata: { ...answer.body.metadata, requestId: req.id } };
+  void reply.header('x-request-id', req.id).headers(answer.headers).code(answer.status).send(body);
+}
+
+/**
+ * Fastify's `frameworkErrors` (a path the router cannot decode, an overlong parameter): these
+ * skip the onRequest hooks, so the guard runs here first and a request without the token learns
+ * nothing more than it would elsewhere.
+ */
+export function makeFrameworkErrors(guard: (req: FastifyRequest, reply: FastifyReply) => Promise<void>) {
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    guard(req, reply).then(
+      () => sendError(err, req, reply),
+      (refusal: unknown) => sendError(refusal, req, reply),
+    );
+  };
+}
+
 /** Installs the error and not-found handlers on the daemon's app. */
 export function installDaemonErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err, req, reply) => {
-    const answer = toErrorAnswer(err);
-    if (answer.status >= 500 && !(err instanceof DaemonError) && !(err instanceof ApiError)) {
-      req.log.error({ err }, 'request failed');
-    } else {
-      req.log.info({ error: answer.body.name, statusCode: answer.status }, 'request refused');
-    }
-    const body = answer.passthrough ? answer.body : { ...answer.body, metadata: { ...answer.body.metadata, requestId: req.id } };
-    void reply.headers(answer.headers).code(answer.status).send(body);
-  });
+  app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   app.setNotFoundHandler((req, reply) => {
     const body = new DaemonError('DAEMON_NOT_FOUND').toBody();
     void reply.code(404).send({ ...body, metadata: { ...body.metadata, requestId: req.id } });

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorName } from '../../shared/errors.js';
 import { ApiError } from './api-error.js';
@@ -59,4 +59,33 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((req, reply) => {
     void reply.code(404).send(new ApiError('ROUTE_NOT_FOUND').body(req.id));
   });
+}
+
+/** What the router refuses before any route runs: a path parameter it cannot decode, or one longer than any id. */
+const ROUTER_REFUSALS: Record<string, string> = {
+  FST_ERR_BAD_URL: 'The URL has a malformed percent-encoding (a % not followed by two hex digits): encode path parameters with encodeURIComponent.',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path parameter is far longer than any id: job ids are UUIDs such as 3f2b8c1e-9d4a-4e6f-8b7c-2a1d0e9f8c7b.',
+};
+
+type Hook = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
+
+function send(err: unknown, req: FastifyRequest, reply: FastifyReply, code?: string): void {
+  const message = code ? ROUTER_REFUSALS[code] : undefined;
+  const apiErr = message ? new ApiError('VALIDATION_ERROR', { details: [{ code: 'invalid_path', path: ['params'], message }] }) : toApiError(err);
+  req.log.info({ error: apiErr.errorName, statusCode: apiErr.statusCode, ...(code ? { code } : {}) }, 'request refused');
+  void reply.header('x-request-id', req.id).headers(apiErr.headers).code(apiErr.statusCode).send(apiErr.body(req.id));
+}
+
+/**
+ * Fastify's `frameworkErrors`: the router's own refusals get the spec's error body (400
+ * VALIDATION_ERROR, as a short invalid id does) instead of fastify's. They skip the onRequest
+ * hooks, so the credentials check `authFor` names for the path runs here first: without a valid
+ * key the answer is 401, as on any other API path.
+ */
+export function makeFrameworkErrors(authFor: (req: FastifyRequest) => Hook | undefined) {
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    const auth = authFor(req);
+    if (!auth) return send(err, req, reply, err.code);
+    auth(req, reply, (authErr) => (authErr ? send(authErr, req, reply) : send(err, req, reply, err.code)));
+  };
 }

@@ -58,6 +58,33 @@ describe('error bodies', () => {
     }
   });
 
+  it('refuses text with the NUL character on every stack (PostgreSQL cannot store it), but not an escaped backslash before u0000', async () => {
+    for (const raw of ['{"slug":"a\\u0000"}', '{"slug":"\\\\\\u0000"}', '{"slug":"x","uploadPreflight":{"k\\u0000":1}}']) {
+      const r = await call('POST', '/jobs', undefined, { headers: { 'content-type': 'application/json' }, raw });
+      expect(r.status, raw).toBe(400);
+      const body = errorBody(r);
+      expect(body.name).toBe('VALIDATION_ERROR');
+      expect(body.details[0]).toMatchObject({ code: 'nul_character', path: ['body'] });
+    }
+    // A backslash followed by the text u0000 is fine: this slug simply does not exist.
+    const literal = await call('POST', '/jobs', undefined, { headers: { 'content-type': 'application/json' }, raw: '{"slug":"a\\\\u0000"}' });
+    expect(errorBody(literal).name).toBe('UPLOAD_NOT_FOUND');
+  });
+
+  it('answers a path the router cannot read with 400 VALIDATION_ERROR after checking the key', async () => {
+    for (const p of ['/jobs/%zz', '/jobs/%/progress', `/jobs/${'a'.repeat(3000)}`]) {
+      const r = await call('GET', p);
+      expect(r.status, p).toBe(400);
+      const body = errorBody(r);
+      expect(body.name, p).toBe('VALIDATION_ERROR');
+      expect(body.details[0]?.path, p).toEqual(['params']);
+      expect(body.metadata.requestId, p).toBe(r.headers.get('x-request-id'));
+      const anonymous = await api(svc.baseUrl, undefined)('GET', p);
+      expect(anonymous.status, p).toBe(401);
+      expect(errorBody(anonymous).name, p).toBe('UNAUTHORIZED');
+    }
+  });
+
   it('carries a request id in metadata and the x-request-id header', async () => {
     const r = await call('GET', '/jobs/00000000-0000-4000-8000-000000000000');
     expect(errorBody(r).metadata.requestId).toBe(r.headers.get('x-request-id'));

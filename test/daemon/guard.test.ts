@@ -69,6 +69,22 @@ describe('daemon guard', () => {
     }
   });
 
+  it('checks the token before it refuses a path the router cannot read, then answers 400 with the error body', async () => {
+    // A stray % and an overlong id are refused by fastify's router, before the usual hooks run.
+    for (const p of ['/jobs/%zz', '/jobs/%', `/jobs/${'a'.repeat(3000)}`, '/submissions/%E0%A4%A']) {
+      const anonymous = await rawRequest(`${td.daemon.origin}${p}`);
+      expect(anonymous.status, p).toBe(401);
+      expect(errorName(anonymous.json), p).toBe('DAEMON_UNAUTHORIZED');
+      const foreign = await rawRequest(`${td.daemon.origin}${p}`, { headers: { authorization: `Bearer ${td.daemon.token}`, origin: 'https://evil.example' } });
+      expect(foreign.status, p).toBe(403);
+      const res = await rawRequest(`${td.daemon.origin}${p}`, { headers: { authorization: `Bearer ${td.daemon.token}` } });
+      expect(res.status, p).toBe(400);
+      const body = ErrorBody.parse(res.json);
+      expect(body.name, p).toBe('DAEMON_BAD_REQUEST');
+      expect(body.metadata.requestId, p).toBe(res.headers['x-request-id']);
+    }
+  });
+
   it('refuses a foreign Origin with 403, even with the right token, and accepts its own (the job window)', async () => {
     const port = td.daemon.port;
     const foreign = ['http://evil.example', 'null', `http://127.0.0.1:${port + 1}`, `http://localhost:${port + 1}`, `https://127.0.0.1:${port}`, `http://127.0.0.1.evil.example:${port}`, 'http://127.0.0.1', `http://[::1]:${port}`, 'not a url'];
