@@ -174,7 +174,9 @@ export class ObjectExistsError extends Error {
   }
 }
 
-export type TaskKind = 'validate' | 'render' | 'render-chunk' | 'finalize';
+/** Every kind of task, in the order a job needs them. */
+export const TASK_KINDS = ['validate', 'render', 'render-chunk', 'finalize'] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
 
 export interface Task {
   id: string;
@@ -230,6 +232,13 @@ export interface TaskQueue {
    * left), oldest first; returns how many. Keeps a long-running farm's queue from growing forever.
    */
   pruneFinished(before: Date, limit: number): Promise<number>;
+  /**
+   * Calls `listener` soon after a task of `kind` may have become claimable in any process that
+   * shares the queue (enqueued, freed by the tasks it waited for, handed back), so idle claimers
+   * need not wait for their next poll. Best effort: a signal may be lost or spurious, and
+   * claimers still poll. Returns the unsubscribe. Absent where only polling exists (SQLite).
+   */
+  onReady?(listener: (kind: TaskKind) => void): () => void;
   close(): Promise<void>;
 }
 

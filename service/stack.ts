@@ -28,18 +28,23 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
   const { openPostgres } = await import('./adapters/postgres/db.js');
   const { PgJobStore } = await import('./adapters/postgres/job-store.js');
   const { PgKeyStore } = await import('./adapters/postgres/key-store.js');
-  const { PgTaskQueue } = await import('./adapters/postgres/task-queue.js');
+  const { signalledPgTaskQueue } = await import('./adapters/postgres/task-queue.js');
   const { PgWebhookStore } = await import('./adapters/postgres/webhook-store.js');
   const { PgLeaseStore } = await import('./adapters/postgres/lease-store.js');
   const pg = await openPostgres(config.databaseUrl);
+  const warn = (err: Error) => console.warn(`renderbridge: ${err.message}; idle workers find new tasks by polling meanwhile`);
+  const queue = signalledPgTaskQueue(pg.db, config.databaseUrl, warn);
   return {
     kind: 'postgres',
     jobs: new PgJobStore(pg.db),
     keys: new PgKeyStore(pg.db),
-    queue: new PgTaskQueue(pg.db),
+    queue,
     webhooks: new PgWebhookStore(pg.db),
     leases: new PgLeaseStore(pg.db),
-    close: () => pg.close(),
+    close: async () => {
+      await queue.close();
+      await pg.close();
+    },
   };
 }
 

@@ -64,7 +64,11 @@ export class WorkerRuntime {
   private readonly running = new Set<Running>();
   private stopping = false;
   private loops: Promise<void>[] = [];
-  private wake: (() => void)[] = [];
+  /** Lanes waiting for work, longest-waiting first, and how to wake each. */
+  private idle: { kinds: readonly TaskKind[]; wake: (why: 'signal' | 'kick') => void }[] = [];
+  /** Kinds signalled while no lane of theirs was idle: the next lane about to sleep claims once more. */
+  private readonly missed = new Set<TaskKind>();
+  private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly deps: {
@@ -97,12 +101,33 @@ export class WorkerRuntime {
   }
 
   start(): void {
+    this.unsubscribe = this.deps.queue.onReady?.((kind) => this.wakeFor(kind));
     this.loops = this.lanes.map((lane) => this.loop(lane));
   }
 
   /** Wakes idle lanes now (a task was just enqueued in this process). */
   kick(): void {
-    for (const w of this.wake.splice(0)) w();
+    for (const w of this.idle.splice(0)) w.wake('kick');
+  }
+
+  /**
+   * One idle lane that runs `kind` claims now. One, not all: every process hears the signal, and
+   * a lane that gets a task wakes the next (see loop), so a burst fills the lanes it needs.
+   */
+  private wakeFor(kind: TaskKind): void {
+    const i = this.idle.findIndex((w) => w.kinds.includes(kind));
+    if (i < 0) {
+      this.missed.add(kind);
+      return;
+    }
+    this.idle.splice(i, 1)[0]!.wake('signal');
+  }
+
+  /** Whether a signal for one of `kinds` came while no lane of theirs waited (consumed). */
+  private takeMissed(kinds: readonly TaskKind[]): boolean {
+    let any = false;
+    for (const k of kinds) any = this.missed.delete(k) || any;
+    return any;
   }
 
   /** Stops this process's work on a job now (it was canceled); other processes notice by heartbeat. */
@@ -113,6 +138,7 @@ export class WorkerRuntime {
   /** Stops claiming, aborts running work (its tasks go back to the queue) and waits for the lanes. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.unsubscribe?.();
     this.kick();
     for (const r of this.running) r.controller.abort(new CanceledTaskError('worker stopping'));
     await Promise.all(this.loops);
@@ -120,6 +146,7 @@ export class WorkerRuntime {
 
   private async loop(lane: Lane): Promise<void> {
     const workerId = `${this.opts.workerId}:${lane.name}`;
+    let signalled = false;
     while (!this.stopping) {
       let task: Task | undefined;
       try {
@@ -128,15 +155,28 @@ export class WorkerRuntime {
         this.deps.log.error({ err, lane: lane.name }, 'claiming a task failed');
       }
       if (!task) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, this.opts.pollMs);
-          this.wake.push(() => {
-            clearTimeout(t);
-            resolve();
-          });
+        signalled = false;
+        // A signal that came while this lane was claiming would otherwise wait for the poll.
+        if (this.takeMissed(lane.kinds)) continue;
+        signalled = await new Promise<boolean>((resolve) => {
+          const entry = {
+            kinds: lane.kinds,
+            wake: (why: 'signal' | 'kick') => {
+              clearTimeout(t);
+              resolve(why === 'signal');
+            },
+          };
+          const t = setTimeout(() => {
+            this.idle = this.idle.filter((w) => w !== entry);
+            resolve(false);
+          }, this.opts.pollMs);
+          this.idle.push(entry);
         });
         continue;
       }
+      // A signal may stand for several tasks (one message per burst): pass it on.
+      if (signalled) this.wakeFor(task.kind);
+      signalled = false;
       await this.run(task, lane, workerId);
     }
   }

@@ -8,7 +8,7 @@ import { openPostgres, type PostgresHandle } from '../../service/adapters/postgr
 import { PgJobStore } from '../../service/adapters/postgres/job-store.js';
 import { PgKeyStore } from '../../service/adapters/postgres/key-store.js';
 import { PgLeaseStore } from '../../service/adapters/postgres/lease-store.js';
-import { PgTaskQueue } from '../../service/adapters/postgres/task-queue.js';
+import { PgTaskQueue, signalledPgTaskQueue } from '../../service/adapters/postgres/task-queue.js';
 import { pgMigrations } from '../../service/adapters/postgres/migrations.js';
 import { newJobRecord } from '../../service/domain/jobs.js';
 import type { JobRecord, JobStore } from '../../service/ports.js';
@@ -75,13 +75,24 @@ const pgUp = await requirePostgres('the PostgreSQL adapter conformance tests');
 describe.skipIf(!pgUp)('PostgreSQL', () => {
   taskQueueConformance('PostgreSQL', async () => {
     const db = await instances(1);
+    // As the service opens it: with ready signals (NOTIFY/LISTEN), each handle its own listener.
+    const queues = [signalledPgTaskQueue(db.handles[0]!.db, db.url)];
+    const more = async () => {
+      queues.push(signalledPgTaskQueue((await db.open()).db, db.url));
+      return queues.at(-1)!;
+    };
     return {
-      queue: new PgTaskQueue(db.handles[0]!.db),
+      queue: queues[0]!,
       reopen: async () => {
-        await db.handles.pop()!.close();
-        return new PgTaskQueue((await db.open()).db);
+        await queues.shift()!.close();
+        await db.handles.shift()!.close();
+        return more();
       },
-      close: db.close,
+      other: more,
+      close: async () => {
+        for (const q of queues.splice(0)) await q.close();
+        await db.close();
+      },
     };
   });
 

@@ -1,6 +1,6 @@
 // One conformance suite for every TaskQueue adapter (SQLite, PostgreSQL, BullMQ).
 import { describe, expect, it } from 'vitest';
-import type { TaskQueue } from '../../service/ports.js';
+import type { TaskKind, TaskQueue } from '../../service/ports.js';
 import { withHarness } from './with-harness.js';
 
 export interface QueueHarness {
@@ -164,6 +164,51 @@ export function taskQueueConformance(name: string, open: () => Promise<QueueHarn
       // Each was leased once: a second lease would have counted a second attempt.
       const tasks = await h.queue.jobTasks('many');
       expect(tasks.filter((t) => t.state === 'running' && t.attempts === 1)).toHaveLength(ids.length);
+    }));
+
+    it('tells idle claimers of every handle at once when a task becomes claimable, where the adapter can', withQueue(async (h) => {
+      if (!h.queue.onReady) {
+        console.log(`${name}: no ready signal across processes; idle claimers find tasks by polling`);
+        return;
+      }
+      const second = h.other ? await h.other() : h.queue;
+      const heard: TaskKind[] = [];
+      const off = h.queue.onReady((kind) => heard.push(kind));
+      const hears = async (what: string, kind: TaskKind, act?: () => Promise<void>, withinMs = 2000) => {
+        heard.length = 0;
+        await act?.();
+        const until = Date.now() + withinMs;
+        while (!heard.includes(kind)) {
+          if (Date.now() > until) throw new Error(`no ${kind} signal within ${withinMs} ms of ${what} (heard ${JSON.stringify(heard)})`);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      // The listener connects in the background: probe until it hears (a signal before that is lost, by design).
+      for (let i = 0; !heard.includes('validate'); i++) {
+        if (i >= 60) throw new Error('the ready listener heard nothing within 6 s of enqueues');
+        await second.enqueue({ id: `probe-${i}`, jobId: 'probe', kind: 'validate' });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+
+      // Another process enqueues: this one hears it within moments, not at its next poll.
+      const t0 = Date.now();
+      await hears('an enqueue on another handle', 'render-chunk', () => second.enqueue({ id: 's-chunk', jobId: 's', kind: 'render-chunk' }));
+      expect(Date.now() - t0).toBeLessThan(1000);
+      // A finalize waiting for the chunk is announced when the chunk completes, not before.
+      await second.enqueue({ id: 's-final', jobId: 's', kind: 'finalize', after: ['s-chunk'] });
+      const chunk = await h.queue.claim('w1', ['render-chunk'], 60_000);
+      expect(chunk?.id).toBe('s-chunk');
+      await hears('the last dependency completing', 'finalize', () => h.queue.complete('s-chunk', 'w1'));
+      // A task handed back for others at once is announced again.
+      const fin = await second.claim('w2', ['finalize'], 60_000);
+      expect(fin?.id).toBe('s-final');
+      await hears('a release without delay', 'finalize', () => second.release('s-final', 'w2'));
+
+      off();
+      heard.length = 0;
+      await second.enqueue({ id: 's-after-off', jobId: 's', kind: 'render' });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(heard).toEqual([]);
     }));
 
     it('prunes tasks that finished before a time, with their bookkeeping, and keeps open ones', withQueue(async ({ queue }) => {

@@ -170,9 +170,10 @@ export function openSse(origin: string, token: string, headers: Record<string, s
 
 /**
  * The daemon with every real part (startBridgeDaemon) for a test service: fast polling, its zips
- * under `work/packs`, downloads under `work/daemon-outputs`, no keychain (the key from `apiKey`).
+ * under `work/packs`, downloads under `work/daemon-outputs`, no keychain (the key from `apiKey`),
+ * its log lines collected in `logs` when given.
  */
-export function startTestBridge(opts: { serviceUrl: string; apiKey: string; work: string; stateDir: string }): Promise<RunningBridgeDaemon> {
+export function startTestBridge(opts: { serviceUrl: string; apiKey: string; work: string; stateDir: string; logs?: string[] }): Promise<RunningBridgeDaemon> {
   const config = defaultDaemonConfig({}, {
     serviceUrl: opts.serviceUrl,
     port: 0,
@@ -184,7 +185,19 @@ export function startTestBridge(opts: { serviceUrl: string; apiKey: string; work
     hotFolder: null,
     webhookSecret: null,
   });
-  return startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: opts.apiKey }, logger: false, version: '1.2.3-test' });
+  const logs = opts.logs;
+  const logger = logs
+    ? createDaemonLogger(
+        'info',
+        new Writable({
+          write(chunk: Buffer, _enc, cb) {
+            logs.push(chunk.toString());
+            cb();
+          },
+        }),
+      )
+    : false;
+  return startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: opts.apiKey }, logger, version: '1.2.3-test' });
 }
 
 export interface SubmitStack {

@@ -2,9 +2,7 @@
 // per task kind); what BullMQ does not model (attempts as the port counts them, joins, the job
 // index, leases, blocklist counters) lives under `<prefix>:tq:*`. `tq` is no task kind, so the
 // two never collide.
-import type { TaskKind } from '../../ports.js';
-
-export const TASK_KINDS: readonly TaskKind[] = ['validate', 'render', 'render-chunk', 'finalize'];
+export { TASK_KINDS } from '../../ports.js';
 
 export interface KeySpace {
   /** BullMQ's `prefix` option: its keys are `<bullPrefix>:<queue>:...`. */

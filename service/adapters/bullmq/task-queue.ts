@@ -9,6 +9,8 @@ import { bullJobId, keySpace, TASK_KINDS, type KeySpace } from './keys.js';
 import { closeLanes, openLanes, type Lane, type TaskData } from './lanes.js';
 import { closeRedis, connectRedis, redactError, redactRedisUrl, withDeadline, type RedisClientOptions } from './redis-client.js';
 import { QueueScripts, type HandOver } from './scripts.js';
+import { ReadySignal } from '../ready-signal.js';
+import { RedisSignalBus } from './signals.js';
 
 export interface BullmqTaskQueueOptions extends RedisClientOptions {
   /** `redis://[user:password@]host:port[/db]` (or `rediss://`) of the Redis that holds the queue. */
@@ -47,7 +49,13 @@ export class BullmqTaskQueue implements TaskQueue {
     private readonly scripts: QueueScripts,
     private readonly redisUrl: string,
     private readonly opts: { callTimeoutMs: number; handOverGraceMs: number },
+    private readonly signal: ReadySignal,
   ) {}
+
+  /** Idle claimers of every process sharing the queue hear of ready tasks at once (Redis pub/sub). */
+  onReady(listener: (kind: TaskKind) => void): () => void {
+    return this.signal.onReady(listener);
+  }
 
   /** Connects (failing within `connectTimeoutMs` when Redis is unreachable) and sets up the kinds' queues. */
   static async open(opts: BullmqTaskQueueOptions): Promise<BullmqTaskQueue> {
@@ -56,10 +64,16 @@ export class BullmqTaskQueue implements TaskQueue {
     const client = await connectRedis(opts.redisUrl, { ...opts, name: `${keys.bullPrefix}:task-queue`, onError });
     try {
       const lanes = await openLanes(client, keys, { stalledIntervalMs: opts.stalledIntervalMs ?? 30_000, onError: (e) => onError(redactError(e, opts.redisUrl)) });
-      return new BullmqTaskQueue(client, keys, lanes, new QueueScripts(client, keys), opts.redisUrl, {
-        callTimeoutMs: opts.callTimeoutMs ?? 15_000,
-        handOverGraceMs: opts.handOverGraceMs ?? 10_000,
-      });
+      const signal = new ReadySignal(new RedisSignalBus(client, `${keys.own}ready`, opts.redisUrl, onError), onError);
+      return new BullmqTaskQueue(
+        client,
+        keys,
+        lanes,
+        new QueueScripts(client, keys),
+        opts.redisUrl,
+        { callTimeoutMs: opts.callTimeoutMs ?? 15_000, handOverGraceMs: opts.handOverGraceMs ?? 10_000 },
+        signal,
+      );
     } catch (err) {
       await closeRedis(client, 1000);
       throw redactError(err, opts.redisUrl);
@@ -134,6 +148,7 @@ export class BullmqTaskQueue implements TaskQueue {
       if (!job || !(await asHolder(() => job.moveToDelayed(Date.now() + (opts.delayMs ?? 0), workerId)))) return;
       this.kindCache.delete(taskId);
       await this.scripts.requeued(job.id!, workerId, 'release');
+      if (!opts.delayMs) this.signal.notify(job.name as TaskKind);
     });
   }
 
@@ -207,6 +222,7 @@ export class BullmqTaskQueue implements TaskQueue {
 
   async close(): Promise<void> {
     this.closing ??= (async () => {
+      await this.signal.close();
       await closeLanes(this.lanes);
       await closeRedis(this.client, 2000);
     })();
@@ -240,6 +256,7 @@ export class BullmqTaskQueue implements TaskQueue {
     for (const h of list) {
       const data: TaskData = { jobId: h.jobId, payload: JSON.parse(h.payload) as Record<string, unknown> };
       await this.lane(h.kind).queue.add(h.kind, data, { jobId: h.bid });
+      this.signal.notify(h.kind);
     }
   }
 

@@ -1,4 +1,8 @@
+import type { Kysely } from 'kysely';
+import { ReadySignal } from '../ready-signal.js';
+import type { DB } from '../sql/schema.js';
 import { SqlTaskQueue, type ClaimPick } from '../sql/task-queue.js';
+import { PgSignalBus } from './signals.js';
 
 /**
  * Durable task queue in PostgreSQL, for deployments without Redis: several service instances and
@@ -13,4 +17,14 @@ export class PgTaskQueue extends SqlTaskQueue {
   protected override lockPick(pick: ClaimPick): ClaimPick {
     return pick.forUpdate().skipLocked();
   }
+}
+
+/**
+ * The queue with ready signals (NOTIFY / LISTEN on `url`), as every process of a PostgreSQL farm
+ * runs it: idle workers elsewhere claim a new task at once instead of at their next poll.
+ * `onError` gets the signal connection's failures (the queue keeps working by polling).
+ */
+export function signalledPgTaskQueue(db: Kysely<DB>, url: string, onError?: (err: Error) => void): PgTaskQueue {
+  const bus = new PgSignalBus(db, url, onError ? { onError } : {});
+  return new PgTaskQueue(db, Date.now, new ReadySignal(bus, onError));
 }

@@ -1,6 +1,7 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Task, TaskInfo, TaskKind, TaskQueue, TaskState } from '../../ports.js';
 import type { DB } from './schema.js';
+import type { ReadySignal } from '../ready-signal.js';
 
 /** A claimed task as the port returns it. */
 export function toTask(row: Pick<DB['tasks'], 'id' | 'job_id' | 'kind' | 'payload' | 'attempts'>): Task {
@@ -22,10 +23,16 @@ export function toTask(row: Pick<DB['tasks'], 'id' | 'job_id' | 'kind' | 'payloa
 export type ClaimPick = SelectQueryBuilder<DB, 'tasks', { id: string; seq: number }>;
 
 export abstract class SqlTaskQueue implements TaskQueue {
+  /** Present when other processes can be told of ready tasks (PostgreSQL NOTIFY); SQLite polls. */
+  readonly onReady?: (listener: (kind: TaskKind) => void) => () => void;
+
   constructor(
     protected readonly db: Kysely<DB>,
     protected readonly now: () => number = Date.now,
-  ) {}
+    private readonly signal?: ReadySignal,
+  ) {
+    if (signal) this.onReady = (listener) => signal.onReady(listener);
+  }
 
   /**
    * One statement: lease the oldest ready task. Engines differ only in how a pick is locked
@@ -108,7 +115,11 @@ export abstract class SqlTaskQueue implements TaskQueue {
         })
         .onConflict((oc) => oc.column('id').doNothing())
         .executeTakeFirst();
-      if (Number(added.numInsertedOrUpdatedRows ?? 0n) === 0 || !t.after?.length) return;
+      if (Number(added.numInsertedOrUpdatedRows ?? 0n) === 0) return;
+      if (!t.after?.length) {
+        this.signal?.notify(t.kind);
+        return;
+      }
       await trx
         .insertInto('task_deps')
         .values(t.after.map((dep) => ({ task_id: t.id, dep_id: dep })))
@@ -130,6 +141,21 @@ export abstract class SqlTaskQueue implements TaskQueue {
 
   async complete(taskId: string, workerId: string): Promise<void> {
     await this.finish(taskId, workerId, { state: 'done', last_error: null });
+    if (this.signal) for (const kind of await this.freedBy(taskId)) this.signal.notify(kind);
+  }
+
+  /** Kinds of the queued tasks that waited for `taskId` and now wait for nothing. */
+  private async freedBy(taskId: string): Promise<TaskKind[]> {
+    const rows = await this.ready(
+      this.db
+        .selectFrom('tasks')
+        .where('state', '=', 'queued')
+        .where('id', 'in', (eb) => eb.selectFrom('task_deps').select('task_id').where('dep_id', '=', taskId)),
+    )
+      .select('kind')
+      .distinct()
+      .execute();
+    return rows.map((r) => r.kind as TaskKind);
   }
 
   async fail(taskId: string, workerId: string, o: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void> {
@@ -143,7 +169,7 @@ export abstract class SqlTaskQueue implements TaskQueue {
   }
 
   async release(taskId: string, workerId: string, opts: { delayMs?: number } = {}): Promise<void> {
-    await this.db
+    const r = await this.db
       .updateTable('tasks')
       .set((eb) => ({
         state: 'queued',
@@ -156,7 +182,9 @@ export abstract class SqlTaskQueue implements TaskQueue {
       .where('id', '=', taskId)
       .where('worker_id', '=', workerId)
       .where('state', '=', 'running')
-      .execute();
+      .returning('kind')
+      .executeTakeFirst();
+    if (r && !opts.delayMs) this.signal?.notify(r.kind as TaskKind);
   }
 
   /** Only the worker holding the lease may finish a task: a late worker cannot undo a re-run. */
@@ -226,7 +254,8 @@ export abstract class SqlTaskQueue implements TaskQueue {
   }
 
   async close(): Promise<void> {
-    // The database is owned and closed by whoever opened it.
+    // The database is owned and closed by whoever opened it; the signal's listener is this queue's.
+    await this.signal?.close();
   }
 
   async pruneFinished(before: Date, limit: number): Promise<number> {

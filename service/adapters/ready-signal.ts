@@ -1,0 +1,77 @@
+// "A task of this kind may be claimable now", sent to every process that shares a task queue, so
+// an idle worker claims at once instead of at its next poll. Best effort by design: a lost,
+// late or spurious signal only means the poll finds the task, so nothing depends on delivery.
+import { TASK_KINDS, type TaskKind } from '../ports.js';
+
+/** How the signal travels between processes (PostgreSQL NOTIFY, Redis pub/sub). */
+export interface SignalBus {
+  /** Sends `message` to every subscriber, this process's included. */
+  publish(message: string): Promise<void>;
+  /** Delivers each message until the returned function is called; reconnects by itself. */
+  subscribe(onMessage: (message: string) => void): Promise<() => Promise<void>>;
+}
+
+const KINDS = new Set<string>(TASK_KINDS);
+
+export class ReadySignal {
+  private readonly pending = new Set<TaskKind>();
+  private readonly listeners = new Set<(kind: TaskKind) => void>();
+  private subscription: Promise<(() => Promise<void>) | undefined> | undefined;
+  private closed = false;
+  private lastReport = 0;
+
+  constructor(
+    private readonly bus: SignalBus,
+    /** Gets publish and subscribe failures; the queue goes on working by polling. */
+    private readonly onError: (err: Error) => void = () => {},
+  ) {}
+
+  /** Failures are reported at most once a minute: an outage must not flood the log. */
+  private report(err: unknown): void {
+    const now = Date.now();
+    if (now - this.lastReport < 60_000) return;
+    this.lastReport = now;
+    this.onError(err instanceof Error ? err : new Error(String(err)));
+  }
+
+  /** Announces `kind`; the kinds announced in one tick travel as one message. */
+  notify(kind: TaskKind): void {
+    if (this.closed) return;
+    if (this.pending.size === 0) setImmediate(() => this.flush());
+    this.pending.add(kind);
+  }
+
+  private flush(): void {
+    if (this.pending.size === 0) return;
+    const message = [...this.pending].join(',');
+    this.pending.clear();
+    this.bus.publish(message).catch((err: unknown) => this.report(err));
+  }
+
+  /** Calls `listener` with each announced kind; the process subscribes on the first listener. */
+  onReady(listener: (kind: TaskKind) => void): () => void {
+    this.listeners.add(listener);
+    if (!this.subscription && !this.closed) {
+      this.subscription = this.bus
+        .subscribe((message) => {
+          for (const kind of message.split(',')) {
+            if (!KINDS.has(kind)) continue;
+            for (const l of this.listeners) l(kind as TaskKind);
+          }
+        })
+        .catch((err: unknown) => {
+          this.report(err);
+          return undefined;
+        });
+    }
+    return () => void this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    const unsubscribe = await this.subscription;
+    await unsubscribe?.().catch(() => undefined);
+  }
+}
