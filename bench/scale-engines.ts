@@ -48,9 +48,11 @@ export async function openEngine(spec: EngineSpec): Promise<OpenEngine> {
       return { jobs: state.jobs, queue, close: async () => (await queue.close(), await state.close()) };
     }
     const { openPostgres } = await import('../service/adapters/postgres/db.js');
-    const { PgTaskQueue } = await import('../service/adapters/postgres/task-queue.js');
+    const { signalledPgTaskQueue } = await import('../service/adapters/postgres/task-queue.js');
     const pg = await openPostgres(spec.pgUrl!);
-    return { jobs: state.jobs, queue: new PgTaskQueue(pg.db), close: async () => (await pg.close(), await state.close()) };
+    // As the service opens it: with its ready signal (NOTIFY/LISTEN).
+    const queue = signalledPgTaskQueue(pg.db, spec.pgUrl!);
+    return { jobs: state.jobs, queue, close: async () => (await queue.close(), await pg.close(), await state.close()) };
   } catch (err) {
     await state.close();
     throw err;

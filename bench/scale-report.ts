@@ -109,7 +109,7 @@ export function limitLines(all: Measurement[], engines: EngineName[], s: ReportS
   });
   const p99s = engines.map((e) => `${ENGINE_LABEL[e]} ${ms(med(all, e, 'steady', (p) => p.p99))}`).join(', ');
   lines.push(
-    `- **Steady, delay p99: ${p99s}.** A task enqueued while the lanes are idle waits for the next poll of one of them: each idle lane polls every 200 ms (the runtime's \`pollMs\` default), and an enqueue in another process cannot wake it. A worker process does wake its own idle lanes after each task it completes (\`kick\`), so lanes poll more often than every 200 ms while tasks flow (see "idle polls/s"). A shorter \`pollMs\`, or a wake-up signal across processes, would cut this delay; more throughput needs more lanes or a shorter per-task path.`,
+    `- **Steady, delay p99: ${p99s}.** On BullMQ and PostgreSQL an enqueue in another process wakes one idle lane at once (a ready signal: Redis pub/sub, PostgreSQL NOTIFY), so the delay is the signal's trip plus a claim. The embedded SQLite queue has no signal across processes: a task enqueued while the lanes are idle waits for the next poll of one of them (every 200 ms, the runtime's \`pollMs\` default; a worker process also wakes its own idle lanes after each task it completes). More throughput needs more lanes or a shorter per-task path.`,
   );
   return lines;
 }
@@ -126,8 +126,9 @@ Per task the runtime does what it does on a farm: claim (30 s lease), read the j
 (\`jobs.getById\`), check placement (the job's blocklist, read from the queue), run the handler,
 complete; heartbeats every 500 ms while a task runs${s.taskMs < 500 ? ' (none is due with tasks this short)' : ''}. A lane
 claims again at once after a task, and polls every 200 ms (the runtime's default) while the queue is
-empty; the producer is another process, so its enqueues never wake a lane (\`kick\` works only
-within a process).
+empty. The producer is another process: on BullMQ and PostgreSQL its enqueues wake one idle lane
+through the queue's ready signal (Redis pub/sub, NOTIFY/LISTEN), as on a farm; the embedded queue
+has none, so there the lanes find tasks by polling.
 The trivial scene: the handler ${s.taskMs > 0 ? `waits ${s.taskMs} ms` : 'returns at once'} and starts no Blender: a
 Blender start alone costs about 0.4 s and would measure Blender, not scheduling (bench:render covers
 Blender). Logging is off (pino level silent). The job store is the same SQLite file in every row; only
