@@ -234,7 +234,7 @@ export interface TaskQueue {
   pruneFinished(before: Date, limit: number): Promise<number>;
   /**
    * Calls `listener` soon after a task of `kind` may have become claimable in any process that
-   * shares the queue (enqueued, freed by the tasks it waited for, handed back), so idle claimers
+   * shares the queue (at least: enqueued, or handed back without delay), so idle claimers
    * need not wait for their next poll. Best effort: a signal may be lost or spurious, and
    * claimers still poll. Returns the unsubscribe. Absent where only polling exists (SQLite).
    */

@@ -19,11 +19,15 @@ export class ReadySignal {
   private subscription: Promise<(() => Promise<void>) | undefined> | undefined;
   private closed = false;
   private lastReport = 0;
+  private lastFlush = 0;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly bus: SignalBus,
     /** Gets publish and subscribe failures; the queue goes on working by polling. */
     private readonly onError: (err: Error) => void = () => {},
+    /** Shortest time between two messages of this process. Default 10 ms. */
+    private readonly minIntervalMs = 10,
   ) {}
 
   /** Failures are reported at most once a minute: an outage must not flood the log. */
@@ -34,14 +38,24 @@ export class ReadySignal {
     this.onError(err instanceof Error ? err : new Error(String(err)));
   }
 
-  /** Announces `kind`; the kinds announced in one tick travel as one message. */
+  /**
+   * Announces `kind`. The first announcement goes out at once; those that follow within
+   * `minIntervalMs` travel together at its end, so a burst of enqueues sends a few messages, not
+   * one per task (each message wakes a lane in every process).
+   */
   notify(kind: TaskKind): void {
     if (this.closed) return;
-    if (this.pending.size === 0) setImmediate(() => this.flush());
     this.pending.add(kind);
+    if (this.timer) return;
+    const wait = Math.max(0, this.lastFlush + this.minIntervalMs - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush();
+    }, wait);
   }
 
   private flush(): void {
+    this.lastFlush = Date.now();
     if (this.pending.size === 0) return;
     const message = [...this.pending].join(',');
     this.pending.clear();
@@ -70,6 +84,7 @@ export class ReadySignal {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.timer);
     this.listeners.clear();
     const unsubscribe = await this.subscription;
     await unsubscribe?.().catch(() => undefined);

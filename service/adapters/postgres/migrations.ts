@@ -53,6 +53,8 @@ export const pgMigrationScripts: Record<string, string[]> = {
   ],
   // A claim walks each kind's queued tasks in enqueue order and stops at the first it may take.
   '002_task_claim_order': [`create index tasks_claim on tasks (state, kind, seq)`, `drop index tasks_ready`],
+  // Pruning finished tasks deletes the dependencies that name them (dep_id) too.
+  '003_task_deps_by_dep': [`create index task_deps_dep on task_deps (dep_id)`],
 };
 
 /**

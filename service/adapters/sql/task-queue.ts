@@ -140,22 +140,9 @@ export abstract class SqlTaskQueue implements TaskQueue {
   }
 
   async complete(taskId: string, workerId: string): Promise<void> {
+    // No signal for the tasks this frees (a job's finalize): the completing worker's own idle
+    // lanes claim them at once (the runtime wakes them after every task), without a query here.
     await this.finish(taskId, workerId, { state: 'done', last_error: null });
-    if (this.signal) for (const kind of await this.freedBy(taskId)) this.signal.notify(kind);
-  }
-
-  /** Kinds of the queued tasks that waited for `taskId` and now wait for nothing. */
-  private async freedBy(taskId: string): Promise<TaskKind[]> {
-    const rows = await this.ready(
-      this.db
-        .selectFrom('tasks')
-        .where('state', '=', 'queued')
-        .where('id', 'in', (eb) => eb.selectFrom('task_deps').select('task_id').where('dep_id', '=', taskId)),
-    )
-      .select('kind')
-      .distinct()
-      .execute();
-    return rows.map((r) => r.kind as TaskKind);
   }
 
   async fail(taskId: string, workerId: string, o: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void> {

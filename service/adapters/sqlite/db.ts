@@ -189,6 +189,12 @@ const migrations: Record<string, Migration> = {
       await db.schema.dropIndex('tasks_ready').execute();
     },
   },
+  '009_task_deps_by_dep': {
+    // Pruning finished tasks deletes the dependencies that name them (dep_id) too.
+    async up(db: Kysely<unknown>) {
+      await db.schema.createIndex('task_deps_dep').on('task_deps').column('dep_id').execute();
+    },
+  },
 };
 
 export interface SqliteHandle {
