@@ -12,9 +12,12 @@ export interface SignalBus {
 }
 
 const KINDS = new Set<string>(TASK_KINDS);
+/** Listener calls per kind and message at most. */
+const MAX_WAKES = 64;
 
 export class ReadySignal {
-  private readonly pending = new Set<TaskKind>();
+  /** Announcements per kind not sent yet. */
+  private readonly pending = new Map<TaskKind, number>();
   private readonly listeners = new Set<(kind: TaskKind) => void>();
   private subscription: Promise<(() => Promise<void>) | undefined> | undefined;
   private closed = false;
@@ -45,7 +48,7 @@ export class ReadySignal {
    */
   notify(kind: TaskKind): void {
     if (this.closed) return;
-    this.pending.add(kind);
+    this.pending.set(kind, (this.pending.get(kind) ?? 0) + 1);
     if (this.timer) return;
     const wait = Math.max(0, this.lastFlush + this.minIntervalMs - Date.now());
     this.timer = setTimeout(() => {
@@ -57,20 +60,27 @@ export class ReadySignal {
   private flush(): void {
     this.lastFlush = Date.now();
     if (this.pending.size === 0) return;
-    const message = [...this.pending].join(',');
+    // `kind:count`: a receiver wakes up to `count` idle lanes for a burst, one for a single task.
+    const message = [...this.pending].map(([kind, n]) => `${kind}:${n}`).join(',');
     this.pending.clear();
     this.bus.publish(message).catch((err: unknown) => this.report(err));
   }
 
-  /** Calls `listener` with each announced kind; the process subscribes on the first listener. */
+  /**
+   * Calls `listener` once per announced task of a kind (up to 64 per message); the process
+   * subscribes on the first listener.
+   */
   onReady(listener: (kind: TaskKind) => void): () => void {
     this.listeners.add(listener);
     if (!this.subscription && !this.closed) {
       this.subscription = this.bus
         .subscribe((message) => {
-          for (const kind of message.split(',')) {
+          for (const part of message.split(',')) {
+            const [kind = '', n] = part.split(':');
             if (!KINDS.has(kind)) continue;
-            for (const l of this.listeners) l(kind as TaskKind);
+            // More calls than any process has lanes would only be dropped by the runtime.
+            const count = Math.min(Math.max(1, Number(n) || 1), MAX_WAKES);
+            for (let i = 0; i < count; i++) for (const l of this.listeners) l(kind as TaskKind);
           }
         })
         .catch((err: unknown) => {

@@ -11,6 +11,7 @@ import type { Slot } from './devices.js';
 import { CanceledTaskError, FatalTaskError, RetryableTaskError } from './outcomes.js';
 import type { TaskOutcome, WorkerMetrics } from '../metrics/registry.js';
 import type { Placement } from './placement.js';
+import { IdleLanes } from './idle-lanes.js';
 
 export interface TaskContext {
   /** Fires when the job is canceled, the lease is lost or the runtime stops. */
@@ -64,10 +65,7 @@ export class WorkerRuntime {
   private readonly running = new Set<Running>();
   private stopping = false;
   private loops: Promise<void>[] = [];
-  /** Lanes waiting for work, longest-waiting first, and how to wake each. */
-  private idle: { kinds: readonly TaskKind[]; wake: (why: 'signal' | 'kick') => void }[] = [];
-  /** Kinds signalled while no lane of theirs was idle: the next lane about to sleep claims once more. */
-  private readonly missed = new Set<TaskKind>();
+  private readonly idle = new IdleLanes();
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -101,33 +99,14 @@ export class WorkerRuntime {
   }
 
   start(): void {
-    this.unsubscribe = this.deps.queue.onReady?.((kind) => this.wakeFor(kind));
+    // Another process made a task claimable: one idle lane of its kind claims now.
+    this.unsubscribe = this.deps.queue.onReady?.((kind) => this.idle.wakeOne(kind));
     this.loops = this.lanes.map((lane) => this.loop(lane));
   }
 
   /** Wakes idle lanes now (a task was just enqueued in this process). */
   kick(): void {
-    for (const w of this.idle.splice(0)) w.wake('kick');
-  }
-
-  /**
-   * One idle lane that runs `kind` claims now. One, not all: every process hears the signal, and
-   * a lane that gets a task wakes the next (see loop), so a burst fills the lanes it needs.
-   */
-  private wakeFor(kind: TaskKind): void {
-    const i = this.idle.findIndex((w) => w.kinds.includes(kind));
-    if (i < 0) {
-      this.missed.add(kind);
-      return;
-    }
-    this.idle.splice(i, 1)[0]!.wake('signal');
-  }
-
-  /** Whether a signal for one of `kinds` came while no lane of theirs waited (consumed). */
-  private takeMissed(kinds: readonly TaskKind[]): boolean {
-    let any = false;
-    for (const k of kinds) any = this.missed.delete(k) || any;
-    return any;
+    this.idle.wakeAll();
   }
 
   /** Stops this process's work on a job now (it was canceled); other processes notice by heartbeat. */
@@ -146,38 +125,15 @@ export class WorkerRuntime {
 
   private async loop(lane: Lane): Promise<void> {
     const workerId = `${this.opts.workerId}:${lane.name}`;
-    let signalled = false;
     while (!this.stopping) {
       let task: Task | undefined;
       try {
-        task = await this.deps.queue.claim(workerId, lane.kinds, this.opts.leaseMs);
+        task = await this.idle.claiming(lane.kinds, () => this.deps.queue.claim(workerId, lane.kinds, this.opts.leaseMs));
       } catch (err) {
         this.deps.log.error({ err, lane: lane.name }, 'claiming a task failed');
       }
-      if (!task) {
-        signalled = false;
-        // A signal that came while this lane was claiming would otherwise wait for the poll.
-        if (this.takeMissed(lane.kinds)) continue;
-        signalled = await new Promise<boolean>((resolve) => {
-          const entry = {
-            kinds: lane.kinds,
-            wake: (why: 'signal' | 'kick') => {
-              clearTimeout(t);
-              resolve(why === 'signal');
-            },
-          };
-          const t = setTimeout(() => {
-            this.idle = this.idle.filter((w) => w !== entry);
-            resolve(false);
-          }, this.opts.pollMs);
-          this.idle.push(entry);
-        });
-        continue;
-      }
-      // A signal may stand for several tasks (one message per burst): pass it on.
-      if (signalled) this.wakeFor(task.kind);
-      signalled = false;
-      await this.run(task, lane, workerId);
+      if (task) await this.run(task, lane, workerId);
+      else await this.idle.wait(lane.kinds, this.opts.pollMs);
     }
   }
 
