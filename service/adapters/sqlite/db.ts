@@ -225,6 +225,24 @@ async function migrate(sqlite: Database.Database, migrator: Migrator): Promise<M
   }
 }
 
+/**
+ * Switches the file to WAL. On a new file that needs an exclusive lock, and when another process
+ * is switching it at the same moment SQLite answers SQLITE_BUSY at once, without waiting the busy
+ * timeout (it would risk a deadlock), so a service and a worker started together retry here.
+ */
+async function enableWal(sqlite: Database.Database): Promise<void> {
+  const until = Date.now() + 5000;
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
+    }
+  }
+}
+
 /** Opens (creating if needed) the SQLite database and brings its schema up to date. */
 export async function openSqlite(file: string): Promise<SqliteHandle> {
   const sqlite = new Database(file);
@@ -232,7 +250,12 @@ export async function openSqlite(file: string): Promise<SqliteHandle> {
   // failing at once (switching a new file to WAL below takes a lock too).
   sqlite.pragma('busy_timeout = 5000');
   // WAL: readers never block the writer; NORMAL sync is durable across process crashes.
-  sqlite.pragma('journal_mode = WAL');
+  try {
+    await enableWal(sqlite);
+  } catch (err) {
+    sqlite.close();
+    throw err;
+  }
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
