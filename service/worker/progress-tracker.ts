@@ -43,6 +43,12 @@ export class ProgressTracker {
   private frameSecondsSum = 0;
   private frameSecondsCount = 0;
   private updatedAt: number | null = null;
+  /**
+   * Highest percent published. A frame Blender finished counts as done only once its files are
+   * moved, and by then the next frame may have started (its own share at 0): without this floor
+   * the bar would step back for a moment. A failed chunk's lost share also waits, never dips.
+   */
+  private percentFloor = 0;
 
   constructor(opts: ProgressTrackerOptions) {
     this.jobId = opts.jobId;
@@ -134,7 +140,8 @@ export class ProgressTracker {
     const current = inFlight.reduce<ChunkState | null>((best, c) => (best === null || c.seq > best.seq ? c : best), null);
     const partial = inFlight.reduce((n, c) => n + c.fraction, 0);
     const doneWork = Math.min(total, this.done.size + partial);
-    const percent = total === 0 ? 100 : round1((doneWork / total) * 100);
+    const percent = total === 0 ? 100 : Math.max(this.percentFloor, round1((doneWork / total) * 100));
+    this.percentFloor = percent;
     const mean = this.meanFrameSeconds;
     const left = total - doneWork;
     // Remaining work spread over the slots, but never over more slots than frames left.

@@ -166,6 +166,20 @@ describe('ProgressTracker', () => {
     expect(tr.snapshot('rendering')).toMatchObject({ framesDone: 1, framesFailed: 1, framesRendering: 0 });
   });
 
+  it('never lets percent step back while a finished frame waits for its files to be moved', () => {
+    const tr = new ProgressTracker({ jobId: JOB, frames: [1, 2, 3, 4], now: () => 0 });
+    tr.apply('a', { type: 'frameStarted', frame: 1 });
+    tr.apply('a', { type: 'sample', frame: 1, done: 3, total: 4 });
+    const before = tr.snapshot('rendering').percent!;
+    expect(before).toBe(18.8);
+    // Blender moves on to frame 2 before the worker has counted frame 1 as done.
+    tr.apply('a', { type: 'frameStarted', frame: 2 });
+    expect(tr.snapshot('rendering').percent).toBe(before);
+    tr.apply('a', { type: 'frameFinished', frame: 1, seconds: 0.5 });
+    tr.apply('a', { type: 'sample', frame: 2, done: 1, total: 4 });
+    expect(tr.snapshot('rendering')).toMatchObject({ framesDone: 1, percent: 31.3 });
+  });
+
   it('starts from frames already done and ignores frames outside the job', () => {
     const tr = new ProgressTracker({ jobId: JOB, frames: [1, 2], doneFrames: [1, 99], now: () => 0 });
     tr.apply('a', { type: 'frameFinished', frame: 50, seconds: 1 });
