@@ -15,19 +15,6 @@ export const JOB_STATUSES = [
 ] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** Final states: nothing moves a job out of them (a canceled job stays canceled). */
-export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['completed', 'failed', 'canceled']);
-
-/** States in which work runs or waits; `GET /jobs/progress` reports these. */
-export const ACTIVE_STATUSES: ReadonlySet<JobStatus> = new Set([
-  'validating',
-  'booting',
-  'rendering',
-  'finalizing',
-  'debugging',
-  'suspended',
-]);
-
 /**
  * Every allowed move, keyed by the state it leaves. `debugging` and `suspended` ("transitions:
  * not shown") are reachable from the render states and lead back to them, to `failed` or to
@@ -48,16 +35,21 @@ export const TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
   canceled: [],
 };
 
+/** Final states: the table lets nothing move a job out of them (a canceled job stays canceled). */
+export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(JOB_STATUSES.filter((s) => TRANSITIONS[s].length === 0));
+
+/** Unfinished states in which the job waits for its client's next call, not for work. */
+const AWAITING_CLIENT: ReadonlySet<JobStatus> = new Set(['created', 'validated']);
+
+/** States in which work runs or waits; `GET /jobs/progress` reports these: every unfinished state but those awaiting the client. */
+export const ACTIVE_STATUSES: ReadonlySet<JobStatus> = new Set(
+  JOB_STATUSES.filter((s) => !TERMINAL_STATUSES.has(s) && !AWAITING_CLIENT.has(s)),
+);
+
 /** States `POST /jobs/{id}/cancel` accepts ("exact set: not shown"): every unfinished one. */
 export const CANCELABLE_STATUSES: ReadonlySet<JobStatus> = new Set(
   JOB_STATUSES.filter((s) => TRANSITIONS[s].includes('canceled')),
 );
-
-/** The only state `POST /jobs/{id}/validate` accepts (rule 2). */
-export const VALIDATABLE_STATUSES: ReadonlySet<JobStatus> = new Set(['created']);
-
-/** The only state a first `POST /jobs/{id}/render` accepts. */
-export const RENDERABLE_STATUSES: ReadonlySet<JobStatus> = new Set(['validated']);
 
 export function canTransition(from: JobStatus, to: JobStatus): boolean {
   return TRANSITIONS[from].includes(to);

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { IDEMPOTENT_REPLAY_HEADER } from '../../shared/constants.js';
-import { CANCELABLE_STATUSES, RENDERABLE_STATUSES, VALIDATABLE_STATUSES } from '../../shared/job-status.js';
 import { ROUTES } from '../../shared/routes.js';
 import { ApiError } from '../http/api-error.js';
 import { requireAuth } from '../http/auth.js';
 import { presentJob } from '../domain/jobs.js';
+import { movableFrom, moveJob } from '../domain/job-lifecycle.js';
 import { checkAgainstAnalysis } from '../domain/render-config.js';
 import type { ServiceContext } from '../context.js';
 import { loadJob } from './jobs.js';
@@ -32,9 +32,9 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
       const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
       const refuse = (status: string) =>
         new ApiError('VALIDATE_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status } });
-      if (!VALIDATABLE_STATUSES.has(rec.job.status)) throw refuse(rec.job.status);
+      if (!movableFrom('startValidation').has(rec.job.status)) throw refuse(rec.job.status);
       await ctx.queue.enqueue({ id: `validate:${rec.job.id}`, jobId: rec.job.id, kind: 'validate' });
-      const moved = await ctx.jobs.transition(rec.job.id, [...VALIDATABLE_STATUSES], 'validating', {}, {
+      const moved = await moveJob(ctx.jobs, rec.job.id, 'startValidation', {}, {
         validationConfig: req.body.validationConfig,
       });
       if (!moved) throw refuse((await loadJob(ctx, auth.workspaceId, rec.job.id)).job.status);
@@ -49,20 +49,14 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
     const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
     const replay = async () => reply.code(200).header(IDEMPOTENT_REPLAY_HEADER, 'true').send(await present(rec));
     if (rec.internal.renderRequestedAt) return replay();
-    if (!RENDERABLE_STATUSES.has(rec.job.status)) {
+    if (!movableFrom('startRender').has(rec.job.status)) {
       throw new ApiError('RENDER_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: rec.job.status } });
     }
     const cfg = req.body.requestedRenderConfig;
     const problems = checkAgainstAnalysis(rec, cfg);
     if (problems.length > 0) throw new ApiError('VALIDATION_ERROR', { details: problems });
     await ctx.queue.enqueue({ id: `render:${rec.job.id}`, jobId: rec.job.id, kind: 'render' });
-    const moved = await ctx.jobs.transition(
-      rec.job.id,
-      [...RENDERABLE_STATUSES],
-      'booting',
-      { requestedConfig: cfg },
-      { renderRequestedAt: new Date().toISOString() },
-    );
+    const moved = await moveJob(ctx.jobs, rec.job.id, 'startRender', { requestedConfig: cfg }, { renderRequestedAt: new Date().toISOString() });
     if (!moved) {
       // Lost a race: another call started the render (replay) or the job moved on.
       const now = await loadJob(ctx, auth.workspaceId, rec.job.id);
@@ -79,7 +73,7 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
   app.post(cancel.path, { schema: { params: cancel.params } }, async (req) => {
     const auth = requireAuth(req);
     const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
-    const moved = await ctx.jobs.transition(rec.job.id, [...CANCELABLE_STATUSES], 'canceled');
+    const moved = await moveJob(ctx.jobs, rec.job.id, 'cancel');
     if (!moved) {
       const now = await loadJob(ctx, auth.workspaceId, rec.job.id);
       throw new ApiError('CANCEL_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: now.job.status } });

@@ -5,8 +5,9 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { FailedReason } from '../../shared/api/job.js';
-import { TERMINAL_STATUSES, type JobStatus } from '../../shared/job-status.js';
+import { TERMINAL_STATUSES } from '../../shared/job-status.js';
 import type { WorkerJobStore, Task, TaskKind, TaskQueue } from '../ports.js';
+import { moveJob } from '../domain/job-lifecycle.js';
 import type { Slot } from './devices.js';
 import { CanceledTaskError, FatalTaskError, RetryableTaskError } from './outcomes.js';
 import type { TaskOutcome, WorkerMetrics } from '../metrics/registry.js';
@@ -56,9 +57,6 @@ interface Running {
   controller: AbortController;
   jobId: string;
 }
-
-/** Where a job fails from: every status that is not final. */
-const FAILABLE: JobStatus[] = ['created', 'validating', 'validated', 'booting', 'rendering', 'finalizing', 'debugging', 'suspended'];
 
 export class WorkerRuntime {
   private readonly opts: Required<RuntimeOptions>;
@@ -240,7 +238,7 @@ export class WorkerRuntime {
       const reason = redactPaths(failedReasonOf(err, task), this.deps.privatePaths ?? []);
       log.error({ err, failedReason: reason }, 'task failed for good; failing the job');
       await queue.fail(task.id, workerId, { retryable: false, message: String(reason.errorDetails.message ?? reason.name) });
-      await jobs.transition(task.jobId, FAILABLE, 'failed', { failedReason: reason });
+      await moveJob(jobs, task.jobId, 'fail', { failedReason: reason });
       await queue.cancelJob(task.jobId);
       await this.jobStopped(task.jobId, log);
     } catch (inner) {

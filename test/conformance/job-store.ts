@@ -114,6 +114,13 @@ export function jobStoreConformance(name: string, open: () => Promise<StoreHarne
       expect(updated?.job).toMatchObject({ status: 'validated', normalizedSeconds: 12.5, analysisId: rec.job.id });
     }));
 
+    it('refuses a move the state machine forbids, whatever the job\'s status, and writes nothing', withStore(async ({ store }) => {
+      const rec = await addJob(store, randomUUID());
+      await expect(store.transition(rec.job.id, ['created'], 'completed')).rejects.toThrow(/cannot move from "created" to "completed"/);
+      await expect(store.transition(rec.job.id, ['canceled'], 'rendering')).rejects.toThrow(/cannot move/);
+      expect((await store.getById(rec.job.id))?.job.status).toBe('created');
+    }));
+
     it('stores progress and lists it for jobs in the given states', withStore(async ({ store }) => {
       const ws = randomUUID();
       const a = await addJob(store, ws);

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { assertMove } from '../../domain/job-lifecycle.js';
 import type { JobProgress } from '../../../shared/api/progress.js';
 import type { JobStatus } from '../../../shared/job-status.js';
 import {
@@ -91,6 +92,8 @@ export abstract class SqlJobStore implements JobStore {
     patch: JobPatch = {},
     internal: Partial<JobInternal> = {},
   ): Promise<JobRecord | undefined> {
+    // The gate, again at the write: a caller that bypassed the named moves still cannot break the table.
+    for (const s of from) assertMove(s, to);
     return this.write(id, (rec) => (from.includes(rec.job.status) ? { status: to, patch, internal } : undefined));
   }
 

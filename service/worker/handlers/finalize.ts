@@ -3,6 +3,7 @@
 // publishes nothing: what was stored is deleted again.
 import path from 'node:path';
 import { expandFrameRanges } from '../../domain/frame-ranges.js';
+import { moveJob } from '../../domain/job-lifecycle.js';
 import { normalizedSeconds } from '../../domain/normalized-seconds.js';
 import { filesOfFrame, listFiles, outputLayout, type OutputLayout } from '../chunk-files.js';
 import { compositeFolders } from '../render-invocation.js';
@@ -50,8 +51,8 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
       await env.onCompleted?.(rec);
       return;
     }
-    if (rec.job.status === 'booting') rec = await env.jobs.transition(rec.job.id, ['booting'], 'rendering');
-    if (rec?.job.status === 'rendering') rec = await env.jobs.transition(rec.job.id, ['rendering'], 'finalizing');
+    if (rec.job.status === 'booting') rec = await moveJob(env.jobs, rec.job.id, 'markRendering');
+    if (rec?.job.status === 'rendering') rec = await moveJob(env.jobs, rec.job.id, 'startFinalizing');
     if (!rec || rec.job.status !== 'finalizing') return;
     const final = rec.job.finalConfig;
     if (!final) throw FatalTaskError.render('NOT_PLANNED', 'The render has no final config.');
@@ -82,10 +83,10 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
     for (const w of result.warnings) ctx.log.warn({ warning: w }, 'finalize warning');
     const retention = env.settings.outputRetentionDays * 86_400_000;
     const seconds = staging ? await staging.totalSeconds() : await sumSecondsFile(path.join(jobDir, RENDER_SECONDS_FILE));
-    const done = await env.jobs.transition(
+    const done = await moveJob(
+      env.jobs,
       rec.job.id,
-      ['finalizing'],
-      'completed',
+      'complete',
       {
         normalizedSeconds: normalizedSeconds(seconds, final.computeDeviceType, final.gpuCount),
         output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() + retention).toISOString() },

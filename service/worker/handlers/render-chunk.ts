@@ -8,6 +8,7 @@ import type { FinalConfig } from '../../../shared/api/analysis.js';
 import type { RequestedConfig } from '../../../shared/api/render-config.js';
 import type { JobStatus } from '../../../shared/job-status.js';
 import { expandFrameRanges, remainingChunk, type FrameChunk } from '../../domain/frame-ranges.js';
+import { moveJob } from '../../domain/job-lifecycle.js';
 import type { JobInternal, Task } from '../../ports.js';
 import { runBlender, type BlenderRunResult } from '../blender.js';
 import { attemptLayout, filesOfFrame, finishedFrames, outputLayout, promoteFinished, type OutputLayout } from '../chunk-files.js';
@@ -189,7 +190,7 @@ async function renderPart(r: PartRun): Promise<void> {
           if (ev.type === 'frameStarted' && state.status === 'booting') {
             state.status = 'rendering';
             later(async () => {
-              await env.jobs.transition(jobId, ['booting'], 'rendering');
+              await moveJob(env.jobs, jobId, 'markRendering');
             });
           }
           if (ev.type === 'error') errors.push(ev.message);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Analysis } from '../../../shared/api/analysis.js';
 import type { Job } from '../../../shared/api/job.js';
 import { analyzeScene } from '../analyze.js';
+import { moveJob } from '../../domain/job-lifecycle.js';
 import { pickBuild } from '../blender-builds.js';
 import type { WorkerEnv } from '../env.js';
 import { prepareProject } from '../job-files.js';
@@ -98,10 +99,10 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
         },
       });
       // Keep the analysis so the client can see every warning, not only the blocking ones.
-      await env.jobs.transition(rec.job.id, ['validating'], 'failed', { ...patch, failedReason: reason.failedReason });
+      await moveJob(env.jobs, rec.job.id, 'rejectScene', { ...patch, failedReason: reason.failedReason });
       return;
     }
-    await env.jobs.transition(rec.job.id, ['validating'], 'validated', patch, {
+    await moveJob(env.jobs, rec.job.id, 'markValidated', patch, {
       validationConfig: { ...vc, pathToFileForRender: scenePath, ...(sceneName ? { sceneToRender: sceneName } : {}) },
     });
   };
