@@ -5,6 +5,7 @@ import { ApiError } from '../http/api-error.js';
 import { requireAuth } from '../http/auth.js';
 import { presentJob } from '../domain/jobs.js';
 import { movableFrom, moveJob } from '../domain/job-lifecycle.js';
+import { newTasks } from '../domain/tasks.js';
 import { checkAgainstAnalysis } from '../domain/render-config.js';
 import type { ServiceContext } from '../context.js';
 import { loadJob } from './jobs.js';
@@ -33,7 +34,7 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
       const refuse = (status: string) =>
         new ApiError('VALIDATE_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status } });
       if (!movableFrom('startValidation').has(rec.job.status)) throw refuse(rec.job.status);
-      await ctx.queue.enqueue({ id: `validate:${rec.job.id}`, jobId: rec.job.id, kind: 'validate' });
+      await ctx.queue.enqueue(newTasks.validate(rec.job.id));
       const moved = await moveJob(ctx.jobs, rec.job.id, 'startValidation', {}, {
         validationConfig: req.body.validationConfig,
       });
@@ -55,7 +56,7 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
     const cfg = req.body.requestedRenderConfig;
     const problems = checkAgainstAnalysis(rec, cfg);
     if (problems.length > 0) throw new ApiError('VALIDATION_ERROR', { details: problems });
-    await ctx.queue.enqueue({ id: `render:${rec.job.id}`, jobId: rec.job.id, kind: 'render' });
+    await ctx.queue.enqueue(newTasks.render(rec.job.id));
     const moved = await moveJob(ctx.jobs, rec.job.id, 'startRender', { requestedConfig: cfg }, { renderRequestedAt: new Date().toISOString() });
     if (!moved) {
       // Lost a race: another call started the render (replay) or the job moved on.

@@ -4,18 +4,12 @@
 import { totalmem } from 'node:os';
 import type { Task, TaskQueue } from '../ports.js';
 import type { BlenderBuild } from './blender-builds.js';
+import { TaskRequirements } from '../domain/tasks.js';
 
-/** What a task needs from the worker that runs it; carried in the task's payload. */
-export interface TaskRequirements {
-  /** `major.minor` of the Blender build the job was planned with. */
-  blender?: string;
-  /** The job's `minimumRam` in GiB: machines with less memory leave its chunks to others. */
-  minimumRamGiB?: number;
-}
-
+/** What a task needs from the worker that runs it, carried in its payload; none when unreadable. */
 export function requirementsOf(task: Task): TaskRequirements {
-  const req = task.payload.requires;
-  return req && typeof req === 'object' ? (req as TaskRequirements) : {};
+  const r = TaskRequirements.safeParse(task.payload.requires);
+  return r.success ? r.data : {};
 }
 
 /** `major.minor` of a build, the unit in which render results are comparable. */

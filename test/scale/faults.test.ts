@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BullmqTaskQueue } from '../../service/adapters/bullmq/task-queue.js';
 import type { TaskInfo } from '../../service/ports.js';
-import { chunkTaskId } from '../../service/worker/handlers/render-plan.js';
+import { taskIds } from '../../service/domain/tasks.js';
 import { WORKER_API_PREFIX } from '../../service/worker-api/contract.js';
 import type { RenderJobClient } from '../../shared/client/index.js';
 import { fetchBytes, tinyRender, waitUntil } from '../helpers/e2e.js';
@@ -117,7 +117,7 @@ async function settledTasks(queue: BullmqTaskQueue, id: string): Promise<TaskInf
 async function expectAllTasksDone(queue: BullmqTaskQueue, id: string): Promise<TaskInfo[]> {
   const tasks = await settledTasks(queue, id);
   const chunks = tasks.filter((t) => t.kind === 'render-chunk');
-  expect(chunks.map((t) => t.id).sort()).toEqual(FRAMES.map((_, i) => chunkTaskId(id, i)).sort());
+  expect(chunks.map((t) => t.id).sort()).toEqual(FRAMES.map((_, i) => taskIds.chunk(id, i)).sort());
   expect(chunks.filter((t) => t.state !== 'done')).toEqual([]);
   expect(tasks.filter((t) => t.kind !== 'render-chunk').map((t) => [t.kind, t.state])).toEqual([
     ['validate', 'done'],
@@ -135,7 +135,7 @@ describe.skipIf(!canRender || redisUrl === undefined)('a farm of one service and
     const id = await startTwelveFrames(client);
 
     const { worker: victim, frame } = await midFrame(client, id, f.workers);
-    const taskId = chunkTaskId(id, frame - 1);
+    const taskId = taskIds.chunk(id, frame - 1);
     const killedAt = Date.now();
     await victim.kill();
     expect(victim.renders()).toEqual([]);

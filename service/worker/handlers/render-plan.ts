@@ -5,12 +5,11 @@ import { pickBuild } from '../blender-builds.js';
 import { minorVersion } from '../placement.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
 import { chunkFrames } from '../../domain/frame-ranges.js';
+import { newTasks, taskIds } from '../../domain/tasks.js';
 import type { WorkerEnv } from '../env.js';
 import { FatalTaskError } from '../outcomes.js';
 import type { TaskHandler } from '../runtime.js';
 
-export const chunkTaskId = (jobId: string, index: number) => `chunk:${jobId}:${index}`;
-export const finalizeTaskId = (jobId: string) => `finalize:${jobId}`;
 
 export function renderPlanHandler(env: WorkerEnv): TaskHandler {
   return async (task, ctx) => {
@@ -30,21 +29,16 @@ export function renderPlanHandler(env: WorkerEnv): TaskHandler {
     if (frames.length === 0) throw FatalTaskError.render('NO_FRAMES', 'The frame ranges select no frame.');
     const fixed = env.settings.chunkFrames;
     const chunks = chunkFrames(frames, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
-    const chunkTaskIds = chunks.map((_, i) => chunkTaskId(rec.job.id, i));
+    const chunkTaskIds = chunks.map((_, i) => taskIds.chunk(rec.job.id, i));
     ctx.log.info({ frames: frames.length, chunks: chunks.length, blender: picked.build.version.text }, 'render planned');
     await env.jobs.update(rec.job.id, { finalConfig }, {
       render: { blender: picked.build.binary, blenderVersion: minorVersion(picked.build), chunkTaskIds, frames: frames.length, slots: env.renderSlots },
     });
     const requires = { blender: minorVersion(picked.build), ...(finalConfig.minimumRam ? { minimumRamGiB: finalConfig.minimumRam } : {}) };
     for (const [i, c] of chunks.entries()) {
-      await env.queue.enqueue({
-        id: chunkTaskIds[i]!,
-        jobId: rec.job.id,
-        kind: 'render-chunk',
-        // Chunks may run on other machines: any worker with the same Blender major.minor may take them.
-        payload: { index: i, start: c.start, end: c.end, step: c.step, frames: c.frames, requires },
-      });
+      // Chunks may run on other machines: any worker with the same Blender major.minor may take them.
+      await env.queue.enqueue(newTasks.chunk(rec.job.id, { index: i, start: c.start, end: c.end, step: c.step, frames: c.frames, requires }));
     }
-    await env.queue.enqueue({ id: finalizeTaskId(rec.job.id), jobId: rec.job.id, kind: 'finalize', after: chunkTaskIds });
+    await env.queue.enqueue(newTasks.finalize(rec.job.id, chunkTaskIds));
   };
 }

@@ -1,0 +1,82 @@
+// The tasks of a job, once: their ids (derived from the job, so a repeated enqueue adds nothing)
+// and a zod schema per kind for the payload. Whoever enqueues builds the task here; whoever runs
+// it reads the payload through `taskPayload`, so a payload of the wrong shape (a worker of
+// another version, a hand-edited row) is refused by name instead of read as `undefined`.
+import { z } from 'zod';
+import type { Task, TaskKind } from '../ports.js';
+
+/** Requirements a chunk carries so that only a fitting worker takes it. */
+export const TaskRequirements = z.object({
+  /** `major.minor` of the Blender build the job was planned with. */
+  blender: z.string().optional(),
+  /** The job's `minimumRam` in GiB: machines with less memory leave its chunks to others. */
+  minimumRamGiB: z.number().positive().optional(),
+});
+export type TaskRequirements = z.infer<typeof TaskRequirements>;
+
+const Empty = z.object({});
+
+export const ChunkPayload = z.object({
+  index: z.int().min(0),
+  start: z.int(),
+  end: z.int(),
+  step: z.int().min(1),
+  frames: z.array(z.int()).min(1),
+  requires: TaskRequirements.optional(),
+});
+export type ChunkPayload = z.infer<typeof ChunkPayload>;
+
+/** The payload schema of each kind. Unknown keys are kept (a newer planner may add some). */
+export const TASK_PAYLOADS = {
+  validate: Empty,
+  render: Empty,
+  'render-chunk': ChunkPayload,
+  finalize: Empty,
+} as const satisfies Record<TaskKind, z.ZodType>;
+export type TaskPayload<K extends TaskKind> = z.infer<(typeof TASK_PAYLOADS)[K]>;
+
+export const taskIds = {
+  validate: (jobId: string) => `validate:${jobId}`,
+  render: (jobId: string) => `render:${jobId}`,
+  chunk: (jobId: string, index: number) => `chunk:${jobId}:${index}`,
+  finalize: (jobId: string) => `finalize:${jobId}`,
+};
+
+/** What TaskQueue.enqueue takes. */
+export interface NewTask {
+  id: string;
+  jobId: string;
+  kind: TaskKind;
+  payload?: Record<string, unknown>;
+  after?: readonly string[];
+}
+
+export const newTasks = {
+  validate: (jobId: string): NewTask => ({ id: taskIds.validate(jobId), jobId, kind: 'validate' }),
+  render: (jobId: string): NewTask => ({ id: taskIds.render(jobId), jobId, kind: 'render' }),
+  chunk: (jobId: string, payload: ChunkPayload): NewTask => ({
+    id: taskIds.chunk(jobId, payload.index),
+    jobId,
+    kind: 'render-chunk',
+    payload: ChunkPayload.parse(payload),
+  }),
+  /** Held back by the queue until every task in `after` is done. */
+  finalize: (jobId: string, after: readonly string[]): NewTask => ({ id: taskIds.finalize(jobId), jobId, kind: 'finalize', after }),
+};
+
+export class BadTaskPayloadError extends Error {
+  constructor(
+    readonly task: Pick<Task, 'id' | 'kind'>,
+    readonly issues: string,
+  ) {
+    super(`task ${task.id} (${task.kind}) has a payload this worker cannot read: ${issues}`);
+    this.name = 'BadTaskPayloadError';
+  }
+}
+
+/** The task's payload, checked against its kind's schema. */
+export function taskPayload<K extends TaskKind>(task: Task & { kind: K }): TaskPayload<K> {
+  const r = (TASK_PAYLOADS[task.kind] as z.ZodType).safeParse(task.payload);
+  if (!r.success) throw new BadTaskPayloadError(task, z.prettifyError(r.error));
+  return r.data as TaskPayload<K>;
+}
