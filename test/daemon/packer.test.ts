@@ -1,12 +1,31 @@
+// The packer on disk: packFolder's choices, and createPacker with the real tracer (headless
+// Blender running daemon/python/trace_deps.py) on a .blend built by build_textured.py.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { packFolder } from '../../daemon/pack/index.js';
 import { createPacker } from '../../daemon/pack/packer.js';
 import type { TraceFn } from '../../daemon/ports.js';
-import { dep, put, readZip, textBytes, packFailure } from './pack-helpers.js';
+import { createTracer } from '../../daemon/trace.js';
+import { runBlender } from '../../service/worker/blender.js';
+import { put, readZip, textBytes, packFailure } from './pack-helpers.js';
+
+const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
+const BUILDER = fileURLToPath(new URL('../fixtures/blend/build_textured.py', import.meta.url));
+/** A real .blend whose cube samples '//../tex/wood.png' (built once per file, copied into each project). */
+let textured: string;
+let builtIn: string;
+
+beforeAll(async () => {
+  builtIn = mkdtempSync(join(tmpdir(), 'rb-packer-blend-'));
+  textured = join(builtIn, 'sh010.blend');
+  const res = await runBlender({ binary: BLENDER, pythonScript: BUILDER, scriptArgs: [textured, '//../tex/wood.png'], timeoutMs: 120_000 });
+  if (res.exitCode !== 0) throw new Error(`building textured.blend failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
+}, 150_000);
+afterAll(() => rmSync(builtIn, { recursive: true, force: true }));
 
 let base: string;
 let proj: string;
@@ -18,7 +37,6 @@ beforeEach(() => {
   main = put(join(proj, 'shots', 'sh010.blend'), Buffer.concat([Buffer.from('BLENDER-v304'), textBytes(200_000)]));
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
-
 
 describe('packFolder', () => {
   beforeEach(() => {
@@ -51,13 +69,16 @@ describe('packFolder', () => {
 describe('createPacker', () => {
   let workDir: string;
   const traced: string[] = [];
-  const trace: TraceFn = async (blendFile) => {
+  const realTrace = createTracer({ blender: BLENDER });
+  // The real tracer, with its calls recorded (a packer given the dependencies must not trace).
+  const trace: TraceFn = (blendFile, options) => {
     traced.push(blendFile);
-    return { dependencies: [dep({ path: '//../tex/wood.png', absolute: join(proj, 'tex', 'wood.png'), kind: 'image', blendFile })], warnings: [{ code: 'TRACED', message: 'traced by test' }] };
+    return realTrace(blendFile, options);
   };
   beforeEach(() => {
     workDir = join(base, 'packs');
     traced.length = 0;
+    copyFileSync(textured, main);
     put(join(proj, 'tex', 'wood.png'), randomBytes(100));
   });
 
@@ -70,7 +91,9 @@ describe('createPacker', () => {
     expect(given.preflight).toEqual({ schemaVersion: 1, source: 'client_zip_inspection', blendFiles: ['sh010.blend'], packerManifestPreview: { manifestPath: 'renderbridge-manifest.json', bundledAddons: [] } });
     const viaTrace = await packer.pack({ path: main });
     expect(traced).toEqual([main]);
-    expect(viaTrace).toMatchObject({ fileCount: 2, sceneFile: 'shots/sh010.blend', warnings: [{ code: 'TRACED' }] });
+    // Blender found '//../tex/wood.png': packed beside shots/, the project rooted at proj/.
+    expect(viaTrace).toMatchObject({ fileCount: 2, sceneFile: 'shots/sh010.blend', missing: [], remaps: [], warnings: [] });
+    expect(readZip(viaTrace.zipPath).entries.map((e) => e.name)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
     expect(readZip(viaTrace.zipPath).manifest?.createdBy).toBe('renderbridge-daemon/test');
     expect(packer.get(viaTrace.packId)).toEqual(viaTrace);
     expect(readdirSync(workDir).sort()).toEqual([`${given.packId}.zip`, `${viaTrace.packId}.zip`].sort());
