@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DAEMON_STATE_FILE, DaemonState } from '../shared/daemon/api.js';
+import { DaemonClient } from '../shared/daemon/client.js';
 
 /** A new access token: 32 random bytes (256 bits), base64url (43 characters). */
 export function newToken(): string {
@@ -81,20 +82,17 @@ export function isProcessAlive(pid: number): boolean {
 
 /**
  * The daemon a state file describes, when it is really running: its process is alive and
- * `GET /health` on its port answers 200 to its token. Null for a stale file (crashed daemon,
- * reused pid, port taken over by something else). `timeoutMs` bounds the probe (default 1500).
+ * `GET /health` on its port answers 200 with the daemon's Health body to its token (DaemonClient).
+ * Null for a stale file (crashed daemon, reused pid, port taken over by something else). `timeoutMs` bounds the probe (default 1500).
  */
 export async function findLiveDaemon(stateDir: string, timeoutMs = 1500): Promise<(DaemonState & { stateFile: string }) | null> {
   const { state } = await readStateFile(stateDir);
   if (!state || !isProcessAlive(state.pid)) return null;
-  try {
-    const res = await fetch(`http://127.0.0.1:${state.port}/health`, {
-      headers: { authorization: `Bearer ${state.token}` },
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await res.body?.cancel();
-    return res.status === 200 ? { ...state, stateFile: stateFilePath(stateDir) } : null;
-  } catch {
-    return null;
-  }
+  // Any failure (refused, timed out, wrong token, an answer that is not the daemon's Health) means stale.
+  const client = new DaemonClient({ origin: `http://127.0.0.1:${state.port}`, token: state.token, timeoutMs });
+  const live = await client.health().then(
+    () => true,
+    () => false,
+  );
+  return live ? { ...state, stateFile: stateFilePath(stateDir) } : null;
 }

@@ -1,10 +1,13 @@
-// A client of the daemon's `GET /events` stream (Server-Sent Events over fetch, with the token in
-// the Authorization header). Each event is parsed with its DAEMON_EVENTS schema; a frame that does
-// not match is reported and skipped. When the stream ends or fails it reconnects after the delay
-// the daemon asked for (`retry:`), or `reconnectMs`, asking `connection()` again (a restarted
-// daemon has a new port and token); `onOpen` fires at every (re)connection so the caller re-reads
-// GET /jobs (the daemon does not replay missed events).
-import { DAEMON_EVENTS, type DaemonEvent, type DaemonEventName } from '../../shared/daemon/api.js';
+// A client of the daemon's `GET /events` stream, opened with the typed DaemonClient (token in the
+// Authorization header) and read with the contract's frame parser (shared/daemon/client-events.ts):
+// each event is parsed with its DAEMON_EVENTS schema; a frame that does not match is reported and
+// skipped. When the stream ends or fails it reconnects after the delay the daemon asked for
+// (`retry:`), or `reconnectMs`, asking `connection()` again (a restarted daemon has a new port and
+// token); `onOpen` fires at every (re)connection so the caller re-reads GET /jobs (the daemon does
+// not replay missed events).
+import type { DaemonEvent } from '../../shared/daemon/api.js';
+import { DaemonClient, DaemonClientError } from '../../shared/daemon/client.js';
+import { EventFrameSplitter } from '../../shared/daemon/client-events.js';
 
 export interface DaemonConnection {
   /** `http://127.0.0.1:<port>`. */
@@ -76,26 +79,23 @@ export class DaemonEvents {
   private async readOnce(conn: DaemonConnection): Promise<void> {
     const controller = new AbortController();
     this.controller = controller;
-    const doFetch = this.options.fetch ?? fetch;
+    const client = new DaemonClient({ origin: conn.origin, token: conn.token, ...(this.options.fetch ? { fetch: this.options.fetch } : {}) });
     try {
-      const res = await doFetch(`${conn.origin}/events`, {
-        headers: { authorization: `Bearer ${conn.token}`, accept: 'text/event-stream' },
-        signal: controller.signal,
-      });
-      if (res.status !== 200 || !res.body) {
-        await res.body?.cancel();
-        this.options.onProblem?.(`GET /events answered ${res.status}`);
+      let res: Response;
+      try {
+        res = await client.openEvents(controller.signal);
+      } catch (err) {
+        if (!(err instanceof DaemonClientError) || err.status === 0) throw err;
+        this.options.onProblem?.(`GET /events answered ${err.status}`);
         return;
       }
       this.options.onOpen?.(conn);
-      const decoder = new TextDecoder();
-      let buffer = '';
+      const splitter = new EventFrameSplitter();
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
-        let at: number;
-        while ((at = buffer.indexOf('\n\n')) >= 0) {
-          this.frame(buffer.slice(0, at));
-          buffer = buffer.slice(at + 2);
+        for (const frame of splitter.push(chunk)) {
+          if (frame.retryMs !== undefined) this.retryMs = frame.retryMs;
+          if (frame.problem) this.options.onProblem?.(frame.problem);
+          if (frame.event) this.options.onEvent(frame.event);
         }
       }
       this.options.onProblem?.('the event stream ended');
@@ -104,34 +104,5 @@ export class DaemonEvents {
     } finally {
       if (this.controller === controller) this.controller = null;
     }
-  }
-
-  private frame(raw: string): void {
-    let event: string | undefined;
-    let data: string | undefined;
-    for (const line of raw.split('\n')) {
-      if (line === '' || line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      if (field === 'event') event = value;
-      else if (field === 'data') data = data === undefined ? value : `${data}\n${value}`;
-      else if (field === 'retry' && /^\d+$/.test(value)) this.retryMs = Number(value);
-    }
-    if (event === undefined || data === undefined) return;
-    if (!(event in DAEMON_EVENTS)) return;
-    const name = event as DaemonEventName;
-    let parsed;
-    try {
-      parsed = DAEMON_EVENTS[name].safeParse(JSON.parse(data));
-    } catch {
-      this.options.onProblem?.(`a ${name} event was not JSON`);
-      return;
-    }
-    if (!parsed.success) {
-      this.options.onProblem?.(`a ${name} event did not match its schema`);
-      return;
-    }
-    this.options.onEvent({ event: name, data: parsed.data } as DaemonEvent);
   }
 }

@@ -10,7 +10,7 @@ import { app, dialog, shell, type BrowserWindow } from 'electron';
 import { defaultDaemonConfig, type DaemonConfig } from '../../daemon/config.js';
 import { KeytarKeychain } from '../../daemon/keychain/keytar.js';
 import type { Keychain } from '../../daemon/ports.js';
-import { DAEMON_ROUTES } from '../../shared/daemon/api.js';
+import { DaemonClient } from '../../shared/daemon/client.js';
 import { addonInstructions, addonZipPath, daemonCommand, type AppLocation } from '../core/app-paths.js';
 import { DaemonEvents } from '../core/daemon-events.js';
 import { DaemonLog, daemonLogDir } from '../core/daemon-log.js';
@@ -100,8 +100,8 @@ export function startTrayApp(deps: TrayAppDeps): void {
     },
     onOpen: (conn) => {
       // The daemon does not replay missed events: re-read the list at each (re)connection.
-      void fetch(`${conn.origin}/jobs`, { headers: { authorization: `Bearer ${conn.token}` } })
-        .then(async (res) => DAEMON_ROUTES.listJobs.response.parse(await res.json()))
+      void new DaemonClient(conn)
+        .listJobs()
         .then(({ jobs }) => {
           state = trayStateFromJobs(jobs, state);
           redraw();

@@ -14,7 +14,7 @@ import { DaemonEvents } from '../../electron/core/daemon-events.js';
 import { notificationFor, type NotificationModel } from '../../electron/core/notifications.js';
 import { applyDaemonEvent, EMPTY_TRAY_STATE, trayIcon, trayMenu, trayStateFromJobs, type TrayMenuItem, type TrayState } from '../../electron/core/tray-model.js';
 import type { DaemonStatus } from '../../electron/core/supervisor.js';
-import { TrackedJob } from '../../shared/daemon/api.js';
+import { DaemonClient } from '../../shared/daemon/client.js';
 import { startE2E, waitUntil, type E2E } from '../helpers/e2e.js';
 import { buildFixtureZip } from '../helpers/fixtures.js';
 import { daemonCall } from '../daemon/harness.js';
@@ -45,13 +45,12 @@ beforeAll(async () => {
   });
   daemon = await startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: e2e.svc.apiKey }, logger: false, version: '1.2.3-test' });
   running = { state: 'running', pid: process.pid, origin: daemon.origin, port: daemon.port, token: daemon.token, restarts: 0, lastExit: null, nextStartAt: null, external: false };
-  const call = daemonCall(daemon);
-  // What the tray app does: on each (re)connection re-read GET /jobs, then apply every event.
+  // What the tray app does (electron/main/index.ts): on each (re)connection re-read GET /jobs with
+  // the typed client, then apply every event.
   events = new DaemonEvents({
     connection: () => ({ origin: daemon.origin, token: daemon.token }),
-    onOpen: () => {
-      void call('GET', '/jobs').then((r) => {
-        const jobs = (r.json as { jobs: unknown[] }).jobs.map((j) => TrackedJob.parse(j));
+    onOpen: (conn) => {
+      void new DaemonClient(conn).listJobs().then(({ jobs }) => {
         state = trayStateFromJobs(jobs, state);
       });
     },
