@@ -1,73 +1,60 @@
 # Unit tests of host-addon/renderbridge/daemon_client.py (no bpy), run with plain python3 by
-# python-units.test.ts against real HTTP servers started here.
-import http.server
+# daemon-client.test.ts, which starts the real bridge daemon (two: with and without an API key)
+# against a real reference service and passes their state files, a .blend and a job id here:
+#   RB_TEST_DAEMON_STATE   state file of the daemon with an API key
+#   RB_TEST_KEYLESS_STATE  state file of the daemon without one
+#   RB_TEST_BLEND          a .blend to pack
+#   RB_TEST_JOB_ID         a job of the service's workspace, in `created`
+# The failure cases use real sockets: a closed port, and a listener that never answers.
+import http.client
 import json
 import os
 import socket
 import sys
 import tempfile
-import threading
 import time
 import unittest
+import uuid
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'host-addon', 'renderbridge'))
 import daemon_client  # noqa: E402
 
-TOKEN = 'x' * 43
+ENV = ('RB_TEST_DAEMON_STATE', 'RB_TEST_KEYLESS_STATE', 'RB_TEST_BLEND', 'RB_TEST_JOB_ID')
 
 
-class FakeDaemon(http.server.BaseHTTPRequestHandler):
-    seen = []
+class Recorder:
+    """Records each request the client sends (method, path, headers, JSON body) and sends it unchanged."""
 
-    def log_message(self, *_args):
-        pass
+    def __enter__(self):
+        self.seen = []
+        self.real = real = http.client.HTTPConnection.request
+        seen = self.seen
 
-    def _answer(self, status, body):
-        raw = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header('Content-Type', 'application/json')
-        self.send_header('Content-Length', str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+        def request(conn, method, url, body=None, headers=None, **kw):
+            headers = dict(headers or {})
+            seen.append({'method': method, 'path': url, 'headers': headers, 'body': json.loads(body) if body else None})
+            return real(conn, method, url, body=body, headers=headers, **kw)
 
-    def _handle(self):
-        length = int(self.headers.get('Content-Length') or 0)
-        body = json.loads(self.rfile.read(length)) if length else None
-        FakeDaemon.seen.append({'method': self.command, 'path': self.path, 'headers': dict(self.headers), 'body': body})
-        if 'Origin' in self.headers:
-            return self._answer(403, {'name': 'DAEMON_FORBIDDEN_ORIGIN', 'message': 'no origin'})
-        if self.headers.get('Authorization') != f'Bearer {TOKEN}':
-            return self._answer(401, {'name': 'DAEMON_UNAUTHORIZED', 'message': 'Missing or wrong daemon token.'})
-        if self.path == '/health':
-            return self._answer(200, {'status': 'ok', 'apiKeyConfigured': True})
-        if self.path == '/pack':
-            return self._answer(409, {'name': 'NO_API_KEY', 'message': 'No API key is configured: store one with the tray app.',
-                                      'details': [], 'type': 'api'})
-        if self.path == '/submissions':
-            return self._answer(400, {'name': 'VALIDATION_ERROR', 'message': 'Bad render settings.', 'type': 'zod',
-                                      'details': [{'path': ['body', 'settings', 'frames', 0], 'message': 'use "N"'}]})
-        if self.path == '/jobs':
-            return self._answer(200, {'jobs': [{'job': {'id': 'j1'}}]})
-        if self.path == '/jobs/a%2Fb/cancel':
-            return self._answer(200, {'job': {'id': 'a/b', 'status': 'canceled'}})
-        return self._answer(404, {'name': 'DAEMON_NOT_FOUND', 'message': 'nothing here'})
+        http.client.HTTPConnection.request = request
+        return self
 
-    do_GET = do_POST = _handle
+    def __exit__(self, *_exc):
+        http.client.HTTPConnection.request = self.real
 
 
-def serve(handler):
-    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
-def write_state(folder, port, token=TOKEN):
+def write_state(folder, port, token):
     path = os.path.join(folder, 'renderbridge', 'daemon.json')
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, 'w') as f:
         json.dump({'version': 1, 'pid': 1, 'port': port, 'token': token, 'startedAt': '', 'daemonVersion': '0'}, f)
     return path
+
+
+def closed_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
 
 
 class StateFile(unittest.TestCase):
@@ -84,52 +71,89 @@ class StateFile(unittest.TestCase):
 
 
 class Calls(unittest.TestCase):
+    """Against the real daemon."""
+
     @classmethod
     def setUpClass(cls):
-        cls.server = serve(FakeDaemon)
+        missing = [name for name in ENV if not os.environ.get(name)]
+        if missing:
+            raise unittest.SkipTest(f'no real daemon ({", ".join(missing)} unset): run through test/addon/daemon-client.test.ts')
+        cls.state = os.environ['RB_TEST_DAEMON_STATE']
+        with open(cls.state, encoding='utf-8') as f:
+            real = json.load(f)
+        cls.port, cls.token = real['port'], real['token']
+        cls.keyless = os.environ['RB_TEST_KEYLESS_STATE']
+        cls.blend = os.environ['RB_TEST_BLEND']
+        cls.job_id = os.environ['RB_TEST_JOB_ID']
         cls.tmp = tempfile.TemporaryDirectory()
-        cls.state = write_state(cls.tmp.name, cls.server.server_address[1])
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.shutdown()
         cls.tmp.cleanup()
 
     def setUp(self):
-        FakeDaemon.seen.clear()
         self.client = daemon_client.DaemonClient(state_path=self.state)
 
     def test_sends_the_token_and_no_origin(self):
-        self.assertEqual(self.client.health()['status'], 'ok')
-        headers = FakeDaemon.seen[0]['headers']
-        self.assertEqual(headers['Authorization'], f'Bearer {TOKEN}')
+        with Recorder() as rec:
+            health = self.client.health()
+        self.assertEqual((health['status'], health['apiKeyConfigured'], health['apiKeySource']), ('ok', True, 'env'))
+        headers = rec.seen[0]['headers']
+        self.assertEqual(headers['Authorization'], f'Bearer {self.token}')
         self.assertNotIn('Origin', headers)
 
     def test_no_api_key_error_reads_as_the_daemon_wrote_it(self):
+        keyless = daemon_client.DaemonClient(state_path=self.keyless)
+        self.assertFalse(keyless.health()['apiKeyConfigured'])
         with self.assertRaises(daemon_client.DaemonError) as ctx:
-            self.client.pack('/p/a.blend', [], [])
+            keyless.job(self.job_id)
         self.assertEqual((ctx.exception.name, ctx.exception.status), ('NO_API_KEY', 409))
-        self.assertEqual(str(ctx.exception), 'NO_API_KEY: No API key is configured: store one with the tray app.')
-        self.assertEqual(FakeDaemon.seen[0]['body'], {'path': '/p/a.blend', 'dependencies': [], 'addons': []})
+        self.assertEqual(str(ctx.exception), 'NO_API_KEY: No API key is configured: store one with the tray app '
+                                             '(OS keychain) or set RENDERBRIDGE_API_KEY, then retry.')
+        # Packing is local: it needs no key. With the dependencies given, Blender is not run.
+        with Recorder() as rec:
+            pack = keyless.pack(self.blend, [], [])
+        self.assertEqual(rec.seen[0]['body'], {'path': self.blend, 'dependencies': [], 'addons': []})
+        self.assertEqual((pack['sourcePath'], pack['fileCount'], pack['sceneFile']), (self.blend, 1, os.path.basename(self.blend)))
 
     def test_error_details_are_listed(self):
-        with self.assertRaises(daemon_client.DaemonError) as ctx:
-            self.client.submit('pk', {'frames': ['x']}, 'check')
-        self.assertEqual(str(ctx.exception), 'VALIDATION_ERROR: Bad render settings. (body.settings.frames.0: use "N")')
-        self.assertEqual(FakeDaemon.seen[0]['body'], {'packId': 'pk', 'settings': {'frames': ['x']}, 'mode': 'check'})
+        with Recorder() as rec:
+            with self.assertRaises(daemon_client.DaemonError) as ctx:
+                self.client.submit('pk', {'frames': ['x']}, 'check')
+        self.assertEqual((ctx.exception.name, ctx.exception.status), ('DAEMON_BAD_REQUEST', 400))
+        self.assertTrue(str(ctx.exception).startswith(
+            'DAEMON_BAD_REQUEST: The request is invalid: fix the fields listed in details and send it again. '
+            '(body.settings.frames.0: use "N", "A-B" or "A-BxSTEP"'), str(ctx.exception))
+        self.assertEqual(rec.seen[0]['body'], {'packId': 'pk', 'settings': {'frames': ['x']}, 'mode': 'check'})
+        # A valid body is taken; the submission then fails on the unknown pack, as the daemon says.
+        started = self.client.submit('pk', {'frames': ['1']}, 'check')
+        self.assertEqual(started['path'], 'pk')
+        deadline = time.monotonic() + 30
+        while (state := self.client.submission(started['id']))['step'] != 'failed' and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(state['error']['name'], 'DAEMON_NOT_FOUND')
+        self.assertIn('No pack pk', state['error']['message'])
 
     def test_wrong_token_is_unauthorized(self):
-        write_state(self.tmp.name, self.server.server_address[1], token='y' * 43)
-        try:
-            with self.assertRaises(daemon_client.DaemonError) as ctx:
-                self.client.jobs()
-            self.assertEqual(ctx.exception.status, 401)
-        finally:
-            write_state(self.tmp.name, self.server.server_address[1])
+        client = daemon_client.DaemonClient(state_path=write_state(self.tmp.name, self.port, 'y' * 43))
+        with self.assertRaises(daemon_client.DaemonError) as ctx:
+            client.jobs()
+        self.assertEqual((ctx.exception.name, ctx.exception.status), ('DAEMON_UNAUTHORIZED', 401))
 
     def test_ids_are_escaped_in_paths(self):
-        self.assertEqual(self.client.cancel('a/b')['job']['status'], 'canceled')
-        self.assertEqual(FakeDaemon.seen[0]['path'], '/jobs/a%2Fb/cancel')
+        # Escaped, 'a/b' reaches the daemon as one id, which it refuses as not a UUID (400);
+        # unescaped it would be another path (404).
+        with Recorder() as rec:
+            with self.assertRaises(daemon_client.DaemonError) as ctx:
+                self.client.cancel('a/b')
+        self.assertEqual(rec.seen[0]['path'], '/jobs/a%2Fb/cancel')
+        self.assertEqual((ctx.exception.name, ctx.exception.status), ('DAEMON_BAD_REQUEST', 400))
+        self.assertEqual(ctx.exception.details[0]['path'], ['params', 'id'])
+        # An unknown id reads as the service wrote it.
+        unknown = str(uuid.uuid4())
+        with self.assertRaises(daemon_client.DaemonError) as ctx:
+            self.client.job(unknown)
+        self.assertEqual((ctx.exception.name, ctx.exception.status), ('JOB_NOT_FOUND', 404))
 
     def test_address_preference_overrides_the_port(self):
         client = daemon_client.DaemonClient(address='127.0.0.1:1', state_path=self.state)
@@ -137,17 +161,20 @@ class Calls(unittest.TestCase):
             client.jobs()
         self.assertEqual(ctx.exception.name, 'DAEMON_NOT_RUNNING')
         self.assertIn('127.0.0.1:1', str(ctx.exception))
-        self.assertEqual(daemon_client.DaemonClient(address=f'http://127.0.0.1:{self.server.server_address[1]}',
-                                                    state_path=self.state).jobs(), [{'job': {'id': 'j1'}}])
+        # A state file naming a dead port, with the daemon's token: the address finds the daemon.
+        stale = write_state(self.tmp.name, closed_port(), self.token)
+        jobs = daemon_client.DaemonClient(address=f'http://127.0.0.1:{self.port}', state_path=stale).jobs()
+        self.assertIn(self.job_id, [j['job']['id'] for j in jobs])
+
+    def test_cancel_and_read_a_job(self):
+        self.assertEqual(self.client.job(self.job_id)['job']['id'], self.job_id)
+        self.assertEqual(self.client.cancel(self.job_id)['job']['status'], 'canceled')
 
 
 class Failures(unittest.TestCase):
     def test_a_port_nobody_listens_on_means_not_running(self):
-        with socket.socket() as s:
-            s.bind(('127.0.0.1', 0))
-            port = s.getsockname()[1]
         with tempfile.TemporaryDirectory() as tmp:
-            client = daemon_client.DaemonClient(state_path=write_state(tmp, port))
+            client = daemon_client.DaemonClient(state_path=write_state(tmp, closed_port(), 'x' * 43))
             with self.assertRaises(daemon_client.DaemonError) as ctx:
                 client.health()
         self.assertEqual(ctx.exception.name, 'DAEMON_NOT_RUNNING')
@@ -158,7 +185,7 @@ class Failures(unittest.TestCase):
         listener.bind(('127.0.0.1', 0))
         listener.listen(5)  # accepts connections (backlog) but never reads or answers
         with tempfile.TemporaryDirectory() as tmp:
-            client = daemon_client.DaemonClient(state_path=write_state(tmp, listener.getsockname()[1]), read_timeout=0.5)
+            client = daemon_client.DaemonClient(state_path=write_state(tmp, listener.getsockname()[1], 'x' * 43), read_timeout=0.5)
             started = time.monotonic()
             with self.assertRaises(daemon_client.DaemonError) as ctx:
                 client.jobs()
@@ -166,7 +193,8 @@ class Failures(unittest.TestCase):
         listener.close()
         self.assertEqual(ctx.exception.name, 'DAEMON_TIMEOUT')
         self.assertIn('within 0.5 s', str(ctx.exception))
-        self.assertLess(took, 3)
+        # Well under the default 5 s read timeout: the given one applied.
+        self.assertLess(took, 4.5)
 
     def test_a_body_that_is_not_an_error_body(self):
         self.assertEqual(daemon_client.error_message(502, None)[1], 'The daemon answered HTTP 502 without an error message.')
