@@ -1,31 +1,31 @@
 import type { Command } from 'commander';
 import { createApiKey } from '../service/domain/api-keys.js';
-import { openKeyStore } from '../service/stack.js';
-import { databaseOption } from './engines.js';
-import { defaultDataDir } from './options.js';
+import type { KeyStore } from '../service/ports.js';
+import { addStateOptions, openAdminState, type AdminStateOptions } from './admin-state.js';
 import { registerWebhookCommands } from './webhook-commands.js';
 
-async function withKeys<T>(o: { dataDir: string; databaseUrl?: string }, fn: (keys: Awaited<ReturnType<typeof openKeyStore>>['keys']) => Promise<T>): Promise<T> {
-  const store = await openKeyStore({ dataDir: o.dataDir, databaseUrl: o.databaseUrl });
+/** Runs `fn` on the key store of the service's existing database (see openAdminState). */
+async function withKeys<T>(o: AdminStateOptions, fn: (keys: KeyStore) => Promise<T>): Promise<T> {
+  const state = await openAdminState(o);
   try {
-    return await fn(store.keys);
+    return await fn(state.keys);
   } finally {
-    await store.close();
+    await state.close();
   }
 }
 
 export function registerAdminCommands(program: Command): void {
   const admin = program.command('admin').description('Manage workspaces and API keys of a reference service data folder');
 
-  admin
-    .command('create-key')
-    .description('Create an API key (the workspace is created when new); the key is printed once, on the last line')
-    .requiredOption('--workspace <name>', 'workspace the key gives access to')
-    .requiredOption('--label <text>', 'what the key is for, e.g. "Anna\'s Blender"')
-    .option('--user <name>', 'user the key acts as', 'admin')
-    .option('--data-dir <dir>', 'service data folder', defaultDataDir())
-    .addOption(databaseOption())
-    .action(async (o: { workspace: string; label: string; user: string; dataDir: string; databaseUrl?: string }) => {
+  addStateOptions(
+    admin
+      .command('create-key')
+      .description('Create an API key (the workspace is created when new); the key is printed once, on the last line')
+      .requiredOption('--workspace <name>', 'workspace the key gives access to')
+      .requiredOption('--label <text>', 'what the key is for, e.g. "Anna\'s Blender"')
+      .option('--user <name>', 'user the key acts as', 'admin'),
+    { init: true },
+  ).action(async (o: AdminStateOptions & { workspace: string; label: string; user: string }) => {
       const { key, record } = await withKeys(o, (keys) =>
         createApiKey(keys, { workspace: o.workspace, label: o.label, user: o.user }),
       );
@@ -34,14 +34,13 @@ export function registerAdminCommands(program: Command): void {
       process.stdout.write(`${key}\n`);
     });
 
-  admin
-    .command('list-keys')
-    .description('List API keys (never the keys themselves)')
-    .option('--workspace <name>', 'only this workspace')
-    .option('--json', 'print JSON for scripts')
-    .option('--data-dir <dir>', 'service data folder', defaultDataDir())
-    .addOption(databaseOption())
-    .action(async (o: { workspace?: string; json?: boolean; dataDir: string; databaseUrl?: string }) => {
+  addStateOptions(
+    admin
+      .command('list-keys')
+      .description('List API keys (never the keys themselves)')
+      .option('--workspace <name>', 'only this workspace')
+      .option('--json', 'print JSON for scripts'),
+  ).action(async (o: AdminStateOptions & { workspace?: string; json?: boolean }) => {
       const list = await withKeys(o, (keys) => keys.listKeys(o.workspace));
       if (o.json) {
         process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
@@ -57,13 +56,8 @@ export function registerAdminCommands(program: Command): void {
       }
     });
 
-  admin
-    .command('revoke-key')
-    .description('Revoke an API key: its next request gets 401')
-    .argument('<id>', 'key id, as shown by list-keys')
-    .option('--data-dir <dir>', 'service data folder', defaultDataDir())
-    .addOption(databaseOption())
-    .action(async (id: string, o: { dataDir: string; databaseUrl?: string }) => {
+  addStateOptions(admin.command('revoke-key').description('Revoke an API key: its next request gets 401').argument('<id>', 'key id, as shown by list-keys'))
+    .action(async (id: string, o: AdminStateOptions) => {
       const ok = await withKeys(o, (keys) => keys.revokeKey(id));
       if (!ok) throw new Error(`no active key with id ${id}: see renderbridge admin list-keys`);
       console.log(`Revoked key ${id}.`);

@@ -1,8 +1,25 @@
 import path from 'node:path';
+import { defaultDataDir } from '../service/config.js';
 
-/** Default data folder: RENDERBRIDGE_DATA_DIR, else ./.renderbridge/service. */
-export function defaultDataDir(): string {
-  return process.env.RENDERBRIDGE_DATA_DIR ?? path.join('.renderbridge', 'service');
+/** The default of every `--data-dir` that means the service's data folder, for help texts. */
+export const DATA_DIR_DEFAULT = '$RENDERBRIDGE_DATA_DIR, else $XDG_DATA_HOME/renderbridge/service, i.e. ~/.local/share/renderbridge/service';
+
+export interface ResolvedDataDir {
+  /** Absolute path. */
+  dir: string;
+  /** What chose it, for the line naming it. */
+  from: '--data-dir' | 'RENDERBRIDGE_DATA_DIR' | 'default';
+}
+
+/**
+ * The service's data folder, resolved the same way by `service`, `worker` and every `admin`
+ * command: `--data-dir`, else RENDERBRIDGE_DATA_DIR, else defaultDataDir() (never the current
+ * folder). A relative flag or variable is taken from the current folder, as typed.
+ */
+export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): ResolvedDataDir {
+  if (flag) return { dir: path.resolve(flag), from: '--data-dir' };
+  if (env.RENDERBRIDGE_DATA_DIR) return { dir: path.resolve(env.RENDERBRIDGE_DATA_DIR), from: 'RENDERBRIDGE_DATA_DIR' };
+  return { dir: defaultDataDir(env), from: 'default' };
 }
 
 export function parsePort(v: string): number {

@@ -1,15 +1,18 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
-import { defaultConfig } from '../service/config.js';
+import { defaultConfig, LEGACY_DATA_DIR } from '../service/config.js';
+import { SQLITE_FILE_NAME } from '../service/local-stack.js';
 import { openKeyStore } from '../service/stack.js';
 import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
 import { startService } from '../service/server.js';
-import { collect, defaultDataDir, parsePort, parsePositiveInt, parseWorkers } from './options.js';
+import { collect, DATA_DIR_DEFAULT, parsePort, parsePositiveInt, parseWorkers, resolveDataDir } from './options.js';
 import { VERSION } from './version.js';
 
 interface ServiceOptions extends EngineOptions {
   host: string;
   port: number;
-  dataDir: string;
+  dataDir?: string;
   publicUrl?: string;
   maxUploadBytes?: number;
   logLevel: string;
@@ -23,18 +26,20 @@ export function registerServiceCommand(program: Command): void {
     .description('Run the reference render service: embedded defaults (SQLite, local files), or PostgreSQL, Redis and S3')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--port <port>', 'TCP port (0 = any free one)', parsePort, 8420)
-    .option('--data-dir <dir>', 'folder for the database and stored files', defaultDataDir())
+    .option('--data-dir <dir>', `folder for the database and stored files (default: ${DATA_DIR_DEFAULT})`)
     .option('--public-url <url>', 'origin clients reach the service at, used in presigned URLs')
     .option('--max-upload-bytes <n>', 'largest accepted upload', parsePositiveInt)
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info')
     .option('--workers <n>', 'render slots in this process: auto (one per GPU, else one), N CPU slots, or 0 for none', parseWorkers, 'auto')
     .option('--blender <path>', 'a Blender build to offer (repeatable); RENDERBRIDGE_BLENDER_X_Y and PATH are searched too', collect, []);
   addEngineOptions(cmd).action(async (o: ServiceOptions) => {
+      // Resolved as `renderbridge admin` resolves it, so admin commands run anywhere find this database.
+      const data = resolveDataDir(o.dataDir);
       const config = defaultConfig({
         ...engineConfig(o),
         host: o.host,
         port: o.port,
-        dataDir: o.dataDir,
+        dataDir: data.dir,
         publicUrl: o.publicUrl,
         maxUploadBytes: o.maxUploadBytes,
         logLevel: o.logLevel as never,
@@ -48,7 +53,12 @@ export function registerServiceCommand(program: Command): void {
       // Human lines go to stderr so stdout stays the JSON log stream.
       console.error(`renderbridge service ${VERSION} listening`);
       console.error(`  API base URL: ${svc.baseUrl}`);
-      console.error(`  data folder:  ${config.dataDir}`);
+      console.error(`  data folder:  ${config.dataDir}${data.from === 'default' ? '' : ` (from ${data.from})`}`);
+      // Earlier versions kept the data in ./.renderbridge/service of the folder they ran in: say where it went.
+      const legacy = path.resolve(LEGACY_DATA_DIR);
+      if (!config.databaseUrl && data.from === 'default' && existsSync(path.join(legacy, SQLITE_FILE_NAME))) {
+        console.error(`  note:         ${legacy} holds a database of an earlier version; pass --data-dir ${LEGACY_DATA_DIR} to keep using it`);
+      }
       const e = svc.engines;
       console.error(`  engines:      state ${e.state}, queue ${e.queue}, storage ${e.storage}${config.workerToken ? '; worker API on' : ''}`);
       const w = svc.worker;

@@ -2,12 +2,9 @@
 // workspace, stored in the service's database (a running service picks changes up at its
 // next delivery attempt).
 import { InvalidArgumentError, type Command } from 'commander';
-import type { ServiceConfig } from '../service/config.js';
-import { openState } from '../service/stack.js';
 import type { WebhookStore } from '../service/webhooks/ports.js';
-import { databaseOption } from './engines.js';
 import { generateWebhookSecret, SIGNATURE_HEADER } from '../shared/webhooks/signing.js';
-import { defaultDataDir } from './options.js';
+import { addStateOptions, openAdminState, type AdminStateOptions } from './admin-state.js';
 
 /** Accepts absolute http(s) URLs only; returns the normalised URL. Bad ones are usage errors (exit 2). */
 export function parseWebhookUrl(v: string): string {
@@ -22,13 +19,9 @@ export function parseWebhookUrl(v: string): string {
   return u.toString();
 }
 
-/** Opens the webhook store of a data folder (same database file as the service's local stack). */
-async function withWebhooks<T>(
-  o: { dataDir: string; databaseUrl?: string },
-  workspace: string,
-  fn: (store: WebhookStore, workspaceId: string) => Promise<T>,
-): Promise<T> {
-  const state = await openState({ dataDir: o.dataDir, databaseUrl: o.databaseUrl } as ServiceConfig);
+/** Opens the webhook store of the service's existing database (see openAdminState). */
+async function withWebhooks<T>(o: AdminStateOptions, workspace: string, fn: (store: WebhookStore, workspaceId: string) => Promise<T>): Promise<T> {
+  const state = await openAdminState(o);
   try {
     const store = state.webhooks;
     const workspaceId = await store.workspaceId(workspace);
@@ -40,15 +33,13 @@ async function withWebhooks<T>(
 }
 
 export function registerWebhookCommands(admin: Command): void {
-  admin
+  const setWebhook = admin
     .command('set-webhook')
     .description('Send onRenderComplete events of a workspace to a URL; prints the signing secret once, on the last line')
     .requiredOption('--workspace <name>', 'workspace whose events are sent')
     .requiredOption('--url <url>', 'http(s) endpoint receiving signed JSON POSTs', parseWebhookUrl)
-    .option('--keep-secret', 'when replacing a webhook, keep its signing secret (default: a new secret)')
-    .option('--data-dir <dir>', 'service data folder', defaultDataDir())
-    .addOption(databaseOption())
-    .action(async (o: { workspace: string; url: string; keepSecret?: boolean; dataDir: string; databaseUrl?: string }) => {
+    .option('--keep-secret', 'when replacing a webhook, keep its signing secret (default: a new secret)');
+  addStateOptions(setWebhook).action(async (o: AdminStateOptions & { workspace: string; url: string; keepSecret?: boolean }) => {
       const { secret, kept } = await withWebhooks(o, o.workspace, async (store, workspaceId) => {
         const old = o.keepSecret ? await store.getWebhook(workspaceId) : undefined;
         const secret = old?.secret ?? generateWebhookSecret();
@@ -65,13 +56,11 @@ export function registerWebhookCommands(admin: Command): void {
       process.stdout.write(`${secret}\n`);
     });
 
-  admin
+  const removeWebhook = admin
     .command('remove-webhook')
     .description('Stop sending events of a workspace; deliveries not yet made are dropped')
-    .requiredOption('--workspace <name>', 'workspace whose webhook is removed')
-    .option('--data-dir <dir>', 'service data folder', defaultDataDir())
-    .addOption(databaseOption())
-    .action(async (o: { workspace: string; dataDir: string; databaseUrl?: string }) => {
+    .requiredOption('--workspace <name>', 'workspace whose webhook is removed');
+  addStateOptions(removeWebhook).action(async (o: AdminStateOptions & { workspace: string }) => {
       const removed = await withWebhooks(o, o.workspace, (store, workspaceId) => store.removeWebhook(workspaceId));
       if (!removed) throw new Error(`workspace "${o.workspace}" has no webhook`);
       console.log(`Removed the webhook of workspace "${o.workspace}".`);

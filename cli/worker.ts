@@ -11,7 +11,7 @@ import { enqueueRenderComplete } from '../service/webhooks/delivery.js';
 import { RemoteWorkerJobs } from '../service/worker/remote-jobs.js';
 import { startWorker, type WorkerPorts } from '../service/worker/start.js';
 import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
-import { collect, parsePort, parsePositiveInt, parseWorkers } from './options.js';
+import { collect, DATA_DIR_DEFAULT, parsePort, parsePositiveInt, parseWorkers, resolveDataDir } from './options.js';
 
 interface WorkerOptions extends EngineOptions {
   dataDir?: string;
@@ -62,7 +62,7 @@ export function registerWorkerCommand(program: Command): void {
     .command('worker')
     .description('Run render slots: beside a service (same --data-dir), or on another machine with --service-url')
     .option('--service-url <url>', 'a service instance to report to (repeatable: failover); needs RENDERBRIDGE_WORKER_TOKEN', collect, [])
-    .option('--data-dir <dir>', "the service's data folder (same machine), or this worker's work folder (default ./.renderbridge/worker)")
+    .option('--data-dir <dir>', `the service's data folder (same machine; default: ${DATA_DIR_DEFAULT}), or this worker's work folder with --service-url (default ./.renderbridge/worker)`)
     .option('--name <name>', 'this machine in the per-job blocklist and metrics', hostname())
     .option('--workers <n>', 'render slots: auto (one per GPU, else one) or N CPU slots', parseWorkers, 'auto')
     .option('--blender <path>', 'a Blender build to offer (repeatable)', collect, [])
@@ -75,7 +75,8 @@ export function registerWorkerCommand(program: Command): void {
     const remote = o.serviceUrl.length > 0;
     const config = defaultConfig({
       ...engineConfig(o),
-      dataDir: o.dataDir ?? path.join('.renderbridge', remote ? 'worker' : 'service'),
+      // Beside a service: its data folder, resolved exactly as the service resolves it.
+      dataDir: remote ? (o.dataDir ?? path.join('.renderbridge', 'worker')) : resolveDataDir(o.dataDir).dir,
       workers: o.workers === 0 ? 'auto' : o.workers,
       blenderPaths: o.blender,
       logLevel: o.logLevel as never,

@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec node bin/renderbridge.js service --data-dir "${RENDERBRIDGE_DATA_DIR:-.renderbridge/service}" "$@"
+# No --data-dir: the service resolves it as `renderbridge admin` does (RENDERBRIDGE_DATA_DIR, else
+# ~/.local/share/renderbridge/service), so admin commands in any folder find its database.
+exec node bin/renderbridge.js service "$@"

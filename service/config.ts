@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { homedir, hostname } from 'node:os';
+import path from 'node:path';
 import { MAX_UPLOAD_BYTES } from '../shared/constants.js';
 
 /** S3-compatible storage for uploads and outputs. Credentials come from the usual AWS environment variables. */
@@ -21,7 +22,10 @@ export interface ServiceConfig {
   host: string;
   /** TCP port. Default `8420`; `0` picks a free one. */
   port: number;
-  /** Folder for the SQLite database, stored objects and the URL-signing secret. Default `./.renderbridge/service`. */
+  /**
+   * Folder for the SQLite database, stored objects and the URL-signing secret. Default
+   * `$XDG_DATA_HOME/renderbridge/service` (`~/.local/share/renderbridge/service`): see defaultDataDir.
+   */
   dataDir: string;
   /** Origin used in presigned URLs, e.g. `https://render.example.com`. Default: `http://HOST:PORT` as listened. */
   publicUrl: string | undefined;
@@ -70,11 +74,24 @@ export interface ServiceConfig {
   instanceId: string;
 }
 
+/**
+ * The data folder when neither `--data-dir` nor RENDERBRIDGE_DATA_DIR names one:
+ * `$XDG_DATA_HOME/renderbridge/service`, else `~/.local/share/renderbridge/service`. It never
+ * depends on the current folder, so `renderbridge admin` run from anywhere finds the database of
+ * a service started elsewhere (before, `./.renderbridge/service` made each folder its own farm).
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(env.XDG_DATA_HOME || path.join(homedir(), '.local', 'share'), 'renderbridge', 'service');
+}
+
+/** The data folder the first Renderbridge versions used, relative to the current folder: only looked at to warn about it. */
+export const LEGACY_DATA_DIR = path.join('.renderbridge', 'service');
+
 export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceConfig {
   return {
     host: '127.0.0.1',
     port: 8420,
-    dataDir: './.renderbridge/service',
+    dataDir: defaultDataDir(),
     publicUrl: undefined,
     uploadUrlTtlSeconds: 6 * 3600,
     downloadUrlTtlSeconds: 3600,

@@ -34,10 +34,13 @@ async function ensurePrivateDir(dataDir: string): Promise<string> {
   return dir;
 }
 
+/** The SQLite database's file name inside the data folder (admin commands look for it before opening). */
+export const SQLITE_FILE_NAME = 'renderbridge.sqlite';
+
 /** SQLite state in `<dataDir>/renderbridge.sqlite`. */
 export async function openLocalState(dataDir: string): Promise<StateEngine> {
   const dir = await ensurePrivateDir(dataDir);
-  const sqlite = await openSqlite(path.join(dir, 'renderbridge.sqlite'));
+  const sqlite = await openSqlite(path.join(dir, SQLITE_FILE_NAME));
   return {
     kind: 'sqlite',
     jobs: new SqliteJobStore(sqlite),
