@@ -1,12 +1,12 @@
 import type { ServiceConfig } from './config.js';
-import type { JobStore, KeyStore, ObjectStorage, TaskQueue } from './ports.js';
+import type { JobStore, KeyStore, ObjectStorage, TaskSubmitter } from './ports.js';
 
 /** What routes need: the config and the ports, passed in (no module-level singletons). */
 export interface ServiceContext {
   config: ServiceConfig;
   jobs: JobStore;
   storage: ObjectStorage;
-  queue: TaskQueue;
+  queue: TaskSubmitter;
   keys: KeyStore;
   /** Tells an in-process worker at once what the routes just did (it would notice by polling). */
   events?: JobEvents;

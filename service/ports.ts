@@ -100,21 +100,20 @@ export class UploadClaimError extends Error {
   }
 }
 
-export interface JobStore {
+/** Uploads: the targets clients PUT to, and the one job each may become. */
+export interface UploadStore {
   createUpload(u: UploadRecord): Promise<void>;
   getUpload(workspaceId: string, slug: string): Promise<UploadRecord | undefined>;
   completeUpload(slug: string, size: number, sha256: string | null): Promise<void>;
   /** Creates the job and marks the upload used in one step; throws UploadClaimError. */
   createJobFromUpload(slug: string, rec: JobRecord): Promise<void>;
+}
+
+/** Job records as the lifecycle reads and writes them (status writes go through service/domain/job-lifecycle.ts). */
+export interface JobRecords {
   get(workspaceId: string, id: string): Promise<JobRecord | undefined>;
   /** For workers, which act across workspaces. */
   getById(id: string): Promise<JobRecord | undefined>;
-  /** Newest first, stable (creation order breaks ties). */
-  list(workspaceId: string, opts: ListOptions): Promise<{ records: JobRecord[]; total: number }>;
-  /** `get` for serving: the stored client-facing JSON (see StoredJobJson). */
-  getJson(workspaceId: string, id: string): Promise<StoredJobJson | undefined>;
-  /** `list` for serving: the same page as `list`, as stored client-facing JSON. */
-  listJson(workspaceId: string, opts: ListOptions): Promise<{ items: StoredJobJson[]; total: number }>;
   /**
    * Compare-and-set: moves the job to `to` only if its status is one of `from`, applying the
    * patches in the same write. Returns the updated record, or undefined when the status did not match.
@@ -130,18 +129,35 @@ export interface JobStore {
   update(id: string, patch: JobPatch, internal?: Partial<JobInternal>): Promise<JobRecord | undefined>;
   /** Jobs whose outputs are due for deletion at `now` (scheduledForDeletionAt passed, not yet deleted), oldest first. */
   listExpired(now: Date, limit: number): Promise<JobRecord[]>;
+}
+
+/** Live progress of running jobs. */
+export interface ProgressStore {
   getProgress(id: string): Promise<JobProgress | undefined>;
   setProgress(p: JobProgress): Promise<void>;
   /** Progress of the workspace's jobs that are in one of `statuses`. */
   listProgress(workspaceId: string, statuses: readonly JobStatus[]): Promise<JobProgress[]>;
 }
 
+/** What the API serves: pages of jobs, as stored client-facing JSON where it can. */
+export interface JobReadModel {
+  /** Newest first, stable (creation order breaks ties). */
+  list(workspaceId: string, opts: ListOptions): Promise<{ records: JobRecord[]; total: number }>;
+  /** `get` for serving: the stored client-facing JSON (see StoredJobJson). */
+  getJson(workspaceId: string, id: string): Promise<StoredJobJson | undefined>;
+  /** `list` for serving: the same page as `list`, as stored client-facing JSON. */
+  listJson(workspaceId: string, opts: ListOptions): Promise<{ items: StoredJobJson[]; total: number }>;
+}
+
+/** The whole job store, as an adapter implements it; consumers ask for the roles they use. */
+export interface JobStore extends UploadStore, JobRecords, ProgressStore, JobReadModel {}
+
 /**
  * What workers may do to jobs: read one, move it through the state machine, record results and
  * progress. Workers on other machines get this over the service's internal worker API, so only
  * the service writes job state.
  */
-export type WorkerJobStore = Pick<JobStore, 'getById' | 'transition' | 'update' | 'setProgress'>;
+export type WorkerJobStore = Pick<JobRecords, 'getById' | 'transition' | 'update'> & Pick<ProgressStore, 'setProgress'>;
 
 export interface StoredObject {
   size: number;
@@ -197,12 +213,19 @@ export interface TaskInfo {
   lastError: string | null;
 }
 
-export interface TaskQueue {
+/** What the API routes do to the queue: add a job's work, and drop it when the job is canceled. */
+export interface TaskSubmitter {
   /**
    * Durable enqueue; a task whose id already exists is not added again (idempotent). A task with
    * `after` is claimable only once every task it names is done (a job's finalize after its chunks).
    */
   enqueue(task: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void>;
+  /** Drops the job's tasks that are not finished (cancel). */
+  cancelJob(jobId: string): Promise<number>;
+}
+
+/** What a worker does with the tasks it runs: claim one, keep its lease, report how it ended. */
+export interface TaskLeases {
   /** Leases the oldest ready task of the given kinds; it returns to the queue if the lease runs out. */
   claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined>;
   extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean>;
@@ -214,24 +237,6 @@ export interface TaskQueue {
   release(taskId: string, workerId: string, opts?: { delayMs?: number }): Promise<void>;
   /** Retryable failures go back to the queue after `retryAfterMs`; fatal ones end the task. */
   fail(taskId: string, workerId: string, outcome: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void>;
-  /** Drops the job's tasks that are not finished (cancel). */
-  cancelJob(jobId: string): Promise<number>;
-  /** Every task of a job, oldest first. */
-  jobTasks(jobId: string): Promise<TaskInfo[]>;
-  counts(): Promise<{ queued: number; running: number; done: number; failed: number }>;
-  /**
-   * Counts one failed task of `jobId` on `worker` (a machine's render slot, stable across restarts)
-   * and returns that worker's count on the job: the per-job blocklist is built from these.
-   */
-  recordFailure(jobId: string, worker: string): Promise<number>;
-  /** Failed tasks per worker on the job ({} when none); dropped with the job's tasks. */
-  jobFailures(jobId: string): Promise<Record<string, number>>;
-  /**
-   * Deletes up to `limit` tasks that finished (done, failed or canceled) before `before`, with
-   * what the queue kept for them (dependencies; a job's failure counts once none of its tasks is
-   * left), oldest first; returns how many. Keeps a long-running farm's queue from growing forever.
-   */
-  pruneFinished(before: Date, limit: number): Promise<number>;
   /**
    * Calls `listener` soon after a task of `kind` may have become claimable in any process that
    * shares the queue (at least: enqueued, or handed back without delay), so idle claimers
@@ -239,6 +244,34 @@ export interface TaskQueue {
    * claimers still poll. Returns the unsubscribe. Absent where only polling exists (SQLite).
    */
   onReady?(listener: (kind: TaskKind) => void): () => void;
+}
+
+/** The per-job blocklist's memory: which worker slots failed which job's tasks. */
+export interface FailureLedger {
+  /**
+   * Counts one failed task of `jobId` on `worker` (a machine's render slot, stable across restarts)
+   * and returns that worker's count on the job: the per-job blocklist is built from these.
+   */
+  recordFailure(jobId: string, worker: string): Promise<number>;
+  /** Failed tasks per worker on the job ({} when none); dropped with the job's tasks. */
+  jobFailures(jobId: string): Promise<Record<string, number>>;
+}
+
+/** Looking after the queue: what is in it, and pruning what finished long ago. */
+export interface QueueHousekeeping {
+  /** Every task of a job, oldest first. */
+  jobTasks(jobId: string): Promise<TaskInfo[]>;
+  counts(): Promise<{ queued: number; running: number; done: number; failed: number }>;
+  /**
+   * Deletes up to `limit` tasks that finished (done, failed or canceled) before `before`, with
+   * what the queue kept for them (dependencies; a job's failure counts once none of its tasks is
+   * left), oldest first; returns how many. Keeps a long-running farm's queue from growing forever.
+   */
+  pruneFinished(before: Date, limit: number): Promise<number>;
+}
+
+/** The whole queue, as an adapter implements it; consumers ask for the roles they use. */
+export interface TaskQueue extends TaskSubmitter, TaskLeases, FailureLedger, QueueHousekeeping {
   close(): Promise<void>;
 }
 

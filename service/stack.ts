@@ -10,7 +10,8 @@ import type { KeyStore, LeaseStore, ObjectStorage, TaskQueue } from './ports.js'
 import type { WebhookStore } from './webhooks/ports.js';
 
 export interface Stack {
-  deps: Omit<AppDeps, 'logger'>;
+  /** The app's dependencies, with the whole queue: the in-process worker and housekeeping use more of it than the routes. */
+  deps: Omit<AppDeps, 'logger' | 'queue'> & { queue: TaskQueue };
   /** Webhook endpoints and the delivery outbox (onRenderComplete). */
   webhooks: WebhookStore;
   /** Leases for scheduled work that runs once across instances. */

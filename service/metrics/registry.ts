@@ -1,7 +1,7 @@
 // Prometheus metrics of the service and its workers, on a registry passed in (never prom-client's
 // global one): two services or a service and a worker in one process keep separate counts.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { TaskKind, TaskQueue } from '../ports.js';
+import type { QueueHousekeeping, TaskKind } from '../ports.js';
 
 export type TaskOutcome = 'done' | 'retried' | 'failed' | 'canceled' | 'released';
 
@@ -16,7 +16,7 @@ export interface Metrics extends WorkerMetrics {
   /** One finished HTTP request (route is the pattern, never the raw URL: ids would explode cardinality). */
   httpRequest(method: string, route: string, status: number, seconds: number): void;
   /** Queue depth by state, read from the queue at each scrape. */
-  watchQueue(queue: TaskQueue): void;
+  watchQueue(queue: Pick<QueueHousekeeping, 'counts'>): void;
   /** This worker's inventory, as a constant 1 labelled with what it offers. */
   describeWorker(info: { worker: string; blender: string[]; gpus: { name: string; vramMb: number | null }[] }): void;
 }
@@ -49,7 +49,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     labelNames: ['worker', 'blender', 'gpus', 'vram_mb'] as const,
     registers: [registry],
   });
-  let queue: TaskQueue | undefined;
+  let queue: Pick<QueueHousekeeping, 'counts'> | undefined;
   new Gauge({
     name: 'renderbridge_queue_tasks',
     help: 'Tasks in the shared queue by state (queue depth: state="queued")',

@@ -2,7 +2,7 @@
 // need (a Blender version), and a worker slot that keeps failing one job's tasks is kept off
 // that job for a while (the per-job blocklist of render-farm managers).
 import { totalmem } from 'node:os';
-import type { Task, TaskQueue } from '../ports.js';
+import type { FailureLedger, Task } from '../ports.js';
 import type { BlenderBuild } from './blender-builds.js';
 import { TaskRequirements } from '../domain/tasks.js';
 
@@ -43,7 +43,7 @@ export class Placement {
   private readonly blockedSince = new Map<string, number>();
 
   constructor(
-    private readonly deps: { queue: TaskQueue; builds: readonly BlenderBuild[] },
+    private readonly deps: { queue: FailureLedger; builds: readonly BlenderBuild[] },
     opts: PlacementOptions = {},
   ) {
     this.threshold = opts.blocklistThreshold ?? 3;

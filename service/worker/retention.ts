@@ -4,7 +4,7 @@
 // more than `finishedTaskRetentionMs` ago are deleted from the queue in the same sweep, so a farm
 // that runs for years does not fill its database or Redis with them.
 import type { Logger } from 'pino';
-import type { JobStore, LeaseStore, ObjectStorage, TaskQueue } from '../ports.js';
+import type { JobRecords, LeaseStore, ObjectStorage, QueueHousekeeping } from '../ports.js';
 import { jobOutputPrefix } from './output-keys.js';
 
 export interface RetentionOptions {
@@ -33,7 +33,7 @@ export class RetentionSweeper {
   private readonly o: Required<RetentionOptions>;
 
   constructor(
-    private readonly deps: { jobs: JobStore; storage: ObjectStorage; log: Logger; lease?: SweepLease; queue?: TaskQueue },
+    private readonly deps: { jobs: Pick<JobRecords, 'listExpired' | 'update'>; storage: ObjectStorage; log: Logger; lease?: SweepLease; queue?: Pick<QueueHousekeeping, 'pruneFinished'> },
     opts: RetentionOptions = {},
   ) {
     this.o = {
