@@ -32,12 +32,26 @@ export interface AnalyzeSceneOptions {
   timeoutMs?: number;
   /** Written into `pathToFileForRender` (e.g. the path inside the uploaded archive). Default: the file's name. */
   pathToFileForRender?: string;
+  /** The file's name as the client knows it, for `output.fileName` and messages (a bare upload is stored as scene.blend). Default: its name on disk. */
+  shownName?: string;
   /** Extra environment for Blender. Default none. */
   env?: Record<string, string | undefined>;
   /** Blender's output lines, for logs. Default none. */
   onLine?: (stream: BlenderStream, line: string) => void;
   /** The packer's path remaps, applied before the analysis reads any path. Default none. */
   pathRemaps?: PathRemapSpec;
+  /**
+   * Add-ons for `output.addons`: the pack's bundled ones (module id and absolute folder or .py path;
+   * their sources are searched as text for what the file's data needs, never run) and the ids the
+   * render will enable (`selected`; needed add-ons outside it get an ADDON_REQUIRED warning).
+   * Default none: `addons` lists only what the file needs.
+   */
+  addons?: AnalysisAddons;
+}
+
+export interface AnalysisAddons {
+  bundled: Array<{ id: string; path: string }>;
+  selected: string[];
 }
 
 /** What analyze.py's `RB_REMAP` line says: remaps applied, those that failed (first 20), those that matched nothing. */
@@ -82,6 +96,11 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
     await writeFile(remapFile, JSON.stringify({ root: resolve(opts.pathRemaps.root), remaps: opts.pathRemaps.remaps }));
     scriptArgs.push('--remaps', remapFile);
   }
+  if (opts.addons) {
+    const addonFile = join(opts.workDir, 'analysis-addons.json');
+    await writeFile(addonFile, JSON.stringify({ bundled: opts.addons.bundled.map((a) => ({ id: a.id, path: resolve(a.path) })), selected: opts.addons.selected }));
+    scriptArgs.push('--addons', addonFile);
+  }
   let remap: RemapSummary | undefined;
   const run = await runBlender({
     binary: opts.blender,
@@ -100,7 +119,7 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   });
   const details = { exitCode: run.exitCode, lastLines: run.lastLines };
   if (run.exitCode !== 0) {
-    if (run.lastLines.some((l) => UNREADABLE.test(l))) throw unreadable(opts.file, run.lastLines);
+    if (run.lastLines.some((l) => UNREADABLE.test(l))) throw unreadable(opts.shownName ?? opts.file, run.lastLines);
     const why = run.exitCode === PYTHON_SCRIPT_EXIT_CODE ? 'the analysis script failed' : `Blender exited with ${run.exitCode}`;
     throw new RetryableTaskError(`scene analysis: ${why}`, details);
   }
@@ -115,7 +134,8 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   }
   const { output, dropped } = validateOutput(raw as Record<string, unknown>);
   // A Blender that fell back to its factory scene would analyse the wrong thing: refuse it.
-  if (output.fileName !== basename(opts.file)) throw unreadable(opts.file, run.lastLines);
+  if (output.fileName !== basename(opts.file)) throw unreadable(opts.shownName ?? opts.file, run.lastLines);
+  output.fileName = opts.shownName ?? output.fileName;
   const warnings = [...(output.analysisWarnings ?? [])];
   if (dropped.length > 0) {
     warnings.push({

@@ -2,7 +2,7 @@
 // the tests then assert on the stored results, to keep Blender starts (~2 s each) few.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import yauzl from 'yauzl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SceneMetadata } from '../../shared/api/scene.js';
@@ -23,20 +23,26 @@ const codes = (name: string) => result(name).warnings.map((w) => w.code);
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'rb-analyze-'));
-  const jobs: Array<[string, FixtureName, string | undefined]> = [
+  // The 4th element bundles the add-on that addon-nodes' builder writes beside it, with those ids selected;
+  // the 5th is the builder's extra arguments.
+  const jobs: Array<[string, FixtureName, string | undefined, string[]?, string[]?]> = [
     ...FIXTURE_NAMES.map((n): [string, FixtureName, undefined] => [n, n, undefined]),
     ['basic-wrong-scene', 'basic', 'NoSuchScene'],
+    ['addon-nodes-bundled', 'addon-nodes', undefined, ['rb_test_nodes']],
+    ['addon-nodes-unselected', 'addon-nodes', undefined, []],
+    ['addon-engine', 'addon-nodes', undefined, undefined, ['engine']],
   ];
   // Two at a time: the machine has two cores.
   const queue = [...jobs];
   const worker = async () => {
     for (let job = queue.shift(); job; job = queue.shift()) {
-      const [key, fixture, scene] = job;
-      const file = await buildFixture(fixture, { blender: BLENDER });
+      const [key, fixture, scene, selected, args] = job;
+      const file = await buildFixture(fixture, { blender: BLENDER, ...(args ? { args } : {}) });
       const dir = join(work, key);
       await rm(dir, { recursive: true, force: true });
       await mkdir(dir);
-      results.set(key, await analyzeScene({ blender: BLENDER, file, scene, workDir: dir, timeoutMs: 120_000 }));
+      const addons = selected && { bundled: [{ id: 'rb_test_nodes', path: join(dirname(file), 'rb_test_nodes.py') }], selected };
+      results.set(key, await analyzeScene({ blender: BLENDER, file, scene, workDir: dir, timeoutMs: 120_000, ...(addons ? { addons } : {}) }));
     }
   };
   await Promise.all([worker(), worker()]);
@@ -142,6 +148,33 @@ describe('analyzeScene', () => {
     expect(r.output.vramMetadata?.riskFeatures).toMatchObject({ hasSubdivision: true, hasGeometryNodes: true, hasHairOrParticles: true });
     expect(r.output.vramMetadata?.textures.tiledImageCount).toBe(1);
     expect(codes('basic')).not.toContain('MISSING_CACHE');
+  });
+
+  it("addons: what each file's data needs (not the worker's own add-ons), attributed to bundled or Blender's add-ons", () => {
+    for (const name of FIXTURE_NAMES.filter((n) => !n.startsWith('addon-'))) expect(result(name).output.addons, name).toEqual([]);
+    for (const name of FIXTURE_NAMES) expect(codes(name).filter((c) => c === 'ADDON_REQUIRED').length, name).toBe(name.startsWith('addon-') ? 1 : 0);
+    // No add-on here defines these: the saved identifiers themselves (node types read from the file's bytes).
+    expect(result('addon-nodes').output.addons).toEqual(['RBTestNode', 'RBTestTreeType', 'rb_test_props']);
+    const nodes = result('addon-nodes').warnings.find((w) => w.code === 'ADDON_REQUIRED');
+    expect(nodes?.blocking).toBe(false);
+    expect(nodes?.message).toMatch(/node tree type 'RBTestTreeType' \(tree 'RB Tree'\).*node type 'RBTestNode' \(node 'RB Node' in tree 'RB Tree'\).*property group 'rb_test_props' \(Scene 'Scene'\)/);
+    // Blender's own Sun Position add-on, off with factory settings, found from its scene property group.
+    expect(result('addon-sun').output.addons).toEqual(['sun_position']);
+    expect(result('addon-sun').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(/sun_position.*sun_pos_properties.*addonsToUse/);
+    // Bundled and selected: every identifier is the bundled module's, and nothing is left to warn about.
+    expect(result('addon-nodes-bundled').output.addons).toEqual(['rb_test_nodes']);
+    expect(codes('addon-nodes-bundled')).not.toContain('ADDON_REQUIRED');
+    expect(result('addon-nodes-unselected').output.addons).toEqual(['rb_test_nodes']);
+    expect(result('addon-nodes-unselected').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(/bundled add-on rb_test_nodes, which is not selected/);
+    expect(result('addon-nodes').output.renderEngine).toBe('CYCLES');
+  });
+
+  it("an add-on's render engine that is not registered is named and blocks, instead of showing Blender's EEVEE fallback", () => {
+    const r = result('addon-engine');
+    expect(r.output.addons).toEqual(['RBTestNode', 'RBTestTreeType', 'RB_TEST_ENGINE', 'rb_test_props']);
+    expect(r.output.renderEngine).toBeUndefined();
+    expect(r.warnings.find((w) => w.code === 'UNSUPPORTED_ENGINE')).toMatchObject({ blocking: true });
+    expect(r.warnings.find((w) => w.code === 'UNSUPPORTED_ENGINE')?.message).toContain('RB_TEST_ENGINE');
   });
 
   it('a scene name not in the file is a blocking warning', () => {

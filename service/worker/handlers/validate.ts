@@ -9,7 +9,7 @@ import { analyzeScene } from '../analyze.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
 import { pickBuild } from '../blender-builds.js';
 import type { WorkerEnv } from '../env.js';
-import { prepareProject } from '../job-files.js';
+import { prepareProject, projectFilePath } from '../job-files.js';
 import { FatalTaskError } from '../outcomes.js';
 import type { TaskHandler } from '../runtime.js';
 import { pickSceneFile, resolveBundledAddons } from '../unpack.js';
@@ -32,8 +32,9 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       root: project.root,
       files: project.files,
     });
+    const addonsToUse = vc.addonsToUse ?? addons.map((a) => ({ id: a.id, name: a.name }));
     const { build } = pickBuild(env.builds);
-    const file = path.join(project.root, ...scenePath.split('/'));
+    const file = projectFilePath(project, scenePath);
     const result = await analyzeScene({
       blender: build.binary,
       file,
@@ -41,9 +42,17 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       signal: ctx.signal,
       timeoutMs: env.settings.analysisTimeoutMs,
       pathToFileForRender: scenePath,
+      // A bare .blend is stored as scene.blend: answers show the name the client gave it.
+      shownName: path.basename(scenePath),
       ...(vc.sceneToRender ? { scene: vc.sceneToRender } : {}),
       // Files the packer moved into the archive from outside the project (absolute paths).
       pathRemaps: { root: project.root, remaps: project.manifest?.remaps ?? [] },
+      // `output.addons` describes this file: what its data needs, attributed to the pack's add-ons or
+      // Blender's own, plus every bundled one; those the render will not enable get ADDON_REQUIRED.
+      addons: {
+        bundled: (project.manifest?.addons ?? []).map((a) => ({ id: a.id, path: path.join(project.root, ...a.path.split('/')) })),
+        selected: [...addonsToUse.map((a) => a.id), ...addons.map((a) => a.id)],
+      },
     });
     if (result.remap) ctx.log.info({ remap: result.remap }, 'packed paths remapped');
     const finishedAt = new Date().toISOString();
@@ -62,7 +71,7 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       config: {
         pathToFileForRender: scenePath,
         ...(sceneName ? { sceneToRender: sceneName } : {}),
-        addonsToUse: vc.addonsToUse ?? addons.map((a) => ({ id: a.id, name: a.name })),
+        addonsToUse,
         bundledAddonPathsToUse: addons.map((a) => a.relativePath),
       },
       output: result.output,

@@ -1,5 +1,6 @@
 # Scene analysis, run inside Blender by service/worker/analyze.ts:
 #   blender -b -Y --factory-startup -noaudio FILE --python analyze.py -- --out RESULT.json [--scene NAME]
+#     [--addons FILE]   (the pack's bundled add-ons and the ids the render enables; see analyze_addons.py)
 # Writes ONE JSON object: the spec's scene metadata object (shared/api/scene.ts, SceneMetadataShape)
 # plus `analysisWarnings`. Every section is wrapped: a failure becomes an ANALYSIS_SECTION_FAILED
 # warning and the section's fields are left out, never a traceback. Needs no network; writes only --out.
@@ -10,6 +11,8 @@
 #   NO_CAMERA (blocking)            the scene has no camera object: Blender cannot render it
 #   NO_ACTIVE_CAMERA                cameras exist but none is active: Blender uses the first one
 #   UNSUPPORTED_ENGINE (blocking)   engine other than CYCLES / BLENDER_EEVEE(_NEXT) / BLENDER_WORKBENCH
+#                                   (also an add-on's engine that is not registered: RNA would show EEVEE)
+#   ADDON_REQUIRED                  the file holds data of an add-on the render will not enable, and why
 #   NO_VIEW_LAYER_ENABLED (blocking) every view layer has "Use for Rendering" off
 #   MISSING_FILES                   external files not found; Blender still renders (magenta textures).
 #                                   Not blocking: many files carry stale paths to unused images.
@@ -33,6 +36,7 @@ import bpy
 
 sys.dont_write_bytecode = True  # write nothing but --out, not even a .pyc beside this script
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analyze_addons  # noqa: E402  (sibling module: the add-ons the file's data needs)
 import analyze_files  # noqa: E402  (sibling module: missing files, caches, VRAM estimate)
 import remap_paths  # noqa: E402  (sibling module: the packer's path remaps)
 
@@ -46,7 +50,7 @@ TIFF_CODECS = ('NONE', 'DEFLATE', 'LZW', 'PACKBITS')
 
 def parse_args(argv):
     args = argv[argv.index('--') + 1:] if '--' in argv else []
-    out, scene, remaps = None, None, None
+    out, scene, remaps, addons = None, None, None, None
     i = 0
     while i < len(args):
         if args[i] == '--out' and i + 1 < len(args):
@@ -58,8 +62,11 @@ def parse_args(argv):
         elif args[i] == '--remaps' and i + 1 < len(args):
             remaps = args[i + 1]
             i += 1
+        elif args[i] == '--addons' and i + 1 < len(args):
+            addons = args[i + 1]
+            i += 1
         i += 1
-    return out, scene, remaps
+    return out, scene, remaps, addons
 
 
 def g(obj, attr, default=None):
@@ -267,7 +274,6 @@ def data_lists(res, warn):
                           'fcurves': [{'data_path': fc.data_path, 'index': fc.array_index} for fc in a.fcurves]}
                          for a in bpy.data.actions]
     res['linkedData'] = [{'name': lib.name, 'path': lib.filepath} for lib in bpy.data.libraries]
-    res['addons'] = sorted(bpy.context.preferences.addons.keys())
 
 
 def file_info(res, warn):
@@ -293,7 +299,7 @@ def remap(path, warn):
 
 
 def main():
-    out_path, scene_name, remaps_path = parse_args(sys.argv)
+    out_path, scene_name, remaps_path, addons_path = parse_args(sys.argv)
     res, warnings = {}, []
 
     def warn(code, blocking, message):
@@ -326,6 +332,7 @@ def main():
     section('colour, lights and world', look, scene, res)
     section('stereoscopy', stereo, scene, res)
     section('data', data_lists, res, warn)
+    section('add-ons', lambda: analyze_addons.addons_section(scene, res, warn, analyze_addons.load_config(addons_path)))
     section('missing files', analyze_files.missing_files, res, warn)
     section('caches', analyze_files.missing_caches, scene, res, warn)
     section('scripts', analyze_files.autoexec_check, warn)
