@@ -22,8 +22,13 @@ export interface RenderCapabilities {
   hasOpenImageDenoise: boolean;
   /** GPU backends both present on this machine and compiled into the build (e.g. ["CUDA"]). */
   gpuBackends: readonly DeviceType[];
-  /** GPUs usable for rendering on this machine. */
+  /**
+   * GPUs one render process uses: finalConfig.gpuCount. Each render slot pins one GPU (planSlots),
+   * so 1 when a GPU backend is usable, else 0; more GPUs render more chunks side by side.
+   */
   gpuCount: number;
+  /** GPUs rendering chunks side by side on this worker (one per slot), for messages. Default gpuCount. */
+  parallelGpus?: number;
 }
 
 export interface ResolvedRender {
@@ -67,7 +72,10 @@ function pickDevice(requested: RequestedConfig, caps: RenderCapabilities, warnin
   }
   const asked = requested.gpuCount ?? caps.gpuCount;
   const gpus = Math.max(1, Math.min(asked, caps.gpuCount));
-  if (asked !== gpus) warnings.push(warn('GPU_COUNT_REDUCED', `gpuCount ${asked} asked for, ${gpus} available; using ${gpus}`));
+  if (asked !== gpus) {
+    const side = caps.parallelGpus && caps.parallelGpus > gpus ? ` (this worker's ${caps.parallelGpus} GPUs render separate chunks side by side)` : '';
+    warnings.push(warn('GPU_COUNT_REDUCED', `gpuCount ${asked} asked for; each render process uses ${gpus} GPU${gpus === 1 ? '' : 's'}${side}`));
+  }
   return { type: want, gpus };
 }
 

@@ -217,8 +217,9 @@ export interface CapabilitiesOptions {
 /**
  * RenderCapabilities for resolveFinalConfig. gpuBackends: backends the build lists AND this
  * machine's GPUs support (every detected GPU is NVIDIA: CUDA, plus OPTIX when listed) AND that
- * have kernels (precompiled, or `runtimeKernelCompile`). gpuCount: all detected GPUs when some
- * backend is usable, else 0; each render slot still pins one GPU (planSlots).
+ * have kernels (precompiled, or `runtimeKernelCompile`). gpuCount: the GPUs one render process
+ * uses, 1 when some backend is usable (each render slot pins one GPU, planSlots), else 0; the
+ * detected GPUs render chunks side by side (parallelGpus), they are not all in one process.
  */
 export function capabilitiesFor(build: BuildForCapabilities, inventory: DeviceInventory, opts: CapabilitiesOptions = {}): RenderCapabilities {
   const caps = build.capabilities;
@@ -231,6 +232,7 @@ export function capabilitiesFor(build: BuildForCapabilities, inventory: DeviceIn
     ...(build.note ? { buildNote: build.note } : {}),
     hasOpenImageDenoise: caps.hasOpenImageDenoise,
     gpuBackends,
-    gpuCount: gpuBackends.length > 0 ? inventory.gpus.length : 0,
+    gpuCount: gpuBackends.length > 0 ? 1 : 0,
+    ...(gpuBackends.length > 0 ? { parallelGpus: inventory.gpus.length } : {}),
   };
 }

@@ -10,6 +10,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { text } from 'node:stream/consumers';
 import { ObjectExistsError, type ObjectStorage } from '../ports.js';
+import { formatRunLine, parseRunLines, type RenderRun } from '../domain/normalized-seconds.js';
 import { frameOfFile, listFiles, type OutputLayout } from './chunk-files.js';
 
 type Area = 'frames' | 'composite';
@@ -87,19 +88,19 @@ export class FrameStaging {
     return fetched;
   }
 
-  /** Records one Blender run's render seconds (billing sums every run, on every machine). */
-  async addSeconds(label: string, seconds: number): Promise<void> {
+  /** Records one Blender run: its seconds and the device it really used (billing sums every run, on every machine). */
+  async addRun(label: string, run: RenderRun): Promise<void> {
     const key = `${this.prefix}/seconds/${encodeRel(label)}`;
-    await this.storage.put(key, Readable.from([Buffer.from(seconds.toFixed(3))])).catch((err: unknown) => {
+    await this.storage.put(key, Readable.from([Buffer.from(formatRunLine(run))])).catch((err: unknown) => {
       if (!(err instanceof ObjectExistsError)) throw err;
     });
   }
 
-  /** The sum of every recorded run. */
-  async totalSeconds(): Promise<number> {
-    let sum = 0;
-    for (const { key } of await this.storage.list(`${this.prefix}/seconds/`)) sum += Number(await text(await this.storage.get(key))) || 0;
-    return sum;
+  /** Every recorded run; a bare number (recorded before devices were) counts on `legacyDevice`. */
+  async runs(legacyDevice: RenderRun['device']): Promise<RenderRun[]> {
+    const runs: RenderRun[] = [];
+    for (const { key } of await this.storage.list(`${this.prefix}/seconds/`)) runs.push(...parseRunLines(await text(await this.storage.get(key)), legacyDevice));
+    return runs;
   }
 
   async remove(): Promise<void> {
@@ -107,8 +108,7 @@ export class FrameStaging {
   }
 }
 
-/** Reads a local seconds log (one number per line); the single-machine path. */
-export async function sumSecondsFile(file: string): Promise<number> {
-  const content = await readFile(file, 'utf8').catch(() => '');
-  return content.split('\n').reduce((sum, line) => sum + (Number(line) || 0), 0);
+/** Reads a local run log (formatRunLine lines); the single-machine path. */
+export async function readRunsFile(file: string, legacyDevice: RenderRun['device']): Promise<RenderRun[]> {
+  return parseRunLines(await readFile(file, 'utf8').catch(() => ''), legacyDevice);
 }

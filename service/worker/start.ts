@@ -8,7 +8,7 @@ import type { ServiceConfig } from '../config.js';
 import type { JobRecord, WorkerJobStore, ObjectStorage, TaskQueue } from '../ports.js';
 import { BlenderVersionCache } from './blender.js';
 import { buildCandidates, probeBuilds, type BlenderBuild } from './blender-builds.js';
-import { BuildCapabilitiesCache, capabilitiesFor, detectGpuInventory, planSlots, type DeviceInventory, type Slot } from './devices.js';
+import { BuildCapabilitiesCache, capabilitiesFor, detectGpuInventory, planSlots, type CapabilitiesOptions, type DeviceInventory, type Slot } from './devices.js';
 import type { WorkerEnv, WorkerSettings } from './env.js';
 import { finalizeHandler } from './handlers/finalize.js';
 import { renderChunkHandler } from './handlers/render-chunk.js';
@@ -27,6 +27,8 @@ export interface WorkerTuning {
   placement?: PlacementOptions;
   /** Use these devices instead of asking nvidia-smi (tests). */
   devices?: DeviceInventory;
+  /** How GPU backends count as usable (e.g. runtimeKernelCompile). Default: capabilitiesFor's defaults. */
+  capabilities?: CapabilitiesOptions;
 }
 
 export interface StartedWorker {
@@ -86,7 +88,7 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
     devices,
     renderSlots: slots.length,
     settings: { ...defaultWorkerSettings(config), ...tuning.settings },
-    capabilities: async (build) => capabilitiesFor({ version: build.version, capabilities: await capsCache.get(build.binary) }, devices),
+    capabilities: async (build) => capabilitiesFor({ version: build.version, capabilities: await capsCache.get(build.binary) }, devices, tuning.capabilities),
     ...(ports.onCompleted ? { onCompleted: ports.onCompleted } : {}),
   };
   const lanes: Lane[] = [

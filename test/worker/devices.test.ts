@@ -16,6 +16,8 @@ import {
   planSlots,
   probeBuildCapabilities,
 } from '../../service/worker/devices.js';
+import { resolveFinalConfig } from '../../service/domain/final-config.js';
+import type { SceneMetadata } from '../../shared/api/scene.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
 const SAMPLE = [
@@ -139,9 +141,27 @@ describe('capabilitiesFor', () => {
       buildNote: 'substituted',
       hasOpenImageDenoise: true,
       gpuBackends: ['CUDA', 'OPTIX'],
-      gpuCount: 2,
+      // One render process uses one GPU (its slot's); the two GPUs render chunks side by side.
+      gpuCount: 1,
+      parallelGpus: 2,
     });
     expect(capabilitiesFor({ version: '3.4.1', capabilities: debian }, inv)).toMatchObject({ gpuBackends: [], gpuCount: 0 });
-    expect(capabilitiesFor({ version: '3.4.1', capabilities: debian }, inv, { runtimeKernelCompile: true })).toMatchObject({ gpuBackends: ['CUDA'], gpuCount: 2 });
+    expect(capabilitiesFor({ version: '3.4.1', capabilities: debian }, inv, { runtimeKernelCompile: true })).toMatchObject({ gpuBackends: ['CUDA'], gpuCount: 1 });
+  });
+
+  // The GPUs are simulated (no GPU on these machines): what nvidia-smi would list.
+  it.each([1, 2, 4])('%i GPU(s): finalConfig.gpuCount is 1, the GPUs one render process uses', (n) => {
+    const gpus = Array.from({ length: n }, (_, i) => gpu(i));
+    const caps = capabilitiesFor({ version: '4.2.3', capabilities: official }, { gpus });
+    expect(planSlots({ gpus, cpuCount: 16 }).map((s) => s.gpuUuids)).toEqual(gpus.map((g) => [g.uuid]));
+    const scene = { renderEngine: 'CYCLES', renderFrameRange: [1, 2] } as SceneMetadata;
+    const own = resolveFinalConfig(scene, {}, { colorManagementPreset: 'default', computeDeviceType: 'CUDA' }, caps);
+    expect(own.finalConfig).toMatchObject({ computeDeviceType: 'CUDA', renderDevice: 'GPU', gpuCount: 1 });
+    expect(own.warnings).toEqual([]);
+    const asked = resolveFinalConfig(scene, {}, { colorManagementPreset: 'default', computeDeviceType: 'CUDA', gpuCount: 4 }, caps);
+    expect(asked.finalConfig.gpuCount).toBe(1);
+    expect(asked.warnings.map((w) => w.message)).toEqual([
+      `gpuCount 4 asked for; each render process uses 1 GPU${n > 1 ? ` (this worker's ${n} GPUs render separate chunks side by side)` : ''}`,
+    ]);
   });
 });

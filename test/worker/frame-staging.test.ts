@@ -38,8 +38,8 @@ describe('frame staging', () => {
     const onA = new FrameStaging(storage, stagingPrefix(jobId));
     await onA.stageFrames(a, new Set([2]));
     await onA.stageFrames(a, undefined);
-    await onA.addSeconds('chunk0-1-1', 12.5);
-    await onA.addSeconds('chunk1-1-2', 7.25);
+    await onA.addRun('chunk0-1-1', { seconds: 12.5, device: 'CUDA', gpus: 1 });
+    await onA.addRun('chunk1-1-2', { seconds: 7.25, device: 'CPU' });
 
     const b = await machine('b');
     const onB = new FrameStaging(storage, stagingPrefix(jobId));
@@ -50,7 +50,11 @@ describe('frame staging', () => {
     // The rest on demand; files already here are not fetched again.
     expect(await onB.fetchMissing(b)).toBe(1);
     expect(await onB.fetchMissing(b)).toBe(0);
-    expect(await onB.totalSeconds()).toBeCloseTo(19.75, 3);
+    // Each run keeps the device it really used (the second fell back to the CPU).
+    expect(await onB.runs('CPU')).toEqual([
+      { seconds: 12.5, device: 'CUDA', gpus: 1 },
+      { seconds: 7.25, device: 'CPU', gpus: 0 },
+    ]);
 
     await onB.remove();
     expect(await storage.list(stagingPrefix(jobId))).toEqual([]);

@@ -21,6 +21,7 @@ import {
   renderInvocation,
   renderSettingsFrom,
 } from '../../service/worker/render-invocation.js';
+import { billedRun, parseDeviceLine } from '../../service/worker/device-report.js';
 import { buildFixture, type FixtureName } from '../helpers/fixtures.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
@@ -63,6 +64,8 @@ interface Case {
   requested: RequestedConfig;
   /** Changes the settings after renderSettingsFrom (to show what the file alone would do). */
   tweak?: (s: RenderSettings) => void;
+  /** Plan on a simulated GPU and pin the chunk to it, as a worker's GPU slot does. */
+  simulatedGpu?: boolean;
 }
 interface Run {
   final: FinalConfig;
@@ -84,7 +87,14 @@ const CASES: Record<string, Case> = {
     tweak: (s) => delete s.denoise,
   },
   badCamera: { fixture: 'basic', requested: { colorManagementPreset: 'default', frameRanges: ['1'], activeCamera: 'NoSuchCam' } },
+  cudaPinned: { fixture: 'basic', requested: { colorManagementPreset: 'default', frameRanges: ['1'], computeDeviceType: 'CUDA' }, simulatedGpu: true },
 };
+/**
+ * No GPU exists on these machines: this inventory is a test double for nvidia-smi, so the plan is
+ * CUDA and the chunk is pinned to a UUID no driver knows, and the real Blender finds no device.
+ */
+const SIMULATED_GPU = 'GPU-5e0f0000-0000-4000-8000-000000000000';
+const GPU_CAPS = capabilitiesFor(DEBIAN_BUILD, { gpus: [{ index: 0, uuid: SIMULATED_GPU, name: 'Simulated GPU', memoryMiB: 8192 }] }, { runtimeKernelCompile: true });
 
 let work: string;
 const runs = new Map<string, Run>();
@@ -96,16 +106,17 @@ function run(key: string): Run {
 
 async function render(key: string, c: Case): Promise<Run> {
   const blend = await buildFixture(c.fixture, { blender: BLENDER });
-  const { finalConfig: final, frames } = resolveFinalConfig(sceneOf(c.fixture), { sceneToRender: 'Scene' }, c.requested, CAPS);
+  const { finalConfig: final, frames } = resolveFinalConfig(sceneOf(c.fixture), { sceneToRender: 'Scene' }, c.requested, c.simulatedGpu ? GPU_CAPS : CAPS);
+  const pin = c.simulatedGpu ? { gpuUuids: [SIMULATED_GPU] } : {};
   const attemptDir = join(work, key);
   const compositeDir = join(attemptDir, 'composite');
   await mkdir(compositeDir, { recursive: true });
-  const settings = renderSettingsFrom(final, { compositeDir, requested: c.requested });
+  const settings = renderSettingsFrom(final, { compositeDir, requested: c.requested, ...(c.simulatedGpu ? { allowCpuFallback: true } : {}), ...pin });
   c.tweak?.(settings);
   const settingsFile = join(work, `${key}.settings.json`);
   await writeFile(settingsFile, JSON.stringify(settings));
   const chunk = { start: frames[0]!, end: frames[frames.length - 1]!, step: 1, frames };
-  const inv = renderInvocation({ binary: BLENDER, sceneFile: blend, sceneName: final.sceneToRender, settingsFile, attemptDir, chunk });
+  const inv = renderInvocation({ binary: BLENDER, sceneFile: blend, sceneName: final.sceneToRender, settingsFile, attemptDir, chunk, deviceType: final.computeDeviceType, ...pin });
   const lines: string[] = [];
   const result = await runBlender({ ...inv, cwd: attemptDir, timeoutMs: 120_000, lastLinesCount: 60, onLine: (_s, l) => lines.push(l) });
   return { final, settings, attemptDir, compositeDir, blend, result, lines };
@@ -213,6 +224,21 @@ describe('render chunk with render_setup.py', () => {
       message: "camera 'NoSuchCam' not found in scene 'Scene' (cameras: CamA, CamB)",
     });
     expect(existsSync(join(r.attemptDir, 'f_0001.png'))).toBe(false);
+  });
+});
+
+describe('the device a chunk really used (RB_DEVICE, billed per run)', () => {
+  it('a chunk planned on CUDA whose pinned GPU Blender cannot see renders on the CPU and reports it', () => {
+    const r = run('cudaPinned');
+    expect(r.final).toMatchObject({ computeDeviceType: 'CUDA', gpuCount: 1 });
+    expect(r.result.exitCode, r.result.lastLines.join('\n')).toBe(0);
+    const reports = r.lines.map(parseDeviceLine).filter((d) => d !== undefined);
+    expect(reports).toEqual([{ requested: 'CUDA', device: 'CPU', gpus: 0 }]);
+    expect(billedRun(2, reports[0])).toEqual({ seconds: 2, device: 'CPU' });
+    expect(r.lines.map(parseSetupLine)).toContainEqual({ type: 'warning', message: 'no CUDA device is visible: rendering on the CPU' });
+    expect(pngSize(join(r.attemptDir, 'f_0001.png'))).toEqual([64, 48]);
+    // A CPU plan reports the CPU too.
+    expect(run('basic').lines.map(parseDeviceLine).filter(Boolean)).toEqual([{ requested: 'CPU', device: 'CPU', gpus: 0 }]);
   });
 });
 

@@ -4,19 +4,19 @@
 import path from 'node:path';
 import { expandFrameRanges } from '../../domain/frame-ranges.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
-import { normalizedSeconds } from '../../domain/normalized-seconds.js';
+import { finalConfigFromRuns, normalizedSeconds } from '../../domain/normalized-seconds.js';
 import { filesOfFrame, listFiles, outputLayout, type OutputLayout } from '../chunk-files.js';
 import { compositeFolders } from '../render-invocation.js';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
 import type { WorkerEnv } from '../env.js';
 import { finalizeOutputs, type ProducedFile } from '../finalize.js';
-import { FrameStaging, stagingPrefix, sumSecondsFile } from '../frame-staging.js';
+import { FrameStaging, readRunsFile, stagingPrefix } from '../frame-staging.js';
 import { jobDirOf, removeJobDir } from '../job-files.js';
 import { FatalTaskError } from '../outcomes.js';
 import { jobOutputPrefix } from '../output-keys.js';
 import type { TaskHandler } from '../runtime.js';
 
-/** File recording each Blender run's render seconds: one number per line, appended by chunks. */
+/** File recording each Blender run's render seconds and device (formatRunLine), appended by chunks. */
 export const RENDER_SECONDS_FILE = 'render-seconds.log';
 
 
@@ -82,15 +82,18 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
     });
     for (const w of result.warnings) ctx.log.warn({ warning: w }, 'finalize warning');
     const retention = env.settings.outputRetentionDays * 86_400_000;
-    const seconds = staging ? await staging.totalSeconds() : await sumSecondsFile(path.join(jobDir, RENDER_SECONDS_FILE));
+    const planned = final.computeDeviceType ?? 'CPU';
+    const runs = staging ? await staging.runs(planned) : await readRunsFile(path.join(jobDir, RENDER_SECONDS_FILE), planned);
+    // Runs that found no usable GPU rendered on the CPU: finalConfig says so.
+    const used = finalConfigFromRuns(final, runs) ?? final;
     const done = await moveJob(
       env.jobs,
       rec.job.id,
       'complete',
       {
-        normalizedSeconds: normalizedSeconds(seconds, final.computeDeviceType, final.gpuCount),
+        normalizedSeconds: normalizedSeconds(runs),
         output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() + retention).toISOString() },
-        ...(result.warnings.length ? { finalConfig: { ...final, notes: [final.notes, ...result.warnings].filter(Boolean).join('\n') } } : {}),
+        ...(result.warnings.length || used !== final ? { finalConfig: { ...used, notes: [used.notes, ...result.warnings].filter(Boolean).join('\n') } } : {}),
       },
       { outputs: result.outputs, previewKey: result.previewKey },
     );

@@ -19,6 +19,8 @@ import { FatalTaskError, RetryableTaskError } from '../outcomes.js';
 import { BlenderLogParser } from '../progress-parser.js';
 import { ProgressTracker } from '../progress-tracker.js';
 import { parseSetupLine, renderInvocation, renderSettingsFrom } from '../render-invocation.js';
+import { billedRun, parseDeviceLine, type DeviceReport } from '../device-report.js';
+import { formatRunLine } from '../../domain/normalized-seconds.js';
 import type { TaskContext, TaskHandler } from '../runtime.js';
 import { RENDER_SECONDS_FILE } from './finalize.js';
 import { FrameStaging, stagingPrefix } from '../frame-staging.js';
@@ -149,6 +151,8 @@ async function renderPart(r: PartRun): Promise<void> {
   const chunkKey = `${r.task.id}:${part.start}`;
   let lastPublish = 0;
   let setupOk = false;
+  // What render_setup.py says the run really renders on (CPU when it fell back): that is billed.
+  let used: DeviceReport | undefined;
   const setupWarnings: string[] = [];
   const errors: string[] = [];
   // Promotions and status writes happen in order, off Blender's output callback.
@@ -166,9 +170,12 @@ async function renderPart(r: PartRun): Promise<void> {
 
   let result: BlenderRunResult | undefined;
   const t0 = Date.now();
-  // Billed time (normalizedSeconds) counts every Blender run: crashed, hung and retried ones too.
-  const bill = (ms: number) =>
-    r.staging ? r.staging.addSeconds(label, ms / 1000) : appendFile(path.join(r.project.jobDir, RENDER_SECONDS_FILE), `${(ms / 1000).toFixed(3)}\n`);
+  // Billed time (normalizedSeconds) counts every Blender run: crashed, hung and retried ones too,
+  // each with the device it really used.
+  const bill = (ms: number) => {
+    const run = billedRun(ms / 1000, used);
+    return r.staging ? r.staging.addRun(label, run) : appendFile(path.join(r.project.jobDir, RENDER_SECONDS_FILE), `${formatRunLine(run)}\n`);
+  };
   try {
     result = await runBlender({
       ...invocation,
@@ -178,6 +185,7 @@ async function renderPart(r: PartRun): Promise<void> {
       signal: ctx.signal,
       onSpawn: (pid) => ctx.log.info({ pid, frames: `${part.start}-${part.end}x${part.step}` }, 'blender started'),
       onLine: (_stream, line) => {
+        used = parseDeviceLine(line) ?? used;
         const setup = parseSetupLine(line);
         if (setup?.type === 'ok') {
           setupOk = true;
@@ -220,7 +228,7 @@ async function renderPart(r: PartRun): Promise<void> {
     await work;
     throw err;
   }
-  ctx.log.info({ exitCode: result.exitCode, ms: result.durationMs }, 'blender exited');
+  ctx.log.info({ exitCode: result.exitCode, ms: result.durationMs, device: billedRun(0, used).device }, 'blender exited');
   await reportSetupWarnings(env, jobId, setupWarnings);
   await work;
   if (result.exitCode === 0) await promoteFinished(attempt, out);

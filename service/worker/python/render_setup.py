@@ -4,7 +4,8 @@
 # Blender runs `--python` after loading FILE and BEFORE it reaches `-o`/`-a`, so everything set here
 # applies to the render that follows. Settings (see RenderSettings in render-invocation.ts) are
 # applied to the scene; a key that is absent or null leaves the file's own value.
-# Prints `RB_WARNING: text` for each thing it could not honour and, last, `RB_SETUP_OK {json}`.
+# Prints `RB_WARNING: text` for each thing it could not honour, `RB_DEVICE {json}` (the device the
+# render really uses, for billing) and, last, `RB_SETUP_OK {json}`.
 # A bad scene/camera/view layer/engine or an unusable device raises SetupError: with
 # `--python-exit-code 3` Blender then exits 3 without rendering, the message on the last lines.
 # Never touches the network; the only paths it sets are inside settings.compositeDir, and, first of
@@ -133,6 +134,16 @@ def set_device(scene, dev):
     return {'device': 'CPU'}
 
 
+def report_device(dev, used):
+    """Prints `RB_DEVICE {json}`: the device the render really uses, which the worker bills.
+
+    `device` is CPU after a fallback (no usable GPU of the asked type) and ENGINE_DEFAULT for
+    engines other than Cycles; `gpus` counts the GPUs Cycles will render with.
+    """
+    line = {'requested': (dev or {}).get('type') or 'CPU', 'device': used['device'], 'gpus': len(used.get('gpus') or [])}
+    print('RB_DEVICE ' + json.dumps(line), flush=True)
+
+
 def set_color_management(scene, preset):
     if preset != 'aces':
         return None
@@ -198,6 +209,7 @@ def main():
             scene.eevee.taa_render_samples = int(s['samples'])
     denoise = set_denoise(scene, s.get('denoise'))
     device = set_device(scene, s.get('device'))
+    report_device(s.get('device'), device)
     if s.get('compositorDevice') and hasattr(r, 'compositor_device'):
         set_opt(r, 'compositor_device', s['compositorDevice'], 'compositor device')
     set_output(scene, s.get('output'))

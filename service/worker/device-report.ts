@@ -1,0 +1,40 @@
+// The device a chunk's Blender really rendered on, from render_setup.py's `RB_DEVICE {json}` line,
+// and the billed run it makes. The plan (finalConfig) only says what was asked: a slot whose GPU
+// Cycles cannot see (no driver, a GPU taken away) renders on the CPU, and is billed as such.
+import { DEVICE_PERFORMANCE_FACTORS, type RenderRun } from '../domain/normalized-seconds.js';
+
+export interface DeviceReport {
+  /** The compute device type the settings asked for. */
+  requested: string;
+  /** What Cycles renders on: CPU after a fallback, ENGINE_DEFAULT for engines other than Cycles. */
+  device: string;
+  /** GPUs Cycles renders with (0 on the CPU). */
+  gpus: number;
+}
+
+/** Parses `RB_DEVICE {"requested": "CUDA", "device": "CPU", "gpus": 0}`; undefined for other lines. */
+export function parseDeviceLine(line: string): DeviceReport | undefined {
+  if (!line.startsWith('RB_DEVICE ')) return undefined;
+  try {
+    const raw = JSON.parse(line.slice('RB_DEVICE '.length)) as Partial<Record<keyof DeviceReport, unknown>>;
+    if (typeof raw.device !== 'string') return undefined;
+    return {
+      requested: typeof raw.requested === 'string' ? raw.requested : 'CPU',
+      device: raw.device,
+      gpus: typeof raw.gpus === 'number' && Number.isFinite(raw.gpus) ? Math.max(0, Math.trunc(raw.gpus)) : 0,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The run to bill for `seconds` of Blender. No report (setup failed, or Blender died before it)
+ * means nothing rendered on a GPU: CPU. Engines other than Cycles (EEVEE, Workbench) do not use
+ * the Cycles compute device: CPU factor too.
+ */
+export function billedRun(seconds: number, report: DeviceReport | undefined): RenderRun {
+  const device = report?.device;
+  if (!device || device === 'CPU' || !(device in DEVICE_PERFORMANCE_FACTORS)) return { seconds, device: 'CPU' };
+  return { seconds, device: device as RenderRun['device'], gpus: Math.max(1, report.gpus) };
+}

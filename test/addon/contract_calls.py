@@ -1,0 +1,59 @@
+# Makes every call the add-on's daemon client (host-addon/renderbridge/daemon_client.py) can make,
+# with the bodies the add-on builds (submit_body.py, paths.DependencyList as the collector fills
+# it, addons.to_bundle's shape), against the address in the state file given as argv[1]. Run with
+# plain python3 (no bpy) by daemon-client-contract.test.ts, whose recording server checks each
+# request against shared/daemon/openapi.json. Prints the names of the calls made, as JSON.
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'host-addon', 'renderbridge'))
+import daemon_client  # noqa: E402
+import paths  # noqa: E402
+import submit_body  # noqa: E402
+
+state_path, work, job_id = sys.argv[1], sys.argv[2], sys.argv[3]
+client = daemon_client.DaemonClient(state_path=state_path)
+blend = os.path.join(work, 'shot.blend')
+done = []
+
+
+def call(name, fn):
+    fn()
+    done.append(name)
+
+
+# What dependencies.Collector.add() puts in the list: every pattern, a linked library's user.
+deps = paths.DependencyList()
+deps.add('//textures/wood.png', os.path.join(work, 'textures', 'wood.png'), 'image', blend, 'IMwood.png')
+deps.add('//textures/wood.png', os.path.join(work, 'textures', 'wood.png'), 'image', blend, 'MAfloor')
+deps.add('//tiles/a.<UDIM>.png', os.path.join(work, 'tiles', 'a.<UDIM>.png'), 'image', blend, 'IMtiles', 'udim',
+         paths.expand_udim(os.path.join(work, 'tiles', 'a.<UDIM>.png')))
+deps.add('//seq/f_0001.png', os.path.join(work, 'seq', 'f_0001.png'), 'image', blend, 'IMseq', 'sequence',
+         paths.expand_sequence(os.path.join(work, 'seq', 'f_0001.png')))
+deps.add('//cache', os.path.join(work, 'cache'), 'cache', os.path.join(work, 'lib.blend'), 'OBsmoke', 'directory')
+deps.add('//lib.blend', os.path.join(work, 'lib.blend'), 'library', blend, 'LIlib.blend')
+# addons.to_bundle() of the panel's add-on list.
+addons = [{'module': 'my_addon', 'name': 'My add-on', 'path': os.path.join(work, 'addons', 'my_addon'), 'addonType': 'user',
+           'selected': True},
+          {'module': 'other', 'name': 'Other', 'path': os.path.join(work, 'addons', 'other.py'), 'addonType': 'user',
+           'selected': False}]
+
+call('health', client.health)
+call('pack', lambda: client.pack(blend, deps.items(), addons))
+call('pack (path only)', lambda: client.pack(blend))
+call('pack (no dependencies found)', lambda: client.pack(blend, [], []))
+full = submit_body.build_settings(frames=submit_body.parse_frame_ranges('1-10, 20 30-40x2'), camera='Camera', view_layer='ViewLayer',
+                                  output_format='OPEN_EXR', video=True, notes='  first pass  ')
+out_dir = submit_body.output_folder(os.path.join(work, 'renders'), blend, now=0)
+call('submit render', lambda: client.submit('pack-1', full, 'render', out_dir))
+call('submit check', lambda: client.submit('pack-1', submit_body.build_settings(frames=['1']), 'check'))
+call('submit (defaults)', lambda: client.submit('pack-1', submit_body.build_settings(video=False), 'render'))
+call('submission', lambda: client.submission('sub-1'))
+call('jobs', client.jobs)
+call('job', lambda: client.job(job_id))
+call('cancel', lambda: client.cancel(job_id))
+call('download', lambda: client.download(job_id, out_dir))
+call('download (default folder)', lambda: client.download(job_id))
+print(json.dumps(done))
