@@ -46,6 +46,14 @@ export class BlenderLogParser {
     return this.inFrame ? this.frame : null;
   }
 
+  /**
+   * Last frame the process reached (its latest `Fra:` line), finished or not; null before any.
+   * What a failure report names: after a crash between frames `currentFrame` is already null.
+   */
+  get lastFrame(): number | null {
+    return this.frame;
+  }
+
   /** Parses one line (without its newline). Unknown lines give no events. */
   line(raw: string): ProgressEvent[] {
     const text = raw.replace(/\r$/, '');

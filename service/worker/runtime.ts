@@ -38,7 +38,11 @@ export interface RuntimeOptions {
   heartbeatMs?: number;
   /** Idle poll period of an empty queue. Default 200 ms. */
   pollMs?: number;
-  /** Attempts of a task before a retryable failure becomes fatal. Default 3. */
+  /**
+   * Attempts a task gets, the first run included: a retryable failure (crash, hang) is retried
+   * until this many attempts failed, then fails the job (RETRIES_EXHAUSTED, `errorDetails.attempts`).
+   * Default 3: the first run and 2 retries. A fatal failure (BLENDER_FAILED) is never retried.
+   */
   maxAttempts?: number;
   /** Back-off before a retry: base * 2^(attempt-1). Default 1000 ms. */
   retryBaseMs?: number;
@@ -252,14 +256,15 @@ export class WorkerRuntime {
 export function failedReasonOf(err: unknown, task: Task): FailedReason {
   if (err instanceof FatalTaskError) return err.failedReason;
   const type = task.kind === 'validate' ? 'VALIDATION_FAILED' : 'RENDER_FAILED';
-  const details = err instanceof RetryableTaskError ? err.details : {};
+  // Blender's argv is for logs only: a client acts on the frame reached and the last lines.
+  const { argv: _argv, ...details } = err instanceof RetryableTaskError ? err.details : {};
   return {
     name: err instanceof RetryableTaskError ? 'RETRIES_EXHAUSTED' : 'INTERNAL_ERROR',
     type,
     errorDetails: {
       message: `${err instanceof Error ? err.message : String(err)} (gave up after ${task.attempts} attempts)`,
-      attempts: task.attempts,
       ...details,
+      attempts: task.attempts,
     },
   };
 }

@@ -12,10 +12,10 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { runBlender } from '../../service/worker/blender.js';
 
-export type FixtureName = 'basic' | 'compositor' | 'stereo' | 'missing-texture' | 'autoexec' | 'denoise' | 'odd' | 'addon-nodes' | 'addon-sun';
+export type FixtureName = 'basic' | 'compositor' | 'stereo' | 'missing-texture' | 'autoexec' | 'denoise' | 'odd' | 'addon-nodes' | 'addon-sun' | 'shadowed-camera';
 
 /** Every fixture; see the header of each test/fixtures/blend/build_NAME.py for what it holds. */
-export const FIXTURE_NAMES: readonly FixtureName[] = ['basic', 'compositor', 'stereo', 'missing-texture', 'autoexec', 'denoise', 'odd', 'addon-nodes', 'addon-sun'];
+export const FIXTURE_NAMES: readonly FixtureName[] = ['basic', 'compositor', 'stereo', 'missing-texture', 'autoexec', 'denoise', 'odd', 'addon-nodes', 'addon-sun', 'shadowed-camera'];
 
 const SCRIPTS_DIR = fileURLToPath(new URL('../fixtures/blend/', import.meta.url));
 

@@ -193,6 +193,8 @@ async function renderPart(r: PartRun): Promise<void> {
         } else if (setup) {
           ctx.log.warn({ setup: setup.message }, `render setup ${setup.type}`);
           if (setup.type === 'warning') setupWarnings.push(setup.message);
+          // Printed before Python's own "Error: Python: Traceback...": the first error says what to fix.
+          if (setup.type === 'error') errors.push(setup.message);
         }
         for (const ev of parser.line(line)) {
           if (ev.type === 'frameStarted' && state.status === 'booting') {
@@ -226,6 +228,8 @@ async function renderPart(r: PartRun): Promise<void> {
     await work;
     publish(true);
     await work;
+    // A crash, hang or timeout: the report names the attempt, the frame reached and the last lines.
+    if (err instanceof RetryableTaskError) Object.assign(err.details, failureDetails(r.task, parser, err.details.lastLines));
     throw err;
   }
   ctx.log.info({ exitCode: result.exitCode, ms: result.durationMs, device: billedRun(0, used).device }, 'blender exited');
@@ -238,12 +242,18 @@ async function renderPart(r: PartRun): Promise<void> {
   publish(true);
   await work;
   if (!failed) return;
-  const details = { exitCode: result.exitCode, frame: parser.currentFrame, lastLines: result.lastLines.slice(-20), errors };
+  const details = { exitCode: result.exitCode, ...failureDetails(r.task, parser, result.lastLines), errors };
   // A setup error (bad camera, scene...) or a Blender error line is the same on every try.
   if (!setupOk || errors.length > 0) {
     throw FatalTaskError.render('BLENDER_FAILED', `Blender failed${parser.currentFrame !== null ? ` at frame ${parser.currentFrame}` : ''}: ${errors[0] ?? result.lastLines.at(-1) ?? `exit code ${result.exitCode}`}`, details);
   }
   throw new RetryableTaskError(`Blender exited with code ${result.exitCode}`, details);
+}
+
+/** What every failed run reports in `failedReason.errorDetails` (README, "Rendering"). */
+function failureDetails(task: Task, parser: BlenderLogParser, lastLines: unknown): { attempts: number; lastFrame: number | null; lastLines: string[] } {
+  const lines = Array.isArray(lastLines) ? lastLines.map(String) : [];
+  return { attempts: task.attempts, lastFrame: parser.lastFrame, lastLines: lines.slice(-20) };
 }
 
 /** What render_setup.py could not apply (an add-on, ACES) is told to the client in finalConfig. */
