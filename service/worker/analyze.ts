@@ -32,6 +32,8 @@ export interface AnalyzeSceneOptions {
   timeoutMs?: number;
   /** Written into `pathToFileForRender` (e.g. the path inside the uploaded archive). Default: the file's name. */
   pathToFileForRender?: string;
+  /** The file's name as the client knows it, for `output.fileName` and messages (a bare upload is stored as scene.blend). Default: its name on disk. */
+  shownName?: string;
   /** Extra environment for Blender. Default none. */
   env?: Record<string, string | undefined>;
   /** Blender's output lines, for logs. Default none. */
@@ -117,7 +119,7 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   });
   const details = { exitCode: run.exitCode, lastLines: run.lastLines };
   if (run.exitCode !== 0) {
-    if (run.lastLines.some((l) => UNREADABLE.test(l))) throw unreadable(opts.file, run.lastLines);
+    if (run.lastLines.some((l) => UNREADABLE.test(l))) throw unreadable(opts.shownName ?? opts.file, run.lastLines);
     const why = run.exitCode === PYTHON_SCRIPT_EXIT_CODE ? 'the analysis script failed' : `Blender exited with ${run.exitCode}`;
     throw new RetryableTaskError(`scene analysis: ${why}`, details);
   }
@@ -132,7 +134,8 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   }
   const { output, dropped } = validateOutput(raw as Record<string, unknown>);
   // A Blender that fell back to its factory scene would analyse the wrong thing: refuse it.
-  if (output.fileName !== basename(opts.file)) throw unreadable(opts.file, run.lastLines);
+  if (output.fileName !== basename(opts.file)) throw unreadable(opts.shownName ?? opts.file, run.lastLines);
+  output.fileName = opts.shownName ?? output.fileName;
   const warnings = [...(output.analysisWarnings ?? [])];
   if (dropped.length > 0) {
     warnings.push({

@@ -9,7 +9,7 @@ import { analyzeScene } from '../analyze.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
 import { pickBuild } from '../blender-builds.js';
 import type { WorkerEnv } from '../env.js';
-import { prepareProject } from '../job-files.js';
+import { prepareProject, projectFilePath } from '../job-files.js';
 import { FatalTaskError } from '../outcomes.js';
 import type { TaskHandler } from '../runtime.js';
 import { pickSceneFile, resolveBundledAddons } from '../unpack.js';
@@ -34,7 +34,7 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
     });
     const addonsToUse = vc.addonsToUse ?? addons.map((a) => ({ id: a.id, name: a.name }));
     const { build } = pickBuild(env.builds);
-    const file = path.join(project.root, ...scenePath.split('/'));
+    const file = projectFilePath(project, scenePath);
     const result = await analyzeScene({
       blender: build.binary,
       file,
@@ -42,6 +42,8 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       signal: ctx.signal,
       timeoutMs: env.settings.analysisTimeoutMs,
       pathToFileForRender: scenePath,
+      // A bare .blend is stored as scene.blend: answers show the name the client gave it.
+      shownName: path.basename(scenePath),
       ...(vc.sceneToRender ? { scene: vc.sceneToRender } : {}),
       // Files the packer moved into the archive from outside the project (absolute paths).
       pathRemaps: { root: project.root, remaps: project.manifest?.remaps ?? [] },
