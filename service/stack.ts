@@ -5,8 +5,7 @@ import path from 'node:path';
 import type { AppDeps } from './app.js';
 import type { ServiceConfig } from './config.js';
 import { openLocalState, openFsStorage, type StateEngine } from './local-stack.js';
-import type { RateLimiter } from './http/rate-limit.js';
-import type { KeyStore, LeaseStore, ObjectStorage, TaskQueue } from './ports.js';
+import type { KeyStore, LeaseStore, ObjectStorage, RateLimiter, TaskQueue } from './ports.js';
 import type { WebhookStore } from './webhooks/ports.js';
 
 export interface Stack {

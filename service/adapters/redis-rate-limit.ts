@@ -2,9 +2,10 @@
 // script per request: the bucket is read, refilled by Redis's own clock (instances' clocks
 // may differ) and charged atomically.
 import type { Redis } from 'ioredis';
-import type { RateBudget, RateDecision, RateLimiter } from '../http/rate-limit.js';
+import type { RateBudget } from '../domain/rate-budget.js';
+import type { RateDecision, RateLimiter } from '../ports.js';
 
-// Same steps as refill() and decide() in http/rate-limit.ts.
+// Same steps as refill() and decide() in service/domain/rate-budget.ts.
 const TAKE = `
 local max = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])

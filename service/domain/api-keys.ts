@@ -1,7 +1,12 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { API_KEY_PREFIX } from '../../shared/constants.js';
-import { hashApiKey } from '../http/auth.js';
 import type { ApiKeyRecord, KeyStore } from '../ports.js';
+
+/** Keys carry 256 random bits, so one fast hash is as strong as a slow KDF and keeps auth cheap. */
+export function hashApiKey(key: string): Buffer {
+  // One-shot crypto.hash: no Hash object per request.
+  return hash('sha256', key, 'buffer');
+}
 
 /** A new key: the fixed prefix and 256 random bits, base64url (43 characters). */
 export function generateApiKey(): string {

@@ -1,9 +1,10 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { API_KEY_PREFIX } from '../../shared/constants.js';
-import type { KeyStore } from '../ports.js';
+import { hashApiKey } from '../domain/api-keys.js';
+import type { KeyStore, RateDecision, RateLimiter } from '../ports.js';
 import { ApiError } from './api-error.js';
-import { applyDecision, type RateDecision, type RateLimiter } from './rate-limit.js';
+import { applyDecision } from './rate-limit.js';
 
 export interface AuthContext {
   keyId: string;
@@ -15,12 +16,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     auth?: AuthContext;
   }
-}
-
-/** Keys carry 256 random bits, so one fast hash is as strong as a slow KDF and keeps auth cheap. */
-export function hashApiKey(key: string): Buffer {
-  // One-shot crypto.hash: no Hash object per request.
-  return hash('sha256', key, 'buffer');
 }
 
 const KEY_SHAPE = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../service/domain/api-keys.js';
-import { hashApiKey } from '../../service/http/auth.js';
+import { hashApiKey } from '../../service/domain/api-keys.js';
 import type { KeyStore } from '../../service/ports.js';
 import { withHarness } from './with-harness.js';
 
@@ -52,12 +52,12 @@ export function keyStoreConformance(name: string, open: () => Promise<KeyStoreHa
       expect((await store.findByHash(b.hash))?.revokedAt).toBeNull();
       const elsewhere = await other();
       expect(await elsewhere.revokeKey(b.id)).toBe(true);
-      // Stores may look for other processes' commits at most once a millisecond (SQLite does).
+      // Stores may look for other processes' commits at most once a millisecond (SQLite does): a
+      // read that starts once that much has passed must see the revocation, however busy the
+      // machine. Waiting on that condition, not a fixed time, keeps the check exact.
       const revokedAt = performance.now();
-      while (!(await store.findByHash(b.hash))?.revokedAt) {
-        expect(performance.now() - revokedAt, 'the revocation made elsewhere was not seen').toBeLessThan(50);
-        await new Promise((r) => setImmediate(r));
-      }
+      while (performance.now() - revokedAt < 2) await new Promise((r) => setImmediate(r));
+      expect(typeof (await store.findByHash(b.hash))?.revokedAt, 'the revocation made elsewhere was not seen').toBe('string');
     }));
 
     it('sees a key created elsewhere at once', withStore(async ({ store, other }) => {

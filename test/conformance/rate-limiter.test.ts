@@ -3,7 +3,8 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { RedisRateLimiter } from '../../service/adapters/redis-rate-limit.js';
-import { MemoryRateLimiter, type RateBudget } from '../../service/http/rate-limit.js';
+import { MemoryRateLimiter } from '../../service/adapters/memory-rate-limit.js';
+import type { RateBudget } from '../../service/domain/rate-budget.js';
 import { deletePrefix, requireRedis, requireRedisServer, startThrowawayRedis, uniquePrefix } from '../helpers/redis.js';
 import { rateLimiterConformance } from './rate-limiter.js';
 
