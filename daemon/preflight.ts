@@ -7,6 +7,7 @@ import type { AddonToBundle } from '../shared/pack/dependencies.js';
 import { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME, PackManifest } from '../shared/pack/manifest.js';
 import { DaemonError } from './errors.js';
 import { nextEntry } from '../service/worker/zip-entries.js';
+import { decodeEntryName } from '../zip/entry-name.js';
 
 export const PREFLIGHT_SCHEMA_VERSION = 1;
 
@@ -28,7 +29,8 @@ export async function summariseZip(zipPath: string, addons?: readonly AddonToBun
   const broken = (why: string) => new DaemonError('PACK_FAILED', `"${zipPath}" is not a usable zip: ${why}. Repack the project or choose another file.`, { file: zipPath });
   let zip: yauzl.ZipFile;
   try {
-    zip = await yauzl.openPromise(zipPath, { lazyEntries: true, autoClose: false, validateEntrySizes: true });
+    // decodeStrings off: names are decoded by decodeEntryName, exactly as the worker decodes them.
+    zip = await yauzl.openPromise(zipPath, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true });
   } catch (err) {
     throw broken((err as Error).message);
   }
@@ -46,7 +48,10 @@ export async function summariseZip(zipPath: string, addons?: readonly AddonToBun
         throw broken((err as Error).message);
       }
       if (!entry) break;
-      const name = entry.fileName;
+      // Backslashes are Windows separators, as yauzl's default (non-strict) decoding had them.
+      const name = decodeEntryName(entry).replace(/\\/g, '/');
+      const invalid = yauzl.validateFileName(name);
+      if (invalid !== null) throw broken(invalid);
       if (name.endsWith('/')) continue;
       if (isSceneFile(name)) blendFiles.push(name);
       if (name === PACK_MANIFEST_NAME) manifest = await readManifest(zip, entry, broken);

@@ -25,18 +25,13 @@ const COMPRESSED_MAGIC: readonly Buffer[] = [
 const WORTH_IT = 0.9;
 /** Leading bytes deflated to judge compressibility: enough to tell text and meshes from noise. */
 const PROBE_BYTES = 16 * 1024;
-/**
- * A file whose sample shrinks below 1/150 is stored: the worker refuses entries above 1 MiB that
- * expand more than 200:1 as zip bombs (service/worker/unpack-rules.ts), and a file of zeros or a
- * sparse cache deflates to about 1000:1. Storing it costs upload bytes; refusing it costs the job.
- */
-const BOMB_LIKE_RATIO = 150;
-const BOMB_RULE_MIN_BYTES = 1024 * 1024;
+// No upper bound: a file of zeros or a sparse cache deflates about 1000:1 and is deflated. The
+// worker stops bombs by what they would write (a per-job quota), never by compression ratio.
 
 export interface CompressionChoice {
   deflate: boolean;
   /** Why, for tests and traces. */
-  reason: 'empty' | 'extension' | 'magic' | 'sample-incompressible' | 'sample-too-compressible' | 'sample-compressible';
+  reason: 'empty' | 'extension' | 'magic' | 'sample-incompressible' | 'sample-compressible';
 }
 
 function extension(name: string): string {
@@ -46,18 +41,15 @@ function extension(name: string): string {
 }
 
 /**
- * Decides from the archive name, the first SAMPLE_BYTES of the file (the whole file when
- * shorter; empty means an empty file, stored) and the file's size.
+ * Decides from the archive name and the first SAMPLE_BYTES of the file (the whole file when
+ * shorter; empty means an empty file, stored).
  */
-export function chooseCompression(name: string, sample: Buffer, fileSize: number = sample.length): CompressionChoice {
+export function chooseCompression(name: string, sample: Buffer): CompressionChoice {
   if (sample.length === 0) return { deflate: false, reason: 'empty' };
   if (COMPRESSED_EXTENSIONS.has(extension(name))) return { deflate: false, reason: 'extension' };
   if (COMPRESSED_MAGIC.some((m) => sample.length >= m.length && sample.subarray(0, m.length).equals(m))) return { deflate: false, reason: 'magic' };
   // Level 1 on a small probe costs microseconds, which matters for projects of many small files.
   const probe = sample.subarray(0, PROBE_BYTES);
   if (deflateRawSync(probe, { level: 1 }).length > probe.length * WORTH_IT) return { deflate: false, reason: 'sample-incompressible' };
-  if (fileSize > BOMB_RULE_MIN_BYTES && deflateRawSync(sample, { level: 1 }).length * BOMB_LIKE_RATIO < sample.length) {
-    return { deflate: false, reason: 'sample-too-compressible' };
-  }
   return { deflate: true, reason: 'sample-compressible' };
 }

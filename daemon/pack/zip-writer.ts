@@ -120,7 +120,7 @@ export async function writeZip(out: string, inputs: readonly ZipInput[], opts: W
     }
     if (opts.trailer) {
       const data = opts.trailer.data(entries);
-      await appendEntry(data, opts.trailer.name, !chooseCompression(opts.trailer.name, data.subarray(0, SAMPLE_BYTES), data.length).deflate, new Date());
+      await appendEntry(data, opts.trailer.name, !chooseCompression(opts.trailer.name, data.subarray(0, SAMPLE_BYTES)).deflate, new Date());
     }
     void archive.finalize().catch(fail);
     await Promise.race([piped, failed]);
@@ -153,7 +153,7 @@ async function addFile(input: ZipInput, appendEntry: AppendEntry, fail: (err: un
       throw unreadable(err);
     });
     const sample = head.subarray(0, bytesRead);
-    const { deflate } = chooseCompression(input.name, sample, Math.max(input.size, bytesRead));
+    const { deflate } = chooseCompression(input.name, sample);
     const hash = createHash('sha256').update(sample);
     let size = sample.length;
     progress(sample.length);

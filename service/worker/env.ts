@@ -16,7 +16,7 @@ export interface WorkerSettings {
   chunkTimeoutMs: number;
   /** A chunk whose Blender prints nothing for this long is taken as hung. Default 900000 ms (15 min). */
   chunkIdleTimeoutMs: number;
-  /** Zip limits for uploaded projects. Default DEFAULT_UNPACK_LIMITS. */
+  /** Zip limits for uploaded projects. Default DEFAULT_UNPACK_LIMITS: 10,000 entries, a 64 GiB quota per job, 1 GiB kept free. */
   unpackLimits?: Partial<UnpackLimits>;
   /**
    * Stage finished frames in object storage, so a job's chunks and its finalize may run on

@@ -1,6 +1,9 @@
 // The rules an uploaded archive must follow before anything of it touches the disk: entry names,
-// entry kinds, and the limits that stop zip bombs. Pure; the I/O lives in unpack.ts. Every
-// refusal is an UnpackError with a stable code, so clients get a precise failedReason.
+// entry kinds, structure (no overlapping entries), and the limits that stop zip bombs. Bombs are
+// stopped by what would really be written (a per-job quota, the entry count), never by how well
+// an entry compresses: sparse caches, VDBs and uncompressed .blends deflate 1000:1 and are honest.
+// Nested archives are stored as files and never unpacked, so they cannot recurse. Pure; the I/O
+// lives in unpack.ts. Every refusal is an UnpackError with a stable code (a precise failedReason).
 import { FatalTaskError } from './outcomes.js';
 
 export type UnpackErrorCode =
@@ -12,7 +15,7 @@ export type UnpackErrorCode =
   | 'ZIP_SPECIAL_FILE'
   | 'ZIP_TOO_MANY_ENTRIES'
   | 'ZIP_TOO_LARGE'
-  | 'ZIP_RATIO'
+  | 'ZIP_OVERLAPPING_ENTRIES'
   | 'ZIP_ENCRYPTED'
   | 'ZIP_UNSUPPORTED_METHOD'
   | 'ZIP_SIZE_MISMATCH'
@@ -43,19 +46,22 @@ export class UnpackError extends FatalTaskError {
 export interface UnpackLimits {
   /** Most entries (files and folders) in an archive; checked against the header first, then counted. Default 10,000. */
   maxEntries: number;
-  /** Most bytes written for the whole archive, counted as they are really decompressed. Default 20 GiB. */
+  /**
+   * The per-job quota: most bytes one archive may expand to. Checked on the headers' sizes before
+   * anything is written, and again on the real decompressed bytes while streaming. Default 64 GiB.
+   */
   maxTotalBytes: number;
-  /** Highest uncompressed:compressed ratio of one entry, for entries above `ratioMinBytes`. Default 200. */
-  maxRatio: number;
-  /** Entries up to this many bytes are exempt from the ratio rule (small text files compress well). Default 1 MiB. */
-  ratioMinBytes: number;
+  /**
+   * Free space the work folder's disk must keep after unpacking (the frames need room too): an
+   * archive that would leave less fails retryably (the worker's disk, not the upload, is at fault). Default 1 GiB.
+   */
+  minFreeBytes: number;
 }
 
 export const DEFAULT_UNPACK_LIMITS: Readonly<UnpackLimits> = {
   maxEntries: 10_000,
-  maxTotalBytes: 20 * 1024 ** 3,
-  maxRatio: 200,
-  ratioMinBytes: 1024 ** 2,
+  maxTotalBytes: 64 * 1024 ** 3,
+  minFreeBytes: 1024 ** 3,
 };
 
 /** Linux limits: one name component, and a whole path. */
@@ -124,22 +130,38 @@ export function checkEntryEncoding(raw: string, encrypted: boolean, method: numb
   }
 }
 
-/** True when `size` bytes out of `compressed` exceed the ratio rule. */
-export function ratioExceeded(size: number, compressed: number, limits: UnpackLimits): boolean {
-  return size > limits.ratioMinBytes && size > Math.max(compressed, 1) * limits.maxRatio;
-}
-
-export function ratioError(raw: string, size: number, compressed: number, limits: UnpackLimits): UnpackError {
-  return new UnpackError('ZIP_RATIO', `The archive entry "${printable(raw)}" expands more than ${limits.maxRatio}:1; it looks like a zip bomb.`, {
-    entry: printable(raw),
-    compressedBytes: compressed,
-    uncompressedBytes: size,
-    maxRatio: limits.maxRatio,
-  });
-}
-
 export function tooLargeError(limits: UnpackLimits, bytes: number): UnpackError {
-  return new UnpackError('ZIP_TOO_LARGE', `The archive expands to more than ${limits.maxTotalBytes} bytes.`, { maxTotalBytes: limits.maxTotalBytes, bytes });
+  const gib = (limits.maxTotalBytes / 1024 ** 3).toFixed(limits.maxTotalBytes % 1024 ** 3 === 0 ? 0 : 2);
+  return new UnpackError(
+    'ZIP_TOO_LARGE',
+    `The archive expands to more than this service's quota of ${limits.maxTotalBytes} bytes (${gib} GiB) per job; split the project into smaller jobs, or ask the operator to raise unpackLimits.maxTotalBytes.`,
+    { maxTotalBytes: limits.maxTotalBytes, bytes },
+  );
+}
+
+/** Where an entry's bytes lie in the archive: its local header, name, extra field and data. */
+export interface EntryExtent {
+  raw: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * Refuses entries whose extents overlap: honest writers lay entries one after another, while the
+ * overlap bomb points many central-directory entries at one shared, highly compressed stream.
+ */
+export function checkOverlaps(extents: readonly EntryExtent[]): void {
+  const sorted = [...extents].sort((a, b) => a.start - b.start);
+  for (let i = 1; i < sorted.length; i++) {
+    const prev = sorted[i - 1] as EntryExtent;
+    const cur = sorted[i] as EntryExtent;
+    if (cur.start < prev.end) {
+      throw new UnpackError('ZIP_OVERLAPPING_ENTRIES', `The archive entries "${printable(prev.raw)}" and "${printable(cur.raw)}" share bytes; the archive is malformed (or a zip bomb). Repack the project.`, {
+        entry: printable(cur.raw),
+        overlaps: printable(prev.raw),
+      });
+    }
+  }
 }
 
 /**

@@ -1,28 +1,30 @@
 // Unpacks an uploaded source into the job's own folder, safely. A .blend is copied as is; a .zip
-// is read with yauzl entry by entry (lazyEntries) and every entry is checked (unpack-rules.ts)
-// before a byte of it is written. Sizes are counted on the real decompressed bytes, never taken
-// from headers. Everything goes to a temporary folder inside the job folder, renamed into place
-// only when the whole archive passed; on any failure the temporary folder is removed.
+// is read with yauzl in two passes: the whole central directory first (names, kinds, entry count,
+// overlapping entries, the quota and free disk space on the headers' sizes), then each entry's
+// data, its real decompressed bytes counted against the quota again while streaming (yauzl
+// stops an entry at its header's size). Everything goes to a temporary folder inside the job
+// folder, renamed into place only when the whole archive passed; on any failure it is removed.
 import { constants as fsc } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, open, readFile, realpath, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, open, readFile, realpath, rename, rm, statfs } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import yauzl from 'yauzl';
-import { CanceledTaskError } from './outcomes.js';
+import { decodeEntryName } from '../../zip/entry-name.js';
+import { CanceledTaskError, RetryableTaskError } from './outcomes.js';
 import { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME, parseManifest, type PackManifest } from './project-files.js';
 import {
   checkEntryEncoding,
   checkEntryKind,
+  checkOverlaps,
   DEFAULT_UNPACK_LIMITS,
   entryPath,
   NameRegistry,
   printable,
-  ratioError,
-  ratioExceeded,
   tooLargeError,
   UnpackError,
+  type EntryExtent,
   type UnpackLimits,
 } from './unpack-rules.js';
 import { nextEntry } from './zip-entries.js';
@@ -104,6 +106,14 @@ async function readManifest(file: string): Promise<PackManifest> {
 }
 
 
+/** An entry that passed the central-directory checks, with its safe path. */
+interface Planned {
+  entry: yauzl.Entry;
+  raw: string;
+  segments: string[];
+  isDir: boolean;
+}
+
 async function extractZip(source: string, tmp: string, limits: UnpackLimits, signal?: AbortSignal): Promise<{ files: string[]; bytes: number }> {
   let zip: yauzl.ZipFile;
   try {
@@ -114,21 +124,13 @@ async function extractZip(source: string, tmp: string, limits: UnpackLimits, sig
   }
   const pending: { error: Error | null } = { error: null };
   zip.on('error', (err: Error) => (pending.error = err));
-  const state = { bytes: 0, declared: 0, entries: 0, files: [] as string[] };
-  const names = new NameRegistry();
   try {
-    if (zip.entryCount > limits.maxEntries) throw tooMany(limits, zip.entryCount);
-    for (;;) {
+    const planned = await planEntries(zip, pending, limits);
+    await checkFreeSpace(tmp, planned, limits);
+    const state = { bytes: 0, files: [] as string[] };
+    for (const p of planned) {
       if (signal?.aborted) throw new CanceledTaskError();
-      let entry: yauzl.Entry | null;
-      try {
-        entry = await nextEntry(zip, pending);
-      } catch (err) {
-        throw asZipError(err);
-      }
-      if (!entry) break;
-      if (++state.entries > limits.maxEntries) throw tooMany(limits, state.entries);
-      await extractEntry(zip, entry, tmp, limits, state, names, signal);
+      await extractEntry(zip, p, tmp, limits, state, signal);
     }
     return { files: state.files.sort(), bytes: state.bytes };
   } finally {
@@ -136,28 +138,72 @@ async function extractZip(source: string, tmp: string, limits: UnpackLimits, sig
   }
 }
 
-async function extractEntry(
-  zip: yauzl.ZipFile,
-  entry: yauzl.Entry,
-  tmp: string,
-  limits: UnpackLimits,
-  state: { bytes: number; declared: number; files: string[] },
-  names: NameRegistry,
-  signal?: AbortSignal,
-): Promise<void> {
-  const raw = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
-  const { segments, isDir } = entryPath(raw);
-  checkEntryKind(raw, entry.externalFileAttributes);
-  if (isDir && segments.length === 0) return; // "./": the root itself
-  if (segments.length === 0) throw new UnpackError('ZIP_BAD_NAME', `The archive entry "${printable(raw)}" has no name.`, { entry: printable(raw) });
-  if (!isDir) {
-    checkEntryEncoding(raw, entry.isEncrypted(), entry.compressionMethod);
-    // Cheap early refusals from the headers; the real bytes are counted below either way.
-    state.declared += entry.uncompressedSize;
-    if (state.declared > limits.maxTotalBytes) throw tooLargeError(limits, state.declared);
-    if (ratioExceeded(entry.uncompressedSize, entry.compressedSize, limits)) throw ratioError(raw, entry.uncompressedSize, entry.compressedSize, limits);
+/**
+ * First pass, before a byte is written: every central-directory entry's name, kind and method;
+ * the entry count; the headers' sizes against the quota; and the entries' extents (read from
+ * their local headers) for overlaps.
+ */
+async function planEntries(zip: yauzl.ZipFile, pending: { error: Error | null }, limits: UnpackLimits): Promise<Planned[]> {
+  if (zip.entryCount > limits.maxEntries) throw tooMany(limits, zip.entryCount);
+  const planned: Planned[] = [];
+  const names = new NameRegistry();
+  let declared = 0;
+  let count = 0;
+  for (;;) {
+    let entry: yauzl.Entry | null;
+    try {
+      entry = await nextEntry(zip, pending);
+    } catch (err) {
+      throw asZipError(err);
+    }
+    if (!entry) break;
+    if (++count > limits.maxEntries) throw tooMany(limits, count);
+    const raw = decodeEntryName(entry);
+    const { segments, isDir } = entryPath(raw);
+    checkEntryKind(raw, entry.externalFileAttributes);
+    if (isDir && segments.length === 0) continue; // "./": the root itself
+    if (segments.length === 0) throw new UnpackError('ZIP_BAD_NAME', `The archive entry "${printable(raw)}" has no name.`, { entry: printable(raw) });
+    if (!isDir) {
+      checkEntryEncoding(raw, entry.isEncrypted(), entry.compressionMethod);
+      declared += entry.uncompressedSize;
+      if (declared > limits.maxTotalBytes) throw tooLargeError(limits, declared);
+    }
+    names.add(raw, segments, isDir);
+    planned.push({ entry, raw, segments, isDir });
   }
-  names.add(raw, segments, isDir);
+  const extents: EntryExtent[] = [];
+  for (const p of planned) {
+    let dataStart: number;
+    try {
+      dataStart = (await zip.readLocalFileHeaderPromise(p.entry, { minimal: true })).fileDataStart;
+    } catch (err) {
+      throw asZipError(err);
+    }
+    extents.push({ raw: p.raw, start: p.entry.relativeOffsetOfLocalHeader, end: dataStart + p.entry.compressedSize });
+  }
+  checkOverlaps(extents);
+  return planned;
+}
+
+/**
+ * The headers' sizes bound what will be written (yauzl stops an entry at its declared size), so
+ * the disk is checked once, up front. Too little room is the worker's problem, not the upload's:
+ * retryable, maybe on another machine or after old jobs were cleaned up.
+ */
+async function checkFreeSpace(tmp: string, planned: readonly Planned[], limits: UnpackLimits): Promise<void> {
+  const needed = planned.reduce((sum, p) => sum + (p.isDir ? 0 : p.entry.uncompressedSize), 0);
+  const fs = await statfs(tmp);
+  const free = fs.bavail * fs.bsize;
+  if (free - limits.minFreeBytes < needed) {
+    throw new RetryableTaskError(
+      `The worker's disk has ${free} bytes free; unpacking this project needs ${needed} bytes and keeps ${limits.minFreeBytes} bytes free for the render. Free space in the worker's work folder; the task is retried.`,
+      { code: 'WORKER_DISK_FULL', freeBytes: free, neededBytes: needed, minFreeBytes: limits.minFreeBytes },
+    );
+  }
+}
+
+async function extractEntry(zip: yauzl.ZipFile, p: Planned, tmp: string, limits: UnpackLimits, state: { bytes: number; files: string[] }, signal?: AbortSignal): Promise<void> {
+  const { entry, raw, segments, isDir } = p;
   // macOS resource forks: never useful to Blender, not written (their names were still checked).
   if (segments[0] === '__MACOSX') return;
   const target = join(tmp, ...segments);
@@ -175,8 +221,8 @@ async function extractEntry(
     transform(chunk: Buffer, _enc, cb) {
       written += chunk.length;
       state.bytes += chunk.length;
+      // The quota on the real bytes, before the chunk reaches the disk.
       if (state.bytes > limits.maxTotalBytes) return cb(tooLargeError(limits, state.bytes));
-      if (ratioExceeded(written, entry.compressedSize, limits)) return cb(ratioError(raw, written, entry.compressedSize, limits));
       crc = crc32(chunk, crc);
       cb(null, chunk);
     },

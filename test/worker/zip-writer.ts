@@ -16,6 +16,8 @@ export interface RawEntry {
   declaredSize?: number;
   declaredCompressedSize?: number;
   declaredCrc?: number;
+  /** Extra fields, written as given in both headers. Default none. */
+  extra?: Buffer;
 }
 
 /** Builds a ZIP file; `entryCount` overrides the count in the end record. */
@@ -34,6 +36,7 @@ export function buildZip(entries: readonly RawEntry[], opts: { entryCount?: numb
     const flags = e.flags ?? 0x800;
     const isDir = name.toString('utf8').endsWith('/');
     const mode = e.mode ?? (isDir ? 0o040755 : 0o100644);
+    const extra = e.extra ?? Buffer.alloc(0);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
@@ -45,7 +48,7 @@ export function buildZip(entries: readonly RawEntry[], opts: { entryCount?: numb
     local.writeUInt32LE(csize, 18);
     local.writeUInt32LE(size, 22);
     local.writeUInt16LE(name.length, 26);
-    local.writeUInt16LE(0, 28);
+    local.writeUInt16LE(extra.length, 28);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE((3 << 8) | 20, 4); // made by Unix
@@ -58,11 +61,12 @@ export function buildZip(entries: readonly RawEntry[], opts: { entryCount?: numb
     central.writeUInt32LE(csize, 20);
     central.writeUInt32LE(size, 24);
     central.writeUInt16LE(name.length, 28);
+    central.writeUInt16LE(extra.length, 30);
     central.writeUInt32LE(((mode << 16) | (isDir ? 0x10 : 0)) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
-    locals.push(local, name, body);
-    centrals.push(central, name);
-    offset += local.length + name.length + body.length;
+    locals.push(local, name, extra, body);
+    centrals.push(central, name, extra);
+    offset += local.length + name.length + extra.length + body.length;
   }
   const cd = Buffer.concat(centrals);
   const end = Buffer.alloc(22);
