@@ -13,9 +13,21 @@ export interface PreparedProject {
   jobDir: string;
   /** The unpacked project folder. */
   root: string;
+  /** Paths relative to `root`, `/`-separated, as the client knows them (see bareBlend). */
   files: string[];
   manifest: PackManifest | null;
+  /**
+   * A bare .blend upload: `name` is the client's file name, which `files` lists and every answer
+   * shows; `file` the fixed safe name it has on disk (the client's may hold spaces, any script,
+   * `:`; sanitising it changed what users saw and made different names collide). Absent for a zip,
+   * whose entries are unpacked under their own (checked) names, and in project.json files written
+   * before it existed (their `files` name the file on disk).
+   */
+  bareBlend?: { name: string; file: string };
 }
+
+/** What a bare .blend is called on disk, whatever its upload was called. */
+const BARE_BLEND_FILE = 'scene.blend';
 
 const PROJECT_INFO = 'project.json';
 
@@ -57,20 +69,30 @@ export async function prepareProject(
     source,
     fileType: rec.internal.fileType,
     jobDir,
-    fileName: rec.internal.fileType === 'blend' ? safeBlendName(rec.job.sceneFile?.name) : undefined,
+    fileName: BARE_BLEND_FILE,
     signal: opts.signal,
     ...(opts.limits ? { limits: opts.limits } : {}),
   });
   await rm(source, { force: true });
   const prepared: PreparedProject = { jobDir, root: unpacked.root, files: unpacked.files, manifest: unpacked.manifest };
+  if (rec.internal.fileType === 'blend') {
+    // The job's sceneFile.name is the upload's fileName (a bare name: the API refuses folders).
+    const name = rec.job.sceneFile?.name || BARE_BLEND_FILE;
+    prepared.bareBlend = { name, file: BARE_BLEND_FILE };
+    prepared.files = [name];
+  }
   await writeFile(info, JSON.stringify(prepared));
   return prepared;
 }
 
-/** The uploaded name of a bare .blend, reduced to a safe single file name. */
-function safeBlendName(name: string | undefined): string {
-  const base = path.basename(name ?? 'scene.blend').replace(/[^\w.-]/g, '_');
-  return base.toLowerCase().endsWith('.blend') && base.length > 6 ? base : 'scene.blend';
+/**
+ * Where a project path (`/`-separated, as in `files` and `pathToFileForRender`) is on disk. A bare
+ * .blend project holds that one file, so any path means it: jobs validated before bareBlend
+ * existed name it by its old sanitised name.
+ */
+export function projectFilePath(project: Pick<PreparedProject, 'root' | 'bareBlend'>, relPath: string): string {
+  if (project.bareBlend) return path.join(project.root, project.bareBlend.file);
+  return path.join(project.root, ...relPath.split('/'));
 }
 
 /** Removes a job's working folder (after finalize, or when it is canceled or fails). */

@@ -13,7 +13,7 @@ import type { JobInternal, Task } from '../../ports.js';
 import { runBlender, type BlenderRunResult } from '../blender.js';
 import { attemptLayout, filesOfFrame, finishedFrames, outputLayout, promoteFinished, type OutputLayout } from '../chunk-files.js';
 import type { WorkerEnv } from '../env.js';
-import { prepareProject, type PreparedProject } from '../job-files.js';
+import { prepareProject, projectFilePath, type PreparedProject } from '../job-files.js';
 import { resolveBundledAddons } from '../unpack.js';
 import { FatalTaskError, RetryableTaskError } from '../outcomes.js';
 import { BlenderLogParser } from '../progress-parser.js';
@@ -133,7 +133,7 @@ async function renderPart(r: PartRun): Promise<void> {
   });
   const settingsFile = path.join(attempt.outDir, 'settings.json');
   await writeFile(settingsFile, JSON.stringify(settings));
-  const sceneFile = path.join(r.project.root, ...(final.pathToFileForRender ?? 'scene.blend').split('/'));
+  const sceneFile = projectFilePath(r.project, final.pathToFileForRender ?? 'scene.blend');
   const invocation = renderInvocation({
     // This machine's build of the planned version (placement only hands the task to workers that have one).
     binary: buildFor(env.builds, r.plan.blenderVersion)?.binary ?? r.plan.blender,
