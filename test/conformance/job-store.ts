@@ -148,11 +148,12 @@ export function jobStoreConformance(name: string, open: () => Promise<StoreHarne
 
       const elsewhere = await other();
       await elsewhere.transition(job.id, ['validating'], 'validated');
+      // Stores may look for other processes' commits at most once a millisecond (SQLite does): a
+      // read that starts once that much has passed must see the change, however busy the machine.
+      // Waiting on that condition, not a fixed time, keeps the check exact.
       const changedAt = performance.now();
-      while ((await status()) !== 'validated') {
-        expect(performance.now() - changedAt, 'the change made elsewhere was not seen').toBeLessThan(50);
-        await new Promise((r) => setImmediate(r));
-      }
+      while (performance.now() - changedAt < 2) await new Promise((r) => setImmediate(r));
+      expect(await status(), 'the change made elsewhere was not seen').toBe('validated');
     }));
 
     it('keeps everything across a restart', withStore(async (h) => {

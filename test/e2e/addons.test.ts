@@ -15,6 +15,7 @@ let e2e: E2E;
 let scratch: string;
 let zip: string;
 let brokenZip: string;
+let nodesZip: string;
 
 const ADDON = `bl_info = {"name": "RB Film Probe", "blender": (3, 0, 0), "category": "Render"}
 import bpy
@@ -45,6 +46,16 @@ beforeAll(async () => {
   await writeFile(path.join(project, 'addons', 'rb_film_probe', '__init__.py'), `${ADDON}\nraise RuntimeError('probe add-on is broken')\n`);
   brokenZip = path.join(scratch, 'broken.zip');
   await run('zip', ['-q', '-r', brokenZip, '.'], { cwd: project });
+  // A file saved with the rb_test_nodes add-on (its builder writes the add-on beside it), bundled.
+  const nodes = path.join(scratch, 'nodes');
+  const nodesBlend = await buildFixture('addon-nodes');
+  await mkdir(path.join(nodes, 'addons'), { recursive: true });
+  await copyFile(nodesBlend, path.join(nodes, 'scene.blend'));
+  await copyFile(path.join(path.dirname(nodesBlend), 'rb_test_nodes.py'), path.join(nodes, 'addons', 'rb_test_nodes.py'));
+  const nodesManifest = { version: 1, sceneFile: 'scene.blend', addons: [{ id: 'rb_test_nodes', name: 'RB Test Nodes', path: 'addons/rb_test_nodes.py' }] };
+  await writeFile(path.join(nodes, 'renderbridge-manifest.json'), JSON.stringify(nodesManifest));
+  nodesZip = path.join(scratch, 'nodes.zip');
+  await run('zip', ['-q', '-r', nodesZip, '.'], { cwd: nodes });
   e2e = await startE2E();
 }, 120_000);
 afterAll(async () => {
@@ -87,6 +98,33 @@ describe('bundled add-ons', () => {
 
     expect(await minAlpha(await renderFirstFrame(withAddon.id))).toBe(0);
     expect(await minAlpha(await renderFirstFrame(without.id))).toBe(255);
+  }, 180_000);
+
+  it("analysis.output.addons describes each file: what its data needs plus the pack's add-ons, never the worker's own", async () => {
+    const { client } = e2e;
+    const ids = {
+      plain: await submit(client, await buildFixture('basic')),
+      probe: await submit(client, zip),
+      nodes: await submit(client, nodesZip),
+      sun: await submit(client, await buildFixture('addon-sun')),
+    };
+    const out = async (id: string) => (await validationOutcome(client, id)).analysis?.output;
+    const required = (o: Awaited<ReturnType<typeof out>>) => o?.analysisWarnings?.filter((w) => w.code === 'ADDON_REQUIRED') ?? [];
+    const plain = await out(ids.plain);
+    expect(plain?.addons).toEqual([]);
+    expect(required(plain)).toEqual([]);
+    // basic.blend needs nothing; the pack bundles the film probe.
+    const probe = await out(ids.probe);
+    expect(probe?.addons).toEqual(['rb_film_probe']);
+    expect(required(probe)).toEqual([]);
+    // The node tree, node and scene property group are all found in the bundled add-on's source.
+    const nodes = await out(ids.nodes);
+    expect(nodes?.addons).toEqual(['rb_test_nodes']);
+    expect(required(nodes)).toEqual([]);
+    // Blender's own add-on, off with factory settings: named, with what to do.
+    const sun = await out(ids.sun);
+    expect(sun?.addons).toEqual(['sun_position']);
+    expect(required(sun)[0]?.message).toMatch(/sun_position.*addonsToUse/);
   }, 180_000);
 
   it('renders without an add-on that fails to load, and says so in finalConfig', async () => {
