@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { RenderJobClient } from '../shared/client/index.js';
 import { createApiKey } from '../service/domain/api-keys.js';
-import { openKeyStore } from '../service/local-stack.js';
+import { openKeyStore } from '../service/stack.js';
 import { buildFixture } from '../test/helpers/fixtures.js';
 import { atExit, startChild, track } from './lib/children.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';

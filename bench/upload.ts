@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createApiKey } from '../service/domain/api-keys.js';
-import { openKeyStore } from '../service/local-stack.js';
+import { openKeyStore } from '../service/stack.js';
 import { atExit, cpuTimes, rssBytes, startChild, track } from './lib/children.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { consoleTable, fmt, markdownTable, median, verdict, writeResultsSection, type Row } from './lib/results.js';

@@ -11,7 +11,7 @@ import { jsonBodyParser } from './http/json-body.js';
 import { MemoryRateLimiter } from './adapters/memory-rate-limit.js';
 import type { RateLimiter } from './ports.js';
 import { installErrorHandling, makeFrameworkErrors } from './http/error-handler.js';
-import type { UrlSigner } from './http/signing.js';
+import type { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { JobRecord } from './ports.js';
 import { installMetrics } from './metrics/http.js';
 import type { Metrics } from './metrics/registry.js';

@@ -9,10 +9,8 @@ import { SqliteKeyStore } from './adapters/sqlite/key-store.js';
 import { SqliteLeaseStore } from './adapters/sqlite/lease-store.js';
 import { SqliteTaskQueue } from './adapters/sqlite/task-queue.js';
 import { openWebhookStore } from './adapters/sqlite/webhook-store.js';
-import type { ServiceConfig } from './config.js';
-import { UrlSigner } from './http/signing.js';
+import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { JobStore, KeyStore, LeaseStore, TaskQueue } from './ports.js';
-import { openStack, type Stack } from './stack.js';
 import type { WebhookStore } from './webhooks/ports.js';
 
 /** The stores of one state engine (SQLite or PostgreSQL). */
@@ -77,11 +75,3 @@ export async function openFsStorage(dataDir: string, publicUrl: () => string): P
   return { storage, signer, root };
 }
 
-export type LocalStack = Stack;
-
-/** The embedded defaults whatever the config says about other engines (benchmarks, tools). */
-export function openLocalStack(config: ServiceConfig): Promise<Stack> {
-  return openStack({ ...config, databaseUrl: undefined, redisUrl: undefined, s3: undefined });
-}
-
-export { openKeyStore } from './stack.js';

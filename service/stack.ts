@@ -125,3 +125,8 @@ export async function openKeyStore(config: Pick<ServiceConfig, 'dataDir' | 'data
   const state = await openState({ dataDir: path.resolve(c.dataDir), databaseUrl: c.databaseUrl } as ServiceConfig);
   return { keys: state.keys, close: state.close };
 }
+
+/** The embedded defaults whatever the config says about other engines (benchmarks, tools). */
+export function openLocalStack(config: ServiceConfig): Promise<Stack> {
+  return openStack({ ...config, databaseUrl: undefined, redisUrl: undefined, s3: undefined });
+}

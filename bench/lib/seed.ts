@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { defaultConfig } from '../../service/config.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
 import { newJobRecord, uploadKey } from '../../service/domain/jobs.js';
-import { openLocalStack } from '../../service/local-stack.js';
+import { openLocalStack } from '../../service/stack.js';
 import type { UploadRecord } from '../../service/ports.js';
 
 /** Seeds `count` jobs of one workspace `bench` in a SQLite data folder; returns its API key and the job ids. */

@@ -7,7 +7,7 @@ import { create as contentDisposition } from 'content-disposition';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CONTENT_TYPES, FileType } from '../../shared/api/upload.js';
 import { ApiError } from '../http/api-error.js';
-import type { SignedMethod, UrlSigner } from '../http/signing.js';
+import type { SignedMethod, UrlSigner } from '../adapters/fs-storage/url-signer.js';
 import { FsObjectStorage, isValidKey } from '../adapters/fs-storage/fs-storage.js';
 import { ObjectExistsError, ObjectTooLargeError } from '../ports.js';
 

@@ -8,7 +8,7 @@ import { registerAdminCommands } from '../../cli/admin.js';
 import { openSqlite } from '../../service/adapters/sqlite/db.js';
 import { openWebhookStore } from '../../service/adapters/sqlite/webhook-store.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
-import { openKeyStore } from '../../service/local-stack.js';
+import { openKeyStore } from '../../service/stack.js';
 import { signWebhook, verifyWebhookSignature } from '../../shared/webhooks/signing.js';
 
 let dataDir: string;

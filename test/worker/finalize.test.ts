@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FsObjectStorage } from '../../service/adapters/fs-storage/fs-storage.js';
-import { UrlSigner } from '../../service/http/signing.js';
+import { UrlSigner } from '../../service/adapters/fs-storage/url-signer.js';
 import type { ObjectStorage } from '../../service/ports.js';
 import { probe } from '../../service/worker/ffmpeg.js';
 import { finalizeOutputs, type ProducedFile } from '../../service/worker/finalize.js';
