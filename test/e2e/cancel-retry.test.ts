@@ -90,9 +90,10 @@ describe('cancel mid-render', () => {
     const canceled = await client.cancelJob(id);
     expect(canceled.status).toBe('canceled');
     const t0 = Date.now();
-    await waitUntil('Blender to exit', () => blenderProcesses(workDir).length === 0, { timeoutMs: 2_000, intervalMs: 25 });
+    await waitUntil('Blender to exit', () => blenderProcesses(workDir).length === 0, { timeoutMs: 30_000, intervalMs: 25 });
     const exitMs = Date.now() - t0;
-    expect(exitMs).toBeLessThan(2_000);
+    // At once: SIGTERM at the cancel, not the SIGKILL that follows a 5 s grace (room for a busy CI machine).
+    expect(exitMs).toBeLessThan(4_000);
 
     await waitUntil('the work folder to go', () => !existsSync(workDir), { timeoutMs: 10_000 });
     const job = await client.getJob(id);
@@ -103,8 +104,9 @@ describe('cancel mid-render', () => {
     expect(downloads.transforms?.framesZip ?? null).toBeNull();
     // Nothing of the job was stored as output either (uploads are stored by their own key).
     expect((await filesUnder(svc.dataDir)).filter((f) => f.includes(id))).toEqual([]);
-    // And no Blender came back for it (no retry of a canceled job).
-    await client.getJob(id);
+    // And no Blender came back for it (no retry of a canceled job). The barrier: the worker has
+    // settled the canceled task (its log says so), so a retry would have been queued by now.
+    await waitUntil('the worker to settle the canceled task', () => svc.logs.some((l) => l.includes(id) && l.includes('"task stopped"')), { timeoutMs: 30_000 });
     expect(blenderProcesses(workDir)).toEqual([]);
   }, 240_000);
 });
