@@ -61,6 +61,9 @@ describe('BlenderLogParser on other formats', () => {
     expect(p.line("Saved: 'C:\\renders\\f_0007.png'\r")).toEqual([{ type: 'saved', frame: 7, path: 'C:\\renders\\f_0007.png' }]);
     expect(p.line(' Time: 01:02:03.50 (Saving: 00:00.18)')).toEqual([{ type: 'frameFinished', frame: 7, seconds: 3723.5 }]);
     expect(p.currentFrame).toBeNull();
+    // A failure report still names the frame reached (errorDetails.lastFrame), finished or not.
+    expect(p.lastFrame).toBe(7);
+    expect(new BlenderLogParser().lastFrame).toBeNull();
   });
 
   it('reports errors and warnings with the frame in flight', () => {
