@@ -6,7 +6,7 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import type { FailedReason } from '../../shared/api/job.js';
 import { TERMINAL_STATUSES } from '../../shared/job-status.js';
-import type { WorkerJobStore, Task, TaskKind, TaskQueue } from '../ports.js';
+import type { WorkerJobStore, Task, TaskKind, TaskLeases, TaskSubmitter } from '../ports.js';
 import { moveJob } from '../domain/job-lifecycle.js';
 import type { Slot } from './devices.js';
 import { CanceledTaskError, FatalTaskError, RetryableTaskError } from './outcomes.js';
@@ -73,7 +73,8 @@ export class WorkerRuntime {
   constructor(
     private readonly deps: {
       jobs: WorkerJobStore;
-      queue: TaskQueue;
+      /** Runs tasks; drops a job's other tasks when one of them fails it. */
+      queue: TaskLeases & Pick<TaskSubmitter, 'cancelJob'>;
       log: Logger;
       /** Called when a job ended canceled or failed under this worker (to remove its working files). */
       onJobStopped?: (jobId: string) => Promise<void>;

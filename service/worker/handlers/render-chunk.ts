@@ -9,6 +9,7 @@ import type { RequestedConfig } from '../../../shared/api/render-config.js';
 import type { JobStatus } from '../../../shared/job-status.js';
 import { expandFrameRanges, remainingChunk, type FrameChunk } from '../../domain/frame-ranges.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
+import { taskPayload, type ChunkPayload } from '../../domain/tasks.js';
 import type { JobInternal, Task } from '../../ports.js';
 import { runBlender, type BlenderRunResult } from '../blender.js';
 import { attemptLayout, filesOfFrame, finishedFrames, outputLayout, promoteFinished, type OutputLayout } from '../chunk-files.js';
@@ -28,10 +29,6 @@ import { buildFor } from '../placement.js';
 
 /** How often progress counters are written while frames render. */
 const PROGRESS_EVERY_MS = 500;
-
-interface ChunkPayload extends FrameChunk {
-  index: number;
-}
 
 /** Per-job progress shared by the chunks of a job running in this process. */
 class JobTrackers {
@@ -61,7 +58,12 @@ export function renderChunkHandler(env: WorkerEnv): TaskHandler {
     const final = rec.job.finalConfig;
     const plan = rec.internal.render;
     if (!final || !plan) throw FatalTaskError.render('NOT_PLANNED', 'The render has no plan; start it again.');
-    const chunk = task.payload as unknown as ChunkPayload;
+    let chunk: ChunkPayload;
+    try {
+      chunk = taskPayload({ ...task, kind: 'render-chunk' });
+    } catch (err) {
+      throw FatalTaskError.render('BAD_TASK_PAYLOAD', (err as Error).message);
+    }
     const project = await prepareProject(rec, {
       storage: env.storage,
       workRoot: env.settings.workRoot,
