@@ -27,7 +27,7 @@ interface ChildAnswer { seconds: number; bytes: number; fileCount: number }
 
 /** Child mode: waits for folders to pack, packs each with packFolder, answers the time it took. */
 async function child(): Promise<void> {
-  const { packFolder } = await import('../daemon/pack/index.js');
+  const { packFolder } = await import('../daemon/pack/pack-project.js');
   const archiver: string = 'archiver'; // a variable keeps tsc from looking for declarations archiver lacks
   await import(archiver); // loaded before the baseline, as in a daemon that has packed before
   process.on('message', (req: ChildRequest) => {

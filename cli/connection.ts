@@ -1,7 +1,7 @@
 // What the client commands (submit, jobs) share: the service URL and the API key, read the way
 // the daemon reads them (OS keychain entry of the tray app, else RENDERBRIDGE_API_KEY).
 import type { Command } from 'commander';
-import { ApiKeyProvider } from '../daemon/api-key.js';
+import { ApiKeyProvider } from '../daemon/keychain/api-key.js';
 import { defaultDaemonConfig, type DaemonConfig } from '../daemon/config.js';
 import { KeytarKeychain } from '../daemon/keychain/keytar.js';
 import { VERSION } from './version.js';

@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { DAEMON_WEBHOOK_PATH } from '../shared/daemon/api.js';
 import type { DaemonConfig } from './config.js';
-import type { EventBus } from './events.js';
+import type { EventBus } from './track/events.js';
 import { installDaemonErrorHandling, makeFrameworkErrors } from './http/errors.js';
 import { makeGuard } from './http/guard.js';
 import type { ClientProvider, Downloads, Packer, Submissions, Tracker } from './ports.js';

@@ -1,11 +1,11 @@
 // The daemon with every real part: packer (with headless-Blender tracing), submissions, downloads
 // and, when configured, the hot folder. `renderbridge daemon` runs this; tests start it the same way.
 import type { DaemonConfig } from './config.js';
-import { createDownloads } from './downloads.js';
-import { watchHotFolder, type HotFolder } from './hot-folder.js';
+import { createDownloads } from './download/downloads.js';
+import { watchHotFolder, type HotFolder } from './submit/hot-folder.js';
 import { createPacker } from './pack/packer.js';
 import { startDaemon, type RunningDaemon, type StartDaemonOptions } from './server.js';
-import { createSubmissions } from './submit.js';
+import { createSubmissions } from './submit/submissions.js';
 import { createTracer } from './trace.js';
 
 export type BridgeDaemonOptions = Omit<StartDaemonOptions, 'createPacker' | 'createDownloads' | 'createSubmissions'>;

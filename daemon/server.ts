@@ -5,16 +5,16 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { RenderJobClientOptions } from '../shared/client/index.js';
-import { ApiKeyProvider } from './api-key.js';
+import { ApiKeyProvider } from './keychain/api-key.js';
 import { buildDaemonApp } from './app.js';
 import type { DaemonConfig } from './config.js';
 import { DaemonError } from './errors.js';
-import { EventBus, type EventBusOptions } from './events.js';
+import { EventBus, type EventBusOptions } from './track/events.js';
 import { createDaemonLogger } from './http/logging.js';
 import { KeytarKeychain } from './keychain/keytar.js';
 import type { ClientProvider, Downloads, Keychain, Packer, Submissions, Tracker } from './ports.js';
 import { findLiveDaemon, newToken, removeStateFile, writeStateFile } from './state-file.js';
-import { JobTracker, type JobTrackerOptions } from './tracker.js';
+import { JobTracker, type JobTrackerOptions } from './track/tracker.js';
 
 /** What the Packer/Submissions/Downloads factories get. */
 export interface DaemonPartsContext {

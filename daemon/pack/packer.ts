@@ -8,8 +8,8 @@ import path from 'node:path';
 import type { DaemonWarning, PackRequest, PackResult } from '../../shared/daemon/api.js';
 import { DaemonError } from '../errors.js';
 import type { Packer, TraceFn } from '../ports.js';
-import { summariseZip } from '../preflight.js';
-import { packFolder, packProject, type PackOutcome } from './index.js';
+import { summariseZip } from './preflight.js';
+import { packFolder, packProject, type PackOutcome } from './pack-project.js';
 
 export interface PackerDeps {
   /** Folder the zips are written to, as `<packId>.zip` (created when missing). */

@@ -2,7 +2,7 @@
 // and renderComplete (DAEMON_EVENTS); see events.ts for the framing.
 import type { FastifyPluginAsync } from 'fastify';
 import { DAEMON_ROUTES } from '../../shared/daemon/api.js';
-import type { EventBus } from '../events.js';
+import type { EventBus } from '../track/events.js';
 
 export interface EventRouteDeps {
   events: EventBus;

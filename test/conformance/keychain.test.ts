@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeyProvider } from '../../daemon/api-key.js';
+import { ApiKeyProvider } from '../../daemon/keychain/api-key.js';
 import { KeychainUnavailableError } from '../../daemon/keychain/errors.js';
 import { KeytarKeychain } from '../../daemon/keychain/keytar.js';
 import { SecretToolKeychain } from '../../daemon/keychain/secret-tool.js';

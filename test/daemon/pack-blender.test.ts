@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
-import { packProject, type PackOutcome } from '../../daemon/pack/index.js';
+import { packProject, type PackOutcome } from '../../daemon/pack/pack-project.js';
 import { createTracer } from '../../daemon/trace.js';
 import { analyzeScene, type SceneAnalysis } from '../../service/worker/analyze.js';
 import { parseManifest, type PackManifest } from '../../service/worker/project-files.js';

@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { packProject } from '../../daemon/pack/index.js';
+import { packProject } from '../../daemon/pack/pack-project.js';
 import { pickSceneFile, resolveBundledAddons, unpackSource } from '../../service/worker/unpack.js';
 import { DEFLATED, dep, put, readZip, sha256, STORED, textBytes, packFailure } from './pack-helpers.js';
 

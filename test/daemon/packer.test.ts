@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { packFolder } from '../../daemon/pack/index.js';
+import { packFolder } from '../../daemon/pack/pack-project.js';
 import { createPacker } from '../../daemon/pack/packer.js';
 import type { TraceFn } from '../../daemon/ports.js';
 import { createTracer } from '../../daemon/trace.js';

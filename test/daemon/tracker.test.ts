@@ -3,9 +3,9 @@
 // a 429's Retry-After is honoured, errors back off, and a key stored later is picked up. The
 // service's requests are observed through a recording fetch that only watches real calls.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeyProvider } from '../../daemon/api-key.js';
-import { EventBus } from '../../daemon/events.js';
-import { JobTracker } from '../../daemon/tracker.js';
+import { ApiKeyProvider } from '../../daemon/keychain/api-key.js';
+import { EventBus } from '../../daemon/track/events.js';
+import { JobTracker } from '../../daemon/track/tracker.js';
 import type { DaemonEvent } from '../../shared/daemon/api.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { createJob } from '../helpers/flow.js';

@@ -5,7 +5,7 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packProject } from '../../daemon/pack/index.js';
+import { packProject } from '../../daemon/pack/pack-project.js';
 import { createTracer } from '../../daemon/trace.js';
 import { fetchBytes, startE2E, submit, tinyRender, validationOutcome, type E2E } from '../helpers/e2e.js';
 import { buildPackProject, cellColours, mismatches } from '../helpers/pack-fixture.js';

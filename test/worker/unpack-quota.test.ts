@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createDeflateRaw, crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { packFolder } from '../../daemon/pack/index.js';
+import { packFolder } from '../../daemon/pack/pack-project.js';
 import { RetryableTaskError } from '../../service/worker/outcomes.js';
 import { unpackSource, UnpackError, type UnpackOptions } from '../../service/worker/unpack.js';
 import { buildZip } from './zip-writer.js';

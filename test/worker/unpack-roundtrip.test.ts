@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { packFolder } from '../../daemon/pack/index.js';
+import { packFolder } from '../../daemon/pack/pack-project.js';
 import { unpackSource } from '../../service/worker/unpack.js';
 
 const KiB = 1024;

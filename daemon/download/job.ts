@@ -1,11 +1,11 @@
 // Every output of a completed job into one folder: frames, compositor outputs in their
 // `relativePath` folders, videos (and the zips when asked). Usable without a daemon (the CLI).
-import type { ErrorBody, ErrorDetail } from '../shared/api/error-body.js';
-import type { Downloads as DownloadsAnswer } from '../shared/api/downloads.js';
-import { ApiError, collectOutputs, fileNameFromUrl, videoLinks, zipOutputs, type RenderJobClient } from '../shared/client/index.js';
-import type { DownloadState } from '../shared/daemon/api.js';
-import { downloadFile, type DownloadFileOptions, type FileOutcome } from './download-file.js';
-import { errorBodyOf, outputError } from './download-errors.js';
+import type { ErrorBody, ErrorDetail } from '../../shared/api/error-body.js';
+import type { Downloads as DownloadsAnswer } from '../../shared/api/downloads.js';
+import { ApiError, collectOutputs, fileNameFromUrl, videoLinks, zipOutputs, type RenderJobClient } from '../../shared/client/index.js';
+import type { DownloadState } from '../../shared/daemon/api.js';
+import { downloadFile, type DownloadFileOptions, type FileOutcome } from './file.js';
+import { errorBodyOf, outputError } from './errors.js';
 import { UnsafeOutputPathError, prepareOutputPath, safeRelativePath, uniquePath } from './output-paths.js';
 
 export interface DownloadJobOptions extends Pick<DownloadFileOptions, 'attempts' | 'baseDelayMs' | 'maxDelayMs' | 'idleTimeoutMs'> {

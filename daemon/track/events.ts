@@ -9,8 +9,8 @@
 // client reconnects and re-reads GET /jobs), so a slow client never holds the others back. A comment
 // line every `heartbeatMs` keeps idle streams visibly alive. `Last-Event-ID` is not replayed.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DaemonEvent } from '../shared/daemon/api.js';
-import type { EventSink } from './ports.js';
+import type { DaemonEvent } from '../../shared/daemon/api.js';
+import type { EventSink } from '../ports.js';
 
 export interface EventBusLogger {
   info(obj: object, msg: string): void;

@@ -1,12 +1,12 @@
 // The daemon's submissions: each runs runSubmission in the background, its state kept in memory
 // and published as `submission` events at every step and upload progress update.
 import { randomUUID } from 'node:crypto';
-import type { Submission } from '../shared/daemon/api.js';
-import { DaemonError } from './errors.js';
-import type { EventSink, Submissions } from './ports.js';
-import { newSubmission, runSubmission, type SubmissionDeps } from './submit-run.js';
+import type { Submission } from '../../shared/daemon/api.js';
+import { DaemonError } from '../errors.js';
+import type { EventSink, Submissions } from '../ports.js';
+import { newSubmission, runSubmission, type SubmissionDeps } from './run.js';
 
-export { runSubmission, type RunSubmissionOptions, type SubmissionDeps } from './submit-run.js';
+export { runSubmission, type RunSubmissionOptions, type SubmissionDeps } from './run.js';
 
 export interface SubmissionsDeps extends SubmissionDeps {
   events: EventSink;

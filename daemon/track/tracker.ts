@@ -6,13 +6,13 @@
 // unfinished jobs that were not on that page. It publishes `job` when a job's status or counters
 // change, `progress` when counters change, and `renderComplete` once per job that finishes after
 // the first poll; a completed job with an outDir (setOutDir) starts downloading first.
-import type { Job } from '../shared/api/job.js';
-import type { JobProgress } from '../shared/api/progress.js';
-import { ApiError, type RenderJobClient } from '../shared/client/index.js';
-import type { TrackedJob } from '../shared/daemon/api.js';
-import { ACTIVE_STATUSES, isTerminal } from '../shared/job-status.js';
-import { DaemonError } from './errors.js';
-import type { ClientProvider, Downloads, EventSink, Tracker } from './ports.js';
+import type { Job } from '../../shared/api/job.js';
+import type { JobProgress } from '../../shared/api/progress.js';
+import { ApiError, type RenderJobClient } from '../../shared/client/index.js';
+import type { TrackedJob } from '../../shared/daemon/api.js';
+import { ACTIVE_STATUSES, isTerminal } from '../../shared/job-status.js';
+import { DaemonError } from '../errors.js';
+import type { ClientProvider, Downloads, EventSink, Tracker } from '../ports.js';
 
 export interface JobTrackerOptions {
   /** Clients of the configured service; use one whose client does not retry (maxRetries 0) so 429s reach the tracker. */

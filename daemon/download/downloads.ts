@@ -2,11 +2,11 @@
 // memory and published as `download` events.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { DownloadState } from '../shared/daemon/api.js';
-import { downloadJobOutputs, type DownloadJobOptions } from './download-job.js';
-import { errorBodyOf } from './download-errors.js';
-import { DaemonError } from './errors.js';
-import type { ClientProvider, Downloads, EventSink } from './ports.js';
+import type { DownloadState } from '../../shared/daemon/api.js';
+import { downloadJobOutputs, type DownloadJobOptions } from './job.js';
+import { errorBodyOf } from './errors.js';
+import { DaemonError } from '../errors.js';
+import type { ClientProvider, Downloads, EventSink } from '../ports.js';
 
 export interface DownloadsDeps {
   clients: ClientProvider;

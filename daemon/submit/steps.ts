@@ -1,13 +1,13 @@
 // Pure pieces of a submission: the render body from the submit settings, the default output
 // folder, and the error body every failure carries.
 import path from 'node:path';
-import type { ErrorBody } from '../shared/api/error-body.js';
-import type { FailedReason, Job } from '../shared/api/job.js';
-import type { RequestedRenderConfig } from '../shared/api/render-config.js';
-import { ApiError, JobStoppedError, NetworkError, WaitTimeoutError } from '../shared/client/index.js';
-import type { SubmitSettings } from '../shared/daemon/api.js';
-import { DaemonError } from './errors.js';
-import { safeRelativePath } from './output-paths.js';
+import type { ErrorBody } from '../../shared/api/error-body.js';
+import type { FailedReason, Job } from '../../shared/api/job.js';
+import type { RequestedRenderConfig } from '../../shared/api/render-config.js';
+import { ApiError, JobStoppedError, NetworkError, WaitTimeoutError } from '../../shared/client/index.js';
+import type { SubmitSettings } from '../../shared/daemon/api.js';
+import { DaemonError } from '../errors.js';
+import { safeRelativePath } from '../download/output-paths.js';
 
 /**
  * `requestedRenderConfig` of POST /jobs/{id}/render: `settings.renderConfig` as given, then the

@@ -1,8 +1,8 @@
 // Error bodies of downloads: the service's own body when it answered, else one in the same shape.
-import type { ErrorBody, ErrorDetail } from '../shared/api/error-body.js';
-import { ApiError, NetworkError } from '../shared/client/index.js';
-import { DaemonError } from './errors.js';
-import { SizeMismatchError } from './download-file.js';
+import type { ErrorBody, ErrorDetail } from '../../shared/api/error-body.js';
+import { ApiError, NetworkError } from '../../shared/client/index.js';
+import { DaemonError } from '../errors.js';
+import { SizeMismatchError } from './file.js';
 
 /**
  * Names of the download errors the daemon reports itself (not yet in shared/daemon/errors.ts):

@@ -2,12 +2,12 @@
 // which add-ons its packer manifest bundles. The result is shown to the caller and sent with
 // job creation as `uploadPreflight`. Reads the central directory and the manifest entry only.
 import yauzl from 'yauzl';
-import type { UploadPreflight } from '../shared/api/upload.js';
-import type { AddonToBundle } from '../shared/pack/dependencies.js';
-import { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME, PackManifest } from '../shared/pack/manifest.js';
-import { DaemonError } from './errors.js';
-import { nextEntry } from '../service/worker/zip-entries.js';
-import { decodeEntryName } from '../zip/entry-name.js';
+import type { UploadPreflight } from '../../shared/api/upload.js';
+import type { AddonToBundle } from '../../shared/pack/dependencies.js';
+import { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME, PackManifest } from '../../shared/pack/manifest.js';
+import { DaemonError } from '../errors.js';
+import { nextEntry } from '../../service/worker/zip-entries.js';
+import { decodeEntryName } from '../../zip/entry-name.js';
 
 export const PREFLIGHT_SCHEMA_VERSION = 1;
 

@@ -2,12 +2,12 @@
 // packing -> uploading -> creating -> validating -> rendering -> done (or failed at any step).
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { RenderJobClient } from '../shared/client/index.js';
-import type { DownloadState, PackResult, Submission, SubmitRequest } from '../shared/daemon/api.js';
-import { downloadJobOutputs } from './download-job.js';
-import { DaemonError } from './errors.js';
-import type { ClientProvider, Downloads, Packer, Tracker } from './ports.js';
-import { defaultOutDir, failureBody, renderConfigFrom, throttle } from './submit-steps.js';
+import type { RenderJobClient } from '../../shared/client/index.js';
+import type { DownloadState, PackResult, Submission, SubmitRequest } from '../../shared/daemon/api.js';
+import { downloadJobOutputs } from '../download/job.js';
+import { DaemonError } from '../errors.js';
+import type { ClientProvider, Downloads, Packer, Tracker } from '../ports.js';
+import { defaultOutDir, failureBody, renderConfigFrom, throttle } from './steps.js';
 
 export interface SubmissionDeps {
   clients: ClientProvider;
