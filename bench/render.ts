@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { RenderJobClient } from '../shared/client/index.js';
+import { RenderJobClient } from '../shared/client/client.js';
 import { createApiKey } from '../service/domain/api-keys.js';
 import { openKeyStore } from '../service/stack.js';
 import { buildFixture } from '../test/helpers/fixtures.js';

@@ -1,5 +1,5 @@
 // Turns any failure into the message a person reads and the exit code a script branches on.
-import { ApiError, NetworkError } from '../shared/client/index.js';
+import { ApiError, NetworkError } from '../shared/client/errors.js';
 import { DaemonError } from '../daemon/errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 

@@ -9,7 +9,6 @@ import { describeFailure } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { VERSION } from './version.js';
 
-export { EXIT } from './exit-codes.js';
 
 export function buildProgram(): Command {
   const program = new Command('renderbridge')

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { PackResult, Submission, SubmissionStep, SubmitSettings } from '../shared/daemon/api.js';
 import { createPacker } from '../daemon/pack/packer.js';
-import { runSubmission } from '../daemon/submit/submissions.js';
+import { runSubmission } from '../daemon/submit/run.js';
 import { createTracer } from '../daemon/trace.js';
 import { createDisplay, formatBytes, type Display } from './display.js';
 import { CliError } from './errors.js';

@@ -1,6 +1,6 @@
 // Seams between the daemon's parts. The HTTP app (app.ts) and the CLI depend on these
 // interfaces; each part implements one and gets its collaborators passed in (no singletons).
-import type { RenderJobClient } from '../shared/client/index.js';
+import type { RenderJobClient } from '../shared/client/client.js';
 import type { CollectedDependency } from '../shared/pack/dependencies.js';
 import type { DaemonEvent, DaemonWarning, DownloadState, PackRequest, PackResult, Submission, SubmitRequest, TrackedJob } from '../shared/daemon/api.js';
 

@@ -4,7 +4,7 @@
 // stops the tracker, closes the server and removes the state file.
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import type { RenderJobClientOptions } from '../shared/client/index.js';
+import type { RenderJobClientOptions } from '../shared/client/options.js';
 import { ApiKeyProvider } from './keychain/api-key.js';
 import { buildDaemonApp } from './app.js';
 import type { DaemonConfig } from './config.js';

@@ -2,22 +2,11 @@
 // The service registers its routes from this table, the client calls through it, and the
 // OpenAPI document is generated from it.
 import { z } from 'zod';
-import {
-  CreateJobBody,
-  CreateUploadBody,
-  Downloads,
-  Job,
-  JobEnvelope,
-  JobIdParams,
-  JobList,
-  JobProgressEnvelope,
-  ListJobsQuery,
-  ProgressList,
-  StartRenderBody,
-  StartRenderResponse,
-  UploadTarget,
-  ValidateBody,
-} from './api/index.js';
+import { CreateJobBody, Job, JobEnvelope, JobIdParams, JobList, ListJobsQuery, StartRenderResponse, ValidateBody } from './api/job.js';
+import { CreateUploadBody, UploadTarget } from './api/upload.js';
+import { Downloads } from './api/downloads.js';
+import { JobProgressEnvelope, ProgressList } from './api/progress.js';
+import { StartRenderBody } from './api/render-config.js';
 import type { ErrorName } from './errors.js';
 
 export interface RouteDef {

@@ -1,6 +1,6 @@
 // Error bodies of downloads: the service's own body when it answered, else one in the same shape.
 import type { ErrorBody, ErrorDetail } from '../../shared/api/error-body.js';
-import { ApiError, NetworkError } from '../../shared/client/index.js';
+import { ApiError, NetworkError } from '../../shared/client/errors.js';
 import { DaemonError } from '../errors.js';
 import { SizeMismatchError } from './file.js';
 

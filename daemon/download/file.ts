@@ -5,7 +5,8 @@ import { lstat, open, rename, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ApiError, NetworkError, backoffDelay, sleep } from '../../shared/client/index.js';
+import { ApiError, NetworkError } from '../../shared/client/errors.js';
+import { backoffDelay, sleep } from '../../shared/client/backoff.js';
 import { contentLength, openUrl, parseContentRange, redactUrl } from './http.js';
 
 export interface DownloadFileOptions {

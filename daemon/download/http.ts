@@ -2,7 +2,7 @@
 // file's bytes), an idle timeout, and errors that never show the URL's query (its signature).
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { ApiError, NetworkError, errorBodyFrom } from '../../shared/client/index.js';
+import { ApiError, NetworkError, errorBodyFrom } from '../../shared/client/errors.js';
 import { readSmallBody } from '../../shared/client/small-body.js';
 
 export interface HttpOptions {

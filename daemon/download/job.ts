@@ -2,7 +2,9 @@
 // `relativePath` folders, videos (and the zips when asked). Usable without a daemon (the CLI).
 import type { ErrorBody, ErrorDetail } from '../../shared/api/error-body.js';
 import type { Downloads as DownloadsAnswer } from '../../shared/api/downloads.js';
-import { ApiError, collectOutputs, fileNameFromUrl, videoLinks, zipOutputs, type RenderJobClient } from '../../shared/client/index.js';
+import { ApiError } from '../../shared/client/errors.js';
+import { collectOutputs, fileNameFromUrl, videoLinks, zipOutputs } from '../../shared/client/downloads.js';
+import { type RenderJobClient } from '../../shared/client/client.js';
 import type { DownloadState } from '../../shared/daemon/api.js';
 import { downloadFile, type DownloadFileOptions, type FileOutcome } from './file.js';
 import { errorBodyOf, outputError } from './errors.js';

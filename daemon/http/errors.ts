@@ -10,7 +10,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ZodError } from 'zod';
 import type { ErrorBody, ErrorDetail } from '../../shared/api/error-body.js';
-import { ApiError, NetworkError, ResponseFormatError } from '../../shared/client/index.js';
+import { ApiError, NetworkError, ResponseFormatError } from '../../shared/client/errors.js';
 import { DAEMON_ERRORS } from '../../shared/daemon/errors.js';
 import { DaemonError } from '../errors.js';
 

@@ -2,7 +2,8 @@
 // (KEYCHAIN_SERVICE / KEYCHAIN_ACCOUNT), else RENDERBRIDGE_API_KEY. The client is cached per key;
 // the keychain is read again once `keyRefreshMs` has passed (the tray may have stored a new key),
 // and at every call while no key is found. The key is never logged: only where it came from.
-import { RenderJobClient, type RenderJobClientOptions } from '../../shared/client/index.js';
+import { RenderJobClient } from '../../shared/client/client.js';
+import { type RenderJobClientOptions } from '../../shared/client/options.js';
 import { DaemonError } from '../errors.js';
 import { KeychainUnavailableError } from './errors.js';
 import type { ClientProvider, Keychain } from '../ports.js';

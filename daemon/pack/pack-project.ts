@@ -13,8 +13,6 @@ import { expandAddon, expandDependency, FileInfos, SKIPPED_FOLDERS, walkFiles } 
 import { packFailed, planLayout, type ExpandedAddon, type ExpandedDependency, type Layout } from './layout.js';
 import { writeZip, type ZipWritten } from './zip-writer.js';
 
-export { ADDONS_DIR } from './layout.js';
-
 export interface PackProjectInput {
   /** Absolute path of the main .blend. */
   blendFile: string;

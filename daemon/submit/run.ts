@@ -2,7 +2,7 @@
 // packing -> uploading -> creating -> validating -> rendering -> done (or failed at any step).
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { RenderJobClient } from '../../shared/client/index.js';
+import type { RenderJobClient } from '../../shared/client/client.js';
 import type { DownloadState, PackResult, Submission, SubmitRequest } from '../../shared/daemon/api.js';
 import { downloadJobOutputs } from '../download/job.js';
 import { DaemonError } from '../errors.js';

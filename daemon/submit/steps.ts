@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ErrorBody } from '../../shared/api/error-body.js';
 import type { FailedReason, Job } from '../../shared/api/job.js';
 import type { RequestedRenderConfig } from '../../shared/api/render-config.js';
-import { ApiError, JobStoppedError, NetworkError, WaitTimeoutError } from '../../shared/client/index.js';
+import { ApiError, JobStoppedError, NetworkError, WaitTimeoutError } from '../../shared/client/errors.js';
 import type { SubmitSettings } from '../../shared/daemon/api.js';
 import { DaemonError } from '../errors.js';
 import { safeRelativePath } from '../download/output-paths.js';

@@ -6,8 +6,6 @@ import { DaemonError } from '../errors.js';
 import type { EventSink, Submissions } from '../ports.js';
 import { newSubmission, runSubmission, type SubmissionDeps } from './run.js';
 
-export { runSubmission, type RunSubmissionOptions, type SubmissionDeps } from './run.js';
-
 export interface SubmissionsDeps extends SubmissionDeps {
   events: EventSink;
 }

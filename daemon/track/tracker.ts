@@ -8,7 +8,8 @@
 // the first poll; a completed job with an outDir (setOutDir) starts downloading first.
 import type { Job } from '../../shared/api/job.js';
 import type { JobProgress } from '../../shared/api/progress.js';
-import { ApiError, type RenderJobClient } from '../../shared/client/index.js';
+import { ApiError } from '../../shared/client/errors.js';
+import { type RenderJobClient } from '../../shared/client/client.js';
 import type { TrackedJob } from '../../shared/daemon/api.js';
 import { ACTIVE_STATUSES, isTerminal } from '../../shared/job-status.js';
 import { DaemonError } from '../errors.js';

@@ -5,7 +5,9 @@
 // fallback. Answers never contain the key, and nothing here logs.
 import type { Keychain } from '../../daemon/ports.js';
 import { KeychainUnavailableError } from '../../daemon/keychain/errors.js';
-import { ApiError, NetworkError, RenderJobClient, type RenderJobClientOptions } from '../../shared/client/index.js';
+import { ApiError, NetworkError } from '../../shared/client/errors.js';
+import { RenderJobClient } from '../../shared/client/client.js';
+import { type RenderJobClientOptions } from '../../shared/client/options.js';
 import type { KeyStatus, SettingsResult } from '../ipc.js';
 
 export interface KeychainSettingsOptions {

@@ -2,7 +2,7 @@
 // service's tasks through the shared data folder.
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RenderJobClient } from '../../shared/client/index.js';
+import { RenderJobClient } from '../../shared/client/client.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 

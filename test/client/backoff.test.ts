@@ -1,6 +1,6 @@
 // Retry timing: Retry-After parsing, full-jitter bounds, and abortable sleep.
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, parseRetryAfter, sleep } from '../../shared/client/index.js';
+import { backoffDelay, parseRetryAfter, sleep } from '../../shared/client/backoff.js';
 
 describe('parseRetryAfter', () => {
   const now = Date.parse('2030-01-01T00:00:00Z');

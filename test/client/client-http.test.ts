@@ -1,6 +1,7 @@
 // The client against a real HTTP server on 127.0.0.1: headers, retries, back-off and errors.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError, NetworkError, RenderJobClient, ResponseFormatError } from '../../shared/client/index.js';
+import { ApiError, NetworkError, ResponseFormatError } from '../../shared/client/errors.js';
+import { RenderJobClient } from '../../shared/client/client.js';
 import { API_PREFIX } from '../../shared/constants.js';
 import { errorBody, makeJob, sendJson, startServer, type Handler, type TestServer } from './fixture.js';
 

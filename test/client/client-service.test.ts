@@ -7,7 +7,9 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../shared/api/job.js';
 import type { JobStatus } from '../../shared/job-status.js';
-import { ApiError, JobStoppedError, RenderJobClient, collectOutputs, videoLinks, zipLinks } from '../../shared/client/index.js';
+import { ApiError, JobStoppedError } from '../../shared/client/errors.js';
+import { RenderJobClient } from '../../shared/client/client.js';
+import { collectOutputs, videoLinks, zipLinks } from '../../shared/client/downloads.js';
 import { startTestService } from '../helpers/service.js';
 
 type Service = Awaited<ReturnType<typeof startTestService>>;

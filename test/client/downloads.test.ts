@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DownloadOutput, Downloads, VideoEntry } from '../../shared/api/downloads.js';
 import { Downloads as DownloadsSchema } from '../../shared/api/downloads.js';
-import { collectOutputs, fileNameFromUrl, videoLinks, zipLinks, zipOutputs } from '../../shared/client/index.js';
+import { collectOutputs, fileNameFromUrl, videoLinks, zipLinks, zipOutputs } from '../../shared/client/downloads.js';
 
 const S = 'https://dl.example/files';
 

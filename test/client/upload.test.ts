@@ -4,7 +4,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, RenderJobClient, contentTypeFor, fileTypeFor, uploadFile } from '../../shared/client/index.js';
+import { ApiError } from '../../shared/client/errors.js';
+import { RenderJobClient } from '../../shared/client/client.js';
+import { contentTypeFor, fileTypeFor, uploadFile } from '../../shared/client/upload.js';
 import { API_PREFIX } from '../../shared/constants.js';
 import { errorBody, sendJson, startServer, type TestServer } from './fixture.js';
 

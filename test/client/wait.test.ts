@@ -1,7 +1,8 @@
 // waitForStatus and iterateJobs against a scripted HTTP server: every outcome, quickly.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Job } from '../../shared/api/job.js';
-import { JobStoppedError, RenderJobClient, WaitTimeoutError } from '../../shared/client/index.js';
+import { JobStoppedError, WaitTimeoutError } from '../../shared/client/errors.js';
+import { RenderJobClient } from '../../shared/client/client.js';
 import type { JobStatus } from '../../shared/job-status.js';
 import { makeJob, sendJson, startServer, type TestServer } from './fixture.js';
 

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RenderJobClient } from '../../shared/client/index.js';
+import { RenderJobClient } from '../../shared/client/client.js';
 import type { DaemonEvent } from '../../shared/daemon/api.js';
 import { downloadJobOutputs } from '../../daemon/download/job.js';
 import { createDownloads } from '../../daemon/download/downloads.js';

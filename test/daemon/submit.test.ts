@@ -4,11 +4,12 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RenderJobClient } from '../../shared/client/index.js';
+import { RenderJobClient } from '../../shared/client/client.js';
 import type { DaemonEvent, Submission, SubmitRequest } from '../../shared/daemon/api.js';
 import { downloadJobOutputs } from '../../daemon/download/job.js';
 import type { ClientProvider, Packer } from '../../daemon/ports.js';
-import { createSubmissions, runSubmission } from '../../daemon/submit/submissions.js';
+import { runSubmission } from '../../daemon/submit/run.js';
+import { createSubmissions } from '../../daemon/submit/submissions.js';
 import { buildFixtureZip } from '../helpers/fixtures.js';
 import { filesUnder, type E2E } from '../helpers/e2e.js';
 import { startSubmitStack, type SubmitStack } from './harness.js';

@@ -9,7 +9,7 @@
 // render_setup.py on a machine with one) is checked at the unit level in
 // test/domain/normalized-seconds.test.ts.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { RenderJobClient } from '../../shared/client/index.js';
+import { RenderJobClient } from '../../shared/client/client.js';
 import type { GpuInfo } from '../../service/worker/devices.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { startTestService } from '../helpers/service.js';

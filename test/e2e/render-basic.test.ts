@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RenderJobClient } from '../../shared/client/index.js';
+import { RenderJobClient } from '../../shared/client/client.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { pngInfo } from '../helpers/png.js';

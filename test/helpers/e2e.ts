@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { RenderJobClient } from '../../shared/client/index.js';
+import { RenderJobClient } from '../../shared/client/client.js';
 import type { Job } from '../../shared/api/job.js';
 import type { RouteBody } from '../../shared/routes.js';
 import { startTestService, type TestService } from './service.js';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
-import { RenderJobClient } from '../../shared/client/index.js';
+import { RenderJobClient } from '../../shared/client/client.js';
 import { API_KEY_PREFIX } from '../../shared/constants.js';
 import { blenderProcesses, frameArgs } from '../helpers/e2e.js';
 import { createTestDatabase } from '../helpers/postgres.js';

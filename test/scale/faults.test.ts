@@ -9,7 +9,7 @@ import { BullmqTaskQueue } from '../../service/adapters/bullmq/task-queue.js';
 import type { TaskInfo } from '../../service/ports.js';
 import { taskIds } from '../../service/domain/tasks.js';
 import { WORKER_API_PREFIX } from '../../service/worker-api/contract.js';
-import type { RenderJobClient } from '../../shared/client/index.js';
+import type { RenderJobClient } from '../../shared/client/client.js';
 import { fetchBytes, tinyRender, waitUntil } from '../helpers/e2e.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { pngInfo } from '../helpers/png.js';

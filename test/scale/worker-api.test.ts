@@ -17,7 +17,7 @@ import { RemoteWorkerJobs, type RemoteWorkerJobsOptions } from '../../service/wo
 import { startWorker } from '../../service/worker/start.js';
 import { JobEnvelope, type Job } from '../../shared/api/job.js';
 import type { JobProgress } from '../../shared/api/progress.js';
-import { RenderJobClient } from '../../shared/client/index.js';
+import { RenderJobClient } from '../../shared/client/client.js';
 import { API_KEY_PREFIX } from '../../shared/constants.js';
 import { tinyRender, waitUntil } from '../helpers/e2e.js';
 import { buildFixture } from '../helpers/fixtures.js';

@@ -2,7 +2,6 @@
 // per task kind); what BullMQ does not model (attempts as the port counts them, joins, the job
 // index, leases, blocklist counters) lives under `<prefix>:tq:*`. `tq` is no task kind, so the
 // two never collide.
-export { TASK_KINDS } from '../../ports.js';
 
 export interface KeySpace {
   /** BullMQ's `prefix` option: its keys are `<bullPrefix>:<queue>:...`. */

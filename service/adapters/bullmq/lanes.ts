@@ -3,7 +3,8 @@
 import type { Redis } from 'ioredis';
 import { Queue, Worker, createRedisBackend } from 'bullmq';
 import type { TaskKind } from '../../ports.js';
-import { TASK_KINDS, type KeySpace } from './keys.js';
+import { TASK_KINDS } from '../../ports.js';
+import type { KeySpace } from './keys.js';
 
 /** What a BullMQ job carries: the task's job and payload (its id and kind are the job's id and queue). */
 export interface TaskData {

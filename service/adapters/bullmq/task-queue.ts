@@ -5,7 +5,8 @@
 import type { Redis } from 'ioredis';
 import { Job, UnrecoverableError } from 'bullmq';
 import type { Task, TaskInfo, TaskKind, TaskQueue } from '../../ports.js';
-import { bullJobId, keySpace, TASK_KINDS, type KeySpace } from './keys.js';
+import { TASK_KINDS } from '../../ports.js';
+import { bullJobId, keySpace, type KeySpace } from './keys.js';
 import { closeLanes, openLanes, type Lane, type TaskData } from './lanes.js';
 import { closeRedis, connectRedis, redactError, redactRedisUrl, withDeadline, type RedisClientOptions } from './redis-client.js';
 import { QueueScripts, type HandOver } from './scripts.js';

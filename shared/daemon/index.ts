@@ -1,2 +1,0 @@
-export * from './api.js';
-export * from './errors.js';

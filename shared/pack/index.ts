@@ -1,2 +1,0 @@
-export * from './manifest.js';
-export * from './dependencies.js';
