@@ -55,3 +55,12 @@ export class CanceledTaskError extends Error {
 export function isRetryable(err: unknown): boolean {
   return !(err instanceof FatalTaskError) && !(err instanceof CanceledTaskError);
 }
+
+/**
+ * The errors of the packages the worker uses (zip/ for unpacking, blender/ for running Blender)
+ * as task outcomes. Those packages throw their own errors and know nothing of tasks; this is the
+ * one place that decides what each means for a task. Anything else is returned as it is.
+ */
+export function asTaskOutcome(err: unknown): unknown {
+  return err;
+}

@@ -9,7 +9,7 @@ import { TERMINAL_STATUSES } from '../../shared/job-status.js';
 import type { WorkerJobStore, Task, TaskKind, TaskLeases, TaskSubmitter } from '../ports.js';
 import { moveJob } from '../domain/job-lifecycle.js';
 import type { Slot } from './devices.js';
-import { CanceledTaskError, FatalTaskError, RetryableTaskError } from './outcomes.js';
+import { asTaskOutcome, CanceledTaskError, FatalTaskError, RetryableTaskError } from './outcomes.js';
 import type { TaskOutcome, WorkerMetrics } from '../metrics/registry.js';
 import type { Placement } from './placement.js';
 import { IdleLanes } from './idle-lanes.js';
@@ -218,8 +218,9 @@ export class WorkerRuntime {
     }
   }
 
-  private async settleFailure(task: Task, lane: Lane, workerId: string, err: unknown, signal: AbortSignal, log: Logger): Promise<TaskOutcome> {
+  private async settleFailure(task: Task, lane: Lane, workerId: string, thrown: unknown, signal: AbortSignal, log: Logger): Promise<TaskOutcome> {
     const { queue, jobs } = this.deps;
+    const err = asTaskOutcome(thrown);
     try {
       if (err instanceof CanceledTaskError || (signal.aborted && !(err instanceof FatalTaskError))) {
         // Canceled: the task is already out of the queue. Stopping: give the task back untouched.
