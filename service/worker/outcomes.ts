@@ -62,5 +62,7 @@ export function isRetryable(err: unknown): boolean {
  * one place that decides what each means for a task. Anything else is returned as it is.
  */
 export function asTaskOutcome(err: unknown): unknown {
+  // zip/ errors: (none mapped yet)
+  // blender/ errors: (none mapped yet)
   return err;
 }
