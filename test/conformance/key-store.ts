@@ -1,8 +1,7 @@
 // One conformance suite for every KeyStore adapter (SQLite now; PostgreSQL with the scale-out).
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../service/domain/api-keys.js';
-import { hashApiKey } from '../../service/domain/api-keys.js';
+import { generateApiKey, hashApiKey } from '../../service/domain/api-keys.js';
 import type { KeyStore } from '../../service/ports.js';
 import { withHarness } from './with-harness.js';
 
