@@ -6,7 +6,7 @@ import type { UploadPreflight } from '../../shared/api/upload.js';
 import type { AddonToBundle } from '../../shared/pack/dependencies.js';
 import { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME, PackManifest } from '../../shared/pack/manifest.js';
 import { DaemonError } from '../errors.js';
-import { nextEntry } from '../../service/worker/zip-entries.js';
+import { nextEntry } from '../../zip/entries.js';
 import { decodeEntryName } from '../../zip/entry-name.js';
 
 export const PREFLIGHT_SCHEMA_VERSION = 1;

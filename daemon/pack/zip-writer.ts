@@ -8,26 +8,9 @@ import { createWriteStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { zipArchiveClass } from '../../zip/archiver.js';
 import { chooseCompression, SAMPLE_BYTES } from './compressibility.js';
 import { packFailed } from './layout.js';
-
-/** The part of archiver 8's ZipArchive used here (the package ships no type declarations). */
-interface ZipArchive extends Readable {
-  append(source: Buffer | Readable, data: { name: string; store?: boolean; date?: Date }): this;
-  finalize(): Promise<void>;
-  abort(): this;
-  pointer(): number;
-}
-type ZipArchiveClass = new (options: { zlib?: { level: number; chunkSize?: number }; highWaterMark?: number }) => ZipArchive;
-
-// A specifier held in a variable keeps the compiler from looking for declarations archiver lacks.
-const ARCHIVER: string = 'archiver';
-
-async function zipArchiveClass(): Promise<ZipArchiveClass> {
-  const mod = (await import(ARCHIVER)) as { ZipArchive?: ZipArchiveClass };
-  if (typeof mod.ZipArchive !== 'function') throw new Error('archiver >= 8 is required (named export ZipArchive)');
-  return mod.ZipArchive;
-}
 
 /** Read size: large enough that per-chunk costs (hash, CRC, stream hops) vanish, small enough for memory. */
 const CHUNK = 1024 * 1024;

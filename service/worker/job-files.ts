@@ -6,7 +6,9 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { JobRecord, ObjectStorage } from '../ports.js';
-import { unpackSource, type PackManifest, type UnpackLimits } from './unpack.js';
+import type { PackManifest } from '../../shared/pack/manifest.js';
+import type { UnpackLimits } from '../../zip/rules.js';
+import { unpackSource } from '../../zip/unpack.js';
 
 export interface PreparedProject {
   /** The job's folder. */

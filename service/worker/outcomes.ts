@@ -4,6 +4,7 @@
 // (the job was canceled by someone else). Anything else thrown is a bug: treat it as retryable
 // a bounded number of times, then fatal with type INTERNAL_ERROR.
 import type { FailedReason } from '../../shared/api/job.js';
+import { DiskSpaceError, UnpackAbortedError, UnpackError } from '../../zip/errors.js';
 
 /** Why a task might succeed on a second try: a crash, a hang or timeout, a transient I/O error. */
 export class RetryableTaskError extends Error {
@@ -62,7 +63,13 @@ export function isRetryable(err: unknown): boolean {
  * one place that decides what each means for a task. Anything else is returned as it is.
  */
 export function asTaskOutcome(err: unknown): unknown {
-  // zip/ errors: (none mapped yet)
+  // zip/ errors: a refusal is the upload's fault (fatal, with the refusal's code as its name); too
+  // little disk is this machine's (retried, maybe elsewhere); an abort is a cancellation.
+  if (err instanceof UnpackError) {
+    return new FatalTaskError({ name: err.code, type: 'VALIDATION_FAILED', errorDetails: { message: err.message, code: err.code, ...err.details } }, { cause: err });
+  }
+  if (err instanceof DiskSpaceError) return new RetryableTaskError(err.message, err.details, { cause: err });
+  if (err instanceof UnpackAbortedError) return err.reason instanceof CanceledTaskError ? err.reason : new CanceledTaskError(undefined, { cause: err });
   // blender/ errors: (none mapped yet)
   return err;
 }

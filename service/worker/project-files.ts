@@ -1,35 +1,11 @@
 // Choices inside an unpacked project: which .blend to render, and which bundled add-ons to
 // enable. The daemon's packer writes a manifest (PACK_MANIFEST_NAME at the archive root) naming
-// the scene file and the add-ons it bundled; projects zipped by hand have none. Pure.
+// the scene file and the add-ons it bundled (zip/manifest.ts reads it); projects zipped by hand
+// have none. Pure. Refusals are zip/'s UnpackError: to the client they are upload refusals too.
 import { posix } from 'node:path';
-import { PACK_MANIFEST_NAME, PackManifest } from '../../shared/pack/manifest.js';
-import { normaliseRelativePath, UnpackError } from './unpack-rules.js';
-
-export { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME, type PackManifest } from '../../shared/pack/manifest.js';
-
-/** Parses the manifest's text; a broken manifest is an UnpackError (the packer wrote it, so it must be valid). */
-export function parseManifest(text: string): PackManifest {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new UnpackError('ZIP_BAD_MANIFEST', `${PACK_MANIFEST_NAME} is not valid JSON.`);
-  }
-  const r = PackManifest.safeParse(json);
-  if (!r.success) {
-    throw new UnpackError('ZIP_BAD_MANIFEST', `${PACK_MANIFEST_NAME} does not match the expected shape.`, {
-      issues: r.error.issues.slice(0, 20).map((i) => `${i.path.join('.')}: ${i.message}`),
-    });
-  }
-  // Archive paths compare in the unpacker's normal form.
-  const norm = (p: string): string => normaliseRelativePath(p) ?? p;
-  return {
-    ...r.data,
-    sceneFile: norm(r.data.sceneFile),
-    addons: r.data.addons.map((a) => ({ ...a, path: norm(a.path) })),
-    remaps: r.data.remaps.map((m) => ({ ...m, to: norm(m.to), blendFile: norm(m.blendFile) })),
-  };
-}
+import type { PackManifest } from '../../shared/pack/manifest.js';
+import { UnpackError } from '../../zip/errors.js';
+import { normaliseRelativePath } from '../../zip/rules.js';
 
 /** Scene files to choose from: `.blend` (not `.blend1` backups), none from macOS metadata (`__MACOSX/`, `._x`). */
 export function sceneFileCandidates(files: readonly string[]): string[] {

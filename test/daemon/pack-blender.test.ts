@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
+import { PACK_MANIFEST_NAME, type PackManifest } from '../../shared/pack/manifest.js';
 import { packProject, type PackOutcome } from '../../daemon/pack/pack-project.js';
 import { createTracer } from '../../daemon/trace.js';
-import { analyzeScene, type SceneAnalysis } from '../../service/worker/analyze.js';
-import { parseManifest, type PackManifest } from '../../service/worker/project-files.js';
+import { analyzeScene, type SceneAnalysis } from '../../blender/analysis/analyze-scene.js';
+import { parseManifest } from '../../zip/manifest.js';
 import { buildPackProject, cellColours, layOutByHand, mismatches, renderFrameOne, type PackProject, type RenderedFrame } from '../helpers/pack-fixture.js';
 
 const run = promisify(execFile);

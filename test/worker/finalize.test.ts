@@ -12,7 +12,7 @@ import type { ObjectStorage } from '../../service/ports.js';
 import { probe } from '../../service/worker/ffmpeg.js';
 import { finalizeOutputs, type ProducedFile } from '../../service/worker/finalize.js';
 import { jobOutputPrefix } from '../../service/worker/output-keys.js';
-import { streamZip } from '../../service/worker/zip.js';
+import { streamZip } from '../../zip/stream-zip.js';
 
 const run = promisify(execFile);
 let root: string;

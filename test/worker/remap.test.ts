@@ -6,10 +6,10 @@ import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
-import { analyzeScene, type SceneAnalysis } from '../../service/worker/analyze.js';
-import { parseManifest, type PackManifest } from '../../service/worker/project-files.js';
-import { parseSetupLine } from '../../service/worker/render-invocation.js';
+import { PACK_MANIFEST_NAME, type PackManifest } from '../../shared/pack/manifest.js';
+import { analyzeScene, type SceneAnalysis } from '../../blender/analysis/analyze-scene.js';
+import { parseManifest } from '../../zip/manifest.js';
+import { parseSetupLine } from '../../blender/render/render-settings.js';
 import { buildPackProject, cellColours, layOutByHand, mismatches, renderFrameOne, type PackProject, type RenderedFrame } from '../helpers/pack-fixture.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';

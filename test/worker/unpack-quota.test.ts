@@ -9,8 +9,9 @@ import { pipeline } from 'node:stream/promises';
 import { createDeflateRaw, crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { packFolder } from '../../daemon/pack/pack-project.js';
-import { RetryableTaskError } from '../../service/worker/outcomes.js';
-import { unpackSource, UnpackError, type UnpackOptions } from '../../service/worker/unpack.js';
+import { asTaskOutcome, RetryableTaskError } from '../../service/worker/outcomes.js';
+import { DiskSpaceError, UnpackError } from '../../zip/errors.js';
+import { unpackSource, type UnpackOptions } from '../../zip/unpack.js';
 import { buildZip } from './zip-writer.js';
 
 const MiB = 1024 * 1024;
@@ -169,7 +170,8 @@ describe('bombs stop at what would really be written', () => {
     const file = writeZip(buildZip([{ name: 'a.blend', data: 'a'.repeat(5000) }]));
     // No real disk can be filled here: a margin larger than any disk stands for it.
     const err = await rejection(unzip(file, { limits: { minFreeBytes: Number.MAX_SAFE_INTEGER } }));
-    expect(err).toBeInstanceOf(RetryableTaskError);
+    expect(err).toBeInstanceOf(DiskSpaceError);
+    expect(asTaskOutcome(err)).toBeInstanceOf(RetryableTaskError);
     expect(err).not.toBeInstanceOf(UnpackError);
     expect((err as Error).message).toMatch(/free/);
     expectJobDirEmpty();

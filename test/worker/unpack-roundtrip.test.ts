@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { packFolder } from '../../daemon/pack/pack-project.js';
-import { unpackSource } from '../../service/worker/unpack.js';
+import { unpackSource } from '../../zip/unpack.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

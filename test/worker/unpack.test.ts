@@ -4,8 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FatalTaskError } from '../../service/worker/outcomes.js';
-import { PACK_MANIFEST_NAME, pickSceneFile, resolveBundledAddons, unpackSource, UnpackError, type UnpackOptions } from '../../service/worker/unpack.js';
+import { asTaskOutcome, FatalTaskError } from '../../service/worker/outcomes.js';
+import { PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
+import { pickSceneFile, resolveBundledAddons } from '../../service/worker/project-files.js';
+import { UnpackError } from '../../zip/errors.js';
+import { unpackSource, type UnpackOptions } from '../../zip/unpack.js';
 import { buildZip, type RawEntry } from './zip-writer.js';
 
 let base: string;
@@ -103,8 +106,10 @@ describe('unpackSource: hostile archives are refused with a typed error and noth
   ])('%s -> %s', async (name, code) => {
     const err = await refusal(unzip(writeZip([{ name: 'fine.blend', data: 'ok' }, { name, data: 'pwned' }])));
     expect(err.code).toBe(code);
-    expect(err.failedReason).toMatchObject({ name: code, type: 'VALIDATION_FAILED', errorDetails: { code } });
-    expect(err).toBeInstanceOf(FatalTaskError);
+    // The worker's outcome for the refusal (outcomes.ts): the job fails with the code as its name.
+    const outcome = asTaskOutcome(err);
+    expect((outcome as FatalTaskError).failedReason).toMatchObject({ name: code, type: 'VALIDATION_FAILED', errorDetails: { code } });
+    expect(outcome).toBeInstanceOf(FatalTaskError);
     expectNothingWritten();
   });
 

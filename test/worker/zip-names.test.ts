@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inspectZip } from '../../daemon/pack/preflight.js';
-import { unpackSource } from '../../service/worker/unpack.js';
+import { unpackSource } from '../../zip/unpack.js';
 import { buildZip, type RawEntry } from './zip-writer.js';
 
 let base: string;

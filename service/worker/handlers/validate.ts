@@ -5,14 +5,14 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Analysis } from '../../../shared/api/analysis.js';
 import type { Job } from '../../../shared/api/job.js';
-import { analyzeScene } from '../analyze.js';
+import { analyzeScene } from '../../../blender/analysis/analyze-scene.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
-import { pickBuild } from '../blender-builds.js';
+import { pickBuild } from '../../../blender/builds.js';
 import type { WorkerEnv } from '../env.js';
 import { prepareProject, projectFilePath } from '../job-files.js';
 import { FatalTaskError } from '../outcomes.js';
 import type { TaskHandler } from '../runtime.js';
-import { pickSceneFile, resolveBundledAddons } from '../unpack.js';
+import { pickSceneFile, resolveBundledAddons } from '../project-files.js';
 
 export function validateHandler(env: WorkerEnv): TaskHandler {
   return async (task, ctx) => {

@@ -3,45 +3,8 @@
 // stopped by what would really be written (a per-job quota, the entry count), never by how well
 // an entry compresses: sparse caches, VDBs and uncompressed .blends deflate 1000:1 and are honest.
 // Nested archives are stored as files and never unpacked, so they cannot recurse. Pure; the I/O
-// lives in unpack.ts. Every refusal is an UnpackError with a stable code (a precise failedReason).
-import { FatalTaskError } from './outcomes.js';
-
-export type UnpackErrorCode =
-  | 'ZIP_PATH_TRAVERSAL'
-  | 'ZIP_ABSOLUTE_PATH'
-  | 'ZIP_BAD_NAME'
-  | 'ZIP_DUPLICATE_NAME'
-  | 'ZIP_SYMLINK'
-  | 'ZIP_SPECIAL_FILE'
-  | 'ZIP_TOO_MANY_ENTRIES'
-  | 'ZIP_TOO_LARGE'
-  | 'ZIP_OVERLAPPING_ENTRIES'
-  | 'ZIP_ENCRYPTED'
-  | 'ZIP_UNSUPPORTED_METHOD'
-  | 'ZIP_SIZE_MISMATCH'
-  | 'ZIP_CORRUPT'
-  | 'ZIP_BAD_MANIFEST'
-  | 'SOURCE_BAD_NAME'
-  | 'SCENE_FILE_MISSING'
-  | 'SCENE_FILE_AMBIGUOUS'
-  | 'SCENE_FILE_NOT_FOUND'
-  | 'ADDON_PATH_UNKNOWN'
-  | 'ADDON_MISSING';
-
-/**
- * A refused upload. It is a FatalTaskError (retrying cannot help): `failedReason` is
- * `{ name: code, type: 'VALIDATION_FAILED', errorDetails: { message, code, ...details } }`.
- */
-export class UnpackError extends FatalTaskError {
-  readonly code: UnpackErrorCode;
-  readonly details: Record<string, unknown>;
-
-  constructor(code: UnpackErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
-    super({ name: code, type: 'VALIDATION_FAILED', errorDetails: { message, code, ...details } }, options);
-    this.code = code;
-    this.details = details;
-  }
-}
+// lives in unpack.ts. Every refusal is an UnpackError (errors.ts) with a stable code.
+import { UnpackError } from './errors.js';
 
 export interface UnpackLimits {
   /** Most entries (files and folders) in an archive; checked against the header first, then counted. Default 10,000. */

@@ -1,24 +1,7 @@
 // Streams ZIP archives (archiver 8) into a consumer such as ObjectStorage.put, so an archive of
 // any size is never held in memory or written to local disk first.
 import type { Readable } from 'node:stream';
-
-/** The part of archiver 8's ZipArchive used here (the package ships no type declarations). */
-interface ZipArchive extends Readable {
-  file(filepath: string, data: { name: string }): this;
-  finalize(): Promise<void>;
-  abort(): this;
-}
-type ZipArchiveClass = new (options: { store?: boolean; forceZip64?: boolean; highWaterMark?: number }) => ZipArchive;
-
-// A specifier held in a variable keeps the compiler from looking for declarations archiver lacks,
-// without an ambient `declare module` that another module could declare a second time.
-const ARCHIVER: string = 'archiver';
-
-async function zipArchiveClass(): Promise<ZipArchiveClass> {
-  const mod = (await import(ARCHIVER)) as { ZipArchive?: ZipArchiveClass };
-  if (typeof mod.ZipArchive !== 'function') throw new Error('archiver >= 8 is required (named export ZipArchive)');
-  return mod.ZipArchive;
-}
+import { zipArchiveClass } from './archiver.js';
 
 export interface ZipEntry {
   /** Local file to read. */

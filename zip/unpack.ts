@@ -5,15 +5,17 @@
 // stops an entry at its header's size). Everything goes to a temporary folder inside the job
 // folder, renamed into place only when the whole archive passed; on any failure it is removed.
 import { constants as fsc } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, open, readFile, realpath, rename, rm, statfs } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, open, realpath, rename, rm, statfs } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import yauzl from 'yauzl';
-import { decodeEntryName } from '../../zip/entry-name.js';
-import { CanceledTaskError, RetryableTaskError } from './outcomes.js';
-import { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME, parseManifest, type PackManifest } from './project-files.js';
+import { PACK_MANIFEST_NAME, type PackManifest } from '../shared/pack/manifest.js';
+import { nextEntry } from './entries.js';
+import { decodeEntryName } from './entry-name.js';
+import { DiskSpaceError, UnpackAbortedError, UnpackError } from './errors.js';
+import { readManifest } from './manifest.js';
 import {
   checkEntryEncoding,
   checkEntryKind,
@@ -23,14 +25,9 @@ import {
   NameRegistry,
   printable,
   tooLargeError,
-  UnpackError,
   type EntryExtent,
   type UnpackLimits,
-} from './unpack-rules.js';
-import { nextEntry } from './zip-entries.js';
-
-export { UnpackError, DEFAULT_UNPACK_LIMITS, type UnpackErrorCode, type UnpackLimits } from './unpack-rules.js';
-export { pickSceneFile, resolveBundledAddons, PACK_MANIFEST_NAME, type PackManifest, type ResolvedAddon } from './project-files.js';
+} from './rules.js';
 
 export interface UnpackOptions {
   /** Local path of the uploaded file. Remote storage: download it into the job folder first. */
@@ -44,7 +41,7 @@ export interface UnpackOptions {
   fileName?: string;
   /** Zip limits; each one missing takes its DEFAULT_UNPACK_LIMITS value. */
   limits?: Partial<UnpackLimits>;
-  /** Stops between entries and mid-entry; rejects with CanceledTaskError. */
+  /** Stops between entries and mid-entry; rejects with UnpackAbortedError (carrying the signal's reason). */
   signal?: AbortSignal;
 }
 
@@ -59,7 +56,10 @@ export interface UnpackResult {
   manifest: PackManifest | null;
 }
 
-/** Unpacks `source` into `jobDir/destName`. Refusals throw UnpackError; I/O failures throw as they are (retryable). */
+/**
+ * Unpacks `source` into `jobDir/destName`. Refusals throw UnpackError, too little disk
+ * DiskSpaceError, an abort UnpackAbortedError; I/O failures throw as they are (errors.ts).
+ */
 export async function unpackSource(opts: UnpackOptions): Promise<UnpackResult> {
   await mkdir(opts.jobDir, { recursive: true });
   const jobDir = await realpath(opts.jobDir);
@@ -99,13 +99,6 @@ async function copyBlend(source: string, tmp: string, fileName?: string): Promis
   }
 }
 
-async function readManifest(file: string): Promise<PackManifest> {
-  const text = await readFile(file);
-  if (text.length > MAX_MANIFEST_BYTES) throw new UnpackError('ZIP_BAD_MANIFEST', `${PACK_MANIFEST_NAME} is larger than ${MAX_MANIFEST_BYTES} bytes.`);
-  return parseManifest(text.toString('utf8'));
-}
-
-
 /** An entry that passed the central-directory checks, with its safe path. */
 interface Planned {
   entry: yauzl.Entry;
@@ -129,7 +122,7 @@ async function extractZip(source: string, tmp: string, limits: UnpackLimits, sig
     await checkFreeSpace(tmp, planned, limits);
     const state = { bytes: 0, files: [] as string[] };
     for (const p of planned) {
-      if (signal?.aborted) throw new CanceledTaskError();
+      if (signal?.aborted) throw new UnpackAbortedError(signal.reason);
       await extractEntry(zip, p, tmp, limits, state, signal);
     }
     return { files: state.files.sort(), bytes: state.bytes };
@@ -188,17 +181,15 @@ async function planEntries(zip: yauzl.ZipFile, pending: { error: Error | null },
 /**
  * The headers' sizes bound what will be written (yauzl stops an entry at its declared size), so
  * the disk is checked once, up front. Too little room is the worker's problem, not the upload's:
- * retryable, maybe on another machine or after old jobs were cleaned up.
+ * DiskSpaceError, which the worker retries (maybe on another machine, or after old jobs were
+ * cleaned up).
  */
 async function checkFreeSpace(tmp: string, planned: readonly Planned[], limits: UnpackLimits): Promise<void> {
   const needed = planned.reduce((sum, p) => sum + (p.isDir ? 0 : p.entry.uncompressedSize), 0);
   const fs = await statfs(tmp);
   const free = fs.bavail * fs.bsize;
   if (free - limits.minFreeBytes < needed) {
-    throw new RetryableTaskError(
-      `The worker's disk has ${free} bytes free; unpacking this project needs ${needed} bytes and keeps ${limits.minFreeBytes} bytes free for the render. Free space in the worker's work folder; the task is retried.`,
-      { code: 'WORKER_DISK_FULL', freeBytes: free, neededBytes: needed, minFreeBytes: limits.minFreeBytes },
-    );
+    throw new DiskSpaceError(free, needed, limits.minFreeBytes);
   }
 }
 
@@ -231,7 +222,7 @@ async function extractEntry(zip: yauzl.ZipFile, p: Planned, tmp: string, limits:
     const input = await zip.openReadStreamPromise(entry);
     await pipeline(input, guard, fh.createWriteStream(), signal ? { signal } : {});
   } catch (err) {
-    if (signal?.aborted) throw new CanceledTaskError();
+    if (signal?.aborted) throw new UnpackAbortedError(signal.reason);
     throw asZipError(err);
   } finally {
     await fh.close().catch(() => undefined);
@@ -257,10 +248,10 @@ function tooMany(limits: UnpackLimits, count: number): UnpackError {
 
 /**
  * Errors from yauzl and zlib mean a bad archive (fatal); errors from the filesystem (they carry
- * `syscall`: ENOSPC, EIO...) are passed on as they are, so the task can be retried.
+ * `syscall`: ENOSPC, EIO...) are passed on as they are: the machine, not the archive, failed.
  */
 function asZipError(err: unknown): Error {
-  if (err instanceof UnpackError || err instanceof CanceledTaskError) return err;
+  if (err instanceof UnpackError || err instanceof UnpackAbortedError) return err;
   if (err instanceof Error && 'syscall' in err) return err;
   const message = err instanceof Error ? err.message : String(err);
   if (/too many bytes|not enough bytes|size mismatch/i.test(message)) {
