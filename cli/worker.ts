@@ -12,8 +12,9 @@ import { RemoteWorkerJobs } from '../service/worker/remote-jobs.js';
 import { startWorker, type WorkerPorts } from '../service/worker/start.js';
 import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
 import { collect, DATA_DIR_DEFAULT, parsePort, parsePositiveInt, parseWorkers, resolveDataDir } from './options.js';
+import { addUnpackOptions, unpackConfig, type UnpackOptions } from './unpack-options.js';
 
-interface WorkerOptions extends EngineOptions {
+interface WorkerOptions extends EngineOptions, UnpackOptions {
   dataDir?: string;
   serviceUrl: string[];
   name: string;
@@ -71,10 +72,11 @@ export function registerWorkerCommand(program: Command): void {
     .option('--metrics-port <port>', 'serve Prometheus /metrics on this port (0 = any free one)', parsePort)
     .option('--metrics-host <host>', 'interface for /metrics', '127.0.0.1')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info');
-  addEngineOptions(cmd).action(async (o: WorkerOptions) => {
+  addUnpackOptions(addEngineOptions(cmd)).action(async (o: WorkerOptions) => {
     const remote = o.serviceUrl.length > 0;
     const config = defaultConfig({
       ...engineConfig(o),
+      ...unpackConfig(o),
       // Beside a service: its data folder, resolved exactly as the service resolves it.
       dataDir: remote ? (o.dataDir ?? path.join('.renderbridge', 'worker')) : resolveDataDir(o.dataDir).dir,
       workers: o.workers === 0 ? 'auto' : o.workers,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { MAX_UPLOAD_BYTES } from '../shared/constants.js';
+import { DEFAULT_UNPACK_LIMITS } from '../zip/rules.js';
 
 /** S3-compatible storage for uploads and outputs. Credentials come from the usual AWS environment variables. */
 export interface S3Settings {
@@ -72,6 +73,17 @@ export interface ServiceConfig {
   metricsToken: string | undefined;
   /** Names this service instance in leases and logs. Default `HOST:PID:RANDOM`. */
   instanceId: string;
+  /**
+   * The per-job quota of the worker in this process (and of `renderbridge worker`): most bytes one
+   * uploaded .zip may expand to; more fails the job with ZIP_TOO_LARGE (`--unpack-quota`,
+   * `RENDERBRIDGE_UNPACK_QUOTA`). Default 64 GiB.
+   */
+  unpackQuotaBytes: number;
+  /**
+   * Disk space the work folder keeps free after unpacking, for the frames; an archive that would
+   * leave less fails the task retryably (`--min-free-disk`, `RENDERBRIDGE_MIN_FREE_DISK`). Default 1 GiB.
+   */
+  minFreeDiskBytes: number;
 }
 
 /**
@@ -111,6 +123,8 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     workerToken: undefined,
     metricsToken: undefined,
     instanceId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    unpackQuotaBytes: DEFAULT_UNPACK_LIMITS.maxTotalBytes,
+    minFreeDiskBytes: DEFAULT_UNPACK_LIMITS.minFreeBytes,
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
   };
 }

@@ -6,8 +6,8 @@ import type { Metrics } from '../metrics/registry.js';
 import type { Logger } from 'pino';
 import type { ServiceConfig } from '../config.js';
 import type { JobRecord, WorkerJobStore, ObjectStorage, TaskQueue } from '../ports.js';
-import { BlenderVersionCache } from './blender.js';
-import { buildCandidates, probeBuilds, type BlenderBuild } from './blender-builds.js';
+import { BlenderVersionCache } from '../../blender/version.js';
+import { buildCandidates, probeBuilds, type BlenderBuild } from '../../blender/builds.js';
 import { BuildCapabilitiesCache, capabilitiesFor, detectGpuInventory, planSlots, type CapabilitiesOptions, type DeviceInventory, type Slot } from './devices.js';
 import type { WorkerEnv, WorkerSettings } from './env.js';
 import { finalizeHandler } from './handlers/finalize.js';
@@ -57,6 +57,7 @@ export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
     analysisTimeoutMs: 300_000,
     chunkTimeoutMs: 6 * 3600_000,
     chunkIdleTimeoutMs: 900_000,
+    unpackLimits: { maxTotalBytes: config.unpackQuotaBytes, minFreeBytes: config.minFreeDiskBytes },
     // Shared storage means other machines may render this job's chunks or finalize it.
     stageFrames: config.s3 !== undefined,
     ...(process.env.RENDERBRIDGE_FFMPEG ? { ffmpeg: process.env.RENDERBRIDGE_FFMPEG } : {}),
