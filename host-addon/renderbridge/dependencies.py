@@ -1,6 +1,6 @@
 # The add-on's dependency collector: every external file the open .blend needs, its own and those
 # of its linked libraries, as the CollectedDependencies document (shared/pack/dependencies.ts).
-# Runs inside the artist's Blender or headless (daemon/python/trace_deps.py). Reads only.
+# Runs inside the artist's Blender or headless (blender/trace/trace_deps.py). Reads only.
 # Paths are reported exactly as each data block holds them; `absolute` resolves `//` against the
 # .blend that holds the data block (a linked data block's library, else the main file). Library
 # paths themselves are held relative to the main file: Blender rewrites nested ones on load.

@@ -156,11 +156,6 @@ export function remainingChunk(chunk: FrameChunk, doneFrames: Iterable<number>):
   return chunks;
 }
 
-/** Blender arguments rendering exactly this chunk (they must be the last arguments). */
-export function chunkArgs(chunk: FrameChunk): string[] {
-  return ['-s', String(chunk.start), '-e', String(chunk.end), '-j', String(chunk.step), '-a'];
-}
-
 /** Compact ranges for a frame list (e.g. finalConfig.frameRanges): [1,2,3,5,7,9] -> ["1-3", "5-9x2"]. */
 export function formatFrameRanges(frames: readonly number[]): string[] {
   return frameRuns([...new Set(frames)].sort((a, b) => a - b)).map((r) =>

@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import type { AnalysisWarning } from '../../shared/api/scene.js';
 import type { FinalConfig } from '../../shared/api/analysis.js';
 import type { ComputeDeviceType } from '../../shared/api/enums.js';
+import type { DeviceReport } from '../../blender/render/device-report.js';
 
 type DeviceType = z.infer<typeof ComputeDeviceType>;
 
@@ -88,4 +89,15 @@ export function finalConfigFromRuns(final: FinalConfig, runs: readonly RenderRun
     analysisWarnings: [...(final.analysisWarnings ?? []), warning],
     notes: [final.notes, warning.message].filter(Boolean).join('\n'),
   };
+}
+
+/**
+ * The run to bill for `seconds` of Blender. No report (setup failed, or Blender died before it)
+ * means nothing rendered on a GPU: CPU. Engines other than Cycles (EEVEE, Workbench) do not use
+ * the Cycles compute device: CPU factor too.
+ */
+export function billedRun(seconds: number, report: DeviceReport | undefined): RenderRun {
+  const device = report?.device;
+  if (!device || device === 'CPU' || !(device in DEVICE_PERFORMANCE_FACTORS)) return { seconds, device: 'CPU' };
+  return { seconds, device: device as RenderRun['device'], gpus: Math.max(1, report.gpus) };
 }

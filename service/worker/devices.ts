@@ -1,12 +1,13 @@
 // What this machine and each Blender build can render with: NVIDIA GPUs (nvidia-smi), the Cycles
-// backends and denoiser compiled into a build (asked inside Blender, through blender.ts), the
+// backends and denoiser compiled into a build (asked inside Blender, through blender/run.ts), the
 // render slots the worker runs, and the RenderCapabilities that resolveFinalConfig corrects a
 // request against. Only NVIDIA GPUs are detected; an AMD card (HIP) is never planned for.
 import { execFile } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import type { RenderCapabilities } from '../domain/final-config.js';
-import { type BlenderVersion, runBlender } from './blender.js';
-import { PerBinaryCache } from './binary-cache.js';
+import { runBlender } from '../../blender/run.js';
+import type { BlenderVersion } from '../../blender/version.js';
+import { PerBinaryCache } from '../../blender/binary-cache.js';
 import { RetryableTaskError } from './outcomes.js';
 
 export interface GpuInfo {

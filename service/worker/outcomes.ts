@@ -4,6 +4,7 @@
 // (the job was canceled by someone else). Anything else thrown is a bug: treat it as retryable
 // a bounded number of times, then fatal with type INTERNAL_ERROR.
 import type { FailedReason } from '../../shared/api/job.js';
+import { BlenderCanceledError, BlenderError, BlenderFileUnreadableError } from '../../blender/errors.js';
 import { DiskSpaceError, UnpackAbortedError, UnpackError } from '../../zip/errors.js';
 
 /** Why a task might succeed on a second try: a crash, a hang or timeout, a transient I/O error. */
@@ -70,6 +71,12 @@ export function asTaskOutcome(err: unknown): unknown {
   }
   if (err instanceof DiskSpaceError) return new RetryableTaskError(err.message, err.details, { cause: err });
   if (err instanceof UnpackAbortedError) return err.reason instanceof CanceledTaskError ? err.reason : new CanceledTaskError(undefined, { cause: err });
-  // blender/ errors: (none mapped yet)
+  // blender/ errors: a canceled run is a canceled task; a run that could not start, was stopped or
+  // crashed, or gave no usable result may work on another try; a file Blender cannot open never will.
+  if (err instanceof BlenderCanceledError) return new CanceledTaskError(err.message, { cause: err });
+  if (err instanceof BlenderFileUnreadableError) {
+    return new FatalTaskError({ name: 'SCENE_FILE_UNREADABLE', type: 'VALIDATION_FAILED', errorDetails: { message: err.message, ...err.details } }, { cause: err });
+  }
+  if (err instanceof BlenderError) return new RetryableTaskError(err.message, err.details, { cause: err });
   return err;
 }

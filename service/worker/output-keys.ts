@@ -2,26 +2,15 @@
 // characters); keys accept only a safe alphabet (see fs-storage isValidKey), so names are
 // mapped to safe segments while the original names stay in OutputFile.fileName/relativePath.
 import path from 'node:path';
+import { safeSegment } from '../../shared/safe-segment.js';
 
 /** Every output object of a job lives under this prefix (retention deletes it as one). */
 export function jobOutputPrefix(workspaceId: string, jobId: string): string {
   return `outputs/${workspaceId}/${jobId}`;
 }
 
-const MAX_SEGMENT = 200;
 /** Keys have at most 16 segments; the prefix and a folder take 4. */
 const MAX_REL_SEGMENTS = 12;
-
-/** One key segment: safe characters only, starting with a letter or digit, bounded length. */
-export function safeSegment(name: string): string {
-  let s = name.normalize('NFC').replace(/[^A-Za-z0-9._ -]/g, '_').trim();
-  if (!/^[A-Za-z0-9]/.test(s)) s = `f${s}`;
-  if (s.length > MAX_SEGMENT) {
-    const ext = path.posix.extname(s).slice(0, 16);
-    s = s.slice(0, MAX_SEGMENT - ext.length) + ext;
-  }
-  return s;
-}
 
 /**
  * A relative path from the scene (a compositor output's folder/file), made safe to use as a ZIP

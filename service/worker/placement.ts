@@ -3,7 +3,7 @@
 // that job for a while (the per-job blocklist of render-farm managers).
 import { totalmem } from 'node:os';
 import type { FailureLedger, Task } from '../ports.js';
-import type { BlenderBuild } from './blender-builds.js';
+import type { BlenderBuild } from '../../blender/builds.js';
 import { TaskRequirements } from '../domain/tasks.js';
 
 /** What a task needs from the worker that runs it, carried in its payload; none when unreadable. */

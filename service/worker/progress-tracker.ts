@@ -3,7 +3,7 @@
 // stored or sent; the runtime calls `snapshot()` when it wants to publish.
 import type { JobProgress } from '../../shared/api/progress.js';
 import type { JobStatus } from '../../shared/job-status.js';
-import type { ProgressEvent } from './progress-parser.js';
+import type { ProgressEvent } from '../../blender/render/progress-parser.js';
 
 export interface ProgressTrackerOptions {
   jobId: string;

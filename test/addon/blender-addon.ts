@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { RunningBridgeDaemon } from '../../daemon/assemble.js';
-import { runBlender } from '../../service/worker/blender.js';
+import { runBlender } from '../../blender/run.js';
 import { startTestBridge } from '../daemon/harness.js';
 import { startE2E, type E2E } from '../helpers/e2e.js';
 

@@ -1,5 +1,5 @@
 // The packer on disk: packFolder's choices, and createPacker with the real tracer (headless
-// Blender running daemon/python/trace_deps.py) on a .blend built by build_textured.py.
+// Blender running blender/trace/trace_deps.py) on a .blend built by build_textured.py.
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import { packFolder } from '../../daemon/pack/pack-project.js';
 import { createPacker } from '../../daemon/pack/packer.js';
 import type { TraceFn } from '../../daemon/ports.js';
 import { createTracer } from '../../daemon/trace.js';
-import { runBlender } from '../../service/worker/blender.js';
+import { runBlender } from '../../blender/run.js';
 import { put, readZip, textBytes, packFailure } from './pack-helpers.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';

@@ -10,7 +10,7 @@ import {
   framePath,
   withExtension,
 } from '../../service/domain/expected-outputs.js';
-import { BlenderLogParser } from '../../service/worker/progress-parser.js';
+import { BlenderLogParser } from '../../blender/render/progress-parser.js';
 
 const stereo3d = { display_mode: 'ANAGLYPH', anaglyph_type: 'RED_CYAN', interlace_type: 'ROW_INTERLEAVED', use_interlace_swap: false, use_sidebyside_crosseyed: false };
 const view = (name: string, suffix: string, use = true) => ({ name, use, file_suffix: suffix, camera_suffix: suffix });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { chunkArgs } from '../../blender/render/render-invocation.js';
 import {
-  chunkArgs,
   chunkFrames,
   expandFrameRanges,
   formatFrameRanges,

@@ -4,8 +4,8 @@
 // CPU fallback runs for real in test/e2e/gpu-billing.test.ts and test/worker/render-setup.test.ts).
 import { describe, expect, it } from 'vitest';
 import type { FinalConfig } from '../../shared/api/analysis.js';
-import { finalConfigFromRuns, formatRunLine, normalizedSeconds, parseRunLines, type RenderRun } from '../../service/domain/normalized-seconds.js';
-import { billedRun, parseDeviceLine } from '../../service/worker/device-report.js';
+import { billedRun, finalConfigFromRuns, formatRunLine, normalizedSeconds, parseRunLines, type RenderRun } from '../../service/domain/normalized-seconds.js';
+import { parseDeviceLine } from '../../blender/render/device-report.js';
 
 const cudaLine = 'RB_DEVICE {"requested": "CUDA", "device": "CUDA", "gpus": 1}';
 const fallbackLine = 'RB_DEVICE {"requested": "CUDA", "device": "CPU", "gpus": 0}';

@@ -10,7 +10,7 @@ import { basename, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
-import { runBlender } from '../../service/worker/blender.js';
+import { runBlender } from '../../blender/run.js';
 
 export type FixtureName = 'basic' | 'compositor' | 'stereo' | 'missing-texture' | 'autoexec' | 'denoise' | 'odd' | 'addon-nodes' | 'addon-sun' | 'shadowed-camera';
 

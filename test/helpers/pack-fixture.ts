@@ -12,10 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { EXTERNAL_DIR, PACK_MANIFEST_NAME, type PackManifest } from '../../shared/pack/manifest.js';
 import type { RequestedConfig } from '../../shared/api/render-config.js';
 import { resolveFinalConfig } from '../../service/domain/final-config.js';
-import type { SceneAnalysis } from '../../service/worker/analyze.js';
-import { type BlenderRunResult, runBlender } from '../../service/worker/blender.js';
+import type { SceneAnalysis } from '../../blender/analysis/analyze-scene.js';
+import { type BlenderRunResult, runBlender } from '../../blender/run.js';
 import { capabilitiesFor } from '../../service/worker/devices.js';
-import { renderInvocation, renderSettingsFrom } from '../../service/worker/render-invocation.js';
+import { renderInvocation } from '../../blender/render/render-invocation.js';
+import { renderSettingsFrom } from '../../blender/render/render-settings.js';
 
 const run = promisify(execFile);
 const CAPS = capabilitiesFor({ version: '3.4.1', capabilities: { hasOpenImageDenoise: false, cyclesBackends: ['CUDA', 'HIP'], precompiledKernels: [] } }, { gpus: [] });
@@ -142,7 +143,7 @@ export async function renderFrameOne(opts: { root: string; sceneFile: string; re
   const settingsFile = path.join(opts.workDir, 'settings.json');
   await writeFile(settingsFile, JSON.stringify(settings));
   const sceneFile = path.join(opts.root, ...opts.sceneFile.split('/'));
-  const inv = renderInvocation({ binary: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', sceneFile, sceneName: 'Scene', settingsFile, attemptDir, chunk: { start: 1, end: 1, step: 1, frames: [1] } });
+  const inv = renderInvocation({ binary: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', sceneFile, sceneName: 'Scene', settingsFile, attemptDir, chunk: { start: 1, end: 1, step: 1 } });
   const lines: string[] = [];
   const result = await runBlender({ ...inv, cwd: attemptDir, timeoutMs: 120_000, onLine: (_s, l) => lines.push(l) });
   return { result, lines, png: path.join(attemptDir, 'f_0001.png') };

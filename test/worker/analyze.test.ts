@@ -6,8 +6,9 @@ import { dirname, join } from 'node:path';
 import yauzl from 'yauzl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SceneMetadata } from '../../shared/api/scene.js';
-import { analyzeScene, type SceneAnalysis } from '../../service/worker/analyze.js';
-import { FatalTaskError } from '../../service/worker/outcomes.js';
+import { analyzeScene, type SceneAnalysis } from '../../blender/analysis/analyze-scene.js';
+import { BlenderFileUnreadableError } from '../../blender/errors.js';
+import { asTaskOutcome, FatalTaskError } from '../../service/worker/outcomes.js';
 import { buildFixture, buildFixtureZip, FIXTURE_NAMES, type FixtureName } from '../helpers/fixtures.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
@@ -186,7 +187,10 @@ describe('analyzeScene', () => {
   it('a file Blender cannot open fails validation with its last lines', async () => {
     const bad = join(work, 'broken.blend');
     await writeFile(bad, 'this is not a blend file');
-    const err = await analyzeScene({ blender: BLENDER, file: bad, workDir: work }).catch((e: unknown) => e);
+    const thrown = await analyzeScene({ blender: BLENDER, file: bad, workDir: work }).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(BlenderFileUnreadableError);
+    // What the validate task fails with: the worker's mapping of blender/'s error.
+    const err = asTaskOutcome(thrown);
     expect(err).toBeInstanceOf(FatalTaskError);
     const fr = (err as FatalTaskError).failedReason;
     expect(fr).toMatchObject({ type: 'VALIDATION_FAILED', name: 'SCENE_FILE_UNREADABLE' });

@@ -1,8 +1,8 @@
 // The build-selection rules (pure), and probing with the real Blender plus a path that is not one.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BlenderVersion } from '../../service/worker/blender.js';
-import { BlenderVersionCache } from '../../service/worker/blender.js';
+import type { BlenderVersion } from '../../blender/version.js';
+import { BlenderVersionCache } from '../../blender/version.js';
 import {
   type BlenderBuild,
   buildCandidates,
@@ -10,7 +10,7 @@ import {
   parseRequestedVersion,
   pickBuild,
   probeBuilds,
-} from '../../service/worker/blender-builds.js';
+} from '../../blender/builds.js';
 
 function v(text: string): BlenderVersion {
   const [major = 0, minor = 0, patch = 0] = text.split('.').map(Number);

@@ -1,4 +1,4 @@
-// blender.ts against the real Blender: argv, process-group kill on abort, timeouts, crashes, and
+// blender/run.ts against the real Blender: argv, process-group kill on abort, timeouts, crashes, and
 // proof that a file's own Python (registered text blocks, Python drivers) never runs on a worker.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -6,14 +6,9 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BlenderVersionCache,
-  blenderArgv,
-  blenderVersion,
-  parseBlenderVersion,
-  runBlender,
-} from '../../service/worker/blender.js';
-import { CanceledTaskError, RetryableTaskError } from '../../service/worker/outcomes.js';
+import { BlenderCanceledError, BlenderCrashError, BlenderStartError, BlenderTimeoutError } from '../../blender/errors.js';
+import { blenderArgv, runBlender } from '../../blender/run.js';
+import { BlenderVersionCache, blenderVersion, parseBlenderVersion } from '../../blender/version.js';
 import { buildFixture, fixtureMarker } from '../helpers/fixtures.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
@@ -94,7 +89,7 @@ describe('runBlender', () => {
         if (l.startsWith('READY')) ac.abort();
       },
     });
-    await expect(run).rejects.toBeInstanceOf(CanceledTaskError);
+    await expect(run).rejects.toBeInstanceOf(BlenderCanceledError);
     expect(pid).toBeGreaterThan(0);
     expect(groupAlive(pid)).toBe(false);
   });
@@ -102,7 +97,7 @@ describe('runBlender', () => {
   it('rejects a run that is already canceled without starting Blender', async () => {
     let spawned = false;
     const run = runBlender({ binary: BLENDER, signal: AbortSignal.abort(), onSpawn: () => (spawned = true) });
-    await expect(run).rejects.toBeInstanceOf(CanceledTaskError);
+    await expect(run).rejects.toBeInstanceOf(BlenderCanceledError);
     expect(spawned).toBe(false);
   });
 
@@ -115,8 +110,8 @@ describe('runBlender', () => {
       killGraceMs: 1000,
       onSpawn: (p) => (pid = p),
     }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(RetryableTaskError);
-    const e = err as RetryableTaskError;
+    expect(err).toBeInstanceOf(BlenderTimeoutError);
+    const e = err as BlenderTimeoutError;
     expect(e.details.reason).toBe('timeout');
     expect(e.details.lastLines).toContain('WORKING');
     expect(groupAlive(pid)).toBe(false);
@@ -129,8 +124,8 @@ describe('runBlender', () => {
       idleTimeoutMs: 4000,
       killGraceMs: 1000,
     }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(RetryableTaskError);
-    expect((err as RetryableTaskError).details.reason).toBe('idle');
+    expect(err).toBeInstanceOf(BlenderTimeoutError);
+    expect((err as BlenderTimeoutError).details.reason).toBe('idle');
   });
 
   it('reports a death by signal as a retryable crash', async () => {
@@ -139,13 +134,13 @@ describe('runBlender', () => {
       args: ['--python-expr', 'import os, signal; print("DYING", flush=True); os.kill(os.getpid(), signal.SIGKILL)'],
       timeoutMs: 60_000,
     }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(RetryableTaskError);
-    expect((err as RetryableTaskError).details).toMatchObject({ reason: 'crash', signal: 'SIGKILL' });
-    expect((err as RetryableTaskError).details.lastLines).toContain('DYING');
+    expect(err).toBeInstanceOf(BlenderCrashError);
+    expect((err as BlenderCrashError).details).toMatchObject({ reason: 'crash', signal: 'SIGKILL' });
+    expect((err as BlenderCrashError).details.lastLines).toContain('DYING');
   });
 
   it('reports a missing binary as retryable', async () => {
-    await expect(runBlender({ binary: join(work, 'no-such-blender') })).rejects.toBeInstanceOf(RetryableTaskError);
+    await expect(runBlender({ binary: join(work, 'no-such-blender') })).rejects.toBeInstanceOf(BlenderStartError);
   });
 });
 
@@ -169,7 +164,7 @@ describe('untrusted files', () => {
   });
 
   it('control: the same file with auto-run allowed (-y) does write both markers', async () => {
-    // Deliberately bypasses blender.ts, which cannot run without -Y: this only proves the fixture is armed.
+    // Deliberately bypasses blender/run.ts, which cannot run without -Y: this only proves the fixture is armed.
     const file = await buildFixture('autoexec');
     const marker = fixtureMarker();
     const out = join(work, 'control');

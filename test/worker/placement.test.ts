@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../service/ports.js';
-import type { BlenderBuild } from '../../service/worker/blender-builds.js';
+import type { BlenderBuild } from '../../blender/builds.js';
 import { RetryableTaskError } from '../../service/worker/outcomes.js';
 import { Placement } from '../../service/worker/placement.js';
 import { WorkerRuntime, type TaskHandler } from '../../service/worker/runtime.js';

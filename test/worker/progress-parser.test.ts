@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JobProgress } from '../../shared/api/progress.js';
-import { BlenderLogParser, parseTimecode, type ProgressEvent } from '../../service/worker/progress-parser.js';
+import { BlenderLogParser, parseTimecode, type ProgressEvent } from '../../blender/render/progress-parser.js';
 import { ProgressTracker } from '../../service/worker/progress-tracker.js';
 
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, '../fixtures/logs', name), 'utf8');

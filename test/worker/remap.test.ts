@@ -1,4 +1,4 @@
-// The worker's path remap (python/remap_paths.py) with the real Blender: the pack fixture is laid
+// The worker's path remap (blender/remap/remap_paths.py) with the real Blender: the pack fixture is laid
 // out by hand as the packer would (project files in place, the others under _external/, remaps in
 // the manifest), the original tree is moved away so its absolute paths lead nowhere, then the
 // worker analyses and renders the unpacked copy. The Blender runs start in beforeAll, two at a time.

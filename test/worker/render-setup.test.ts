@@ -11,17 +11,12 @@ import type { RequestedConfig } from '../../shared/api/render-config.js';
 import type { SceneMetadata } from '../../shared/api/scene.js';
 import { expectedFileNames } from '../../service/domain/expected-outputs.js';
 import { type RenderCapabilities, resolveFinalConfig } from '../../service/domain/final-config.js';
-import { type BlenderRunResult, PYTHON_SCRIPT_EXIT_CODE, runBlender } from '../../service/worker/blender.js';
+import { type BlenderRunResult, PYTHON_SCRIPT_EXIT_CODE, runBlender } from '../../blender/run.js';
 import { type BuildForCapabilities, capabilitiesFor } from '../../service/worker/devices.js';
-import {
-  classifySavedPath,
-  compositeFolders,
-  parseSetupLine,
-  type RenderSettings,
-  renderInvocation,
-  renderSettingsFrom,
-} from '../../service/worker/render-invocation.js';
-import { billedRun, parseDeviceLine } from '../../service/worker/device-report.js';
+import { classifySavedPath, renderInvocation } from '../../blender/render/render-invocation.js';
+import { compositeFolders, parseSetupLine, type RenderSettings, renderSettingsFrom } from '../../blender/render/render-settings.js';
+import { parseDeviceLine } from '../../blender/render/device-report.js';
+import { billedRun } from '../../service/domain/normalized-seconds.js';
 import { buildFixture, type FixtureName } from '../helpers/fixtures.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';

@@ -6,7 +6,7 @@ import { expandFrameRanges } from '../../domain/frame-ranges.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
 import { finalConfigFromRuns, normalizedSeconds } from '../../domain/normalized-seconds.js';
 import { filesOfFrame, listFiles, outputLayout, type OutputLayout } from '../chunk-files.js';
-import { compositeFolders } from '../render-invocation.js';
+import { compositeFolders } from '../../../blender/render/render-settings.js';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
 import type { WorkerEnv } from '../env.js';
 import { finalizeOutputs, type ProducedFile } from '../finalize.js';

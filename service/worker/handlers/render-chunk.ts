@@ -11,6 +11,7 @@ import { expandFrameRanges, remainingChunk, type FrameChunk } from '../../domain
 import { moveJob } from '../../domain/job-lifecycle.js';
 import { taskPayload, type ChunkPayload } from '../../domain/tasks.js';
 import type { JobInternal, Task } from '../../ports.js';
+import { BlenderRunError } from '../../../blender/errors.js';
 import { runBlender, type BlenderRunResult } from '../../../blender/run.js';
 import { attemptLayout, filesOfFrame, finishedFrames, outputLayout, promoteFinished, type OutputLayout } from '../chunk-files.js';
 import type { WorkerEnv } from '../env.js';
@@ -232,7 +233,7 @@ async function renderPart(r: PartRun): Promise<void> {
     publish(true);
     await work;
     // A crash, hang or timeout: the report names the attempt, the frame reached and the last lines.
-    if (err instanceof RetryableTaskError) Object.assign(err.details, failureDetails(r.task, parser, err.details.lastLines));
+    if (err instanceof BlenderRunError) Object.assign(err.details, failureDetails(r.task, parser, err.details.lastLines));
     throw err;
   }
   ctx.log.info({ exitCode: result.exitCode, ms: result.durationMs, device: billedRun(0, used).device }, 'blender exited');

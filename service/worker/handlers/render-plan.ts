@@ -1,7 +1,7 @@
 // Planning a render: the final config (request over analysis, corrected for this worker's
 // Blender and devices), the frames split into chunks, and a finalize task that the queue holds
 // back until every chunk is done. Re-running it (a crash) enqueues the same task ids: no-ops.
-import { pickBuild } from '../blender-builds.js';
+import { pickBuild } from '../../../blender/builds.js';
 import { minorVersion } from '../placement.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
 import { chunkFrames } from '../../domain/frame-ranges.js';

@@ -1,17 +1,16 @@
-// Scene analysis for the `validate` task: runs python/analyze.py inside Blender (through blender.ts),
+// Scene analysis for the `validate` task: runs analyze.py (beside this module) inside Blender (through run.ts),
 // reads the JSON it writes and checks it against the API's scene metadata schema. A field that does
 // not fit the schema is dropped with a warning rather than failing the job: the analysis is advice,
 // and one odd value (say an engine name from a newer Blender) must not hide all the others.
-import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AnalysisWarning, SceneMetadataShape } from '../../shared/api/scene.js';
-import { type BlenderVersion, parseBlenderVersion, PYTHON_SCRIPT_EXIT_CODE, runBlender } from './blender.js';
-import type { BlenderStream } from './blender.js';
-import { FatalTaskError, RetryableTaskError } from './outcomes.js';
-import type { PathRemapSpec } from './render-invocation.js';
+import { BlenderResultError, UNREADABLE_FILE_LINE, unreadableFile } from '../errors.js';
+import { parseRemapLine, type PathRemapSpec, type RemapSummary } from '../remap/path-remaps.js';
+import { PYTHON_SCRIPT_EXIT_CODE, runBlender, type BlenderStream } from '../run.js';
+import { scriptBeside } from '../script-path.js';
+import { type BlenderVersion, parseBlenderVersion } from '../version.js';
 
 /** What analyze.py returns, validated. Every field optional, as in the API. */
 export const AnalysisOutput = z.object(SceneMetadataShape).partial();
@@ -26,7 +25,7 @@ export interface AnalyzeSceneOptions {
   scene?: string;
   /** Existing folder for the result file (`scene-analysis.json`); also Blender's working directory. */
   workDir: string;
-  /** Cancels the analysis (CanceledTaskError). */
+  /** Cancels the analysis (BlenderCanceledError). */
   signal?: AbortSignal;
   /** Whole-run limit. Default 300000 ms (5 min): loading a very large file is the slow part. */
   timeoutMs?: number;
@@ -54,13 +53,6 @@ export interface AnalysisAddons {
   selected: string[];
 }
 
-/** What analyze.py's `RB_REMAP` line says: remaps applied, those that failed (first 20), those that matched nothing. */
-export interface RemapSummary {
-  remapped: number;
-  failed: Array<{ id: string; from: string; reason: string }>;
-  unused: number;
-}
-
 export interface SceneAnalysis {
   output: AnalysisOutput;
   /** Same list as `output.analysisWarnings`. */
@@ -73,18 +65,16 @@ export interface SceneAnalysis {
   remap?: RemapSummary;
 }
 
-/** analyze.py beside this module (sources, tsx, vitest), or in the source tree when running from dist/. */
+/** analyze.py, beside this module (see scriptBeside). */
 export function analyzeScriptPath(): string {
-  const candidates = ['./python/analyze.py', '../../../service/worker/python/analyze.py'].map((p) =>
-    fileURLToPath(new URL(p, import.meta.url)),
-  );
-  return candidates.find((p) => existsSync(p)) ?? candidates[0]!;
+  return scriptBeside(import.meta.url, 'analyze.py');
 }
 
-/** Blender's messages when it cannot load a file (3.x/4.x wording); it then exits 1. */
-const UNREADABLE = /Cannot read file|File format is not supported|not a blend file|Failed to read blend file|Unable to open/i;
-
-/** Runs the analysis. Throws FatalTaskError (file unreadable), RetryableTaskError (crash, hang, no result) or CanceledTaskError. */
+/**
+ * Runs the analysis. Throws BlenderFileUnreadableError (Blender exits 1 with one of its
+ * cannot-load messages, or fell back to its factory scene), BlenderResultError (the script failed
+ * or gave no usable result), run.ts's errors (start, timeout, crash) or BlenderCanceledError.
+ */
 export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnalysis> {
   const outFile = join(opts.workDir, 'scene-analysis.json');
   await rm(outFile, { force: true });
@@ -113,24 +103,24 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
     timeoutMs: opts.timeoutMs ?? 300_000,
     onLine: (stream, line) => {
       version ??= parseBlenderVersion(line);
-      if (line.startsWith('RB_REMAP ')) remap = parseRemapLine(line) ?? remap;
+      remap = parseRemapLine(line) ?? remap;
       opts.onLine?.(stream, line);
     },
   });
   const details = { exitCode: run.exitCode, lastLines: run.lastLines };
   if (run.exitCode !== 0) {
-    if (run.lastLines.some((l) => UNREADABLE.test(l))) throw unreadable(opts.shownName ?? opts.file, run.lastLines);
+    if (run.lastLines.some((l) => UNREADABLE_FILE_LINE.test(l))) throw unreadable(opts.shownName ?? opts.file, run.lastLines);
     const why = run.exitCode === PYTHON_SCRIPT_EXIT_CODE ? 'the analysis script failed' : `Blender exited with ${run.exitCode}`;
-    throw new RetryableTaskError(`scene analysis: ${why}`, details);
+    throw new BlenderResultError(`scene analysis: ${why}`, details);
   }
   let raw: unknown;
   try {
     raw = JSON.parse(await readFile(outFile, 'utf8'));
   } catch (err) {
-    throw new RetryableTaskError('scene analysis wrote no readable result', details, { cause: err });
+    throw new BlenderResultError('scene analysis wrote no readable result', details, { cause: err });
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new RetryableTaskError('scene analysis result is not a JSON object', details);
+    throw new BlenderResultError('scene analysis result is not a JSON object', details);
   }
   const { output, dropped } = validateOutput(raw as Record<string, unknown>);
   // A Blender that fell back to its factory scene would analyse the wrong thing: refuse it.
@@ -149,21 +139,8 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   return { output, warnings, blenderVersion: version, durationMs: run.durationMs, lastLines: run.lastLines, ...(remap ? { remap } : {}) };
 }
 
-function parseRemapLine(line: string): RemapSummary | undefined {
-  try {
-    const v = JSON.parse(line.slice('RB_REMAP '.length)) as RemapSummary;
-    return typeof v.remapped === 'number' && Array.isArray(v.failed) ? v : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function unreadable(file: string, lastLines: string[]): FatalTaskError {
-  return FatalTaskError.validation(
-    'SCENE_FILE_UNREADABLE',
-    `Blender cannot open ${basename(file)}: it is damaged, not a .blend file, or saved by a much newer Blender.`,
-    { lastLines },
-  );
+function unreadable(file: string, lastLines: string[]) {
+  return unreadableFile(basename(file), { lastLines });
 }
 
 /** Parses leniently: top-level fields that fail the schema are removed and named in `dropped`. */
@@ -175,7 +152,7 @@ export function validateOutput(raw: Record<string, unknown>): { output: Analysis
     if (res.success) return { output: res.data, dropped };
     const keys = [...new Set(res.error.issues.map((i) => String(i.path[0] ?? '')))].filter((k) => k in obj);
     // Cannot happen for a plain object (every issue lies under a key), but never loop forever.
-    if (keys.length === 0) throw new RetryableTaskError('scene analysis result does not fit the schema', { issues: res.error.issues });
+    if (keys.length === 0) throw new BlenderResultError('scene analysis result does not fit the schema', { issues: res.error.issues });
     for (const k of keys) delete obj[k];
     dropped.push(...keys);
   }

@@ -39,7 +39,7 @@ def enum_values(obj, attr):
 
 
 def safe_segment(name):
-    """Same as safeSegment in service/worker/output-keys.ts (names are ASCII after the replacement)."""
+    """Same as safeSegment in shared/safe-segment.ts (names are ASCII after the replacement)."""
     s = re.sub(r'[^A-Za-z0-9._ -]', '_', unicodedata.normalize('NFC', name)).strip(' ')
     if not re.match(r'[A-Za-z0-9]', s):
         s = 'f' + s

@@ -1,7 +1,6 @@
-// The device a chunk's Blender really rendered on, from render_setup.py's `RB_DEVICE {json}` line,
-// and the billed run it makes. The plan (finalConfig) only says what was asked: a slot whose GPU
-// Cycles cannot see (no driver, a GPU taken away) renders on the CPU, and is billed as such.
-import { DEVICE_PERFORMANCE_FACTORS, type RenderRun } from '../domain/normalized-seconds.js';
+// The device a chunk's Blender really rendered on, from render_setup.py's `RB_DEVICE {json}` line.
+// The plan (finalConfig) only says what was asked: a slot whose GPU Cycles cannot see (no driver,
+// a GPU taken away) renders on the CPU. The worker bills what this reports (billedRun).
 
 export interface DeviceReport {
   /** The compute device type the settings asked for. */
@@ -26,15 +25,4 @@ export function parseDeviceLine(line: string): DeviceReport | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The run to bill for `seconds` of Blender. No report (setup failed, or Blender died before it)
- * means nothing rendered on a GPU: CPU. Engines other than Cycles (EEVEE, Workbench) do not use
- * the Cycles compute device: CPU factor too.
- */
-export function billedRun(seconds: number, report: DeviceReport | undefined): RenderRun {
-  const device = report?.device;
-  if (!device || device === 'CPU' || !(device in DEVICE_PERFORMANCE_FACTORS)) return { seconds, device: 'CPU' };
-  return { seconds, device: device as RenderRun['device'], gpus: Math.max(1, report.gpus) };
 }

@@ -4,8 +4,7 @@
 // together with anything it started (render threads are threads, but add-ons may fork).
 import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
-import { PerBinaryCache } from './binary-cache.js';
-import { CanceledTaskError, RetryableTaskError } from './outcomes.js';
+import { BlenderCanceledError, BlenderCrashError, BlenderStartError, BlenderTimeoutError } from './errors.js';
 
 /** Flags every Blender run gets, before anything else. */
 export const BLENDER_BASE_ARGS: readonly string[] = ['-b', '-Y', '--factory-startup', '-noaudio'];
@@ -35,13 +34,13 @@ export interface RunBlenderOptions {
   env?: Record<string, string | undefined>;
   /** Working directory. Default: the current one. */
   cwd?: string;
-  /** Whole-run limit in ms; past it the group is killed and the run rejects (retryable). Default 6 h; 0 = none. */
+  /** Whole-run limit in ms; past it the group is killed and the run rejects (BlenderTimeoutError). Default 6 h; 0 = none. */
   timeoutMs?: number;
   /** Limit in ms without any output line; catches hangs. Default 0 (off: long frames can be silent). */
   idleTimeoutMs?: number;
   /** Time between SIGTERM and SIGKILL when stopping the group. Default 5000 ms. */
   killGraceMs?: number;
-  /** Cancels the run: the group is killed and the run rejects with CanceledTaskError. */
+  /** Cancels the run: the group is killed and the run rejects with BlenderCanceledError. */
   signal?: AbortSignal;
   /** Called for each complete output line (no trailing newline), as it arrives. Default none. */
   onLine?: (stream: BlenderStream, line: string) => void;
@@ -112,7 +111,7 @@ export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
 
   return new Promise<BlenderRunResult>((resolve, reject) => {
     if (opts.signal?.aborted) {
-      reject(new CanceledTaskError('canceled before Blender started'));
+      reject(new BlenderCanceledError('canceled before Blender started'));
       return;
     }
     const child = spawn(opts.binary ?? 'blender', argv, {
@@ -201,7 +200,7 @@ export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
       cleanup();
       const e = err as NodeJS.ErrnoException;
       reject(
-        new RetryableTaskError(`cannot start Blender (${opts.binary ?? 'blender'}): ${e.code ?? e.message}`, { argv }, { cause: err }),
+        new BlenderStartError(`cannot start Blender (${opts.binary ?? 'blender'}): ${e.code ?? e.message}`, { argv }, { cause: err }),
       );
     });
     child.on('exit', () => {
@@ -218,13 +217,13 @@ export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
       const durationMs = Math.round(performance.now() - started);
       const details = { argv, exitCode: code, signal: sig, durationMs, lastLines };
       if (stopReason === 'abort') {
-        reject(new CanceledTaskError('Blender stopped: task canceled'));
+        reject(new BlenderCanceledError('Blender stopped: task canceled'));
       } else if (stopReason === 'timeout') {
-        reject(new RetryableTaskError(`Blender timed out after ${timeoutMs} ms`, { ...details, reason: 'timeout' }));
+        reject(new BlenderTimeoutError(`Blender timed out after ${timeoutMs} ms`, { ...details, reason: 'timeout' }));
       } else if (stopReason === 'idle') {
-        reject(new RetryableTaskError(`Blender printed nothing for ${idleMs} ms`, { ...details, reason: 'idle' }));
+        reject(new BlenderTimeoutError(`Blender printed nothing for ${idleMs} ms`, { ...details, reason: 'idle' }));
       } else if (sig) {
-        reject(new RetryableTaskError(`Blender crashed (${sig})`, { ...details, reason: 'crash' }));
+        reject(new BlenderCrashError(`Blender crashed (${sig})`, { ...details, reason: 'crash' }));
       } else {
         resolve({ exitCode: code ?? -1, signal: null, durationMs, lastLines, argv });
       }
@@ -241,41 +240,4 @@ async function waitGroupGone(pid: number, maxMs: number): Promise<void> {
   while (killGroup(pid, 'SIGKILL') && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 10));
   }
-}
-
-export interface BlenderVersion {
-  major: number;
-  minor: number;
-  patch: number;
-  /** As printed, e.g. `3.4.1`. */
-  text: string;
-}
-
-/** Parses the first `Blender X.Y[.Z]` line of `blender --version`; undefined when there is none. */
-export function parseBlenderVersion(output: string): BlenderVersion | undefined {
-  const m = /^Blender (\d+)\.(\d+)(?:\.(\d+))?/m.exec(output);
-  if (!m) return undefined;
-  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)];
-  return { major, minor, patch, text: `${major}.${minor}.${patch}` };
-}
-
-/** Versions per binary (see PerBinaryCache); create one per worker. */
-export class BlenderVersionCache extends PerBinaryCache<BlenderVersion> {
-  constructor() {
-    super((binary) => probeVersion(binary));
-  }
-}
-
-async function probeVersion(binary: string): Promise<BlenderVersion> {
-  const res = await runBlender({ binary, args: ['--version'], timeoutMs: 60_000, lastLinesCount: 20 });
-  const version = parseBlenderVersion(res.lastLines.join('\n'));
-  if (res.exitCode !== 0 || !version) {
-    throw new RetryableTaskError(`cannot read the version of ${binary}`, { exitCode: res.exitCode, lastLines: res.lastLines });
-  }
-  return version;
-}
-
-/** `blender --version`, parsed; pass a cache to avoid a Blender start (~0.5 s) per call. */
-export function blenderVersion(binary = 'blender', cache?: BlenderVersionCache): Promise<BlenderVersion> {
-  return cache ? cache.get(binary) : probeVersion(binary);
 }

@@ -1,25 +1,28 @@
-# Render setup, run inside Blender by the render task (service/worker/render-invocation.ts):
+# Render setup, run inside Blender by the render task (blender/render/render-invocation.ts):
 #   blender -b -Y --factory-startup -noaudio FILE -S SCENE --python render_setup.py \
 #       -o OUT/f_#### -s A -e B -j STEP -a -- --settings SETTINGS.json
 # Blender runs `--python` after loading FILE and BEFORE it reaches `-o`/`-a`, so everything set here
-# applies to the render that follows. Settings (see RenderSettings in render-invocation.ts) are
+# applies to the render that follows. Settings (see RenderSettings in render-settings.ts) are
 # applied to the scene; a key that is absent or null leaves the file's own value.
 # Prints `RB_WARNING: text` for each thing it could not honour, `RB_DEVICE {json}` (the device the
 # render really uses, for billing) and, last, `RB_SETUP_OK {json}`.
 # A bad scene/camera/view layer/engine or an unusable device raises SetupError: with
 # `--python-exit-code 3` Blender then exits 3 without rendering, the message on the last lines.
 # Never touches the network; the only paths it sets are inside settings.compositeDir, and, first of
-# all, the packer's path remaps (settings.pathRemaps, see remap_paths.py) inside the project folder.
+# all, the packer's path remaps (settings.pathRemaps, see ../remap/remap_paths.py) inside the project folder.
 import json
 import os
 import sys
 
 import bpy
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+# The path remaps are their own contract in blender/remap/ (the analysis applies them too).
+sys.path.insert(1, os.path.join(os.path.dirname(HERE), 'remap'))
 from render_setup_outputs import (  # noqa: E402  (sibling module)
     WARNINGS, enum_values, fail, redirect_file_outputs, set_opt, set_output, warn)
-import remap_paths  # noqa: E402  (sibling module: the packer's path remaps)
+import remap_paths  # noqa: E402  (../remap: the packer's path remaps)
 
 GPU_TYPES = ('CUDA', 'OPTIX', 'HIP', 'METAL', 'ONEAPI')
 

@@ -1,4 +1,4 @@
-# Headless dependency trace, run by daemon/trace.ts through the worker's runBlender:
+# Headless dependency trace, run by blender/trace/trace-dependencies.ts through blender/run.ts:
 #   blender -b -Y --factory-startup -noaudio FILE --python trace_deps.py -- OUT.json [--addon-dir DIR]
 # Runs the add-on's collector (host-addon/renderbridge/dependencies.py) on FILE and writes its
 # CollectedDependencies document to OUT.json atomically (a temp file renamed into place).

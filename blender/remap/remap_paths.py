@@ -1,5 +1,5 @@
 # Points a packed project's .blend at the files the packer placed in the archive (its manifest's
-# `remaps`), before analyze.py or render_setup.py reads anything. Imported by both from this folder.
+# `remaps`), before analyze.py or render_setup.py reads anything; both put this folder on sys.path.
 # A remap {from, to, blendFile} says: the data block of the .blend `blendFile` (archive path) that
 # holds the path `from` (compared with `\` read as `/`) must use the archive file `to` instead.
 # Paths are set `//`-relative to the .blend holding the data block (a linked data block resolves

@@ -4,7 +4,7 @@
 // candidate. Everything here is pure except probeBuilds, which asks each binary its version.
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { type BlenderVersion, type BlenderVersionCache, blenderVersion } from './blender.js';
+import { type BlenderVersion, type BlenderVersionCache, blenderVersion } from './version.js';
 
 export interface BuildCandidate {
   binary: string;
@@ -135,7 +135,7 @@ export interface ProbedBuilds {
 }
 
 /**
- * Asks each candidate its version (through blender.ts) and keeps the ones that answer. The first
+ * Asks each candidate its version (through version.ts) and keeps the ones that answer. The first
  * usable candidate is the default. Pass the worker's version cache to probe each binary once.
  */
 export async function probeBuilds(candidates: readonly BuildCandidate[], cache?: BlenderVersionCache): Promise<ProbedBuilds> {

@@ -1,4 +1,4 @@
-# Scene analysis, run inside Blender by service/worker/analyze.ts:
+# Scene analysis, run inside Blender by blender/analysis/analyze-scene.ts:
 #   blender -b -Y --factory-startup -noaudio FILE --python analyze.py -- --out RESULT.json [--scene NAME]
 #     [--addons FILE]   (the pack's bundled add-ons and the ids the render enables; see analyze_addons.py)
 # Writes ONE JSON object: the spec's scene metadata object (shared/api/scene.ts, SceneMetadataShape)
@@ -25,7 +25,7 @@
 #   UNSUPPORTED_OUTPUT_FORMAT       an image format outside the API's list; renders write PNG
 #   ANALYSIS_SECTION_FAILED         one section of this script failed; its fields are missing
 #   PATHS_NOT_REMAPPED              a path the packer moved into the archive (--remaps) could not be set
-# With `--remaps FILE` (see remap_paths.py) the packer's path remaps are applied first and
+# With `--remaps FILE` (see ../remap/remap_paths.py) the packer's path remaps are applied first and
 # `RB_REMAP {json}` is printed with what was remapped.
 import json
 import os
@@ -35,10 +35,13 @@ import traceback
 import bpy
 
 sys.dont_write_bytecode = True  # write nothing but --out, not even a .pyc beside this script
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+# The path remaps are their own contract in blender/remap/ (render setup applies them too).
+sys.path.insert(1, os.path.join(os.path.dirname(HERE), 'remap'))
 import analyze_addons  # noqa: E402  (sibling module: the add-ons the file's data needs)
 import analyze_files  # noqa: E402  (sibling module: missing files, caches, VRAM estimate)
-import remap_paths  # noqa: E402  (sibling module: the packer's path remaps)
+import remap_paths  # noqa: E402  (../remap: the packer's path remaps)
 
 ENGINES = ('CYCLES', 'BLENDER_EEVEE', 'BLENDER_EEVEE_NEXT', 'BLENDER_WORKBENCH')
 FORMATS = ('PNG', 'JPEG', 'JPEG2000', 'BMP', 'TARGA', 'TARGA_RAW', 'TIFF', 'OPEN_EXR', 'OPEN_EXR_MULTILAYER',

@@ -1,19 +1,13 @@
-// How one render chunk is started: the settings python/render_setup.py applies inside Blender
-// (built from the job's finalConfig), the Blender invocation for a chunk (through blender.ts),
-// and where the files Blender reports as saved belong. Pure, except renderSetupScriptPath.
-import { existsSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// What render_setup.py (beside this module) applies inside Blender before a chunk renders, built
+// from the job's finalConfig, and what the script answers on its output lines. Pure.
+import { isAbsolute, resolve } from 'node:path';
 import type { FinalConfig } from '../../shared/api/analysis.js';
 import { MOVIE_OUTPUT_FORMATS } from '../../shared/api/enums.js';
 import type { RequestedConfig } from '../../shared/api/render-config.js';
-import type { PathRemap } from '../../shared/pack/manifest.js';
-import type { FrameChunk } from '../domain/frame-ranges.js';
-import { chunkArgs } from '../domain/frame-ranges.js';
-import type { RunBlenderOptions } from './blender.js';
-import { safeSegment } from './output-keys.js';
+import { safeSegment } from '../../shared/safe-segment.js';
+import type { PathRemapSpec } from '../remap/path-remaps.js';
 
-type DeviceType = NonNullable<FinalConfig['computeDeviceType']>;
+export type DeviceType = NonNullable<FinalConfig['computeDeviceType']>;
 
 /**
  * What render_setup.py applies. A field that is absent or null keeps the .blend's own value.
@@ -63,14 +57,8 @@ export interface RenderSettings {
   compositeDir: string;
   /** Folder (under compositeDir) per top-level File Output node name. */
   compositeFolders: Record<string, string>;
-  /** The packer's path remaps, applied before anything else (python/remap_paths.py); absent: none. */
+  /** The packer's path remaps, applied before anything else (remap/remap_paths.py); absent: none. */
   pathRemaps?: PathRemapSpec;
-}
-
-/** Remaps of a packed project and the absolute folder it was unpacked to (archive paths start there). */
-export interface PathRemapSpec {
-  root: string;
-  remaps: readonly PathRemap[];
 }
 
 export interface RenderSettingsOptions {
@@ -95,7 +83,7 @@ export interface RenderSettingsOptions {
 }
 
 /** `#` in a folder name would become frame digits in Blender's output paths. */
-function checkFolder(what: string, dir: string): string {
+export function checkFolder(what: string, dir: string): string {
   if (!isAbsolute(dir)) throw new Error(`${what} must be absolute: ${dir}`);
   if (dir.includes('#')) throw new Error(`${what} must not contain '#': ${dir}`);
   return resolve(dir);
@@ -178,87 +166,6 @@ export function renderSettingsFrom(final: FinalConfig, opts: RenderSettingsOptio
     compositeFolders: Object.fromEntries(nodes.map((n, i) => [n.name, folders[i]!])),
     ...(opts.pathRemaps && opts.pathRemaps.remaps.length > 0 ? { pathRemaps: { root: resolve(opts.pathRemaps.root), remaps: opts.pathRemaps.remaps } } : {}),
   };
-}
-
-/** render_setup.py beside this module (sources, tsx, vitest), or in the source tree when running from dist/. */
-export function renderSetupScriptPath(): string {
-  const candidates = ['./python/render_setup.py', '../../../service/worker/python/render_setup.py'].map((p) =>
-    fileURLToPath(new URL(p, import.meta.url)),
-  );
-  return candidates.find((p) => existsSync(p)) ?? candidates[0]!;
-}
-
-/** Camera output pattern under the attempt folder, as expectedFileNames' default `cameraPattern`. */
-export const CAMERA_PATTERN = 'f_####';
-
-export interface RenderInvocationOptions {
-  /** Blender executable of the picked build. Default `blender` from PATH. */
-  binary?: string;
-  /** The .blend to render. */
-  sceneFile: string;
-  /** Scene selected with `-S`. Default: the file's active scene. */
-  sceneName?: string;
-  /** JSON file holding RenderSettings. */
-  settingsFile: string;
-  /** Absolute folder receiving the camera files (`-o attemptDir/f_####`); no `#`. */
-  attemptDir: string;
-  chunk: FrameChunk;
-  /** GPUs this chunk may see, by UUID (or index): sets *_VISIBLE_DEVICES. Default: no pinning. */
-  gpuUuids?: readonly string[];
-  /** Device type of the render: HIP pins with HIP_VISIBLE_DEVICES, others with CUDA_VISIBLE_DEVICES. Default CUDA. */
-  deviceType?: DeviceType;
-  /** Render threads (`-t`), for CPU slots sharing a machine. Default: Blender's (all cores). */
-  threads?: number;
-  /** Camera output pattern. Default CAMERA_PATTERN. */
-  cameraPattern?: string;
-}
-
-export type RenderInvocation = Pick<RunBlenderOptions, 'binary' | 'file' | 'preScriptArgs' | 'pythonScript' | 'scriptArgs' | 'args' | 'env'>;
-
-/** runBlender options rendering one chunk with render_setup.py (cwd, timeouts and listeners are the caller's). */
-export function renderInvocation(opts: RenderInvocationOptions): RenderInvocation {
-  const out = checkFolder('attemptDir', opts.attemptDir);
-  const pattern = opts.cameraPattern ?? CAMERA_PATTERN;
-  const env: Record<string, string> = {};
-  if (opts.gpuUuids && opts.gpuUuids.length > 0) {
-    env[opts.deviceType === 'HIP' ? 'HIP_VISIBLE_DEVICES' : 'CUDA_VISIBLE_DEVICES'] = opts.gpuUuids.join(',');
-  }
-  const threads = opts.threads && opts.threads > 0 ? ['-t', String(Math.trunc(opts.threads))] : [];
-  return {
-    binary: opts.binary ?? 'blender',
-    file: opts.sceneFile,
-    preScriptArgs: opts.sceneName !== undefined ? ['-S', opts.sceneName] : [],
-    pythonScript: renderSetupScriptPath(),
-    scriptArgs: ['--settings', opts.settingsFile],
-    // -t, -o, then the chunk's -s/-e/-j/-a, which must come last.
-    args: [...threads, '-o', join(out, pattern), ...chunkArgs(opts.chunk)],
-    env,
-  };
-}
-
-export interface SavedPath {
-  kind: 'camera' | 'composite';
-  /** `/`-separated, relative to attemptDir (camera) or compositeDir (composite: `<node folder>/<file>`). */
-  relativePath: string;
-}
-
-function inside(dir: string, file: string): string | undefined {
-  const rel = relative(dir, file);
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return undefined;
-  return rel.split(sep).join('/');
-}
-
-/**
- * Where a file Blender reported as saved belongs. compositeDir is checked first, so it may lie
- * inside attemptDir. Throws for a path outside both: Blender wrote somewhere it must not.
- */
-export function classifySavedPath(absPath: string, dirs: { attemptDir: string; compositeDir: string }): SavedPath {
-  const file = resolve(absPath);
-  const comp = inside(resolve(dirs.compositeDir), file);
-  if (comp !== undefined) return { kind: 'composite', relativePath: comp };
-  const cam = inside(resolve(dirs.attemptDir), file);
-  if (cam !== undefined) return { kind: 'camera', relativePath: cam };
-  throw new Error(`saved file outside the attempt folders: ${absPath}`);
 }
 
 /** What a render_setup.py line says: its summary, a warning, an error, or nothing. */

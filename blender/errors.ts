@@ -1,0 +1,67 @@
+// What can go wrong when running Blender, in Blender's own terms. blender/ knows nothing of tasks
+// or packs: the worker (service/worker/outcomes.ts, asTaskOutcome) and the daemon (daemon/trace.ts)
+// each decide what these mean for them. `details` is for logs and failure reports; it is a plain
+// object that callers may add to (the render task adds the attempt and the frame reached).
+
+/** The run was canceled through its AbortSignal, before Blender started or while it ran. */
+export class BlenderCanceledError extends Error {
+  override readonly name = 'BlenderCanceledError';
+}
+
+/** A Blender error that carries details for logs and reports. */
+export abstract class BlenderError extends Error {
+  readonly details: Record<string, unknown>;
+
+  constructor(message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.details = details;
+  }
+}
+
+/**
+ * The run itself went wrong, whatever Blender was asked to do: it could not start, was stopped
+ * (timeout, no output) or died of a signal. Worth another try, maybe on another machine.
+ */
+export abstract class BlenderRunError extends BlenderError {}
+
+/** Blender could not be started (no such binary, not executable); `cause` is the spawn error. Details: argv. */
+export class BlenderStartError extends BlenderRunError {
+  override readonly name = 'BlenderStartError';
+}
+
+/**
+ * Blender was stopped for running too long (`reason: 'timeout'`) or printing nothing for too long
+ * (`reason: 'idle'`). Details: argv, exitCode, signal, durationMs, lastLines, reason.
+ */
+export class BlenderTimeoutError extends BlenderRunError {
+  override readonly name = 'BlenderTimeoutError';
+}
+
+/** Blender died of a signal (a crash, the OOM killer). Details: argv, exitCode, signal, durationMs, lastLines, reason 'crash'. */
+export class BlenderCrashError extends BlenderRunError {
+  override readonly name = 'BlenderCrashError';
+}
+
+/**
+ * Blender ran, but a script's result is missing or unusable: the script raised, wrote nothing
+ * readable, or Blender printed no version. May be transient (a full disk, a flaky build).
+ */
+export class BlenderResultError extends BlenderError {
+  override readonly name = 'BlenderResultError';
+}
+
+/** Blender cannot open the .blend: damaged, not a .blend file, or saved by a much newer Blender. The same on every try. */
+export class BlenderFileUnreadableError extends BlenderError {
+  override readonly name = 'BlenderFileUnreadableError';
+}
+
+/** Blender's messages when it cannot load a file (3.x/4.x wording). */
+export const UNREADABLE_FILE_LINE = /Cannot read file|File format is not supported|not a blend file|Failed to read blend file|Unable to open/i;
+
+/** The error for a file Blender cannot open, named as the user knows it (`shownName`). */
+export function unreadableFile(shownName: string, details: Record<string, unknown>): BlenderFileUnreadableError {
+  return new BlenderFileUnreadableError(
+    `Blender cannot open ${shownName}: it is damaged, not a .blend file, or saved by a much newer Blender.`,
+    details,
+  );
+}
