@@ -120,7 +120,7 @@ export function setupText(s: ReportSettings, where: { redis: string; postgres: s
   return `Setup: ${fmt.int(s.jobs)} real job records (SQLite job store, seeded as bench:api does), each given
 ${s.tasksPerJob} one-frame \`render-chunk\` tasks shaped as render-plan.ts makes them: ${fmt.int(total)} tasks in the burst.
 They are consumed by ${s.processes} worker processes, each running the real \`WorkerRuntime\`
-(service/worker/runtime.ts) with one control lane (validate, render, finalize: it only polls here)
+(service/worker/runtime/runtime.ts) with one control lane (validate, render, finalize: it only polls here)
 and ${s.lanes} render lanes, as a worker with ${s.lanes} render slots has: ${s.processes * s.lanes} lanes take \`render-chunk\` tasks, ${s.processes * (s.lanes + 1)} lanes poll.
 Per task the runtime does what it does on a farm: claim (30 s lease), read the job
 (\`jobs.getById\`), check placement (the job's blocklist, read from the queue), run the handler,

@@ -8,8 +8,8 @@ import type { ObjectStorage, TaskQueue, WorkerJobStore } from '../service/ports.
 import { createLogger } from '../service/server.js';
 import { openQueue, openS3, openStack, openState } from '../service/stack.js';
 import { enqueueRenderComplete } from '../service/webhooks/delivery.js';
-import { RemoteWorkerJobs } from '../service/worker/remote-jobs.js';
-import { startWorker, type WorkerPorts } from '../service/worker/start.js';
+import { RemoteWorkerJobs } from '../service/worker-api/remote-jobs.js';
+import { startWorker, type WorkerPorts } from '../service/worker/runtime/start.js';
 import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
 import { collect, DATA_DIR_DEFAULT, parsePort, parsePositiveInt, parseWorkers, resolveDataDir } from './options.js';
 import { addUnpackOptions, unpackConfig, type UnpackOptions } from './unpack-options.js';

@@ -8,8 +8,8 @@ import { REDACT_PATHS, serializeRequest } from './http/log-redaction.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { openStack, type Stack } from './stack.js';
 import { enqueueRenderComplete, WebhookDispatcher, type DispatcherOptions } from './webhooks/delivery.js';
-import { RetentionSweeper, type RetentionOptions } from './worker/retention.js';
-import { startWorker, type StartedWorker, type WorkerTuning } from './worker/start.js';
+import { RetentionSweeper, type RetentionOptions } from './retention.js';
+import { startWorker, type StartedWorker, type WorkerTuning } from './worker/runtime/start.js';
 
 export interface RunningService {
   app: FastifyInstance;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Downloads } from '../../shared/api/downloads.js';
 import { JobEnvelope } from '../../shared/api/job.js';
 import type { JobStatus } from '../../shared/job-status.js';
-import { RetentionSweeper } from '../../service/worker/retention.js';
+import { RetentionSweeper } from '../../service/retention.js';
 import { createJob, type Call } from '../helpers/flow.js';
 import { api } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';

@@ -10,7 +10,7 @@ import { registerServiceCommand } from '../../cli/service.js';
 import { addUnpackOptions, parseByteSize, unpackConfig, type UnpackOptions } from '../../cli/unpack-options.js';
 import { registerWorkerCommand } from '../../cli/worker.js';
 import { defaultConfig } from '../../service/config.js';
-import { defaultWorkerSettings } from '../../service/worker/start.js';
+import { defaultWorkerSettings } from '../../service/worker/runtime/start.js';
 import { DiskSpaceError, UnpackError } from '../../zip/errors.js';
 import { unpackSource } from '../../zip/unpack.js';
 import { buildZip } from '../worker/zip-writer.js';

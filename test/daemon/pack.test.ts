@@ -7,7 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { packProject } from '../../daemon/pack/pack-project.js';
-import { pickSceneFile, resolveBundledAddons } from '../../service/worker/project-files.js';
+import { pickSceneFile, resolveBundledAddons } from '../../service/worker/project/project-files.js';
 import { unpackSource } from '../../zip/unpack.js';
 import { DEFLATED, dep, put, readZip, sha256, STORED, textBytes, packFailure } from './pack-helpers.js';
 

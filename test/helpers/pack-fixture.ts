@@ -14,7 +14,7 @@ import type { RequestedConfig } from '../../shared/api/render-config.js';
 import { resolveFinalConfig } from '../../service/domain/final-config.js';
 import type { SceneAnalysis } from '../../blender/analysis/analyze-scene.js';
 import { type BlenderRunResult, runBlender } from '../../blender/run.js';
-import { capabilitiesFor } from '../../service/worker/devices.js';
+import { capabilitiesFor } from '../../service/worker/runtime/devices.js';
 import { renderInvocation } from '../../blender/render/render-invocation.js';
 import { renderSettingsFrom } from '../../blender/render/render-settings.js';
 

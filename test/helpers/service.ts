@@ -12,7 +12,7 @@ import { openKeyStore } from '../../service/stack.js';
 import { createTestDatabase } from './postgres.js';
 import { startS3 } from './s3.js';
 import { createLogger, startService, type RunningService, type StartOptions } from '../../service/server.js';
-import type { WorkerTuning } from '../../service/worker/start.js';
+import type { WorkerTuning } from '../../service/worker/runtime/start.js';
 
 /** Which engines test services run on in this vitest project. */
 export const TEST_STACK: 'embedded' | 'scale' = process.env.RENDERBRIDGE_TEST_STACK === 'scale' ? 'scale' : 'embedded';

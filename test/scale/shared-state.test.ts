@@ -2,7 +2,7 @@
 // and revokes, jobs, the rate-limit budget, and scheduled work (the retention sweep) run once.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RETENTION_LEASE, RetentionSweeper } from '../../service/worker/retention.js';
+import { RETENTION_LEASE, RetentionSweeper } from '../../service/retention.js';
 import { createJob } from '../helpers/flow.js';
 import { api, errorBody } from '../helpers/http.js';
 import { requirePostgres } from '../helpers/postgres.js';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SceneMetadata } from '../../shared/api/scene.js';
 import { analyzeScene, type SceneAnalysis } from '../../blender/analysis/analyze-scene.js';
 import { BlenderFileUnreadableError } from '../../blender/errors.js';
-import { asTaskOutcome, FatalTaskError } from '../../service/worker/outcomes.js';
+import { asTaskOutcome, FatalTaskError } from '../../service/worker/runtime/outcomes.js';
 import { buildFixture, buildFixtureZip, FIXTURE_NAMES, type FixtureName } from '../helpers/fixtures.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';

@@ -12,8 +12,8 @@ import {
   unreadableFile,
 } from '../../blender/errors.js';
 import type { Task } from '../../service/ports.js';
-import { asTaskOutcome, CanceledTaskError, FatalTaskError, RetryableTaskError } from '../../service/worker/outcomes.js';
-import { failedReasonOf } from '../../service/worker/runtime.js';
+import { asTaskOutcome, CanceledTaskError, FatalTaskError, RetryableTaskError } from '../../service/worker/runtime/outcomes.js';
+import { failedReasonOf } from '../../service/worker/runtime/runtime.js';
 
 const argv = ['-b', '-Y', '--factory-startup', '-noaudio', '/w/scene.blend'];
 const run = { argv, exitCode: null, signal: 'SIGTERM', durationMs: 6012, lastLines: ['Fra:3 Mem:12M', 'WORKING'] };

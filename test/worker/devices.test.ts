@@ -15,7 +15,7 @@ import {
   parseNvidiaSmiCsv,
   planSlots,
   probeBuildCapabilities,
-} from '../../service/worker/devices.js';
+} from '../../service/worker/runtime/devices.js';
 import { resolveFinalConfig } from '../../service/domain/final-config.js';
 import type { SceneMetadata } from '../../shared/api/scene.js';
 

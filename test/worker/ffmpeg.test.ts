@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeMp4, FfmpegError, frameRate, makePreview, probe } from '../../service/worker/ffmpeg.js';
+import { encodeMp4, FfmpegError, frameRate, makePreview, probe } from '../../service/worker/outputs/ffmpeg.js';
 
 const run = promisify(execFile);
 let dir: string;

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FsObjectStorage } from '../../service/adapters/fs-storage/fs-storage.js';
 import { UrlSigner } from '../../service/adapters/fs-storage/url-signer.js';
 import type { ObjectStorage } from '../../service/ports.js';
-import { probe } from '../../service/worker/ffmpeg.js';
-import { finalizeOutputs, type ProducedFile } from '../../service/worker/finalize.js';
-import { jobOutputPrefix } from '../../service/worker/output-keys.js';
+import { probe } from '../../service/worker/outputs/ffmpeg.js';
+import { finalizeOutputs, type ProducedFile } from '../../service/worker/outputs/finalize-outputs.js';
+import { jobOutputPrefix } from '../../service/worker/outputs/output-keys.js';
 import { streamZip } from '../../zip/stream-zip.js';
 
 const run = promisify(execFile);

@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outputLayout, type OutputLayout } from '../../service/worker/chunk-files.js';
-import { FrameStaging, stagingPrefix } from '../../service/worker/frame-staging.js';
+import { outputLayout, type OutputLayout } from '../../service/worker/outputs/chunk-files.js';
+import { FrameStaging, stagingPrefix } from '../../service/worker/outputs/frame-staging.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;

@@ -12,7 +12,7 @@ import type { SceneMetadata } from '../../shared/api/scene.js';
 import { expectedFileNames } from '../../service/domain/expected-outputs.js';
 import { type RenderCapabilities, resolveFinalConfig } from '../../service/domain/final-config.js';
 import { type BlenderRunResult, PYTHON_SCRIPT_EXIT_CODE, runBlender } from '../../blender/run.js';
-import { type BuildForCapabilities, capabilitiesFor } from '../../service/worker/devices.js';
+import { type BuildForCapabilities, capabilitiesFor } from '../../service/worker/runtime/devices.js';
 import { classifySavedPath, renderInvocation } from '../../blender/render/render-invocation.js';
 import { compositeFolders, parseSetupLine, type RenderSettings, renderSettingsFrom } from '../../blender/render/render-settings.js';
 import { parseDeviceLine } from '../../blender/render/device-report.js';

@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { createDeflateRaw, crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { packFolder } from '../../daemon/pack/pack-project.js';
-import { asTaskOutcome, RetryableTaskError } from '../../service/worker/outcomes.js';
+import { asTaskOutcome, RetryableTaskError } from '../../service/worker/runtime/outcomes.js';
 import { DiskSpaceError, UnpackError } from '../../zip/errors.js';
 import { unpackSource, type UnpackOptions } from '../../zip/unpack.js';
 import { buildZip } from './zip-writer.js';

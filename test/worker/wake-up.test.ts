@@ -12,7 +12,7 @@ import { signalledPgTaskQueue } from '../../service/adapters/postgres/task-queue
 import { BullmqTaskQueue } from '../../service/adapters/bullmq/task-queue.js';
 import { newJobRecord } from '../../service/domain/jobs.js';
 import type { TaskKind, TaskQueue } from '../../service/ports.js';
-import { WorkerRuntime } from '../../service/worker/runtime.js';
+import { WorkerRuntime } from '../../service/worker/runtime/runtime.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { createTestDatabase, requirePostgres } from '../helpers/postgres.js';
 import { deletePrefix, requireRedis, uniquePrefix } from '../helpers/redis.js';

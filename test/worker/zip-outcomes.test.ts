@@ -2,7 +2,7 @@
 // worker decides what each means. Clients see the same failedReason as when UnpackError was
 // itself a FatalTaskError.
 import { describe, expect, it } from 'vitest';
-import { asTaskOutcome, CanceledTaskError, FatalTaskError, RetryableTaskError } from '../../service/worker/outcomes.js';
+import { asTaskOutcome, CanceledTaskError, FatalTaskError, RetryableTaskError } from '../../service/worker/runtime/outcomes.js';
 import { DiskSpaceError, UnpackAbortedError, UnpackError } from '../../zip/errors.js';
 
 describe('asTaskOutcome: zip errors as task outcomes', () => {

@@ -5,16 +5,16 @@ import path from 'node:path';
 import { expandFrameRanges } from '../../domain/frame-ranges.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
 import { finalConfigFromRuns, normalizedSeconds } from '../../domain/normalized-seconds.js';
-import { filesOfFrame, listFiles, outputLayout, type OutputLayout } from '../chunk-files.js';
+import { filesOfFrame, listFiles, outputLayout, type OutputLayout } from '../outputs/chunk-files.js';
 import { compositeFolders } from '../../../blender/render/render-settings.js';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
-import type { WorkerEnv } from '../env.js';
-import { finalizeOutputs, type ProducedFile } from '../finalize.js';
-import { FrameStaging, readRunsFile, stagingPrefix } from '../frame-staging.js';
-import { jobDirOf, removeJobDir } from '../job-files.js';
-import { FatalTaskError } from '../outcomes.js';
-import { jobOutputPrefix } from '../output-keys.js';
-import type { TaskHandler } from '../runtime.js';
+import type { WorkerEnv } from '../runtime/env.js';
+import { finalizeOutputs, type ProducedFile } from '../outputs/finalize-outputs.js';
+import { FrameStaging, readRunsFile, stagingPrefix } from '../outputs/frame-staging.js';
+import { jobDirOf, removeJobDir } from '../project/job-files.js';
+import { FatalTaskError } from '../runtime/outcomes.js';
+import { jobOutputPrefix } from '../outputs/output-keys.js';
+import type { TaskHandler } from '../runtime/runtime.js';
 
 /** File recording each Blender run's render seconds and device (formatRunLine), appended by chunks. */
 export const RENDER_SECONDS_FILE = 'render-seconds.log';

@@ -2,13 +2,13 @@
 // Blender and devices), the frames split into chunks, and a finalize task that the queue holds
 // back until every chunk is done. Re-running it (a crash) enqueues the same task ids: no-ops.
 import { pickBuild } from '../../../blender/builds.js';
-import { minorVersion } from '../placement.js';
+import { minorVersion } from '../runtime/placement.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
 import { chunkFrames } from '../../domain/frame-ranges.js';
 import { newTasks, taskIds } from '../../domain/tasks.js';
-import type { WorkerEnv } from '../env.js';
-import { FatalTaskError } from '../outcomes.js';
-import type { TaskHandler } from '../runtime.js';
+import type { WorkerEnv } from '../runtime/env.js';
+import { FatalTaskError } from '../runtime/outcomes.js';
+import type { TaskHandler } from '../runtime/runtime.js';
 
 
 export function renderPlanHandler(env: WorkerEnv): TaskHandler {

@@ -8,11 +8,11 @@ import type { Job } from '../../../shared/api/job.js';
 import { analyzeScene } from '../../../blender/analysis/analyze-scene.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
 import { pickBuild } from '../../../blender/builds.js';
-import type { WorkerEnv } from '../env.js';
-import { prepareProject, projectFilePath } from '../job-files.js';
-import { FatalTaskError } from '../outcomes.js';
-import type { TaskHandler } from '../runtime.js';
-import { pickSceneFile, resolveBundledAddons } from '../project-files.js';
+import type { WorkerEnv } from '../runtime/env.js';
+import { prepareProject, projectFilePath } from '../project/job-files.js';
+import { FatalTaskError } from '../runtime/outcomes.js';
+import type { TaskHandler } from '../runtime/runtime.js';
+import { pickSceneFile, resolveBundledAddons } from '../project/project-files.js';
 
 export function validateHandler(env: WorkerEnv): TaskHandler {
   return async (task, ctx) => {

@@ -3,9 +3,9 @@
 // FatalTaskError -> job `failed` with its `failedReason`, CanceledTaskError -> nothing to report
 // (the job was canceled by someone else). Anything else thrown is a bug: treat it as retryable
 // a bounded number of times, then fatal with type INTERNAL_ERROR.
-import type { FailedReason } from '../../shared/api/job.js';
-import { BlenderCanceledError, BlenderError, BlenderFileUnreadableError } from '../../blender/errors.js';
-import { DiskSpaceError, UnpackAbortedError, UnpackError } from '../../zip/errors.js';
+import type { FailedReason } from '../../../shared/api/job.js';
+import { BlenderCanceledError, BlenderError, BlenderFileUnreadableError } from '../../../blender/errors.js';
+import { DiskSpaceError, UnpackAbortedError, UnpackError } from '../../../zip/errors.js';
 
 /** Why a task might succeed on a second try: a crash, a hang or timeout, a transient I/O error. */
 export class RetryableTaskError extends Error {

@@ -10,11 +10,11 @@ import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { addAbortSignal } from 'node:stream';
-import type { JobInternal, ObjectStorage, OutputFile, VideoFile } from '../ports.js';
+import type { JobInternal, ObjectStorage, OutputFile, VideoFile } from '../../ports.js';
 import { encodeMp4, FfmpegError, makePreview, type FfmpegRunOptions } from './ffmpeg.js';
-import { safeSegment } from '../../shared/safe-segment.js';
+import { safeSegment } from '../../../shared/safe-segment.js';
 import { jobOutputPrefix, relativeKey, safeRelativePath, uniqueName } from './output-keys.js';
-import { streamZip } from '../../zip/stream-zip.js';
+import { streamZip } from '../../../zip/stream-zip.js';
 
 /** One file the render produced. */
 export interface ProducedFile {

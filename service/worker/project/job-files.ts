@@ -5,10 +5,10 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { JobRecord, ObjectStorage } from '../ports.js';
-import type { PackManifest } from '../../shared/pack/manifest.js';
-import type { UnpackLimits } from '../../zip/rules.js';
-import { unpackSource } from '../../zip/unpack.js';
+import type { JobRecord, ObjectStorage } from '../../ports.js';
+import type { PackManifest } from '../../../shared/pack/manifest.js';
+import type { UnpackLimits } from '../../../zip/rules.js';
+import { unpackSource } from '../../../zip/unpack.js';
 
 export interface PreparedProject {
   /** The job's folder. */

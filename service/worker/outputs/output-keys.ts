@@ -2,7 +2,7 @@
 // characters); keys accept only a safe alphabet (see fs-storage isValidKey), so names are
 // mapped to safe segments while the original names stay in OutputFile.fileName/relativePath.
 import path from 'node:path';
-import { safeSegment } from '../../shared/safe-segment.js';
+import { safeSegment } from '../../../shared/safe-segment.js';
 
 /** Every output object of a job lives under this prefix (retention deletes it as one). */
 export function jobOutputPrefix(workspaceId: string, jobId: string): string {

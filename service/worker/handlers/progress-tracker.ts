@@ -1,9 +1,9 @@
 // Folds the progress events of a job's concurrently running chunks (one Blender process each)
 // into the spec's JobProgress counters. Pure: time comes from an injectable clock, and nothing is
 // stored or sent; the runtime calls `snapshot()` when it wants to publish.
-import type { JobProgress } from '../../shared/api/progress.js';
-import type { JobStatus } from '../../shared/job-status.js';
-import type { ProgressEvent } from '../../blender/render/progress-parser.js';
+import type { JobProgress } from '../../../shared/api/progress.js';
+import type { JobStatus } from '../../../shared/job-status.js';
+import type { ProgressEvent } from '../../../blender/render/progress-parser.js';
 
 export interface ProgressTrackerOptions {
   jobId: string;

@@ -4,10 +4,10 @@
 // request against. Only NVIDIA GPUs are detected; an AMD card (HIP) is never planned for.
 import { execFile } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import type { RenderCapabilities } from '../domain/final-config.js';
-import { runBlender } from '../../blender/run.js';
-import type { BlenderVersion } from '../../blender/version.js';
-import { PerBinaryCache } from '../../blender/binary-cache.js';
+import type { RenderCapabilities } from '../../domain/final-config.js';
+import { runBlender } from '../../../blender/run.js';
+import type { BlenderVersion } from '../../../blender/version.js';
+import { PerBinaryCache } from '../../../blender/binary-cache.js';
 import { RetryableTaskError } from './outcomes.js';
 
 export interface GpuInfo {

@@ -2,9 +2,9 @@
 // need (a Blender version), and a worker slot that keeps failing one job's tasks is kept off
 // that job for a while (the per-job blocklist of render-farm managers).
 import { totalmem } from 'node:os';
-import type { FailureLedger, Task } from '../ports.js';
-import type { BlenderBuild } from '../../blender/builds.js';
-import { TaskRequirements } from '../domain/tasks.js';
+import type { FailureLedger, Task } from '../../ports.js';
+import type { BlenderBuild } from '../../../blender/builds.js';
+import { TaskRequirements } from '../../domain/tasks.js';
 
 /** What a task needs from the worker that runs it, carried in its payload; none when unreadable. */
 export function requirementsOf(task: Task): TaskRequirements {

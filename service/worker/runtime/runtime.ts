@@ -4,13 +4,13 @@
 // also notices cancellation and kills the work at once.
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { FailedReason } from '../../shared/api/job.js';
-import { TERMINAL_STATUSES } from '../../shared/job-status.js';
-import type { WorkerJobStore, Task, TaskKind, TaskLeases, TaskSubmitter } from '../ports.js';
-import { moveJob } from '../domain/job-lifecycle.js';
+import type { FailedReason } from '../../../shared/api/job.js';
+import { TERMINAL_STATUSES } from '../../../shared/job-status.js';
+import type { WorkerJobStore, Task, TaskKind, TaskLeases, TaskSubmitter } from '../../ports.js';
+import { moveJob } from '../../domain/job-lifecycle.js';
 import type { Slot } from './devices.js';
 import { asTaskOutcome, CanceledTaskError, FatalTaskError, RetryableTaskError } from './outcomes.js';
-import type { TaskOutcome, WorkerMetrics } from '../metrics/registry.js';
+import type { TaskOutcome, WorkerMetrics } from '../../metrics/registry.js';
 import type { Placement } from './placement.js';
 import { IdleLanes } from './idle-lanes.js';
 

@@ -4,10 +4,10 @@
 // frame is done when every file expected for it is in `out/` (a retry renders only the others).
 import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { FinalConfig } from '../../shared/api/analysis.js';
-import { expectedFileNames, type ExpectedFile } from '../domain/expected-outputs.js';
-import { CAMERA_PATTERN } from '../../blender/render/render-invocation.js';
-import { compositeFolders } from '../../blender/render/render-settings.js';
+import type { FinalConfig } from '../../../shared/api/analysis.js';
+import { expectedFileNames, type ExpectedFile } from '../../domain/expected-outputs.js';
+import { CAMERA_PATTERN } from '../../../blender/render/render-invocation.js';
+import { compositeFolders } from '../../../blender/render/render-settings.js';
 
 export interface OutputLayout {
   /** Finished files: `out/frames/...` (camera) and `out/composite/...` (File Output nodes). */

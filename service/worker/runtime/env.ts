@@ -1,9 +1,9 @@
 // What task handlers need, passed in once by whoever builds the worker (no module singletons).
-import type { JobRecord, WorkerJobStore, ObjectStorage, TaskQueue } from '../ports.js';
-import type { BlenderBuild } from '../../blender/builds.js';
-import type { RenderCapabilities } from '../domain/final-config.js';
+import type { JobRecord, WorkerJobStore, ObjectStorage, TaskQueue } from '../../ports.js';
+import type { BlenderBuild } from '../../../blender/builds.js';
+import type { RenderCapabilities } from '../../domain/final-config.js';
 import type { DeviceInventory } from './devices.js';
-import type { UnpackLimits } from '../../zip/rules.js';
+import type { UnpackLimits } from '../../../zip/rules.js';
 
 export interface WorkerSettings {
   /** Folder for jobs' working files (sources, frames in progress). Default `<dataDir>/work`. */

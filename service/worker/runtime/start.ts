@@ -2,20 +2,20 @@
 // machine, plans the render slots, and runs one control lane plus one lane per slot.
 import { hostname } from 'node:os';
 import path from 'node:path';
-import type { Metrics } from '../metrics/registry.js';
+import type { Metrics } from '../../metrics/registry.js';
 import type { Logger } from 'pino';
-import type { ServiceConfig } from '../config.js';
-import type { JobRecord, WorkerJobStore, ObjectStorage, TaskQueue } from '../ports.js';
-import { BlenderVersionCache } from '../../blender/version.js';
-import { buildCandidates, probeBuilds, type BlenderBuild } from '../../blender/builds.js';
+import type { ServiceConfig } from '../../config.js';
+import type { JobRecord, WorkerJobStore, ObjectStorage, TaskQueue } from '../../ports.js';
+import { BlenderVersionCache } from '../../../blender/version.js';
+import { buildCandidates, probeBuilds, type BlenderBuild } from '../../../blender/builds.js';
 import { BuildCapabilitiesCache, capabilitiesFor, detectGpuInventory, planSlots, type CapabilitiesOptions, type DeviceInventory, type Slot } from './devices.js';
 import type { WorkerEnv, WorkerSettings } from './env.js';
-import { finalizeHandler } from './handlers/finalize.js';
-import { renderChunkHandler } from './handlers/render-chunk.js';
-import { renderPlanHandler } from './handlers/render-plan.js';
-import { validateHandler } from './handlers/validate.js';
-import { stagingPrefix } from './frame-staging.js';
-import { removeJobDir } from './job-files.js';
+import { finalizeHandler } from '../handlers/finalize.js';
+import { renderChunkHandler } from '../handlers/render-chunk.js';
+import { renderPlanHandler } from '../handlers/render-plan.js';
+import { validateHandler } from '../handlers/validate.js';
+import { stagingPrefix } from '../outputs/frame-staging.js';
+import { removeJobDir } from '../project/job-files.js';
 import { Placement, type PlacementOptions } from './placement.js';
 import { WorkerRuntime, type Lane, type RuntimeOptions } from './runtime.js';
 

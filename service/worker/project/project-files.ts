@@ -3,9 +3,9 @@
 // the scene file and the add-ons it bundled (zip/manifest.ts reads it); projects zipped by hand
 // have none. Pure. Refusals are zip/'s UnpackError: to the client they are upload refusals too.
 import { posix } from 'node:path';
-import type { PackManifest } from '../../shared/pack/manifest.js';
-import { UnpackError } from '../../zip/errors.js';
-import { normaliseRelativePath } from '../../zip/rules.js';
+import type { PackManifest } from '../../../shared/pack/manifest.js';
+import { UnpackError } from '../../../zip/errors.js';
+import { normaliseRelativePath } from '../../../zip/rules.js';
 
 /** Scene files to choose from: `.blend` (not `.blend1` backups), none from macOS metadata (`__MACOSX/`, `._x`). */
 export function sceneFileCandidates(files: readonly string[]): string[] {

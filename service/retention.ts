@@ -4,8 +4,8 @@
 // more than `finishedTaskRetentionMs` ago are deleted from the queue in the same sweep, so a farm
 // that runs for years does not fill its database or Redis with them.
 import type { Logger } from 'pino';
-import type { JobRecords, LeaseStore, ObjectStorage, QueueHousekeeping } from '../ports.js';
-import { jobOutputPrefix } from './output-keys.js';
+import type { JobRecords, LeaseStore, ObjectStorage, QueueHousekeeping } from './ports.js';
+import { jobOutputPrefix } from './worker/outputs/output-keys.js';
 
 export interface RetentionOptions {
   /** Time between sweeps. Default 600000 ms (10 min): expiry is in days, minutes late is fine. */

@@ -5,8 +5,8 @@ import type { z } from 'zod';
 import type { JobProgress } from '../../shared/api/progress.js';
 import type { JobStatus } from '../../shared/job-status.js';
 import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports.js';
-import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from '../worker-api/client.js';
-import { JobRecordWire, MaybeRecordEnvelope, workerApiPath, type TransitionBody } from '../worker-api/contract.js';
+import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
+import { JobRecordWire, MaybeRecordEnvelope, workerApiPath, type TransitionBody } from './contract.js';
 
 /** See WorkerApiClientOptions: serviceUrls, token, timeoutMs (default 10000), retryForMs (default 30000), fetch. */
 export type RemoteWorkerJobsOptions = WorkerApiClientOptions;
