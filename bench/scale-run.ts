@@ -6,7 +6,7 @@ import { cpuSeconds, startChild, type Child } from './lib/children.js';
 import { openEngine, prepareEngine, type EngineName, type OpenEngine } from './scale-engines.js';
 import { checkExactlyOnce, indexRecords, now, phaseStats, postgresCpuSeconds, redisCpuSeconds, type PhaseStats, type ReadyTimes, type WorkerRecords } from './scale-stats.js';
 import type { WorkerInput } from './scale-worker.js';
-import type { TaskQueue } from '../service/ports.js';
+import type { TaskQueue } from '../service/ports/tasks.js';
 
 export interface RunOptions {
   /** Jobs whose tasks are enqueued (ids of seeded job records). */

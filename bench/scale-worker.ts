@@ -7,7 +7,7 @@
 // every task ran exactly once.
 import { writeFileSync } from 'node:fs';
 import pino from 'pino';
-import type { TaskQueue } from '../service/ports.js';
+import type { TaskQueue } from '../service/ports/tasks.js';
 import { Placement } from '../service/worker/runtime/placement.js';
 import { WorkerRuntime, type Lane } from '../service/worker/runtime/runtime.js';
 import { openEngine, type EngineSpec } from './scale-engines.js';

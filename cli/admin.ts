@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createApiKey } from '../service/domain/api-keys.js';
-import type { KeyStore } from '../service/ports.js';
+import type { KeyStore } from '../service/ports/keys.js';
 import { addStateOptions, openAdminState, type AdminStateOptions } from './admin-state.js';
 import { registerWebhookCommands } from './webhook-commands.js';
 

@@ -1,5 +1,8 @@
 import type { ServiceConfig } from './config.js';
-import type { JobStore, KeyStore, ObjectStorage, TaskSubmitter } from './ports.js';
+import type { JobStore } from './ports/jobs.js';
+import type { KeyStore } from './ports/keys.js';
+import type { ObjectStorage } from './ports/storage.js';
+import type { TaskSubmitter } from './ports/tasks.js';
 
 /** What routes need: the config and the ports, passed in (no module-level singletons). */
 export interface ServiceContext {

@@ -10,7 +10,10 @@ import { SqliteLeaseStore } from './adapters/sqlite/lease-store.js';
 import { SqliteTaskQueue } from './adapters/sqlite/task-queue.js';
 import { openWebhookStore } from './adapters/sqlite/webhook-store.js';
 import { UrlSigner } from './adapters/fs-storage/url-signer.js';
-import type { JobStore, KeyStore, LeaseStore, TaskQueue } from './ports.js';
+import type { JobStore } from './ports/jobs.js';
+import type { KeyStore } from './ports/keys.js';
+import type { LeaseStore } from './ports/leases.js';
+import type { TaskQueue } from './ports/tasks.js';
 import type { WebhookStore } from './webhooks/ports.js';
 
 /** The stores of one state engine (SQLite or PostgreSQL). */

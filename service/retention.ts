@@ -4,7 +4,10 @@
 // more than `finishedTaskRetentionMs` ago are deleted from the queue in the same sweep, so a farm
 // that runs for years does not fill its database or Redis with them.
 import type { Logger } from 'pino';
-import type { JobRecords, LeaseStore, ObjectStorage, QueueHousekeeping } from './ports.js';
+import type { JobRecords } from './ports/jobs.js';
+import type { LeaseStore } from './ports/leases.js';
+import type { ObjectStorage } from './ports/storage.js';
+import type { QueueHousekeeping } from './ports/tasks.js';
 import { jobOutputPrefix } from './worker/outputs/output-keys.js';
 
 export interface RetentionOptions {

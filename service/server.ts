@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { API_PREFIX } from '../shared/constants.js';
-import type { JobRecord } from './ports.js';
+import type { JobRecord } from './ports/jobs.js';
 import { buildApp } from './app.js';
 import type { ServiceConfig } from './config.js';
 import { REDACT_PATHS, serializeRequest } from './http/log-redaction.js';

@@ -5,7 +5,11 @@ import path from 'node:path';
 import type { AppDeps } from './app.js';
 import type { ServiceConfig } from './config.js';
 import { openLocalState, openFsStorage, type StateEngine } from './local-stack.js';
-import type { KeyStore, LeaseStore, ObjectStorage, RateLimiter, TaskQueue } from './ports.js';
+import type { KeyStore } from './ports/keys.js';
+import type { LeaseStore } from './ports/leases.js';
+import type { ObjectStorage } from './ports/storage.js';
+import type { RateLimiter } from './ports/rate-limit.js';
+import type { TaskQueue } from './ports/tasks.js';
 import type { WebhookStore } from './webhooks/ports.js';
 
 export interface Stack {

@@ -5,7 +5,7 @@ import { defaultConfig } from '../../service/config.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
 import { newJobRecord, uploadKey } from '../../service/domain/jobs.js';
 import { openLocalStack } from '../../service/stack.js';
-import type { UploadRecord } from '../../service/ports.js';
+import type { UploadRecord } from '../../service/ports/jobs.js';
 
 /** Seeds `count` jobs of one workspace `bench` in a SQLite data folder; returns its API key and the job ids. */
 export async function seedJobs(dataDir: string, count: number): Promise<{ key: string; ids: string[] }> {

@@ -1,6 +1,6 @@
 // Rate budgets in this process's memory: one service instance (the embedded default).
 import { decide, refill, type RateBudget } from '../domain/rate-budget.js';
-import type { RateDecision, RateLimiter } from '../ports.js';
+import type { RateDecision, RateLimiter } from '../ports/rate-limit.js';
 
 /**
  * Buckets in this process's memory. Keys beyond `maxKeys` push out the least recently used

@@ -1,7 +1,7 @@
 // "A task of this kind may be claimable now", sent to every process that shares a task queue, so
 // an idle worker claims at once instead of at its next poll. Best effort by design: a lost,
 // late or spurious signal only means the poll finds the task, so nothing depends on delivery.
-import { TASK_KINDS, type TaskKind } from '../ports.js';
+import { TASK_KINDS, type TaskKind } from '../ports/tasks.js';
 
 /** How the signal travels between processes (PostgreSQL NOTIFY, Redis pub/sub). */
 export interface SignalBus {

@@ -3,7 +3,7 @@
 // may differ) and charged atomically.
 import type { Redis } from 'ioredis';
 import type { RateBudget } from '../domain/rate-budget.js';
-import type { RateDecision, RateLimiter } from '../ports.js';
+import type { RateDecision, RateLimiter } from '../ports/rate-limit.js';
 
 // Same steps as refill() and decide() in service/domain/rate-budget.ts.
 const TAKE = `

@@ -1,6 +1,6 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { API_KEY_PREFIX } from '../../shared/constants.js';
-import type { ApiKeyRecord, KeyStore } from '../ports.js';
+import type { ApiKeyRecord, KeyStore } from '../ports/keys.js';
 
 /** Keys carry 256 random bits, so one fast hash is as strong as a slow KDF and keeps auth cheap. */
 export function hashApiKey(key: string): Buffer {

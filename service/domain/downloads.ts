@@ -1,6 +1,7 @@
 import type { DownloadOutput, Downloads, VideoEntry } from '../../shared/api/downloads.js';
 import type { JobStatus } from '../../shared/job-status.js';
-import type { JobRecord, ObjectStorage, OutputFile } from '../ports.js';
+import type { JobRecord, OutputFile } from '../ports/jobs.js';
+import type { ObjectStorage } from '../ports/storage.js';
 
 const IN_RENDER: ReadonlySet<JobStatus> = new Set(['booting', 'rendering', 'finalizing', 'debugging', 'suspended']);
 

@@ -4,7 +4,7 @@
 // table forbids cannot exist; the stores check the table again on every write (assertMove), so a
 // caller that goes around this module still cannot break it.
 import { canTransition, JOB_STATUSES, TRANSITIONS, type JobStatus } from '../../shared/job-status.js';
-import type { JobInternal, JobPatch, JobRecord } from '../ports.js';
+import type { JobInternal, JobPatch, JobRecord } from '../ports/jobs.js';
 
 /** Every state the table lets move to `to`: "every unfinished state" and the like, never typed out twice. */
 export function statesThatCanMoveTo(to: JobStatus): JobStatus[] {

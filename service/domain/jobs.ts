@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from '../../shared/api/job.js';
 import type { UploadPreflight } from '../../shared/api/upload.js';
-import type { JobRecord, ObjectStorage, StoredJobJson, UploadRecord } from '../ports.js';
+import type { JobRecord, StoredJobJson, UploadRecord } from '../ports/jobs.js';
+import type { ObjectStorage } from '../ports/storage.js';
 
 /** Where an upload's bytes live: one folder per workspace and slug. */
 export function uploadKey(workspaceId: string, slug: string, fileName: string): string {

@@ -2,7 +2,7 @@
 // `max` per `windowMs`, so a client that keeps to the budget is never refused and a burst is
 // cut off smoothly rather than at a window edge. Pure arithmetic, shared by every RateLimiter
 // adapter (Redis runs the same steps in Lua).
-import type { RateDecision } from '../ports.js';
+import type { RateDecision } from '../ports/rate-limit.js';
 
 export interface RateBudget {
   /** Requests per window, and the burst allowed at once. */

@@ -1,7 +1,7 @@
 import type { RequestedRenderConfig } from '../../shared/api/render-config.js';
 import { MOVIE_OUTPUT_FORMATS } from '../../shared/api/enums.js';
 import type { ErrorDetail } from '../../shared/api/error-body.js';
-import type { JobRecord } from '../ports.js';
+import type { JobRecord } from '../ports/jobs.js';
 
 /**
  * Checks a render request against what validation found: a camera or view layer must exist in

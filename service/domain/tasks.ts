@@ -3,7 +3,7 @@
 // it reads the payload through `taskPayload`, so a payload of the wrong shape (a worker of
 // another version, a hand-edited row) is refused by name instead of read as `undefined`.
 import { z } from 'zod';
-import type { Task, TaskKind } from '../ports.js';
+import type { Task, TaskKind } from '../ports/tasks.js';
 
 /** Requirements a chunk carries so that only a fitting worker takes it. */
 export const TaskRequirements = z.object({

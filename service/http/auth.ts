@@ -2,7 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { API_KEY_PREFIX } from '../../shared/constants.js';
 import { hashApiKey } from '../domain/api-keys.js';
-import type { KeyStore, RateDecision, RateLimiter } from '../ports.js';
+import type { KeyStore } from '../ports/keys.js';
+import type { RateDecision, RateLimiter } from '../ports/rate-limit.js';
 import { ApiError } from './api-error.js';
 import { applyDecision } from './rate-limit.js';
 

@@ -1,7 +1,7 @@
 // The rate limiter's answer as HTTP: x-ratelimit-* headers and the 429. The budgets themselves
-// are a port (service/ports.ts RateLimiter) with memory and Redis adapters.
+// are a port (service/ports/rate-limit.ts) with memory and Redis adapters.
 import type { FastifyReply } from 'fastify';
-import type { RateDecision } from '../ports.js';
+import type { RateDecision } from '../ports/rate-limit.js';
 import { ApiError } from './api-error.js';
 
 /**

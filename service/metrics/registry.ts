@@ -1,7 +1,7 @@
 // Prometheus metrics of the service and its workers, on a registry passed in (never prom-client's
 // global one): two services or a service and a worker in one process keep separate counts.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { QueueHousekeeping, TaskKind } from '../ports.js';
+import type { QueueHousekeeping, TaskKind } from '../ports/tasks.js';
 
 export type TaskOutcome = 'done' | 'retried' | 'failed' | 'canceled' | 'released';
 

@@ -3,7 +3,7 @@ import { ROUTES } from '../../shared/routes.js';
 import { ApiError } from '../http/api-error.js';
 import { requireAuth } from '../http/auth.js';
 import { newJobRecord, presentJob, presentJobJson } from '../domain/jobs.js';
-import { UploadClaimError, type JobRecord } from '../ports.js';
+import { UploadClaimError, type JobRecord } from '../ports/jobs.js';
 import type { ServiceContext } from '../context.js';
 
 /** Loads a job of the caller's workspace; another workspace's job reads as not found. */

@@ -9,7 +9,7 @@ import { CONTENT_TYPES, FileType } from '../../shared/api/upload.js';
 import { ApiError } from '../http/api-error.js';
 import type { SignedMethod, UrlSigner } from '../adapters/fs-storage/url-signer.js';
 import { FsObjectStorage, isValidKey } from '../adapters/fs-storage/fs-storage.js';
-import { ObjectExistsError, ObjectTooLargeError } from '../ports.js';
+import { ObjectExistsError, ObjectTooLargeError } from '../ports/storage.js';
 
 export interface StorageRouteDeps {
   storage: FsObjectStorage;

@@ -4,7 +4,7 @@
 import type { z } from 'zod';
 import type { JobProgress } from '../../shared/api/progress.js';
 import type { JobStatus } from '../../shared/job-status.js';
-import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports.js';
+import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports/jobs.js';
 import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
 import { JobRecordWire, MaybeRecordEnvelope, workerApiPath, type TransitionBody } from './contract.js';
 

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { canTransition } from '../../shared/job-status.js';
 import { ApiError } from '../http/api-error.js';
-import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports.js';
+import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports/jobs.js';
 import { makeWorkerAuthenticate } from './auth.js';
 import { JobIdParams, ProgressBody, TransitionBody, UpdateBody, WORKER_API_BODY_LIMIT, WORKER_ROUTES } from './contract.js';
 

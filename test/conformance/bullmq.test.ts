@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bullJobId } from '../../service/adapters/bullmq/keys.js';
 import { BullmqTaskQueue } from '../../service/adapters/bullmq/task-queue.js';
-import type { TaskKind, TaskQueue } from '../../service/ports.js';
+import type { TaskKind, TaskQueue } from '../../service/ports/tasks.js';
 import { deletePrefix, requireRedis, requireRedisServer, startThrowawayRedis, uniquePrefix, type ThrowawayRedis } from '../helpers/redis.js';
 import { taskQueueConformance } from './task-queue.js';
 

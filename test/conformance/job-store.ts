@@ -1,8 +1,8 @@
 // One conformance suite for every JobStore adapter (SQLite, PostgreSQL), split by the roles
-// consumers depend on (service/ports.ts): each role's tests use the adapter only as that role
+// consumers depend on (service/ports/): each role's tests use the adapter only as that role
 // (plus what they need to set up or observe state), so a role can be checked on its own.
 import { describe } from 'vitest';
-import type { JobStore } from '../../service/ports.js';
+import type { JobStore } from '../../service/ports/jobs.js';
 import type { StoreHarness } from './job-store/helpers.js';
 import { jobRecordsConformance } from './job-store/job-records.js';
 import { progressStoreConformance } from './job-store/progress.js';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../service/domain/api-keys.js';
-import type { KeyStore } from '../../service/ports.js';
+import type { KeyStore } from '../../service/ports/keys.js';
 import { withHarness } from './with-harness.js';
 
 export interface KeyStoreHarness {

@@ -1,6 +1,6 @@
 // One conformance suite for every LeaseStore adapter: scheduled work runs on one instance at a time.
 import { describe, expect, it } from 'vitest';
-import type { LeaseStore } from '../../service/ports.js';
+import type { LeaseStore } from '../../service/ports/leases.js';
 import { withHarness } from './with-harness.js';
 
 export interface LeaseHarness {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
-import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage } from '../../service/ports.js';
+import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage } from '../../service/ports/storage.js';
 
 export interface StorageHarness {
   storage: ObjectStorage;

@@ -11,7 +11,7 @@ import { PgLeaseStore } from '../../service/adapters/postgres/lease-store.js';
 import { PgTaskQueue, signalledPgTaskQueue } from '../../service/adapters/postgres/task-queue.js';
 import { pgMigrations } from '../../service/adapters/postgres/migrations.js';
 import { newJobRecord } from '../../service/domain/jobs.js';
-import type { JobRecord, JobStore } from '../../service/ports.js';
+import type { JobRecord, JobStore } from '../../service/ports/jobs.js';
 import { createTestDatabase, requirePostgres } from '../helpers/postgres.js';
 import { jobStoreConformance } from './job-store.js';
 import { keyStoreConformance } from './key-store.js';

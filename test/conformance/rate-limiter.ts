@@ -1,7 +1,7 @@
 // One conformance suite for every RateLimiter adapter: token-bucket budgets per key.
 import { describe, expect, it } from 'vitest';
 import type { RateBudget } from '../../service/domain/rate-budget.js';
-import type { RateLimiter } from '../../service/ports.js';
+import type { RateLimiter } from '../../service/ports/rate-limit.js';
 import { withHarness } from './with-harness.js';
 
 export interface RateLimiterHarness {

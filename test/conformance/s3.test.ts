@@ -6,7 +6,7 @@ import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStorage } from '../../service/adapters/s3/s3-storage.js';
 import { createS3Client } from '../../service/adapters/s3/s3-client.js';
-import { ObjectExistsError, ObjectTooLargeError } from '../../service/ports.js';
+import { ObjectExistsError, ObjectTooLargeError } from '../../service/ports/storage.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { objectStorageConformance } from './object-storage.js';
 

@@ -1,8 +1,8 @@
 // One conformance suite for every TaskQueue adapter (SQLite, PostgreSQL, BullMQ), split by the
-// roles consumers depend on (service/ports.ts): each role's tests use the adapter only as that role
+// roles consumers depend on (service/ports/): each role's tests use the adapter only as that role
 // (plus what they need to set up or observe state), so a role can be checked on its own.
 import { describe } from 'vitest';
-import type { TaskQueue } from '../../service/ports.js';
+import type { TaskQueue } from '../../service/ports/tasks.js';
 import { failureLedgerConformance } from './task-queue/failure-ledger.js';
 import type { QueueHarness } from './task-queue/helpers.js';
 import { queueHousekeepingConformance } from './task-queue/housekeeping.js';

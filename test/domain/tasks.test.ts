@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { BadTaskPayloadError, newTasks, taskIds, taskPayload } from '../../service/domain/tasks.js';
 import { requirementsOf } from '../../service/worker/runtime/placement.js';
-import type { Task } from '../../service/ports.js';
+import type { Task } from '../../service/ports/tasks.js';
 
 const chunk = { index: 2, start: 5, end: 9, step: 2, frames: [5, 7, 9], requires: { blender: '3.4' } };
 

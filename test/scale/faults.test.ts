@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BullmqTaskQueue } from '../../service/adapters/bullmq/task-queue.js';
-import type { TaskInfo } from '../../service/ports.js';
+import type { TaskInfo } from '../../service/ports/tasks.js';
 import { taskIds } from '../../service/domain/tasks.js';
 import { WORKER_API_PREFIX } from '../../service/worker-api/contract.js';
 import type { RenderJobClient } from '../../shared/client/client.js';

@@ -11,7 +11,7 @@ import {
   BlenderTimeoutError,
   unreadableFile,
 } from '../../blender/errors.js';
-import type { Task } from '../../service/ports.js';
+import type { Task } from '../../service/ports/tasks.js';
 import { asTaskOutcome, CanceledTaskError, FatalTaskError, RetryableTaskError } from '../../service/worker/runtime/outcomes.js';
 import { failedReasonOf } from '../../service/worker/runtime/runtime.js';
 

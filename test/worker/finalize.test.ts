@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FsObjectStorage } from '../../service/adapters/fs-storage/fs-storage.js';
 import { UrlSigner } from '../../service/adapters/fs-storage/url-signer.js';
-import type { ObjectStorage } from '../../service/ports.js';
+import type { ObjectStorage } from '../../service/ports/storage.js';
 import { probe } from '../../service/worker/outputs/ffmpeg.js';
 import { finalizeOutputs, type ProducedFile } from '../../service/worker/outputs/finalize-outputs.js';
 import { jobOutputPrefix } from '../../service/worker/outputs/output-keys.js';

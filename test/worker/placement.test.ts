@@ -3,7 +3,7 @@
 // The runtime, queue and job store are the real ones; the handlers stand in for Blender.
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Task } from '../../service/ports.js';
+import type { Task } from '../../service/ports/tasks.js';
 import type { BlenderBuild } from '../../blender/builds.js';
 import { RetryableTaskError } from '../../service/worker/runtime/outcomes.js';
 import { Placement } from '../../service/worker/runtime/placement.js';

@@ -11,7 +11,7 @@ import { PgJobStore } from '../../service/adapters/postgres/job-store.js';
 import { signalledPgTaskQueue } from '../../service/adapters/postgres/task-queue.js';
 import { BullmqTaskQueue } from '../../service/adapters/bullmq/task-queue.js';
 import { newJobRecord } from '../../service/domain/jobs.js';
-import type { TaskKind, TaskQueue } from '../../service/ports.js';
+import type { TaskKind, TaskQueue } from '../../service/ports/tasks.js';
 import { WorkerRuntime } from '../../service/worker/runtime/runtime.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { createTestDatabase, requirePostgres } from '../helpers/postgres.js';

@@ -2,8 +2,8 @@
 // per task kind, all on the adapter's one shared connection.
 import type { Redis } from 'ioredis';
 import { Queue, Worker, createRedisBackend } from 'bullmq';
-import type { TaskKind } from '../../ports.js';
-import { TASK_KINDS } from '../../ports.js';
+import type { TaskKind } from '../../ports/tasks.js';
+import { TASK_KINDS } from '../../ports/tasks.js';
 import type { KeySpace } from './keys.js';
 
 /** What a BullMQ job carries: the task's job and payload (its id and kind are the job's id and queue). */

@@ -1,7 +1,7 @@
 // Typed calls of the adapter's Lua scripts (lua.ts). ioredis runs them by SHA and reloads them
 // by itself after a Redis restart emptied the script cache.
 import type { Redis } from 'ioredis';
-import type { TaskKind, TaskState } from '../../ports.js';
+import type { TaskKind, TaskState } from '../../ports/tasks.js';
 import type { KeySpace } from './keys.js';
 import { SCRIPTS, type ScriptName } from './lua.js';
 

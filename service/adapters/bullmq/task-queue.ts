@@ -4,8 +4,8 @@
 // index, blocklist counters) is kept next to it under the same prefix, see lua.ts.
 import type { Redis } from 'ioredis';
 import { Job, UnrecoverableError } from 'bullmq';
-import type { Task, TaskInfo, TaskKind, TaskQueue } from '../../ports.js';
-import { TASK_KINDS } from '../../ports.js';
+import type { Task, TaskInfo, TaskKind, TaskQueue } from '../../ports/tasks.js';
+import { TASK_KINDS } from '../../ports/tasks.js';
 import { bullJobId, keySpace, type KeySpace } from './keys.js';
 import { closeLanes, openLanes, type Lane, type TaskData } from './lanes.js';
 import { closeRedis, connectRedis, redactError, redactRedisUrl, withDeadline, type RedisClientOptions } from './redis-client.js';

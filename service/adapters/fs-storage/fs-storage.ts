@@ -4,7 +4,7 @@ import { link, mkdir, open, readdir, rm, stat, unlink, type FileHandle } from 'n
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FileType } from '../../../shared/api/upload.js';
-import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type StoredObject } from '../../ports.js';
+import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type StoredObject } from '../../ports/storage.js';
 import type { UrlSigner } from './url-signer.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._ -]{0,254}$/;

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { JobRecord, ListOptions, StoredJobJson } from '../../ports.js';
+import type { JobRecord, ListOptions, StoredJobJson } from '../../ports/jobs.js';
 import { SqlJobStore } from '../sql/job-store.js';
 import { applyChange, jobColumns, toJson, toRecord, type JobChange } from '../sql/rows.js';
 import type { PgDB } from './db.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { FoundKey } from '../../ports.js';
+import type { FoundKey } from '../../ports/keys.js';
 import { SqlKeyStore } from '../sql/key-store.js';
 import { toKey } from '../sql/rows.js';
 import type { PgDB } from './db.js';

@@ -15,7 +15,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { create as contentDisposition } from 'content-disposition';
 import { CONTENT_TYPES, type FileType } from '../../../shared/api/upload.js';
 import type { S3Settings } from '../../config.js';
-import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type StoredObject } from '../../ports.js';
+import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type StoredObject } from '../../ports/storage.js';
 import { isValidKey } from '../fs-storage/fs-storage.js';
 import { contentTypeOf } from './content-type.js';
 import { createS3Client, httpStatus, type S3ClientOptions } from './s3-client.js';

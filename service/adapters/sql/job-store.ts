@@ -2,16 +2,7 @@ import type { Kysely } from 'kysely';
 import { assertMove } from '../../domain/job-lifecycle.js';
 import type { JobProgress } from '../../../shared/api/progress.js';
 import type { JobStatus } from '../../../shared/job-status.js';
-import {
-  UploadClaimError,
-  type JobInternal,
-  type JobPatch,
-  type JobRecord,
-  type JobStore,
-  type ListOptions,
-  type StoredJobJson,
-  type UploadRecord,
-} from '../../ports.js';
+import { UploadClaimError, type JobInternal, type JobPatch, type JobRecord, type JobStore, type ListOptions, type StoredJobJson, type UploadRecord } from '../../ports/jobs.js';
 import { emptyProgress } from '../../domain/progress.js';
 import { jobColumns, toRecord, toUpload, uploadRow, type JobChange } from './rows.js';
 import type { DB } from './schema.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { ApiKeyRecord, FoundKey, KeyStore } from '../../ports.js';
+import type { ApiKeyRecord, FoundKey, KeyStore } from '../../ports/keys.js';
 import { toKey } from './rows.js';
 import type { DB } from './schema.js';
 

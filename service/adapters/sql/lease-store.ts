@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { LeaseStore } from '../../ports.js';
+import type { LeaseStore } from '../../ports/leases.js';
 import type { DB } from './schema.js';
 
 /**

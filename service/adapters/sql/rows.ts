@@ -1,7 +1,8 @@
 // Pure mapping between stored rows and port records, shared by the SQLite and PostgreSQL adapters.
 import type { Selectable } from 'kysely';
 import type { JobStatus } from '../../../shared/job-status.js';
-import type { ApiKeyRecord, JobInternal, JobPatch, JobRecord, StoredJobJson, UploadRecord } from '../../ports.js';
+import type { ApiKeyRecord } from '../../ports/keys.js';
+import type { JobInternal, JobPatch, JobRecord, StoredJobJson, UploadRecord } from '../../ports/jobs.js';
 import type { DeliveryState, WebhookDelivery, WebhookEvent } from '../../webhooks/ports.js';
 import { servedPreviewKey } from '../../domain/jobs.js';
 import type { DB } from './schema.js';

@@ -1,5 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { Task, TaskInfo, TaskKind, TaskQueue, TaskState } from '../../ports.js';
+import type { Task, TaskInfo, TaskKind, TaskQueue, TaskState } from '../../ports/tasks.js';
 import type { DB } from './schema.js';
 import type { ReadySignal } from '../ready-signal.js';
 

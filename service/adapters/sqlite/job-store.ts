@@ -1,4 +1,4 @@
-import type { JobRecord, ListOptions, StoredJobJson } from '../../ports.js';
+import type { JobRecord, ListOptions, StoredJobJson } from '../../ports/jobs.js';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import type { DB, SqliteHandle } from './db.js';
 import { SqlJobStore } from '../sql/job-store.js';

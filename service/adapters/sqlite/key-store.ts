@@ -1,4 +1,4 @@
-import type { FoundKey } from '../../ports.js';
+import type { FoundKey } from '../../ports/keys.js';
 import type { Statement } from 'better-sqlite3';
 import type { CommitWatch } from './commit-watch.js';
 import type { SqliteHandle } from './db.js';

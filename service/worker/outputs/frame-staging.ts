@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { text } from 'node:stream/consumers';
-import { ObjectExistsError, type ObjectStorage } from '../../ports.js';
+import { ObjectExistsError, type ObjectStorage } from '../../ports/storage.js';
 import { formatRunLine, parseRunLines, type RenderRun } from '../../domain/normalized-seconds.js';
 import { frameOfFile, listFiles, type OutputLayout } from './chunk-files.js';
 

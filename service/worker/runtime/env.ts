@@ -1,5 +1,7 @@
 // What task handlers need, passed in once by whoever builds the worker (no module singletons).
-import type { JobRecord, WorkerJobStore, ObjectStorage, TaskQueue } from '../../ports.js';
+import type { JobRecord, WorkerJobStore } from '../../ports/jobs.js';
+import type { ObjectStorage } from '../../ports/storage.js';
+import type { TaskQueue } from '../../ports/tasks.js';
 import type { BlenderBuild } from '../../../blender/builds.js';
 import type { RenderCapabilities } from '../../domain/final-config.js';
 import type { DeviceInventory } from './devices.js';

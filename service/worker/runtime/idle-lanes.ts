@@ -2,7 +2,7 @@
 // work (kick), or one per announced task when another process did (a ready signal). Every
 // process hears every signal, so waking one lane per task, not all, keeps wasted claims (each
 // one a query on the queue's server) to one per other process.
-import type { TaskKind } from '../../ports.js';
+import type { TaskKind } from '../../ports/tasks.js';
 
 interface Waiting {
   kinds: readonly TaskKind[];

@@ -2,7 +2,7 @@
 // need (a Blender version), and a worker slot that keeps failing one job's tasks is kept off
 // that job for a while (the per-job blocklist of render-farm managers).
 import { totalmem } from 'node:os';
-import type { FailureLedger, Task } from '../../ports.js';
+import type { FailureLedger, Task } from '../../ports/tasks.js';
 import type { BlenderBuild } from '../../../blender/builds.js';
 import { TaskRequirements } from '../../domain/tasks.js';
 

@@ -1,7 +1,7 @@
 // What every role of the JobStore conformance suite opens per test, and how tests get a job to work on.
 import { randomUUID } from 'node:crypto';
 import { newJobRecord } from '../../../service/domain/jobs.js';
-import type { JobRecord, JobStore, UploadRecord, UploadStore } from '../../../service/ports.js';
+import type { JobRecord, JobStore, UploadRecord, UploadStore } from '../../../service/ports/jobs.js';
 
 export interface StoreHarness<S = JobStore> {
   store: S;

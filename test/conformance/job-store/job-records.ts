@@ -2,7 +2,7 @@
 // Jobs come from claimed uploads (UploadStore), as in the service.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { JobRecords } from '../../../service/ports.js';
+import type { JobRecords } from '../../../service/ports/jobs.js';
 import { withHarness } from '../with-harness.js';
 import { addJob, type JobSource, type StoreHarness } from './helpers.js';
 

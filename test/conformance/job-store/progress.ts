@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { emptyProgress } from '../../../service/domain/progress.js';
-import type { JobRecords, ProgressStore } from '../../../service/ports.js';
+import type { JobRecords, ProgressStore } from '../../../service/ports/jobs.js';
 import { withHarness } from '../with-harness.js';
 import { addJob, type JobSource, type StoreHarness } from './helpers.js';
 

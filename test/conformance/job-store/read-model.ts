@@ -2,7 +2,7 @@
 // change through JobRecords, whose writes the read model must reflect.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { JobReadModel, JobRecords } from '../../../service/ports.js';
+import type { JobReadModel, JobRecords } from '../../../service/ports/jobs.js';
 import { withHarness } from '../with-harness.js';
 import { addJob, type JobSource, type StoreHarness } from './helpers.js';
 

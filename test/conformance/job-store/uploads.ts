@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { newJobRecord } from '../../../service/domain/jobs.js';
-import { UploadClaimError, type JobRecords, type UploadStore } from '../../../service/ports.js';
+import { UploadClaimError, type JobRecords, type UploadStore } from '../../../service/ports/jobs.js';
 import { withHarness } from '../with-harness.js';
 import { upload, type StoreHarness } from './helpers.js';
 

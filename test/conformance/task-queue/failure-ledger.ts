@@ -1,6 +1,6 @@
 // FailureLedger conformance: the per-job blocklist's counts, as workers record and read them.
 import { describe, expect, it } from 'vitest';
-import type { FailureLedger } from '../../../service/ports.js';
+import type { FailureLedger } from '../../../service/ports/tasks.js';
 import { withHarness } from '../with-harness.js';
 import type { QueueHarness } from './helpers.js';
 

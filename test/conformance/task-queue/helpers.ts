@@ -1,5 +1,5 @@
 // What every role of the TaskQueue conformance suite opens per test, typed by the roles the test uses.
-import type { TaskQueue } from '../../../service/ports.js';
+import type { TaskQueue } from '../../../service/ports/tasks.js';
 
 export interface QueueHarness<Q = TaskQueue> {
   queue: Q;

@@ -2,7 +2,7 @@
 // Tasks are put in the states to report or prune through the other roles, as the service and
 // workers would.
 import { describe, expect, it } from 'vitest';
-import type { FailureLedger, QueueHousekeeping, TaskLeases, TaskSubmitter } from '../../../service/ports.js';
+import type { FailureLedger, QueueHousekeeping, TaskLeases, TaskSubmitter } from '../../../service/ports/tasks.js';
 import { withHarness } from '../with-harness.js';
 import type { QueueHarness } from './helpers.js';
 

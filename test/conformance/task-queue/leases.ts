@@ -2,7 +2,7 @@
 // reports how they ended. Tasks come in through enqueue (TaskSubmitter); some tests read the
 // outcome back through jobTasks and counts (QueueHousekeeping).
 import { describe, expect, it } from 'vitest';
-import type { QueueHousekeeping, TaskKind, TaskLeases, TaskSubmitter } from '../../../service/ports.js';
+import type { QueueHousekeeping, TaskKind, TaskLeases, TaskSubmitter } from '../../../service/ports/tasks.js';
 import { waitUntil } from '../../helpers/e2e.js';
 import { withHarness } from '../with-harness.js';
 import type { QueueHarness } from './helpers.js';

@@ -1,7 +1,7 @@
 // TaskSubmitter conformance: what the API routes rely on when they add a job's work or cancel it.
 // Claims stand in for the worker, to see what enqueue and cancelJob left in the queue.
 import { describe, expect, it } from 'vitest';
-import type { TaskLeases, TaskSubmitter } from '../../../service/ports.js';
+import type { TaskLeases, TaskSubmitter } from '../../../service/ports/tasks.js';
 import { withHarness } from '../with-harness.js';
 import type { QueueHarness } from './helpers.js';
 

@@ -1,0 +1,87 @@
+// The task queue, split by the role of whoever uses it: submitter (routes), leases (workers),
+// failure ledger (placement) and housekeeping (metrics, retention).
+
+/** Every kind of task, in the order a job needs them. */
+export const TASK_KINDS = ['validate', 'render', 'render-chunk', 'finalize'] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+
+export interface Task {
+  id: string;
+  jobId: string;
+  kind: TaskKind;
+  payload: Record<string, unknown>;
+  attempts: number;
+}
+
+export type TaskState = 'queued' | 'running' | 'done' | 'failed' | 'canceled';
+
+/** What a queue tells about one task of a job (for deciding when a job's chunks are all done). */
+export interface TaskInfo {
+  id: string;
+  kind: TaskKind;
+  state: TaskState;
+  attempts: number;
+  lastError: string | null;
+}
+
+/** What the API routes do to the queue: add a job's work, and drop it when the job is canceled. */
+export interface TaskSubmitter {
+  /**
+   * Durable enqueue; a task whose id already exists is not added again (idempotent). A task with
+   * `after` is claimable only once every task it names is done (a job's finalize after its chunks).
+   */
+  enqueue(task: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void>;
+  /** Drops the job's tasks that are not finished (cancel). */
+  cancelJob(jobId: string): Promise<number>;
+}
+
+/** What a worker does with the tasks it runs: claim one, keep its lease, report how it ended. */
+export interface TaskLeases {
+  /** Leases the oldest ready task of the given kinds; it returns to the queue if the lease runs out. */
+  claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined>;
+  extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean>;
+  complete(taskId: string, workerId: string): Promise<void>;
+  /**
+   * Hands a claimed task back untouched (the worker is stopping, or cannot run it): it is queued
+   * again, claimable after `delayMs` (default 0), and the attempt does not count.
+   */
+  release(taskId: string, workerId: string, opts?: { delayMs?: number }): Promise<void>;
+  /** Retryable failures go back to the queue after `retryAfterMs`; fatal ones end the task. */
+  fail(taskId: string, workerId: string, outcome: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void>;
+  /**
+   * Calls `listener` soon after a task of `kind` may have become claimable in any process that
+   * shares the queue (at least: enqueued, or handed back without delay), so idle claimers
+   * need not wait for their next poll. Best effort: a signal may be lost or spurious, and
+   * claimers still poll. Returns the unsubscribe. Absent where only polling exists (SQLite).
+   */
+  onReady?(listener: (kind: TaskKind) => void): () => void;
+}
+
+/** The per-job blocklist's memory: which worker slots failed which job's tasks. */
+export interface FailureLedger {
+  /**
+   * Counts one failed task of `jobId` on `worker` (a machine's render slot, stable across restarts)
+   * and returns that worker's count on the job: the per-job blocklist is built from these.
+   */
+  recordFailure(jobId: string, worker: string): Promise<number>;
+  /** Failed tasks per worker on the job ({} when none); dropped with the job's tasks. */
+  jobFailures(jobId: string): Promise<Record<string, number>>;
+}
+
+/** Looking after the queue: what is in it, and pruning what finished long ago. */
+export interface QueueHousekeeping {
+  /** Every task of a job, oldest first. */
+  jobTasks(jobId: string): Promise<TaskInfo[]>;
+  counts(): Promise<{ queued: number; running: number; done: number; failed: number }>;
+  /**
+   * Deletes up to `limit` tasks that finished (done, failed or canceled) before `before`, with
+   * what the queue kept for them (dependencies; a job's failure counts once none of its tasks is
+   * left), oldest first; returns how many. Keeps a long-running farm's queue from growing forever.
+   */
+  pruneFinished(before: Date, limit: number): Promise<number>;
+}
+
+/** The whole queue, as an adapter implements it; consumers ask for the roles they use. */
+export interface TaskQueue extends TaskSubmitter, TaskLeases, FailureLedger, QueueHousekeeping {
+  close(): Promise<void>;
+}
