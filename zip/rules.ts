@@ -97,7 +97,7 @@ export function tooLargeError(limits: UnpackLimits, bytes: number): UnpackError 
   const gib = (limits.maxTotalBytes / 1024 ** 3).toFixed(limits.maxTotalBytes % 1024 ** 3 === 0 ? 0 : 2);
   return new UnpackError(
     'ZIP_TOO_LARGE',
-    `The archive expands to more than this service's quota of ${limits.maxTotalBytes} bytes (${gib} GiB) per job; split the project into smaller jobs, or ask the operator to raise unpackLimits.maxTotalBytes.`,
+    `The archive expands to more than this service's quota of ${limits.maxTotalBytes} bytes (${gib} GiB) per job; split the project into smaller jobs, or ask the farm's operator to raise it (renderbridge service|worker --unpack-quota, or RENDERBRIDGE_UNPACK_QUOTA).`,
     { maxTotalBytes: limits.maxTotalBytes, bytes },
   );
 }
