@@ -42,25 +42,23 @@ def _blocks(f, ptr, end):
         f.seek(pos + length)
 
 
-def _parse_sdna(data, ptr, end):
-    """struct name -> {field name without array suffix: (offset, size)}, and struct index -> name."""
-    i = 8  # 'SDNA' 'NAME'
+def _strings(data, i, end):
+    """A count at `i`, then that many NUL-terminated names; returns them and the next 4-aligned offset."""
     n = struct.unpack_from(end + 'i', data, i)[0]
     i += 4
-    names = []
+    out = []
     for _ in range(n):
         j = data.index(b'\0', i)
-        names.append(data[i:j].decode('latin-1'))
+        out.append(data[i:j].decode('latin-1'))
         i = j + 1
-    i = (i + 3) & ~3
-    n = struct.unpack_from(end + 'i', data, i + 4)[0]  # 'TYPE'
-    i += 8
-    types = []
-    for _ in range(n):
-        j = data.index(b'\0', i)
-        types.append(data[i:j].decode('latin-1'))
-        i = j + 1
-    i = (i + 3) & ~3
+    return out, (i + 3) & ~3
+
+
+def _parse_sdna(data, ptr, end):
+    """struct name -> {field name without array suffix: (offset, size)}, and struct index -> name."""
+    names, i = _strings(data, 8, end)  # 'SDNA' 'NAME' count, names
+    types, i = _strings(data, i + 4, end)  # 'TYPE' count, names
+    n = len(types)
     lengths = struct.unpack_from(end + '%dh' % n, data, i + 4)  # 'TLEN'
     i = (i + 4 + 2 * n + 3) & ~3
     count = struct.unpack_from(end + 'i', data, i + 4)[0]  # 'STRC'
