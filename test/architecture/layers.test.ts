@@ -36,6 +36,7 @@ const RULES: { from: string; never: string[] }[] = [
   { from: 'host-addon', never: ['service/'] },
   { from: 'blender', never: ['service/', 'daemon/', 'cli/'] },
   { from: 'zip', never: ['service/', 'daemon/', 'cli/'] },
+  { from: 'user-config', never: ['service/', 'daemon/', 'cli/', 'electron/'] },
   { from: 'shared', never: ['service/', 'daemon/', 'cli/', 'blender/', 'zip/', 'electron/'] },
   { from: 'service/domain', never: ['service/http/', 'service/routes/', 'service/worker/'] },
   { from: 'service/adapters', never: ['service/http/', 'service/routes/', 'service/worker/'] },
@@ -49,7 +50,7 @@ describe('package layers', () => {
 
   it('has no re-export facades: importers name the module that defines what they use', async () => {
     const facades: string[] = [];
-    for (const dir of ['shared', 'service', 'daemon', 'cli', 'electron', 'blender', 'zip']) {
+    for (const dir of ['shared', 'user-config', 'service', 'daemon', 'cli', 'electron', 'blender', 'zip']) {
       for (const file of await sourceFiles(dir)) {
         if (/^export\s+(\*|(type\s+)?\{[^}]*\})\s+from\s/m.test(await readFile(path.join(root, file), 'utf8'))) facades.push(file);
       }
