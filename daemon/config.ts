@@ -1,15 +1,22 @@
-// The daemon's settings: defaults, then the per-user config file, then environment variables,
-// then command-line flags (applied by the caller). Paths follow the XDG base directories.
-import { homedir } from 'node:os';
+// The daemon's settings, resolved by the one rule of user-config/: flags (applied by the caller as
+// overrides) > environment variables > the active profile of config.toml > defaults. State
+// lives in the platform's state folder ($XDG_STATE_HOME/renderbridge on Linux, as before).
+import { loadConfigFile } from '../user-config/file.js';
+import { locateUserFiles } from '../user-config/locate.js';
+import { resolveConfig, type ResolvedConfig } from '../user-config/resolve.js';
+import type { SettingName } from '../user-config/settings.js';
 import { join } from 'node:path';
-import { DAEMON_DEFAULT_PORT } from '../shared/daemon/api.js';
 
 export interface DaemonConfig {
-  /** Service API root, ending in /api/external/v1. Default `http://127.0.0.1:8420/api/external/v1` (the bundled service). Env RENDERBRIDGE_SERVICE_URL. */
+  /** Service API root, ending in /api/external/v1. Default `http://127.0.0.1:8420/api/external/v1` (the bundled service). Env RENDERBRIDGE_SERVICE_URL. Follows edits of config.toml. */
   serviceUrl: string;
+  /** Profile of config.toml in use (its keychain entry holds the API key). Default `default`. Env RENDERBRIDGE_PROFILE. Follows edits of config.toml. */
+  profile: string;
+  /** config.toml the daemon follows for edits; null: none (settings from the environment and overrides only). */
+  configFile: string | null;
   /** Port on 127.0.0.1. Default 47615; 0 picks a free one. Env RENDERBRIDGE_DAEMON_PORT. */
   port: number;
-  /** Folder of the state file (port and token). Default `$XDG_STATE_HOME/renderbridge` (`~/.local/state/renderbridge`). */
+  /** Folder of the state file (port and token). Default: the platform's state folder (`$XDG_STATE_HOME/renderbridge` on Linux). */
   stateDir: string;
   /** Where packed zips wait for upload; removed after a submission ends. Default `<stateDir>/packs`. */
   workDir: string;
@@ -27,28 +34,36 @@ export interface DaemonConfig {
   pollIdleMs: number;
 }
 
-export function xdgStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'renderbridge');
-}
-
-export function xdgConfigDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'renderbridge');
-}
-
-export function defaultDaemonConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<DaemonConfig> = {}): DaemonConfig {
-  const stateDir = overrides.stateDir ?? xdgStateDir(env);
-  const port = env.RENDERBRIDGE_DAEMON_PORT ? Number(env.RENDERBRIDGE_DAEMON_PORT) : DAEMON_DEFAULT_PORT;
+/**
+ * The config from `user` (resolved settings, file included), or when none is given from the
+ * environment alone (no file is read: tests and embedders stay independent of the user's
+ * files). A bad value throws a ConfigError naming the setting and its source.
+ */
+export function defaultDaemonConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<DaemonConfig> = {}, user?: ResolvedConfig): DaemonConfig {
+  const where = locateUserFiles(env);
+  const r = user ?? resolveConfig({ config: { path: where.configFile, exists: false, data: {} }, env, home: where.home, allowMissingProfile: true });
+  const s = r.settings;
+  const stateDir = overrides.stateDir ?? where.dirs.state;
   return {
-    serviceUrl: env.RENDERBRIDGE_SERVICE_URL || 'http://127.0.0.1:8420/api/external/v1',
-    port: Number.isInteger(port) && port >= 0 && port < 65_536 ? port : DAEMON_DEFAULT_PORT,
+    serviceUrl: s.serviceUrl.value,
+    profile: r.profile.value,
+    configFile: user ? user.file.path : null,
+    port: s.daemonPort.value,
     stateDir,
     workDir: join(stateDir, 'packs'),
-    downloadsDir: env.RENDERBRIDGE_DOWNLOADS || join(homedir(), 'renderbridge-outputs'),
-    hotFolder: env.RENDERBRIDGE_HOT_FOLDER || null,
-    blender: env.RENDERBRIDGE_BLENDER || 'blender',
+    downloadsDir: s.downloadsDir.value,
+    hotFolder: s.hotFolder.value,
+    blender: s.blender.value,
     webhookSecret: env.RENDERBRIDGE_WEBHOOK_SECRET || null,
     pollActiveMs: 1000,
     pollIdleMs: 15_000,
     ...overrides,
   };
+}
+
+/** Reads config.toml of this user and resolves it with `flags` (by setting) and --profile. */
+export function loadDaemonConfig(env: NodeJS.ProcessEnv, flags: Partial<Record<SettingName, unknown>>, profileFlag?: string, overrides: Partial<DaemonConfig> = {}): DaemonConfig {
+  const where = locateUserFiles(env);
+  const user = resolveConfig({ config: loadConfigFile(where.configFile), env, home: where.home, flags, ...(profileFlag ? { profileFlag } : {}) });
+  return defaultDaemonConfig(env, overrides, user);
 }

@@ -12,6 +12,8 @@ import { DaemonError } from './errors.js';
 import { EventBus, type EventBusOptions } from './track/events.js';
 import { createDaemonLogger } from './http/logging.js';
 import { KeytarKeychain } from './keychain/keytar.js';
+import { ProfileKeychain } from './keychain/profile-keychain.js';
+import { followConfigFile } from './follow-config.js';
 import type { ClientProvider, Downloads, Keychain, Packer, Submissions, Tracker } from './ports.js';
 import { findLiveDaemon, newToken, removeStateFile, writeStateFile } from './state-file.js';
 import { JobTracker, type JobTrackerOptions } from './track/tracker.js';
@@ -30,8 +32,10 @@ export interface StartDaemonOptions {
   version?: string;
   /** pino logger, or false for none. Default: createDaemonLogger('info') on stdout. */
   logger?: Logger | false;
-  /** Where the API key is read first. Default: the OS keychain through keytar; null: RENDERBRIDGE_API_KEY only. */
+  /** Where the API key is read first. Default: the OS keychain entry of config.profile through keytar; null: RENDERBRIDGE_API_KEY only. */
   keychain?: Keychain | null;
+  /** Re-reads config.toml (with the daemon's flags) when config.configFile changes; default: the file is not followed. */
+  reloadConfig?: () => DaemonConfig;
   /** Where RENDERBRIDGE_API_KEY is read. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** Options of the service clients (timeouts, fetch). Default: the shared client's defaults. */
@@ -114,17 +118,19 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
   if (running) throw running;
 
   const logger = options.logger === undefined ? createDaemonLogger('info') : options.logger || pino({ level: 'silent' });
-  const keychain = options.keychain === undefined ? new KeytarKeychain() : options.keychain;
+  // The entry of the profile in use at each read, so a profile switched in config.toml switches keys.
+  const keychain = options.keychain === undefined ? new ProfileKeychain(() => config.profile, (entry) => new KeytarKeychain(entry)) : options.keychain;
+  const serviceUrl = (): string => config.serviceUrl;
   const env = options.env ?? process.env;
   const clients = new ApiKeyProvider({
-    serviceUrl: config.serviceUrl,
+    serviceUrl,
     keychain,
     env,
     ...(options.clientOptions ? { clientOptions: options.clientOptions } : {}),
     logger: logger.child({ component: 'api-key' }),
   });
   // The tracker handles 429s and errors itself (Retry-After, back-off): its client does not retry.
-  const trackerClients = new ApiKeyProvider({ serviceUrl: config.serviceUrl, keychain, env, clientOptions: { ...options.clientOptions, maxRetries: 0 } });
+  const trackerClients = new ApiKeyProvider({ serviceUrl, keychain, env, clientOptions: { ...options.clientOptions, maxRetries: 0 } });
   const events = new EventBus({ ...options.sse, logger: logger.child({ component: 'events' }) });
   const ctx: DaemonPartsContext = { config, events, clients, logger };
   const downloads = options.createDownloads?.(ctx);
@@ -181,6 +187,20 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
     throw err;
   }
   tracker.start();
+  const reload = options.reloadConfig;
+  const follower = reload
+    ? await followConfigFile(config, {
+        reload,
+        logger: logger.child({ component: 'config' }),
+        onChange: () => {
+          clients.invalidate();
+          trackerClients.invalidate();
+        },
+      }).catch((err: unknown) => {
+        logger.warn({ reason: (err as Error).message }, 'config.toml cannot be followed: edits apply at the next start');
+        return null;
+      })
+    : null;
   logger.info({ port, stateFile, serviceUrl: config.serviceUrl }, 'daemon listening on 127.0.0.1');
 
   let closing: Promise<void> | undefined;
@@ -195,6 +215,7 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
     clients,
     close: () =>
       (closing ??= (async () => {
+        await follower?.close();
         await tracker.stop();
         await app.close();
         await removeStateFile(config.stateDir, token);

@@ -16,8 +16,8 @@ export interface ApiKeyLogger {
 }
 
 export interface ApiKeyProviderOptions {
-  /** Service API root (config.serviceUrl). */
-  serviceUrl: string;
+  /** Service API root (config.serviceUrl), or a function read at every call (the daemon follows edits of config.toml). */
+  serviceUrl: string | (() => string);
   /** The keychain adapter; null reads the environment only. */
   keychain: Keychain | null;
   /** Where RENDERBRIDGE_API_KEY is read. Default `process.env`. */
@@ -39,7 +39,7 @@ export class ApiKeyProvider implements ClientProvider {
   private readonly env: NodeJS.ProcessEnv;
   private readonly keyRefreshMs: number;
   private cachedRead: { read: KeyRead | null; at: number } | undefined;
-  private cachedClient: { key: string; client: RenderJobClient } | undefined;
+  private cachedClient: { key: string; serviceUrl: string; client: RenderJobClient } | undefined;
   private reading: Promise<KeyRead | null> | undefined;
   private lastKeychainProblem: string | undefined;
 
@@ -51,10 +51,12 @@ export class ApiKeyProvider implements ClientProvider {
   async client(): Promise<RenderJobClient> {
     const read = await this.current();
     if (!read) throw new DaemonError('NO_API_KEY');
-    if (this.cachedClient?.key !== read.key) {
+    const serviceUrl = typeof this.options.serviceUrl === 'function' ? this.options.serviceUrl() : this.options.serviceUrl;
+    if (this.cachedClient?.key !== read.key || this.cachedClient.serviceUrl !== serviceUrl) {
       this.cachedClient = {
         key: read.key,
-        client: new RenderJobClient({ userAgent: 'renderbridge-daemon', ...this.options.clientOptions, baseUrl: this.options.serviceUrl, apiKey: read.key }),
+        serviceUrl,
+        client: new RenderJobClient({ userAgent: 'renderbridge-daemon', ...this.options.clientOptions, baseUrl: serviceUrl, apiKey: read.key }),
       };
       this.options.logger?.info({ apiKeySource: read.source }, 'using the API key from the ' + (read.source === 'env' ? 'environment' : 'keychain'));
     }

@@ -1,11 +1,11 @@
-// GET /health: version, and whether an API key is configured (never the key).
+// GET /health: version, the farm and profile in use now, and whether an API key is configured (never the key).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { DAEMON_ROUTES, type Health } from '../../shared/daemon/api.js';
 import type { DaemonConfig } from '../config.js';
 import type { ClientProvider } from '../ports.js';
 
 export interface HealthRouteDeps {
-  config: Pick<DaemonConfig, 'serviceUrl' | 'hotFolder'>;
+  config: Pick<DaemonConfig, 'serviceUrl' | 'profile' | 'hotFolder'>;
   clients: ClientProvider;
   version: string;
   startedAt: string;
@@ -21,6 +21,7 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthRouteDeps> = async (app, 
       apiKeyConfigured: source !== null,
       apiKeySource: source,
       serviceUrl: deps.config.serviceUrl,
+      profile: deps.config.profile,
       hotFolder: deps.config.hotFolder,
       pid: process.pid,
       startedAt: deps.startedAt,

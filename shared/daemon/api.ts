@@ -35,7 +35,10 @@ export const Health = z.object({
   /** True when an API key was found (keychain or RENDERBRIDGE_API_KEY); the key itself is never returned. */
   apiKeyConfigured: z.boolean(),
   apiKeySource: z.enum(['keychain', 'env']).nullable(),
+  /** The service API root in use now (it follows edits of config.toml). */
   serviceUrl: z.string(),
+  /** The profile of config.toml in use (its keychain entry holds the key). */
+  profile: z.string(),
   hotFolder: z.string().nullable(),
   pid: z.int(),
   startedAt: z.string(),
