@@ -1,6 +1,6 @@
 // The settings window's logic, without Electron: store, test and clear the service API key in the
-// OS keychain through the daemon's Keychain port (the same entry the daemon reads:
-// KEYCHAIN_SERVICE / KEYCHAIN_ACCOUNT). "Test connection" is a real `GET /jobs?pageSize=1` with the
+// OS keychain through the daemon's Keychain port (the same entry the daemon reads: the entry of
+// the active profile of config.toml, user-config/keychain-entry.ts). "Test connection" is a real `GET /jobs?pageSize=1` with the
 // shared client. When no keychain can be reached the key is refused: there is no plain-file
 // fallback. Answers never contain the key, and nothing here logs.
 import type { Keychain } from '../../daemon/ports.js';
@@ -11,7 +11,7 @@ import { type RenderJobClientOptions } from '../../shared/client/options.js';
 import type { KeyStatus, SettingsResult } from '../ipc.js';
 
 export interface KeychainSettingsOptions {
-  /** The OS keychain (the tray app passes a KeytarKeychain with the shared entry names). */
+  /** The OS keychain (the tray app passes a ProfileKeychain: the entry of the active profile). */
   keychain: Keychain;
   /** Service API root, ending with /api/external/v1 (the daemon's `serviceUrl`). */
   serviceUrl: string;

@@ -7,8 +7,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { app, dialog, shell, type BrowserWindow } from 'electron';
-import { defaultDaemonConfig, type DaemonConfig } from '../../daemon/config.js';
+import { defaultDaemonConfig, loadDaemonConfig, type DaemonConfig } from '../../daemon/config.js';
 import { KeytarKeychain } from '../../daemon/keychain/keytar.js';
+import { ProfileKeychain } from '../../daemon/keychain/profile-keychain.js';
 import type { Keychain } from '../../daemon/ports.js';
 import { DaemonClient } from '../../shared/daemon/client.js';
 import { addonInstructions, addonZipPath, daemonCommand, type AppLocation } from '../core/app-paths.js';
@@ -148,6 +149,16 @@ export function startTrayApp(deps: TrayAppDeps): void {
   });
 }
 
+/** The settings of the active profile of config.toml; a broken file is shown to the artist, then the environment's settings are used. */
+function trayConfig(): DaemonConfig {
+  try {
+    return loadDaemonConfig(process.env, {});
+  } catch (err) {
+    dialog.showErrorBox('renderbridge: config.toml not used', `${(err as Error).message}\n\nFix the file; until then the tray uses the defaults and environment variables.`);
+    return defaultDaemonConfig(process.env);
+  }
+}
+
 async function main(): Promise<void> {
   // Every renderer sandboxed, whatever a window asks for; must run before the app is ready.
   app.enableSandbox();
@@ -156,10 +167,12 @@ async function main(): Promise<void> {
     return;
   }
   await app.whenReady();
+  const config = trayConfig();
   startTrayApp({
-    config: defaultDaemonConfig(process.env),
+    config,
     location: { packaged: app.isPackaged, resourcesPath: process.resourcesPath, appPath: app.getAppPath() },
-    keychain: new KeytarKeychain(),
+    // The key of the profile config.toml selects (the default profile keeps the old single entry).
+    keychain: new ProfileKeychain(() => config.profile, (entry) => new KeytarKeychain(entry)),
     execPath: process.execPath,
     env: process.env,
   });
