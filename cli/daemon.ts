@@ -6,7 +6,7 @@ import { createDaemonLogger } from '../daemon/http/logging.js';
 import { findLiveDaemon, stateFilePath } from '../daemon/state-file.js';
 import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
-import { printJson } from './connection.js';
+import { printJson } from './output.js';
 import { parsePort } from './options.js';
 import { VERSION } from './version.js';
 

@@ -1,6 +1,7 @@
 // What `renderbridge submit` / `jobs download` show while they work: progress bars on a terminal,
 // one line per step and every tenth of progress when stderr is a pipe or a log file, nothing at
-// all with --json (stdout then carries one JSON document and stderr only warnings).
+// all with --json (stdout then carries one JSON document and stderr only warnings), not even
+// warnings with --quiet.
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import type { JobProgress } from '../shared/api/progress.js';
 import type { DownloadState, Submission } from '../shared/daemon/api.js';
@@ -17,6 +18,8 @@ export interface Display {
 
 export interface DisplayOptions {
   json: boolean;
+  /** --quiet: not even the notes (errors still reach stderr through the command's failure). */
+  quiet?: boolean;
   /** Default process.stderr. */
   stream?: NodeJS.WriteStream;
 }
@@ -38,13 +41,15 @@ export function formatBytes(n: number): string {
 
 export function createDisplay(options: DisplayOptions): Display {
   const stream = options.stream ?? process.stderr;
+  if (options.quiet) return quietDisplay(null);
   if (options.json) return quietDisplay(stream);
-  return stream.isTTY ? barDisplay(stream) : lineDisplay(stream);
+  // Bars only when a person watches: stdout piped into a script means lines, even on a terminal's stderr.
+  return stream.isTTY && process.stdout.isTTY ? barDisplay(stream) : lineDisplay(stream);
 }
 
-function quietDisplay(stream: NodeJS.WritableStream): Display {
+function quietDisplay(stream: NodeJS.WritableStream | null): Display {
   const noop = (): void => {};
-  return { pack: noop, submission: noop, progress: noop, download: noop, note: (t) => void stream.write(`${t}\n`), stop: noop };
+  return { pack: noop, submission: noop, progress: noop, download: noop, note: (t) => void stream?.write(`${t}\n`), stop: noop };
 }
 
 /** Bars on a terminal (cli-progress redraws them in place). */

@@ -14,19 +14,35 @@ export class CliError extends Error {
   }
 }
 
-/** The exit code and one-paragraph message for an error thrown by a command. */
-export function describeFailure(err: unknown): { exitCode: ExitCode; message: string } {
-  if (err instanceof CliError) return { exitCode: err.exitCode, message: err.message };
+/** What --json prints as `error`: the service's error body where there is one, else the same shape. */
+export interface FailureBody {
+  name: string;
+  message: string;
+  [key: string]: unknown;
+}
+
+export interface Failure {
+  exitCode: ExitCode;
+  /** One paragraph for stderr. */
+  message: string;
+  body: FailureBody;
+}
+
+/** The exit code, one-paragraph message and error body for an error thrown by a command. */
+export function describeFailure(err: unknown): Failure {
+  if (err instanceof CliError) return { exitCode: err.exitCode, message: err.message, body: { name: err.exitCode === EXIT.USAGE ? 'USAGE' : 'CLI_ERROR', message: err.message } };
   if (err instanceof DaemonError) {
     const code = err.code === 'NO_API_KEY' ? EXIT.AUTH : err.code === 'SERVICE_UNREACHABLE' ? EXIT.SERVICE_UNREACHABLE : EXIT.FAILURE;
-    return { exitCode: code, message: `${err.code}: ${err.message}` };
+    return { exitCode: code, message: `${err.code}: ${err.message}`, body: { name: err.code, message: err.message } };
   }
   if (err instanceof ApiError) {
     const code = err.status === 401 ? EXIT.AUTH : EXIT.FAILURE;
-    return { exitCode: code, message: `${err.body.name} (${err.status}): ${err.body.message}` };
+    return { exitCode: code, message: `${err.body.name} (${err.status}): ${err.body.message}`, body: { ...err.body, status: err.status } };
   }
   if (err instanceof NetworkError) {
-    return { exitCode: EXIT.SERVICE_UNREACHABLE, message: `${err.message}\nIs the service running? Check --service (or RENDERBRIDGE_SERVICE_URL).` };
+    const message = `${err.message}\nIs the service running? Check --service (or RENDERBRIDGE_SERVICE_URL).`;
+    return { exitCode: EXIT.SERVICE_UNREACHABLE, message, body: { name: 'SERVICE_UNREACHABLE', message: err.message } };
   }
-  return { exitCode: EXIT.FAILURE, message: err instanceof Error ? err.message : String(err) };
+  const message = err instanceof Error ? err.message : String(err);
+  return { exitCode: EXIT.FAILURE, message, body: { name: 'ERROR', message } };
 }

@@ -17,5 +17,9 @@ export const EXIT = {
   AUTH: 7,
   /** Outputs could not all be downloaded. */
   DOWNLOAD_FAILED: 8,
+  /** `jobs wait --timeout` ran out before the job finished (the job goes on). */
+  TIMEOUT: 9,
+  /** The service does not offer this feature (e.g. task logs, an extension it does not advertise). */
+  NOT_OFFERED: 10,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -5,7 +5,10 @@ import { registerJobsCommands } from './jobs.js';
 import { registerSubmitCommand } from './submit.js';
 import { registerServiceCommand } from './service.js';
 import { registerWorkerCommand } from './worker.js';
+import { registerCompletionCommand } from './completion.js';
 import { describeFailure } from './errors.js';
+import { addExamples } from './examples.js';
+import { printJson } from './output.js';
 import { EXIT } from './exit-codes.js';
 import { VERSION } from './version.js';
 
@@ -22,6 +25,8 @@ export function buildProgram(): Command {
   registerSubmitCommand(program);
   registerJobsCommands(program);
   registerDaemonCommand(program);
+  registerCompletionCommand(program);
+  addExamples(program);
   return program;
 }
 
@@ -31,10 +36,14 @@ async function main(): Promise<void> {
   } catch (err) {
     if (err instanceof CommanderError) {
       process.exitCode = err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+      // Commander already wrote the message to stderr; a script under --json still gets its document.
+      if (err.exitCode !== 0 && process.argv.includes('--json')) printJson({ ok: false, exitCode: EXIT.USAGE, error: { name: 'USAGE', message: err.message } });
       return;
     }
-    const { exitCode, message } = describeFailure(err);
+    const { exitCode, message, body } = describeFailure(err);
     console.error(`renderbridge: ${message}`);
+    // Under --json the failure is also the one document on stdout, so scripts parse every outcome.
+    if (process.argv.includes('--json')) printJson({ ok: false, exitCode, error: body });
     process.exitCode = exitCode;
   }
 }

@@ -1,4 +1,5 @@
-// `renderbridge jobs list|show|cancel|download`: the workspace's jobs through the service API.
+// `renderbridge jobs list|show|cancel|download` (and wait|watch|logs, registered from their own
+// files): the workspace's jobs through the service API.
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Job } from '../shared/api/job.js';
@@ -8,8 +9,11 @@ import { defaultOutDir } from '../daemon/submit/steps.js';
 import { createDisplay } from './display.js';
 import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
-import { cliConfig, clientProvider, printJson, withConnectionOptions, type ConnectionOptions } from './connection.js';
+import { cliConfig, clientProvider, withConnectionOptions, type ConnectionOptions } from './connection.js';
+import { registerJobLogsCommand } from './jobs-logs.js';
+import { registerJobWaitCommands } from './jobs-wait.js';
 import { parsePositiveInt } from './options.js';
+import { createOutput } from './output.js';
 
 export function registerJobsCommands(program: Command): void {
   const jobs = program.command('jobs').description('List, inspect, cancel and download the jobs of your workspace');
@@ -24,25 +28,27 @@ export function registerJobsCommands(program: Command): void {
       }
       const client = await clientProvider(cliConfig(o)).client();
       const list = await client.listJobs({ page: o.page, pageSize: Math.min(100, o.pageSize), ...(o.status ? { status: o.status as JobStatus } : {}) });
-      if (o.json) return printJson(list);
+      const out = createOutput(o);
+      out.result({ ...list });
       if (list.jobs.length === 0) {
-        console.log(o.status ? `No ${o.status} jobs.` : 'No jobs yet. Submit one with: renderbridge submit scene.blend');
+        out.line(o.status ? `No ${o.status} jobs.` : 'No jobs yet. Submit one with: renderbridge submit scene.blend');
         return;
       }
-      for (const j of list.jobs) console.log(jobLine(j));
+      for (const j of list.jobs) out.line(jobLine(j));
       const p = list.pagination;
-      if (p.totalPages > 1) console.log(`page ${p.page} of ${p.totalPages} (${p.total} jobs); next: --page ${Math.min(p.page + 1, p.totalPages)}`);
+      if (p.totalPages > 1) out.line(`page ${p.page} of ${p.totalPages} (${p.total} jobs); next: --page ${Math.min(p.page + 1, p.totalPages)}`);
     });
 
   withConnectionOptions(jobs.command('show').description('Show one job, with its progress').argument('<id>', 'job id')).action(
     async (id: string, o: ConnectionOptions) => {
       const client = await clientProvider(cliConfig(o)).client();
       const [job, progress] = await Promise.all([client.getJob(id), client.getJobProgress(id)]);
-      if (o.json) return printJson({ job, progress });
-      console.log(jobLine(job));
-      if (progress.framesTotal != null) console.log(`frames: ${progress.framesDone ?? 0}/${progress.framesTotal} done${progress.framesFailed ? `, ${progress.framesFailed} failed` : ''}${progress.percent != null ? ` (${progress.percent.toFixed(0)}%)` : ''}`);
-      if (job.failedReason) console.log(`failed: ${job.failedReason.name}: ${String(job.failedReason.errorDetails.message ?? '')}`);
-      if (job.status === 'completed') console.log(`download: renderbridge jobs download ${job.id}`);
+      const out = createOutput(o);
+      out.result({ job, progress });
+      out.line(jobLine(job));
+      if (progress.framesTotal != null) out.line(`frames: ${progress.framesDone ?? 0}/${progress.framesTotal} done${progress.framesFailed ? `, ${progress.framesFailed} failed` : ''}${progress.percent != null ? ` (${progress.percent.toFixed(0)}%)` : ''}`);
+      if (job.failedReason) out.line(`failed: ${job.failedReason.name}: ${String(job.failedReason.errorDetails.message ?? '')}`);
+      if (job.status === 'completed') out.line(`download: renderbridge jobs download ${job.id}`);
     },
   );
 
@@ -50,8 +56,9 @@ export function registerJobsCommands(program: Command): void {
     async (id: string, o: ConnectionOptions) => {
       const client = await clientProvider(cliConfig(o)).client();
       const job = await client.cancelJob(id);
-      if (o.json) return printJson(job);
-      console.log(`Canceled job ${job.id} (${job.status}).`);
+      const out = createOutput(o);
+      out.result({ ...job });
+      out.line(`Canceled job ${job.id} (${job.status}).`);
     },
   );
 
@@ -63,20 +70,24 @@ export function registerJobsCommands(program: Command): void {
       const client = await clientProvider(config).client();
       const job = await client.getJob(id);
       const outDir = path.resolve(o.out ?? defaultOutDir(config.downloadsDir, job.sceneFile?.name ?? 'job', job.id));
-      const display = createDisplay({ json: Boolean(o.json) });
+      const display = createDisplay({ json: Boolean(o.json), quiet: Boolean(o.quiet) });
+      const out = createOutput(o);
       const report = await downloadJobOutputs(client, id, outDir, { includeZips: Boolean(o.zips), onProgress: (d) => display.download(d) }).finally(() => display.stop());
-      if (o.json) {
-        printJson(report.state);
-      } else if (report.state.state === 'done') {
-        console.log(`Downloaded ${report.state.filesDone} file(s) (${report.state.skipped} already complete) to ${outDir}`);
+      const failed = report.state.state !== 'done';
+      const e = report.state.error;
+      const code = !failed ? EXIT.OK : e?.name === 'JOB_NOT_COMPLETED' || e?.name === 'OUTPUTS_DELETED' ? EXIT.FAILURE : EXIT.DOWNLOAD_FAILED;
+      out.result({ ...report.state }, code);
+      if (!failed) {
+        out.line(`Downloaded ${report.state.filesDone} file(s) (${report.state.skipped} already complete) to ${outDir}`);
       }
-      if (report.state.state !== 'done') {
-        const e = report.state.error;
-        const code = e?.name === 'JOB_NOT_COMPLETED' || e?.name === 'OUTPUTS_DELETED' ? EXIT.FAILURE : EXIT.DOWNLOAD_FAILED;
+      if (failed) {
         if (o.json) process.exitCode = code;
         else throw new CliError(e ? `${e.name}: ${e.message}` : 'the download failed', code);
       }
     });
+
+  registerJobWaitCommands(jobs);
+  registerJobLogsCommand(jobs);
 }
 
 function jobLine(j: Job): string {

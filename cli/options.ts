@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { InvalidArgumentError } from 'commander';
 import { defaultDataDir } from '../service/config.js';
 
 /** The default of every `--data-dir` that means the service's data folder, for help texts. */
@@ -22,15 +23,16 @@ export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv 
   return { dir: defaultDataDir(env), from: 'default' };
 }
 
+// InvalidArgumentError: commander then reports the flag and exits as a usage error (exit 2).
 export function parsePort(v: string): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid port: ${v}`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError(`invalid port: ${v}`);
   return n;
 }
 
 export function parsePositiveInt(v: string): number {
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`expected a positive whole number, got ${v}`);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive whole number, got ${v}`);
   return n;
 }
 
@@ -38,7 +40,7 @@ export function parsePositiveInt(v: string): number {
 export function parseWorkers(v: string): number | 'auto' {
   if (v === 'auto') return 'auto';
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--workers takes "auto" or a whole number >= 0, got ${v}`);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError(`--workers takes "auto" or a whole number >= 0, got ${v}`);
   return n;
 }
 

@@ -12,11 +12,13 @@ import { createTracer } from '../daemon/trace.js';
 import { createDisplay, formatBytes, type Display } from './display.js';
 import { CliError } from './errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import { cliConfig, clientProvider, printJson, withConnectionOptions, type ConnectionOptions } from './connection.js';
+import { cliConfig, clientProvider, withConnectionOptions, type ConnectionOptions } from './connection.js';
 import { collect } from './options.js';
+import { createOutput } from './output.js';
+import { overrideSettings, withRenderOverrides, type RenderOverrides } from './submit-overrides.js';
 import { VERSION } from './version.js';
 
-interface SubmitOptions extends ConnectionOptions {
+interface SubmitOptions extends ConnectionOptions, RenderOverrides {
   frames: string[];
   camera?: string;
   viewLayer?: string;
@@ -29,7 +31,7 @@ interface SubmitOptions extends ConnectionOptions {
 }
 
 export function registerSubmitCommand(program: Command): void {
-  withConnectionOptions(
+  withRenderOverrides(withConnectionOptions(
     program
       .command('submit')
       .description('Pack a .blend, a project folder or a .zip, render it on the farm and download the frames')
@@ -43,7 +45,7 @@ export function registerSubmitCommand(program: Command): void {
       .option('--no-wait', 'return once the render has started; print the job id')
       .option('--no-download', 'do not download the outputs when the job completes')
       .option('--blender <path>', 'Blender used to find the .blend\'s files (default: RENDERBRIDGE_BLENDER or blender on PATH)'),
-  ).action(async (target: string, o: SubmitOptions) => {
+  )).action(async (target: string, o: SubmitOptions) => {
     process.exitCode = await submit(target, o);
   });
 }
@@ -57,14 +59,14 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
   const clients = clientProvider(config);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'renderbridge-pack-'));
   const packer = createPacker({ workDir, trace: createTracer({ blender: config.blender }), createdBy: `renderbridge-cli/${VERSION}` });
-  const display = createDisplay({ json: Boolean(o.json) });
+  const display = createDisplay({ json: Boolean(o.json), quiet: Boolean(o.quiet) });
   const abort = new AbortController();
   const onSigint = (): void => abort.abort(new Error('interrupted'));
   process.once('SIGINT', onSigint);
   let lastStep: SubmissionStep = 'packing';
   let stopProgress = (): void => {};
   try {
-    if (!o.json) display.note(`packing ${target}…`);
+    if (!o.json && !o.quiet) display.note(`packing ${target}…`);
     const pack = await packer.pack({ path: path.resolve(target) }, { signal: abort.signal, onProgress: (done, total) => display.pack(done, total) });
     reportPack(pack, display);
     const final = await runSubmission(
@@ -89,8 +91,9 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
   }
 }
 
-export function settingsFrom(o: Pick<SubmitOptions, 'frames' | 'camera' | 'viewLayer' | 'format' | 'video'>): SubmitSettings {
+export function settingsFrom(o: Pick<SubmitOptions, 'frames' | 'camera' | 'viewLayer' | 'format' | 'video'> & RenderOverrides): SubmitSettings {
   return {
+    ...overrideSettings(o),
     ...(o.frames.length > 0 ? { frames: o.frames } : {}),
     ...(o.camera ? { camera: o.camera } : {}),
     ...(o.viewLayer ? { viewLayer: o.viewLayer } : {}),
@@ -130,15 +133,16 @@ function pollProgress(jobId: string, clients: ReturnType<typeof clientProvider>,
 function finish(s: Submission, pack: PackResult, lastStep: SubmissionStep, o: SubmitOptions): ExitCode {
   const code = exitCodeOf(s, lastStep);
   if (o.json) {
-    printJson({ submission: s, pack: { sceneFile: pack.sceneFile, bytes: pack.bytes, fileCount: pack.fileCount, missing: pack.missing, warnings: pack.warnings }, exitCode: code });
+    createOutput(o).result({ submission: s, pack: { sceneFile: pack.sceneFile, bytes: pack.bytes, fileCount: pack.fileCount, missing: pack.missing, warnings: pack.warnings } }, code);
     return code;
   }
   if (s.step === 'failed') {
     const e = s.error;
     throw new CliError(`${lastStep} failed${s.jobId ? ` (job ${s.jobId})` : ''}: ${e ? `${e.name}: ${e.message}` : 'unknown error'}`, code);
   }
-  if (s.step === 'rendering') console.log(`Job ${s.jobId} is rendering. Follow it with: renderbridge jobs show ${s.jobId}`);
-  else console.log(`Job ${s.jobId} completed.${s.outDir ? ` Outputs: ${s.outDir}` : ''}`);
+  const out = createOutput(o);
+  if (s.step === 'rendering') out.line(`Job ${s.jobId} is rendering. Follow it with: renderbridge jobs watch ${s.jobId}`);
+  else out.line(`Job ${s.jobId} completed.${s.outDir ? ` Outputs: ${s.outDir}` : ''}`);
   return code;
 }
 
