@@ -1,5 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './admin.js';
+import { registerConfigCommand } from './config.js';
+import { registerLoginCommands } from './login.js';
+import { registerStatusCommand } from './status.js';
 import { registerDaemonCommand } from './daemon.js';
 import { registerJobsCommands } from './jobs.js';
 import { registerSubmitCommand } from './submit.js';
@@ -18,13 +21,23 @@ export function buildProgram(): Command {
     .description('Send Blender scenes to a render farm and get the frames back.')
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)')
-    .exitOverride();
+    .exitOverride()
+    .option('--profile <name>', 'profile of config.toml to use (env: RENDERBRIDGE_PROFILE; default: defaultProfile of the file, else "default")')
+    // The global --profile is copied onto the running command's options, so every action reads
+    // it as o.profile, wherever it was typed on the line.
+    .hook('preAction', (root, action) => {
+      const profile = root.opts<{ profile?: string }>().profile;
+      if (profile !== undefined && action.getOptionValue('profile') === undefined) action.setOptionValue('profile', profile);
+    });
   registerServiceCommand(program);
   registerWorkerCommand(program);
   registerAdminCommands(program);
   registerSubmitCommand(program);
   registerJobsCommands(program);
   registerDaemonCommand(program);
+  registerConfigCommand(program);
+  registerLoginCommands(program);
+  registerStatusCommand(program);
   registerCompletionCommand(program);
   addExamples(program);
   return program;
