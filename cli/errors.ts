@@ -8,6 +8,8 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: ExitCode = EXIT.FAILURE,
+    /** `error.name` of the --json document; default USAGE or CLI_ERROR by the exit code. */
+    readonly errorName?: string,
   ) {
     super(message);
     this.name = 'CliError';
@@ -30,7 +32,7 @@ export interface Failure {
 
 /** The exit code, one-paragraph message and error body for an error thrown by a command. */
 export function describeFailure(err: unknown): Failure {
-  if (err instanceof CliError) return { exitCode: err.exitCode, message: err.message, body: { name: err.exitCode === EXIT.USAGE ? 'USAGE' : 'CLI_ERROR', message: err.message } };
+  if (err instanceof CliError) return { exitCode: err.exitCode, message: err.message, body: { name: err.errorName ?? (err.exitCode === EXIT.USAGE ? 'USAGE' : 'CLI_ERROR'), message: err.message } };
   if (err instanceof DaemonError) {
     const code = err.code === 'NO_API_KEY' ? EXIT.AUTH : err.code === 'SERVICE_UNREACHABLE' ? EXIT.SERVICE_UNREACHABLE : EXIT.FAILURE;
     return { exitCode: code, message: `${err.code}: ${err.message}`, body: { name: err.code, message: err.message } };

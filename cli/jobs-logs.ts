@@ -30,7 +30,7 @@ export function registerJobLogsCommand(jobs: Command): void {
     const type = res.headers.get('content-type') ?? '';
     const body: unknown = type.includes('json') ? await res.json().catch(() => null) : await res.text();
     if (res.status === 404 && (body as ErrorBody | null)?.name === 'ROUTE_NOT_FOUND') {
-      throw new CliError(`this service does not offer task logs (GET /jobs/{id}/logs answered 404 ROUTE_NOT_FOUND; task logs come with the task-log extension)`, EXIT.NOT_OFFERED);
+      throw new CliError(`this service does not offer task logs (GET /jobs/{id}/logs answered 404 ROUTE_NOT_FOUND; task logs come with the task-log extension)`, EXIT.NOT_OFFERED, 'TASK_LOGS_NOT_OFFERED');
     }
     if (!res.ok) {
       const e = body && typeof body === 'object' ? (body as ErrorBody) : { name: 'HTTP_ERROR', message: String(body).slice(0, 500) };
