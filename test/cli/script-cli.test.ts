@@ -1,0 +1,202 @@
+// `renderbridge` as a script drives it: `jobs wait` exit codes for each way a job ends, one JSON
+// document per run under --json (errors included), --fields, --quiet, submit's render overrides
+// reaching the job, and the completion script in a real bash. A real service with one worker and
+// real Blender; every wait is on a condition (the CLI's own `jobs wait`), never a fixed sleep.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../cli/exit-codes.js';
+import { buildFixture } from '../helpers/fixtures.js';
+import { runCli, type CliRun } from '../helpers/cli-run.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+let svc: TestService;
+let home: string;
+
+beforeAll(async () => {
+  svc = await startTestService({ workers: 1 });
+  home = await mkdtemp(path.join(tmpdir(), 'rb-script-home-'));
+}, 120_000);
+afterAll(() => svc.close());
+
+/** A fresh HOME and XDG folders, the test service and its key; `env` adds to or removes from that. */
+function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  return runCli(args, {
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    XDG_STATE_HOME: path.join(home, 'state'),
+    XDG_DATA_HOME: path.join(home, 'data'),
+    RENDERBRIDGE_DOWNLOADS: path.join(home, 'outputs'),
+    RENDERBRIDGE_SERVICE_URL: svc.baseUrl,
+    RENDERBRIDGE_API_KEY: svc.apiKey,
+    // No session bus: the OS keychain is unreachable, so the key comes from the environment.
+    DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus',
+    ...env,
+  });
+}
+
+interface Doc {
+  ok: boolean;
+  exitCode: number;
+  error?: { name: string; message: string };
+  [key: string]: unknown;
+}
+
+function doc(stdout: string): Doc {
+  return JSON.parse(stdout) as Doc;
+}
+
+async function submitNoWait(args: string[]): Promise<{ code: number | null; jobId: string; stderr: string }> {
+  const r = await cli(['submit', ...args, '--no-wait', '--no-download', '--json']);
+  const d = doc(r.stdout) as Doc & { submission: { jobId: string } };
+  return { code: r.code, jobId: d.submission.jobId, stderr: r.stderr };
+}
+
+describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
+  let doneId = '';
+
+  it('waits for a real render: exit 0, one JSON document with the exit code inside, --fields and --quiet', async () => {
+    const s = await submitNoWait([await buildFixture('basic'), '--frames', '1']);
+    expect(s.code, s.stderr).toBe(EXIT.OK);
+    doneId = s.jobId;
+    const w = await cli(['jobs', 'wait', doneId, '--interval', '0.5', '--json']);
+    expect(w.code, w.stderr).toBe(EXIT.OK);
+    expect(doc(w.stdout)).toMatchObject({ ok: true, exitCode: 0, outcome: 'completed', job: { id: doneId, status: 'completed' } });
+
+    const human = await cli(['jobs', 'wait', doneId]);
+    expect(human.code).toBe(EXIT.OK);
+    expect(human.stdout).toMatch(/completed/);
+
+    const fields = await cli(['jobs', 'show', doneId, '--json', '--fields', 'job.status,progress.framesDone,exitCode']);
+    expect(fields.code).toBe(0);
+    expect(JSON.parse(fields.stdout)).toEqual({ exitCode: 0, job: { status: 'completed' }, progress: { framesDone: 1 } });
+
+    const list = await cli(['jobs', 'list', '--json', '--fields', 'jobs.id']);
+    expect((JSON.parse(list.stdout) as { jobs: Record<string, unknown>[] }).jobs).toContainEqual({ id: doneId });
+
+    const quiet = await cli(['jobs', 'show', doneId, '--quiet']);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).toBe('');
+  }, 300_000);
+
+  it('turns every failure into the one JSON document too (service error, usage error)', async () => {
+    const missing = await cli(['jobs', 'show', '00000000-0000-4000-8000-000000000000', '--json']);
+    expect(missing.code).toBe(EXIT.FAILURE);
+    expect(doc(missing.stdout)).toMatchObject({ ok: false, exitCode: EXIT.FAILURE, error: { name: 'JOB_NOT_FOUND' } });
+
+    const usage = await cli(['jobs', 'list', '--page', 'x', '--json']);
+    expect(usage.code).toBe(EXIT.USAGE);
+    expect(doc(usage.stdout)).toMatchObject({ ok: false, exitCode: EXIT.USAGE, error: { name: 'USAGE' } });
+
+    const noKey = await cli(['jobs', 'list', '--json'], { RENDERBRIDGE_API_KEY: undefined });
+    expect(noKey.code).toBe(EXIT.AUTH);
+    expect(doc(noKey.stdout)).toMatchObject({ ok: false, exitCode: EXIT.AUTH, error: { name: 'NO_API_KEY' } });
+  }, 60_000);
+
+  it('accepts a bare origin for --service and adds the API prefix', async () => {
+    const r = await cli(['jobs', 'list', '--service', svc.origin, '--json'], { RENDERBRIDGE_SERVICE_URL: undefined });
+    expect(r.code, r.stderr).toBe(EXIT.OK);
+    expect(doc(r.stdout).ok).toBe(true);
+  }, 30_000);
+
+  it('says this service offers no task logs, with its own exit code', async () => {
+    const r = await cli(['jobs', 'logs', doneId]);
+    expect(r.code).toBe(EXIT.NOT_OFFERED);
+    expect(r.stderr).toMatch(/does not offer task logs/);
+    const j = await cli(['jobs', 'logs', doneId, '--json']);
+    expect(doc(j.stdout)).toMatchObject({ ok: false, exitCode: EXIT.NOT_OFFERED, error: { name: 'TASK_LOGS_NOT_OFFERED' } });
+  }, 30_000);
+
+  it('exits 3 waiting on a job that failed validation', async () => {
+    const s = await cli(['submit', await buildFixture('odd'), '--no-wait', '--no-download', '--json']);
+    expect(s.code).toBe(EXIT.VALIDATION_FAILED);
+    const jobId = (doc(s.stdout) as Doc & { submission: { jobId: string } }).submission.jobId;
+    const w = await cli(['jobs', 'wait', jobId, '--json']);
+    expect(w.code).toBe(EXIT.VALIDATION_FAILED);
+    expect(doc(w.stdout)).toMatchObject({ ok: false, exitCode: EXIT.VALIDATION_FAILED, outcome: 'failed', job: { status: 'failed' } });
+    const human = await cli(['jobs', 'wait', jobId, '--quiet']);
+    expect(human.code).toBe(EXIT.VALIDATION_FAILED);
+    expect(human.stdout).toBe('');
+    expect(human.stderr).toMatch(/failed/);
+  }, 300_000);
+
+  it('sends the submit overrides as requestedConfig; a long job times out (9), is watched, then canceled (5)', async () => {
+    const s = await submitNoWait([
+      await buildFixture('basic'),
+      ...['--frames', '1-24', '--samples', '3000', '--resolution', '640x480', '--resolution-percentage', '50'],
+      ...['--device', 'cpu', '--gpus', '0', '--blender-version', '3.4', '--color-management', 'default'],
+      ...['--notes', 'from the script test', '--scene', 'Scene', '--no-denoise'],
+    ]);
+    expect(s.code, s.stderr).toBe(EXIT.OK);
+    const show = await cli(['jobs', 'show', s.jobId, '--json', '--fields', 'job.requestedConfig']);
+    expect((doc(show.stdout) as Doc & { job: { requestedConfig: unknown } }).job.requestedConfig).toMatchObject({
+      sampleCount: 3000,
+      resolution: [640, 480],
+      resolutionPercentage: 50,
+      computeDeviceType: 'CPU',
+      gpuCount: 0,
+      hostVersionForRender: '3.4',
+      colorManagementPreset: 'default',
+      notes: 'from the script test',
+      denoisingEnabled: false,
+      frameRanges: ['1-24'],
+    });
+
+    const timeout = await cli(['jobs', 'wait', s.jobId, '--timeout', '1', '--json']);
+    expect(timeout.code).toBe(EXIT.TIMEOUT);
+    expect(doc(timeout.stdout)).toMatchObject({ ok: false, exitCode: EXIT.TIMEOUT, outcome: 'timeout' });
+
+    // Not a terminal: plain lines with the rate and ETA fields, no redraws.
+    const watch = await cli(['jobs', 'watch', s.jobId, '--timeout', '2', '--interval', '0.5']);
+    expect(watch.code).toBe(EXIT.TIMEOUT);
+    expect(watch.stdout).toMatch(/frames\/min|rate: -/);
+    expect(watch.stdout).toMatch(/ETA/);
+    expect(watch.stdout).not.toContain('\r');
+
+    const cancel = await cli(['jobs', 'cancel', s.jobId, '--json', '--fields', 'id']);
+    expect(cancel.code, cancel.stderr).toBe(EXIT.OK);
+    expect(JSON.parse(cancel.stdout)).toEqual({ id: s.jobId });
+    const canceled = await cli(['jobs', 'wait', s.jobId, '--interval', '0.5']);
+    expect(canceled.code).toBe(EXIT.CANCELED);
+    expect(canceled.stderr).toMatch(/canceled/);
+  }, 300_000);
+});
+
+describe('renderbridge submit overrides, completion and help (no service needed)', () => {
+  it('refuses a bad override as a usage error naming the flag', async () => {
+    for (const [flag, value] of [['--samples', '0'], ['--resolution', '1920by1080'], ['--device', 'TPU'], ['--color-management', 'filmic'], ['--blender-version', 'latest'], ['--gpus', '99']] as const) {
+      const r = await cli(['submit', 'nothing.blend', flag, value, '--json']);
+      expect(r.code, `${flag} ${value}`).toBe(EXIT.USAGE);
+      expect(doc(r.stdout).error?.message).toContain(flag);
+    }
+  }, 60_000);
+
+  it('prints a bash completion script that bash accepts and that completes "renderbridge jo" to jobs', async () => {
+    const r = await cli(['completion', 'bash']);
+    expect(r.code).toBe(0);
+    const file = path.join(await mkdtemp(path.join(tmpdir(), 'rb-compl-')), 'renderbridge.bash');
+    await writeFile(file, r.stdout);
+    expect(spawnSync('bash', ['-n', file]).status).toBe(0);
+    const script = `source ${JSON.stringify(file)}; complete -p renderbridge; COMP_WORDS=(renderbridge jo); COMP_CWORD=1; $(complete -p renderbridge | sed -E 's/.*-F ([^ ]+).*/\\1/'); echo "got:\${COMPREPLY[*]}"; COMP_WORDS=(renderbridge jobs wait x --ti); COMP_CWORD=4; _renderbridge_complete; echo "opt:\${COMPREPLY[*]}"`;
+    const out = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
+    expect(out.stdout).toMatch(/complete -F \S+ renderbridge/);
+    expect(out.stdout).toContain('got:jobs\n');
+    expect(out.stdout).toContain('opt:--timeout\n');
+    for (const shell of ['zsh', 'fish']) {
+      const s = await cli(['completion', shell]);
+      expect(s.code).toBe(0);
+      expect(s.stdout).toMatch(/jobs/);
+    }
+    expect((await cli(['completion', 'tcsh'])).code).toBe(EXIT.USAGE);
+  }, 60_000);
+
+  it('ends every command\'s help with examples', async () => {
+    const paths = [[], ['submit'], ['jobs'], ['jobs', 'wait'], ['jobs', 'watch'], ['jobs', 'logs'], ['jobs', 'list'], ['admin', 'create-key'], ['daemon'], ['completion']];
+    for (const p of paths) {
+      const r = await cli([...p, '--help']);
+      expect(r.stdout.trimEnd(), p.join(' ')).toMatch(/Examples:\n(\s+\$ .*renderbridge.*\n?)+$/);
+    }
+  }, 120_000);
+});
