@@ -14,6 +14,7 @@ import { printJson } from './output.js';
 import { resolveUserSettings, type ProfileOption } from './user-settings.js';
 
 interface StatusOptions extends ProfileOption {
+  service?: string;
   json?: boolean;
 }
 
@@ -35,9 +36,10 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description('Show the farm and profile in use, whether an API key is stored, whether the daemon runs and whether Blender is found')
+    .option('--service <url>', 'the farm to report on (env: RENDERBRIDGE_SERVICE_URL; else the profile\'s serviceUrl)')
     .option('--json', 'print JSON')
     .action(async (o: StatusOptions) => {
-      const r = resolveUserSettings(o);
+      const r = resolveUserSettings(o, { serviceUrl: o.service });
       const config = defaultDaemonConfig(process.env, {}, r);
       const entry = keychainEntryFor(config.profile);
       const keys = new ApiKeyProvider({ serviceUrl: config.serviceUrl, keychain: new KeytarKeychain(entry) });

@@ -44,13 +44,14 @@ async function filesContaining(dir: string, needle: string): Promise<string[]> {
 
 describe.skipIf(missing.length > 0)('renderbridge login, logout, status', { timeout: 120_000 }, () => {
   it("finds today's single keychain entry for the default profile", async () => {
-    const stored = spawnSync('secret-tool', ['store', '--label=renderbridge', 'service', 'renderbridge', 'account', 'api-key'], {
+    // Stored as the tray app of earlier versions stored it: through keytar, whose entries carry its schema.
+    const stored = spawnSync('secret-tool', ['store', '--label=renderbridge', 'xdg:schema', 'org.freedesktop.Secret.Generic', 'service', 'renderbridge', 'account', 'api-key'], {
       input: svc.apiKey,
       env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: keyring.address },
     });
     expect(stored.status).toBe(0);
     const r = await cli(['status', '--json'], undefined, { RENDERBRIDGE_SERVICE_URL: svc.origin });
-    expect(r.code).toBe(EXIT.OK);
+    expect(r.code, r.stdout + r.stderr).toBe(EXIT.OK);
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({
       ok: true,
@@ -60,6 +61,9 @@ describe.skipIf(missing.length > 0)('renderbridge login, logout, status', { time
       daemon: { running: false },
     });
     expect(typeof doc.blender.found).toBe('boolean');
+    // The flag beats the variable, and says so.
+    const flagged = JSON.parse((await cli(['status', '--json', '--service', 'http://127.0.0.3:1'], undefined, { RENDERBRIDGE_SERVICE_URL: svc.origin })).stdout);
+    expect(flagged.serviceUrl).toEqual({ value: 'http://127.0.0.3:1/api/external/v1', source: 'flag --service' });
   });
 
   it('login checks the key with the service, stores it under the profile and never on disk; a refused key is not stored', async () => {
