@@ -9,13 +9,14 @@ import { pathToFileURL } from 'node:url';
 import { app, dialog, shell, type BrowserWindow } from 'electron';
 import { defaultDaemonConfig, loadDaemonConfig, type DaemonConfig } from '../../daemon/config.js';
 import { KeytarKeychain } from '../../daemon/keychain/keytar.js';
-import { ProfileKeychain } from '../../daemon/keychain/profile-keychain.js';
 import type { Keychain } from '../../daemon/ports.js';
 import { DaemonClient } from '../../shared/daemon/client.js';
+import { keychainEntryFor } from '../../user-config/keychain-entry.js';
+import { locateUserFiles } from '../../user-config/locate.js';
 import { addonInstructions, addonZipPath, daemonCommand, type AppLocation } from '../core/app-paths.js';
 import { DaemonEvents } from '../core/daemon-events.js';
 import { DaemonLog, daemonLogDir } from '../core/daemon-log.js';
-import { KeychainSettings } from '../core/keychain-settings.js';
+import { FarmSettings } from '../core/farm-settings.js';
 import { notificationFor } from '../core/notifications.js';
 import { DaemonSupervisor } from '../core/supervisor.js';
 import { applyDaemonEvent, EMPTY_TRAY_STATE, trayIcon, trayMenu, trayStateFromJobs, type TrayAction, type TrayState } from '../core/tray-model.js';
@@ -28,7 +29,11 @@ import { installSessionCsp, openJobWindow, openSettingsWindow } from './windows.
 export interface TrayAppDeps {
   config: DaemonConfig;
   location: AppLocation;
-  keychain: Keychain;
+  /** The keychain entry of a profile (the default profile keeps the old single entry). */
+  keychainFor: (profile: string) => Keychain;
+  /** config.toml the Settings window edits, and the home folder its `~/` paths start from. */
+  configFile: string;
+  home: string;
   /** The app's binary, started as Node for the daemon (process.execPath). */
   execPath: string;
   env: NodeJS.ProcessEnv;
@@ -45,7 +50,7 @@ export function startTrayApp(deps: TrayAppDeps): void {
   installSessionCsp();
   app.on('web-contents-created', (_event, contents) => lockDown(contents));
 
-  const settings = new KeychainSettings({ keychain: deps.keychain, serviceUrl: deps.config.serviceUrl });
+  const settings = new FarmSettings({ configFile: deps.configFile, home: deps.home, env: deps.env, keychainFor: deps.keychainFor });
   registerIpcHandlers(settings, (url) => url === settingsUrl);
 
   // The running daemon's token is masked by value too, whatever its shape.
@@ -168,11 +173,13 @@ async function main(): Promise<void> {
   }
   await app.whenReady();
   const config = trayConfig();
+  const where = locateUserFiles(process.env);
   startTrayApp({
     config,
     location: { packaged: app.isPackaged, resourcesPath: process.resourcesPath, appPath: app.getAppPath() },
-    // The key of the profile config.toml selects (the default profile keeps the old single entry).
-    keychain: new ProfileKeychain(() => config.profile, (entry) => new KeytarKeychain(entry)),
+    keychainFor: (profile) => new KeytarKeychain(keychainEntryFor(profile)),
+    configFile: where.configFile,
+    home: where.home,
     execPath: process.execPath,
     env: process.env,
   });

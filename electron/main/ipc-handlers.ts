@@ -1,33 +1,52 @@
 // The main-process side of the IPC contract (ipc.ts): one handler per channel, each checking that
-// the call comes from the settings page and that its payload has the declared shape. The key goes
-// from the renderer to the keychain; no handler ever answers with it.
+// the call comes from the settings page and that its payload has the declared shape (the renderer
+// is not trusted). The key goes from the renderer to the keychain; no handler ever answers with it.
 import { ipcMain, type IpcMainInvokeEvent } from 'electron';
-import type { KeychainSettings } from '../core/keychain-settings.js';
+import type { FarmSettings } from '../core/farm-settings.js';
 import { IPC, type IpcContract, type SettingsResult } from '../ipc.js';
 
-/** Longest key accepted from the renderer. */
-const MAX_KEY_LENGTH = 4096;
+/** Longest text (key, URL, folder, profile) accepted from the renderer. */
+const MAX_FIELD_LENGTH = 4096;
 
 type Handler<C extends keyof IpcContract> = (request: unknown) => Promise<IpcContract[C]['response']>;
 
-function keyOf(request: unknown): string | undefined {
-  if (typeof request !== 'object' || request === null) return undefined;
-  const key = (request as { key?: unknown }).key;
-  return typeof key === 'string' && key.length <= MAX_KEY_LENGTH ? key : undefined;
+/** The string `name` of the request, undefined when absent, null when not a string of sane length. */
+function field(request: unknown, name: string): string | undefined | null {
+  if (typeof request !== 'object' || request === null) return null;
+  const value = (request as Record<string, unknown>)[name];
+  if (value === undefined) return undefined;
+  return typeof value === 'string' && value.length <= MAX_FIELD_LENGTH ? value : null;
 }
 
-const BAD_REQUEST: SettingsResult = { ok: false, problem: 'EMPTY_KEY', message: 'Enter the API key first.' };
+/** The named string fields of the request (optional ones may be absent), or null when the shape is wrong. */
+function fields<R extends string, O extends string>(request: unknown, required: R[], optional: O[] = []): ({ [K in R]: string } & { [K in O]?: string }) | null {
+  const out: Record<string, string> = {};
+  for (const name of [...required, ...optional]) {
+    const v = field(request, name);
+    if (v === null || (v === undefined && (required as string[]).includes(name))) return null;
+    if (v !== undefined) out[name] = v;
+  }
+  return out as { [K in R]: string } & { [K in O]?: string };
+}
+
+const BAD_REQUEST: SettingsResult = { ok: false, problem: 'BAD_SETTING', message: 'The window sent settings of the wrong shape: close it and open Settings again.' };
 
 /** Registers the handlers; `isSettingsPage` says whether a sender URL is the app's settings page. */
-export function registerIpcHandlers(settings: KeychainSettings, isSettingsPage: (url: string) => boolean): () => void {
+export function registerIpcHandlers(settings: FarmSettings, isSettingsPage: (url: string) => boolean): () => void {
   const handlers: { [C in keyof IpcContract]: Handler<C> } = {
     [IPC.settingsStatus]: () => settings.status(),
-    [IPC.settingsTest]: (req) => (typeof req === 'object' && req !== null && (req as { key?: unknown }).key === undefined ? settings.testConnection() : settings.testConnection(keyOf(req) ?? '')),
-    [IPC.settingsSave]: (req) => {
-      const key = keyOf(req);
-      return key === undefined ? Promise.resolve(BAD_REQUEST) : settings.saveKey(key);
+    [IPC.settingsTest]: (req) => {
+      const r = fields(req, ['serviceUrl', 'profile'], ['key']);
+      return r ? settings.testConnection(r) : Promise.resolve(BAD_REQUEST);
     },
-    [IPC.settingsClear]: () => settings.clearKey(),
+    [IPC.settingsSave]: (req) => {
+      const r = fields(req, ['serviceUrl', 'profile', 'downloadsDir'], ['key']);
+      return r ? settings.saveKey(r) : Promise.resolve(BAD_REQUEST);
+    },
+    [IPC.settingsClear]: (req) => {
+      const r = fields(req, ['profile']);
+      return r ? settings.clearKey(r) : Promise.resolve(BAD_REQUEST);
+    },
   };
   for (const [channel, handler] of Object.entries(handlers) as [keyof IpcContract, Handler<keyof IpcContract>][]) {
     ipcMain.handle(channel, (event: IpcMainInvokeEvent, request: unknown) => {

@@ -24,7 +24,7 @@ export interface SettingsWindowOptions {
 }
 
 export function openSettingsWindow(options: SettingsWindowOptions): BrowserWindow {
-  const win = new BrowserWindow({ width: 520, height: 420, title: 'Renderbridge settings', show: false, webPreferences: secureWebPreferences(options.preload) });
+  const win = new BrowserWindow({ width: 560, height: 600, title: 'Renderbridge settings', show: false, webPreferences: secureWebPreferences(options.preload) });
   lockDown(win.webContents);
   win.once('ready-to-show', () => win.show());
   void win.loadFile(options.page);
