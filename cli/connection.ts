@@ -5,6 +5,7 @@ import { ApiKeyProvider } from '../daemon/keychain/api-key.js';
 import { defaultDaemonConfig, type DaemonConfig } from '../daemon/config.js';
 import { KeytarKeychain } from '../daemon/keychain/keytar.js';
 import { keychainEntryFor } from '../user-config/keychain-entry.js';
+import type { SettingName } from '../user-config/settings.js';
 import type { OutputOptions } from './output.js';
 import { resolveUserSettings, type ProfileOption } from './user-settings.js';
 import { VERSION } from './version.js';
@@ -22,9 +23,12 @@ export function withConnectionOptions(cmd: Command): Command {
     .option('--quiet', 'print nothing but errors');
 }
 
-/** The settings of the active profile (flag > env > profile > default); a bad value is a usage error naming its source. */
-export function cliConfig(o: ConnectionOptions & ProfileOption, overrides: Partial<DaemonConfig> = {}): DaemonConfig {
-  return defaultDaemonConfig(process.env, overrides, resolveUserSettings(o, { serviceUrl: o.service }));
+/**
+ * The settings of the active profile (flag > env > profile > default); a bad value is a usage
+ * error naming its source. `flags`: the command's own flags of settings (submit's --format).
+ */
+export function cliConfig(o: ConnectionOptions & ProfileOption, overrides: Partial<DaemonConfig> = {}, flags: Partial<Record<SettingName, unknown>> = {}): DaemonConfig {
+  return defaultDaemonConfig(process.env, overrides, resolveUserSettings(o, { serviceUrl: o.service, ...flags }));
 }
 
 export function clientProvider(config: DaemonConfig): ApiKeyProvider {

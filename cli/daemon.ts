@@ -29,7 +29,7 @@ export function registerDaemonCommand(program: Command): void {
   program
     .command('daemon')
     .description('Run the local bridge (127.0.0.1 only) that the Blender add-on and the tray app talk to')
-    .option('--port <port>', 'port on 127.0.0.1 (env: RENDERBRIDGE_DAEMON_PORT; default 47615; 0 = any free one)', parsePort)
+    .option('--port <port>', 'port on 127.0.0.1 (env: RENDERBRIDGE_DAEMON_PORT; default 47615; 0 = any free one; read at start, while the profile\'s settings follow edits of config.toml)', parsePort)
     .option('--service <url>', 'service origin or API root (env: RENDERBRIDGE_SERVICE_URL; else the profile\'s serviceUrl; default http://127.0.0.1:8420)')
     .option('--hot-folder <dir>', 'watch this folder: a .blend or .zip written there is submitted (env: RENDERBRIDGE_HOT_FOLDER; else the profile\'s hotFolder; default none)')
     .option('--downloads <dir>', 'parent of the per-job output folders (env: RENDERBRIDGE_DOWNLOADS; else the profile\'s downloadsDir; default ~/renderbridge-outputs)')

@@ -1,12 +1,14 @@
 // `renderbridge submit PATH`: pack (tracing a .blend's files with headless Blender), upload,
 // create, validate, render, wait and download, in this process (no daemon needed), with progress
-// bars on a terminal and one JSON document with --json.
+// bars on a terminal and one JSON document with --json. The active profile's outputFormat, video
+// and overrides are the defaults of what no flag sets (flag > env > profile > the file's).
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { PackResult, Submission, SubmissionStep, SubmitSettings } from '../shared/daemon/api.js';
 import { createPacker } from '../daemon/pack/packer.js';
+import { submitDefaultsOf, withSubmitDefaults } from '../daemon/submit/defaults.js';
 import { runSubmission } from '../daemon/submit/run.js';
 import { createTracer } from '../daemon/trace.js';
 import { createDisplay, formatBytes, type Display } from './display.js';
@@ -36,15 +38,16 @@ export function registerSubmitCommand(program: Command): void {
       .command('submit')
       .description('Pack a .blend, a project folder or a .zip, render it on the farm and download the frames')
       .argument('<path>', 'a .blend (its files are found by running Blender headless), a project folder, or a .zip')
-      .option('--frames <ranges>', 'frames to render, e.g. 1-10, 1-100x5 or 1,5,9 (repeatable; default: the file\'s range)', collectRanges, [])
-      .option('--camera <name>', 'camera object to render from (default: the scene camera)')
-      .option('--view-layer <name>', 'view layer to render (default: every enabled layer)')
-      .option('--format <format>', 'output format, e.g. PNG, JPEG, OPEN_EXR (default: the file\'s)')
-      .option('--video', 'also encode an MP4 of the frames')
-      .option('--out <dir>', 'folder the outputs go to (default: <downloads folder>/<name>-<job id>)')
+      .option('--frames <ranges>', 'frames to render, e.g. 1-10, 1-100x5 or 1,5,9 (repeatable; default: profile: overrides.frameRanges, else the file\'s range)', collectRanges, [])
+      .option('--camera <name>', 'camera object to render from (default: profile: overrides.activeCamera, else the scene camera)')
+      .option('--view-layer <name>', 'view layer to render (default: profile: overrides.activeViewLayer, else every enabled layer)')
+      .option('--format <format>', 'output format, e.g. PNG, JPEG, OPEN_EXR (env: RENDERBRIDGE_OUTPUT_FORMAT; else profile: outputFormat; default: the file\'s)')
+      .option('--video', 'also encode an MP4 of the frames (env: RENDERBRIDGE_VIDEO; else profile: video; default: no video)')
+      .option('--no-video', 'no MP4, whatever the environment or the profile says')
+      .option('--out <dir>', 'folder the outputs go to (default: <downloads folder>/<name>-<job id>; the downloads folder from env: RENDERBRIDGE_DOWNLOADS, else profile: downloadsDir)')
       .option('--no-wait', 'return once the render has started; print the job id')
       .option('--no-download', 'do not download the outputs when the job completes')
-      .option('--blender <path>', 'Blender used to find the .blend\'s files (default: RENDERBRIDGE_BLENDER or blender on PATH)'),
+      .option('--blender <path>', 'Blender used to find the .blend\'s files (env: RENDERBRIDGE_BLENDER; else profile: blender; default: blender on PATH)'),
   )).action(async (target: string, o: SubmitOptions) => {
     process.exitCode = await submit(target, o);
   });
@@ -55,7 +58,7 @@ function collectRanges(v: string, previous: string[]): string[] {
 }
 
 async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
-  const config = cliConfig(o, o.blender ? { blender: o.blender } : {});
+  const config = cliConfig(o, o.blender ? { blender: o.blender } : {}, { outputFormat: o.format, video: o.video });
   const clients = clientProvider(config);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'renderbridge-pack-'));
   const packer = createPacker({ workDir, trace: createTracer({ blender: config.blender }), createdBy: `renderbridge-cli/${VERSION}` });
@@ -70,7 +73,7 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
     const pack = await packer.pack({ path: path.resolve(target) }, { signal: abort.signal, onProgress: (done, total) => display.pack(done, total) });
     reportPack(pack, display);
     const final = await runSubmission(
-      { packId: pack.packId, settings: settingsFrom(o), download: o.download, ...(o.out ? { outDir: path.resolve(o.out) } : {}) },
+      { packId: pack.packId, settings: withSubmitDefaults(settingsFrom(o), submitDefaultsOf(config)), download: o.download, ...(o.out ? { outDir: path.resolve(o.out) } : {}) },
       { clients, packer, downloadsDir: config.downloadsDir },
       (s) => {
         display.submission(s);
@@ -98,7 +101,7 @@ export function settingsFrom(o: Pick<SubmitOptions, 'frames' | 'camera' | 'viewL
     ...(o.camera ? { camera: o.camera } : {}),
     ...(o.viewLayer ? { viewLayer: o.viewLayer } : {}),
     ...(o.format ? { format: o.format.toUpperCase() } : {}),
-    ...(o.video ? { video: true } : {}),
+    ...(o.video !== undefined ? { video: o.video } : {}),
   };
 }
 

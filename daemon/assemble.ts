@@ -1,27 +1,35 @@
 // The daemon with every real part: packer (with headless-Blender tracing), submissions, downloads
 // and, when configured, the hot folder. `renderbridge daemon` runs this; tests start it the same way.
+// The parts read the config per use (Blender at each trace, the downloads folder at each download,
+// the profile's defaults at each submission), so edits of config.toml apply without a restart; a
+// new hot folder is watched in place of the old one.
 import type { DaemonConfig } from './config.js';
 import { createDownloads } from './download/downloads.js';
 import { watchHotFolder, type HotFolder } from './submit/hot-folder.js';
 import { createPacker } from './pack/packer.js';
 import { startDaemon, type RunningDaemon, type StartDaemonOptions } from './server.js';
+import { submitDefaultsOf } from './submit/defaults.js';
 import { createSubmissions } from './submit/submissions.js';
 import { createTracer } from './trace.js';
+import type { Submissions } from './ports.js';
 
-export type BridgeDaemonOptions = Omit<StartDaemonOptions, 'createPacker' | 'createDownloads' | 'createSubmissions'>;
+export type BridgeDaemonOptions = Omit<StartDaemonOptions, 'createPacker' | 'createDownloads' | 'createSubmissions' | 'onConfigChange'>;
 
 export interface RunningBridgeDaemon extends RunningDaemon {
-  /** The watched folder, when config.hotFolder is set. */
-  hotFolder: HotFolder | null;
+  /** The watched folder, when config.hotFolder is set (replaced when config.toml names another). */
+  readonly hotFolder: HotFolder | null;
 }
 
 export async function startBridgeDaemon(config: DaemonConfig, options: BridgeDaemonOptions = {}): Promise<RunningBridgeDaemon> {
   const createdBy = `renderbridge-daemon/${options.version ?? 'dev'}`;
-  let submissionsOf: ReturnType<typeof createSubmissions> | undefined;
+  let submissionsOf: Submissions | undefined;
+  let hotFolder: HotFolder | null = null;
+  // Re-watches run one after another, so quick edits end on the last folder named.
+  let rewatching: Promise<void> = Promise.resolve();
   const daemon = await startDaemon(config, {
     ...options,
-    createPacker: () => createPacker({ workDir: config.workDir, trace: createTracer({ blender: config.blender }), createdBy }),
-    createDownloads: (ctx) => createDownloads({ clients: ctx.clients, events: ctx.events, downloadsDir: config.downloadsDir }),
+    createPacker: () => createPacker({ workDir: config.workDir, trace: createTracer({ blender: () => config.blender }), createdBy }),
+    createDownloads: (ctx) => createDownloads({ clients: ctx.clients, events: ctx.events, downloadsDir: () => config.downloadsDir }),
     createSubmissions: (ctx) =>
       (submissionsOf = createSubmissions({
         clients: ctx.clients,
@@ -29,24 +37,41 @@ export async function startBridgeDaemon(config: DaemonConfig, options: BridgeDae
         events: ctx.events,
         tracker: ctx.tracker,
         downloads: ctx.downloads,
-        downloadsDir: config.downloadsDir,
+        downloadsDir: () => config.downloadsDir,
+        defaults: () => submitDefaultsOf(config),
         pollMs: config.pollActiveMs,
       })),
+    onConfigChange: (changed) => {
+      if (changed.includes('hotFolder')) rewatching = rewatching.then(rewatch);
+    },
   });
-  let hotFolder: HotFolder | null = null;
-  if (config.hotFolder && submissionsOf) {
+  const watchConfigured = async (): Promise<HotFolder | null> =>
+    config.hotFolder && submissionsOf ? watchHotFolder(config.hotFolder, { submissions: submissionsOf, log: daemon.app.log }) : null;
+  // The old folder is let go first: a file dropped there from now on is not submitted.
+  const rewatch = async (): Promise<void> => {
+    const old = hotFolder;
+    hotFolder = null;
+    await old?.close();
     try {
-      hotFolder = await watchHotFolder(config.hotFolder, { submissions: submissionsOf, log: daemon.app.log });
+      hotFolder = await watchConfigured();
     } catch (err) {
-      await daemon.close();
-      throw err;
+      daemon.app.log.warn({ dir: config.hotFolder, err: String(err) }, 'hot folder: the folder config.toml names cannot be watched; none is watched');
     }
+  };
+  try {
+    hotFolder = await watchConfigured();
+  } catch (err) {
+    await daemon.close();
+    throw err;
   }
   const close = daemon.close;
   return {
     ...daemon,
-    hotFolder,
+    get hotFolder() {
+      return hotFolder;
+    },
     close: async () => {
+      await rewatching;
       await hotFolder?.close();
       await close();
     },

@@ -26,6 +26,12 @@ export interface DaemonConfig {
   hotFolder: string | null;
   /** Blender used to trace a .blend's dependencies. Default `blender` on PATH. Env RENDERBRIDGE_BLENDER. */
   blender: string;
+  /** Output format of a submission that names none (e.g. PNG). Default none: the file's. Env RENDERBRIDGE_OUTPUT_FORMAT. */
+  outputFormat: string | null;
+  /** Whether a submission that does not say also makes a video. Default none: the service's. Env RENDERBRIDGE_VIDEO. */
+  video: boolean | null;
+  /** requestedRenderConfig fields of every submission, under what the submission itself sets. Default none. */
+  overrides: Record<string, unknown>;
   /** Shared secret of the service's onRenderComplete webhooks; null turns the receiver off. Env RENDERBRIDGE_WEBHOOK_SECRET. */
   webhookSecret: string | null;
   /** Poll interval while a job of the workspace is active. Default 1000 ms. */
@@ -54,6 +60,9 @@ export function defaultDaemonConfig(env: NodeJS.ProcessEnv = process.env, overri
     downloadsDir: s.downloadsDir.value,
     hotFolder: s.hotFolder.value,
     blender: s.blender.value,
+    outputFormat: s.outputFormat.value,
+    video: s.video.value,
+    overrides: s.overrides.value,
     webhookSecret: env.RENDERBRIDGE_WEBHOOK_SECRET || null,
     pollActiveMs: 1000,
     pollIdleMs: 15_000,

@@ -1,9 +1,13 @@
-// Follows edits of config.toml while the daemon runs: the new service URL and profile apply to
-// the next request (the config object is updated in place, and everything reads it per call).
-// A broken edit is logged with its reason and the last good config is kept. Settings that are
-// wired at start (port, folders, Blender) are reported as needing a restart.
+// Follows edits of config.toml while the daemon runs. Every setting of the file applies without a
+// restart: the config object is updated in place and everything reads it per use (service URL
+// and profile at the next request, downloadsDir at the next download, blender at the next trace,
+// the submission defaults at the next submission), and onChange re-wires what holds a resource
+// (the hot folder is re-watched). Only the port needs a restart: the daemon listens on it and the
+// add-on and tray found it in the state file. A broken edit is logged with its reason and the
+// last good config is kept.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { watch, type FSWatcher } from 'chokidar';
 import type { DaemonConfig } from './config.js';
 
@@ -12,16 +16,18 @@ export interface FollowLogger {
   warn(obj: object, msg: string): void;
 }
 
+/** The settings applied while the daemon runs. */
+export const LIVE_SETTINGS = ['serviceUrl', 'profile', 'downloadsDir', 'hotFolder', 'blender', 'outputFormat', 'video', 'overrides'] as const;
+export type LiveSetting = (typeof LIVE_SETTINGS)[number];
+const AT_START = ['port'] as const;
+
 export interface FollowConfigOptions {
   /** Re-reads the file and resolves it with the daemon's flags and environment; throws on a bad edit. */
   reload: () => DaemonConfig;
   logger: FollowLogger;
-  /** Called after a change applied (e.g. to read the new profile's key at once). */
-  onChange?: () => void;
+  /** Called after a change applied, with the settings that changed (e.g. to read the new profile's key, to re-watch the hot folder). */
+  onChange?: (changed: LiveSetting[]) => void;
 }
-
-const LIVE = ['serviceUrl', 'profile'] as const;
-const AT_START = ['port', 'downloadsDir', 'hotFolder', 'blender'] as const;
 
 export async function followConfigFile(config: DaemonConfig, options: FollowConfigOptions): Promise<FSWatcher | null> {
   if (!config.configFile) return null;
@@ -38,15 +44,16 @@ export async function followConfigFile(config: DaemonConfig, options: FollowConf
       options.logger.warn({ file, reason: (err as Error).message }, 'config.toml edit not applied: keeping the last good config');
       return;
     }
-    const changes = LIVE.filter((k) => next[k] !== config[k]);
-    config.serviceUrl = next.serviceUrl;
-    config.profile = next.profile;
+    const changes = LIVE_SETTINGS.filter((k) => !isDeepStrictEqual(next[k], config[k]));
+    const applied = Object.fromEntries(changes.map((k) => [k, next[k]]));
+    Object.assign(config, applied);
     const restart = AT_START.filter((k) => next[k] !== config[k]);
-    if (changes.length) options.logger.info({ file, serviceUrl: config.serviceUrl, profile: config.profile }, 'config.toml changed: applied');
-    if (restart.length) options.logger.warn({ file, settings: restart }, 'config.toml changed settings that apply at the next start of the daemon');
-    if (changes.length) options.onChange?.();
+    if (changes.length) options.logger.info({ file, serviceUrl: config.serviceUrl, profile: config.profile, applied }, 'config.toml changed: applied');
+    if (restart.length) options.logger.warn({ file, settings: restart }, 'config.toml changed settings that apply at the next start of the daemon (the port: the add-on and the tray find the daemon by it)');
+    if (changes.length) options.onChange?.(changes);
   };
   watcher.on('add', apply).on('change', apply).on('unlink', apply);
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  options.logger.info({ file, live: LIVE_SETTINGS, atNextStart: AT_START }, 'following config.toml: edits apply now, the port at the next start');
   return watcher;
 }

@@ -13,7 +13,7 @@ import { EventBus, type EventBusOptions } from './track/events.js';
 import { createDaemonLogger } from './http/logging.js';
 import { KeytarKeychain } from './keychain/keytar.js';
 import { ProfileKeychain } from './keychain/profile-keychain.js';
-import { followConfigFile } from './follow-config.js';
+import { followConfigFile, type LiveSetting } from './follow-config.js';
 import type { ClientProvider, Downloads, Keychain, Packer, Submissions, Tracker } from './ports.js';
 import { findLiveDaemon, newToken, removeStateFile, writeStateFile } from './state-file.js';
 import { JobTracker, type JobTrackerOptions } from './track/tracker.js';
@@ -36,6 +36,8 @@ export interface StartDaemonOptions {
   keychain?: Keychain | null;
   /** Re-reads config.toml (with the daemon's flags) when config.configFile changes; default: the file is not followed. */
   reloadConfig?: () => DaemonConfig;
+  /** Told which settings an edit of config.toml changed, after they applied to the config (startBridgeDaemon re-watches the hot folder). */
+  onConfigChange?: (changed: LiveSetting[]) => void;
   /** Where RENDERBRIDGE_API_KEY is read. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** Options of the service clients (timeouts, fetch). Default: the shared client's defaults. */
@@ -192,9 +194,12 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
     ? await followConfigFile(config, {
         reload,
         logger: logger.child({ component: 'config' }),
-        onChange: () => {
-          clients.invalidate();
-          trackerClients.invalidate();
+        onChange: (changed) => {
+          if (changed.includes('serviceUrl') || changed.includes('profile')) {
+            clients.invalidate();
+            trackerClients.invalidate();
+          }
+          options.onConfigChange?.(changed);
         },
       }).catch((err: unknown) => {
         logger.warn({ reason: (err as Error).message }, 'config.toml cannot be followed: edits apply at the next start');

@@ -9,8 +9,8 @@ import { DaemonError } from './errors.js';
 import type { TraceFn } from './ports.js';
 
 export interface TracerDeps {
-  /** Blender executable (RENDERBRIDGE_BLENDER / --blender). */
-  blender: string;
+  /** Blender executable (RENDERBRIDGE_BLENDER / --blender); a function is read at each trace (the daemon's follows config.toml). */
+  blender: string | (() => string);
   /** Whole-run limit. Default 120000 ms. */
   timeoutMs?: number;
 }
@@ -27,7 +27,8 @@ export function createTracer(deps: TracerDeps): TraceFn {
     const info = await stat(file).catch(() => null);
     if (!info?.isFile()) throw new DaemonError('PACK_FAILED', `${file} is not a file: give the path of an existing .blend.`, { file });
     try {
-      const dependencies = await traceDependencies({ blender: deps.blender, file, timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+      const blender = typeof deps.blender === 'function' ? deps.blender() : deps.blender;
+      const dependencies = await traceDependencies({ blender, file, timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
       return { dependencies, warnings: [] };
     } catch (err) {
       if (err instanceof BlenderCanceledError) throw options.signal?.reason ?? err;

@@ -87,6 +87,8 @@ export const SETTINGS: { [K in SettingName]: SettingDef<K> } = {
     parse: (raw, home) => (/[/\\~]/.test(text(raw)) ? folder(raw, home) : text(raw)),
   },
   outputFormat: {
+    env: 'RENDERBRIDGE_OUTPUT_FORMAT',
+    flag: '--format',
     inProfile: true,
     help: 'default output format of submissions',
     default: () => null,
@@ -97,6 +99,8 @@ export const SETTINGS: { [K in SettingName]: SettingDef<K> } = {
     },
   },
   video: {
+    env: 'RENDERBRIDGE_VIDEO',
+    flag: '--video',
     inProfile: true,
     help: 'default: also make a video of the frames',
     default: () => null,

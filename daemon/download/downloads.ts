@@ -16,9 +16,9 @@ export interface DownloadsDeps {
   /**
    * Parent of the default output folder `<downloadsDir>/job-<first 8 characters of the id>`, used
    * when start() gets no outDir and the job was never downloaded before. Default none: outDir is
-   * then required.
+   * then required. A function is read at each start (the daemon's follows config.toml).
    */
-  downloadsDir?: string;
+  downloadsDir?: string | (() => string);
   /** Passed to every downloadJobOutputs run (retries, zips, progress interval). Default none. */
   options?: Omit<DownloadJobOptions, 'concurrency' | 'onProgress' | 'signal'>;
 }
@@ -60,7 +60,8 @@ export function createDownloads(deps: DownloadsDeps): Downloads {
       const previous = entries.get(jobId);
       // One run per job: a second start while it runs answers the run in progress.
       if (previous && (previous.state.state === 'pending' || previous.state.state === 'downloading')) return { ...previous.state };
-      const dir = outDir ?? previous?.state.outDir ?? (deps.downloadsDir ? path.join(deps.downloadsDir, `job-${jobId.slice(0, 8)}`) : undefined);
+      const parent = typeof deps.downloadsDir === 'function' ? deps.downloadsDir() : deps.downloadsDir;
+      const dir = outDir ?? previous?.state.outDir ?? (parent ? path.join(parent, `job-${jobId.slice(0, 8)}`) : undefined);
       if (!dir) throw new DaemonError('DAEMON_BAD_REQUEST', 'Give the folder to download into (outDir): no downloads folder is configured.');
       // Made now, not when the first file arrives: the tray's notification offers to open it.
       // A folder that cannot be made is reported by the run itself.

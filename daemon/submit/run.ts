@@ -16,8 +16,8 @@ export interface SubmissionDeps {
   tracker?: Tracker;
   /** Runs the download when the job completes; default none: downloadJobOutputs runs in this call. */
   downloads?: Downloads;
-  /** Parent of the default output folders. */
-  downloadsDir: string;
+  /** Parent of the default output folders; a function is read at each submission (the daemon's follows config.toml). */
+  downloadsDir: string | (() => string);
   /** Pause between two polls of GET /jobs/{id} while waiting for `validated` and `completed`. Default 1000 ms. */
   pollMs?: number;
   /** Least time between two upload progress updates. Default 250 ms. */
@@ -113,7 +113,8 @@ export async function runSubmission(
       return { ...s, warnings: [...s.warnings] };
     }
 
-    const outDir = path.resolve(req.outDir ?? defaultOutDir(deps.downloadsDir, req.pack?.path ?? pack.sceneFile, job.id));
+    const downloadsDir = typeof deps.downloadsDir === 'function' ? deps.downloadsDir() : deps.downloadsDir;
+    const outDir = path.resolve(req.outDir ?? defaultOutDir(downloadsDir, req.pack?.path ?? pack.sceneFile, job.id));
     await client.renderJob(job.id, { requestedRenderConfig: renderConfigFrom(req.settings) }, { signal });
     update({ step: 'rendering', outDir: req.download ? outDir : null });
     deps.tracker?.setOutDir(job.id, req.download ? outDir : null);

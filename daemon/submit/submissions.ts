@@ -1,13 +1,17 @@
 // The daemon's submissions: each runs runSubmission in the background, its state kept in memory
-// and published as `submission` events at every step and upload progress update.
+// and published as `submission` events at every step and upload progress update. The profile's
+// defaults are read at each start, so an edit of config.toml applies to the next submission.
 import { randomUUID } from 'node:crypto';
 import type { Submission } from '../../shared/daemon/api.js';
 import { DaemonError } from '../errors.js';
 import type { EventSink, Submissions } from '../ports.js';
+import { withSubmitDefaults, type SubmitDefaults } from './defaults.js';
 import { newSubmission, runSubmission, type SubmissionDeps } from './run.js';
 
 export interface SubmissionsDeps extends SubmissionDeps {
   events: EventSink;
+  /** The active profile's submission defaults, read at each start. Default none. */
+  defaults?: () => SubmitDefaults;
 }
 
 interface Entry {
@@ -19,7 +23,8 @@ export function createSubmissions(deps: SubmissionsDeps): Submissions {
   const entries = new Map<string, Entry>();
 
   return {
-    start(req) {
+    start(given) {
+      const req = deps.defaults ? { ...given, settings: withSubmitDefaults(given.settings, deps.defaults()) } : given;
       const id = randomUUID();
       const holder = { state: newSubmission(req, id) };
       const done = runSubmission(req, deps, (s) => {
