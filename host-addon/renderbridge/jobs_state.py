@@ -99,6 +99,7 @@ class Activity:
         self.out_dir = None
         self.warnings = []  # analysis warnings {code, message, blocking}
         self.pack_warnings = []  # messages of the daemon's pack warnings
+        self.farm = ''  # the farm that answered: its service URL and the daemon's profile (farm_status.farm_of)
         self.finished = False
 
     def fail(self, message):

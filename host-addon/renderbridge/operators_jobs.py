@@ -1,4 +1,5 @@
-# Actions on the recent jobs (Cancel, Download, Open folder) and on the connection (Refresh).
+# Actions on the recent jobs (Cancel, Download, Open folder) and on the connection (Refresh, Test
+# connection).
 # Cancel and Download run on the worker thread; their outcome shows in the panel.
 import os
 
@@ -67,4 +68,15 @@ class RENDERBRIDGE_OT_refresh(bpy.types.Operator):
         return {'FINISHED'}
 
 
-CLASSES = (RENDERBRIDGE_OT_cancel_job, RENDERBRIDGE_OT_download_job, RENDERBRIDGE_OT_open_folder, RENDERBRIDGE_OT_refresh)
+class RENDERBRIDGE_OT_test_connection(bpy.types.Operator):
+    """Ask the daemon to reach its farm with its API key; the result shows under the button"""
+    bl_idname = 'renderbridge.test_connection'
+    bl_label = 'Test connection'
+
+    def execute(self, _context):
+        session.current().test_connection()
+        return {'FINISHED'}
+
+
+CLASSES = (RENDERBRIDGE_OT_cancel_job, RENDERBRIDGE_OT_download_job, RENDERBRIDGE_OT_open_folder, RENDERBRIDGE_OT_refresh,
+           RENDERBRIDGE_OT_test_connection)

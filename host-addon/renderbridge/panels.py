@@ -1,8 +1,8 @@
-# The Renderbridge panel, in Properties > Render and in the 3D View sidebar (same drawing).
-# Drawing reads the session's plain state only; it never calls the network.
+# The Renderbridge panel, in Properties > Render and in the 3D View sidebar (same drawing), and the
+# farm box of the preferences. Drawing reads the session's plain state only; it never calls the network.
 import bpy
 
-from . import session
+from . import farm_status, session
 
 
 def draw_connection(layout, s):
@@ -11,7 +11,7 @@ def draw_connection(layout, s):
         col = box.column()
         col.alert = True
         col.label(text='Daemon not connected', icon='ERROR')
-        for line in _wrap(s.connection_error or 'Connecting to the renderbridge daemon...'):
+        for line in wrap(s.connection_error or 'Connecting to the renderbridge daemon...'):
             col.label(text=line)
     elif not s.health.get('apiKeyConfigured'):
         col = box.column()
@@ -20,8 +20,11 @@ def draw_connection(layout, s):
         col.label(text='Store one with the tray app, or set RENDERBRIDGE_API_KEY and restart the daemon.')
     else:
         box.label(text=f"Connected: daemon {s.health.get('version', '')}", icon='CHECKMARK')
-        box.label(text=s.health.get('serviceUrl', ''))
-    box.operator('renderbridge.refresh', icon='FILE_REFRESH')
+        box.label(text=farm_status.farm_of(s.health))
+    row = box.row(align=True)
+    row.operator('renderbridge.refresh', icon='FILE_REFRESH')
+    row.operator('renderbridge.test_connection', icon='LINKED')
+    draw_test_result(box, s)
 
 
 def draw_settings(layout, scene):
@@ -67,7 +70,7 @@ def draw_activity(layout, act):
     if act.error:
         col = box.column()
         col.alert = True
-        for line in _wrap(act.error):
+        for line in wrap(act.error):
             col.label(text=line)
 
 
@@ -106,7 +109,34 @@ def draw(layout, context):
     draw_jobs(layout, s)
 
 
-def _wrap(text, width=70):
+def draw_farm(layout, s):
+    """The farm and profile the daemon uses, Test connection and its last result."""
+    if s is None:
+        return
+    h = s.health
+    col = layout.column()
+    if h is None:
+        col.alert = True
+        col.label(text=s.connection_error or 'Connecting to the renderbridge daemon...', icon='ERROR')
+    else:
+        col.label(text=f"Farm: {h.get('serviceUrl', '')}", icon='WORLD')
+        col.label(text=f"Profile: {h.get('profile', '')} (set in config.toml: renderbridge config, or the tray app's Settings)")
+        col.label(text='API key: stored' if h.get('apiKeyConfigured') else 'API key: none for this profile',
+                  icon='CHECKMARK' if h.get('apiKeyConfigured') else 'ERROR')
+    layout.operator('renderbridge.test_connection', icon='LINKED')
+    draw_test_result(layout, s)
+
+
+def draw_test_result(layout, s):
+    if s.connection_test:
+        col = layout.column()
+        col.alert = s.connection_test[0] == 'ERROR'
+        for line in wrap(s.connection_test[1]):
+            col.label(text=line)
+
+
+def wrap(text, width=70):
+    """`text` cut into lines of about `width` characters (Blender labels do not wrap)."""
     words, lines, cur = text.split(), [], ''
     for w in words:
         if cur and len(cur) + 1 + len(w) > width:

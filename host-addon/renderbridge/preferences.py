@@ -1,6 +1,9 @@
-# The add-on preferences: where the daemon is, where renders are downloaded, default settings.
+# The add-on preferences: where the daemon is, where renders are downloaded, default settings, and
+# which farm and profile the daemon uses (from its GET /health, polled by the session) with a Test
+# connection button. Drawing reads the session's plain state only; it never calls the network.
 import bpy
 
+from . import panels, session
 from .properties import FORMATS
 
 
@@ -25,6 +28,7 @@ class RENDERBRIDGE_AP_preferences(bpy.types.AddonPreferences):
         col.prop(self, 'default_format')
         col.prop(self, 'default_video')
         col.label(text='The API key is kept by the daemon (tray app or RENDERBRIDGE_API_KEY), never here.', icon='INFO')
+        panels.draw_farm(self.layout.box(), session.current())
 
 
 CLASSES = (RENDERBRIDGE_AP_preferences,)

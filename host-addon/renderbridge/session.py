@@ -7,7 +7,7 @@ import time
 
 import bpy
 
-from . import background, daemon_client, jobs_state, preferences
+from . import background, daemon_client, farm_status, jobs_state, preferences
 
 TICK_S = 0.5
 HEALTH_S = 5.0
@@ -24,6 +24,7 @@ class Session:
         self.health = None
         self.connection_error = None
         self.notice = None  # (level, message) of the last job action
+        self.connection_test = None  # (level, message) of the last Test connection
         self._next = {'health': 0.0, 'jobs': 0.0, 'submission': 0.0}
 
     def client(self):
@@ -62,6 +63,19 @@ class Session:
         self.health = health if err is None else None
         self.connection_error = None if err is None else str(err)
 
+    def test_connection(self):
+        """Asks the daemon to reach its farm with its key (farm_status.test_connection), on the worker thread."""
+        client = self.client()
+        self.connection_test = ('INFO', 'Testing the connection...')
+        self.worker.run(lambda _post: farm_status.test_connection(client), self._on_test, key='test')
+
+    def _on_test(self, result, err):
+        if err is not None:
+            self.connection_test = ('ERROR', str(err))
+        else:
+            self.connection_test = ('INFO' if result['ok'] else 'ERROR', result['message'])
+        self.refresh_now()
+
     def poll_jobs(self):
         client = self.client()
         self.worker.run(lambda _post: client.jobs(), self._on_jobs, key='jobs')
@@ -86,21 +100,25 @@ class Session:
         if act.mode == 'check' and ended and act.job_id:
             client = self.client()
             job_id = act.job_id
-            self.worker.run(lambda _post: client.job(job_id), lambda tr, e: self._on_analysis(act, tr, e))
+            # The daemon's farm read right after the job, so the result says which farm answered.
+            self.worker.run(lambda _post: (client.job(job_id), farm_status.current_farm(client)),
+                            lambda res, e: self._on_analysis(act, res, e))
         elif ended:
             act.finished = True
             if act.error is None and act.mode == 'render':
                 act.message = f'Rendered; frames downloaded to {act.out_dir}'
             self._next['jobs'] = 0.0
 
-    def _on_analysis(self, act, tracked, err):
+    def _on_analysis(self, act, res, err):
         act.finished = True
         if err is not None:
             act.error = act.error or f'Could not read the analysis: {err}'
             return
+        tracked, act.farm = res
         act.apply_analysis(tracked)
         n, b = len(act.warnings), len(act.blocking)
-        act.message = f'Check done: {n} warning(s), {b} blocking' if n else 'Check done: no warnings'
+        where = f' on {act.farm}' if act.farm else ''
+        act.message = f'Check done{where}: {n} warning(s), {b} blocking' if n else f'Check done{where}: no warnings'
 
     # -- Check / Render on farm ----------------------------------------------------------------
     @property

@@ -51,6 +51,8 @@ interface FarmResult {
   job?: JobRow;
   before?: JobRow;
   files?: string[];
+  test_ops?: string[];
+  connection_test?: [string, string];
 }
 
 let stack: AddonStack | undefined;
@@ -107,6 +109,10 @@ describe('add-on operators against the daemon and the reference service', () => 
     expect(missingFiles?.blocking).toBe(false);
     expect(missingFiles?.message).toContain('Image MissingTex');
     expect((await jobOf(got.activity.jobId!)).status).toBe('validated');
+    // The result names the farm that answered, and Test connection reaches it through the daemon.
+    expect(got.activity.message.startsWith(`Check done on ${e2e.svc.baseUrl} (profile "default"): `), got.activity.message).toBe(true);
+    expect(got.test_ops).toEqual(['FINISHED']);
+    expect(got.connection_test).toEqual(['INFO', `${e2e.svc.baseUrl} answered: the farm accepts the API key of profile "default".`]);
   }, 300_000);
 
   it('Check on the packing fixture collects inside Blender: one missing file, the rest packed, the chosen add-on bundled', async () => {

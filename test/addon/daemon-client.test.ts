@@ -1,6 +1,7 @@
 // The add-on's daemon client (host-addon/renderbridge/daemon_client.py) against the real bridge
-// daemon: this starts a reference service and two daemons with every real part (one with the
-// service's API key, one with none), builds a .blend and creates a job, then runs
+// daemon: this starts a reference service and four daemons with every real part (one with the
+// service's API key, one with none, one with a key the service refuses, one whose farm URL nothing
+// answers), builds a .blend and creates a job, then runs
 // test_daemon_client.py with the system python3, their state files and ids in its environment.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -36,9 +37,9 @@ afterAll(async () => {
 });
 
 /** A bridge daemon whose state file lies where the add-on looks for it under `work/<name>` as XDG_STATE_HOME. */
-async function bridge(name: string, apiKey: string): Promise<RunningBridgeDaemon> {
+async function bridge(name: string, apiKey: string, serviceUrl = svc.baseUrl): Promise<RunningBridgeDaemon> {
   const dir = path.join(work, name);
-  const d = await startTestBridge({ serviceUrl: svc.baseUrl, apiKey, work: dir, stateDir: path.join(dir, 'xdg', 'renderbridge') });
+  const d = await startTestBridge({ serviceUrl, apiKey, work: dir, stateDir: path.join(dir, 'xdg', 'renderbridge') });
   daemons.push(d);
   return d;
 }
@@ -47,6 +48,8 @@ describe('host-addon/renderbridge/daemon_client.py', () => {
   it('passes its python unit tests against the real daemon', async () => {
     const keyed = await bridge('keyed', svc.apiKey);
     const keyless = await bridge('keyless', ''); // '' reads as no key configured
+    const wrongKey = await bridge('wrongkey', 'rb_live_not-a-key-of-this-service-000000000');
+    const noFarm = await bridge('nofarm', svc.apiKey, 'http://127.0.0.1:9/api/external/v1'); // nothing listens on port 9
     const blend = await buildFixture('basic');
     const job = await createJob(api(svc.baseUrl, svc.apiKey));
     // The python test lists the daemon's jobs: wait until its tracker has seen this one.
@@ -54,7 +57,8 @@ describe('host-addon/renderbridge/daemon_client.py', () => {
       const res = await daemonCall(keyed)('GET', '/jobs');
       return DAEMON_ROUTES.listJobs.response.parse(res.json).jobs.some((t) => t.job.id === job.id);
     });
-    const env = { ...process.env, RB_TEST_DAEMON_STATE: keyed.stateFile, RB_TEST_KEYLESS_STATE: keyless.stateFile, RB_TEST_BLEND: blend, RB_TEST_JOB_ID: job.id };
+    const env = { ...process.env, RB_TEST_DAEMON_STATE: keyed.stateFile, RB_TEST_KEYLESS_STATE: keyless.stateFile, RB_TEST_BLEND: blend, RB_TEST_JOB_ID: job.id,
+      RB_TEST_SERVICE_URL: svc.baseUrl, RB_TEST_WRONGKEY_STATE: wrongKey.stateFile, RB_TEST_NOFARM_STATE: noFarm.stateFile };
     const { stderr } = await run('python3', [SCRIPT, '-v'], { env, timeout: 120_000 }).catch((err: { stderr?: string; stdout?: string }) => {
       throw new Error(`python tests failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
     });

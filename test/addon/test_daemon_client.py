@@ -5,6 +5,9 @@
 #   RB_TEST_KEYLESS_STATE  state file of the daemon without one
 #   RB_TEST_BLEND          a .blend to pack
 #   RB_TEST_JOB_ID         a job of the service's workspace, in `created`
+#   RB_TEST_SERVICE_URL    the service's API root (the farm of these daemons)
+#   RB_TEST_WRONGKEY_STATE state file of a daemon whose key the service refuses
+#   RB_TEST_NOFARM_STATE   state file of a daemon whose farm URL nothing answers
 # The failure cases use real sockets: a closed port, and a listener that never answers.
 import http.client
 import json
@@ -19,8 +22,10 @@ import uuid
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'host-addon', 'renderbridge'))
 import daemon_client  # noqa: E402
+import farm_status  # noqa: E402
 
-ENV = ('RB_TEST_DAEMON_STATE', 'RB_TEST_KEYLESS_STATE', 'RB_TEST_BLEND', 'RB_TEST_JOB_ID')
+ENV = ('RB_TEST_DAEMON_STATE', 'RB_TEST_KEYLESS_STATE', 'RB_TEST_BLEND', 'RB_TEST_JOB_ID', 'RB_TEST_SERVICE_URL',
+       'RB_TEST_WRONGKEY_STATE', 'RB_TEST_NOFARM_STATE')
 
 
 class Recorder:
@@ -198,6 +203,54 @@ class Failures(unittest.TestCase):
 
     def test_a_body_that_is_not_an_error_body(self):
         self.assertEqual(daemon_client.error_message(502, None)[1], 'The daemon answered HTTP 502 without an error message.')
+
+
+class FarmConnection(unittest.TestCase):
+    """farm_status (preferences' farm line and Test connection) against real daemons and a real farm."""
+
+    @classmethod
+    def setUpClass(cls):
+        missing = [name for name in ENV if not os.environ.get(name)]
+        if missing:
+            raise unittest.SkipTest(f'no real daemon ({", ".join(missing)} unset): run through test/addon/daemon-client.test.ts')
+        cls.farm = os.environ['RB_TEST_SERVICE_URL']
+
+    def client(self, var):
+        return daemon_client.DaemonClient(state_path=os.environ[var])
+
+    def test_the_farm_and_profile_the_daemon_uses(self):
+        health = self.client('RB_TEST_DAEMON_STATE').health()
+        self.assertEqual(farm_status.farm_of(health), f'{self.farm} (profile "default")')
+        self.assertEqual(farm_status.current_farm(self.client('RB_TEST_DAEMON_STATE')), f'{self.farm} (profile "default")')
+        self.assertEqual(farm_status.farm_of(None), '')
+
+    def test_connection_answered_by_the_farm(self):
+        got = farm_status.test_connection(self.client('RB_TEST_DAEMON_STATE'))
+        self.assertEqual((got['ok'], got['farm'], got['profile']), (True, self.farm, 'default'))
+        self.assertEqual(got['message'], f'{self.farm} answered: the farm accepts the API key of profile "default".')
+
+    def test_connection_with_a_refused_key(self):
+        got = farm_status.test_connection(self.client('RB_TEST_WRONGKEY_STATE'))
+        self.assertFalse(got['ok'])
+        self.assertIn(f'{self.farm} refused the API key of profile "default"', got['message'])
+        self.assertIn('renderbridge login --profile default', got['message'])
+
+    def test_connection_without_a_key(self):
+        got = farm_status.test_connection(self.client('RB_TEST_KEYLESS_STATE'))
+        self.assertFalse(got['ok'])
+        self.assertIn('has no API key for it', got['message'])
+
+    def test_connection_to_a_farm_that_does_not_answer(self):
+        got = farm_status.test_connection(self.client('RB_TEST_NOFARM_STATE'))
+        self.assertFalse(got['ok'])
+        self.assertEqual(got['farm'], 'http://127.0.0.1:9/api/external/v1')
+        self.assertIn('did not answer the daemon: check the service URL', got['message'])
+
+    def test_connection_without_a_daemon_raises_its_message(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(daemon_client.DaemonError) as ctx:
+                farm_status.test_connection(daemon_client.DaemonClient(state_path=os.path.join(d, 'daemon.json')))
+        self.assertEqual(ctx.exception.name, 'DAEMON_NOT_RUNNING')
 
 
 if __name__ == '__main__':

@@ -1,7 +1,8 @@
 # Drives the add-on's operators against a real daemon, as an artist clicks them, in the .blend
 # Blender opened. Usage: blender -b FILE --python farm.py -- ZIP SCENARIO RESULT.json [DOWNLOADS]
 # Scenarios:
-#   check-missing  Check (stops before upload on the missing file), then Check with "Continue anyway"
+#   check-missing  Check (stops before upload on the missing file), then Check with "Continue anyway",
+#                  then Test connection
 #   render         Render on farm of frames 1-3 of view layer Main into DOWNLOADS
 #   cancel         Render on farm of a long range, then Cancel once it renders
 #   no-key         Check with a daemon that has no API key
@@ -52,6 +53,9 @@ if scenario == 'check-missing':
     _addon.pump('the check to end', lambda: s.activity.finished, 120)
     out['activity'] = activity()
     out['addons'] = [{'module': a.module, 'path': a.path, 'selected': a.selected} for a in rb.addons]
+    out['test_ops'] = sorted(bpy.ops.renderbridge.test_connection())
+    _addon.pump('the connection test', lambda: s.connection_test and not s.connection_test[1].startswith('Testing'), 30)
+    out['connection_test'] = list(s.connection_test)
 
 elif scenario == 'render':
     rb.frame_mode = 'CUSTOM'
