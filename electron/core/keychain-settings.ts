@@ -1,6 +1,7 @@
-// The settings window's logic, without Electron: store, test and clear the service API key in the
-// OS keychain through the daemon's Keychain port (the same entry the daemon reads: the entry of
-// the active profile of config.toml, user-config/keychain-entry.ts). "Test connection" is a real `GET /jobs?pageSize=1` with the
+// The API key half of the settings window, without Electron (farm-settings.ts adds the URL, the
+// profile and config.toml): store, test and clear the key of one profile in the OS keychain through
+// the daemon's Keychain port (the entry the daemon reads for that profile,
+// user-config/keychain-entry.ts). "Test connection" is a real `GET /jobs?pageSize=1` with the
 // shared client. When no keychain can be reached the key is refused: there is no plain-file
 // fallback. Answers never contain the key, and nothing here logs.
 import type { Keychain } from '../../daemon/ports.js';
@@ -11,7 +12,7 @@ import { type RenderJobClientOptions } from '../../shared/client/options.js';
 import type { KeyStatus, SettingsResult } from '../ipc.js';
 
 export interface KeychainSettingsOptions {
-  /** The OS keychain (the tray app passes a ProfileKeychain: the entry of the active profile). */
+  /** The OS keychain entry of one profile (FarmSettings passes the entry of the profile in the window). */
   keychain: Keychain;
   /** Service API root, ending with /api/external/v1 (the daemon's `serviceUrl`). */
   serviceUrl: string;
