@@ -56,7 +56,7 @@ describe('add-on zip', () => {
     expect(got.bl_info.blender).toEqual([3, 4, 0]);
     expect(got.panels).toEqual(['RENDERBRIDGE_PT_render', 'RENDERBRIDGE_PT_sidebar']);
     expect(got.panel_spaces).toEqual([['PROPERTIES', 'WINDOW'], ['VIEW_3D', 'UI']]);
-    expect(got.operators).toEqual(['cancel_job', 'check', 'download_job', 'open_folder', 'refresh', 'refresh_addons', 'render']);
+    expect(got.operators).toEqual(['cancel_job', 'check', 'download_job', 'open_folder', 'refresh', 'refresh_addons', 'render', 'test_connection']);
     expect(got.scene_settings).toBe(true);
     expect(got.prefs).toEqual({ daemon_address: '', download_folder: '' });
     expect(got.connection_error).toContain('daemon is not running: start it with `renderbridge daemon`');
