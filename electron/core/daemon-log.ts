@@ -14,7 +14,7 @@ import type { DaemonStatus } from './supervisor.js';
 export type DaemonLogStream = 'stdout' | 'stderr';
 
 export interface DaemonLogOptions {
-  /** Folder of the log files (`daemonLogDir(stateDir)` in the app); created with mode 0700. Required. */
+  /** Folder of the log files (the platform's log folder in the app: user-config's userDirs().logs); created with mode 0700. Required. */
   dir: string;
   /** Name of the current file; old ones get `.1` (newest) to `.<keep>`. Default `daemon.log`. */
   fileName?: string;
@@ -51,11 +51,6 @@ export function maskSecrets(line: string, secrets: Iterable<string | null | unde
     .replace(API_KEY, `${API_KEY_PREFIX}${MASK}`)
     .replace(BEARER, `$1${MASK}`)
     .replace(TOKEN_SHAPED, MASK);
-}
-
-/** The app's log folder: next to the daemon's state file, so it is found the same way on every platform. */
-export function daemonLogDir(stateDir: string): string {
-  return path.join(stateDir, 'logs');
 }
 
 export class DaemonLog {

@@ -15,7 +15,7 @@ import { keychainEntryFor } from '../../user-config/keychain-entry.js';
 import { locateUserFiles } from '../../user-config/locate.js';
 import { addonInstructions, addonZipPath, daemonCommand, type AppLocation } from '../core/app-paths.js';
 import { DaemonEvents } from '../core/daemon-events.js';
-import { DaemonLog, daemonLogDir } from '../core/daemon-log.js';
+import { DaemonLog } from '../core/daemon-log.js';
 import { FarmSettings } from '../core/farm-settings.js';
 import { notificationFor } from '../core/notifications.js';
 import { DaemonSupervisor } from '../core/supervisor.js';
@@ -34,6 +34,8 @@ export interface TrayAppDeps {
   /** config.toml the Settings window edits, and the home folder its `~/` paths start from. */
   configFile: string;
   home: string;
+  /** Where the daemon's log files go: the platform's log folder (user-config: ~/Library/Logs/renderbridge on macOS). */
+  logsDir: string;
   /** The app's binary, started as Node for the daemon (process.execPath). */
   execPath: string;
   env: NodeJS.ProcessEnv;
@@ -54,7 +56,7 @@ export function startTrayApp(deps: TrayAppDeps): void {
   registerIpcHandlers(settings, (url) => url === settingsUrl);
 
   // The running daemon's token is masked by value too, whatever its shape.
-  const daemonLog = new DaemonLog({ dir: daemonLogDir(deps.config.stateDir), secrets: (): (string | null)[] => [supervisor.current.token] });
+  const daemonLog = new DaemonLog({ dir: deps.logsDir, secrets: (): (string | null)[] => [supervisor.current.token] });
   const supervisor = new DaemonSupervisor({
     ...daemonCommand(deps.location, deps.execPath, deps.config.stateDir, deps.env),
     stateDir: deps.config.stateDir,
@@ -180,6 +182,7 @@ async function main(): Promise<void> {
     keychainFor: (profile) => new KeytarKeychain(keychainEntryFor(profile)),
     configFile: where.configFile,
     home: where.home,
+    logsDir: where.dirs.logs,
     execPath: process.execPath,
     env: process.env,
   });

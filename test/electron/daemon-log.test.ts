@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readStateFile } from '../../daemon/state-file.js';
-import { DaemonLog, daemonLogDir, maskSecrets } from '../../electron/core/daemon-log.js';
+import { DaemonLog, maskSecrets } from '../../electron/core/daemon-log.js';
 import { DaemonSupervisor } from '../../electron/core/supervisor.js';
 import { EMPTY_TRAY_STATE, trayMenu } from '../../electron/core/tray-model.js';
 import { waitUntil } from '../helpers/e2e.js';
@@ -88,7 +88,7 @@ describe('daemon log file', () => {
   });
 
   it('creates the file with mode 0600 in a 0700 folder, and appends to it across app runs', async () => {
-    const dir = daemonLogDir(path.join(work, 'modes', 'state'));
+    const dir = path.join(work, 'modes', 'state', 'logs');
     const first = new DaemonLog({ dir });
     first.output('first run\n', 'stdout');
     first.close();
@@ -157,7 +157,7 @@ describe('daemon log file', () => {
     // No D-Bus session and no key: the daemon starts anyway and reports "keychain unavailable".
     const { DBUS_SESSION_BUS_ADDRESS: _bus, RENDERBRIDGE_API_KEY: _key, ...env } = process.env;
     let sup: DaemonSupervisor | null = null;
-    const log = new DaemonLog({ dir: daemonLogDir(stateDir), secrets: () => [sup?.current.token] });
+    const log = new DaemonLog({ dir: path.join(stateDir, 'logs'), secrets: () => [sup?.current.token] });
     sup = new DaemonSupervisor({
       command: process.execPath,
       args: ['--import', 'tsx', path.join(ROOT, 'cli/index.ts'), 'daemon', '--port', '0', '--state-dir', stateDir, '--service', 'http://127.0.0.1:9/api/external/v1', '--log-level', 'info'],
