@@ -15,10 +15,11 @@ fi
 
 # command -> Debian package. Blender and ffmpeg render and encode; curl and zip are used by tests and benchmarks;
 # the keychain (gnome-keyring over a D-Bus session, read back with secret-tool) holds the API key;
-# Chromium (driven by playwright-core) tests the tray app's job window.
+# Chromium (driven by playwright-core) tests the tray app's job window; zsh and fish check the
+# completion scripts `renderbridge completion` prints.
 declare -A need=([curl]=curl [zip]=zip [unzip]=unzip [blender]=blender [ffmpeg]=ffmpeg [ffprobe]=ffmpeg
   [secret-tool]=libsecret-tools [gnome-keyring-daemon]=gnome-keyring [dbus-launch]=dbus-x11 [dbus-run-session]=dbus
-  [chromium]=chromium)
+  [chromium]=chromium [zsh]=zsh [fish]=fish)
 missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
