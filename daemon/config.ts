@@ -4,12 +4,11 @@
 import { loadConfigFile } from '../user-config/file.js';
 import { locateUserFiles } from '../user-config/locate.js';
 import { resolveConfig, type ResolvedConfig } from '../user-config/resolve.js';
-import type { SettingName } from '../user-config/settings.js';
+import type { SettingName, SettingValues } from '../user-config/settings.js';
 import { join } from 'node:path';
 
-export interface DaemonConfig {
-  /** Service API root, ending in /api/external/v1. Default `http://127.0.0.1:8420/api/external/v1` (the bundled service). Env RENDERBRIDGE_SERVICE_URL. Follows edits of config.toml. */
-  serviceUrl: string;
+/** The daemon's settings: the person's settings it uses (their doc comments say defaults and variables; serviceUrl follows edits of config.toml) and its own. */
+export interface DaemonConfig extends Pick<SettingValues, 'serviceUrl' | 'downloadsDir' | 'hotFolder' | 'blender' | 'outputFormat' | 'video' | 'overrides'> {
   /** Profile of config.toml in use (its keychain entry holds the API key). Default `default`. Env RENDERBRIDGE_PROFILE. Follows edits of config.toml. */
   profile: string;
   /** config.toml the daemon follows for edits; null: none (settings from the environment and overrides only). */
@@ -20,18 +19,6 @@ export interface DaemonConfig {
   stateDir: string;
   /** Where packed zips wait for upload; removed after a submission ends. Default `<stateDir>/packs`. */
   workDir: string;
-  /** Parent of the per-job output folders. Default `~/renderbridge-outputs`. Env RENDERBRIDGE_DOWNLOADS. */
-  downloadsDir: string;
-  /** Watched folder: a .blend or .zip written there is submitted. Default none. Env RENDERBRIDGE_HOT_FOLDER. */
-  hotFolder: string | null;
-  /** Blender used to trace a .blend's dependencies. Default `blender` on PATH. Env RENDERBRIDGE_BLENDER. */
-  blender: string;
-  /** Output format of a submission that names none (e.g. PNG). Default none: the file's. Env RENDERBRIDGE_OUTPUT_FORMAT. */
-  outputFormat: string | null;
-  /** Whether a submission that does not say also makes a video. Default none: the service's. Env RENDERBRIDGE_VIDEO. */
-  video: boolean | null;
-  /** requestedRenderConfig fields of every submission, under what the submission itself sets. Default none. */
-  overrides: Record<string, unknown>;
   /** Shared secret of the service's onRenderComplete webhooks; null turns the receiver off. Env RENDERBRIDGE_WEBHOOK_SECRET. */
   webhookSecret: string | null;
   /** Poll interval while a job of the workspace is active. Default 1000 ms. */
