@@ -75,14 +75,19 @@ class StateFile(unittest.TestCase):
         self.assertIn('start it with `renderbridge daemon`', str(ctx.exception))
 
 
+def require_real_daemon():
+    """Skips, saying why, when the test runs outside test/addon/daemon-client.test.ts (which fails on any skip)."""
+    missing = [name for name in ENV if not os.environ.get(name)]
+    if missing:
+        raise unittest.SkipTest(f'no real daemon ({", ".join(missing)} unset): run through test/addon/daemon-client.test.ts')
+
+
 class Calls(unittest.TestCase):
     """Against the real daemon."""
 
     @classmethod
     def setUpClass(cls):
-        missing = [name for name in ENV if not os.environ.get(name)]
-        if missing:
-            raise unittest.SkipTest(f'no real daemon ({", ".join(missing)} unset): run through test/addon/daemon-client.test.ts')
+        require_real_daemon()
         cls.state = os.environ['RB_TEST_DAEMON_STATE']
         with open(cls.state, encoding='utf-8') as f:
             real = json.load(f)
@@ -210,9 +215,7 @@ class FarmConnection(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        missing = [name for name in ENV if not os.environ.get(name)]
-        if missing:
-            raise unittest.SkipTest(f'no real daemon ({", ".join(missing)} unset): run through test/addon/daemon-client.test.ts')
+        require_real_daemon()
         cls.farm = os.environ['RB_TEST_SERVICE_URL']
 
     def client(self, var):
