@@ -4,8 +4,10 @@ import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { API_PREFIX, OPENAPI_VERSION_LABEL } from './constants.js';
 import { ErrorBody } from './api/error-body.js';
+import { BlobPartResult } from './api/blob-upload.js';
 import { ERRORS, type ErrorName } from './errors.js';
 import { COMMON_ERRORS, ROUTES, type RouteDef } from './routes.js';
+import { EXTENSION_SUMMARIES } from './extensions.js';
 
 function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z]+)/g, '{$1}');
@@ -45,6 +47,9 @@ function operation(name: string, r: RouteDef): ZodOpenApiOperationObject {
   return {
     operationId: name,
     summary: r.summary,
+    // Extensions are tagged and flagged so a reader (and a client generator) tells them from the spec.
+    tags: [r.extension ? `extension: ${r.extension}` : 'spec v1'],
+    ...(r.extension ? { 'x-renderbridge-extension': r.extension } : {}),
     security: [{ bearerAuth: [] }],
     ...(r.params || r.query
       ? {
@@ -82,6 +87,27 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
       security: [],
     },
   };
+  paths['/{blobPartUrl}'] = {
+    put: {
+      operationId: 'putBlobPart',
+      summary: 'PUT one part of a blob to an uploadUrl from POST /uploads/blobs/query (extension: content-addressed-uploads)',
+      description:
+        'The raw bytes [offset, offset + length) of the blob, Content-Type application/octet-stream, optionally with ' +
+        'Content-Encoding: gzip. A part may be sent again (a retry replaces it). Once every part is in, the service hashes ' +
+        'the whole blob: bytes that do not match its sha256 are refused (422 BLOB_HASH_MISMATCH) and never stored. ' +
+        'The URL is signed and expires; no Authorization header is needed.',
+      servers: [{ url: '/' }],
+      tags: ['extension: content-addressed-uploads'],
+      'x-renderbridge-extension': 'content-addressed-uploads',
+      requestParams: { path: z.object({ blobPartUrl: z.string() }) },
+      requestBody: { required: true, content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
+      responses: {
+        '200': { description: 'Part stored', content: { 'application/json': { schema: BlobPartResult } } },
+        ...errorResponses(['SIGNATURE_INVALID', 'URL_EXPIRED', 'BLOB_PART_SIZE_MISMATCH', 'BLOB_HASH_MISMATCH', 'UNSUPPORTED_MEDIA_TYPE', 'LENGTH_REQUIRED']),
+      },
+      security: [],
+    },
+  };
   return createDocument({
     openapi: '3.1.0',
     info: {
@@ -93,6 +119,11 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key, prefixed rb_live_' } },
     },
+    tags: [
+      { name: 'spec v1', description: 'Routes of the render job service API v1 specification.' },
+      ...Object.entries(EXTENSION_SUMMARIES).map(([name, description]) => ({ name: `extension: ${name}`, description })),
+      { name: 'extension: discovery', description: 'GET /extensions lists the extensions this service offers; a spec-only service answers 404.' },
+    ],
     paths,
   });
 }

@@ -4,6 +4,8 @@
 import { z } from 'zod';
 import { CreateJobBody, Job, JobEnvelope, JobIdParams, JobList, ListJobsQuery, StartRenderResponse, ValidateBody } from './api/job.js';
 import { CreateUploadBody, UploadTarget } from './api/upload.js';
+import { BlobQueryBody, BlobQueryResult, CommitUploadBody, CommittedUpload } from './api/blob-upload.js';
+import { ExtensionList, type ExtensionName } from './extensions.js';
 import { Downloads } from './api/downloads.js';
 import { JobProgressEnvelope, ProgressList } from './api/progress.js';
 import { StartRenderBody } from './api/render-config.js';
@@ -22,6 +24,11 @@ export interface RouteDef {
   readonly headers?: Readonly<Record<string, string>>;
   /** Errors this endpoint can answer besides the ones every endpoint can (COMMON_ERRORS). */
   readonly errors: readonly ErrorName[];
+  /**
+   * Set on routes the spec does not have: the extension they belong to (`discovery` is GET
+   * /extensions itself, which this service always offers). Absent: a route of the spec.
+   */
+  readonly extension?: ExtensionName | 'discovery';
 }
 
 /** Errors any authenticated endpoint may answer. */
@@ -112,7 +119,36 @@ export const ROUTES = {
     responses: { 200: Downloads },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
   },
+  getExtensions: {
+    method: 'GET',
+    path: '/extensions',
+    summary: 'Extensions of the v1 API this service offers (a spec-only service answers 404)',
+    responses: { 200: ExtensionList },
+    errors: [],
+    extension: 'discovery',
+  },
+  queryBlobs: {
+    method: 'POST',
+    path: '/uploads/blobs/query',
+    summary: 'Which of these blobs the workspace lacks, with a signed URL for each part to send',
+    body: BlobQueryBody,
+    responses: { 200: BlobQueryResult },
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'],
+    extension: 'content-addressed-uploads',
+  },
+  commitUpload: {
+    method: 'POST',
+    path: '/uploads/commit',
+    summary: 'Commit a project\'s file list over held blobs; answers an ordinary upload slug for POST /jobs',
+    body: CommitUploadBody,
+    responses: { 201: CommittedUpload },
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'BLOBS_MISSING', 'PAYLOAD_TOO_LARGE'],
+    extension: 'content-addressed-uploads',
+  },
 } as const satisfies Record<string, RouteDef>;
+
+/** Routes of the spec itself (no `extension`). */
+export const SPEC_ROUTE_NAMES = (Object.keys(ROUTES) as (keyof typeof ROUTES)[]).filter((n) => !('extension' in ROUTES[n]));
 
 export type RouteName = keyof typeof ROUTES;
 export type RouteBody<N extends RouteName> = (typeof ROUTES)[N] extends { body: infer B extends z.ZodType } ? z.input<B> : never;

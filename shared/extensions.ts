@@ -1,0 +1,32 @@
+// Extensions of the v1 API: what this service offers beyond the spec. The spec's routes never
+// change behaviour; an extension only adds routes (marked with `extension` in shared/routes.ts)
+// and is listed by GET /extensions, so a client can tell whether a service offers it. A service
+// without GET /extensions (a plain spec service) answers 404: it offers none.
+import { z } from 'zod';
+
+export const EXTENSION_NAMES = ['content-addressed-uploads'] as const;
+export const ExtensionName = z.enum(EXTENSION_NAMES);
+export type ExtensionName = z.infer<typeof ExtensionName>;
+
+/** What each extension is, for the OpenAPI document and GET /extensions. */
+export const EXTENSION_SUMMARIES: Readonly<Record<ExtensionName, string>> = {
+  'content-addressed-uploads':
+    'Upload a project as content-addressed blobs (sha256 + size): only blobs the workspace does not hold yet are sent, in parts that can be retried one by one; a commit yields an ordinary upload slug for POST /jobs.',
+};
+
+export const Extension = z
+  .object({
+    name: ExtensionName,
+    /** Bumped on an incompatible change; a client checks the version it speaks. */
+    version: z.int().min(1),
+    summary: z.string(),
+    /** operationIds (route names of shared/routes.ts) the extension adds. */
+    routes: z.array(z.string()),
+  })
+  .meta({ id: 'Extension' });
+export type Extension = z.infer<typeof Extension>;
+
+export const ExtensionList = z
+  .object({ data: z.object({ extensions: z.array(Extension) }) })
+  .meta({ id: 'ExtensionList' });
+export type ExtensionList = z.infer<typeof ExtensionList>;
