@@ -45,6 +45,8 @@ export function newSubmission(req: SubmitRequest, id: string = randomUUID()): Su
     jobId: null,
     uploadedBytes: 0,
     totalBytes: 0,
+    pack: null,
+    upload: null,
     preflight: null,
     warnings: [],
     error: null,

@@ -5,6 +5,7 @@ import type { JobProgress } from '../../shared/api/progress.js';
 import type { FileType } from '../../shared/api/upload.js';
 import type { JobStatus } from '../../shared/job-status.js';
 import type { ValidateBody } from '../../shared/api/job.js';
+import type { SourceFormat } from '../domain/blob-project.js';
 
 /** One stored output of a finished job, as the worker publishes it. */
 export interface OutputFile {
@@ -27,9 +28,11 @@ export interface VideoFile {
 
 /** Service-only state of a job; never sent to clients as is. */
 export interface JobInternal {
-  /** Object key of the uploaded source (.blend or .zip). */
+  /** Object key of the uploaded source (.blend or .zip, or the blob project document). */
   sourceKey: string;
   fileType: FileType;
+  /** `blobs`: sourceKey is a BlobProject (service/domain/blob-project.ts) to assemble from blobs. Absent: `object`. */
+  sourceFormat?: SourceFormat;
   validationConfig?: ValidateBody['validationConfig'];
   renderRequestedAt?: string;
   previewKey?: string | null;

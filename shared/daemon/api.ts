@@ -104,6 +104,21 @@ export const SubmitRequest = z
   .refine((b) => (b.packId === undefined) !== (b.pack === undefined), 'give exactly one of packId and pack');
 export type SubmitRequest = z.infer<typeof SubmitRequest>;
 
+/** A byte transfer in progress (packing, uploading): what the add-on panel, the tray and the CLI show. */
+export const Transfer = z.object({
+  bytesDone: z.int().min(0),
+  bytesTotal: z.int().min(0),
+  /** Smoothed over the last seconds; 0 before the first measurement. */
+  bytesPerSecond: z.number().min(0),
+  /** Seconds left at that rate; null while unknown. */
+  etaSeconds: z.number().min(0).nullable(),
+});
+export type Transfer = z.infer<typeof Transfer>;
+
+/** How a submission's project travels: blobs the service lacks (extension content-addressed-uploads), or the spec's single PUT of a zip. */
+export const UploadMode = z.enum(['blobs', 'single-put']);
+export type UploadMode = z.infer<typeof UploadMode>;
+
 export const SubmissionStep = z.enum(['packing', 'uploading', 'creating', 'validating', 'rendering', 'done', 'failed']);
 export type SubmissionStep = z.infer<typeof SubmissionStep>;
 
@@ -114,6 +129,18 @@ export const Submission = z.object({
   jobId: z.string().nullable(),
   uploadedBytes: z.int(),
   totalBytes: z.int(),
+  /** Reading and hashing (or zipping) the project; null before packing starts. */
+  pack: Transfer.nullable().default(null),
+  /** Bytes to send; with `blobs`, `bytesTotal` counts only blobs the service lacked. Null before the upload starts. */
+  upload: Transfer.extend({
+    mode: UploadMode,
+    /** Bytes of the project the service already held (not sent). */
+    bytesSkipped: z.int().min(0),
+    /** Times a part or the single PUT was sent again after a network error. */
+    retries: z.int().min(0),
+  })
+    .nullable()
+    .default(null),
   preflight: UploadPreflight.nullable(),
   warnings: z.array(DaemonWarning),
   /** The service's (or the daemon's) error body when step is `failed`. */

@@ -39,7 +39,7 @@ function progress(jobId: string, framesDone: number): JobProgress {
 
 function submission(path: string): Submission {
   const now = new Date().toISOString();
-  return { id: randomUUID(), path, step: 'uploading', jobId: null, uploadedBytes: 1, totalBytes: 2, preflight: null, warnings: [], error: null, outDir: null, createdAt: now, updatedAt: now };
+  return { id: randomUUID(), path, step: 'uploading', jobId: null, uploadedBytes: 1, totalBytes: 2, pack: null, upload: null, preflight: null, warnings: [], error: null, outDir: null, createdAt: now, updatedAt: now };
 }
 
 describe('SSE /events', () => {
