@@ -62,6 +62,7 @@ export function createPacker(deps: PackerDeps): Packer {
           packId,
           sourcePath: source,
           zipPath: source,
+          files: [],
           bytes: s.size,
           fileCount: summary.fileCount,
           sceneFile,
@@ -91,7 +92,7 @@ export function createPacker(deps: PackerDeps): Packer {
     async discard(packId) {
       const pack = packs.get(packId);
       packs.delete(packId);
-      if (pack?.ours) await rm(pack.result.zipPath, { force: true });
+      if (pack?.ours && pack.result.zipPath !== null) await rm(pack.result.zipPath, { force: true });
     },
   };
 }
@@ -102,6 +103,7 @@ async function toResult(packId: string, outcome: PackOutcome, warnings: DaemonWa
     packId,
     sourcePath: path.resolve(req.path),
     zipPath: outcome.zipPath,
+    files: [],
     bytes: outcome.bytes,
     fileCount: outcome.fileCount,
     sceneFile: outcome.sceneFile,

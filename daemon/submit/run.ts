@@ -97,6 +97,7 @@ export async function runSubmission(
 
     const client = await deps.clients.client();
     update({ step: 'uploading', uploadedBytes: 0 });
+    if (pack.zipPath === null) throw new DaemonError('PACK_FAILED', `Pack ${pack.packId} has no zip to upload; pack the project again.`);
     const target = await client.uploadProject(pack.zipPath, { fileType: 'zip', signal, onProgress: (sent, total) => uploadProgress(sent === total, sent, total) });
     discardOnFailure = false;
     await deps.packer.discard(pack.packId).catch(() => undefined);

@@ -48,6 +48,17 @@ export type Health = z.infer<typeof Health>;
 export const DaemonWarning = z.object({ code: z.string(), message: z.string() });
 export type DaemonWarning = z.infer<typeof DaemonWarning>;
 
+/** A byte transfer in progress (packing, uploading): what the add-on panel, the tray and the CLI show. */
+export const Transfer = z.object({
+  bytesDone: z.int().min(0),
+  bytesTotal: z.int().min(0),
+  /** Smoothed over the last seconds; 0 before the first measurement. */
+  bytesPerSecond: z.number().min(0),
+  /** Seconds left at that rate; null while unknown. */
+  etaSeconds: z.number().min(0).nullable(),
+});
+export type Transfer = z.infer<typeof Transfer>;
+
 /** What to pack: a .blend (with the dependencies the add-on collected, or traced by headless Blender), a folder, or a ready .zip. */
 export const PackRequest = z.strictObject({
   /** Absolute path of a .blend, a project folder or a .zip. */
@@ -58,12 +69,30 @@ export const PackRequest = z.strictObject({
 });
 export type PackRequest = z.infer<typeof PackRequest>;
 
+/** One file of a pack as the content-addressed upload sends it (a blob per distinct sha256). */
+export const PackedFile = z.object({
+  /** Where the file goes in the project (archive path). */
+  path: z.string(),
+  /** The file on this machine to read the bytes from (the generated manifest lives in the daemon's work folder). */
+  source: z.string(),
+  sha256: z.string(),
+  size: z.int().min(0),
+  /** `gzip` when the bytes compress (a .blend), `none` for already compressed data. */
+  compression: z.enum(['none', 'gzip']),
+});
+export type PackedFile = z.infer<typeof PackedFile>;
+
 export const PackResult = z.object({
   packId: z.string(),
   /** What was packed: the .blend, folder or .zip the request named (absolute). */
   sourcePath: z.string(),
-  /** The finished zip on this machine. */
-  zipPath: z.string(),
+  /**
+   * The finished zip on this machine; null for a pack not zipped (yet): the content-addressed
+   * upload sends `files` instead, and the packer zips on demand for a service without it.
+   */
+  zipPath: z.string().nullable(),
+  /** Every file of the project with its hash, the manifest included; empty for a user's own .zip (sent as is). */
+  files: z.array(PackedFile).default([]),
   bytes: z.int(),
   fileCount: z.int(),
   /** Archive path of the scene to render. */
@@ -74,6 +103,20 @@ export const PackResult = z.object({
   warnings: z.array(DaemonWarning),
 });
 export type PackResult = z.infer<typeof PackResult>;
+
+/** A pack made in the background (POST /packs): poll GET /packs/:id or follow the `pack` event. */
+export const PackState = z.object({
+  packId: z.string(),
+  state: z.enum(['packing', 'ready', 'failed']),
+  /** What the packer does now: tracing dependencies with Blender, hashing files, or writing a zip. */
+  phase: z.enum(['tracing', 'hashing', 'zipping']).nullable(),
+  progress: Transfer,
+  result: PackResult.nullable(),
+  error: ErrorBody.nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type PackState = z.infer<typeof PackState>;
 
 /** Render choices of a submission; `renderConfig` passes any other field of the service's render body. */
 export const SubmitSettings = z.strictObject({
@@ -103,17 +146,6 @@ export const SubmitRequest = z
   })
   .refine((b) => (b.packId === undefined) !== (b.pack === undefined), 'give exactly one of packId and pack');
 export type SubmitRequest = z.infer<typeof SubmitRequest>;
-
-/** A byte transfer in progress (packing, uploading): what the add-on panel, the tray and the CLI show. */
-export const Transfer = z.object({
-  bytesDone: z.int().min(0),
-  bytesTotal: z.int().min(0),
-  /** Smoothed over the last seconds; 0 before the first measurement. */
-  bytesPerSecond: z.number().min(0),
-  /** Seconds left at that rate; null while unknown. */
-  etaSeconds: z.number().min(0).nullable(),
-});
-export type Transfer = z.infer<typeof Transfer>;
 
 /** How a submission's project travels: blobs the service lacks (extension content-addressed-uploads), or the spec's single PUT of a zip. */
 export const UploadMode = z.enum(['blobs', 'single-put']);
@@ -191,6 +223,7 @@ export const DAEMON_EVENTS = {
   job: TrackedJob,
   progress: JobProgress,
   submission: Submission,
+  pack: PackState,
   download: DownloadState,
   renderComplete: RenderComplete,
 } as const;
@@ -200,7 +233,10 @@ export type DaemonEvent = { [K in DaemonEventName]: { event: K; data: z.infer<(t
 /** Every endpoint: success status, method, path (fastify style), body and answer schemas. */
 export const DAEMON_ROUTES = {
   health: { status: 200, method: 'GET', path: '/health', response: Health },
+  /** Packs while the request waits (kept for scripts); the add-on and tray use startPack. */
   pack: { status: 200, method: 'POST', path: '/pack', body: PackRequest, response: PackResult },
+  startPack: { status: 202, method: 'POST', path: '/packs', body: PackRequest, response: PackState },
+  getPack: { status: 200, method: 'GET', path: '/packs/:id', response: PackState },
   submit: { status: 202, method: 'POST', path: '/submissions', body: SubmitRequest, response: Submission },
   listSubmissions: { status: 200, method: 'GET', path: '/submissions', response: z.object({ submissions: z.array(Submission) }) },
   getSubmission: { status: 200, method: 'GET', path: '/submissions/:id', response: Submission },

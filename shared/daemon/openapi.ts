@@ -33,6 +33,8 @@ const SERVICE: readonly DaemonErrorName[] = ['NO_API_KEY', 'SERVICE_UNREACHABLE'
 export const DAEMON_ROUTE_ERRORS: Record<DaemonRouteName, readonly DaemonErrorName[]> = {
   health: [],
   pack: ['DAEMON_BAD_REQUEST', 'PACK_FAILED', 'DAEMON_NOT_FOUND'],
+  startPack: ['DAEMON_BAD_REQUEST'],
+  getPack: ['DAEMON_BAD_REQUEST', 'DAEMON_NOT_FOUND'],
   submit: ['DAEMON_BAD_REQUEST', 'DAEMON_NOT_FOUND'],
   listSubmissions: [],
   getSubmission: ['DAEMON_BAD_REQUEST', 'DAEMON_NOT_FOUND'],

@@ -93,8 +93,8 @@ describe('createPacker', () => {
     expect(traced).toEqual([main]);
     // Blender found '//../tex/wood.png': packed beside shots/, the project rooted at proj/.
     expect(viaTrace).toMatchObject({ fileCount: 2, sceneFile: 'shots/sh010.blend', missing: [], remaps: [], warnings: [] });
-    expect(readZip(viaTrace.zipPath).entries.map((e) => e.name)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
-    expect(readZip(viaTrace.zipPath).manifest?.createdBy).toBe('renderbridge-daemon/test');
+    expect(readZip(viaTrace.zipPath!).entries.map((e) => e.name)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
+    expect(readZip(viaTrace.zipPath!).manifest?.createdBy).toBe('renderbridge-daemon/test');
     expect(packer.get(viaTrace.packId)).toEqual(viaTrace);
     expect(readdirSync(workDir).sort()).toEqual([`${given.packId}.zip`, `${viaTrace.packId}.zip`].sort());
     await packer.discard(viaTrace.packId);
@@ -107,7 +107,7 @@ describe('createPacker', () => {
     const folder = await packer.pack({ path: proj });
     expect(folder).toMatchObject({ fileCount: 2, sceneFile: 'shots/sh010.blend' });
     const own = join(base, 'mine.zip');
-    writeFileSync(own, readFileSync(folder.zipPath));
+    writeFileSync(own, readFileSync(folder.zipPath!));
     const zip = await packer.pack({ path: own });
     expect(zip).toMatchObject({ zipPath: own, bytes: readFileSync(own).length, fileCount: 2, sceneFile: 'shots/sh010.blend', preflight: folder.preflight });
     await packer.discard(zip.packId);

@@ -113,7 +113,7 @@ describe('pack, submission and download routes', () => {
     // The packer got the request's path: it traced and packed that file into its work folder.
     expect(pack).toMatchObject({ sourcePath: blend, sceneFile: 'basic.blend', fileCount: 1, missing: [] });
     expect(pack.zipPath).toBe(path.join(work, 'main', 'packs', `${pack.packId}.zip`));
-    expect(existsSync(pack.zipPath)).toBe(true);
+    expect(existsSync(pack.zipPath!)).toBe(true);
   });
 
   it('refuses invalid bodies with DAEMON_BAD_REQUEST listing each field, never a 500', async () => {
