@@ -1,6 +1,6 @@
 // devices.ts: nvidia-smi parsing and detection (no GPU on this machine), the capability probe
 // against the real (Debian) Blender, slot planning and the capabilities offered to a render.
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +45,17 @@ describe('nvidia-smi', () => {
       { index: 2, uuid: 'GPU-00000000-aaaa-bbbb-cccc-dddddddddddd', name: 'Tesla T4, Rev 2', memoryMiB: 0 },
     ]);
     expect(parseNvidiaSmiCsv('')).toEqual([]);
+  });
+
+  it('parses what a real H100 machine printed for the worker\'s query (captured on a lent GPU machine, 2026-11-24)', async () => {
+    // test/fixtures/nvidia-smi/h100-80gb.csv is that machine's answer to exactly the arguments
+    // detectGpuInventory passes; there, CUDA_VISIBLE_DEVICES=<this UUID> showed the CUDA runtime
+    // exactly this GPU and an unknown UUID showed none, which is how slots are pinned.
+    const text = await readFile(new URL('../fixtures/nvidia-smi/h100-80gb.csv', import.meta.url), 'utf8');
+    const gpus = parseNvidiaSmiCsv(text);
+    expect(gpus).toHaveLength(1);
+    expect(gpus[0]).toMatchObject({ index: 0, name: 'NVIDIA H100 80GB HBM3', memoryMiB: 81559 });
+    expect(gpus[0]!.uuid).toMatch(/^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   });
 
   it('a missing or failing nvidia-smi gives no GPU and a reason, never an error', async () => {
