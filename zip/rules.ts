@@ -129,29 +129,83 @@ export function checkOverlaps(extents: readonly EntryExtent[]): void {
 
 /**
  * Tracks names already taken, so two entries cannot land on one path: exact duplicates, names
- * equal after Unicode NFC normalisation (macOS NFD vs NFC), and a file where a folder is (or back).
+ * equal after Unicode NFC normalisation (macOS NFD vs NFC), a file where a folder is (or back),
+ * and two files (or a file and a folder) whose names differ only in letter case. Those last
+ * are distinct on Linux, but one file on the case-insensitive disks of macOS and Windows (a
+ * worker there, or the artist's machine the project goes back to): the daemon's packer never
+ * writes them (daemon/pack/layout.ts clashKey), so only a hand-made archive has them.
  */
 export class NameRegistry {
   private readonly files = new Set<string>();
   private readonly dirs = new Set<string>();
+  /** Lower-cased key -> the key it was taken under, for files and folders. */
+  private readonly foldedFiles = new Map<string, string>();
+  private readonly foldedDirs = new Map<string, string>();
 
   add(raw: string, segments: readonly string[], isDir: boolean): void {
     const keys = segments.map((_, i) => segments.slice(0, i + 1).join('/').normalize('NFC'));
     const own = keys[keys.length - 1] as string;
     const clash = (why: string) =>
       new UnpackError('ZIP_DUPLICATE_NAME', `The archive entry "${printable(raw)}" clashes with another entry (${why}).`, { entry: printable(raw) });
+    const caseClash = (other: string) => clash(`"${printable(other)}" differs only in letter case; rename one of them`);
     for (const k of keys.slice(0, -1)) {
       if (this.files.has(k)) throw clash('a file has the name of its folder');
+      const f = this.foldedFiles.get(k.toLowerCase());
+      if (f !== undefined) throw caseClash(f);
       this.dirs.add(k);
+      this.foldedDirs.set(k.toLowerCase(), k);
     }
+    const folded = own.toLowerCase();
     if (isDir) {
       if (this.files.has(own)) throw clash('a file has the same name');
+      const f = this.foldedFiles.get(folded);
+      if (f !== undefined) throw caseClash(f);
       this.dirs.add(own);
+      this.foldedDirs.set(folded, own);
       return;
     }
     if (this.files.has(own)) throw clash('same name, possibly after Unicode normalisation');
     if (this.dirs.has(own)) throw clash('a folder has the same name');
+    const other = this.foldedFiles.get(folded) ?? this.foldedDirs.get(folded);
+    if (other !== undefined) throw caseClash(other);
     this.files.add(own);
+    this.foldedFiles.set(folded, own);
+  }
+}
+
+export function tooManyEntries(limits: UnpackLimits, count: number): UnpackError {
+  return new UnpackError('ZIP_TOO_MANY_ENTRIES', `The archive has more than ${limits.maxEntries} entries.`, { maxEntries: limits.maxEntries, entries: count });
+}
+
+/**
+ * The checks every entry of a project passes before anything is written, whatever the project
+ * came as (a zip's central directory, or a blob project's file list): the entry count, each
+ * name against the names taken, and the sizes declared so far against the per-job quota. The
+ * caller checks the name itself first (entryPath) and its own format's rules in between.
+ */
+export class ProjectPlan {
+  private readonly names = new NameRegistry();
+  private entries = 0;
+  /** Sum of the files' declared sizes. */
+  declaredBytes = 0;
+
+  constructor(readonly limits: UnpackLimits) {}
+
+  /** Counts one more entry; the first thing looked at, so a huge list stops early. */
+  count(): void {
+    if (++this.entries > this.limits.maxEntries) throw tooManyEntries(this.limits, this.entries);
+  }
+
+  /** A file of `size` bytes at `segments` (from entryPath; none is refused: a file needs a name). */
+  file(raw: string, segments: readonly string[], size: number): void {
+    if (segments.length === 0) throw new UnpackError('ZIP_BAD_NAME', `The archive entry "${printable(raw)}" has no name.`, { entry: printable(raw) });
+    this.declaredBytes += size;
+    if (this.declaredBytes > this.limits.maxTotalBytes) throw tooLargeError(this.limits, this.declaredBytes);
+    this.names.add(raw, segments, false);
+  }
+
+  dir(raw: string, segments: readonly string[]): void {
+    this.names.add(raw, segments, true);
   }
 }
 

@@ -2,29 +2,29 @@
 // is read with yauzl in two passes: the whole central directory first (names, kinds, entry count,
 // overlapping entries, the quota and free disk space on the headers' sizes), then each entry's
 // data, its real decompressed bytes counted against the quota again while streaming (yauzl
-// stops an entry at its header's size). Everything goes to a temporary folder inside the job
-// folder, renamed into place only when the whole archive passed; on any failure it is removed.
+// stops an entry at its header's size). The per-entry rules (rules.ts ProjectPlan) and the
+// folder it all goes to (project-folder.ts) are those the worker's blob projects use too.
 import { constants as fsc } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, open, realpath, rename, rm, statfs } from 'node:fs/promises';
-import { basename, join, relative, sep } from 'node:path';
+import { copyFile, open } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import yauzl from 'yauzl';
-import { PACK_MANIFEST_NAME, type PackManifest } from '../shared/pack/manifest.js';
 import { nextEntry } from './entries.js';
 import { decodeEntryName } from './entry-name.js';
-import { DiskSpaceError, UnpackAbortedError, UnpackError } from './errors.js';
-import { readManifest } from './manifest.js';
+import { UnpackAbortedError, UnpackError } from './errors.js';
+import { ensureFreeSpace, intoProjectFolder, prepareEntryPath, type UnpackResult } from './project-folder.js';
 import {
   checkEntryEncoding,
   checkEntryKind,
   checkOverlaps,
   DEFAULT_UNPACK_LIMITS,
   entryPath,
-  NameRegistry,
   printable,
+  ProjectPlan,
   tooLargeError,
+  tooManyEntries,
   type EntryExtent,
   type UnpackLimits,
 } from './rules.js';
@@ -45,41 +45,14 @@ export interface UnpackOptions {
   signal?: AbortSignal;
 }
 
-export interface UnpackResult {
-  /** Real absolute path of the project folder (inside the job folder). */
-  root: string;
-  /** Files written, `/`-separated relative to `root`, sorted (folders not listed). */
-  files: string[];
-  /** Bytes written. */
-  bytes: number;
-  /** The packer's manifest when the archive has one at its root, else null. */
-  manifest: PackManifest | null;
-}
-
 /**
  * Unpacks `source` into `jobDir/destName`. Refusals throw UnpackError, too little disk
  * DiskSpaceError, an abort UnpackAbortedError; I/O failures throw as they are (errors.ts).
  */
 export async function unpackSource(opts: UnpackOptions): Promise<UnpackResult> {
-  await mkdir(opts.jobDir, { recursive: true });
-  const jobDir = await realpath(opts.jobDir);
-  const destName = opts.destName ?? 'project';
-  if (!/^[\w.-]+$/.test(destName) || destName === '.' || destName === '..') throw new Error(`bad destName "${destName}"`);
-  const tmp = await mkdtemp(join(jobDir, '.unpack-'));
-  try {
-    const result =
-      opts.fileType === 'blend'
-        ? await copyBlend(opts.source, tmp, opts.fileName)
-        : await extractZip(opts.source, tmp, { ...DEFAULT_UNPACK_LIMITS, ...opts.limits }, opts.signal);
-    const manifest = result.files.includes(PACK_MANIFEST_NAME) ? await readManifest(join(tmp, PACK_MANIFEST_NAME)) : null;
-    const dest = join(jobDir, destName);
-    await rm(dest, { recursive: true, force: true });
-    await rename(tmp, dest);
-    return { root: dest, files: result.files, bytes: result.bytes, manifest };
-  } catch (err) {
-    await rm(tmp, { recursive: true, force: true });
-    throw err;
-  }
+  return intoProjectFolder(opts, (tmp) =>
+    opts.fileType === 'blend' ? copyBlend(opts.source, tmp, opts.fileName) : extractZip(opts.source, tmp, { ...DEFAULT_UNPACK_LIMITS, ...opts.limits }, opts.signal),
+  );
 }
 
 async function copyBlend(source: string, tmp: string, fileName?: string): Promise<{ files: string[]; bytes: number }> {
@@ -137,11 +110,9 @@ async function extractZip(source: string, tmp: string, limits: UnpackLimits, sig
  * their local headers) for overlaps.
  */
 async function planEntries(zip: yauzl.ZipFile, pending: { error: Error | null }, limits: UnpackLimits): Promise<Planned[]> {
-  if (zip.entryCount > limits.maxEntries) throw tooMany(limits, zip.entryCount);
+  if (zip.entryCount > limits.maxEntries) throw tooManyEntries(limits, zip.entryCount);
   const planned: Planned[] = [];
-  const names = new NameRegistry();
-  let declared = 0;
-  let count = 0;
+  const plan = new ProjectPlan(limits);
   for (;;) {
     let entry: yauzl.Entry | null;
     try {
@@ -150,18 +121,16 @@ async function planEntries(zip: yauzl.ZipFile, pending: { error: Error | null },
       throw asZipError(err);
     }
     if (!entry) break;
-    if (++count > limits.maxEntries) throw tooMany(limits, count);
+    plan.count();
     const raw = decodeEntryName(entry);
     const { segments, isDir } = entryPath(raw);
     checkEntryKind(raw, entry.externalFileAttributes);
     if (isDir && segments.length === 0) continue; // "./": the root itself
-    if (segments.length === 0) throw new UnpackError('ZIP_BAD_NAME', `The archive entry "${printable(raw)}" has no name.`, { entry: printable(raw) });
-    if (!isDir) {
+    if (isDir) plan.dir(raw, segments);
+    else {
       checkEntryEncoding(raw, entry.isEncrypted(), entry.compressionMethod);
-      declared += entry.uncompressedSize;
-      if (declared > limits.maxTotalBytes) throw tooLargeError(limits, declared);
+      plan.file(raw, segments, entry.uncompressedSize);
     }
-    names.add(raw, segments, isDir);
     planned.push({ entry, raw, segments, isDir });
   }
   const extents: EntryExtent[] = [];
@@ -178,29 +147,16 @@ async function planEntries(zip: yauzl.ZipFile, pending: { error: Error | null },
   return planned;
 }
 
-/**
- * The headers' sizes bound what will be written (yauzl stops an entry at its declared size), so
- * the disk is checked once, up front. Too little room is the worker's problem, not the upload's:
- * DiskSpaceError, which the worker retries (maybe on another machine, or after old jobs were
- * cleaned up).
- */
+/** The headers' sizes bound what will be written (yauzl stops an entry at its declared size), so the disk is checked once, up front. */
 async function checkFreeSpace(tmp: string, planned: readonly Planned[], limits: UnpackLimits): Promise<void> {
-  const needed = planned.reduce((sum, p) => sum + (p.isDir ? 0 : p.entry.uncompressedSize), 0);
-  const fs = await statfs(tmp);
-  const free = fs.bavail * fs.bsize;
-  if (free - limits.minFreeBytes < needed) {
-    throw new DiskSpaceError(free, needed, limits.minFreeBytes);
-  }
+  await ensureFreeSpace(tmp, planned.reduce((sum, p) => sum + (p.isDir ? 0 : p.entry.uncompressedSize), 0), limits);
 }
 
 async function extractEntry(zip: yauzl.ZipFile, p: Planned, tmp: string, limits: UnpackLimits, state: { bytes: number; files: string[] }, signal?: AbortSignal): Promise<void> {
   const { entry, raw, segments, isDir } = p;
   // macOS resource forks: never useful to Blender, not written (their names were still checked).
   if (segments[0] === '__MACOSX') return;
-  const target = join(tmp, ...segments);
-  const parent = join(tmp, ...(isDir ? segments : segments.slice(0, -1)));
-  await mkdir(parent, { recursive: true, mode: 0o755 });
-  await assertInside(tmp, parent, raw);
+  const target = await prepareEntryPath(tmp, segments, isDir, raw);
   if (isDir) return;
   // O_EXCL | O_NOFOLLOW: never overwrite, never write through a link. Opened before the entry's
   // stream: yauzl's size check can fail on the first chunk, and nothing may sit between opening
@@ -231,19 +187,6 @@ async function extractEntry(zip: yauzl.ZipFile, p: Planned, tmp: string, limits:
     throw new UnpackError('ZIP_CORRUPT', `The archive entry "${printable(raw)}" is damaged (size or checksum does not match).`, { entry: printable(raw) });
   }
   state.files.push(segments.join('/'));
-}
-
-/** Defence in depth: the folder we are about to write in really is inside the temporary folder. */
-async function assertInside(root: string, dir: string, raw: string): Promise<void> {
-  const real = await realpath(dir);
-  const rel = relative(root, real);
-  if (rel === '..' || rel.startsWith(`..${sep}`) || rel.startsWith(sep)) {
-    throw new UnpackError('ZIP_PATH_TRAVERSAL', `The archive entry "${printable(raw)}" would be written outside the job folder.`, { entry: printable(raw) });
-  }
-}
-
-function tooMany(limits: UnpackLimits, count: number): UnpackError {
-  return new UnpackError('ZIP_TOO_MANY_ENTRIES', `The archive has more than ${limits.maxEntries} entries.`, { maxEntries: limits.maxEntries, entries: count });
 }
 
 /**
