@@ -13,20 +13,29 @@ if [ "$node_major" -lt 20 ] || { [ "$node_major" -eq 20 ] && [ "$node_minor" -lt
   exit 1
 fi
 
-# command -> Debian package. Blender and ffmpeg render and encode; curl and zip are used by tests and benchmarks;
-# the keychain (gnome-keyring over a D-Bus session, read back with secret-tool) holds the API key;
-# Chromium (driven by playwright-core) tests the tray app's job window; zsh and fish check the
-# completion scripts `renderbridge completion` prints.
-declare -A need=([curl]=curl [zip]=zip [unzip]=unzip [blender]=blender [ffmpeg]=ffmpeg [ffprobe]=ffmpeg
-  [secret-tool]=libsecret-tools [gnome-keyring-daemon]=gnome-keyring [dbus-launch]=dbus-x11 [dbus-run-session]=dbus
-  [chromium]=chromium [zsh]=zsh [fish]=fish)
+# `setup.sh` installs what running renderbridge needs; `setup.sh test` adds what only the tests
+# use (npm start runs the first, npm test the second), so a studio's service machine gets no
+# browser, keyring or shells it never runs.
+#
+# command -> Debian package. Running: Blender renders, ffmpeg/ffprobe encode and read videos.
+declare -A need=([blender]=blender [ffmpeg]=ffmpeg [ffprobe]=ffmpeg)
+if [ "${1:-}" = "test" ]; then
+  # Tests and benchmarks: curl and zip/unzip drive and check uploads; the keychain (gnome-keyring
+  # over a D-Bus session, read back with secret-tool) holds the API key; Chromium (driven by
+  # playwright-core) tests the tray app's job window; zsh and fish check the completion scripts;
+  # nginx sits in front of the service in the reverse-proxy test; systemd-analyze verifies the
+  # units under deploy/.
+  need+=([curl]=curl [zip]=zip [unzip]=unzip [secret-tool]=libsecret-tools [gnome-keyring-daemon]=gnome-keyring
+    [dbus-launch]=dbus-x11 [dbus-run-session]=dbus [chromium]=chromium [zsh]=zsh [fish]=fish [nginx]=nginx
+    [systemd-analyze]=systemd)
+fi
 missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
 done
 # EEVEE renders headless through EGL, which Debian's blender does not pull in by itself.
 [ -e /usr/lib/x86_64-linux-gnu/libEGL.so.1 ] || [ -e /usr/lib/aarch64-linux-gnu/libEGL.so.1 ] || missing+=(libegl1)
-# keytar builds from source against libsecret's headers.
+# keytar (the daemon's keychain) builds from source against libsecret's headers.
 [ -d /usr/include/libsecret-1 ] || missing+=(libsecret-1-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')

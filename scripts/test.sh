@@ -2,7 +2,7 @@
 # The whole test suite: setup, typecheck, lint, then vitest. Any failure fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh test
 # PostgreSQL and Redis for the scale-out suites (started here when a fresh machine has none).
 bash scripts/test-servers.sh
 echo "== typecheck"; npx tsc -p tsconfig.json --noEmit
