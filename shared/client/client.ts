@@ -7,13 +7,17 @@ import type { JobProgress } from '../api/progress.js';
 import type { Downloads } from '../api/downloads.js';
 import type { FileType, UploadTarget } from '../api/upload.js';
 import { CONTENT_TYPES } from '../api/upload.js';
+import type { BlobQueryResult, CommittedUpload } from '../api/blob-upload.js';
+import type { Extension, ExtensionName } from '../extensions.js';
 import { IDEMPOTENT_REPLAY_HEADER } from '../constants.js';
 import type { JobStatus } from '../job-status.js';
 import { ROUTES, routePath, type RouteBody, type RouteName, type RouteResponse } from '../routes.js';
-import { ResponseFormatError } from './errors.js';
+import { ApiError, ResponseFormatError } from './errors.js';
 import { resolveOptions, type RenderJobClientOptions, type ResolvedOptions } from './options.js';
 import { Transport, type ApiAnswer } from './transport.js';
 import { fileTypeFor, uploadFile, type UploadFileOptions, type UploadResult } from './upload.js';
+import { singlePutUpload, type UploadRetry } from './single-put.js';
+import { uploadBlobs, type ProjectFile, type UploadBlobsOptions, type UploadBlobsResult } from './blob-upload.js';
 import { waitForStatus, type WaitOptions } from './wait.js';
 
 /** Per-call options of every API method. */
@@ -42,13 +46,23 @@ export interface RenderResult {
 export interface UploadProjectOptions {
   /** Default: from the extension (.blend or .zip). */
   fileType?: FileType;
+  /** Bytes handed to the socket; starts again from 0 when the PUT is sent again. */
   onProgress?: UploadFileOptions['onProgress'];
+  /** Told before the PUT is sent again (after a network error, or to a new target). */
+  onRetry?: (retry: UploadRetry) => void;
   signal?: AbortSignal;
+  /**
+   * A retry asks for a new upload target (POST /uploads) when less than this is left before the
+   * target's `expiresAt`, ms. Default 60000.
+   */
+  renewMarginMs?: number;
 }
 
 export class RenderJobClient {
   private readonly options: ResolvedOptions;
   private readonly transport: Transport;
+  /** GET /extensions answers once per client: what a service offers does not change under it. */
+  private extensionList: Promise<Extension[]> | undefined;
 
   constructor(options: RenderJobClientOptions) {
     this.options = resolveOptions(options);
@@ -110,6 +124,51 @@ export class RenderJobClient {
   }
 
   /**
+   * `GET /extensions`: what this service offers beyond the spec; a spec-only service answers 404
+   * ROUTE_NOT_FOUND, which means none. Asked once per client (a failed ask is asked again).
+   */
+  extensions(options?: CallOptions): Promise<Extension[]> {
+    this.extensionList ??= this.call('getExtensions', { ...options }).then(
+      (answer) => answer.data.extensions,
+      (err: unknown) => {
+        if (err instanceof ApiError && err.status === 404 && err.errorName === 'ROUTE_NOT_FOUND') return [];
+        this.extensionList = undefined;
+        throw err;
+      },
+    );
+    return this.extensionList;
+  }
+
+  /** True when the service offers the extension (in version 1, the one this client speaks). */
+  async hasExtension(name: ExtensionName, options?: CallOptions): Promise<boolean> {
+    return (await this.extensions(options)).some((e) => e.name === name && e.version === 1);
+  }
+
+  /** `POST /uploads/blobs/query` (extension content-addressed-uploads): which blobs to send, with part URLs. */
+  queryBlobs(body: RouteBody<'queryBlobs'>, options?: CallOptions): Promise<BlobQueryResult> {
+    return this.call('queryBlobs', { body, ...options });
+  }
+
+  /** `POST /uploads/commit` (extension content-addressed-uploads): the project over held blobs -> an upload slug. */
+  commitUpload(body: RouteBody<'commitUpload'>, options?: CallOptions): Promise<CommittedUpload> {
+    return this.call('commitUpload', { body, ...options });
+  }
+
+  /**
+   * Uploads a project as blobs (extension content-addressed-uploads; see `hasExtension`): only
+   * what the workspace lacks is sent; resolves with the committed upload (use its `slug`).
+   */
+  uploadBlobs(files: readonly ProjectFile[], options: UploadBlobsOptions): Promise<UploadBlobsResult> {
+    return uploadBlobs(this, files, {
+      baseDelayMs: this.options.baseDelayMs,
+      maxDelayMs: this.options.maxDelayMs,
+      idleTimeoutMs: this.options.requestTimeoutMs,
+      userAgent: this.options.userAgent,
+      ...options,
+    });
+  }
+
+  /**
    * Streams a file to a presigned `uploadUrl` with one PUT, reporting sent bytes. The client's
    * `requestTimeoutMs` is the idle timeout and its `userAgent` is sent; no Authorization header.
    */
@@ -121,16 +180,29 @@ export class RenderJobClient {
     });
   }
 
-  /** `createUpload` then `uploadFile` for a .blend or .zip; resolves with the target (use its `slug`). */
+  /**
+   * `createUpload` then one PUT of a .blend or .zip (the spec's upload); resolves with the target
+   * the file landed at (use its `slug`). A PUT that fails on the network (or a 502/503/504) is sent
+   * again from the start, up to `maxRetries` times with back-off, to a new target once the old one
+   * expired or is about to; any other answer (413, 415 ...) is final.
+   */
   async uploadProject(filePath: string, options: UploadProjectOptions = {}): Promise<UploadTarget> {
     const fileName = basename(filePath);
     const fileType = options.fileType ?? fileTypeFor(fileName);
     if (!fileType) throw new TypeError(`cannot tell the file type of ${fileName}: pass fileType ('blend' or 'zip')`);
-    const target = await this.createUpload({ fileName, fileType }, { signal: options.signal });
-    await this.uploadFile(target.uploadUrl, filePath, {
-      contentType: CONTENT_TYPES[fileType][0],
+    const { target } = await singlePutUpload(this, {
+      filePath,
+      body: { fileName, fileType },
+      contentType: CONTENT_TYPES[fileType][0] ?? 'application/octet-stream',
       onProgress: options.onProgress,
+      onRetry: options.onRetry,
       signal: options.signal,
+      maxRetries: this.options.maxRetries,
+      baseDelayMs: this.options.baseDelayMs,
+      maxDelayMs: this.options.maxDelayMs,
+      renewMarginMs: options.renewMarginMs ?? 60_000,
+      idleTimeoutMs: this.options.requestTimeoutMs,
+      userAgent: this.options.userAgent,
     });
     return target;
   }

@@ -51,6 +51,21 @@ export class ResponseFormatError extends Error {
   }
 }
 
+/**
+ * A project file's bytes no longer hash to what the caller said (it changed after it was hashed,
+ * or while being sent), even after sending it again: hash the files again, then upload.
+ */
+export class BlobChangedError extends Error {
+  override readonly name = 'BlobChangedError';
+  /** The files (their `source` paths) holding the blob that did not match. */
+  readonly files: readonly string[];
+
+  constructor(files: readonly string[], cause?: unknown) {
+    super(`${files.join(', ')} changed after it was hashed: hash the project's files again (pack it again), then upload`, { cause });
+    this.files = files;
+  }
+}
+
 /** `waitForStatus` saw the job reach a final state it was not waiting for (e.g. failed, canceled). */
 export class JobStoppedError extends Error {
   override readonly name = 'JobStoppedError';

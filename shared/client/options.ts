@@ -10,7 +10,8 @@ export interface RenderJobClientOptions {
   fetch?: typeof fetch;
   /**
    * Retries after the first attempt. A 429 is retried for every method (the server rejected it
-   * before doing anything); 502/503/504 and network errors only for GET. Default: 5.
+   * before doing anything); 502/503/504 and network errors only for GET. `uploadProject` also
+   * sends its PUT again up to this many times after a network error. Default: 5.
    */
   maxRetries?: number;
   /** Ceiling of the first back-off delay, doubled per retry (full jitter). Default: 500. */
