@@ -60,7 +60,7 @@ export function newJobRecord(upload: UploadRecord & { size: number }, preflight:
         scheduledForDeletionAt: null,
       },
     },
-    internal: { sourceKey: upload.objectKey, fileType: upload.fileType },
+    internal: { sourceKey: upload.objectKey, fileType: upload.fileType, ...(upload.sourceFormat === 'blobs' ? { sourceFormat: 'blobs' as const } : {}) },
   };
 }
 

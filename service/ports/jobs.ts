@@ -85,6 +85,8 @@ export interface UploadRecord {
   size: number | null;
   sha256: string | null;
   jobId: string | null;
+  /** `blobs`: a committed blob project (objectKey is its BlobProject document). Absent: `object`. */
+  sourceFormat?: SourceFormat;
 }
 
 export interface ListOptions {

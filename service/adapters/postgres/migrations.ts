@@ -55,6 +55,24 @@ export const pgMigrationScripts: Record<string, string[]> = {
   '002_task_claim_order': [`create index tasks_claim on tasks (state, kind, seq)`, `drop index tasks_ready`],
   // Pruning finished tasks deletes the dependencies that name them (dep_id) too.
   '003_task_deps_by_dep': [`create index task_deps_dep on task_deps (dep_id)`],
+  // The content-addressed upload extension: blobs each workspace holds (times in epoch ms;
+  // collecting_since set while the collector deletes one), which committed uploads reference
+  // them, multi-part uploads in progress, and the secret every instance signs blob part URLs with.
+  '004_blobs': [
+    `alter table uploads add column source_format text`,
+    `create table blobs (
+      workspace_id text not null, sha256 text not null, size bigint not null, created_at text not null,
+      last_used_at bigint not null, collecting_since bigint, primary key (workspace_id, sha256, size))`,
+    `create index blobs_last_used on blobs (last_used_at)`,
+    `create table blob_refs (
+      slug text not null, workspace_id text not null, sha256 text not null, size bigint not null, primary key (slug, sha256, size))`,
+    `create index blob_refs_blob on blob_refs (workspace_id, sha256, size)`,
+    `create table blob_uploads (
+      workspace_id text not null, sha256 text not null, size bigint not null, part_size bigint not null, updated_at bigint not null,
+      primary key (workspace_id, sha256, size, part_size))`,
+    `create index blob_uploads_updated on blob_uploads (updated_at)`,
+    `create table service_secrets (name text primary key, value text not null)`,
+  ],
 };
 
 /**

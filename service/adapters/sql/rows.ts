@@ -29,6 +29,7 @@ export function toUpload(r: DB['uploads']): UploadRecord {
     size: r.size,
     sha256: r.sha256,
     jobId: r.job_id,
+    ...(r.source_format === 'blobs' ? { sourceFormat: 'blobs' as const } : {}),
   };
 }
 
@@ -46,6 +47,7 @@ export function uploadRow(u: UploadRecord): DB['uploads'] {
     size: u.size,
     sha256: u.sha256,
     job_id: u.jobId,
+    source_format: u.sourceFormat === 'blobs' ? 'blobs' : null,
   };
 }
 

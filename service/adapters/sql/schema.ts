@@ -30,6 +30,8 @@ export interface DB {
     size: number | null;
     sha256: string | null;
     job_id: string | null;
+    /** `blobs` for a committed blob project (content-addressed upload extension), else null: one object (010 / 004). */
+    source_format: string | null;
   };
   jobs: {
     seq: Generated<number>;
@@ -86,5 +88,16 @@ export interface DB {
     updated_at: string;
     delivered_at: string | null;
   };
+  /**
+   * Verified blobs each workspace holds (content-addressed uploads, 010 / 004). last_used_at and
+   * collecting_since in epoch ms; collecting_since is set while the collector deletes the blob.
+   */
+  blobs: { workspace_id: string; sha256: string; size: number; created_at: string; last_used_at: number; collecting_since: number | null };
+  /** Which committed upload (slug) needs which blob: a live upload or job keeps its blobs. */
+  blob_refs: { slug: string; workspace_id: string; sha256: string; size: number };
+  /** Multi-part blobs whose parts are being stored, for collecting abandoned ones (epoch ms). */
+  blob_uploads: { workspace_id: string; sha256: string; size: number; part_size: number; updated_at: number };
+  /** Secrets the service instances sharing this database share (the blob URL-signing key). */
+  service_secrets: { name: string; value: string };
 }
 
