@@ -12,7 +12,8 @@ import type { DaemonConfig } from './config.js';
 import type { EventBus } from './track/events.js';
 import { installDaemonErrorHandling, makeFrameworkErrors } from './http/errors.js';
 import { makeGuard } from './http/guard.js';
-import type { ClientProvider, Downloads, Packer, Submissions, Tracker } from './ports.js';
+import { createBackgroundPacks } from './pack/background.js';
+import type { BackgroundPacks, ClientProvider, Downloads, Packer, Submissions, Tracker } from './ports.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -33,6 +34,8 @@ export interface DaemonAppDeps {
   clients: ClientProvider;
   tracker: Tracker;
   packer: Packer;
+  /** Background packs of POST /packs. Default: createBackgroundPacks over `packer`, publishing on `events`. */
+  packs?: BackgroundPacks;
   submissions: Submissions;
   downloads: Downloads;
   /** A pino logger (see http/logging.ts createDaemonLogger), or false for none. Default: none. */
@@ -73,11 +76,15 @@ export function buildDaemonApp(deps: DaemonAppDeps): FastifyInstance {
     else json(req, text, done);
   });
 
-  // Streams end before the server waits for its connections to close.
-  app.addHook('preClose', async () => deps.events.close());
+  const packs = deps.packs ?? createBackgroundPacks({ packer: deps.packer, events: deps.events });
+  // Packs in progress stop, and streams end, before the server waits for its connections to close.
+  app.addHook('preClose', async () => {
+    await packs.close();
+    deps.events.close();
+  });
 
   void app.register(healthRoutes, { config: deps.config, clients: deps.clients, version: deps.version, startedAt: deps.startedAt });
-  void app.register(packRoutes, { packer: deps.packer });
+  void app.register(packRoutes, { packer: deps.packer, packs });
   void app.register(submissionRoutes, { submissions: deps.submissions });
   void app.register(jobRoutes, { tracker: deps.tracker, downloads: deps.downloads });
   void app.register(eventRoutes, { events: deps.events });

@@ -3,9 +3,11 @@
 // The parts read the config per use (Blender at each trace, the downloads folder at each download,
 // the profile's defaults at each submission), so edits of config.toml apply without a restart; a
 // new hot folder is watched in place of the old one.
+import path from 'node:path';
 import type { DaemonConfig } from './config.js';
 import { createDownloads } from './download/downloads.js';
 import { watchHotFolder, type HotFolder } from './submit/hot-folder.js';
+import { HASH_CACHE_FILE, HashCache } from './pack/hash-cache.js';
 import { createPacker } from './pack/packer.js';
 import { startDaemon, type RunningDaemon, type StartDaemonOptions } from './server.js';
 import { submitDefaultsOf } from './submit/defaults.js';
@@ -28,7 +30,9 @@ export async function startBridgeDaemon(config: DaemonConfig, options: BridgeDae
   let rewatching: Promise<void> = Promise.resolve();
   const daemon = await startDaemon(config, {
     ...options,
-    createPacker: () => createPacker({ workDir: config.workDir, trace: createTracer({ blender: () => config.blender }), createdBy }),
+    // Checksums survive restarts in the state folder, so a resubmit reads only the files that changed.
+    createPacker: () =>
+      createPacker({ workDir: config.workDir, trace: createTracer({ blender: () => config.blender }), createdBy, hashCache: new HashCache({ file: path.join(config.stateDir, HASH_CACHE_FILE) }) }),
     createDownloads: (ctx) => createDownloads({ clients: ctx.clients, events: ctx.events, downloadsDir: () => config.downloadsDir }),
     createSubmissions: (ctx) =>
       (submissionsOf = createSubmissions({

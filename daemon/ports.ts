@@ -2,7 +2,7 @@
 // interfaces; each part implements one and gets its collaborators passed in (no singletons).
 import type { RenderJobClient } from '../shared/client/client.js';
 import type { CollectedDependency } from '../shared/pack/dependencies.js';
-import type { DaemonEvent, DaemonWarning, DownloadState, PackRequest, PackResult, Submission, SubmitRequest, TrackedJob } from '../shared/daemon/api.js';
+import type { DaemonEvent, DaemonWarning, DownloadState, PackRequest, PackResult, PackState, Submission, SubmitRequest, TrackedJob } from '../shared/daemon/api.js';
 
 /** Fan-out of daemon events (SSE subscribers, CLI progress bars, the tray). */
 export interface EventSink {
@@ -30,12 +30,39 @@ export interface ClientProvider {
  */
 export type TraceFn = (blendFile: string, options?: { signal?: AbortSignal }) => Promise<{ dependencies: CollectedDependency[]; warnings: DaemonWarning[] }>;
 
-/** Packs made by POST /pack, kept until submitted or expired. */
+/** What a packer does now: tracing a .blend's files with Blender, hashing the files, or writing a zip. */
+export type PackPhase = NonNullable<PackState['phase']>;
+
+/** Bytes of the phase done so far and in all (0 and 0 while tracing, which has no byte count). */
+export type PackProgress = (bytesDone: number, bytesTotal: number, phase: PackPhase) => void;
+
+/** Packs (POST /pack, POST /packs, a submission's own), kept until submitted, discarded or expired. */
 export interface Packer {
-  pack(req: PackRequest, options?: { signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<PackResult>;
+  /**
+   * Plans the project and checksums its files (the content-addressed upload sends `files`);
+   * `zipPath` is null until zip() ran, except for a user's own .zip. `id` names the pack (default
+   * a random UUID); `onProgress` follows the phases.
+   */
+  pack(req: PackRequest, options?: { id?: string; signal?: AbortSignal; onProgress?: PackProgress }): Promise<PackResult>;
   get(packId: string): PackResult | undefined;
-  /** Removes the pack's zip. */
+  /**
+   * Writes the pack's zip (for a service without the content-addressed upload), once: calls made
+   * while it is written share that run. Answers the zip's path; PACK_FAILED when a file changed
+   * since it was hashed, DAEMON_NOT_FOUND for an unknown pack.
+   */
+  zip(packId: string, options?: { signal?: AbortSignal; onProgress?: PackProgress }): Promise<string>;
+  /** Forgets the pack and removes what the packer wrote for it (its manifest, its zip). */
   discard(packId: string): Promise<void>;
+}
+
+/** Packs made in the background (POST /packs), published as `pack` events as they move. */
+export interface BackgroundPacks {
+  /** Starts packing; answers the first state at once. */
+  start(req: PackRequest): PackState;
+  /** The pack's state; undefined once expired (or discarded after a submission used it). */
+  get(packId: string): PackState | undefined;
+  /** Stops the packs in progress and the expiry timers. */
+  close(): Promise<void>;
 }
 
 /** Runs submissions (pack -> upload -> create -> validate -> render) and reports each step as a `submission` event. */

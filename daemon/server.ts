@@ -86,6 +86,7 @@ function unwired(part: string): DaemonError {
 const NO_PACKER: Packer = {
   pack: () => Promise.reject(unwired('a packer')),
   get: () => undefined,
+  zip: () => Promise.reject(unwired('a packer')),
   discard: async () => {},
 };
 const NO_SUBMISSIONS: Submissions = {

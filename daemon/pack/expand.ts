@@ -10,6 +10,8 @@ import { packFailed, type ExpandedAddon, type ExpandedDependency } from './layou
 export interface FileInfo {
   size: number;
   mtime: Date;
+  /** Modification time in nanoseconds (what the hash cache compares; Date keeps only milliseconds). */
+  mtimeNs: bigint;
   /** `dev:ino`; undefined where the filesystem reports no inode numbers. */
   identity: string | undefined;
 }
@@ -23,7 +25,7 @@ export class FileInfos {
     let p = this.pending.get(file);
     if (!p) {
       p = stat(file, { bigint: true }).then(
-        (s) => (s.isFile() ? { size: Number(s.size), mtime: s.mtime, identity: s.ino === 0n ? undefined : `${s.dev}:${s.ino}` } : null),
+        (s) => (s.isFile() ? { size: Number(s.size), mtime: s.mtime, mtimeNs: s.mtimeNs, identity: s.ino === 0n ? undefined : `${s.dev}:${s.ino}` } : null),
         () => null,
       );
       p = p.then((v) => (this.done.set(file, v), v));

@@ -1,17 +1,18 @@
-// Packs a project into one zip for upload: a main .blend with the dependencies the add-on
-// collected (packProject), or a folder as it is (packFolder). Both write a manifest at the
-// archive root (shared/pack/manifest.ts) and build the zip under a temporary name, renamed into
-// place only once complete.
+// Plans a project for upload (planProject: a main .blend with the dependencies the add-on
+// collected; planFolder: a folder as it is) and writes a plan into one zip (writePack). The zip
+// has a manifest at its root (shared/pack/manifest.ts) and is built under a temporary name,
+// renamed into place only once complete. packProject and packFolder do both in one call.
 import { randomUUID } from 'node:crypto';
 import { rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DaemonWarning } from '../../shared/daemon/api.js';
 import type { AddonToBundle, CollectedDependency } from '../../shared/pack/dependencies.js';
-import { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME, PackManifest, type DependencyKind } from '../../shared/pack/manifest.js';
+import { PACK_MANIFEST_NAME, type PackManifest, type DependencyKind } from '../../shared/pack/manifest.js';
 import { DaemonError } from '../errors.js';
 import { expandAddon, expandDependency, FileInfos, SKIPPED_FOLDERS, walkFiles } from './expand.js';
 import { packFailed, planLayout, type ExpandedAddon, type ExpandedDependency, type Layout } from './layout.js';
-import { writeZip, type ZipWritten } from './zip-writer.js';
+import { buildManifest, type BuiltManifest } from './manifest-build.js';
+import { writeZip, type ZipInput, type ZipWritten } from './zip-writer.js';
 
 export interface PackProjectInput {
   /** Absolute path of the main .blend. */
@@ -33,6 +34,20 @@ export interface PackProjectOptions {
   level?: number;
 }
 
+/** A file of the plan: where it goes, and its stat when planned (the hash cache's key). */
+export interface PlannedFile extends ZipInput {
+  mtimeNs: bigint;
+  /** `dev:ino`; undefined where the filesystem has no inode numbers. */
+  identity: string | undefined;
+}
+
+/** Everything about a pack but the bytes: the layout, the files in archive order, the warnings. */
+export interface PackPlan {
+  layout: Layout;
+  files: PlannedFile[];
+  warnings: DaemonWarning[];
+}
+
 export interface PackOutcome {
   zipPath: string;
   /** Size of the zip. */
@@ -45,8 +60,18 @@ export interface PackOutcome {
   warnings: DaemonWarning[];
 }
 
-/** Packs a main .blend, its dependencies and the selected add-ons. Missing dependencies are listed, not fatal. */
+/** Packs a main .blend, its dependencies and the selected add-ons into a zip (planProject + writePack). */
 export async function packProject(input: PackProjectInput, options: PackProjectOptions): Promise<PackOutcome> {
+  return writePack(await planProject(input), options);
+}
+
+/** A project folder as is into a zip (planFolder + writePack); see planFolder. */
+export async function packFolder(dir: string, options: PackProjectOptions & { sceneFile?: string; addons?: AddonToBundle[] }): Promise<PackOutcome> {
+  return writePack(await planFolder(dir, { ...options, exclude: options.zipPath }), options);
+}
+
+/** Plans a main .blend, its dependencies and the selected add-ons. Missing dependencies are listed, not fatal. */
+export async function planProject(input: PackProjectInput): Promise<PackPlan> {
   const main = path.resolve(input.blendFile);
   const infos = new FileInfos();
   if (!(await infos.get(main))) throw packFailed(`The main .blend "${main}" does not exist or is not a file; save the scene first, then retry.`, { file: main });
@@ -57,7 +82,16 @@ export async function packProject(input: PackProjectInput, options: PackProjectO
   const warnings = layoutWarnings(layout);
   for (const link of deps.flatMap((d) => d.skippedLinks ?? [])) warnings.push(linkWarning(link));
   if (layout.missing.length > 0) warnings.push(missingWarning(layout.missing));
-  return writePack(layout, infos, warnings, options);
+  return { layout, files: plannedFiles(layout, infos), warnings };
+}
+
+export interface PlanFolderOptions {
+  /** Archive path (or absolute path inside the folder) of the scene. Default: see planFolder. */
+  sceneFile?: string;
+  /** Add-ons to bundle. Default none. */
+  addons?: AddonToBundle[];
+  /** A zip being written into the folder itself, left out with its temporary files. Default none. */
+  exclude?: string;
 }
 
 /**
@@ -65,12 +99,12 @@ export async function packProject(input: PackProjectInput, options: PackProjectO
  * `.git`). The scene is `options.sceneFile` (relative to `dir`, or absolute inside it), else the
  * only top-level .blend, else the only .blend anywhere; otherwise PACK_FAILED lists the choices.
  */
-export async function packFolder(dir: string, options: PackProjectOptions & { sceneFile?: string; addons?: AddonToBundle[] }): Promise<PackOutcome> {
+export async function planFolder(dir: string, options: PlanFolderOptions = {}): Promise<PackPlan> {
   const root = path.resolve(dir);
   if (!(await stat(root).catch(() => null))?.isDirectory()) throw packFailed(`The folder "${root}" does not exist; check the path and retry.`, { folder: root });
   const walked = await walkFiles(root, SKIPPED_FOLDERS);
-  const out = path.resolve(options.zipPath);
-  const files = walked.files.filter((f) => !/\.blend\d+$/i.test(f) && f !== out && !f.startsWith(`${out}.partial-`));
+  const out = options.exclude === undefined ? undefined : path.resolve(options.exclude);
+  const files = walked.files.filter((f) => !/\.blend\d+$/i.test(f) && (out === undefined || (f !== out && !f.startsWith(`${out}.partial-`))));
   const main = pickScene(root, files, options.sceneFile);
   const infos = new FileInfos();
   await Promise.all(files.map((f) => infos.get(f)));
@@ -86,7 +120,8 @@ export async function packFolder(dir: string, options: PackProjectOptions & { sc
   const layout = planLayout(main, [anchor, ...deps], addons, { identity: (f) => infos.known(f)?.identity });
   const warnings = layoutWarnings(layout);
   for (const link of walked.skippedLinks) warnings.push(linkWarning(link));
-  return writePack({ ...layout, remaps: [] }, infos, warnings, options);
+  const folderLayout = { ...layout, remaps: [] };
+  return { layout: folderLayout, files: plannedFiles(folderLayout, infos), warnings };
 }
 
 function pickScene(root: string, files: readonly string[], sceneFile?: string): string {
@@ -148,37 +183,46 @@ function missingWarning(missing: Layout['missing']): DaemonWarning {
   };
 }
 
-async function writePack(layout: Layout, infos: FileInfos, warnings: DaemonWarning[], options: PackProjectOptions): Promise<PackOutcome> {
-  const zipPath = path.resolve(options.zipPath);
-  const inputs = layout.entries.map((e) => {
+/** The layout's files with their stat, in archive order; PACK_FAILED for one that vanished meanwhile. */
+function plannedFiles(layout: Layout, infos: FileInfos): PlannedFile[] {
+  return layout.entries.map((e) => {
     const info = infos.known(e.source);
     if (!info) throw packFailed(`"${e.source}" vanished while packing; retry.`, { file: e.source });
-    return { name: e.path, source: e.source, size: info.size, mtime: info.mtime };
+    return { name: e.path, source: e.source, size: info.size, mtime: info.mtime, mtimeNs: info.mtimeNs, identity: info.identity };
   });
-  const kinds = new Map(layout.entries.map((e) => [e.path, e]));
+}
+
+/**
+ * Writes the plan's files and its manifest into a zip at `options.zipPath`. The manifest is built
+ * from the checksums taken while writing, or is `manifest` when given (a pack hashed before); then
+ * a file whose bytes no longer match it fails the zip (it changed since it was hashed).
+ */
+export async function writePack(plan: PackPlan, options: PackProjectOptions & { manifest?: BuiltManifest }): Promise<PackOutcome> {
+  const { layout, warnings } = plan;
+  const zipPath = path.resolve(options.zipPath);
   let manifest: PackManifest | undefined;
-  const buildManifest = (written: readonly ZipWritten[]): Buffer => {
-    const parsed = PackManifest.safeParse({
-      version: 1,
-      sceneFile: layout.sceneFile,
-      addons: layout.addons,
-      entries: written.map((w) => ({ path: w.name, source: kinds.get(w.name)?.source ?? '', size: w.size, sha256: w.sha256, kind: kinds.get(w.name)?.kind ?? 'other', deflated: w.deflated })),
-      remaps: layout.remaps,
-      missing: layout.missing,
-      createdBy: options.createdBy ?? 'renderbridge-daemon',
-    });
-    if (!parsed.success) throw packFailed(`The manifest does not match its schema (${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}); this is a packer bug, please report it.`);
-    manifest = parsed.data;
-    const text = Buffer.from(`${JSON.stringify(manifest, null, 1)}\n`);
-    if (text.length > MAX_MANIFEST_BYTES) throw packFailed(`The project has too many files for one manifest (${text.length} bytes, at most ${MAX_MANIFEST_BYTES}); pack fewer files.`);
-    return text;
+  const trailer = (written: readonly ZipWritten[]): Buffer => {
+    const kept = options.manifest;
+    if (!kept) {
+      const built = buildManifest(layout, written, options.createdBy ?? 'renderbridge-daemon');
+      manifest = built.manifest;
+      return built.bytes;
+    }
+    const entries = kept.manifest.entries;
+    const changed = written.find((w, i) => entries[i]?.path !== w.name || entries[i]?.sha256 !== w.sha256 || entries[i]?.size !== w.size);
+    if (changed || entries.length !== written.length) {
+      const source = changed ? (layout.entries.find((e) => e.path === changed.name)?.source ?? changed.name) : layout.root;
+      throw packFailed(`"${source}" changed since the project was packed; pack it again.`, { file: source });
+    }
+    manifest = kept.manifest;
+    return kept.bytes;
   };
   const tmp = `${zipPath}.partial-${randomUUID()}`;
   try {
-    const { bytes } = await writeZip(tmp, inputs, { ...options, trailer: { name: PACK_MANIFEST_NAME, data: buildManifest } });
+    const { bytes } = await writeZip(tmp, plan.files, { ...options, trailer: { name: PACK_MANIFEST_NAME, data: trailer } });
     // No fsync: a pack lost in a crash is rebuilt from the project; the upload reads it back from the page cache.
     await rename(tmp, zipPath);
-    return { zipPath, bytes, fileCount: inputs.length, sceneFile: layout.sceneFile, manifest: manifest as PackManifest, warnings };
+    return { zipPath, bytes, fileCount: plan.files.length, sceneFile: layout.sceneFile, manifest: manifest as PackManifest, warnings };
   } catch (err) {
     await rm(tmp, { force: true });
     if (err instanceof DaemonError || options.signal?.aborted) throw err;

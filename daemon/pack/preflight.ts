@@ -36,7 +36,7 @@ export async function summariseZip(zipPath: string, addons?: readonly AddonToBun
   }
   const pending: { error: Error | null } = { error: null };
   zip.on('error', (err: Error) => (pending.error ??= err));
-  const blendFiles: string[] = [];
+  const names: string[] = [];
   let fileCount = 0;
   let manifest: PackManifest | null = null;
   try {
@@ -53,31 +53,35 @@ export async function summariseZip(zipPath: string, addons?: readonly AddonToBun
       const invalid = yauzl.validateFileName(name);
       if (invalid !== null) throw broken(invalid);
       if (name.endsWith('/')) continue;
-      if (isSceneFile(name)) blendFiles.push(name);
+      names.push(name);
       if (name === PACK_MANIFEST_NAME) manifest = await readManifest(zip, entry, broken);
       else fileCount++;
     }
   } finally {
     zip.close();
   }
+  return { preflight: preflightOf(names, manifest, addons), fileCount, manifest };
+}
+
+/**
+ * The `uploadPreflight` of a project from its archive paths and packer manifest (what summariseZip
+ * reads from a zip, or what the packer knows of a pack it hashed without zipping).
+ */
+export function preflightOf(names: readonly string[], manifest: PackManifest | null, addons?: readonly AddonToBundle[]): UploadPreflight {
   const bundledAddons = manifest
     ? [
         ...manifest.addons.map((a) => ({ bundledPathInPack: a.path, name: a.name, module: a.id, addonType: a.addonType ?? 'addon', selectedForBundle: true })),
         // Known to the artist but left out of the archive: no path in the pack.
         ...(addons ?? [])
-          .filter((a) => a.selected === false && !manifest?.addons.some((m) => m.id === a.module))
+          .filter((a) => a.selected === false && !manifest.addons.some((m) => m.id === a.module))
           .map((a) => ({ bundledPathInPack: '', name: a.name, module: a.module, addonType: a.addonType ?? 'addon', selectedForBundle: false })),
       ]
     : [];
   return {
-    preflight: {
-      schemaVersion: PREFLIGHT_SCHEMA_VERSION,
-      source: 'client_zip_inspection',
-      blendFiles: blendFiles.sort(),
-      packerManifestPreview: manifest ? { manifestPath: PACK_MANIFEST_NAME, bundledAddons } : null,
-    },
-    fileCount,
-    manifest,
+    schemaVersion: PREFLIGHT_SCHEMA_VERSION,
+    source: 'client_zip_inspection',
+    blendFiles: names.filter(isSceneFile).sort(),
+    packerManifestPreview: manifest ? { manifestPath: PACK_MANIFEST_NAME, bundledAddons } : null,
   };
 }
 

@@ -73,9 +73,19 @@ export class DaemonClient {
     return this.call('health', { signal });
   }
 
-  /** POST /pack: packs a .blend, a folder or a .zip (no time limit unless the client's timeoutMs was given). */
+  /** POST /pack: packs a .blend, a folder or a .zip while the call waits (no time limit unless the client's timeoutMs was given). Prefer startPack. */
   pack(body: BodyOf<'pack'>, signal?: AbortSignal): Promise<Answer<'pack'>> {
     return this.call('pack', { body, signal, timeoutMs: this.options.timeoutMs ?? null });
+  }
+
+  /** POST /packs: starts packing in the background; answers its first state (202). Follow it with getPack or the `pack` event. */
+  startPack(body: BodyOf<'startPack'>, signal?: AbortSignal): Promise<Answer<'startPack'>> {
+    return this.call('startPack', { body, signal });
+  }
+
+  /** GET /packs/:id: a background pack's phase, progress (bytes, rate, ETA), then its result or error. */
+  getPack(id: string, signal?: AbortSignal): Promise<Answer<'getPack'>> {
+    return this.call('getPack', { id, signal });
   }
 
   /** POST /submissions: starts a submission; answers its first state (202). */

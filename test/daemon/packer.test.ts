@@ -11,6 +11,7 @@ import { createPacker } from '../../daemon/pack/packer.js';
 import type { TraceFn } from '../../daemon/ports.js';
 import { createTracer } from '../../daemon/trace.js';
 import { runBlender } from '../../blender/run.js';
+import type { DaemonError } from '../../daemon/errors.js';
 import { put, readZip, textBytes, packFailure } from './pack-helpers.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
@@ -82,23 +83,28 @@ describe('createPacker', () => {
     put(join(proj, 'tex', 'wood.png'), randomBytes(100));
   });
 
-  it('packs a .blend with the dependencies given, or traces them, into <packId>.zip with its preflight', async () => {
+  it('packs a .blend with the dependencies given, or traces them, hashing its files; zip() writes <packId>.zip on demand', async () => {
     const packer = createPacker({ workDir, trace, createdBy: 'renderbridge-daemon/test' });
     const given = await packer.pack({ path: main, dependencies: [] });
     expect(traced).toEqual([]);
-    expect(given.zipPath).toBe(join(workDir, `${given.packId}.zip`));
+    expect(given.zipPath).toBeNull();
     expect(given).toMatchObject({ fileCount: 1, sceneFile: 'sh010.blend', missing: [], remaps: [], warnings: [] });
+    expect(given.files.map((f) => f.path)).toEqual(['sh010.blend', 'renderbridge-manifest.json']);
     expect(given.preflight).toEqual({ schemaVersion: 1, source: 'client_zip_inspection', blendFiles: ['sh010.blend'], packerManifestPreview: { manifestPath: 'renderbridge-manifest.json', bundledAddons: [] } });
     const viaTrace = await packer.pack({ path: main });
     expect(traced).toEqual([main]);
     // Blender found '//../tex/wood.png': packed beside shots/, the project rooted at proj/.
-    expect(viaTrace).toMatchObject({ fileCount: 2, sceneFile: 'shots/sh010.blend', missing: [], remaps: [], warnings: [] });
-    expect(readZip(viaTrace.zipPath!).entries.map((e) => e.name)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
-    expect(readZip(viaTrace.zipPath!).manifest?.createdBy).toBe('renderbridge-daemon/test');
-    expect(packer.get(viaTrace.packId)).toEqual(viaTrace);
-    expect(readdirSync(workDir).sort()).toEqual([`${given.packId}.zip`, `${viaTrace.packId}.zip`].sort());
+    expect(viaTrace).toMatchObject({ zipPath: null, fileCount: 2, sceneFile: 'shots/sh010.blend', missing: [], remaps: [], warnings: [] });
+    expect(viaTrace.files.map((f) => f.path)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
+    const zipPath = await packer.zip(viaTrace.packId);
+    expect(zipPath).toBe(join(workDir, `${viaTrace.packId}.zip`));
+    expect(readZip(zipPath).entries.map((e) => e.name)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
+    expect(readZip(zipPath).manifest?.createdBy).toBe('renderbridge-daemon/test');
+    expect(packer.get(viaTrace.packId)).toEqual({ ...viaTrace, zipPath });
+    // Each pack has its folder (the manifest); the zip only where one was asked for.
+    expect(readdirSync(workDir).sort()).toEqual([given.packId, viaTrace.packId, `${viaTrace.packId}.zip`].sort());
     await packer.discard(viaTrace.packId);
-    expect(readdirSync(workDir)).toEqual([`${given.packId}.zip`]);
+    expect(readdirSync(workDir)).toEqual([given.packId]);
     expect(packer.get(viaTrace.packId)).toBeUndefined();
   });
 
@@ -107,9 +113,10 @@ describe('createPacker', () => {
     const folder = await packer.pack({ path: proj });
     expect(folder).toMatchObject({ fileCount: 2, sceneFile: 'shots/sh010.blend' });
     const own = join(base, 'mine.zip');
-    writeFileSync(own, readFileSync(folder.zipPath!));
+    writeFileSync(own, readFileSync(await packer.zip(folder.packId)));
     const zip = await packer.pack({ path: own });
-    expect(zip).toMatchObject({ zipPath: own, bytes: readFileSync(own).length, fileCount: 2, sceneFile: 'shots/sh010.blend', preflight: folder.preflight });
+    expect(zip).toMatchObject({ zipPath: own, files: [], bytes: readFileSync(own).length, fileCount: 2, sceneFile: 'shots/sh010.blend', preflight: folder.preflight });
+    expect(await packer.zip(zip.packId)).toBe(own);
     await packer.discard(zip.packId);
     expect(readFileSync(own).length).toBe(zip.bytes);
   });
@@ -121,5 +128,6 @@ describe('createPacker', () => {
     expect((await packFailure(packer.pack({ path: txt }))).message).toContain('not a .blend');
     mkdirSync(workDir, { recursive: true });
     expect(readdirSync(workDir)).toEqual([]);
+    expect((await packer.zip('no-such-pack').catch((e: DaemonError) => e)).code).toBe('DAEMON_NOT_FOUND');
   });
 });
