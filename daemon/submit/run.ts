@@ -3,11 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { RenderJobClient } from '../../shared/client/client.js';
-import type { DownloadState, PackResult, Submission, SubmitRequest } from '../../shared/daemon/api.js';
+import { TransferRate } from '../../shared/client/transfer-rate.js';
+import type { DownloadState, PackResult, Submission, SubmitRequest, Transfer } from '../../shared/daemon/api.js';
 import { downloadJobOutputs } from '../download/job.js';
 import { DaemonError } from '../errors.js';
 import type { ClientProvider, Downloads, Packer, Tracker } from '../ports.js';
 import { defaultOutDir, failureBody, renderConfigFrom, throttle } from './steps.js';
+import { uploadPack, type UploadState } from './upload.js';
 
 export interface SubmissionDeps {
   clients: ClientProvider;
@@ -20,8 +22,10 @@ export interface SubmissionDeps {
   downloadsDir: string | (() => string);
   /** Pause between two polls of GET /jobs/{id} while waiting for `validated` and `completed`. Default 1000 ms. */
   pollMs?: number;
-  /** Least time between two upload progress updates. Default 250 ms. */
+  /** Least time between two pack or upload progress updates. Default 250 ms. */
   progressIntervalMs?: number;
+  /** Blob parts sent at once when the service offers the content-addressed upload. Default 4. */
+  uploadConcurrency?: number;
 }
 
 export interface RunSubmissionOptions {
@@ -78,7 +82,9 @@ export async function runSubmission(
     Object.assign(s, patch, { updatedAt: new Date().toISOString() });
     onUpdate({ ...s, warnings: [...s.warnings] });
   };
-  const uploadProgress = throttle(deps.progressIntervalMs ?? 250, (sent: number, total: number) => update({ uploadedBytes: sent, totalBytes: total }));
+  const interval = deps.progressIntervalMs ?? 250;
+  const packProgress = throttle(interval, (progress: Transfer) => update({ pack: progress }));
+  const uploadProgress = throttle(interval, (upload: UploadState) => update({ upload, uploadedBytes: upload.bytesDone, totalBytes: upload.bytesTotal }));
   let pack: PackResult | undefined;
   let discardOnFailure = false;
 
@@ -88,7 +94,11 @@ export async function runSubmission(
       pack = deps.packer.get(req.packId);
       if (!pack) throw new DaemonError('DAEMON_NOT_FOUND', `No pack ${req.packId}: it was submitted or expired; pack the project again (POST /pack).`);
     } else if (req.pack) {
-      pack = await deps.packer.pack(req.pack, { signal });
+      const packRate = new TransferRate();
+      pack = await deps.packer.pack(req.pack, {
+        signal,
+        onProgress: (done, total) => packProgress(total > 0 && done === total, { bytesDone: done, bytesTotal: total, ...packRate.update(done, total) }),
+      });
       discardOnFailure = true;
     } else {
       throw new DaemonError('DAEMON_BAD_REQUEST', 'Give exactly one of packId and pack.');
@@ -97,13 +107,17 @@ export async function runSubmission(
 
     const client = await deps.clients.client();
     update({ step: 'uploading', uploadedBytes: 0 });
-    if (pack.zipPath === null) throw new DaemonError('PACK_FAILED', `Pack ${pack.packId} has no zip to upload; pack the project again.`);
-    const target = await client.uploadProject(pack.zipPath, { fileType: 'zip', signal, onProgress: (sent, total) => uploadProgress(sent === total, sent, total) });
+    const uploaded = await uploadPack(client, deps.packer, pack, {
+      signal,
+      concurrency: deps.uploadConcurrency,
+      onUpload: (u) => uploadProgress(u.bytesDone === u.bytesTotal, u),
+      onZip: (progress) => packProgress(progress.bytesTotal > 0 && progress.bytesDone === progress.bytesTotal, progress),
+    });
     discardOnFailure = false;
     await deps.packer.discard(pack.packId).catch(() => undefined);
 
     update({ step: 'creating' });
-    const job = await client.createJob({ slug: target.slug, uploadPreflight: pack.preflight }, { signal });
+    const job = await client.createJob({ slug: uploaded.slug, uploadPreflight: pack.preflight }, { signal });
     update({ jobId: job.id });
 
     update({ step: 'validating' });

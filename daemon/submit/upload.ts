@@ -1,0 +1,79 @@
+// The upload step of a submission: the pack's files as blobs when the service offers the
+// content-addressed upload (only what it lacks is sent), else the spec's single PUT of the zip,
+// which the packer writes on demand. Either way the answer is an upload slug for POST /jobs.
+import path from 'node:path';
+import type { RenderJobClient } from '../../shared/client/client.js';
+import { BlobChangedError } from '../../shared/client/errors.js';
+import { TransferRate } from '../../shared/client/transfer-rate.js';
+import type { PackResult, Submission, Transfer, UploadMode } from '../../shared/daemon/api.js';
+import { DaemonError } from '../errors.js';
+import type { Packer } from '../ports.js';
+
+/** The upload state a submission shows (Submission.upload). */
+export type UploadState = NonNullable<Submission['upload']>;
+
+export interface UploadPackOptions {
+  signal?: AbortSignal | undefined;
+  /** Blob parts sent at once. Default 4. */
+  concurrency?: number | undefined;
+  /** Told as the upload moves. */
+  onUpload: (state: UploadState) => void;
+  /** Told while the packer writes the zip for a service without the blob upload. */
+  onZip: (progress: Transfer) => void;
+}
+
+export interface UploadedPack {
+  slug: string;
+  mode: UploadMode;
+}
+
+const BLOB_EXTENSION = 'content-addressed-uploads';
+
+/**
+ * Uploads the pack and answers the slug. A pack with files goes as blobs when the service lists
+ * the extension; a user's own .zip (no files) and any pack sent to a service without it go by
+ * single PUT. A blob whose file changed since it was hashed fails with PACK_FAILED naming it.
+ */
+export async function uploadPack(client: RenderJobClient, packer: Packer, pack: PackResult, options: UploadPackOptions): Promise<UploadedPack> {
+  const { signal } = options;
+  if (pack.files.length > 0 && (await client.hasExtension(BLOB_EXTENSION, { signal }))) {
+    try {
+      const result = await client.uploadBlobs(pack.files, {
+        fileName: projectFileName(pack.sourcePath),
+        signal,
+        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        onProgress: (p) => options.onUpload({ mode: 'blobs', ...p }),
+      });
+      return { slug: result.upload.slug, mode: 'blobs' };
+    } catch (err) {
+      if (!(err instanceof BlobChangedError)) throw err;
+      throw new DaemonError('PACK_FAILED', `${err.files.join(', ')} changed after the project was packed: save your work and submit again.`, { files: err.files });
+    }
+  }
+
+  const zipRate = new TransferRate();
+  const zipPath = pack.zipPath ?? (await packer.zip(pack.packId, { signal, onProgress: (done, total) => options.onZip({ bytesDone: done, bytesTotal: total, ...zipRate.update(done, total) }) }));
+  const rate = new TransferRate();
+  let retries = 0;
+  let last = { sent: 0, total: 0 };
+  const report = (): void => options.onUpload({ mode: 'single-put', bytesDone: last.sent, bytesTotal: last.total, bytesSkipped: 0, retries, ...rate.update(last.sent, last.total) });
+  const target = await client.uploadProject(zipPath, {
+    fileType: 'zip',
+    signal,
+    onProgress: (sent, total) => {
+      last = { sent, total };
+      report();
+    },
+    onRetry: () => {
+      retries++;
+      report();
+    },
+  });
+  return { slug: target.slug, mode: 'single-put' };
+}
+
+/** The upload's fileName for a blob project: the packed .blend's or folder's name, as a .zip. */
+export function projectFileName(sourcePath: string): string {
+  const stem = path.basename(sourcePath).replace(/\.blend$/i, '').replace(/[\\/\0]/g, '_').slice(0, 200);
+  return `${stem || 'project'}.zip`;
+}
