@@ -11,7 +11,6 @@ from urllib.parse import quote, urlsplit
 
 CONNECT_TIMEOUT = 3.0
 READ_TIMEOUT = 5.0
-PACK_TIMEOUT = 300.0
 
 NOT_RUNNING = ('The renderbridge daemon is not running: start it with `renderbridge daemon` '
                '(or start the tray app), then try again.')
@@ -128,13 +127,18 @@ class DaemonClient:
     def health(self):
         return self.request('GET', '/health')
 
-    def pack(self, path, dependencies=None, addons=None):
+    def start_pack(self, path, dependencies=None, addons=None):
+        """Starts packing in the daemon's background (POST /packs, answered at once): poll get_pack."""
         body = {'path': path}
         if dependencies is not None:
             body['dependencies'] = dependencies
         if addons is not None:
             body['addons'] = addons
-        return self.request('POST', '/pack', body, timeout=PACK_TIMEOUT)
+        return self.request('POST', '/packs', body)
+
+    def get_pack(self, pack_id):
+        """A background pack's state: phase and progress, then `ready` with its result or `failed` with its error."""
+        return self.request('GET', '/packs/' + quote(pack_id, safe=''))
 
     def submit(self, pack_id, settings, mode='render', out_dir=None):
         body = {'packId': pack_id, 'settings': settings, 'mode': mode}

@@ -2,6 +2,11 @@
 # the one Check / Render on farm in progress (its step, the missing files, the analysis warnings).
 import time
 
+try:
+    from . import transfer_text
+except ImportError:  # imported as a top-level module by the plain-python tests
+    import transfer_text
+
 # Statuses the daemon polls fast for (README "Tracking"); Cancel is offered for these and `created`/`validated`.
 ACTIVE_STATUSES = ('validating', 'booting', 'rendering', 'finalizing', 'debugging', 'suspended')
 CANCELABLE_STATUSES = ACTIVE_STATUSES + ('created', 'validated')
@@ -99,6 +104,8 @@ class Activity:
         self.out_dir = None
         self.warnings = []  # analysis warnings {code, message, blocking}
         self.pack_warnings = []  # messages of the daemon's pack warnings
+        self.pack_id = None  # the background pack (POST /packs) this submission waits for
+        self.transfer = None  # the packing / uploading line (bytes, rate, time left), None otherwise
         self.farm = ''  # the farm that answered: its service URL and the daemon's profile (farm_status.farm_of)
         self.finished = False
 
@@ -107,9 +114,25 @@ class Activity:
         self.step = 'failed'
         self.finished = True
 
+    def apply_pack(self, state):
+        """Takes a background pack's state (GET /packs/:id): 'ready', 'failed' (the activity then
+        failed), or None while it packs."""
+        self.transfer = transfer_text.pack_line(state)
+        if state.get('state') == 'ready':
+            result = state.get('result') or {}
+            self.pack_warnings = [w.get('message', '') for w in result.get('warnings', [])]
+            return 'ready'
+        if state.get('state') == 'failed':
+            err = state.get('error') or {}
+            self.transfer = None
+            self.fail(f"{err.get('name', 'PACK_FAILED')}: {err.get('message', 'the project could not be packed')}")
+            return 'failed'
+        return None
+
     def apply_submission(self, sub):
         """Takes a Submission from the daemon; True once it ended (done or failed)."""
         self.step = sub.get('step', self.step)
+        self.transfer = transfer_text.submission_line(sub)
         self.job_id = sub.get('jobId') or self.job_id
         self.out_dir = sub.get('outDir') or self.out_dir
         if sub.get('step') == 'failed':

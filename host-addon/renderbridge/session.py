@@ -14,6 +14,7 @@ HEALTH_S = 5.0
 JOBS_ACTIVE_S = 2.0
 JOBS_IDLE_S = 10.0
 SUBMISSION_S = 1.0
+PACK_S = 0.5
 
 
 class Session:
@@ -25,7 +26,8 @@ class Session:
         self.connection_error = None
         self.notice = None  # (level, message) of the last job action
         self.connection_test = None  # (level, message) of the last Test connection
-        self._next = {'health': 0.0, 'jobs': 0.0, 'submission': 0.0}
+        self._next = {'health': 0.0, 'jobs': 0.0, 'submission': 0.0, 'pack': 0.0}
+        self._submit_args = None  # (settings, out_dir) of the activity, sent once its pack is ready
 
     def client(self):
         """A daemon client from the preferences (read here, on the main thread)."""
@@ -44,6 +46,9 @@ class Session:
             self._next['jobs'] = now + (JOBS_ACTIVE_S if busy else JOBS_IDLE_S)
             self.poll_jobs()
         act = self.activity
+        if act is not None and act.pack_id and not act.submission_id and not act.finished and now >= self._next['pack']:
+            self._next['pack'] = now + PACK_S
+            self._poll_pack(act)
         if act is not None and act.submission_id and not act.finished and now >= self._next['submission']:
             self._next['submission'] = now + SUBMISSION_S
             self._poll_submission(act)
@@ -126,24 +131,46 @@ class Session:
         return self.activity is not None and not self.activity.finished
 
     def submit(self, act, blend_path, dependencies, addons, settings, out_dir):
-        """Packs (with the collected dependencies and add-ons) and submits, on the worker thread."""
+        """Starts a background pack (with the collected dependencies and add-ons) on the worker
+        thread; tick() then follows it (GET /packs/:id) and submits it once ready. No call waits
+        for the packing itself, however big the project."""
         client = self.client()
         self.activity = act
+        self._submit_args = (settings, out_dir)
+        self.worker.run(lambda _post: client.start_pack(blend_path, dependencies, addons),
+                        lambda res, err: self._on_pack_started(act, res, err))
 
-        def task(post):
-            post(_set_step, act, 'packing')
-            pack = client.pack(blend_path, dependencies, addons)
-            post(_set_step, act, 'uploading')
-            return pack, client.submit(pack['packId'], settings, act.mode, out_dir)
-
-        self.worker.run(task, lambda res, err: self._on_submitted(act, res, err))
-
-    def _on_submitted(self, act, res, err):
+    def _on_pack_started(self, act, state, err):
         if err is not None:
             act.fail(str(err))
             return
-        pack, sub = res
-        act.pack_warnings = [w.get('message', '') for w in pack.get('warnings', [])]
+        act.pack_id = state['packId']
+        act.apply_pack(state)
+        self._next['pack'] = 0.0
+
+    def _poll_pack(self, act):
+        client = self.client()
+        self.worker.run(lambda _post: client.get_pack(act.pack_id),
+                        lambda state, err: self._on_pack(act, state, err), key='pack')
+
+    def _on_pack(self, act, state, err):
+        if act.finished or act.submission_id or act is not self.activity:
+            return
+        if err is not None:
+            act.message = f'Could not read the pack: {err}'
+            return
+        if act.apply_pack(state) != 'ready' or self.worker.busy('submit'):
+            return
+        settings, out_dir = self._submit_args
+        client = self.client()
+        _set_step(act, 'uploading')
+        self.worker.run(lambda _post: client.submit(act.pack_id, settings, act.mode, out_dir),
+                        lambda sub, e: self._on_submitted(act, sub, e), key='submit')
+
+    def _on_submitted(self, act, sub, err):
+        if err is not None:
+            act.fail(str(err))
+            return
         act.submission_id = sub['id']
         act.apply_submission(sub)
         act.message = STEP_TEXT.get(act.step, act.step)

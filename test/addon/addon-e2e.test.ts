@@ -51,6 +51,8 @@ interface FarmResult {
   job?: JobRow;
   before?: JobRow;
   files?: string[];
+  /** The progress lines the panel showed while packing and uploading, in order, each once. */
+  transfers?: string[];
   test_ops?: string[];
   connection_test?: [string, string];
 }
@@ -145,6 +147,8 @@ describe('add-on operators against the daemon and the reference service', () => 
     expect(path.dirname(got.activity.outDir!)).toBe(downloads);
     expect(got.activity.outDir).toMatch(/\/basic-\d{8}-\d{6}$/);
     expect(got.files?.filter((f) => f.endsWith('.png'))).toHaveLength(3);
+    // The pack ran in the daemon's background (POST /packs), followed by the panel until ready.
+    expect(got.transfers?.[0], JSON.stringify(got.transfers)).toMatch(/^Pack(ing|ed) /);
     expect(got.job).toMatchObject({ status: 'completed', download: 'done', outDir: got.activity.outDir });
     const job = await jobOf(got.activity.jobId!);
     expect(job.requestedConfig).toMatchObject({ frameRanges: ['1-3'], activeCamera: 'CamB', activeViewLayer: 'Main', notes: 'from the add-on test' });

@@ -170,11 +170,11 @@ describe('the add-on daemon client against shared/daemon/openapi.json', () => {
     const { stdout } = await run('python3', [SCRIPT, state, work, JOB_ID], { timeout: 60_000 }).catch((err: { stderr?: string; stdout?: string }) => {
       throw new Error(`contract_calls.py failed:\n${err.stdout ?? ''}${err.stderr ?? ''}\nrequests: ${JSON.stringify(recorded, null, 2)}`);
     });
-    expect(JSON.parse(stdout)).toHaveLength(13);
-    expect(recorded).toHaveLength(13);
+    expect(JSON.parse(stdout)).toHaveLength(14);
+    expect(recorded).toHaveLength(14);
     for (const r of recorded) expect(r.problems, `${r.method} ${r.path} ${JSON.stringify(r.body)}`).toEqual([]);
     // The bodies really are the add-on's: the collector's dependencies and submit_body's settings.
-    const pack = recorded.find((r) => r.route === 'POST /pack' && (r.body as { dependencies?: unknown[] }).dependencies?.length);
+    const pack = recorded.find((r) => r.route === 'POST /packs' && (r.body as { dependencies?: unknown[] }).dependencies?.length);
     expect((pack?.body as { dependencies: { pattern: string }[] }).dependencies.map((d) => d.pattern)).toEqual(['file', 'udim', 'sequence', 'directory', 'file']);
     const modes = recorded.filter((r) => r.route === 'POST /submissions').map((r) => (r.body as { mode: string }).mode);
     expect(modes).toEqual(['render', 'check', 'render']);
@@ -184,7 +184,7 @@ describe('the add-on daemon client against shared/daemon/openapi.json', () => {
 
   it('uses only routes in the document in every call written in daemon_client.py', async () => {
     const calls = await callsInClient();
-    expect(calls).toHaveLength(8);
+    expect(calls).toHaveLength(9);
     for (const c of calls) {
       const [method, template] = c.split(' ') as [string, string];
       expect(doc.paths[template]?.[method.toLowerCase()], c).toBeDefined();

@@ -1,7 +1,7 @@
 // Runs the plain-python unit tests of the add-on's bpy-free modules with the system python3:
 // paths.py (test_paths.py), background.py (test_background.py), jobs_state.py and submit_body.py
-// (test_jobs_state.py), opener.py (test_opener.py) and the 4.2 extension manifest (test_manifest.py,
-// tomllib). daemon_client.py runs against the real daemon in daemon-client.test.ts.
+// (test_jobs_state.py), opener.py (test_opener.py), transfer_text.py with the activity's progress line
+// (test_transfer_text.py) and the 4.2 extension manifest (test_manifest.py, tomllib). daemon_client.py runs against the real daemon in daemon-client.test.ts.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -14,6 +14,7 @@ const SUITES = {
   'background.py': 'test_background.py',
   'jobs_state.py and submit_body.py (save_plan included)': 'test_jobs_state.py',
   'opener.py (Open folder)': 'test_opener.py',
+  'transfer_text.py (pack and upload progress lines)': 'test_transfer_text.py',
   'blender_manifest.toml (Blender 4.2 extension manifest)': 'test_manifest.py',
 } as const;
 

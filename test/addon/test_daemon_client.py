@@ -120,11 +120,22 @@ class Calls(unittest.TestCase):
         self.assertEqual((ctx.exception.name, ctx.exception.status), ('NO_API_KEY', 409))
         self.assertEqual(str(ctx.exception), 'NO_API_KEY: No API key is configured: store one with the tray app '
                                              '(OS keychain) or set RENDERBRIDGE_API_KEY, then retry.')
-        # Packing is local: it needs no key. With the dependencies given, Blender is not run.
+        # Packing is local: it needs no key. With the dependencies given, Blender is not run. The
+        # pack runs in the daemon's background: POST /packs answers at once, GET /packs/:id follows it.
         with Recorder() as rec:
-            pack = keyless.pack(self.blend, [], [])
+            started = keyless.start_pack(self.blend, [], [])
         self.assertEqual(rec.seen[0]['body'], {'path': self.blend, 'dependencies': [], 'addons': []})
+        self.assertEqual(started['state'], 'packing')
+        deadline = time.monotonic() + 60
+        while (state := keyless.get_pack(started['packId']))['state'] == 'packing' and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(state['state'], 'ready', state.get('error'))
+        pack = state['result']
         self.assertEqual((pack['sourcePath'], pack['fileCount'], pack['sceneFile']), (self.blend, 1, os.path.basename(self.blend)))
+        self.assertEqual([f['path'] for f in pack['files']], [os.path.basename(self.blend), 'renderbridge-manifest.json'])
+        with self.assertRaises(daemon_client.DaemonError) as ctx:
+            keyless.get_pack('no-such-pack')
+        self.assertEqual((ctx.exception.name, ctx.exception.status), ('DAEMON_NOT_FOUND', 404))
 
     def test_error_details_are_listed(self):
         with Recorder() as rec:

@@ -112,14 +112,17 @@ describe('pack, submission and download routes', () => {
     const pack = DAEMON_ROUTES.pack.response.parse(res.json);
     // The packer got the request's path: it traced and packed that file into its work folder.
     expect(pack).toMatchObject({ sourcePath: blend, sceneFile: 'basic.blend', fileCount: 1, missing: [] });
-    expect(pack.zipPath).toBe(path.join(work, 'main', 'packs', `${pack.packId}.zip`));
-    expect(existsSync(pack.zipPath!)).toBe(true);
+    // Hashed, not zipped: the manifest waits in the pack's folder, the files where they are.
+    expect(pack.zipPath).toBeNull();
+    expect(pack.files.map((f) => f.path)).toEqual(['basic.blend', 'renderbridge-manifest.json']);
+    expect(existsSync(path.join(work, 'main', 'packs', pack.packId, 'renderbridge-manifest.json'))).toBe(true);
   });
 
   it('refuses invalid bodies with DAEMON_BAD_REQUEST listing each field, never a 500', async () => {
     const cases: [string, string, unknown, string[]][] = [
       ['missing path', '/pack', {}, ['body', 'path']],
       ['unknown field', '/pack', { path: '/a.blend', pth: 1 }, ['body']],
+      ['missing path (background pack)', '/packs', {}, ['body', 'path']],
       ['both packId and pack', '/submissions', { packId: 'p', pack: { path: '/a.blend' } }, ['body']],
       ['bad frames', '/submissions', { packId: 'p', settings: { frames: [] } }, ['body', 'settings', 'frames']],
       ['empty outDir', `/jobs/${randomUUID()}/download`, { outDir: '' }, ['body', 'outDir']],

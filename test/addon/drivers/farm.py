@@ -65,7 +65,16 @@ elif scenario == 'render':
     rb.notes = 'from the add-on test'
     out['ops'] = sorted(bpy.ops.renderbridge.render())
     out['saved_dirty'] = bpy.data.is_dirty
-    _addon.pump('the render to end', lambda: s.activity.finished, 240)
+    # The progress lines the panel showed on the way (packing, then uploading), each once.
+    transfers = []
+
+    def render_ended():
+        t = s.activity.transfer
+        if t and t not in transfers:
+            transfers.append(t)
+        return s.activity.finished
+    _addon.pump('the render to end', render_ended, 240)
+    out['transfers'] = transfers
     out['activity'] = activity()
     job_id = s.activity.job_id
     _addon.pump('the job list to show it downloaded', lambda: (job_row(job_id) or {}).get('download') == 'done', 30)
