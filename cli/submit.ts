@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { PackResult, Submission, SubmissionStep, SubmitSettings } from '../shared/daemon/api.js';
+import { HASH_CACHE_FILE, HashCache } from '../daemon/pack/hash-cache.js';
 import { createPacker } from '../daemon/pack/packer.js';
 import { submitDefaultsOf, withSubmitDefaults } from '../daemon/submit/defaults.js';
 import { runSubmission } from '../daemon/submit/run.js';
@@ -61,7 +62,9 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
   const config = cliConfig(o, o.blender ? { blender: o.blender } : {}, { outputFormat: o.format, video: o.video });
   const clients = clientProvider(config);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'renderbridge-pack-'));
-  const packer = createPacker({ workDir, trace: createTracer({ blender: config.blender }), createdBy: `renderbridge-cli/${VERSION}` });
+  // The daemon's hash cache (state folder): a resubmit reads only the files that changed, with or without a daemon.
+  const hashCache = new HashCache({ file: path.join(config.stateDir, HASH_CACHE_FILE) });
+  const packer = createPacker({ workDir, trace: createTracer({ blender: config.blender }), createdBy: `renderbridge-cli/${VERSION}`, hashCache });
   const display = createDisplay({ json: Boolean(o.json), quiet: Boolean(o.quiet) });
   const abort = new AbortController();
   const onSigint = (): void => abort.abort(new Error('interrupted'));
@@ -70,7 +73,7 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
   let stopProgress = (): void => {};
   try {
     if (!o.json && !o.quiet) display.note(`packing ${target}…`);
-    const pack = await packer.pack({ path: path.resolve(target) }, { signal: abort.signal, onProgress: (done, total) => display.pack(done, total) });
+    const pack = await packer.pack({ path: path.resolve(target) }, { signal: abort.signal, onProgress: (done, total, phase) => display.pack(done, total, phase) });
     reportPack(pack, display);
     const final = await runSubmission(
       { packId: pack.packId, settings: withSubmitDefaults(settingsFrom(o), submitDefaultsOf(config)), download: o.download, ...(o.out ? { outDir: path.resolve(o.out) } : {}) },
