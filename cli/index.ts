@@ -44,6 +44,14 @@ export function buildProgram(): Command {
 }
 
 async function main(): Promise<void> {
+  // `renderbridge jobs list | head`: the reader left, so there is nobody to tell anything; end
+  // quietly as other Unix tools do instead of dying with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.OK);
+      throw err;
+    });
+  }
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (err) {
