@@ -47,6 +47,24 @@ export interface ServiceConfig {
   /** Days a finished task stays in the queue (for looking into a job) before it is deleted. Default 7. */
   finishedTaskRetentionDays: number;
   /**
+   * The content-addressed upload extension (POST /uploads/blobs/query, POST /uploads/commit and
+   * the blob part PUTs, listed by GET /extensions). Off (`--no-blob-uploads`,
+   * `RENDERBRIDGE_BLOB_UPLOADS=0`): its routes answer 404 and GET /extensions lists none; the
+   * spec's upload flow is unchanged either way. Default true.
+   */
+  blobUploads: boolean;
+  /**
+   * Raw bytes per part of a blob; a blob of at most this size is one PUT (`--blob-part-size`,
+   * `RENDERBRIDGE_BLOB_PART_SIZE`). Default 8 MiB.
+   */
+  blobPartSizeBytes: number;
+  /**
+   * Days a blob stays stored after its last use once no live upload or job references it; also
+   * how long the parts of an abandoned upload are kept (`--blob-retention-days`,
+   * `RENDERBRIDGE_BLOB_RETENTION_DAYS`). Default 30.
+   */
+  blobRetentionDays: number;
+  /**
    * Render slots of the in-process worker: `auto` = one per NVIDIA GPU, or one on the CPU;
    * a number = that many CPU slots when there is no GPU; 0 = no worker in this process (run
    * `renderbridge worker` elsewhere). Default `auto`.
@@ -113,6 +131,9 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     rateLimitWindowMs: 60_000,
     outputRetentionDays: 30,
     finishedTaskRetentionDays: 7,
+    blobUploads: true,
+    blobPartSizeBytes: 8 * 1024 * 1024,
+    blobRetentionDays: 30,
     workers: 'auto',
     blenderPaths: [],
     logLevel: 'info',
