@@ -8,9 +8,10 @@ import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js
 import { startService } from '../service/server.js';
 import { collect, DATA_DIR_DEFAULT, parsePort, parsePositiveInt, parseWorkers, resolveDataDir } from './options.js';
 import { addUnpackOptions, unpackConfig, type UnpackOptions } from './unpack-options.js';
+import { addBlobOptions, blobConfig, type BlobOptions } from './blob-options.js';
 import { VERSION } from './version.js';
 
-interface ServiceOptions extends EngineOptions, UnpackOptions {
+interface ServiceOptions extends EngineOptions, UnpackOptions, BlobOptions {
   host: string;
   port: number;
   dataDir?: string;
@@ -33,12 +34,13 @@ export function registerServiceCommand(program: Command): void {
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info')
     .option('--workers <n>', 'render slots in this process: auto (one per GPU, else one), N CPU slots, or 0 for none', parseWorkers, 'auto')
     .option('--blender <path>', 'a Blender build to offer (repeatable); RENDERBRIDGE_BLENDER_X_Y and PATH are searched too', collect, []);
-  addUnpackOptions(addEngineOptions(cmd)).action(async (o: ServiceOptions) => {
+  addBlobOptions(addUnpackOptions(addEngineOptions(cmd))).action(async (o: ServiceOptions) => {
       // Resolved as `renderbridge admin` resolves it, so admin commands run anywhere find this database.
       const data = resolveDataDir(o.dataDir);
       const config = defaultConfig({
         ...engineConfig(o),
         ...unpackConfig(o),
+        ...blobConfig(o),
         host: o.host,
         port: o.port,
         dataDir: data.dir,
@@ -63,6 +65,7 @@ export function registerServiceCommand(program: Command): void {
       }
       const e = svc.engines;
       console.error(`  engines:      state ${e.state}, queue ${e.queue}, storage ${e.storage}${config.workerToken ? '; worker API on' : ''}`);
+      console.error(`  extensions:   ${config.blobUploads ? 'content-addressed-uploads' : 'none (--no-blob-uploads)'}`);
       const w = svc.worker;
       console.error(
         w.runtime

@@ -15,6 +15,13 @@ import type { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { JobRecord } from './ports/jobs.js';
 import { installMetrics } from './metrics/http.js';
 import type { Metrics } from './metrics/registry.js';
+import { BlobReceiver } from './blobs/blob-receiver.js';
+import { BlobPartUrls } from './blobs/part-urls.js';
+import type { BlobStore } from './ports/blobs.js';
+import { blobCommitRoutes } from './routes/blob-commit.js';
+import { blobPartRoutes } from './routes/blob-parts.js';
+import { blobQueryRoutes, type BlobApiDeps } from './routes/blob-query.js';
+import { extensionRoutes } from './routes/extensions.js';
 import { jobActionRoutes } from './routes/job-actions.js';
 import { jobRoutes } from './routes/jobs.js';
 import { progressRoutes } from './routes/progress.js';
@@ -41,6 +48,20 @@ export interface AppDeps extends ServiceContext {
    * Default: this process's memory (one instance), sized by config.rateLimitMax/WindowMs.
    */
   rateLimiter?: RateLimiter;
+  /**
+   * The content-addressed upload extension's parts: the blob index, the signer of part URLs
+   * and the origin they point at. Required while `config.blobUploads` is on (the default).
+   */
+  blobs?: { store: BlobStore; signer: UrlSigner; publicUrl: () => string };
+}
+
+/** The extension's routes and what they share, when it is on. */
+function blobExtension(deps: AppDeps): { api: BlobApiDeps; urls: BlobPartUrls; receiver: BlobReceiver } | undefined {
+  if (!deps.config.blobUploads) return undefined;
+  if (!deps.blobs) throw new Error('buildApp: config.blobUploads turns the content-addressed upload extension on, which needs deps.blobs (openStack provides it)');
+  const urls = new BlobPartUrls(deps.blobs.signer, deps.blobs.publicUrl);
+  const receiver = new BlobReceiver({ index: deps.blobs.store, storage: deps.storage });
+  return { api: { config: deps.config, index: deps.blobs.store, storage: deps.storage, urls, receiver }, urls, receiver };
 }
 
 /** Builds the whole service as a fastify instance without listening (tests inject or listen). */
@@ -83,6 +104,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
 
+  const blobs = blobExtension(deps);
+  // Part bytes pass through the service on every storage adapter, so it can verify them.
+  if (blobs) await app.register(blobPartRoutes, { urls: blobs.urls, receiver: blobs.receiver });
+
   if (deps.config.workerToken) {
     if (!deps.onJobCompleted) throw new Error('buildApp: config.workerToken turns the worker API on, which needs deps.onJobCompleted (enqueue the onRenderComplete webhook)');
     await app.register(workerApiRoutes, { prefix: WORKER_API_PREFIX, token: deps.config.workerToken, jobs: deps.jobs, onJobCompleted: deps.onJobCompleted });
@@ -106,6 +131,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(jobRoutes, ctx);
       await api.register(jobActionRoutes, ctx);
       await api.register(progressRoutes, ctx);
+      await api.register(extensionRoutes, { enabled: blobs ? ['content-addressed-uploads'] : [] });
+      if (blobs) {
+        await api.register(blobQueryRoutes, blobs.api);
+        await api.register(blobCommitRoutes, blobs.api);
+      }
     },
     { prefix: API_PREFIX },
   );

@@ -9,6 +9,9 @@ import { SqliteKeyStore } from './adapters/sqlite/key-store.js';
 import { SqliteLeaseStore } from './adapters/sqlite/lease-store.js';
 import { SqliteTaskQueue } from './adapters/sqlite/task-queue.js';
 import { openWebhookStore } from './adapters/sqlite/webhook-store.js';
+import { SqliteBlobStore } from './adapters/sqlite/blob-store.js';
+import { blobUrlSecret } from './adapters/sql/blob-secret.js';
+import type { BlobStore } from './ports/blobs.js';
 import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { JobStore } from './ports/jobs.js';
 import type { KeyStore } from './ports/keys.js';
@@ -25,6 +28,10 @@ export interface StateEngine {
   queue: TaskQueue;
   webhooks: WebhookStore;
   leases: LeaseStore;
+  /** The blob index of the content-addressed upload extension. */
+  blobs: BlobStore;
+  /** The secret blob part URLs are signed with, shared by every instance on this database. */
+  blobUrlSecret(): Promise<Buffer>;
   close(): Promise<void>;
 }
 
@@ -49,6 +56,8 @@ export async function openLocalState(dataDir: string): Promise<StateEngine> {
     queue: new SqliteTaskQueue(sqlite.db),
     webhooks: openWebhookStore(sqlite),
     leases: new SqliteLeaseStore(sqlite.db),
+    blobs: new SqliteBlobStore(sqlite),
+    blobUrlSecret: () => blobUrlSecret(sqlite.db),
     close: () => sqlite.close(),
   };
 }

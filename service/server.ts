@@ -9,6 +9,7 @@ import { createMetrics, type Metrics } from './metrics/registry.js';
 import { openStack, type Stack } from './stack.js';
 import { enqueueRenderComplete, WebhookDispatcher, type DispatcherOptions } from './webhooks/delivery.js';
 import { RetentionSweeper, type RetentionOptions } from './retention.js';
+import { BlobCollector, type BlobCollectorOptions } from './blobs/collector.js';
 import { startWorker, type StartedWorker, type WorkerTuning } from './worker/runtime/start.js';
 
 export interface RunningService {
@@ -26,6 +27,8 @@ export interface RunningService {
   /** The in-process worker (idle when `workers` is 0 or no Blender was found). */
   worker: StartedWorker;
   retention: RetentionSweeper;
+  /** Deletes blobs unused for config.blobRetentionDays that nothing live references. */
+  blobCollector: BlobCollector;
   close(): Promise<void>;
 }
 
@@ -51,6 +54,8 @@ export interface StartOptions {
   webhooks?: Omit<DispatcherOptions, 'store' | 'logger'>;
   /** Retention sweeper knobs (tests). */
   retention?: RetentionOptions;
+  /** Blob collector knobs (tests: a clock days ahead). */
+  blobCollector?: BlobCollectorOptions;
 }
 
 /** Opens the embedded stack, listens, starts the worker and webhook delivery, and returns a handle whose close() drains and shuts down. */
@@ -86,6 +91,12 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
     { finishedTaskRetentionMs: config.finishedTaskRetentionDays * 86_400_000, ...opts.retention },
   );
   sweeper.start();
+  // Runs even with the extension turned off: blobs sent while it was on still expire.
+  const collector = new BlobCollector(
+    { blobs: stack.blobs, storage: stack.deps.storage, log: log.child({ component: 'blob-collector' }), lease: { store: stack.leases, holder: config.instanceId } },
+    { retentionMs: config.blobRetentionDays * 86_400_000, ...opts.blobCollector },
+  );
+  collector.start();
   try {
     worker = await startWorker(
       { ...stack.deps, onCompleted, metrics },
@@ -94,6 +105,7 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
       opts.worker,
     );
   } catch (err) {
+    await collector.stop();
     await sweeper.stop();
     await dispatcher.stop();
     await app.close();
@@ -113,12 +125,14 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
     metrics,
     worker: started,
     retention: sweeper,
+    blobCollector: collector,
     close: () =>
       (closing ??= (async () => {
         await app.close();
         // Running Blender processes are killed; their tasks go back to the queue for the next start.
         await started.stop();
         await sweeper.stop();
+        await collector.stop();
         await dispatcher.stop();
         await stack.close();
       })()),

@@ -7,6 +7,8 @@ import type { ServiceConfig } from './config.js';
 import { openLocalState, openFsStorage, type StateEngine } from './local-stack.js';
 import type { KeyStore } from './ports/keys.js';
 import type { LeaseStore } from './ports/leases.js';
+import type { BlobStore } from './ports/blobs.js';
+import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { ObjectStorage } from './ports/storage.js';
 import type { RateLimiter } from './ports/rate-limit.js';
 import type { TaskQueue } from './ports/tasks.js';
@@ -19,6 +21,8 @@ export interface Stack {
   webhooks: WebhookStore;
   /** Leases for scheduled work that runs once across instances. */
   leases: LeaseStore;
+  /** The blob index, for the collector (the app gets it in deps.blobs). */
+  blobs: BlobStore;
   /** Engines in use, for the startup banner and logs (never with credentials). */
   engines: { state: 'sqlite' | 'postgres'; queue: 'database' | 'bullmq'; storage: 'files' | 's3' };
   /** Where the service is reachable; set once it listens (port 0 picks one). */
@@ -35,6 +39,8 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
   const { signalledPgTaskQueue } = await import('./adapters/postgres/task-queue.js');
   const { PgWebhookStore } = await import('./adapters/postgres/webhook-store.js');
   const { PgLeaseStore } = await import('./adapters/postgres/lease-store.js');
+  const { PgBlobStore } = await import('./adapters/postgres/blob-store.js');
+  const { blobUrlSecret } = await import('./adapters/sql/blob-secret.js');
   const pg = await openPostgres(config.databaseUrl);
   const warn = (err: Error) => console.warn(`renderbridge: ${err.message}; idle workers find new tasks by polling meanwhile`);
   const queue = signalledPgTaskQueue(pg.db, config.databaseUrl, warn);
@@ -45,6 +51,8 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
     queue,
     webhooks: new PgWebhookStore(pg.db),
     leases: new PgLeaseStore(pg.db),
+    blobs: new PgBlobStore(pg.db),
+    blobUrlSecret: () => blobUrlSecret(pg.db),
     close: async () => {
       await queue.close();
       await pg.close();
@@ -107,10 +115,13 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
       fsStorage = await openFsStorage(config.dataDir, () => publicUrl);
       storage = fsStorage.storage;
     }
+    // Blob part URLs point at the service on every storage adapter (the service verifies the bytes).
+    const blobs = { store: state.blobs, signer: new UrlSigner(await state.blobUrlSecret()), publicUrl: () => publicUrl };
     return {
-      deps: { config, jobs: state.jobs, keys: state.keys, queue, storage, ...(fsStorage ? { fsStorage } : {}), ...(rateLimiter ? { rateLimiter } : {}) },
+      deps: { config, jobs: state.jobs, keys: state.keys, queue, storage, blobs, ...(fsStorage ? { fsStorage } : {}), ...(rateLimiter ? { rateLimiter } : {}) },
       webhooks: state.webhooks,
       leases: state.leases,
+      blobs: state.blobs,
       engines: { state: state.kind, queue: config.redisUrl ? 'bullmq' : 'database', storage: config.s3 ? 's3' : 'files' },
       setPublicUrl(url: string) {
         if (!config.publicUrl) publicUrl = url.replace(/\/+$/, '');

@@ -25,6 +25,13 @@ export const jobRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx)
     const upload = await ctx.jobs.getUpload(auth.workspaceId, slug);
     if (!upload) throw new ApiError('UPLOAD_NOT_FOUND', { metadata: { slug } });
     if (upload.jobId) throw new ApiError('UPLOAD_ALREADY_USED', { metadata: { slug, jobId: upload.jobId } });
+    if (upload.sourceFormat === 'blobs' && Date.parse(upload.expiresAt) < Date.now()) {
+      // An expired commit no longer keeps its blobs: they may be collected under the job.
+      throw new ApiError('UPLOAD_INCOMPLETE', {
+        message: 'This committed project expired before a job was created from it: commit it again (POST /uploads/commit), then create the job with the new slug.',
+        metadata: { slug, uploadUrlExpired: true },
+      });
+    }
     let size = upload.size;
     if (!upload.completedAt) {
       // Storage that takes PUTs directly (S3) never tells the service: look for the object.

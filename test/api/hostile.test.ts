@@ -4,9 +4,10 @@
 // sends: within a few seconds, either a success whose body matches the route's schema, or a 4xx
 // with the spec's error body naming an error the route declares, with that error's status.
 // Never a 500, and never a look at (or a change to) another workspace's job.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BlobQueryResult } from '../../shared/api/blob-upload.js';
 import { ErrorBody } from '../../shared/api/error-body.js';
 import { Job } from '../../shared/api/job.js';
 import { ERRORS, type ErrorName } from '../../shared/errors.js';
@@ -32,6 +33,14 @@ const VALID_BODIES: Partial<Record<RouteName, Record<string, unknown>>> = {
   validateJob: {},
   renderJob: {
     requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: ['1-3'], resolution: [64, 48], sampleCount: 4, cameraName: 'Camera' },
+  },
+  queryBlobs: { blobs: [{ sha256: 'ab'.repeat(32), size: 10, compression: 'gzip' }, { sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', size: 0 }] },
+  commitUpload: {
+    fileName: 'project.zip',
+    entries: [
+      { path: 'scene.blend', sha256: 'ab'.repeat(32), size: 10 },
+      { path: 'textures/empty.png', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', size: 0 },
+    ],
   },
 };
 
@@ -166,34 +175,39 @@ describe('every endpoint under hostile input', () => {
   });
 });
 
+/** A URL like `original` with one thing changed: a parameter's value, a parameter dropped or repeated, or its path. */
+function tamperedUrl(original: URL): fc.Arbitrary<URL> {
+  const params = [...original.searchParams.keys()];
+  const flip = (v: string, i: number) => v.slice(0, i % Math.max(1, v.length)) + (v[i % Math.max(1, v.length)] === 'A' ? 'B' : 'A') + v.slice((i % Math.max(1, v.length)) + 1);
+  return fc.oneof(
+    // One parameter's value changed, emptied or replaced.
+    fc.tuple(fc.constantFrom(...params), fc.nat(), fc.oneof(fc.constant('FLIP'), fc.constant(''), fc.string({ maxLength: 30 }), fc.constantFrom('0', '-1', '99999999999', '1e3'))).map(([k, i, v]) => {
+      const u = new URL(original);
+      u.searchParams.set(k, v === 'FLIP' ? flip(u.searchParams.get(k) ?? '', i) : v);
+      return u;
+    }),
+    // One parameter dropped, or duplicated with another value.
+    fc.tuple(fc.constantFrom(...params), fc.boolean(), fc.string({ maxLength: 10 })).map(([k, drop, v]) => {
+      const u = new URL(original);
+      if (drop) u.searchParams.delete(k);
+      else u.searchParams.append(k, v);
+      return u;
+    }),
+    // The object key (path) changed by one character, extended, or climbing out.
+    fc.tuple(fc.nat(), fc.constantFrom('FLIP', '/../x', '/x', '%2e%2e%2fsecret', '.zip')).map(([i, how]) => {
+      const u = new URL(original);
+      u.pathname = how === 'FLIP' ? flip(u.pathname, u.pathname.lastIndexOf('/') + 1 + i) : u.pathname + how;
+      return u;
+    }),
+  );
+}
+
 describe.skipIf(filesOnly('tampered presigned upload URLs'))('presigned upload URLs under tampering', () => {
   it('refuses every changed URL (signature, expiry, key, type, extra or missing parameters) with 403/404 and the error body, and none of them completes the upload', async () => {
     const call = api(svc.baseUrl, svc.apiKey);
     const target = await newUpload(call);
     const original = new URL(target.uploadUrl);
-    const params = [...original.searchParams.keys()];
-    const flip = (v: string, i: number) => v.slice(0, i % Math.max(1, v.length)) + (v[i % Math.max(1, v.length)] === 'A' ? 'B' : 'A') + v.slice((i % Math.max(1, v.length)) + 1);
-    const tamper = fc.oneof(
-      // One parameter's value changed, emptied or replaced.
-      fc.tuple(fc.constantFrom(...params), fc.nat(), fc.oneof(fc.constant('FLIP'), fc.constant(''), fc.string({ maxLength: 30 }), fc.constantFrom('0', '-1', '99999999999', '1e3'))).map(([k, i, v]) => {
-        const u = new URL(original);
-        u.searchParams.set(k, v === 'FLIP' ? flip(u.searchParams.get(k) ?? '', i) : v);
-        return u;
-      }),
-      // One parameter dropped, or duplicated with another value.
-      fc.tuple(fc.constantFrom(...params), fc.boolean(), fc.string({ maxLength: 10 })).map(([k, drop, v]) => {
-        const u = new URL(original);
-        if (drop) u.searchParams.delete(k);
-        else u.searchParams.append(k, v);
-        return u;
-      }),
-      // The object key (path) changed by one character, extended, or climbing out.
-      fc.tuple(fc.nat(), fc.constantFrom('FLIP', '/../x', '/x', '%2e%2e%2fsecret', '.zip')).map(([i, how]) => {
-        const u = new URL(original);
-        u.pathname = how === 'FLIP' ? flip(u.pathname, u.pathname.lastIndexOf('/') + 1 + i) : u.pathname + how;
-        return u;
-      }),
-    );
+    const tamper = tamperedUrl(original);
     await fc.assert(
       fc.asyncProperty(tamper, async (u) => {
         fc.pre(u.href !== original.href);
@@ -210,5 +224,28 @@ describe.skipIf(filesOnly('tampered presigned upload URLs'))('presigned upload U
     expect(ErrorBody.parse(early.body).name).toBe('UPLOAD_INCOMPLETE');
     expect((await putBytes(target.uploadUrl, Buffer.from('BLENDER-v304 real'))).status).toBe(200);
     expect((await call('POST', '/jobs', { slug: target.slug })).status).toBe(201);
+  });
+});
+
+describe('blob part URLs under tampering', () => {
+  it('refuses every changed part URL (signature, expiry, part size, workspace, blob, part number) with the error body, and stores nothing', async () => {
+    const call = api(svc.baseUrl, svc.apiKey);
+    const bytes = Buffer.from('a blob part that must only arrive through its own URL');
+    const blob = { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+    const query = async () => BlobQueryResult.parse((await call('POST', '/uploads/blobs/query', { blobs: [blob] })).body);
+    const original = new URL((await query()).missing[0]!.parts[0]!.uploadUrl);
+    await fc.assert(
+      fc.asyncProperty(tamperedUrl(original), async (u) => {
+        fc.pre(u.href !== original.href);
+        const r = await putBytes(u.href, bytes);
+        const why = `PUT ${u.pathname}${u.search} -> ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
+        expect([400, 403, 404], why).toContain(r.status);
+        expect(ErrorBody.safeParse(r.body).success, why).toBe(true);
+      }),
+      { numRuns: RUNS },
+    );
+    expect((await query()).missing).toHaveLength(1);
+    expect((await putBytes(original.href, bytes)).status).toBe(200);
+    expect((await query()).missing).toEqual([]);
   });
 });
