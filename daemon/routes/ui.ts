@@ -1,5 +1,5 @@
 // The job window: a static page at /ui/ (HTML, JS, CSS from daemon/ui/, no build step) that lists
-// the jobs and follows them live. The files hold no data, so they are served without the token
+// the jobs and the packs and uploads in progress, and follows them live. The files hold no data, so they are served without the token
 // (the guard lets GET/HEAD under UI_PREFIX through, still checking Origin and Host); the page reads
 // the token from its URL fragment (`/ui/#token=...`, never sent to the server) and calls the API
 // with `Authorization: Bearer`. A strict CSP allows scripts, styles and API calls from the daemon
@@ -14,13 +14,14 @@ export const UI_PREFIX = '/ui';
 export interface UiRouteDeps {
   /** The service API root; its origin is allowed as an image source (preview thumbnails). */
   serviceUrl: string;
-  /** Folder of index.html, app.js and app.css. Default: daemon/ui next to this module's folder. */
+  /** Folder of index.html, app.js, transfer.js and app.css. Default: daemon/ui next to this module's folder. */
   dir?: string;
 }
 
 const FILES = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
+  'transfer.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
 } as const;
 

@@ -1,4 +1,5 @@
-// The job window: lists the daemon's jobs and follows them live. The token comes from the URL
+// The job window: lists the daemon's jobs and follows them live, with the packs and uploads in
+// progress above them (lines from transfer.js). The token comes from the URL
 // fragment (#token=..., which browsers never send to the server) and goes in the Authorization
 // header of every call; the event stream is read with fetch (EventSource cannot set headers).
 // Text goes through textContent only, never innerHTML.
@@ -9,6 +10,9 @@ const token = new URLSearchParams(location.hash.slice(1)).get('token');
 /** @type {Map<string, {job: any, progress: any, download: any}>} */
 const jobs = new Map();
 const rows = new Map();
+/** Packs and submissions packing or uploading now, by `pack:<id>` / `submission:<id>`: {name, line}. */
+const transfers = new Map();
+const MOVING_STEPS = new Set(['packing', 'uploading']);
 const $ = (id) => document.getElementById(id);
 
 function setConnection(state, text) {
@@ -113,6 +117,40 @@ function render() {
   $('empty').hidden = sorted.length > 0;
 }
 
+function renderTransfers() {
+  const list = $('transfers');
+  list.replaceChildren(
+    ...[...transfers.entries()].map(([key, t]) => {
+      const li = make('li');
+      const [kind, id] = key.split(/:(.*)/s);
+      li.dataset[kind === 'pack' ? 'packId' : 'submissionId'] = id;
+      const name = make('span', 'transfer-name');
+      name.textContent = t.name;
+      const line = make('span', 'transfer-line');
+      line.textContent = t.line;
+      li.append(name, line);
+      return li;
+    }),
+  );
+  $('sending').hidden = transfers.size === 0;
+}
+
+function baseName(p) {
+  return String(p || '').split(/[\\/]/).filter(Boolean).pop() || '';
+}
+
+/** Keeps a pack or submission while it packs or uploads, drops it after. */
+function onTransfer(name, data) {
+  if (name === 'pack') {
+    if (data.state === 'packing') transfers.set(`pack:${data.packId}`, { name: 'Project', line: window.rbTransfer.packLine(data) });
+    else transfers.delete(`pack:${data.packId}`);
+  } else if (MOVING_STEPS.has(data.step)) {
+    const line = window.rbTransfer.submissionLine(data) || (data.step === 'packing' ? 'Packing…' : 'Uploading…');
+    transfers.set(`submission:${data.id}`, { name: baseName(data.path), line });
+  } else transfers.delete(`submission:${data.id}`);
+  renderTransfers();
+}
+
 async function cancelJob(id, button) {
   button.disabled = true;
   button.textContent = 'Canceling…';
@@ -130,6 +168,7 @@ async function cancelJob(id, button) {
 }
 
 function onEvent(name, data) {
+  if (name === 'pack' || name === 'submission') return onTransfer(name, data);
   if (name === 'job') jobs.set(data.job.id, data);
   else if (name === 'renderComplete') jobs.set(data.jobId, { ...(jobs.get(data.jobId) || { progress: null, download: null }), job: data.job });
   else if (name === 'progress' || name === 'download') {
@@ -141,10 +180,13 @@ function onEvent(name, data) {
 }
 
 async function loadJobs() {
-  const { jobs: list } = await api('GET', '/jobs');
+  const [{ jobs: list }, { submissions }] = await Promise.all([api('GET', '/jobs'), api('GET', '/submissions')]);
   jobs.clear();
   for (const t of list) jobs.set(t.job.id, t);
+  for (const key of [...transfers.keys()]) if (key.startsWith('submission:')) transfers.delete(key);
+  for (const s of submissions) onTransfer('submission', s);
   render();
+  renderTransfers();
 }
 
 async function readStream() {

@@ -1,23 +1,27 @@
 // The tray's menu, icon and tooltip as pure functions of what the daemon said: jobs from
-// GET /jobs and the `job`, `progress` and `renderComplete` events, plus the supervisor's status.
+// GET /jobs and the `job`, `progress` and `renderComplete` events, the packs and uploads in
+// progress (`pack` and `submission` events, transfers.ts), plus the supervisor's status.
 // main/tray.ts only turns the model into an Electron Menu; tests check the model itself.
 import type { DaemonEvent, RenderComplete, TrackedJob } from '../../shared/daemon/api.js';
 import type { Job } from '../../shared/api/job.js';
 import { ACTIVE_STATUSES } from '../../shared/job-status.js';
 import type { DaemonStatus } from './supervisor.js';
+import { activeTransfers, applyTransferEvent, NO_TRANSFERS, transferLabel, type Transfers } from './transfers.js';
 
 export interface TrayState {
   /** Every job the daemon reported, by id. */
   jobs: Readonly<Record<string, TrackedJob>>;
   /** renderComplete events seen, newest first, one per job. */
   finished: readonly RenderComplete[];
+  /** Packs and submissions packing or uploading now. */
+  transfers: Transfers;
 }
 
-export const EMPTY_TRAY_STATE: TrayState = { jobs: {}, finished: [] };
+export const EMPTY_TRAY_STATE: TrayState = { jobs: {}, finished: [], transfers: NO_TRANSFERS };
 
-/** A fresh state from `GET /jobs` (after a (re)connection), keeping the renderComplete events already seen. */
+/** A fresh state from `GET /jobs` (after a (re)connection), keeping the renderComplete events and transfers already seen. */
 export function trayStateFromJobs(jobs: readonly TrackedJob[], previous: TrayState = EMPTY_TRAY_STATE): TrayState {
-  return { jobs: Object.fromEntries(jobs.map((t) => [t.job.id, t])), finished: previous.finished };
+  return { jobs: Object.fromEntries(jobs.map((t) => [t.job.id, t])), finished: previous.finished, transfers: previous.transfers };
 }
 
 /** The state after one daemon event. */
@@ -33,12 +37,15 @@ export function applyDaemonEvent(state: TrayState, e: DaemonEvent, maxFinished =
       const known = state.jobs[e.data.jobId];
       const job: TrackedJob = { job: e.data.job, progress: known?.progress ?? null, download: known?.download ?? null };
       const finished = [e.data, ...state.finished.filter((f) => f.jobId !== e.data.jobId)].slice(0, maxFinished);
-      return { jobs: { ...state.jobs, [e.data.jobId]: job }, finished };
+      return { ...state, jobs: { ...state.jobs, [e.data.jobId]: job }, finished };
     }
     case 'download': {
       const known = state.jobs[e.data.jobId];
       return known ? { ...state, jobs: { ...state.jobs, [e.data.jobId]: { ...known, download: e.data } } } : state;
     }
+    case 'pack':
+    case 'submission':
+      return { ...state, transfers: applyTransferEvent(state.transfers, e) };
     default:
       return state;
   }
@@ -118,6 +125,12 @@ export function recentJobs(state: TrayState, limit = 5): RecentJob[] {
 
 export function trayMenu(state: TrayState, daemon: DaemonStatus, options: TrayModelOptions): TrayMenuItem[] {
   const items: TrayMenuItem[] = [{ kind: 'label', label: daemonLine(daemon) }, { kind: 'separator' }];
+  const sending = activeTransfers(state.transfers);
+  if (sending.length) {
+    items.push({ kind: 'label', label: `Sending (${sending.length})` });
+    for (const t of sending) items.push({ kind: 'item', label: transferLabel(t), enabled: true, action: { type: 'openJobWindow' } });
+    items.push({ kind: 'separator' });
+  }
   const active = activeJobs(state);
   items.push({ kind: 'label', label: active.length ? `Active jobs (${active.length})` : 'No active jobs' });
   for (const t of active) items.push({ kind: 'item', label: `${jobName(t.job)} — ${progressText(t)}`, enabled: true, action: { type: 'openJobWindow' } });
@@ -164,10 +177,15 @@ function daemonLine(d: DaemonStatus): string {
 
 export type TrayIcon = 'idle' | 'busy' | 'error' | 'stopped';
 
-/** The icon and tooltip: the daemon's state first, then what renders. */
+/** The icon and tooltip: the daemon's state first, then what is being sent, then what renders. */
 export function trayIcon(state: TrayState, daemon: DaemonStatus): { icon: TrayIcon; tooltip: string } {
   if (daemon.state === 'crashed') return { icon: 'error', tooltip: `Renderbridge: ${daemonLine(daemon)} (${daemon.restarts} restarts)` };
   if (daemon.state !== 'running') return { icon: 'stopped', tooltip: `Renderbridge: ${daemonLine(daemon)}` };
+  const sending = activeTransfers(state.transfers);
+  if (sending.length) {
+    const more = sending.length > 1 ? ` (+${sending.length - 1} more)` : '';
+    return { icon: 'busy', tooltip: `Renderbridge: ${transferLabel(sending[0]!)}${more}` };
+  }
   const active = activeJobs(state);
   if (!active.length) return { icon: 'idle', tooltip: `Renderbridge: ${daemonLine(daemon)}, no active jobs` };
   const first = active[0]!;

@@ -20,6 +20,7 @@ import { FarmSettings } from '../core/farm-settings.js';
 import { notificationFor } from '../core/notifications.js';
 import { DaemonSupervisor } from '../core/supervisor.js';
 import { applyDaemonEvent, EMPTY_TRAY_STATE, trayIcon, trayMenu, trayStateFromJobs, type TrayAction, type TrayState } from '../core/tray-model.js';
+import { transfersFromSubmissions } from '../core/transfers.js';
 import { registerIpcHandlers } from './ipc-handlers.js';
 import { showNotification } from './notifications.js';
 import { createTray } from './tray.js';
@@ -107,11 +108,12 @@ export function startTrayApp(deps: TrayAppDeps): void {
       return d.state === 'running' && d.origin && d.token ? { origin: d.origin, token: d.token } : null;
     },
     onOpen: (conn) => {
-      // The daemon does not replay missed events: re-read the list at each (re)connection.
-      void new DaemonClient(conn)
-        .listJobs()
-        .then(({ jobs }) => {
-          state = trayStateFromJobs(jobs, state);
+      // The daemon does not replay missed events: re-read the lists at each (re)connection.
+      const client = new DaemonClient(conn);
+      void Promise.all([client.listJobs(), client.listSubmissions()])
+        .then(([{ jobs }, { submissions }]) => {
+          const fresh = trayStateFromJobs(jobs, state);
+          state = { ...fresh, transfers: transfersFromSubmissions(submissions, fresh.transfers) };
           redraw();
         })
         .catch(() => undefined);

@@ -85,6 +85,10 @@ def submission_line(sub):
     if step == 'uploading':
         if sub.get('upload'):
             return upload_line(sub['upload'])
+        pack = sub.get('pack') or {}
+        if (pack.get('bytesDone') or 0) < (pack.get('bytesTotal') or 0):
+            # Before a single PUT the daemon writes the zip, reported as the submission's `pack`.
+            return transfer_line('Zipping', pack)
         total = sub.get('totalBytes') or 0
         if total:
             return transfer_line('Uploading', {'bytesDone': sub.get('uploadedBytes') or 0, 'bytesTotal': total})

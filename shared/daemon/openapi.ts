@@ -15,6 +15,7 @@ import {
   Health,
   PackRequest,
   PackResult,
+  PackState,
   RenderComplete,
   Submission,
   SubmitRequest,
@@ -48,6 +49,7 @@ export const DAEMON_ROUTE_ERRORS: Record<DaemonRouteName, readonly DaemonErrorNa
 /** Path parameters: jobs are the service's (uuid), submissions the daemon's own ids. */
 const PARAMS: Partial<Record<DaemonRouteName, z.ZodObject>> = {
   getSubmission: z.object({ id: z.string().min(1).max(200) }),
+  getPack: z.object({ id: z.string().min(1).max(200) }),
   getJob: JobIdParams,
   cancelJob: JobIdParams,
   downloadJob: JobIdParams,
@@ -150,6 +152,7 @@ export function buildDaemonOpenApiDocument(): Document {
         Health,
         PackRequest,
         PackResult,
+        PackState,
         SubmitSettings,
         SubmitRequest,
         Submission,

@@ -61,6 +61,8 @@ export function submissionLine(s: Submission): string | null {
   if (s.step === 'packing') return s.pack ? transferLine('Packing', s.pack) : null;
   if (s.step !== 'uploading') return null;
   if (s.upload) return uploadLine(s.upload);
+  // Before a single PUT the packer writes the zip, reported as the submission's `pack`.
+  if (s.pack && s.pack.bytesDone < s.pack.bytesTotal) return transferLine('Zipping', s.pack);
   // A submission without an upload Transfer (yet): its byte counters still make a line.
   return s.totalBytes > 0 ? transferLine('Uploading', { bytesDone: s.uploadedBytes, bytesTotal: s.totalBytes, bytesPerSecond: 0, etaSeconds: null }) : null;
 }

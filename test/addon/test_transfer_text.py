@@ -64,6 +64,8 @@ class FormatTests(unittest.TestCase):
                          'Packing 1.0 MB / 4.0 MB \u00b7 1.0 MB/s \u00b7 3 s left')
         # A daemon that reports no upload Transfer yet: the byte counters still give a line.
         self.assertEqual(transfer_text.submission_line(submission('uploading', uploaded=MB, total=2 * MB)), 'Uploading 1.0 MB / 2.0 MB')
+        self.assertEqual(transfer_text.submission_line(submission('uploading', pack=transfer(MB, 2 * MB, MB, 1), total=2 * MB)),
+                         'Zipping 1.0 MB / 2.0 MB \u00b7 1.0 MB/s \u00b7 1 s left')
         self.assertIsNone(transfer_text.submission_line(submission('rendering')))
 
 

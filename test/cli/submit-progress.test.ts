@@ -54,6 +54,7 @@ describe('the transfer wording', () => {
   it('gives a submission line only while packing or uploading', () => {
     expect(submissionLine(submission({ step: 'packing', pack: transfer(MB, 4 * MB, MB, 3) }))).toBe('Packing 1.0 MB / 4.0 MB · 1.0 MB/s · 3 s left');
     expect(submissionLine(submission({ uploadedBytes: MB, totalBytes: 2 * MB }))).toBe('Uploading 1.0 MB / 2.0 MB');
+    expect(submissionLine(submission({ totalBytes: 2 * MB, pack: transfer(MB, 2 * MB, MB, 1) }))).toBe('Zipping 1.0 MB / 2.0 MB · 1.0 MB/s · 1 s left');
     expect(submissionLine(submission({ step: 'rendering', upload: { ...transfer(1, 1), mode: 'blobs', bytesSkipped: 0, retries: 0 } }))).toBeNull();
   });
 });

@@ -120,7 +120,7 @@ describe('daemon guard', () => {
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toContain('unsafe');
     expect(page.text).not.toContain(td.daemon.token);
-    for (const [file, type] of [['app.js', /^text\/javascript/], ['app.css', /^text\/css/]] as const) {
+    for (const [file, type] of [['app.js', /^text\/javascript/], ['transfer.js', /^text\/javascript/], ['app.css', /^text\/css/]] as const) {
       const res = await rawRequest(`${td.daemon.origin}/ui/${file}`);
       expect(res.status, file).toBe(200);
       expect(res.headers['content-type']).toMatch(type);
