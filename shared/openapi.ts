@@ -95,6 +95,7 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
         'The raw bytes [offset, offset + length) of the blob, Content-Type application/octet-stream, optionally with ' +
         'Content-Encoding: gzip. A part may be sent again (a retry replaces it). Once every part is in, the service hashes ' +
         'the whole blob: bytes that do not match its sha256 are refused (422 BLOB_HASH_MISMATCH) and never stored. ' +
+        'A 503 SERVICE_UNAVAILABLE means the blob is being deleted after its retention period: query again after Retry-After. ' +
         'The URL is signed and expires; no Authorization header is needed.',
       servers: [{ url: '/' }],
       tags: ['extension: content-addressed-uploads'],
@@ -103,7 +104,7 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
       requestBody: { required: true, content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
       responses: {
         '200': { description: 'Part stored', content: { 'application/json': { schema: BlobPartResult } } },
-        ...errorResponses(['SIGNATURE_INVALID', 'URL_EXPIRED', 'BLOB_PART_SIZE_MISMATCH', 'BLOB_HASH_MISMATCH', 'UNSUPPORTED_MEDIA_TYPE', 'LENGTH_REQUIRED']),
+        ...errorResponses(['SIGNATURE_INVALID', 'URL_EXPIRED', 'BLOB_PART_SIZE_MISMATCH', 'BLOB_HASH_MISMATCH', 'UNSUPPORTED_MEDIA_TYPE', 'LENGTH_REQUIRED', 'SERVICE_UNAVAILABLE']),
       },
       security: [],
     },

@@ -83,6 +83,10 @@ describe('content-addressed uploads', () => {
     expect(doc.entries).toEqual(files.map((f) => ({ path: f.path, ...ref(f.bytes) })));
     // The slug made its one job, as any upload's does.
     expect(errorBody(await call('POST', '/jobs', { slug: committed.slug })).name).toBe('UPLOAD_ALREADY_USED');
+    // The part requests are logged, their signatures are not.
+    const logs = svc.logs.join('');
+    expect(logs).toContain(`/blobs/${svc.workspaceId}/${sha256(files[0]!.bytes)}-200000/4`);
+    for (const p of q.missing.flatMap((m) => m.parts)) expect(logs).not.toContain(new URL(p.uploadUrl).searchParams.get('sig')!);
   });
 
   it('resumes a partial upload: parts already stored are reported and only the rest are sent', async () => {
