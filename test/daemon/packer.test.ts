@@ -128,6 +128,6 @@ describe('createPacker', () => {
     expect((await packFailure(packer.pack({ path: txt }))).message).toContain('not a .blend');
     mkdirSync(workDir, { recursive: true });
     expect(readdirSync(workDir)).toEqual([]);
-    expect((await packer.zip('no-such-pack').catch((e: DaemonError) => e)).code).toBe('DAEMON_NOT_FOUND');
+    expect(await packer.zip('no-such-pack').then(() => null, (e: DaemonError) => e.code)).toBe('DAEMON_NOT_FOUND');
   });
 });
