@@ -148,7 +148,7 @@ describe('add-on operators against the daemon and the reference service', () => 
     expect(got.activity.outDir).toMatch(/\/basic-\d{8}-\d{6}$/);
     expect(got.files?.filter((f) => f.endsWith('.png'))).toHaveLength(3);
     // The pack ran in the daemon's background (POST /packs), followed by the panel until ready.
-    expect(got.transfers?.[0], JSON.stringify(got.transfers)).toMatch(/^Pack(ing|ed) /);
+    expect(got.transfers?.[0], JSON.stringify(got.transfers)).toMatch(/^Pack(ing|ed)\b/);
     expect(got.job).toMatchObject({ status: 'completed', download: 'done', outDir: got.activity.outDir });
     const job = await jobOf(got.activity.jobId!);
     expect(job.requestedConfig).toMatchObject({ frameRanges: ['1-3'], activeCamera: 'CamB', activeViewLayer: 'Main', notes: 'from the add-on test' });
