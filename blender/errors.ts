@@ -65,3 +65,29 @@ export function unreadableFile(shownName: string, details: Record<string, unknow
     details,
   );
 }
+
+/**
+ * A long-lived Blender (the warm render loop) exited on its own, without a signal, while it loaded
+ * the scene or rendered a frame: a Python error in the loop, or Blender giving up. Details: argv,
+ * exitCode, durationMs, lastLines, and `frame` when it died rendering one.
+ */
+export class BlenderExitError extends BlenderRunError {
+  override readonly name = 'BlenderExitError';
+}
+
+/**
+ * Blender rendered a frame and reported it failed (`RB_FRAME_ERROR`: the render operator raised,
+ * e.g. no camera). Deterministic: the same on every try. Details: frame, lastLines.
+ */
+export class BlenderFrameError extends BlenderError {
+  override readonly name = 'BlenderFrameError';
+}
+
+/**
+ * A frame handed to a long-lived Blender that ended before beginning it (it crashed on the frame
+ * before, or was stopped). Nothing of the frame was rendered: it is for another process to do,
+ * and no attempt of its own failed. Details: frame.
+ */
+export class FrameNotStartedError extends BlenderError {
+  override readonly name = 'FrameNotStartedError';
+}

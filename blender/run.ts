@@ -2,6 +2,8 @@
 // (`-Y`), factory settings (no user add-ons or preferences leaking in) and no audio device.
 // Blender runs in its own process group so that cancel, timeout and parent exit can kill it
 // together with anything it started (render threads are threads, but add-ons may fork).
+// `runBlender` runs one command to its end; `startBlender` keeps a process that reads commands on
+// stdin (the warm render loop), with limits re-armed per piece of work.
 import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { BlenderCanceledError, BlenderCrashError, BlenderStartError, BlenderTimeoutError } from './errors.js';
@@ -96,53 +98,99 @@ function killGroup(pid: number, sig: NodeJS.Signals): boolean {
 
 /** Runs Blender once and waits for it. See RunBlenderOptions for defaults. */
 export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
-  let argv: string[];
   try {
-    argv = blenderArgv(opts);
+    return startBlender(opts).result;
   } catch (err) {
     return Promise.reject(err);
   }
+}
+
+/** Limits of a long-lived process's current piece of work (0 = off). */
+export interface BlenderLimits {
+  /** From now, the most the work may take before the group is killed (BlenderTimeoutError, reason `timeout`). */
+  totalMs: number;
+  /** The most time without an output line (BlenderTimeoutError, reason `idle`). */
+  idleMs: number;
+}
+
+/** A started Blender: lines arrive through `onLine`, `result` settles once its process group is gone. */
+export interface BlenderProcess {
+  /** Process (and process-group) id; undefined when the spawn failed. */
+  readonly pid: number | undefined;
+  readonly argv: string[];
+  /**
+   * Settles when Blender and its group are gone: resolves with the exit code (non-zero included),
+   * rejects with BlenderCanceledError (stop), BlenderTimeoutError, BlenderCrashError or BlenderStartError.
+   */
+  readonly result: Promise<BlenderRunResult>;
+  /** Writes one line to Blender's stdin (`stdin: true` only); false when it cannot take it any more. */
+  send(line: string): boolean;
+  /** The last output lines kept so far (both streams), oldest first. */
+  readonly lastLines: readonly string[];
+  /** Replaces the limits from now on (a long-lived process arms them per piece of work, and disarms them while it waits). */
+  limit(limits: BlenderLimits): void;
+  /** Kills the group (SIGTERM, SIGKILL after the grace); `result` rejects with BlenderCanceledError. */
+  stop(): void;
+}
+
+/**
+ * Starts Blender and returns at once. With `stdin: true` the process reads commands from a pipe
+ * (a long-lived render loop); otherwise stdin is closed. The limits of `timeoutMs`/`idleTimeoutMs`
+ * apply from the start until `limit()` replaces them. Throws on forbidden arguments.
+ */
+export function startBlender(opts: RunBlenderOptions & { stdin?: boolean }): BlenderProcess {
+  const argv = blenderArgv(opts);
   const keep = opts.lastLinesCount ?? 40;
-  const timeoutMs = opts.timeoutMs ?? 6 * 3600_000;
-  const idleMs = opts.idleTimeoutMs ?? 0;
   const graceMs = opts.killGraceMs ?? 5000;
   const lastLines: string[] = [];
   const started = performance.now();
+  let limits: BlenderLimits = { totalMs: opts.timeoutMs ?? 6 * 3600_000, idleMs: opts.idleTimeoutMs ?? 0 };
+  let stopReason: 'timeout' | 'idle' | 'abort' | undefined;
+  let settled = false;
+  let totalTimer: NodeJS.Timeout | undefined;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  let child: ReturnType<typeof spawn> | undefined;
+  let pid: number | undefined;
 
-  return new Promise<BlenderRunResult>((resolve, reject) => {
+  const stop = (reason: 'timeout' | 'idle' | 'abort') => {
+    if (stopReason || settled) return;
+    stopReason = reason;
+    if (pid === undefined) return;
+    killGroup(pid, 'SIGTERM');
+    killTimer = setTimeout(() => killGroup(pid!, 'SIGKILL'), graceMs);
+  };
+  const armIdle = () => {
+    clearTimeout(idleTimer);
+    if (limits.idleMs > 0 && !stopReason && !settled) idleTimer = setTimeout(() => stop('idle'), limits.idleMs);
+  };
+  const arm = (next: BlenderLimits) => {
+    limits = next;
+    clearTimeout(totalTimer);
+    totalTimer = next.totalMs > 0 && !settled ? setTimeout(() => stop('timeout'), next.totalMs) : undefined;
+    armIdle();
+  };
+
+  const result = new Promise<BlenderRunResult>((resolve, reject) => {
     if (opts.signal?.aborted) {
+      settled = true;
       reject(new BlenderCanceledError('canceled before Blender started'));
       return;
     }
-    const child = spawn(opts.binary ?? 'blender', argv, {
+    child = spawn(opts.binary ?? 'blender', argv, {
       cwd: opts.cwd,
       env: { ...process.env, ...opts.env },
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     });
-    const pid = child.pid;
-    let stopReason: 'timeout' | 'idle' | 'abort' | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
-    let idleTimer: NodeJS.Timeout | undefined;
-    let settled = false;
-
-    const stop = (reason: 'timeout' | 'idle' | 'abort') => {
-      if (stopReason || pid === undefined) return;
-      stopReason = reason;
-      killGroup(pid, 'SIGTERM');
-      killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
-    };
+    pid = child.pid;
+    // A write after Blender died fails with EPIPE: the exit handling below reports what happened.
+    child.stdin?.on('error', () => undefined);
     // A worker that exits (normally or through process.exit on a signal) takes Blender with it.
     const onParentExit = () => {
       if (pid !== undefined) killGroup(pid, 'SIGKILL');
     };
     const onAbort = () => stop('abort');
-    const totalTimer = timeoutMs > 0 ? setTimeout(() => stop('timeout'), timeoutMs) : undefined;
-    const armIdle = () => {
-      if (idleMs <= 0 || stopReason) return;
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => stop('idle'), idleMs);
-    };
 
     const cleanup = () => {
       settled = true;
@@ -193,7 +241,7 @@ export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
     });
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     process.on('exit', onParentExit);
-    armIdle();
+    arm(limits);
 
     child.on('error', (err) => {
       if (settled) return;
@@ -219,9 +267,9 @@ export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
       if (stopReason === 'abort') {
         reject(new BlenderCanceledError('Blender stopped: task canceled'));
       } else if (stopReason === 'timeout') {
-        reject(new BlenderTimeoutError(`Blender timed out after ${timeoutMs} ms`, { ...details, reason: 'timeout' }));
+        reject(new BlenderTimeoutError(`Blender timed out after ${limits.totalMs} ms`, { ...details, reason: 'timeout' }));
       } else if (stopReason === 'idle') {
-        reject(new BlenderTimeoutError(`Blender printed nothing for ${idleMs} ms`, { ...details, reason: 'idle' }));
+        reject(new BlenderTimeoutError(`Blender printed nothing for ${limits.idleMs} ms`, { ...details, reason: 'idle' }));
       } else if (sig) {
         reject(new BlenderCrashError(`Blender crashed (${sig})`, { ...details, reason: 'crash' }));
       } else {
@@ -229,6 +277,25 @@ export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
       }
     };
   });
+
+  return {
+    get pid() {
+      return pid;
+    },
+    argv,
+    result,
+    lastLines,
+    send: (line) => {
+      const stdin = child?.stdin;
+      if (!stdin || settled || stopReason || stdin.destroyed || !stdin.writable) return false;
+      stdin.write(`${line}\n`);
+      return true;
+    },
+    limit: (next) => {
+      if (!settled && !stopReason) arm(next);
+    },
+    stop: () => stop('abort'),
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
-// How one render chunk is started: the Blender invocation (through run.ts) that runs render_setup.py
-// (beside this module) with the chunk's settings file, then renders the chunk's frames; and where the
-// files Blender reports as saved belong. Pure, except renderSetupScriptPath.
+// How Blender is started to render: a chunk (one process running render_setup.py, beside this
+// module, then `-s/-e/-a`) or a warm render loop (render_loop.py, frames handed over one by one,
+// see warm-process.ts); and where the files Blender reports as saved belong. Pure, except the
+// script paths.
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { RunBlenderOptions } from '../run.js';
 import { scriptBeside } from '../script-path.js';
@@ -9,6 +10,11 @@ import { checkFolder, type DeviceType } from './render-settings.js';
 /** render_setup.py, beside this module (see scriptBeside). */
 export function renderSetupScriptPath(): string {
   return scriptBeside(import.meta.url, 'render_setup.py');
+}
+
+/** render_loop.py, beside this module. */
+export function renderLoopScriptPath(): string {
+  return scriptBeside(import.meta.url, 'render_loop.py');
 }
 
 /** Frames one Blender process renders: `start, start+step, ..., end` (a chunk of the job's frames). */
@@ -68,6 +74,24 @@ export function renderInvocation(opts: RenderInvocationOptions): RenderInvocatio
     // -t, -o, then the chunk's -s/-e/-j/-a, which must come last.
     args: [...threads, '-o', join(out, pattern), ...chunkArgs(opts.chunk)],
     env,
+  };
+}
+
+/**
+ * runBlender/startBlender options of a warm render loop: the same scene, settings, output pattern,
+ * pinning and threads as a chunk, with no frames: they come one by one on stdin. `-S` and `-t` go
+ * before the script, which runs until the loop ends (arguments after it would wait as long).
+ */
+export function warmInvocation(opts: Omit<RenderInvocationOptions, 'chunk'>): RenderInvocation {
+  const chunk = renderInvocation({ ...opts, chunk: { start: 0, end: 0, step: 1 } });
+  const threads = opts.threads && opts.threads > 0 ? ['-t', String(Math.trunc(opts.threads))] : [];
+  const out = checkFolder('attemptDir', opts.attemptDir);
+  return {
+    ...chunk,
+    preScriptArgs: [...(chunk.preScriptArgs ?? []), ...threads],
+    pythonScript: renderLoopScriptPath(),
+    scriptArgs: ['--settings', opts.settingsFile, '--output', join(out, opts.cameraPattern ?? CAMERA_PATTERN)],
+    args: [],
   };
 }
 

@@ -2,7 +2,8 @@
 #   blender -b -Y --factory-startup -noaudio FILE -S SCENE --python render_setup.py \
 #       -o OUT/f_#### -s A -e B -j STEP -a -- --settings SETTINGS.json
 # Blender runs `--python` after loading FILE and BEFORE it reaches `-o`/`-a`, so everything set here
-# applies to the render that follows. Settings (see RenderSettings in render-settings.ts) are
+# applies to the render that follows. The warm render loop (render_loop.py) imports it and calls
+# apply_settings once per process. Settings (see RenderSettings in render-settings.ts) are
 # applied to the scene; a key that is absent or null leaves the file's own value.
 # Prints `RB_WARNING: text` for each thing it could not honour, `RB_DEVICE {json}` (the device the
 # render really uses, for billing) and, last, `RB_SETUP_OK {json}`.
@@ -191,8 +192,8 @@ def remap(spec):
     return len(result['remapped'])
 
 
-def main():
-    s = read_settings(sys.argv)
+def apply_settings(s):
+    """Applies settings `s` to the scene, prints RB_DEVICE and RB_SETUP_OK; returns the scene."""
     remapped = remap(s.get('pathRemaps'))
     scene = pick_scene(s.get('scene'))
     addons = enable_addons(s.get('addons'))
@@ -235,6 +236,9 @@ def main():
                     'format': r.image_settings.file_format, 'viewTransform': view or scene.view_settings.view_transform,
                     'addons': addons, 'fileOutputs': nodes, 'remappedPaths': remapped, 'warnings': WARNINGS})
     print('RB_SETUP_OK ' + json.dumps(summary), flush=True)
+    return scene
 
 
-main()
+# Blender runs a `--python` script as __main__; render_loop.py imports this module instead.
+if __name__ == '__main__':
+    apply_settings(read_settings(sys.argv))
