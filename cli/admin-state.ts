@@ -64,7 +64,7 @@ function noDatabaseMessage(d: ResolvedDataDir): string {
 }
 
 /** Refuses a PostgreSQL database the service has not set up (or set up for an older version) at this version's schema. */
-async function requireMigratedPostgres(url: string, where: string): Promise<void> {
+export async function requireMigratedPostgres(url: string, where: string): Promise<void> {
   const [{ default: pg }, { checkUrl, connectError }, { pgMigrations }] = await Promise.all([
     import('pg'),
     import('../service/adapters/postgres/errors.js'),

@@ -9,6 +9,7 @@ import { registerSubmitCommand } from './submit.js';
 import { registerServiceCommand } from './service.js';
 import { registerWorkerCommand } from './worker.js';
 import { registerCompletionCommand } from './completion.js';
+import { registerDoctorCommand } from './doctor/doctor.js';
 import { describeFailure } from './errors.js';
 import { addExamples } from './examples.js';
 import { printJson } from './output.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerConfigCommand(program);
   registerLoginCommands(program);
   registerStatusCommand(program);
+  registerDoctorCommand(program);
   registerCompletionCommand(program);
   addExamples(program);
   return program;
