@@ -6,6 +6,7 @@
 import type { FailedReason } from '../../../shared/api/job.js';
 import { BlenderCanceledError, BlenderError, BlenderFileUnreadableError } from '../../../blender/errors.js';
 import { DiskSpaceError, UnpackAbortedError, UnpackError } from '../../../zip/errors.js';
+import { BlobIntegrityError } from '../project/blob-integrity.js';
 
 /** Why a task might succeed on a second try: a crash, a hang or timeout, a transient I/O error. */
 export class RetryableTaskError extends Error {
@@ -71,6 +72,10 @@ export function asTaskOutcome(err: unknown): unknown {
   }
   if (err instanceof DiskSpaceError) return new RetryableTaskError(err.message, err.details, { cause: err });
   if (err instanceof UnpackAbortedError) return err.reason instanceof CanceledTaskError ? err.reason : new CanceledTaskError(undefined, { cause: err });
+  // A blob project's blob whose stored bytes do not match: the service verified it, so storage or
+  // the transfer is at fault, not the upload; another read (or machine) may get good bytes, and
+  // one damaged for good fails the job when the attempts are spent (RETRIES_EXHAUSTED).
+  if (err instanceof BlobIntegrityError) return new RetryableTaskError(err.message, err.details, { cause: err });
   // blender/ errors: a canceled run is a canceled task; a run that could not start, was stopped or
   // crashed, or gave no usable result may work on another try; a file Blender cannot open never will.
   if (err instanceof BlenderCanceledError) return new CanceledTaskError(err.message, { cause: err });
