@@ -71,7 +71,11 @@ export function createBackgroundPacks(deps: BackgroundPacksDeps): BackgroundPack
           publish(e, { phase, progress });
         },
       });
-      if (e.abort.signal.aborted) throw e.abort.signal.reason;
+      if (e.abort.signal.aborted) {
+        // Stopped as it finished: nobody will submit it, so nothing of it is left behind.
+        await deps.packer.discard(packId).catch(() => undefined);
+        throw e.abort.signal.reason;
+      }
       const total = e.state.progress.bytesTotal;
       publish(e, { state: 'ready', phase: null, result, progress: { ...e.state.progress, bytesDone: total, etaSeconds: total > 0 ? 0 : null } });
       expire(packId, e, deps.keepReadyMs ?? 3_600_000, true);
