@@ -14,7 +14,8 @@ import { blobKey } from '../../service/domain/blob-project.js';
 import { assembleBlobProject } from '../../service/worker/project/assemble-blobs.js';
 import { BlobCache, type BlobSource } from '../../service/worker/project/blob-cache.js';
 import { BlobIntegrityError } from '../../service/worker/project/blob-integrity.js';
-import { asTaskOutcome, RetryableTaskError } from '../../service/worker/runtime/outcomes.js';
+import { asTaskOutcome, CanceledTaskError, RetryableTaskError } from '../../service/worker/runtime/outcomes.js';
+import { UnpackAbortedError } from '../../zip/errors.js';
 import { blobOf, counting, storeDocument, storeProject, STORAGES, type CountedStorage } from './blob-store.js';
 
 const WS = 'ws-blob-test';
@@ -238,6 +239,27 @@ describe('the blob cache on one machine', () => {
     const [a, b] = await Promise.all([assemble(s, newCache(undefined, dir), key, 'j1'), assemble(s, newCache(undefined, dir), key, 'j2')]);
     for (const r of [a, b]) expect(await readFile(path.join(r.root, 't.png'))).toEqual(data);
     expect((await readdir(path.join(dir, blobOf(data).sha256.slice(0, 2)))).filter((f) => f.endsWith('.part'))).toEqual([]);
+  });
+
+  it('stops when its task is canceled mid-download, leaving no project and nothing half-cached', async () => {
+    const data = texture(60, 2048 * KiB);
+    const key = await storeProject(s.storage, WS, [{ path: 'scene.blend', data: 'BLENDER' }, { path: 't.png', data }]);
+    const cache = newCache();
+    const canceled = new AbortController();
+    // The cancellation arrives as the first blob's bytes start to flow.
+    const storage: BlobSource = {
+      get: async (k: string) => {
+        const stream = await s.storage.get(k);
+        if (k.startsWith('blobs/')) stream.once('data', () => canceled.abort(new Error('job canceled')));
+        return stream;
+      },
+    };
+    const jobDir = path.join(base, 'work', 'j1');
+    const err = await assembleBlobProject({ storage, projectKey: key, workspaceId: WS, jobDir, cache, signal: canceled.signal }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnpackAbortedError);
+    expect(asTaskOutcome(err)).toBeInstanceOf(CanceledTaskError);
+    expect(await readdir(jobDir)).toEqual([]);
+    expect((await cacheFiles(cache)).filter((f) => f.endsWith('.part'))).toEqual([]);
   });
 
   it('copies from a cache on another disk (no hard links across filesystems)', async (ctx) => {
