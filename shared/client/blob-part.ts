@@ -80,14 +80,18 @@ async function putPart(blob: BlobFileSource, part: BlobPart, options: PartSendOp
   }
   // Gzip parts are compressed in memory (one part, a few MiB) so they go with a Content-Length,
   // which object stores require of a PUT.
-  const encoded = await gzipAsync(await readRange(blob.source, part.offset, part.length));
+  const raw = await readRange(blob.source, part.offset, part.length);
+  const encoded = await gzipAsync(raw);
+  // A part that does not shrink (the blend's packed images) goes raw: the encoding is per part.
+  const gzipped = encoded.length < raw.length;
+  const bytes = gzipped ? encoded : raw;
   const answer = await putStream({
     ...common,
-    body: Readable.from([encoded]),
-    length: encoded.length,
-    headers: { 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' },
+    body: Readable.from([bytes]),
+    length: bytes.length,
+    headers: { 'content-type': 'application/octet-stream', ...(gzipped ? { 'content-encoding': 'gzip' } : {}) },
     // Progress counts raw bytes, the unit of the blob and of bytesTotal.
-    onProgress: (sent) => count(Math.floor((sent / encoded.length) * part.length)),
+    onProgress: (sent) => count(Math.floor((sent / bytes.length) * part.length)),
   });
   return answer.text;
 }

@@ -4,7 +4,7 @@ import { ApiError, NetworkError, errorBodyFrom } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 
 export interface ApiRequest {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path below the base URL, parameters already filled in. */
   readonly path: string;
   readonly query?: Readonly<Record<string, string | number | undefined>>;

@@ -40,7 +40,7 @@ function clientOf(e: ProxiedService, maxRetries = 5): RenderJobClient {
 
 describe.each<StorageKind>(['files', 's3'])('single PUT retried (%s storage)', (storage) => {
   it('sends the file again from the start after the connection is cut mid-upload, and the job is created', async () => {
-    env = await startProxiedService(storage);
+    env = await startProxiedService(storage, {}, 'storage');
     env.proxy.cut({ request: env.uploadPut, afterBytes: 1024 * 1024 });
     const client = clientOf(env);
     const retries: UploadRetry[] = [];
@@ -66,7 +66,7 @@ describe.each<StorageKind>(['files', 's3'])('single PUT retried (%s storage)', (
 
   it('asks for a new upload target when the old one expires before the retry, and the first slug stays unusable', async () => {
     // 30 s targets: less than the client's 60 s margin, so any retry goes to a new target.
-    env = await startProxiedService(storage, { uploadUrlTtlSeconds: 30 });
+    env = await startProxiedService(storage, { uploadUrlTtlSeconds: 30 }, 'storage');
     env.proxy.cut({ request: env.uploadPut, afterBytes: 512 * 1024 });
     const client = clientOf(env);
     const slugs: string[] = [];
@@ -94,7 +94,7 @@ describe.each<StorageKind>(['files', 's3'])('single PUT retried (%s storage)', (
   });
 
   it('gives up with the network error after maxRetries retries', async () => {
-    env = await startProxiedService(storage);
+    env = await startProxiedService(storage, {}, 'storage');
     env.proxy.cut({ request: env.uploadPut, afterBytes: 256 * 1024, times: 10 });
     const client = clientOf(env, 2);
     const retries: UploadRetry[] = [];
