@@ -124,14 +124,15 @@ export class RenderJobClient {
   }
 
   /**
-   * `GET /extensions`: what this service offers beyond the spec; a spec-only service answers 404
-   * ROUTE_NOT_FOUND, which means none. Asked once per client (a failed ask is asked again).
+   * `GET /extensions`: what this service offers beyond the spec. A spec-only service has no such
+   * route: its 404 (or 405), whatever the body, means none. Asked once per client (a failed ask,
+   * such as a network error or a 401, is asked again next time).
    */
   extensions(options?: CallOptions): Promise<Extension[]> {
     this.extensionList ??= this.call('getExtensions', { ...options }).then(
       (answer) => answer.data.extensions,
       (err: unknown) => {
-        if (err instanceof ApiError && err.status === 404 && err.errorName === 'ROUTE_NOT_FOUND') return [];
+        if (err instanceof ApiError && (err.status === 404 || err.status === 405)) return [];
         this.extensionList = undefined;
         throw err;
       },
