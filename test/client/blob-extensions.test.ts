@@ -17,16 +17,16 @@ afterEach(async () => {
 });
 
 describe('RenderJobClient.extensions', () => {
-  it('lists content-addressed-uploads version 1 on the reference service, and none when it is turned off', async () => {
+  it('lists content-addressed-uploads version 1 on the reference service, and not when it is turned off', async () => {
     svc = await startTestService();
     const on = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
-    expect((await on.extensions()).map((e) => [e.name, e.version])).toEqual([['content-addressed-uploads', 1]]);
+    expect((await on.extensions()).map((e) => [e.name, e.version])).toContainEqual(['content-addressed-uploads', 1]);
     expect(await on.hasExtension('content-addressed-uploads')).toBe(true);
     await svc.close();
 
     svc = await startTestService({ blobUploads: false });
     const off = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
-    expect(await off.extensions()).toEqual([]);
+    expect((await off.extensions()).map((e) => e.name)).not.toContain('content-addressed-uploads');
     expect(await off.hasExtension('content-addressed-uploads')).toBe(false);
   });
 
