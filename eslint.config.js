@@ -9,6 +9,8 @@ export default tseslint.config(
   { files: ['bin/**/*.js'], languageOptions: { globals: globals.node } },
   // The job window's page runs in a browser.
   { files: ['daemon/ui/**/*.js'], languageOptions: { globals: globals.browser } },
+  // So does the farm dashboard's.
+  { files: ['service/dashboard/public/**/*.js'], languageOptions: { globals: globals.browser } },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

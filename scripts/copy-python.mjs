@@ -1,4 +1,5 @@
-// Python that runs inside Blender travels with the compiled JavaScript (dist/ is what `bin` runs):
+// Python that runs inside Blender and the pages served to browsers (the daemon's job window, the
+// service's dashboard) travel with the compiled JavaScript (dist/ is what `bin` runs):
 // every blender/**/*.py to the same place under dist/, beside the module that runs it (see
 // blender/script-path.ts), and the add-on whose dependency collector blender/trace runs headless.
 import { cpSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
@@ -7,6 +8,7 @@ import path from 'node:path';
 const skip = (src) => !src.includes('__pycache__') && !src.endsWith('.pyc');
 for (const [from, to] of [
   ['daemon/ui', 'dist/daemon/ui'],
+  ['service/dashboard/public', 'dist/service/dashboard/public'],
   ['host-addon', 'dist/host-addon'],
 ]) {
   if (existsSync(from)) cpSync(from, to, { recursive: true, filter: skip });

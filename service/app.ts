@@ -28,6 +28,16 @@ import { progressRoutes } from './routes/progress.js';
 import { storageRoutes } from './routes/storage.js';
 import { uploadRoutes } from './routes/uploads.js';
 import { WORKER_API_PREFIX } from './worker-api/contract.js';
+import { dashboardRoutes, originOf } from './dashboard/routes.js';
+import { JobFeed } from './events/job-feed.js';
+import { SessionAuth } from './http/session-auth.js';
+import { sessionCookie } from './http/session-cookie.js';
+import type { SessionStore } from './ports/sessions.js';
+import type { TaskRunReader } from './ports/tasks.js';
+import { eventRoutes } from './routes/events.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { taskRoutes } from './routes/tasks.js';
+import type { ExtensionName } from '../shared/extensions.js';
 import { workerApiRoutes } from './worker-api/routes.js';
 
 export interface AppDeps extends ServiceContext {
@@ -53,6 +63,32 @@ export interface AppDeps extends ServiceContext {
    * and the origin they point at. Required while `config.blobUploads` is on (the default).
    */
   blobs?: { store: BlobStore; signer: UrlSigner; publicUrl: () => string };
+  /** Dashboard sessions (extension dashboard-sessions: sign-in, the cookie). Default none: no sign-in, cookies are ignored. */
+  sessions?: SessionStore;
+  /** A job's tasks with who ran them and when (extension job-tasks). Default none: the route is not offered. */
+  taskRuns?: TaskRunReader;
+  /** Knobs of GET /events (tests shorten them). Defaults: a read of each watched workspace every 1000 ms, a heartbeat every 15000 ms. */
+  eventStream?: { pollMs?: number; heartbeatMs?: number };
+  /** The clock sessions expire by, epoch ms. Default Date.now (tests move it). */
+  clock?: () => number;
+}
+
+/** Sessions from the config's lifetimes and public URL, when the stack has a session store. */
+function sessionAuth(deps: AppDeps): SessionAuth | undefined {
+  if (!deps.sessions) return undefined;
+  const c = deps.config;
+  return new SessionAuth({
+    store: deps.sessions,
+    life: { idleMs: c.sessionIdleMinutes * 60_000, maxMs: c.sessionMaxHours * 3_600_000 },
+    cookie: sessionCookie(c.publicUrl, c.sessionMaxHours * 3600),
+    ...(deps.clock ? { now: deps.clock } : {}),
+  });
+}
+
+/** Where preview images may come from besides the page's origin: the public URL, the S3 endpoint (any https host on AWS itself). */
+function imageOrigins(deps: AppDeps): string[] {
+  const s3 = deps.config.s3;
+  return [...originOf(deps.config.publicUrl), ...originOf(s3?.endpoint), ...(s3 && !s3.endpoint ? ['https:'] : [])];
 }
 
 /** The extension's routes and what they share, when it is on. */
@@ -67,7 +103,8 @@ function blobExtension(deps: AppDeps): { api: BlobApiDeps; urls: BlobPartUrls; r
 /** Builds the whole service as a fastify instance without listening (tests inject or listen). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limiter = deps.rateLimiter ?? new MemoryRateLimiter({ max: deps.config.rateLimitMax, windowMs: deps.config.rateLimitWindowMs });
-  const authenticate = makeAuthenticate(deps.keys, limiter);
+  const sessions = sessionAuth(deps);
+  const authenticate = makeAuthenticate(deps.keys, limiter, sessions);
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: deps.config.bodyLimitBytes,
@@ -89,6 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const openapi = buildOpenApiDocument();
   app.get(`${API_PREFIX}/openapi.json`, async () => openapi);
+  await app.register(dashboardRoutes, { imageOrigins: imageOrigins(deps) });
 
   if (deps.fsStorage) {
     const fs = deps.fsStorage;
@@ -131,7 +169,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(jobRoutes, ctx);
       await api.register(jobActionRoutes, ctx);
       await api.register(progressRoutes, ctx);
-      await api.register(extensionRoutes, { enabled: blobs ? ['content-addressed-uploads'] : [] });
+      const enabled: ExtensionName[] = [...(blobs ? ['content-addressed-uploads' as const] : []), ...(sessions ? ['dashboard-sessions' as const] : []), 'job-events', ...(deps.taskRuns ? ['job-tasks' as const] : [])];
+      await api.register(extensionRoutes, { enabled });
+      if (sessions) await api.register(sessionRoutes, { keys: deps.keys, limiter, sessions });
+      const feed = new JobFeed({
+        jobs: deps.jobs,
+        storage: deps.storage,
+        urlTtlSeconds: deps.config.downloadUrlTtlSeconds,
+        ...(deps.eventStream?.pollMs ? { pollMs: deps.eventStream.pollMs } : {}),
+        onError: (err, workspaceId) => app.log.warn({ err, workspaceId }, 'reading job changes for the event stream failed'),
+      });
+      await api.register(eventRoutes, { feed, ...(sessions ? { sessions } : {}), ...(deps.eventStream?.heartbeatMs ? { heartbeatMs: deps.eventStream.heartbeatMs } : {}) });
+      if (deps.taskRuns) await api.register(taskRoutes, { ctx, tasks: deps.taskRuns });
       if (blobs) {
         await api.register(blobQueryRoutes, blobs.api);
         await api.register(blobCommitRoutes, blobs.api);

@@ -11,11 +11,13 @@ import { SqliteTaskQueue } from './adapters/sqlite/task-queue.js';
 import { openWebhookStore } from './adapters/sqlite/webhook-store.js';
 import { SqliteBlobStore } from './adapters/sqlite/blob-store.js';
 import { blobUrlSecret } from './adapters/sql/blob-secret.js';
+import { SqlSessionStore } from './adapters/sql/session-store.js';
 import type { BlobStore } from './ports/blobs.js';
 import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { JobStore } from './ports/jobs.js';
 import type { KeyStore } from './ports/keys.js';
 import type { LeaseStore } from './ports/leases.js';
+import type { SessionStore } from './ports/sessions.js';
 import type { TaskQueue } from './ports/tasks.js';
 import type { WebhookStore } from './webhooks/ports.js';
 
@@ -30,6 +32,8 @@ export interface StateEngine {
   leases: LeaseStore;
   /** The blob index of the content-addressed upload extension. */
   blobs: BlobStore;
+  /** Dashboard sessions. */
+  sessions: SessionStore;
   /** The secret blob part URLs are signed with, shared by every instance on this database. */
   blobUrlSecret(): Promise<Buffer>;
   close(): Promise<void>;
@@ -57,6 +61,7 @@ export async function openLocalState(dataDir: string): Promise<StateEngine> {
     webhooks: openWebhookStore(sqlite),
     leases: new SqliteLeaseStore(sqlite.db),
     blobs: new SqliteBlobStore(sqlite),
+    sessions: new SqlSessionStore(sqlite.db),
     blobUrlSecret: () => blobUrlSecret(sqlite.db),
     close: () => sqlite.close(),
   };

@@ -41,6 +41,7 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
   const { PgLeaseStore } = await import('./adapters/postgres/lease-store.js');
   const { PgBlobStore } = await import('./adapters/postgres/blob-store.js');
   const { blobUrlSecret } = await import('./adapters/sql/blob-secret.js');
+  const { SqlSessionStore } = await import('./adapters/sql/session-store.js');
   const pg = await openPostgres(config.databaseUrl);
   const warn = (err: Error) => console.warn(`renderbridge: ${err.message}; idle workers find new tasks by polling meanwhile`);
   const queue = signalledPgTaskQueue(pg.db, config.databaseUrl, warn);
@@ -52,6 +53,7 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
     webhooks: new PgWebhookStore(pg.db),
     leases: new PgLeaseStore(pg.db),
     blobs: new PgBlobStore(pg.db),
+    sessions: new SqlSessionStore(pg.db),
     blobUrlSecret: () => blobUrlSecret(pg.db),
     close: async () => {
       await queue.close();
@@ -118,7 +120,7 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
     // Blob part URLs point at the service on every storage adapter (the service verifies the bytes).
     const blobs = { store: state.blobs, signer: new UrlSigner(await state.blobUrlSecret()), publicUrl: () => publicUrl };
     return {
-      deps: { config, jobs: state.jobs, keys: state.keys, queue, storage, blobs, ...(fsStorage ? { fsStorage } : {}), ...(rateLimiter ? { rateLimiter } : {}) },
+      deps: { config, jobs: state.jobs, keys: state.keys, sessions: state.sessions, taskRuns: queue, queue, storage, blobs, ...(fsStorage ? { fsStorage } : {}), ...(rateLimiter ? { rateLimiter } : {}) },
       webhooks: state.webhooks,
       leases: state.leases,
       blobs: state.blobs,

@@ -4,7 +4,7 @@
 // without GET /extensions (a plain spec service) answers 404: it offers none.
 import { z } from 'zod';
 
-export const EXTENSION_NAMES = ['content-addressed-uploads'] as const;
+export const EXTENSION_NAMES = ['content-addressed-uploads', 'dashboard-sessions', 'job-events', 'job-tasks'] as const;
 export const ExtensionName = z.enum(EXTENSION_NAMES);
 export type ExtensionName = z.infer<typeof ExtensionName>;
 
@@ -12,6 +12,11 @@ export type ExtensionName = z.infer<typeof ExtensionName>;
 export const EXTENSION_SUMMARIES: Readonly<Record<ExtensionName, string>> = {
   'content-addressed-uploads':
     'Upload a project as content-addressed blobs (sha256 + size): only blobs the workspace does not hold yet are sent, in parts that can be retried one by one; a commit yields an ordinary upload slug for POST /jobs.',
+  'dashboard-sessions':
+    'Exchange an API key for a short-lived HttpOnly session cookie (the farm dashboard at / signs in this way); with the cookie, every request that is not GET carries the X-CSRF-Token the session was given.',
+  'job-events':
+    'A Server-Sent Events stream of the workspace\'s job changes (status and frame counters), with heartbeats; poll GET /jobs and GET /jobs/progress where it cannot be used.',
+  'job-tasks': 'The tasks of a job (validation, planning, each render chunk with its frames, finalize) with state, worker, attempt, duration and exit reason.',
 };
 
 export const Extension = z

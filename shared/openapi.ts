@@ -32,25 +32,39 @@ function errorResponses(names: readonly ErrorName[]): Record<string, ResponseObj
   return out;
 }
 
+/** How each route may authenticate: a key, or a dashboard session cookie; signing in needs neither beforehand. */
+function security(r: RouteDef): ZodOpenApiOperationObject['security'] {
+  return r.auth === 'sign-in' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }, { sessionCookie: [] }];
+}
+
+/** A session cookie alone cannot change anything: requests other than GET also need the session's CSRF token. */
+function errorsOf(r: RouteDef): readonly ErrorName[] {
+  return r.method === 'GET' || r.auth === 'sign-in' || r.errors.includes('CSRF_TOKEN_INVALID') ? r.errors : [...r.errors, 'CSRF_TOKEN_INVALID'];
+}
+
 function operation(name: string, r: RouteDef): ZodOpenApiOperationObject {
   const responses: Record<string, ResponseObject> = {};
   for (const [status, schema] of Object.entries(r.responses)) {
+    if (status === '204') {
+      responses[status] = { description: 'Done; no body' };
+      continue;
+    }
     responses[status] = {
-      description: status === '200' && 'headers' in r && r.headers ? 'Replay of an earlier call' : 'Success',
-      content: { 'application/json': { schema } },
+      description: status === '200' && 'headers' in r && r.headers ? 'Replay of an earlier call' : r.produces ? 'A stream of events; each `data` is this document' : 'Success',
+      content: { [r.produces ?? 'application/json']: { schema } },
       ...(status === '200' && r.headers
         ? { headers: z.object({ 'X-Idempotent-Replay': z.literal('true').optional() }) }
         : {}),
     };
   }
-  Object.assign(responses, errorResponses(r.errors));
+  Object.assign(responses, errorResponses(errorsOf(r)));
   return {
     operationId: name,
     summary: r.summary,
     // Extensions are tagged and flagged so a reader (and a client generator) tells them from the spec.
     tags: [r.extension ? `extension: ${r.extension}` : 'spec v1'],
     ...(r.extension ? { 'x-renderbridge-extension': r.extension } : {}),
-    security: [{ bearerAuth: [] }],
+    security: security(r),
     ...(r.params || r.query
       ? {
           requestParams: {
@@ -118,7 +132,16 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
     },
     servers: [{ url: API_PREFIX }],
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key, prefixed rb_live_' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key, prefixed rb_live_' },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'rb_session',
+          description:
+            'Dashboard session from POST /sessions (extension dashboard-sessions): HttpOnly, SameSite=Strict; named __Host-rb_session and Secure when the service\'s public URL is https. Requests other than GET must also send the session\'s X-CSRF-Token.',
+        },
+      },
     },
     tags: [
       { name: 'spec v1', description: 'Routes of the render job service API v1 specification.' },

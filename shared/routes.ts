@@ -9,10 +9,11 @@ import { ExtensionList, type ExtensionName } from './extensions.js';
 import { Downloads } from './api/downloads.js';
 import { JobProgressEnvelope, ProgressList } from './api/progress.js';
 import { StartRenderBody } from './api/render-config.js';
+import { CreateSessionBody, EventsQuery, JobEvent, JobTaskList, SessionEnvelope } from './api/dashboard.js';
 import type { ErrorName } from './errors.js';
 
 export interface RouteDef {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Relative to the API prefix, fastify style (`:id`). */
   readonly path: string;
   readonly summary: string;
@@ -22,6 +23,10 @@ export interface RouteDef {
   /** Success status codes and their bodies; the first is the usual one. */
   readonly responses: Readonly<Record<number, z.ZodType>>;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Media type of the success body. Default `application/json`; `text/event-stream` for a stream of events whose data the response schema describes. */
+  readonly produces?: 'text/event-stream';
+  /** How the route authenticates. Default `key`: Bearer key or session cookie; `sign-in`: the key may come in the body instead. */
+  readonly auth?: 'sign-in';
   /** Errors this endpoint can answer besides the ones every endpoint can (COMMON_ERRORS). */
   readonly errors: readonly ErrorName[];
   /**
@@ -144,6 +149,51 @@ export const ROUTES = {
     responses: { 201: CommittedUpload },
     errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'BLOBS_MISSING', 'PAYLOAD_TOO_LARGE'],
     extension: 'content-addressed-uploads',
+  },
+  createSession: {
+    method: 'POST',
+    path: '/sessions',
+    summary: 'Sign in: exchange an API key (in the body, or as Bearer) for an HttpOnly session cookie and its CSRF token',
+    body: CreateSessionBody,
+    responses: { 201: SessionEnvelope },
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
+    auth: 'sign-in',
+    extension: 'dashboard-sessions',
+  },
+  getCurrentSession: {
+    method: 'GET',
+    path: '/sessions/current',
+    summary: 'The session this request\'s cookie belongs to, with its CSRF token (a reloaded page reads it here)',
+    responses: { 200: SessionEnvelope },
+    errors: ['SESSION_NOT_FOUND'],
+    extension: 'dashboard-sessions',
+  },
+  deleteCurrentSession: {
+    method: 'DELETE',
+    path: '/sessions/current',
+    summary: 'Sign out: the session ends on the server and its cookie is cleared',
+    responses: { 204: z.void() },
+    errors: ['CSRF_TOKEN_INVALID'],
+    extension: 'dashboard-sessions',
+  },
+  streamJobEvents: {
+    method: 'GET',
+    path: '/events',
+    summary: 'Server-Sent Events: a `job` event per recent job, then one whenever a job of the workspace changes; heartbeat comments',
+    query: EventsQuery,
+    responses: { 200: JobEvent },
+    produces: 'text/event-stream',
+    errors: ['VALIDATION_ERROR', 'NOT_ACCEPTABLE'],
+    extension: 'job-events',
+  },
+  listJobTasks: {
+    method: 'GET',
+    path: '/jobs/:id/tasks',
+    summary: 'The tasks of a job (render chunks with their frames) with state, worker, attempt, duration and exit reason',
+    ...jobRoute,
+    responses: { 200: JobTaskList },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
+    extension: 'job-tasks',
   },
 } as const satisfies Record<string, RouteDef>;
 

@@ -24,6 +24,24 @@ export interface TaskInfo {
   lastError: string | null;
 }
 
+/** One task of a job as a person looking into the job sees it (the dashboard's tasks table). */
+export interface TaskRun extends TaskInfo {
+  /** The frames of a render chunk (its payload's `frames`); null for other kinds. */
+  frames: number[] | null;
+  /** The worker holding the task now, else the one that ran its latest attempt; null before the first claim. */
+  worker: string | null;
+  /** When the latest attempt was claimed (ISO 8601); null before the first claim. */
+  startedAt: string | null;
+  /** When the task ended (done, failed or canceled; ISO 8601); null while it has not. */
+  finishedAt: string | null;
+}
+
+/** Reading a job's tasks with who ran them and when, for the job-tasks route. */
+export interface TaskRunReader {
+  /** Every task of a job still in the queue, oldest first (finished tasks go after finishedTaskRetentionDays). */
+  jobTaskRuns(jobId: string): Promise<TaskRun[]>;
+}
+
 /** What the API routes do to the queue: add a job's work, and drop it when the job is canceled. */
 export interface TaskSubmitter {
   /**
@@ -82,6 +100,6 @@ export interface QueueHousekeeping {
 }
 
 /** The whole queue, as an adapter implements it; consumers ask for the roles they use. */
-export interface TaskQueue extends TaskSubmitter, TaskLeases, FailureLedger, QueueHousekeeping {
+export interface TaskQueue extends TaskSubmitter, TaskLeases, FailureLedger, QueueHousekeeping, TaskRunReader {
   close(): Promise<void>;
 }

@@ -9,6 +9,8 @@
 // `fin` (zset: finished tasks by when they finished, for pruning).
 // The scripts build key names themselves, so the queue needs one Redis server (not a Cluster).
 
+import { JOB_RUNS } from './lua-task-runs.js';
+
 const COMMON = `
 local B = ARGV[1]
 local Q = ARGV[2]
@@ -163,8 +165,10 @@ local lock = Q .. ARGV[4] .. ':' .. bid .. ':lock'
 if redis.call('GET', lock) ~= wid then return {-1} end
 redis.call('SET', lock, wid, 'PX', lease)
 local a = redis.call('HINCRBY', t, 'a', 1)
-redis.call('HSET', t, 'st', 'running', 'w', wid)
-redis.call('ZADD', B .. 'lease', nowMs() + lease, bid)
+local now = nowMs()
+-- sa, rw: when the latest attempt started and who ran it, kept once the task ends (job-tasks).
+redis.call('HSET', t, 'st', 'running', 'w', wid, 'sa', now, 'rw', wid)
+redis.call('ZADD', B .. 'lease', now + lease, bid)
 redis.call('ZREM', B .. 'promote', bid)
 redis.call('HDEL', t, 'p')
 local f = redis.call('HMGET', t, 'id', 'j')
@@ -274,6 +278,7 @@ export const SCRIPTS = {
   rbtqCancel: CANCEL,
   rbtqJobTasks: JOB_TASKS,
   rbtqPrune: PRUNE,
+  rbtqJobRuns: JOB_RUNS,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

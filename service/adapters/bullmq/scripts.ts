@@ -55,6 +55,11 @@ export class QueueScripts {
     return this.fns[name](this.keys.own, this.keys.bull, ...args);
   }
 
+  /** A script's raw reply, for reads kept beside this class (jobRuns). */
+  runRaw(name: ScriptName, ...args: (string | number)[]): Promise<Reply> {
+    return this.run(name, ...args);
+  }
+
   /** Stores a new task; a hand-over when BullMQ must get it now, 'held' or 'exists' otherwise. */
   async enqueue(t: { bid: string; id: string; jobId: string; kind: TaskKind; payload: string; after: readonly string[] }): Promise<HandOver | 'held' | 'exists'> {
     const r = (await this.run('rbtqEnqueue', t.bid, t.id, t.jobId, t.kind, t.payload, ...t.after)) as Reply[];
@@ -119,6 +124,45 @@ export class QueueScripts {
       lastError: lastError === null ? null : String(lastError),
     }));
   }
+}
+
+/** A task as the job-tasks read finds it (times in epoch ms on Redis's clock). */
+export interface StoredTaskRun extends StoredTaskInfo {
+  holder: string | null;
+  lastRunner: string | null;
+  startedMs: number | null;
+  finishedMs: number | null;
+  /** The task's payload (JSON text), from the adapter's copy or BullMQ's job. */
+  payload: string | null;
+}
+
+/** The payload text out of what JOB_RUNS found: the task's own copy, or BullMQ's job data around it. */
+function payloadText(src: Reply, text: Reply): string | null {
+  if (typeof text !== 'string') return null;
+  if (src === 'p') return text;
+  try {
+    return JSON.stringify((JSON.parse(text) as { payload?: unknown }).payload ?? null);
+  } catch {
+    return null;
+  }
+}
+
+const orNull = (v: Reply): string | null => (v === null || v === undefined || (v as unknown) === false ? null : String(v));
+
+export async function jobRuns(scripts: QueueScripts, jobId: string): Promise<StoredTaskRun[]> {
+  const r = (await scripts.runRaw('rbtqJobRuns', jobId)) as Reply[][];
+  return r.map(([id, kind, state, attempts, lastError, holder, runner, started, finished, src, text]) => ({
+    id: String(id),
+    kind: kind as TaskKind,
+    state: state as StoredTaskInfo['state'],
+    attempts: Number(attempts),
+    lastError: orNull(lastError!),
+    holder: orNull(holder!),
+    lastRunner: orNull(runner!),
+    startedMs: orNull(started!) === null ? null : Number(started),
+    finishedMs: orNull(finished!) === null ? null : Number(finished),
+    payload: payloadText(src!, text!),
+  }));
 }
 
 function toHandOver(r: Reply[]): HandOver {

@@ -4,12 +4,13 @@
 // index, blocklist counters) is kept next to it under the same prefix, see lua.ts.
 import type { Redis } from 'ioredis';
 import { Job, UnrecoverableError } from 'bullmq';
-import type { Task, TaskInfo, TaskKind, TaskQueue } from '../../ports/tasks.js';
+import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/tasks.js';
+import { framesOf } from '../../domain/task-runs.js';
 import { TASK_KINDS } from '../../ports/tasks.js';
 import { bullJobId, keySpace, type KeySpace } from './keys.js';
 import { closeLanes, openLanes, type Lane, type TaskData } from './lanes.js';
 import { closeRedis, connectRedis, redactError, redactRedisUrl, withDeadline, type RedisClientOptions } from './redis-client.js';
-import { QueueScripts, type HandOver } from './scripts.js';
+import { jobRuns, QueueScripts, type HandOver } from './scripts.js';
 import { ReadySignal } from '../ready-signal.js';
 import { RedisSignalBus } from './signals.js';
 
@@ -189,6 +190,22 @@ export class BullmqTaskQueue implements TaskQueue {
   async jobTasks(jobId: string): Promise<TaskInfo[]> {
     const rows = await this.call('jobTasks', () => this.scripts.jobTasks(jobId));
     return rows.map((r) => ({ ...r, state: r.state === 'held' ? 'queued' : r.state }));
+  }
+
+  async jobTaskRuns(jobId: string): Promise<TaskRun[]> {
+    const rows = await this.call('jobTaskRuns', () => jobRuns(this.scripts, jobId));
+    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+    return rows.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      state: r.state === 'held' ? 'queued' : r.state,
+      attempts: r.attempts,
+      lastError: r.lastError,
+      frames: framesOf(r.payload),
+      worker: r.holder ?? r.lastRunner,
+      startedAt: iso(r.startedMs),
+      finishedAt: r.state === 'done' || r.state === 'failed' || r.state === 'canceled' ? iso(r.finishedMs) : null,
+    }));
   }
 
   async counts(): Promise<{ queued: number; running: number; done: number; failed: number }> {

@@ -73,6 +73,16 @@ export const pgMigrationScripts: Record<string, string[]> = {
     `create index blob_uploads_updated on blob_uploads (updated_at)`,
     `create table service_secrets (name text primary key, value text not null)`,
   ],
+  // The dashboard: sessions (an API key exchanged for a cookie; only the id's SHA-256 stored; times
+  // in epoch ms), and per task when its latest attempt started and who ran it, kept once it ends.
+  '005_dashboard': [
+    `create table sessions (
+      id_hash bytea primary key, key_id text not null, workspace_id text not null, user_id text not null,
+      created_at bigint not null, last_seen_at bigint not null, expires_at bigint not null)`,
+    `create index sessions_expires on sessions (expires_at)`,
+    `create index sessions_last_seen on sessions (last_seen_at)`,
+    `alter table tasks add column started_at text, add column ran_by text`,
+  ],
 };
 
 /**

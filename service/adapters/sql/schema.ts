@@ -64,6 +64,10 @@ export interface DB {
     last_error: string | null;
     created_at: string;
     updated_at: string;
+    /** When the latest attempt was claimed (ISO), null before the first claim (011 / 005). */
+    started_at: string | null;
+    /** The worker that claimed the latest attempt; unlike worker_id, kept once the task ends (011 / 005). */
+    ran_by: string | null;
   };
   /** Failed tasks per worker and job: the per-job blocklist (007). */
   task_failures: { job_id: string; worker: string; n: number };
@@ -99,5 +103,7 @@ export interface DB {
   blob_uploads: { workspace_id: string; sha256: string; size: number; part_size: number; updated_at: number };
   /** Secrets the service instances sharing this database share (the blob URL-signing key). */
   service_secrets: { name: string; value: string };
+  /** Dashboard sessions (011 / 005): the SHA-256 of each session id, never the id. Times in epoch ms. */
+  sessions: { id_hash: Buffer; key_id: string; workspace_id: string; user_id: string; created_at: number; last_seen_at: number; expires_at: number };
 }
 

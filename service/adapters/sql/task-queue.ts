@@ -1,7 +1,8 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { Task, TaskInfo, TaskKind, TaskQueue, TaskState } from '../../ports/tasks.js';
+import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun, TaskState } from '../../ports/tasks.js';
 import type { DB } from './schema.js';
 import type { ReadySignal } from '../ready-signal.js';
+import { framesOf } from '../../domain/task-runs.js';
 
 /** A claimed task as the port returns it. */
 export function toTask(row: Pick<DB['tasks'], 'id' | 'job_id' | 'kind' | 'payload' | 'attempts'>): Task {
@@ -49,6 +50,9 @@ export abstract class SqlTaskQueue implements TaskQueue {
         lease_until: now + leaseMs,
         updated_at: new Date(now).toISOString(),
         attempts: eb('attempts', '+', 1),
+        // Kept once the task ends, for the job-tasks route (worker_id is the live lease).
+        started_at: new Date(now).toISOString(),
+        ran_by: workerId,
       }))
       .where('id', '=', (eb) => eb.selectFrom(this.candidates(kinds, now).as('c')).select('c.id').orderBy('c.seq').limit(1))
       .returning(['id', 'job_id', 'kind', 'payload', 'attempts'])
@@ -213,6 +217,30 @@ export abstract class SqlTaskQueue implements TaskQueue {
       attempts: r.attempts,
       lastError: r.last_error,
     }));
+  }
+
+  async jobTaskRuns(jobId: string): Promise<TaskRun[]> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select(['id', 'kind', 'state', 'attempts', 'last_error', 'payload', 'worker_id', 'ran_by', 'started_at', 'updated_at'])
+      .where('job_id', '=', jobId)
+      .orderBy('seq')
+      .execute();
+    return rows.map((r) => {
+      const state = r.state as TaskState;
+      return {
+        id: r.id,
+        kind: r.kind as TaskKind,
+        state,
+        attempts: r.attempts,
+        lastError: r.last_error,
+        frames: framesOf(r.payload),
+        worker: r.worker_id ?? r.ran_by,
+        startedAt: r.started_at,
+        // A finished row is written last when it finishes.
+        finishedAt: state === 'done' || state === 'failed' || state === 'canceled' ? r.updated_at : null,
+      };
+    });
   }
 
   async counts(): Promise<{ queued: number; running: number; done: number; failed: number }> {
