@@ -65,6 +65,16 @@ export interface ServiceConfig {
    */
   blobRetentionDays: number;
   /**
+   * Minutes a dashboard session lasts without a request before it ends on the server
+   * (`--session-idle-minutes`, `RENDERBRIDGE_SESSION_IDLE_MINUTES`). Default 30.
+   */
+  sessionIdleMinutes: number;
+  /**
+   * Hours a dashboard session lasts at most, however active; then the person signs in again with
+   * a key (`--session-max-hours`, `RENDERBRIDGE_SESSION_MAX_HOURS`). Default 12.
+   */
+  sessionMaxHours: number;
+  /**
    * Render slots of the in-process worker: `auto` = one per NVIDIA GPU, or one on the CPU;
    * a number = that many CPU slots when there is no GPU; 0 = no worker in this process (run
    * `renderbridge worker` elsewhere). Default `auto`.
@@ -134,6 +144,8 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     blobUploads: true,
     blobPartSizeBytes: 8 * 1024 * 1024,
     blobRetentionDays: 30,
+    sessionIdleMinutes: 30,
+    sessionMaxHours: 12,
     workers: 'auto',
     blenderPaths: [],
     logLevel: 'info',
