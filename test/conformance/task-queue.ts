@@ -8,6 +8,7 @@ import type { QueueHarness } from './task-queue/helpers.js';
 import { queueHousekeepingConformance } from './task-queue/housekeeping.js';
 import { taskLeasesConformance } from './task-queue/leases.js';
 import { taskSubmitterConformance } from './task-queue/submitter.js';
+import { taskRunReaderConformance } from './task-queue/task-runs.js';
 
 export function taskQueueConformance(name: string, open: () => Promise<QueueHarness<TaskQueue>>): void {
   describe(`TaskQueue conformance: ${name}`, () => {
@@ -15,5 +16,6 @@ export function taskQueueConformance(name: string, open: () => Promise<QueueHarn
     taskLeasesConformance(name, open);
     failureLedgerConformance(open);
     queueHousekeepingConformance(open);
+    taskRunReaderConformance(open);
   });
 }

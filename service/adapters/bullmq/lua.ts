@@ -68,7 +68,8 @@ if redis.call('EXISTS', t) == 1 then
   return {0}
 end
 local seq = redis.call('INCR', B .. 'seq')
-redis.call('HSET', t, 'id', ARGV[4], 'j', ARGV[5], 'k', ARGV[6], 's', seq, 'a', 0, 'p', ARGV[7])
+-- pl: the payload kept for reading (job-tasks); p goes once BullMQ has the task.
+redis.call('HSET', t, 'id', ARGV[4], 'j', ARGV[5], 'k', ARGV[6], 's', seq, 'a', 0, 'p', ARGV[7], 'pl', ARGV[7])
 redis.call('ZADD', B .. 'job:' .. ARGV[5], seq, bid)
 local pending = 0
 for i = 8, #ARGV do
