@@ -57,6 +57,14 @@ function onError(err) {
   notice(err instanceof Error ? err.message : String(err));
 }
 
+/** The server ended the event stream's session: ask why (the 401 says), then sign out. */
+function onSessionEnded() {
+  api('GET', '/sessions/current').then(
+    () => signedOut('unknown'),
+    (err) => onError(err instanceof ApiFailure && err.status === 401 ? err : new ApiFailure(401, {})),
+  );
+}
+
 function onJob(event) {
   showJobRow(event);
   if (shownJobId() === event.job.id) showJob(event, onError);
@@ -87,7 +95,7 @@ function signedIn(s) {
   $('sign-out').hidden = false;
   $('workspace').hidden = false;
   $('workspace').textContent = `Workspace: ${s.workspace.name}`;
-  stopLive = startLive({ onJob, onState: setConnection, onSessionEnded: () => signedOut('unknown'), onError });
+  stopLive = startLive({ onJob, onState: setConnection, onSessionEnded, onError });
   void route();
 }
 

@@ -46,20 +46,32 @@ function renderWarnings(job) {
   $('warnings-none').hidden = warnings.length > 0;
 }
 
+/** The settings a person checks first, in this order; the rest follow under "All settings". */
+const MAIN_SETTINGS = [
+  'renderEngine', 'computeDeviceType', 'gpuCount', 'sampleCount', 'resolution', 'resolutionPercentage', 'frameRanges',
+  'outputFormat', 'fps', 'videoOutput', 'denoisingEnabled', 'colorManagementPreset', 'activeCamera', 'sceneToRender',
+  'hostVersionForRender', 'minimumRam', 'notes',
+];
+
+function settingRows(cfg, keys) {
+  return keys.map((k) => {
+    const tr = make('tr');
+    const th = make('th', '', k);
+    th.scope = 'row';
+    tr.append(th, make('td', '', valueText(cfg[k])));
+    return tr;
+  });
+}
+
 function renderConfig(job) {
   const cfg = job.finalConfig;
-  const body = $('config-table').tBodies[0];
-  const keys = cfg ? Object.keys(cfg).filter((k) => k !== 'analysisWarnings').sort() : [];
-  body.replaceChildren(
-    ...keys.map((k) => {
-      const tr = make('tr');
-      const th = make('th', '', k);
-      th.scope = 'row';
-      tr.append(th, make('td', '', valueText(cfg[k])));
-      return tr;
-    }),
-  );
-  $('config-table').hidden = keys.length === 0;
+  const keys = cfg ? Object.keys(cfg).filter((k) => k !== 'analysisWarnings') : [];
+  const main = MAIN_SETTINGS.filter((k) => keys.includes(k));
+  const rest = keys.filter((k) => !MAIN_SETTINGS.includes(k)).sort();
+  $('config-table').tBodies[0].replaceChildren(...settingRows(cfg, main));
+  $('config-all').tBodies[0].replaceChildren(...settingRows(cfg, rest));
+  $('config-table').hidden = main.length === 0;
+  $('config-more').hidden = rest.length === 0;
   $('config-none').hidden = keys.length > 0;
 }
 
