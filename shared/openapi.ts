@@ -45,10 +45,6 @@ function errorsOf(r: RouteDef): readonly ErrorName[] {
 function operation(name: string, r: RouteDef): ZodOpenApiOperationObject {
   const responses: Record<string, ResponseObject> = {};
   for (const [status, schema] of Object.entries(r.responses)) {
-    if (status === '204') {
-      responses[status] = { description: 'Done; no body' };
-      continue;
-    }
     responses[status] = {
       description: status === '200' && 'headers' in r && r.headers ? 'Replay of an earlier call' : r.produces ? 'A stream of events; each `data` is this document' : 'Success',
       content: { [r.produces ?? 'application/json']: { schema } },

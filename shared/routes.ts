@@ -9,7 +9,7 @@ import { ExtensionList, type ExtensionName } from './extensions.js';
 import { Downloads } from './api/downloads.js';
 import { JobProgressEnvelope, ProgressList } from './api/progress.js';
 import { StartRenderBody } from './api/render-config.js';
-import { CreateSessionBody, EventsQuery, JobEvent, JobTaskList, SessionEnvelope } from './api/dashboard.js';
+import { CreateSessionBody, EventsQuery, JobEvent, JobTaskList, SessionEnvelope, SignedOut } from './api/dashboard.js';
 import type { ErrorName } from './errors.js';
 
 export interface RouteDef {
@@ -172,7 +172,7 @@ export const ROUTES = {
     method: 'DELETE',
     path: '/sessions/current',
     summary: 'Sign out: the session ends on the server and its cookie is cleared',
-    responses: { 204: z.void() },
+    responses: { 200: SignedOut },
     errors: ['CSRF_TOKEN_INVALID'],
     extension: 'dashboard-sessions',
   },

@@ -94,6 +94,6 @@ export const sessionRoutes: FastifyPluginAsyncZod<SessionRouteDeps> = async (app
     const s = req.dashboardSession;
     if (s) await auth.deps.store.delete(hashSessionId(s.id));
     clearSessionCookie(reply, auth.deps.cookie);
-    return reply.code(204).send();
+    return { data: { ended: !!s } };
   });
 };

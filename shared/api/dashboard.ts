@@ -30,6 +30,9 @@ export type Session = z.infer<typeof Session>;
 
 export const SessionEnvelope = z.object({ data: Session }).meta({ id: 'SessionEnvelope' });
 
+/** DELETE /sessions/current: whether a session was ended (false: the request carried none, e.g. a Bearer key). */
+export const SignedOut = z.object({ data: z.object({ ended: z.boolean() }) }).meta({ id: 'SignedOut' });
+
 /** One task of a job: validation, planning, a render chunk (its frames) or finalize. */
 export const JobTask = z
   .object({

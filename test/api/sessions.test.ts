@@ -111,7 +111,8 @@ describe('ending sessions', () => {
     const s = await signIn(svc.baseUrl, svc.apiKey);
     expect(errorBody(await s.call('DELETE', '/sessions/current')).name).toBe('CSRF_TOKEN_INVALID');
     const out = await s.call('DELETE', '/sessions/current', undefined, { csrf: true });
-    expect(out.status).toBe(204);
+    expect(out.status).toBe(200);
+    expect(out.body).toEqual({ data: { ended: true } });
     expect(out.headers.get('set-cookie')).toMatch(/^rb_session=; .*Max-Age=0/);
     const after = await s.call('GET', '/jobs');
     expect(after.status).toBe(401);

@@ -29,7 +29,6 @@ export async function api(method, path, body) {
     credentials: 'same-origin',
     cache: 'no-store',
   });
-  if (res.status === 204) return null;
   const data = await res.json().catch(() => null);
   if (!res.ok) throw new ApiFailure(res.status, data);
   return data;
