@@ -9,9 +9,10 @@ import { startService } from '../service/server.js';
 import { collect, DATA_DIR_DEFAULT, parsePort, parsePositiveInt, parseWorkers, resolveDataDir } from './options.js';
 import { addUnpackOptions, unpackConfig, type UnpackOptions } from './unpack-options.js';
 import { addBlobOptions, blobConfig, type BlobOptions } from './blob-options.js';
+import { addSessionOptions, sessionConfig, type SessionOptions } from './session-options.js';
 import { VERSION } from './version.js';
 
-interface ServiceOptions extends EngineOptions, UnpackOptions, BlobOptions {
+interface ServiceOptions extends EngineOptions, UnpackOptions, BlobOptions, SessionOptions {
   host: string;
   port: number;
   dataDir?: string;
@@ -34,13 +35,14 @@ export function registerServiceCommand(program: Command): void {
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info')
     .option('--workers <n>', 'render slots in this process: auto (one per GPU, else one), N CPU slots, or 0 for none', parseWorkers, 'auto')
     .option('--blender <path>', 'a Blender build to offer (repeatable); RENDERBRIDGE_BLENDER_X_Y and PATH are searched too', collect, []);
-  addBlobOptions(addUnpackOptions(addEngineOptions(cmd))).action(async (o: ServiceOptions) => {
+  addSessionOptions(addBlobOptions(addUnpackOptions(addEngineOptions(cmd)))).action(async (o: ServiceOptions) => {
       // Resolved as `renderbridge admin` resolves it, so admin commands run anywhere find this database.
       const data = resolveDataDir(o.dataDir);
       const config = defaultConfig({
         ...engineConfig(o),
         ...unpackConfig(o),
         ...blobConfig(o),
+        ...sessionConfig(o),
         host: o.host,
         port: o.port,
         dataDir: data.dir,
@@ -57,6 +59,7 @@ export function registerServiceCommand(program: Command): void {
       // Human lines go to stderr so stdout stays the JSON log stream.
       console.error(`renderbridge service ${VERSION} listening`);
       console.error(`  API base URL: ${svc.baseUrl}`);
+      console.error(`  dashboard:    ${config.publicUrl ?? svc.origin}/ (sign in with an API key; API reference at /docs)`);
       console.error(`  data folder:  ${config.dataDir}${data.from === 'default' ? '' : ` (from ${data.from})`}`);
       // Earlier versions kept the data in ./.renderbridge/service of the folder they ran in: say where it went.
       const legacy = path.resolve(LEGACY_DATA_DIR);
