@@ -105,7 +105,7 @@ describe('with the extension turned off', () => {
     try {
       const c = api(off.baseUrl, off.apiKey);
       const ext = await c('GET', '/extensions');
-      expect(ExtensionList.parse(ext.body).data.extensions).toEqual([]);
+      expect(ExtensionList.parse(ext.body).data.extensions.map((e) => e.name)).not.toContain('content-addressed-uploads');
       const q = await c('POST', '/uploads/blobs/query', { blobs: [ref(Buffer.from('x'))] });
       expect([q.status, errorBody(q).name]).toEqual([404, 'ROUTE_NOT_FOUND']);
       const cm = await c('POST', '/uploads/commit', { fileName: 'p.zip', entries: [{ path: 'a', ...EMPTY }] });
