@@ -179,7 +179,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ...(deps.eventStream?.pollMs ? { pollMs: deps.eventStream.pollMs } : {}),
         onError: (err, workspaceId) => app.log.warn({ err, workspaceId }, 'reading job changes for the event stream failed'),
       });
-      await api.register(eventRoutes, { feed, ...(sessions ? { sessions } : {}), ...(deps.eventStream?.heartbeatMs ? { heartbeatMs: deps.eventStream.heartbeatMs } : {}) });
+      await api.register(eventRoutes, { feed, keys: deps.keys, ...(sessions ? { sessions } : {}), ...(deps.eventStream?.heartbeatMs ? { heartbeatMs: deps.eventStream.heartbeatMs } : {}) });
       if (deps.taskRuns) await api.register(taskRoutes, { ctx, tasks: deps.taskRuns });
       if (blobs) {
         await api.register(blobQueryRoutes, blobs.api);

@@ -2,7 +2,7 @@
 // from the JobFeed. A stream opens with a `job` event per recent job, then sends one whenever a
 // job changes; a comment line every heartbeat keeps proxies from closing it. A stream opened with
 // a dashboard session ends (event `session-ended`) once that session has: signed out, expired,
-// or its key revoked. A client too slow to take the events is cut off (it reconnects and starts
+// or its key revoked; one opened with a key ends (event `key-revoked`) once the key is revoked. A client too slow to take the events is cut off (it reconnects and starts
 // from a fresh snapshot) rather than held in memory.
 import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -11,11 +11,15 @@ import type { JobFeed } from '../events/job-feed.js';
 import { ApiError } from '../http/api-error.js';
 import { requireAuth } from '../http/auth.js';
 import type { SessionAuth } from '../http/session-auth.js';
+import { hashApiKey } from '../domain/api-keys.js';
+import type { KeyStore } from '../ports/keys.js';
 
 export interface EventRouteDeps {
   feed: JobFeed;
   /** Checks at each heartbeat that a session-authenticated stream's session still holds. */
   sessions?: SessionAuth;
+  /** Checks at each heartbeat that a key-authenticated stream's key is not revoked. */
+  keys: Pick<KeyStore, 'findByHash'>;
   /** Ms between heartbeat comments (and session checks). Default 15000. */
   heartbeatMs?: number;
 }
@@ -67,15 +71,17 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRouteDeps> = async (app, de
       res.write(text);
     };
     write('retry: 3000\n: connected\n\n');
+    const bearer = req.dashboardSession ? undefined : /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const keyHash = bearer ? hashApiKey(bearer) : undefined;
     let unsubscribe: (() => void) | undefined;
     const heartbeat = setInterval(() => {
       write(`: heartbeat ${new Date().toISOString()}\n\n`);
       const s = req.dashboardSession;
+      const failed = (err: unknown) => req.log.warn({ err }, 'checking the credentials of an event stream failed');
       if (s && deps.sessions) {
-        deps.sessions.alive(s.id).then(
-          (alive) => alive || end('event: session-ended\ndata: {}\n\n'),
-          (err: unknown) => req.log.warn({ err }, 'checking the session of an event stream failed'),
-        );
+        deps.sessions.alive(s.id).then((alive) => alive || end('event: session-ended\ndata: {}\n\n'), failed);
+      } else if (keyHash) {
+        Promise.resolve(deps.keys.findByHash(keyHash)).then((k) => (k && !k.revokedAt) || end('event: key-revoked\ndata: {}\n\n'), failed);
       }
     }, deps.heartbeatMs ?? 15_000);
     res.on('close', () => {

@@ -4,6 +4,7 @@
 // stream, and ends once the dashboard session it was opened with ends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobEvent } from '../../shared/api/dashboard.js';
+import { openKeyStore } from '../../service/stack.js';
 import type { Job } from '../../shared/api/job.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { createJob } from '../helpers/flow.js';
@@ -82,6 +83,20 @@ describe('the job event stream', () => {
     const last = jobEvent(mine.events.filter(about(fresh.id)).at(-1)!)!;
     const served = (await own('GET', `/jobs/${fresh.id}`)).body as { data: Job };
     expect({ ...last.job, previewUrl: null }).toEqual({ ...served.data, previewUrl: null });
+  });
+
+  it('ends a stream opened with a key once the key is revoked', async () => {
+    const key = await svc.createApiKey('revoked streamer');
+    const s = await stream({ authorization: `Bearer ${key}` });
+    expect(s.status).toBe(200);
+    const store = await openKeyStore(svc.config);
+    try {
+      for (const k of await store.keys.listKeys('revoked streamer')) await store.keys.revokeKey(k.id);
+    } finally {
+      await store.close();
+    }
+    await s.next('the end of the stream', (e) => e.event === 'key-revoked');
+    await waitUntil('the stream to close', () => s.ended());
   });
 
   it('keeps the connection alive with heartbeat comments', async () => {
