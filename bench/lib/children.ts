@@ -51,17 +51,27 @@ export function pinSelf(cpus: string): void {
 export interface Child<T> {
   pid: number;
   ready: T;
+  /** The child itself, for IPC after its first message. */
+  process: ChildProcess;
   stop(): Promise<void>;
+}
+
+export interface StartChildOptions {
+  /** taskset CPU list to pin the child to. Default: not pinned. */
+  cpus?: string;
+  /** Wraps the command (e.g. `ip netns exec NS`); it must exec, not fork, to keep the pid. Default none. */
+  wrap?: (cmd: string, args: string[]) => [string, string[]];
 }
 
 /**
  * Starts `bench/lib/<file>` under `node --import tsx`, optionally pinned to `cpus`, and waits
  * for its first IPC message. `input` is sent to it once spawned.
  */
-export async function startChild<T>(file: string, input: unknown, opts: { cpus?: string } = {}): Promise<Child<T>> {
+export async function startChild<T>(file: string, input: unknown, opts: StartChildOptions = {}): Promise<Child<T>> {
   const args = ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'lib', file)];
   // taskset execs node, so the pid we get is node's own: /proc/<pid> reads the server.
-  const [cmd, argv] = opts.cpus ? ['taskset', ['-c', opts.cpus, process.execPath, ...args]] : [process.execPath, args];
+  const [cmd0, argv0]: [string, string[]] = opts.cpus ? ['taskset', ['-c', opts.cpus, process.execPath, ...args]] : [process.execPath, args];
+  const [cmd, argv] = opts.wrap ? opts.wrap(cmd0, argv0) : [cmd0, argv0];
   const child = spawn(cmd, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   track(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -74,6 +84,7 @@ export async function startChild<T>(file: string, input: unknown, opts: { cpus?:
   return {
     pid: child.pid!,
     ready,
+    process: child,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
