@@ -1,7 +1,8 @@
 // Typed calls of the adapter's Lua scripts (lua.ts). ioredis runs them by SHA and reloads them
 // by itself after a Redis restart emptied the script cache.
 import type { Redis } from 'ioredis';
-import type { TaskKind, TaskState } from '../../ports/tasks.js';
+import type { TaskKind, TaskRun, TaskState } from '../../ports/tasks.js';
+import { framesOf } from '../../domain/task-runs.js';
 import type { KeySpace } from './keys.js';
 import { SCRIPTS, type ScriptName } from './lua.js';
 
@@ -126,16 +127,6 @@ export class QueueScripts {
   }
 }
 
-/** A task as the job-tasks read finds it (times in epoch ms on Redis's clock). */
-export interface StoredTaskRun extends StoredTaskInfo {
-  holder: string | null;
-  lastRunner: string | null;
-  startedMs: number | null;
-  finishedMs: number | null;
-  /** The task's payload (JSON text), from the adapter's copy or BullMQ's job. */
-  payload: string | null;
-}
-
 /** The payload text out of what JOB_RUNS found: the task's own copy, or BullMQ's job data around it. */
 function payloadText(src: Reply, text: Reply): string | null {
   if (typeof text !== 'string') return null;
@@ -149,20 +140,24 @@ function payloadText(src: Reply, text: Reply): string | null {
 
 const orNull = (v: Reply): string | null => (v === null || v === undefined || (v as unknown) === false ? null : String(v));
 
-export async function jobRuns(scripts: QueueScripts, jobId: string): Promise<StoredTaskRun[]> {
+/** A job's tasks as TaskRunReader answers them (times from Redis's clock). */
+export async function jobRuns(scripts: QueueScripts, jobId: string): Promise<TaskRun[]> {
   const r = (await scripts.runRaw('rbtqJobRuns', jobId)) as Reply[][];
-  return r.map(([id, kind, state, attempts, lastError, holder, runner, started, finished, src, text]) => ({
-    id: String(id),
-    kind: kind as TaskKind,
-    state: state as StoredTaskInfo['state'],
-    attempts: Number(attempts),
-    lastError: orNull(lastError!),
-    holder: orNull(holder!),
-    lastRunner: orNull(runner!),
-    startedMs: orNull(started!) === null ? null : Number(started),
-    finishedMs: orNull(finished!) === null ? null : Number(finished),
-    payload: payloadText(src!, text!),
-  }));
+  const iso = (v: Reply | undefined) => (orNull(v ?? null) === null ? null : new Date(Number(v)).toISOString());
+  return r.map(([id, kind, state, attempts, lastError, holder, runner, started, finished, src, text]) => {
+    const st = state === 'held' ? 'queued' : (state as TaskState);
+    return {
+      id: String(id),
+      kind: kind as TaskKind,
+      state: st,
+      attempts: Number(attempts),
+      lastError: orNull(lastError ?? null),
+      frames: framesOf(payloadText(src ?? null, text ?? null)),
+      worker: orNull(holder ?? null) ?? orNull(runner ?? null),
+      startedAt: iso(started),
+      finishedAt: st === 'done' || st === 'failed' || st === 'canceled' ? iso(finished) : null,
+    };
+  });
 }
 
 function toHandOver(r: Reply[]): HandOver {

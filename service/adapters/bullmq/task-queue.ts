@@ -5,7 +5,6 @@
 import type { Redis } from 'ioredis';
 import { Job, UnrecoverableError } from 'bullmq';
 import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/tasks.js';
-import { framesOf } from '../../domain/task-runs.js';
 import { TASK_KINDS } from '../../ports/tasks.js';
 import { bullJobId, keySpace, type KeySpace } from './keys.js';
 import { closeLanes, openLanes, type Lane, type TaskData } from './lanes.js';
@@ -193,19 +192,7 @@ export class BullmqTaskQueue implements TaskQueue {
   }
 
   async jobTaskRuns(jobId: string): Promise<TaskRun[]> {
-    const rows = await this.call('jobTaskRuns', () => jobRuns(this.scripts, jobId));
-    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-    return rows.map((r) => ({
-      id: r.id,
-      kind: r.kind,
-      state: r.state === 'held' ? 'queued' : r.state,
-      attempts: r.attempts,
-      lastError: r.lastError,
-      frames: framesOf(r.payload),
-      worker: r.holder ?? r.lastRunner,
-      startedAt: iso(r.startedMs),
-      finishedAt: r.state === 'done' || r.state === 'failed' || r.state === 'canceled' ? iso(r.finishedMs) : null,
-    }));
+    return this.call('jobTaskRuns', () => jobRuns(this.scripts, jobId));
   }
 
   async counts(): Promise<{ queued: number; running: number; done: number; failed: number }> {
