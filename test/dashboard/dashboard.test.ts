@@ -58,8 +58,9 @@ async function newPage(width = 1280, height = 900): Promise<{ context: BrowserCo
 async function signInAs(page: Page, origin: string, key: string): Promise<void> {
   await page.goto(`${origin}/`);
   await page.waitForSelector('#view-signin:not([hidden])');
-  await page.fill('#api-key', key);
-  await page.click('#signin-form button[type="submit"]');
+  // Found by its label and the button by its name, as assistive technology finds them.
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForSelector('#view-jobs:not([hidden])');
 }
 
@@ -197,7 +198,8 @@ suite('farm dashboard in Chromium', () => {
     const { svc } = e2e;
     const rivalKey = await svc.createApiKey('rival dashboard');
     const rivalJob = await createJob(api(svc.baseUrl, rivalKey));
-    const { context, page } = await newPage();
+    // A small laptop screen.
+    const { context, page } = await newPage(1024, 640);
     // A proxy that drops event streams: the page must still follow the jobs.
     await page.route('**/api/external/v1/events', (route) => route.abort());
     await signInAs(page, svc.origin, svc.apiKey);
@@ -207,6 +209,8 @@ suite('farm dashboard in Chromium', () => {
     await svc.service.ports.jobs.transition(mine.id, ['created'], 'validating');
     await page.waitForSelector(`${row(mine.id)} .status[data-status="validating"]`, { timeout: 30_000 });
     expect(await page.$(row(rivalJob.id))).toBeNull();
+    // Nothing wider than the screen: the jobs table fits without scrolling sideways.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
     await page.goto(`${svc.origin}/#/jobs/${rivalJob.id}`);
     await page.waitForFunction(() => document.getElementById('notice')!.textContent === 'No such job in this workspace.');
     expect(await page.textContent('#view-job')).not.toContain(rivalJob.id);
