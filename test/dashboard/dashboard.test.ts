@@ -218,6 +218,25 @@ suite('farm dashboard in Chromium', () => {
     await context.close();
   });
 
+  it('lists the 50 newest jobs live and fetches older pages on request', async () => {
+    const { svc } = e2e;
+    const key = await svc.createApiKey('busy studio');
+    const call = api(svc.baseUrl, key);
+    const made: string[] = [];
+    for (let i = 0; i < 53; i++) made.push((await createJob(call)).id);
+    const { context, page } = await newPage();
+    await signInAs(page, svc.origin, key);
+    await waitUntil('the 50 newest jobs', async () => (await page.$$('#jobs-table tbody tr')).length === 50);
+    expect(await page.$(row(made[0]!))).toBeNull();
+    await page.getByRole('button', { name: 'Show older jobs' }).click();
+    await waitUntil('every job', async () => (await page.$$('#jobs-table tbody tr')).length === 53);
+    // Newest first, the older page below.
+    const order = await page.$$eval('#jobs-table tbody tr', (trs) => trs.map((tr) => (tr as HTMLElement).dataset.jobId));
+    expect(order).toEqual([...made].reverse());
+    expect(await page.isVisible('#jobs-older')).toBe(false);
+    await context.close();
+  });
+
   it('signs out on the server (the cookie then gets 401), and sends an expired session back to sign-in', async () => {
     const { svc } = e2e;
     const { context, page } = await newPage();

@@ -47,6 +47,7 @@ function signedOut(reason) {
   $('nav').hidden = true;
   $('sign-out').hidden = true;
   $('workspace').hidden = true;
+  $('jobs-older').hidden = true;
   notice(reason ? ENDED_WORDS[reason] || 'Your session has ended. Sign in again.' : '');
   showView('signin');
 }
@@ -96,6 +97,7 @@ function signedIn(s) {
   $('workspace').hidden = false;
   $('workspace').textContent = `Workspace: ${s.workspace.name}`;
   stopLive = startLive({ onJob, onState: setConnection, onSessionEnded, onError });
+  void offerOlder();
   void route();
 }
 
@@ -123,6 +125,29 @@ $('sign-out').addEventListener('click', async () => {
   }
   signedOut();
 });
+
+// The live feed covers the newest jobs and every running one; older pages are fetched on request.
+let olderPage = 1;
+$('jobs-older').addEventListener('click', async () => {
+  try {
+    const { jobs, pagination } = await api('GET', `/jobs?pageSize=50&page=${olderPage + 1}`);
+    olderPage = pagination.page;
+    for (const job of jobs) showJobRow({ job, progress: null });
+    $('jobs-older').hidden = olderPage >= pagination.totalPages;
+  } catch (err) {
+    onError(err);
+  }
+});
+
+async function offerOlder() {
+  olderPage = 1;
+  try {
+    const { pagination } = await api('GET', '/jobs?pageSize=50&page=1');
+    $('jobs-older').hidden = pagination.totalPages <= 1;
+  } catch (err) {
+    onError(err);
+  }
+}
 
 $('job-cancel').addEventListener('click', async () => {
   $('job-cancel').disabled = true;
