@@ -1,10 +1,10 @@
 // A warm Blender: one long-lived process (started through run.ts) that has loaded a scene and
-// applied its render settings once, then renders the frames it is handed, one at a time, through
-// render_loop.py (beside this module). Frames are queued and written to Blender's stdin at once,
-// so Blender goes from one frame to the next without waiting for the worker. Each frame has its
-// own limits (hang detection) and its own line listener; a crash or a hang loses only the frame in
-// progress, and the frames queued behind it are handed back (FrameNotStartedError) for another
-// process. Knows nothing of tasks or jobs.
+// applied its render settings once, then renders the runs of frames it is handed (`-s -e -j`-like,
+// one render call each) through render_loop.py (beside this module). Runs are queued and written
+// to Blender's stdin at once, so Blender goes from one to the next without waiting for the worker.
+// Each frame has its own limits (hang detection) and events (begin, lines, done); a crash or a
+// hang loses only the frame in progress, and the runs queued behind it are handed back
+// (FrameNotStartedError) for another process. Knows nothing of tasks or jobs.
 import { BlenderCanceledError, BlenderExitError, BlenderFrameError, FrameNotStartedError } from '../errors.js';
 import { startBlender, type BlenderLimits, type BlenderProcess, type BlenderRunResult } from '../run.js';
 import type { RenderInvocation } from './render-invocation.js';
@@ -14,11 +14,11 @@ export type LoopLine =
   | { type: 'ready'; seconds: number }
   | { type: 'begin'; frame: number }
   | { type: 'done'; frame: number; seconds: number }
-  | { type: 'error'; frame: number; message: string };
+  | { type: 'end'; start: number; error?: string };
 
-const LOOP_LINE = /^RB_(READY|FRAME_BEGIN|FRAME_DONE|FRAME_ERROR) (\{.*\})$/;
+const LOOP_LINE = /^RB_(READY|FRAME_BEGIN|FRAME_DONE|RUN_END) (\{.*\})$/;
 
-/** Parses `RB_READY {...}`, `RB_FRAME_BEGIN {...}`, `RB_FRAME_DONE {...}`, `RB_FRAME_ERROR {...}`; undefined for other lines. */
+/** Parses `RB_READY {...}`, `RB_FRAME_BEGIN {...}`, `RB_FRAME_DONE {...}`, `RB_RUN_END {...}`; undefined for other lines. */
 export function parseLoopLine(line: string): LoopLine | undefined {
   const m = LOOP_LINE.exec(line);
   if (!m) return undefined;
@@ -30,11 +30,15 @@ export function parseLoopLine(line: string): LoopLine | undefined {
   }
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
   if (m[1] === 'READY') return { type: 'ready', seconds: num(raw.seconds) ?? 0 };
+  if (m[1] === 'RUN_END') {
+    const start = num(raw.start);
+    if (start === undefined) return undefined;
+    return typeof raw.error === 'string' ? { type: 'end', start, error: raw.error } : { type: 'end', start };
+  }
   const frame = num(raw.frame);
   if (frame === undefined) return undefined;
   if (m[1] === 'FRAME_BEGIN') return { type: 'begin', frame };
-  if (m[1] === 'FRAME_DONE') return { type: 'done', frame, seconds: num(raw.seconds) ?? 0 };
-  return { type: 'error', frame, message: typeof raw.message === 'string' ? raw.message : 'the render failed' };
+  return { type: 'done', frame, seconds: num(raw.seconds) ?? 0 };
 }
 
 export interface WarmBlenderOptions {
@@ -51,32 +55,39 @@ export interface WarmBlenderOptions {
   onSpawn?: (pid: number) => void;
 }
 
-export interface FrameRequest {
-  frame: number;
-  /** Limits of this frame, armed when Blender begins it. */
-  limits: BlenderLimits;
-  /** Aborting a frame Blender has begun stops the process; a frame still waiting is just dropped. */
-  signal?: AbortSignal;
-  /** Blender's lines of this frame (Fra:, Saved:, Time:, errors), as they come. */
-  onLine?: (line: string) => void;
-  /** Blender began the frame (from here on its time is the frame's). */
-  onBegin?: () => void;
+/** Frames Blender renders in one call, as `-s start -e end -j step -a` would. */
+export interface FrameRun {
+  start: number;
+  end: number;
+  step: number;
 }
 
-export interface FrameResult {
-  frame: number;
-  /** Wall time of the frame in the worker's clock, from Blender beginning it to its DONE line, ms. */
-  ms: number;
+export interface RunRequest {
+  run: FrameRun;
+  /** Limits of each frame, armed when Blender begins it. */
+  limits: BlenderLimits;
+  /** Aborting a run Blender has begun stops the process; a run still waiting is just dropped. */
+  signal?: AbortSignal;
+  /** Blender began `frame` (from here on its time is the frame's). */
+  onBegin?: (frame: number) => void;
+  /** Blender's lines of the frame in progress (Fra:, Saved:, Time:, errors), as they come. */
+  onLine?: (frame: number, line: string) => void;
+  /** Blender saved `frame`'s files; `ms` is its wall time in the worker's clock, from its beginning. */
+  onDone?: (frame: number, ms: number) => void;
 }
 
 interface Pending {
-  req: FrameRequest;
-  resolve: (r: FrameResult) => void;
+  req: RunRequest;
+  resolve: () => void;
   reject: (err: Error) => void;
   sent: boolean;
   /** Dropped by its caller after it was sent: Blender renders it, nobody listens. */
   abandoned: boolean;
+  /** The frame in progress and when it began (performance.now()). */
+  frame?: number;
   begunAt?: number;
+  /** Some frame of the run has begun. */
+  started: boolean;
   onAbort?: () => void;
 }
 
@@ -90,7 +101,6 @@ export class WarmBlender {
   private readonly startedAt = performance.now();
   private isReady = false;
   private gone = false;
-  private lastIdleAt = performance.now();
 
   private constructor(private readonly opts: WarmBlenderOptions) {
     let onReady!: (ms: number) => void;
@@ -115,7 +125,7 @@ export class WarmBlender {
       (res) => {
         // A clean exit after `quit` fails nobody; any other exit fails what it interrupted.
         const clean = res.exitCode === 0 && this.isReady && !this.current;
-        const err = clean ? undefined : exitError(res, this.current?.req.frame);
+        const err = clean ? undefined : exitError(res, this.current?.frame);
         this.end(err, onNotReady);
         return res;
       },
@@ -149,28 +159,22 @@ export class WarmBlender {
     return !this.gone;
   }
 
-  /** Frames handed to it and not finished (in progress and queued). */
-  get pending(): number {
-    return this.queue.filter((p) => !p.abandoned).length;
-  }
-
-  /** When it last ran out of frames (performance.now() clock). */
-  get idleSince(): number {
-    return this.lastIdleAt;
-  }
-
-  /** The frame Blender is rendering, if any. */
+  /** The run Blender is rendering a frame of, if any. */
   private get current(): Pending | undefined {
     const head = this.queue[0];
-    return head?.begunAt !== undefined ? head : undefined;
+    return head?.frame !== undefined ? head : undefined;
   }
 
-  /** Queues a frame; resolves when Blender has finished it. See FrameRequest. */
-  render(req: FrameRequest): Promise<FrameResult> {
-    return new Promise<FrameResult>((resolve, reject) => {
-      if (req.signal?.aborted) return reject(new BlenderCanceledError('frame canceled before it was handed to Blender'));
-      if (this.gone) return reject(new FrameNotStartedError(`Blender ended before frame ${req.frame}`, { frame: req.frame }));
-      const p: Pending = { req, resolve, reject, sent: false, abandoned: false };
+  /**
+   * Queues a run of frames; resolves when Blender has rendered all of them. A run that fails
+   * rejects with the run's error (the frame in progress), FrameNotStartedError when the process
+   * ended before beginning it, or BlenderFrameError when Blender reported the render failed.
+   */
+  render(req: RunRequest): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (req.signal?.aborted) return reject(new BlenderCanceledError('canceled before it was handed to Blender'));
+      if (this.gone) return reject(new FrameNotStartedError(`Blender ended before frame ${req.run.start}`, { frame: req.run.start }));
+      const p: Pending = { req, resolve, reject, sent: false, abandoned: false, started: false };
       p.onAbort = () => this.abort(p);
       req.signal?.addEventListener('abort', p.onAbort, { once: true });
       this.queue.push(p);
@@ -178,7 +182,7 @@ export class WarmBlender {
     });
   }
 
-  /** Ends the loop once the queued frames are done (stdin command); the process exits by itself. */
+  /** Ends the loop once the queued runs are done (stdin command); the process exits by itself. */
   quit(): void {
     if (!this.proc.send(JSON.stringify({ cmd: 'quit' }))) this.kill();
   }
@@ -191,29 +195,26 @@ export class WarmBlender {
 
   private send(p: Pending): void {
     p.sent = true;
-    if (!this.proc.send(JSON.stringify({ cmd: 'render', frame: p.req.frame }))) {
-      // The pipe is gone: the exit handler hands the frame back.
-    }
+    const { start, end, step } = p.req.run;
+    // A pipe that is gone fails nothing here: the exit handler hands the run back.
+    this.proc.send(JSON.stringify({ cmd: 'render', start, end, step }));
   }
 
   private settle(p: Pending): void {
     this.queue.splice(this.queue.indexOf(p), 1);
     if (p.onAbort) p.req.signal?.removeEventListener('abort', p.onAbort);
-    if (this.queue.every((q) => q.abandoned)) {
-      this.lastIdleAt = performance.now();
-      // Waiting for the next command is no hang.
-      this.proc.limit({ totalMs: 0, idleMs: 0 });
-    }
+    // Waiting for the next command is no hang.
+    if (this.queue.every((q) => q.abandoned)) this.proc.limit({ totalMs: 0, idleMs: 0 });
   }
 
   private abort(p: Pending): void {
     if (!this.queue.includes(p) || p.abandoned) return;
-    if (p.begunAt !== undefined) {
-      // Stopping Blender is the only way to stop a frame; `ended` rejects it as canceled.
+    if (p.started) {
+      // Stopping Blender is the only way to stop a render; `ended` rejects the run as canceled.
       this.kill();
       return;
     }
-    const err = new BlenderCanceledError(`frame ${p.req.frame} canceled before Blender began it`);
+    const err = new BlenderCanceledError(`frames from ${p.req.run.start} canceled before Blender began them`);
     if (p.sent) {
       p.abandoned = true; // already in Blender's stdin: it will render it for nobody
       p.reject(err);
@@ -229,7 +230,7 @@ export class WarmBlender {
     if (!msg) {
       const to = this.current;
       if (to) {
-        if (!to.abandoned) to.req.onLine?.(line);
+        if (!to.abandoned) to.req.onLine?.(to.frame!, line);
       } else {
         this.opts.onLine?.(line);
       }
@@ -237,44 +238,49 @@ export class WarmBlender {
     }
     if (msg.type === 'ready') {
       this.isReady = true;
-      this.lastIdleAt = performance.now();
       this.proc.limit({ totalMs: 0, idleMs: 0 });
       onReady(Math.round(performance.now() - this.startedAt));
       for (const p of this.queue) if (!p.sent) this.send(p);
       return;
     }
-    if (!head || head.req.frame !== msg.frame || (msg.type === 'begin') === (head.begunAt !== undefined)) {
-      // Blender and the worker disagree on the order of frames: nothing it says can be trusted now.
+    const run = head?.req.run;
+    const inRun = (f: number) => run !== undefined && f >= run.start && f <= run.end && (f - run.start) % run.step === 0;
+    if (!head || (msg.type === 'end' ? msg.start !== run!.start : !inRun(msg.frame))) {
+      // Blender and the worker disagree on what it renders: nothing it says can be trusted now.
       this.opts.onLine?.(`RB_LOOP: unexpected ${line}`);
       this.kill();
       return;
     }
     if (msg.type === 'begin') {
+      head.frame = msg.frame;
       head.begunAt = performance.now();
+      head.started = true;
       if (head.abandoned) return;
       this.proc.limit(head.req.limits);
-      head.req.onBegin?.();
-      return;
+      head.req.onBegin?.(msg.frame);
+    } else if (msg.type === 'done') {
+      const ms = Math.round(performance.now() - (head.begunAt ?? performance.now()));
+      head.frame = undefined;
+      this.proc.limit({ totalMs: 0, idleMs: 0 });
+      if (!head.abandoned) head.req.onDone?.(msg.frame, ms);
+    } else {
+      const failed = head.frame ?? run!.start;
+      this.settle(head);
+      if (head.abandoned) return;
+      if (msg.error !== undefined) head.reject(new BlenderFrameError(`Blender could not render frame ${failed}: ${msg.error}`, { frame: failed, lastLines: [...this.proc.lastLines] }));
+      else head.resolve();
     }
-    this.settle(head);
-    if (head.abandoned) return;
-    if (msg.type === 'done') head.resolve({ frame: msg.frame, ms: Math.round(performance.now() - head.begunAt!) });
-    else head.reject(new BlenderFrameError(`Blender could not render frame ${msg.frame}: ${msg.message}`, { frame: msg.frame, lastLines: [...this.proc.lastLines] }));
   }
 
-  /** The process is gone: the frame in progress fails with `err`, the others are handed back. */
+  /** The process is gone: the run in progress fails with `err`, the others are handed back. */
   private end(err: Error | undefined, onNotReady: (err: Error) => void): void {
     this.gone = true;
     if (!this.isReady) onNotReady(err ?? new BlenderExitError('Blender ended before it was ready', {}));
-    const current = this.current;
     for (const p of [...this.queue]) {
       this.settle(p);
       if (p.abandoned) continue;
-      if (p === current && err) {
-        p.reject(err);
-      } else {
-        p.reject(new FrameNotStartedError(`Blender ended before frame ${p.req.frame}`, { frame: p.req.frame }));
-      }
+      if (p.started && err) p.reject(err);
+      else p.reject(new FrameNotStartedError(`Blender ended before frame ${p.req.run.start}`, { frame: p.req.run.start }));
     }
   }
 }

@@ -12,10 +12,10 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { runBlender } from '../../blender/run.js';
 
-export type FixtureName = 'basic' | 'compositor' | 'stereo' | 'missing-texture' | 'autoexec' | 'denoise' | 'odd' | 'addon-nodes' | 'addon-sun' | 'shadowed-camera';
+export type FixtureName = 'basic' | 'compositor' | 'stereo' | 'missing-texture' | 'autoexec' | 'denoise' | 'odd' | 'addon-nodes' | 'addon-sun' | 'shadowed-camera' | 'monkeys';
 
 /** Every fixture; see the header of each test/fixtures/blend/build_NAME.py for what it holds. */
-export const FIXTURE_NAMES: readonly FixtureName[] = ['basic', 'compositor', 'stereo', 'missing-texture', 'autoexec', 'denoise', 'odd', 'addon-nodes', 'addon-sun', 'shadowed-camera'];
+export const FIXTURE_NAMES: readonly FixtureName[] = ['basic', 'compositor', 'stereo', 'missing-texture', 'autoexec', 'denoise', 'odd', 'addon-nodes', 'addon-sun', 'shadowed-camera', 'monkeys'];
 
 const SCRIPTS_DIR = fileURLToPath(new URL('../fixtures/blend/', import.meta.url));
 

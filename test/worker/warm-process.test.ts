@@ -1,0 +1,233 @@
+// The warm render loop (render_loop.py driven by warm-process.ts) against the real Blender: it
+// writes exactly the files and progress lines of a `-s -e -a` chunk, runs of frames in any order; keeps
+// Cycles' data between frames only with persistent data; and when Blender crashes, hangs or is
+// canceled, fails only the frame in progress and hands the queued ones back.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BlenderCanceledError, BlenderCrashError, BlenderExitError, BlenderTimeoutError, FrameNotStartedError } from '../../blender/errors.js';
+import { BlenderLogParser } from '../../blender/render/progress-parser.js';
+import { renderInvocation, warmInvocation } from '../../blender/render/render-invocation.js';
+import type { RenderSettings } from '../../blender/render/render-settings.js';
+import { parseLoopLine, WarmBlender, type FrameRun } from '../../blender/render/warm-process.js';
+import { runBlender } from '../../blender/run.js';
+import { buildFixture, type FixtureName } from '../helpers/fixtures.js';
+import { filesUnder, waitUntil } from '../helpers/e2e.js';
+
+const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
+const LOAD = { totalMs: 120_000, idleMs: 0 };
+const FRAME = { totalMs: 120_000, idleMs: 0 };
+let work: string;
+const started: WarmBlender[] = [];
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'rb-warm-'));
+});
+afterAll(async () => {
+  for (const w of started) w.kill();
+  await Promise.all(started.map((w) => w.ended));
+  await rm(work, { recursive: true, force: true });
+});
+
+interface Dirs {
+  dir: string;
+  frames: string;
+  composite: string;
+  settingsFile: string;
+}
+
+/** A fresh folder with frames/ and composite/ and the settings file for them. */
+async function dirsFor(name: string, extra: Partial<RenderSettings> = {}): Promise<Dirs> {
+  const dir = join(work, name);
+  const d = { dir, frames: join(dir, 'frames'), composite: join(dir, 'composite'), settingsFile: join(dir, 'settings.json') };
+  await mkdir(d.frames, { recursive: true });
+  await mkdir(d.composite, { recursive: true });
+  const settings: RenderSettings = {
+    schemaVersion: 1,
+    device: { type: 'CPU' },
+    colorManagement: 'default',
+    addons: { ids: [], paths: [] },
+    compositeDir: d.composite,
+    compositeFolders: { FileOut: 'FileOut' },
+    resolution: [64, 48],
+    samples: 4,
+    ...extra,
+  };
+  await writeFile(d.settingsFile, JSON.stringify(settings));
+  return d;
+}
+
+function warm(scene: string, d: Dirs, onLine?: (line: string) => void): WarmBlender {
+  const w = WarmBlender.start({
+    invocation: warmInvocation({ binary: BLENDER, sceneFile: scene, settingsFile: d.settingsFile, attemptDir: d.frames }),
+    cwd: d.dir,
+    loadLimits: LOAD,
+    killGraceMs: 2000,
+    ...(onLine ? { onLine } : {}),
+  });
+  started.push(w);
+  return w;
+}
+
+/** One frame as a run. */
+const one = (frame: number): FrameRun => ({ start: frame, end: frame, step: 1 });
+
+/** Renders `runs` in one warm Blender, queued at once; returns each frame's lines and the order frames were done in. */
+async function renderWarm(scene: string, d: Dirs, runs: FrameRun[]): Promise<{ lines: Map<number, string[]>; done: number[] }> {
+  const w = warm(scene, d);
+  await w.ready;
+  const lines = new Map<number, string[]>();
+  const done: number[] = [];
+  await Promise.all(
+    runs.map((run) =>
+      w.render({
+        run,
+        limits: FRAME,
+        onBegin: (f) => lines.set(f, []),
+        onLine: (f, l) => lines.get(f)!.push(l),
+        onDone: (f) => done.push(f),
+      }),
+    ),
+  );
+  w.quit();
+  const end = await w.ended;
+  expect(end).toMatchObject({ exitCode: 0 });
+  return { lines, done };
+}
+
+describe('the warm loop renders what -a renders', () => {
+  it.each(['basic', 'stereo', 'compositor'] as FixtureName[])('%s: the same files, runs handed over out of order, and per-frame progress lines', async (fixture) => {
+    const scene = await buildFixture(fixture);
+    const chunk = await dirsFor(`${fixture}-chunk`);
+    const res = await runBlender({
+      ...renderInvocation({ binary: BLENDER, sceneFile: scene, settingsFile: chunk.settingsFile, attemptDir: chunk.frames, chunk: { start: 1, end: 5, step: 1 } }),
+      cwd: chunk.dir,
+      timeoutMs: 120_000,
+    });
+    expect(res.exitCode).toBe(0);
+    const loop = await dirsFor(`${fixture}-warm`);
+    // Frame 5 alone, then frames 1 and 3 in one render call (step 2), then 2 and 4.
+    const { lines, done } = await renderWarm(scene, loop, [one(5), { start: 1, end: 3, step: 2 }, { start: 2, end: 4, step: 2 }]);
+    expect(done).toEqual([5, 1, 3, 2, 4]);
+
+    const cameraFiles = await filesUnder(loop.frames);
+    expect(cameraFiles.length).toBeGreaterThanOrEqual(5);
+    expect(cameraFiles).toEqual(await filesUnder(chunk.frames));
+    expect(await filesUnder(loop.composite)).toEqual(await filesUnder(chunk.composite));
+    if (fixture === 'stereo') expect(cameraFiles).toContain('f_0001_L.png');
+    if (fixture === 'compositor') expect(await filesUnder(loop.composite)).toContain(join('FileOut', 'beauty_0002.png'));
+    for (const [frame, own] of lines) {
+      // Each frame's lines are Blender's own for that frame: it starts, saves its files, finishes.
+      const events = new BlenderLogParser().lines(own.join('\n'));
+      expect(events.filter((e) => e.type === 'frameStarted')).toEqual([{ type: 'frameStarted', frame }]);
+      expect(events.filter((e) => e.type === 'frameFinished').map((e) => e.type === 'frameFinished' && e.frame)).toEqual([frame]);
+      const saved = events.filter((e) => e.type === 'saved');
+      const ofFrame = [...cameraFiles, ...(await filesUnder(loop.composite))].filter((f) => f.includes(String(frame).padStart(4, '0')));
+      expect(saved).toHaveLength(ofFrame.length);
+      expect(own.every((l) => !parseLoopLine(l))).toBe(true);
+    }
+  }, 120_000);
+});
+
+describe('persistent data', () => {
+  /** Frames whose lines show Cycles building the scene's BVH (only the camera moves in this scene). */
+  async function bvhBuilds(persistentData: boolean): Promise<number[]> {
+    const d = await dirsFor(`persistent-${persistentData}`, { persistentData });
+    const { lines } = await renderWarm(await buildFixture('monkeys', { args: ['1', '4'] }), d, [one(1), { start: 2, end: 3, step: 1 }]);
+    return [...lines].filter(([, own]) => own.some((l) => l.includes('| Building BVH'))).map(([f]) => f);
+  }
+
+  it('keeps Cycles\' scene between frames when the job asks for it, and rebuilds it per frame when not', async () => {
+    expect(await bvhBuilds(true)).toEqual([1]);
+    expect(await bvhBuilds(false)).toEqual([1, 2, 3]);
+  }, 120_000);
+});
+
+describe('when things go wrong', () => {
+  /** 64x48 at this many samples takes seconds here, and Cycles prints nothing between its first and last sample lines. */
+  const SLOW = { samples: 20_000 };
+
+  it('a crash fails the frame in progress with the signal and the last lines; the queued frame is handed back', async () => {
+    const d = await dirsFor('crash', SLOW);
+    const w = warm(await buildFixture('basic'), d);
+    await w.ready;
+    let begun = false;
+    const first = w.render({ run: one(1), limits: FRAME, onBegin: () => (begun = true) });
+    const second = w.render({ run: one(2), limits: FRAME });
+    await waitUntil('frame 1 to begin', () => begun, { timeoutMs: 30_000, intervalMs: 20 });
+    process.kill(w.pid!, 'SIGKILL');
+    const err = await first.then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(BlenderCrashError);
+    expect((err as BlenderCrashError).details).toMatchObject({ signal: 'SIGKILL' });
+    expect(((err as BlenderCrashError).details.lastLines as string[]).some((l) => l.startsWith('Fra:1 '))).toBe(true);
+    await expect(second).rejects.toBeInstanceOf(FrameNotStartedError);
+    expect(w.alive).toBe(false);
+    // A frame handed over afterwards is refused the same way, for a new process to take.
+    await expect(w.render({ run: one(3), limits: FRAME })).rejects.toBeInstanceOf(FrameNotStartedError);
+  }, 120_000);
+
+  it('a frame that prints nothing for its idle limit is a hang: the process is stopped', async () => {
+    const d = await dirsFor('hang', SLOW);
+    const w = warm(await buildFixture('basic'), d);
+    await w.ready;
+    const hung = w.render({ run: one(1), limits: { totalMs: 0, idleMs: 1500 } });
+    const next = w.render({ run: one(2), limits: FRAME });
+    const err = await hung.then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(BlenderTimeoutError);
+    expect((err as BlenderTimeoutError).details).toMatchObject({ reason: 'idle' });
+    await expect(next).rejects.toBeInstanceOf(FrameNotStartedError);
+    await w.ended;
+    expect(w.alive).toBe(false);
+  }, 120_000);
+
+  it('waiting for the next frame is no hang: limits only run while a frame renders', async () => {
+    const d = await dirsFor('idle-wait');
+    const w = WarmBlender.start({
+      invocation: warmInvocation({ binary: BLENDER, sceneFile: await buildFixture('basic'), settingsFile: d.settingsFile, attemptDir: d.frames }),
+      cwd: d.dir,
+      loadLimits: { totalMs: 120_000, idleMs: 60_000 },
+    });
+    started.push(w);
+    await w.ready;
+    await w.render({ run: one(1), limits: { totalMs: 60_000, idleMs: 500 } });
+    // Longer than the frame's idle limit with nothing to render.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(w.alive).toBe(true);
+    await w.render({ run: one(2), limits: FRAME });
+    w.quit();
+    expect(await w.ended).toMatchObject({ exitCode: 0 });
+  }, 120_000);
+
+  it('canceling the frame in progress stops the process at once; a canceled queued frame is only dropped', async () => {
+    const d = await dirsFor('cancel', SLOW);
+    const w = warm(await buildFixture('basic'), d);
+    await w.ready;
+    const queued = new AbortController();
+    const current = new AbortController();
+    let begun = false;
+    const first = w.render({ run: one(1), limits: FRAME, signal: current.signal, onBegin: () => (begun = true) });
+    const second = w.render({ run: one(2), limits: FRAME, signal: queued.signal });
+    queued.abort();
+    await expect(second).rejects.toBeInstanceOf(BlenderCanceledError);
+    expect(w.alive).toBe(true);
+    await waitUntil('frame 1 to begin', () => begun, { timeoutMs: 30_000, intervalMs: 20 });
+    const t0 = Date.now();
+    current.abort();
+    await expect(first).rejects.toBeInstanceOf(BlenderCanceledError);
+    await w.ended;
+    // SIGTERM at the cancel, not the SIGKILL after the 2 s grace (room for a busy machine).
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(w.alive).toBe(false);
+  }, 120_000);
+
+  it('a setup error (no such camera) ends the load with exit code 3 and the setup error in the last lines', async () => {
+    const d = await dirsFor('bad-camera', { camera: 'NoSuchCamera' });
+    const w = warm(await buildFixture('basic'), d);
+    const err = await w.ready.then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(BlenderExitError);
+    expect((err as BlenderExitError).details.exitCode).toBe(3);
+    expect(((err as BlenderExitError).details.lastLines as string[]).some((l) => l.includes("RB_SETUP_ERROR: camera 'NoSuchCamera' not found"))).toBe(true);
+    await expect(w.render({ run: one(1), limits: FRAME })).rejects.toBeInstanceOf(FrameNotStartedError);
+  }, 120_000);
+});
