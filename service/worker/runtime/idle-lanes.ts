@@ -27,8 +27,11 @@ export class IdleLanes {
     }
   }
 
-  /** Waits up to `ms` or until woken. Resolves at once when a signal for `kinds` came during the lane's last claim. */
-  async wait(kinds: readonly TaskKind[], ms: number): Promise<void> {
+  /**
+   * Waits up to `ms`, until woken, or until `until` settles (the lane's own task ended). Resolves at
+   * once when a signal for `kinds` came during the lane's last claim.
+   */
+  async wait(kinds: readonly TaskKind[], ms: number, until?: Promise<unknown>): Promise<void> {
     let missed = false;
     for (const k of kinds) missed = this.missed.delete(k) || missed;
     if (missed) return;
@@ -40,11 +43,15 @@ export class IdleLanes {
           resolve();
         },
       };
-      const timer = setTimeout(() => {
+      const leave = () => {
+        clearTimeout(timer);
         this.waiting = this.waiting.filter((w) => w !== entry);
         resolve();
-      }, ms);
+      };
+      const timer = setTimeout(leave, ms);
       this.waiting.push(entry);
+      // Leaving the list too: a lane back at work must not swallow a wake-up meant for an idle one.
+      until?.then(leave, leave);
     });
   }
 

@@ -6,7 +6,7 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import type { FailedReason } from '../../../shared/api/job.js';
 import { TERMINAL_STATUSES } from '../../../shared/job-status.js';
-import type { WorkerJobStore } from '../../ports/jobs.js';
+import type { JobRecord, WorkerJobStore } from '../../ports/jobs.js';
 import type { Task, TaskKind, TaskLeases, TaskSubmitter } from '../../ports/tasks.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
 import type { Slot } from './devices.js';
@@ -21,6 +21,13 @@ export interface TaskContext {
   /** The lane running the task: its slot says which device a render chunk uses. */
   lane: Lane;
   log: Logger;
+  /** The task's job as the runtime read it just before starting the task (a handler need not read it again). */
+  job: JobRecord;
+  /**
+   * Says the task's work is queued on its device (a frame handed to a warm Blender): a lane of
+   * depth > 1 claims its next task now, so the device goes on without waiting for the queue.
+   */
+  handedOff(): void;
 }
 
 export type TaskHandler = (task: Task, ctx: TaskContext) => Promise<void>;
@@ -30,6 +37,11 @@ export interface Lane {
   kinds: readonly TaskKind[];
   /** The render slot (render lanes only): its GPUs and thread share. */
   slot?: Slot;
+  /**
+   * Tasks the lane holds at once. Above 1, it claims the next task as soon as the running one
+   * says its work is handed off (TaskContext.handedOff), never before. Default 1.
+   */
+  depth?: number;
 }
 
 export interface RuntimeOptions {
@@ -129,19 +141,37 @@ export class WorkerRuntime {
 
   private async loop(lane: Lane): Promise<void> {
     const workerId = `${this.opts.workerId}:${lane.name}`;
+    const depth = Math.max(1, Math.trunc(lane.depth ?? 1));
+    const inFlight = new Set<Promise<void>>();
     while (!this.stopping) {
+      if (inFlight.size >= depth) {
+        await Promise.race(inFlight);
+        continue;
+      }
       let task: Task | undefined;
       try {
         task = await this.idle.claiming(lane.kinds, () => this.deps.queue.claim(workerId, lane.kinds, this.opts.leaseMs));
       } catch (err) {
         this.deps.log.error({ err, lane: lane.name }, 'claiming a task failed');
       }
-      if (task) await this.run(task, lane, workerId);
-      else await this.idle.wait(lane.kinds, this.opts.pollMs);
+      if (!task) {
+        // A task ending frees room too: claim again at once, not at the next poll.
+        await this.idle.wait(lane.kinds, this.opts.pollMs, inFlight.size > 0 ? Promise.race(inFlight) : undefined);
+        continue;
+      }
+      let handOff!: () => void;
+      const handedOff = new Promise<void>((resolve) => (handOff = resolve));
+      const running: Promise<void> = this.run(task, lane, workerId, () => handOff()).finally(() => {
+        inFlight.delete(running);
+        handOff();
+      });
+      inFlight.add(running);
+      await handedOff;
     }
+    await Promise.all(inFlight);
   }
 
-  private async run(task: Task, lane: Lane, workerId: string): Promise<void> {
+  private async run(task: Task, lane: Lane, workerId: string, handedOff: () => void): Promise<void> {
     const log = this.deps.log.child({ taskId: task.id, jobId: task.jobId, lane: lane.name, attempt: task.attempts });
     const handler = this.handlers[task.kind];
     const controller = new AbortController();
@@ -177,7 +207,7 @@ export class WorkerRuntime {
       log.info('task started');
       startedAt = Date.now();
       this.deps.metrics?.taskStarted(task.kind);
-      await handler(task, { signal: controller.signal, lane, log });
+      await handler(task, { signal: controller.signal, lane, log, handedOff, job });
       await this.deps.queue.complete(task.id, workerId);
       outcome = 'done';
       log.info('task done');
