@@ -1,5 +1,6 @@
 // Placement: a worker slot that keeps failing one job's tasks is kept off that job, so the
-// others finish it; tasks planned for a Blender version go only to workers that have it.
+// others finish it; a task that just failed on a slot goes to another slot first; tasks planned
+// for a Blender version go only to workers that have it.
 // The runtime, queue and job store are the real ones; the handlers stand in for Blender.
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -81,6 +82,22 @@ describe('placement', () => {
     await until(async () => (await queue.jobTasks(job.id))[0]?.state === 'done');
     await Promise.all([old.stop(), fresh.stop()]);
     expect(seen).toEqual(['fresh']);
+  });
+
+  it('leaves a task that just failed on a slot once for another slot, then runs it there if nobody took it', async () => {
+    const job = await createJob(api(svc.baseUrl, svc.apiKey));
+    const placement = new Placement({ queue: svc.service.ports.queue, builds: [] }, { blocklistThreshold: 5 });
+    const task: Task = { id: `f-${job.id}`, jobId: job.id, kind: 'render-chunk', payload: {}, attempts: 1 };
+    expect(await placement.refusal(task, 'w/cpu-0')).toBeUndefined();
+    await placement.failed(task, 'w/cpu-0');
+    // Any other slot takes the retry at once.
+    expect(await placement.refusal({ ...task, attempts: 2 }, 'w/cpu-1')).toBeUndefined();
+    // The slot it failed on leaves it once...
+    expect(await placement.refusal({ ...task, attempts: 2 }, 'w/cpu-0')).toMatch(/failed on this slot/);
+    // ...and runs it the next time: a farm of one slot still finishes the job.
+    expect(await placement.refusal({ ...task, attempts: 2 }, 'w/cpu-0')).toBeUndefined();
+    // Its failure counts for the per-job blocklist as before.
+    expect(await svc.service.ports.queue.jobFailures(job.id)).toEqual({ 'w/cpu-0': 1 });
   });
 
   it('leaves a job that needs more memory (minimumRam) to a machine that has it', async () => {

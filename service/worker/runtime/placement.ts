@@ -1,6 +1,8 @@
 // Which claimed tasks this worker runs and which it leaves for others: tasks name what they
-// need (a Blender version), and a worker slot that keeps failing one job's tasks is kept off
-// that job for a while (the per-job blocklist of render-farm managers).
+// need (a Blender version), a worker slot that keeps failing one job's tasks is kept off that job
+// for a while (the per-job blocklist of render-farm managers), and a task that just failed on a
+// slot is left once for another slot to retry (a frame that crashes one slot's Blender may well
+// render on another).
 import { totalmem } from 'node:os';
 import type { FailureLedger, Task } from '../../ports/tasks.js';
 import type { BlenderBuild } from '../../../blender/builds.js';
@@ -41,6 +43,14 @@ export class Placement {
   private readonly memory: number;
   /** When this process first kept a slot off a job: the retry window counts from there. */
   private readonly blockedSince = new Map<string, number>();
+  /** Tasks whose last attempt failed on a slot, and whether that slot left the retry to others yet. */
+  private readonly failedHere = new Map<string, 'failed' | 'left'>();
+  /**
+   * Failure counts of a job by slot, read once per job: a slot's count changes only through its own
+   * failures (slot names are this machine's), which `failed` writes through. Saves a query per
+   * task now that a task is one frame.
+   */
+  private readonly counts = new Map<string, Promise<Record<string, number>>>();
 
   constructor(
     private readonly deps: { queue: FailureLedger; builds: readonly BlenderBuild[] },
@@ -61,7 +71,12 @@ export class Placement {
     if (blender && this.deps.builds.length > 0 && !buildFor(this.deps.builds, blender)) {
       return `needs Blender ${blender}; this worker has ${[...new Set(this.deps.builds.map(minorVersion))].join(', ')}`;
     }
-    const failures = (await this.deps.queue.jobFailures(task.jobId))[slot] ?? 0;
+    const here = `${task.id}\n${slot}`;
+    if (this.failedHere.get(here) === 'failed') {
+      this.failedHere.set(here, 'left');
+      return 'its last attempt failed on this slot: left once for another slot';
+    }
+    const failures = (await this.jobCounts(task.jobId))[slot] ?? 0;
     if (failures < this.threshold) return undefined;
     const key = `${task.jobId}\n${slot}`;
     const since = this.blockedSince.get(key) ?? this.now();
@@ -73,8 +88,24 @@ export class Placement {
     return `blocklisted on this job after ${failures} failed tasks`;
   }
 
-  /** Counts a failed task of the job against the slot. */
+  /** Counts a failed task of the job against the slot, and remembers it for the task's retry. */
   async failed(task: Task, slot: string): Promise<number> {
-    return this.deps.queue.recordFailure(task.jobId, slot);
+    this.failedHere.set(`${task.id}\n${slot}`, 'failed');
+    // Bounded: a worker running for months forgets the oldest.
+    if (this.failedHere.size > 10_000) this.failedHere.delete(this.failedHere.keys().next().value!);
+    const n = await this.deps.queue.recordFailure(task.jobId, slot);
+    (await this.jobCounts(task.jobId))[slot] = n;
+    return n;
+  }
+
+  private jobCounts(jobId: string): Promise<Record<string, number>> {
+    let c = this.counts.get(jobId);
+    if (!c) {
+      c = this.deps.queue.jobFailures(jobId);
+      c.catch(() => this.counts.delete(jobId));
+      this.counts.set(jobId, c);
+      if (this.counts.size > 1000) this.counts.delete(this.counts.keys().next().value!);
+    }
+    return c;
   }
 }
