@@ -1,7 +1,10 @@
 // Frame lists and render chunks. A job's frames come from the spec's `frameRanges` ("5", "1-10",
-// "1-20x2"); the worker renders them in chunks, each chunk being ONE Blender process started with
-// `-s START -e END -j STEP -a`. Starting Blender costs about 1.6 s, so chunks must be long enough
-// to amortise it, yet short enough that every render slot gets work and a crash loses little.
+// "1-20x2"); the worker renders them in chunks (tasks). In chunked mode a chunk is ONE Blender
+// process started with `-s START -e END -j STEP -a`: starting Blender costs about 1.6 s, so chunks
+// must be long enough to amortise it, yet short enough that every render slot gets work and a
+// crash loses little (chunkFrames). In warm mode the scene stays loaded between chunks, which
+// shrink to single frames as the job ends so that every slot finishes at about the same time
+// (guidedChunks).
 
 /** One parsed range: `start..end` inclusive, every `step`-th frame. */
 export interface FrameRangeSpec {
@@ -131,6 +134,39 @@ export function chunkFrames(frames: readonly number[], opts: ChunkOptions = {}):
       const part = run.frames.slice(at, at + len);
       at += len;
       chunks.push(makeChunk(part[0] as number, part[part.length - 1] as number, run.step));
+    }
+  }
+  return chunks;
+}
+
+export interface GuidedOptions {
+  /** Slots the planner knows of (its own); the tail of single frames is four per slot. Default 1. */
+  slots?: number;
+  /** Largest chunk. Default 8. */
+  maxChunk?: number;
+}
+
+/**
+ * Chunks for slots that claim them one after another and keep the scene loaded between them
+ * (warm mode): guided self-scheduling. Each chunk takes ceil(left / (4 x slots)) of the frames
+ * still unassigned, at most `maxChunk`, so the first chunks spread the per-task cost over several
+ * frames and the last ones are single frames: every slot finishes within about a frame of the
+ * others. Chunks follow the same-step runs of `frames` (each is one render call).
+ */
+export function guidedChunks(frames: readonly number[], opts: GuidedOptions = {}): FrameChunk[] {
+  const slots = Math.max(1, Math.trunc(opts.slots ?? 1));
+  const maxChunk = Math.max(1, Math.trunc(opts.maxChunk ?? 8));
+  const unique = [...new Set(frames)].sort((a, b) => a - b);
+  let left = unique.length;
+  const chunks: FrameChunk[] = [];
+  for (const run of frameRuns(unique)) {
+    let at = 0;
+    while (at < run.frames.length) {
+      const size = Math.min(maxChunk, Math.max(1, Math.ceil(left / (4 * slots))), run.frames.length - at);
+      const part = run.frames.slice(at, at + size);
+      chunks.push(makeChunk(part[0] as number, part[part.length - 1] as number, run.step));
+      at += size;
+      left -= size;
     }
   }
   return chunks;

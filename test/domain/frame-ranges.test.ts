@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chunkArgs } from '../../blender/render/render-invocation.js';
 import {
   chunkFrames,
+  guidedChunks,
   expandFrameRanges,
   formatFrameRanges,
   frameRuns,
@@ -116,5 +117,30 @@ describe('remainingChunk', () => {
 
   it('is empty when everything is done', () => {
     expect(remainingChunk(chunk, chunk.frames)).toEqual([]);
+  });
+});
+
+describe('guidedChunks', () => {
+  const sizes = (frames: number[], opts: Parameters<typeof guidedChunks>[1]) => guidedChunks(frames, opts).map((c) => c.frames.length);
+  const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+  it('takes a quarter of what is left per slot, at most maxChunk, ending in single frames', () => {
+    expect(sizes(range(24), { slots: 1 })).toEqual([6, 5, 4, 3, 2, 1, 1, 1, 1]);
+    expect(sizes(range(120), { slots: 1 })).toEqual([...Array(12).fill(8), 6, 5, 4, 3, 2, 1, 1, 1, 1]);
+    expect(sizes(range(120), { slots: 1, maxChunk: 1 })).toEqual(Array(120).fill(1));
+    // More slots: smaller chunks, and a single frame each at the end.
+    expect(sizes(range(12), { slots: 4 })).toEqual(Array(12).fill(1));
+  });
+
+  it('covers every frame once, in order, each chunk one same-step run', () => {
+    const frames = [...expandFrameRanges(['1-40x2']), ...range(10).map((f) => f + 100)];
+    const chunks = guidedChunks(frames, { slots: 2 });
+    expect(chunks.flatMap((c) => c.frames)).toEqual(frames);
+    for (const c of chunks) {
+      const step = c.frames.length > 1 ? c.frames[1]! - c.frames[0]! : 1;
+      expect(c).toMatchObject({ start: c.frames[0], end: c.frames.at(-1), step });
+      expect(c.frames.every((f, i) => i === 0 || f - c.frames[i - 1]! === step)).toBe(true);
+    }
+    expect(guidedChunks([], { slots: 2 })).toEqual([]);
   });
 });

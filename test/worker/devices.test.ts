@@ -129,6 +129,11 @@ describe('planSlots', () => {
     expect(planSlots({ gpus: [], workers: 3, cpuCount: 8 }).map((s) => s.threads)).toEqual([2, 2, 2]);
     expect(planSlots({ gpus: [], workers: 4, cpuCount: 2 }).map((s) => s.threads)).toEqual([1, 1, 1, 1]);
   });
+
+  it('a worker held to fewer cores than the machine has (taskset) renders with that many threads', () => {
+    expect(planSlots({ gpus: [], cpuCount: 1, machineCores: 2 })).toEqual([{ id: 'cpu-0', kind: 'cpu', gpuUuids: [], threads: 1 }]);
+    expect(planSlots({ gpus: [], cpuCount: 2, machineCores: 2 })).toEqual([{ id: 'cpu-0', kind: 'cpu', gpuUuids: [] }]);
+  });
 });
 
 describe('capabilitiesFor', () => {

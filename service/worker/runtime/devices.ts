@@ -3,7 +3,7 @@
 // render slots the worker runs, and the RenderCapabilities that resolveFinalConfig corrects a
 // request against. Only NVIDIA GPUs are detected; an AMD card (HIP) is never planned for.
 import { execFile } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, cpus } from 'node:os';
 import type { RenderCapabilities } from '../../domain/final-config.js';
 import { runBlender } from '../../../blender/run.js';
 import type { BlenderVersion } from '../../../blender/version.js';
@@ -173,8 +173,10 @@ export interface PlanSlotsOptions {
   workers?: number;
   /** CPU slots added beside the GPU slots when there are GPUs. Default 0 (see planSlots). */
   cpuSlots?: number;
-  /** Cores to share between CPU slots. Default os.availableParallelism(). */
+  /** Cores to share between CPU slots. Default os.availableParallelism() (the cores this process may run on). */
   cpuCount?: number;
+  /** Cores of the machine. Default os.cpus().length. */
+  machineCores?: number;
 }
 
 /**
@@ -182,14 +184,16 @@ export interface PlanSlotsOptions {
  * across GPUs and one crash then loses one GPU's chunk), plus `cpuSlots` CPU slots (default 0:
  * each GPU render needs a core to feed it, and a CPU render beside it slows it down). Without
  * GPUs, `workers` CPU slots (default 1). When several CPU slots share the machine, each gets an
- * equal share of the cores left after one per GPU slot, as `threads`.
+ * equal share of the cores left after one per GPU slot, as `threads`; so does a worker held to
+ * fewer cores than the machine has (taskset, a cgroup cpuset), since Blender would otherwise start
+ * a thread per core of the machine.
  */
 export function planSlots(opts: PlanSlotsOptions): Slot[] {
   const gpuSlots: Slot[] = opts.gpus.map((g) => ({ id: `gpu-${g.uuid}`, kind: 'gpu', gpuUuids: [g.uuid] }));
   const wanted = gpuSlots.length > 0 ? opts.cpuSlots ?? 0 : opts.workers ?? 1;
   const nCpu = Math.max(gpuSlots.length > 0 ? 0 : 1, Math.trunc(wanted));
   const cores = Math.max(1, Math.trunc(opts.cpuCount ?? availableParallelism()));
-  const shared = nCpu > 1 || (nCpu > 0 && gpuSlots.length > 0);
+  const shared = nCpu > 1 || (nCpu > 0 && gpuSlots.length > 0) || cores < (opts.machineCores ?? cpus().length);
   const threads = Math.max(1, Math.floor((cores - gpuSlots.length) / Math.max(1, nCpu)));
   const cpuSlots: Slot[] = Array.from({ length: nCpu }, (_, i) => ({
     id: `cpu-${i}`,
