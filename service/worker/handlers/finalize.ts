@@ -10,11 +10,13 @@ import { compositeFolders } from '../../../blender/render/render-settings.js';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { finalizeOutputs, type ProducedFile } from '../outputs/finalize-outputs.js';
+import { unchangedEarlyOutputs } from '../outputs/early-outputs.js';
 import { FrameStaging, readRunsFile, stagingPrefix } from '../outputs/frame-staging.js';
 import { jobDirOf, removeJobDir } from '../project/job-files.js';
 import { FatalTaskError } from '../runtime/outcomes.js';
 import { jobOutputPrefix } from '../outputs/output-keys.js';
 import type { TaskHandler } from '../runtime/runtime.js';
+import { ProgressTracker } from './progress-tracker.js';
 
 /** File recording each Blender run's render seconds and device (formatRunLine), appended by chunks. */
 export const RENDER_SECONDS_FILE = 'render-seconds.log';
@@ -78,6 +80,8 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
       fpsBase: final.fpsBase ?? 1,
       signal: ctx.signal,
       workDir: jobDir,
+      // Frames a warm slot of this machine stored as they finished are not stored again.
+      ...(staging ? {} : { reuse: await unchangedEarlyOutputs(jobDir) }),
       ffmpeg: { ...(env.settings.ffmpeg ? { ffmpegPath: env.settings.ffmpeg } : {}), ...(env.settings.ffprobe ? { ffprobePath: env.settings.ffprobe } : {}) },
     });
     for (const w of result.warnings) ctx.log.warn({ warning: w }, 'finalize warning');
@@ -102,6 +106,9 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
       await env.storage.deletePrefix(jobOutputPrefix(rec.job.workspaceId, rec.job.id));
       return;
     }
+    // Every frame is done: the counters say so, whichever worker wrote them last.
+    const frames = expandFrameRanges(final.frameRanges ?? []);
+    await env.jobs.setProgress(new ProgressTracker({ jobId: rec.job.id, frames, doneFrames: frames }).snapshot('completed'));
     await removeJobDir(env.settings.workRoot, rec.job.id);
     await staging?.remove();
     await env.onCompleted?.(done);

@@ -122,6 +122,16 @@ export class ProgressTracker {
     this.chunks.delete(chunkId);
   }
 
+  /** Frames another process finished (found in `out/`): done here too. */
+  addDone(frames: Iterable<number>): void {
+    for (const f of frames) {
+      if (!this.frames.has(f) || this.done.has(f)) continue;
+      this.done.add(f);
+      this.failed.delete(f);
+      this.updatedAt = this.now();
+    }
+  }
+
   /** Marks frames as failed for good (e.g. retries exhausted). */
   markFailed(frames: Iterable<number>): void {
     this.updatedAt = this.now();

@@ -6,7 +6,7 @@ import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
 import { expectedFileNames, type ExpectedFile } from '../../domain/expected-outputs.js';
-import { CAMERA_PATTERN } from '../../../blender/render/render-invocation.js';
+import { CAMERA_PATTERN, classifySavedPath, type SavedPath } from '../../../blender/render/render-invocation.js';
 import { compositeFolders } from '../../../blender/render/render-settings.js';
 
 export interface OutputLayout {
@@ -71,6 +71,17 @@ export async function finishedFrames(final: FinalConfig, layout: OutputLayout, f
   return done;
 }
 
+/** finishedFrames from one listing of `out/frames` instead of a look per file: for many frames at once. */
+export async function finishedFramesListed(final: FinalConfig, layout: OutputLayout, frames: readonly number[]): Promise<Set<number>> {
+  const present = new Set(await listFiles(layout.frames));
+  const done = new Set<number>();
+  for (const frame of frames) {
+    const files = filesOfFrame(final, frame).filter((f) => f.kind === 'camera');
+    if (files.length > 0 && files.every((f) => present.has(f.relativePath))) done.add(frame);
+  }
+  return done;
+}
+
 /** The frame a written file belongs to: the last run of digits in its name (Blender's `#` run). */
 export function frameOfFile(rel: string): number | undefined {
   const name = rel.slice(rel.lastIndexOf('/') + 1).replace(/\.[^.]*$/, '');
@@ -98,6 +109,32 @@ export async function promoteFinished(from: OutputLayout, to: OutputLayout, upTo
       await rename(path.join(src, ...rel.split('/')), target);
       moved.push(rel);
     }
+  }
+  return moved;
+}
+
+/**
+ * Moves the files Blender reported as saved (absolute paths in the attempt's folders, see
+ * classifySavedPath) into `out/`; returns them. `made` remembers the folders created so far, so
+ * a warm process's frames do not ask the disk again for each file.
+ */
+export async function promoteSaved(from: OutputLayout, to: OutputLayout, saved: readonly string[], made = new Set<string>()): Promise<SavedPath[]> {
+  const moved: SavedPath[] = [];
+  for (const abs of new Set(saved)) {
+    let f: SavedPath;
+    try {
+      f = classifySavedPath(abs, { attemptDir: from.frames, compositeDir: from.composite });
+    } catch {
+      continue; // not in the attempt's folders: never an output (as promoteFinished never sees it)
+    }
+    const target = placeOf(to, f);
+    const dir = path.dirname(target);
+    if (!made.has(dir)) {
+      await mkdir(dir, { recursive: true });
+      made.add(dir);
+    }
+    await rename(placeOf(from, f), target);
+    moved.push(f);
   }
   return moved;
 }

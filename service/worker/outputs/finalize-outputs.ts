@@ -55,6 +55,11 @@ export interface FinalizeOptions {
   workDir?: string;
   /** ffmpeg/ffprobe executables (default: from PATH). */
   ffmpeg?: Pick<FfmpegRunOptions, 'ffmpegPath' | 'ffprobePath'>;
+  /**
+   * Objects stored already, by absolute local path (early-outputs.ts): a file whose key here is
+   * the one it gets now is not stored again. Default none.
+   */
+  reuse?: ReadonlyMap<string, { key: string; size: number }>;
 }
 
 export interface FinalizeResult {
@@ -126,14 +131,28 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
     .filter((f) => f.outputType === 'composite')
     .map((f) => ({ ...f, relativePath: safeRelativePath(f.relativePath ?? f.fileName) }))
     .sort((a, b) => a.relativePath.localeCompare(b.relativePath) || byFrame(a, b));
-  for (const f of local) {
-    const s = await stat(f.abs);
-    if (!s.isFile()) throw new Error(`output is not a file: ${f.path}`);
+  await Promise.all(
+    local.map(async (f) => {
+      if (!(await stat(f.abs)).isFile()) throw new Error(`output is not a file: ${f.path}`);
+    }),
+  );
+
+  // Keys first (in order: a name taken twice gets -2): what was stored early under its key is kept.
+  const frameKeys = new Set<string>();
+  const frameKey = new Map(frames.map((f) => [f, `${prefix}/frames/${uniqueName(safeSegment(f.fileName), frameKeys)}`]));
+  const compositeKeys = new Set<string>();
+  const compositeKey = new Map(composites.map((f) => [f, `${prefix}/composites/${uniqueName(relativeKey(f.relativePath), compositeKeys)}`]));
+  const kept = new Map<string, number>();
+  for (const [f, key] of [...frameKey, ...compositeKey]) {
+    const early = o.reuse?.get(f.abs);
+    if (early?.key === key) kept.set(key, early.size);
   }
 
   const workDir = await mkdtemp(path.join(o.workDir ?? tmpdir(), 'rb-finalize-'));
   try {
-    await storage.deletePrefix(prefix); // leftovers of an interrupted attempt
+    // Leftovers of an interrupted attempt go; objects stored early for these very files stay.
+    if (kept.size === 0) await storage.deletePrefix(prefix);
+    else for (const { key } of await storage.list(prefix)) if (!kept.has(key)) await storage.delete(key);
     const put = async (key: string, file: string) => {
       signal?.throwIfAborted();
       const body = createReadStream(file);
@@ -150,16 +169,15 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
     media.catch(() => undefined);
     let stored;
     try {
-      const frameKeys = new Set<string>();
+      const store = async (key: string, file: string) => kept.get(key) ?? (await put(key, file)).size;
       const frameOut = await pool(frames, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
-        const key = `${prefix}/frames/${uniqueName(safeSegment(f.fileName), frameKeys)}`;
-        const { size } = await put(key, f.abs);
+        const key = frameKey.get(f)!;
+        const size = await store(key, f.abs);
         return { key, fileName: f.fileName, view: f.view, outputType: 'frame', size };
       });
-      const compositeKeys = new Set<string>();
       const compositeOut = await pool(composites, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
-        const key = `${prefix}/composites/${uniqueName(relativeKey(f.relativePath), compositeKeys)}`;
-        const { size } = await put(key, f.abs);
+        const key = compositeKey.get(f)!;
+        const size = await store(key, f.abs);
         return {
           key,
           fileName: f.fileName,

@@ -1,0 +1,90 @@
+// Output files stored while the job still renders. A warm slot puts each finished frame's files
+// under the key finalize would give them (synced, like any put), and notes the local file it
+// stored (size, mtime, inode) in the job folder; finalize then reuses every object whose file is
+// still that file and stores only the rest, so what follows the last frame is the zip, not a put
+// per frame. Nothing is published before finalize records the outputs; a job that stops
+// (canceled, failed) has its output prefix deleted with its folder. One machine only: with
+// frames staged for other machines, finalize stores everything itself.
+import { createReadStream } from 'node:fs';
+import { appendFile, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { SavedPath } from '../../../blender/render/render-invocation.js';
+import { safeSegment } from '../../../shared/safe-segment.js';
+import { ObjectExistsError, type ObjectStorage } from '../../ports/storage.js';
+import { placeOf, type OutputLayout } from './chunk-files.js';
+import { relativeKey } from './output-keys.js';
+
+/** The note of stored files in the job folder, one JSON line per object. */
+export const EARLY_OUTPUTS_FILE = 'early-outputs.jsonl';
+
+/** One stored object and the local file it was stored from. */
+export interface EarlyObject {
+  key: string;
+  /** Absolute path of the file in `out/`. */
+  file: string;
+  size: number;
+  mtimeMs: number;
+  ino: number;
+}
+
+/** The key finalize gives a frame file when no other file of the job takes it first. */
+export function frameOutputKey(prefix: string, fileName: string): string {
+  return `${prefix}/frames/${safeSegment(fileName)}`;
+}
+
+/** The key finalize gives a compositor file (relative to out/composite) when no other takes it first. */
+export function compositeOutputKey(prefix: string, relativePath: string): string {
+  return `${prefix}/composites/${relativeKey(relativePath)}`;
+}
+
+/** Stores the files of finished frames as they come (see the header). */
+export class EarlyOutputs {
+  constructor(
+    private readonly storage: ObjectStorage,
+    /** The job's output prefix (jobOutputPrefix). */
+    private readonly prefix: string,
+    private readonly jobDir: string,
+  ) {}
+
+  /** Puts the files just moved into `out/` and notes them; an object already there (a retried frame) is left to finalize. */
+  async store(out: OutputLayout, moved: readonly SavedPath[]): Promise<void> {
+    const notes: string[] = [];
+    for (const f of moved) {
+      const file = placeOf(out, f);
+      const key = f.kind === 'camera' ? frameOutputKey(this.prefix, path.posix.basename(f.relativePath)) : compositeOutputKey(this.prefix, f.relativePath);
+      const before = await stat(file);
+      try {
+        await this.storage.put(key, createReadStream(file));
+      } catch (err) {
+        if (err instanceof ObjectExistsError) continue;
+        throw err;
+      }
+      const note: EarlyObject = { key, file, size: before.size, mtimeMs: before.mtimeMs, ino: before.ino };
+      notes.push(JSON.stringify(note));
+    }
+    if (notes.length) await appendFile(path.join(this.jobDir, EARLY_OUTPUTS_FILE), `${notes.join('\n')}\n`);
+  }
+}
+
+/**
+ * The noted objects whose file is unchanged (same size, mtime and inode), by file. A file that
+ * was rendered again since (a retry moved a new one in) is not among them.
+ */
+export async function unchangedEarlyOutputs(jobDir: string): Promise<Map<string, EarlyObject>> {
+  const text = await readFile(path.join(jobDir, EARLY_OUTPUTS_FILE), 'utf8').catch(() => '');
+  const byFile = new Map<string, EarlyObject>();
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const o = JSON.parse(line) as EarlyObject;
+      byFile.set(o.file, o);
+    } catch {
+      // a line cut short by a crash: that object is stored again
+    }
+  }
+  for (const [file, o] of byFile) {
+    const now = await stat(file).catch(() => undefined);
+    if (!now || now.size !== o.size || now.mtimeMs !== o.mtimeMs || now.ino !== o.ino) byFile.delete(file);
+  }
+  return byFile;
+}
