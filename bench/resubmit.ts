@@ -19,7 +19,7 @@ import { createKey, startProxy, startService, ECHO_PORT, PING_PORT, type Proxy }
 import { loadNote, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { createNetns, type Netns } from './lib/netns.js';
 import { buildProject, writeRandomFile, type Project } from './lib/resubmit-project.js';
-import { reportResubmit, type ModeResult } from './lib/resubmit-report.js';
+import { reportResubmit, requestSequence, type ModeResult } from './lib/resubmit-report.js';
 import { runStep, type Drop, type StepResult } from './lib/resubmit-step.js';
 import type { RttResult } from './lib/rtt-probe.js';
 
@@ -61,6 +61,7 @@ async function runMode(ns: Netns, proxy: Proxy, project: Project, work: string, 
     console.log(`-- ${mode.name}: ${name}`);
     const r = await runStep(ns, proxy, service, name, { blend: project.blend, home, apiKey, serviceOrigin: service.artistOrigin }, drop);
     console.log(r.ok ? `   first frame after ${r.firstFrameS!.toFixed(1)} s, ${(r.wireBytes / 1e6).toFixed(1)} MB on the link` : `   FAILED: ${r.error}`);
+    console.log(`   requests (s from the CLI's start): ${requestSequence(r)}`);
     steps.push(r);
   };
   try {

@@ -69,12 +69,36 @@ function requestProfile(r: StepResult, delayMs: number): Row {
   };
 }
 
+/** An error message without the service's origin and the generic advice: the request and the cause stay. */
+function shortError(e: string | null): string {
+  return (e ?? '').replace(/https?:\/\/[^/\s]+(\/api\/external\/v1)?/g, '').replace(/: check the service URL.*$/, '').slice(0, 140);
+}
+
+/**
+ * The step's requests in order, runs of the same kind folded ("PUT /blobs/:id x62 @1.4-22.8 s"),
+ * times from the CLI's start: for the console, to see what the client did when.
+ */
+export function requestSequence(r: StepResult): string {
+  const kind = (q: RequestLogEntry) => `${q.method} ${q.path.replace(/^\/api\/external\/v1/, '').replace(/[^/]{20,}/g, ':id').replace(/\/\d+$/, '/:n')}`;
+  const runs: { kind: string; n: number; from: number; to: number }[] = [];
+  for (const q of [...r.requests].sort((a, b) => a.at - b.at)) {
+    const k = kind(q);
+    const t = (q.at - r.startedAt) / 1000;
+    const last = runs.at(-1);
+    if (last?.kind === k) {
+      last.n++;
+      last.to = t;
+    } else runs.push({ kind: k, n: 1, from: t, to: t });
+  }
+  return runs.map((x) => `${x.kind}${x.n > 1 ? ` x${x.n} @${x.from.toFixed(1)}-${x.to.toFixed(1)}` : ` @${x.from.toFixed(1)}`}`).join(', ');
+}
+
 function stepRow(mode: string, r: StepResult): Row {
   const p = phases(r);
   return {
     mode,
     step: r.step,
-    result: r.ok ? 'ok' : `FAILED: ${r.error ?? ''}`.slice(0, 160),
+    result: r.ok ? 'ok' : `FAILED: ${shortError(r.error)}`,
     'submit to first frame s': s1(r.firstFrameS),
     'artist to farm, wire': mb(r.wireBytes),
     'veth tx': mb(r.vethBytes),
@@ -117,7 +141,7 @@ function checks(m: ModeResult, project: Project): Check[] {
     const ratio = d.wireBytes / project.totalBytes;
     out.push({
       target: `${d.step}: completes by itself`,
-      value: d.ok ? `yes, first frame after ${s1(d.firstFrameS)} s, ${d.retries ?? '?'} retries` : `no: ${(d.error ?? '').slice(0, 140)}`,
+      value: d.ok ? `yes, first frame after ${s1(d.firstFrameS)} s, ${d.retries ?? '?'} retries` : `no: ${shortError(d.error)}`,
       pass: d.ok,
     });
     out.push({ target: `${d.step}: wire <= 1.2 x project`, value: `${ratio.toFixed(2)} (${mb(d.wireBytes)})`, pass: d.ok && ratio <= 1.2 });
@@ -147,7 +171,7 @@ export async function reportResubmit(input: ReportInput): Promise<void> {
   const v = checkRows(modes, project);
   console.log(`\n${consoleTable(rows)}\n\n${consoleTable(profiles)}\n\n${consoleTable(v.rows)}`);
   const drops = modes.flatMap((m) =>
-    m.steps.slice(3).map((r) => `${m.mode}, ${r.step}: ${r.drop ? `after ${mb(r.drop.proxyBytes)} through the proxy${r.drop.resets ? `, ${r.drop.resets} connection(s) reset` : ''}` : 'did not happen (the upload ended first)'}`),
+    m.steps.slice(3).map((r) => `- ${m.mode}, ${r.step}: ${r.drop ? `dropped after ${mb(r.drop.proxyBytes)} had passed the proxy${r.drop.resets ? `, ${r.drop.resets} connection(s) reset` : ''}` : 'did not happen (the upload ended first)'}`),
   );
 
   const body = `${machineMarkdown()}
@@ -195,7 +219,10 @@ nothing else (TCP rides out the gap by retransmitting, the connections carry on)
 proxy also resetting every connection it held when the link went down (the farm side forgets
 them, as a NAT or a load balancer may; the resets are lost on the dead link, so the client meets
 them when its next packet arrives: the upload must resume, and pooled keep-alive connections are
-dead too). ${drops.join('; ')}.
+dead too).
+
+${drops.join('\n')}
+
 Both cores are shared by the CLI, Blender, the service, its worker and the proxy.
 
 ${markdownTable(rows)}
