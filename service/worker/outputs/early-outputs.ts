@@ -5,8 +5,7 @@
 // per frame. Nothing is published before finalize records the outputs; a job that stops
 // (canceled, failed) has its output prefix deleted with its folder. One machine only: with
 // frames staged for other machines, finalize stores everything itself.
-import { createReadStream } from 'node:fs';
-import { appendFile, readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { SavedPath } from '../../../blender/render/render-invocation.js';
 import { safeSegment } from '../../../shared/safe-segment.js';
@@ -39,6 +38,9 @@ export function compositeOutputKey(prefix: string, relativePath: string): string
 
 /** Stores the files of finished frames as they come (see the header). */
 export class EarlyOutputs {
+  /** The note file, kept open: a line per stored object, a write per frame. */
+  private notes: Promise<FileHandle> | undefined;
+
   constructor(
     private readonly storage: ObjectStorage,
     /** The job's output prefix (jobOutputPrefix). */
@@ -48,21 +50,35 @@ export class EarlyOutputs {
 
   /** Puts the files just moved into `out/` and notes them; an object already there (a retried frame) is left to finalize. */
   async store(out: OutputLayout, moved: readonly SavedPath[]): Promise<void> {
-    const notes: string[] = [];
+    const lines: string[] = [];
     for (const f of moved) {
       const file = placeOf(out, f);
       const key = f.kind === 'camera' ? frameOutputKey(this.prefix, path.posix.basename(f.relativePath)) : compositeOutputKey(this.prefix, f.relativePath);
-      const before = await stat(file);
+      // The file read is the file noted: one open for both.
+      const fh = await open(file, 'r');
+      const before = await fh.stat().catch(async (err: unknown) => {
+        await fh.close();
+        throw err;
+      });
       try {
-        await this.storage.put(key, createReadStream(file));
+        await this.storage.put(key, fh.createReadStream());
       } catch (err) {
+        await fh.close().catch(() => undefined); // the stream closes it once read to the end, not before
         if (err instanceof ObjectExistsError) continue;
         throw err;
       }
       const note: EarlyObject = { key, file, size: before.size, mtimeMs: before.mtimeMs, ino: before.ino };
-      notes.push(JSON.stringify(note));
+      lines.push(JSON.stringify(note));
     }
-    if (notes.length) await appendFile(path.join(this.jobDir, EARLY_OUTPUTS_FILE), `${notes.join('\n')}\n`);
+    if (lines.length === 0) return;
+    this.notes ??= open(path.join(this.jobDir, EARLY_OUTPUTS_FILE), 'a');
+    await (await this.notes).write(`${lines.join('\n')}\n`);
+  }
+
+  /** Closes the note file (the job ended here, or its last task here is long gone). */
+  close(): void {
+    void this.notes?.then((fh) => fh.close()).catch(() => undefined);
+    this.notes = undefined;
   }
 }
 
