@@ -39,8 +39,10 @@ export class UrlSigner {
   /** Checks the signature first, so an edited expiry reads as tampering, not as expiry. */
   verify(f: SignedFields, sig: string | undefined, nowSeconds = Date.now() / 1000): VerifyResult {
     if (!sig || !Number.isSafeInteger(f.expiresAt)) return { ok: false, reason: 'SIGNATURE_INVALID' };
-    const given = Buffer.from(sig, 'base64url');
-    const want = this.mac(f);
+    // Compare the text, not decoded bytes: base64url's last character carries unused bits, so
+    // several spellings decode to one MAC, and an edited URL must never be accepted.
+    const given = Buffer.from(sig, 'utf8');
+    const want = Buffer.from(this.mac(f).toString('base64url'), 'utf8');
     if (given.length !== want.length || !timingSafeEqual(given, want)) return { ok: false, reason: 'SIGNATURE_INVALID' };
     if (nowSeconds > f.expiresAt) return { ok: false, reason: 'URL_EXPIRED' };
     return { ok: true };
