@@ -7,7 +7,11 @@
 import { UnpackError } from './errors.js';
 
 export interface UnpackLimits {
-  /** Most entries (files and folders) in an archive; checked against the header first, then counted. Default 10,000. */
+  /**
+   * Most entries (files and folders) in an archive; checked against the header first, then counted.
+   * Default 200,000: as many as the packer's manifest may list (simulation caches of a long shot
+   * hold tens of thousands of files), while a flood of empty entries still stops early.
+   */
   maxEntries: number;
   /**
    * The per-job quota: most bytes one archive may expand to. Checked on the headers' sizes before
@@ -22,7 +26,7 @@ export interface UnpackLimits {
 }
 
 export const DEFAULT_UNPACK_LIMITS: Readonly<UnpackLimits> = {
-  maxEntries: 10_000,
+  maxEntries: 200_000,
   maxTotalBytes: 64 * 1024 ** 3,
   minFreeBytes: 1024 ** 3,
 };
