@@ -34,6 +34,11 @@ export interface RouteDef {
    * /extensions itself, which this service always offers). Absent: a route of the spec.
    */
   readonly extension?: ExtensionName | 'discovery';
+  /**
+   * A POST that may be sent again after a network error without harm (a repeat is a replay, or
+   * only makes something nobody uses): clients retry it like a GET. Absent: not retried.
+   */
+  readonly retrySafe?: true;
 }
 
 /** Errors any authenticated endpoint may answer. */
@@ -92,6 +97,7 @@ export const ROUTES = {
     responses: { 202: StartRenderResponse, 200: StartRenderResponse },
     headers: { 'X-Idempotent-Replay': 'true on the 200 answer to a repeated render call' },
     errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'JOB_NOT_FOUND', 'RENDER_NOT_ALLOWED'],
+    retrySafe: true,
   },
   cancelJob: {
     method: 'POST',
@@ -140,6 +146,7 @@ export const ROUTES = {
     responses: { 200: BlobQueryResult },
     errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'],
     extension: 'content-addressed-uploads',
+    retrySafe: true,
   },
   commitUpload: {
     method: 'POST',
@@ -149,6 +156,7 @@ export const ROUTES = {
     responses: { 201: CommittedUpload },
     errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'BLOBS_MISSING', 'PAYLOAD_TOO_LARGE'],
     extension: 'content-addressed-uploads',
+    retrySafe: true,
   },
   createSession: {
     method: 'POST',

@@ -12,7 +12,7 @@ import type { Extension, ExtensionName } from '../extensions.js';
 import { IDEMPOTENT_REPLAY_HEADER } from '../constants.js';
 import type { JobStatus } from '../job-status.js';
 import { ROUTES, routePath, type RouteBody, type RouteName, type RouteResponse } from '../routes.js';
-import { ApiError, ResponseFormatError } from './errors.js';
+import { ApiError, NetworkError, ResponseFormatError } from './errors.js';
 import { resolveOptions, type RenderJobClientOptions, type ResolvedOptions } from './options.js';
 import { Transport, type ApiAnswer } from './transport.js';
 import { fileTypeFor, uploadFile, type UploadFileOptions, type UploadResult } from './upload.js';
@@ -75,8 +75,22 @@ export class RenderJobClient {
   }
 
   /** `POST /jobs`: a job in `created`, from the slug of a completed upload. */
-  createJob(body: RouteBody<'createJob'>, options?: CallOptions): Promise<Job> {
-    return this.call('createJob', { body, ...options });
+  async createJob(body: RouteBody<'createJob'>, options?: CallOptions): Promise<Job> {
+    try {
+      return await this.call('createJob', { body, ...options });
+    } catch (err) {
+      if (!(err instanceof NetworkError) || options?.signal?.aborted) throw err;
+      // The request may have created the job before the connection broke (or never reached the
+      // service on a stale pooled connection): a slug makes one job, so ask again and take the
+      // job the service says this slug already made.
+      try {
+        return await this.call('createJob', { body, ...options });
+      } catch (again) {
+        const jobId = again instanceof ApiError && again.body.name === 'UPLOAD_ALREADY_USED' ? again.body.metadata['jobId'] : undefined;
+        if (typeof jobId === 'string') return this.getJob(jobId, options);
+        throw again;
+      }
+    }
   }
 
   /** `GET /jobs`: one page of the workspace's jobs, with the pagination object. */
@@ -96,7 +110,7 @@ export class RenderJobClient {
 
   /** `POST /jobs/{id}/render`: starts the render of a validated job; a repeat call is a replay. */
   async renderJob(id: string, body: RouteBody<'renderJob'>, options?: CallOptions): Promise<RenderResult> {
-    const answer = await this.transport.send({ method: 'POST', path: routePath(ROUTES.renderJob.path, { id }), body, signal: options?.signal });
+    const answer = await this.transport.send({ method: 'POST', path: routePath(ROUTES.renderJob.path, { id }), body, signal: options?.signal, retrySafe: true });
     const job = parseAnswer('renderJob', answer);
     const header = answer.headers.get(IDEMPOTENT_REPLAY_HEADER)?.toLowerCase() === 'true';
     // A first start answers 202, so a 200 is a replay even if a proxy dropped the header.
@@ -233,7 +247,8 @@ export class RenderJobClient {
   ): Promise<RouteResponse<N>> {
     const route = ROUTES[name];
     const path = routePath(route.path, args.id === undefined ? {} : { id: args.id });
-    const answer = await this.transport.send({ method: route.method, path, query: args.query, body: args.body, signal: args.signal });
+    const retrySafe = 'retrySafe' in route && route.retrySafe === true;
+    const answer = await this.transport.send({ method: route.method, path, query: args.query, body: args.body, signal: args.signal, retrySafe });
     return parseAnswer(name, answer);
   }
 }

@@ -11,6 +11,8 @@ export interface ApiRequest {
   /** JSON body; undefined sends no body and no Content-Type. */
   readonly body?: unknown;
   readonly signal?: AbortSignal;
+  /** The route's `retrySafe`: a network error is retried as for a GET. Default false. */
+  readonly retrySafe?: boolean;
 }
 
 export interface ApiAnswer {
@@ -35,7 +37,7 @@ export class Transport {
     for (let attempt = 0; ; attempt++) {
       const outcome = await this.attempt(request);
       if (!outcome.error) return outcome.answer;
-      if (attempt >= maxRetries || !isRetryable(request.method, outcome.error)) throw outcome.error;
+      if (attempt >= maxRetries || !isRetryable(request, outcome.error)) throw outcome.error;
       const retryAfter = outcome.error instanceof ApiError ? outcome.error.retryAfterMs : undefined;
       await sleep(backoffDelay(attempt, this.options, retryAfter), request.signal);
     }
@@ -80,14 +82,16 @@ export class Transport {
   }
 }
 
-function isRetryable(method: ApiRequest['method'], error: ApiError | NetworkError): boolean {
+function isRetryable(request: ApiRequest, error: ApiError | NetworkError): boolean {
+  const safe = request.method === 'GET' || request.retrySafe === true;
   if (error instanceof ApiError) {
     // A 429 was refused before any work happened, so even a POST is safe to send again.
     if (error.status === 429) return true;
-    return method === 'GET' && TRANSIENT_STATUSES.has(error.status);
+    return safe && TRANSIENT_STATUSES.has(error.status);
   }
-  // A POST that hit a network error may have been applied; only GET is known to be safe.
-  return method === 'GET';
+  // A POST that hit a network error may have been applied: only routes whose repeat does no
+  // harm (GET, and those marked retrySafe) are sent again.
+  return safe;
 }
 
 function parseJson(text: string): unknown {
