@@ -3,6 +3,7 @@ import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { MAX_UPLOAD_BYTES } from '../shared/constants.js';
 import { DEFAULT_UNPACK_LIMITS } from '../zip/rules.js';
+import { DEFAULT_BLOB_CACHE_MAX_BYTES } from './worker/project/blob-cache.js';
 
 /** S3-compatible storage for uploads and outputs. Credentials come from the usual AWS environment variables. */
 export interface S3Settings {
@@ -112,6 +113,18 @@ export interface ServiceConfig {
    * leave less fails the task retryably (`--min-free-disk`, `RENDERBRIDGE_MIN_FREE_DISK`). Default 1 GiB.
    */
   minFreeDiskBytes: number;
+  /**
+   * Where the worker keeps the blobs of content-addressed uploads, so the next job with the same
+   * textures does not download them again (`--blob-cache-dir`, `RENDERBRIDGE_BLOB_CACHE_DIR`).
+   * Default `<dataDir>/blob-cache`: beside the work folder, whose disk it should share (projects
+   * are then hard links into it, not copies).
+   */
+  blobCacheDir: string | undefined;
+  /**
+   * Most bytes the blob cache keeps; past it the least recently used blobs are removed
+   * (`--blob-cache-size`, `RENDERBRIDGE_BLOB_CACHE_SIZE`). Default 50 GiB.
+   */
+  blobCacheMaxBytes: number;
 }
 
 /**
@@ -158,6 +171,8 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     instanceId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     unpackQuotaBytes: DEFAULT_UNPACK_LIMITS.maxTotalBytes,
     minFreeDiskBytes: DEFAULT_UNPACK_LIMITS.minFreeBytes,
+    blobCacheDir: undefined,
+    blobCacheMaxBytes: DEFAULT_BLOB_CACHE_MAX_BYTES,
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
   };
 }

@@ -71,6 +71,7 @@ export function renderChunkHandler(env: WorkerEnv): TaskHandler {
       storage: env.storage,
       workRoot: env.settings.workRoot,
       signal: ctx.signal,
+      blobCache: env.blobCache,
       ...(env.settings.unpackLimits ? { limits: env.settings.unpackLimits } : {}),
     });
     const out = outputLayout(project.jobDir);

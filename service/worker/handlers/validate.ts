@@ -25,8 +25,10 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       workRoot: env.settings.workRoot,
       signal: ctx.signal,
       fresh: true,
+      blobCache: env.blobCache,
       ...(env.settings.unpackLimits ? { limits: env.settings.unpackLimits } : {}),
     });
+    if (project.blobCache) ctx.log.info({ blobCache: project.blobCache }, 'project assembled from blobs');
     const scenePath = pickSceneFile(project.files, vc, project.manifest);
     const addons = resolveBundledAddons(project.manifest, vc.addonsToUse, vc.bundledAddonPathsToUse, {
       root: project.root,

@@ -1,6 +1,7 @@
 // A job's working folder on a worker: the uploaded source fetched from object storage and
-// unpacked once, then reused by validation and every render chunk on this machine. Everything a
-// job writes stays under `<workRoot>/<jobId>/`.
+// unpacked once (or, for a blob project, assembled from this worker's blob cache), then reused
+// by validation and every render chunk on this machine. Everything a job writes stays under
+// `<workRoot>/<jobId>/`.
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,6 +11,8 @@ import type { ObjectStorage } from '../../ports/storage.js';
 import type { PackManifest } from '../../../shared/pack/manifest.js';
 import type { UnpackLimits } from '../../../zip/rules.js';
 import { unpackSource } from '../../../zip/unpack.js';
+import { assembleBlobProject } from './assemble-blobs.js';
+import type { BlobCache, BlobFetchReport } from './blob-cache.js';
 
 export interface PreparedProject {
   /** The job's folder. */
@@ -27,6 +30,8 @@ export interface PreparedProject {
    * before it existed (their `files` name the file on disk).
    */
   bareBlend?: { name: string; file: string };
+  /** A blob project: what its assembly took from this worker's blob cache. Absent for a zip or .blend. */
+  blobCache?: BlobFetchReport;
 }
 
 /** What a bare .blend is called on disk, whatever its upload was called. */
@@ -52,7 +57,7 @@ async function fetchSource(storage: ObjectStorage, key: string, dest: string, si
  */
 export async function prepareProject(
   rec: JobRecord,
-  opts: { storage: ObjectStorage; workRoot: string; signal: AbortSignal; limits?: Partial<UnpackLimits>; fresh?: boolean },
+  opts: { storage: ObjectStorage; workRoot: string; signal: AbortSignal; blobCache: BlobCache; limits?: Partial<UnpackLimits>; fresh?: boolean },
 ): Promise<PreparedProject> {
   const jobDir = jobDirOf(opts.workRoot, rec.job.id);
   const info = path.join(jobDir, PROJECT_INFO);
@@ -66,6 +71,20 @@ export async function prepareProject(
   }
   await rm(info, { force: true });
   await mkdir(jobDir, { recursive: true });
+  if (rec.internal.sourceFormat === 'blobs') {
+    const assembled = await assembleBlobProject({
+      storage: opts.storage,
+      projectKey: rec.internal.sourceKey,
+      workspaceId: rec.job.workspaceId,
+      jobDir,
+      cache: opts.blobCache,
+      signal: opts.signal,
+      ...(opts.limits ? { limits: opts.limits } : {}),
+    });
+    const prepared: PreparedProject = { jobDir, root: assembled.root, files: assembled.files, manifest: assembled.manifest, blobCache: assembled.blobCache };
+    await writeFile(info, JSON.stringify(prepared));
+    return prepared;
+  }
   const source = path.join(jobDir, rec.internal.fileType === 'zip' ? 'source.zip' : 'source.blend');
   await fetchSource(opts.storage, rec.internal.sourceKey, source, opts.signal);
   const unpacked = await unpackSource({

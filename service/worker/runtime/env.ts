@@ -6,6 +6,7 @@ import type { BlenderBuild } from '../../../blender/builds.js';
 import type { RenderCapabilities } from '../../domain/final-config.js';
 import type { DeviceInventory } from './devices.js';
 import type { UnpackLimits } from '../../../zip/rules.js';
+import type { BlobCache, BlobCacheOptions } from '../project/blob-cache.js';
 
 export interface WorkerSettings {
   /** Folder for jobs' working files (sources, frames in progress). Default `<dataDir>/work`. */
@@ -20,6 +21,8 @@ export interface WorkerSettings {
   chunkIdleTimeoutMs: number;
   /** Zip limits for uploaded projects. Default DEFAULT_UNPACK_LIMITS: 10,000 entries, a 64 GiB quota per job, 1 GiB kept free. */
   unpackLimits?: Partial<UnpackLimits>;
+  /** Blobs of content-addressed uploads kept on this machine. Default `<dataDir>/blob-cache`, at most 50 GiB. */
+  blobCache: BlobCacheOptions;
   /**
    * Stage finished frames in object storage, so a job's chunks and its finalize may run on
    * different machines. Default false (one machine); the stack turns it on with shared storage (S3).
@@ -47,6 +50,8 @@ export interface WorkerEnv {
   /** Render slots of this worker: chunks are sized so that each gets work. */
   renderSlots: number;
   settings: WorkerSettings;
+  /** The blob cache of `settings.blobCache`, one per worker process so its slots share downloads. */
+  blobCache: BlobCache;
   /** Called once a job reached `completed` (webhooks). */
   onCompleted?: (rec: JobRecord) => Promise<void>;
 }

@@ -17,6 +17,7 @@ import { renderChunkHandler } from '../handlers/render-chunk.js';
 import { renderPlanHandler } from '../handlers/render-plan.js';
 import { validateHandler } from '../handlers/validate.js';
 import { stagingPrefix } from '../outputs/frame-staging.js';
+import { BlobCache } from '../project/blob-cache.js';
 import { removeJobDir } from '../project/job-files.js';
 import { Placement, type PlacementOptions } from './placement.js';
 import { WorkerRuntime, type Lane, type RuntimeOptions } from './runtime.js';
@@ -60,6 +61,8 @@ export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
     chunkTimeoutMs: 6 * 3600_000,
     chunkIdleTimeoutMs: 900_000,
     unpackLimits: { maxTotalBytes: config.unpackQuotaBytes, minFreeBytes: config.minFreeDiskBytes },
+    // Beside work/, so that on one disk a project's files are hard links into the cache.
+    blobCache: { dir: path.resolve(config.blobCacheDir ?? path.join(config.dataDir, 'blob-cache')), maxBytes: config.blobCacheMaxBytes },
     // Shared storage means other machines may render this job's chunks or finalize it.
     stageFrames: config.s3 !== undefined,
     ...(process.env.RENDERBRIDGE_FFMPEG ? { ffmpeg: process.env.RENDERBRIDGE_FFMPEG } : {}),
@@ -83,6 +86,7 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
   const capsCache = new BuildCapabilitiesCache();
   // Probe the default build now, not on the first render (a Blender start the user would wait for).
   capsCache.get(probed.builds[0]!.binary).catch((err: unknown) => log.warn({ err }, 'probing Blender capabilities failed; will retry on the first render'));
+  const settings = { ...defaultWorkerSettings(config), ...tuning.settings };
   const env: WorkerEnv = {
     jobs: ports.jobs,
     storage: ports.storage,
@@ -90,7 +94,8 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
     builds: probed.builds,
     devices,
     renderSlots: slots.length,
-    settings: { ...defaultWorkerSettings(config), ...tuning.settings },
+    settings,
+    blobCache: new BlobCache(settings.blobCache),
     capabilities: async (build) => capabilitiesFor({ version: build.version, capabilities: await capsCache.get(build.binary) }, devices, tuning.capabilities),
     ...(ports.onCompleted ? { onCompleted: ports.onCompleted } : {}),
   };
