@@ -88,7 +88,7 @@ describe('PUT to the uploadUrl', () => {
     const t = await newUpload(call);
     const u = new URL(t.uploadUrl);
     const variants = [
-      (() => { const x = new URL(u); x.searchParams.set('sig', `A${x.searchParams.get('sig')!.slice(1)}`); return x; })(),
+      (() => { const x = new URL(u); const sig = x.searchParams.get('sig')!; x.searchParams.set('sig', `${sig.startsWith('A') ? 'B' : 'A'}${sig.slice(1)}`); return x; })(),
       (() => { const x = new URL(u); x.searchParams.set('exp', String(Number(x.searchParams.get('exp')) + 3600)); return x; })(),
       (() => { const x = new URL(u); x.pathname = x.pathname.replace(/scene\.blend$/, 'other.blend'); return x; })(),
       (() => { const x = new URL(u); x.searchParams.set('ft', 'zip'); return x; })(),
