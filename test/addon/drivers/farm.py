@@ -84,7 +84,9 @@ elif scenario == 'render':
 
 elif scenario == 'cancel':
     rb.frame_mode = 'CUSTOM'
-    rb.frame_ranges = '1-400'
+    # Long enough to be caught rendering however fast the farm gets (400 frames of this scene
+    # once outlasted the probe; now they finish before it looks).
+    rb.frame_ranges = '1-20000'
     rb.view_layer = 'Main'
     out['ops'] = sorted(bpy.ops.renderbridge.render())
     _addon.pump('the job to render', lambda: s.activity.job_id and (job_row(s.activity.job_id) or {}).get('status') == 'rendering', 180)
