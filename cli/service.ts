@@ -7,12 +7,13 @@ import { openKeyStore } from '../service/stack.js';
 import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
 import { startService } from '../service/server.js';
 import { collect, DATA_DIR_DEFAULT, parsePort, parsePositiveInt, parseWorkers, resolveDataDir } from './options.js';
+import { addRenderOptions, renderConfig, type RenderOptions } from './render-options.js';
 import { addUnpackOptions, unpackConfig, type UnpackOptions } from './unpack-options.js';
 import { addBlobOptions, blobConfig, type BlobOptions } from './blob-options.js';
 import { addSessionOptions, sessionConfig, type SessionOptions } from './session-options.js';
 import { VERSION } from './version.js';
 
-interface ServiceOptions extends EngineOptions, UnpackOptions, BlobOptions, SessionOptions {
+interface ServiceOptions extends EngineOptions, UnpackOptions, BlobOptions, RenderOptions, SessionOptions {
   host: string;
   port: number;
   dataDir?: string;
@@ -35,12 +36,13 @@ export function registerServiceCommand(program: Command): void {
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info')
     .option('--workers <n>', 'render slots in this process: auto (one per GPU, else one), N CPU slots, or 0 for none', parseWorkers, 'auto')
     .option('--blender <path>', 'a Blender build to offer (repeatable); RENDERBRIDGE_BLENDER_X_Y and PATH are searched too', collect, []);
-  addSessionOptions(addBlobOptions(addUnpackOptions(addEngineOptions(cmd)))).action(async (o: ServiceOptions) => {
+  addSessionOptions(addRenderOptions(addBlobOptions(addUnpackOptions(addEngineOptions(cmd))))).action(async (o: ServiceOptions) => {
       // Resolved as `renderbridge admin` resolves it, so admin commands run anywhere find this database.
       const data = resolveDataDir(o.dataDir);
       const config = defaultConfig({
         ...engineConfig(o),
         ...unpackConfig(o),
+        ...renderConfig(o),
         ...blobConfig(o),
         ...sessionConfig(o),
         host: o.host,

@@ -14,9 +14,10 @@ import { RemoteWorkerJobs } from '../service/worker-api/remote-jobs.js';
 import { startWorker, type WorkerPorts } from '../service/worker/runtime/start.js';
 import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
 import { collect, DATA_DIR_DEFAULT, parsePort, parsePositiveInt, parseWorkers, resolveDataDir } from './options.js';
+import { addRenderOptions, renderConfig, type RenderOptions } from './render-options.js';
 import { addUnpackOptions, unpackConfig, type UnpackOptions } from './unpack-options.js';
 
-interface WorkerOptions extends EngineOptions, UnpackOptions {
+interface WorkerOptions extends EngineOptions, UnpackOptions, RenderOptions {
   dataDir?: string;
   serviceUrl: string[];
   name: string;
@@ -69,16 +70,17 @@ export function registerWorkerCommand(program: Command): void {
     .option('--name <name>', 'this machine in the per-job blocklist and metrics', hostname())
     .option('--workers <n>', 'render slots: auto (one per GPU, else one) or N CPU slots', parseWorkers, 'auto')
     .option('--blender <path>', 'a Blender build to offer (repeatable)', collect, [])
-    .option('--chunk-frames <n>', 'frames per render task when this worker plans a render (default: sized from its slots; a farm sets 1-5)', parsePositiveInt)
+    .option('--chunk-frames <n>', 'most frames per render task when this worker plans a render (warm mode: default 8, shrinking to 1 at the end of a job; a large farm sets 1-2)', parsePositiveInt)
     .option('--lease-seconds <n>', 'how soon the tasks of a worker that died go back to the queue', parsePositiveInt, 30)
     .option('--metrics-port <port>', 'serve Prometheus /metrics on this port (0 = any free one)', parsePort)
     .option('--metrics-host <host>', 'interface for /metrics', '127.0.0.1')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info');
-  addUnpackOptions(addEngineOptions(cmd)).action(async (o: WorkerOptions) => {
+  addRenderOptions(addUnpackOptions(addEngineOptions(cmd))).action(async (o: WorkerOptions) => {
     const remote = o.serviceUrl.length > 0;
     const config = defaultConfig({
       ...engineConfig(o),
       ...unpackConfig(o),
+      ...renderConfig(o),
       // Beside a service: its data folder, resolved exactly as the service resolves it.
       dataDir: remote ? (o.dataDir ?? path.join('.renderbridge', 'worker')) : resolveDataDir(o.dataDir).dir,
       workers: o.workers === 0 ? 'auto' : o.workers,

@@ -81,6 +81,22 @@ export interface ServiceConfig {
    * `renderbridge worker` elsewhere). Default `auto`.
    */
   workers: number | 'auto';
+  /**
+   * How render slots run Blender (`--render-mode`, `RENDERBRIDGE_RENDER_MODE`): `warm` keeps one
+   * Blender per slot and job with the scene loaded and hands it frames one by one; `chunked` starts
+   * one Blender per chunk of frames, loading the scene each time. Default `warm`.
+   */
+  renderMode: 'warm' | 'chunked';
+  /**
+   * Seconds a warm Blender with no frame to render waits for more of its job before it is ended
+   * (`--warm-idle`, `RENDERBRIDGE_WARM_IDLE`). Default 60.
+   */
+  warmIdleSeconds: number;
+  /**
+   * Idle warm Blenders are ended at once while the memory available to new processes
+   * (MemAvailable) is below this (`--warm-min-free-memory`, `RENDERBRIDGE_WARM_MIN_FREE_MEMORY`). Default 1 GiB.
+   */
+  warmMinFreeMemoryBytes: number;
   /** Extra Blender builds (`--blender PATH`, repeatable); `RENDERBRIDGE_BLENDER_X_Y` and PATH's `blender` are added. Default none. */
   blenderPaths: string[];
   /** pino level. Default `info`. */
@@ -160,6 +176,9 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     sessionIdleMinutes: 30,
     sessionMaxHours: 12,
     workers: 'auto',
+    renderMode: 'warm',
+    warmIdleSeconds: 60,
+    warmMinFreeMemoryBytes: 2 ** 30,
     blenderPaths: [],
     logLevel: 'info',
     databaseUrl: undefined,

@@ -1,6 +1,6 @@
-// A render that goes wrong or is stopped, through the public API with real Blender: Blender
-// killed mid-chunk (the job still completes, every frame once, the retry renders only what was
-// missing) and a cancel mid-render (Blender gone at once, nothing published, files removed).
+// A render that goes wrong or is stopped, through the public API with real Blender: the warm
+// Blender killed mid-job (the job still completes, every frame once, only the frame in progress
+// is begun again) and a cancel mid-render (Blender gone at once, nothing published, files removed).
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixture } from '../helpers/fixtures.js';
@@ -8,6 +8,7 @@ import {
   blenderProcesses,
   filesUnder,
   frameArgs,
+  framesBegun,
   startE2E,
   submit,
   tinyRender,
@@ -51,22 +52,17 @@ async function slowRender(framesDone: number): Promise<{ id: string; blender: Pr
   return { id, blender: procs[0]! };
 }
 
-describe('Blender dies mid-chunk', () => {
-  it('the retry renders only the missing frames and the job completes with every frame once', async () => {
+describe('a warm Blender dies mid-job', () => {
+  it('only the frame in progress is begun again; the job completes with every frame once', async () => {
     const { client, svc } = e2e;
     const { id, blender } = await slowRender(2);
-    expect(frameArgs(blender.argv)).toEqual({ start: 1, end: 12 });
+    // One process renders the job frame by frame: the render loop, no frame range on its command line.
+    expect(blender.argv.some((a) => a.endsWith('render_loop.py'))).toBe(true);
+    expect(frameArgs(blender.argv)).toBeUndefined();
     process.kill(blender.pid, 'SIGKILL');
 
-    // The retry is a new Blender process for the same job, starting after the finished frames.
-    const retry = await waitUntil(
-      'the retry to start Blender',
-      () => blenderProcesses(workDirOf(svc, id)).find((p) => p.pid !== blender.pid),
-      { timeoutMs: 60_000, intervalMs: 25 },
-    );
-    const range = frameArgs(retry.argv);
-    expect(range?.end).toBe(12);
-    expect(range?.start).toBeGreaterThan(2);
+    // The next frames go to a new warm Blender for the same job.
+    await waitUntil('a new warm Blender', () => blenderProcesses(workDirOf(svc, id)).find((p) => p.pid !== blender.pid), { timeoutMs: 60_000, intervalMs: 25 });
 
     const done = await client.waitForStatus(id, ['completed'], { intervalMs: 200, timeoutMs: 120_000 });
     expect(done.failedReason ?? null).toBeNull();
@@ -76,6 +72,12 @@ describe('Blender dies mid-chunk', () => {
     expect([...names].sort()).toEqual(FRAMES);
     const progress = await client.getJobProgress(id);
     expect(progress).toMatchObject({ status: 'completed', framesTotal: 12, framesDone: 12, percent: 100 });
+    // Every frame was begun, and only the one Blender was rendering when it died was begun twice
+    // (none when the kill fell between two frames).
+    const begun = framesBegun(svc.logs, id);
+    expect([...begun.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect([...begun.values()].filter((n) => n > 1).length).toBeLessThanOrEqual(1);
+    expect(Math.max(...begun.values())).toBeLessThanOrEqual(2);
   }, 240_000);
 });
 

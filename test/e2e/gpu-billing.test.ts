@@ -12,28 +12,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../shared/client/client.js';
 import type { GpuInfo } from '../../service/worker/runtime/devices.js';
 import { buildFixture } from '../helpers/fixtures.js';
+import { billedPieces } from '../helpers/e2e.js';
 import { startTestService } from '../helpers/service.js';
 
 /** The test double: GPUs as nvidia-smi would list them (UUIDs no driver knows). */
 function simulatedGpus(n: number): GpuInfo[] {
   return Array.from({ length: n }, (_, i) => ({ index: i, uuid: `GPU-5e0f0000-0000-4000-8000-00000000000${i}`, name: 'Simulated GPU (test double)', memoryMiB: 8192 }));
-}
-
-interface ExitLine {
-  msg?: string;
-  jobId?: string;
-  lane?: string;
-  ms?: number;
-  device?: string;
-}
-
-/** The worker's `blender exited` log lines of one job: the seconds and device of each run it billed. */
-function runsOf(logs: readonly string[], jobId: string): ExitLine[] {
-  return logs
-    .flatMap((chunk) => chunk.split('\n'))
-    .filter((l) => l.includes('"blender exited"'))
-    .map((l) => JSON.parse(l) as ExitLine)
-    .filter((l) => l.jobId === jobId);
 }
 
 let blend: string;
@@ -49,8 +33,7 @@ describe('normalizedSeconds and finalConfig.gpuCount with simulated GPUs (CPU fa
         runtime: { heartbeatMs: 200, pollMs: 100 },
         devices: { gpus: simulatedGpus(n) },
         capabilities: { runtimeKernelCompile: true },
-        // One frame per chunk: the chunks spread over the GPU slots.
-        settings: { chunkFrames: 1 },
+        // Frames are claimed one by one (the warm mode's default): they spread over the GPU slots.
       },
     });
     try {
@@ -70,9 +53,10 @@ describe('normalizedSeconds and finalConfig.gpuCount with simulated GPUs (CPU fa
         },
       });
       const done = await client.waitForStatus(job.id, ['completed'], { intervalMs: 250, timeoutMs: 240_000 });
-      const runs = runsOf(svc.logs, job.id);
-      expect(runs.length).toBeGreaterThanOrEqual(4);
-      // Sum over runs of seconds x factor(CPU) = 1; the log has milliseconds, the bill 0.1 s.
+      // What each warm Blender billed: its load, and each frame it rendered.
+      const runs = billedPieces(svc.logs, job.id);
+      expect(runs.filter((r) => r.frame !== undefined).map((r) => r.frame).sort()).toEqual([1, 2, 3, 4]);
+      // Sum over pieces of seconds x factor(CPU) = 1; the log has milliseconds, the bill 0.1 s.
       // (Before the fix: x 4 for CUDA x the machine's GPU count.)
       const seconds = runs.reduce((s, r) => s + Number(((r.ms ?? 0) / 1000).toFixed(3)), 0);
       expect(Math.abs(done.normalizedSeconds! - seconds), `billed ${done.normalizedSeconds} for ${seconds.toFixed(3)} s on the CPU`).toBeLessThanOrEqual(0.051);

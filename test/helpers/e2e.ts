@@ -93,6 +93,37 @@ export function frameArgs(argv: readonly string[]): { start: number; end: number
   return s >= 0 && e >= 0 ? { start: Number(argv[s + 1]), end: Number(argv[e + 1]) } : undefined;
 }
 
+/** One `render time billed` log line of a warm Blender: its load, or one frame's render. */
+export interface BilledPiece {
+  jobId: string;
+  lane: string;
+  /** Which warm Blender (one label per process). */
+  warm: string;
+  piece: string;
+  ms: number;
+  device: string;
+  /** The frame, for a frame's piece (absent for the load). */
+  frame?: number;
+  /** When it was logged (epoch ms). */
+  time: number;
+}
+
+/** The job's billed pieces from a service's log lines, in log order. */
+export function billedPieces(logs: readonly string[], jobId: string): BilledPiece[] {
+  return logs
+    .flatMap((chunk) => chunk.split('\n'))
+    .filter((l) => l.includes('"render time billed"'))
+    .map((l) => JSON.parse(l) as BilledPiece)
+    .filter((p) => p.jobId === jobId);
+}
+
+/** How many times each frame of the job was begun by a warm Blender (its billed frame pieces). */
+export function framesBegun(logs: readonly string[], jobId: string): Map<number, number> {
+  const n = new Map<number, number>();
+  for (const p of billedPieces(logs, jobId)) if (p.frame !== undefined) n.set(p.frame, (n.get(p.frame) ?? 0) + 1);
+  return n;
+}
+
 /** GETs a download URL (presigned, no auth) and returns its bytes. */
 export async function fetchBytes(url: string): Promise<Buffer> {
   const res = await fetch(url);

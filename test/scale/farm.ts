@@ -76,12 +76,18 @@ export class FarmProcess {
     return this.lines.some((l) => l.includes(text));
   }
 
-  /** Blender processes of this worker that are rendering frames (argv has -s/-e), with their first frame. */
+  /**
+   * Blender processes of this worker that are rendering frames, with their (first) frame: a chunk's
+   * from its argv (-s/-e), a warm Blender's from the worker's last `frame begun` log line (one slot).
+   */
   renders(): { pid: number; frame: number }[] {
     if (!this.workDir) return [];
     return blenderProcesses(this.workDir + path.sep).flatMap((p) => {
       const f = frameArgs(p.argv);
-      return f ? [{ pid: p.pid, frame: f.start }] : [];
+      if (f) return [{ pid: p.pid, frame: f.start }];
+      const begun = this.lines.findLast((l) => l.includes('"frame begun"'));
+      const frame = Number(/"frame":(\d+)/.exec(begun ?? '')?.[1]);
+      return Number.isFinite(frame) ? [{ pid: p.pid, frame }] : [];
     });
   }
 

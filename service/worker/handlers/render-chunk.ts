@@ -27,6 +27,7 @@ import { parseDeviceLine, type DeviceReport } from '../../../blender/render/devi
 import { billedRun, formatRunLine } from '../../domain/normalized-seconds.js';
 import type { TaskContext, TaskHandler } from '../runtime/runtime.js';
 import { RENDER_SECONDS_FILE } from './finalize.js';
+import { reportSetupWarnings } from './job-run.js';
 import { FrameStaging, stagingPrefix } from '../outputs/frame-staging.js';
 import { buildFor } from '../runtime/placement.js';
 
@@ -260,22 +261,4 @@ async function renderPart(r: PartRun): Promise<void> {
 function failureDetails(task: Task, parser: BlenderLogParser, lastLines: unknown): { attempts: number; lastFrame: number | null; lastLines: string[] } {
   const lines = Array.isArray(lastLines) ? lastLines.map(String) : [];
   return { attempts: task.attempts, lastFrame: parser.lastFrame, lastLines: lines.slice(-20) };
-}
-
-/** What render_setup.py could not apply (an add-on, ACES) is told to the client in finalConfig. */
-async function reportSetupWarnings(env: WorkerEnv, jobId: string, messages: readonly string[]): Promise<void> {
-  if (messages.length === 0) return;
-  const rec = await env.jobs.getById(jobId);
-  const final = rec?.job.finalConfig;
-  if (!final) return;
-  const known = new Set((final.analysisWarnings ?? []).map((w) => w.message));
-  const fresh = [...new Set(messages)].filter((m) => !known.has(m));
-  if (fresh.length === 0) return;
-  await env.jobs.update(jobId, {
-    finalConfig: {
-      ...final,
-      analysisWarnings: [...(final.analysisWarnings ?? []), ...fresh.map((message) => ({ code: 'RENDER_SETUP_WARNING', message, blocking: false }))],
-      notes: [final.notes, ...fresh].filter(Boolean).join('\n'),
-    },
-  });
 }

@@ -4,7 +4,7 @@
 import { pickBuild } from '../../../blender/builds.js';
 import { minorVersion } from '../runtime/placement.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
-import { chunkFrames } from '../../domain/frame-ranges.js';
+import { chunkFrames, guidedChunks } from '../../domain/frame-ranges.js';
 import { newTasks, taskIds } from '../../domain/tasks.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { FatalTaskError } from '../runtime/outcomes.js';
@@ -27,13 +27,20 @@ export function renderPlanHandler(env: WorkerEnv): TaskHandler {
       ...(picked.note ? { buildNote: picked.note } : {}),
     });
     if (frames.length === 0) throw FatalTaskError.render('NO_FRAMES', 'The frame ranges select no frame.');
+    // Warm slots keep the scene loaded between tasks: chunks shrink to single frames as the job ends
+    // (chunkFrames caps them). Chunked mode amortises one Blender start per chunk.
     const fixed = env.settings.chunkFrames;
-    const chunks = chunkFrames(frames, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
+    const chunks =
+      env.settings.renderMode === 'warm'
+        ? guidedChunks(frames, { slots: env.renderSlots, ...(fixed ? { maxChunk: fixed } : {}) })
+        : chunkFrames(frames, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
     const chunkTaskIds = chunks.map((_, i) => taskIds.chunk(rec.job.id, i));
     ctx.log.info({ frames: frames.length, chunks: chunks.length, blender: picked.build.version.text }, 'render planned');
-    await env.jobs.update(rec.job.id, { finalConfig }, {
+    const planned = await env.jobs.update(rec.job.id, { finalConfig }, {
       render: { blender: picked.build.binary, blenderVersion: minorVersion(picked.build), chunkTaskIds, frames: frames.length, slots: env.renderSlots },
     });
+    // The scene starts loading here while the chunks are enqueued and claimed.
+    if (planned) env.planned?.(planned);
     const requires = { blender: minorVersion(picked.build), ...(finalConfig.minimumRam ? { minimumRamGiB: finalConfig.minimumRam } : {}) };
     for (const [i, c] of chunks.entries()) {
       // Chunks may run on other machines: any worker with the same Blender major.minor may take them.

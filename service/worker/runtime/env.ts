@@ -8,6 +8,8 @@ import type { DeviceInventory } from './devices.js';
 import type { UnpackLimits } from '../../../zip/rules.js';
 import type { BlobCache, BlobCacheOptions } from '../project/blob-cache.js';
 
+export type RenderMode = 'warm' | 'chunked';
+
 export interface WorkerSettings {
   /** Folder for jobs' working files (sources, frames in progress). Default `<dataDir>/work`. */
   workRoot: string;
@@ -15,9 +17,9 @@ export interface WorkerSettings {
   outputRetentionDays: number;
   /** Limit for one validation's Blender run. Default 300000 ms. */
   analysisTimeoutMs: number;
-  /** Limit for one render chunk's Blender run. Default 6 h. */
+  /** Limit for one render chunk's Blender run; in warm mode, for a scene load and for each frame. Default 6 h. */
   chunkTimeoutMs: number;
-  /** A chunk whose Blender prints nothing for this long is taken as hung. Default 900000 ms (15 min). */
+  /** A chunk (warm: a load or a frame) whose Blender prints nothing for this long is taken as hung. Default 900000 ms (15 min). */
   chunkIdleTimeoutMs: number;
   /** Zip limits for uploaded projects. Default DEFAULT_UNPACK_LIMITS: 10,000 entries, a 64 GiB quota per job, 1 GiB kept free. */
   unpackLimits?: Partial<UnpackLimits>;
@@ -29,10 +31,22 @@ export interface WorkerSettings {
    */
   stageFrames?: boolean;
   /**
-   * Frames per render chunk (task). Default: sized from this worker's slots, 8 to 50 frames. A farm
-   * of many machines sets it (e.g. 1-5) so that one job's frames spread over all of them.
+   * Frames per render task. Warm mode: the most (default 8); tasks shrink to single frames as the
+   * job nears its end, the tail sized for this worker's slots, so a farm of many more slots sets
+   * it low (1-2) to keep every machine within about a frame. Chunked mode: the size itself
+   * (default: sized from this worker's slots, 8 to 50 frames).
    */
   chunkFrames?: number;
+  /**
+   * How render tasks run Blender. `warm` (default): each slot keeps one Blender per job with the
+   * scene loaded and renders the frames it claims in it (render_loop.py). `chunked`: one Blender
+   * process per task, loading the scene each time (`-s/-e/-a`).
+   */
+  renderMode: RenderMode;
+  /** How long a warm Blender with no frame to render is kept for its job's next frames. Default 60000 ms. */
+  warmIdleMs: number;
+  /** Idle warm Blenders are ended while the memory available to new processes is below this. Default 1 GiB. */
+  warmMinFreeMemoryBytes: number;
   /** ffmpeg and ffprobe executables. Default from PATH. */
   ffmpeg?: string;
   ffprobe?: string;
@@ -52,6 +66,8 @@ export interface WorkerEnv {
   settings: WorkerSettings;
   /** The blob cache of `settings.blobCache`, one per worker process so its slots share downloads. */
   blobCache: BlobCache;
+  /** Called once a render is planned on this worker (warm mode: its scene starts loading on idle slots). */
+  planned?: (rec: JobRecord) => void;
   /** Called once a job reached `completed` (webhooks). */
   onCompleted?: (rec: JobRecord) => Promise<void>;
 }

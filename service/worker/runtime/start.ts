@@ -14,12 +14,16 @@ import { BuildCapabilitiesCache, capabilitiesFor, detectGpuInventory, planSlots,
 import type { WorkerEnv, WorkerSettings } from './env.js';
 import { finalizeHandler } from '../handlers/finalize.js';
 import { renderChunkHandler } from '../handlers/render-chunk.js';
+import { renderFramesHandler } from '../handlers/render-frames.js';
 import { renderPlanHandler } from '../handlers/render-plan.js';
+import type { WarmRender } from '../handlers/warm-render.js';
 import { validateHandler } from '../handlers/validate.js';
 import { stagingPrefix } from '../outputs/frame-staging.js';
+import { jobOutputPrefix } from '../outputs/output-keys.js';
 import { BlobCache } from '../project/blob-cache.js';
 import { removeJobDir } from '../project/job-files.js';
 import { Placement, type PlacementOptions } from './placement.js';
+import { WarmPool } from './warm-pool.js';
 import { WorkerRuntime, type Lane, type RuntimeOptions } from './runtime.js';
 
 /** Knobs for tests and operators beyond ServiceConfig. */
@@ -60,6 +64,9 @@ export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
     analysisTimeoutMs: 300_000,
     chunkTimeoutMs: 6 * 3600_000,
     chunkIdleTimeoutMs: 900_000,
+    renderMode: config.renderMode,
+    warmIdleMs: config.warmIdleSeconds * 1000,
+    warmMinFreeMemoryBytes: config.warmMinFreeMemoryBytes,
     unpackLimits: { maxTotalBytes: config.unpackQuotaBytes, minFreeBytes: config.minFreeDiskBytes },
     // Beside work/, so that on one disk a project's files are hard links into the cache.
     blobCache: { dir: path.resolve(config.blobCacheDir ?? path.join(config.dataDir, 'blob-cache')), maxBytes: config.blobCacheMaxBytes },
@@ -99,17 +106,36 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
     capabilities: async (build) => capabilitiesFor({ version: build.version, capabilities: await capsCache.get(build.binary) }, devices, tuning.capabilities),
     ...(ports.onCompleted ? { onCompleted: ports.onCompleted } : {}),
   };
+  const warm = settings.renderMode === 'warm';
+  const pool = new WarmPool<WarmRender>({ idleMs: settings.warmIdleMs, minFreeMemoryBytes: settings.warmMinFreeMemoryBytes, log });
+  const frames = renderFramesHandler(env, pool);
+  // A job that ends takes its warm Blenders with it, here and (after warmIdleMs) on other machines.
+  const jobEnded = async (jobId: string) => {
+    frames.dropJob(jobId);
+    await pool.endJob(jobId);
+  };
+  const onCompleted = env.onCompleted;
+  env.onCompleted = async (rec) => {
+    await jobEnded(rec.job.id);
+    await onCompleted?.(rec);
+  };
   const lanes: Lane[] = [
     // Short CPU work never waits behind a long render chunk.
     { name: 'control', kinds: ['validate', 'render', 'finalize'] },
-    ...slots.map((slot) => ({ name: slot.id, kinds: ['render-chunk'] as const, slot })),
+    // Warm slots hold a second task: its frame waits in Blender's stdin while the current one renders.
+    ...slots.map((slot) => ({ name: slot.id, kinds: ['render-chunk'] as const, slot, depth: warm ? 2 : 1 })),
   ];
+  if (warm) env.planned = (rec) => void frames.prewarm(rec, lanes.slice(1), log);
   const runtime = new WorkerRuntime(
     {
       jobs: ports.jobs,
       queue: ports.queue,
       log,
       onJobStopped: async (jobId) => {
+        await jobEnded(jobId);
+        // Frames stored early as outputs (early-outputs.ts) are never published: they go too.
+        const rec = await ports.jobs.getById(jobId);
+        if (rec) await env.storage.deletePrefix(jobOutputPrefix(rec.job.workspaceId, jobId));
         await removeJobDir(env.settings.workRoot, jobId);
         if (env.settings.stageFrames) await env.storage.deletePrefix(stagingPrefix(jobId));
       },
@@ -118,7 +144,12 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
       ...(ports.metrics ? { metrics: ports.metrics } : {}),
     },
     lanes,
-    { validate: validateHandler(env), render: renderPlanHandler(env), 'render-chunk': renderChunkHandler(env), finalize: finalizeHandler(env) },
+    {
+      validate: validateHandler(env),
+      render: renderPlanHandler(env),
+      'render-chunk': warm ? frames.handler : renderChunkHandler(env),
+      finalize: finalizeHandler(env),
+    },
     tuning.runtime,
   );
   runtime.start();
@@ -131,5 +162,9 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
     { blender: probed.builds.map((b) => `${b.version.text} ${b.binary}`), slots: slots.map((s) => s.id) },
     'worker started',
   );
-  return { runtime, slots, builds: probed.builds, kick: () => runtime.kick(), stop: () => runtime.stop() };
+  const stop = async () => {
+    await runtime.stop();
+    await pool.close();
+  };
+  return { runtime, slots, builds: probed.builds, kick: () => runtime.kick(), stop };
 }
