@@ -1,169 +1,90 @@
-// Render benchmark: 24 frames of a fixture at 160x90 through the whole service on one render
-// slot, against bare `blender -b FILE -E CYCLES -s 1 -e 24 -a` with the same settings, in the
-// same run. Targets: service wall time <= 1.15x bare Blender's, and < 3 s from POST /render to
-// the first frame started. Not a test; `npm run bench:render`.
-import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { RenderJobClient } from '../shared/client/client.js';
-import { createApiKey } from '../service/domain/api-keys.js';
-import { openKeyStore } from '../service/stack.js';
+// Render benchmark: the service (warm Blender per slot, frames claimed dynamically) against bare
+// Blender in the same run, on four scenes. Not a test; `npm run bench:render`.
+//   1. the small job: 24 frames of the `basic` fixture at 160x90, 4 samples; service <= 1.03x bare
+//      `blender -a`, and < 3 s from POST /render to the first frame;
+//   2. the subdivision scene (`monkeys`: four subdivided Suzannes, 160x120, 16 samples, persistent
+//      data, a moving camera), 120 frames, one slot: service <= 1.05x bare, beside today's chunked
+//      mode and one process per frame (Flamenco's default);
+//   3. the heavy-load scene (`monkeys` at subdivision level 5, 112 samples: seconds to load and build,
+//      then about half a second a frame), 120 frames, one slot: service <= 1.05x bare;
+//   4. two workers with one single-threaded slot each on the heavy scene: wall <= 1.1x (one load +
+//      frames x frame time / 2), from a single-threaded bare reference;
+//   5. a warm Blender killed mid-job: frames begun twice <= 1 per kill.
+// BENCH_ROUNDS (default 3) rounds of 1 and 2, BENCH_HEAVY_ROUNDS (default 2) of 3; one run of the others.
 import { buildFixture } from '../test/helpers/fixtures.js';
-import { atExit, startChild, track } from './lib/children.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
-import { consoleTable, markdownTable, median, verdict, writeResultsSection, type Row } from './lib/results.js';
+import { consoleTable, markdownTable, verdict, writeResultsSection } from './lib/results.js';
+import { killMidJob, otherModes, serviceVsBare, twoWorkers, type Outcome, type Scene } from './lib/render-scenarios.js';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const FRAMES = 24;
-const [WIDTH, HEIGHT] = [160, 90];
-const SAMPLES = 4;
-const TARGET_RATIO = 1.15;
-const TARGET_FIRST_FRAME_S = 3;
-
-/** Bare Blender with the service's settings (resolution, samples, no denoiser, PNG), timed start to exit. */
-async function bareBlender(file: string, outDir: string): Promise<number> {
-  const expr = [
-    'import bpy',
-    's = bpy.context.scene',
-    `s.render.resolution_x = ${WIDTH}`,
-    `s.render.resolution_y = ${HEIGHT}`,
-    's.render.resolution_percentage = 100',
-    `s.cycles.samples = ${SAMPLES}`,
-    's.cycles.use_denoising = False',
-  ].join('; ');
-  const args = ['-b', '-Y', file, '-E', 'CYCLES', '--python-expr', expr, '-o', path.join(outDir, 'f_####'), '-F', 'PNG', '-s', '1', '-e', String(FRAMES), '-a'];
-  const t0 = performance.now();
-  await new Promise<void>((resolve, reject) => {
-    const child = track(spawn('blender', args, { stdio: 'ignore' }));
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`blender exited ${code}`))));
-  });
-  const seconds = (performance.now() - t0) / 1000;
-  const written = (await readdir(outDir)).filter((f) => f.endsWith('.png')).length;
-  if (written !== FRAMES) throw new Error(`bare Blender wrote ${written} frames, not ${FRAMES}`);
-  return seconds;
-}
-
-interface ServiceRun {
-  seconds: number;
-  firstFrame: number;
-}
-
-/** Poll interval until the job turns `rendering`: fine enough for a first-frame time near 1 s. */
-const FIRST_FRAME_POLL_MS = 50;
-/** Poll interval afterwards: the end time is the service's own completion stamp, not the poll. */
-const COMPLETION_POLL_MS = 250;
-
-/**
- * One job through the service: validated first (untimed), then POST /render to `completed`.
- * The end is the job's `updatedAt` as the service stamped it when it completed the job (the
- * service runs on this machine's clock), so the benchmark needs no 20 ms polling: on 2 cores
- * that polling alone cost the service ~0.15 s of CPU per job beside Blender and made the run
- * it measures ~10% slower.
- */
-async function serviceRender(client: RenderJobClient, slug: string): Promise<ServiceRun> {
-  const job = await client.createJob({ slug });
-  await client.validateJob(job.id);
-  await client.waitForStatus(job.id, ['validated'], { intervalMs: 100, timeoutMs: 120_000 });
-  const t0 = performance.now();
-  const t0Wall = Date.now();
-  await client.renderJob(job.id, {
-    requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: [`1-${FRAMES}`], resolution: [WIDTH, HEIGHT], sampleCount: SAMPLES },
-  });
-  let firstFrame = NaN;
-  for (;;) {
-    // The small progress answer carries the status.
-    const { status } = await client.getJobProgress(job.id);
-    // `rendering` is set when Blender prints the first frame's first line.
-    if (Number.isNaN(firstFrame) && ['rendering', 'finalizing', 'completed'].includes(status)) firstFrame = (performance.now() - t0) / 1000;
-    if (status === 'completed') break;
-    if (status === 'failed' || status === 'canceled') throw new Error(`job ${status}: ${JSON.stringify((await client.getJob(job.id)).failedReason)}`);
-    await new Promise((r) => setTimeout(r, Number.isNaN(firstFrame) ? FIRST_FRAME_POLL_MS : COMPLETION_POLL_MS));
-  }
-  const seenAt = Date.now();
-  const completedAt = Date.parse((await client.getJob(job.id)).updatedAt);
-  if (!(completedAt >= t0Wall && completedAt <= seenAt)) throw new Error(`the job's completion stamp ${new Date(completedAt).toISOString()} is outside the run`);
-  const seconds = (completedAt - t0Wall) / 1000;
-  const frames = (await client.getDownloads(job.id)).frameOutputs ?? [];
-  if (frames.length !== FRAMES) throw new Error(`the service delivered ${frames.length} frames, not ${FRAMES}`);
-  return { seconds, firstFrame };
-}
+/** Rounds of the heavy scene (over a minute each way). */
+const HEAVY_ROUNDS = Math.max(1, Number(process.env.BENCH_HEAVY_ROUNDS ?? 2));
+/** Frames timed for "one process per frame" (each is a Blender start); the total is scaled to 120. */
+const PER_FRAME_SAMPLE = 24;
 
 async function main(): Promise<void> {
   const busy = await quietCheck();
   const otherLoad = otherLoadMeter();
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'rb-bench-render-'));
-  atExit(() => rmSync(dataDir, { recursive: true, force: true }));
-  const blend = await buildFixture('basic');
-  const service = await startChild<{ origin: string; baseUrl: string }>('service-child.ts', { dataDir, workers: 1 });
-  const rows: Row[] = [];
-  const bare: number[] = [];
-  const svc: ServiceRun[] = [];
-  try {
-    const store = await openKeyStore(dataDir);
-    const { key } = await createApiKey(store.keys, { workspace: 'bench', label: 'bench' });
-    await store.close();
-    const client = new RenderJobClient({ baseUrl: service.ready.baseUrl, apiKey: key });
-    const uploads = [];
-    for (let i = 0; i < ROUNDS + 1; i++) uploads.push((await client.uploadProject(blend)).slug);
-    // Warm-up: page cache, Blender's first start, the service's JIT.
-    await serviceRender(client, uploads.pop()!);
-    for (let round = 1; round <= ROUNDS; round++) {
-      const out = await mkdtemp(path.join(dataDir, 'bare-'));
-      const order = round % 2 ? (['bare', 'service'] as const) : (['service', 'bare'] as const);
-      for (const which of order) {
-        if (which === 'bare') {
-          const s = await bareBlender(blend, out);
-          bare.push(s);
-          rows.push({ round: String(round), run: 'bare blender', 'wall s': s.toFixed(2), 'to first frame s': '' });
-        } else {
-          const r = await serviceRender(client, uploads.pop()!);
-          svc.push(r);
-          rows.push({ round: String(round), run: 'service', 'wall s': r.seconds.toFixed(2), 'to first frame s': r.firstFrame.toFixed(2) });
-        }
-        console.log(consoleTable([rows.at(-1)!]));
-      }
-      await rm(out, { recursive: true, force: true });
-    }
-  } finally {
-    await service.stop();
-  }
+  const small: Scene = { file: await buildFixture('basic'), frames: 24, width: 160, height: 90, samples: 4 };
+  const subdivision: Scene = { file: await buildFixture('monkeys'), frames: 120, width: 160, height: 120, samples: 16 };
+  const heavy: Scene = { file: await buildFixture('monkeys', { args: ['5', '112'] }), frames: 120, width: 160, height: 120, samples: 112 };
+
+  const outcomes: Outcome[] = [];
+  const step = async (name: string, run: () => Promise<Outcome>) => {
+    console.log(`\n== ${name}`);
+    // Other programs share this machine: how much CPU they took during each scenario is shown beside it.
+    const during = otherLoadMeter();
+    const o = await run();
+    const load = during();
+    const note = `${(load.others + load.steal).toFixed(2)} cores`;
+    const marked = { ...o, verdicts: o.verdicts.map((v, i) => (i === 0 ? { ...v, 'other load': note } : v)) };
+    console.log(consoleTable(marked.rows));
+    console.log(consoleTable(marked.verdicts));
+    outcomes.push(marked);
+  };
+  let firstFrame = NaN;
+  await step('small job', async () => {
+    const o = await serviceVsBare('small job', small, ROUNDS, 1.03);
+    firstFrame = Number(o.verdicts[0]!['first frame s']);
+    return { ...o, verdicts: [...o.verdicts, { scene: 'small job', 'POST /render to first frame': `${firstFrame.toFixed(2)} s`, target: '< 3 s', verdict: verdict(firstFrame < 3) }], pass: o.pass && firstFrame < 3 };
+  });
+  await step('subdivision scene', () => serviceVsBare('subdivision', subdivision, ROUNDS, 1.05, () => otherModes(subdivision, PER_FRAME_SAMPLE)));
+  await step('heavy-load scene', () => serviceVsBare('heavy', heavy, HEAVY_ROUNDS, 1.05));
+  await step('two single-threaded workers', () => twoWorkers(heavy, 1.1));
+  await step('Blender killed mid-job', () => killMidJob(subdivision, 40));
+
   const others = otherLoad();
-  const ratio = median(svc.map((r) => r.seconds)) / median(bare);
-  const first = median(svc.map((r) => r.firstFrame));
-  const verdicts: Row[] = [
-    {
-      'bare s': median(bare).toFixed(2),
-      'service s': median(svc.map((r) => r.seconds)).toFixed(2),
-      'service / bare': `${ratio.toFixed(3)}x`,
-      [`<= ${TARGET_RATIO}x`]: verdict(ratio <= TARGET_RATIO),
-      'POST /render to first frame': `${first.toFixed(2)} s`,
-      [`< ${TARGET_FIRST_FRAME_S} s`]: verdict(first < TARGET_FIRST_FRAME_S),
-    },
-  ];
-  console.log(`\n${consoleTable(rows)}\n\n${consoleTable(verdicts)}`);
+  const rows = outcomes.flatMap((o) => o.rows);
+  const verdicts = outcomes.flatMap((o) => o.verdicts);
+  const pass = outcomes.every((o) => o.pass);
   const body = `${machineMarkdown()}
 ${loadNote(busy, others)}
 
-Setup: the \`basic\` fixture (cube, 2 cameras, 2 view layers, Cycles), ${FRAMES} frames at ${WIDTH}x${HEIGHT},
-${SAMPLES} samples, denoising off, PNG. Bare: \`blender -b -Y FILE -E CYCLES --python-expr <same settings> -o DIR/f_#### -F PNG -s 1 -e ${FRAMES} -a\`,
-start to exit. Service: the reference service in a child process with one CPU render slot; each job is
-uploaded and validated first (untimed), then timed from \`POST /render\` to the moment the service marked
-it \`completed\` (the job's \`updatedAt\` stamp, same machine clock; plan, one Blender process for the
-${FRAMES}-frame chunk, promotion of each frame, finalize: frame files and zip into storage). "To first frame"
-is \`POST /render\` until the job turns \`rendering\`, which the worker sets on Blender's first \`Fra:\` line,
-seen by polling \`GET /jobs/{id}/progress\` every ${FIRST_FRAME_POLL_MS} ms; afterwards the bench polls every
-${COMPLETION_POLL_MS} ms only to learn that the job is done, so its own requests hardly compete with Blender for the 2 cores. One warm-up job first; ${ROUNDS} rounds,
-alternating which goes first; medians.
+Bare: \`blender -b -Y FILE --python-expr <the service's settings> -o DIR/f_#### -F PNG -s 1 -e N -a\`, start
+to exit (\`-t 1\` under \`taskset -c 0\` for the single-threaded reference). Service: the reference service
+in a child process (\`dist/\`, logging off) on a fresh data folder; each job uploaded and validated first
+(untimed), then timed from \`POST /render\` to the moment the service marked it \`completed\` (the job's
+\`updatedAt\`, same clock): planning, the slot's warm Blender (load once, frames claimed as guided chunks
+shrinking to single frames), each frame's files moved and stored as they finish, finalize (zips,
+preview). "First frame" is \`POST /render\` until the job turns \`rendering\` (Blender's first \`Fra:\`
+line), polled every 50 ms, then every second (as the bridge daemon polls an active job). ${ROUNDS} round(s) of the small job and the
+subdivision scene and ${HEAVY_ROUNDS} of the heavy one, alternating which goes first, after one warm-up job; medians. Chunked mode is the
+service with \`--render-mode chunked\` (one Blender per chunk of up to 50 frames, loading the scene each
+time: the service before this change); one process per frame is bare \`blender -f N\` per frame, ${PER_FRAME_SAMPLE}
+frames spread over the 120 timed and scaled. Two workers: the service without a slot, two
+\`renderbridge worker\` processes beside it on its data folder, each pinned to one core (one slot
+rendering with \`-t 1\`); the reference's load is its wall time minus 12 frames at their mean time;
+"last frames end within" is the gap between the two slots' last chunks (GET /jobs/{id}/tasks). Kill:
+the warm Blender is SIGKILLed once 40 frames are done; frames begun twice are counted from the
+worker's billing log (one \`render time billed\` line per frame begun). "Other load" is the CPU other
+programs (other work on this shared machine) used during each scenario, averaged, in cores.
 
 ${markdownTable(rows)}
 
 ${markdownTable(verdicts)}
 `;
   await writeResultsSection('render', 'Render: service vs bare Blender (npm run bench:render)', body);
-  console.log(`\nwrote bench/RESULTS.md; overall ${verdict(ratio <= TARGET_RATIO && first < TARGET_FIRST_FRAME_S)}`);
+  console.log(`\n${consoleTable(verdicts)}\n\nwrote bench/RESULTS.md; overall ${verdict(pass)}`);
 }
 
 main().catch((err: unknown) => {
