@@ -45,8 +45,9 @@ describe('SSE stream during a real render', () => {
     const id = created.id;
     await client.validateJob(id, {});
     await client.waitForStatus(id, ['validated'], { intervalMs: 150, timeoutMs: 90_000 });
-    // Six frames: a render phase of several poll intervals even when the machine is busy.
-    await client.renderJob(id, tinyRender('1-6'));
+    // 300 frames: a render phase of several poll intervals even with a warm Blender (a few
+    // frames now render between two polls).
+    await client.renderJob(id, tinyRender('1-300'));
     await client.waitForStatus(id, ['completed'], { intervalMs: 200, timeoutMs: 120_000 });
 
     const complete = await sse.waitFor(
@@ -86,7 +87,7 @@ describe('SSE stream during a real render', () => {
     expect(ranks.every((r, i) => r >= 0 && (i === 0 || r >= ranks[i - 1]!)), statuses.join(' > ')).toBe(true);
     expect(statuses.some((s) => s === 'validating' || s === 'booting' || s === 'rendering' || s === 'finalizing')).toBe(true);
     expect(statuses.at(-1)).toBe('completed');
-    expect(jobEvents.at(-1)!.progress).toMatchObject({ jobId: id, framesTotal: 6, framesDone: 6 });
+    expect(jobEvents.at(-1)!.progress).toMatchObject({ jobId: id, framesTotal: 300, framesDone: 300 });
     const progress = all.filter((e) => e.event === 'progress').map((e) => DAEMON_EVENTS.progress.parse(e.data)).filter((p) => p.jobId === id);
     expect(progress.length).toBeGreaterThan(0);
     // renderComplete comes after the job's last change, never before.
