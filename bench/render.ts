@@ -73,7 +73,7 @@ service with \`--render-mode chunked\` (one Blender per chunk of up to 50 frames
 time: the service before this change); one process per frame is bare \`blender -f N\` per frame, ${PER_FRAME_SAMPLE}
 frames spread over the 120 timed and scaled. Two workers: the service without a slot, two
 \`renderbridge worker\` processes beside it on its data folder, each pinned to one core (one slot
-rendering with \`-t 1\`); the reference's load is its wall time minus 12 frames at their mean time;
+rendering with \`-t 1\`); the reference renders 12 frames spread over the shot (every 10th: frames in the middle of the camera move cost more than the first ones) and its load is its wall time minus 12 frames at their mean time;
 "last frames end within" is the gap between the two slots' last chunks (GET /jobs/{id}/tasks). Kill:
 the warm Blender is SIGKILLed once 40 frames are done; frames begun twice are counted from the
 worker's billing log (one \`render time billed\` line per frame begun). "Other load" is the CPU other

@@ -15,29 +15,22 @@ export interface EngineOptions {
 
 const env = (name: string) => process.env[name] || undefined;
 
-/** `--database-url` alone (admin commands only touch state). */
+/** `--database-url` alone (admin commands only touch state). Help names the variable, never its value (a password). */
 export function databaseOption(): Option {
-  return new Option('--database-url <url>', 'PostgreSQL URL for state instead of SQLite in --data-dir (env RENDERBRIDGE_DATABASE_URL)').default(
-    env('RENDERBRIDGE_DATABASE_URL'),
-    env('RENDERBRIDGE_DATABASE_URL') ? 'RENDERBRIDGE_DATABASE_URL' : undefined,
-  );
+  return new Option('--database-url <url>', 'PostgreSQL URL for state instead of SQLite in --data-dir').env('RENDERBRIDGE_DATABASE_URL');
 }
 
+// `.env()`: commander then knows a value came from the environment, so a config file
+// (cli/settings.ts) fills in only what neither a flag nor a variable set.
 export function addEngineOptions(cmd: Command): Command {
   return cmd
     .addOption(databaseOption())
-    // The default comes from the environment; help names the variable, never its value (a password).
-    .addOption(
-      new Option('--redis-url <url>', 'Redis URL for the BullMQ task queue (env RENDERBRIDGE_REDIS_URL)').default(
-        env('RENDERBRIDGE_REDIS_URL'),
-        env('RENDERBRIDGE_REDIS_URL') ? 'RENDERBRIDGE_REDIS_URL' : undefined,
-      ),
-    )
-    .option('--queue-prefix <name>', 'key prefix of the BullMQ queues (env RENDERBRIDGE_QUEUE_PREFIX)', env('RENDERBRIDGE_QUEUE_PREFIX') ?? 'renderbridge')
-    .option('--s3-bucket <name>', 'S3 bucket for uploads and outputs instead of files in --data-dir (env RENDERBRIDGE_S3_BUCKET)', env('RENDERBRIDGE_S3_BUCKET'))
-    .option('--s3-endpoint <url>', 'S3-compatible endpoint, e.g. http://minio:9000 (env RENDERBRIDGE_S3_ENDPOINT; default AWS)', env('RENDERBRIDGE_S3_ENDPOINT'))
-    .option('--s3-region <region>', 'S3 region (env RENDERBRIDGE_S3_REGION)', env('RENDERBRIDGE_S3_REGION') ?? env('AWS_REGION') ?? 'us-east-1')
-    .option('--s3-prefix <prefix>', 'key prefix inside the bucket (env RENDERBRIDGE_S3_PREFIX)', env('RENDERBRIDGE_S3_PREFIX') ?? '');
+    .addOption(new Option('--redis-url <url>', 'Redis URL for the BullMQ task queue').env('RENDERBRIDGE_REDIS_URL'))
+    .addOption(new Option('--queue-prefix <name>', 'key prefix of the BullMQ queues').env('RENDERBRIDGE_QUEUE_PREFIX').default('renderbridge'))
+    .addOption(new Option('--s3-bucket <name>', 'S3 bucket for uploads and outputs instead of files in --data-dir').env('RENDERBRIDGE_S3_BUCKET'))
+    .addOption(new Option('--s3-endpoint <url>', 'S3-compatible endpoint, e.g. http://minio:9000 (default AWS)').env('RENDERBRIDGE_S3_ENDPOINT'))
+    .addOption(new Option('--s3-region <region>', 'S3 region (default $AWS_REGION, else us-east-1)').env('RENDERBRIDGE_S3_REGION').default(env('AWS_REGION') ?? 'us-east-1'))
+    .addOption(new Option('--s3-prefix <prefix>', 'key prefix inside the bucket').env('RENDERBRIDGE_S3_PREFIX').default(''));
 }
 
 /** The engine part of a ServiceConfig; S3 options without a bucket are an error, not ignored. */

@@ -8,6 +8,7 @@ import { registerJobsCommands } from './jobs.js';
 import { registerSubmitCommand } from './submit.js';
 import { registerServiceCommand } from './service.js';
 import { registerWorkerCommand } from './worker.js';
+import { registerWorkersCommand } from './workers.js';
 import { registerCompletionCommand } from './completion.js';
 import { registerDoctorCommand } from './doctor/doctor.js';
 import { describeFailure } from './errors.js';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
     });
   registerServiceCommand(program);
   registerWorkerCommand(program);
+  registerWorkersCommand(program);
   registerAdminCommands(program);
   registerSubmitCommand(program);
   registerJobsCommands(program);

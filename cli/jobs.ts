@@ -11,6 +11,7 @@ import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { cliConfig, clientProvider, withConnectionOptions, type ConnectionOptions } from './connection.js';
 import { registerJobLogsCommand } from './jobs-logs.js';
+import { registerJobRequeueCommand } from './jobs-requeue.js';
 import { registerJobWaitCommands } from './jobs-wait.js';
 import { parsePositiveInt } from './options.js';
 import { createOutput } from './output.js';
@@ -88,6 +89,7 @@ export function registerJobsCommands(program: Command): void {
 
   registerJobWaitCommands(jobs);
   registerJobLogsCommand(jobs);
+  registerJobRequeueCommand(jobs);
 }
 
 function jobLine(j: Job): string {

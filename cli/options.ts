@@ -36,14 +36,6 @@ export function parsePositiveInt(v: string): number {
   return n;
 }
 
-/** `--workers`: `auto`, or a whole number >= 0 (0 = no worker in this process). */
-export function parseWorkers(v: string): number | 'auto' {
-  if (v === 'auto') return 'auto';
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError(`--workers takes "auto" or a whole number >= 0, got ${v}`);
-  return n;
-}
-
 /** Collects a repeatable option (`--blender A --blender B`). */
 export function collect(v: string, previous: string[] = []): string[] {
   return [...previous, v];

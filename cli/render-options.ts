@@ -9,6 +9,7 @@ export interface RenderOptions {
   renderMode: ServiceConfig['renderMode'];
   warmIdle: number;
   warmMinFreeMemory: number;
+  taskLogMaxBytes: number;
 }
 
 function parseSeconds(v: string): number {
@@ -36,10 +37,16 @@ export function addRenderOptions(cmd: Command): Command {
         .env('RENDERBRIDGE_WARM_MIN_FREE_MEMORY')
         .argParser(parseByteSize)
         .default(2 ** 30, '1GiB'),
+    )
+    .addOption(
+      new Option('--task-log-max-bytes <size>', 'most bytes of each task run\'s log kept: its first and last halves, the middle counted as omitted (bytes, or e.g. 16MiB)')
+        .env('RENDERBRIDGE_TASK_LOG_MAX_BYTES')
+        .argParser(parseByteSize)
+        .default(16 * 2 ** 20, '16MiB'),
     );
 }
 
 /** The render part of a ServiceConfig. */
 export function renderConfig(o: RenderOptions): Partial<ServiceConfig> {
-  return { renderMode: o.renderMode, warmIdleSeconds: o.warmIdle, warmMinFreeMemoryBytes: o.warmMinFreeMemory };
+  return { renderMode: o.renderMode, warmIdleSeconds: o.warmIdle, warmMinFreeMemoryBytes: o.warmMinFreeMemory, taskLogMaxBytes: o.taskLogMaxBytes };
 }

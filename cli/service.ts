@@ -6,7 +6,8 @@ import { SQLITE_FILE_NAME } from '../service/local-stack.js';
 import { openKeyStore } from '../service/stack.js';
 import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
 import { startService } from '../service/server.js';
-import { collect, DATA_DIR_DEFAULT, parsePort, parsePositiveInt, parseWorkers, resolveDataDir } from './options.js';
+import { DATA_DIR_DEFAULT, resolveDataDir } from './options.js';
+import { addSettingOptions, configValue, formatEffectiveConfig, s3Credentials, tableConfig } from './settings.js';
 import { addRenderOptions, renderConfig, type RenderOptions } from './render-options.js';
 import { addUnpackOptions, unpackConfig, type UnpackOptions } from './unpack-options.js';
 import { addBlobOptions, blobConfig, type BlobOptions } from './blob-options.js';
@@ -14,46 +15,35 @@ import { addSessionOptions, sessionConfig, type SessionOptions } from './session
 import { VERSION } from './version.js';
 
 interface ServiceOptions extends EngineOptions, UnpackOptions, BlobOptions, RenderOptions, SessionOptions {
-  host: string;
-  port: number;
   dataDir?: string;
-  publicUrl?: string;
-  maxUploadBytes?: number;
-  logLevel: string;
-  workers: number | 'auto';
-  blender: string[];
+  printConfig?: boolean;
 }
 
 export function registerServiceCommand(program: Command): void {
   const cmd = program
     .command('service')
     .description('Run the reference render service: embedded defaults (SQLite, local files), or PostgreSQL, Redis and S3')
-    .option('--host <host>', 'interface to listen on', '127.0.0.1')
-    .option('--port <port>', 'TCP port (0 = any free one)', parsePort, 8420)
-    .option('--data-dir <dir>', `folder for the database and stored files (default: ${DATA_DIR_DEFAULT})`)
-    .option('--public-url <url>', 'origin clients reach the service at, used in presigned URLs')
-    .option('--max-upload-bytes <n>', 'largest accepted upload', parsePositiveInt)
-    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info')
-    .option('--workers <n>', 'render slots in this process: auto (one per GPU, else one), N CPU slots, or 0 for none', parseWorkers, 'auto')
-    .option('--blender <path>', 'a Blender build to offer (repeatable); RENDERBRIDGE_BLENDER_X_Y and PATH are searched too', collect, []);
-  addSessionOptions(addRenderOptions(addBlobOptions(addUnpackOptions(addEngineOptions(cmd))))).action(async (o: ServiceOptions) => {
+    .option('--data-dir <dir>', `folder for the database and stored files (default: ${DATA_DIR_DEFAULT})`);
+  addSessionOptions(addRenderOptions(addBlobOptions(addUnpackOptions(addEngineOptions(cmd)))));
+  // Last: the table adds only the settings the modules above did not.
+  addSettingOptions(cmd, 'service', defaultConfig() as unknown as Record<string, unknown>).action(async (o: ServiceOptions) => {
       // Resolved as `renderbridge admin` resolves it, so admin commands run anywhere find this database.
       const data = resolveDataDir(o.dataDir);
+      const engines = engineConfig(o);
       const config = defaultConfig({
-        ...engineConfig(o),
+        ...engines,
         ...unpackConfig(o),
         ...renderConfig(o),
         ...blobConfig(o),
         ...sessionConfig(o),
-        host: o.host,
-        port: o.port,
+        ...tableConfig(cmd),
+        ...(engines.s3 ? { s3: { ...engines.s3, ...s3Credentials(cmd) } } : {}),
         dataDir: data.dir,
-        publicUrl: o.publicUrl,
-        maxUploadBytes: o.maxUploadBytes,
-        logLevel: o.logLevel as never,
-        workers: o.workers,
-        blenderPaths: o.blender,
       });
+      if (o.printConfig) {
+        process.stdout.write(formatEffectiveConfig(cmd, (key) => configValue(config, key)));
+        return;
+      }
       const svc = await startService(config, { version: VERSION });
       const store = await openKeyStore(config);
       const activeKeys = (await store.keys.listKeys()).filter((k) => !k.revokedAt).length;
@@ -62,7 +52,8 @@ export function registerServiceCommand(program: Command): void {
       console.error(`renderbridge service ${VERSION} listening`);
       console.error(`  API base URL: ${svc.baseUrl}`);
       console.error(`  dashboard:    ${config.publicUrl ?? svc.origin}/ (sign in with an API key; API reference at /docs)`);
-      console.error(`  data folder:  ${config.dataDir}${data.from === 'default' ? '' : ` (from ${data.from})`}`);
+      const dataFrom = cmd.getOptionValueSource('dataDir') === 'config' ? 'the config file' : data.from;
+      console.error(`  data folder:  ${config.dataDir}${data.from === 'default' ? '' : ` (from ${dataFrom})`}`);
       // Earlier versions kept the data in ./.renderbridge/service of the folder they ran in: say where it went.
       const legacy = path.resolve(LEGACY_DATA_DIR);
       if (!config.databaseUrl && data.from === 'default' && existsSync(path.join(legacy, SQLITE_FILE_NAME))) {

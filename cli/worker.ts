@@ -11,9 +11,12 @@ import { createLogger } from '../service/server.js';
 import { openQueue, openS3, openStack, openState } from '../service/stack.js';
 import { enqueueRenderComplete } from '../service/webhooks/delivery.js';
 import { RemoteWorkerJobs } from '../service/worker-api/remote-jobs.js';
+import { RemoteWorkerReporter } from '../service/worker-api/remote-reporter.js';
+import { VERSION } from './version.js';
 import { startWorker, type WorkerPorts } from '../service/worker/runtime/start.js';
 import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
-import { collect, DATA_DIR_DEFAULT, parsePort, parsePositiveInt, parseWorkers, resolveDataDir } from './options.js';
+import { DATA_DIR_DEFAULT, resolveDataDir } from './options.js';
+import { addSettingOptions, configValue, formatEffectiveConfig, s3Credentials, tableConfig } from './settings.js';
 import { addRenderOptions, renderConfig, type RenderOptions } from './render-options.js';
 import { addUnpackOptions, unpackConfig, type UnpackOptions } from './unpack-options.js';
 
@@ -28,11 +31,12 @@ interface WorkerOptions extends EngineOptions, UnpackOptions, RenderOptions {
   chunkFrames?: number;
   metricsPort?: number;
   metricsHost: string;
+  printConfig?: boolean;
 }
 
 /** Ports of a worker on another machine: job state through the service, tasks and files shared. */
 async function remotePorts(o: WorkerOptions, config: ServiceConfig): Promise<{ ports: WorkerPorts; close(): Promise<void> }> {
-  const token = process.env.RENDERBRIDGE_WORKER_TOKEN;
+  const token = config.workerToken;
   if (!token) throw new Error('set RENDERBRIDGE_WORKER_TOKEN to the service\'s worker token (the same variable on the service enables its worker API)');
   if (!config.s3) throw new Error('a worker on another machine reads and writes files in the service\'s S3 storage: pass --s3-bucket (and --s3-endpoint for a non-AWS server)');
   const jobs = new RemoteWorkerJobs({ serviceUrls: o.serviceUrl, token });
@@ -47,7 +51,13 @@ async function remotePorts(o: WorkerOptions, config: ServiceConfig): Promise<{ p
   } else throw new Error('a worker on another machine needs the shared task queue: pass --redis-url (or --database-url)');
   const storage: ObjectStorage & { close(): void } = await openS3(config.s3);
   return {
-    ports: { jobs: jobs satisfies WorkerJobStore, queue, storage, onCompleted: (rec) => jobs.completed(rec) },
+    ports: {
+      jobs: jobs satisfies WorkerJobStore,
+      queue,
+      storage,
+      onCompleted: (rec) => jobs.completed(rec),
+      registry: new RemoteWorkerReporter({ serviceUrls: o.serviceUrl, token }),
+    },
     close: async () => {
       if (config.redisUrl) await queue.close();
       await closeState();
@@ -65,29 +75,30 @@ export function registerWorkerCommand(program: Command): void {
   const cmd = program
     .command('worker')
     .description('Run render slots: beside a service (same --data-dir), or on another machine with --service-url')
-    .option('--service-url <url>', 'a service instance to report to (repeatable: failover); needs RENDERBRIDGE_WORKER_TOKEN', collect, [])
-    .option('--data-dir <dir>', `the service's data folder (same machine; default: ${DATA_DIR_DEFAULT}), or this worker's work folder with --service-url (default ./.renderbridge/worker)`)
-    .option('--name <name>', 'this machine in the per-job blocklist and metrics', hostname())
-    .option('--workers <n>', 'render slots: auto (one per GPU, else one) or N CPU slots', parseWorkers, 'auto')
-    .option('--blender <path>', 'a Blender build to offer (repeatable)', collect, [])
-    .option('--chunk-frames <n>', 'most frames per render task when this worker plans a render (warm mode: default 8, shrinking to 1 at the end of a job; a large farm sets 1-2)', parsePositiveInt)
-    .option('--lease-seconds <n>', 'how soon the tasks of a worker that died go back to the queue', parsePositiveInt, 30)
-    .option('--metrics-port <port>', 'serve Prometheus /metrics on this port (0 = any free one)', parsePort)
-    .option('--metrics-host <host>', 'interface for /metrics', '127.0.0.1')
-    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'info');
-  addRenderOptions(addUnpackOptions(addEngineOptions(cmd))).action(async (o: WorkerOptions) => {
+    .option('--data-dir <dir>', `the service's data folder (same machine; default: ${DATA_DIR_DEFAULT}), or this worker's work folder with --service-url (default ./.renderbridge/worker)`);
+  addRenderOptions(addUnpackOptions(addEngineOptions(cmd)));
+  // Last: the table adds only the settings the modules above did not (the worker process's own too).
+  const defaults = { ...defaultConfig(), serviceUrls: [], workerName: hostname(), metricsHost: '127.0.0.1' };
+  addSettingOptions(cmd, 'worker', defaults as unknown as Record<string, unknown>).action(async (o: WorkerOptions) => {
     const remote = o.serviceUrl.length > 0;
+    const engines = engineConfig(o);
     const config = defaultConfig({
-      ...engineConfig(o),
+      ...engines,
       ...unpackConfig(o),
       ...renderConfig(o),
+      ...tableConfig(cmd),
+      ...(engines.s3 ? { s3: { ...engines.s3, ...s3Credentials(cmd) } } : {}),
       // Beside a service: its data folder, resolved exactly as the service resolves it.
       dataDir: remote ? (o.dataDir ?? path.join('.renderbridge', 'worker')) : resolveDataDir(o.dataDir).dir,
       workers: o.workers === 0 ? 'auto' : o.workers,
       blenderPaths: o.blender,
-      logLevel: o.logLevel as never,
     });
-    const log = createLogger(config.logLevel);
+    if (o.printConfig) {
+      const own: Record<string, unknown> = { serviceUrls: o.serviceUrl, workerName: o.name, metricsPort: o.metricsPort, metricsHost: o.metricsHost };
+      process.stdout.write(formatEffectiveConfig(cmd, (key) => (key in own ? own[key] : configValue(config, key))));
+      return;
+    }
+    const log = createLogger(config.logLevel, undefined, config.logFormat);
     const metrics: Metrics = createMetrics();
     let ports: WorkerPorts;
     let close: () => Promise<void>;
@@ -95,12 +106,13 @@ export function registerWorkerCommand(program: Command): void {
       ({ ports, close } = await remotePorts(o, config));
     } else {
       const stack = await openStack(config);
-      ports = { ...stack.deps, onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)) };
+      ports = { ...stack.deps, registry: stack.workerRegistry, onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)) };
       close = () => stack.close();
     }
     metrics.watchQueue(ports.queue);
     const worker = await startWorker({ ...ports, metrics }, config, log, {
       runtime: { workerName: o.name, leaseMs: o.leaseSeconds * 1000 },
+      version: VERSION,
       ...(o.chunkFrames ? { settings: { chunkFrames: o.chunkFrames } } : {}),
     });
     if (!worker.runtime) {

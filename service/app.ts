@@ -37,8 +37,15 @@ import type { TaskRunReader } from './ports/tasks.js';
 import { eventRoutes } from './routes/events.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { taskRoutes } from './routes/tasks.js';
+import { taskLogRoutes } from './routes/task-logs.js';
+import { requeueRoutes } from './routes/requeue.js';
+import type { RequeueStore } from './ports/requeues.js';
 import type { ExtensionName } from '../shared/extensions.js';
 import { workerApiRoutes } from './worker-api/routes.js';
+import type { WorkerRegistryReader, WorkerReporter } from './ports/workers.js';
+import type { QueueLoad } from './ports/tasks.js';
+import { workerRoutes } from './routes/workers.js';
+import { readyzRoutes, type ReadinessDeps } from './routes/readyz.js';
 
 export interface AppDeps extends ServiceContext {
   /** Present when objects live on this machine: the service then serves their presigned URLs. */
@@ -67,10 +74,21 @@ export interface AppDeps extends ServiceContext {
   sessions?: SessionStore;
   /** A job's tasks with who ran them and when (extension job-tasks). Default none: the route is not offered. */
   taskRuns?: TaskRunReader;
+  /** Where requeues are linked (extension job-requeue; the SQL job stores). Default none: the extension is off. */
+  requeues?: RequeueStore;
+  /** Knobs of GET /jobs/{id}/logs?follow=true (tests shorten them). Defaults: a read every 1000 ms, 10000 ms for runs still open once the job ended. */
+  taskLogs?: { followPollMs?: number; followGraceMs?: number };
   /** Knobs of GET /events (tests shorten them). Defaults: a read of each watched workspace every 1000 ms, a heartbeat every 15000 ms. */
   eventStream?: { pollMs?: number; heartbeatMs?: number };
   /** The clock sessions expire by, epoch ms. Default Date.now (tests move it). */
   clock?: () => number;
+  /**
+   * The worker registry and the queue's load (extension workers: GET /workers, and the worker
+   * API's heartbeat route). Default none: the route is not offered.
+   */
+  workers?: { registry: WorkerReporter & WorkerRegistryReader; queue: QueueLoad };
+  /** What GET /readyz checks (openStack provides it). Default none: no /readyz route. */
+  readiness?: Omit<ReadinessDeps, 'inProcessWorkers'>;
 }
 
 /** Sessions from the config's lifetimes and public URL, when the stack has a session store. */
@@ -123,6 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.metrics) installMetrics(app, deps.metrics, deps.config.metricsToken);
 
   app.get('/healthz', async () => ({ status: 'ok', version: deps.version ?? 'dev' }));
+  if (deps.readiness) await app.register(readyzRoutes, { ...deps.readiness, inProcessWorkers: deps.config.workers !== 0 });
 
   const openapi = buildOpenApiDocument();
   app.get(`${API_PREFIX}/openapi.json`, async () => openapi);
@@ -148,7 +167,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   if (deps.config.workerToken) {
     if (!deps.onJobCompleted) throw new Error('buildApp: config.workerToken turns the worker API on, which needs deps.onJobCompleted (enqueue the onRenderComplete webhook)');
-    await app.register(workerApiRoutes, { prefix: WORKER_API_PREFIX, token: deps.config.workerToken, jobs: deps.jobs, onJobCompleted: deps.onJobCompleted });
+    await app.register(workerApiRoutes, {
+      prefix: WORKER_API_PREFIX,
+      token: deps.config.workerToken,
+      jobs: deps.jobs,
+      onJobCompleted: deps.onJobCompleted,
+      ...(deps.workers ? { workers: deps.workers.registry } : {}),
+    });
   }
 
   await app.register(
@@ -169,7 +194,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(jobRoutes, ctx);
       await api.register(jobActionRoutes, ctx);
       await api.register(progressRoutes, ctx);
-      const enabled: ExtensionName[] = [...(blobs ? ['content-addressed-uploads' as const] : []), ...(sessions ? ['dashboard-sessions' as const] : []), 'job-events', ...(deps.taskRuns ? ['job-tasks' as const] : [])];
+      const enabled: ExtensionName[] = [...(blobs ? ['content-addressed-uploads' as const] : []), ...(sessions ? ['dashboard-sessions' as const] : []), 'job-events', ...(deps.taskRuns ? ['job-tasks' as const] : []), ...(deps.requeues ? ['job-requeue' as const] : []), ...(deps.workers ? ['workers' as const] : []), ...(deps.taskRuns ? ['task-logs' as const] : [])];
       await api.register(extensionRoutes, { enabled });
       if (sessions) await api.register(sessionRoutes, { keys: deps.keys, limiter, sessions });
       const feed = new JobFeed({
@@ -181,6 +206,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       });
       await api.register(eventRoutes, { feed, keys: deps.keys, ...(sessions ? { sessions } : {}), ...(deps.eventStream?.heartbeatMs ? { heartbeatMs: deps.eventStream.heartbeatMs } : {}) });
       if (deps.taskRuns) await api.register(taskRoutes, { ctx, tasks: deps.taskRuns });
+      if (deps.taskRuns) await api.register(taskLogRoutes, { ctx, tasks: deps.taskRuns, ...deps.taskLogs });
+      if (deps.requeues) await api.register(requeueRoutes, { ctx, requeues: deps.requeues });
+      if (deps.workers) await api.register(workerRoutes, { registry: deps.workers.registry, queue: deps.workers.queue, jobs: deps.jobs });
       if (blobs) {
         await api.register(blobQueryRoutes, blobs.api);
         await api.register(blobCommitRoutes, blobs.api);

@@ -16,6 +16,10 @@ export interface S3Settings {
   forcePathStyle: boolean;
   /** Key prefix inside the bucket, so several deployments can share one. Default none. */
   prefix: string;
+  /** Access key from the config file (`s3.accessKeyId`). Default none: the AWS SDK's chain (AWS_ACCESS_KEY_ID, ~/.aws, instance role). */
+  accessKeyId?: string;
+  /** Secret key from the config file, with accessKeyId. Default none. */
+  secretAccessKey?: string;
 }
 
 /** Settings of the reference service. Every field has a default; see README "Configuration". */
@@ -97,10 +101,36 @@ export interface ServiceConfig {
    * (MemAvailable) is below this (`--warm-min-free-memory`, `RENDERBRIDGE_WARM_MIN_FREE_MEMORY`). Default 1 GiB.
    */
   warmMinFreeMemoryBytes: number;
+  /**
+   * Most bytes of each task run's log kept, its first and last halves (`--task-log-max-bytes`,
+   * `RENDERBRIDGE_TASK_LOG_MAX_BYTES`; task-logs extension). Default 16 MiB.
+   */
+  taskLogMaxBytes: number;
   /** Extra Blender builds (`--blender PATH`, repeatable); `RENDERBRIDGE_BLENDER_X_Y` and PATH's `blender` are added. Default none. */
   blenderPaths: string[];
   /** pino level. Default `info`. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Log lines (`--log-format`, `RENDERBRIDGE_LOG_FORMAT`): `pretty` one human line per event,
+   * `json` one JSON object per line, `auto` pretty when stdout is a terminal. Default `auto`.
+   */
+  logFormat: 'auto' | 'pretty' | 'json';
+  /** Most frames per render task this process plans (`--chunk-frames`). Default none: WorkerSettings.chunkFrames' default. */
+  chunkFrames: number | undefined;
+  /** Seconds before the tasks of a worker that stopped heartbeating go back to the queue (`--lease-seconds`). Default 30. */
+  leaseSeconds: number;
+  /** Limit for one validation's Blender run, seconds (`--analysis-timeout`). Default 300. */
+  analysisTimeoutSeconds: number;
+  /** Limit for one render chunk's Blender run (warm: a load, a frame), seconds (`--chunk-timeout`). Default 21600. */
+  chunkTimeoutSeconds: number;
+  /** A chunk whose Blender prints nothing this many seconds is taken as hung (`--chunk-idle-timeout`). Default 900. */
+  chunkIdleTimeoutSeconds: number;
+  /** Most files and folders one project may hold (`--unpack-max-entries`). Default 200000. */
+  unpackMaxEntries: number;
+  /** ffmpeg executable (`--ffmpeg`, `RENDERBRIDGE_FFMPEG`). Default `ffmpeg` on PATH. */
+  ffmpeg: string | undefined;
+  /** ffprobe executable (`--ffprobe`, `RENDERBRIDGE_FFPROBE`). Default `ffprobe` on PATH. */
+  ffprobe: string | undefined;
   /** PostgreSQL URL for state instead of SQLite under dataDir (`--database-url`, `RENDERBRIDGE_DATABASE_URL`). Default none. */
   databaseUrl: string | undefined;
   /** Redis URL for the BullMQ task queue instead of the database-backed queue (`--redis-url`, `RENDERBRIDGE_REDIS_URL`). Default none. */
@@ -179,8 +209,18 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     renderMode: 'warm',
     warmIdleSeconds: 60,
     warmMinFreeMemoryBytes: 2 ** 30,
+    taskLogMaxBytes: 16 * 2 ** 20,
     blenderPaths: [],
     logLevel: 'info',
+    logFormat: 'auto',
+    chunkFrames: undefined,
+    leaseSeconds: 30,
+    analysisTimeoutSeconds: 300,
+    chunkTimeoutSeconds: 6 * 3600,
+    chunkIdleTimeoutSeconds: 900,
+    unpackMaxEntries: DEFAULT_UNPACK_LIMITS.maxEntries,
+    ffmpeg: undefined,
+    ffprobe: undefined,
     databaseUrl: undefined,
     redisUrl: undefined,
     queuePrefix: 'renderbridge',

@@ -12,19 +12,23 @@ import { openWebhookStore } from './adapters/sqlite/webhook-store.js';
 import { SqliteBlobStore } from './adapters/sqlite/blob-store.js';
 import { blobUrlSecret } from './adapters/sql/blob-secret.js';
 import { SqlSessionStore } from './adapters/sql/session-store.js';
+import { SqlWorkerRegistry } from './adapters/sql/worker-registry.js';
 import type { BlobStore } from './ports/blobs.js';
 import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { JobStore } from './ports/jobs.js';
+import type { RequeueStore } from './ports/requeues.js';
 import type { KeyStore } from './ports/keys.js';
 import type { LeaseStore } from './ports/leases.js';
 import type { SessionStore } from './ports/sessions.js';
 import type { TaskQueue } from './ports/tasks.js';
+import type { WorkerRegistry } from './ports/workers.js';
 import type { WebhookStore } from './webhooks/ports.js';
 
 /** The stores of one state engine (SQLite or PostgreSQL). */
 export interface StateEngine {
   kind: 'sqlite' | 'postgres';
-  jobs: JobStore;
+  /** The job store, which also links requeues (extension job-requeue). */
+  jobs: JobStore & RequeueStore;
   keys: KeyStore;
   /** The database-backed task queue (used when no Redis is configured). */
   queue: TaskQueue;
@@ -36,6 +40,10 @@ export interface StateEngine {
   sessions: SessionStore;
   /** The secret blob part URLs are signed with, shared by every instance on this database. */
   blobUrlSecret(): Promise<Buffer>;
+  /** Each worker process's latest report (extension workers, /readyz). */
+  workers: WorkerRegistry;
+  /** Resolves once the database answered a trivial query (/readyz). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,6 +71,8 @@ export async function openLocalState(dataDir: string): Promise<StateEngine> {
     blobs: new SqliteBlobStore(sqlite),
     sessions: new SqlSessionStore(sqlite.db),
     blobUrlSecret: () => blobUrlSecret(sqlite.db),
+    workers: new SqlWorkerRegistry(sqlite.db),
+    ping: async () => void sqlite.raw.prepare('select 1').get(),
     close: () => sqlite.close(),
   };
 }

@@ -8,7 +8,9 @@ import type { JobRecords } from './ports/jobs.js';
 import type { LeaseStore } from './ports/leases.js';
 import type { ObjectStorage } from './ports/storage.js';
 import type { QueueHousekeeping } from './ports/tasks.js';
+import type { WorkerRegistryHousekeeping } from './ports/workers.js';
 import { jobOutputPrefix } from './worker/outputs/output-keys.js';
+import { jobLogPrefix } from './domain/task-log-keys.js';
 
 export interface RetentionOptions {
   /** Time between sweeps. Default 600000 ms (10 min): expiry is in days, minutes late is fine. */
@@ -36,7 +38,15 @@ export class RetentionSweeper {
   private readonly o: Required<RetentionOptions>;
 
   constructor(
-    private readonly deps: { jobs: Pick<JobRecords, 'listExpired' | 'update'>; storage: ObjectStorage; log: Logger; lease?: SweepLease; queue?: Pick<QueueHousekeeping, 'pruneFinished'> },
+    private readonly deps: {
+      jobs: Pick<JobRecords, 'listExpired' | 'update'>;
+      storage: ObjectStorage;
+      log: Logger;
+      lease?: SweepLease;
+      queue?: Pick<QueueHousekeeping, 'pruneFinished'>;
+      /** Workers not heard from for a day are forgotten (extension workers). Default none. */
+      workerRegistry?: WorkerRegistryHousekeeping;
+    },
     opts: RetentionOptions = {},
   ) {
     this.o = {
@@ -75,6 +85,7 @@ export class RetentionSweeper {
     // Held for two intervals: a holder that dies hands over by the next sweep but one.
     if (lease && !(await lease.store.acquire(RETENTION_LEASE, lease.holder, this.o.intervalMs * 2))) return 0;
     await this.pruneTasks();
+    await this.deps.workerRegistry?.pruneWorkers(new Date(this.o.now() - 86_400_000)).catch((err: unknown) => this.deps.log.error({ err }, 'pruning old workers failed; next sweep retries'));
     let deleted = 0;
     for (;;) {
       const due = await this.deps.jobs.listExpired(new Date(this.o.now()), this.o.batchSize);
@@ -83,6 +94,8 @@ export class RetentionSweeper {
         try {
           // Objects first: a crash between the two steps repeats the delete, never hides live files.
           await this.deps.storage.deletePrefix(jobOutputPrefix(rec.job.workspaceId, rec.job.id));
+          // Task logs go with the outputs (extension task-logs).
+          await this.deps.storage.deletePrefix(jobLogPrefix(rec.job.workspaceId, rec.job.id));
           await this.deps.jobs.update(
             rec.job.id,
             { output: { isDeletedForClient: true, scheduledForDeletionAt: rec.job.output?.scheduledForDeletionAt ?? null } },

@@ -5,6 +5,7 @@ import type { JobRecord } from './ports/jobs.js';
 import { buildApp } from './app.js';
 import type { ServiceConfig } from './config.js';
 import { REDACT_PATHS, serializeRequest } from './http/log-redaction.js';
+import { logDestination } from './http/log-format.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { openStack, type Stack } from './stack.js';
 import { enqueueRenderComplete, WebhookDispatcher, type DispatcherOptions } from './webhooks/delivery.js';
@@ -32,14 +33,15 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-export function createLogger(level: ServiceConfig['logLevel'], destination?: pino.DestinationStream): Logger {
+/** `format` picks the stream when no `destination` is given (default JSON lines on stdout). */
+export function createLogger(level: ServiceConfig['logLevel'], destination?: pino.DestinationStream, format: ServiceConfig['logFormat'] = 'json'): Logger {
   return pino(
     {
       level,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       serializers: { req: serializeRequest as never, err: pino.stdSerializers.err },
     },
-    destination,
+    destination ?? logDestination(format),
   );
 }
 
@@ -60,7 +62,7 @@ export interface StartOptions {
 
 /** Opens the embedded stack, listens, starts the worker and webhook delivery, and returns a handle whose close() drains and shuts down. */
 export async function startService(config: ServiceConfig, opts: StartOptions = {}): Promise<RunningService> {
-  const logger = opts.logger === undefined ? createLogger(config.logLevel) : opts.logger;
+  const logger = opts.logger === undefined ? createLogger(config.logLevel, undefined, config.logFormat) : opts.logger;
   const log = logger || pino({ level: 'silent' });
   const stack = await openStack(config, { onQueueError: (err) => log.warn({ err: err.message }, 'task queue connection problem') });
   const metrics = createMetrics();
@@ -87,7 +89,7 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
   const dispatcher = new WebhookDispatcher({ store: stack.webhooks, logger: log.child({ component: 'webhooks' }), ...opts.webhooks });
   dispatcher.start();
   const sweeper = new RetentionSweeper(
-    { ...stack.deps, log: log.child({ component: 'retention' }), lease: { store: stack.leases, holder: config.instanceId } },
+    { ...stack.deps, workerRegistry: stack.workerRegistry, log: log.child({ component: 'retention' }), lease: { store: stack.leases, holder: config.instanceId } },
     { finishedTaskRetentionMs: config.finishedTaskRetentionDays * 86_400_000, ...opts.retention },
   );
   sweeper.start();
@@ -99,10 +101,10 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
   collector.start();
   try {
     worker = await startWorker(
-      { ...stack.deps, onCompleted, metrics },
+      { ...stack.deps, onCompleted, metrics, registry: stack.workerRegistry },
       config,
       log.child({ component: 'worker' }),
-      opts.worker,
+      { ...(opts.version ? { version: opts.version } : {}), ...opts.worker },
     );
   } catch (err) {
     await collector.stop();

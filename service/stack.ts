@@ -12,6 +12,7 @@ import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { ObjectStorage } from './ports/storage.js';
 import type { RateLimiter } from './ports/rate-limit.js';
 import type { TaskQueue } from './ports/tasks.js';
+import type { WorkerRegistry } from './ports/workers.js';
 import type { WebhookStore } from './webhooks/ports.js';
 
 export interface Stack {
@@ -23,6 +24,8 @@ export interface Stack {
   leases: LeaseStore;
   /** The blob index, for the collector (the app gets it in deps.blobs). */
   blobs: BlobStore;
+  /** Each worker process's latest report: workers beside the service report here, the sweeper prunes it. */
+  workerRegistry: WorkerRegistry;
   /** Engines in use, for the startup banner and logs (never with credentials). */
   engines: { state: 'sqlite' | 'postgres'; queue: 'database' | 'bullmq'; storage: 'files' | 's3' };
   /** Where the service is reachable; set once it listens (port 0 picks one). */
@@ -42,6 +45,8 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
   const { PgBlobStore } = await import('./adapters/postgres/blob-store.js');
   const { blobUrlSecret } = await import('./adapters/sql/blob-secret.js');
   const { SqlSessionStore } = await import('./adapters/sql/session-store.js');
+  const { SqlWorkerRegistry } = await import('./adapters/sql/worker-registry.js');
+  const { sql } = await import('kysely');
   const pg = await openPostgres(config.databaseUrl);
   const warn = (err: Error) => console.warn(`renderbridge: ${err.message}; idle workers find new tasks by polling meanwhile`);
   const queue = signalledPgTaskQueue(pg.db, config.databaseUrl, warn);
@@ -55,6 +60,8 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
     blobs: new PgBlobStore(pg.db),
     sessions: new SqlSessionStore(pg.db),
     blobUrlSecret: () => blobUrlSecret(pg.db),
+    workers: new SqlWorkerRegistry(pg.db),
+    ping: async () => void (await sql`select 1`.execute(pg.db)),
     close: async () => {
       await queue.close();
       await pg.close();
@@ -120,10 +127,25 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
     // Blob part URLs point at the service on every storage adapter (the service verifies the bytes).
     const blobs = { store: state.blobs, signer: new UrlSigner(await state.blobUrlSecret()), publicUrl: () => publicUrl };
     return {
-      deps: { config, jobs: state.jobs, keys: state.keys, sessions: state.sessions, taskRuns: queue, queue, storage, blobs, ...(fsStorage ? { fsStorage } : {}), ...(rateLimiter ? { rateLimiter } : {}) },
+      deps: {
+        config,
+        jobs: state.jobs,
+        keys: state.keys,
+        sessions: state.sessions,
+        taskRuns: queue,
+        requeues: state.jobs,
+        queue,
+        storage,
+        blobs,
+        workers: { registry: state.workers, queue },
+        readiness: { database: state.ping, queue, storage, workers: state.workers },
+        ...(fsStorage ? { fsStorage } : {}),
+        ...(rateLimiter ? { rateLimiter } : {}),
+      },
       webhooks: state.webhooks,
       leases: state.leases,
       blobs: state.blobs,
+      workerRegistry: state.workers,
       engines: { state: state.kind, queue: config.redisUrl ? 'bullmq' : 'database', storage: config.s3 ? 's3' : 'files' },
       setPublicUrl(url: string) {
         if (!config.publicUrl) publicUrl = url.replace(/\/+$/, '');

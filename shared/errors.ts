@@ -18,11 +18,13 @@ export const ERRORS = {
   JOB_NOT_FOUND: { status: 404, message: 'No job with this id in your workspace: check the id, or list your jobs with GET /jobs.' },
   UPLOAD_NOT_FOUND: { status: 404, message: 'No upload with this slug in your workspace: use the slug returned by POST /uploads.' },
   OBJECT_NOT_FOUND: { status: 404, message: 'The file is no longer stored: it may have been deleted after its retention period.' },
+  TASK_LOG_NOT_FOUND: { status: 404, message: 'This job has no log for that task or attempt (it has not started, or the task id is not one of this job\'s): list what there is with GET /jobs/{id}/logs/index.' },
   SESSION_NOT_FOUND: { status: 404, message: 'This request was not made with a dashboard session (it used an API key): sign in with POST /sessions to get one.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint: see GET /api/external/v1/openapi.json for the endpoints this service offers.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'This endpoint does not accept that method: see the OpenAPI document.' },
   NOT_ACCEPTABLE: { status: 406, message: 'This endpoint answers with a Server-Sent Events stream: send "Accept: text/event-stream" (EventSource does), or poll GET /jobs and GET /jobs/progress instead.' },
   RENDER_NOT_ALLOWED: { status: 409, message: 'Render can start only once the job is "validated": poll GET /jobs/{id} until it is, and stop on "failed" or "canceled".' },
+  JOB_NOT_REQUEUEABLE: { status: 409, message: 'Only a failed or canceled job can be requeued, and a completed one only with the frames to render again ({"frames": "1-10,15"}): wait until the job has ended, or cancel it first.' },
   CANCEL_NOT_ALLOWED: { status: 409, message: 'The job has already finished (completed, failed or canceled) and cannot be canceled.' },
   UPLOAD_INCOMPLETE: { status: 409, message: 'The file was never completely uploaded: PUT it to the uploadUrl (or request a new upload target if it expired), then create the job.' },
   UPLOAD_ALREADY_USED: { status: 409, message: 'This upload already created a job: each slug creates one job. Upload again for a new job.' },
@@ -37,6 +39,7 @@ export const ERRORS = {
   RATE_LIMITED: { status: 429, message: 'Too many requests: wait for the Retry-After seconds, then retry with exponential back-off.' },
   INTERNAL_ERROR: { status: 500, message: 'The service failed unexpectedly: retry later, and report the requestId in metadata if it keeps happening.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'The service is shutting down or overloaded: retry in a few seconds.' },
+  SERVICE_NOT_READY: { status: 503, message: 'This instance is not ready: a check of GET /readyz failed (the database, the task queue, storage, or no worker with a fresh heartbeat); see details for which and what to do.' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorName = keyof typeof ERRORS;

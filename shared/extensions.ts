@@ -4,7 +4,7 @@
 // without GET /extensions (a plain spec service) answers 404: it offers none.
 import { z } from 'zod';
 
-export const EXTENSION_NAMES = ['content-addressed-uploads', 'dashboard-sessions', 'job-events', 'job-tasks'] as const;
+export const EXTENSION_NAMES = ['content-addressed-uploads', 'dashboard-sessions', 'job-events', 'job-tasks', 'job-requeue', 'workers', 'task-logs'] as const;
 export const ExtensionName = z.enum(EXTENSION_NAMES);
 export type ExtensionName = z.infer<typeof ExtensionName>;
 
@@ -16,6 +16,12 @@ export const EXTENSION_SUMMARIES: Readonly<Record<ExtensionName, string>> = {
     'Exchange an API key for a short-lived HttpOnly session cookie (the farm dashboard at / signs in this way); with the cookie, every request that is not GET carries the X-CSRF-Token the session was given.',
   'job-events':
     'A Server-Sent Events stream of the workspace\'s job changes (status and frame counters), with heartbeats; poll GET /jobs and GET /jobs/progress where it cannot be used.',
+  'job-requeue':
+    'Requeue a failed or canceled job, or re-render chosen frames of a completed one, without a new upload: a new job (linked both ways, see GET /jobs/{id}/lineage) validated again from the same stored project, rendered with the old request, copying the frames the old job finished; a repeated request answers the same new job.',
+  workers:
+    'The farm\'s worker processes (render slots and the task each runs, GPUs, Blender builds, last heartbeat, jobs whose blocklist keeps them off) and the queue\'s open tasks by kind; another workspace\'s work shows without its job.',
+  'task-logs':
+    'The full output of every task attempt (Blender, ffmpeg and the worker\'s own lines, timestamped, capped to its first and last halves), stored beside the job\'s outputs as it is written: as text with a header per attempt, followed live until the job ends, and an index of tasks and attempts.',
   'job-tasks': 'The tasks of a job (validation, planning, each render chunk with its frames, finalize) with state, worker, attempt, duration and exit reason.',
 };
 

@@ -9,7 +9,10 @@ import { ExtensionList, type ExtensionName } from './extensions.js';
 import { Downloads } from './api/downloads.js';
 import { JobProgressEnvelope, ProgressList } from './api/progress.js';
 import { StartRenderBody } from './api/render-config.js';
+import { JobLineage, RequeueBody } from './api/requeue.js';
 import { CreateSessionBody, EventsQuery, JobEvent, JobTaskList, SessionEnvelope, SignedOut } from './api/dashboard.js';
+import { WorkerList } from './api/workers.js';
+import { TaskLogIndex, TaskLogIndexQuery, TaskLogQuery, TaskLogText } from './api/task-logs.js';
 import type { ErrorName } from './errors.js';
 
 export interface RouteDef {
@@ -23,8 +26,11 @@ export interface RouteDef {
   /** Success status codes and their bodies; the first is the usual one. */
   readonly responses: Readonly<Record<number, z.ZodType>>;
   readonly headers?: Readonly<Record<string, string>>;
-  /** Media type of the success body. Default `application/json`; `text/event-stream` for a stream of events whose data the response schema describes. */
-  readonly produces?: 'text/event-stream';
+  /**
+   * Media type of the success body. Default `application/json`; `text/event-stream` for a stream of
+   * events whose data the response schema describes; `text/plain` for text (a string schema).
+   */
+  readonly produces?: 'text/event-stream' | 'text/plain';
   /** How the route authenticates. Default `key`: Bearer key or session cookie; `sign-in`: the key may come in the body instead. */
   readonly auth?: 'sign-in';
   /** Errors this endpoint can answer besides the ones every endpoint can (COMMON_ERRORS). */
@@ -202,6 +208,56 @@ export const ROUTES = {
     responses: { 200: JobTaskList },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
     extension: 'job-tasks',
+  },
+  requeueJob: {
+    method: 'POST',
+    path: '/jobs/:id/requeue',
+    summary: 'Requeue a failed or canceled job (or re-render chosen frames of a completed one) as a new job from the same stored project; a repeat answers the same new job',
+    ...jobRoute,
+    body: RequeueBody,
+    responses: { 201: Job, 200: Job },
+    headers: { 'X-Idempotent-Replay': 'true on the 200 answer to a repeated requeue' },
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'JOB_NOT_FOUND', 'JOB_NOT_REQUEUEABLE'],
+    extension: 'job-requeue',
+    retrySafe: true,
+  },
+  getJobLineage: {
+    method: 'GET',
+    path: '/jobs/:id/lineage',
+    summary: 'The job this one was requeued from, and the jobs requeued from it',
+    ...jobRoute,
+    responses: { 200: JobLineage },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
+    extension: 'job-requeue',
+  },
+  listWorkers: {
+    method: 'GET',
+    path: '/workers',
+    summary: 'The farm\'s workers (slots and what each runs, GPUs, Blender builds, last heartbeat, blocklisting jobs) and the queue\'s open tasks by kind',
+    responses: { 200: WorkerList },
+    errors: [],
+    extension: 'workers',
+  },
+  getJobLogs: {
+    method: 'GET',
+    path: '/jobs/:id/logs',
+    summary: 'The logs of a job\'s tasks as text: every attempt of every task in task order under a header line; `task`/`attempt` narrow it, `follow=true` streams new lines until the job has ended',
+    ...jobRoute,
+    query: TaskLogQuery,
+    responses: { 200: TaskLogText },
+    produces: 'text/plain',
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'TASK_LOG_NOT_FOUND'],
+    extension: 'task-logs',
+  },
+  getJobLogIndex: {
+    method: 'GET',
+    path: '/jobs/:id/logs/index',
+    summary: 'What task logs a job has: each task with its attempts (worker, state, live or ended, sizes, omitted bytes)',
+    ...jobRoute,
+    query: TaskLogIndexQuery,
+    responses: { 200: TaskLogIndex },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'TASK_LOG_NOT_FOUND'],
+    extension: 'task-logs',
   },
 } as const satisfies Record<string, RouteDef>;
 

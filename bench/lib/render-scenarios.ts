@@ -102,8 +102,11 @@ export async function otherModes(s: Scene, perFrameSample: number): Promise<Row[
 /** Two worker processes, one single-threaded slot each, pinned to a core each, sharing the heavy scene. */
 export async function twoWorkers(s: Scene, target: number): Promise<Outcome> {
   // The reference: one load and the frames' time, single-threaded, from a short bare run on one core.
+  // Its frames are spread over the whole shot (every tenth): this scene's frames cost more in the
+  // middle of the camera move than at its start, so the first frames alone would flatter the ideal.
   const k = 12;
-  const ref = await bare({ ...s, frames: k }, { threads: 1, cpus: '0' });
+  const step = Math.max(1, Math.floor(s.frames / k));
+  const ref = await bare(s, { threads: 1, cpus: '0', step });
   const frameS = mean(ref.frameSeconds);
   const load = ref.seconds - k * frameS;
   const ideal = load + (s.frames * frameS) / 2;
@@ -124,7 +127,7 @@ export async function twoWorkers(s: Scene, target: number): Promise<Outcome> {
   const ratio = seconds / ideal;
   return {
     rows: [
-      { scene: 'heavy, 2 workers x 1 thread', run: 'bare, 1 thread, 12 frames (reference)', 'wall s': s2(ref.seconds), 'load s': s2(load), 'frame s': s2(frameS) },
+      { scene: 'heavy, 2 workers x 1 thread', run: `bare, 1 thread, ${k} frames spread over the shot (every ${step}th; reference)`, 'wall s': s2(ref.seconds), 'load s': s2(load), 'frame s': s2(frameS) },
       { scene: 'heavy, 2 workers x 1 thread', run: 'service, 2 workers', 'wall s': s2(seconds), 'frames per slot': counts, 'last frames end within s': s2(spread) },
     ],
     verdicts: [{ scene: 'heavy, 2 workers x 1 thread', 'ideal s (load + frames x frame / 2)': s2(ideal), 'service s': s2(seconds), 'service / ideal': `${ratio.toFixed(3)}x`, target: `<= ${target}x`, verdict: verdict(ratio <= target) }],

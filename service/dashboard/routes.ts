@@ -22,7 +22,7 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
-const APP_FILES = ['app.js', 'api.js', 'live.js', 'format.js', 'advice.js', 'jobs-view.js', 'job-view.js', 'app.css'];
+const APP_FILES = ['app.js', 'api.js', 'live.js', 'format.js', 'advice.js', 'jobs-view.js', 'job-view.js', 'workers-view.js', 'requeue.js', 'log-view.js', 'app.css'];
 
 /** The policy of every page and file served here; `extraImg` adds image sources. */
 export function dashboardContentSecurityPolicy(imageOrigins: readonly string[], extraImg: readonly string[] = []): string {

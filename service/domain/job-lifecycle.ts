@@ -60,6 +60,15 @@ export function assertMove(from: JobStatus, to: JobStatus): void {
 
 for (const m of Object.values(MOVES) as MoveDef[]) for (const s of m.from) assertMove(s, m.to);
 
+/**
+ * What a move to `failed` or `canceled` records beside the status: until when the job's task logs
+ * and kept frames stay (the retention sweeper deletes them then, as it does a completed job's
+ * outputs). Without it a job that stopped before any frame was kept would keep its logs forever.
+ */
+export function stoppedJobInternal(retentionDays: number, now = Date.now()): Pick<JobInternal, 'keptUntil'> {
+  return { keptUntil: new Date(now + retentionDays * 86_400_000).toISOString() };
+}
+
 /** The one write a move needs: the store's compare-and-set. */
 export interface TransitionWriter {
   transition(id: string, from: readonly JobStatus[], to: JobStatus, patch?: JobPatch, internal?: Partial<JobInternal>): Promise<JobRecord | undefined>;

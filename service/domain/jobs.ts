@@ -21,30 +21,39 @@ export function safeObjectName(fileName: string): string {
   return cleaned.slice(-200) || 'upload';
 }
 
+/**
+ * The fields every new job starts with (`created`, nothing analysed, rendered or billed yet), for
+ * a job made from an upload and for one requeued from an ended job alike.
+ */
+export function createdJobFields(owner: { userId: string; workspaceId: string }, now: string, rootFolderId: string) {
+  return {
+    id: randomUUID(),
+    status: 'created' as const,
+    userId: owner.userId,
+    workspaceId: owner.workspaceId,
+    createdAt: now,
+    updatedAt: now,
+    analysisId: null,
+    rootFolderId,
+    normalizedSeconds: 0,
+    failedReason: null,
+    requestedConfig: {},
+    finalConfig: null,
+    output: { isDeletedForClient: false, scheduledForDeletionAt: null },
+    isAnalysisSkipped: false,
+    analysis: null,
+  };
+}
+
 /** A fresh job record in `created` from a completed upload. */
 export function newJobRecord(upload: UploadRecord & { size: number }, preflight: UploadPreflight | undefined): JobRecord {
   const now = new Date().toISOString();
-  const id = randomUUID();
   const rootFolderId = randomUUID();
   return {
     job: {
-      id,
-      status: 'created',
-      userId: upload.userId,
-      workspaceId: upload.workspaceId,
-      createdAt: now,
-      updatedAt: now,
-      analysisId: null,
-      rootFolderId,
-      normalizedSeconds: 0,
-      failedReason: null,
-      requestedConfig: {},
-      finalConfig: null,
-      output: { isDeletedForClient: false, scheduledForDeletionAt: null },
-      isAnalysisSkipped: false,
+      ...createdJobFields(upload, now, rootFolderId),
       projectId: null,
       uploadPreflight: preflight ?? null,
-      analysis: null,
       sceneFile: {
         id: randomUUID(),
         name: upload.fileName,

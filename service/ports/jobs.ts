@@ -6,6 +6,7 @@ import type { FileType } from '../../shared/api/upload.js';
 import type { JobStatus } from '../../shared/job-status.js';
 import type { ValidateBody } from '../../shared/api/job.js';
 import type { SourceFormat } from '../domain/blob-project.js';
+import type { RequestedConfig } from '../../shared/api/render-config.js';
 
 /** One stored output of a finished job, as the worker publishes it. */
 export interface OutputFile {
@@ -45,6 +46,18 @@ export interface JobInternal {
     chunkTaskIds: string[];
     frames: number;
     slots: number;
+    /** Frames copied from the job this one was requeued from (frame ranges), not rendered; counted as done. */
+    copiedFrames?: string[];
+  };
+  /** A failed or canceled job that kept finished frames for a requeue (kept-frames.ts): when retention deletes them. */
+  keptUntil?: string;
+  /** Set on a job made by POST /jobs/{id}/requeue (job-requeue extension, service/domain/requeue.ts). */
+  requeue?: {
+    fromJobId: string;
+    /** The old job's request, rendered once validation passes; null: it never asked for a render, so this job waits in `validated`. */
+    requestedConfig: RequestedConfig | null;
+    /** Frame ranges to render again even where the old job has them; null: only the frames it lacks render. */
+    rerender: string[] | null;
   };
   outputs?: {
     frames: OutputFile[];

@@ -99,7 +99,13 @@ export interface QueueHousekeeping {
   pruneFinished(before: Date, limit: number): Promise<number>;
 }
 
+/** The queue's load by task kind, for the workers route (extension workers). */
+export interface QueueLoad {
+  /** Open tasks of each kind (every kind listed, zeros included): waiting to be claimed, and held by a worker now. */
+  countsByKind(): Promise<Record<TaskKind, { queued: number; running: number }>>;
+}
+
 /** The whole queue, as an adapter implements it; consumers ask for the roles they use. */
-export interface TaskQueue extends TaskSubmitter, TaskLeases, FailureLedger, QueueHousekeeping, TaskRunReader {
+export interface TaskQueue extends TaskSubmitter, TaskLeases, FailureLedger, QueueHousekeeping, TaskRunReader, QueueLoad {
   close(): Promise<void>;
 }

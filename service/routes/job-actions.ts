@@ -4,7 +4,7 @@ import { ROUTES } from '../../shared/routes.js';
 import { ApiError } from '../http/api-error.js';
 import { requireAuth } from '../http/auth.js';
 import { presentJob } from '../domain/jobs.js';
-import { movableFrom, moveJob } from '../domain/job-lifecycle.js';
+import { movableFrom, moveJob, stoppedJobInternal } from '../domain/job-lifecycle.js';
 import { newTasks } from '../domain/tasks.js';
 import { checkAgainstAnalysis } from '../domain/render-config.js';
 import type { ServiceContext } from '../context.js';
@@ -74,7 +74,7 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
   app.post(cancel.path, { schema: { params: cancel.params } }, async (req) => {
     const auth = requireAuth(req);
     const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
-    const moved = await moveJob(ctx.jobs, rec.job.id, 'cancel');
+    const moved = await moveJob(ctx.jobs, rec.job.id, 'cancel', undefined, stoppedJobInternal(ctx.config.outputRetentionDays));
     if (!moved) {
       const now = await loadJob(ctx, auth.workspaceId, rec.job.id);
       throw new ApiError('CANCEL_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: now.job.status } });

@@ -11,6 +11,8 @@
 //   PUT  /jobs/:id/progress    JobProgress    -> 204 (jobId must equal :id)
 //   POST /jobs/:id/completed   (no body)      -> 204 after the service recorded the completion
 //                                                (onRenderComplete webhook); idempotent
+//   POST /workers/heartbeat    WorkerReportWire -> 204: the worker's latest report, stamped with
+//                                                the service's clock (extension workers)
 import { z } from 'zod';
 import { Job, JobIdParams, JobStatus } from '../../shared/api/job.js';
 import { JobProgress } from '../../shared/api/progress.js';
@@ -60,6 +62,36 @@ export const ProgressBody = JobProgress;
 /** Answer of transition and update: the record after the write, or null when nothing was written. */
 export const MaybeRecordEnvelope = z.object({ data: JobRecordWire.nullable() });
 
+const TaskKindWire = z.enum(['validate', 'render', 'render-chunk', 'finalize']);
+const text = z.string().max(1000);
+
+/** A worker's heartbeat report (WorkerReport of service/ports/workers.ts). */
+export const WorkerReportWire = z.strictObject({
+  id: text.min(1),
+  name: text,
+  hostname: text,
+  version: text,
+  startedAt: z.iso.datetime({ offset: true }),
+  state: z.enum(['running', 'stopped']),
+  heartbeatIntervalMs: z.int().min(100).max(3_600_000),
+  slots: z
+    .array(
+      z.strictObject({
+        id: text,
+        device: z.strictObject({ kind: z.enum(['cpu', 'gpu', 'control']), name: text, uuid: text.nullable() }),
+        state: z.enum(['idle', 'busy', 'loading']),
+        tasks: z
+          .array(z.strictObject({ jobId: text, taskId: text, kind: TaskKindWire, frames: z.array(z.int()).max(100_000).nullable(), startedAt: z.iso.datetime({ offset: true }) }))
+          .max(16),
+        warmJobId: text.nullable(),
+      }),
+    )
+    .max(256),
+  builds: z.array(z.strictObject({ version: text, path: text })).max(64),
+  gpus: z.array(z.strictObject({ name: text, uuid: text, memoryMiB: z.number().min(0) })).max(64),
+  blocklistedBy: z.array(z.strictObject({ jobId: text, slots: z.array(text).max(256), failures: z.int().min(0) })).max(1000),
+});
+
 /** The routes, fastify style (`:id`), relative to WORKER_API_PREFIX. */
 export const WORKER_ROUTES = {
   getJob: { method: 'GET', path: '/jobs/:id' },
@@ -67,6 +99,7 @@ export const WORKER_ROUTES = {
   update: { method: 'POST', path: '/jobs/:id/update' },
   progress: { method: 'PUT', path: '/jobs/:id/progress' },
   completed: { method: 'POST', path: '/jobs/:id/completed' },
+  heartbeat: { method: 'POST', path: '/workers/heartbeat' },
 } as const;
 
 export type WorkerRouteName = keyof typeof WORKER_ROUTES;

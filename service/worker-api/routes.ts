@@ -5,7 +5,8 @@ import { canTransition } from '../../shared/job-status.js';
 import { ApiError } from '../http/api-error.js';
 import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports/jobs.js';
 import { makeWorkerAuthenticate } from './auth.js';
-import { JobIdParams, ProgressBody, TransitionBody, UpdateBody, WORKER_API_BODY_LIMIT, WORKER_ROUTES } from './contract.js';
+import { JobIdParams, ProgressBody, TransitionBody, UpdateBody, WORKER_API_BODY_LIMIT, WORKER_ROUTES, WorkerReportWire } from './contract.js';
+import type { WorkerReporter } from '../ports/workers.js';
 
 export interface WorkerApiOptions {
   /** The shared secret workers present (config.workerToken); required, non-empty. */
@@ -17,6 +18,8 @@ export interface WorkerApiOptions {
    * webhook. Must be idempotent (a retried finalize reports twice).
    */
   onJobCompleted: (rec: JobRecord) => Promise<void>;
+  /** Where workers' heartbeats go (extension workers). Default none: the heartbeat route is not offered. */
+  workers?: WorkerReporter;
 }
 
 function notFound(id: string): ApiError {
@@ -71,6 +74,14 @@ export const workerApiRoutes: FastifyPluginAsyncZod<WorkerApiOptions> = async (a
     await jobs.setProgress(req.body);
     return reply.code(204).send();
   });
+
+  const registry = opts.workers;
+  if (registry) {
+    app.post(WORKER_ROUTES.heartbeat.path, { schema: { body: WorkerReportWire } }, async (req, reply) => {
+      await registry.report(req.body);
+      return reply.code(204).send();
+    });
+  }
 
   app.post(WORKER_ROUTES.completed.path, { schema: { params: JobIdParams } }, async (req, reply) => {
     // The service trusts its own record, not the worker's copy of it.

@@ -159,6 +159,52 @@ export class RenderJobClient {
     return (await this.extensions(options)).some((e) => e.name === name && e.version === 1);
   }
 
+  /**
+   * `GET /jobs/{id}/logs` (extension task-logs; see `hasExtension`): the job's task logs as text,
+   * yielded as it arrives. With `follow: true` the stream stays open and brings new lines until
+   * the job has ended; abort `signal` to stop earlier.
+   */
+  async *jobLogs(id: string, query: { task?: string; attempt?: number; follow?: boolean } = {}, options?: CallOptions): AsyncGenerator<string> {
+    const { body } = await this.transport.stream({
+      method: 'GET',
+      path: routePath(ROUTES.getJobLogs.path, { id }),
+      query: { task: query.task, attempt: query.attempt, follow: query.follow ? 'true' : undefined },
+      signal: options?.signal,
+    });
+    const decoder = new TextDecoder();
+    for await (const chunk of body) {
+      const text = decoder.decode(chunk, { stream: true });
+      if (text) yield text;
+    }
+    const rest = decoder.decode();
+    if (rest) yield rest;
+  }
+
+  /** `GET /jobs/{id}/logs/index` (extension task-logs): each task with its attempts' logs (worker, state, sizes). */
+  async jobLogIndex(id: string, query: { task?: string } = {}, options?: CallOptions): Promise<RouteResponse<'getJobLogIndex'>['data']> {
+    return (await this.call('getJobLogIndex', { id, query, ...options })).data;
+  }
+
+  /**
+   * `POST /jobs/{id}/requeue` (extension job-requeue; see `hasExtension`): a new job from a failed
+   * or canceled job's stored project, or a completed job's `frames` rendered again. Resolves with
+   * the new job; `replay` is true when the service had made it for an earlier identical request.
+   */
+  async requeueJob(id: string, body: RouteBody<'requeueJob'> = {}, options?: CallOptions): Promise<{ job: Job; replay: boolean }> {
+    const answer = await this.transport.send({ method: 'POST', path: routePath(ROUTES.requeueJob.path, { id }), body, signal: options?.signal, retrySafe: true });
+    return { job: parseAnswer('requeueJob', answer), replay: answer.status === 200 };
+  }
+
+  /** `GET /jobs/{id}/lineage` (extension job-requeue): the job it was requeued from and the jobs requeued from it. */
+  async getJobLineage(id: string, options?: CallOptions): Promise<RouteResponse<'getJobLineage'>['data']> {
+    return (await this.call('getJobLineage', { id, ...options })).data;
+  }
+
+  /** `GET /workers` (extension workers; see `hasExtension`): the farm's workers and the queue's open tasks by kind. */
+  async listWorkers(options?: CallOptions): Promise<RouteResponse<'listWorkers'>['data']> {
+    return (await this.call('listWorkers', { ...options })).data;
+  }
+
   /** `POST /uploads/blobs/query` (extension content-addressed-uploads): which blobs to send, with part URLs. */
   queryBlobs(body: RouteBody<'queryBlobs'>, options?: CallOptions): Promise<BlobQueryResult> {
     return this.call('queryBlobs', { body, ...options });

@@ -43,6 +43,35 @@ export class Transport {
     }
   }
 
+  /**
+   * One GET whose body is read as it arrives (a text stream that may stay open): the timeout
+   * covers the wait for the response head only. Not retried; a 4xx/5xx throws ApiError.
+   */
+  async stream(request: Omit<ApiRequest, 'body' | 'retrySafe'>): Promise<{ url: string; body: ReadableStream<Uint8Array> }> {
+    const url = this.url(request.path, request.query);
+    const head = new AbortController();
+    const timer = setTimeout(() => head.abort(new Error(`no answer within ${this.options.requestTimeoutMs} ms`)), this.options.requestTimeoutMs);
+    let response: Response;
+    try {
+      response = await this.options.fetch(url, {
+        method: request.method,
+        headers: { authorization: `Bearer ${this.options.apiKey}`, accept: 'text/plain, application/json', 'user-agent': this.options.userAgent },
+        signal: request.signal ? AbortSignal.any([request.signal, head.signal]) : head.signal,
+      });
+    } catch (err) {
+      if (request.signal?.aborted) throw request.signal.reason;
+      throw new NetworkError(request.method, url, err, head.signal.aborted);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok || !response.body) {
+      const text = await response.text().catch(() => '');
+      const body = errorBodyFrom(response.status, response.statusText, text, response.headers.get('content-type'));
+      throw new ApiError(request.method, url, response.status, body, parseRetryAfter(response.headers.get('retry-after')));
+    }
+    return { url, body: response.body };
+  }
+
   url(path: string, query?: ApiRequest['query']): string {
     const url = new URL(this.options.baseUrl + path);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));

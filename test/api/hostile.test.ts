@@ -34,6 +34,7 @@ const VALID_BODIES: Partial<Record<RouteName, Record<string, unknown>>> = {
   renderJob: {
     requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: ['1-3'], resolution: [64, 48], sampleCount: 4, cameraName: 'Camera' },
   },
+  requeueJob: { frames: '1-3' },
   queryBlobs: { blobs: [{ sha256: 'ab'.repeat(32), size: 10, compression: 'gzip' }, { sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', size: 0 }] },
   commitUpload: {
     fileName: 'project.zip',

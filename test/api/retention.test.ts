@@ -1,12 +1,20 @@
 // Output retention: once scheduledForDeletionAt passes, the sweeper deletes a job's outputs and
 // the job says so; the job record stays.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Downloads } from '../../shared/api/downloads.js';
 import { JobEnvelope } from '../../shared/api/job.js';
 import type { JobStatus } from '../../shared/job-status.js';
+import { jobLogPrefix } from '../../service/domain/task-log-keys.js';
 import { RetentionSweeper } from '../../service/retention.js';
+import { outputLayout } from '../../service/worker/outputs/chunk-files.js';
+import { encodeRel } from '../../service/worker/outputs/frame-staging.js';
+import { keepStoppedJob } from '../../service/worker/outputs/kept-frames.js';
+import { jobDirOf } from '../../service/worker/project/job-files.js';
 import { createJob, type Call } from '../helpers/flow.js';
 import { api } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -87,5 +95,58 @@ describe('finished tasks', () => {
     } finally {
       await own.close();
     }
+  });
+});
+
+describe('frames a stopped job kept for a requeue', () => {
+  it('are kept unpublished (what was stored early goes) until outputRetentionDays, then deleted by the sweeper', async () => {
+    const job = await createJob(call);
+    const { jobs, storage } = svc.service.ports;
+    await jobs.transition(job.id, ['created'], 'failed');
+    const base = `outputs/${job.workspaceId}/${job.id}`;
+    const workRoot = await mkdtemp(path.join(tmpdir(), 'rb-kept-'));
+    try {
+      const out = outputLayout(jobDirOf(workRoot, job.id));
+      await mkdir(out.frames, { recursive: true });
+      await writeFile(path.join(out.frames, 'f_0001.png'), 'frame one');
+      await storage.put(`${base}/frames/f_0001.png`, Readable.from([Buffer.from('stored early')]));
+      await keepStoppedJob({ storage, jobs, settings: { workRoot, stageFrames: false, outputRetentionDays: 30 } }, (await jobs.getById(job.id))!);
+    } finally {
+      await rm(workRoot, { recursive: true, force: true });
+    }
+    const keptKey = `${base}/kept/frames/${encodeRel('f_0001.png')}`;
+    expect((await storage.list(`${base}/`)).map((o) => o.key)).toEqual([keptKey]);
+    // The client sees a failed job without outputs, as before.
+    const failed = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
+    expect(failed.output).toEqual({ isDeletedForClient: false, scheduledForDeletionAt: null });
+    expect(Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body).frames).toEqual([]);
+
+    const sweepDaysLater = (days: number) =>
+      new RetentionSweeper({ ...svc.service.ports, log: pino({ level: 'silent' }) }, { now: () => Date.now() + days * 86_400_000 }).sweep();
+    await sweepDaysLater(29);
+    expect(await storage.stat(keptKey)).toBeDefined();
+    await sweepDaysLater(31);
+    expect(await storage.stat(keptKey)).toBeUndefined();
+    const after = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
+    expect(after).toMatchObject({ status: 'failed', output: { isDeletedForClient: true, scheduledForDeletionAt: null } });
+  });
+});
+
+describe('task logs of a job that stopped before any frame was kept', () => {
+  it('stay for outputRetentionDays after POST /cancel, then the sweeper deletes them', async () => {
+    const job = await createJob(call);
+    const { storage } = svc.service.ports;
+    // What a validation attempt left (task-logs extension) before the job was canceled.
+    const logKey = `${jobLogPrefix(job.workspaceId, job.id)}/validate/a1.log`;
+    await storage.put(logKey, Readable.from([Buffer.from('Blender 3.4 analysis output\n')]));
+    expect((await call('POST', `/jobs/${job.id}/cancel`)).status).toBe(200);
+    const sweepDaysLater = (days: number) =>
+      new RetentionSweeper({ ...svc.service.ports, log: pino({ level: 'silent' }) }, { now: () => Date.now() + days * 86_400_000 }).sweep();
+    await sweepDaysLater(29);
+    expect(await storage.stat(logKey)).toBeDefined();
+    await sweepDaysLater(31);
+    expect(await storage.stat(logKey)).toBeUndefined();
+    const after = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
+    expect(after).toMatchObject({ status: 'canceled', output: { isDeletedForClient: true } });
   });
 });

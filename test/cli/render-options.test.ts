@@ -4,10 +4,9 @@
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addRenderOptions, renderConfig, type RenderOptions } from '../../cli/render-options.js';
-import { registerServiceCommand } from '../../cli/service.js';
-import { registerWorkerCommand } from '../../cli/worker.js';
 import { defaultConfig } from '../../service/config.js';
 import { defaultWorkerSettings } from '../../service/worker/runtime/start.js';
+import { serviceAndWorkerHelp } from '../helpers/command-help.js';
 
 const GiB = 1024 ** 3;
 const VARS = ['RENDERBRIDGE_RENDER_MODE', 'RENDERBRIDGE_WARM_IDLE', 'RENDERBRIDGE_WARM_MIN_FREE_MEMORY'] as const;
@@ -35,11 +34,7 @@ function settingsFrom(o: RenderOptions) {
 describe('render options', () => {
   it('default to warm processes ended after 60 s idle or below 1 GiB available, in --help of service and worker', async () => {
     expect(settingsFrom(await parse([]))).toEqual({ renderMode: 'warm', warmIdleMs: 60_000, warmMinFreeMemoryBytes: GiB });
-    const program = new Command();
-    registerServiceCommand(program);
-    registerWorkerCommand(program);
-    for (const name of ['service', 'worker']) {
-      const help = program.commands.find((c) => c.name() === name)!.helpInformation().replace(/\s+/g, ' ');
+    for (const help of Object.values(serviceAndWorkerHelp())) {
       expect(help).toContain('--render-mode <mode>');
       expect(help).toContain('choices: "warm", "chunked", default: "warm", env: RENDERBRIDGE_RENDER_MODE');
       expect(help).toContain('--warm-idle <seconds>');

@@ -3,12 +3,15 @@
 // reaching the job, and the completion script in a real bash. A real service with one worker and
 // real Blender; every wait is on a condition (the CLI's own `jobs wait`), never a fixed sleep.
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../cli/exit-codes.js';
 import { buildFixture } from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/e2e.js';
 import { runCli, type CliRun } from '../helpers/cli-run.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
@@ -23,7 +26,11 @@ afterAll(() => svc.close());
 
 /** A fresh HOME and XDG folders, the test service and its key; `env` adds to or removes from that. */
 function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
-  return runCli(args, {
+  return runCli(args, cliEnv(env));
+}
+
+function cliEnv(env: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return {
     HOME: home,
     XDG_CONFIG_HOME: path.join(home, 'config'),
     XDG_STATE_HOME: path.join(home, 'state'),
@@ -34,7 +41,7 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
     // No session bus: the OS keychain is unreachable, so the key comes from the environment.
     DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus',
     ...env,
-  });
+  };
 }
 
 interface Doc {
@@ -101,12 +108,84 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
     expect(doc(r.stdout).ok).toBe(true);
   }, 30_000);
 
-  it('says this service offers no task logs, with its own exit code', async () => {
-    const r = await cli(['jobs', 'logs', doneId]);
-    expect(r.code).toBe(EXIT.NOT_OFFERED);
-    expect(r.stderr).toMatch(/does not offer task logs/);
+  it('prints the task logs of a real render: every task, one attempt, the index as JSON, and a follow that ends with the job', async () => {
+    const all = await cli(['jobs', 'logs', doneId]);
+    expect(all.code, all.stderr).toBe(EXIT.OK);
+    expect(all.stdout).toMatch(new RegExp(`^==> task validate:${doneId} \\(validate\\), attempt 1, worker \\S+: done <==$`, 'm'));
+    expect(all.stdout).toMatch(/^==> task chunk:\S+ \(render-chunk, frames 1\), attempt 1, worker \S+: done <==$/m);
+    expect(all.stdout).toMatch(/Z Fra:1 /);
+    const chunk = `chunk:${doneId}:0`;
+    const one = await cli(['jobs', 'logs', doneId, '--task', chunk, '--attempt', '1']);
+    expect(one.code, one.stderr).toBe(EXIT.OK);
+    expect(one.stdout.split('\n').filter((l) => l.startsWith('==> '))).toHaveLength(1);
+    expect(one.stdout).toContain('attempt ended: done');
     const j = await cli(['jobs', 'logs', doneId, '--json']);
-    expect(doc(j.stdout)).toMatchObject({ ok: false, exitCode: EXIT.NOT_OFFERED, error: { name: 'TASK_LOGS_NOT_OFFERED' } });
+    const index = doc(j.stdout) as Doc & { tasks: { id: string; attempts: { state: string }[] }[] };
+    expect(index).toMatchObject({ ok: true, exitCode: 0, jobId: doneId });
+    expect(index.tasks.map((t) => t.id)).toContain(chunk);
+    expect(index.tasks.every((t) => t.attempts.every((a) => a.state === 'done'))).toBe(true);
+    // Following a job that has ended prints what there is and ends at once.
+    const ended = await cli(['jobs', 'logs', doneId, '--follow']);
+    expect(ended.code).toBe(EXIT.OK);
+    expect(ended.stdout).toMatch(/job completed: end of the log\n$/);
+    const missing = await cli(['jobs', 'logs', doneId, '--task', `chunk:${doneId}:999`]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/TASK_LOG_NOT_FOUND|no log for that task/);
+  }, 60_000);
+
+  it('follows a running job\'s logs until the job completes, then exits 0', async () => {
+    const s = await submitNoWait([await buildFixture('basic'), '--frames', '1-2']);
+    expect(s.code, s.stderr).toBe(EXIT.OK);
+    const f = await cli(['jobs', 'logs', s.jobId, '--follow']);
+    expect(f.code, f.stderr).toBe(EXIT.OK);
+    expect(f.stdout).toMatch(/Z Fra:2 /);
+    expect(f.stdout).toMatch(/job completed: end of the log\n$/);
+    expect((await cli(['jobs', 'show', s.jobId, '--json', '--fields', 'job.status'])).stdout).toContain('completed');
+  }, 300_000);
+
+  it('stops following on Ctrl-C cleanly: exit 0, what arrived printed, nothing on stderr', async () => {
+    const s = await submitNoWait([await buildFixture('basic'), '--frames', '1-40', '--samples', '3000', '--resolution', '320x240']);
+    expect(s.code, s.stderr).toBe(EXIT.OK);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'jobs', 'logs', s.jobId, '--follow'], { env: { PATH: process.env.PATH, ...cliEnv() } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    // Blender's lines arriving through the follow: the job renders and the stream is live.
+    await waitUntil('rendered lines to arrive through the follow', () => /Z Fra:1 /.test(stdout), { timeoutMs: 180_000, intervalMs: 100 });
+    child.kill('SIGINT');
+    expect(await exited).toBe(EXIT.OK);
+    expect(stderr).toBe('');
+    expect(stdout).not.toMatch(/end of the log/);
+    expect((await cli(['jobs', 'cancel', s.jobId])).code).toBe(EXIT.OK);
+  }, 300_000);
+
+  it('says a service without the task-logs extension does not offer them, with its own exit code', async () => {
+    // The same service behind a proxy that answers GET /extensions as a spec-only service does.
+    const proxy = http.createServer((req, res) => {
+      if (req.url?.endsWith('/extensions')) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ message: 'No such endpoint', name: 'ROUTE_NOT_FOUND', details: [], type: 'api', metadata: {} }));
+        return;
+      }
+      const up = http.request(`${svc.origin}${req.url}`, { method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      req.pipe(up);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/api/external/v1`;
+      const r = await cli(['jobs', 'logs', doneId], { RENDERBRIDGE_SERVICE_URL: url });
+      expect(r.code).toBe(EXIT.NOT_OFFERED);
+      expect(r.stderr).toMatch(/does not offer task logs/);
+      const j = await cli(['jobs', 'logs', doneId, '--json'], { RENDERBRIDGE_SERVICE_URL: url });
+      expect(doc(j.stdout)).toMatchObject({ ok: false, exitCode: EXIT.NOT_OFFERED, error: { name: 'TASK_LOGS_NOT_OFFERED' } });
+    } finally {
+      proxy.close();
+    }
   }, 30_000);
 
   it('exits 3 waiting on a job that failed validation', async () => {

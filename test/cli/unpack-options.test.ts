@@ -6,14 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { registerServiceCommand } from '../../cli/service.js';
 import { addUnpackOptions, parseByteSize, unpackConfig, type UnpackOptions } from '../../cli/unpack-options.js';
-import { registerWorkerCommand } from '../../cli/worker.js';
 import { defaultConfig } from '../../service/config.js';
 import { defaultWorkerSettings } from '../../service/worker/runtime/start.js';
 import { DiskSpaceError, UnpackError } from '../../zip/errors.js';
 import { unpackSource } from '../../zip/unpack.js';
 import { buildZip } from '../worker/zip-writer.js';
+import { serviceAndWorkerHelp } from '../helpers/command-help.js';
 
 const GiB = 1024 ** 3;
 const VARS = ['RENDERBRIDGE_UNPACK_QUOTA', 'RENDERBRIDGE_MIN_FREE_DISK'] as const;
@@ -54,12 +53,8 @@ describe('parseByteSize', () => {
 
 describe('--unpack-quota and --min-free-disk', () => {
   it('default to 64 GiB and 1 GiB, in --help of service and worker too', async () => {
-    expect(limitsFrom(await parse([]))).toEqual({ maxTotalBytes: 64 * GiB, minFreeBytes: GiB });
-    const program = new Command();
-    registerServiceCommand(program);
-    registerWorkerCommand(program);
-    for (const name of ['service', 'worker']) {
-      const help = program.commands.find((c) => c.name() === name)!.helpInformation().replace(/\s+/g, ' ');
+    expect(limitsFrom(await parse([]))).toEqual({ maxEntries: 200_000, maxTotalBytes: 64 * GiB, minFreeBytes: GiB });
+    for (const help of Object.values(serviceAndWorkerHelp())) {
       expect(help).toContain('--unpack-quota <size>');
       expect(help).toContain('default: 64GiB, env: RENDERBRIDGE_UNPACK_QUOTA');
       expect(help).toContain('--min-free-disk <size>');
@@ -70,8 +65,8 @@ describe('--unpack-quota and --min-free-disk', () => {
   it('come from the environment, and a flag wins over it', async () => {
     process.env.RENDERBRIDGE_UNPACK_QUOTA = '100GiB';
     process.env.RENDERBRIDGE_MIN_FREE_DISK = '5GiB';
-    expect(limitsFrom(await parse([]))).toEqual({ maxTotalBytes: 100 * GiB, minFreeBytes: 5 * GiB });
-    expect(limitsFrom(await parse(['--unpack-quota', '200GiB']))).toEqual({ maxTotalBytes: 200 * GiB, minFreeBytes: 5 * GiB });
+    expect(limitsFrom(await parse([]))).toEqual({ maxEntries: 200_000, maxTotalBytes: 100 * GiB, minFreeBytes: 5 * GiB });
+    expect(limitsFrom(await parse(['--unpack-quota', '200GiB']))).toEqual({ maxEntries: 200_000, maxTotalBytes: 200 * GiB, minFreeBytes: 5 * GiB });
   });
 
   it('refuse a bad size as a usage error, and a quota of 0', async () => {

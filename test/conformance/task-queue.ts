@@ -6,6 +6,7 @@ import type { TaskQueue } from '../../service/ports/tasks.js';
 import { failureLedgerConformance } from './task-queue/failure-ledger.js';
 import type { QueueHarness } from './task-queue/helpers.js';
 import { queueHousekeepingConformance } from './task-queue/housekeeping.js';
+import { queueLoadConformance } from './task-queue/queue-load.js';
 import { taskLeasesConformance } from './task-queue/leases.js';
 import { taskSubmitterConformance } from './task-queue/submitter.js';
 import { taskRunReaderConformance } from './task-queue/task-runs.js';
@@ -17,5 +18,6 @@ export function taskQueueConformance(name: string, open: () => Promise<QueueHarn
     failureLedgerConformance(open);
     queueHousekeepingConformance(open);
     taskRunReaderConformance(open);
+    queueLoadConformance(open);
   });
 }

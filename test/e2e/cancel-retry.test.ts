@@ -104,8 +104,12 @@ describe('cancel mid-render', () => {
     const downloads = await client.getDownloads(id);
     expect(downloads).toMatchObject({ frames: [], compositeNodes: [], frameOutputs: [], compositeNodeOutputs: [] });
     expect(downloads.transforms?.framesZip ?? null).toBeNull();
-    // Nothing of the job was stored as output either (uploads are stored by their own key).
-    expect((await filesUnder(svc.dataDir)).filter((f) => f.includes(id))).toEqual([]);
+    // Nothing of the job was stored as output either (uploads are stored by their own key): its
+    // finished frames are only kept, unpublished, for a requeue (README, "Extension: job requeue"),
+    // and its task logs stay with its record (README, "Extension: task logs").
+    const stored = (await filesUnder(svc.dataDir)).filter((f) => f.includes(id) && !f.startsWith('objects/logs/'));
+    expect(stored.filter((f) => !f.includes(`/${id}/kept/frames/`))).toEqual([]);
+    expect(stored.length).toBeGreaterThan(0);
     // And no Blender came back for it (no retry of a canceled job). The barrier: the worker has
     // settled the canceled task (its log says so), so a retry would have been queued by now.
     await waitUntil('the worker to settle the canceled task', () => svc.logs.some((l) => l.includes(id) && l.includes('"task stopped"')), { timeoutMs: 30_000 });

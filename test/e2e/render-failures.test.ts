@@ -2,16 +2,13 @@
 // killed on every attempt (RETRIES_EXHAUSTED after exactly `maxAttempts` attempts) and a scene whose
 // camera name makes Blender exit with an error (BLENDER_FAILED at once, never retried). Both
 // reports carry what README "Rendering" promises: attempts, lastFrame and Blender's last lines.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFixture } from '../helpers/fixtures.js';
+import { buildFixture, shadowedCameraZip } from '../helpers/fixtures.js';
 import { blenderProcesses, startE2E, submit, tinyRender, validationOutcome, waitUntil, workDirOf, type E2E, type ProcInfo } from '../helpers/e2e.js';
 
-const run = promisify(execFile);
 
 /** The attempts configured for the worker (the default, set here so the test states it). */
 const ATTEMPTS = 3;
@@ -81,16 +78,7 @@ describe('Blender killed on every attempt of a frame', () => {
 describe('Blender errors out on the camera', () => {
   it('fails the job with BLENDER_FAILED at the first attempt, with Blender\'s error in the last lines', async () => {
     const { client, svc } = e2e;
-    // The scene and the library holding its camera travel together (see build_shadowed_camera.py).
-    const scene = await buildFixture('shadowed-camera');
-    const zip = path.join(scratch, 'shadowed-camera.zip');
-    const script = [
-      'import os, sys, zipfile',
-      'with zipfile.ZipFile(sys.argv[1], "w") as z:',
-      '    z.write(sys.argv[2], "shot/scene.blend")',
-      '    z.write(os.path.join(os.path.dirname(sys.argv[2]), "shot-lib.blend"), "shot/shot-lib.blend")',
-    ].join('\n');
-    await run('python3', ['-c', script, zip, scene]);
+    const zip = await shadowedCameraZip(scratch);
 
     const id = await submit(client, zip, { pathToFileForRender: 'shot/scene.blend' });
     const validated = await validationOutcome(client, id);

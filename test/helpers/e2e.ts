@@ -146,3 +146,20 @@ export function tinyRender(frames: string, extra: Record<string, unknown> = {}):
     requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: [frames], resolution: [64, 48], sampleCount: 4, ...extra },
   } as RouteBody<'renderJob'>;
 }
+
+/**
+ * Submits `file`, validates it and renders `frames` with `sampleCount` samples (slow enough to
+ * catch mid-render) until `done` frames are finished; returns the job id while it still renders.
+ */
+export async function renderingPartway(client: RenderJobClient, file: string, frames: string, sampleCount: number, done = 2): Promise<string> {
+  const id = await submit(client, file);
+  const validated = await validationOutcome(client, id);
+  if (validated.status !== 'validated') throw new Error(`the job did not validate: ${validated.status}`);
+  await client.renderJob(id, tinyRender(frames, { sampleCount }));
+  await waitUntil(`${done} frames done`, async () => {
+    const p = await client.getJobProgress(id);
+    if (p.status === 'completed' || p.status === 'failed') throw new Error(`the render ended (${p.status}) before it could be stopped partway`);
+    return (p.framesDone ?? 0) >= done;
+  }, { timeoutMs: 120_000, intervalMs: 50 });
+  return id;
+}

@@ -2,6 +2,7 @@
 // cache folder under the OS temp dir, keyed by a hash of the builder scripts and arguments, so the
 // test files of one run (and later runs) share them. Safe when several vitest workers build the same
 // fixture at once: each builds under a temporary name and renames it into place atomically.
+import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { basename, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { runBlender } from '../../blender/run.js';
 
 export type FixtureName = 'basic' | 'compositor' | 'stereo' | 'missing-texture' | 'autoexec' | 'denoise' | 'odd' | 'addon-nodes' | 'addon-sun' | 'shadowed-camera' | 'monkeys';
@@ -89,4 +91,22 @@ export async function buildFixtureZip(names: readonly FixtureName[], out: string
   await zip.finalize();
   await done;
   return entries;
+}
+
+/**
+ * The `shadowed-camera` scene zipped as a project with the library holding its camera
+ * (shot/scene.blend + shot/shot-lib.blend, see build_shadowed_camera.py), written into `dir`:
+ * Blender validates it, then errors out on the camera when it renders.
+ */
+export async function shadowedCameraZip(dir: string): Promise<string> {
+  const scene = await buildFixture('shadowed-camera');
+  const zip = join(dir, 'shadowed-camera.zip');
+  const script = [
+    'import os, sys, zipfile',
+    'with zipfile.ZipFile(sys.argv[1], "w") as z:',
+    '    z.write(sys.argv[2], "shot/scene.blend")',
+    '    z.write(os.path.join(os.path.dirname(sys.argv[2]), "shot-lib.blend"), "shot/shot-lib.blend")',
+  ].join('\n');
+  await promisify(execFile)('python3', ['-c', script, zip, scene]);
+  return zip;
 }

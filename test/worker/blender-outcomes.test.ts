@@ -13,7 +13,7 @@ import {
 } from '../../blender/errors.js';
 import type { Task } from '../../service/ports/tasks.js';
 import { asTaskOutcome, CanceledTaskError, FatalTaskError, RetryableTaskError } from '../../service/worker/runtime/outcomes.js';
-import { failedReasonOf } from '../../service/worker/runtime/runtime.js';
+import { failedReasonOf } from '../../service/worker/runtime/failed-reason.js';
 
 const argv = ['-b', '-Y', '--factory-startup', '-noaudio', '/w/scene.blend'];
 const run = { argv, exitCode: null, signal: 'SIGTERM', durationMs: 6012, lastLines: ['Fra:3 Mem:12M', 'WORKING'] };

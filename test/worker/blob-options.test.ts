@@ -4,11 +4,10 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { registerServiceCommand } from '../../cli/service.js';
 import { addUnpackOptions, unpackConfig, type UnpackOptions } from '../../cli/unpack-options.js';
-import { registerWorkerCommand } from '../../cli/worker.js';
 import { defaultConfig } from '../../service/config.js';
 import { defaultWorkerSettings } from '../../service/worker/runtime/start.js';
+import { serviceAndWorkerHelp } from '../helpers/command-help.js';
 
 const GiB = 1024 ** 3;
 const VARS = ['RENDERBRIDGE_BLOB_CACHE_DIR', 'RENDERBRIDGE_BLOB_CACHE_SIZE'] as const;
@@ -38,11 +37,7 @@ describe('--blob-cache-dir and --blob-cache-size', () => {
     const c = cacheFrom(await parse([]));
     expect(c).toEqual({ dir: path.resolve('/srv/rb/blob-cache'), maxBytes: 50 * GiB, workRoot: path.resolve('/srv/rb/work') });
     expect(path.dirname(c.dir)).toBe(path.dirname(c.workRoot));
-    const program = new Command();
-    registerServiceCommand(program);
-    registerWorkerCommand(program);
-    for (const name of ['service', 'worker']) {
-      const help = program.commands.find((c) => c.name() === name)!.helpInformation().replace(/\s+/g, ' ');
+    for (const help of Object.values(serviceAndWorkerHelp())) {
       expect(help).toContain('--blob-cache-dir <dir>');
       expect(help).toContain('env: RENDERBRIDGE_BLOB_CACHE_DIR');
       expect(help).toContain('--blob-cache-size <size>');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactPaths } from '../../service/worker/runtime/runtime.js';
+import { redactPaths } from '../../service/worker/runtime/failed-reason.js';
 
 describe('failedReason redaction', () => {
   it('replaces worker folders in every string of a failedReason, and leaves the rest as it was', () => {

@@ -1,6 +1,8 @@
 // WarmPool with real warm Blenders on a real scene: one process per slot and job, reused frame
 // after frame; another job's frames wait for the slot's current frame, then replace its process;
-// idle processes end after the idle time, at once when memory runs short, and with their job.
+// idle processes end after the idle time, at once when memory runs short (a test double and a real
+// 2 GiB allocation by another process), and with their job.
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,7 +97,7 @@ describe('WarmPool', () => {
     expect(a!.alive).toBe(false);
     expect(await a!.ended).toBeInstanceOf(Error); // killed: it had no frame left, nothing was lost
     expect(b.alive).toBe(true);
-    expect(p.live()).toEqual([{ slot: 'cpu-0', key: 'job-b', jobId: 'job-b', users: 0 }]);
+    expect(p.live()).toEqual([{ slot: 'cpu-0', key: 'job-b', jobId: 'job-b', users: 0, loading: false }]);
   }, 120_000);
 
   it('ends a process once it has idled for idleMs', async () => {
@@ -127,6 +129,28 @@ describe('WarmPool', () => {
     expect(busy!.alive).toBe(true);
     release();
     await busyUse;
+  }, 120_000);
+
+  it('ends an idle process when this machine really runs short of memory (another process takes 2 GiB)', async () => {
+    // Real pressure, kept safe: the threshold sits 1 GiB below what is available now, and a child
+    // process then fills 2 GiB of its own memory, so MemAvailable itself falls below it.
+    const before = availableMemory();
+    const p = pool({ idleMs: 60_000, minFreeMemoryBytes: before - 2 ** 30, memoryCheckMs: 50 });
+    const w = await frame(p, 'cpu-0', 'job-a', await starter(), 1);
+    expect(w.alive).toBe(true);
+    const hog = spawn(process.execPath, ['-e', "const b = Buffer.allocUnsafe(2 ** 31); b.fill(7); process.send('held'); setInterval(() => b[0]++, 1000);"], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        hog.once('message', () => resolve());
+        hog.once('exit', (code) => reject(new Error(`the memory-holding process exited (${code}) before holding its 2 GiB`)));
+      });
+      expect(availableMemory()).toBeLessThan(before - 2 ** 30);
+      await w.ended;
+      expect(w.alive).toBe(false);
+      expect(p.live()).toEqual([]);
+    } finally {
+      hog.kill('SIGKILL');
+    }
   }, 120_000);
 
   it('ends a job\'s processes when the job ends', async () => {

@@ -9,6 +9,7 @@
 // `fin` (zset: finished tasks by when they finished, for pruning).
 // The scripts build key names themselves, so the queue needs one Redis server (not a Cluster).
 
+import { HELD_KINDS } from './lua-load.js';
 import { JOB_RUNS } from './lua-task-runs.js';
 
 const COMMON = `
@@ -280,6 +281,7 @@ export const SCRIPTS = {
   rbtqJobTasks: JOB_TASKS,
   rbtqPrune: PRUNE,
   rbtqJobRuns: JOB_RUNS,
+  rbtqHeldKinds: HELD_KINDS,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

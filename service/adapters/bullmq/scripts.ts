@@ -115,6 +115,11 @@ export class QueueScripts {
     return r.map(([bid, kind]) => ({ bid: String(bid), kind: kind as TaskKind }));
   }
 
+  /** The kind of each task held for its dependencies (one entry per task). */
+  async heldKinds(): Promise<string[]> {
+    return ((await this.run('rbtqHeldKinds')) as Reply[]).map(String);
+  }
+
   async jobTasks(jobId: string): Promise<StoredTaskInfo[]> {
     const r = (await this.run('rbtqJobTasks', jobId)) as Reply[][];
     return r.map(([id, kind, state, attempts, lastError]) => ({

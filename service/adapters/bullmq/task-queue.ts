@@ -206,6 +206,24 @@ export class BullmqTaskQueue implements TaskQueue {
     });
   }
 
+  async countsByKind(): Promise<Record<TaskKind, { queued: number; running: number }>> {
+    return this.call('countsByKind', async () => {
+      const kinds = [...this.lanes.keys()];
+      const [heldKinds, ...perKind] = await Promise.all([
+        this.scripts.heldKinds(),
+        ...kinds.map((k) => this.lane(k).queue.getJobCounts('waiting', 'delayed', 'prioritized', 'active')),
+      ]);
+      const out = Object.fromEntries(TASK_KINDS.map((k) => [k, { queued: 0, running: 0 }])) as Record<TaskKind, { queued: number; running: number }>;
+      kinds.forEach((k, i) => {
+        const c = perKind[i]!;
+        out[k] = { queued: (c.waiting ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0), running: c.active ?? 0 };
+      });
+      // Tasks waiting for others (a finalize behind its chunks) are queued too, though BullMQ has not got them yet.
+      for (const k of heldKinds) if (out[k as TaskKind]) out[k as TaskKind].queued++;
+      return out;
+    });
+  }
+
   async recordFailure(jobId: string, worker: string): Promise<number> {
     return this.call('recordFailure', () => this.client.hincrby(`${this.keys.own}fail:${jobId}`, worker, 1));
   }

@@ -83,6 +83,17 @@ export const pgMigrationScripts: Record<string, string[]> = {
     `create index sessions_last_seen on sessions (last_seen_at)`,
     `alter table tasks add column started_at text, add column ran_by text`,
   ],
+  // The worker registry: each worker process's latest report and when it arrived (epoch ms).
+  '006_workers': [
+    `create table workers (id text primary key, doc text not null, heartbeat_at bigint not null)`,
+    `create index workers_heartbeat on workers (heartbeat_at)`,
+  ],
+  // Requeues (job-requeue extension): one new job per old job and frame selection, and the upload it renders.
+  '007_job_requeues': [
+    `create table job_requeues (source_job_id text not null, selection text not null, job_id text not null unique,
+      workspace_id text not null, upload_slug text, created_at text not null, primary key (source_job_id, selection))`,
+    `create index job_requeues_slug on job_requeues (upload_slug)`,
+  ],
 };
 
 /**

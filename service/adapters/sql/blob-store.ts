@@ -8,14 +8,22 @@ import type { DB } from './schema.js';
 /**
  * Whether a live upload or job references the blob row aliased `b` at `nowIso`: an upload not yet
  * used by a job and not expired, or a job in any but a final state (a job whose row is somehow
- * missing counts as live: keeping a blob too long is the safe mistake).
+ * missing counts as live: keeping a blob too long is the safe mistake), including a job requeued
+ * from the upload's job (it renders the same stored project).
  */
 export function liveReference(nowIso: string): RawBuilder<unknown> {
   const terminal = sql.join([...TERMINAL_STATUSES]);
   return sql`exists (
     select 1 from blob_refs r join uploads u on u.slug = r.slug left join jobs j on j.id = u.job_id
     where r.workspace_id = b.workspace_id and r.sha256 = b.sha256 and r.size = b.size
-      and ((u.job_id is null and u.expires_at > ${nowIso}) or (u.job_id is not null and (j.status is null or j.status not in (${terminal})))))`;
+      and ((u.job_id is null and u.expires_at > ${nowIso}) or (u.job_id is not null and (j.status is null or j.status not in (${terminal})))
+        or ${liveRequeue(sql.ref('u.slug'))}))`;
+}
+
+/** Whether an unfinished job requeued from the upload `slug` still renders its project. */
+function liveRequeue(slug: RawBuilder<unknown>): RawBuilder<unknown> {
+  const terminal = sql.join([...TERMINAL_STATUSES]);
+  return sql`exists (select 1 from job_requeues q join jobs jq on jq.id = q.job_id where q.upload_slug = ${slug} and jq.status not in (${terminal}))`;
 }
 
 /**
@@ -140,7 +148,7 @@ export abstract class SqlBlobStore implements BlobStore {
         eb.or([
           eb('u.slug', 'is', null),
           eb.and([eb('u.job_id', 'is', null), eb('u.expires_at', '<=', now.toISOString())]),
-          eb.and([eb('u.job_id', 'is not', null), eb('j.status', 'in', [...TERMINAL_STATUSES])]),
+          eb.and([eb('u.job_id', 'is not', null), eb('j.status', 'in', [...TERMINAL_STATUSES]), sql<boolean>`not ${liveRequeue(sql.ref('r.slug'))}`]),
         ]),
       )
       .limit(limit)

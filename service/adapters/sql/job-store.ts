@@ -6,13 +6,14 @@ import { UploadClaimError, type JobInternal, type JobPatch, type JobRecord, type
 import { emptyProgress } from '../../domain/progress.js';
 import { jobColumns, toRecord, toUpload, uploadRow, type JobChange } from './rows.js';
 import type { DB } from './schema.js';
+import type { RequeueLinkRecord, RequeueStore } from '../../ports/requeues.js';
 
 /**
  * The JobStore queries that read and write the same on SQLite and PostgreSQL. Each engine adds
  * its serving reads (the hot path) and `write`, the compare-and-set both transition and update
  * go through, which needs the engine's own concurrency guarantee.
  */
-export abstract class SqlJobStore implements JobStore {
+export abstract class SqlJobStore implements JobStore, RequeueStore {
   constructor(protected readonly db: Kysely<DB>) {}
 
   abstract get(workspaceId: string, id: string): Promise<JobRecord | undefined>;
@@ -74,6 +75,54 @@ export abstract class SqlJobStore implements JobStore {
         .execute();
       await this.count(trx, rec.job.workspaceId, rec.job.status, 1);
     });
+  }
+
+  async createRequeue(link: { sourceJobId: string; selection: string; uploadSlug: string | null }, rec: JobRecord): Promise<{ jobId: string; created: boolean }> {
+    return this.db.transaction().execute(async (trx) => {
+      // The link row is the claim, written first (SQLite: a transaction that starts with a write
+      // takes the lock at once; PostgreSQL: a concurrent identical insert waits for this one, then
+      // does nothing and reads this job).
+      const inserted = await trx
+        .insertInto('job_requeues')
+        .values({
+          source_job_id: link.sourceJobId,
+          selection: link.selection,
+          job_id: rec.job.id,
+          workspace_id: rec.job.workspaceId,
+          upload_slug: link.uploadSlug,
+          created_at: rec.job.createdAt,
+        })
+        .onConflict((oc) => oc.columns(['source_job_id', 'selection']).doNothing())
+        .returning('job_id')
+        .executeTakeFirst();
+      if (!inserted) {
+        const existing = await trx
+          .selectFrom('job_requeues')
+          .select('job_id')
+          .where('source_job_id', '=', link.sourceJobId)
+          .where('selection', '=', link.selection)
+          .executeTakeFirstOrThrow();
+        return { jobId: existing.job_id, created: false };
+      }
+      await trx
+        .insertInto('jobs')
+        .values({ id: rec.job.id, workspace_id: rec.job.workspaceId, created_at: rec.job.createdAt, ...jobColumns(rec) })
+        .execute();
+      await this.count(trx, rec.job.workspaceId, rec.job.status, 1);
+      return { jobId: rec.job.id, created: true };
+    });
+  }
+
+  async requeueLinks(jobId: string): Promise<{ from: RequeueLinkRecord | undefined; to: RequeueLinkRecord[] }> {
+    const rows = await this.db
+      .selectFrom('job_requeues')
+      .select(['source_job_id', 'job_id', 'selection', 'created_at'])
+      .where((eb) => eb.or([eb('job_id', '=', jobId), eb('source_job_id', '=', jobId)]))
+      .orderBy('created_at')
+      .orderBy('job_id')
+      .execute();
+    const links = rows.map((r) => ({ sourceJobId: r.source_job_id, jobId: r.job_id, selection: r.selection, createdAt: r.created_at }));
+    return { from: links.find((l) => l.jobId === jobId), to: links.filter((l) => l.sourceJobId === jobId) };
   }
 
   async transition(

@@ -105,5 +105,9 @@ export interface DB {
   service_secrets: { name: string; value: string };
   /** Dashboard sessions (011 / 005): the SHA-256 of each session id, never the id. Times in epoch ms. */
   sessions: { id_hash: Buffer; key_id: string; workspace_id: string; user_id: string; created_at: number; last_seen_at: number; expires_at: number };
+  /** The worker registry (012 / 006): each worker process's latest report (JSON) and when it arrived (epoch ms). */
+  workers: { id: string; doc: string; heartbeat_at: number };
+  /** Requeues (013 / 007): the job made from `source_job_id` for a frame selection ('' = every frame it lacked), and the upload it renders. */
+  job_requeues: { source_job_id: string; selection: string; job_id: string; workspace_id: string; upload_slug: string | null; created_at: string };
 }
 

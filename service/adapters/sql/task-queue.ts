@@ -1,5 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun, TaskState } from '../../ports/tasks.js';
+import { TASK_KINDS, type Task, type TaskInfo, type TaskKind, type TaskQueue, type TaskRun, type TaskState } from '../../ports/tasks.js';
 import type { DB } from './schema.js';
 import type { ReadySignal } from '../ready-signal.js';
 import { framesOf } from '../../domain/task-runs.js';
@@ -251,6 +251,21 @@ export abstract class SqlTaskQueue implements TaskQueue {
       .execute();
     const by = Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
     return { queued: by.queued ?? 0, running: by.running ?? 0, done: by.done ?? 0, failed: by.failed ?? 0 };
+  }
+
+  async countsByKind(): Promise<Record<TaskKind, { queued: number; running: number }>> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select(['kind', 'state', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('state', 'in', ['queued', 'running'])
+      .groupBy(['kind', 'state'])
+      .execute();
+    const out = Object.fromEntries(TASK_KINDS.map((k) => [k, { queued: 0, running: 0 }])) as Record<TaskKind, { queued: number; running: number }>;
+    for (const r of rows) {
+      const c = out[r.kind as TaskKind];
+      if (c) c[r.state as 'queued' | 'running'] = Number(r.n);
+    }
+    return out;
   }
 
   async recordFailure(jobId: string, worker: string): Promise<number> {

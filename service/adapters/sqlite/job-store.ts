@@ -66,6 +66,37 @@ function jobWriter(raw: Database) {
   });
 }
 
+type RequeueLink = Parameters<SqlJobStore['createRequeue']>[0];
+
+/**
+ * SqlJobStore.createRequeue on prepared statements, run with `.immediate`: a Kysely transaction
+ * would hold the write lock across an await, stalling another connection of this process.
+ */
+function requeueWriter(raw: Database) {
+  const claim: Statement<[string, string, string, string, string | null, string], void> = raw.prepare(
+    `insert into job_requeues (source_job_id, selection, job_id, workspace_id, upload_slug, created_at) values (?, ?, ?, ?, ?, ?)
+     on conflict (source_job_id, selection) do nothing`,
+  );
+  const existing: Statement<[string, string], { job_id: string }> = raw.prepare('select job_id from job_requeues where source_job_id = ? and selection = ?');
+  const insertJob: Statement<[WriteColumns & { created_at: string; workspace_id: string }], void> = raw.prepare(
+    `insert into jobs (id, workspace_id, created_at, status, updated_at, doc, internal, preview_key, delete_after)
+     values (@id, @workspace_id, @created_at, @status, @updated_at, @doc, @internal, @preview_key, @delete_after)`,
+  );
+  const count: Statement<[string, string, number], void> = raw.prepare(
+    `insert into job_counts (workspace_id, status, n) values (?, ?, ?)
+     on conflict (workspace_id, status) do update set n = n + excluded.n`,
+  );
+  return raw.transaction((link: RequeueLink, rec: JobRecord): { jobId: string; created: boolean } => {
+    const j = rec.job;
+    if (claim.run(link.sourceJobId, link.selection, j.id, j.workspaceId, link.uploadSlug, j.createdAt).changes === 0) {
+      return { jobId: existing.get(link.sourceJobId, link.selection)!.job_id, created: false };
+    }
+    insertJob.run({ ...jobColumns(rec), id: j.id, workspace_id: j.workspaceId, created_at: j.createdAt });
+    count.run(j.workspaceId, j.status, 1);
+    return { jobId: j.id, created: true };
+  });
+}
+
 /** Job store on SQLite: indexed columns for lookups and listing, the job itself as JSON. */
 export class SqliteJobStore extends SqlJobStore {
   // Reads on every API request use prepared statements (see SqliteHandle.raw).
@@ -86,6 +117,7 @@ export class SqliteJobStore extends SqlJobStore {
   private readonly commits: CommitWatch;
   /** transition and update (see write). */
   private readonly writeTx: Transaction<(id: string, decide: (rec: JobRecord) => JobChange) => JobRecord | undefined>;
+  private readonly requeueTx: ReturnType<typeof requeueWriter>;
 
   constructor(handle: SqliteHandle) {
     super(handle.db);
@@ -99,6 +131,7 @@ export class SqliteJobStore extends SqlJobStore {
     // Serving never needs `internal`, which grows with every output of a finished job.
     this.readJsonPage = pageReader<JsonRow>(raw, 'doc, preview_key');
     this.writeTx = jobWriter(raw);
+    this.requeueTx = requeueWriter(raw);
     this.commits = handle.commits;
   }
 
@@ -136,6 +169,10 @@ export class SqliteJobStore extends SqlJobStore {
   async listJson(workspaceId: string, opts: ListOptions): Promise<{ items: StoredJobJson[]; total: number }> {
     const read = this.readJsonPage(workspaceId, opts);
     return { items: read.rows.map(toJson), total: Number(read.total) };
+  }
+
+  override async createRequeue(link: RequeueLink, rec: JobRecord): Promise<{ jobId: string; created: boolean }> {
+    return exclusive(this.db, () => this.requeueTx.immediate(link, rec));
   }
 
   /**

@@ -5,6 +5,7 @@ import { ApiFailure, api, setCsrfToken } from './api.js';
 import { cancelShown, closeJob, openJob, showJob, shownJobId } from './job-view.js';
 import { clearJobRows, showJobRow } from './jobs-view.js';
 import { startLive } from './live.js';
+import { clearWorkers, closeWorkers, openWorkers } from './workers-view.js';
 
 const $ = (id) => document.getElementById(id);
 let session = null;
@@ -43,6 +44,7 @@ function signedOut(reason) {
   stopLive = null;
   closeJob();
   clearJobRows();
+  clearWorkers();
   setConnection('offline');
   $('nav').hidden = true;
   $('sign-out').hidden = true;
@@ -73,6 +75,13 @@ function onJob(event) {
 
 async function route() {
   if (!session) return;
+  if (location.hash === '#/workers') {
+    closeJob();
+    showView('workers');
+    openWorkers(onError);
+    return;
+  }
+  closeWorkers();
   const m = /^#\/jobs\/([^/]+)$/.exec(location.hash);
   if (m) {
     showView('job');

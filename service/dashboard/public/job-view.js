@@ -2,7 +2,9 @@
 // settings used (finalConfig), output downloads and the tasks table. Room for later parts (task
 // logs, requeue) is a section each below the tasks.
 import { api } from './api.js';
+import { closeLog, decorateTaskRows } from './log-view.js';
 import { adviceFor, warningsOf } from './advice.js';
+import { showRequeue } from './requeue.js';
 import { TERMINAL, duration, frameList, jobName, percentOf, progressText, statusText, when } from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -125,6 +127,7 @@ async function loadTasks() {
       return tr;
     }),
   );
+  decorateTaskRows(body, id);
   $('tasks-table').hidden = data.length === 0;
   $('tasks-none').hidden = data.length > 0;
 }
@@ -150,6 +153,7 @@ export function closeJob() {
   clearInterval(tasksTimer);
   tasksTimer = null;
   shown = null;
+  closeLog();
 }
 
 export function shownJobId() {
@@ -186,6 +190,7 @@ export function showJob({ job, progress }, onError) {
     $('job-preview-box').hidden = true;
     delete img.dataset.src;
   }
+  showRequeue(job, onError);
   renderWarnings(job);
   renderConfig(job);
   renderOutputs(job).catch(onError);

@@ -82,7 +82,11 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
       workDir: jobDir,
       // Frames a warm slot of this machine stored as they finished are not stored again.
       ...(staging ? {} : { reuse: await unchangedEarlyOutputs(jobDir) }),
-      ffmpeg: { ...(env.settings.ffmpeg ? { ffmpegPath: env.settings.ffmpeg } : {}), ...(env.settings.ffprobe ? { ffprobePath: env.settings.ffprobe } : {}) },
+      ffmpeg: {
+        ...(env.settings.ffmpeg ? { ffmpegPath: env.settings.ffmpeg } : {}),
+        ...(env.settings.ffprobe ? { ffprobePath: env.settings.ffprobe } : {}),
+        ...(ctx.taskLog ? { onLine: (stream: 'stderr', line: string) => ctx.taskLog?.line(stream, line) } : {}),
+      },
     });
     for (const w of result.warnings) ctx.log.warn({ warning: w }, 'finalize warning');
     const retention = env.settings.outputRetentionDays * 86_400_000;

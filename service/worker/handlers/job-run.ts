@@ -206,7 +206,9 @@ export class JobRuns {
     });
     const allFrames = expandFrameRanges(final.frameRanges ?? []);
     const done = await finishedFramesListed(final, outputLayout(project.jobDir), allFrames);
-    const tracker = new ProgressTracker({ jobId: rec.job.id, frames: allFrames, slots: plan.slots, doneFrames: done });
+    // Frames copied from a requeued job count as done, also where they were staged for another machine.
+    const copied = expandFrameRanges(plan.copiedFrames ?? []);
+    const tracker = new ProgressTracker({ jobId: rec.job.id, frames: allFrames, slots: plan.slots, doneFrames: [...done, ...copied] });
     return new JobRun(this.env, rec, project, tracker);
   }
 }

@@ -79,7 +79,8 @@ export function renderChunkHandler(env: WorkerEnv): TaskHandler {
     const allFrames = expandFrameRanges(final.frameRanges ?? []);
     const tracker = await trackers.acquire(rec.job.id, async () => {
       const done = await finishedFrames(final, out, allFrames);
-      return new ProgressTracker({ jobId: rec.job.id, frames: allFrames, slots: plan.slots, doneFrames: done });
+      // Frames copied from a requeued job count as done, also where they were staged for another machine.
+      return new ProgressTracker({ jobId: rec.job.id, frames: allFrames, slots: plan.slots, doneFrames: [...done, ...expandFrameRanges(plan.copiedFrames ?? [])] });
     });
     const state = { status: rec.job.status };
     const staging = env.settings.stageFrames ? new FrameStaging(env.storage, stagingPrefix(rec.job.id)) : undefined;
@@ -190,8 +191,12 @@ async function renderPart(r: PartRun): Promise<void> {
       timeoutMs: env.settings.chunkTimeoutMs,
       idleTimeoutMs: env.settings.chunkIdleTimeoutMs,
       signal: ctx.signal,
-      onSpawn: (pid) => ctx.log.info({ pid, frames: `${part.start}-${part.end}x${part.step}` }, 'blender started'),
-      onLine: (_stream, line) => {
+      onSpawn: (pid) => {
+        ctx.log.info({ pid, frames: `${part.start}-${part.end}x${part.step}` }, 'blender started');
+        ctx.taskLog?.note(`Blender started (pid ${pid}) for frames ${part.start}-${part.end}${part.step > 1 ? ` step ${part.step}` : ''}`);
+      },
+      onLine: (stream, line) => {
+        ctx.taskLog?.line(stream, line);
         used = parseDeviceLine(line) ?? used;
         const setup = parseSetupLine(line);
         if (setup?.type === 'ok') {
@@ -240,6 +245,7 @@ async function renderPart(r: PartRun): Promise<void> {
     throw err;
   }
   ctx.log.info({ exitCode: result.exitCode, ms: result.durationMs, device: billedRun(0, used).device }, 'blender exited');
+  ctx.taskLog?.note(`Blender exited with code ${result.exitCode} after ${(result.durationMs / 1000).toFixed(1)} s`);
   await reportSetupWarnings(env, jobId, setupWarnings);
   await work;
   if (result.exitCode === 0) await promoteFinished(attempt, out);

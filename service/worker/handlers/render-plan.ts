@@ -4,16 +4,19 @@
 import { pickBuild } from '../../../blender/builds.js';
 import { minorVersion } from '../runtime/placement.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
-import { chunkFrames, guidedChunks } from '../../domain/frame-ranges.js';
+import { chunkFrames, formatFrameRanges, guidedChunks } from '../../domain/frame-ranges.js';
 import { newTasks, taskIds } from '../../domain/tasks.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { FatalTaskError } from '../runtime/outcomes.js';
 import type { TaskHandler } from '../runtime/runtime.js';
+import { afterMoveFrom } from './await-move.js';
+import { ProgressTracker } from './progress-tracker.js';
+import { copyRequeuedFrames } from './requeue-render.js';
 
 
 export function renderPlanHandler(env: WorkerEnv): TaskHandler {
   return async (task, ctx) => {
-    const rec = await env.jobs.getById(task.jobId);
+    const rec = await afterMoveFrom(env.jobs, task.jobId, 'validated', ctx.signal);
     if (!rec || rec.job.status !== 'booting') return;
     const scene = rec.job.analysis?.output;
     if (!scene) {
@@ -27,20 +30,25 @@ export function renderPlanHandler(env: WorkerEnv): TaskHandler {
       ...(picked.note ? { buildNote: picked.note } : {}),
     });
     if (frames.length === 0) throw FatalTaskError.render('NO_FRAMES', 'The frame ranges select no frame.');
+    // A requeued job copies the frames its old job finished: only the others are rendered.
+    const copied = await copyRequeuedFrames(env, rec, finalConfig, frames, ctx.log);
+    const skip = new Set(copied);
+    const toRender = frames.filter((f) => !skip.has(f));
     // Warm slots keep the scene loaded between tasks: chunks shrink to single frames as the job ends
     // (chunkFrames caps them). Chunked mode amortises one Blender start per chunk.
     const fixed = env.settings.chunkFrames;
     const chunks =
       env.settings.renderMode === 'warm'
-        ? guidedChunks(frames, { slots: env.renderSlots, ...(fixed ? { maxChunk: fixed } : {}) })
-        : chunkFrames(frames, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
+        ? guidedChunks(toRender, { slots: env.renderSlots, ...(fixed ? { maxChunk: fixed } : {}) })
+        : chunkFrames(toRender, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
     const chunkTaskIds = chunks.map((_, i) => taskIds.chunk(rec.job.id, i));
     ctx.log.info({ frames: frames.length, chunks: chunks.length, blender: picked.build.version.text }, 'render planned');
     const planned = await env.jobs.update(rec.job.id, { finalConfig }, {
-      render: { blender: picked.build.binary, blenderVersion: minorVersion(picked.build), chunkTaskIds, frames: frames.length, slots: env.renderSlots },
+      render: { blender: picked.build.binary, blenderVersion: minorVersion(picked.build), chunkTaskIds, frames: frames.length, slots: env.renderSlots, ...(copied.length ? { copiedFrames: formatFrameRanges(copied) } : {}) },
     });
+    if (copied.length) await env.jobs.setProgress(new ProgressTracker({ jobId: rec.job.id, frames, doneFrames: copied }).snapshot('booting'));
     // The scene starts loading here while the chunks are enqueued and claimed.
-    if (planned) env.planned?.(planned);
+    if (planned && chunks.length) env.planned?.(planned);
     const requires = { blender: minorVersion(picked.build), ...(finalConfig.minimumRam ? { minimumRamGiB: finalConfig.minimumRam } : {}) };
     for (const [i, c] of chunks.entries()) {
       // Chunks may run on other machines: any worker with the same Blender major.minor may take them.

@@ -6,17 +6,21 @@ import path from 'node:path';
 import type { Analysis } from '../../../shared/api/analysis.js';
 import type { Job } from '../../../shared/api/job.js';
 import { analyzeScene } from '../../../blender/analysis/analyze-scene.js';
-import { moveJob } from '../../domain/job-lifecycle.js';
+import { moveJob, stoppedJobInternal } from '../../domain/job-lifecycle.js';
 import { pickBuild } from '../../../blender/builds.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { prepareProject, projectFilePath } from '../project/job-files.js';
 import { FatalTaskError } from '../runtime/outcomes.js';
 import type { TaskHandler } from '../runtime/runtime.js';
 import { pickSceneFile, resolveBundledAddons } from '../project/project-files.js';
+import { afterMoveFrom } from './await-move.js';
+import { startRequeuedRender } from './requeue-render.js';
 
 export function validateHandler(env: WorkerEnv): TaskHandler {
   return async (task, ctx) => {
-    const rec = await env.jobs.getById(task.jobId);
+    const rec = await afterMoveFrom(env.jobs, task.jobId, 'created', ctx.signal);
+    // A requeued job validated by an attempt that died before its render was started or enqueued.
+    if (rec?.internal.requeue && (rec.job.status === 'validated' || rec.job.status === 'booting')) return startRequeuedRender(env, rec, ctx.log);
     if (!rec || rec.job.status !== 'validating') return;
     const startedAt = new Date().toISOString();
     const vc = rec.internal.validationConfig ?? {};
@@ -43,6 +47,7 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       workDir: project.jobDir,
       signal: ctx.signal,
       timeoutMs: env.settings.analysisTimeoutMs,
+      onLine: (stream, line) => ctx.taskLog?.line(stream, line),
       pathToFileForRender: scenePath,
       // A bare .blend is stored as scene.blend: answers show the name the client gave it.
       shownName: path.basename(scenePath),
@@ -110,11 +115,12 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
         },
       });
       // Keep the analysis so the client can see every warning, not only the blocking ones.
-      await moveJob(env.jobs, rec.job.id, 'rejectScene', { ...patch, failedReason: reason.failedReason });
+      await moveJob(env.jobs, rec.job.id, 'rejectScene', { ...patch, failedReason: reason.failedReason }, stoppedJobInternal(env.settings.outputRetentionDays));
       return;
     }
-    await moveJob(env.jobs, rec.job.id, 'markValidated', patch, {
+    const validated = await moveJob(env.jobs, rec.job.id, 'markValidated', patch, {
       validationConfig: { ...vc, pathToFileForRender: scenePath, ...(sceneName ? { sceneToRender: sceneName } : {}) },
     });
+    if (validated) await startRequeuedRender(env, validated, ctx.log);
   };
 }

@@ -24,6 +24,10 @@ import type { WorkerEnv } from '../runtime/env.js';
 import { FatalTaskError, RetryableTaskError } from '../runtime/outcomes.js';
 import type { TaskContext } from '../runtime/runtime.js';
 import { reportSetupWarnings, type JobRun } from './job-run.js';
+import type { TaskLogLines } from '../logs/task-log.js';
+
+/** Lines of a scene load kept until a task's log takes them (a load started ahead of any task). */
+const MAX_LOAD_LINES = 5000;
 
 let started = 0;
 
@@ -52,6 +56,8 @@ export interface WarmRenderOptions {
 export class WarmRender {
   /** Resolves once the scene is loaded and set up; rejects with the task outcome of a failed setup. */
   readonly setup: Promise<void>;
+  /** False while the scene loads (the heartbeat shows the slot loading). */
+  private loaded = false;
   readonly ended: Promise<unknown>;
   private blender: WarmBlender | undefined;
   private killed = false;
@@ -66,6 +72,14 @@ export class WarmRender {
   private readonly label: string;
   /** Folders of out/ this process has made (promoteSaved). */
   private readonly madeDirs = new Set<string>();
+  /**
+   * Task logs: lines outside any frame (the load, between frames) go to the log of the task whose
+   * frame began last; the first task handed to this process takes the load's lines, kept until then.
+   */
+  private logSink: TaskLogLines | undefined;
+  private loadLines: string[] = [];
+  private loadLinesDropped = 0;
+  private loadLogOwner: string | undefined;
 
   private constructor(private readonly o: WarmRenderOptions) {
     this.label = `warm-${o.lane}-${process.pid}-${++started}`;
@@ -74,7 +88,7 @@ export class WarmRender {
     booted.catch(() => (this.killed = true));
     this.setup = booted.then((b) => this.awaitReady(b));
     // Whoever waits on setup gets its failure; the pool only needs to know when it is over.
-    this.setup.catch(() => undefined);
+    this.setup.catch(() => undefined).finally(() => (this.loaded = true));
     this.ended = booted.then(
       (b) => b.ended,
       () => undefined,
@@ -90,6 +104,10 @@ export class WarmRender {
     return !this.killed && (this.blender?.alive ?? true);
   }
 
+  get loading(): boolean {
+    return !this.loaded && this.alive;
+  }
+
   kill(): void {
     this.killed = true;
     this.blender?.kill();
@@ -103,6 +121,7 @@ export class WarmRender {
    */
   async render(job: JobRun, frames: FrameRun, task: Task, ctx: TaskContext, last: boolean): Promise<void> {
     const { env } = this.o;
+    this.attachLog(task, ctx.taskLog);
     const blender = await this.setupDone(task);
     const errors: string[] = [];
     const unwritten: number[] = [];
@@ -114,8 +133,11 @@ export class WarmRender {
       onBegin: (frame) => {
         current = { frame, key: `${task.id}:${frame}`, parser: new BlenderLogParser(), saved: [], begunAt: Date.now() };
         ctx.log.info({ warm: this.label, frame }, 'frame begun');
+        if (ctx.taskLog) this.logSink = ctx.taskLog;
+        ctx.taskLog?.note(`frame ${frame} begun in warm Blender ${this.label}`);
       },
       onLine: (_frame, line) => {
+        ctx.taskLog?.line('stdout', line);
         const c = current;
         if (!c) return;
         for (const ev of c.parser.line(line)) {
@@ -182,6 +204,34 @@ export class WarmRender {
     });
   }
 
+  /**
+   * Points `log` at this process: the first task gets the scene load's lines (those so far, then
+   * the rest as they come); later ones a line naming the task whose log holds the load.
+   */
+  private attachLog(task: Task, log: TaskLogLines | undefined): void {
+    if (!log) return;
+    if (this.loadLogOwner === undefined) {
+      this.loadLogOwner = `${task.id} attempt ${task.attempts}`;
+      log.note(`warm Blender ${this.label} loads the scene for this job; its output follows`);
+      if (this.loadLinesDropped > 0) log.note(`${this.loadLinesDropped} earliest lines of the load were not kept`);
+      for (const l of this.loadLines) log.line('stdout', l);
+      this.loadLines = [];
+      this.logSink = log;
+    } else {
+      log.note(`frames render in warm Blender ${this.label}, which loaded the scene during task ${this.loadLogOwner}: that task's log holds the load`);
+    }
+  }
+
+  /** A line outside any frame: to the current task's log, else kept for the first one. */
+  private sideLine(line: string): void {
+    if (this.logSink) return this.logSink.line('stdout', line);
+    this.loadLines.push(line);
+    if (this.loadLines.length > MAX_LOAD_LINES) {
+      this.loadLines.shift();
+      this.loadLinesDropped++;
+    }
+  }
+
   /** Waits for the setup; a process that died meanwhile hands the frame back for a new one. */
   private async setupDone(task: Task): Promise<WarmBlender> {
     try {
@@ -230,8 +280,12 @@ export class WarmRender {
       }),
       cwd: attempt.outDir,
       loadLimits: { totalMs: env.settings.chunkTimeoutMs, idleMs: env.settings.chunkIdleTimeoutMs },
-      onSpawn: (pid) => log.info({ pid, warm: this.label }, 'warm Blender started'),
+      onSpawn: (pid) => {
+        log.info({ pid, warm: this.label }, 'warm Blender started');
+        this.sideLine(`[renderbridge] warm Blender ${this.label} started (pid ${pid})`);
+      },
       onLine: (line) => {
+        this.sideLine(line);
         this.device = parseDeviceLine(line) ?? this.device;
         const setup = parseSetupLine(line);
         if (setup?.type === 'ok') log.info({ setup: setup.summary }, 'render settings applied');

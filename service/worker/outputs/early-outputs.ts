@@ -3,7 +3,8 @@
 // stored (size, mtime, inode) in the job folder; finalize then reuses every object whose file is
 // still that file and stores only the rest, so what follows the last frame is the zip, not a put
 // per frame. Nothing is published before finalize records the outputs; a job that stops
-// (canceled, failed) has its output prefix deleted with its folder. One machine only: with
+// (canceled, failed) has these objects deleted with its folder, its finished frames kept apart
+// for a requeue (kept-frames.ts). One machine only: with
 // frames staged for other machines, finalize stores everything itself.
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';

@@ -12,6 +12,8 @@ export interface FfmpegRunOptions {
   /** Executables. Defaults: 'ffmpeg' and 'ffprobe' from PATH. */
   ffmpegPath?: string;
   ffprobePath?: string;
+  /** Each line ffmpeg prints on stderr, as it comes (a task log). Default none. */
+  onLine?: (stream: 'stderr', line: string) => void;
 }
 
 export class FfmpegError extends Error {
@@ -30,14 +32,23 @@ const TAIL_BYTES = 4096;
 const MAX_STDOUT = 4 * 1024 * 1024;
 
 /** Runs one process to completion; resolves with stdout (used for ffprobe's JSON). */
-function run(cmd: string, args: string[], signal: AbortSignal | undefined): Promise<string> {
+function run(cmd: string, args: string[], signal: AbortSignal | undefined, onLine?: FfmpegRunOptions['onLine']): Promise<string> {
   return new Promise((resolve, reject) => {
     signal?.throwIfAborted();
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let tail = '';
     let out = '';
+    let partial = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       tail = (tail + d).slice(-TAIL_BYTES);
+      if (!onLine) return;
+      // ffmpeg redraws its progress line with \r: each redraw is a line of the log.
+      const lines = (partial + d).split(/\r\n|\r|\n/);
+      partial = lines.pop() ?? '';
+      for (const l of lines) if (l.trim()) onLine('stderr', l);
+    });
+    child.stderr.on('end', () => {
+      if (onLine && partial.trim()) onLine('stderr', partial);
     });
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       if (out.length < MAX_STDOUT) out += d;
@@ -131,7 +142,7 @@ export async function encodeMp4(o: EncodeMp4Options): Promise<void> {
       '-r', rate, '-movflags', '+faststart', '-f', 'mp4', part,
     ];
     try {
-      await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal);
+      await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal, o.onLine);
       await rename(part, o.out);
     } finally {
       await rm(part, { force: true });
@@ -160,7 +171,7 @@ export async function makePreview(o: PreviewOptions): Promise<void> {
     ...(jpeg ? ['-q:v', '4', '-pix_fmt', 'yuvj420p'] : []),
     '-update', '1', o.out,
   ];
-  await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal);
+  await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal, o.onLine);
 }
 
 export interface ProbeResult {

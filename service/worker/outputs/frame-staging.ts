@@ -22,8 +22,8 @@ export function stagingPrefix(jobId: string): string {
 
 // Relative paths come from the scene (any characters, any depth): one base64url segment keeps
 // them intact through the key alphabet, and the leading letter satisfies key rules.
-const encodeRel = (rel: string) => `r${Buffer.from(rel, 'utf8').toString('base64url')}`;
-const decodeRel = (seg: string) => Buffer.from(seg.slice(1), 'base64url').toString('utf8');
+export const encodeRel = (rel: string) => `r${Buffer.from(rel, 'utf8').toString('base64url')}`;
+export const decodeRel = (seg: string) => Buffer.from(seg.slice(1), 'base64url').toString('utf8');
 
 const areaDir = (out: OutputLayout, area: Area) => (area === 'frames' ? out.frames : out.composite);
 

@@ -47,6 +47,10 @@ export interface WorkerSettings {
   warmIdleMs: number;
   /** Idle warm Blenders are ended while the memory available to new processes is below this. Default 1 GiB. */
   warmMinFreeMemoryBytes: number;
+  /** Most bytes of a task run's log kept (first and last halves; task-logs extension). Default 16 MiB. */
+  taskLogMaxBytes?: number;
+  /** How often a running task's new log bytes are stored. Default 1000 ms. */
+  taskLogFlushMs?: number;
   /** ffmpeg and ffprobe executables. Default from PATH. */
   ffmpeg?: string;
   ffprobe?: string;

@@ -51,6 +51,8 @@ export class Placement {
    * task now that a task is one frame.
    */
   private readonly counts = new Map<string, Promise<Record<string, number>>>();
+  /** Slots of this machine kept off a job now, with when and after how many failures (the heartbeat shows them). */
+  private readonly blocked = new Map<string, { jobId: string; slot: string; failures: number; since: number }>();
 
   constructor(
     private readonly deps: { queue: FailureLedger; builds: readonly BlenderBuild[] },
@@ -83,8 +85,10 @@ export class Placement {
     this.blockedSince.set(key, since);
     if (this.now() - since >= this.retryMs) {
       this.blockedSince.delete(key);
+      this.blocked.delete(key);
       return undefined;
     }
+    this.noteBlocked(task.jobId, slot, failures);
     return `blocklisted on this job after ${failures} failed tasks`;
   }
 
@@ -95,7 +99,30 @@ export class Placement {
     if (this.failedHere.size > 10_000) this.failedHere.delete(this.failedHere.keys().next().value!);
     const n = await this.deps.queue.recordFailure(task.jobId, slot);
     (await this.jobCounts(task.jobId))[slot] = n;
+    if (n >= this.threshold) this.noteBlocked(task.jobId, slot, n);
     return n;
+  }
+
+  /** Jobs whose blocklist keeps slots of this machine off them now (within the retry window). */
+  blocklistedBy(): { jobId: string; slots: string[]; failures: number }[] {
+    const byJob = new Map<string, { jobId: string; slots: string[]; failures: number }>();
+    for (const [key, b] of this.blocked) {
+      if (this.now() - b.since >= this.retryMs) {
+        this.blocked.delete(key);
+        continue;
+      }
+      const j = byJob.get(b.jobId) ?? { jobId: b.jobId, slots: [], failures: 0 };
+      j.slots.push(b.slot);
+      j.failures += b.failures;
+      byJob.set(b.jobId, j);
+    }
+    return [...byJob.values()];
+  }
+
+  private noteBlocked(jobId: string, slot: string, failures: number): void {
+    const key = `${jobId}\n${slot}`;
+    const since = this.blocked.get(key)?.since ?? this.now();
+    this.blocked.set(key, { jobId, slot, failures, since });
   }
 
   private jobCounts(jobId: string): Promise<Record<string, number>> {

@@ -4,16 +4,18 @@
 // also notices cancellation and kills the work at once.
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { FailedReason } from '../../../shared/api/job.js';
 import { TERMINAL_STATUSES } from '../../../shared/job-status.js';
 import type { JobRecord, WorkerJobStore } from '../../ports/jobs.js';
 import type { Task, TaskKind, TaskLeases, TaskSubmitter } from '../../ports/tasks.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
+import { failedReasonOf, redactPaths } from './failed-reason.js';
 import type { Slot } from './devices.js';
-import { asTaskOutcome, CanceledTaskError, FatalTaskError, RetryableTaskError } from './outcomes.js';
+import { asTaskOutcome, CanceledTaskError, FatalTaskError } from './outcomes.js';
 import type { TaskOutcome, WorkerMetrics } from '../../metrics/registry.js';
 import type { Placement } from './placement.js';
 import { IdleLanes } from './idle-lanes.js';
+import type { TaskLogLines } from '../logs/task-log.js';
+import type { LaneActivity } from './activity.js';
 
 export interface TaskContext {
   /** Fires when the job is canceled, the lease is lost or the runtime stops. */
@@ -28,6 +30,14 @@ export interface TaskContext {
    * depth > 1 claims its next task now, so the device goes on without waiting for the queue.
    */
   handedOff(): void;
+  /** The log of this run of the task (extension task-logs): program output and notes. Absent: not kept. */
+  taskLog?: TaskLogLines;
+}
+
+/** A task run's log as the runtime holds it: written by the handler, ended by the runtime. */
+export interface TaskLogHandle extends TaskLogLines {
+  /** Stores the capped log with how the run ended (done, failed, retried, canceled, released); never throws. */
+  close(outcome: string, message?: string): Promise<void>;
 }
 
 export type TaskHandler = (task: Task, ctx: TaskContext) => Promise<void>;
@@ -97,6 +107,10 @@ export class WorkerRuntime {
       placement?: Placement;
       /** Task counts and durations for /metrics. Default none. */
       metrics?: WorkerMetrics;
+      /** Opens the log of a task run (`worker` names the slot). Default none: no task logs. */
+      openTaskLog?: (task: Task, job: JobRecord, worker: string) => TaskLogHandle;
+      /** Told when a task's handler starts and ends (the heartbeat's slot states). Default none. */
+      activity?: LaneActivity;
     },
     private readonly lanes: readonly Lane[],
     private readonly handlers: Partial<Record<TaskKind, TaskHandler>>,
@@ -184,6 +198,8 @@ export class WorkerRuntime {
     }, this.opts.heartbeatMs);
     let startedAt: number | undefined;
     let outcome: TaskOutcome = 'failed';
+    let taskLog: TaskLogHandle | undefined;
+    let failure: unknown;
     try {
       const job = await this.deps.jobs.getById(task.jobId);
       // A task whose job is gone or already final (canceled, failed) has nothing left to do.
@@ -204,24 +220,31 @@ export class WorkerRuntime {
         return;
       }
       if (!handler) throw new FatalTaskError({ name: 'NO_HANDLER', type: 'INTERNAL_ERROR', errorDetails: { message: `no handler for ${task.kind}` } });
+      taskLog = this.deps.openTaskLog?.(task, job, this.slotName(lane));
+      taskLog?.note(`task ${task.id} (${task.kind}) attempt ${task.attempts} on ${this.slotName(lane)}`);
       log.info('task started');
       startedAt = Date.now();
       this.deps.metrics?.taskStarted(task.kind);
-      await handler(task, { signal: controller.signal, lane, log, handedOff, job });
+      this.deps.activity?.started(lane.name, task);
+      await handler(task, { signal: controller.signal, lane, log, handedOff, job, ...(taskLog ? { taskLog } : {}) });
       await this.deps.queue.complete(task.id, workerId);
       outcome = 'done';
       log.info('task done');
       // The task may have enqueued work or been the last one another task waited for.
       this.kick();
     } catch (err) {
+      failure = err;
       outcome = await this.settleFailure(task, lane, workerId, err, controller.signal, log);
     } finally {
       clearInterval(beat);
       this.running.delete(entry);
+      this.deps.activity?.ended(lane.name, task.id);
       if (startedAt !== undefined) {
         const frames = Array.isArray(task.payload.frames) ? task.payload.frames.length : 0;
         this.deps.metrics?.taskEnded(task.kind, outcome, (Date.now() - startedAt) / 1000, frames);
       }
+      // After the task's bookkeeping: the log says how the run ended, which is known only now.
+      await taskLog?.close(outcome, failure === undefined ? undefined : String((failure as Error)?.message ?? failure).slice(0, 4000));
     }
   }
 
@@ -283,34 +306,4 @@ export class WorkerRuntime {
     }
     return 'failed';
   }
-}
-
-/** The client-facing reason: a FatalTaskError's own, or a retryable error that ran out of attempts. */
-export function failedReasonOf(err: unknown, task: Task): FailedReason {
-  if (err instanceof FatalTaskError) return err.failedReason;
-  const type = task.kind === 'validate' ? 'VALIDATION_FAILED' : 'RENDER_FAILED';
-  // Blender's argv is for logs only: a client acts on the frame reached and the last lines.
-  const { argv: _argv, ...details } = err instanceof RetryableTaskError ? err.details : {};
-  return {
-    name: err instanceof RetryableTaskError ? 'RETRIES_EXHAUSTED' : 'INTERNAL_ERROR',
-    type,
-    errorDetails: {
-      message: `${err instanceof Error ? err.message : String(err)} (gave up after ${task.attempts} attempts)`,
-      ...details,
-      attempts: task.attempts,
-    },
-  };
-}
-
-/** `value` with every occurrence of the given folders replaced by `<worker>` (deeply, strings only). */
-export function redactPaths<T>(value: T, paths: readonly string[]): T {
-  const folders = paths.filter((p) => p.length > 1).sort((a, b) => b.length - a.length);
-  if (folders.length === 0) return value;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return folders.reduce((text, p) => text.split(p).join('<worker>'), v);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
-    return v;
-  };
-  return walk(value) as T;
 }

@@ -19,12 +19,16 @@ import { renderPlanHandler } from '../handlers/render-plan.js';
 import type { WarmRender } from '../handlers/warm-render.js';
 import { validateHandler } from '../handlers/validate.js';
 import { stagingPrefix } from '../outputs/frame-staging.js';
-import { jobOutputPrefix } from '../outputs/output-keys.js';
+import { keepStoppedJob } from '../outputs/kept-frames.js';
 import { BlobCache } from '../project/blob-cache.js';
 import { removeJobDir } from '../project/job-files.js';
 import { Placement, type PlacementOptions } from './placement.js';
 import { WarmPool } from './warm-pool.js';
+import { taskLogOpener } from '../logs/open-task-log.js';
 import { WorkerRuntime, type Lane, type RuntimeOptions } from './runtime.js';
+import { LaneActivity } from './activity.js';
+import { WorkerHeartbeat, type HeartbeatOptions } from './heartbeat.js';
+import type { WorkerReporter } from '../../ports/workers.js';
 
 /** Knobs for tests and operators beyond ServiceConfig. */
 export interface WorkerTuning {
@@ -36,6 +40,10 @@ export interface WorkerTuning {
   devices?: DeviceInventory;
   /** How GPU backends count as usable (e.g. runtimeKernelCompile). Default: capabilitiesFor's defaults. */
   capabilities?: CapabilitiesOptions;
+  /** The heartbeat to the worker registry (period, least gap). Default: HeartbeatOptions' defaults. */
+  heartbeat?: Omit<HeartbeatOptions, 'log'>;
+  /** The renderbridge version this worker reports. Default 'dev'. */
+  version?: string;
 }
 
 export interface StartedWorker {
@@ -55,25 +63,30 @@ export interface WorkerPorts {
   onCompleted?: (rec: JobRecord) => Promise<void>;
   /** Where task counts, durations and this worker's inventory are reported. Default none. */
   metrics?: Metrics;
+  /** The worker registry this worker reports itself to (extension workers). Default none. */
+  registry?: WorkerReporter;
 }
 
 export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
   return {
     workRoot: path.resolve(config.dataDir, 'work'),
     outputRetentionDays: config.outputRetentionDays,
-    analysisTimeoutMs: 300_000,
-    chunkTimeoutMs: 6 * 3600_000,
-    chunkIdleTimeoutMs: 900_000,
+    analysisTimeoutMs: config.analysisTimeoutSeconds * 1000,
+    chunkTimeoutMs: config.chunkTimeoutSeconds * 1000,
+    chunkIdleTimeoutMs: config.chunkIdleTimeoutSeconds * 1000,
+    ...(config.chunkFrames !== undefined ? { chunkFrames: config.chunkFrames } : {}),
     renderMode: config.renderMode,
     warmIdleMs: config.warmIdleSeconds * 1000,
     warmMinFreeMemoryBytes: config.warmMinFreeMemoryBytes,
-    unpackLimits: { maxTotalBytes: config.unpackQuotaBytes, minFreeBytes: config.minFreeDiskBytes },
+    taskLogMaxBytes: config.taskLogMaxBytes,
+    unpackLimits: { maxEntries: config.unpackMaxEntries, maxTotalBytes: config.unpackQuotaBytes, minFreeBytes: config.minFreeDiskBytes },
     // Beside work/, so that on one disk a project's files are hard links into the cache.
     blobCache: { dir: path.resolve(config.blobCacheDir ?? path.join(config.dataDir, 'blob-cache')), maxBytes: config.blobCacheMaxBytes },
     // Shared storage means other machines may render this job's chunks or finalize it.
     stageFrames: config.s3 !== undefined,
-    ...(process.env.RENDERBRIDGE_FFMPEG ? { ffmpeg: process.env.RENDERBRIDGE_FFMPEG } : {}),
-    ...(process.env.RENDERBRIDGE_FFPROBE ? { ffprobe: process.env.RENDERBRIDGE_FFPROBE } : {}),
+    // The variables still count for programmatic configs (tests); the CLI reads them into config.ffmpeg.
+    ...((config.ffmpeg ?? process.env.RENDERBRIDGE_FFMPEG) ? { ffmpeg: config.ffmpeg ?? process.env.RENDERBRIDGE_FFMPEG } : {}),
+    ...((config.ffprobe ?? process.env.RENDERBRIDGE_FFPROBE) ? { ffprobe: config.ffprobe ?? process.env.RENDERBRIDGE_FFPROBE } : {}),
   };
 }
 
@@ -126,6 +139,9 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
     ...slots.map((slot) => ({ name: slot.id, kinds: ['render-chunk'] as const, slot, depth: warm ? 2 : 1 })),
   ];
   if (warm) env.planned = (rec) => void frames.prewarm(rec, lanes.slice(1), log);
+  const activity = new LaneActivity();
+  const placement = new Placement({ queue: ports.queue, builds: probed.builds }, tuning.placement);
+  const workerName = tuning.runtime?.workerName ?? hostname();
   const runtime = new WorkerRuntime(
     {
       jobs: ports.jobs,
@@ -133,14 +149,23 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
       log,
       onJobStopped: async (jobId) => {
         await jobEnded(jobId);
-        // Frames stored early as outputs (early-outputs.ts) are never published: they go too.
+        // Finished frames are kept for a requeue; frames stored early as outputs (early-outputs.ts) are never published.
         const rec = await ports.jobs.getById(jobId);
-        if (rec) await env.storage.deletePrefix(jobOutputPrefix(rec.job.workspaceId, jobId));
+        // Never in the way of the cleanup: without its kept frames a requeue renders them again.
+        if (rec) await keepStoppedJob(env, rec).catch((err: unknown) => log.warn({ err, jobId }, 'keeping the finished frames of a stopped job failed'));
         await removeJobDir(env.settings.workRoot, jobId);
         if (env.settings.stageFrames) await env.storage.deletePrefix(stagingPrefix(jobId));
       },
       privatePaths: [env.settings.workRoot],
-      placement: new Placement({ queue: ports.queue, builds: probed.builds }, tuning.placement),
+      openTaskLog: taskLogOpener({
+        storage: env.storage,
+        log,
+        redact: [env.settings.workRoot],
+        ...(settings.taskLogMaxBytes !== undefined ? { maxBytes: settings.taskLogMaxBytes } : {}),
+        ...(settings.taskLogFlushMs !== undefined ? { flushMs: settings.taskLogFlushMs } : {}),
+      }),
+      placement,
+      activity,
       ...(ports.metrics ? { metrics: ports.metrics } : {}),
     },
     lanes,
@@ -150,11 +175,33 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
       'render-chunk': warm ? frames.handler : renderChunkHandler(env),
       finalize: finalizeHandler(env),
     },
-    tuning.runtime,
+    { leaseMs: config.leaseSeconds * 1000, ...tuning.runtime },
   );
   runtime.start();
+  const heartbeat = ports.registry
+    ? new WorkerHeartbeat(
+        ports.registry,
+        {
+          identity: {
+            id: `${workerName}:${process.pid}`,
+            name: workerName,
+            hostname: hostname(),
+            version: tuning.version ?? 'dev',
+            builds: probed.builds.map((b) => ({ version: b.version.text, path: b.binary })),
+            gpus: devices.gpus.map((g) => ({ name: g.name, uuid: g.uuid, memoryMiB: g.memoryMiB })),
+          },
+          lanes,
+          activity,
+          warm: () => pool.live(),
+          gpuNames: new Map(devices.gpus.map((g) => [g.uuid, g.name])),
+          blocklistedBy: () => placement.blocklistedBy(),
+        },
+        { ...tuning.heartbeat, log },
+      )
+    : undefined;
+  heartbeat?.start();
   ports.metrics?.describeWorker({
-    worker: tuning.runtime?.workerName ?? hostname(),
+    worker: workerName,
     blender: probed.builds.map((b) => b.version.text),
     gpus: devices.gpus.map((g) => ({ name: g.name, vramMb: g.memoryMiB })),
   });
@@ -165,6 +212,7 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
   const stop = async () => {
     await runtime.stop();
     await pool.close();
+    await heartbeat?.stop();
   };
   return { runtime, slots, builds: probed.builds, kick: () => runtime.kick(), stop };
 }

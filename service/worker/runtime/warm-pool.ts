@@ -16,6 +16,8 @@ export interface WarmProcess {
   readonly ended: Promise<unknown>;
   /** Stops it now. */
   kill(): void;
+  /** True while it loads its scene (shown as the slot's state). Default: never said. */
+  readonly loading?: boolean;
 }
 
 export interface WarmPoolOptions {
@@ -141,8 +143,10 @@ export class WarmPool<P extends WarmProcess> {
   }
 
   /** Processes alive now, by slot (for logs and tests). */
-  live(): { slot: string; key: string; jobId: string; users: number }[] {
-    return [...this.slots.entries()].flatMap(([slot, s]) => (s.entry?.proc.alive ? [{ slot, key: s.entry.key, jobId: s.entry.jobId, users: s.entry.users }] : []));
+  live(): { slot: string; key: string; jobId: string; users: number; loading: boolean }[] {
+    return [...this.slots.entries()].flatMap(([slot, s]) =>
+      s.entry?.proc.alive ? [{ slot, key: s.entry.key, jobId: s.entry.jobId, users: s.entry.users, loading: s.entry.proc.loading ?? false }] : [],
+    );
   }
 
   /** Ends every process and refuses new ones. */

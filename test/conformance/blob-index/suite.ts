@@ -7,12 +7,14 @@ import { BLOB_PROJECT_OBJECT } from '../../../service/domain/blob-project.js';
 import { newJobRecord, uploadKey } from '../../../service/domain/jobs.js';
 import type { BlobStore } from '../../../service/ports/blobs.js';
 import type { JobStore, UploadRecord } from '../../../service/ports/jobs.js';
+import type { RequeueStore } from '../../../service/ports/requeues.js';
+import { newRequeuedRecord } from '../../../service/domain/requeue.js';
 import { withHarness } from '../with-harness.js';
 
 export interface BlobHarness {
   blobs: BlobStore;
   /** The job store on the same database: uploads and jobs are what keep blobs alive. */
-  jobs: JobStore;
+  jobs: JobStore & RequeueStore;
   /** Another, independent handle on the same database (another service instance). */
   other(): Promise<{ blobs: BlobStore; secret: Buffer }>;
   /** This handle's blob URL-signing secret. */
@@ -133,6 +135,25 @@ export function blobStoreConformance(name: string, open: () => Promise<BlobHarne
         await blobs.collected({ workspaceId: ws, ...a });
         await jobs.transition(rec.job.id, ['rendering'], 'completed');
         expect(keys(await blobs.claimCollectable(cutoff, new Date(T0 + 11 * DAY), 100))).toEqual(keys([b]));
+      }));
+
+      it('keeps the blobs of an ended job\'s upload while a job requeued from it is unfinished', withStore(async ({ blobs, jobs }) => {
+        const ws = randomUUID();
+        const a = blob('requeued');
+        await blobs.record(ws, a, T0);
+        const up = committedUpload(ws, T0);
+        await blobs.commitUpload(up, [a]);
+        const rec = newJobRecord({ ...up, size: 300 }, undefined);
+        await jobs.createJobFromUpload(up.slug, rec);
+        await jobs.transition(rec.job.id, ['created'], 'failed');
+        const again = newRequeuedRecord(rec, null);
+        await jobs.createRequeue({ sourceJobId: rec.job.id, selection: '', uploadSlug: up.slug }, again);
+        const at = new Date(T0 + 5 * DAY);
+        expect(await blobs.pruneReferences(at, 100)).toBe(0);
+        expect(await blobs.claimCollectable(T0 + DAY, at, 100)).toEqual([]);
+        await jobs.transition(again.job.id, ['created'], 'canceled');
+        expect(await blobs.pruneReferences(at, 100)).toBe(1);
+        expect(keys(await blobs.claimCollectable(T0 + DAY, at, 100))).toEqual(keys([a]));
       }));
 
       it('prunes references of expired uploads and finished jobs only', withStore(async ({ blobs, jobs }) => {

@@ -1,0 +1,74 @@
+// How the farm's workers read to one workspace (extension workers, pure rules): a worker silent
+// for 3 of its heartbeat periods is lost, a lost or stopped worker runs nothing, and another
+// workspace's jobs show as work without a name (a busy slot, but no id, task or frames).
+import type { WorkerInfo } from '../../shared/api/workers.js';
+import type { WorkerRecord } from '../ports/workers.js';
+
+/** Heartbeat periods a worker may miss before it counts as lost. */
+export const LOST_AFTER_PERIODS = 3;
+
+export type WorkerState = WorkerInfo['state'];
+
+export function workerState(w: Pick<WorkerRecord, 'state' | 'heartbeatAt' | 'heartbeatIntervalMs'>, now: number): WorkerState {
+  if (w.state === 'stopped') return 'stopped';
+  return now - w.heartbeatAt > LOST_AFTER_PERIODS * w.heartbeatIntervalMs ? 'lost' : 'running';
+}
+
+/** Every job a worker's report names (tasks, warm scenes, blocklists). */
+export function jobIdsOf(workers: readonly WorkerRecord[]): Set<string> {
+  const ids = new Set<string>();
+  for (const w of workers) {
+    for (const s of w.slots) {
+      for (const t of s.tasks) ids.add(t.jobId);
+      if (s.warmJobId) ids.add(s.warmJobId);
+    }
+    for (const b of w.blocklistedBy) ids.add(b.jobId);
+  }
+  return ids;
+}
+
+/**
+ * The workers as a workspace sees them. `ownJobs` maps the workspace's own jobs among jobIdsOf
+ * to their names (null when unnamed); any job not in it belongs to someone else.
+ */
+export function presentWorkers(workers: readonly WorkerRecord[], ownJobs: ReadonlyMap<string, string | null>, now: number): WorkerInfo[] {
+  const present = (w: WorkerRecord): WorkerInfo => {
+    const state = workerState(w, now);
+    const working = state === 'running';
+    return {
+      id: w.id,
+      name: w.name,
+      hostname: w.hostname,
+      version: w.version,
+      state,
+      startedAt: w.startedAt,
+      lastHeartbeatAt: new Date(w.heartbeatAt).toISOString(),
+      secondsSinceHeartbeat: Math.max(0, Math.round((now - w.heartbeatAt) / 100) / 10),
+      heartbeatIntervalSeconds: w.heartbeatIntervalMs / 1000,
+      slots: w.slots.map((s) => ({
+        id: s.id,
+        device: s.device,
+        state: working ? s.state : 'idle',
+        tasks: working
+          ? s.tasks.map((t) =>
+              ownJobs.has(t.jobId)
+                ? { kind: t.kind, jobId: t.jobId, jobName: ownJobs.get(t.jobId) ?? null, taskId: t.taskId, frames: t.frames, startedAt: t.startedAt }
+                : { kind: t.kind, jobId: null, jobName: null, taskId: null, frames: null, startedAt: t.startedAt },
+            )
+          : [],
+        warmJobId: working && s.warmJobId && ownJobs.has(s.warmJobId) ? s.warmJobId : null,
+      })),
+      gpus: w.gpus,
+      builds: w.builds,
+      blocklistedBy: w.blocklistedBy.filter((b) => ownJobs.has(b.jobId)).map((b) => ({ ...b, jobName: ownJobs.get(b.jobId) ?? null })),
+    };
+  };
+  const rank = (w: WorkerInfo) => (w.state === 'running' ? 0 : w.state === 'lost' ? 1 : 2);
+  // Stable: the registry lists by most recent heartbeat already.
+  return workers.map(present).sort((a, b) => rank(a) - rank(b));
+}
+
+/** Whether some worker's heartbeat is fresh (/readyz). */
+export function anyWorkerRunning(workers: readonly WorkerRecord[], now: number): boolean {
+  return workers.some((w) => workerState(w, now) === 'running');
+}
