@@ -160,14 +160,27 @@ export function startBlender(opts: RunBlenderOptions & { stdin?: boolean }): Ble
     killGroup(pid, 'SIGTERM');
     killTimer = setTimeout(() => killGroup(pid!, 'SIGKILL'), graceMs);
   };
+  // Output comes a line at a time, thousands per job: each one only notes the time, and one timer
+  // checks it when it is due (re-arming a timer per line cost more than parsing the line).
+  let lastOutputAt = performance.now();
+  const checkIdle = () => {
+    idleTimer = undefined;
+    if (limits.idleMs <= 0 || stopReason || settled) return;
+    const left = lastOutputAt + limits.idleMs - performance.now();
+    if (left <= 0) stop('idle');
+    else idleTimer = setTimeout(checkIdle, left);
+  };
   const armIdle = () => {
-    clearTimeout(idleTimer);
-    if (limits.idleMs > 0 && !stopReason && !settled) idleTimer = setTimeout(() => stop('idle'), limits.idleMs);
+    lastOutputAt = performance.now();
+    if (!idleTimer && limits.idleMs > 0 && !stopReason && !settled) idleTimer = setTimeout(checkIdle, limits.idleMs);
   };
   const arm = (next: BlenderLimits) => {
     limits = next;
     clearTimeout(totalTimer);
     totalTimer = next.totalMs > 0 && !settled ? setTimeout(() => stop('timeout'), next.totalMs) : undefined;
+    // New limits count from now.
+    clearTimeout(idleTimer);
+    idleTimer = undefined;
     armIdle();
   };
 

@@ -65,7 +65,7 @@ export async function openLocalState(dataDir: string): Promise<StateEngine> {
     kind: 'sqlite',
     jobs: new SqliteJobStore(sqlite),
     keys: new SqliteKeyStore(sqlite),
-    queue: new SqliteTaskQueue(sqlite.db),
+    queue: new SqliteTaskQueue(sqlite),
     webhooks: openWebhookStore(sqlite),
     leases: new SqliteLeaseStore(sqlite.db),
     blobs: new SqliteBlobStore(sqlite),

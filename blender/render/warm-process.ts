@@ -20,6 +20,7 @@ const LOOP_LINE = /^RB_(READY|FRAME_BEGIN|FRAME_DONE|RUN_END) (\{.*\})$/;
 
 /** Parses `RB_READY {...}`, `RB_FRAME_BEGIN {...}`, `RB_FRAME_DONE {...}`, `RB_RUN_END {...}`; undefined for other lines. */
 export function parseLoopLine(line: string): LoopLine | undefined {
+  if (!line.startsWith('RB_')) return undefined;
   const m = LOOP_LINE.exec(line);
   if (!m) return undefined;
   let raw: Record<string, unknown>;

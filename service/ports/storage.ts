@@ -6,13 +6,24 @@ export interface StoredObject {
   size: number;
 }
 
+export interface PutOptions {
+  /** Most bytes accepted. Default unlimited. */
+  maxBytes?: number;
+  /** Wait until the bytes are on disk (local stores). Default true. */
+  sync?: boolean;
+}
+
 export interface ObjectStorage {
   /** A URL accepting one PUT of the object until `expiresAt`. */
   presignPut(key: string, opts: { expiresAt: Date; fileType: FileType }): Promise<string>;
   /** A URL serving the object (with Range) until `expiresAt`, named `fileName` when saved. */
   presignGet(key: string, opts: { expiresAt: Date; fileName: string }): Promise<string>;
-  /** Streams into the object; it becomes visible only when complete. Throws ObjectTooLargeError past maxBytes. */
-  put(key: string, body: Readable, opts?: { maxBytes?: number }): Promise<{ size: number; sha256: string }>;
+  /**
+   * Streams into the object; it becomes visible only when complete. Throws ObjectTooLargeError past
+   * maxBytes. `sync: false` (default true) lets a local store return before the bytes reach the
+   * disk, for objects a machine crash may cut short (task logs); a remote store ignores it.
+   */
+  put(key: string, body: Readable, opts?: PutOptions): Promise<{ size: number; sha256: string }>;
   get(key: string): Promise<Readable>;
   stat(key: string): Promise<StoredObject | undefined>;
   delete(key: string): Promise<void>;

@@ -51,7 +51,7 @@ async function sqliteHarness<T>(make: (db: SqliteHandle) => T) {
 }
 
 taskQueueConformance('SQLite', async () => {
-  const h = await sqliteHarness((db) => new SqliteTaskQueue(db.db));
+  const h = await sqliteHarness((db) => new SqliteTaskQueue(db));
   return { queue: h.value, reopen: h.reopen, other: h.other, close: h.close };
 });
 
@@ -99,7 +99,7 @@ await next();
 const h = await openSqlite(file);
 console.log('opened');
 const jobIds = JSON.parse(await next());
-const [queue, hooks, jobs] = [new SqliteTaskQueue(h.db), openWebhookStore(h), new SqliteJobStore(h)];
+const [queue, hooks, jobs] = [new SqliteTaskQueue(h), openWebhookStore(h), new SqliteJobStore(h)];
 const tasks = async (w) => { const ids = []; for (let t; (t = await queue.claim(w, ['render-chunk'], 60000)); ) ids.push(t.id); return ids; };
 const deliveries = async () => { const ids = []; for (let b; (b = await hooks.claimDue(Date.now(), 3, 60000)).length; ) ids.push(...b.map((d) => d.id)); return ids; };
 const move = async () => { const ids = []; for (const id of jobIds) if (await jobs.transition(id, ['created'], 'validating')) ids.push(id); return ids; };
@@ -166,7 +166,7 @@ describe('SQLite shared by two processes', () => {
 
       const h = await openSqlite(file);
       try {
-        const queue = new SqliteTaskQueue(h.db);
+        const queue = new SqliteTaskQueue(h);
         const hooks = openWebhookStore(h);
         const jobs = new SqliteJobStore(h);
         const taskIds = Array.from({ length: 200 }, (_, i) => `chunk:${i}`);

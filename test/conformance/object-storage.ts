@@ -29,6 +29,14 @@ export function objectStorageConformance(name: string, open: () => Promise<Stora
       expect((await buffer(await s.get('a/b/c.bin'))).equals(data)).toBe(true);
     }));
 
+    it('stores an object put without waiting for the disk (a task log) whole, visible once complete, never overwriting', withStorage(async (s) => {
+      const data = Buffer.alloc(5_000_000, 7);
+      const r = await s.put('logs/x/a1.log', Readable.from([data.subarray(0, 4096), data.subarray(4096)]), { sync: false });
+      expect(r.size).toBe(data.length);
+      expect((await buffer(await s.get('logs/x/a1.log'))).equals(data)).toBe(true);
+      await expect(s.put('logs/x/a1.log', Readable.from([Buffer.from('again')]), { sync: false })).rejects.toBeInstanceOf(ObjectExistsError);
+    }));
+
     it('never overwrites an existing object', withStorage(async (s) => {
       await s.put('once.bin', Readable.from([Buffer.from('first')]));
       await expect(s.put('once.bin', Readable.from([Buffer.from('second')]))).rejects.toBeInstanceOf(ObjectExistsError);

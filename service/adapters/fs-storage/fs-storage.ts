@@ -4,7 +4,7 @@ import { link, mkdir, open, readdir, rm, stat, unlink, type FileHandle } from 'n
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FileType } from '../../../shared/api/upload.js';
-import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type StoredObject } from '../../ports/storage.js';
+import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type PutOptions, type StoredObject } from '../../ports/storage.js';
 import type { UrlSigner } from './url-signer.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._ -]{0,254}$/;
@@ -57,14 +57,14 @@ export class FsObjectStorage implements ObjectStorage {
     return this.url('GET', key, opts.expiresAt, { fn: opts.fileName });
   }
 
-  async put(key: string, body: Readable, opts: { maxBytes?: number } = {}): Promise<{ size: number; sha256: string }> {
+  async put(key: string, body: Readable, opts: PutOptions = {}): Promise<{ size: number; sha256: string }> {
     const final = this.filePath(key);
     const tmp = path.join(this.tmpDir, randomUUID());
     try {
       const fh = await open(tmp, 'wx');
       let written: { size: number; sha256: string };
       try {
-        written = await writeSynced(fh, body, opts.maxBytes ?? Number.POSITIVE_INFINITY);
+        written = await writeSynced(fh, body, opts.maxBytes ?? Number.POSITIVE_INFINITY, opts.sync ?? true);
       } finally {
         await fh.close();
       }
@@ -119,8 +119,8 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 /** Bytes between background fdatasyncs, so writeback runs alongside the upload, not all at the end. */
 const SYNC_EVERY_BYTES = 64 * 1024 * 1024;
 
-/** Streams `body` into `fh` in batches, hashing as it goes; returns once the data is on disk. */
-async function writeSynced(fh: FileHandle, body: Readable, maxBytes: number): Promise<{ size: number; sha256: string }> {
+/** Streams `body` into `fh` in batches, hashing as it goes; returns once the data is on disk (`sync`). */
+async function writeSynced(fh: FileHandle, body: Readable, maxBytes: number, sync: boolean): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
   let size = 0;
   let batch: Buffer[] = [];
@@ -134,7 +134,7 @@ async function writeSynced(fh: FileHandle, body: Readable, maxBytes: number): Pr
     sinceSync += batchBytes;
     batchBytes = 0;
     await fh.writev(bufs);
-    if (sinceSync >= SYNC_EVERY_BYTES) {
+    if (sync && sinceSync >= SYNC_EVERY_BYTES) {
       sinceSync = 0;
       await syncing;
       syncing = fh.datasync();
@@ -154,6 +154,8 @@ async function writeSynced(fh: FileHandle, body: Readable, maxBytes: number): Pr
     // Never leave a sync running on a handle the caller is about to close.
     await syncing.catch(() => undefined);
   }
-  await fh.sync();
+  // Each sync is a journal commit, which stalls every other writer of the disk (Blender saving
+  // its next frame): only what must survive a crash pays for it.
+  if (sync) await fh.sync();
   return { size, sha256: hash.digest('hex') };
 }

@@ -15,7 +15,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { create as contentDisposition } from 'content-disposition';
 import { CONTENT_TYPES, type FileType } from '../../../shared/api/upload.js';
 import type { S3Settings } from '../../config.js';
-import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type StoredObject } from '../../ports/storage.js';
+import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type PutOptions, type StoredObject } from '../../ports/storage.js';
 import { isValidKey } from '../fs-storage/fs-storage.js';
 import { contentTypeOf } from './content-type.js';
 import { createS3Client, httpStatus, type S3ClientOptions } from './s3-client.js';
@@ -109,7 +109,7 @@ export class S3ObjectStorage implements ObjectStorage {
     return getSignedUrl(this.client, cmd, { expiresIn: presignSeconds(opts.expiresAt) });
   }
 
-  async put(key: string, body: Readable, opts: { maxBytes?: number } = {}): Promise<{ size: number; sha256: string }> {
+  async put(key: string, body: Readable, opts: PutOptions = {}): Promise<{ size: number; sha256: string }> {
     const Key = this.objectKey(key);
     // Servers without conditional writes (s3rver, older MinIO) ignore If-None-Match below, so look
     // first. Two puts of one key racing between this check and their completion can then both

@@ -140,7 +140,10 @@ export class WarmRender {
         ctx.taskLog?.line('stdout', line);
         const c = current;
         if (!c) return;
-        for (const ev of c.parser.line(line)) {
+        const events = c.parser.line(line);
+        // Most of Blender's lines (Updating..., Synchronizing...) say nothing the progress counts.
+        if (events.length === 0) return;
+        for (const ev of events) {
           if (ev.type === 'frameStarted') job.markRendering(ctx.log);
           if (ev.type === 'error') errors.push(ev.message);
           if (ev.type === 'saved') c.saved.push(ev.path);

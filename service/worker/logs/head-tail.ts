@@ -20,6 +20,11 @@ export class HeadTail {
     this.tailCap = cap - this.headCap;
   }
 
+  /** The most bytes kept, head and tail together. */
+  get capBytes(): number {
+    return this.headCap + this.tailCap;
+  }
+
   /** Bytes added so far, kept or not. */
   get totalBytes(): number {
     return this.total;

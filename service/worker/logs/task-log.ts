@@ -1,7 +1,8 @@
 // The log of one run of a task attempt, written by the worker that runs it: every line a program
-// of the task prints (Blender, ffmpeg) and the worker's own notes, each with a timestamp. New bytes
-// are stored about once a second as numbered segments, so the service can serve the log while the
-// task runs; past the head, segments that fall out of the kept tail are deleted (the reader sees
+// of the task prints (Blender, ffmpeg) and the worker's own notes, each with a timestamp. Who runs
+// it (the start object) and new bytes are stored about once a second as numbered segments, so the
+// service can serve the log while the task runs; a run shorter than that stores its objects once,
+// when it ends (a warm slot's tasks often last a few frames, and each store is a synced file); past the head, segments that fall out of the kept tail are deleted (the reader sees
 // the gap). When the run ends, however it ends, the capped log (HeadTail) is stored as one object
 // and the segments go. A worker that dies leaves its segments, which the reader still serves.
 import { Readable } from 'node:stream';
@@ -42,6 +43,10 @@ interface Piece {
 export class TaskLog implements TaskLogLines {
   private readonly kept: HeadTail;
   private pending: Piece[] = [];
+  /** Bytes in `pending`: once past the cap, pieces that fell out of the middle are dropped. */
+  private pendingBytes = 0;
+  /** The start object is stored with the first flush. */
+  private started = false;
   private readonly segments: { key: string; offset: number; end: number }[] = [];
   private seq = 0;
   private chain: Promise<void>;
@@ -53,7 +58,7 @@ export class TaskLog implements TaskLogLines {
   constructor(private readonly o: TaskLogOptions) {
     this.kept = new HeadTail(o.maxBytes ?? 16 * 2 ** 20);
     this.redact = (o.redact ?? []).filter((p) => p.length > 1).sort((a, b) => b.length - a.length);
-    this.chain = this.store(`${o.stem}.json`, Buffer.from(JSON.stringify(o.start)));
+    this.chain = Promise.resolve();
     this.timer = setInterval(() => this.flush(), o.flushMs ?? 1000);
     this.timer.unref();
   }
@@ -81,6 +86,9 @@ export class TaskLog implements TaskLogLines {
     this.note(`attempt ended: ${outcome}${message ? `: ${message}` : ''}`);
     this.closed = true;
     clearInterval(this.timer);
+    // What no segment holds yet goes into the .log only.
+    this.pending = [];
+    this.pendingBytes = 0;
     await this.flush();
     const end: RunEnd = {
       endedAt: new Date().toISOString(),
@@ -94,21 +102,45 @@ export class TaskLog implements TaskLogLines {
       // The segments stay unless both objects are stored: the reader then still has the run.
       if (!(await this.storeOk(`${this.o.stem}.log`, this.kept.render()))) return;
       if (!(await this.storeOk(`${this.o.stem}.end.json`, Buffer.from(JSON.stringify(end))))) return;
-      await this.o.storage.deletePrefix(`${this.o.stem}/`).catch((err: unknown) => this.report(err));
+      if (this.seq > 0) await this.o.storage.deletePrefix(`${this.o.stem}/`).catch((err: unknown) => this.report(err));
     });
     await this.chain;
   }
 
   private add(text: string): void {
     if (this.closed) return;
-    const line = Buffer.from(`${new Date().toISOString()} ${this.scrub(text)}\n`);
+    const line = Buffer.from(`${this.stamp()} ${this.scrub(text)}\n`);
     const at = this.kept.totalBytes;
-    this.pending.push({ offset: at, bytes: this.kept.add(line) });
+    const bytes = this.kept.add(line);
+    this.pending.push({ offset: at, bytes });
+    this.pendingBytes += bytes.length;
+    // Pieces fall out of the middle only past the cap; dropping them once per cap's worth of new
+    // bytes keeps memory bounded without walking the pending list on every line.
+    if (this.pendingBytes > this.kept.capBytes && this.kept.omittedBytes > 0) this.dropPending();
+  }
+
+  private dropPending(): void {
     this.dropOmitted(this.pending, (p) => p.offset, (p) => p.offset + p.bytes.length);
+    this.pendingBytes = this.pending.reduce((n, p) => n + p.bytes.length, 0);
+  }
+
+  private stampMs = 0;
+  private stampText = '';
+
+  /** The time of a line: Blender prints dozens in the same millisecond, and formatting one costs more than the rest of the line. */
+  private stamp(): string {
+    const now = Date.now();
+    if (now !== this.stampMs) {
+      this.stampMs = now;
+      this.stampText = new Date(now).toISOString();
+    }
+    return this.stampText;
   }
 
   private scrub(text: string): string {
-    return this.redact.reduce((t, p) => t.split(p).join('<worker>'), text);
+    let t = text;
+    for (const p of this.redact) if (t.includes(p)) t = t.split(p).join('<worker>');
+    return t;
   }
 
   /**
@@ -124,9 +156,15 @@ export class TaskLog implements TaskLogLines {
   }
 
   private async flushNow(): Promise<void> {
+    if (!this.started) {
+      this.started = true;
+      await this.store(`${this.o.stem}.json`, Buffer.from(JSON.stringify(this.o.start)));
+    }
+    if (this.kept.omittedBytes > 0) this.dropPending();
     const pieces = this.pending;
     if (pieces.length === 0) return;
     this.pending = [];
+    this.pendingBytes = 0;
     // Pieces are contiguous unless some fell out of the tail: each contiguous run is one segment.
     let group: Piece[] = [];
     const groups: Piece[][] = [];
@@ -156,7 +194,9 @@ export class TaskLog implements TaskLogLines {
 
   private async storeOk(key: string, bytes: Buffer): Promise<boolean> {
     try {
-      await this.o.storage.put(key, Readable.from([bytes]));
+      // A log is a diagnosis, not a product: a machine crash may cut its last second short, and
+      // its stores never wait for the disk (a sync per store slowed the render beside it).
+      await this.o.storage.put(key, Readable.from([bytes]), { sync: false });
       return true;
     } catch (err) {
       this.report(err);

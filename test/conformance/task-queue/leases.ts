@@ -93,6 +93,21 @@ export function taskLeasesConformance(name: string, open: () => Promise<QueueHar
       expect(later).toMatchObject({ id: 'later', attempts: 1 });
     }));
 
+    it('finds at once a task that another handle enqueued or freed after a claim found nothing', withQueue(async (h: QueueHarness<Observed>) => {
+      const second = h.other ? await h.other() : h.queue;
+      // An empty claim may be remembered (SQLite); what another process writes must undo that.
+      expect(await h.queue.claim('idle', ['render-chunk'], 60_000)).toBeUndefined();
+      await second.enqueue({ id: 'from-other', jobId: 'j', kind: 'render-chunk' });
+      expect((await h.queue.claim('idle', ['render-chunk'], 60_000))?.id).toBe('from-other');
+      await second.enqueue({ id: 'first', jobId: 'k', kind: 'validate' });
+      await second.enqueue({ id: 'then', jobId: 'k', kind: 'render-chunk', after: ['first'] });
+      expect(await h.queue.claim('idle', ['render-chunk'], 60_000)).toBeUndefined();
+      expect((await second.claim('other', ['validate'], 60_000))?.id).toBe('first');
+      expect(await h.queue.claim('idle', ['render-chunk'], 60_000)).toBeUndefined();
+      await second.complete('first', 'other');
+      expect((await h.queue.claim('idle', ['render-chunk'], 60_000))?.id).toBe('then');
+    }));
+
     it('hands each task to one claimer when eight claim at once (from two handles where the adapter has them)', withQueue(async (h: QueueHarness<Observed>) => {
       const ids = Array.from({ length: 200 }, (_, i) => `c${i}`);
       for (const id of ids) await h.queue.enqueue({ id, jobId: 'many', kind: 'render-chunk' });
