@@ -10,13 +10,20 @@
 //   4. two workers with one single-threaded slot each on the heavy scene: wall <= 1.1x (one load +
 //      frames x frame time / 2), from a single-threaded bare reference;
 //   5. a warm Blender killed mid-job: frames begun twice <= 1 per kill.
-// BENCH_ROUNDS (default 3) rounds of 1 and 2, BENCH_HEAVY_ROUNDS (default 2) of 3; one run of the others.
+// BENCH_SMALL_ROUNDS (default 9) rounds of 1, BENCH_ROUNDS (default 5) of 2, BENCH_HEAVY_ROUNDS (default 2) of 3;
+// one run of the others.
 import { buildFixture } from '../test/helpers/fixtures.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { consoleTable, markdownTable, verdict, writeResultsSection } from './lib/results.js';
 import { killMidJob, otherModes, serviceVsBare, twoWorkers, type Outcome, type Scene } from './lib/render-scenarios.js';
 
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+/**
+ * Rounds of the small job: one takes about 2 s, and this machine's speed drifts by 10% or more
+ * from one run to the next, so a 3% target needs many pairs before the medians settle.
+ */
+const SMALL_ROUNDS = Math.max(1, Number(process.env.BENCH_SMALL_ROUNDS ?? 9));
+/** Rounds of the subdivision scene (about 10 s each way). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 /** Rounds of the heavy scene (over a minute each way). */
 const HEAVY_ROUNDS = Math.max(1, Number(process.env.BENCH_HEAVY_ROUNDS ?? 2));
 /** Frames timed for "one process per frame" (each is a Blender start); the total is scaled to 120. */
@@ -44,7 +51,7 @@ async function main(): Promise<void> {
   };
   let firstFrame = NaN;
   await step('small job', async () => {
-    const o = await serviceVsBare('small job', small, ROUNDS, 1.03);
+    const o = await serviceVsBare('small job', small, SMALL_ROUNDS, 1.03);
     firstFrame = Number(o.verdicts[0]!['first frame s']);
     return { ...o, verdicts: [...o.verdicts, { scene: 'small job', 'POST /render to first frame': `${firstFrame.toFixed(2)} s`, target: '< 3 s', verdict: verdict(firstFrame < 3) }], pass: o.pass && firstFrame < 3 };
   });
@@ -67,7 +74,7 @@ in a child process (\`dist/\`, logging off) on a fresh data folder; each job upl
 \`updatedAt\`, same clock): planning, the slot's warm Blender (load once, frames claimed as guided chunks
 shrinking to single frames), each frame's files moved and stored as they finish, finalize (zips,
 preview). "First frame" is \`POST /render\` until the job turns \`rendering\` (Blender's first \`Fra:\`
-line), polled every 50 ms, then every second (as the bridge daemon polls an active job). ${ROUNDS} round(s) of the small job and the
+line), polled every 50 ms, then every second (as the bridge daemon polls an active job). ${SMALL_ROUNDS} round(s) of the small job, ${ROUNDS} of the
 subdivision scene and ${HEAVY_ROUNDS} of the heavy one, alternating which goes first, after one warm-up job; medians. Chunked mode is the
 service with \`--render-mode chunked\` (one Blender per chunk of up to 50 frames, loading the scene each
 time: the service before this change); one process per frame is bare \`blender -f N\` per frame, ${PER_FRAME_SAMPLE}

@@ -1,11 +1,24 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { TASK_KINDS, type Task, type TaskInfo, type TaskKind, type TaskQueue, type TaskRun, type TaskState } from '../../ports/tasks.js';
 import type { DB } from './schema.js';
 import type { ReadySignal } from '../ready-signal.js';
 import { framesOf } from '../../domain/task-runs.js';
 
+type ClaimedRow = Pick<DB['tasks'], 'id' | 'job_id' | 'kind' | 'payload' | 'attempts'>;
+
+/**
+ * Values no call passes, standing in the compiled claim for each call's own (a worker id, the
+ * time): replaced by identity, so no real parameter can be taken for one.
+ */
+const SLOT = {
+  worker: '\u0000rb-claim-worker',
+  nowIso: '\u0000rb-claim-now',
+  now: -918_273_645_001,
+  leaseUntil: -918_273_645_002,
+} as const;
+
 /** A claimed task as the port returns it. */
-export function toTask(row: Pick<DB['tasks'], 'id' | 'job_id' | 'kind' | 'payload' | 'attempts'>): Task {
+export function toTask(row: ClaimedRow): Task {
   return {
     id: row.id,
     jobId: row.job_id,
@@ -35,29 +48,49 @@ export abstract class SqlTaskQueue implements TaskQueue {
     if (signal) this.onReady = (listener) => signal.onReady(listener);
   }
 
+  /** The claim's statement per kinds list, built once: building it with Kysely cost more than running it. */
+  private readonly claimStatements = new Map<string, CompiledQuery>();
+
   /**
    * One statement: lease the oldest ready task. Engines differ only in how a pick is locked
    * (`lockPick`), so one task never goes to two claimers.
    */
   async claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {
     if (kinds.length === 0) return undefined;
+    const key = kinds.join(',');
+    let statement = this.claimStatements.get(key);
+    if (!statement) {
+      statement = this.claimQuery(kinds).compile();
+      this.claimStatements.set(key, statement);
+    }
     const now = this.now();
-    const row = await this.db
+    const values = new Map<unknown, unknown>([
+      [SLOT.worker, workerId],
+      [SLOT.now, now],
+      [SLOT.leaseUntil, now + leaseMs],
+      [SLOT.nowIso, new Date(now).toISOString()],
+    ]);
+    const parameters = statement.parameters.map((p) => (values.has(p) ? values.get(p) : p));
+    const { rows } = await this.db.executeQuery<ClaimedRow>(CompiledQuery.raw(statement.sql, parameters));
+    return rows[0] && toTask(rows[0]);
+  }
+
+  /** The claim with placeholders (SLOT) where each call's values go. */
+  private claimQuery(kinds: readonly TaskKind[]) {
+    return this.db
       .updateTable('tasks')
       .set((eb) => ({
         state: 'running',
-        worker_id: workerId,
-        lease_until: now + leaseMs,
-        updated_at: new Date(now).toISOString(),
+        worker_id: SLOT.worker,
+        lease_until: SLOT.leaseUntil,
+        updated_at: SLOT.nowIso,
         attempts: eb('attempts', '+', 1),
         // Kept once the task ends, for the job-tasks route (worker_id is the live lease).
-        started_at: new Date(now).toISOString(),
-        ran_by: workerId,
+        started_at: SLOT.nowIso,
+        ran_by: SLOT.worker,
       }))
-      .where('id', '=', (eb) => eb.selectFrom(this.candidates(kinds, now).as('c')).select('c.id').orderBy('c.seq').limit(1))
-      .returning(['id', 'job_id', 'kind', 'payload', 'attempts'])
-      .executeTakeFirst();
-    return row && toTask(row);
+      .where('id', '=', (eb) => eb.selectFrom(this.candidates(kinds, SLOT.now).as('c')).select('c.id').orderBy('c.seq').limit(1))
+      .returning(['id', 'job_id', 'kind', 'payload', 'attempts']);
   }
 
   /** How the engine keeps two claimers off one row (SQLite: its write lock, nothing to add). */

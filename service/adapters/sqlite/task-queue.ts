@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Task, TaskKind } from '../../ports/tasks.js';
 import { SqlTaskQueue } from '../sql/task-queue.js';
-import type { CommitWatch } from './commit-watch.js';
+import { CommitWatch } from './commit-watch.js';
 import type { SqliteHandle } from './db.js';
 
 /** What an empty claim found: nothing changes that until a write or `dueAt`. */
@@ -32,9 +32,11 @@ export class SqliteTaskQueue extends SqlTaskQueue {
   private readonly empty = new Map<string, EmptyClaim>();
   private readonly commits: CommitWatch;
 
-  constructor(sqlite: Pick<SqliteHandle, 'db' | 'commits'>) {
+  constructor(sqlite: Pick<SqliteHandle, 'db' | 'raw'>) {
     super(sqlite.db);
-    this.commits = sqlite.commits;
+    // Read afresh on every claim (2 us): the shared watch may be a millisecond stale, and a
+    // claim must see another process's task as soon as it is committed.
+    this.commits = new CommitWatch(sqlite.raw, 0);
   }
 
   override async claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {
