@@ -5,7 +5,7 @@ import { startMetricsServer } from '../../service/metrics/http.js';
 import { createMetrics } from '../../service/metrics/registry.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { errorBody } from '../helpers/http.js';
-import { startE2E, submit, tinyRender, validationOutcome, type E2E } from '../helpers/e2e.js';
+import { startE2E, submit, tinyRender, validationOutcome, waitUntil, type E2E } from '../helpers/e2e.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 /** The value of one sample line, e.g. `renderbridge_queue_tasks{state="queued"}`. */
@@ -61,7 +61,15 @@ describe('worker metrics', () => {
     expect((await validationOutcome(client, id)).status).toBe('validated');
     await client.renderJob(id, tinyRender('1-3'));
     expect((await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 150_000 })).status).toBe('completed');
-    const text = await (await fetch(`${svc.origin}/metrics`)).text();
+    // The job turns completed inside its finalize task, which is counted once it ends, moments later.
+    const text = await waitUntil(
+      'the finalize task to be counted',
+      async () => {
+        const t = await (await fetch(`${svc.origin}/metrics`)).text();
+        return sample(t, 'renderbridge_tasks_total{kind="finalize",outcome="done"}') !== undefined ? t : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 50 },
+    );
     expect(sample(text, 'renderbridge_frames_rendered_total')).toBe(3);
     expect(sample(text, 'renderbridge_render_seconds_total')).toBeGreaterThan(0);
     expect(sample(text, 'renderbridge_tasks_total{kind="validate",outcome="done"}')).toBe(1);

@@ -133,7 +133,7 @@ export abstract class SqlTaskQueue implements TaskQueue {
 
   async enqueue(t: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void> {
     const ts = new Date(this.now()).toISOString();
-    await this.db.transaction().execute(async (trx) => {
+    const claimable = await this.db.transaction().execute(async (trx) => {
       const added = await trx
         .insertInto('tasks')
         .values({
@@ -152,17 +152,19 @@ export abstract class SqlTaskQueue implements TaskQueue {
         })
         .onConflict((oc) => oc.column('id').doNothing())
         .executeTakeFirst();
-      if (Number(added.numInsertedOrUpdatedRows ?? 0n) === 0) return;
-      if (!t.after?.length) {
-        this.signal?.notify(t.kind);
-        return;
-      }
+      if (Number(added.numInsertedOrUpdatedRows ?? 0n) === 0) return false;
+      if (!t.after?.length) return true;
       await trx
         .insertInto('task_deps')
         .values(t.after.map((dep) => ({ task_id: t.id, dep_id: dep })))
         .onConflict((oc) => oc.doNothing())
         .execute();
+      return false;
     });
+    // Only once committed: a signal sent from inside the transaction travels on another
+    // connection and could wake a claimer before the task is visible, which then found nothing
+    // and slept until its next poll.
+    if (claimable) this.signal?.notify(t.kind);
   }
 
   async extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean> {
