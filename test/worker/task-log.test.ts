@@ -101,6 +101,18 @@ describe('TaskLog on file storage', () => {
     expect(keys.sort()).toEqual([expect.stringMatching(/^a1-\d+\.end\.json$/), expect.stringMatching(/^a1-\d+\.json$/), expect.stringMatching(/^a1-\d+\.log$/)]);
   });
 
+  it('stores a run that ends before its first flush as its three objects only, no segment', async () => {
+    const log = open('job-short');
+    log.line('stdout', 'Fra:7 Mem:10M | Sample 4/4');
+    // Nothing is stored until the first flush: a warm slot's short tasks cost no segment.
+    expect(await storage.list(jobLogPrefix(WS, 'job-short'))).toEqual([]);
+    await log.close('done');
+    const keys = (await storage.list(jobLogPrefix(WS, 'job-short'))).map((o) => path.basename(o.key));
+    expect(keys.sort()).toEqual([expect.stringMatching(/^a1-\d+\.end\.json$/), expect.stringMatching(/^a1-\d+\.json$/), expect.stringMatching(/^a1-\d+\.log$/)]);
+    const end = await text('job-short');
+    expect(end).toEqual([{ live: false, text: expect.stringMatching(/Z Fra:7 Mem:10M \| Sample 4\/4\n.*attempt ended: done\n$/) }]);
+  });
+
   it('still serves the segments of a run whose worker died before ending it', async () => {
     const log = open('job-crash');
     for (let i = 0; i < 5; i++) {

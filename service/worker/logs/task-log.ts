@@ -2,8 +2,9 @@
 // of the task prints (Blender, ffmpeg) and the worker's own notes, each with a timestamp. Who runs
 // it (the start object) and new bytes are stored about once a second as numbered segments, so the
 // service can serve the log while the task runs; a run shorter than that stores its objects once,
-// when it ends (a warm slot's tasks often last a few frames, and each store is a synced file); past the head, segments that fall out of the kept tail are deleted (the reader sees
-// the gap). When the run ends, however it ends, the capped log (HeadTail) is stored as one object
+// when it ends (a warm slot's tasks often last a few frames, and each store is a file written
+// beside Blender's). Past the head, segments that fall out of the kept tail are deleted (the
+// reader sees the gap). When the run ends, however it ends, the capped log (HeadTail) is stored as one object
 // and the segments go. A worker that dies leaves its segments, which the reader still serves.
 import { Readable } from 'node:stream';
 import type { ObjectStorage } from '../../ports/storage.js';
