@@ -13,6 +13,13 @@ export interface PutOptions {
   sync?: boolean;
 }
 
+export interface PutFileOptions {
+  /** Wait until the file's bytes are on disk before the object exists (local stores). Default true. */
+  sync?: boolean;
+  /** Aborting stops a copy still under way; nothing is stored then. Default none. */
+  signal?: AbortSignal;
+}
+
 export interface ObjectStorage {
   /** A URL accepting one PUT of the object until `expiresAt`. */
   presignPut(key: string, opts: { expiresAt: Date; fileType: FileType }): Promise<string>;
@@ -24,6 +31,13 @@ export interface ObjectStorage {
    * disk, for objects a machine crash may cut short (task logs); a remote store ignores it.
    */
   put(key: string, body: Readable, opts?: PutOptions): Promise<{ size: number; sha256: string }>;
+  /**
+   * Stores the local file `file`, which is complete and never written again (it may still be
+   * renamed or deleted: the object keeps its bytes). A local store on the same disk makes the
+   * object a second name of the file (a hard link: no copy, a rendered frame costs one sync and
+   * one link); any other store copies it as `put` does. Never overwrites (ObjectExistsError).
+   */
+  putFile(key: string, file: string, opts?: PutFileOptions): Promise<{ size: number }>;
   get(key: string): Promise<Readable>;
   stat(key: string): Promise<StoredObject | undefined>;
   delete(key: string): Promise<void>;

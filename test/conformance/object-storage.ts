@@ -1,5 +1,9 @@
 // One conformance suite for every ObjectStorage adapter (filesystem now; S3 with the scale-out).
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
@@ -41,6 +45,60 @@ export function objectStorageConformance(name: string, open: () => Promise<Stora
       await s.put('once.bin', Readable.from([Buffer.from('first')]));
       await expect(s.put('once.bin', Readable.from([Buffer.from('second')]))).rejects.toBeInstanceOf(ObjectExistsError);
       expect((await buffer(await s.get('once.bin'))).toString()).toBe('first');
+    }));
+
+    it('stores a local file, which keeps its bytes when the file is renamed, replaced or deleted, and never overwrites', withStorage(async (s) => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'rb-putfile-'));
+      try {
+        const file = path.join(dir, 'f_0001.png');
+        const data = Buffer.alloc(200_000, 5);
+        await writeFile(file, data);
+        expect(await s.putFile('jobs/j/frames/f_0001.png', file)).toEqual({ size: data.length });
+        expect(await s.stat('jobs/j/frames/f_0001.png')).toEqual({ size: data.length });
+        // A frame rendered again is moved over the old name; the old one goes with the job folder.
+        await rename(file, path.join(dir, 'moved.png'));
+        await writeFile(file, 'rendered again');
+        await unlink(path.join(dir, 'moved.png'));
+        expect((await buffer(await s.get('jobs/j/frames/f_0001.png'))).equals(data)).toBe(true);
+        await expect(s.putFile('jobs/j/frames/f_0001.png', file)).rejects.toBeInstanceOf(ObjectExistsError);
+        expect((await buffer(await s.get('jobs/j/frames/f_0001.png'))).equals(data)).toBe(true);
+        // Unsynced (a copy's bytes may wait for the disk) and into a folder that does not exist yet.
+        expect(await s.putFile('other/deep/x.png', file, { sync: false })).toEqual({ size: 14 });
+        expect((await buffer(await s.get('other/deep/x.png'))).toString()).toBe('rendered again');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }));
+
+    it('stores a local file from another filesystem (a work folder on its own disk) whole', withStorage(async (s) => {
+      // /dev/shm is a tmpfs on Linux: a store on the temp disk cannot link from it and copies.
+      const dir = await mkdtemp(path.join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'rb-putfile-'));
+      try {
+        const file = path.join(dir, 'f_0002.exr');
+        const data = Buffer.alloc(3_000_000, 9);
+        await writeFile(file, data);
+        expect(await s.putFile('jobs/j/frames/f_0002.exr', file)).toEqual({ size: data.length });
+        await unlink(file);
+        expect((await buffer(await s.get('jobs/j/frames/f_0002.exr'))).equals(data)).toBe(true);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }));
+
+    it('stores nothing for a missing file or an aborted store', withStorage(async (s) => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'rb-putfile-'));
+      try {
+        await expect(s.putFile('missing/f.png', path.join(dir, 'nothing-here.png'))).rejects.toMatchObject({ code: 'ENOENT' });
+        expect(await s.stat('missing/f.png')).toBeUndefined();
+        const file = path.join(dir, 'f.png');
+        await writeFile(file, 'frame');
+        const ac = new AbortController();
+        ac.abort(new Error('job canceled'));
+        await expect(s.putFile('aborted/f.png', file, { signal: ac.signal })).rejects.toThrow('job canceled');
+        expect(await s.stat('aborted/f.png')).toBeUndefined();
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     }));
 
     it('refuses an object past maxBytes and leaves nothing behind', withStorage(async (s) => {

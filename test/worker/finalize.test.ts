@@ -160,12 +160,13 @@ describe('finalizeOutputs', () => {
     const ac = new AbortController();
     let puts = 0;
     // Cancels right after the third object was stored, while frames are still being written.
+    const stored = <T>(res: T) => {
+      if (++puts === 3) ac.abort(new Error('job canceled'));
+      return res;
+    };
     const counting: ObjectStorage = Object.assign(Object.create(storage) as FsObjectStorage, {
-      put: async (...args: Parameters<ObjectStorage['put']>) => {
-        const res = await storage.put(...args);
-        if (++puts === 3) ac.abort(new Error('job canceled'));
-        return res;
-      },
+      put: async (...args: Parameters<ObjectStorage['put']>) => stored(await storage.put(...args)),
+      putFile: async (...args: Parameters<ObjectStorage['putFile']>) => stored(await storage.putFile(...args)),
     });
     await expect(
       finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: [...frames, ...composites], storage: counting, videoOutput: true, fps: 24, signal: ac.signal }),

@@ -2,9 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { link, mkdir, open, readdir, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { addAbortSignal, type Readable } from 'node:stream';
 import type { FileType } from '../../../shared/api/upload.js';
-import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type PutOptions, type StoredObject } from '../../ports/storage.js';
+import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type PutFileOptions, type PutOptions, type StoredObject } from '../../ports/storage.js';
 import type { UrlSigner } from './url-signer.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._ -]{0,254}$/;
@@ -68,17 +68,35 @@ export class FsObjectStorage implements ObjectStorage {
       } finally {
         await fh.close();
       }
-      await mkdir(path.dirname(final), { recursive: true });
-      try {
-        await link(tmp, final);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new ObjectExistsError(key);
-        throw err;
-      }
+      await linkInto(tmp, final, key);
       return written;
     } finally {
       await unlink(tmp).catch(() => undefined);
     }
+  }
+
+  async putFile(key: string, file: string, opts: PutFileOptions = {}): Promise<{ size: number }> {
+    const final = this.filePath(key);
+    opts.signal?.throwIfAborted();
+    const fh = await open(file, 'r');
+    let size: number;
+    try {
+      size = (await fh.stat()).size;
+      // The link makes the object visible at once: its bytes must be on disk first, as with put.
+      if (opts.sync ?? true) await fh.datasync();
+    } finally {
+      await fh.close();
+    }
+    opts.signal?.throwIfAborted();
+    try {
+      await linkInto(file, final, key);
+    } catch (err) {
+      // Another disk (work folder and store apart): copied instead.
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      const body = createReadStream(file);
+      return { size: (await this.put(key, opts.signal ? addAbortSignal(opts.signal, body) : body, { sync: opts.sync ?? true })).size };
+    }
+    return { size };
   }
 
   async get(key: string): Promise<Readable> {
@@ -111,6 +129,25 @@ export class FsObjectStorage implements ObjectStorage {
       files.map(async (f) => ({ key: `${base}/${path.relative(dir, f).split(path.sep).join('/')}`, size: (await stat(f)).size })),
     );
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+}
+
+/**
+ * Links `from` to `final`, making `final`'s folder only when it is missing (the common case costs
+ * one system call). An existing `final` is never replaced: ObjectExistsError.
+ */
+async function linkInto(from: string, final: string, key: string): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    try {
+      await link(from, final);
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') throw new ObjectExistsError(key);
+      // ENOENT is either the folder (made now, then tried once more) or `from` itself (thrown then).
+      if (code !== 'ENOENT' || tries > 0) throw err;
+      await mkdir(path.dirname(final), { recursive: true });
+    }
   }
 }
 

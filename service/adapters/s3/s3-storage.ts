@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { open } from 'node:fs/promises';
+import { addAbortSignal, Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -15,7 +16,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { create as contentDisposition } from 'content-disposition';
 import { CONTENT_TYPES, type FileType } from '../../../shared/api/upload.js';
 import type { S3Settings } from '../../config.js';
-import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type PutOptions, type StoredObject } from '../../ports/storage.js';
+import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type PutFileOptions, type PutOptions, type StoredObject } from '../../ports/storage.js';
 import { isValidKey } from '../fs-storage/fs-storage.js';
 import { contentTypeOf } from './content-type.js';
 import { createS3Client, httpStatus, type S3ClientOptions } from './s3-client.js';
@@ -149,6 +150,13 @@ export class S3ObjectStorage implements ObjectStorage {
       body.destroy();
     }
     return { size, sha256: hash.digest('hex') };
+  }
+
+  async putFile(key: string, file: string, opts: PutFileOptions = {}): Promise<{ size: number }> {
+    opts.signal?.throwIfAborted();
+    // Opened first: a missing file fails here, before any request.
+    const body = (await open(file, 'r')).createReadStream();
+    return { size: (await this.put(key, opts.signal ? addAbortSignal(opts.signal, body) : body)).size };
   }
 
   /**

@@ -1,5 +1,6 @@
 // Output files stored while the job still renders. A warm slot puts each finished frame's files
-// under the key finalize would give them (synced, like any put), and notes the local file it
+// under the key finalize would give them (putFile: synced, and on a local store on the work
+// folder's disk a hard link rather than a copy), and notes the local file it
 // stored (size, mtime, inode) in the job folder; finalize then reuses every object whose file is
 // still that file and stores only the rest, so what follows the last frame is the zip, not a put
 // per frame. Nothing is published before finalize records the outputs; a job that stops
@@ -55,16 +56,12 @@ export class EarlyOutputs {
     for (const f of moved) {
       const file = placeOf(out, f);
       const key = f.kind === 'camera' ? frameOutputKey(this.prefix, path.posix.basename(f.relativePath)) : compositeOutputKey(this.prefix, f.relativePath);
-      // The file read is the file noted: one open for both.
-      const fh = await open(file, 'r');
-      const before = await fh.stat().catch(async (err: unknown) => {
-        await fh.close();
-        throw err;
-      });
+      // Noted as it was before it was stored: a file moved over it since (a frame rendered again) has
+      // another inode, so finalize stores that one instead of reusing this object.
+      const before = await stat(file);
       try {
-        await this.storage.put(key, fh.createReadStream());
+        await this.storage.putFile(key, file);
       } catch (err) {
-        await fh.close().catch(() => undefined); // the stream closes it once read to the end, not before
         if (err instanceof ObjectExistsError) continue;
         throw err;
       }

@@ -5,11 +5,9 @@
 // job's move to `completed`. Until then the objects are invisible to clients, and on any failure
 // or abort they are deleted again, so a canceled job leaves nothing in storage. A retried finalize
 // first clears what an interrupted earlier attempt left under the job's prefix.
-import { createReadStream } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { addAbortSignal } from 'node:stream';
 import type { JobInternal, OutputFile, VideoFile } from '../../ports/jobs.js';
 import type { ObjectStorage } from '../../ports/storage.js';
 import { encodeMp4, FfmpegError, makePreview, type FfmpegRunOptions } from './ffmpeg.js';
@@ -153,11 +151,9 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
     // Leftovers of an interrupted attempt go; objects stored early for these very files stay.
     if (kept.size === 0) await storage.deletePrefix(prefix);
     else for (const { key } of await storage.list(prefix)) if (!kept.has(key)) await storage.delete(key);
-    const put = async (key: string, file: string) => {
-      signal?.throwIfAborted();
-      const body = createReadStream(file);
-      return storage.put(key, signal ? addAbortSignal(signal, body) : body);
-    };
+    // Rendered files and the media made here are never written again: stored as files (a local
+    // store on the same disk links them instead of copying).
+    const put = (key: string, file: string) => storage.putFile(key, file, signal ? { signal } : {});
     const warnings: string[] = [];
 
     // The MP4s and preview (ffmpeg, CPU) are made while the files and zips (disk) are stored.

@@ -3,7 +3,7 @@
 // a job may run on different machines (storage shared by all, e.g. S3), each finished file is
 // also staged in storage. A chunk retried elsewhere fetches its frames that are already staged
 // instead of rendering them again, and finalize fetches every staged file before publishing.
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -43,7 +43,7 @@ export class FrameStaging {
       if (this.staged.has(key)) continue;
       const file = path.join(areaDir(out, area), ...rel.split('/'));
       try {
-        await this.storage.put(key, createReadStream(file));
+        await this.storage.putFile(key, file);
       } catch (err) {
         // Staged by an earlier attempt: puts are atomic, so the object is whole.
         if (!(err instanceof ObjectExistsError)) throw err;

@@ -3,7 +3,7 @@
 // under the job's output prefix (`<prefix>/kept/<area>/r<base64url of the path in out/>`), so the
 // retention sweeper deletes them with the job's outputs; nothing there is ever published.
 import { stoppedJobInternal } from '../../domain/job-lifecycle.js';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -54,7 +54,7 @@ export async function keepFinishedFiles(storage: ObjectStorage, rec: JobRecord, 
     for (const rel of await listFiles(area === 'frames' ? out.frames : out.composite)) {
       if (rel.endsWith('.fetching')) continue;
       const file = path.join(area === 'frames' ? out.frames : out.composite, ...rel.split('/'));
-      await storage.put(`${kept}/${area}/${encodeRel(rel)}`, createReadStream(file)).catch((err: unknown) => {
+      await storage.putFile(`${kept}/${area}/${encodeRel(rel)}`, file).catch((err: unknown) => {
         if (!(err instanceof ObjectExistsError)) throw err;
       });
     }
