@@ -14,7 +14,10 @@ export interface PutOptions {
 }
 
 export interface PutFileOptions {
-  /** Wait until the file's bytes are on disk before the object exists (local stores). Default true. */
+  /**
+   * Wait until the file's bytes are on disk before the object exists (local stores). Default true;
+   * with false, `persist` before the object is published.
+   */
   sync?: boolean;
   /** Aborting stops a copy still under way; nothing is stored then. Default none. */
   signal?: AbortSignal;
@@ -38,6 +41,12 @@ export interface ObjectStorage {
    * one link); any other store copies it as `put` does. Never overwrites (ObjectExistsError).
    */
   putFile(key: string, file: string, opts?: PutFileOptions): Promise<{ size: number }>;
+  /**
+   * Resolves once the objects, stored earlier with `sync: false`, are on disk: a local store syncs
+   * their files (a batch at once, so the disk commits them together instead of once per object);
+   * a remote store holds them durably already. Keys without an object are passed over.
+   */
+  persist(keys: readonly string[]): Promise<void>;
   get(key: string): Promise<Readable>;
   stat(key: string): Promise<StoredObject | undefined>;
   delete(key: string): Promise<void>;

@@ -85,6 +85,27 @@ export function objectStorageConformance(name: string, open: () => Promise<Stora
       }
     }));
 
+    it('persists objects stored without a sync, passing over keys that have no object', withStorage(async (s) => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'rb-persist-'));
+      try {
+        const frames = await Promise.all([1, 2, 3].map(async (n) => {
+          const file = path.join(dir, `f_000${n}.png`);
+          await writeFile(file, Buffer.alloc(100_000 * n, n));
+          await s.putFile(`jobs/p/frames/f_000${n}.png`, file, { sync: false });
+          return file;
+        }));
+        await s.persist(['jobs/p/frames/f_0001.png', 'jobs/p/frames/f_0002.png', 'jobs/p/frames/never-stored.png', 'jobs/p/frames/f_0003.png']);
+        await s.persist([]);
+        for (const [i, file] of frames.entries()) {
+          await unlink(file);
+          expect((await buffer(await s.get(`jobs/p/frames/f_000${i + 1}.png`))).equals(Buffer.alloc(100_000 * (i + 1), i + 1))).toBe(true);
+        }
+        expect(await s.stat('jobs/p/frames/never-stored.png')).toBeUndefined();
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }));
+
     it('stores nothing for a missing file or an aborted store', withStorage(async (s) => {
       const dir = await mkdtemp(path.join(tmpdir(), 'rb-putfile-'));
       try {

@@ -63,7 +63,16 @@ describe('early outputs', () => {
       { path: 'frames/f_0002.png', outputType: 'frame', view: null },
       { path: 'composite/FileOut/beauty_0001.png', outputType: 'composite', view: null, relativePath: 'FileOut/beauty_0001.png', compositeNodeName: 'FileOut' },
     ];
-    const result = await finalizeOutputs({ jobId, workspaceId: 'ws', outputDir: out.outDir, files, storage, reuse, workDir: jobDir });
+    // Early objects were stored unsynced: finalize persists the ones it reuses, in one batch, before it returns them.
+    const persisted: string[][] = [];
+    const watching = Object.assign(Object.create(storage) as FsObjectStorage, {
+      persist: async (keys: readonly string[]) => {
+        await storage.persist(keys);
+        persisted.push([...keys]);
+      },
+    });
+    const result = await finalizeOutputs({ jobId, workspaceId: 'ws', outputDir: out.outDir, files, storage: watching, reuse, workDir: jobDir });
+    expect(persisted.map((keys) => [...keys].sort())).toEqual([[compositeOutputKey(prefix, 'FileOut/beauty_0001.png'), frameOutputKey(prefix, 'f_0001.png')].sort()]);
     // The reused object is the very one stored early; the re-rendered frame's object has its new bytes.
     expect((await stat(kept)).ino).toBe(before.ino);
     expect(result.outputs.frames.map((f) => [f.fileName, f.size])).toEqual([

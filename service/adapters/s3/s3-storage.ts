@@ -159,6 +159,9 @@ export class S3ObjectStorage implements ObjectStorage {
     return { size: (await this.put(key, opts.signal ? addAbortSignal(opts.signal, body) : body)).size };
   }
 
+  /** S3 answers a PUT once the object is stored durably: nothing is left to sync. */
+  async persist(): Promise<void> {}
+
   /**
    * Drops the parts of a failed multipart upload. An unfinished multipart upload is never a
    * visible object; if the abort itself fails (s3rver does not implement it) its parts stay

@@ -1,9 +1,10 @@
 // Output files stored while the job still renders. A warm slot puts each finished frame's files
-// under the key finalize would give them (putFile: synced, and on a local store on the work
-// folder's disk a hard link rather than a copy), and notes the local file it
-// stored (size, mtime, inode) in the job folder; finalize then reuses every object whose file is
-// still that file and stores only the rest, so what follows the last frame is the zip, not a put
-// per frame. Nothing is published before finalize records the outputs; a job that stops
+// under the key finalize would give them (putFile: on a local store on the work folder's disk a
+// hard link rather than a copy) and notes the local file it stored (size, mtime, inode) in the
+// job folder; finalize then reuses every object whose file is still that file and stores only the
+// rest, so what follows the last frame is the zip, not a put per frame. They are stored without a
+// sync: a sync per frame is a journal commit that stalls Blender's own saves of the next frames;
+// finalize persists the reused objects in one batch before it publishes them. Nothing is published before finalize records the outputs; a job that stops
 // (canceled, failed) has these objects deleted with its folder, its finished frames kept apart
 // for a requeue (kept-frames.ts). One machine only: with
 // frames staged for other machines, finalize stores everything itself.
@@ -60,7 +61,7 @@ export class EarlyOutputs {
       // another inode, so finalize stores that one instead of reusing this object.
       const before = await stat(file);
       try {
-        await this.storage.putFile(key, file);
+        await this.storage.putFile(key, file, { sync: false });
       } catch (err) {
         if (err instanceof ObjectExistsError) continue;
         throw err;

@@ -54,8 +54,8 @@ export interface FinalizeOptions {
   /** ffmpeg/ffprobe executables (default: from PATH). */
   ffmpeg?: Pick<FfmpegRunOptions, 'ffmpegPath' | 'ffprobePath'>;
   /**
-   * Objects stored already, by absolute local path (early-outputs.ts): a file whose key here is
-   * the one it gets now is not stored again. Default none.
+   * Objects stored already, possibly unsynced, by absolute local path (early-outputs.ts): a file
+   * whose key here is the one it gets now is not stored again, only persisted. Default none.
    */
   reuse?: ReadonlyMap<string, { key: string; size: number }>;
 }
@@ -155,6 +155,9 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
     // store on the same disk links them instead of copying).
     const put = (key: string, file: string) => storage.putFile(key, file, signal ? { signal } : {});
     const warnings: string[] = [];
+    // Objects stored early were stored unsynced (early-outputs.ts): on disk before they are published.
+    const persisted = storage.persist([...kept.keys()]);
+    persisted.catch(() => undefined);
 
     // The MP4s and preview (ffmpeg, CPU) are made while the files and zips (disk) are stored.
     const media = (async () => ({
@@ -202,12 +205,13 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
       );
       stored = { frameOut, compositeOut, framesZipKey, compositesZipKey };
     } catch (err) {
-      // Let ffmpeg settle first: the cleanup below must not race a write still finishing.
-      await media.catch(() => undefined);
+      // Let ffmpeg and the syncs settle first: the cleanup below must not race a write still finishing.
+      await Promise.all([media.catch(() => undefined), persisted.catch(() => undefined)]);
       throw err;
     }
     const { frameOut, compositeOut, framesZipKey, compositesZipKey } = stored;
     const { videos, previewKey } = await media;
+    await persisted;
 
     signal?.throwIfAborted();
     return {
