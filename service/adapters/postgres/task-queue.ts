@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import { ReadySignal } from '../ready-signal.js';
 import type { DB } from '../sql/schema.js';
-import { SqlTaskQueue, type ClaimPick } from '../sql/task-queue.js';
+import type { ClaimPick } from '../sql/task-claim.js';
+import { SqlTaskQueue } from '../sql/task-queue.js';
 import { PgSignalBus } from './signals.js';
 
 /**

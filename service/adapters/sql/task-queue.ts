@@ -1,44 +1,21 @@
-import { CompiledQuery, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { Kysely } from 'kysely';
 import { TASK_KINDS, type Task, type TaskInfo, type TaskKind, type TaskQueue, type TaskRun, type TaskState } from '../../ports/tasks.js';
 import type { DB } from './schema.js';
 import type { ReadySignal } from '../ready-signal.js';
 import { framesOf } from '../../domain/task-runs.js';
-
-type ClaimedRow = Pick<DB['tasks'], 'id' | 'job_id' | 'kind' | 'payload' | 'attempts'>;
-
-/**
- * Values no call passes, standing in the compiled claim for each call's own (a worker id, the
- * time): replaced by identity, so no real parameter can be taken for one.
- */
-const SLOT = {
-  worker: '\u0000rb-claim-worker',
-  nowIso: '\u0000rb-claim-now',
-  now: -918_273_645_001,
-  leaseUntil: -918_273_645_002,
-} as const;
-
-/** A claimed task as the port returns it. */
-export function toTask(row: ClaimedRow): Task {
-  return {
-    id: row.id,
-    jobId: row.job_id,
-    kind: row.kind as TaskKind,
-    payload: JSON.parse(row.payload) as Record<string, unknown>,
-    attempts: row.attempts,
-  };
-}
+import { TaskClaim, type ClaimPick } from './task-claim.js';
 
 /**
  * The durable task queue's queries shared by the SQLite and PostgreSQL adapters. A claim is a
  * lease: a worker that dies stops extending it, and the task becomes claimable again when the
- * lease runs out. Each engine adds `claim`, which must hand a task to one worker only.
+ * lease runs out. The claim (./task-claim.ts) must hand a task to one worker only; each engine
+ * says how through `lockPick`.
  */
-/** A sub-select that picks one candidate task for a claim (its id and enqueue order). */
-export type ClaimPick = SelectQueryBuilder<DB, 'tasks', { id: string; seq: number }>;
-
 export abstract class SqlTaskQueue implements TaskQueue {
   /** Present when other processes can be told of ready tasks (PostgreSQL NOTIFY); SQLite polls. */
   readonly onReady?: (listener: (kind: TaskKind) => void) => () => void;
+
+  private readonly claimer: TaskClaim;
 
   constructor(
     protected readonly db: Kysely<DB>,
@@ -46,90 +23,18 @@ export abstract class SqlTaskQueue implements TaskQueue {
     private readonly signal?: ReadySignal,
   ) {
     if (signal) this.onReady = (listener) => signal.onReady(listener);
+    // Through a closure: the engine's override of the hook is the one the claim must use.
+    this.claimer = new TaskClaim(db, now, (pick) => this.lockPick(pick));
   }
 
-  /** The claim's statement per kinds list, built once: building it with Kysely cost more than running it. */
-  private readonly claimStatements = new Map<string, CompiledQuery>();
-
-  /**
-   * One statement: lease the oldest ready task. Engines differ only in how a pick is locked
-   * (`lockPick`), so one task never goes to two claimers.
-   */
-  async claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {
-    if (kinds.length === 0) return undefined;
-    const key = kinds.join(',');
-    let statement = this.claimStatements.get(key);
-    if (!statement) {
-      statement = this.claimQuery(kinds).compile();
-      this.claimStatements.set(key, statement);
-    }
-    const now = this.now();
-    const values = new Map<unknown, unknown>([
-      [SLOT.worker, workerId],
-      [SLOT.now, now],
-      [SLOT.leaseUntil, now + leaseMs],
-      [SLOT.nowIso, new Date(now).toISOString()],
-    ]);
-    const parameters = statement.parameters.map((p) => (values.has(p) ? values.get(p) : p));
-    const { rows } = await this.db.executeQuery<ClaimedRow>(CompiledQuery.raw(statement.sql, parameters));
-    return rows[0] && toTask(rows[0]);
-  }
-
-  /** The claim with placeholders (SLOT) where each call's values go. */
-  private claimQuery(kinds: readonly TaskKind[]) {
-    return this.db
-      .updateTable('tasks')
-      .set((eb) => ({
-        state: 'running',
-        worker_id: SLOT.worker,
-        lease_until: SLOT.leaseUntil,
-        updated_at: SLOT.nowIso,
-        attempts: eb('attempts', '+', 1),
-        // Kept once the task ends, for the job-tasks route (worker_id is the live lease).
-        started_at: SLOT.nowIso,
-        ran_by: SLOT.worker,
-      }))
-      .where('id', '=', (eb) => eb.selectFrom(this.candidates(kinds, SLOT.now).as('c')).select('c.id').orderBy('c.seq').limit(1))
-      .returning(['id', 'job_id', 'kind', 'payload', 'attempts']);
+  claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {
+    return this.claimer.claim(workerId, kinds, leaseMs);
   }
 
   /** How the engine keeps two claimers off one row (SQLite: its write lock, nothing to add). */
   protected lockPick(pick: ClaimPick): ClaimPick {
     return pick;
   }
-
-  /**
-   * The oldest claimable task of each kind, and the oldest whose lease ran out: each one an
-   * ordered walk of an index that stops at its first match, so a claim costs the same with ten
-   * tasks queued or a hundred thousand (one sorted query over all of them grew with the backlog).
-   */
-  private candidates(kinds: readonly TaskKind[], now: number) {
-    const tasks = () => this.ready(this.db.selectFrom('tasks'));
-    const first = (q: ReturnType<typeof tasks>) => {
-      const pick: ClaimPick = q.select(['id', 'seq']).orderBy('seq').limit(1);
-      return this.db.selectFrom(this.lockPick(pick).as('k')).select(['k.id', 'k.seq']);
-    };
-    const lapsed = first(tasks().where('state', '=', 'running').where('lease_until', '<', now).where('kind', 'in', kinds));
-    return kinds
-      .map((kind) => first(tasks().where('state', '=', 'queued').where('kind', '=', kind).where('run_after', '<=', now)))
-      .reduce((all, q) => all.unionAll(q), lapsed);
-  }
-
-  /** Not waiting for a task that is not done. */
-  private ready(q: SelectQueryBuilder<DB, 'tasks', object>) {
-    return q.where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('task_deps')
-            .innerJoin('tasks as dep', 'dep.id', 'task_deps.dep_id')
-            .select('task_deps.dep_id')
-            .whereRef('task_deps.task_id', '=', 'tasks.id')
-            .where('dep.state', '!=', 'done'),
-        ),
-      ),
-    );
-  }
-
 
   async enqueue(t: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void> {
     const ts = new Date(this.now()).toISOString();
