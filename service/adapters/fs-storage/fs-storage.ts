@@ -78,14 +78,18 @@ export class FsObjectStorage implements ObjectStorage {
   async putFile(key: string, file: string, opts: PutFileOptions = {}): Promise<{ size: number }> {
     const final = this.filePath(key);
     opts.signal?.throwIfAborted();
-    const fh = await open(file, 'r');
     let size: number;
-    try {
-      size = (await fh.stat()).size;
-      // The link makes the object visible at once: its bytes must be on disk first, as with put.
-      if (opts.sync ?? true) await fh.datasync();
-    } finally {
-      await fh.close();
+    if (opts.sync ?? true) {
+      const fh = await open(file, 'r');
+      try {
+        size = (await fh.stat()).size;
+        // The link makes the object visible at once: its bytes must be on disk first, as with put.
+        await fh.datasync();
+      } finally {
+        await fh.close();
+      }
+    } else {
+      size = (await stat(file)).size;
     }
     opts.signal?.throwIfAborted();
     try {
