@@ -1,7 +1,7 @@
 // The worker runtime: lanes that claim tasks from the queue and run their handlers. One control
 // lane runs the short CPU tasks (validate, plan a render, finalize); one render lane per slot
-// (GPU, or the CPU) runs render chunks. A claimed task is a lease, extended by a heartbeat that
-// also notices cancellation and kills the work at once.
+// (GPU, or the CPU) runs render chunks. A claimed task is a lease, kept by a heartbeat that also
+// notices cancellation and kills the work at once (task-beats.ts).
 import os from 'node:os';
 import type { Logger } from 'pino';
 import { TERMINAL_STATUSES } from '../../../shared/job-status.js';
@@ -14,6 +14,7 @@ import { asTaskOutcome, CanceledTaskError, FatalTaskError } from './outcomes.js'
 import type { TaskOutcome, WorkerMetrics } from '../../metrics/registry.js';
 import type { Placement } from './placement.js';
 import { IdleLanes } from './idle-lanes.js';
+import { TaskBeats } from './task-beats.js';
 import type { TaskLogLines } from '../logs/task-log.js';
 import type { LaneActivity } from './activity.js';
 
@@ -57,7 +58,10 @@ export interface Lane {
 export interface RuntimeOptions {
   /** How long a claim lasts without a heartbeat. Default 30000 ms: a dead worker's task returns within it. */
   leaseMs?: number;
-  /** Heartbeat period: lease extension and cancel check. Default 500 ms, the upper bound on cancel latency across processes. */
+  /**
+   * Heartbeat period: the cancel check, and the lease extension once a quarter of the lease has
+   * passed since the last one. Default 500 ms, the upper bound on cancel latency across processes.
+   */
   heartbeatMs?: number;
   /** Idle poll period of an empty queue. Default 200 ms. */
   pollMs?: number;
@@ -92,6 +96,7 @@ export class WorkerRuntime {
   private loops: Promise<void>[] = [];
   private readonly idle = new IdleLanes();
   private unsubscribe: (() => void) | undefined;
+  private readonly beats: TaskBeats;
 
   constructor(
     private readonly deps: {
@@ -126,6 +131,7 @@ export class WorkerRuntime {
       workerName: opts.workerName ?? os.hostname(),
       refusalDelayMs: opts.refusalDelayMs ?? 2000,
     };
+    this.beats = new TaskBeats(deps, this.opts);
   }
 
   start(): void {
@@ -191,11 +197,7 @@ export class WorkerRuntime {
     const controller = new AbortController();
     const entry: Running = { controller, jobId: task.jobId };
     this.running.add(entry);
-    // One heartbeat at a time: over a slow or failing network they would otherwise pile up.
-    let beating: Promise<void> | undefined;
-    const beat = setInterval(() => {
-      beating ??= this.heartbeat(task, workerId, controller, log).finally(() => (beating = undefined));
-    }, this.opts.heartbeatMs);
+    const stopBeating = this.beats.start(task, workerId, controller, log);
     let startedAt: number | undefined;
     let outcome: TaskOutcome = 'failed';
     let taskLog: TaskLogHandle | undefined;
@@ -236,7 +238,7 @@ export class WorkerRuntime {
       failure = err;
       outcome = await this.settleFailure(task, lane, workerId, err, controller.signal, log);
     } finally {
-      clearInterval(beat);
+      stopBeating();
       this.running.delete(entry);
       this.deps.activity?.ended(lane.name, task.id);
       if (startedAt !== undefined) {
@@ -256,20 +258,6 @@ export class WorkerRuntime {
     const job = await this.deps.jobs.getById(jobId);
     if (!job || (job.job.status !== 'canceled' && job.job.status !== 'failed')) return;
     await this.deps.onJobStopped?.(jobId).catch((err: unknown) => log.warn({ err }, 'cleaning up a stopped job failed'));
-  }
-
-  private async heartbeat(task: Task, workerId: string, controller: AbortController, log: Logger): Promise<void> {
-    if (controller.signal.aborted) return;
-    try {
-      const held = await this.deps.queue.extendLease(task.id, workerId, this.opts.leaseMs);
-      const job = await this.deps.jobs.getById(task.jobId);
-      if (!held || !job || job.job.status === 'canceled') {
-        log.info({ held, status: job?.job.status }, 'stopping task: canceled or lease lost');
-        controller.abort(new CanceledTaskError(job?.job.status === 'canceled' ? 'job canceled' : 'lease lost'));
-      }
-    } catch (err) {
-      log.warn({ err }, 'heartbeat failed');
-    }
   }
 
   private async settleFailure(task: Task, lane: Lane, workerId: string, thrown: unknown, signal: AbortSignal, log: Logger): Promise<TaskOutcome> {
