@@ -8,9 +8,9 @@
 //   3. the heavy-load scene (`monkeys` at subdivision level 5, 112 samples: seconds to load and build,
 //      then about half a second a frame), 120 frames, one slot: service <= 1.05x bare;
 //   4. two workers with one single-threaded slot each on the heavy scene: wall <= 1.1x (one load +
-//      frames x frame time / 2), from a single-threaded bare reference;
+//      frames x frame time / 2), from two single-threaded bare references side by side;
 //   5. a warm Blender killed mid-job: frames begun twice <= 1 per kill.
-// BENCH_SMALL_ROUNDS (default 9) rounds of 1, BENCH_ROUNDS (default 5) of 2, BENCH_HEAVY_ROUNDS (default 2) of 3;
+// BENCH_SMALL_ROUNDS (default 15) rounds of 1, BENCH_ROUNDS (default 7) of 2, BENCH_HEAVY_ROUNDS (default 2) of 3;
 // one run of the others.
 import { buildFixture } from '../test/helpers/fixtures.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
@@ -19,11 +19,12 @@ import { killMidJob, otherModes, serviceVsBare, twoWorkers, type Outcome, type S
 
 /**
  * Rounds of the small job: one takes about 2 s, and this machine's speed drifts by 10% or more
- * from one run to the next, so a 3% target needs many pairs before the medians settle.
+ * from one run to the next (the same bare command took 2.0 to 3.2 s within a minute), so a 3%
+ * target needs many pairs before their median settles.
  */
-const SMALL_ROUNDS = Math.max(1, Number(process.env.BENCH_SMALL_ROUNDS ?? 9));
-/** Rounds of the subdivision scene (about 10 s each way). */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
+const SMALL_ROUNDS = Math.max(1, Number(process.env.BENCH_SMALL_ROUNDS ?? 15));
+/** Rounds of the subdivision scene (about 14 s each way). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 7));
 /** Rounds of the heavy scene (over a minute each way). */
 const HEAVY_ROUNDS = Math.max(1, Number(process.env.BENCH_HEAVY_ROUNDS ?? 2));
 /** Frames timed for "one process per frame" (each is a Blender start); the total is scaled to 120. */
@@ -75,12 +76,20 @@ in a child process (\`dist/\`, logging off) on a fresh data folder; each job upl
 shrinking to single frames), each frame's files moved and stored as they finish, finalize (zips,
 preview). "First frame" is \`POST /render\` until the job turns \`rendering\` (Blender's first \`Fra:\`
 line), polled every 50 ms, then every second (as the bridge daemon polls an active job). ${SMALL_ROUNDS} round(s) of the small job, ${ROUNDS} of the
-subdivision scene and ${HEAVY_ROUNDS} of the heavy one, alternating which goes first, after one warm-up job; medians. Chunked mode is the
+subdivision scene and ${HEAVY_ROUNDS} of the heavy one, alternating which goes first, after one warm-up job. The verdict
+is the **median of the rounds' ratios**: a round's two runs are back to back, so the drift of this shared machine's
+speed (10-20% within minutes, the same Blender command timed alone) cancels within each ratio; the ratio of the
+medians is shown beside it. "Blender CPU s" is the CPU time of the bare Blender, or of the service's Blenders
+(its reaped children); "service CPU s" is the service process's own (HTTP, queue, bookkeeping of each frame),
+all from /proc. Chunked mode is the
 service with \`--render-mode chunked\` (one Blender per chunk of up to 50 frames, loading the scene each
 time: the service before this change); one process per frame is bare \`blender -f N\` per frame, ${PER_FRAME_SAMPLE}
 frames spread over the 120 timed and scaled. Two workers: the service without a slot, two
 \`renderbridge worker\` processes beside it on its data folder, each pinned to one core (one slot
-rendering with \`-t 1\`); the reference renders 12 frames spread over the shot (every 10th: frames in the middle of the camera move cost more than the first ones) and its load is its wall time minus 12 frames at their mean time;
+rendering with \`-t 1\`); the reference is two bare single-threaded Blenders at once, one pinned to each core as the
+workers are (two side by side share caches and memory bandwidth: one alone renders faster), rendering 12 frames
+between them spread over the shot (every 10th, interleaved: frames in the middle of the camera move cost more than
+the first ones); a load is a process's wall time minus its frames at the mean frame time;
 "last frames end within" is the gap between the two slots' last chunks (GET /jobs/{id}/tasks). Kill:
 the warm Blender is SIGKILLed once 40 frames are done; frames begun twice are counted from the
 worker's billing log (one \`render time billed\` line per frame begun). "Other load" is the CPU other

@@ -1,6 +1,7 @@
 // The service side of bench:render: a service (and workers beside it) in child processes on a
 // fresh data folder, jobs uploaded and validated untimed, then timed from POST /render to the
 // moment the service marked them completed (the job's own `updatedAt` stamp, same machine clock).
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,8 @@ import type { RenderChildInput } from './render-service-child.js';
 
 export interface RenderService {
   client: RenderJobClient;
+  /** The service's process (its Blenders are its children). */
+  pid: number;
   baseUrl: string;
   apiKey: string;
   dataDir: string;
@@ -52,7 +55,7 @@ export async function startRenderService(o: RenderServiceOptions): Promise<Rende
     const store = await openKeyStore(dataDir);
     const { key } = await createApiKey(store.keys, { workspace: 'bench', label: 'bench' });
     await store.close();
-    return { client: new RenderJobClient({ baseUrl: svc.ready.baseUrl, apiKey: key }), baseUrl: svc.ready.baseUrl, apiKey: key, dataDir, stop };
+    return { client: new RenderJobClient({ baseUrl: svc.ready.baseUrl, apiKey: key }), pid: svc.pid, baseUrl: svc.ready.baseUrl, apiKey: key, dataDir, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -115,3 +118,13 @@ export async function timedRender(
   if (out.length !== frames || new Set(out.map((f) => f.fileName)).size !== frames) throw new Error(`the service delivered ${out.length} frames, not ${frames} different ones`);
   return { seconds: (completedAt - t0Wall) / 1000, firstFrame };
 }
+
+/** CPU seconds of a process (`own`) and of its children it has reaped (`children`: Blender, ffmpeg), from /proc. */
+export function cpuSeconds(pid: number | 'self'): { own: number; children: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const tick = (i: number) => Number(fields[i]) / CLOCK_TICKS;
+  return { own: tick(11) + tick(12), children: tick(13) + tick(14) };
+}
+
+/** USER_HZ: the unit of /proc's CPU times (100 on every Linux build this runs on). */
+const CLOCK_TICKS = 100;
