@@ -1,7 +1,7 @@
 // The service side of bench:render: a service (and workers beside it) in child processes on a
 // fresh data folder, jobs uploaded and validated untimed, then timed from POST /render to the
 // moment the service marked them completed (the job's own `updatedAt` stamp, same machine clock).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -128,3 +128,29 @@ export function cpuSeconds(pid: number | 'self'): { own: number; children: numbe
 
 /** USER_HZ: the unit of /proc's CPU times (100 on every Linux build this runs on). */
 const CLOCK_TICKS = 100;
+
+/**
+ * Waits until `pid` has no child process left (the service's warm Blender ends with its job, just
+ * after the job completes): only a reaped child's CPU time counts in /proc's `children`. Gives up
+ * with a warning after `timeoutMs`.
+ */
+export async function childrenGone(pid: number, timeoutMs = 60_000): Promise<void> {
+  const t0 = Date.now();
+  for (;;) {
+    const kids = readdirSync('/proc').filter((d) => {
+      if (!/^\d+$/.test(d)) return false;
+      try {
+        return Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === pid;
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+    if (kids.length === 0) return;
+    if (Date.now() - t0 > timeoutMs) {
+      // Only the CPU columns suffer: said, and the run goes on.
+      console.warn(`the service still has child processes ${kids.join(', ')} after ${timeoutMs} ms: their CPU is not counted yet`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

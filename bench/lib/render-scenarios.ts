@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
 import { bareAnimation, bareProcessPerFrame, mean, settingsExpr, type BareOptions } from './render-bare.js';
-import { cpuSeconds, startRenderService, timedRender, validatedJob, type RenderRequest, type RenderService, type RenderServiceOptions } from './render-jobs.js';
+import { childrenGone, cpuSeconds, startRenderService, timedRender, validatedJob, type RenderRequest, type RenderService, type RenderServiceOptions } from './render-jobs.js';
 import { median, verdict, type Row } from './results.js';
 
 export interface Scene {
@@ -77,6 +77,7 @@ export async function serviceVsBare(name: string, s: Scene, rounds: number, targ
           const id = await validatedJob(svc.client, s.file);
           const c0 = cpuSeconds(svc.pid);
           const r = await timedRender(svc.client, id, request(s), s.frames);
+          await childrenGone(svc.pid);
           const c1 = cpuSeconds(svc.pid);
           svcS.push(r.seconds);
           firsts.push(r.firstFrame);
