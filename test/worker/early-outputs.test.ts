@@ -100,4 +100,32 @@ describe('early outputs', () => {
     await rm(file);
     expect((await unchangedEarlyOutputs(jobDir)).size).toBe(0);
   });
+
+  it('persist what they stored in background batches, once the batch interval has passed', async () => {
+    const jobId = randomUUID();
+    const jobDir = path.join(root, jobId);
+    const out = outputLayout(jobDir);
+    await mkdir(out.frames, { recursive: true });
+    for (const n of [1, 2, 3]) await writeFile(path.join(out.frames, `f_000${n}.png`), png(n));
+    const prefix = jobOutputPrefix('ws', jobId);
+    const batches: string[][] = [];
+    const watching = Object.assign(Object.create(storage) as FsObjectStorage, {
+      persist: async (keys: readonly string[]) => {
+        await storage.persist(keys);
+        batches.push([...keys]);
+      },
+    });
+    // An interval of an hour: nothing is persisted by these stores.
+    const slow = new EarlyOutputs(watching, prefix, jobDir, { persistEveryMs: 3_600_000 });
+    await slow.store(out, [{ kind: 'camera', relativePath: 'f_0001.png' }]);
+    await slow.persisted();
+    expect(batches).toEqual([]);
+    // An interval of 0: each store persists what was stored since the last batch.
+    const eager = new EarlyOutputs(watching, prefix, jobDir, { persistEveryMs: 0 });
+    await eager.store(out, [{ kind: 'camera', relativePath: 'f_0002.png' }, { kind: 'camera', relativePath: 'f_0003.png' }]);
+    await eager.persisted();
+    expect(batches).toEqual([[frameOutputKey(prefix, 'f_0002.png'), frameOutputKey(prefix, 'f_0003.png')]]);
+    slow.close();
+    eager.close();
+  });
 });

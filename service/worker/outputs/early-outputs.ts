@@ -3,8 +3,10 @@
 // hard link rather than a copy) and notes the local file it stored (size, mtime, inode) in the
 // job folder; finalize then reuses every object whose file is still that file and stores only the
 // rest, so what follows the last frame is the zip, not a put per frame. They are stored without a
-// sync: a sync per frame is a journal commit that stalls Blender's own saves of the next frames;
-// finalize persists the reused objects in one batch before it publishes them. Nothing is published before finalize records the outputs; a job that stops
+// sync: a sync per frame is a journal commit that stalls Blender's own saves of the next frames.
+// Instead the objects stored meanwhile are persisted in one batch every few seconds, in the
+// background (a power loss mid-render finds at most those seconds' frames unwritten), and finalize
+// persists the reused ones before it publishes them. Nothing is published before finalize records the outputs; a job that stops
 // (canceled, failed) has these objects deleted with its folder, its finished frames kept apart
 // for a requeue (kept-frames.ts). One machine only: with
 // frames staged for other machines, finalize stores everything itself.
@@ -39,17 +41,34 @@ export function compositeOutputKey(prefix: string, relativePath: string): string
   return `${prefix}/composites/${relativeKey(relativePath)}`;
 }
 
+/** How long an early object may stay unsynced. */
+const PERSIST_EVERY_MS = 5000;
+
+export interface EarlyOutputsOptions {
+  /** Objects stored are persisted in a batch once this long has passed since the last batch. Default 5000 ms. */
+  persistEveryMs?: number;
+}
+
 /** Stores the files of finished frames as they come (see the header). */
 export class EarlyOutputs {
   /** The note file, kept open: a line per stored object, a write per frame. */
   private notes: Promise<FileHandle> | undefined;
+  /** Stored since the last batch was persisted. */
+  private unsynced: string[] = [];
+  private lastPersist = Date.now();
+  private readonly persistEveryMs: number;
+  /** The batches, one after the other; a failed one is left to finalize, which persists every object it reuses. */
+  private persisting: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly storage: ObjectStorage,
     /** The job's output prefix (jobOutputPrefix). */
     private readonly prefix: string,
     private readonly jobDir: string,
-  ) {}
+    opts: EarlyOutputsOptions = {},
+  ) {
+    this.persistEveryMs = opts.persistEveryMs ?? PERSIST_EVERY_MS;
+  }
 
   /** Puts the files just moved into `out/` and notes them; an object already there (a retried frame) is left to finalize. */
   async store(out: OutputLayout, moved: readonly SavedPath[]): Promise<void> {
@@ -68,10 +87,22 @@ export class EarlyOutputs {
       }
       const note: EarlyObject = { key, file, size: before.size, mtimeMs: before.mtimeMs, ino: before.ino };
       lines.push(JSON.stringify(note));
+      this.unsynced.push(key);
     }
     if (lines.length === 0) return;
+    if (Date.now() - this.lastPersist >= this.persistEveryMs) {
+      const keys = this.unsynced;
+      this.unsynced = [];
+      this.lastPersist = Date.now();
+      this.persisting = this.persisting.then(() => this.storage.persist(keys)).catch(() => undefined);
+    }
     this.notes ??= open(path.join(this.jobDir, EARLY_OUTPUTS_FILE), 'a');
     await (await this.notes).write(`${lines.join('\n')}\n`);
+  }
+
+  /** Settles once the batches started so far are persisted (or failed: finalize persists again). */
+  persisted(): Promise<void> {
+    return this.persisting;
   }
 
   /** Closes the note file (the job ended here, or its last task here is long gone). */
