@@ -59,8 +59,9 @@ export interface RuntimeOptions {
   /** How long a claim lasts without a heartbeat. Default 30000 ms: a dead worker's task returns within it. */
   leaseMs?: number;
   /**
-   * Heartbeat period: the cancel check, and the lease extension once a quarter of the lease has
-   * passed since the last one. Default 500 ms, the upper bound on cancel latency across processes.
+   * Heartbeat period: the cancel check every beat, and the lease extension once a quarter of the
+   * lease less a beat has passed since the last one (task-beats.ts). Default 500 ms, the upper bound
+   * on cancel latency across processes.
    */
   heartbeatMs?: number;
   /** Idle poll period of an empty queue. Default 200 ms. */
