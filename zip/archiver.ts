@@ -7,7 +7,7 @@ export interface ZipArchive extends Readable {
   /** Adds a file read from disk (archiver opens it when the entry's turn comes). */
   file(filepath: string, data: { name: string }): this;
   /** Adds an entry from a buffer or a stream; `store` skips compression. */
-  append(source: Buffer | Readable, data: { name: string; store?: boolean; date?: Date }): this;
+  append(source: Buffer | Readable, data: { name: string; store?: boolean; date?: Date; mode?: number }): this;
   finalize(): Promise<void>;
   abort(): this;
   /** Bytes of archive produced so far. */
