@@ -124,12 +124,13 @@ describe('guidedChunks', () => {
   const sizes = (frames: number[], opts: Parameters<typeof guidedChunks>[1]) => guidedChunks(frames, opts).map((c) => c.frames.length);
   const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
-  it('takes a quarter of what is left per slot, at most maxChunk, ending in single frames', () => {
-    expect(sizes(range(24), { slots: 1 })).toEqual([6, 5, 4, 3, 2, 1, 1, 1, 1]);
-    expect(sizes(range(120), { slots: 1 })).toEqual([...Array(12).fill(8), 6, 5, 4, 3, 2, 1, 1, 1, 1]);
+  it('takes half of what is left per slot, at most maxChunk, ending in single frames', () => {
+    expect(sizes(range(24), { slots: 1 })).toEqual([8, 8, 4, 2, 1, 1]);
+    expect(sizes(range(120), { slots: 1 })).toEqual([...Array(14).fill(8), 4, 2, 1, 1]);
     expect(sizes(range(120), { slots: 1, maxChunk: 1 })).toEqual(Array(120).fill(1));
-    // More slots: smaller chunks, and a single frame each at the end.
-    expect(sizes(range(12), { slots: 4 })).toEqual(Array(12).fill(1));
+    // More slots: smaller chunks, and single frames at the end, at least one per slot.
+    expect(sizes(range(12), { slots: 4 })).toEqual([2, 2, ...Array(8).fill(1)]);
+    expect(sizes(range(48), { slots: 2 })).toEqual([8, 8, 8, 6, 5, 4, 3, 2, 1, 1, 1, 1]);
   });
 
   it('covers every frame once, in order, each chunk one same-step run', () => {
