@@ -10,7 +10,7 @@
 //   4. two workers with one single-threaded slot each on the heavy scene: wall <= 1.1x (one load +
 //      frames x frame time / 2), from two single-threaded bare references side by side;
 //   5. a warm Blender killed mid-job: frames begun twice <= 1 per kill.
-// BENCH_SMALL_ROUNDS (default 15) rounds of 1, BENCH_ROUNDS (default 7) of 2, BENCH_HEAVY_ROUNDS (default 2) of 3;
+// BENCH_SMALL_ROUNDS (default 31) rounds of 1, BENCH_ROUNDS (default 7) of 2, BENCH_HEAVY_ROUNDS (default 2) of 3;
 // one run of the others.
 import { buildFixture } from '../test/helpers/fixtures.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
@@ -19,10 +19,11 @@ import { killMidJob, otherModes, serviceVsBare, twoWorkers, type Outcome, type S
 
 /**
  * Rounds of the small job: one takes about 2 s, and this machine's speed drifts by 10% or more
- * from one run to the next (the same bare command took 2.0 to 3.2 s within a minute), so a 3%
- * target needs many pairs before their median settles.
+ * from one run to the next (the same bare command took 2.0 to 3.2 s within a minute): one
+ * round's ratio ranged from 0.85x to 1.31x in a run of 15, whose median is then uncertain by
+ * about 3%, the size of the target itself. 31 rounds (about 4 minutes) narrow that to about 2%.
  */
-const SMALL_ROUNDS = Math.max(1, Number(process.env.BENCH_SMALL_ROUNDS ?? 15));
+const SMALL_ROUNDS = Math.max(1, Number(process.env.BENCH_SMALL_ROUNDS ?? 31));
 /** Rounds of the subdivision scene (about 14 s each way). */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 7));
 /** Rounds of the heavy scene (over a minute each way). */
