@@ -1,6 +1,7 @@
 // Finalize: the job's finished files become its outputs (files, zips, MP4, preview) and the
 // job moves to `completed`, which is when clients first see them. A job canceled meanwhile
 // publishes nothing: what was stored is deleted again.
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { expandFrameRanges } from '../../domain/frame-ranges.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
@@ -10,6 +11,7 @@ import { compositeFolders } from '../../../blender/render/render-settings.js';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { finalizeOutputs, type ProducedFile } from '../outputs/finalize-outputs.js';
+import { damagedFiles } from '../outputs/frame-integrity.js';
 import { unchangedEarlyOutputs } from '../outputs/early-outputs.js';
 import { FrameStaging, readRunsFile, stagingPrefix } from '../outputs/frame-staging.js';
 import { jobDirOf, removeJobDir } from '../project/job-files.js';
@@ -64,6 +66,17 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
     // Chunks may have run on other machines: bring every staged file here first.
     if (staging) ctx.log.info({ fetched: await staging.fetchMissing(out) }, 'staged frames fetched');
     const files = await producedFiles(final, out);
+    // Files from before this worker started (a restart) are published only if a power loss left them whole.
+    const damaged = await damagedFiles(files.map((f) => path.join(out.outDir, f.path)), env.startedAt);
+    if (damaged.length) {
+      await Promise.all(damaged.map((f) => rm(f, { force: true })));
+      const names = damaged.map((f) => path.relative(out.outDir, f));
+      throw FatalTaskError.render(
+        'FRAMES_MISSING',
+        `${names.length} rendered file(s) were left damaged by a machine crash (${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}): requeue the job to render their frames again.`,
+        { damaged: names },
+      );
+    }
     const cameraCount = files.filter((f) => f.outputType === 'frame').length;
     const expected = final.expectedOutputs?.totals.cameraFiles;
     if (expected !== undefined && cameraCount < expected) {

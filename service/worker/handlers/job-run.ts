@@ -15,6 +15,7 @@ import { formatRunLine, type RenderRun } from '../../domain/normalized-seconds.j
 import type { JobInternal, JobRecord } from '../../ports/jobs.js';
 import { finishedFrames, finishedFramesListed, outputLayout, type OutputLayout } from '../outputs/chunk-files.js';
 import { EarlyOutputs } from '../outputs/early-outputs.js';
+import { dropDamagedFrames } from '../outputs/frame-integrity.js';
 import { FrameStaging, stagingPrefix } from '../outputs/frame-staging.js';
 import { jobOutputPrefix } from '../outputs/output-keys.js';
 import { prepareProject, type PreparedProject } from '../project/job-files.js';
@@ -205,7 +206,9 @@ export class JobRuns {
       ...(this.env.settings.unpackLimits ? { limits: this.env.settings.unpackLimits } : {}),
     });
     const allFrames = expandFrameRanges(final.frameRanges ?? []);
-    const done = await finishedFramesListed(final, outputLayout(project.jobDir), allFrames);
+    const layout = outputLayout(project.jobDir);
+    // Frames found from before this worker started (a restart) count only if a power loss left their files whole.
+    const { done } = await dropDamagedFrames(final, layout, await finishedFramesListed(final, layout, allFrames), this.env.startedAt);
     // Frames copied from a requeued job count as done, also where they were staged for another machine.
     const copied = expandFrameRanges(plan.copiedFrames ?? []);
     const tracker = new ProgressTracker({ jobId: rec.job.id, frames: allFrames, slots: plan.slots, doneFrames: [...done, ...copied] });

@@ -15,6 +15,7 @@ import type { Task } from '../../ports/tasks.js';
 import { BlenderRunError } from '../../../blender/errors.js';
 import { runBlender, type BlenderRunResult } from '../../../blender/run.js';
 import { attemptLayout, filesOfFrame, finishedFrames, outputLayout, promoteFinished, type OutputLayout } from '../outputs/chunk-files.js';
+import { dropDamagedFrames } from '../outputs/frame-integrity.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { prepareProject, projectFilePath, type PreparedProject } from '../project/job-files.js';
 import { resolveBundledAddons } from '../project/project-files.js';
@@ -87,7 +88,8 @@ export function renderChunkHandler(env: WorkerEnv): TaskHandler {
     try {
       // Frames another machine finished before it died are fetched, not rendered again.
       if (staging) await staging.fetchMissing(out, new Set(chunk.frames));
-      const done = await finishedFrames(final, out, chunk.frames);
+      // Files from before this worker started (a restart) count only if a power loss left them whole.
+      const { done } = await dropDamagedFrames(final, out, await finishedFrames(final, out, chunk.frames), env.startedAt);
       for (const part of remainingChunk(chunk, done)) {
         await renderPart({ env, ctx, task, final, plan, project, out, part, tracker, state, staging, jobId: rec.job.id, requested: rec.job.requestedConfig ?? {} });
       }

@@ -67,6 +67,8 @@ export interface WorkerEnv {
   capabilities(build: BlenderBuild): Promise<Omit<RenderCapabilities, 'buildNote'>>;
   /** Render slots of this worker: chunks are sized so that each gets work. */
   renderSlots: number;
+  /** When this worker started (epoch ms): rendered files older than that may be left damaged by a machine crash (frame-integrity.ts). */
+  startedAt: number;
   settings: WorkerSettings;
   /** The blob cache of `settings.blobCache`, one per worker process so its slots share downloads. */
   blobCache: BlobCache;

@@ -114,6 +114,7 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
     builds: probed.builds,
     devices,
     renderSlots: slots.length,
+    startedAt: Date.now(),
     settings,
     blobCache: new BlobCache(settings.blobCache),
     capabilities: async (build) => capabilitiesFor({ version: build.version, capabilities: await capsCache.get(build.binary) }, devices, tuning.capabilities),
