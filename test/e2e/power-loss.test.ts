@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixture } from '../helpers/fixtures.js';
-import { blenderProcesses, filesUnder, framesBegun, startE2E, submit, tinyRender, validationOutcome, waitUntil, workDirOf, type E2E } from '../helpers/e2e.js';
+import { blenderProcesses, framesBegun, startE2E, stoppedPartway, waitUntil, type E2E } from '../helpers/e2e.js';
 
 const PNG_HEAD = '89504e470d0a1a0a';
 const PNG_END = '0000000049454e44ae426082';
@@ -53,22 +53,8 @@ describe('power loss mid-render', () => {
   it('renders damaged frames again; one damaged later fails finalize, and its requeue renders only that frame', async () => {
     const first = await startE2E({ dataDir });
     services.push(first);
-    const id = await submit(first.client, await buildFixture('basic'));
-    expect((await validationOutcome(first.client, id)).status).toBe('validated');
-    await first.client.renderJob(id, tinyRender('1-12', { sampleCount: 384 }));
-    const workDir = workDirOf(first.svc, id);
+    const { id, workDir, finished } = await stoppedPartway(first, await buildFixture('basic'), 4);
     const outFrames = path.join(workDir, 'out', 'frames');
-    await waitUntil(
-      '4 frames done',
-      async () => {
-        const p = await first.client.getJobProgress(id);
-        if (p.status === 'completed' || p.status === 'failed') throw new Error(`the render ended (${p.status}) before the power loss`);
-        return (p.framesDone ?? 0) >= 4 && blenderProcesses(workDir).length === 1;
-      },
-      { timeoutMs: 90_000, intervalMs: 50 },
-    );
-    await first.svc.stop();
-    const finished = (await filesUnder(outFrames)).map((f) => Number(/f_(\d+)\.png$/.exec(f)?.[1])).sort((a, b) => a - b);
     expect(finished.length).toBeGreaterThanOrEqual(4);
     // Two of the finished frames come back damaged, the others whole.
     const [empty, zeros, kept, ...rest] = finished as [number, number, number, ...number[]];

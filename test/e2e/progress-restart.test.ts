@@ -10,14 +10,13 @@ import type { JobProgress } from '../../shared/api/progress.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import {
   blenderProcesses,
-  filesUnder,
   framesBegun,
   startE2E,
+  stoppedPartway,
   submit,
   tinyRender,
   validationOutcome,
   waitUntil,
-  workDirOf,
   type E2E,
 } from '../helpers/e2e.js';
 
@@ -93,25 +92,11 @@ describe('service restart mid-render', () => {
   it('completes on the next start with every frame exactly once', async () => {
     const first = await startE2E({ dataDir });
     services.push(first);
-    const id = await submit(first.client, await buildFixture('basic'));
-    expect((await validationOutcome(first.client, id)).status).toBe('validated');
-    await first.client.renderJob(id, tinyRender('1-12', { sampleCount: 384 }));
-    const workDir = workDirOf(first.svc, id);
-    await waitUntil(
-      '3 frames done',
-      async () => {
-        const p = await first.client.getJobProgress(id);
-        if (p.status === 'completed' || p.status === 'failed') throw new Error(`the render ended (${p.status}) before the restart`);
-        return (p.framesDone ?? 0) >= 3 && blenderProcesses(workDir).length === 1;
-      },
-      { timeoutMs: 90_000, intervalMs: 50 },
-    );
-
-    await first.svc.stop();
+    const { id, workDir, finished: before } = await stoppedPartway(first, await buildFixture('basic'), 3);
     // Stopping the service takes its Blender with it.
     expect(blenderProcesses(workDir)).toEqual([]);
     // What was finished before the stop: the frames in the job's out/ folder.
-    const finished = new Set((await filesUnder(path.join(workDir, 'out', 'frames'))).map((f) => Number(/f_(\d+)\.png$/.exec(f)?.[1])));
+    const finished = new Set(before);
     expect(finished.size).toBeGreaterThanOrEqual(3);
 
     const second = await startE2E({ dataDir });

@@ -163,3 +163,28 @@ export async function renderingPartway(client: RenderJobClient, file: string, fr
   }, { timeoutMs: 120_000, intervalMs: 50 });
   return id;
 }
+
+/**
+ * Renders frames 1-12 of `file` slowly on `e2e` until `done` frames are finished with Blender still
+ * running, then stops the service (its Blender with it); returns the job, its work folder and the
+ * frames its `out/` folder held at the stop.
+ */
+export async function stoppedPartway(e2e: E2E, file: string, done: number): Promise<{ id: string; workDir: string; finished: number[] }> {
+  const id = await submit(e2e.client, file);
+  const validated = await validationOutcome(e2e.client, id);
+  if (validated.status !== 'validated') throw new Error(`the job did not validate: ${validated.status}`);
+  await e2e.client.renderJob(id, tinyRender('1-12', { sampleCount: 384 }));
+  const workDir = workDirOf(e2e.svc, id);
+  await waitUntil(
+    `${done} frames done`,
+    async () => {
+      const p = await e2e.client.getJobProgress(id);
+      if (p.status === 'completed' || p.status === 'failed') throw new Error(`the render ended (${p.status}) before the stop`);
+      return (p.framesDone ?? 0) >= done && blenderProcesses(workDir).length === 1;
+    },
+    { timeoutMs: 90_000, intervalMs: 50 },
+  );
+  await e2e.svc.stop();
+  const frames = (await filesUnder(path.join(workDir, 'out', 'frames'))).map((f) => Number(/f_(\d+)\.png$/.exec(f)?.[1]));
+  return { id, workDir, finished: frames.sort((a, b) => a - b) };
+}
