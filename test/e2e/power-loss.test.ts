@@ -2,7 +2,8 @@
 // that were saved and moved into the job's out/ folder can come back empty or full of zeros (the
 // filesystem had not written their bytes yet). The worker that starts next must not count them as
 // finished, nor publish them: they are rendered again, and one damaged after the restart began is
-// refused at finalize with an error that says to requeue, which renders only that frame.
+// refused at finalize with an error that says to requeue, which renders only that frame. Warm and
+// chunked mode alike.
 import { mkdtemp, open, rm, truncate, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -85,5 +86,23 @@ describe('power loss mid-render', () => {
     expect(done.failedReason ?? null).toBeNull();
     expect([...framesBegun(second.svc.logs, requeued).keys()]).toEqual([kept]);
     await expectWholePngs(second, requeued, 12);
+  }, 300_000);
+
+  it('chunked mode renders damaged frames again too, and publishes only whole ones', async () => {
+    const chunkedDir = path.join(dataDir, 'chunked');
+    const first = await startE2E({ dataDir: chunkedDir, renderMode: 'chunked' });
+    services.push(first);
+    const { id, workDir, finished } = await stoppedPartway(first, await buildFixture('basic'), 3);
+    expect(finished.length).toBeGreaterThanOrEqual(3);
+    const outFrames = path.join(workDir, 'out', 'frames');
+    await damage(path.join(outFrames, frameFile(finished[0]!)), 'empty');
+    await damage(path.join(outFrames, frameFile(finished[1]!)), 'zeros');
+
+    const second = await startE2E({ dataDir: chunkedDir, renderMode: 'chunked' });
+    services.push(second);
+    // Counted as finished, the damaged frames would reach finalize, which refuses them: the job would fail.
+    const done = await second.client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 120_000 });
+    expect(done.failedReason ?? null).toBeNull();
+    await expectWholePngs(second, id, 12);
   }, 300_000);
 });
