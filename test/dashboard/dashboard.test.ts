@@ -128,6 +128,8 @@ suite('farm dashboard in Chromium', () => {
 
     await page.click(`${row(jobId)} a.job-name`);
     await page.waitForSelector('#view-job:not([hidden])');
+    // The view shows before the job's answer fills it in: wait for its status.
+    await page.waitForSelector('#job-status:not(:empty)');
     expect(await page.textContent('#job-status')).toBe('Completed');
     // The missing texture in words, with what to do.
     const warning = page.locator('#warnings li[data-code="MISSING_FILES"]');

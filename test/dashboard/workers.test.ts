@@ -70,6 +70,8 @@ suite('workers page in Chromium', () => {
     // The job link of a busy slot leads to the job's page; here from the address the link had.
     await page.goto(`${svc.origin}/#/jobs/${jobId}`);
     await page.waitForSelector('#view-job:not([hidden])');
+    // The view shows before the job's answer fills it in: wait for its status.
+    await page.waitForSelector('#job-status:not(:empty)');
     expect(await page.textContent('#job-status')).toBe('Completed');
     expect(problems).toEqual([]);
     await context.close();
