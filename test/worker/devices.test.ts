@@ -17,6 +17,7 @@ import {
   probeBuildCapabilities,
 } from '../../service/worker/runtime/devices.js';
 import { resolveFinalConfig } from '../../service/domain/final-config.js';
+import { renderInvocation, warmInvocation } from '../../blender/render/render-invocation.js';
 import type { SceneMetadata } from '../../shared/api/scene.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
@@ -47,15 +48,26 @@ describe('nvidia-smi', () => {
     expect(parseNvidiaSmiCsv('')).toEqual([]);
   });
 
-  it('parses what a real H100 machine printed for the worker\'s query (captured on a lent GPU machine, 2026-11-24)', async () => {
-    // test/fixtures/nvidia-smi/h100-80gb.csv is that machine's answer to exactly the arguments
-    // detectGpuInventory passes; there, CUDA_VISIBLE_DEVICES=<this UUID> showed the CUDA runtime
-    // exactly this GPU and an unknown UUID showed none, which is how slots are pinned.
-    const text = await readFile(new URL('../fixtures/nvidia-smi/h100-80gb.csv', import.meta.url), 'utf8');
+  // Each fixture is a real machine's answer to exactly the arguments detectGpuInventory passes
+  // (captured on lent GPU machines). There, the worker's own code (detectGpuInventory, planSlots,
+  // warmInvocation/renderInvocation) ran against the driver, and the slot's env given to the CUDA
+  // runtime (PyTorch) showed exactly this GPU; an unknown UUID showed none. H100: 2026-11-24;
+  // H200: 2026-11-27, driver 580.159.04.
+  it.each([
+    ['h100-80gb.csv', 'NVIDIA H100 80GB HBM3', 81559],
+    ['h200.csv', 'NVIDIA H200', 143771],
+  ])('parses what a real GPU machine printed (%s) and plans one slot pinned to its UUID', async (file, name, memoryMiB) => {
+    const text = await readFile(new URL(`../fixtures/nvidia-smi/${file}`, import.meta.url), 'utf8');
     const gpus = parseNvidiaSmiCsv(text);
     expect(gpus).toHaveLength(1);
-    expect(gpus[0]).toMatchObject({ index: 0, name: 'NVIDIA H100 80GB HBM3', memoryMiB: 81559 });
-    expect(gpus[0]!.uuid).toMatch(/^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(gpus[0]).toMatchObject({ index: 0, name, memoryMiB });
+    const uuid = gpus[0]!.uuid;
+    expect(uuid).toMatch(/^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const slots = planSlots({ gpus, cpuCount: 16, machineCores: 16 });
+    expect(slots).toEqual([{ id: `gpu-${uuid}`, kind: 'gpu', gpuUuids: [uuid] }]);
+    const base = { sceneFile: '/p/scene.blend', settingsFile: '/p/settings.json', attemptDir: '/p/attempt', gpuUuids: slots[0]!.gpuUuids };
+    expect(warmInvocation(base).env).toEqual({ CUDA_VISIBLE_DEVICES: uuid });
+    expect(renderInvocation({ ...base, chunk: { start: 1, end: 2, step: 1 } }).env).toEqual({ CUDA_VISIBLE_DEVICES: uuid });
   });
 
   it('a missing or failing nvidia-smi gives no GPU and a reason, never an error', async () => {
