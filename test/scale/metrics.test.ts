@@ -31,6 +31,9 @@ describe('service /metrics', () => {
     expect(text).not.toMatch(/route="[^"]*[0-9a-f]{8}-[0-9a-f]{4}-/);
     expect(sample(text, 'renderbridge_queue_tasks{state="queued"}')).toBe(1);
     expect(text).not.toContain(svc.apiKey);
+    // The process's own health is there too, the event-loop lag sampled every 100 ms (not prom-client's 10 ms).
+    expect(text).toMatch(/^renderbridge_nodejs_eventloop_lag_p99_seconds \d/m);
+    expect(text).toMatch(/^renderbridge_process_cpu_seconds_total \d/m);
   });
 
   it('asks for the metrics token when one is set', async () => {
