@@ -106,7 +106,7 @@ export function registerWorkerCommand(program: Command): void {
       ({ ports, close } = await remotePorts(o, config));
     } else {
       const stack = await openStack(config);
-      ports = { ...stack.deps, registry: stack.workerRegistry, onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)) };
+      ports = { ...stack.deps, registry: stack.workerRegistry, farm: stack.workerRegistry, onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)) };
       close = () => stack.close();
     }
     metrics.watchQueue(ports.queue);

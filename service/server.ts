@@ -101,7 +101,7 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
   collector.start();
   try {
     worker = await startWorker(
-      { ...stack.deps, onCompleted, metrics, registry: stack.workerRegistry },
+      { ...stack.deps, onCompleted, metrics, registry: stack.workerRegistry, farm: stack.workerRegistry },
       config,
       log.child({ component: 'worker' }),
       { ...(opts.version ? { version: opts.version } : {}), ...opts.worker },

@@ -14,6 +14,13 @@ export function workerState(w: Pick<WorkerRecord, 'state' | 'heartbeatAt' | 'hea
   return now - w.heartbeatAt > LOST_AFTER_PERIODS * w.heartbeatIntervalMs ? 'lost' : 'running';
 }
 
+/** Render slots (not control lanes) of the workers running now: what a planner shares frames between. */
+export function liveRenderSlots(workers: readonly WorkerRecord[], now: number): number {
+  let n = 0;
+  for (const w of workers) if (workerState(w, now) === 'running') n += w.slots.filter((s) => s.device.kind !== 'control').length;
+  return n;
+}
+
 /** Every job a worker's report names (tasks, warm scenes, blocklists). */
 export function jobIdsOf(workers: readonly WorkerRecord[]): Set<string> {
   const ids = new Set<string>();

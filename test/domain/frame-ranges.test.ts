@@ -133,6 +133,14 @@ describe('guidedChunks', () => {
     expect(sizes(range(48), { slots: 2 })).toEqual([8, 8, 8, 6, 5, 4, 3, 2, 1, 1, 1, 1]);
   });
 
+  it('the farm\'s only slot gets maxChunk frames all along: no tail of single frames to finish with', () => {
+    expect(sizes(range(24), { slots: 1, alone: true })).toEqual([8, 8, 8]);
+    expect(sizes(range(20), { slots: 1, alone: true })).toEqual([8, 8, 4]);
+    expect(sizes(range(20), { slots: 1, alone: true, maxChunk: 1 })).toEqual(Array(20).fill(1));
+    // Still one run per chunk.
+    expect(guidedChunks([...range(5), 10, 12, 14], { alone: true }).map((c) => [c.start, c.end, c.step])).toEqual([[1, 5, 1], [10, 14, 2]]);
+  });
+
   it('covers every frame once, in order, each chunk one same-step run', () => {
     const frames = [...expandFrameRanges(['1-40x2']), ...range(10).map((f) => f + 100)];
     const chunks = guidedChunks(frames, { slots: 2 });

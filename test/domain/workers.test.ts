@@ -1,7 +1,7 @@
 // How a worker reads to a workspace (pure rules): lost after 3 silent heartbeat periods, a lost
 // or stopped worker runs nothing, running workers first, and another workspace's jobs unnamed.
 import { describe, expect, it } from 'vitest';
-import { anyWorkerRunning, jobIdsOf, presentWorkers, workerState } from '../../service/domain/workers.js';
+import { anyWorkerRunning, jobIdsOf, liveRenderSlots, presentWorkers, workerState } from '../../service/domain/workers.js';
 import type { WorkerRecord } from '../../service/ports/workers.js';
 
 const base: WorkerRecord = {
@@ -56,5 +56,17 @@ describe('workers as a workspace sees them', () => {
   it('lists running workers before lost and stopped ones', () => {
     const list = presentWorkers([{ ...base, id: 's', state: 'stopped' }, { ...base, id: 'l', heartbeatAt: 0 }, { ...base, id: 'r' }], new Map(), 1_001_000);
     expect(list.map((w) => [w.id, w.state])).toEqual([['r', 'running'], ['l', 'lost'], ['s', 'stopped']]);
+  });
+});
+
+describe('render slots of the farm (what a render plan shares frames between)', () => {
+  it('counts the render slots of running workers, not control lanes, lost or stopped workers', () => {
+    const control = { id: 'control', device: { kind: 'control' as const, name: 'CPU', uuid: null }, state: 'idle' as const, tasks: [], warmJobId: null };
+    const gpu = { id: 'gpu-GPU-1', device: { kind: 'gpu' as const, name: 'NVIDIA H200', uuid: 'GPU-1' }, state: 'idle' as const, tasks: [], warmJobId: null };
+    const now = 1_001_000;
+    expect(liveRenderSlots([{ ...base, slots: [control, ...base.slots] }], now)).toBe(1);
+    expect(liveRenderSlots([{ ...base, slots: [control, ...base.slots] }, { ...base, id: 'w:2', slots: [control, gpu, gpu] }], now)).toBe(3);
+    expect(liveRenderSlots([{ ...base, state: 'stopped' }, { ...base, id: 'lost', heartbeatAt: 0 }], now)).toBe(0);
+    expect(liveRenderSlots([], now)).toBe(0);
   });
 });

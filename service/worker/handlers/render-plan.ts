@@ -37,9 +37,12 @@ export function renderPlanHandler(env: WorkerEnv): TaskHandler {
     // Warm slots keep the scene loaded between tasks: chunks shrink to single frames as the job ends
     // (chunkFrames caps them). Chunked mode amortises one Blender start per chunk.
     const fixed = env.settings.chunkFrames;
+    // The farm's live slots when the registry can say (a failed read only loses the shortcut below).
+    const farm = env.settings.renderMode === 'warm' ? await env.farmSlots?.().catch(() => undefined) : undefined;
+    const slots = Math.max(1, farm ?? env.renderSlots);
     const chunks =
       env.settings.renderMode === 'warm'
-        ? guidedChunks(toRender, { slots: env.renderSlots, ...(fixed ? { maxChunk: fixed } : {}) })
+        ? guidedChunks(toRender, { slots, alone: farm !== undefined && slots <= 1, ...(fixed ? { maxChunk: fixed } : {}) })
         : chunkFrames(toRender, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
     const chunkTaskIds = chunks.map((_, i) => taskIds.chunk(rec.job.id, i));
     ctx.log.info({ frames: frames.length, chunks: chunks.length, blender: picked.build.version.text }, 'render planned');

@@ -67,6 +67,11 @@ export interface WorkerEnv {
   capabilities(build: BlenderBuild): Promise<Omit<RenderCapabilities, 'buildNote'>>;
   /** Render slots of this worker: chunks are sized so that each gets work. */
   renderSlots: number;
+  /**
+   * Render slots of the farm: this worker's and those of the other live workers in the registry. Absent
+   * where the worker cannot read the registry (a remote worker): only its own slots are known.
+   */
+  farmSlots?: () => Promise<number>;
   /** When this worker started (epoch ms): rendered files older than that may be left damaged by a machine crash (frame-integrity.ts). */
   startedAt: number;
   settings: WorkerSettings;

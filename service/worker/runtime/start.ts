@@ -28,7 +28,8 @@ import { taskLogOpener } from '../logs/open-task-log.js';
 import { WorkerRuntime, type Lane, type RuntimeOptions } from './runtime.js';
 import { LaneActivity } from './activity.js';
 import { WorkerHeartbeat, type HeartbeatOptions } from './heartbeat.js';
-import type { WorkerReporter } from '../../ports/workers.js';
+import type { WorkerRegistryReader, WorkerReporter } from '../../ports/workers.js';
+import { liveRenderSlots } from '../../domain/workers.js';
 
 /** Knobs for tests and operators beyond ServiceConfig. */
 export interface WorkerTuning {
@@ -65,6 +66,8 @@ export interface WorkerPorts {
   metrics?: Metrics;
   /** The worker registry this worker reports itself to (extension workers). Default none. */
   registry?: WorkerReporter;
+  /** The registry as the render planner reads it (the farm's live render slots). Default none: only this worker's slots are known. */
+  farm?: WorkerRegistryReader;
 }
 
 export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
@@ -107,6 +110,9 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
   // Probe the default build now, not on the first render (a Blender start the user would wait for).
   capsCache.get(probed.builds[0]!.binary).catch((err: unknown) => log.warn({ err }, 'probing Blender capabilities failed; will retry on the first render'));
   const settings = { ...defaultWorkerSettings(config), ...tuning.settings };
+  const workerName = tuning.runtime?.workerName ?? hostname();
+  /** This process in the worker registry. */
+  const selfId = `${workerName}:${process.pid}`;
   const env: WorkerEnv = {
     jobs: ports.jobs,
     storage: ports.storage,
@@ -114,6 +120,8 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
     builds: probed.builds,
     devices,
     renderSlots: slots.length,
+    // Its own slots counted here, not from its report: the first one may not be written yet.
+    ...(ports.farm ? { farmSlots: async () => slots.length + liveRenderSlots((await ports.farm!.listWorkers()).filter((w) => w.id !== selfId), Date.now()) } : {}),
     startedAt: Date.now(),
     settings,
     blobCache: new BlobCache(settings.blobCache),
@@ -142,7 +150,6 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
   if (warm) env.planned = (rec) => void frames.prewarm(rec, lanes.slice(1), log);
   const activity = new LaneActivity();
   const placement = new Placement({ queue: ports.queue, builds: probed.builds }, tuning.placement);
-  const workerName = tuning.runtime?.workerName ?? hostname();
   const runtime = new WorkerRuntime(
     {
       jobs: ports.jobs,
@@ -184,7 +191,7 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
         ports.registry,
         {
           identity: {
-            id: `${workerName}:${process.pid}`,
+            id: selfId,
             name: workerName,
             hostname: hostname(),
             version: tuning.version ?? 'dev',
