@@ -69,6 +69,22 @@ describe('SQLite empty-claim memo', () => {
     expect(Date.now()).toBeGreaterThanOrEqual(releasedAt + 300);
   });
 
+  it('a retry that falls due while a claim runs is claimed on the next poll, not after the memo\'s limit', async () => {
+    // The queue's clock, scripted: each claim reads it before its query, the claim query reads it
+    // again (and, before the fix, so did the read of the next due time, after the query).
+    let t = 1_000;
+    const script: number[] = [];
+    const q = new SqliteTaskQueue(await open(), () => script.shift() ?? t);
+    await q.enqueue({ id: 'r', jobId: 'j', kind: 'render-chunk' });
+    expect((await q.claim('w', ['render-chunk'], 30_000))?.id).toBe('r');
+    await q.fail('r', 'w', { retryable: true, message: 'crash', retryAfterMs: 10 }); // due at 1010
+    // Not due when the claim looks (1005, 1009); due by the time anything after it reads the clock (1013).
+    script.push(1_005, 1_009, 1_013);
+    expect(await q.claim('w', ['render-chunk'], 30_000)).toBeUndefined();
+    t = 1_017;
+    expect((await q.claim('w', ['render-chunk'], 30_000))?.id).toBe('r');
+  });
+
   it('a task freed by its dependency finishing is claimed at once', async () => {
     const h = await open();
     const q = new SqliteTaskQueue(h);

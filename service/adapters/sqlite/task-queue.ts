@@ -44,8 +44,9 @@ export class SqliteTaskQueue extends SqlTaskQueue {
   private readonly empty = new Map<string, EmptyClaim>();
   private readonly commits: CommitWatch;
 
-  constructor(sqlite: Pick<SqliteHandle, 'db' | 'raw'>) {
-    super(sqlite.db);
+  /** `now`: the queue's clock (epoch ms). Default Date.now. */
+  constructor(sqlite: Pick<SqliteHandle, 'db' | 'raw'>, now: () => number = Date.now) {
+    super(sqlite.db, now);
     let writes = generations.get(sqlite.raw);
     if (!writes) generations.set(sqlite.raw, (writes = { n: 0 }));
     this.writes = writes;
@@ -59,7 +60,8 @@ export class SqliteTaskQueue extends SqlTaskQueue {
     const seen = this.empty.get(key);
     const generation = this.writes.n;
     const version = this.commits.version();
-    if (seen && seen.generation === generation && seen.version === version && this.now() < seen.dueAt) return undefined;
+    const now = this.now();
+    if (seen && seen.generation === generation && seen.version === version && now < seen.dueAt) return undefined;
     const task = await super.claim(workerId, kinds, leaseMs);
     if (task) this.writes.n++;
     if (task || kinds.length === 0) {
@@ -68,19 +70,23 @@ export class SqliteTaskQueue extends SqlTaskQueue {
     }
     // Kept with the generation and version read before the claim: a write meanwhile makes the
     // memo stale at once, never wrongly fresh.
-    const dueAt = Math.min(await this.nextDue(kinds), this.now() + EMPTY_CLAIM_TRUST_MS);
+    const dueAt = Math.min(await this.nextDue(kinds, now), now + EMPTY_CLAIM_TRUST_MS);
     this.empty.set(key, { generation, version, dueAt });
     return undefined;
   }
 
-  /** The earliest retry delay or lease end among tasks of `kinds`; Infinity when none. */
-  private async nextDue(kinds: readonly TaskKind[]): Promise<number> {
-    const now = this.now();
+  /**
+   * The earliest retry delay or lease end among tasks of `kinds` after `since`, the time read
+   * before the claim: a task that fell due between the claim and this read counts (read with the
+   * time of this query, it was missed until the next write: a retry 10 ms away waited 2 s).
+   * Infinity when none.
+   */
+  private async nextDue(kinds: readonly TaskKind[], since: number): Promise<number> {
     const row = await this.db
       .selectFrom('tasks')
       .select(sql<number | null>`min(case when state = 'queued' then run_after else lease_until end)`.as('due'))
       .where('kind', 'in', kinds)
-      .where((eb) => eb.or([eb.and([eb('state', '=', 'queued'), eb('run_after', '>', now)]), eb('state', '=', 'running')]))
+      .where((eb) => eb.or([eb.and([eb('state', '=', 'queued'), eb('run_after', '>', since)]), eb('state', '=', 'running')]))
       .executeTakeFirst();
     return row?.due ?? Number.POSITIVE_INFINITY;
   }
