@@ -110,6 +110,9 @@ async function* wholeLog(deps: TaskLogRouteDeps, workspaceId: string, jobId: str
   }
 }
 
+/** Polls of a followed log in a row whose read may fail (a run ending meanwhile) before the stream gives up. */
+const MAX_FAILED_POLLS = 3;
+
 interface FollowOptions {
   deps: TaskLogRouteDeps;
   workspaceId: string;
@@ -127,11 +130,23 @@ async function* followLog(o: FollowOptions): AsyncGenerator<Buffer> {
   const known: ListRunsOptions['known'] = new Map();
   let shown: string | undefined;
   let endedAt: number | undefined;
+  let failedPolls = 0;
   while (!signal.aborted) {
     const rec = await deps.ctx.jobs.get(o.workspaceId, jobId);
     const ended = !rec || TERMINAL_STATUSES.has(rec.job.status);
     const tasks = await deps.tasks.jobTaskRuns(jobId);
-    const runs = orderRuns(await listRuns(deps.ctx.storage, o.workspaceId, jobId, { ...o.filter, known }), tasks, jobId);
+    let listed: ReadRun[];
+    try {
+      listed = await listRuns(deps.ctx.storage, o.workspaceId, jobId, { ...o.filter, known });
+      failedPolls = 0;
+    } catch (err) {
+      // A run that ends swaps its segments for its capped log: an object listed a moment ago can
+      // be gone when read. The next poll sees the new state; only a lasting failure ends the stream.
+      if (++failedPolls >= MAX_FAILED_POLLS) throw err;
+      await sleep(o.pollMs, undefined, { signal }).catch(() => undefined);
+      continue;
+    }
+    const runs = orderRuns(listed, tasks, jobId);
     for (const run of runs) {
       if (closed.has(run.id) || signal.aborted) continue;
       const task = taskOf(run, tasks, jobId);
