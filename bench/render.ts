@@ -15,7 +15,7 @@
 import { buildFixture } from '../test/helpers/fixtures.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { consoleTable, markdownTable, verdict, writeResultsSection } from './lib/results.js';
-import { killMidJob, otherModes, serviceVsBare, twoWorkers, type Outcome, type Scene } from './lib/render-scenarios.js';
+import { killMidJob, otherModes, serviceVsBare, stepper, twoWorkers, type Outcome, type Scene } from './lib/render-scenarios.js';
 
 /**
  * Rounds of the small job: one takes about 2 s, and this machine's speed drifts by 10% or more
@@ -47,18 +47,7 @@ async function main(): Promise<void> {
   const heavy: Scene = { file: await buildFixture('monkeys', { args: ['5', '112'] }), frames: 120, width: 160, height: 120, samples: 112 };
 
   const outcomes: Outcome[] = [];
-  const step = async (name: string, run: () => Promise<Outcome>) => {
-    console.log(`\n== ${name}`);
-    // Other programs share this machine: how much CPU they took during each scenario is shown beside it.
-    const during = otherLoadMeter();
-    const o = await run();
-    const load = during();
-    const note = `${(load.others + load.steal).toFixed(2)} cores`;
-    const marked = { ...o, verdicts: o.verdicts.map((v, i) => (i === 0 ? { ...v, 'other load': note } : v)) };
-    console.log(consoleTable(marked.rows));
-    console.log(consoleTable(marked.verdicts));
-    outcomes.push(marked);
-  };
+  const step = stepper(outcomes);
   let firstFrame = NaN;
   await step('small job', async () => {
     const o = await serviceVsBare('small job', small, SMALL_ROUNDS, 1.03);

@@ -1,6 +1,6 @@
 // Child process of bench:scale: one worker process of the farm. The real WorkerRuntime (claim,
 // job read, placement check, heartbeat, complete) on a real job store and queue, with one control
-// lane and `lanes` render lanes as service/worker/runtime/start.ts builds them; only the render-chunk
+// lane and `lanes` render lanes as service/worker/start.ts builds them; only the render-chunk
 // handler is a stand-in that starts no Blender ("trivial scene"). It notes when each task's
 // handler was entered and when its completion was stored, and every claim's duration, and
 // writes them to `outFile` when told to stop (SIGTERM): the benchmark checks from them that

@@ -5,8 +5,12 @@
 // `runBlender` runs one command to its end; `startBlender` keeps a process that reads commands on
 // stdin (the warm render loop), with limits re-armed per piece of work.
 import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import { basename, dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { findInPath, launchBuild, scriptFolders, type Launch, type RunAccess } from './build-kind.js';
 import { BlenderCanceledError, BlenderCrashError, BlenderStartError, BlenderTimeoutError } from './errors.js';
+import { killGroup, RunWatch, waitGroupGone, type BlenderLimits, type StopReason } from './run-watch.js';
 
 /** Flags every Blender run gets, before anything else. */
 export const BLENDER_BASE_ARGS: readonly string[] = ['-b', '-Y', '--factory-startup', '-noaudio'];
@@ -17,7 +21,10 @@ export const PYTHON_SCRIPT_EXIT_CODE = 3;
 export type BlenderStream = 'stdout' | 'stderr';
 
 export interface RunBlenderOptions {
-  /** Blender executable. Default `blender` (looked up in PATH). */
+  /**
+   * The build: an executable, an unpacked release folder or a system root (see build-kind.ts).
+   * Default `blender` (looked up in PATH).
+   */
   binary?: string;
   /** The .blend to open. Default: none (factory scene). */
   file?: string;
@@ -32,8 +39,29 @@ export interface RunBlenderOptions {
    * Blender renders when it reaches them. Default none.
    */
   args?: readonly string[];
-  /** Extra environment, merged over `process.env`. Default none. */
+  /**
+   * Extra environment. Blender gets only these and an allow-list of the worker's own variables
+   * (BLENDER_ENV_ALLOWED): never the farm's tokens, keys or database URLs. Default none.
+   */
   env?: Record<string, string | undefined>;
+  /**
+   * Host folders the run needs (a build in a system root sees only these). Default: the working
+   * folder writable; the scripts' folders and the file's folder readable.
+   */
+  access?: Partial<RunAccess>;
+  /**
+   * Run in the sandbox (build-kind.ts): no network, only the system and `access` visible, a private
+   * /tmp, HOME in the first writable folder. Default false (the daemon traces an artist's own files;
+   * the worker turns it on for every run unless its operator passed --no-sandbox).
+   */
+  sandbox?: boolean;
+  /** Device nodes a sandboxed run may use (its GPU slot's). Default none. */
+  devices?: readonly string[];
+  /**
+   * Added to the CPU niceness Blender starts with (`nice -n`, 1-19): a render then yields the
+   * CPU to the service and the worker on the same machine, which keep answering. Default 0.
+   */
+  nice?: number;
   /** Working directory. Default: the current one. */
   cwd?: string;
   /** Whole-run limit in ms; past it the group is killed and the run rejects (BlenderTimeoutError). Default 6 h; 0 = none. */
@@ -63,6 +91,36 @@ export interface BlenderRunResult {
   argv: string[];
 }
 
+/**
+ * Variables of the worker's environment Blender may see: locale, time zone, PATH, HOME and temp
+ * folders, and the GPU runtimes' own settings. Everything else (the worker token, S3 keys,
+ * DATABASE_URL, REDIS_URL) stays out: the file's Python and its add-ons run inside Blender.
+ */
+export const BLENDER_ENV_ALLOWED: readonly (string | RegExp)[] = ['PATH', 'HOME', 'USER', 'LANG', 'LANGUAGE', /^LC_/, 'TZ', 'TMPDIR', 'TMP', 'TEMP', 'OCIO', /^(CUDA|HIP|ROCR|GPU_DEVICE|NVIDIA|__GL|__NV)_/, 'XDG_RUNTIME_DIR'];
+
+/** The allow-listed part of an environment. */
+export function blenderEnv(from: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(from)) {
+    if (v !== undefined && BLENDER_ENV_ALLOWED.some((a) => (typeof a === 'string' ? a === k : a.test(k)))) out[k] = v;
+  }
+  return out;
+}
+
+/** The command for a run: a bare name (`blender`) is looked up in PATH; a path is a build of any kind. */
+function launchFor(opts: RunBlenderOptions, argv: string[]): Launch {
+  const name = opts.binary ?? 'blender';
+  if (!name.includes('/') && !opts.sandbox) return { command: name, args: argv, env: {} };
+  const binary = name.includes('/') ? name : findInPath(name, process.env.PATH);
+  if (!binary) throw new Error(`${name} is not in PATH`);
+  const cwd = opts.cwd ?? process.cwd();
+  const access: RunAccess = {
+    write: opts.access?.write ?? [cwd],
+    read: opts.access?.read ?? [...(opts.pythonScript ? scriptFolders(opts.pythonScript) : []), ...(opts.file ? [dirname(opts.file)] : [])],
+  };
+  return launchBuild(binary, argv, access, { cwd, ...(opts.sandbox ? { sandbox: true, devices: opts.devices ?? [] } : {}) });
+}
+
 /** Flags that would let a file's own Python run; refused, since uploaded files are untrusted. */
 const FORBIDDEN_ARGS = new Set(['-y', '--enable-autoexec']);
 
@@ -83,18 +141,13 @@ export function blenderArgv(opts: RunBlenderOptions): string[] {
   return argv;
 }
 
+/** The name of signal number `n`, if it is one. */
+function signalName(n: number): NodeJS.Signals | undefined {
+  return (Object.entries(osConstants.signals) as [NodeJS.Signals, number][]).find(([, v]) => v === n)?.[0];
+}
+
 /** Longest line kept; a runaway line without newline is cut rather than buffered forever. */
 const MAX_LINE_CHARS = 16_384;
-
-/** Sends a signal to a whole process group; false when the group no longer exists. */
-function killGroup(pid: number, sig: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pid, sig);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Runs Blender once and waits for it. See RunBlenderOptions for defaults. */
 export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
@@ -103,14 +156,6 @@ export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
   } catch (err) {
     return Promise.reject(err);
   }
-}
-
-/** Limits of a long-lived process's current piece of work (0 = off). */
-export interface BlenderLimits {
-  /** From now, the most the work may take before the group is killed (BlenderTimeoutError, reason `timeout`). */
-  totalMs: number;
-  /** The most time without an output line (BlenderTimeoutError, reason `idle`). */
-  idleMs: number;
 }
 
 /** A started Blender: lines arrive through `onLine`, `result` settles once its process group is gone. */
@@ -141,183 +186,157 @@ export interface BlenderProcess {
 export function startBlender(opts: RunBlenderOptions & { stdin?: boolean }): BlenderProcess {
   const argv = blenderArgv(opts);
   const keep = opts.lastLinesCount ?? 40;
-  const graceMs = opts.killGraceMs ?? 5000;
   const lastLines: string[] = [];
-  const started = performance.now();
-  let limits: BlenderLimits = { totalMs: opts.timeoutMs ?? 6 * 3600_000, idleMs: opts.idleTimeoutMs ?? 0 };
-  let stopReason: 'timeout' | 'idle' | 'abort' | undefined;
-  let settled = false;
-  let totalTimer: NodeJS.Timeout | undefined;
-  let idleTimer: NodeJS.Timeout | undefined;
-  let killTimer: NodeJS.Timeout | undefined;
-  let child: ReturnType<typeof spawn> | undefined;
-  let pid: number | undefined;
-
-  const stop = (reason: 'timeout' | 'idle' | 'abort') => {
-    if (stopReason || settled) return;
-    stopReason = reason;
-    if (pid === undefined) return;
-    killGroup(pid, 'SIGTERM');
-    killTimer = setTimeout(() => killGroup(pid!, 'SIGKILL'), graceMs);
-  };
-  // Output comes a line at a time, thousands per job: each one only notes the time, and one timer
-  // checks it when it is due (re-arming a timer per line cost more than parsing the line).
-  let lastOutputAt = performance.now();
-  const checkIdle = () => {
-    idleTimer = undefined;
-    if (limits.idleMs <= 0 || stopReason || settled) return;
-    const left = lastOutputAt + limits.idleMs - performance.now();
-    if (left <= 0) stop('idle');
-    else idleTimer = setTimeout(checkIdle, left);
-  };
-  const armIdle = () => {
-    lastOutputAt = performance.now();
-    if (!idleTimer && limits.idleMs > 0 && !stopReason && !settled) idleTimer = setTimeout(checkIdle, limits.idleMs);
-  };
-  const arm = (next: BlenderLimits) => {
-    limits = next;
-    clearTimeout(totalTimer);
-    totalTimer = next.totalMs > 0 && !settled ? setTimeout(() => stop('timeout'), next.totalMs) : undefined;
-    // New limits count from now.
-    clearTimeout(idleTimer);
-    idleTimer = undefined;
-    armIdle();
-  };
-
-  const result = new Promise<BlenderRunResult>((resolve, reject) => {
-    if (opts.signal?.aborted) {
-      settled = true;
-      reject(new BlenderCanceledError('canceled before Blender started'));
-      return;
+  const watch = new RunWatch({ totalMs: opts.timeoutMs ?? 6 * 3600_000, idleMs: opts.idleTimeoutMs ?? 0 }, opts.killGraceMs ?? 5000);
+  const pushLine = (stream: BlenderStream, line: string) => {
+    lastLines.push(line);
+    if (lastLines.length > keep) lastLines.shift();
+    try {
+      opts.onLine?.(stream, line);
+    } catch {
+      // A faulty listener must not break the run or leak Blender.
     }
-    child = spawn(opts.binary ?? 'blender', argv, {
-      cwd: opts.cwd,
-      env: { ...process.env, ...opts.env },
-      detached: true,
-      stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-    });
-    pid = child.pid;
-    // A write after Blender died fails with EPIPE: the exit handling below reports what happened.
-    child.stdin?.on('error', () => undefined);
-    // A worker that exits (normally or through process.exit on a signal) takes Blender with it.
-    const onParentExit = () => {
-      if (pid !== undefined) killGroup(pid, 'SIGKILL');
-    };
-    const onAbort = () => stop('abort');
-
-    const cleanup = () => {
-      settled = true;
-      clearTimeout(totalTimer);
-      clearTimeout(idleTimer);
-      clearTimeout(killTimer);
-      opts.signal?.removeEventListener('abort', onAbort);
-      process.removeListener('exit', onParentExit);
-    };
-
-    const pushLine = (stream: BlenderStream, line: string) => {
-      lastLines.push(line);
-      if (lastLines.length > keep) lastLines.shift();
-      try {
-        opts.onLine?.(stream, line);
-      } catch {
-        // A faulty listener must not break the run or leak Blender.
-      }
-    };
-    const attach = (stream: BlenderStream, readable: NodeJS.ReadableStream) => {
-      const decoder = new StringDecoder('utf8');
-      let pending = '';
-      readable.on('data', (chunk: Buffer) => {
-        armIdle();
-        pending += decoder.write(chunk);
-        let start = 0;
-        for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
-          pushLine(stream, pending.slice(start, nl).replace(/\r$/, ''));
-          start = nl + 1;
-        }
-        pending = pending.slice(start);
-        if (pending.length > MAX_LINE_CHARS) {
-          pushLine(stream, pending.slice(0, MAX_LINE_CHARS));
-          pending = '';
-        }
-      });
-      readable.on('end', () => {
-        pending += decoder.end();
-        if (pending) pushLine(stream, pending.replace(/\r$/, ''));
-        pending = '';
-      });
-    };
-    if (child.stdout) attach('stdout', child.stdout);
-    if (child.stderr) attach('stderr', child.stderr);
-
-    child.on('spawn', () => {
-      if (pid !== undefined) opts.onSpawn?.(pid);
-    });
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    process.on('exit', onParentExit);
-    arm(limits);
-
-    child.on('error', (err) => {
-      if (settled) return;
-      cleanup();
-      const e = err as NodeJS.ErrnoException;
-      reject(
-        new BlenderStartError(`cannot start Blender (${opts.binary ?? 'blender'}): ${e.code ?? e.message}`, { argv }, { cause: err }),
-      );
-    });
-    child.on('exit', () => {
-      // Blender is gone; anything it left in its group goes too, so no pipe stays open.
-      if (pid !== undefined) killGroup(pid, 'SIGKILL');
-    });
-    child.on('close', (code, sig) => {
-      if (settled) return;
-      cleanup();
-      // Settle only once the group is gone, so callers (and the next attempt) never overlap with leftovers.
-      void (pid === undefined ? Promise.resolve() : waitGroupGone(pid, graceMs)).then(() => finish(code, sig));
-    });
-    const finish = (code: number | null, sig: NodeJS.Signals | null) => {
-      const durationMs = Math.round(performance.now() - started);
-      const details = { argv, exitCode: code, signal: sig, durationMs, lastLines };
-      if (stopReason === 'abort') {
-        reject(new BlenderCanceledError('Blender stopped: task canceled'));
-      } else if (stopReason === 'timeout') {
-        reject(new BlenderTimeoutError(`Blender timed out after ${limits.totalMs} ms`, { ...details, reason: 'timeout' }));
-      } else if (stopReason === 'idle') {
-        reject(new BlenderTimeoutError(`Blender printed nothing for ${limits.idleMs} ms`, { ...details, reason: 'idle' }));
-      } else if (sig) {
-        reject(new BlenderCrashError(`Blender crashed (${sig})`, { ...details, reason: 'crash' }));
-      } else {
-        resolve({ exitCode: code ?? -1, signal: null, durationMs, lastLines, argv });
-      }
-    };
+  };
+  let child: ReturnType<typeof spawn> | undefined;
+  const result = new Promise<BlenderRunResult>((resolve, reject) => {
+    child = launch(opts, argv, watch, pushLine, { resolve, reject, lastLines });
   });
-
   return {
     get pid() {
-      return pid;
+      return watch.pid;
     },
     argv,
     result,
     lastLines,
     send: (line) => {
       const stdin = child?.stdin;
-      if (!stdin || settled || stopReason || stdin.destroyed || !stdin.writable) return false;
+      if (!stdin || watch.settled || watch.stopReason || stdin.destroyed || !stdin.writable) return false;
       stdin.write(`${line}\n`);
       return true;
     },
     limit: (next) => {
-      if (!settled && !stopReason) arm(next);
+      if (!watch.settled && !watch.stopReason) watch.arm(next);
     },
-    stop: () => stop('abort'),
+    stop: () => watch.stop('abort'),
   };
 }
 
-/**
- * SIGKILLs the group until no member is left (killed members linger as zombies until init reaps
- * them), for at most `maxMs`.
- */
-async function waitGroupGone(pid: number, maxMs: number): Promise<void> {
-  const deadline = Date.now() + Math.max(maxMs, 200);
-  while (killGroup(pid, 'SIGKILL') && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 10));
+interface Settle {
+  resolve: (r: BlenderRunResult) => void;
+  reject: (err: Error) => void;
+  lastLines: string[];
+}
+
+/** Spawns Blender in its own group and settles the run once the group is gone; undefined when it cannot start. */
+function launch(opts: RunBlenderOptions & { stdin?: boolean }, argv: string[], watch: RunWatch, pushLine: (stream: BlenderStream, line: string) => void, s: Settle) {
+  const started = performance.now();
+  if (opts.signal?.aborted) {
+    watch.settled = true;
+    return void s.reject(new BlenderCanceledError('canceled before Blender started'));
   }
+  let how: Launch;
+  try {
+    how = launchFor(opts, argv);
+  } catch (err) {
+    watch.settled = true;
+    return void s.reject(new BlenderStartError(`cannot start Blender (${opts.binary ?? 'blender'}): ${(err as Error).message}`, { argv }, { cause: err }));
+  }
+  // nice execs Blender (or bwrap) in place: the pid and its process group stay the run's own.
+  const nice = opts.nice && opts.nice > 0 ? Math.min(19, Math.trunc(opts.nice)) : 0;
+  const child = spawn(nice ? 'nice' : how.command, nice ? ['-n', String(nice), how.command, ...how.args] : how.args, {
+    cwd: opts.cwd,
+    env: { ...blenderEnv(), ...how.env, ...opts.env },
+    detached: true,
+    stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
+  const pid = child.pid;
+  watch.pid = pid;
+  // A write after Blender died fails with EPIPE: the exit handling below reports what happened.
+  child.stdin?.on('error', () => undefined);
+  // A worker that exits (normally or through process.exit on a signal) takes Blender with it.
+  const onParentExit = () => {
+    if (pid !== undefined) killGroup(pid, 'SIGKILL');
+  };
+  const onAbort = () => watch.stop('abort');
+  const cleanup = () => {
+    watch.settle();
+    opts.signal?.removeEventListener('abort', onAbort);
+    process.removeListener('exit', onParentExit);
+  };
+  if (child.stdout) readLines(child.stdout, () => watch.output(), (line) => pushLine('stdout', line));
+  if (child.stderr) readLines(child.stderr, () => watch.output(), (line) => pushLine('stderr', line));
+  child.on('spawn', () => {
+    if (pid !== undefined) opts.onSpawn?.(pid);
+  });
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  process.on('exit', onParentExit);
+  watch.arm(watch.limits);
+  child.on('error', (err) => {
+    if (watch.settled) return;
+    cleanup();
+    const e = err as NodeJS.ErrnoException;
+    s.reject(new BlenderStartError(`cannot start Blender (${opts.binary ?? 'blender'}): ${e.code ?? e.message}`, { argv }, { cause: err }));
+  });
+  child.on('exit', () => {
+    // Blender is gone; anything it left in its group goes too, so no pipe stays open.
+    if (pid !== undefined) killGroup(pid, 'SIGKILL');
+  });
+  child.on('close', (code, sig) => {
+    if (watch.settled) return;
+    cleanup();
+    // Settle only once the group is gone, so callers (and the next attempt) never overlap with leftovers.
+    void (pid === undefined ? Promise.resolve() : waitGroupGone(pid, opts.killGraceMs ?? 5000)).then(() => {
+      const durationMs = Math.round(performance.now() - started);
+      const outcome = runOutcome(how, code, sig, watch.stopReason, watch.limits, { argv, durationMs, lastLines: s.lastLines });
+      if (outcome instanceof Error) s.reject(outcome);
+      else s.resolve(outcome);
+    });
+  });
+  return child;
+}
+
+/** Splits a stream into lines (`onData` on every chunk); a runaway line without newline is cut at MAX_LINE_CHARS. */
+function readLines(readable: NodeJS.ReadableStream, onData: () => void, push: (line: string) => void): void {
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  readable.on('data', (chunk: Buffer) => {
+    onData();
+    pending += decoder.write(chunk);
+    let start = 0;
+    for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
+      push(pending.slice(start, nl).replace(/\r$/, ''));
+      start = nl + 1;
+    }
+    pending = pending.slice(start);
+    if (pending.length > MAX_LINE_CHARS) {
+      push(pending.slice(0, MAX_LINE_CHARS));
+      pending = '';
+    }
+  });
+  readable.on('end', () => {
+    pending += decoder.end();
+    if (pending) push(pending.replace(/\r$/, ''));
+    pending = '';
+  });
+}
+
+/** How a run ended, as its result or its error. */
+function runOutcome(
+  how: Launch,
+  exitCode: number | null,
+  exitSignal: NodeJS.Signals | null,
+  stopReason: StopReason | undefined,
+  limits: BlenderLimits,
+  run: { argv: string[]; durationMs: number; lastLines: string[] },
+): BlenderRunResult | Error {
+  // bubblewrap exits with 128 + N when Blender inside it died of signal N: a crash is a crash
+  // whichever way the build was started (Blender's own exit codes are small).
+  const inner = basename(how.command) === 'bwrap' && exitCode !== null && exitCode > 128 ? signalName(exitCode - 128) : undefined;
+  const [code, sig] = inner ? [null, inner] : [exitCode, exitSignal];
+  const details = { argv: run.argv, exitCode: code, signal: sig, durationMs: run.durationMs, lastLines: run.lastLines };
+  if (stopReason === 'abort') return new BlenderCanceledError('Blender stopped: task canceled');
+  if (stopReason === 'timeout') return new BlenderTimeoutError(`Blender timed out after ${limits.totalMs} ms`, { ...details, reason: 'timeout' });
+  if (stopReason === 'idle') return new BlenderTimeoutError(`Blender printed nothing for ${limits.idleMs} ms`, { ...details, reason: 'idle' });
+  if (sig) return new BlenderCrashError(`Blender crashed (${sig})`, { ...details, reason: 'crash' });
+  return { exitCode: code ?? -1, signal: null, durationMs: run.durationMs, lastLines: run.lastLines, argv: run.argv };
 }

@@ -3,6 +3,8 @@ import { createApiKey } from '../service/domain/api-keys.js';
 import type { KeyStore } from '../service/ports/keys.js';
 import { addStateOptions, openAdminState, type AdminStateOptions } from './admin-state.js';
 import { registerWebhookCommands } from './webhook-commands.js';
+import { registerWorkerTokenCommands } from './worker-token-commands.js';
+import { registerAdminWorkersCommand } from './admin-workers.js';
 
 /** Runs `fn` on the key store of the service's existing database (see openAdminState). */
 async function withKeys<T>(o: AdminStateOptions, fn: (keys: KeyStore) => Promise<T>): Promise<T> {
@@ -15,7 +17,7 @@ async function withKeys<T>(o: AdminStateOptions, fn: (keys: KeyStore) => Promise
 }
 
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('Manage workspaces and API keys of a reference service data folder');
+  const admin = program.command('admin').description('Manage workspaces, API keys and worker tokens of a reference service data folder');
 
   addStateOptions(
     admin
@@ -64,4 +66,6 @@ export function registerAdminCommands(program: Command): void {
     });
 
   registerWebhookCommands(admin);
+  registerWorkerTokenCommands(admin);
+  registerAdminWorkersCommand(admin);
 }

@@ -35,6 +35,6 @@ export function clientProvider(config: DaemonConfig): ApiKeyProvider {
   return new ApiKeyProvider({
     serviceUrl: config.serviceUrl,
     keychain: new KeytarKeychain(keychainEntryFor(config.profile)),
-    clientOptions: { userAgent: `renderbridge-cli/${VERSION}` },
+    clientOptions: { userAgent: `renderbridge-cli/${VERSION}`, reconnectPatienceMs: config.reconnectPatience * 1000 },
   });
 }

@@ -16,9 +16,13 @@ const EXAMPLES: Record<string, readonly string[]> = {
   'admin revoke-key': ['renderbridge admin revoke-key 3f2a…'],
   'admin set-webhook': ['renderbridge admin set-webhook --workspace studio --url https://ci.example/hooks/render'],
   'admin remove-webhook': ['renderbridge admin remove-webhook --workspace studio'],
+  'admin create-worker-token': ['renderbridge admin create-worker-token --name gpu-1', 'renderbridge admin create-worker-token --name gpu-1 | tail -n1 | sed "s/^/RENDERBRIDGE_WORKER_TOKEN=/" > worker.env'],
+  'admin list-worker-tokens': ['renderbridge admin list-worker-tokens', 'renderbridge admin list-worker-tokens --json'],
+  'admin revoke-worker-token': ['renderbridge admin revoke-worker-token gpu-1'],
   submit: [
     'renderbridge submit shot.blend --frames 1-250 --samples 128 --resolution 1920x1080',
     'renderbridge submit project/ --scene Main --device OPTIX --gpus 2 --no-denoise',
+    'renderbridge submit shot.blend --frames 1-250 --estimate        # show time, cost and memory, then ask',
     'id=$(renderbridge submit shot.blend --no-wait --json --fields submission.jobId)',
     'renderbridge submit shot.zip --service http://farm:8420 --quiet',
   ],
@@ -26,6 +30,7 @@ const EXAMPLES: Record<string, readonly string[]> = {
   'jobs list': ['renderbridge jobs list --status rendering', 'renderbridge jobs list --json --fields jobs.id,jobs.status'],
   'jobs show': ['renderbridge jobs show <id>', 'renderbridge jobs show <id> --json --fields job.status,progress.percent'],
   'jobs cancel': ['renderbridge jobs cancel <id>'],
+  estimate: ['renderbridge estimate <id> --frames 1-250 --samples 128', 'renderbridge estimate <id> --json --fields estimate.figures.wallSeconds', 'renderbridge estimate <id> --cancel'],
   'jobs requeue': ['renderbridge jobs requeue <id>', 'renderbridge jobs requeue <id> --frames 1-10,15 --json --fields job.id'],
   'jobs download': ['renderbridge jobs download <id> --out ./frames', 'renderbridge jobs download <id> --zips --quiet'],
   'jobs wait': [

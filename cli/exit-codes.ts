@@ -1,4 +1,4 @@
-// Exit codes of every renderbridge command (listed in the README): scripts branch on them.
+// Exit codes of every renderbridge command (listed in docs/guides/pipeline.md): scripts branch on them.
 export const EXIT = {
   OK: 0,
   /** Anything else; the message says why. */

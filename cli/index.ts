@@ -1,3 +1,4 @@
+import { registerEstimateCommand } from './estimate.js';
 import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './admin.js';
 import { registerConfigCommand } from './config.js';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerWorkersCommand(program);
   registerAdminCommands(program);
   registerSubmitCommand(program);
+  registerEstimateCommand(program);
   registerJobsCommands(program);
   registerDaemonCommand(program);
   registerConfigCommand(program);

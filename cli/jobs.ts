@@ -9,6 +9,7 @@ import { defaultOutDir } from '../daemon/submit/steps.js';
 import { createDisplay } from './display.js';
 import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
+import { formatDuration, type WatchedProgress } from './watch-view.js';
 import { cliConfig, clientProvider, withConnectionOptions, type ConnectionOptions } from './connection.js';
 import { registerJobLogsCommand } from './jobs-logs.js';
 import { registerJobRequeueCommand } from './jobs-requeue.js';
@@ -48,6 +49,8 @@ export function registerJobsCommands(program: Command): void {
       out.result({ job, progress });
       out.line(jobLine(job));
       if (progress.framesTotal != null) out.line(`frames: ${progress.framesDone ?? 0}/${progress.framesTotal} done${progress.framesFailed ? `, ${progress.framesFailed} failed` : ''}${progress.percent != null ? ` (${progress.percent.toFixed(0)}%)` : ''}`);
+      const band = (progress as WatchedProgress).etaBand;
+      if (band) out.line(`ETA: ${formatDuration(band.seconds)} (${formatDuration(band.lowSeconds)}-${formatDuration(band.highSeconds)}), from ${band.samples} frames on ${band.slots} slots`);
       if (job.failedReason) out.line(`failed: ${job.failedReason.name}: ${String(job.failedReason.errorDetails.message ?? '')}`);
       if (job.status === 'completed') out.line(`download: renderbridge jobs download ${job.id}`);
     },

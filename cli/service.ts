@@ -60,7 +60,8 @@ export function registerServiceCommand(program: Command): void {
         console.error(`  note:         ${legacy} holds a database of an earlier version; pass --data-dir ${LEGACY_DATA_DIR} to keep using it`);
       }
       const e = svc.engines;
-      console.error(`  engines:      state ${e.state}, queue ${e.queue}, storage ${e.storage}${config.workerToken ? '; worker API on' : ''}`);
+      console.error(`  engines:      state ${e.state}, queue ${e.queue}, storage ${e.storage}`);
+      console.error(`  worker API:   ${svc.workerApiOrigin ?? svc.origin}/internal/worker/v1 (per-worker tokens: renderbridge admin create-worker-token${config.workerToken ? '; also the DEPRECATED farm-wide RENDERBRIDGE_WORKER_TOKEN' : ''})`);
       console.error(`  extensions:   ${config.blobUploads ? 'content-addressed-uploads' : 'none (--no-blob-uploads)'}`);
       const w = svc.worker;
       console.error(

@@ -48,7 +48,7 @@ export function addSettingOptions(cmd: Command, command: SettingCommand, default
   const st: State = { command, registered: new Map() };
   states.set(cmd, st);
   cmd
-    .addOption(new Option('--config <file>', 'JSON config file of settings (keys as in README "Configuration"); flags and environment variables beat it').env('RENDERBRIDGE_CONFIG'))
+    .addOption(new Option('--config <file>', 'JSON config file of settings (keys as in docs/reference/configuration.md); flags and environment variables beat it').env('RENDERBRIDGE_CONFIG'))
     .option('--print-config', 'print every setting with its value and where it came from (secrets redacted), then exit');
   for (const s of settingsOf(command)) {
     const long = longFlag(s);

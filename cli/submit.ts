@@ -2,8 +2,7 @@
 // create, validate, render, wait and download, in this process (no daemon needed), with progress
 // bars on a terminal and one JSON document with --json. The active profile's outputFormat, video
 // and overrides are the defaults of what no flag sets (flag > env > profile > the file's).
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { PackResult, Submission, SubmissionStep, SubmitSettings } from '../shared/daemon/api.js';
@@ -11,6 +10,7 @@ import { HASH_CACHE_FILE, HashCache } from '../daemon/pack/hash-cache.js';
 import { createPacker } from '../daemon/pack/packer.js';
 import { submitDefaultsOf, withSubmitDefaults } from '../daemon/submit/defaults.js';
 import { runSubmission } from '../daemon/submit/run.js';
+import { renderConfigFrom } from '../daemon/submit/steps.js';
 import { createTracer } from '../daemon/trace.js';
 import { createDisplay, formatBytes, type Display } from './display.js';
 import { CliError } from './errors.js';
@@ -19,6 +19,7 @@ import { cliConfig, clientProvider, withConnectionOptions, type ConnectionOption
 import { collect } from './options.js';
 import { createOutput } from './output.js';
 import { overrideSettings, withRenderOverrides, type RenderOverrides } from './submit-overrides.js';
+import { estimateThenRender } from './submit-estimate.js';
 import { VERSION } from './version.js';
 
 interface SubmitOptions extends ConnectionOptions, RenderOverrides {
@@ -31,6 +32,8 @@ interface SubmitOptions extends ConnectionOptions, RenderOverrides {
   wait: boolean;
   download: boolean;
   blender?: string;
+  estimate?: boolean;
+  yes?: boolean;
 }
 
 export function registerSubmitCommand(program: Command): void {
@@ -48,6 +51,8 @@ export function registerSubmitCommand(program: Command): void {
       .option('--out <dir>', 'folder the outputs go to (default: <downloads folder>/<name>-<job id>; the downloads folder from env: RENDERBRIDGE_DOWNLOADS, else profile: downloadsDir)')
       .option('--no-wait', 'return once the render has started; print the job id')
       .option('--no-download', 'do not download the outputs when the job completes')
+      .option('--estimate', 'once validated, estimate the render (time, cost, memory) from sample frames, show it and ask before rendering (extension estimate); the render is then not waited for')
+      .option('--yes', 'with --estimate: render without asking')
       .option('--blender <path>', 'Blender used to find the .blend\'s files (env: RENDERBRIDGE_BLENDER; else profile: blender; default: blender on PATH)'),
   )).action(async (target: string, o: SubmitOptions) => {
     process.exitCode = await submit(target, o);
@@ -61,7 +66,10 @@ function collectRanges(v: string, previous: string[]): string[] {
 async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
   const config = cliConfig(o, o.blender ? { blender: o.blender } : {}, { outputFormat: o.format, video: o.video });
   const clients = clientProvider(config);
-  const workDir = await mkdtemp(path.join(os.tmpdir(), 'renderbridge-pack-'));
+  // Under the state folder, not the temp folder (often another filesystem, tmpfs): the pack's
+  // snapshot hard-links the project's files, which only works within one filesystem.
+  await mkdir(path.join(config.stateDir, 'packs'), { recursive: true, mode: 0o700 });
+  const workDir = await mkdtemp(path.join(config.stateDir, 'packs', 'cli-'));
   // The daemon's hash cache (state folder): a resubmit reads only the files that changed, with or without a daemon.
   const hashCache = new HashCache({ file: path.join(config.stateDir, HASH_CACHE_FILE) });
   const packer = createPacker({ workDir, trace: createTracer({ blender: config.blender }), createdBy: `renderbridge-cli/${VERSION}`, hashCache });
@@ -75,8 +83,10 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
     if (!o.json && !o.quiet) display.note(`packing ${target}…`);
     const pack = await packer.pack({ path: path.resolve(target) }, { signal: abort.signal, onProgress: (done, total, phase) => display.pack(done, total, phase) });
     reportPack(pack, display);
+    const settings = withSubmitDefaults(settingsFrom(o), submitDefaultsOf(config));
     const final = await runSubmission(
-      { packId: pack.packId, settings: withSubmitDefaults(settingsFrom(o), submitDefaultsOf(config)), download: o.download, ...(o.out ? { outDir: path.resolve(o.out) } : {}) },
+      // --estimate: the submission ends once the job is validated (`check`); the estimate comes next.
+      { packId: pack.packId, settings, download: o.download, ...(o.out ? { outDir: path.resolve(o.out) } : {}), ...(o.estimate ? { mode: 'check' as const } : {}) },
       { clients, packer, downloadsDir: config.downloadsDir },
       (s) => {
         display.submission(s);
@@ -88,6 +98,9 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
     );
     stopProgress();
     display.stop();
+    if (o.estimate && final.step === 'done' && final.jobId) {
+      return await estimateThenRender(await clients.client(), final.jobId, renderConfigFrom(settings), o, { submission: final });
+    }
     return finish(final, pack, lastStep, o);
   } finally {
     stopProgress();

@@ -3,8 +3,7 @@
 // in-process worker, and `worker`). Each also reads an environment variable, so systemd units
 // and containers need no flags.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { ServiceConfig } from '../service/config.js';
-import { DEFAULT_BLOB_CACHE_MAX_BYTES } from '../service/worker/project/blob-cache.js';
+import { DEFAULT_BLOB_CACHE_MAX_BYTES, type ServiceConfig } from '../service/config.js';
 import { DEFAULT_UNPACK_LIMITS } from '../zip/rules.js';
 
 export interface UnpackOptions {

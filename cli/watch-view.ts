@@ -1,10 +1,15 @@
 // What `renderbridge jobs watch` prints: one line redrawn in place on a terminal, or a line per
-// change (status or frames done) in a log, each with the rate in frames/min and the ETA.
+// change (status or frames done) in a log, each with the rate in frames/min and the ETA (with
+// its band where the service has the frame-stats extension).
+import type { EtaBand } from '../shared/api/frame-stats.js';
 import type { Job } from '../shared/api/job.js';
 import type { JobProgress } from '../shared/api/progress.js';
 
+/** The progress as GET /jobs/{id}/progress answers it: `etaBand` only from a service with frame-stats. */
+export type WatchedProgress = JobProgress & { etaBand?: EtaBand | null };
+
 export interface WatchView {
-  update(job: Job, progress: JobProgress | null): void;
+  update(job: Job, progress: WatchedProgress | null): void;
   stop(): void;
 }
 
@@ -39,15 +44,18 @@ export function formatDuration(seconds: number): string {
   return m > 0 ? `${m}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
 }
 
-export function watchLine(job: Job, p: JobProgress | null, rate: number | null): string {
+export function watchLine(job: Job, p: WatchedProgress | null, rate: number | null): string {
   const total = p?.framesTotal ?? null;
   const done = p?.framesDone ?? 0;
   const parts = [`${job.id.slice(0, 8)} ${job.status}`];
   if (total !== null) parts.push(`${done}/${total} frames${p?.percent != null ? ` (${p.percent.toFixed(0)}%)` : ''}`);
   if (p?.framesFailed) parts.push(`${p.framesFailed} failed`);
   parts.push(rate !== null ? `${rate.toFixed(1)} frames/min` : 'rate: -');
-  const eta = p?.etaSeconds ?? (rate && total !== null ? ((total - done) / rate) * 60 : null);
-  parts.push(eta !== null ? `ETA ${formatDuration(eta)}` : 'ETA: -');
+  const band = p?.etaBand;
+  const eta = band?.seconds ?? p?.etaSeconds ?? (rate && total !== null ? ((total - done) / rate) * 60 : null);
+  // The band says how far to trust the figure: "ETA 4m10s (3m20s-5m30s)".
+  const range = band && band.seconds > 0 ? ` (${formatDuration(band.lowSeconds)}-${formatDuration(band.highSeconds)})` : '';
+  parts.push(eta !== null ? `ETA ${formatDuration(eta)}${range}` : 'ETA: -');
   return parts.join('  ');
 }
 

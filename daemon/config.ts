@@ -8,7 +8,7 @@ import type { SettingName, SettingValues } from '../user-config/settings.js';
 import { join } from 'node:path';
 
 /** The daemon's settings: the person's settings it uses (their doc comments say defaults and variables; serviceUrl follows edits of config.toml) and its own. */
-export interface DaemonConfig extends Pick<SettingValues, 'serviceUrl' | 'downloadsDir' | 'hotFolder' | 'blender' | 'outputFormat' | 'video' | 'overrides'> {
+export interface DaemonConfig extends Pick<SettingValues, 'serviceUrl' | 'downloadsDir' | 'hotFolder' | 'blender' | 'outputFormat' | 'video' | 'overrides' | 'reconnectPatience'> {
   /** Profile of config.toml in use (its keychain entry holds the API key). Default `default`. Env RENDERBRIDGE_PROFILE. Follows edits of config.toml. */
   profile: string;
   /** config.toml the daemon follows for edits; null: none (settings from the environment and overrides only). */
@@ -50,6 +50,7 @@ export function defaultDaemonConfig(env: NodeJS.ProcessEnv = process.env, overri
     outputFormat: s.outputFormat.value,
     video: s.video.value,
     overrides: s.overrides.value,
+    reconnectPatience: s.reconnectPatience.value,
     webhookSecret: env.RENDERBRIDGE_WEBHOOK_SECRET || null,
     pollActiveMs: 1000,
     pollIdleMs: 15_000,

@@ -2,7 +2,7 @@
 // interfaces; each part implements one and gets its collaborators passed in (no singletons).
 import type { RenderJobClient } from '../shared/client/client.js';
 import type { CollectedDependency } from '../shared/pack/dependencies.js';
-import type { DaemonEvent, DaemonWarning, DownloadState, PackRequest, PackResult, PackState, Submission, SubmitRequest, TrackedJob } from '../shared/daemon/api.js';
+import type { DaemonEvent, DaemonWarning, DownloadState, PackedFile, PackRequest, PackResult, PackState, Submission, SubmitRequest, TrackedJob } from '../shared/daemon/api.js';
 
 /** Fan-out of daemon events (SSE subscribers, CLI progress bars, the tray). */
 export interface EventSink {
@@ -36,6 +36,16 @@ export type PackPhase = NonNullable<PackState['phase']>;
 /** Bytes of the phase done so far and in all (0 and 0 while tracing, which has no byte count). */
 export type PackProgress = (bytesDone: number, bytesTotal: number, phase: PackPhase) => void;
 
+/** What the upload of a pack reads: the files as they were taken when packed (daemon/pack/snapshot.ts). */
+export interface UploadSource {
+  /** The pack's files, each `source` being the file to read (in the pack's folder, or the artist's). */
+  files: PackedFile[];
+  /** Throws PACK_CHANGED when the file at `source` no longer holds what was packed; run before and after each part. */
+  check(source: string): Promise<void>;
+  /** The artist's file behind `source`, for messages. */
+  original(source: string): string;
+}
+
 /** Packs (POST /pack, POST /packs, a submission's own), kept until submitted, discarded or expired. */
 export interface Packer {
   /**
@@ -51,8 +61,10 @@ export interface Packer {
    * since it was hashed, DAEMON_NOT_FOUND for an unknown pack.
    */
   zip(packId: string, options?: { signal?: AbortSignal; onProgress?: PackProgress }): Promise<string>;
-  /** Forgets the pack and removes what the packer wrote for it (its manifest, its zip). */
+  /** Forgets the pack and removes what the packer wrote for it (its manifest, its snapshot, its zip). */
   discard(packId: string): Promise<void>;
+  /** What an upload of the pack reads; undefined for an unknown pack and a user's own zip (then `files` are read as listed). */
+  uploadSource?(packId: string): UploadSource | undefined;
 }
 
 /** Packs made in the background (POST /packs), published as `pack` events as they move. */

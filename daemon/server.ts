@@ -129,11 +129,12 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
     serviceUrl,
     keychain,
     env,
-    ...(options.clientOptions ? { clientOptions: options.clientOptions } : {}),
+    clientOptions: { reconnectPatienceMs: config.reconnectPatience * 1000, ...options.clientOptions },
     logger: logger.child({ component: 'api-key' }),
   });
-  // The tracker handles 429s and errors itself (Retry-After, back-off): its client does not retry.
-  const trackerClients = new ApiKeyProvider({ serviceUrl, keychain, env, clientOptions: { ...options.clientOptions, maxRetries: 0 } });
+  // The tracker handles 429s and errors itself (Retry-After, back-off): its client does not retry,
+  // nor wait for a lost connection (its next poll is its retry).
+  const trackerClients = new ApiKeyProvider({ serviceUrl, keychain, env, clientOptions: { ...options.clientOptions, maxRetries: 0, reconnectPatienceMs: 0 } });
   const events = new EventBus({ ...options.sse, logger: logger.child({ component: 'events' }) });
   const ctx: DaemonPartsContext = { config, events, clients, logger };
   const downloads = options.createDownloads?.(ctx);

@@ -17,8 +17,9 @@ fi
 # use (npm start runs the first, npm test the second), so a studio's service machine gets no
 # browser, keyring or shells it never runs.
 #
-# command -> Debian package. Running: Blender renders, ffmpeg/ffprobe encode and read videos.
-declare -A need=([blender]=blender [ffmpeg]=ffmpeg [ffprobe]=ffmpeg)
+# command -> Debian package. Running: Blender renders, ffmpeg/ffprobe encode and read videos,
+# bubblewrap starts the Blender builds that are system roots.
+declare -A need=([blender]=blender [ffmpeg]=ffmpeg [ffprobe]=ffmpeg [bwrap]=bubblewrap)
 if [ "${1:-}" = "test" ]; then
   # Tests and benchmarks: curl and zip/unzip drive and check uploads; the keychain (gnome-keyring
   # over a D-Bus session, read back with secret-tool) holds the API key; Chromium (driven by

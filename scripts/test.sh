@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
+# Blender 4.3 and 5.2 (Debian roots, built once per machine, cached outside the repository): the
+# Blender-facing suites run on every build artists use.
+bash scripts/blender-roots.sh
 # PostgreSQL and Redis for the scale-out suites (started here when a fresh machine has none).
 bash scripts/test-servers.sh
 echo "== typecheck"; npx tsc -p tsconfig.json --noEmit

@@ -1,10 +1,10 @@
-// Rewrites the generated parts of README.md ("Configuration", the settings tables) and
+// Rewrites the generated parts of docs/reference/configuration.md (the settings tables) and
 // deploy/systemd/renderbridge.env.example from the service settings table.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ENV_BEGIN, ENV_END, README_BEGIN, README_END, replaceBetween, settingsEnvExample, settingsMarkdown } from '../service/settings/docs.js';
 
 for (const [rel, begin, end, body] of [
-  ['../README.md', README_BEGIN, README_END, settingsMarkdown()],
+  ['../docs/reference/configuration.md', README_BEGIN, README_END, settingsMarkdown()],
   ['../deploy/systemd/renderbridge.env.example', ENV_BEGIN, ENV_END, settingsEnvExample()],
 ] as const) {
   const file = new URL(rel, import.meta.url);

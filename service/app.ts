@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { API_PREFIX } from '../shared/constants.js';
 import { buildOpenApiDocument } from '../shared/openapi.js';
 import type { FsObjectStorage } from './adapters/fs-storage/fs-storage.js';
@@ -9,8 +7,8 @@ import { slugOfUploadKey } from './domain/jobs.js';
 import { makeAuthenticate } from './http/auth.js';
 import { jsonBodyParser } from './http/json-body.js';
 import { MemoryRateLimiter } from './adapters/memory-rate-limit.js';
+import { InFlightLimit } from './http/in-flight.js';
 import type { RateLimiter } from './ports/rate-limit.js';
-import { installErrorHandling, makeFrameworkErrors } from './http/error-handler.js';
 import type { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { JobRecord } from './ports/jobs.js';
 import { installMetrics } from './metrics/http.js';
@@ -37,15 +35,25 @@ import type { TaskRunReader } from './ports/tasks.js';
 import { eventRoutes } from './routes/events.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { taskRoutes } from './routes/tasks.js';
+import { frameStatsRoutes } from './routes/frame-stats.js';
+import { estimateRoutes } from './routes/estimate.js';
+import type { FrameStatsStore } from './ports/frame-stats.js';
 import { taskLogRoutes } from './routes/task-logs.js';
+import { baseApp } from './http/base-app.js';
 import { requeueRoutes } from './routes/requeue.js';
 import type { RequeueStore } from './ports/requeues.js';
 import type { ExtensionName } from '../shared/extensions.js';
 import { workerApiRoutes } from './worker-api/routes.js';
+import { workerApiEnabled, workerApiOptions } from './worker-api/server.js';
+import type { WorkerTokenAuth } from './ports/worker-tokens.js';
+import type { WorkerQueue } from './worker-api/task-routes.js';
 import type { WorkerRegistryReader, WorkerReporter } from './ports/workers.js';
 import type { QueueLoad } from './ports/tasks.js';
 import { workerRoutes } from './routes/workers.js';
 import { readyzRoutes, type ReadinessDeps } from './routes/readyz.js';
+import { StreamGate } from './http/stream-gate.js';
+import { StorageQuota } from './http/storage-quota.js';
+import type { StorageUsage } from './ports/usage.js';
 
 export interface AppDeps extends ServiceContext {
   /** Present when objects live on this machine: the service then serves their presigned URLs. */
@@ -55,7 +63,8 @@ export interface AppDeps extends ServiceContext {
   version?: string;
   /**
    * What the service does when a remote worker reports a job completed (enqueue the
-   * onRenderComplete webhook; must be idempotent). Required when `config.workerToken` is set.
+   * onRenderComplete webhook; must be idempotent). Required while the worker API is on
+   * (`workerTokens` or `config.workerToken` given).
    */
   onJobCompleted?: (rec: JobRecord) => Promise<void>;
   /** Prometheus registry to fill and serve at /metrics. Default none (no /metrics route). */
@@ -65,6 +74,15 @@ export interface AppDeps extends ServiceContext {
    * Default: this process's memory (one instance), sized by config.rateLimitMax/WindowMs.
    */
   rateLimiter?: RateLimiter;
+  /**
+   * Failed authentications per remote address (service/http/auth-failures.ts): Redis makes the
+   * count per farm. Default: this process's memory, sized by config.authFailureLimit/WindowMs.
+   */
+  authFailureLimiter?: RateLimiter;
+  /** Most parts one blob query answer lists (tests lower it). Default MAX_PARTS_PER_QUERY_ANSWER (10,000). */
+  blobQueryMaxParts?: number;
+  /** Bytes each workspace keeps stored (openStack provides it). Default none: no storage quota is enforced. */
+  usage?: StorageUsage;
   /**
    * The content-addressed upload extension's parts: the blob index, the signer of part URLs
    * and the origin they point at. Required while `config.blobUploads` is on (the default).
@@ -76,8 +94,11 @@ export interface AppDeps extends ServiceContext {
   taskRuns?: TaskRunReader;
   /** Where requeues are linked (extension job-requeue; the SQL job stores). Default none: the extension is off. */
   requeues?: RequeueStore;
-  /** Knobs of GET /jobs/{id}/logs?follow=true (tests shorten them). Defaults: a read every 1000 ms, 10000 ms for runs still open once the job ended. */
-  taskLogs?: { followPollMs?: number; followGraceMs?: number };
+  /**
+   * Knobs of GET /jobs/{id}/logs?follow=true (tests shorten them). Defaults: a read every 1000 ms,
+   * backing off to one every 15000 ms while nothing changes, 10000 ms for runs still open once the job ended.
+   */
+  taskLogs?: { followPollMs?: number; followGraceMs?: number; followMaxPollMs?: number };
   /** Knobs of GET /events (tests shorten them). Defaults: a read of each watched workspace every 1000 ms, a heartbeat every 15000 ms. */
   eventStream?: { pollMs?: number; heartbeatMs?: number };
   /** The clock sessions expire by, epoch ms. Default Date.now (tests move it). */
@@ -87,6 +108,18 @@ export interface AppDeps extends ServiceContext {
    * API's heartbeat route). Default none: the route is not offered.
    */
   workers?: { registry: WorkerReporter & WorkerRegistryReader; queue: QueueLoad };
+  /**
+   * Per-worker tokens of the internal worker API (openStack provides them): with them, or with the
+   * deprecated `config.workerToken`, the worker API is on. Default none: no worker API.
+   */
+  workerTokens?: WorkerTokenAuth;
+  /**
+   * The queue as remote workers use it through the worker API's task routes (openStack provides
+   * it), so they need no queue credentials. Default none: those routes are not offered.
+   */
+  taskLeases?: WorkerQueue;
+  /** Per-frame statistics (extension frame-stats: GET /jobs/{id}/frames, the progress's `etaBand`, the worker API's frame reports). Default none: the extension is off. */
+  frameStats?: FrameStatsStore;
   /** What GET /readyz checks (openStack provides it). Default none: no /readyz route. */
   readiness?: Omit<ReadinessDeps, 'inProcessWorkers'>;
 }
@@ -109,36 +142,33 @@ function imageOrigins(deps: AppDeps): string[] {
   return [...originOf(deps.config.publicUrl), ...originOf(s3?.endpoint), ...(s3 && !s3.endpoint ? ['https:'] : [])];
 }
 
+/**
+ * Blob queries and commits one key may have in progress at once on this instance: the typed
+ * client sends one at a time; more only queue heavy work in front of other tenants.
+ */
+const BLOB_CALLS_IN_FLIGHT = 2;
+
 /** The extension's routes and what they share, when it is on. */
-function blobExtension(deps: AppDeps): { api: BlobApiDeps; urls: BlobPartUrls; receiver: BlobReceiver } | undefined {
+function blobExtension(deps: AppDeps, quota: StorageQuota | undefined, limiter: RateLimiter): { api: BlobApiDeps; urls: BlobPartUrls; receiver: BlobReceiver } | undefined {
   if (!deps.config.blobUploads) return undefined;
   if (!deps.blobs) throw new Error('buildApp: config.blobUploads turns the content-addressed upload extension on, which needs deps.blobs (openStack provides it)');
   const urls = new BlobPartUrls(deps.blobs.signer, deps.blobs.publicUrl);
   const receiver = new BlobReceiver({ index: deps.blobs.store, storage: deps.storage });
-  return { api: { config: deps.config, index: deps.blobs.store, storage: deps.storage, urls, receiver }, urls, receiver };
+  const api: BlobApiDeps = { config: deps.config, index: deps.blobs.store, storage: deps.storage, urls, receiver, limiter, inFlight: new InFlightLimit(BLOB_CALLS_IN_FLIGHT, 'blob queries and commits'), ...(quota ? { quota } : {}), ...(deps.blobQueryMaxParts ? { maxPartsPerAnswer: deps.blobQueryMaxParts } : {}) };
+  return { api, urls, receiver };
 }
 
 /** Builds the whole service as a fastify instance without listening (tests inject or listen). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limiter = deps.rateLimiter ?? new MemoryRateLimiter({ max: deps.config.rateLimitMax, windowMs: deps.config.rateLimitWindowMs });
+  const failures = deps.authFailureLimiter ?? new MemoryRateLimiter({ max: deps.config.authFailureLimit, windowMs: deps.config.authFailureWindowMs });
   const sessions = sessionAuth(deps);
-  const authenticate = makeAuthenticate(deps.keys, limiter, sessions);
-  const app = Fastify({
-    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
-    bodyLimit: deps.config.bodyLimitBytes,
-    genReqId: () => randomUUID(),
-    // Never trust a client-chosen id: it would let callers forge log correlation.
-    requestIdHeader: false,
-    frameworkErrors: makeFrameworkErrors((req) => (req.url.startsWith(`${API_PREFIX}/`) ? authenticate : undefined)),
-  }).withTypeProvider<ZodTypeProvider>();
-  app.setValidatorCompiler(validatorCompiler);
-  app.addHook('onRequest', (req, reply, done) => {
-    reply.header('x-request-id', req.id);
-    done();
-  });
-  installErrorHandling(app);
+  const authenticate = makeAuthenticate(deps.keys, limiter, sessions, failures);
+  // One gate for both kinds of stream: a key's follows and event streams share its places.
+  const streams = new StreamGate({ perKey: deps.config.maxStreamsPerKey, perProcess: deps.config.maxStreams });
+  const app = baseApp({ logger: deps.logger, bodyLimit: deps.config.bodyLimitBytes, frameworkAuth: (req) => (req.url.startsWith(`${API_PREFIX}/`) ? authenticate : undefined) });
 
-  if (deps.metrics) installMetrics(app, deps.metrics, deps.config.metricsToken);
+  if (deps.metrics) installMetrics(app, deps.metrics, deps.config.metricsToken, deps.config.host);
 
   app.get('/healthz', async () => ({ status: 'ok', version: deps.version ?? 'dev' }));
   if (deps.readiness) await app.register(readyzRoutes, { ...deps.readiness, inProcessWorkers: deps.config.workers !== 0 });
@@ -161,19 +191,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
 
-  const blobs = blobExtension(deps);
+  const quota = deps.usage ? new StorageQuota({ usage: deps.usage, quotaBytes: deps.config.workspaceStorageQuotaBytes }) : undefined;
+  const blobs = blobExtension(deps, quota, limiter);
   // Part bytes pass through the service on every storage adapter, so it can verify them.
   if (blobs) await app.register(blobPartRoutes, { urls: blobs.urls, receiver: blobs.receiver });
 
-  if (deps.config.workerToken) {
-    if (!deps.onJobCompleted) throw new Error('buildApp: config.workerToken turns the worker API on, which needs deps.onJobCompleted (enqueue the onRenderComplete webhook)');
-    await app.register(workerApiRoutes, {
-      prefix: WORKER_API_PREFIX,
-      token: deps.config.workerToken,
-      jobs: deps.jobs,
-      onJobCompleted: deps.onJobCompleted,
-      ...(deps.workers ? { workers: deps.workers.registry } : {}),
-    });
+  // With a listener of its own (server.ts starts it), the public one does not serve the worker API.
+  if (workerApiEnabled(deps) && deps.config.workerApiPort === undefined) {
+    await app.register(workerApiRoutes, { prefix: WORKER_API_PREFIX, ...workerApiOptions(deps, (err) => app.log.warn({ err }, 'recording a worker token\'s last use failed')) });
   }
 
   await app.register(
@@ -189,14 +214,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         queue: deps.queue,
         keys: deps.keys,
         ...(deps.events ? { events: deps.events } : {}),
+        ...(quota ? { quota } : {}),
       };
       await api.register(uploadRoutes, ctx);
       await api.register(jobRoutes, ctx);
       await api.register(jobActionRoutes, ctx);
-      await api.register(progressRoutes, ctx);
-      const enabled: ExtensionName[] = [...(blobs ? ['content-addressed-uploads' as const] : []), ...(sessions ? ['dashboard-sessions' as const] : []), 'job-events', ...(deps.taskRuns ? ['job-tasks' as const] : []), ...(deps.requeues ? ['job-requeue' as const] : []), ...(deps.workers ? ['workers' as const] : []), ...(deps.taskRuns ? ['task-logs' as const] : [])];
+      await api.register(progressRoutes, { ...ctx, ...(deps.frameStats ? { frameStats: deps.frameStats } : {}) });
+      const enabled: ExtensionName[] = [...(blobs ? ['content-addressed-uploads' as const] : []), ...(sessions ? ['dashboard-sessions' as const] : []), 'job-events', ...(deps.taskRuns ? ['job-tasks' as const] : []), ...(deps.requeues ? ['job-requeue' as const] : []), ...(deps.workers ? ['workers' as const] : []), ...(deps.taskRuns ? ['task-logs' as const] : []), ...(deps.frameStats ? ['frame-stats' as const, 'estimate' as const] : [])];
       await api.register(extensionRoutes, { enabled });
-      if (sessions) await api.register(sessionRoutes, { keys: deps.keys, limiter, sessions });
+      if (sessions) await api.register(sessionRoutes, { keys: deps.keys, limiter, sessions, failures });
       const feed = new JobFeed({
         jobs: deps.jobs,
         storage: deps.storage,
@@ -204,10 +230,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ...(deps.eventStream?.pollMs ? { pollMs: deps.eventStream.pollMs } : {}),
         onError: (err, workspaceId) => app.log.warn({ err, workspaceId }, 'reading job changes for the event stream failed'),
       });
-      await api.register(eventRoutes, { feed, keys: deps.keys, ...(sessions ? { sessions } : {}), ...(deps.eventStream?.heartbeatMs ? { heartbeatMs: deps.eventStream.heartbeatMs } : {}) });
+      await api.register(eventRoutes, { feed, keys: deps.keys, gate: streams, maxMs: deps.config.streamMaxSeconds * 1000, ...(sessions ? { sessions } : {}), ...(deps.eventStream?.heartbeatMs ? { heartbeatMs: deps.eventStream.heartbeatMs } : {}) });
       if (deps.taskRuns) await api.register(taskRoutes, { ctx, tasks: deps.taskRuns });
-      if (deps.taskRuns) await api.register(taskLogRoutes, { ctx, tasks: deps.taskRuns, ...deps.taskLogs });
+      if (deps.taskRuns) await api.register(taskLogRoutes, { ctx, tasks: deps.taskRuns, gate: streams, ...deps.taskLogs });
       if (deps.requeues) await api.register(requeueRoutes, { ctx, requeues: deps.requeues });
+      if (deps.frameStats) await api.register(frameStatsRoutes, { ctx, frames: deps.frameStats });
+      // The estimate measures its frames as frame statistics do: it comes with them.
+      if (deps.frameStats) await api.register(estimateRoutes, { ctx, ...(deps.workers ? { workers: deps.workers } : {}) });
       if (deps.workers) await api.register(workerRoutes, { registry: deps.workers.registry, queue: deps.workers.queue, jobs: deps.jobs });
       if (blobs) {
         await api.register(blobQueryRoutes, blobs.api);

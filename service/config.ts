@@ -3,7 +3,6 @@ import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { MAX_UPLOAD_BYTES } from '../shared/constants.js';
 import { DEFAULT_UNPACK_LIMITS } from '../zip/rules.js';
-import { DEFAULT_BLOB_CACHE_MAX_BYTES } from './worker/project/blob-cache.js';
 
 /** S3-compatible storage for uploads and outputs. Credentials come from the usual AWS environment variables. */
 export interface S3Settings {
@@ -22,7 +21,7 @@ export interface S3Settings {
   secretAccessKey?: string;
 }
 
-/** Settings of the reference service. Every field has a default; see README "Configuration". */
+/** Settings of the reference service. Every field has a default; see docs/reference/configuration.md. */
 export interface ServiceConfig {
   /** Interface to listen on. Default `127.0.0.1`: expose it deliberately (e.g. `0.0.0.0` behind TLS). */
   host: string;
@@ -35,6 +34,15 @@ export interface ServiceConfig {
   dataDir: string;
   /** Origin used in presigned URLs, e.g. `https://render.example.com`. Default: `http://HOST:PORT` as listened. */
   publicUrl: string | undefined;
+  /**
+   * A port of its own for the internal worker API (`/internal/worker/v1`); the public listener then
+   * does not serve it, so it can stay on a farm-only network. Default none: the public listener serves it.
+   */
+  workerApiPort: number | undefined;
+  /** Interface of the worker API's own listener (with workerApiPort). Default: `host`. */
+  workerApiHost: string | undefined;
+  /** Worker API requests per worker token per rate-limit window, apart from API keys' budgets (per instance). Default 6000. */
+  workerApiRateLimitMax: number;
   /** Lifetime of an upload URL, seconds. Default 21600 (6 h): long enough for a 5 GiB upload on a slow line. */
   uploadUrlTtlSeconds: number;
   /** Lifetime of a signed download URL, seconds. Default 3600. */
@@ -47,6 +55,32 @@ export interface ServiceConfig {
   rateLimitMax: number;
   /** Rate-limit window, milliseconds. Default 60000. */
   rateLimitWindowMs: number;
+  /**
+   * Failed authentications one remote address may make per `authFailureWindowMs` before its
+   * failures answer 429 RATE_LIMITED instead of 401; valid keys are never refused
+   * (`--auth-failure-limit`). Default 60.
+   */
+  authFailureLimit: number;
+  /** Window of authFailureLimit, milliseconds (`--auth-failure-window`). Default 60000. */
+  authFailureWindowMs: number;
+  /** Streams (log follows, GET /events) one API key may hold open on this process (`--max-streams-per-key`). Default 16. */
+  maxStreamsPerKey: number;
+  /** Streams this process holds open, all keys together (`--max-streams`). Default 1000. */
+  maxStreams: number;
+  /** Longest a stream stays open, seconds; it then ends saying the client may reconnect (`--stream-max-duration`). Default 3600. */
+  streamMaxSeconds: number;
+  /** A log follow whose job showed no new bytes or change this long ends, saying so (`--log-follow-idle`), seconds. Default 1800. */
+  logFollowIdleSeconds: number;
+  /**
+   * Price per hour of rendering by device, for the estimate extension's cost: `CPU=0.4,OPTIX=2.5`,
+   * `GPU=` for any GPU device (`--estimate-rates`). Default '' (no price: estimates give no cost).
+   */
+  estimateRates: string;
+  /**
+   * Bytes one workspace may keep stored: completed uploads, blobs and job outputs. New uploads,
+   * blob queries and commits past it answer 413 STORAGE_QUOTA_EXCEEDED (`--workspace-storage-quota`). Default 1 TiB.
+   */
+  workspaceStorageQuotaBytes: number;
   /** Days outputs stay downloadable after completion. Default 30. */
   outputRetentionDays: number;
   /** Days a finished task stays in the queue (for looking into a job) before it is deleted. Default 7. */
@@ -106,8 +140,32 @@ export interface ServiceConfig {
    * `RENDERBRIDGE_TASK_LOG_MAX_BYTES`; task-logs extension). Default 16 MiB.
    */
   taskLogMaxBytes: number;
-  /** Extra Blender builds (`--blender PATH`, repeatable); `RENDERBRIDGE_BLENDER_X_Y` and PATH's `blender` are added. Default none. */
+  /**
+   * Extra Blender builds (`--blender PATH`, repeatable): executables, unpacked release folders or
+   * system roots (blender/build-kind.ts); `RENDERBRIDGE_BLENDER_X_Y` and PATH's `blender` are added. Default none.
+   */
   blenderPaths: string[];
+  /** Whether PATH's `blender` is a build too (`--no-blender-from-path`). Default true. */
+  blenderFromPath: boolean;
+  /**
+   * Blender runs in a bubblewrap sandbox (`--no-sandbox` turns it off, with a warning at start that
+   * doctor and the workers page repeat): no network, only the job's folder writable, no farm secret.
+   * A worker refuses to start when the sandbox does not work. Default true.
+   */
+  sandbox: boolean;
+  /**
+   * Add-ons a project bundles (`--bundled-addons`): `sandboxed` enables them in the job's Blender,
+   * which runs in the sandbox; `off` enables none, and validation says so in an ADDON_REFUSED
+   * warning. `auto` is `sandboxed` when the sandbox is on, `off` with --no-sandbox: an add-on is
+   * tenant code, and outside the sandbox it could read the farm's files. Default `auto`.
+   */
+  bundledAddons: 'auto' | 'sandboxed' | 'off';
+  /**
+   * CPU niceness added to every Blender a worker starts (`--render-nice`, 0-19): renders take the
+   * CPU the service and the worker leave, so on a shared machine the API keeps answering while
+   * every core renders (bench:attack). 0: the same priority as the service. Default 10.
+   */
+  renderNice: number;
   /** pino level. Default `info`. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /**
@@ -140,8 +198,10 @@ export interface ServiceConfig {
   /** S3-compatible storage instead of files under dataDir (`--s3-bucket` and friends). Default none. */
   s3: S3Settings | undefined;
   /**
-   * Shared secret that workers on other machines present to the internal worker API
-   * (`RENDERBRIDGE_WORKER_TOKEN`); unset = that API is off. Default none.
+   * Worker token (`RENDERBRIDGE_WORKER_TOKEN`). On a worker: the token it presents to the worker
+   * API, its own from `renderbridge admin create-worker-token`. On a service: the deprecated
+   * farm-wide token, accepted for every job (not scoped to a worker's leases) with a warning at
+   * start; per-worker tokens need no setting. Default none.
    */
   workerToken: string | undefined;
   /** Bearer token /metrics requires (`RENDERBRIDGE_METRICS_TOKEN`); unset = open, for a scraper on a private network. Default none. */
@@ -183,6 +243,9 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(env.XDG_DATA_HOME || path.join(homedir(), '.local', 'share'), 'renderbridge', 'service');
 }
 
+/** The blob cache's size when none is set (`--blob-cache-size`): room for a studio's working set. */
+export const DEFAULT_BLOB_CACHE_MAX_BYTES = 50 * 1024 ** 3;
+
 /** The data folder the first Renderbridge versions used, relative to the current folder: only looked at to warn about it. */
 export const LEGACY_DATA_DIR = path.join('.renderbridge', 'service');
 
@@ -192,12 +255,23 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     port: 8420,
     dataDir: defaultDataDir(),
     publicUrl: undefined,
+    workerApiPort: undefined,
+    workerApiHost: undefined,
+    workerApiRateLimitMax: 6000,
     uploadUrlTtlSeconds: 6 * 3600,
     downloadUrlTtlSeconds: 3600,
     maxUploadBytes: MAX_UPLOAD_BYTES,
     bodyLimitBytes: 1024 * 1024,
     rateLimitMax: 1200,
     rateLimitWindowMs: 60_000,
+    authFailureLimit: 60,
+    authFailureWindowMs: 60_000,
+    maxStreamsPerKey: 16,
+    maxStreams: 1000,
+    streamMaxSeconds: 3600,
+    logFollowIdleSeconds: 1800,
+    estimateRates: '',
+    workspaceStorageQuotaBytes: 2 ** 40,
     outputRetentionDays: 30,
     finishedTaskRetentionDays: 7,
     blobUploads: true,
@@ -211,6 +285,10 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     warmMinFreeMemoryBytes: 2 ** 30,
     taskLogMaxBytes: 16 * 2 ** 20,
     blenderPaths: [],
+    blenderFromPath: true,
+    sandbox: true,
+    renderNice: 10,
+    bundledAddons: 'auto',
     logLevel: 'info',
     logFormat: 'auto',
     chunkFrames: undefined,

@@ -3,6 +3,7 @@ import type { JobStore } from './ports/jobs.js';
 import type { KeyStore } from './ports/keys.js';
 import type { ObjectStorage } from './ports/storage.js';
 import type { TaskSubmitter } from './ports/tasks.js';
+import type { StorageQuota } from './http/storage-quota.js';
 
 /** What routes need: the config and the ports, passed in (no module-level singletons). */
 export interface ServiceContext {
@@ -13,6 +14,8 @@ export interface ServiceContext {
   keys: KeyStore;
   /** Tells an in-process worker at once what the routes just did (it would notice by polling). */
   events?: JobEvents;
+  /** Each workspace's storage quota, checked where new bytes come in. Default none: unlimited. */
+  quota?: StorageQuota;
 }
 
 export interface JobEvents {

@@ -13,6 +13,11 @@ import { SqliteBlobStore } from './adapters/sqlite/blob-store.js';
 import { blobUrlSecret } from './adapters/sql/blob-secret.js';
 import { SqlSessionStore } from './adapters/sql/session-store.js';
 import { SqlWorkerRegistry } from './adapters/sql/worker-registry.js';
+import { SqlStorageUsage } from './adapters/sql/storage-usage.js';
+import type { StorageUsage } from './ports/usage.js';
+import { SqlWorkerTokenStore } from './adapters/sql/worker-token-store.js';
+import { SqlFrameStats } from './adapters/sql/frame-stats.js';
+import type { FrameStatsStore } from './ports/frame-stats.js';
 import type { BlobStore } from './ports/blobs.js';
 import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { JobStore } from './ports/jobs.js';
@@ -22,6 +27,7 @@ import type { LeaseStore } from './ports/leases.js';
 import type { SessionStore } from './ports/sessions.js';
 import type { TaskQueue } from './ports/tasks.js';
 import type { WorkerRegistry } from './ports/workers.js';
+import type { WorkerTokenStore } from './ports/worker-tokens.js';
 import type { WebhookStore } from './webhooks/ports.js';
 
 /** The stores of one state engine (SQLite or PostgreSQL). */
@@ -42,6 +48,12 @@ export interface StateEngine {
   blobUrlSecret(): Promise<Buffer>;
   /** Each worker process's latest report (extension workers, /readyz). */
   workers: WorkerRegistry;
+  /** Per-worker tokens of the worker API (hashed). */
+  workerTokens: WorkerTokenStore;
+  /** Per-frame statistics (extension frame-stats). */
+  frameStats: FrameStatsStore;
+  /** Bytes each workspace keeps stored, for its storage quota. */
+  usage: StorageUsage;
   /** Resolves once the database answered a trivial query (/readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -72,6 +84,9 @@ export async function openLocalState(dataDir: string): Promise<StateEngine> {
     sessions: new SqlSessionStore(sqlite.db),
     blobUrlSecret: () => blobUrlSecret(sqlite.db),
     workers: new SqlWorkerRegistry(sqlite.db),
+    workerTokens: new SqlWorkerTokenStore(sqlite.db),
+    frameStats: new SqlFrameStats(sqlite.db),
+    usage: new SqlStorageUsage(sqlite.db),
     ping: async () => void sqlite.raw.prepare('select 1').get(),
     close: () => sqlite.close(),
   };

@@ -9,7 +9,7 @@ import type { LeaseStore } from './ports/leases.js';
 import type { ObjectStorage } from './ports/storage.js';
 import type { QueueHousekeeping } from './ports/tasks.js';
 import type { WorkerRegistryHousekeeping } from './ports/workers.js';
-import { jobOutputPrefix } from './worker/outputs/output-keys.js';
+import { jobOutputPrefix } from './domain/output-keys.js';
 import { jobLogPrefix } from './domain/task-log-keys.js';
 
 export interface RetentionOptions {

@@ -11,7 +11,16 @@ import { openStack, type Stack } from './stack.js';
 import { enqueueRenderComplete, WebhookDispatcher, type DispatcherOptions } from './webhooks/delivery.js';
 import { RetentionSweeper, type RetentionOptions } from './retention.js';
 import { BlobCollector, type BlobCollectorOptions } from './blobs/collector.js';
-import { startWorker, type StartedWorker, type WorkerTuning } from './worker/runtime/start.js';
+import { startWorker, type StartedWorker, type WorkerTuning } from './worker/start.js';
+import { buildWorkerApiApp, workerApiEnabled } from './worker-api/server.js';
+
+/** `http://host:port` of an address fastify listened on (0.0.0.0 and :: reached through loopback). */
+function listenedOrigin(address: string): string {
+  const u = new URL(address);
+  if (u.hostname === '0.0.0.0') u.hostname = '127.0.0.1';
+  if (u.hostname === '[::]') u.hostname = '[::1]';
+  return u.origin;
+}
 
 export interface RunningService {
   app: FastifyInstance;
@@ -19,12 +28,17 @@ export interface RunningService {
   origin: string;
   /** `origin` + `/api/external/v1`. */
   baseUrl: string;
-  /** The adapters behind the app: the in-process worker runtime plugs into these. */
-  ports: Stack['deps'];
+  /**
+   * The adapters behind the app (the in-process worker runtime plugs into these), with what the
+   * worker API needs, so a second app on them (tests) is whole.
+   */
+  ports: Stack['deps'] & { onJobCompleted: (rec: JobRecord) => Promise<void> };
   webhooks: Stack['webhooks'];
   engines: Stack['engines'];
   leases: Stack['leases'];
   metrics: Metrics;
+  /** Origin of the worker API's own listener (config.workerApiPort); undefined: it is served on `origin`. */
+  workerApiOrigin: string | undefined;
   /** The in-process worker (idle when `workers` is 0 or no Blender was found). */
   worker: StartedWorker;
   retention: RetentionSweeper;
@@ -73,10 +87,18 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
     enqueued: () => worker?.kick(),
     canceled: (jobId: string) => worker?.runtime?.cancelJob(jobId),
   };
-  const app = await buildApp({ ...stack.deps, events, logger, metrics, onJobCompleted: onCompleted, ...(opts.version ? { version: opts.version } : {}) });
+  const appDeps = { ...stack.deps, events, logger, metrics, onJobCompleted: onCompleted, ...(opts.version ? { version: opts.version } : {}) };
+  const app = await buildApp(appDeps);
+  const workerApp = config.workerApiPort !== undefined && workerApiEnabled(appDeps) ? await buildWorkerApiApp(appDeps) : undefined;
+  if (config.workerToken) {
+    log.warn('RENDERBRIDGE_WORKER_TOKEN on the service is a deprecated farm-wide worker token: whoever holds it can act on every job of every workspace. Create one token per worker (renderbridge admin create-worker-token --name NAME), move the workers to them, then unset it on the service.');
+  }
+  let workerApiOrigin: string | undefined;
   try {
     await app.listen({ host: config.host, port: config.port });
+    if (workerApp) workerApiOrigin = listenedOrigin(await workerApp.listen({ host: config.workerApiHost ?? config.host, port: config.workerApiPort! }));
   } catch (err) {
+    await workerApp?.close();
     await app.close();
     await stack.close();
     throw err;
@@ -110,6 +132,7 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
     await collector.stop();
     await sweeper.stop();
     await dispatcher.stop();
+    await workerApp?.close();
     await app.close();
     await stack.close();
     throw err;
@@ -120,16 +143,18 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
     app,
     origin,
     baseUrl: `${config.publicUrl ?? origin}${API_PREFIX}`,
-    ports: stack.deps,
+    ports: { ...stack.deps, onJobCompleted: onCompleted },
     webhooks: stack.webhooks,
     engines: stack.engines,
     leases: stack.leases,
     metrics,
+    workerApiOrigin,
     worker: started,
     retention: sweeper,
     blobCollector: collector,
     close: () =>
       (closing ??= (async () => {
+        await workerApp?.close();
         await app.close();
         // Running Blender processes are killed; their tasks go back to the queue for the next start.
         await started.stop();

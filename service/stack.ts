@@ -13,11 +13,12 @@ import type { ObjectStorage } from './ports/storage.js';
 import type { RateLimiter } from './ports/rate-limit.js';
 import type { TaskQueue } from './ports/tasks.js';
 import type { WorkerRegistry } from './ports/workers.js';
+import type { WorkerTokenStore } from './ports/worker-tokens.js';
 import type { WebhookStore } from './webhooks/ports.js';
 
 export interface Stack {
   /** The app's dependencies, with the whole queue: the in-process worker and housekeeping use more of it than the routes. */
-  deps: Omit<AppDeps, 'logger' | 'queue'> & { queue: TaskQueue };
+  deps: Omit<AppDeps, 'logger' | 'queue' | 'workerTokens'> & { queue: TaskQueue; workerTokens: WorkerTokenStore };
   /** Webhook endpoints and the delivery outbox (onRenderComplete). */
   webhooks: WebhookStore;
   /** Leases for scheduled work that runs once across instances. */
@@ -46,6 +47,9 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
   const { blobUrlSecret } = await import('./adapters/sql/blob-secret.js');
   const { SqlSessionStore } = await import('./adapters/sql/session-store.js');
   const { SqlWorkerRegistry } = await import('./adapters/sql/worker-registry.js');
+  const { SqlStorageUsage } = await import('./adapters/sql/storage-usage.js');
+  const { SqlWorkerTokenStore } = await import('./adapters/sql/worker-token-store.js');
+  const { SqlFrameStats } = await import('./adapters/sql/frame-stats.js');
   const { sql } = await import('kysely');
   const pg = await openPostgres(config.databaseUrl);
   const warn = (err: Error) => console.warn(`renderbridge: ${err.message}; idle workers find new tasks by polling meanwhile`);
@@ -61,6 +65,9 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
     sessions: new SqlSessionStore(pg.db),
     blobUrlSecret: () => blobUrlSecret(pg.db),
     workers: new SqlWorkerRegistry(pg.db),
+    workerTokens: new SqlWorkerTokenStore(pg.db),
+    frameStats: new SqlFrameStats(pg.db),
+    usage: new SqlStorageUsage(pg.db),
     ping: async () => void (await sql`select 1`.execute(pg.db)),
     close: async () => {
       await queue.close();
@@ -85,15 +92,21 @@ export async function openS3(settings: NonNullable<ServiceConfig['s3']>): Promis
   return S3ObjectStorage.fromSettings(settings);
 }
 
-/** Rate-limit budgets in Redis, on a connection of their own with short timeouts: every API request waits on it. */
-async function openRedisRateLimiter(config: ServiceConfig, onError?: (err: Error) => void): Promise<RateLimiter> {
+/**
+ * Rate-limit budgets in Redis, on a connection of their own with short timeouts: every API request
+ * waits on it. Keys' request budgets and addresses' failed authentications share the connection.
+ */
+async function openRedisRateLimiters(config: ServiceConfig, onError?: (err: Error) => void): Promise<{ requests: RateLimiter; authFailures: RateLimiter }> {
   const [{ Redis }, { RedisRateLimiter }] = await Promise.all([import('ioredis'), import('./adapters/redis-rate-limit.js')]);
   const client = new Redis(config.redisUrl!, { commandTimeout: 1000, connectTimeout: 5000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
   // Errors are reported without the URL (it may hold a password); the limiter lets requests through meanwhile.
   const report = (err: Error) => onError?.(new Error(`rate-limit Redis: ${err.message}`));
   client.on('error', report);
   await client.connect();
-  return new RedisRateLimiter(client, { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs }, { keyPrefix: `${config.queuePrefix}:rate-limit:`, onError: report });
+  return {
+    requests: new RedisRateLimiter(client, { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs }, { keyPrefix: `${config.queuePrefix}:rate-limit:`, onError: report }),
+    authFailures: new RedisRateLimiter(client, { max: config.authFailureLimit, windowMs: config.authFailureWindowMs }, { keyPrefix: `${config.queuePrefix}:rate-limit:`, onError: report }),
+  };
 }
 
 export interface StackOptions {
@@ -111,7 +124,8 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
     closers.push(state.close);
     const queue = await openQueue(config, state.queue, opts.onQueueError);
     if (queue !== state.queue) closers.push(() => queue.close());
-    const rateLimiter = config.redisUrl ? await openRedisRateLimiter(config, opts.onQueueError) : undefined;
+    const limiters = config.redisUrl ? await openRedisRateLimiters(config, opts.onQueueError) : undefined;
+    const rateLimiter = limiters?.requests;
     if (rateLimiter) closers.push(() => void rateLimiter.close?.());
     let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
     let storage: ObjectStorage;
@@ -138,9 +152,13 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
         storage,
         blobs,
         workers: { registry: state.workers, queue },
+        workerTokens: state.workerTokens,
+        frameStats: state.frameStats,
+        taskLeases: queue,
         readiness: { database: state.ping, queue, storage, workers: state.workers },
+        usage: state.usage,
         ...(fsStorage ? { fsStorage } : {}),
-        ...(rateLimiter ? { rateLimiter } : {}),
+        ...(limiters ? { rateLimiter: limiters.requests, authFailureLimiter: limiters.authFailures } : {}),
       },
       webhooks: state.webhooks,
       leases: state.leases,

@@ -4,7 +4,7 @@
 // without GET /extensions (a plain spec service) answers 404: it offers none.
 import { z } from 'zod';
 
-export const EXTENSION_NAMES = ['content-addressed-uploads', 'dashboard-sessions', 'job-events', 'job-tasks', 'job-requeue', 'workers', 'task-logs'] as const;
+export const EXTENSION_NAMES = ['content-addressed-uploads', 'dashboard-sessions', 'job-events', 'job-tasks', 'job-requeue', 'workers', 'task-logs', 'frame-stats', 'estimate'] as const;
 export const ExtensionName = z.enum(EXTENSION_NAMES);
 export type ExtensionName = z.infer<typeof ExtensionName>;
 
@@ -22,6 +22,10 @@ export const EXTENSION_SUMMARIES: Readonly<Record<ExtensionName, string>> = {
     'The farm\'s worker processes (render slots and the task each runs, GPUs, Blender builds, last heartbeat, jobs whose blocklist keeps them off) and the queue\'s open tasks by kind; another workspace\'s work shows without its job.',
   'task-logs':
     'The full output of every task attempt (Blender, ffmpeg and the worker\'s own lines, timestamped, capped to its first and last halves), stored beside the job\'s outputs as it is written: as text with a header per attempt, followed live until the job ends, and an index of tasks and attempts.',
+  'frame-stats':
+    'What each finished frame of a job took (render seconds, peak memory from Blender\'s own report, device, slot, Blender build), paged by frame with a summary (median and spread of frame time, highest peak memory); GET /jobs/{id}/progress gains `etaBand`, the ETA with a low-high band from the frames finished so far and the slots working on the job.',
+  estimate:
+    'Know before you render: POST /jobs/{id}/estimate renders sample frames of a validated job (first, middle and last, more where frame times differ) on the farm\'s render slots with the render\'s own settings and answers the wall time on the farm now, compute time, normalizedSeconds, cost at the operator\'s rates, peak memory against each kind of slot and output size, each with a band and the frames it rests on, and warnings in words; the sampled frames are kept, so a render with the same request does not render them again. The job stays `validated`.',
   'job-tasks': 'The tasks of a job (validation, planning, each render chunk with its frames, finalize) with state, worker, attempt, duration and exit reason.',
 };
 

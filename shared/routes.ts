@@ -7,11 +7,13 @@ import { CreateUploadBody, UploadTarget } from './api/upload.js';
 import { BlobQueryBody, BlobQueryResult, CommitUploadBody, CommittedUpload } from './api/blob-upload.js';
 import { ExtensionList, type ExtensionName } from './extensions.js';
 import { Downloads } from './api/downloads.js';
-import { JobProgressEnvelope, ProgressList } from './api/progress.js';
+import { ProgressList } from './api/progress.js';
+import { FrameStatsPage, FrameStatsQuery, JobProgressWithEtaEnvelope } from './api/frame-stats.js';
 import { StartRenderBody } from './api/render-config.js';
 import { JobLineage, RequeueBody } from './api/requeue.js';
 import { CreateSessionBody, EventsQuery, JobEvent, JobTaskList, SessionEnvelope, SignedOut } from './api/dashboard.js';
 import { WorkerList } from './api/workers.js';
+import { EstimateEnvelope } from './api/estimate.js';
 import { TaskLogIndex, TaskLogIndexQuery, TaskLogQuery, TaskLogText } from './api/task-logs.js';
 import type { ErrorName } from './errors.js';
 
@@ -59,7 +61,9 @@ export const ROUTES = {
     summary: 'Request a presigned upload target for a .blend or .zip',
     body: CreateUploadBody,
     responses: { 201: UploadTarget },
-    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'STORAGE_QUOTA_EXCEEDED'],
+    // A second target nobody PUTs to expires unused.
+    retrySafe: true,
   },
   createJob: {
     method: 'POST',
@@ -118,7 +122,8 @@ export const ROUTES = {
     path: '/jobs/:id/progress',
     summary: 'Frame counters of one job (null until the render produces them)',
     ...jobRoute,
-    responses: { 200: JobProgressEnvelope },
+    // The spec's progress; `etaBand` is the frame-stats extension's field (absent without it).
+    responses: { 200: JobProgressWithEtaEnvelope },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
   },
   listProgress: {
@@ -150,7 +155,7 @@ export const ROUTES = {
     summary: 'Which of these blobs the workspace lacks, with a signed URL for each part to send',
     body: BlobQueryBody,
     responses: { 200: BlobQueryResult },
-    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'],
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'STORAGE_QUOTA_EXCEEDED'],
     extension: 'content-addressed-uploads',
     retrySafe: true,
   },
@@ -160,7 +165,7 @@ export const ROUTES = {
     summary: 'Commit a project\'s file list over held blobs; answers an ordinary upload slug for POST /jobs',
     body: CommitUploadBody,
     responses: { 201: CommittedUpload },
-    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'BLOBS_MISSING', 'PAYLOAD_TOO_LARGE'],
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'BLOBS_MISSING', 'PAYLOAD_TOO_LARGE', 'STORAGE_QUOTA_EXCEEDED'],
     extension: 'content-addressed-uploads',
     retrySafe: true,
   },
@@ -197,7 +202,7 @@ export const ROUTES = {
     query: EventsQuery,
     responses: { 200: JobEvent },
     produces: 'text/event-stream',
-    errors: ['VALIDATION_ERROR', 'NOT_ACCEPTABLE'],
+    errors: ['VALIDATION_ERROR', 'NOT_ACCEPTABLE', 'TOO_MANY_STREAMS'],
     extension: 'job-events',
   },
   listJobTasks: {
@@ -246,7 +251,7 @@ export const ROUTES = {
     query: TaskLogQuery,
     responses: { 200: TaskLogText },
     produces: 'text/plain',
-    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'TASK_LOG_NOT_FOUND'],
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'TASK_LOG_NOT_FOUND', 'TOO_MANY_STREAMS'],
     extension: 'task-logs',
   },
   getJobLogIndex: {
@@ -258,6 +263,46 @@ export const ROUTES = {
     responses: { 200: TaskLogIndex },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'TASK_LOG_NOT_FOUND'],
     extension: 'task-logs',
+  },
+  listJobFrames: {
+    method: 'GET',
+    path: '/jobs/:id/frames',
+    summary: 'Per-frame statistics of a job (time, peak memory, device, slot, build), paged by frame, with a summary and the live ETA band',
+    ...jobRoute,
+    query: FrameStatsQuery,
+    responses: { 200: FrameStatsPage },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
+    extension: 'frame-stats',
+  },
+  startEstimate: {
+    method: 'POST',
+    path: '/jobs/:id/estimate',
+    summary: 'Estimate a validated job\'s render (wall time, compute, cost, peak memory, output size, with bands) by rendering sample frames on the farm, kept for the render; the job stays validated; a repeat with the same request answers the same estimate',
+    ...jobRoute,
+    body: StartRenderBody,
+    responses: { 202: EstimateEnvelope, 200: EstimateEnvelope },
+    headers: { 'X-Idempotent-Replay': 'true on the 200 answer to a repeated estimate request' },
+    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'JOB_NOT_FOUND', 'ESTIMATE_NOT_ALLOWED', 'ESTIMATE_IN_PROGRESS'],
+    extension: 'estimate',
+    retrySafe: true,
+  },
+  getEstimate: {
+    method: 'GET',
+    path: '/jobs/:id/estimate',
+    summary: 'A job\'s estimate: its state, the sampled frames, the figures with their bands (refined as frames finish) and warnings',
+    ...jobRoute,
+    responses: { 200: EstimateEnvelope },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'ESTIMATE_NOT_FOUND'],
+    extension: 'estimate',
+  },
+  cancelEstimate: {
+    method: 'DELETE',
+    path: '/jobs/:id/estimate',
+    summary: 'Cancel a job\'s estimate that is still sampling, or set a failed one aside so the same request may be asked again (the job stays validated; a ready estimate is answered as it is)',
+    ...jobRoute,
+    responses: { 200: EstimateEnvelope },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'ESTIMATE_NOT_FOUND'],
+    extension: 'estimate',
   },
 } as const satisfies Record<string, RouteDef>;
 

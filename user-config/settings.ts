@@ -25,6 +25,8 @@ export interface SettingValues {
   overrides: Record<string, unknown>;
   /** The daemon's port on 127.0.0.1. Default 47615; 0 picks a free one. Env RENDERBRIDGE_DAEMON_PORT. */
   daemonPort: number;
+  /** Seconds a lost connection to the service is waited for before a submission fails. Default 120; 0: a few quick retries. Env RENDERBRIDGE_RECONNECT_PATIENCE. */
+  reconnectPatience: number;
 }
 export type SettingName = keyof SettingValues;
 
@@ -132,6 +134,17 @@ export const SETTINGS: { [K in SettingName]: SettingDef<K> } = {
     parse: (raw) => {
       const n = typeof raw === 'number' ? raw : Number(text(raw));
       if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new Error(`"${String(raw)}" is not a port number (0-65535)`);
+      return n;
+    },
+  },
+  reconnectPatience: {
+    env: 'RENDERBRIDGE_RECONNECT_PATIENCE',
+    inProfile: true,
+    help: 'seconds a lost connection to the service is waited for before a submission fails',
+    default: () => 120,
+    parse: (raw) => {
+      const n = typeof raw === 'number' ? raw : Number(text(raw));
+      if (!Number.isInteger(n) || n < 0 || n > 3600) throw new Error(`"${String(raw)}" is not a whole number of seconds (0-3600)`);
       return n;
     },
   },

@@ -68,7 +68,10 @@ export interface StartChildOptions {
  * for its first IPC message. `input` is sent to it once spawned.
  */
 export async function startChild<T>(file: string, input: unknown, opts: StartChildOptions = {}): Promise<Child<T>> {
-  const args = ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'lib', file)];
+  // BENCH_CHILD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the children: Node
+  // refuses --cpu-prof in NODE_OPTIONS.
+  const extra = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const args = [...extra, '--import', 'tsx', path.join(REPO_ROOT, 'bench', 'lib', file)];
   // taskset execs node, so the pid we get is node's own: /proc/<pid> reads the server.
   const [cmd0, argv0]: [string, string[]] = opts.cpus ? ['taskset', ['-c', opts.cpus, process.execPath, ...args]] : [process.execPath, args];
   const [cmd, argv] = opts.wrap ? opts.wrap(cmd0, argv0) : [cmd0, argv0];

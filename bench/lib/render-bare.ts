@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { launchBuild } from '../../blender/build-kind.js';
 import { track } from './children.js';
 
 export interface BareOptions {
@@ -17,6 +18,11 @@ export interface BareOptions {
   cpus?: string;
   /** Frame step of `-a` (`-j`): every `step`-th frame of the range, a sample spread over the shot. Default 1. */
   step?: number;
+  /**
+   * The build, as `--blender` takes it (an executable, release folder or system root), started the
+   * way the service starts it (blender/build-kind.ts: a root inside bubblewrap). Default `blender` from PATH.
+   */
+  build?: string;
 }
 
 export interface BareRun {
@@ -37,11 +43,12 @@ async function run(o: BareOptions, args: string[]): Promise<BareRun> {
     '-o', path.join(o.outDir, 'f_####'), '-F', 'PNG',
     ...args,
   ];
-  const [cmd, full] = o.cpus ? ['taskset', ['-c', o.cpus, 'blender', ...argv]] : ['blender', argv];
+  const launch = o.build ? launchBuild(o.build, argv, { write: [o.outDir], read: [path.dirname(o.file)] }, { cwd: o.outDir }) : { command: 'blender', args: argv, env: {} };
+  const [cmd, full] = o.cpus ? ['taskset', ['-c', o.cpus, launch.command, ...launch.args]] : [launch.command, launch.args];
   const t0 = performance.now();
   const ends: number[] = [];
   await new Promise<void>((resolve, reject) => {
-    const child = track(spawn(cmd, full, { stdio: ['ignore', 'pipe', 'ignore'] }));
+    const child = track(spawn(cmd, full, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...launch.env } }));
     let rest = '';
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (d: string) => {

@@ -10,7 +10,7 @@ import { RenderJobClient } from '../../shared/client/client.js';
 import type { ServiceConfig } from '../../service/config.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
 import { openKeyStore } from '../../service/stack.js';
-import type { WorkerTuning } from '../../service/worker/runtime/start.js';
+import type { WorkerTuning } from '../../service/worker/start.js';
 import { startChild, type Child } from './children.js';
 import type { RenderChildInput } from './render-service-child.js';
 
@@ -140,7 +140,9 @@ export async function childrenGone(pid: number, timeoutMs = 60_000): Promise<voi
     const kids = readdirSync('/proc').filter((d) => {
       if (!/^\d+$/.test(d)) return false;
       try {
-        return Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === pid;
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        // tsx's esbuild service lives as long as the child that loaded it: not a render process.
+        return Number(stat.split(') ')[1]!.split(' ')[1]) === pid && !stat.includes('(esbuild)');
       } catch {
         return false; // gone meanwhile
       }

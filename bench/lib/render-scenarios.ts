@@ -8,7 +8,8 @@ import path from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
 import { bareAnimation, bareProcessPerFrame, mean, settingsExpr, type BareOptions } from './render-bare.js';
 import { childrenGone, cpuSeconds, startRenderService, timedRender, validatedJob, type RenderRequest, type RenderService, type RenderServiceOptions } from './render-jobs.js';
-import { median, verdict, type Row } from './results.js';
+import { otherLoadMeter } from './machine.js';
+import { consoleTable, median, verdict, type Row } from './results.js';
 
 export interface Scene {
   file: string;
@@ -16,6 +17,8 @@ export interface Scene {
   width: number;
   height: number;
   samples: number;
+  /** The Blender build (executable, release folder or root) of both runs. Default PATH's `blender`. */
+  build?: string;
 }
 
 export interface Outcome {
@@ -32,19 +35,37 @@ async function bare(s: Scene, extra: Partial<BareOptions> = {}, first = 1) {
   const outDir = scratch(`-${first}-${extra.cpus ?? 'all'}`);
   await rm(outDir, { recursive: true, force: true });
   try {
-    return await bareAnimation({ file: s.file, outDir, expr: settingsExpr(s.width, s.height, s.samples), ...extra }, first, s.frames);
+    return await bareAnimation({ file: s.file, outDir, expr: settingsExpr(s.width, s.height, s.samples), ...(s.build ? { build: s.build } : {}), ...extra }, first, s.frames);
   } finally {
     await rm(outDir, { recursive: true, force: true });
   }
 }
 
-async function withService<T>(o: RenderServiceOptions, fn: (svc: RenderService) => Promise<T>): Promise<T> {
-  const svc = await startRenderService(o);
+async function withService<T>(o: RenderServiceOptions | (() => Promise<RenderService>), fn: (svc: RenderService) => Promise<T>): Promise<T> {
+  const svc = typeof o === 'function' ? await o() : await startRenderService(o);
   try {
     return await fn(svc);
   } finally {
     await svc.stop();
   }
+}
+
+/**
+ * Runs one scenario of bench:render: prints its tables and adds it to `outcomes`, with the CPU other
+ * programs took during it (this machine is shared) beside its first verdict.
+ */
+export function stepper(outcomes: Outcome[]): (name: string, run: () => Promise<Outcome>) => Promise<void> {
+  return async (name, run) => {
+    console.log(`\n== ${name}`);
+    const during = otherLoadMeter();
+    const o = await run();
+    const load = during();
+    const note = `${(load.others + load.steal).toFixed(2)} cores`;
+    const marked = { ...o, verdicts: o.verdicts.map((v, i) => (i === 0 ? { ...v, 'other load': note } : v)) };
+    console.log(consoleTable(marked.rows));
+    console.log(consoleTable(marked.verdicts));
+    outcomes.push(marked);
+  };
 }
 
 /**
@@ -54,14 +75,23 @@ async function withService<T>(o: RenderServiceOptions, fn: (svc: RenderService) 
  * it does not between medians of runs minutes apart (shown too). CPU seconds: Blender's (the
  * bare process; the service's reaped Blenders) and the service process's own bookkeeping.
  */
-export async function serviceVsBare(name: string, s: Scene, rounds: number, target: number, extraRuns?: (svc: RenderService) => Promise<Row[]>): Promise<Outcome & { bare: number; service: number }> {
+export async function serviceVsBare(
+  name: string,
+  s: Scene,
+  rounds: number,
+  target: number,
+  extraRuns?: (svc: RenderService) => Promise<Row[]>,
+  /** How the service starts. Default: the bench's child (logging off, one slot, the scene's build). */
+  start?: () => Promise<RenderService>,
+): Promise<Outcome & { bare: number; service: number }> {
   const rows: Row[] = [];
   const bareS: number[] = [];
   const svcS: number[] = [];
   const ratios: number[] = [];
   const firsts: number[] = [];
   const cpu = { bareBlender: [] as number[], svcBlender: [] as number[], svcOwn: [] as number[] };
-  await withService({ slots: 1 }, async (svc) => {
+  const own: RenderServiceOptions = { slots: 1, ...(s.build ? { config: { blenderPaths: [s.build], blenderFromPath: false } } : {}) };
+  await withService(start ?? own, async (svc) => {
     // Warm-up: page cache, Blender's first start, the service's JIT.
     await timedRender(svc.client, await validatedJob(svc.client, s.file), { ...request(s), frameRanges: [`1-${Math.min(s.frames, 12)}`] }, Math.min(s.frames, 12));
     for (let round = 1; round <= rounds; round++) {
@@ -83,7 +113,7 @@ export async function serviceVsBare(name: string, s: Scene, rounds: number, targ
           firsts.push(r.firstFrame);
           cpu.svcBlender.push(c1.children - c0.children);
           cpu.svcOwn.push(c1.own - c0.own);
-          rows.push({ scene: name, round: String(round), run: 'service (warm)', 'wall s': s2(r.seconds), 'to first frame s': s2(r.firstFrame), 'Blender CPU s': s2(c1.children - c0.children), 'service CPU s': s2(c1.own - c0.own) });
+          rows.push({ scene: name, round: String(round), run: start ? 'renderbridge service' : 'service (warm)', 'wall s': s2(r.seconds), 'to first frame s': s2(r.firstFrame), 'Blender CPU s': s2(c1.children - c0.children), 'service CPU s': s2(c1.own - c0.own) });
         }
         console.log(rows.at(-1));
       }

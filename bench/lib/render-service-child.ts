@@ -8,13 +8,13 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import type { ServiceConfig } from '../../service/config.js';
-import type { WorkerTuning } from '../../service/worker/runtime/start.js';
+import type { WorkerTuning } from '../../service/worker/start.js';
 import { REPO_ROOT } from './children.js';
 
 type Config = typeof import('../../service/config.js');
 type Server = typeof import('../../service/server.js');
 type Stack = typeof import('../../service/stack.js');
-type Start = typeof import('../../service/worker/runtime/start.js');
+type Start = typeof import('../../service/worker/start.js');
 
 export interface RenderChildInput {
   role: 'service' | 'worker';
@@ -37,13 +37,14 @@ process.once('message', (input: RenderChildInput) => {
     let close: () => Promise<void>;
     if (input.role === 'service') {
       const { createLogger, startService } = await load<Server>('service/server.js');
-      const logger = input.logFile ? createLogger('info', createWriteStream(input.logFile)) : false;
+      // debug: the kill scenario counts the per-frame `render time billed` lines.
+      const logger = input.logFile ? createLogger('debug', createWriteStream(input.logFile)) : false;
       const svc = await startService(config, { logger, ...(input.worker ? { worker: input.worker } : {}) });
       close = () => svc.close();
       process.send!({ origin: svc.origin, baseUrl: svc.baseUrl });
     } else {
       const { openStack } = await load<Stack>('service/stack.js');
-      const { startWorker } = await load<Start>('service/worker/runtime/start.js');
+      const { startWorker } = await load<Start>('service/worker/start.js');
       const stack = await openStack(config);
       const worker = await startWorker(stack.deps, config, pino({ level: 'silent' }), input.worker);
       close = async () => {

@@ -35,6 +35,10 @@ export interface AnalyzeSceneOptions {
   shownName?: string;
   /** Extra environment for Blender. Default none. */
   env?: Record<string, string | undefined>;
+  /** Run Blender in the sandbox (RunBlenderOptions.sandbox). Default false. */
+  sandbox?: boolean;
+  /** CPU niceness added to Blender's (RunBlenderOptions.nice). Default 0. */
+  nice?: number;
   /** Blender's output lines, for logs. Default none. */
   onLine?: (stream: BlenderStream, line: string) => void;
   /** The packer's path remaps, applied before the analysis reads any path. Default none. */
@@ -51,6 +55,8 @@ export interface AnalyzeSceneOptions {
 export interface AnalysisAddons {
   bundled: Array<{ id: string; path: string }>;
   selected: string[];
+  /** The farm runs no bundled add-on (--bundled-addons off): ADDON_REQUIRED says so instead of "select it". Default false. */
+  refused?: boolean;
 }
 
 export interface SceneAnalysis {
@@ -88,7 +94,7 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   }
   if (opts.addons) {
     const addonFile = join(opts.workDir, 'analysis-addons.json');
-    await writeFile(addonFile, JSON.stringify({ bundled: opts.addons.bundled.map((a) => ({ id: a.id, path: resolve(a.path) })), selected: opts.addons.selected }));
+    await writeFile(addonFile, JSON.stringify({ bundled: opts.addons.bundled.map((a) => ({ id: a.id, path: resolve(a.path) })), selected: opts.addons.selected, refused: opts.addons.refused === true }));
     scriptArgs.push('--addons', addonFile);
   }
   let remap: RemapSummary | undefined;
@@ -99,6 +105,8 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
     scriptArgs,
     cwd: opts.workDir,
     env: opts.env,
+    ...(opts.sandbox ? { sandbox: true } : {}),
+    ...(opts.nice ? { nice: opts.nice } : {}),
     signal: opts.signal,
     timeoutMs: opts.timeoutMs ?? 300_000,
     onLine: (stream, line) => {

@@ -4,7 +4,8 @@
 # Writes ONE JSON object: the spec's scene metadata object (shared/api/scene.ts, SceneMetadataShape)
 # plus `analysisWarnings`. Every section is wrapped: a failure becomes an ANALYSIS_SECTION_FAILED
 # warning and the section's fields are left out, never a traceback. Needs no network; writes only --out.
-# Works on Blender 3.4 to 4.x: attributes that moved between versions are read with getattr.
+# Works on Blender 3.4 to 5.x (tested on 3.4, 4.3 and 5.2: test/blender/): attributes that moved
+# between versions are read with getattr, the compositor's two APIs in analyze_compositor.py.
 #
 # Warning codes (`blocking` = validation fails):
 #   SCENE_NOT_FOUND (blocking)      --scene names no scene in the file
@@ -41,8 +42,9 @@ sys.path.insert(0, HERE)
 # The path remaps are their own contract in blender/remap/ (render setup applies them too).
 sys.path.insert(1, os.path.join(os.path.dirname(HERE), 'remap'))
 import analyze_addons  # noqa: E402  (sibling module: the add-ons the file's data needs)
+from analyze_compositor import compositor  # noqa: E402  (sibling module: 4.x and 5.x compositor APIs)
 import analyze_files  # noqa: E402  (sibling module: missing files, caches, VRAM estimate)
-from analyze_render import g, media_type, render_settings  # noqa: E402  (sibling module: render settings)
+from analyze_render import g, render_settings  # noqa: E402  (sibling module: render settings)
 import remap_paths  # noqa: E402  (../remap: the packer's path remaps)
 
 def parse_args(argv):
@@ -56,11 +58,6 @@ def parse_args(argv):
 
 def nums(v):
     return [float(x) for x in v]
-
-
-def node_tree_of(scene):
-    # Blender 5 moved the compositor tree to `compositing_node_group`.
-    return g(scene, 'node_tree') or g(scene, 'compositing_node_group')
 
 
 def denoiser_check(scene, res, warn):
@@ -81,26 +78,6 @@ def denoiser_check(scene, res, warn):
     if denoiser is None or missing:
         warn('DENOISER_UNAVAILABLE', False, 'Denoising (%s) is on but this Blender build cannot run that denoiser; '
              'frames render without denoising.' % (denoiser or 'no denoiser in this build'))
-
-
-def compositor(scene, res):
-    tree = node_tree_of(scene)
-    res['compositionNodeTreeEnabled'] = bool(scene.use_nodes) and tree is not None
-    nodes = list(tree.nodes) if tree is not None else []
-    res['compositorHasRenderOutputNode'] = any(n.type == 'COMPOSITE' for n in nodes)
-    outs = []
-    for n in nodes:
-        if n.type != 'OUTPUT_FILE':
-            continue
-        fmt = n.format.file_format
-        if fmt == 'OPEN_EXR_MULTILAYER':
-            slots = [{'name': s.name, 'path': s.name} for s in n.layer_slots]
-        else:
-            slots = [{'name': n.inputs[i].name, 'path': s.path} for i, s in enumerate(n.file_slots)]
-        outs.append({'name': n.name, 'label': n.label, 'base_path': n.base_path, 'format': fmt,
-                     'media_type': media_type(n.format), 'slots': slots})
-    res['compositeOutputNodes'] = outs
-    res['haveOutputFileNode'] = bool(outs)
 
 
 def scene_lists(scene, active, res, warn):
@@ -166,9 +143,19 @@ def stereo(scene, res):
     res['stereoscopySettings'] = out
 
 
+def action_fcurves(a):
+    """An action's F-curves: `action.fcurves` up to 4.x; from 5.0 only in the layered actions'
+    channel bags (one per slot, in the strips of each layer)."""
+    fcurves = g(a, 'fcurves')
+    if fcurves is not None:
+        return list(fcurves)
+    return [fc for layer in g(a, 'layers', ()) for strip in layer.strips
+            for bag in g(strip, 'channelbags', ()) for fc in bag.fcurves]
+
+
 def data_lists(res, warn):
     res['animations'] = [{'name': a.name, 'frame_range': nums(a.frame_range),
-                          'fcurves': [{'data_path': fc.data_path, 'index': fc.array_index} for fc in a.fcurves]}
+                          'fcurves': [{'data_path': fc.data_path, 'index': fc.array_index} for fc in action_fcurves(a)]}
                          for a in bpy.data.actions]
     res['linkedData'] = [{'name': lib.name, 'path': lib.filepath} for lib in bpy.data.libraries]
 

@@ -31,25 +31,43 @@ MAX_PLACES = 3  # places named per identifier in a warning
 
 
 def load_config(path):
-    """`--addons FILE`: {"bundled": [{"id", "path"}], "selected": [ids that the render enables]}."""
+    """`--addons FILE`: {"bundled": [{"id", "path"}], "selected": [ids that the render enables],
+    "refused": the farm runs no bundled add-on}."""
     if not path:
-        return {'bundled': [], 'selected': []}
+        return {'bundled': [], 'selected': [], 'refused': False}
     with open(path, encoding='utf-8') as f:
         cfg = json.load(f)
-    return {'bundled': list(cfg.get('bundled') or []), 'selected': list(cfg.get('selected') or [])}
+    return {'bundled': list(cfg.get('bundled') or []), 'selected': list(cfg.get('selected') or []),
+            'refused': bool(cfg.get('refused'))}
 
 
 def _ids():
+    seen = set()  # 5.x's bpy.data.all_ids holds every ID a second time
     for name in dir(bpy.data):
         coll = getattr(bpy.data, name, None)
         if name in UI_COLLECTIONS or not isinstance(coll, bpy.types.bpy_prop_collection):
             continue
         for idb in coll:
-            if isinstance(idb, bpy.types.ID):
+            if isinstance(idb, bpy.types.ID) and idb.as_pointer() not in seen and not isinstance(
+                    idb, (bpy.types.WindowManager, bpy.types.WorkSpace, bpy.types.Screen)):
+                seen.add(idb.as_pointer())
                 yield idb
                 tree = getattr(idb, 'node_tree', None)  # embedded in materials, worlds, scenes, lights
-                if tree is not None:
+                if tree is not None and tree.as_pointer() not in seen:
+                    seen.add(tree.as_pointer())
                     yield tree
+
+
+def _id_properties(idb):
+    """(key, value) of an ID's ID properties: the user's (keys()) and, from 5.0 on, those bpy.props
+    defined, which Blender keeps apart (bl_system_properties_get)."""
+    for key in idb.keys():
+        yield key, idb[key]
+    get = getattr(idb, 'bl_system_properties_get', None)
+    group = get() if get is not None else None
+    if group is not None:
+        for key in group.keys():
+            yield key, group[key]
 
 
 def _is_group(v):
@@ -68,8 +86,8 @@ def find_uses():
     for idb in _ids():
         if isinstance(idb, bpy.types.NodeTree):
             trees.append(idb)
-        for key in idb.keys():
-            if key not in OWN_KEYS and key not in idb.bl_rna.properties and _is_group(idb[key]):
+        for key, value in _id_properties(idb):
+            if key not in OWN_KEYS and key not in idb.bl_rna.properties and _is_group(value):
                 uses.append(('property', key, _label(idb)))
     undefined_trees = [t for t in trees if t.bl_idname == 'NodeTreeUndefined']
     undefined_nodes = [(t, n) for t in trees for n in t.nodes if n.bl_idname == 'NodeUndefined']
@@ -89,7 +107,8 @@ def find_uses():
     for t, n in undefined_nodes:
         names = [i for i in saved_nodes.get((t.name, n.name), ()) if not hasattr(bpy.types, i)] or [None]
         uses += [('node', i, "node '%s' in tree '%s'" % (n.name, t.name)) for i in names]
-    engines = BUILTIN_ENGINES | {c.bl_idname for c in _subclasses(bpy.types.RenderEngine)}
+    # Abstract bases (4.x's HydraRenderEngine) have no bl_idname: only registered engines name one.
+    engines = BUILTIN_ENGINES | {i for i in (getattr(c, 'bl_idname', None) for c in _subclasses(bpy.types.RenderEngine)) if i}
     for scene, engine in sorted((dna or {}).get('engines', {}).items()):
         if engine and engine not in engines:
             uses.append(('engine', engine, "scene '%s'" % scene))
@@ -181,7 +200,10 @@ def addons_section(scene, res, warn, cfg):
         return '; '.join('%s (%s%s)' % (what, ', '.join(places[:MAX_PLACES]), more(places))
                          for what, places in sorted(reasons[module].items()))
     for module in sorted(m for m in reasons if m is not None and m not in selected):
-        if module in bundled_ids:
+        if module in bundled_ids and cfg.get('refused'):
+            warn('ADDON_REQUIRED', False, 'The file holds data of the bundled add-on %s: %s. This farm runs no '
+                 'bundled add-on (see ADDON_REFUSED), so that data is ignored when rendering.' % (module, why(module)))
+        elif module in bundled_ids:
             warn('ADDON_REQUIRED', False, 'The file holds data of the bundled add-on %s, which is not selected: %s. '
                  'Add it to addonsToUse, or that data is ignored when rendering.' % (module, why(module)))
         else:

@@ -5,8 +5,14 @@ import array
 import math
 import os
 import re
+import sys
 
 import bpy
+
+# The add-on's module of Blender's own files (host-addon/renderbridge beside blender/, in the
+# source tree and in dist/): one rule for the collector and the analysis.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'host-addon', 'renderbridge'))
+from blender_own import bundled_asset, install_roots  # noqa: E402
 
 UDIM = re.compile(r'<UDIM>|<UVTILE>')
 
@@ -33,8 +39,40 @@ def exists(path, lib=None):
     return '\\' in path and os.path.exists(abspath(path.replace('\\', '/'), lib))
 
 
+INSTALL_ROOTS = install_roots()
+
+
+def _under(path, root):
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def blender_own(path, lib=None):
+    """True for a file of a Blender installation, not of the user: one under this build's own folders,
+    or a bundled asset library written with another installation's path (the machine that saved the
+    file). Such files are never missing user files, nor files to pack."""
+    if not path:
+        return False
+    full = abspath(path, lib)
+    if any(_under(full, r) for r in INSTALL_ROOTS):
+        return True
+    return bundled_asset(path, INSTALL_ROOTS)
+
+
+def _library_own(lib):
+    return lib is not None and blender_own(lib.filepath, lib.parent)
+
+
 def _external_paths():
-    """(kind, datablock name, raw path, library) of every external file the file refers to, packed ones skipped."""
+    """(kind, datablock name, raw path, library) of every external file the file refers to. Packed
+    files are skipped, and so are Blender's own (blender_own), with everything their libraries hold."""
+    for item in _all_external_paths():
+        kind, _name, path, lib = item
+        if _library_own(lib) or blender_own(path, lib):
+            continue
+        yield item
+
+
+def _all_external_paths():
     for img in bpy.data.images:
         if img.source in ('FILE', 'SEQUENCE', 'MOVIE', 'TILED') and not img.packed_file and img.filepath:
             if img.source == 'TILED' and UDIM.search(img.filepath):
@@ -80,7 +118,11 @@ def missing_files(res, warn):
     try:
         for p in bpy.utils.blend_paths(absolute=True, packed=False):
             ap = os.path.normpath(p)
-            if ap not in named and not UDIM.search(p) and not exists(p):
+            # Folders are caches (5.x lists every point cache's default blendcache_ folder, baked
+            # or not): missing_caches judges those.
+            if p.endswith(('/', '\\')):
+                continue
+            if ap not in named and not UDIM.search(p) and not exists(p) and not blender_own(p):
                 named.add(ap)
                 missing.append(['Other', os.path.basename(ap), p])
                 report.append("Path '%s' not found" % ap)

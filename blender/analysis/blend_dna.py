@@ -2,9 +2,13 @@
 # add-on that defined them is missing (used by analyze_addons.py):
 #   - the type name (`idname`) of node trees and nodes: RNA shows `NodeTreeUndefined` / `NodeUndefined`;
 #   - each scene's render engine: RNA falls back to the first engine (EEVEE) when the saved one is missing.
-# Nothing is executed; the file is only parsed. Format: a 12-byte header, then blocks (code, length, old
-# address, SDNA struct index, count, data) up to `ENDB`; the `DNA1` block describes every struct's fields,
-# so offsets are never hard-coded. Plain and gzip files only: zstd (Blender 3.0+ "Compress") needs a module
+# Nothing is executed; the file is only parsed. Format: a header, then blocks up to `ENDB`; the `DNA1`
+# block describes every struct's fields, so offsets are never hard-coded. Two layouts:
+#   up to 4.x  12-byte header `BLENDER` + `-`/`_` (8/4-byte pointers) + `v`/`V` (endianness) + `304`;
+#              block header: code, length (int), old address (pointer size), SDNA index, count
+#   5.0+       17-byte header `BLENDER17-01v0502` (header size, `-`, file format version 01,
+#              endianness, version); block header: code, SDNA index (int), old address, length,
+#              count (64-bit each) Plain and gzip files only: zstd (Blender 3.0+ "Compress") needs a module
 # Blender's Python lacks, so `read` returns None and the caller falls back to what RNA shows.
 import gzip
 import re
@@ -27,14 +31,34 @@ def _cstr(b):
     return b.split(b'\0', 1)[0].decode('utf-8', 'replace')
 
 
-def _blocks(f, ptr, end):
+def _header(f):
+    """(pointer size, endianness, header size, large block headers) of an open .blend; None for another file."""
+    head = f.read(12)
+    if not head.startswith(b'BLENDER'):
+        return None
+    if head[7:8] in (b'-', b'_'):
+        return (8 if head[7:8] == b'-' else 4), ('<' if head[8:9] == b'v' else '>'), 12, False
+    if not head[7:9].isdigit() or head[9:10] != b'-':
+        return None
+    size = int(head[7:9])
+    head += f.read(size - len(head))
+    return 8, ('<' if head[12:13] == b'v' else '>'), size, True
+
+
+def _blocks(f, ptr, end, large=False):
     """(code, sdna index, old address, file offset of data, length) of every block; data is skipped."""
-    head = struct.Struct(end + '4si' + ('Q' if ptr == 8 else 'I') + 'ii')
+    if large:
+        head = struct.Struct(end + '4siQqq')
+    else:
+        head = struct.Struct(end + '4si' + ('Q' if ptr == 8 else 'I') + 'ii')
     while True:
         raw = f.read(head.size)
         if len(raw) < head.size:
             return
-        code, length, old, sdna, _count = head.unpack(raw)
+        if large:
+            code, sdna, old, length, _count = head.unpack(raw)
+        else:
+            code, length, old, sdna, _count = head.unpack(raw)
         if code == b'ENDB':
             return
         pos = f.tell()
@@ -86,12 +110,12 @@ def _parse_sdna(data, ptr, end):
 def read(path):
     """{'trees': [(tree name, idname, [(node name, idname)])], 'engines': {scene name: engine}}, or None."""
     with _open(path) as f:
-        head = f.read(12)
-        if not head.startswith(b'BLENDER'):
+        header = _header(f)
+        if header is None:
             return None
-        ptr, end = (8 if head[7:8] == b'-' else 4), ('<' if head[8:9] == b'v' else '>')
+        ptr, end, header_size, large = header
         dna = None
-        for code, _sdna, _old, pos, length in _blocks(f, ptr, end):
+        for code, _sdna, _old, pos, length in _blocks(f, ptr, end, large):
             if code == b'DNA1':
                 f.seek(pos)
                 dna = f.read(length)
@@ -99,9 +123,9 @@ def read(path):
         if dna is None:
             return None
         by_index, fields = _parse_sdna(dna, ptr, end)
-        f.seek(12)
+        f.seek(header_size)
         found = {name: [] for name in WANTED}
-        for _code, sdna, old, pos, length in _blocks(f, ptr, end):
+        for _code, sdna, old, pos, length in _blocks(f, ptr, end, large):
             kind = by_index[sdna] if 0 <= sdna < len(by_index) else None
             if kind in found:
                 f.seek(pos)

@@ -4,6 +4,7 @@
 // script paths.
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { RunBlenderOptions } from '../run.js';
+import { gpuNodes } from '../gpu-nodes.js';
 import { scriptBeside } from '../script-path.js';
 import { checkFolder, type DeviceType } from './render-settings.js';
 
@@ -52,9 +53,20 @@ export interface RenderInvocationOptions {
   threads?: number;
   /** Camera output pattern. Default CAMERA_PATTERN. */
   cameraPattern?: string;
+  /**
+   * The job's folder (project, settings, outputs): the only host folder the render may write, and
+   * with the scripts all a build in a system root sees. Default: run.ts's (the working folder).
+   */
+  jobDir?: string;
+  /** Run Blender in the sandbox (see RunBlenderOptions.sandbox), with only this slot's GPU nodes. Default false. */
+  sandbox?: boolean;
+  /** CPU niceness added to Blender's (RunBlenderOptions.nice). Default 0. */
+  nice?: number;
+  /** Major version of the build (`5`): 5.x needs its logger on to print progress lines. Default: assumed 5.x or later. */
+  blenderMajor?: number;
 }
 
-export type RenderInvocation = Pick<RunBlenderOptions, 'binary' | 'file' | 'preScriptArgs' | 'pythonScript' | 'scriptArgs' | 'args' | 'env'>;
+export type RenderInvocation = Pick<RunBlenderOptions, 'binary' | 'file' | 'preScriptArgs' | 'pythonScript' | 'scriptArgs' | 'args' | 'env' | 'access' | 'sandbox' | 'devices' | 'nice'>;
 
 /** runBlender options rendering one chunk with render_setup.py (cwd, timeouts and listeners are the caller's). */
 export function renderInvocation(opts: RenderInvocationOptions): RenderInvocation {
@@ -74,8 +86,18 @@ export function renderInvocation(opts: RenderInvocationOptions): RenderInvocatio
     // -t, -o, then the chunk's -s/-e/-j/-a, which must come last.
     args: [...threads, '-o', join(out, pattern), ...chunkArgs(opts.chunk)],
     env,
+    ...(opts.jobDir ? { access: { write: [opts.jobDir] } } : {}),
+    ...(opts.sandbox ? { sandbox: true, devices: gpuNodes(opts.gpuUuids ?? [], opts.deviceType ?? 'CUDA') } : {}),
+    ...(opts.nice ? { nice: opts.nice } : {}),
   };
 }
+
+/**
+ * Blender 5.x prints a frame's progress lines (`Fra:`, `Time:`) only for command-line renders
+ * (`-a`, `-f`) unless its logger's `render` category is on; a render started from Python (the warm
+ * loop) would show only `Saved:` lines. Earlier builds print the same lines with or without it.
+ */
+export const WARM_LOG_ARGS: readonly string[] = ['--log', 'render'];
 
 /**
  * runBlender/startBlender options of a warm render loop: the same scene, settings, output pattern,
@@ -88,7 +110,8 @@ export function warmInvocation(opts: Omit<RenderInvocationOptions, 'chunk'>): Re
   const out = checkFolder('attemptDir', opts.attemptDir);
   return {
     ...chunk,
-    preScriptArgs: [...(chunk.preScriptArgs ?? []), ...threads],
+    // Only where needed: on 4.x the render category's logging adds lines the worker would read for nothing.
+    preScriptArgs: [...(chunk.preScriptArgs ?? []), ...threads, ...((opts.blenderMajor ?? 5) >= 5 ? WARM_LOG_ARGS : [])],
     pythonScript: renderLoopScriptPath(),
     scriptArgs: ['--settings', opts.settingsFile, '--output', join(out, opts.cameraPattern ?? CAMERA_PATTERN)],
     args: [],

@@ -71,36 +71,66 @@ def set_view_layer(scene, name):
         vl.use = vl.name == name
 
 
+# EEVEE's id by version: BLENDER_EEVEE up to 4.1, BLENDER_EEVEE_NEXT in 4.2-4.x, BLENDER_EEVEE again
+# from 5.0 (likewise Workbench's _NEXT id of some 4.x builds). A job analysed on one build may render
+# on another: either name means the EEVEE of the build at hand.
+ENGINE_ALIASES = {'BLENDER_EEVEE': 'BLENDER_EEVEE_NEXT', 'BLENDER_EEVEE_NEXT': 'BLENDER_EEVEE',
+                  'BLENDER_WORKBENCH': 'BLENDER_WORKBENCH_NEXT', 'BLENDER_WORKBENCH_NEXT': 'BLENDER_WORKBENCH'}
+
+
+def engine_id(scene, engine):
+    """The id this build gives `engine` (its alias when the build only knows that one)."""
+    have = enum_values(scene.render, 'engine')
+    alias = ENGINE_ALIASES.get(engine)
+    if have and engine not in have and alias in have:
+        return alias
+    return engine
+
+
 def set_engine(scene, engine):
     if not engine:
         return
     try:
-        scene.render.engine = engine
+        scene.render.engine = engine_id(scene, engine)
     except TypeError:
         fail('render engine %r is not available in Blender %s' % (engine, bpy.app.version_string))
 
 
 def set_denoise(scene, d):
-    """Returns whether denoising is on. Turning it off is always possible; turning it on needs the denoiser."""
+    """Returns whether denoising is on. Turning it off is always possible; turning it on needs a
+    denoiser this build has. `d` None keeps the file's choice, unless the build cannot run it: a
+    render with denoising on never fails for want of a denoiser (Debian's 3.4 and 4.3 have none:
+    Cycles would stop with "Build without OpenImageDenoise"), it renders without and says so."""
     if scene.render.engine != 'CYCLES':
         return False
-    if d is None:
-        return bool(scene.cycles.use_denoising)
-    on = bool(d.get('enabled'))
-    want = d.get('denoiser')
+    cy = scene.cycles
+    on = bool(cy.use_denoising) if d is None else bool(d.get('enabled'))
+    want = None if d is None else d.get('denoiser')
     if on:
-        have = enum_values(scene.cycles, 'denoiser')
-        if want and want not in have:
-            warn('denoiser %s is not in this build (has: %s): denoising off' % (want, ', '.join(have) or 'none'))
+        have = enum_values(cy, 'denoiser')
+        if not have:
+            warn('Blender %s has no denoiser (no OpenImageDenoise, no OptiX): denoising off'
+                 % bpy.app.version_string)
+            on = False
+        elif want and want not in have:
+            warn('denoiser %s is not in this build (has: %s): denoising off' % (want, ', '.join(have)))
             on = False
         elif want:
-            scene.cycles.denoiser = want
-    scene.cycles.use_denoising = on
+            cy.denoiser = want
+        elif cy.denoiser not in have:  # the file's denoiser is not in this build: the build's own
+            pick = 'OPENIMAGEDENOISE' if 'OPENIMAGEDENOISE' in have else have[0]
+            warn('the file\'s denoiser is not in this build: denoising with %s' % pick)
+            cy.denoiser = pick
+    if d is None:  # the file's own settings stand, unless the build cannot run them
+        if not on:
+            cy.use_denoising = False
+        return on
+    cy.use_denoising = on
     for vl in scene.view_layers:
         if hasattr(vl, 'cycles'):
             vl.cycles.use_denoising = on
-    if on and d.get('useGpu') is not None and hasattr(scene.cycles, 'denoising_use_gpu'):
-        scene.cycles.denoising_use_gpu = bool(d['useGpu'])
+    if on and d is not None and d.get('useGpu') is not None and hasattr(cy, 'denoising_use_gpu'):
+        cy.denoising_use_gpu = bool(d['useGpu'])
     return on
 
 
@@ -209,7 +239,7 @@ def apply_settings(s):
     if s.get('samples') is not None:
         if r.engine == 'CYCLES':
             scene.cycles.samples = int(s['samples'])
-        elif hasattr(scene, 'eevee') and r.engine.startswith('BLENDER_EEVEE'):
+        elif hasattr(scene, 'eevee') and r.engine.startswith('BLENDER_EEVEE'):  # either id
             scene.eevee.taa_render_samples = int(s['samples'])
     denoise = set_denoise(scene, s.get('denoise'))
     device = set_device(scene, s.get('device'))

@@ -98,9 +98,17 @@ def safe_slot_path(path):
     return clean
 
 
+def compositor_tree(scene):
+    """The scene's compositor node tree: `scene.node_tree` up to 4.x, the node group
+    `scene.compositing_node_group` from 5.0 on. None when the scene has none."""
+    if hasattr(scene, 'node_tree'):
+        return scene.node_tree
+    return getattr(scene, 'compositing_node_group', None)
+
+
 def redirect_file_outputs(scene, composite_dir, folders):
     """Points every File Output node (also inside node groups) into composite_dir/<folder>/."""
-    tree = getattr(scene, 'node_tree', None) or getattr(scene, 'compositing_node_group', None)
+    tree = compositor_tree(scene)
     if tree is None:
         return []
     if not composite_dir or not os.path.isabs(composite_dir):
@@ -132,25 +140,67 @@ def redirect_file_outputs(scene, composite_dir, folders):
                 else:
                     folder = unique('/'.join(['groups'] + prefix + [safe_segment(n.name)]) if prefix
                                     else safe_segment(n.name))
-                redirect_node(n, os.path.join(composite_dir, folder))
-                done.append({'name': n.name, 'folder': folder, 'basePath': n.base_path})
+                base = redirect_node(n, os.path.join(composite_dir, folder))
+                done.append({'name': n.name, 'folder': folder, 'basePath': base})
 
     walk(tree, [])
     return done
 
 
-def redirect_node(n, folder):
+def _image_format(n):
+    """Movie formats become PNG (5.x: the format's media type first, then the file format)."""
     fmt = n.format.file_format
-    if fmt in MOVIE_FORMATS:
-        n.format.file_format = 'PNG'
-        warn('File Output node %r: movie format %s replaced by PNG' % (n.name, fmt))
+    if fmt not in MOVIE_FORMATS and getattr(n.format, 'media_type', 'IMAGE') != 'VIDEO':
+        return
+    if hasattr(n.format, 'media_type'):
+        n.format.media_type = 'IMAGE'
+    n.format.file_format = 'PNG'
+    warn('File Output node %r: movie format %s replaced by PNG' % (n.name, fmt))
+
+
+def redirect_node(n, folder):
+    """Points one File Output node at `folder`; returns its new base path (as analyze.py reports it)."""
+    _image_format(n)
+    if hasattr(n, 'use_file_extension'):
+        n.use_file_extension = True  # the names the worker expects carry the extension
+    if hasattr(n, 'file_slots'):
+        return _redirect_slots(n, folder)
+    return _redirect_items(n, folder)
+
+
+def _redirect_slots(n, folder):
+    """Blender up to 4.x: `base_path` and `file_slots` (`layer_slots` for multilayer EXR)."""
     if n.format.file_format == 'OPEN_EXR_MULTILAYER':
         # One file per frame named after the last part of the base path (see expected-outputs.ts).
         n.base_path = os.path.join(folder, n.base_path[n.base_path.rfind('/') + 1:])
-        return
+        return n.base_path
     n.base_path = folder + '/'
     for slot in n.file_slots:
         clean = safe_slot_path(slot.path)
         if clean != slot.path:
             warn('File Output node %r: slot path %r kept inside its folder as %r' % (n.name, slot.path, clean))
             slot.path = clean
+    return n.base_path
+
+
+def _redirect_items(n, folder):
+    """Blender 5.x: `directory`, `file_name` and `file_output_items`. A file is written as
+    directory/<file_name><item name><frame>.<ext> (multilayer EXR: directory/<file_name><frame>.exr);
+    Blender expands path templates ({blend_name}, {scene_name}...) in the names itself."""
+    n.directory = folder + '/'
+    if n.format.file_format == 'OPEN_EXR_MULTILAYER':
+        name = n.file_name.replace('\\', '/')
+        last = name[name.rfind('/') + 1:]
+        if last != n.file_name:
+            warn('File Output node %r: file name %r kept inside its folder as %r' % (n.name, n.file_name, last))
+            n.file_name = last
+        return os.path.join(folder, n.file_name)
+    paths = [n.file_name + item.name for item in n.file_output_items]
+    clean = [safe_slot_path(p) for p in paths]
+    if clean != paths:
+        # The file name is shared by every item: fold it into each item's name, made safe.
+        warn('File Output node %r: file names %s kept inside its folder as %s' % (n.name, paths, clean))
+        n.file_name = ''
+        for item, name in zip(n.file_output_items, clean):
+            item.name = name
+    return n.directory

@@ -6,7 +6,8 @@
 // hang loses only the frame in progress, and the runs queued behind it are handed back
 // (FrameNotStartedError) for another process. Knows nothing of tasks or jobs.
 import { BlenderCanceledError, BlenderExitError, BlenderFrameError, FrameNotStartedError } from '../errors.js';
-import { startBlender, type BlenderLimits, type BlenderProcess, type BlenderRunResult } from '../run.js';
+import { startBlender, type BlenderProcess, type BlenderRunResult } from '../run.js';
+import type { BlenderLimits } from '../run-watch.js';
 import type { RenderInvocation } from './render-invocation.js';
 
 /** What render_loop.py says on its own lines. */

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { CollectedDependencies } from '../../shared/pack/dependencies.js';
 import { BlenderResultError, UNREADABLE_FILE_LINE, unreadableFile } from '../errors.js';
+import { hostDataDirs, scriptFolders } from '../build-kind.js';
 import { runBlender, type BlenderRunResult } from '../run.js';
 import { scriptBeside } from '../script-path.js';
 
@@ -40,6 +41,8 @@ export async function traceDependencies(opts: TraceDependenciesOptions): Promise
       pythonScript: traceScriptPath(),
       scriptArgs: [out],
       cwd: dir,
+      // The collector checks where each dependency is, anywhere on the artist's disks.
+      access: { write: [dir], read: [...hostDataDirs(), ...scriptFolders(traceScriptPath())] },
       timeoutMs: opts.timeoutMs,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });

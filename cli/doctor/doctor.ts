@@ -9,7 +9,7 @@ import { printJson } from '../output.js';
 import { parseByteSize } from '../unpack-options.js';
 import type { CheckResult } from './check.js';
 import { clockCheck, databaseCheck, redisCheck, s3Check } from './farm-checks.js';
-import { blenderChecks, diskCheck, eeveeCheck, ffmpegCheck, gpuCheck, nodeCheck } from './machine-checks.js';
+import { blenderChecks, diskCheck, eeveeCheck, ffmpegCheck, gpuCheck, nodeCheck, sandboxCheck } from './machine-checks.js';
 
 interface DoctorOptions extends EngineOptions {
   dataDir?: string;
@@ -17,6 +17,8 @@ interface DoctorOptions extends EngineOptions {
   serviceUrl?: string;
   minFreeDisk?: number;
   eevee: boolean;
+  /** False: the machine's workers run with --no-sandbox (reported, not tested). Default true. */
+  sandbox?: boolean;
   json?: boolean;
 }
 
@@ -36,6 +38,7 @@ export async function runDoctor(o: DoctorOptions, onResult: (r: CheckResult) => 
   const blender = await blenderChecks(o.blender);
   add(blender.results);
   const main = blender.builds.find((b) => b.isDefault);
+  add(await sandboxCheck(main, o.sandbox !== false));
   add(o.eevee ? await eeveeCheck(main) : { name: 'eevee', status: 'skip', detail: '--no-eevee' });
   add(await ffmpegCheck());
   add(await gpuCheck(blender.builds));
@@ -56,6 +59,7 @@ export function registerDoctorCommand(program: Command): void {
     .option('--service-url <url>', 'a service to compare this machine\'s clock with (run on workers)')
     .option('--min-free-disk <size>', 'free space tasks need in the data folder (bytes, or e.g. 5GiB; default 1GiB)', parseByteSize)
     .option('--no-eevee', 'skip the EEVEE test render (about 10 s)')
+    .option('--no-sandbox', 'this machine\'s workers run with --no-sandbox: say so instead of testing the sandbox')
     .option('--json', 'print the findings as JSON');
   addEngineOptions(cmd).action(async (o: DoctorOptions) => {
     const print = (r: CheckResult) => {

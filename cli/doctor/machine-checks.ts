@@ -8,6 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { buildCandidates, probeBuilds, type BlenderBuild } from '../../blender/builds.js';
 import { runBlender } from '../../blender/run.js';
+import { checkSandbox } from '../../blender/sandbox-check.js';
 import { detectGpuInventory, probeBuildCapabilities } from '../../service/worker/runtime/devices.js';
 import { fail, ok, reason, skip, warn, type CheckResult } from './check.js';
 
@@ -34,7 +35,8 @@ export async function blenderChecks(blenderPaths: readonly string[]): Promise<{ 
       const caps = await probeBuildCapabilities(b.binary);
       const gpu = caps.cyclesBackends.length > 0 ? caps.cyclesBackends.join(', ') : 'none';
       const kernels = caps.precompiledKernels.length > 0 ? `precompiled kernels: ${caps.precompiledKernels.join(', ')}` : 'no precompiled GPU kernels';
-      const detail = `${b.version.text} at ${b.binary}${b.isDefault ? ' (default)' : ''}; Cycles GPU backends: ${gpu} (${kernels}); denoiser: ${caps.hasOpenImageDenoise ? 'yes' : 'no'}`;
+      const kind = b.kind === 'root' ? ' (system root, run in bubblewrap)' : b.kind === 'release' ? ' (release folder)' : '';
+      const detail = `${b.version.text} at ${b.binary}${kind}${b.isDefault ? ' (default)' : ''}; Cycles GPU backends: ${gpu} (${kernels}); denoiser: ${caps.hasOpenImageDenoise ? 'yes' : 'no'}`;
       results.push(
         caps.hasOpenImageDenoise
           ? ok('blender', detail)
@@ -45,6 +47,18 @@ export async function blenderChecks(blenderPaths: readonly string[]): Promise<{ 
     }
   }
   return { results, builds };
+}
+
+/** Whether Blender runs in the sandbox here, or that the operator turned it off. */
+export async function sandboxCheck(build: BlenderBuild | undefined, on: boolean): Promise<CheckResult> {
+  if (!on) {
+    return warn('sandbox', 'OFF (--no-sandbox): Blender runs with this machine\'s network, files and environment', 'Drop --no-sandbox unless every project on this farm is trusted.');
+  }
+  if (!build) return { name: 'sandbox', status: 'skip', detail: 'no Blender to test it with' };
+  const r = await checkSandbox(build.binary);
+  return r.ok
+    ? ok('sandbox', 'Blender runs in bubblewrap: no network, only its job folder writable, no farm secrets in its environment')
+    : fail('sandbox', `does not work: ${r.reason}`, 'Install bubblewrap (apt-get install bubblewrap) and allow user namespaces; a worker refuses to start without it (or runs unsandboxed with --no-sandbox).');
 }
 
 /** Renders one tiny EEVEE frame: EEVEE needs OpenGL, which headless machines get through EGL. */

@@ -1,5 +1,7 @@
 // Every output of a completed job into one folder: frames, compositor outputs in their
 // `relativePath` folders, videos (and the zips when asked). Usable without a daemon (the CLI).
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { ErrorBody, ErrorDetail } from '../../shared/api/error-body.js';
 import type { Downloads as DownloadsAnswer } from '../../shared/api/downloads.js';
 import { ApiError } from '../../shared/client/errors.js';
@@ -87,6 +89,20 @@ export async function downloadJobOutputs(client: RenderJobClient, jobId: string,
   } catch (err) {
     if (options.signal?.aborted) throw options.signal.reason;
     return fail(report, errorBodyOf(err), emit);
+  }
+
+  // A folder that cannot be made fails every file the same way, and downloading again would too.
+  const made = await mkdir(path.resolve(outDir), { recursive: true }).then(
+    () => null,
+    (err: NodeJS.ErrnoException) => err,
+  );
+  if (made) {
+    const why = made.code === 'EEXIST' || made.code === 'ENOTDIR' ? 'a file is in the way' : made.code === 'EACCES' || made.code === 'EPERM' || made.code === 'EROFS' ? 'no permission to write there' : made.message;
+    return fail(
+      report,
+      outputError('DOWNLOAD_FAILED', `The output folder "${path.resolve(outDir)}" cannot be made (${why}): choose another folder and download the outputs again (renderbridge jobs download ${jobId} --out FOLDER).`, [], { outDir: path.resolve(outDir), code: made.code ?? null }),
+      emit,
+    );
   }
 
   const taken = new Set<string>();

@@ -56,7 +56,14 @@ export class ApiKeyProvider implements ClientProvider {
       this.cachedClient = {
         key: read.key,
         serviceUrl,
-        client: new RenderJobClient({ userAgent: 'renderbridge-daemon', ...this.options.clientOptions, baseUrl: serviceUrl, apiKey: read.key }),
+        client: new RenderJobClient({
+          userAgent: 'renderbridge-daemon',
+          // Said in the log, so a submission that took longer than usual shows why.
+          onReconnect: (i) => this.options.logger?.info({ method: i.method, path: i.path, downMs: i.downMs }, 'the connection to the service dropped and came back'),
+          ...this.options.clientOptions,
+          baseUrl: serviceUrl,
+          apiKey: read.key,
+        }),
       };
       this.options.logger?.info({ apiKeySource: read.source }, 'using the API key from the ' + (read.source === 'env' ? 'environment' : 'keychain'));
     }

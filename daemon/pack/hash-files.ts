@@ -26,6 +26,13 @@ export interface HashedFile {
   deflate: boolean;
 }
 
+/**
+ * A planned file, and where to read it when that is not its source: the pack's snapshot of it
+ * (daemon/pack/snapshot.ts) with that file's stat. The cache key stays the source's planned stat:
+ * the snapshot was taken while the source still had it.
+ */
+export type HashInput = PlannedFile & { readFrom?: { path: string; mtimeNs: bigint; identity: string | undefined } };
+
 export interface HashFilesOptions {
   /** Checksums of files read before. Default none: every file is read. */
   cache?: HashCache;
@@ -37,7 +44,7 @@ export interface HashFilesOptions {
 }
 
 /** Checksums of `files`, in their order. An unreadable file fails with PACK_FAILED; an abort rejects with the signal's reason. */
-export async function hashFiles(files: readonly PlannedFile[], options: HashFilesOptions = {}): Promise<HashedFile[]> {
+export async function hashFiles(files: readonly HashInput[], options: HashFilesOptions = {}): Promise<HashedFile[]> {
   options.signal?.throwIfAborted();
   await options.cache?.load();
   const total = files.reduce((n, f) => n + f.size, 0);
@@ -52,7 +59,7 @@ export async function hashFiles(files: readonly PlannedFile[], options: HashFile
     const buffer = Buffer.allocUnsafe(CHUNK);
     while (next < files.length) {
       const i = next++;
-      const f = files[i] as PlannedFile;
+      const f = files[i] as HashInput;
       const key = { path: f.source, size: f.size, mtimeNs: f.mtimeNs, identity: f.identity };
       const cached = options.cache?.get(key);
       if (cached) {
@@ -70,11 +77,11 @@ export async function hashFiles(files: readonly PlannedFile[], options: HashFile
 }
 
 /** Reads one file through `buffer`; `unchanged` when its stat after reading still matches the plan's. */
-async function readFile(f: PlannedFile, buffer: Buffer, progress: (n: number) => void, signal?: AbortSignal): Promise<{ file: HashedFile; unchanged: boolean }> {
+async function readFile(f: HashInput, buffer: Buffer, progress: (n: number) => void, signal?: AbortSignal): Promise<{ file: HashedFile; unchanged: boolean }> {
   const unreadable = (err: unknown) => packFailed(`"${f.source}" could not be read (${(err as Error).message}); check that it exists and is readable, then retry.`, { file: f.source });
   let fh: FileHandle;
   try {
-    fh = await open(f.source, 'r');
+    fh = await open(f.readFrom?.path ?? f.source, 'r');
   } catch (err) {
     throw unreadable(err);
   }
@@ -97,7 +104,8 @@ async function readFile(f: PlannedFile, buffer: Buffer, progress: (n: number) =>
       progress(bytesRead);
     }
     const after = await fh.stat({ bigint: true }).catch(() => null);
-    const unchanged = after !== null && Number(after.size) === size && size === f.size && after.mtimeNs === f.mtimeNs && `${after.dev}:${after.ino}` === f.identity;
+    const expected = f.readFrom ?? f;
+    const unchanged = after !== null && Number(after.size) === size && size === f.size && after.mtimeNs === expected.mtimeNs && `${after.dev}:${after.ino}` === expected.identity;
     return { file: { name: f.name, source: f.source, size, sha256: hash.digest('hex'), deflate }, unchanged };
   } finally {
     await fh.close().catch(() => undefined);

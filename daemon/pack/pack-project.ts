@@ -12,6 +12,7 @@ import { DaemonError } from '../errors.js';
 import { expandAddon, expandDependency, FileInfos, SKIPPED_FOLDERS, walkFiles } from './expand.js';
 import { packFailed, planLayout, type ExpandedAddon, type ExpandedDependency, type Layout } from './layout.js';
 import { buildManifest, type BuiltManifest } from './manifest-build.js';
+import { changedAfterPacking } from './snapshot.js';
 import { writeZip, type ZipInput, type ZipWritten } from './zip-writer.js';
 
 export interface PackProjectInput {
@@ -195,7 +196,8 @@ function plannedFiles(layout: Layout, infos: FileInfos): PlannedFile[] {
 /**
  * Writes the plan's files and its manifest into a zip at `options.zipPath`. The manifest is built
  * from the checksums taken while writing, or is `manifest` when given (a pack hashed before); then
- * a file whose bytes no longer match it fails the zip (it changed since it was hashed).
+ * a file whose bytes no longer match it fails the zip with PACK_CHANGED (it changed since it was
+ * hashed: pack again).
  */
 export async function writePack(plan: PackPlan, options: PackProjectOptions & { manifest?: BuiltManifest }): Promise<PackOutcome> {
   const { layout, warnings } = plan;
@@ -212,7 +214,8 @@ export async function writePack(plan: PackPlan, options: PackProjectOptions & { 
     const changed = written.find((w, i) => entries[i]?.path !== w.name || entries[i]?.sha256 !== w.sha256 || entries[i]?.size !== w.size);
     if (changed || entries.length !== written.length) {
       const source = changed ? (layout.entries.find((e) => e.path === changed.name)?.source ?? changed.name) : layout.root;
-      throw packFailed(`"${source}" changed since the project was packed; pack it again.`, { file: source });
+      // As over the blob upload: the pack is stale, and the submission says to pack again.
+      throw changedAfterPacking(source, 'was changed');
     }
     manifest = kept.manifest;
     return kept.bytes;

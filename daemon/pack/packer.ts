@@ -1,21 +1,24 @@
 // The Packer port (daemon/ports.ts): plans a project (a .blend with the dependencies the add-on
-// sent or traced with headless Blender, or a folder as it is), checksums every file through the
-// hash cache and writes the manifest into `<workDir>/<packId>/`: the content-addressed upload
-// sends those files. zip() writes the archive on demand for a service without that upload, with
-// the same manifest. A .zip is only inspected: it is uploaded as the user made it.
+// sent or traced with headless Blender, or a folder as it is), takes a snapshot of its files into
+// `<workDir>/<packId>/files/` (snapshot.ts: .blend files copied, the others hard-linked), checksums
+// them through the hash cache and writes the manifest beside them: the content-addressed upload
+// sends the snapshot (uploadSource), so what was packed is what renders however the artist's files
+// change meanwhile. zip() writes the archive on demand for a service without that upload, from the
+// same snapshot and manifest. A .zip is only inspected: it is uploaded as the user made it.
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DaemonWarning, PackedFile, PackRequest, PackResult } from '../../shared/daemon/api.js';
 import { PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
 import { DaemonError } from '../errors.js';
-import type { Packer, PackProgress, TraceFn } from '../ports.js';
+import type { Packer, PackProgress, TraceFn, UploadSource } from '../ports.js';
 import { chooseCompression, SAMPLE_BYTES } from './compressibility.js';
 import { HashCache } from './hash-cache.js';
 import { hashFiles } from './hash-files.js';
 import { buildManifest, type BuiltManifest } from './manifest-build.js';
 import { planFolder, planProject, writePack, type PackPlan } from './pack-project.js';
 import { preflightOf, summariseZip } from './preflight.js';
+import { checkSnapshot, CopyBudget, isBlend, takeSnapshot, type Snapshot, type SnapshotFile } from './snapshot.js';
 
 export interface PackerDeps {
   /** Folder of each pack's manifest (`<packId>/`) and zip (`<packId>.zip`), created when missing. */
@@ -26,7 +29,16 @@ export interface PackerDeps {
   createdBy: string;
   /** Checksums of files packed before. Default: a cache in memory for this packer's life. */
   hashCache?: HashCache;
+  /**
+   * Most bytes the snapshots of the kept packs, and of the packs being taken, may hold as real
+   * copies (.blend files on a filesystem without reflinks), however many packs run at once; a
+   * pack past it fails with PACK_FAILED. Default 16 GiB.
+   */
+  maxCopiedBytes?: number;
 }
+
+/** Default of PackerDeps.maxCopiedBytes: several big scenes waiting at once, far below a project's size. */
+export const DEFAULT_MAX_COPIED_BYTES = 16 * 1024 ** 3;
 
 interface Kept {
   result: PackResult;
@@ -34,13 +46,37 @@ interface Kept {
   ours: boolean;
   plan?: PackPlan;
   manifest?: BuiltManifest;
+  snapshot?: Snapshot;
+  upload?: UploadSource;
   zipping?: Promise<string>;
 }
+
+/** What a packer leaves in its work folder: `<packId>/`, `<packId>.zip`, `<packId>.zip.partial-<uuid>`. */
+const LEFT_BEHIND = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.zip(\.partial-[0-9a-f-]+)?)?$/;
 
 export function createPacker(deps: PackerDeps): Packer {
   const packs = new Map<string, Kept>();
   const cache = deps.hashCache ?? new HashCache();
   const dirOf = (packId: string) => path.join(deps.workDir, packId);
+  // Shared by every pack at once: each copy takes its bytes before it is written.
+  const budget = new CopyBudget(deps.maxCopiedBytes ?? DEFAULT_MAX_COPIED_BYTES);
+  // The copy a kept pack holds of a .blend, taken when the file had the stat it has now.
+  const keptCopy = (f: PackPlan['files'][number]): SnapshotFile | undefined => {
+    for (const k of packs.values()) {
+      const hit = k.snapshot?.files.find((s) => s.source === f.source && (s.how === 'copy' || s.how === 'reflink') && s.taken.size === f.size && s.taken.mtimeNs === f.mtimeNs && s.taken.identity === f.identity);
+      if (hit) return hit;
+    }
+    return undefined;
+  };
+  // Packs live in memory only: a pack folder or zip the work folder holds before this packer's
+  // first pack was left by a daemon that stopped (or crashed), and is removed once, so copies never
+  // pile up. Only names a packer writes (a UUID, its zip, a zip's partial file) are touched.
+  let swept: Promise<void> | undefined;
+  const sweep = () =>
+    (swept ??= readdir(deps.workDir).then(
+      (names) => Promise.all(names.filter((n) => LEFT_BEHIND.test(n) && !packs.has(n.slice(0, 36))).map((n) => rm(path.join(deps.workDir, n), { recursive: true, force: true }))).then(() => undefined),
+      () => undefined,
+    ));
 
   async function plan(req: PackRequest, source: string, warnings: DaemonWarning[], signal: AbortSignal | undefined, onProgress: PackProgress | undefined): Promise<PackPlan> {
     const s = await stat(source).catch(() => null);
@@ -84,6 +120,59 @@ export function createPacker(deps: PackerDeps): Packer {
     };
   }
 
+  /**
+   * Takes the snapshot, then hashes it (so the checksums are those of what the upload sends), in
+   * two streams that overlap: the linked files (no bytes copied) are hashed while the .blend files
+   * are still being copied, which hides most of the copying's time. Results in plan order.
+   */
+  async function snapshotAndHash(files: PackPlan['files'], dir: string, options: { signal?: AbortSignal; onProgress?: PackProgress }) {
+    const stop = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+    const total = files.reduce((n, f) => n + f.size, 0);
+    const done = [0, 0];
+    const groups = [files.map((f, i) => ({ f, i })).filter(({ f }) => !isBlend(f.name)), files.map((f, i) => ({ f, i })).filter(({ f }) => isBlend(f.name))];
+    const outSnap = new Array<SnapshotFile>(files.length);
+    const outHash = new Array<Awaited<ReturnType<typeof hashFiles>>[number]>(files.length);
+    const ended = await Promise.allSettled(
+      groups.map(async (group, g) => {
+        let taken: Snapshot | undefined;
+        try {
+          const part = group.map(({ f }) => f);
+          taken = await takeSnapshot(part, path.join(dir, g === 0 ? 'l' : 'c'), { budget, reuse: keptCopy, signal });
+          const files = taken.files;
+          const sums = await hashFiles(
+            part.map((f, k) => ({ ...f, readFrom: files[k] as SnapshotFile })),
+            {
+              cache,
+              signal,
+              onProgress: (d) => {
+                done[g] = d;
+                options.onProgress?.((done[0] ?? 0) + (done[1] ?? 0), total, 'hashing');
+              },
+            },
+          );
+          group.forEach(({ i }, k) => {
+            outSnap[i] = files[k] as SnapshotFile;
+            outHash[i] = sums[k] as (typeof outHash)[number];
+          });
+          return taken.copiedBytes;
+        } catch (err) {
+          // What this group copied goes back to the budget (a failed takeSnapshot gave back its own).
+          budget.give(taken?.copiedBytes ?? 0);
+          stop.abort(err);
+          throw err;
+        }
+      }),
+    );
+    const copied = ended.map((e) => (e.status === 'fulfilled' ? e.value : 0)).reduce((n, c) => n + c, 0);
+    const failed = ended.find((e): e is PromiseRejectedResult => e.status === 'rejected');
+    if (failed) {
+      budget.give(copied);
+      throw failed.reason;
+    }
+    return { snapshot: { files: outSnap, copiedBytes: copied } as Snapshot, hashed: outHash };
+  }
+
   return {
     async pack(req, options = {}) {
       const packId = options.id ?? randomUUID();
@@ -96,20 +185,25 @@ export function createPacker(deps: PackerDeps): Packer {
       const warnings: DaemonWarning[] = [];
       const planned = await plan(req, source, warnings, options.signal, options.onProgress);
       warnings.push(...planned.warnings);
-      const hashed = await hashFiles(planned.files, {
-        cache,
-        ...(options.signal ? { signal: options.signal } : {}),
-        onProgress: (done, total) => options.onProgress?.(done, total, 'hashing'),
-      });
+      const dir = dirOf(packId);
+      await sweep();
+      let snapshot: Snapshot;
+      let hashed: Awaited<ReturnType<typeof hashFiles>>;
+      try {
+        ({ snapshot, hashed } = await snapshotAndHash(planned.files, path.join(dir, 'files'), options));
+      } catch (err) {
+        await rm(dir, { recursive: true, force: true });
+        throw err;
+      }
       // A failed save only costs the next pack some reading: the pack itself is complete.
       await cache.save().catch(() => undefined);
       const manifest = buildManifest(planned.layout, hashed.map((h) => ({ name: h.name, size: h.size, sha256: h.sha256, deflated: h.deflate })), deps.createdBy);
-      const dir = dirOf(packId);
       const manifestPath = path.join(dir, PACK_MANIFEST_NAME);
       try {
         await mkdir(dir, { recursive: true });
         await writeFile(manifestPath, manifest.bytes);
       } catch (err) {
+        budget.give(snapshot.copiedBytes);
         await rm(dir, { recursive: true, force: true });
         throw new DaemonError('PACK_FAILED', `Writing "${manifestPath}" failed (${(err as Error).message}); check the free space and permissions of the daemon's work folder, then retry.`, { file: manifestPath });
       }
@@ -136,12 +230,18 @@ export function createPacker(deps: PackerDeps): Packer {
         remaps: manifest.manifest.remaps,
         warnings,
       };
-      packs.set(packId, { result, ours: true, plan: planned, manifest });
+      // The zip, when one is asked for, reads the snapshot too.
+      const snapPlan: PackPlan = { ...planned, files: planned.files.map((f, i) => ({ ...f, source: (snapshot.files[i] as SnapshotFile).path })) };
+      packs.set(packId, { result, ours: true, plan: snapPlan, manifest, snapshot, upload: uploadSourceOf(files, snapshot) });
       return result;
     },
 
     get(packId) {
       return packs.get(packId)?.result;
+    },
+
+    uploadSource(packId) {
+      return packs.get(packId)?.upload;
     },
 
     zip(packId, options = {}) {
@@ -178,8 +278,24 @@ export function createPacker(deps: PackerDeps): Packer {
       const pack = packs.get(packId);
       packs.delete(packId);
       if (!pack?.ours) return;
+      budget.give(pack.snapshot?.copiedBytes ?? 0);
       if (pack.result.zipPath !== null) await rm(pack.result.zipPath, { force: true });
       await rm(dirOf(packId), { recursive: true, force: true });
     },
+  };
+}
+
+/** The pack's files as the upload reads them: each from its snapshot, checked before and after each part. */
+function uploadSourceOf(files: readonly PackedFile[], snapshot: Snapshot): UploadSource {
+  const bySnapshot = new Map(snapshot.files.map((f) => [f.path, f]));
+  const bySource = new Map(snapshot.files.map((f) => [f.source, f]));
+  return {
+    // The manifest (the last file) is the packer's own and has no snapshot: it is read as is.
+    files: files.map((f) => ({ ...f, source: bySource.get(f.source)?.path ?? f.source })),
+    check: async (source) => {
+      const taken = bySnapshot.get(source);
+      if (taken) await checkSnapshot(taken);
+    },
+    original: (source) => bySnapshot.get(source)?.source ?? source,
   };
 }

@@ -17,7 +17,7 @@ export interface WebhookRouteDeps {
   toleranceSeconds?: number;
 }
 
-/** What the service sends (docs/webhooks.md); other fields are ignored. */
+/** What the service sends (docs/guides/webhooks.md); other fields are ignored. */
 const WebhookEvent = z.object({ event: z.string(), jobId: z.string().optional(), status: z.string().optional() });
 
 export const webhookRoutes: FastifyPluginAsync<WebhookRouteDeps> = async (app, deps) => {

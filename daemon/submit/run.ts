@@ -67,7 +67,8 @@ export function newSubmission(req: SubmitRequest, id: string = randomUUID()): Su
  * waitForStatus (a job that fails or is canceled ends the submission `failed` with its
  * failedReason). With `download` (the default) the submission is `done` once the outputs are in
  * outDir. The packer's zip is discarded once uploaded, or when the submission fails if this call
- * packed it (a pack given by packId is kept then, to submit again).
+ * packed it (a pack given by packId is kept then, to submit again, unless a file of it changed
+ * after packing: PACK_CHANGED drops it, and the next submission must pack again).
  */
 export async function runSubmission(
   req: SubmitRequest,
@@ -92,7 +93,7 @@ export async function runSubmission(
     update({ step: 'packing' });
     if (req.packId !== undefined) {
       pack = deps.packer.get(req.packId);
-      if (!pack) throw new DaemonError('DAEMON_NOT_FOUND', `No pack ${req.packId}: it was submitted or expired; pack the project again (POST /pack).`);
+      if (!pack) throw new DaemonError('DAEMON_NOT_FOUND', `No pack ${req.packId}: it was submitted, or dropped when one of its files changed, or expired; pack the project again (POST /pack).`);
     } else if (req.pack) {
       const packRate = new TransferRate();
       pack = await deps.packer.pack(req.pack, {
@@ -145,13 +146,15 @@ export async function runSubmission(
     }
     update({ step: 'done' });
   } catch (err) {
-    if (pack && discardOnFailure) await deps.packer.discard(pack.packId).catch(() => undefined);
     const error =
       signal?.aborted && !(err instanceof DownloadFailed)
-        ? { name: 'SUBMISSION_ABORTED', message: 'The submission was stopped before it ended; a job already created keeps its state in the service.', details: [], type: 'api' as const, metadata: {} }
+        ? { name: 'SUBMISSION_ABORTED', message: 'The submission was stopped before it ended (interrupted, or the daemon shut down): submit again; a job already created keeps its state in the service.', details: [], type: 'api' as const, metadata: {} }
         : err instanceof DownloadFailed
           ? err.state.error ?? failureBody(err)
           : failureBody(err);
+    // A pack whose files changed can never be sent as packed: it is dropped too, so submitting it
+    // again (by packId) says to pack again instead of failing the same way.
+    if (pack && (discardOnFailure || error.name === 'PACK_CHANGED')) await deps.packer.discard(pack.packId).catch(() => undefined);
     update({ step: 'failed', error });
   }
   return { ...s, warnings: [...s.warnings] };

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ErrorBody } from '../../shared/api/error-body.js';
 import type { FailedReason, Job } from '../../shared/api/job.js';
 import type { RequestedRenderConfig } from '../../shared/api/render-config.js';
-import { ApiError, JobStoppedError, NetworkError, WaitTimeoutError } from '../../shared/client/errors.js';
+import { ApiError, JobStoppedError, LocalFileError, NetworkError, ResponseFormatError, UploadUrlsExpiredError } from '../../shared/client/errors.js';
 import type { SubmitSettings } from '../../shared/daemon/api.js';
 import { DaemonError } from '../errors.js';
 import { safeRelativePath } from '../download/output-paths.js';
@@ -56,19 +56,40 @@ export function jobStoppedBody(job: Job): ErrorBody {
 
 /**
  * The body a failed submission carries: the service's error body (ApiError), the daemon's
- * (DaemonError), the job's failedReason (JobStoppedError), SERVICE_UNREACHABLE for a request that
- * got no answer, else SUBMISSION_FAILED with the message.
+ * (DaemonError), the job's failedReason (JobStoppedError), PACK_CHANGED for a local file that could
+ * not be read, SERVICE_UNREACHABLE for a request that got no answer or one off the contract, else
+ * SUBMISSION_FAILED: the upload URLs kept expiring (this machine's clock), or an error no step
+ * knows; each message says what to do. A submission sets no time limit on its waits: one that
+ * must end sooner is stopped (SUBMISSION_ABORTED), never timed out.
  */
 export function failureBody(err: unknown): ErrorBody {
   if (err instanceof ApiError) return err.body;
   if (err instanceof DaemonError) return err.toBody();
   if (err instanceof JobStoppedError) return jobStoppedBody(err.job);
+  // A file of this machine is never the service's fault: name it and say what to do.
+  if (err instanceof LocalFileError) {
+    return new DaemonError('PACK_CHANGED', `"${err.file}" could not be read for the upload (${err.code === 'ENOENT' ? 'it was moved or deleted' : (err.code ?? 'unreadable')}): restore it or pack the project again, then submit.`, { file: err.file }).toBody();
+  }
+  if (err instanceof ResponseFormatError) {
+    return new DaemonError('SERVICE_UNREACHABLE', `${err.message}: check that the service URL points at a renderbridge-compatible service.`).toBody();
+  }
   if (err instanceof NetworkError) {
+    // The service answered this submission before: its URL is right, the connection is not.
+    if (err.dropped) return new DaemonError('SERVICE_UNREACHABLE', `${err.message}: check this computer's network connection, then submit again.`).toBody();
     return new DaemonError('SERVICE_UNREACHABLE', `${err.message}: check the service URL and that the service is running.`).toBody();
   }
-  if (err instanceof WaitTimeoutError) return { name: 'WAIT_TIMEOUT', message: err.message, details: [], type: 'api', metadata: {} };
+  if (err instanceof UploadUrlsExpiredError) {
+    return {
+      name: 'SUBMISSION_FAILED',
+      message: `The upload stopped: ${err.message}. Check that this computer's clock is right (it may be ahead of the service's), then submit again.`,
+      details: [],
+      type: 'api',
+      metadata: { queries: err.queries },
+    };
+  }
+  // Nothing above knew the error: say what it was, and what to do.
   const message = err instanceof Error ? err.message : String(err);
-  return { name: 'SUBMISSION_FAILED', message, details: [], type: 'api', metadata: {} };
+  return { name: 'SUBMISSION_FAILED', message: `${message}: submit again, and if it fails again, see the daemon log.`, details: [], type: 'api', metadata: {} };
 }
 
 /** Calls `fn` at most once per `intervalMs`, except for calls marked final. */

@@ -3,11 +3,12 @@
 // which the packer writes on demand. Either way the answer is an upload slug for POST /jobs.
 import path from 'node:path';
 import type { RenderJobClient } from '../../shared/client/client.js';
-import { BlobChangedError } from '../../shared/client/errors.js';
+import { BlobChangedError, LocalFileError } from '../../shared/client/errors.js';
 import { TransferRate } from '../../shared/client/transfer-rate.js';
 import type { PackResult, Submission, Transfer, UploadMode } from '../../shared/daemon/api.js';
-import { DaemonError } from '../errors.js';
 import type { Packer } from '../ports.js';
+import { SourceChangedError } from '../../shared/client/put.js';
+import { changedAfterPacking } from '../pack/snapshot.js';
 
 /** The upload state a submission shows (Submission.upload). */
 export type UploadState = NonNullable<Submission['upload']>;
@@ -31,23 +32,28 @@ const BLOB_EXTENSION = 'content-addressed-uploads';
 
 /**
  * Uploads the pack and answers the slug. A pack with files goes as blobs when the service lists
- * the extension; a user's own .zip (no files) and any pack sent to a service without it go by
- * single PUT. A blob whose file changed since it was hashed fails with PACK_FAILED naming it.
+ * the extension, read from the pack's snapshot (Packer.uploadSource); a user's own .zip (no files)
+ * and any pack sent to a service without it go by single PUT. A file that changed, moved or
+ * vanished since it was packed fails at once with PACK_CHANGED naming the artist's file.
  */
 export async function uploadPack(client: RenderJobClient, packer: Packer, pack: PackResult, options: UploadPackOptions): Promise<UploadedPack> {
   const { signal } = options;
   if (pack.files.length > 0 && (await client.hasExtension(BLOB_EXTENSION, { signal }))) {
+    const source = packer.uploadSource?.(pack.packId);
+    const original = (file: string): string => source?.original(file) ?? file;
     try {
-      const result = await client.uploadBlobs(pack.files, {
+      const result = await client.uploadBlobs(source?.files ?? pack.files, {
         fileName: projectFileName(pack.sourcePath),
         signal,
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        ...(source ? { checkSource: (blob: { source: string }) => source.check(blob.source) } : {}),
         onProgress: (p) => options.onUpload({ mode: 'blobs', ...p }),
       });
       return { slug: result.upload.slug, mode: 'blobs' };
     } catch (err) {
-      if (!(err instanceof BlobChangedError)) throw err;
-      throw new DaemonError('PACK_FAILED', `${err.files.join(', ')} changed after the project was packed: save your work and submit again.`, { files: err.files });
+      if (err instanceof BlobChangedError) throw changedAfterPacking(err.files.map(original).join('", "'), 'changed');
+      if (err instanceof LocalFileError) throw changedAfterPacking(original(err.file), err.code === 'ENOENT' ? 'was moved or deleted' : `could not be read (${err.code ?? (err.cause as Error | undefined)?.message ?? 'unknown error'})`);
+      throw err;
     }
   }
 
@@ -57,6 +63,7 @@ export async function uploadPack(client: RenderJobClient, packer: Packer, pack: 
   let retries = 0;
   let last = { sent: 0, total: 0 };
   const report = (): void => options.onUpload({ mode: 'single-put', bytesDone: last.sent, bytesTotal: last.total, bytesSkipped: 0, retries, ...rate.update(last.sent, last.total) });
+  // A zip that ends before its size (rewritten while being sent) is a local change, named as one.
   const target = await client.uploadProject(zipPath, {
     fileType: 'zip',
     signal,
@@ -68,6 +75,8 @@ export async function uploadPack(client: RenderJobClient, packer: Packer, pack: 
       retries++;
       report();
     },
+  }).catch((err: unknown) => {
+    throw err instanceof SourceChangedError ? changedAfterPacking(zipPath, 'was changed while it was being sent') : err;
   });
   return { slug: target.slug, mode: 'single-put' };
 }

@@ -1,7 +1,10 @@
 // The native notification for a renderComplete event, as data: main/notifications.ts shows it and
 // opens `openPath` on click. A completed job points at its outputs folder; a failed one says why.
-// A canceled job gets none (someone chose to stop it).
-import type { RenderComplete } from '../../shared/daemon/api.js';
+// A canceled job gets none (someone chose to stop it). A submission that failed before it made a
+// job (packing, uploading: a file changed after packing, no answer from the service) has no
+// renderComplete, so it gets its own, with the daemon's message, which says what to do.
+import path from 'node:path';
+import type { RenderComplete, Submission } from '../../shared/daemon/api.js';
 import { failureText, jobName } from './tray-model.js';
 
 export interface NotificationModel {
@@ -24,4 +27,11 @@ export function notificationFor(e: RenderComplete): NotificationModel | null {
   }
   if (e.status === 'failed') return { title: 'Render failed', body: `${name} failed — ${failureText(e.job)}`, openPath: null, urgency: 'critical' };
   return null;
+}
+
+/** A notification for a submission event: only a failure before any job existed (others end in renderComplete). */
+export function submissionNotification(s: Submission): NotificationModel | null {
+  if (s.step !== 'failed' || s.jobId !== null || s.error?.name === 'SUBMISSION_ABORTED') return null;
+  const name = s.path ? path.basename(s.path) : 'The project';
+  return { title: 'Not sent to the farm', body: `${name}: ${s.error?.message ?? 'the submission failed; see the daemon log.'}`, openPath: null, urgency: 'critical' };
 }

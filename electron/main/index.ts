@@ -2,7 +2,7 @@
 // without Electron). Security: app.enableSandbox() before anything, one instance, every web
 // contents locked down (windows.ts), a CSP on every page, one preload bridge for the settings
 // window only. Everything is built inside startTrayApp from what main() passes in: no module-level
-// state. The Electron binary cannot run on the project's CI; see README "Tray app".
+// state. The Electron binary cannot run on the project's CI; see docs/reference/development.md.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -17,7 +17,7 @@ import { addonInstructions, addonZipPath, daemonCommand, type AppLocation } from
 import { DaemonEvents } from '../core/daemon-events.js';
 import { DaemonLog } from '../core/daemon-log.js';
 import { FarmSettings } from '../core/farm-settings.js';
-import { notificationFor } from '../core/notifications.js';
+import { notificationFor, submissionNotification } from '../core/notifications.js';
 import { DaemonSupervisor } from '../core/supervisor.js';
 import { applyDaemonEvent, EMPTY_TRAY_STATE, trayIcon, trayMenu, trayStateFromJobs, type TrayAction, type TrayState } from '../core/tray-model.js';
 import { transfersFromSubmissions } from '../core/transfers.js';
@@ -121,10 +121,8 @@ export function startTrayApp(deps: TrayAppDeps): void {
     onEvent: (e) => {
       state = applyDaemonEvent(state, e);
       redraw();
-      if (e.event === 'renderComplete') {
-        const model = notificationFor(e.data);
-        if (model) showNotification(model, showJobWindow);
-      }
+      const model = e.event === 'renderComplete' ? notificationFor(e.data) : e.event === 'submission' ? submissionNotification(e.data) : null;
+      if (model) showNotification(model, showJobWindow);
     },
   });
 

@@ -3,7 +3,19 @@
 # `Authorization: Bearer <token>`, never an Origin header, and every call has a short timeout.
 # Failures are DaemonError with a message an artist can act on. The add-on never holds the API key:
 # the daemon does.
+#
+# Loopback only: the daemon listens on 127.0.0.1, and the token it hands out (in its state file)
+# must never leave this computer. An address preference whose host is not 127.0.0.1, ::1 or
+# localhost is refused before the state file is read (check_address), and every connection is
+# made to a loopback IP address only (localhost is resolved and held to loopback answers).
+#
+# Blender's "Allow Online Access" (bpy.app.online_access, 4.2+): Blender's extension rules ask
+# add-ons to check it before they use the internet. This add-on never does: its only connection is
+# this one, to a program on the same computer over loopback, which is not online access. So the
+# add-on works the same whether online access is on or off; it is the daemon, a separate program
+# the artist installed and configured, that talks to the farm (often on the studio's own network).
 import http.client
+import ipaddress
 import json
 import os
 import socket
@@ -23,6 +35,9 @@ def state_file_path(env=None):
     return os.path.join(base, 'renderbridge', 'daemon.json')
 
 
+LOOPBACK_HOSTS = ('127.0.0.1', '::1', 'localhost')
+
+
 class DaemonError(Exception):
     """A failed call: `name` is the error name (the daemon's or the service's), `status` the HTTP status or None."""
 
@@ -35,6 +50,60 @@ class DaemonError(Exception):
 
     def __str__(self):
         return self.message
+
+
+def not_local_message(what):
+    return (f'Daemon address refused: {what}. The add-on only talks to the renderbridge daemon on this '
+            'computer (127.0.0.1, ::1 or localhost), so that its access token never leaves it: '
+            'clear "Daemon address" in the add-on preferences, or set e.g. http://127.0.0.1:47615.')
+
+
+def parse_address(address):
+    """(host, port or None) of the daemon address preference ('' -> (None, None)); DaemonError
+    DAEMON_ADDRESS_REFUSED unless it is plain http on 127.0.0.1, ::1 or localhost."""
+    address = (address or '').strip()
+    if not address:
+        return None, None
+    parts = urlsplit(address if '://' in address else 'http://' + address)
+    if parts.scheme.lower() != 'http':
+        raise DaemonError('DAEMON_ADDRESS_REFUSED', not_local_message(f'"{address}" is not an http:// address'))
+    host = (parts.hostname or '').lower()
+    if host not in LOOPBACK_HOSTS:
+        raise DaemonError('DAEMON_ADDRESS_REFUSED', not_local_message(f'"{host or address}" is not this computer'))
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 0 < port < 65536:
+        raise DaemonError('DAEMON_ADDRESS_REFUSED', not_local_message(f'"{address}" has no valid port'))
+    return host, port
+
+
+def check_address(address):
+    """The message that refuses the daemon address preference, None when it is allowed (also empty)."""
+    try:
+        parse_address(address)
+    except DaemonError as err:
+        return err.message
+    return None
+
+
+def loopback_ip(host):
+    """The loopback IP address to connect to for `host` (one of LOOPBACK_HOSTS); DaemonError when
+    `localhost` does not resolve to loopback here (a hosts file pointing it elsewhere)."""
+    if host != 'localhost':
+        ip = ipaddress.ip_address(host)
+        if not ip.is_loopback:
+            raise DaemonError('DAEMON_ADDRESS_REFUSED', not_local_message(f'"{host}" is not this computer'))
+        return host
+    try:
+        infos = socket.getaddrinfo('localhost', None, type=socket.SOCK_STREAM)
+    except OSError:
+        infos = []
+    ips = [info[4][0] for info in infos if ipaddress.ip_address(info[4][0].split('%')[0]).is_loopback]
+    if not ips:
+        raise DaemonError('DAEMON_ADDRESS_REFUSED', not_local_message('"localhost" does not resolve to a loopback address here'))
+    return '127.0.0.1' if '127.0.0.1' in ips else ips[0]
 
 
 def read_state(path):
@@ -79,12 +148,11 @@ class DaemonClient:
         self.read_timeout = read_timeout
 
     def _target(self):
+        # The address is checked before the state file (and its token) is even read.
+        host, port = parse_address(self.address)
+        ip = loopback_ip(host or '127.0.0.1')
         state = read_state(self.state_path)
-        host, port = '127.0.0.1', state['port']
-        if self.address:
-            parts = urlsplit(self.address if '://' in self.address else 'http://' + self.address)
-            host, port = parts.hostname or host, parts.port or port
-        return host, port, state['token']
+        return ip, port or state['port'], state['token']
 
     def request(self, method, path, body=None, timeout=None):
         host, port, token = self._target()

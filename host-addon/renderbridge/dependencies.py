@@ -5,35 +5,29 @@
 # .blend that holds the data block (a linked data block's library, else the main file). Library
 # paths themselves are held relative to the main file: Blender rewrites nested ones on load.
 import os
+import re
 
 import bpy
 
 from . import paths
+from .blender_own import bundled_asset, install_roots
 
 ID_CODES = {'images': 'IM', 'libraries': 'LI', 'sounds': 'SO', 'fonts': 'VF', 'movieclips': 'MC',
             'cache_files': 'CF', 'volumes': 'VO', 'texts': 'TX', 'objects': 'OB', 'scenes': 'SC'}
-
-
-def _bundled_roots():
-    """Blender's own data folders: files there (matcaps, studio lights, fonts) exist on every worker."""
-    roots = []
-    for kind in ('LOCAL', 'SYSTEM'):
-        try:
-            roots.append(bpy.utils.resource_path(kind))
-        except Exception:
-            pass
-    try:
-        roots.append(bpy.utils.system_resource('DATAFILES'))
-    except Exception:
-        pass
-    return [r for r in roots if r]
 
 
 class Collector:
     def __init__(self):
         self.main = os.path.normpath(bpy.path.abspath(bpy.data.filepath)) if bpy.data.filepath else ''
         self.deps = paths.DependencyList()
-        self.bundled = _bundled_roots()
+        self.bundled = install_roots()
+
+    def bundled_library(self, lib):
+        """Whether data of `lib` comes from one of Blender's own files (its Essentials assets)."""
+        if lib is None:
+            return False
+        path = lib.filepath
+        return paths.is_under(self.absolute(path, lib.parent), self.bundled) or bundled_asset(path, self.bundled)
 
     def holder(self, lib):
         """Absolute path of the .blend holding a data block of `lib` (None: the main file)."""
@@ -48,7 +42,7 @@ class Collector:
         if not path or path == '<builtin>':
             return
         absolute = self.absolute(path, lib)
-        if paths.is_under(absolute, self.bundled):
+        if paths.is_under(absolute, self.bundled) or bundled_asset(path, self.bundled) or self.bundled_library(lib):
             return
         files = None
         if pattern == 'udim':

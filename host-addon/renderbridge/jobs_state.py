@@ -7,11 +7,12 @@ try:
 except ImportError:  # imported as a top-level module by the plain-python tests
     import transfer_text
 
-# Statuses the daemon polls fast for (README "Tracking"); Cancel is offered for these and `created`/`validated`.
+# Statuses the daemon polls fast for (docs/reference/daemon-api.md "Tracking"); Cancel is offered for these
+# and `created`/`validated`.
 ACTIVE_STATUSES = ('validating', 'booting', 'rendering', 'finalizing', 'debugging', 'suspended')
 CANCELABLE_STATUSES = ACTIVE_STATUSES + ('created', 'validated')
 FINISHED_STATUSES = ('completed', 'failed', 'canceled')
-# Analysis warnings that stop a render (README "Validation").
+# Analysis warnings that stop a render (docs/reference/api-decisions.md "Validation").
 BLOCKING_CODES = ('SCENE_NOT_FOUND', 'NO_CAMERA', 'UNSUPPORTED_ENGINE', 'NO_VIEW_LAYER_ENABLED', 'MISSING_LIBRARIES')
 
 

@@ -5,11 +5,19 @@ import os
 
 import bpy
 
-from . import opener, preferences, session
+from . import addon_prefs, opener, session
 
 
 def _job_id_prop():
     return bpy.props.StringProperty(name='Job id', options={'SKIP_SAVE'})
+
+
+def _refused(op, context):
+    """Reports the refused daemon address (not loopback), True when the daemon must not be called."""
+    problem = addon_prefs.address_problem(context)
+    if problem:
+        op.report({'ERROR'}, problem)
+    return problem is not None
 
 
 class RENDERBRIDGE_OT_cancel_job(bpy.types.Operator):
@@ -18,7 +26,9 @@ class RENDERBRIDGE_OT_cancel_job(bpy.types.Operator):
     bl_label = 'Cancel'
     job_id: _job_id_prop()
 
-    def execute(self, _context):
+    def execute(self, context):
+        if _refused(self, context):
+            return {'CANCELLED'}
         session.current().job_action('cancel', self.job_id)
         self.report({'INFO'}, f'Canceling job {self.job_id[:8]}...')
         return {'FINISHED'}
@@ -31,8 +41,10 @@ class RENDERBRIDGE_OT_download_job(bpy.types.Operator):
     job_id: _job_id_prop()
 
     def execute(self, context):
+        if _refused(self, context):
+            return {'CANCELLED'}
         s = session.current()
-        root = bpy.path.abspath(preferences.get(context).download_folder)
+        root = bpy.path.abspath(addon_prefs.get(context).download_folder)
         row = s.jobs.find(self.job_id)
         out_dir = None
         if root:
@@ -73,7 +85,9 @@ class RENDERBRIDGE_OT_test_connection(bpy.types.Operator):
     bl_idname = 'renderbridge.test_connection'
     bl_label = 'Test connection'
 
-    def execute(self, _context):
+    def execute(self, context):
+        if _refused(self, context):
+            return {'CANCELLED'}
         session.current().test_connection()
         return {'FINISHED'}
 

@@ -4,14 +4,14 @@ import os
 
 import bpy
 
-from . import addons, dependencies, jobs_state, preferences, session, submit_body
+from . import addon_prefs, addons, dependencies, jobs_state, session, submit_body
 
 
 def settings_body(context):
     """The SubmitSettings of the scene's panel settings and the preferences' defaults (ValueError when bad)."""
     scene = context.scene
     rb = scene.renderbridge
-    prefs = preferences.get(context)
+    prefs = addon_prefs.get(context)
     if rb.frame_mode == 'CUSTOM':
         frames = submit_body.parse_frame_ranges(rb.frame_ranges)
     else:
@@ -52,6 +52,10 @@ class _Submit:
 
     def execute(self, context):
         s = session.current()
+        refused = addon_prefs.address_problem(context)
+        if refused:
+            self.report({'ERROR'}, refused)
+            return {'CANCELLED'}
         plan = submit_body.save_plan(bpy.data.filepath, bpy.data.is_dirty)
         if plan == 'save_as':
             self.report({'ERROR'}, submit_body.NEVER_SAVED)
@@ -82,7 +86,7 @@ class _Submit:
             return {'CANCELLED'}
         out_dir = None
         if self.mode == 'render':
-            out_dir = submit_body.output_folder(bpy.path.abspath(preferences.get(context).download_folder), bpy.data.filepath)
+            out_dir = submit_body.output_folder(bpy.path.abspath(addon_prefs.get(context).download_folder), bpy.data.filepath)
         act.step, act.message = 'packing', session.STEP_TEXT['packing']
         s.submit(act, os.path.abspath(bpy.data.filepath), collected['dependencies'], addons.to_bundle(rb), settings, out_dir)
         if act.missing:

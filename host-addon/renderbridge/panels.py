@@ -10,7 +10,7 @@ def draw_connection(layout, s):
     if s.health is None:
         col = box.column()
         col.alert = True
-        col.label(text='Daemon not connected', icon='ERROR')
+        col.label(text='Daemon address refused' if s.address_refused else 'Daemon not connected', icon='ERROR')
         for line in wrap(s.connection_error or 'Connecting to the renderbridge daemon...'):
             col.label(text=line)
     elif not s.health.get('apiKeyConfigured'):
@@ -126,8 +126,18 @@ def draw_farm(layout, s):
         col.label(text=f"Profile: {h.get('profile', '')} (set in config.toml: renderbridge config, or the tray app's Settings)")
         col.label(text='API key: stored' if h.get('apiKeyConfigured') else 'API key: none for this profile',
                   icon='CHECKMARK' if h.get('apiKeyConfigured') else 'ERROR')
+    if getattr(bpy.app, 'online_access', None) is False:
+        # Blender 4.2+ with Allow Online Access off: the add-on still talks to the daemon, over
+        # loopback only (see daemon_client.py); say so, since the daemon does reach the farm.
+        note = layout.column()
+        for line in wrap(ONLINE_ACCESS_OFF):
+            note.label(text=line)
     layout.operator('renderbridge.test_connection', icon='LINKED')
     draw_test_result(layout, s)
+
+
+ONLINE_ACCESS_OFF = ("Blender's online access is off: the add-on still talks to the renderbridge daemon on this "
+                     'computer (loopback only); the daemon reaches the farm.')
 
 
 def draw_test_result(layout, s):

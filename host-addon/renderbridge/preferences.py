@@ -3,7 +3,7 @@
 # connection button. Drawing reads the session's plain state only; it never calls the network.
 import bpy
 
-from . import panels, session
+from . import daemon_client, panels, session
 from .properties import FORMATS
 
 
@@ -12,8 +12,9 @@ class RENDERBRIDGE_AP_preferences(bpy.types.AddonPreferences):
 
     daemon_address: bpy.props.StringProperty(
         name='Daemon address',
-        description='e.g. http://127.0.0.1:47615. Empty: found from the daemon state file '
-                    '($XDG_STATE_HOME/renderbridge/daemon.json), which also holds the access token')
+        description='e.g. http://127.0.0.1:47615: this computer only (127.0.0.1, ::1 or localhost). Empty: '
+                    'found from the daemon state file ($XDG_STATE_HOME/renderbridge/daemon.json), which also '
+                    'holds the access token')
     download_folder: bpy.props.StringProperty(
         name='Download folder', subtype='DIR_PATH',
         description="Where rendered frames are downloaded (a folder per render). Empty: the daemon's folder")
@@ -24,6 +25,12 @@ class RENDERBRIDGE_AP_preferences(bpy.types.AddonPreferences):
     def draw(self, _context):
         col = self.layout.column()
         col.prop(self, 'daemon_address')
+        problem = daemon_client.check_address(self.daemon_address)
+        if problem:
+            sub = col.column()
+            sub.alert = True
+            for line in panels.wrap(problem):
+                sub.label(text=line)
         col.prop(self, 'download_folder')
         col.prop(self, 'default_format')
         col.prop(self, 'default_video')
@@ -33,8 +40,3 @@ class RENDERBRIDGE_AP_preferences(bpy.types.AddonPreferences):
 
 CLASSES = (RENDERBRIDGE_AP_preferences,)
 
-
-def get(context=None):
-    """This add-on's preferences."""
-    context = context or bpy.context
-    return context.preferences.addons[__package__].preferences

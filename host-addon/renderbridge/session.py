@@ -7,7 +7,7 @@ import time
 
 import bpy
 
-from . import background, daemon_client, farm_status, jobs_state, preferences
+from . import addon_prefs, background, daemon_client, farm_status, jobs_state
 
 TICK_S = 0.5
 HEALTH_S = 5.0
@@ -24,6 +24,7 @@ class Session:
         self.activity = None
         self.health = None
         self.connection_error = None
+        self.address_refused = False  # the address preference is not loopback: nothing is sent
         self.notice = None  # (level, message) of the last job action
         self.connection_test = None  # (level, message) of the last Test connection
         self._next = {'health': 0.0, 'jobs': 0.0, 'submission': 0.0, 'pack': 0.0}
@@ -31,7 +32,7 @@ class Session:
 
     def client(self):
         """A daemon client from the preferences (read here, on the main thread)."""
-        prefs = preferences.get()
+        prefs = addon_prefs.get()
         return daemon_client.DaemonClient(address=prefs.daemon_address)
 
     # -- the timer ------------------------------------------------------------------------------
@@ -62,6 +63,10 @@ class Session:
     # -- polls ----------------------------------------------------------------------------------
     def poll_health(self):
         client = self.client()
+        refused = daemon_client.check_address(client.address)
+        self.address_refused = refused is not None
+        if refused:
+            self.health, self.connection_error = None, refused
         self.worker.run(lambda _post: client.health(), self._on_health, key='health')
 
     def _on_health(self, health, err):

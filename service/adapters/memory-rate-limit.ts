@@ -18,11 +18,11 @@ export class MemoryRateLimiter implements RateLimiter {
     } = {},
   ) {}
 
-  take(key: string): RateDecision {
+  take(key: string, cost = 1): RateDecision {
     const now = (this.opts.now ?? Date.now)();
     const b = this.buckets.get(key);
     const before = b ? refill(b.tokens, now - b.at, this.budget) : this.budget.max;
-    const { tokens, decision } = decide(before, this.budget);
+    const { tokens, decision } = decide(before, this.budget, cost);
     if (b) {
       // Re-inserting moves the key to the end of the Map's order: most recently used.
       this.buckets.delete(key);

@@ -9,6 +9,7 @@ import type { RateDecision, RateLimiter } from '../ports/rate-limit.js';
 const TAKE = `
 local max = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
+local need = math.min(math.max(tonumber(ARGV[3]), 1), max)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local perMs = max / window
@@ -17,18 +18,18 @@ local tokens = tonumber(b[1]) or max
 local at = tonumber(b[2]) or now
 tokens = math.min(max, tokens + math.max(0, now - at) * perMs)
 local allowed = 0
-if tokens >= 1 then
-  tokens = tokens - 1
+if tokens >= need then
+  tokens = tokens - need
   allowed = 1
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(window))
 local retry = 0
-if allowed == 0 then retry = math.ceil((1 - tokens) / perMs) end
+if allowed == 0 then retry = math.ceil((need - tokens) / perMs) end
 return { allowed, math.floor(tokens), retry, math.ceil((max - tokens) / perMs) }
 `;
 
-type TakeCommand = (key: string, max: number, windowMs: number) => Promise<[number, number, number, number]>;
+type TakeCommand = (key: string, max: number, windowMs: number, cost: number) => Promise<[number, number, number, number]>;
 
 export class RedisRateLimiter implements RateLimiter {
   private readonly run: TakeCommand;
@@ -47,9 +48,9 @@ export class RedisRateLimiter implements RateLimiter {
     this.run = (client as unknown as { renderbridgeTakeToken: TakeCommand }).renderbridgeTakeToken.bind(client);
   }
 
-  async take(key: string): Promise<RateDecision> {
+  async take(key: string, cost = 1): Promise<RateDecision> {
     try {
-      const [allowed, remaining, retryAfterMs, resetMs] = await this.run(`${this.opts.keyPrefix}${key}`, this.budget.max, this.budget.windowMs);
+      const [allowed, remaining, retryAfterMs, resetMs] = await this.run(`${this.opts.keyPrefix}${key}`, this.budget.max, this.budget.windowMs, cost);
       return { allowed: allowed === 1, limit: this.budget.max, remaining, retryAfterMs, resetMs };
     } catch (err) {
       // Failing open: an outage of the shared counters must not take the whole API down. Said

@@ -22,7 +22,9 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
-const APP_FILES = ['app.js', 'api.js', 'live.js', 'format.js', 'advice.js', 'jobs-view.js', 'job-view.js', 'workers-view.js', 'requeue.js', 'log-view.js', 'app.css'];
+const APP_FILES = ['app.js', 'api.js', 'live.js', 'format.js', 'advice.js', 'jobs-view.js', 'job-view.js', 'workers-view.js', 'requeue.js', 'log-view.js', 'frames-view.js', 'estimate-view.js', 'app.css'];
+/** The frame chart's library (uPlot), served from the service's own node_modules like swagger-ui: no CDN. */
+const CHART_FILES = ['uPlot.esm.js', 'uPlot.min.css'];
 
 /** The policy of every page and file served here; `extraImg` adds image sources. */
 export function dashboardContentSecurityPolicy(imageOrigins: readonly string[], extraImg: readonly string[] = []): string {
@@ -60,7 +62,8 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   const dir = deps.dir ?? fileURLToPath(new URL('./public/', import.meta.url));
   const swaggerDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const page = await load(dir, ['index.html']);
-  const assets = await load(dir, APP_FILES);
+  const chartDir = path.join(path.dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
+  const assets = new Map([...(await load(dir, APP_FILES)), ...(await load(chartDir, CHART_FILES))]);
   const docs = new Map([...(await load(dir, ['docs.html', 'docs.js'])), ...(await load(swaggerDir, ['swagger-ui-bundle.js', 'swagger-ui.css']))]);
   const csp = dashboardContentSecurityPolicy(deps.imageOrigins);
   // swagger-ui's stylesheet draws its icons as data: SVGs.

@@ -5,7 +5,7 @@
 //   camera output `-o OUT/f_####`: f_0001.png; stereo views: f_0001_L.png, f_0001_R.png
 //   File Output node slot `beauty_`: beauty_0001.png; slot `mask`: mask0001.png; `sub/shot_##_v`:
 //   sub/shot_09_v.jpg; per view: beauty_0001_L.png; OPEN_EXR_MULTILAYER node: base_path0001.exr,
-//   one file for all slots and views.
+//   one file for all slots (per view in stereo: base_path0001_L.exr). The same on 4.3 and 5.2.
 import type { z } from 'zod';
 import type { ExpectedOutputs as ExpectedOutputsSchema } from '../../shared/api/analysis.js';
 import type { SceneMetadata } from '../../shared/api/scene.js';
@@ -128,9 +128,11 @@ function plan(scene: SceneInput, frameCount: number, opts: OutputPlanOptions): {
     const ext = (EXTENSIONS[format] ?? ['.png'])[0] as string;
     const base = { kind: 'composite' as const, format, nodeIndex, nodeName: node.name, nodeLabel: node.label };
     if (format === 'OPEN_EXR_MULTILAYER') {
-      // One file per frame holding every slot (as layers) and every view.
+      // One file per frame (and per view of a stereo render: `layers_0001_L.exr`, as Blender 3.4
+      // to 5.2 write it by default) holding every slot as a layer.
       const prefix = node.base_path.slice(node.base_path.lastIndexOf('/') + 1);
-      outputs.push({ category: { ...base, views: [], expectedFileCount: frameCount }, pattern: prefix, ext });
+      const nodeViews = perView(true);
+      outputs.push({ category: { ...base, views: nodeViews, expectedFileCount: frameCount * Math.max(1, nodeViews.length) }, pattern: prefix, ext });
       return;
     }
     for (const slot of node.slots) {

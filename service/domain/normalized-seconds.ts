@@ -2,7 +2,7 @@
 // Each Blender run's seconds x the factor of the device that run really used (render_setup.py
 // reports it: a chunk planned on a GPU that found none renders, and bills, on the CPU). One
 // second of a GPU does more work than one second of a CPU core pool. The factors are this
-// service's documented convention (README "normalizedSeconds"), not a measurement of any machine.
+// service's documented convention (docs/reference/api-decisions.md), not a measurement of any machine.
 // Parallel chunks each add their own seconds: the machine's GPU count never multiplies the sum.
 import type { z } from 'zod';
 import type { AnalysisWarning } from '../../shared/api/scene.js';

@@ -15,17 +15,19 @@ export function refill(tokens: number, elapsedMs: number, budget: RateBudget): n
   return Math.min(budget.max, tokens + (Math.max(0, elapsedMs) * budget.max) / budget.windowMs);
 }
 
-export function decide(tokensBefore: number, budget: RateBudget): { tokens: number; decision: RateDecision } {
+/** Charges `cost` tokens (default 1, at least 1) when that many are left; a cost over `max` is charged as `max`. */
+export function decide(tokensBefore: number, budget: RateBudget, cost = 1): { tokens: number; decision: RateDecision } {
   const perMs = budget.max / budget.windowMs;
-  const allowed = tokensBefore >= 1;
-  const tokens = allowed ? tokensBefore - 1 : tokensBefore;
+  const need = Math.min(Math.max(cost, 1), budget.max);
+  const allowed = tokensBefore >= need;
+  const tokens = allowed ? tokensBefore - need : tokensBefore;
   return {
     tokens,
     decision: {
       allowed,
       limit: budget.max,
       remaining: Math.floor(tokens),
-      retryAfterMs: allowed ? 0 : Math.ceil((1 - tokens) / perMs),
+      retryAfterMs: allowed ? 0 : Math.ceil((need - tokens) / perMs),
       resetMs: Math.ceil((budget.max - tokens) / perMs),
     },
   };

@@ -7,6 +7,7 @@ import type { RequeueBody } from '../../shared/api/requeue.js';
 import type { JobStatus } from '../../shared/job-status.js';
 import type { JobRecord } from '../ports/jobs.js';
 import { expandFrameRanges, formatFrameRanges } from './frame-ranges.js';
+import { parseFrameRange, selectFrames, splitSelection } from './frame-selection.js';
 import { createdJobFields, slugOfUploadKey } from './jobs.js';
 
 /** What a requeue of this job renders, or why it cannot be requeued. */
@@ -16,6 +17,9 @@ export type RequeuePlan =
   | { ok: false; error: 'VALIDATION_ERROR'; details: ErrorDetail[] };
 
 const FRAMES_PATH = ['body', 'frames'];
+
+/** Frames outside the job named in a refusal; the rest are counted. */
+const OUTSIDE_NAMED = 1000;
 
 /** The frames a job renders: its final config's once planned, else those it asked for; undefined when it never said. */
 export function framesOfJob(rec: JobRecord): number[] | undefined {
@@ -49,23 +53,25 @@ export function planRequeue(rec: JobRecord, body: RequeueBody): RequeuePlan {
       details: [{ code: 'frames_unknown', path: FRAMES_PATH, message: 'This job never asked for a render, so it has no frames to choose from: requeue it without "frames".' }],
     };
   }
-  let asked: number[];
+  // On intervals (frame-selection.ts): a requeue naming every frame 100 times costs the ranges
+  // and the job's own frames, not a walk of the frame space.
+  let split: ReturnType<typeof splitSelection>;
   try {
-    asked = expandFrameRanges(ranges);
+    split = splitSelection(selectFrames(ranges.map(parseFrameRange)), own, OUTSIDE_NAMED);
   } catch (err) {
     const why = err instanceof RangeError ? `${err.message}: ` : '';
     return { ok: false, error: 'VALIDATION_ERROR', details: [{ code: 'frames_outside', path: FRAMES_PATH, message: `${why}choose frames of this job: ${formatFrameRanges(own).join(',')}.` }] };
   }
-  const mine = new Set(own);
-  const outside = asked.filter((f) => !mine.has(f));
-  if (outside.length > 0) {
+  const { inside: asked, outsideCount, outsideFirst: outside } = split;
+  if (outsideCount > 0) {
+    const more = outsideCount > outside.length ? ` and ${outsideCount - outside.length} more` : '';
     return {
       ok: false,
       error: 'VALIDATION_ERROR',
       details: [{
         code: 'frames_outside',
         path: FRAMES_PATH,
-        message: `Frames outside this job: ${formatFrameRanges(outside).join(',')}; choose among ${formatFrameRanges(own).join(',')}.`,
+        message: `Frames outside this job: ${formatFrameRanges(outside).join(',')}${more}; choose among ${formatFrameRanges(own).join(',')}.`,
       }],
     };
   }

@@ -5,16 +5,22 @@
 import { z } from 'zod';
 import type { Task, TaskKind } from '../ports/tasks.js';
 
-/** Requirements a chunk carries so that only a fitting worker takes it. */
+/** Requirements a task carries so that only a fitting worker takes it. */
 export const TaskRequirements = z.object({
-  /** `major.minor` of the Blender build the job was planned with. */
+  /** `major.minor` of the Blender build the job was routed to (a worker needs a build of it). */
   blender: z.string().optional(),
+  /**
+   * `major.minor` of the Blender that saved the scene: a worker needs a build that opens it (see
+   * blender/version-routing.ts). Set when the worker handing the task on cannot see the farm's builds.
+   */
+  opens: z.string().optional(),
   /** The job's `minimumRam` in GiB: machines with less memory leave its chunks to others. */
   minimumRamGiB: z.number().positive().optional(),
 });
 export type TaskRequirements = z.infer<typeof TaskRequirements>;
 
-const Empty = z.object({});
+/** Validation and planning run anywhere, or, handed on for a Blender version, where it is. */
+const Routed = z.object({ requires: TaskRequirements.optional() });
 
 export const ChunkPayload = z.object({
   index: z.int().min(0),
@@ -28,10 +34,10 @@ export type ChunkPayload = z.infer<typeof ChunkPayload>;
 
 /** The payload schema of each kind. Unknown keys are kept (a newer planner may add some). */
 export const TASK_PAYLOADS = {
-  validate: Empty,
-  render: Empty,
+  validate: Routed,
+  render: Routed,
   'render-chunk': ChunkPayload,
-  finalize: Empty,
+  finalize: z.object({}),
 } as const satisfies Record<TaskKind, z.ZodType>;
 export type TaskPayload<K extends TaskKind> = z.infer<(typeof TASK_PAYLOADS)[K]>;
 
@@ -51,9 +57,22 @@ export interface NewTask {
   after?: readonly string[];
 }
 
+/** `5.2` -> `blender-5_2`: task ids hold no dots. */
+const routedSuffix = (r: TaskRequirements) => (r.blender ? `blender-${r.blender}` : `opens-${r.opens ?? 'any'}`).replace(/\./g, '_');
+
 export const newTasks = {
   validate: (jobId: string): NewTask => ({ id: taskIds.validate(jobId), jobId, kind: 'validate' }),
   render: (jobId: string): NewTask => ({ id: taskIds.render(jobId), jobId, kind: 'render' }),
+  /**
+   * The same validation or planning, handed on to a worker that has the Blender the file needs.
+   * Its id names the requirement, so handing on twice adds nothing.
+   */
+  routed: (kind: 'validate' | 'render', jobId: string, requires: TaskRequirements): NewTask => ({
+    id: `${taskIds[kind](jobId)}:${routedSuffix(requires)}`,
+    jobId,
+    kind,
+    payload: { requires: TaskRequirements.parse(requires) },
+  }),
   chunk: (jobId: string, payload: ChunkPayload): NewTask => ({
     id: taskIds.chunk(jobId, payload.index),
     jobId,

@@ -3,6 +3,7 @@
 // workspace's jobs show as work without a name (a busy slot, but no id, task or frames).
 import type { WorkerInfo } from '../../shared/api/workers.js';
 import type { WorkerRecord } from '../ports/workers.js';
+import { parseBlenderVersion, type BlenderVersion } from '../../blender/version.js';
 
 /** Heartbeat periods a worker may miss before it counts as lost. */
 export const LOST_AFTER_PERIODS = 3;
@@ -21,6 +22,19 @@ export function liveRenderSlots(workers: readonly WorkerRecord[], now: number): 
   return n;
 }
 
+/** Blender versions of the running workers' builds (`3.4.1` texts parsed; unreadable ones left out). */
+export function liveBuildVersions(workers: readonly WorkerRecord[], now: number): BlenderVersion[] {
+  const out: BlenderVersion[] = [];
+  for (const w of workers) {
+    if (workerState(w, now) !== 'running') continue;
+    for (const b of w.builds) {
+      const v = parseBlenderVersion(`Blender ${b.version}`);
+      if (v) out.push(v);
+    }
+  }
+  return out;
+}
+
 /** Every job a worker's report names (tasks, warm scenes, blocklists). */
 export function jobIdsOf(workers: readonly WorkerRecord[]): Set<string> {
   const ids = new Set<string>();
@@ -36,16 +50,18 @@ export function jobIdsOf(workers: readonly WorkerRecord[]): Set<string> {
 
 /**
  * The workers as a workspace sees them. `ownJobs` maps the workspace's own jobs among jobIdsOf
- * to their names (null when unnamed); any job not in it belongs to someone else.
+ * to their names (null when unnamed); any job not in it belongs to someone else. A tenant sees no
+ * host name and no build path (they map the operator's machines and folders for an attacker);
+ * `operator` (the local `renderbridge admin workers`, reading the store) sees them.
  */
-export function presentWorkers(workers: readonly WorkerRecord[], ownJobs: ReadonlyMap<string, string | null>, now: number): WorkerInfo[] {
+export function presentWorkers(workers: readonly WorkerRecord[], ownJobs: ReadonlyMap<string, string | null>, now: number, view: { operator?: boolean } = {}): WorkerInfo[] {
   const present = (w: WorkerRecord): WorkerInfo => {
     const state = workerState(w, now);
     const working = state === 'running';
     return {
       id: w.id,
       name: w.name,
-      hostname: w.hostname,
+      ...(view.operator ? { hostname: w.hostname } : {}),
       version: w.version,
       state,
       startedAt: w.startedAt,
@@ -66,7 +82,8 @@ export function presentWorkers(workers: readonly WorkerRecord[], ownJobs: Readon
         warmJobId: working && s.warmJobId && ownJobs.has(s.warmJobId) ? s.warmJobId : null,
       })),
       gpus: w.gpus,
-      builds: w.builds,
+      ...(w.sandbox !== undefined ? { sandbox: w.sandbox } : {}),
+      builds: view.operator ? w.builds : w.builds.map(({ path: _path, ...b }) => b),
       blocklistedBy: w.blocklistedBy.filter((b) => ownJobs.has(b.jobId)).map((b) => ({ ...b, jobName: ownJobs.get(b.jobId) ?? null })),
     };
   };

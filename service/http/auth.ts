@@ -6,6 +6,7 @@ import type { FoundKey, KeyStore } from '../ports/keys.js';
 import type { RateDecision, RateLimiter } from '../ports/rate-limit.js';
 import { ApiError } from './api-error.js';
 import { applyDecision } from './rate-limit.js';
+import { chargeFailure, failed } from './auth-failures.js';
 import type { SessionAuth } from './session-auth.js';
 
 export interface AuthContext {
@@ -36,10 +37,12 @@ declare module 'fastify' {
  * Callback style, and synchronous when key store and limiter answer from memory: this runs on
  * every request, and an async hook costs promises and microtask turns each time. Without an
  * Authorization header, a dashboard session cookie authenticates instead (`sessions`), charged to
- * the session's key.
+ * the session's key. Failed authentications are charged to the address in `failures`
+ * (service/http/auth-failures.ts); none given, they are not limited.
  */
-export function makeAuthenticate(keys: KeyStore, limiter: RateLimiter, sessions?: SessionAuth) {
-  return function authenticate(req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+export function makeAuthenticate(keys: KeyStore, limiter: RateLimiter, sessions?: SessionAuth, failures?: RateLimiter) {
+  return function authenticate(req: FastifyRequest, reply: FastifyReply, finish: (err?: Error) => void): void {
+    const done = (err?: Error): void => (err ? failed(failures, req, err, finish) : finish());
     const charged = (d: RateDecision): void => done(applyDecision(d, reply));
     const charge = (keyId: string): void => {
       let d: ReturnType<RateLimiter['take']>;
@@ -88,11 +91,12 @@ export function makeAuthenticate(keys: KeyStore, limiter: RateLimiter, sessions?
  * Checks an API key sent in a body (sign-in) as the hook checks a Bearer key, charging its budget;
  * answers the key's record, or throws UNAUTHORIZED / RATE_LIMITED.
  */
-export async function checkApiKey(keys: KeyStore, limiter: RateLimiter, key: string, reply: FastifyReply): Promise<FoundKey> {
-  if (!KEY_SHAPE.test(key)) throw new ApiError('UNAUTHORIZED');
+export async function checkApiKey(keys: KeyStore, limiter: RateLimiter, key: string, reply: FastifyReply, failures?: RateLimiter): Promise<FoundKey> {
+  const refuse = () => chargeFailure(failures, reply.request, new ApiError('UNAUTHORIZED'));
+  if (!KEY_SHAPE.test(key)) throw await refuse();
   const keyHash = hashApiKey(key);
   const rec = await keys.findByHash(keyHash);
-  if (!rec || rec.revokedAt || !timingSafeEqual(rec.keyHash, keyHash)) throw new ApiError('UNAUTHORIZED');
+  if (!rec || rec.revokedAt || !timingSafeEqual(rec.keyHash, keyHash)) throw await refuse();
   const refused = applyDecision(await limiter.take(rec.id), reply);
   if (refused) throw refused;
   return rec;

@@ -14,5 +14,5 @@ export function resolveLogFormat(format: ServiceConfig['logFormat'], stdout: { i
 export function logDestination(format: ServiceConfig['logFormat']): DestinationStream | undefined {
   if (resolveLogFormat(format) === 'json') return undefined;
   // sync: a line is on the terminal before the next statement runs, as with pino's own stdout.
-  return pretty({ sync: true, colorize: Boolean(process.stdout.isTTY), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return pretty({ sync: true, singleLine: true, colorize: Boolean(process.stdout.isTTY), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
 }

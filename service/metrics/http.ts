@@ -8,22 +8,37 @@ import type { Metrics } from './registry.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** True when no token is set, or the request carries it as a bearer token. */
-function allowed(header: string | undefined, token: string | undefined): boolean {
-  if (!token) return true;
+/** Whether `host` (a listen address) reaches only this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/**
+ * True when the request carries the token as a bearer token, or no token is set and the listener
+ * reaches this machine only: metrics name routes, tasks and workers, which is no one else's business.
+ */
+function allowed(header: string | undefined, token: string | undefined, loopback: boolean): boolean {
+  if (!token) return loopback;
   const m = /^Bearer (.+)$/.exec(header ?? '');
   return !!m && timingSafeEqual(digest(m[1]!), digest(token));
 }
 
-/** Records every request's duration and serves /metrics (bearer `token` when set). */
-export function installMetrics(app: FastifyInstance, metrics: Metrics, token: string | undefined): void {
+const NO_TOKEN = 'This service listens beyond loopback and has no metrics token, so /metrics is closed: set RENDERBRIDGE_METRICS_TOKEN on the service and send "Authorization: Bearer <metrics token>".';
+
+/**
+ * Records every request's duration and serves /metrics: with bearer `token` when set; without one
+ * only while the service listens on loopback (`host`).
+ */
+export function installMetrics(app: FastifyInstance, metrics: Metrics, token: string | undefined, host: string): void {
+  const loopback = isLoopbackHost(host);
   app.addHook('onResponse', (req, reply, done) => {
     metrics.httpRequest(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
   app.get('/metrics', async (req, reply) => {
-    if (!allowed(req.headers.authorization, token)) {
-      throw new ApiError('METRICS_UNAUTHORIZED', { headers: { 'www-authenticate': 'Bearer' } });
+    if (!allowed(req.headers.authorization, token, loopback)) {
+      throw new ApiError('METRICS_UNAUTHORIZED', { headers: { 'www-authenticate': 'Bearer' }, ...(token ? {} : { message: NO_TOKEN }) });
     }
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
@@ -36,7 +51,7 @@ export async function startMetricsServer(metrics: Metrics, opts: { host: string;
       res.writeHead(404).end();
       return;
     }
-    if (!allowed(req.headers.authorization, opts.token)) {
+    if (!allowed(req.headers.authorization, opts.token, isLoopbackHost(opts.host))) {
       res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
       return;
     }

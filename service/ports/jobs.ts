@@ -6,6 +6,7 @@ import type { FileType } from '../../shared/api/upload.js';
 import type { JobStatus } from '../../shared/job-status.js';
 import type { ValidateBody } from '../../shared/api/job.js';
 import type { SourceFormat } from '../domain/blob-project.js';
+import type { EstimateInternal } from '../domain/estimate-state.js';
 import type { RequestedConfig } from '../../shared/api/render-config.js';
 
 /** One stored output of a finished job, as the worker publishes it. */
@@ -46,7 +47,7 @@ export interface JobInternal {
     chunkTaskIds: string[];
     frames: number;
     slots: number;
-    /** Frames copied from the job this one was requeued from (frame ranges), not rendered; counted as done. */
+    /** Frames copied from the job this one was requeued from, or kept by its estimate (frame ranges), not rendered; counted as done. */
     copiedFrames?: string[];
   };
   /** A failed or canceled job that kept finished frames for a requeue (kept-frames.ts): when retention deletes them. */
@@ -59,6 +60,8 @@ export interface JobInternal {
     /** Frame ranges to render again even where the old job has them; null: only the frames it lacks render. */
     rerender: string[] | null;
   };
+  /** The job's estimate (extension estimate), from POST /jobs/{id}/estimate on; the job stays `validated`. */
+  estimate?: EstimateInternal;
   outputs?: {
     frames: OutputFile[];
     composites: OutputFile[];
@@ -128,8 +131,11 @@ export interface UploadStore {
 /** Job records as the lifecycle reads and writes them (status writes go through service/domain/job-lifecycle.ts). */
 export interface JobRecords {
   get(workspaceId: string, id: string): Promise<JobRecord | undefined>;
-  /** For workers, which act across workspaces. */
-  getById(id: string): Promise<JobRecord | undefined>;
+  /**
+   * For workers, which act across workspaces. `via`: the job the worker holds a task of, when it
+   * reads a job that one was requeued from (a remote worker's token opens only its own jobs).
+   */
+  getById(id: string, opts?: { via?: string }): Promise<JobRecord | undefined>;
   /**
    * Compare-and-set: moves the job to `to` only if its status is one of `from`, applying the
    * patches in the same write. Returns the updated record, or undefined when the status did not match.

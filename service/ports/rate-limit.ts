@@ -13,9 +13,13 @@ export interface RateDecision {
   resetMs: number;
 }
 
-/** The port: takes one request from a key's budget. */
+/** The port: takes one request, or `cost` requests' worth, from a key's budget. */
 export interface RateLimiter {
-  /** Synchronous when answered from memory: it runs on every request. */
-  take(key: string): RateDecision | Promise<RateDecision>;
+  /**
+   * Synchronous when answered from memory: it runs on every request. `cost` (default 1) charges
+   * a request by the work it asks for (bench:attack): refused unless that many tokens are left,
+   * and then nothing is taken.
+   */
+  take(key: string, cost?: number): RateDecision | Promise<RateDecision>;
   close?(): Promise<void> | void;
 }

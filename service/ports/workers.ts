@@ -43,8 +43,11 @@ export interface WorkerReport {
   /** How often it reports, ms: a heartbeat older than 3 of these means it is lost. */
   heartbeatIntervalMs: number;
   slots: WorkerSlotReport[];
-  builds: { version: string; path: string }[];
+  /** `kind`: how the build starts (blender/build-kind.ts); absent in reports of older workers. */
+  builds: { version: string; path: string; kind?: 'executable' | 'release' | 'root' }[];
   gpus: { name: string; uuid: string; memoryMiB: number }[];
+  /** Whether its Blenders run in the sandbox (false: the operator passed --no-sandbox); absent in reports of older workers. */
+  sandbox?: boolean;
   /** Jobs whose per-job blocklist keeps some of its slots off them now. */
   blocklistedBy: { jobId: string; slots: string[]; failures: number }[];
 }

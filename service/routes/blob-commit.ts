@@ -21,7 +21,7 @@ const MISSING_LISTED = 100;
 
 export const blobCommitRoutes: FastifyPluginAsyncZod<BlobApiDeps> = async (app, deps) => {
   const r = ROUTES.commitUpload;
-  app.post(r.path, { schema: { body: r.body }, bodyLimit: BLOB_BODY_LIMIT_BYTES }, async (req, reply) => {
+  app.post(r.path, { schema: { body: r.body }, bodyLimit: BLOB_BODY_LIMIT_BYTES, ...(deps.inFlight ? { onRequest: deps.inFlight.hook } : {}) }, async (req, reply) => {
     const auth = requireAuth(req);
     const { fileName, entries } = req.body;
     // The worker's own limits: a commit it would refuse is refused now, not as a failed job.
@@ -39,6 +39,8 @@ export const blobCommitRoutes: FastifyPluginAsyncZod<BlobApiDeps> = async (app, 
         metadata: { maxBytes: check.maxBytes, bytes: check.bytes },
       });
     }
+    // The blobs are stored already; a workspace over its quota makes no new upload from them.
+    await deps.quota?.check(auth.workspaceId, 1);
     const now = new Date();
     const blobs = distinctInOrder(entries.filter((e) => e.size > 0));
     // Touched now: a blob the commit found held stays at least the retention time, and from the

@@ -3,7 +3,9 @@
 // job changes; a comment line every heartbeat keeps proxies from closing it. A stream opened with
 // a dashboard session ends (event `session-ended`) once that session has: signed out, expired,
 // or its key revoked; one opened with a key ends (event `key-revoked`) once the key is revoked. A client too slow to take the events is cut off (it reconnects and starts
-// from a fresh snapshot) rather than held in memory.
+// from a fresh snapshot) rather than held in memory. Streams are capped per key and per process
+// (StreamGate: 429 TOO_MANY_STREAMS) and last at most `maxMs`, ending with `stream-ended`: a
+// stream nobody closes must not hold its place forever; EventSource reconnects by itself.
 import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ROUTES } from '../../shared/routes.js';
@@ -13,6 +15,7 @@ import { requireAuth } from '../http/auth.js';
 import type { SessionAuth } from '../http/session-auth.js';
 import { hashApiKey } from '../domain/api-keys.js';
 import type { KeyStore } from '../ports/keys.js';
+import type { StreamGate } from '../http/stream-gate.js';
 
 export interface EventRouteDeps {
   feed: JobFeed;
@@ -22,6 +25,10 @@ export interface EventRouteDeps {
   keys: Pick<KeyStore, 'findByHash'>;
   /** Ms between heartbeat comments (and session checks). Default 15000. */
   heartbeatMs?: number;
+  /** Places for open streams, per key and per process. Default none: not capped (tests of other things). */
+  gate?: StreamGate;
+  /** Longest a stream stays open, ms; it then ends with `event: stream-ended`. Default 3600000. */
+  maxMs?: number;
 }
 
 /** Bytes a stream may have waiting for a slow client before it is cut off. */
@@ -47,6 +54,7 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRouteDeps> = async (app, de
   app.get(route.path, { schema: { querystring: route.query } }, async (req, reply) => {
     const auth = requireAuth(req);
     if (!acceptsEventStream(req.headers.accept)) throw new ApiError('NOT_ACCEPTABLE');
+    const release = deps.gate?.acquire(auth.keyId) ?? (() => undefined);
     reply.hijack();
     const res = reply.raw;
     // Headers set so far (request id, rate-limit budget) go out with the stream's own.
@@ -84,8 +92,12 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRouteDeps> = async (app, de
         Promise.resolve(deps.keys.findByHash(keyHash)).then((k) => (k && !k.revokedAt) || end('event: key-revoked\ndata: {}\n\n'), failed);
       }
     }, deps.heartbeatMs ?? 15_000);
+    const maxSeconds = Math.round((deps.maxMs ?? 3_600_000) / 1000);
+    const lifetime = setTimeout(() => end(`event: stream-ended\ndata: ${JSON.stringify({ reason: 'max-duration', maxSeconds, reconnect: true })}\n\n`), deps.maxMs ?? 3_600_000);
     res.on('close', () => {
       ended = true;
+      release();
+      clearTimeout(lifetime);
       clearInterval(heartbeat);
       unsubscribe?.();
       open.delete(res);

@@ -5,16 +5,24 @@ import { requireAuth } from '../http/auth.js';
 import { buildDownloads } from '../domain/downloads.js';
 import { emptyProgress } from '../domain/progress.js';
 import type { ServiceContext } from '../context.js';
+import type { FrameStatsReader } from '../ports/frame-stats.js';
+import { ETA_FRAMES, jobFrames, progressEta } from './frame-stats.js';
 import { loadJob } from './jobs.js';
 
-export const progressRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx) => {
+/** `frameStats`: the frame-stats extension's rows, for the progress's `etaBand`. Default none: no `etaBand`. */
+export const progressRoutes: FastifyPluginAsyncZod<ServiceContext & { frameStats?: FrameStatsReader }> = async (app, ctx) => {
   const one = ROUTES.getJobProgress;
   app.get(one.path, { schema: { params: one.params } }, async (req) => {
     const auth = requireAuth(req);
     const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
     const p = await ctx.jobs.getProgress(rec.job.id);
     // The job's status is authoritative; stored counters may predate the last transition.
-    return { data: p ? { ...p, status: rec.job.status } : emptyProgress(rec.job.id, rec.job.status) };
+    const data = p ? { ...p, status: rec.job.status } : emptyProgress(rec.job.id, rec.job.status);
+    if (!ctx.frameStats) return { data };
+    // Read only while frames render: a finished job's band is null without reading its rows.
+    const rows = p && ['booting', 'rendering'].includes(rec.job.status) ? await ctx.frameStats.frameTimes(rec.job.id, { latest: ETA_FRAMES }) : [];
+    const frames = rows.length ? jobFrames(rec.job.finalConfig?.frameRanges) : [];
+    return { data: { ...data, etaBand: progressEta(data, rows, Date.now(), frames) } };
   });
 
   const all = ROUTES.listProgress;

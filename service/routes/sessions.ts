@@ -20,6 +20,8 @@ export interface SessionRouteDeps {
   keys: KeyStore;
   limiter: RateLimiter;
   sessions: SessionAuth;
+  /** Failed sign-ins per address (service/http/auth-failures.ts). Default none: not limited. */
+  failures?: RateLimiter;
 }
 
 /** Ended sessions one sign-in deletes on the way, so the table does not grow with abandoned ones. */
@@ -63,7 +65,7 @@ export const sessionRoutes: FastifyPluginAsyncZod<SessionRouteDeps> = async (app
     },
     async (req, reply) => {
       const rec = req.body.apiKey
-        ? await checkApiKey(deps.keys, deps.limiter, req.body.apiKey, reply)
+        ? await checkApiKey(deps.keys, deps.limiter, req.body.apiKey, reply, deps.failures)
         : req.headers.authorization
           ? await bearerKey(deps.keys, req.headers.authorization)
           : undefined;

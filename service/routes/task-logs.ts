@@ -2,11 +2,12 @@
 // for every run of every task attempt, read back from object storage. The text route streams each
 // run under a header line; with `follow=true` it stays open, sending new bytes of running attempts
 // and the runs that appear, and ends once the job has ended and its runs are closed (or a grace
-// has passed for runs whose worker died). Another workspace's job is a 404, as everywhere.
-import { setTimeout as sleep } from 'node:timers/promises';
+// has passed for runs whose worker died), or at the limits of service/logs/log-follow.ts; follows
+// are capped per key and per process (StreamGate). Another workspace's job is a 404, as everywhere.
+import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { TERMINAL_STATUSES } from '../../shared/job-status.js';
 import { ROUTES } from '../../shared/routes.js';
 import type { TaskLogTask } from '../../shared/api/task-logs.js';
 import { taskLogSegment } from '../domain/task-log-keys.js';
@@ -14,7 +15,9 @@ import { ApiError } from '../http/api-error.js';
 import { requireAuth } from '../http/auth.js';
 import type { ServiceContext } from '../context.js';
 import type { TaskRun, TaskRunReader } from '../ports/tasks.js';
-import { listRuns, orderRuns, readRun, runHeader, runState, type ListRunsOptions, type ReadRun } from '../logs/task-log-reader.js';
+import { listRuns, orderRuns, readRun, runHeader, runState, type ReadRun } from '../logs/task-log-reader.js';
+import { followLog, newest, taskOf, type LogFilter } from '../logs/log-follow.js';
+import type { StreamGate } from '../http/stream-gate.js';
 import { loadJob } from './jobs.js';
 
 export interface TaskLogRouteDeps {
@@ -24,11 +27,20 @@ export interface TaskLogRouteDeps {
   followPollMs?: number;
   /** How long a follow waits, once the job has ended, for runs not closed yet (a dead worker never closes its). Default 10000 ms. */
   followGraceMs?: number;
+  /** Longest pause between polls of a follow while nothing changes. Default 15000 ms. */
+  followMaxPollMs?: number;
+  /** Places for open follows, per key and per process. Default none: not capped. */
+  gate?: StreamGate;
 }
 
-interface Filter {
-  taskSeg?: string;
-  attempt?: number;
+type Filter = LogFilter;
+
+/** What the text route was asked, once authenticated. */
+interface LogQuery {
+  workspaceId: string;
+  id: string;
+  task: string | undefined;
+  attempt: number | undefined;
 }
 
 const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -37,30 +49,49 @@ export const taskLogRoutes: FastifyPluginAsyncZod<TaskLogRouteDeps> = async (app
   const { ctx } = deps;
   const pollMs = deps.followPollMs ?? 1000;
   const graceMs = deps.followGraceMs ?? 10_000;
+  // Open follows would keep the server from closing (a job may not end for hours): end them first.
+  const follows = new Set<AbortController>();
+  app.addHook('preClose', async () => {
+    for (const f of follows) f.abort();
+  });
 
   const text = ROUTES.getJobLogs;
   app.get(text.path, { schema: { params: text.params, querystring: text.query } }, async (req, reply) => {
     const auth = requireAuth(req);
-    const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
-    const jobId = rec.job.id;
-    const filter = filterOf(req.query.task, req.query.attempt, jobId);
     const follow = req.query.follow === 'true';
+    // A follow's place is taken before anything is read: a flood of follows reads nothing.
+    const release = (follow && deps.gate?.acquire(auth.keyId)) || (() => undefined);
+    try {
+      return await answer({ workspaceId: auth.workspaceId, id: req.params.id, task: req.query.task, attempt: req.query.attempt }, req.raw, reply, follow, release);
+    } catch (err) {
+      release();
+      throw err;
+    }
+  });
+
+  const answer = async (q: LogQuery, raw: IncomingMessage, reply: FastifyReply, follow: boolean, release: () => void) => {
+    const rec = await loadJob(ctx, q.workspaceId, q.id);
+    const jobId = rec.job.id;
+    const filter = filterOf(q.task, q.attempt, jobId);
     const tasks = await deps.tasks.jobTaskRuns(jobId);
     const runs = await listRuns(ctx.storage, rec.job.workspaceId, jobId, filter);
     // A task or attempt that has no log (yet): 404, unless following a task of this job that may still start.
     const taskKnown = !filter.taskSeg || tasks.some((t) => taskLogSegment(t.id, jobId) === filter.taskSeg);
     if ((!taskKnown && runs.length === 0) || (!follow && filter.attempt !== undefined && runs.length === 0)) {
-      throw new ApiError('TASK_LOG_NOT_FOUND', { metadata: { jobId, ...(req.query.task ? { task: req.query.task } : {}), ...(filter.attempt ? { attempt: filter.attempt } : {}) } });
+      throw new ApiError('TASK_LOG_NOT_FOUND', { metadata: { jobId, ...(q.task ? { task: q.task } : {}), ...(filter.attempt ? { attempt: filter.attempt } : {}) } });
     }
     reply.header('content-type', TEXT_TYPE).header('cache-control', 'no-store');
     if (!follow) return reply.send(Readable.from(wholeLog(deps, rec.job.workspaceId, jobId, orderRuns(runs, tasks, jobId), tasks)));
     // nginx buffers responses unless told not to: followed lines would arrive in bursts.
     reply.header('x-accel-buffering', 'no');
     const stop = new AbortController();
-    req.raw.socket?.once('close', () => stop.abort());
+    follows.add(stop);
+    stop.signal.addEventListener('abort', () => (follows.delete(stop), release()), { once: true });
+    raw.socket?.once('close', () => stop.abort());
     reply.raw.once('close', () => stop.abort());
-    return reply.send(Readable.from(followLog({ deps, workspaceId: rec.job.workspaceId, jobId, filter, pollMs, graceMs, signal: stop.signal })));
-  });
+    const follower = followLog({ ctx, tasks: deps.tasks, workspaceId: rec.job.workspaceId, jobId, filter, pollMs, graceMs, maxMs: ctx.config.streamMaxSeconds * 1000, idleMs: ctx.config.logFollowIdleSeconds * 1000, ...(deps.followMaxPollMs ? { maxPollMs: deps.followMaxPollMs } : {}), signal: stop.signal });
+    return reply.send(Readable.from(follower));
+  };
 
   const index = ROUTES.getJobLogIndex;
   app.get(index.path, { schema: { params: index.params, querystring: index.query } }, async (req) => {
@@ -85,15 +116,6 @@ function filterOf(task: string | undefined, attempt: number | undefined, jobId: 
   return { taskSeg, ...(attempt !== undefined ? { attempt } : {}) };
 }
 
-function taskOf(run: ReadRun, tasks: readonly TaskRun[], jobId: string): TaskRun | undefined {
-  return tasks.find((t) => taskLogSegment(t.id, jobId) === run.taskSeg);
-}
-
-/** Whether `run` is the newest run of its task among `runs`. */
-function newest(run: ReadRun, runs: readonly ReadRun[]): boolean {
-  return !runs.some((r) => r.taskSeg === run.taskSeg && r !== run && (r.attempt > run.attempt || (r.attempt === run.attempt && r.startMs > run.startMs)));
-}
-
 async function* wholeLog(deps: TaskLogRouteDeps, workspaceId: string, jobId: string, runs: ReadRun[], tasks: TaskRun[]): AsyncGenerator<Buffer> {
   if (runs.length === 0) yield Buffer.from('[renderbridge] no task has written a log yet\n');
   for (const run of runs) {
@@ -107,74 +129,6 @@ async function* wholeLog(deps: TaskLogRouteDeps, workspaceId: string, jobId: str
       if (again) yield* (await readRun(deps.ctx.storage, again, to)).chunks;
     }
     yield Buffer.from('\n');
-  }
-}
-
-/** Polls of a followed log in a row whose read may fail (a run ending meanwhile) before the stream gives up. */
-const MAX_FAILED_POLLS = 3;
-
-interface FollowOptions {
-  deps: TaskLogRouteDeps;
-  workspaceId: string;
-  jobId: string;
-  filter: Filter;
-  pollMs: number;
-  graceMs: number;
-  signal: AbortSignal;
-}
-
-async function* followLog(o: FollowOptions): AsyncGenerator<Buffer> {
-  const { deps, jobId, signal } = o;
-  const sent = new Map<string, number>();
-  const closed = new Set<string>();
-  const known: ListRunsOptions['known'] = new Map();
-  let shown: string | undefined;
-  let endedAt: number | undefined;
-  let failedPolls = 0;
-  while (!signal.aborted) {
-    const rec = await deps.ctx.jobs.get(o.workspaceId, jobId);
-    const ended = !rec || TERMINAL_STATUSES.has(rec.job.status);
-    const tasks = await deps.tasks.jobTaskRuns(jobId);
-    let listed: ReadRun[];
-    try {
-      listed = await listRuns(deps.ctx.storage, o.workspaceId, jobId, { ...o.filter, known });
-      failedPolls = 0;
-    } catch (err) {
-      // A run that ends swaps its segments for its capped log: an object listed a moment ago can
-      // be gone when read. The next poll sees the new state; only a lasting failure ends the stream.
-      if (++failedPolls >= MAX_FAILED_POLLS) throw err;
-      await sleep(o.pollMs, undefined, { signal }).catch(() => undefined);
-      continue;
-    }
-    const runs = orderRuns(listed, tasks, jobId);
-    for (const run of runs) {
-      if (closed.has(run.id) || signal.aborted) continue;
-      const task = taskOf(run, tasks, jobId);
-      const from = sent.get(run.id) ?? 0;
-      const { chunks, to } = await readRun(deps.ctx.storage, run, from);
-      // A header when a run first shows, and again whenever the output switches to another run.
-      if (!sent.has(run.id) || (chunks.length > 0 && shown !== run.id)) {
-        yield Buffer.from(`${shown === undefined ? '' : '\n'}${runHeader(run, task, runState(run, task, newest(run, runs)))}`);
-        shown = run.id;
-      }
-      yield* chunks;
-      sent.set(run.id, to);
-      if (run.end) closed.add(run.id);
-    }
-    // One attempt asked for, and it has ended: nothing more will come.
-    if (o.filter.taskSeg && o.filter.attempt !== undefined && runs.length > 0 && runs.every((r) => closed.has(r.id))) {
-      yield Buffer.from(`\n[renderbridge] attempt ${o.filter.attempt} has ended: end of its log\n`);
-      return;
-    }
-    if (ended) {
-      endedAt ??= Date.now();
-      // Runs still open once the job ended belong to workers that are closing them, or died.
-      if (runs.every((r) => closed.has(r.id)) || Date.now() - endedAt >= o.graceMs) {
-        yield Buffer.from(`\n[renderbridge] job ${rec?.job.status ?? 'gone'}: end of the log\n`);
-        return;
-      }
-    }
-    await sleep(o.pollMs, undefined, { signal }).catch(() => undefined);
   }
 }
 

@@ -9,6 +9,8 @@ export const uploadRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, c
   const r = ROUTES.createUpload;
   app.post(r.path, { schema: { body: r.body } }, async (req, reply) => {
     const auth = requireAuth(req);
+    // The size is not known yet: a workspace already at its quota gets no new upload target.
+    await ctx.quota?.check(auth.workspaceId);
     // 128 random bits: slugs are handles, not secrets, but must not be guessable or collide.
     const slug = `up_${randomBytes(16).toString('base64url')}`;
     const now = new Date();

@@ -1,4 +1,4 @@
-// The README "Configuration" tables and the settings block of deploy/systemd/renderbridge.env.example,
+// The tables of docs/reference/configuration.md and the settings block of deploy/systemd/renderbridge.env.example,
 // written from the settings table (scripts/write-config-docs.ts) and compared with the files by
 // test/deploy/config-docs.test.ts, so the documentation cannot drift from the code.
 import { allowed } from './kinds.js';

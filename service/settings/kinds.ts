@@ -1,6 +1,6 @@
 // The kinds of value a service setting takes, each as one zod schema that accepts both a
 // command-line or environment string ("8MiB", "15m", "true") and a config file's JSON value
-// (8388608, "8MiB", true), and says in words what it allows, for errors, --help and the README.
+// (8388608, "8MiB", true), and says in words what it allows, for errors, --help and docs/reference/configuration.md.
 import { z } from 'zod';
 
 export type Kind =

@@ -9,7 +9,7 @@ export interface WorkerApiClientOptions {
    * appended). Tried in order; the one that last answered is tried first. At least one.
    */
   serviceUrls: readonly string[];
-  /** The worker token: the service's RENDERBRIDGE_WORKER_TOKEN. Required; never logged. */
+  /** This worker's token (renderbridge admin create-worker-token), or the deprecated farm-wide one. Required; never logged. */
   token: string;
   /** Limit of one request, from connect to the end of the body. Default 10000 ms. */
   timeoutMs?: number;
@@ -88,7 +88,7 @@ export class WorkerApiClient {
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`worker API: ${displayUrl(raw)} is not an http(s) URL`);
       return { url: raw.replace(/\/+$/, ''), shown: displayUrl(raw) };
     });
-    if (!opts.token) throw new Error('worker API: the worker token is empty: set it to the service\'s RENDERBRIDGE_WORKER_TOKEN');
+    if (!opts.token) throw new Error('worker API: the worker token is empty: set RENDERBRIDGE_WORKER_TOKEN to this worker\'s token (renderbridge admin create-worker-token --name NAME)');
     this.token = opts.token;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.retryForMs = opts.retryForMs ?? 30_000;
@@ -106,6 +106,7 @@ export class WorkerApiClient {
     const failures = new Map<string, string>();
     let uncertain = false;
     for (let round = 0; ; round++) {
+      let retryAfterMs = 0;
       for (let i = 0; i < this.bases.length; i++) {
         const index = (this.preferred + i) % this.bases.length;
         const base = this.bases[index]!;
@@ -115,6 +116,12 @@ export class WorkerApiClient {
           const signal = AbortSignal.timeout(this.timeoutMs);
           const res = await this.fetch(`${base.url}${path}`, { method, headers, signal, ...(payload !== undefined ? { body: payload } : {}) });
           const text = await res.text();
+          if (res.status === 429) {
+            // Over this token's budget on that instance: nothing was applied; wait as told, then try again.
+            failures.set(base.shown, 'HTTP 429 RATE_LIMITED');
+            retryAfterMs = Math.max(retryAfterMs, 1000 * (Number(res.headers.get('retry-after')) || 1));
+            continue;
+          }
           if (res.status >= 500) {
             failures.set(base.shown, `HTTP ${res.status}${errorName(text)}`);
             uncertain = true;
@@ -130,14 +137,14 @@ export class WorkerApiClient {
           if (!d.refused) uncertain = true;
         }
       }
-      const pause = Math.min(MAX_DELAY_MS, this.retryDelayMs * 2 ** round, deadline - Date.now());
+      const pause = Math.min(Math.max(retryAfterMs, Math.min(MAX_DELAY_MS, this.retryDelayMs * 2 ** round)), deadline - Date.now());
       if (pause <= 0) break;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
     const tried = [...failures].map(([url, why]) => `${url} (${why})`).join('; ');
     throw new WorkerApiError(
       `worker API: ${method} ${path} got no answer from any service URL within ${Math.round(this.retryForMs / 1000)} s: ${tried}. ` +
-        'Check that the service runs with RENDERBRIDGE_WORKER_TOKEN set and that these URLs are reachable from this worker.',
+        'Check that these URLs are the service\'s worker API (its own --worker-api-port when it has one) and reachable from this worker.',
       null,
       null,
     );
@@ -149,10 +156,18 @@ export class WorkerApiClient {
     const name = parsed.success ? parsed.data.name : null;
     const at = `${answer.url} refused ${method} ${path} with ${answer.status}${name ? ` ${name}` : ''}`;
     if (answer.status === 401) {
-      return new WorkerApiError(`${at}: the worker token is wrong; give this worker the same RENDERBRIDGE_WORKER_TOKEN as the service.`, 401, name);
+      return new WorkerApiError(
+        `${at}: the worker token is unknown or revoked; create this worker's own token with renderbridge admin create-worker-token --name NAME on the service and set it as RENDERBRIDGE_WORKER_TOKEN here.`,
+        401,
+        name,
+      );
     }
     if (name === 'ROUTE_NOT_FOUND') {
-      return new WorkerApiError(`${at}: this service has no worker API; start it with RENDERBRIDGE_WORKER_TOKEN set, and run the same renderbridge version on service and workers.`, answer.status, name);
+      return new WorkerApiError(
+        `${at}: this URL serves no worker API; if the service has one of its own (--worker-api-port), give that address as --service-url, and run the same renderbridge version on service and workers.`,
+        answer.status,
+        name,
+      );
     }
     const details = parsed.success && parsed.data.details.length ? ` (${parsed.data.details.map((d) => `${d.path.join('.')}: ${d.message}`).join('; ')})` : '';
     const message = parsed.success ? parsed.data.message : JSON.stringify(answer.body)?.slice(0, 200);

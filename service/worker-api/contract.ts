@@ -2,20 +2,30 @@
 // through the service, which alone writes job state. The routes (routes.ts) and the worker's
 // client (../worker/remote-jobs.ts) both read the paths and schemas from here.
 //
-// Every call carries `Authorization: Bearer <worker token>` (RENDERBRIDGE_WORKER_TOKEN on both
-// sides). Errors use the public API's error body.
+// Every call carries `Authorization: Bearer <worker token>`: the worker's own token (renderbridge
+// admin create-worker-token), or the deprecated farm-wide RENDERBRIDGE_WORKER_TOKEN. A worker's
+// token answers only for jobs of tasks it holds a lease on (lease ids start `<token name>:`), and
+// for ended jobs whose tasks it ran; any other job is 404 JOB_NOT_FOUND, whether it exists or not.
+// Errors use the public API's error body.
 //
-//   GET  /jobs/:id             -> 200 JobRecord { job, internal }; 404 JOB_NOT_FOUND
+//   GET  /workers/me           -> 200 { name: string | null } the token's worker name (null: farm-wide token)
+//   GET  /jobs/:id[?via=J]     -> 200 JobRecord { job, internal }; 404 JOB_NOT_FOUND. `via`: a job
+//                                 the worker holds, whose requeue chain names :id (read only)
 //   POST /jobs/:id/transition  TransitionBody -> 200 { data: JobRecord | null } (null: status did not match)
 //   POST /jobs/:id/update      UpdateBody     -> 200 { data: JobRecord | null } (null: no such job)
 //   PUT  /jobs/:id/progress    JobProgress    -> 204 (jobId must equal :id)
 //   POST /jobs/:id/completed   (no body)      -> 204 after the service recorded the completion
 //                                                (onRenderComplete webhook); idempotent
 //   POST /workers/heartbeat    WorkerReportWire -> 204: the worker's latest report, stamped with
-//                                                the service's clock (extension workers)
+//                                                the service's clock (extension workers); its id
+//                                                must start `<token name>:` (403 WORKER_ID_MISMATCH)
+//
+// Tasks: task-contract.ts; object storage (a worker without bucket keys): storage-contract.ts.
 import { z } from 'zod';
 import { Job, JobIdParams, JobStatus } from '../../shared/api/job.js';
+import { Uuid } from '../../shared/api/common.js';
 import { JobProgress } from '../../shared/api/progress.js';
+import { WorkerInternalWire } from './internal-state.js';
 
 /** Where the internal API lives on the service, beside (never under) the public API prefix. */
 export const WORKER_API_PREFIX = '/internal/worker/v1';
@@ -28,8 +38,14 @@ export const WORKER_API_BODY_LIMIT = 64 * 1024 * 1024;
 
 export { JobIdParams };
 
-/** Service-only job state (JobInternal): opaque to the contract, but always a JSON object. */
+/**
+ * Service-only job state (JobInternal) as the service answers it: the service's own record, read
+ * as a JSON object (a newer service may hold fields this worker does not know).
+ */
 export const JobInternalWire = z.record(z.string(), z.unknown());
+
+/** What a worker may write into it: strict, storage keys checked against the job's prefix (internal-state.ts). */
+export { WorkerInternalWire };
 
 /** The fields a worker may set on a job (JobPatch): the Job schema minus identity and status. */
 export const JobPatchWire = z.strictObject(
@@ -47,17 +63,23 @@ export const TransitionBody = z.strictObject({
   from: z.array(JobStatus).min(1).max(20),
   to: JobStatus,
   patch: JobPatchWire.optional(),
-  internal: JobInternalWire.optional(),
+  internal: WorkerInternalWire.optional(),
 });
 export type TransitionBody = z.infer<typeof TransitionBody>;
 
 export const UpdateBody = z.strictObject({
   patch: JobPatchWire,
-  internal: JobInternalWire.optional(),
+  internal: WorkerInternalWire.optional(),
 });
 export type UpdateBody = z.infer<typeof UpdateBody>;
 
 export const ProgressBody = JobProgress;
+
+/** GET /jobs/:id's query: `via` names the job the worker holds when it reads a job it was requeued from. */
+export const GetJobQuery = z.strictObject({ via: Uuid.optional() });
+
+/** GET /workers/me: whom the token identifies. */
+export const WhoamiAnswer = z.object({ name: z.string().nullable() });
 
 /** Answer of transition and update: the record after the write, or null when nothing was written. */
 export const MaybeRecordEnvelope = z.object({ data: JobRecordWire.nullable() });
@@ -87,13 +109,15 @@ export const WorkerReportWire = z.strictObject({
       }),
     )
     .max(256),
-  builds: z.array(z.strictObject({ version: text, path: text })).max(64),
+  builds: z.array(z.strictObject({ version: text, path: text, kind: z.enum(['executable', 'release', 'root']).optional() })).max(64),
   gpus: z.array(z.strictObject({ name: text, uuid: text, memoryMiB: z.number().min(0) })).max(64),
+  sandbox: z.boolean().optional(),
   blocklistedBy: z.array(z.strictObject({ jobId: text, slots: z.array(text).max(256), failures: z.int().min(0) })).max(1000),
 });
 
 /** The routes, fastify style (`:id`), relative to WORKER_API_PREFIX. */
 export const WORKER_ROUTES = {
+  whoami: { method: 'GET', path: '/workers/me' },
   getJob: { method: 'GET', path: '/jobs/:id' },
   transition: { method: 'POST', path: '/jobs/:id/transition' },
   update: { method: 'POST', path: '/jobs/:id/update' },

@@ -6,7 +6,7 @@ import type { JobProgress } from '../../shared/api/progress.js';
 import type { JobStatus } from '../../shared/job-status.js';
 import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports/jobs.js';
 import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
-import { JobRecordWire, MaybeRecordEnvelope, workerApiPath, type TransitionBody } from './contract.js';
+import { JobRecordWire, MaybeRecordEnvelope, WhoamiAnswer, WORKER_API_PREFIX, WORKER_ROUTES, workerApiPath, type TransitionBody } from './contract.js';
 
 /** See WorkerApiClientOptions: serviceUrls, token, timeoutMs (default 10000), retryForMs (default 30000), fetch. */
 export type RemoteWorkerJobsOptions = WorkerApiClientOptions;
@@ -18,10 +18,11 @@ export class RemoteWorkerJobs implements WorkerJobStore {
     this.api = new WorkerApiClient(opts);
   }
 
-  async getById(id: string): Promise<JobRecord | undefined> {
-    const path = workerApiPath('getJob', id);
+  /** Undefined also for a job this worker holds no task of: the service answers it as missing. */
+  async getById(id: string, opts: { via?: string } = {}): Promise<JobRecord | undefined> {
+    const path = `${workerApiPath('getJob', id)}${opts.via && opts.via !== id ? `?via=${encodeURIComponent(opts.via)}` : ''}`;
     const a = await this.api.call('GET', path);
-    if (a.status === 404 && errorNameOf(a) === 'JOB_NOT_FOUND') return undefined;
+    if (isJobNotFound(a)) return undefined;
     return toRecord(this.expect(a, 'GET', path, 200, JobRecordWire));
   }
 
@@ -40,8 +41,11 @@ export class RemoteWorkerJobs implements WorkerJobStore {
     internal?: Partial<JobInternal>,
   ): Promise<JobRecord | undefined> {
     const path = workerApiPath('transition', id);
-    const body: TransitionBody = { from: [...from], to, ...(patch ? { patch } : {}), ...(internal ? { internal } : {}) };
+    // The service checks internal against its strict schema (WorkerInternalWire): typed here as the store types it.
+    const body = { from: [...from], to, ...(patch ? { patch } : {}), ...(internal ? { internal } : {}) } as TransitionBody;
     const a = await this.api.call('POST', path, body);
+    // As with the local store, a job that is not there (or not this worker's) is a move that did not happen.
+    if (isJobNotFound(a)) return undefined;
     const moved = toRecord(this.expect(a, 'POST', path, 200, MaybeRecordEnvelope).data);
     if (moved || !a.uncertain) return moved;
     const now = await this.getById(id);
@@ -52,12 +56,19 @@ export class RemoteWorkerJobs implements WorkerJobStore {
   async update(id: string, patch: JobPatch, internal?: Partial<JobInternal>): Promise<JobRecord | undefined> {
     const path = workerApiPath('update', id);
     const a = await this.api.call('POST', path, { patch, ...(internal ? { internal } : {}) });
+    if (isJobNotFound(a)) return undefined;
     return toRecord(this.expect(a, 'POST', path, 200, MaybeRecordEnvelope).data);
   }
 
   async setProgress(p: JobProgress): Promise<void> {
     const path = workerApiPath('progress', p.jobId);
     this.expect(await this.api.call('PUT', path, p), 'PUT', path, 204);
+  }
+
+  /** The worker name the token identifies (null: the deprecated farm-wide token, which names none). */
+  async whoami(): Promise<string | null> {
+    const path = `${WORKER_API_PREFIX}${WORKER_ROUTES.whoami.path}`;
+    return this.expect(await this.api.call('GET', path), 'GET', path, 200, WhoamiAnswer).name;
   }
 
   /** Reports the job completed: the service enqueues its onRenderComplete webhook (once, however often this is called). */
@@ -93,7 +104,8 @@ function toRecord(wire: z.infer<typeof JobRecordWire> | null): JobRecord | undef
   return wire ? (wire as unknown as JobRecord) : undefined;
 }
 
-function errorNameOf(a: WorkerApiAnswer): string | undefined {
+/** The service's answer for a job that does not exist, or that this worker's token does not open. */
+function isJobNotFound(a: WorkerApiAnswer): boolean {
   const b = a.body as { name?: unknown } | undefined;
-  return typeof b?.name === 'string' ? b.name : undefined;
+  return a.status === 404 && b?.name === 'JOB_NOT_FOUND';
 }

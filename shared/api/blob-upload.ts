@@ -25,11 +25,25 @@ export type BlobCompression = z.infer<typeof BlobCompression>;
 /** Most blobs and entries in one request (the packer's manifest allows 200,000 entries). */
 export const MAX_BLOBS_PER_REQUEST = 200_000;
 
+/**
+ * Most parts one query answer lists (each with a signed URL). A project needing more is answered
+ * page by page: the answer's `continueFrom` says where the next query starts. 1,000 (8 GiB of
+ * 8 MiB parts, sent before the next page is asked for): an answer of 7,680 parts was 2.4 MB and
+ * held the service's event loop for about 40 ms, so a key within its request budget could keep a
+ * core busy signing (bench:attack); 1,000 keeps one answer to a few milliseconds.
+ */
+export const MAX_PARTS_PER_QUERY_ANSWER = 1_000;
+
 export const BlobQueryBody = z
   .strictObject({
     blobs: z
       .array(BlobRef.extend({ compression: BlobCompression.default('none') }).strict())
       .max(MAX_BLOBS_PER_REQUEST),
+    /**
+     * Continuing a query cut at the part cap: the parts of the first blob listed start at this part
+     * (the previous answer's `continueFrom.partNumber`). Default 1.
+     */
+    firstPart: z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
   })
   .meta({ id: 'BlobQueryBody' });
 export type BlobQueryBody = z.input<typeof BlobQueryBody>;
@@ -61,8 +75,20 @@ export const BlobQueryResult = z
     expiresAt: DateTime,
     /** Blobs of the query the workspace already holds (nothing to send). */
     held: z.object({ count: z.int().min(0), bytes: z.int().min(0) }),
-    /** Blobs to send, in the order asked. Empty blobs (size 0) are never missing. */
+    /**
+     * Blobs to send, in the order asked. Empty blobs (size 0) are never missing. At most
+     * MAX_PARTS_PER_QUERY_ANSWER parts in all: past them the answer stops (the last blob may list
+     * only its first parts) and `continueFrom` says where to go on.
+     */
     missing: z.array(MissingBlob),
+    /** Every blob of the query the workspace lacks, also those past the part cap, and their raw bytes. */
+    missingTotal: z.object({ count: z.int().min(0), bytes: z.int().min(0) }).optional(),
+    /**
+     * Null when `missing` lists every part to send. Else the answer stopped at the part cap: send
+     * what it lists, then query again with the blobs from `index` on (an index into this query's
+     * `blobs`) and `firstPart: partNumber`, until an answer says null.
+     */
+    continueFrom: z.object({ index: z.int().min(0), partNumber: z.int().min(1) }).nullable().optional(),
   })
   .meta({ id: 'BlobQueryResult' });
 export type BlobQueryResult = z.infer<typeof BlobQueryResult>;

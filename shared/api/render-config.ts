@@ -45,7 +45,7 @@ const Resolution = z.tuple([z.int().min(4).max(65_536), z.int().min(4).max(65_53
 /**
  * `requestedRenderConfig` of `POST /jobs/{id}/render`, echoed as the job's `requestedConfig`.
  * Strict: an unknown (e.g. misspelt) field is a 400, not silently ignored. Bounds are this
- * service's decision (the spec shows none) and are listed in the README.
+ * service's decision (the spec shows none) and are listed in docs/reference/api-decisions.md.
  */
 export const RequestedRenderConfig = z
   .strictObject({

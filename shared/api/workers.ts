@@ -39,7 +39,8 @@ export const WorkerInfo = z
     id: z.string(),
     /** The name the per-job blocklist and metrics know it by. */
     name: z.string(),
-    hostname: z.string(),
+    /** The machine's host name: only in the operator's view (`renderbridge admin workers`), never to an API key. */
+    hostname: z.string().optional(),
     version: z.string(),
     /** `lost`: no heartbeat for 3 of its periods (it died or cannot reach the service); `stopped`: it said it stops. */
     state: z.enum(['running', 'lost', 'stopped']),
@@ -50,7 +51,17 @@ export const WorkerInfo = z
     heartbeatIntervalSeconds: z.number().positive(),
     slots: z.array(WorkerSlot),
     gpus: z.array(z.object({ name: z.string(), uuid: z.string(), memoryMiB: z.number() })),
-    builds: z.array(z.object({ version: z.string(), path: z.string() })),
+    /** False when the worker's operator turned the Blender sandbox off (--no-sandbox); absent from workers that do not say. */
+    sandbox: z.boolean().optional(),
+    builds: z.array(
+      z.object({
+        version: z.string(),
+        /** Where the build lies on the worker: only in the operator's view, never to an API key. */
+        path: z.string().optional(),
+        /** An executable, an unpacked release folder, or a system root run in bubblewrap. */
+        kind: z.enum(['executable', 'release', 'root']).optional(),
+      }),
+    ),
     /** Jobs of the workspace whose per-job blocklist keeps slots of this worker off them now. */
     blocklistedBy: z.array(z.object({ jobId: z.string(), jobName: z.string().nullable(), slots: z.array(z.string()), failures: z.int() })),
   })

@@ -40,6 +40,29 @@ export function backoffDelay(
   return Math.min(options.maxDelayMs, Math.max(jittered, retryAfterMs ?? 0));
 }
 
+/** Longest pause between two tries of a lost connection, so a link that comes back is used soon. */
+export const RECONNECT_MAX_DELAY_MS = 2000;
+
+/**
+ * The retry rule of a lost connection: counted tries first, then, for a connection lost less
+ * than `patienceMs` ago, more tries paced at most RECONNECT_MAX_DELAY_MS apart. Call `failed`
+ * after each failure: it answers the pause before the next try, or undefined to give up.
+ */
+export class ReconnectBudget {
+  private lostAt: number | undefined;
+
+  constructor(private readonly o: BackoffOptions & { maxRetries: number; patienceMs: number }) {}
+
+  failed(retries: number, lostConnection: boolean, retryAfterMs?: number): number | undefined {
+    if (!lostConnection) this.lostAt = undefined;
+    else this.lostAt ??= Date.now();
+    const patient = this.lostAt !== undefined && Date.now() - this.lostAt < this.o.patienceMs;
+    if (retries >= this.o.maxRetries && !patient) return undefined;
+    const delay = backoffDelay(retries, this.o, retryAfterMs);
+    return lostConnection ? Math.min(delay, RECONNECT_MAX_DELAY_MS) : delay;
+  }
+}
+
 /** Resolves after `ms`; rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -7,8 +7,8 @@ import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { BlobPartResult, type BlobCompression, type BlobPart } from '../api/blob-upload.js';
-import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
-import { ApiError, NetworkError } from './errors.js';
+import { ReconnectBudget, sleep, type BackoffOptions } from './backoff.js';
+import { ApiError, LocalFileError, NetworkError } from './errors.js';
 import { putStream, SourceChangedError } from './put.js';
 
 const gzipAsync = promisify(gzip);
@@ -36,20 +36,30 @@ export interface PartSendOptions extends BackoffOptions {
   signal: AbortSignal;
   /** Retries of the part after a network error or 5xx. */
   maxRetries: number;
+  /** A lost connection is tried again past maxRetries until it has been lost this long, ms. Default 0. */
+  patienceMs?: number;
   idleTimeoutMs: number;
   userAgent: string;
   /** Raw bytes of the blob sent (positive) or taken back when an attempt failed (negative). */
   onBytes: (delta: number) => void;
   onRetry: (retry: PartRetry) => void;
+  /**
+   * Called before the part's bytes are read and again once the service took them; throws to stop
+   * the upload at once (its error is not retried). The caller checks there that the file still
+   * holds what was hashed, so a changed file is never sent under its old sha256. Default none.
+   */
+  checkSource?: ((blob: BlobFileSource) => Promise<void>) | undefined;
 }
 
 /**
  * PUTs the part, retrying it alone on transient failures; resolves with the service's answer
  * (null when the answer is not a BlobPartResult, e.g. an empty 200). Throws an ApiError for any
  * other answer (URL_EXPIRED, BLOB_HASH_MISMATCH ... are the caller's to handle), the last error
- * once the retries are spent, SourceChangedError when the file is shorter than the blob.
+ * once the retries are spent, SourceChangedError when the file is shorter than the blob,
+ * LocalFileError when it cannot be read, and whatever `checkSource` throws.
  */
 export async function sendPart(blob: BlobFileSource, part: BlobPart, options: PartSendOptions): Promise<BlobPartResult | null> {
+  const budget = new ReconnectBudget({ ...options, patienceMs: options.patienceMs ?? 0 });
   for (let retry = 0; ; retry++) {
     let counted = 0;
     const count = (rawSent: number): void => {
@@ -57,14 +67,17 @@ export async function sendPart(blob: BlobFileSource, part: BlobPart, options: Pa
       counted = rawSent;
     };
     try {
+      await options.checkSource?.(blob);
       const text = await putPart(blob, part, options, count);
+      await options.checkSource?.(blob);
       count(part.length);
       return parseResult(text);
     } catch (err) {
       options.onBytes(-counted);
       if (options.signal.aborted) throw options.signal.reason;
-      if (!isTransient(err) || retry >= options.maxRetries) throw err;
-      const delayMs = backoffDelay(retry, options);
+      if (!isTransient(err)) throw err;
+      const delayMs = budget.failed(retry, err instanceof NetworkError);
+      if (delayMs === undefined) throw err;
       options.onRetry({ sha256: blob.sha256, partNumber: part.partNumber, retry: retry + 1, error: err as Error, delayMs });
       await sleep(delayMs, options.signal);
     }
@@ -97,12 +110,16 @@ async function putPart(blob: BlobFileSource, part: BlobPart, options: PartSendOp
 }
 
 async function readRange(file: string, offset: number, length: number): Promise<Buffer> {
-  const handle = await open(file, 'r');
+  const handle = await open(file, 'r').catch((err: unknown) => {
+    throw new LocalFileError(file, err);
+  });
   try {
     const buffer = Buffer.alloc(length);
     let filled = 0;
     while (filled < length) {
-      const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
+      const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled).catch((err: unknown) => {
+        throw new LocalFileError(file, err);
+      });
       if (bytesRead === 0) throw new SourceChangedError(`${file} ended at ${offset + filled} bytes, before the part's end: it changed while being sent`);
       filled += bytesRead;
     }

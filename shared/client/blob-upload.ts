@@ -3,7 +3,7 @@
 // once, each retried alone), then commit the file list for an ordinary upload slug, so POST /jobs
 // and everything after it are the spec's flow.
 import type { BlobQueryBody, BlobQueryResult, BlobRef, CommitUploadBody, CommittedUpload, BlobPart } from '../api/blob-upload.js';
-import { ApiError, BlobChangedError } from './errors.js';
+import { ApiError, BlobChangedError, UploadUrlsExpiredError } from './errors.js';
 import { sendPart, type BlobFileSource, type PartRetry } from './blob-part.js';
 import { SourceChangedError } from './put.js';
 import { TransferRate, type TransferEstimate } from './transfer-rate.js';
@@ -39,6 +39,8 @@ export interface UploadBlobsOptions {
   concurrency?: number;
   /** Retries of one part after a network error or a 5xx answer. Default 5. */
   maxPartRetries?: number;
+  /** A part whose connection was lost is tried again past maxPartRetries until it has been lost this long, ms. Default 0. */
+  reconnectPatienceMs?: number;
   /** Ceiling of the first retry delay of a part, doubled per retry (full jitter), ms. Default 500. */
   baseDelayMs?: number;
   /** Longest retry delay, ms. Default 30000. */
@@ -53,6 +55,11 @@ export interface UploadBlobsOptions {
   onProgress?: (progress: BlobUploadProgress) => void;
   /** Told before a part is sent again. */
   onRetry?: (retry: PartRetry) => void;
+  /**
+   * Checks that a blob's file still holds what was hashed, before each of its parts is read and
+   * after it was sent; what it throws fails the upload at once (see PartSendOptions). Default none.
+   */
+  checkSource?: (blob: BlobFileSource) => Promise<void>;
 }
 
 export interface UploadBlobsResult {
@@ -78,7 +85,8 @@ const keyOf = (b: BlobRef): string => `${b.sha256}-${b.size}`;
  * Uploads the project's files as blobs and commits them; resolves with the committed upload.
  * Files with the same sha256 and size are sent once. Throws BlobChangedError when a blob's bytes
  * do not hash to its sha256 twice in a row (its file changed: the caller hashes again), the
- * ApiError of any answer it cannot recover from, and the signal's reason when aborted.
+ * ApiError of any answer it cannot recover from, LocalFileError when a file cannot be read, what
+ * `checkSource` throws, and the signal's reason when aborted.
  */
 export async function uploadBlobs(api: BlobUploadApi, files: readonly ProjectFile[], options: UploadBlobsOptions): Promise<UploadBlobsResult> {
   if (files.length === 0) throw new TypeError('uploadBlobs needs at least one file');
@@ -130,28 +138,57 @@ class BlobRun {
     return { bytesSent: this.bytesDone, bytesSkipped: this.bytesSkipped, partsSent: this.partsSent, retries: this.retries, queries: this.queries };
   }
 
-  /** Queries every blob and sends what the service lacks, querying again after expired URLs or a hash mismatch. */
+  /**
+   * Queries every blob and sends what the service lacks, querying again after expired URLs or a
+   * hash mismatch. An answer lists at most 1,000 parts: a larger project is sent page by page,
+   * each page's parts before the next query (its `continueFrom`), so no URL waits long enough to expire.
+   */
   async sendMissing(first: boolean): Promise<void> {
     let pending = [...this.blobs.values()];
     for (let round = 0; pending.length > 0; round++) {
-      if (round >= MAX_ROUNDS) throw new Error(`the blobs were still not all sent after ${MAX_ROUNDS} queries (the part URLs kept expiring): upload again`);
-      const answer = await this.api.queryBlobs({ blobs: pending.map((b) => ({ sha256: b.sha256, size: b.size, compression: b.compression })) }, { signal: this.options.signal });
-      this.queries++;
-      const missing = answer.missing.filter((m) => this.blobs.has(keyOf(m)));
-      const jobs = missing.flatMap((m) => m.parts.filter((p) => !p.uploaded).map((part) => ({ blob: this.blobs.get(keyOf(m)) as BlobFileSource, part })));
-      if (first && round === 0) {
-        const resumed = missing.flatMap((m) => m.parts).reduce((n, p) => n + (p.uploaded ? p.length : 0), 0);
-        this.bytesSkipped = answer.held.bytes + resumed;
-      }
-      this.bytesTotal = this.bytesDone + jobs.reduce((n, j) => n + j.part.length, 0);
-      this.report();
-      const outcome = await this.sendAll(jobs, Date.parse(answer.expiresAt));
+      if (round >= MAX_ROUNDS) throw new UploadUrlsExpiredError(MAX_ROUNDS);
+      const outcome = await this.sendPages(pending, first && round === 0);
       if (!outcome.expired && outcome.mismatched.size === 0) return;
       for (const key of outcome.mismatched) {
         if (this.mismatchedOnce.has(key)) throw new BlobChangedError(this.sourcesOf.get(key) ?? []);
         this.mismatchedOnce.add(key);
       }
-      pending = missing.map((m) => this.blobs.get(keyOf(m)) as BlobFileSource);
+      pending = outcome.again;
+    }
+  }
+
+  /**
+   * One round: the pages of one query of `pending`. Stops after a page whose URLs expired or whose
+   * blobs mismatched, answering what to query again: the blobs of the pages seen, then those not reached.
+   */
+  private async sendPages(pending: BlobFileSource[], first: boolean): Promise<{ expired: boolean; mismatched: Set<string>; again: BlobFileSource[] }> {
+    const seen = new Map<string, BlobFileSource>();
+    const roundStart = this.bytesDone;
+    let from = 0;
+    let firstPart = 1;
+    let toSend: number | undefined;
+    for (;;) {
+      const blobs = pending.slice(from).map((b) => ({ sha256: b.sha256, size: b.size, compression: b.compression }));
+      const answer = await this.api.queryBlobs({ blobs, ...(firstPart > 1 ? { firstPart } : {}) }, { signal: this.options.signal });
+      this.queries++;
+      const missing = answer.missing.filter((m) => this.blobs.has(keyOf(m)));
+      for (const m of missing) seen.set(keyOf(m), this.blobs.get(keyOf(m)) as BlobFileSource);
+      const jobs = missing.flatMap((m) => m.parts.filter((p) => !p.uploaded).map((part) => ({ blob: this.blobs.get(keyOf(m)) as BlobFileSource, part })));
+      const resumed = missing.flatMap((m) => m.parts).reduce((n, p) => n + (p.uploaded ? p.length : 0), 0);
+      if (first) this.bytesSkipped += answer.held.bytes + resumed;
+      // The first page says what the whole round lacks (a service without pages: its one answer).
+      toSend ??= answer.missingTotal?.bytes ?? jobs.reduce((n, j) => n + j.part.length, 0) + resumed;
+      toSend -= resumed;
+      this.bytesTotal = roundStart + toSend;
+      this.report();
+      const outcome = await this.sendAll(jobs, Date.parse(answer.expiresAt));
+      const next = answer.continueFrom;
+      if (!next || outcome.expired || outcome.mismatched.size > 0) {
+        const rest = next ? pending.slice(from + next.index).filter((b) => !seen.has(keyOf(b))) : [];
+        return { ...outcome, again: [...seen.values(), ...rest] };
+      }
+      from += next.index;
+      firstPart = next.partNumber;
     }
   }
 
@@ -199,10 +236,12 @@ class BlobRun {
     return {
       signal,
       maxRetries: o.maxPartRetries ?? 5,
+      patienceMs: o.reconnectPatienceMs ?? 0,
       baseDelayMs: o.baseDelayMs ?? 500,
       maxDelayMs: o.maxDelayMs ?? 30_000,
       idleTimeoutMs: o.idleTimeoutMs ?? 30_000,
       userAgent: o.userAgent ?? 'renderbridge-client',
+      checkSource: o.checkSource,
       onBytes: (delta) => {
         this.bytesDone += delta;
         this.report();

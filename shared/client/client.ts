@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import type { z } from 'zod';
 import type { Job, JobList } from '../api/job.js';
 import type { JobProgress } from '../api/progress.js';
+import type { FrameStatsPage, JobProgressWithEta } from '../api/frame-stats.js';
 import type { Downloads } from '../api/downloads.js';
 import type { FileType, UploadTarget } from '../api/upload.js';
 import { CONTENT_TYPES } from '../api/upload.js';
@@ -12,12 +13,14 @@ import type { Extension, ExtensionName } from '../extensions.js';
 import { IDEMPOTENT_REPLAY_HEADER } from '../constants.js';
 import type { JobStatus } from '../job-status.js';
 import { ROUTES, routePath, type RouteBody, type RouteName, type RouteResponse } from '../routes.js';
-import { ApiError, NetworkError, ResponseFormatError } from './errors.js';
+import { ApiError, ResponseFormatError } from './errors.js';
 import { resolveOptions, type RenderJobClientOptions, type ResolvedOptions } from './options.js';
 import { Transport, type ApiAnswer } from './transport.js';
+import { sendOnce } from './recover.js';
 import { fileTypeFor, uploadFile, type UploadFileOptions, type UploadResult } from './upload.js';
 import { singlePutUpload, type UploadRetry } from './single-put.js';
 import { uploadBlobs, type ProjectFile, type UploadBlobsOptions, type UploadBlobsResult } from './blob-upload.js';
+import type { Estimate } from '../api/estimate.js';
 import { waitForStatus, type WaitOptions } from './wait.js';
 
 /** Per-call options of every API method. */
@@ -33,6 +36,14 @@ export interface ListJobsParams {
   /** 1-100. */
   pageSize?: number;
   status?: JobStatus;
+}
+
+/** Query of `listJobFrames`; the server applies the defaults (page 1, pageSize 500). */
+export interface ListJobFramesParams {
+  /** 1-based page number. */
+  page?: number;
+  /** 1-1000 (FRAME_STATS_MAX_PAGE_SIZE). */
+  pageSize?: number;
 }
 
 /** Answer of `renderJob`. */
@@ -76,21 +87,22 @@ export class RenderJobClient {
 
   /** `POST /jobs`: a job in `created`, from the slug of a completed upload. */
   async createJob(body: RouteBody<'createJob'>, options?: CallOptions): Promise<Job> {
-    try {
-      return await this.call('createJob', { body, ...options });
-    } catch (err) {
-      if (!(err instanceof NetworkError) || options?.signal?.aborted) throw err;
-      // The request may have created the job before the connection broke (or never reached the
-      // service on a stale pooled connection): a slug makes one job, so ask again and take the
-      // job the service says this slug already made.
+    // A lost answer may have created the job (or the request never reached the service on a
+    // stale pooled connection): a slug makes one job, so ask again and take the job the service
+    // says this slug already made.
+    let again = false;
+    const send = async (): Promise<Job> => {
       try {
         return await this.call('createJob', { body, ...options });
-      } catch (again) {
-        const jobId = again instanceof ApiError && again.body.name === 'UPLOAD_ALREADY_USED' ? again.body.metadata['jobId'] : undefined;
+      } catch (err) {
+        const jobId = again && err instanceof ApiError && err.body.name === 'UPLOAD_ALREADY_USED' ? err.body.metadata['jobId'] : undefined;
         if (typeof jobId === 'string') return this.getJob(jobId, options);
-        throw again;
+        throw err;
+      } finally {
+        again = true;
       }
-    }
+    };
+    return sendOnce(send, async () => undefined, this.recovery(options));
   }
 
   /** `GET /jobs`: one page of the workspace's jobs, with the pagination object. */
@@ -103,9 +115,17 @@ export class RenderJobClient {
     return (await this.call('getJob', { id, ...options })).data;
   }
 
-  /** `POST /jobs/{id}/validate`: starts the asynchronous analysis; `{}` means the file's defaults. */
+  /**
+   * `POST /jobs/{id}/validate`: starts the asynchronous analysis; `{}` means the file's defaults.
+   * After a lost connection, a job no longer `created` shows the validate was received (the spec
+   * refuses a second one): that job is the answer.
+   */
   validateJob(id: string, body: RouteBody<'validateJob'> = {}, options?: CallOptions): Promise<Job> {
-    return this.call('validateJob', { id, body, ...options });
+    const received = async () => {
+      const job = await this.getJob(id, options);
+      return job.status === 'created' ? undefined : job;
+    };
+    return sendOnce(() => this.call('validateJob', { id, body, ...options }), received, this.recovery(options));
   }
 
   /** `POST /jobs/{id}/render`: starts the render of a validated job; a repeat call is a replay. */
@@ -117,13 +137,27 @@ export class RenderJobClient {
     return { job, replay: header || answer.status === 200 };
   }
 
-  /** `POST /jobs/{id}/cancel`: cancels unfinished work; a finished job answers 409 CANCEL_NOT_ALLOWED. */
+  /**
+   * `POST /jobs/{id}/cancel`: cancels unfinished work; a finished job answers 409
+   * CANCEL_NOT_ALLOWED. After a lost connection, a job found `canceled` is the answer.
+   */
   cancelJob(id: string, options?: CallOptions): Promise<Job> {
-    return this.call('cancelJob', { id, ...options });
+    const received = async () => {
+      const job = await this.getJob(id, options);
+      return job.status === 'canceled' ? job : undefined;
+    };
+    return sendOnce(() => this.call('cancelJob', { id, ...options }), received, this.recovery(options));
   }
 
-  /** `GET /jobs/{id}/progress`: frame counters (unwrapped from `data`), null until the render has some. */
-  async getJobProgress(id: string, options?: CallOptions): Promise<JobProgress> {
+  private recovery(options?: CallOptions) {
+    return { patienceMs: this.options.reconnectPatienceMs, answered: () => this.transport.answered(), signal: options?.signal };
+  }
+
+  /**
+   * `GET /jobs/{id}/progress`: frame counters (unwrapped from `data`), null until the render has
+   * some; `etaBand` (the ETA with its band) from a service with the frame-stats extension.
+   */
+  async getJobProgress(id: string, options?: CallOptions): Promise<JobProgressWithEta> {
     return (await this.call('getJobProgress', { id, ...options })).data;
   }
 
@@ -200,6 +234,34 @@ export class RenderJobClient {
     return (await this.call('getJobLineage', { id, ...options })).data;
   }
 
+  /**
+   * `GET /jobs/{id}/frames` (extension frame-stats; see `hasExtension`): one page of the job's
+   * per-frame statistics in frame order (`pageSize` at most 1000, default 500), with the summary
+   * of every frame and the live ETA band, and the pagination object.
+   */
+  listJobFrames(id: string, query: ListJobFramesParams = {}, options?: CallOptions): Promise<FrameStatsPage> {
+    return this.call('listJobFrames', { id, query: { page: query.page, pageSize: query.pageSize }, ...options });
+  }
+
+  /**
+   * `POST /jobs/{id}/estimate` (extension estimate): starts the estimate of a validated job with
+   * the render's own body; `replay` is true when it answers the estimate of an earlier identical request.
+   */
+  async startEstimate(id: string, body: RouteBody<'startEstimate'>, options?: CallOptions): Promise<{ estimate: Estimate; replay: boolean }> {
+    const answer = await this.transport.send({ method: 'POST', path: routePath(ROUTES.startEstimate.path, { id }), body, signal: options?.signal, retrySafe: true });
+    return { estimate: parseAnswer('startEstimate', answer).data, replay: answer.status === 200 };
+  }
+
+  /** `GET /jobs/{id}/estimate` (extension estimate): the job's estimate, its figures refined as frames finish. */
+  async getEstimate(id: string, options?: CallOptions): Promise<Estimate> {
+    return (await this.call('getEstimate', { id, ...options })).data;
+  }
+
+  /** `DELETE /jobs/{id}/estimate` (extension estimate): cancels an estimate that samples. */
+  async cancelEstimate(id: string, options?: CallOptions): Promise<Estimate> {
+    return (await this.call('cancelEstimate', { id, ...options })).data;
+  }
+
   /** `GET /workers` (extension workers; see `hasExtension`): the farm's workers and the queue's open tasks by kind. */
   async listWorkers(options?: CallOptions): Promise<RouteResponse<'listWorkers'>['data']> {
     return (await this.call('listWorkers', { ...options })).data;
@@ -221,6 +283,7 @@ export class RenderJobClient {
    */
   uploadBlobs(files: readonly ProjectFile[], options: UploadBlobsOptions): Promise<UploadBlobsResult> {
     return uploadBlobs(this, files, {
+      reconnectPatienceMs: this.options.reconnectPatienceMs,
       baseDelayMs: this.options.baseDelayMs,
       maxDelayMs: this.options.maxDelayMs,
       idleTimeoutMs: this.options.requestTimeoutMs,
@@ -259,6 +322,7 @@ export class RenderJobClient {
       onRetry: options.onRetry,
       signal: options.signal,
       maxRetries: this.options.maxRetries,
+      patienceMs: this.options.reconnectPatienceMs,
       baseDelayMs: this.options.baseDelayMs,
       maxDelayMs: this.options.maxDelayMs,
       renewMarginMs: options.renewMarginMs ?? 60_000,

@@ -28,15 +28,34 @@ export class ApiError extends Error {
 }
 
 /** The request never got an HTTP answer: connection refused or reset, DNS failure, or timeout. */
+/** A lost connection to a service that had answered: how long ago, and how long the client tried again. */
+export interface Dropped {
+  answeredAgoMs: number;
+  /** Time spent trying again before giving up; 0 when the call could not be repeated. */
+  waitedMs: number;
+}
+
 export class NetworkError extends Error {
   override readonly name = 'NetworkError';
   /** True when the client gave up because `requestTimeoutMs` (or an upload's idle timeout) passed. */
   readonly timedOut: boolean;
+  /**
+   * Set when this client had an answer from the service before the connection broke: the URL
+   * works, so the connection dropped (and did not come back within the client's patience).
+   */
+  readonly dropped?: Dropped;
+  readonly method: string;
+  readonly url: string;
 
-  constructor(method: string, url: string, cause: unknown, timedOut = false) {
+  constructor(method: string, url: string, cause: unknown, timedOut = false, dropped?: Dropped) {
     const why = timedOut ? 'timed out' : cause instanceof Error ? describeCause(cause) : String(cause);
-    super(`${method} ${url}: ${why}`, { cause });
+    const waited = dropped?.waitedMs ? ` and did not come back within ${Math.round(dropped.waitedMs / 1000)} s` : '';
+    const after = dropped ? `; the service answered ${Math.round(dropped.answeredAgoMs / 1000)} s before, so the connection dropped${waited}` : '';
+    super(`${method} ${url}: ${why}${after}`, { cause });
     this.timedOut = timedOut;
+    this.method = method;
+    this.url = url;
+    if (dropped) this.dropped = dropped;
   }
 }
 
@@ -63,6 +82,42 @@ export class BlobChangedError extends Error {
   constructor(files: readonly string[], cause?: unknown) {
     super(`${files.join(', ')} changed after it was hashed: hash the project's files again (pack it again), then upload`, { cause });
     this.files = files;
+  }
+}
+
+/**
+ * A file on this machine could not be read for an upload (moved, deleted, unreadable): a local
+ * problem, never a network or service one, so it is not retried and never blamed on the service.
+ */
+export class LocalFileError extends Error {
+  override readonly name = 'LocalFileError';
+  /** The file that could not be read. */
+  readonly file: string;
+  /** The system error code (ENOENT, EACCES, ...), when there was one. */
+  readonly code: string | undefined;
+
+  constructor(file: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    const why = code === 'ENOENT' ? 'it was moved or deleted' : cause instanceof Error ? cause.message : String(cause);
+    super(`${file} could not be read for the upload (${why})`, { cause });
+    this.file = file;
+    this.code = code;
+  }
+}
+
+/**
+ * The blob upload asked for part URLs again and again, and each time they had expired before the
+ * parts could be sent: by this machine's clock, which may be far ahead of the service's, or on a
+ * link too slow for the URLs' lifetime. Sending again without fixing that fails the same way.
+ */
+export class UploadUrlsExpiredError extends Error {
+  override readonly name = 'UploadUrlsExpiredError';
+  /** Queries made before giving up. */
+  readonly queries: number;
+
+  constructor(queries: number) {
+    super(`the service's upload URLs had expired each time before the parts could be sent (${queries} queries)`);
+    this.queries = queries;
   }
 }
 
@@ -116,6 +171,9 @@ const NAME_BY_STATUS = new Map<number, ErrorName>();
     NAME_BY_STATUS.set(spec.status, name);
   }
   for (const [status, count] of seen) if (count > 1) NAME_BY_STATUS.delete(status);
+  // 429 is also TOO_MANY_STREAMS (always a JSON body from the service): a 429 without one comes
+  // from a proxy's limiter, and "rate limited, wait Retry-After" is what it means.
+  NAME_BY_STATUS.set(429, 'RATE_LIMITED');
 }
 
 /**

@@ -25,9 +25,20 @@ export interface RenderJobClientOptions {
   requestTimeoutMs?: number;
   /** User-Agent header of every request. Default: `renderbridge-client`. */
   userAgent?: string;
+  /**
+   * How long a broken connection may stay broken, ms: once the service has answered this client,
+   * a call that lost its connection (reset, refused, unreachable, timed out) is tried again, every
+   * second or two, until this much time has passed since the first failure, even past
+   * `maxRetries`, so a submission survives a link that drops and comes back. A service that never
+   * answered is given up after `maxRetries`. Calls whose repeat could do harm recover by reading the state they
+   * would have made instead (see `validateJob`, `cancelJob`). 0: `maxRetries` alone. Default: 120000.
+   */
+  reconnectPatienceMs?: number;
+  /** Told when a call's connection came back after failing (how long it was down). Default: nothing. */
+  onReconnect?: (info: { method: string; path: string; downMs: number }) => void;
 }
 
-export type ResolvedOptions = Required<RenderJobClientOptions>;
+export type ResolvedOptions = Required<Omit<RenderJobClientOptions, 'onReconnect'>> & Pick<RenderJobClientOptions, 'onReconnect'>;
 
 export const DEFAULT_OPTIONS = {
   maxRetries: 5,
@@ -35,6 +46,7 @@ export const DEFAULT_OPTIONS = {
   maxDelayMs: 30_000,
   requestTimeoutMs: 30_000,
   userAgent: 'renderbridge-client',
+  reconnectPatienceMs: 120_000,
 } as const;
 
 export function resolveOptions(options: RenderJobClientOptions): ResolvedOptions {
@@ -58,8 +70,10 @@ export function resolveOptions(options: RenderJobClientOptions): ResolvedOptions
     maxDelayMs: options.maxDelayMs ?? DEFAULT_OPTIONS.maxDelayMs,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_OPTIONS.requestTimeoutMs,
     userAgent: options.userAgent ?? DEFAULT_OPTIONS.userAgent,
+    reconnectPatienceMs: options.reconnectPatienceMs ?? DEFAULT_OPTIONS.reconnectPatienceMs,
+    ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),
   };
-  for (const key of ['maxRetries', 'baseDelayMs', 'maxDelayMs', 'requestTimeoutMs'] as const) {
+  for (const key of ['maxRetries', 'baseDelayMs', 'maxDelayMs', 'requestTimeoutMs', 'reconnectPatienceMs'] as const) {
     const v = resolved[key];
     if (!Number.isFinite(v) || v < 0) throw new RangeError(`${key} must be a finite number >= 0, got ${v}`);
   }

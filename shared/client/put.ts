@@ -5,7 +5,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ApiError, NetworkError, errorBodyFrom } from './errors.js';
+import { ApiError, LocalFileError, NetworkError, errorBodyFrom } from './errors.js';
 import { readSmallBody } from './small-body.js';
 
 export interface PutRequest {
@@ -38,7 +38,8 @@ export class SourceChangedError extends Error {
 /**
  * PUTs `body` with Content-Length `length`. Throws ApiError on a non-2xx answer (body parsed when
  * it is the spec's error body), NetworkError when the connection fails or idles too long,
- * SourceChangedError when the body ends short, and the signal's reason when aborted. Not retried:
+ * SourceChangedError when the body ends short, LocalFileError when the body's file cannot be read
+ * (a local problem, not the network's), and the signal's reason when aborted. Not retried:
  * the caller decides whether to send again.
  */
 export async function putStream(req: PutRequest): Promise<PutAnswer> {
@@ -64,6 +65,18 @@ export async function putStream(req: PutRequest): Promise<PutAnswer> {
   // Keep an early rejection from being reported as unhandled while the body is still streaming.
   answered.catch(() => undefined);
 
+  // An error of the body itself (its file vanished or is unreadable) is told apart from the
+  // connection's: it must name the file, not the network or the service.
+  let bodyError: unknown;
+  req.body.once('error', (err) => {
+    bodyError ??= err;
+  });
+  const localError = (): LocalFileError | undefined => {
+    if (bodyError === undefined) return undefined;
+    const file = (bodyError as NodeJS.ErrnoException).path;
+    return new LocalFileError(typeof file === 'string' ? file : 'the upload source', bodyError);
+  };
+
   let sentBytes = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -87,7 +100,7 @@ export async function putStream(req: PutRequest): Promise<PutAnswer> {
     if (req.signal?.aborted) throw req.signal.reason;
     const sendError = await sent;
     if (sendError instanceof SourceChangedError) throw sendError;
-    throw new NetworkError('PUT', redactUrl(url), sendError ?? err, timedOut);
+    throw localError() ?? new NetworkError('PUT', redactUrl(url), sendError ?? err, timedOut);
   }
   const { response, text } = answer;
   const status = response.statusCode ?? 0;
@@ -100,7 +113,7 @@ export async function putStream(req: PutRequest): Promise<PutAnswer> {
   }
   const sendError = await sent;
   if (sendError instanceof SourceChangedError) throw sendError;
-  if (sendError !== undefined) throw new NetworkError('PUT', redactUrl(url), sendError, timedOut);
+  if (sendError !== undefined) throw localError() ?? new NetworkError('PUT', redactUrl(url), sendError, timedOut);
   return { status, text };
 }
 

@@ -4,8 +4,8 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { CreateUploadBody, UploadTarget } from '../api/upload.js';
-import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
-import { ApiError, NetworkError } from './errors.js';
+import { ReconnectBudget, sleep, type BackoffOptions } from './backoff.js';
+import { ApiError, LocalFileError, NetworkError } from './errors.js';
 import { putStream } from './put.js';
 
 /** What the single PUT needs of the API. */
@@ -36,6 +36,8 @@ export interface SinglePutOptions extends BackoffOptions {
   signal?: AbortSignal | undefined;
   /** Retries after the first PUT (network errors and 502/503/504 only; other answers are final). */
   maxRetries: number;
+  /** A lost connection is tried again past maxRetries until it has been lost this long, ms. Default 0. */
+  patienceMs?: number;
   /** A retry asks for a new upload target when less than this is left before `expiresAt`, ms. */
   renewMarginMs: number;
   idleTimeoutMs: number;
@@ -55,15 +57,21 @@ const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 /**
  * Creates an upload target and PUTs the file to it, retrying per the options. Throws the last
  * error when the retries are spent, an ApiError at once for a final answer (413, 415, 403 ...),
- * and the signal's reason when aborted.
+ * LocalFileError when the file cannot be read, and the signal's reason when aborted.
  */
 export async function singlePutUpload(api: UploadTargetSource, options: SinglePutOptions): Promise<SinglePutResult> {
   const { signal } = options;
-  const totalBytes = (await stat(options.filePath)).size;
+  const totalBytes = (
+    await stat(options.filePath).catch((err: unknown) => {
+      throw new LocalFileError(options.filePath, err);
+    })
+  ).size;
   let target = await api.createUpload(options.body, { signal });
   let lastError: Error | undefined;
+  const budget = new ReconnectBudget({ ...options, patienceMs: options.patienceMs ?? 0 });
   for (let retries = 0; ; retries++) {
     let error: Error;
+    let delayMs: number;
     try {
       if (totalBytes === 0) options.onProgress?.(0, 0);
       await putStream({
@@ -81,11 +89,13 @@ export async function singlePutUpload(api: UploadTargetSource, options: SinglePu
       if (signal?.aborted) throw signal.reason;
       // The attempt that lost its connection had in fact stored the file: it is there.
       if (lastError && err instanceof ApiError && err.errorName === 'UPLOAD_ALREADY_COMPLETED') return { target, retries };
-      if (!(isExpired(err) || isTransient(err)) || retries >= options.maxRetries) throw err;
+      if (!(isExpired(err) || isTransient(err))) throw err;
+      const pause = budget.failed(retries, err instanceof NetworkError);
+      if (pause === undefined) throw err;
       error = err as Error;
+      delayMs = pause;
     }
     lastError = error;
-    const delayMs = backoffDelay(retries, options);
     // The storage's clock is the one that counts: an expired answer renews whatever ours says.
     const newTarget = isExpired(error) || Date.parse(target.expiresAt) - (Date.now() + delayMs) < options.renewMarginMs;
     options.onRetry?.({ retry: retries + 1, error, delayMs, newTarget });

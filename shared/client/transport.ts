@@ -1,5 +1,5 @@
 // One API call: URL, auth and JSON handling, per-attempt timeout, and the retry policy.
-import { backoffDelay, parseRetryAfter, sleep } from './backoff.js';
+import { backoffDelay, parseRetryAfter, RECONNECT_MAX_DELAY_MS, sleep } from './backoff.js';
 import { ApiError, NetworkError, errorBodyFrom } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 
@@ -29,18 +29,55 @@ const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 type Attempt = { readonly answer: ApiAnswer; readonly error?: undefined } | { readonly error: ApiError | NetworkError };
 
 export class Transport {
+  /** When the service last answered this client (any status): its URL works. */
+  private answeredAt: number | undefined;
+
   constructor(private readonly options: ResolvedOptions) {}
 
-  /** Sends the request, retrying per the policy; resolves with a 2xx answer or throws. */
+  /** Whether the service has answered this client at least once (its URL works). */
+  answered(): boolean {
+    return this.answeredAt !== undefined;
+  }
+
+  /**
+   * Sends the request, retrying per the policy; resolves with a 2xx answer or throws. A lost
+   * connection is tried again until `reconnectPatienceMs` has passed since it was lost (for
+   * requests that are safe to repeat); anything else at most `maxRetries` times.
+   */
   async send(request: ApiRequest): Promise<ApiAnswer> {
-    const { maxRetries } = this.options;
+    const { maxRetries, reconnectPatienceMs } = this.options;
+    let lostAt: number | undefined;
     for (let attempt = 0; ; attempt++) {
       const outcome = await this.attempt(request);
+      if (!outcome.error || outcome.error instanceof ApiError) {
+        this.answeredAt = Date.now();
+        if (lostAt !== undefined) this.options.onReconnect?.({ method: request.method, path: request.path, downMs: Date.now() - lostAt });
+        lostAt = undefined;
+      }
       if (!outcome.error) return outcome.answer;
-      if (attempt >= maxRetries || !isRetryable(request, outcome.error)) throw outcome.error;
-      const retryAfter = outcome.error instanceof ApiError ? outcome.error.retryAfterMs : undefined;
-      await sleep(backoffDelay(attempt, this.options, retryAfter), request.signal);
+      const err = outcome.error;
+      if (!isRetryable(request, err)) throw this.explained(err, 0);
+      if (err instanceof NetworkError) {
+        lostAt ??= Date.now();
+        // Patience is for a connection lost, not for a service never reached: a wrong URL is
+        // said after maxRetries, not after two minutes.
+        const patient = this.answeredAt !== undefined && Date.now() - lostAt < reconnectPatienceMs;
+        if (!patient && attempt >= maxRetries) throw this.explained(err, Date.now() - lostAt);
+        await sleep(Math.min(backoffDelay(attempt, this.options), RECONNECT_MAX_DELAY_MS), request.signal);
+        continue;
+      }
+      if (attempt >= maxRetries) throw err;
+      await sleep(backoffDelay(attempt, this.options, err.retryAfterMs), request.signal);
     }
+  }
+
+  /**
+   * A lost connection after the service had answered this client says so: the URL works, the
+   * connection dropped. Other errors are left as they are.
+   */
+  explained<E extends Error>(err: E, waitedMs: number): E | NetworkError {
+    if (!(err instanceof NetworkError) || err.dropped || this.answeredAt === undefined) return err;
+    return new NetworkError(err.method, err.url, err.cause, err.timedOut, { answeredAgoMs: Date.now() - this.answeredAt, waitedMs });
   }
 
   /**

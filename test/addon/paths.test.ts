@@ -1,7 +1,9 @@
 // Runs the plain-python unit tests of the add-on's bpy-free modules with the system python3:
 // paths.py (test_paths.py), background.py (test_background.py), jobs_state.py and submit_body.py
 // (test_jobs_state.py), opener.py (test_opener.py), transfer_text.py with the activity's progress line
-// (test_transfer_text.py) and the 4.2 extension manifest (test_manifest.py, tomllib). daemon_client.py runs against the real daemon in daemon-client.test.ts.
+// (test_transfer_text.py), the 4.2 extension manifest (test_manifest.py, tomllib), daemon_client.py's
+// loopback-only rule (test_loopback.py) and the add-on's structural rules (test_rules.py: __init__ only
+// registers, no bpy on the worker thread, timeouts). daemon_client.py runs against the real daemon in daemon-client.test.ts.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -16,6 +18,8 @@ const SUITES = {
   'opener.py (Open folder)': 'test_opener.py',
   'transfer_text.py (pack and upload progress lines)': 'test_transfer_text.py',
   'blender_manifest.toml (Blender 4.2 extension manifest)': 'test_manifest.py',
+  'daemon_client.py talks to loopback only (the daemon address preference)': 'test_loopback.py',
+  'the add-on rules (registration-only __init__, no bpy on the worker thread, timeouts)': 'test_rules.py',
 } as const;
 
 describe('host-addon/renderbridge bpy-free modules', () => {

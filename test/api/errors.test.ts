@@ -99,10 +99,15 @@ describe('error registry', () => {
     }
   });
 
-  it('documents every error name in the README with its status', async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  it('documents every error name in docs/reference/errors.md, "API errors", with its status', async () => {
+    const page = await readFile(new URL('../../docs/reference/errors.md', import.meta.url), 'utf8');
+    const start = page.indexOf('\n## API errors\n');
+    const end = page.indexOf('\n## Daemon errors\n');
+    expect(start, 'the "API errors" section').toBeGreaterThanOrEqual(0);
+    expect(end, 'the "Daemon errors" section after it').toBeGreaterThan(start);
+    const section = page.slice(start, end);
     for (const name of ERROR_NAMES) {
-      expect(readme, name).toMatch(new RegExp(`\\|\\s*\`${name}\`\\s*\\|\\s*${ERRORS[name].status}\\s*\\|`));
+      expect(section, name).toMatch(new RegExp(`\\|\\s*\`${name}\`\\s*\\|\\s*${ERRORS[name].status}\\s*\\|`));
     }
   });
 });

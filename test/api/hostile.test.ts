@@ -51,8 +51,9 @@ let rivalJob: Job;
 let rivalKey: string;
 
 beforeAll(async () => {
-  // A small body limit keeps oversize bodies cheap; a large budget keeps 429s out of the way.
-  svc = await startTestService({ bodyLimitBytes: BODY_LIMIT, rateLimitMax: 1_000_000 });
+  // A small body limit keeps oversize bodies cheap; large budgets keep 429s out of the way (the
+  // forged-credentials sweep fails authentication far more often than an address may).
+  svc = await startTestService({ bodyLimitBytes: BODY_LIMIT, rateLimitMax: 1_000_000, authFailureLimit: 1_000_000 });
   ownJob = await createJob(api(svc.baseUrl, svc.apiKey));
   rivalKey = await svc.createApiKey('rival studio');
   rivalJob = await createJob(api(svc.baseUrl, rivalKey));

@@ -6,19 +6,17 @@
 // SIGTERM and lost 3 heartbeat periods after SIGKILL, with the
 // service on SQLite here and on PostgreSQL on the scale stack.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkerList } from '../../shared/api/workers.js';
+import { createWorkerToken } from '../../service/domain/worker-tokens.js';
 import { RenderJobClient } from '../../shared/client/client.js';
-import { API_KEY_PREFIX } from '../../shared/constants.js';
 import { submit, tinyRender, waitUntil } from '../helpers/e2e.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { api, errorBody } from '../helpers/http.js';
-import { TEST_REDIS_URL, deletePrefix, requireRedis, uniquePrefix } from '../helpers/redis.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { startTestService, TEST_STACK, type TestService } from '../helpers/service.js';
 
@@ -130,26 +128,24 @@ describe('workers extension and /readyz', () => {
   }, 420_000);
 
   it.skipIf(!hasBlender)('shows a `renderbridge worker` on another machine, reporting through the internal worker API: stopped when it stops, lost when it dies', async () => {
-    const token = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    // On the embedded stack the service keeps SQLite but shares a Redis queue and an S3 bucket with the worker.
-    let own: { redisUrl: string; queuePrefix: string; s3: TestS3['settings'] } | undefined;
+    // On the embedded stack the service keeps SQLite but shares an S3 bucket with the worker. The
+    // worker gets no queue URL on either stack: it claims its tasks through the worker API.
+    let own: { s3: TestS3['settings'] } | undefined;
     if (TEST_STACK === 'embedded') {
-      const redisUrl = await requireRedis('the remote worker test');
-      if (!redisUrl) return;
       const s3 = await startS3();
       cleanups.push(() => s3.close());
-      const queuePrefix = uniquePrefix();
-      cleanups.push(() => deletePrefix(queuePrefix, TEST_REDIS_URL));
-      own = { redisUrl, queuePrefix, s3: s3.settings };
+      own = { s3: s3.settings };
       process.env.AWS_ACCESS_KEY_ID ??= s3.env.AWS_ACCESS_KEY_ID;
       process.env.AWS_SECRET_ACCESS_KEY ??= s3.env.AWS_SECRET_ACCESS_KEY;
     }
-    const svc = await service({ workers: 0, workerToken: token, ...own });
+    const svc = await service({ workers: 0, ...own });
     const c = svc.config;
     const dir = await mkdtemp(path.join(tmpdir(), 'rb-remote-worker-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    const launch = (name: string) => {
-      const args = ['--import', 'tsx', 'cli/index.ts', 'worker', '--service-url', svc.origin, '--redis-url', c.redisUrl!, '--queue-prefix', c.queuePrefix];
+    const launch = async (name: string) => {
+      // Each machine its own token, as an operator hands them out: it names the worker.
+      const { token } = await createWorkerToken(svc.service.ports.workerTokens, name);
+      const args = ['--import', 'tsx', 'cli/index.ts', 'worker', '--service-url', svc.origin];
       args.push('--s3-bucket', c.s3!.bucket, '--s3-endpoint', c.s3!.endpoint!, '--data-dir', path.join(dir, name), '--name', name, '--workers', '1');
       const env = { ...process.env, RENDERBRIDGE_WORKER_TOKEN: token, AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
       const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -173,7 +169,7 @@ describe('workers extension and /readyz', () => {
       return { child, exited, shown };
     };
 
-    const far = launch('far-away');
+    const far = await launch('far-away');
     const seen = await far.shown('running');
     expect(seen.id).toBe(`far-away:${far.child.pid}`);
     expect(seen.version).toMatch(/^\d+\.\d+\.\d+/);
@@ -186,7 +182,7 @@ describe('workers extension and /readyz', () => {
     expect((await fetch(`${svc.origin}/readyz`)).status).toBe(503);
 
     // A machine that dies says nothing: it shows as lost once 3 heartbeats are missing.
-    const dark = launch('gone-dark');
+    const dark = await launch('gone-dark');
     await dark.shown('running');
     expect((await fetch(`${svc.origin}/readyz`)).status).toBe(200);
     dark.child.kill('SIGKILL');

@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor } from '../../cli/doctor/doctor.js';
 import type { CheckResult } from '../../cli/doctor/check.js';
+import { usableBuilds } from '../helpers/blender-builds.js';
 import { runCli } from '../helpers/cli-run.js';
 import { createTestDatabase, requirePostgres } from '../helpers/postgres.js';
 import { startThrowawayRedis, type ThrowawayRedis } from '../helpers/redis.js';
@@ -50,11 +51,31 @@ afterAll(async () => {
   skewed?.close();
 });
 
+describe('renderbridge doctor with builds of every kind', () => {
+  it('says when the sandbox is off, with what to do', async () => {
+    const results = await runDoctor({ ...base, sandbox: false });
+    expect(one(results, 'sandbox')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^OFF \(--no-sandbox\)/), fix: expect.stringMatching(/Drop --no-sandbox/) });
+  });
+
+  const roots = usableBuilds('doctor on Blender roots').filter((b) => b.kind === 'root');
+  it.skipIf(roots.length === 0)('lists each root with its version, its kind and its denoiser', { timeout: 120_000 }, async () => {
+    const results = await runDoctor({ ...base, blender: roots.map((r) => r.path) });
+    const lines = byName(results, 'blender').map((r) => `${r.status} ${r.detail}`);
+    for (const r of roots) {
+      const line = lines.find((l) => l.includes(` at ${r.path} (system root, run in bubblewrap)`));
+      expect(line, lines.join('\n')).toMatch(new RegExp(`^warn ${r.minor.replace('.', '\\.')}\\.\\d+ at `));
+      // Debian's builds have no OpenImageDenoise: said, with what to do.
+      expect(line).toMatch(/denoiser: no/);
+    }
+  });
+});
+
 describe('renderbridge doctor', () => {
   it('finds this machine ready for the service it names: Blender with its devices, EEVEE, ffmpeg, disk, database, clock', async () => {
     const results = await runDoctor({ ...base, eevee: true, dataDir: svc.dataDir, serviceUrl: svc.baseUrl });
     expect(byName(results, 'blender')[0]).toMatchObject({ detail: expect.stringMatching(/^\d+\.\d+\.\d+ at .*blender.*Cycles GPU backends: /) });
     expect(one(results, 'eevee')).toMatchObject({ status: 'ok' });
+    expect(one(results, 'sandbox')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/bubblewrap: no network/) });
     expect(one(results, 'ffmpeg')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/libx264/) });
     expect(one(results, 'gpus').status).toMatch(/ok|warn/);
     expect(one(results, 'disk')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/GiB free/) });

@@ -39,6 +39,12 @@ describe('jobs watch line', () => {
     expect(watchLine(job, null, null)).toBe('12345678 rendering  rate: -  ETA: -');
   });
 
+  it('shows the service\'s ETA with its band where the service has one (frame-stats)', () => {
+    const job = { id: '12345678-aaaa', status: 'rendering' } as Job;
+    const p = { framesTotal: 100, framesDone: 25, framesFailed: 0, percent: 25, etaSeconds: 240, etaBand: { seconds: 250, lowSeconds: 200, highSeconds: 330, samples: 25, slots: 4 } } as unknown as JobProgress;
+    expect(watchLine(job, p, 6)).toBe('12345678 rendering  25/100 frames (25%)  6.0 frames/min  ETA 4m10s (3m20s-5m30s)');
+  });
+
   it('formats durations', () => {
     expect(formatDuration(42)).toBe('42s');
     expect(formatDuration(3725)).toBe('1h02m');

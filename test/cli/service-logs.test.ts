@@ -1,6 +1,7 @@
 // `renderbridge service` logs: human lines on a terminal (a real pseudo-terminal from util-linux
 // `script`), JSON lines into a pipe, `--log-format` overriding either; an API key sent in the
-// Authorization header appears in neither.
+// Authorization header appears in neither; one line per request, successful reads (polls) only at
+// debug, so a watched job does not flood the terminal.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
+const MISSING_JOB = '00000000-0000-4000-8000-00000000abcd';
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
@@ -50,9 +52,13 @@ async function serviceOutput(terminal: boolean, extra: string[] = []): Promise<s
     });
     const res = await fetch(`${baseUrl}/jobs?pageSize=5`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
-    // Fastify logs the request's completion after the answer is sent: wait for that line.
+    // A read that fails is logged at info (the poll above, at debug, is not): once its line is
+    // there, the poll's would be too, since the poll ended first.
+    const missing = await fetch(`${baseUrl}/jobs/${MISSING_JOB}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(missing.status).toBe(404);
+    // The request's line is written after the answer is sent: wait for it.
     await new Promise<void>((resolve, reject) => {
-      const check = () => (/request completed/.test(out) ? resolve() : undefined);
+      const check = () => (out.includes(MISSING_JOB) ? resolve() : undefined);
       child.stdout!.on('data', check);
       check();
       void exited.then((code) => reject(new Error(`service exited ${code}: ${out}${err}`)));
@@ -80,7 +86,11 @@ describe('renderbridge service logs', () => {
     expect(line.trim().startsWith('{')).toBe(false);
     expect(line).toMatch(/\d\d:\d\d:\d\d\.\d{3}/);
     expect(line).toMatch(/INFO/);
-    expect(out).toContain('/api/external/v1/jobs?pageSize=5');
+    expect(line).toContain(`/api/external/v1/jobs/${MISSING_JOB}`);
+    expect(line).toMatch(/statusCode.*404/);
+    // One event, one line; the successful poll is not there at info.
+    expect(out.split('\n').filter((l) => l.includes('request completed'))).toHaveLength(1);
+    expect(out).not.toContain('pageSize=5');
     expect(out).not.toContain(key);
   });
 
@@ -88,8 +98,12 @@ describe('renderbridge service logs', () => {
     const out = await serviceOutput(false);
     const lines = jsonLines(out);
     expect(lines.some((l) => l.msg === 'request completed')).toBe(true);
-    const incoming = lines.find((l) => l.msg === 'incoming request') as { req?: { url?: string } } | undefined;
-    expect(incoming?.req?.url).toBe('/api/external/v1/jobs?pageSize=5');
+    const done = lines.filter((l) => l.msg === 'request completed') as { req?: { url?: string }; res?: { statusCode?: number }; responseTime?: number }[];
+    expect(done).toHaveLength(1);
+    expect(done[0]!.req?.url).toBe(`/api/external/v1/jobs/${MISSING_JOB}`);
+    expect(done[0]!.res?.statusCode).toBe(404);
+    expect(done[0]!.responseTime).toBeGreaterThanOrEqual(0);
+    expect(lines.some((l) => l.msg === 'incoming request')).toBe(false);
     expect(out).not.toContain(key);
   });
 

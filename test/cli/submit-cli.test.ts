@@ -2,11 +2,13 @@
 // the real reference service with a worker, real Blender tracing and rendering. Exit codes and
 // --json output are what scripts branch on, so those are what is checked.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../cli/exit-codes.js';
+import { RenderJobClient } from '../../shared/client/client.js';
+import { waitUntil } from '../helpers/e2e.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { buildPackProject } from '../helpers/pack-fixture.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -111,6 +113,41 @@ describe('renderbridge submit', () => {
     expect(r.stderr).toMatch(/validating failed \(job [0-9a-f-]{36}\)/);
     expect(r.stderr).toMatch(/camera/i);
   }, 180_000);
+
+  it('ends with exit code 4 and Blender\'s reason when the render fails', async () => {
+    // Validation sees the camera; Blender, at render time, cannot resolve it (its library shadows it).
+    const r = await cli(['submit', await buildFixture('shadowed-camera'), '--frames', '1', '--no-download']);
+    expect(r.code, r.stdout + r.stderr).toBe(EXIT.RENDER_FAILED);
+    expect(r.stderr).toMatch(/rendering failed \(job [0-9a-f-]{36}\): BLENDER_FAILED: .*camera 'Shot' not found/);
+  }, 240_000);
+
+  it('ends with exit code 5 and says to submit again when the job is canceled while it renders', async () => {
+    // Long enough to be caught rendering: many frames at many samples.
+    const running = cli(['submit', await buildFixture('basic'), '--frames', '1-250', '--samples', '4096', '--no-download']);
+    const api = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
+    const rendering = await waitUntil('the job to render', async () => (await api.listProgress()).find((p) => p.status === 'rendering')?.jobId, { timeoutMs: 180_000, intervalMs: 500 });
+    const cancel = await cli(['jobs', 'cancel', rendering]);
+    expect(cancel.code, cancel.stderr).toBe(EXIT.OK);
+    const r = await running;
+    expect(r.code, r.stdout + r.stderr).toBe(EXIT.CANCELED);
+    expect(r.stderr).toContain(`rendering failed (job ${rendering}): JOB_CANCELED: Job ${rendering} was canceled: submit the project again to render it.`);
+  }, 300_000);
+
+  it('ends with exit code 8 and says to choose another folder when the output folder cannot be made', async () => {
+    // A file where the outputs folder should be: rendered, but nowhere to put the frames.
+    const blocked = path.join(home, 'not-a-folder');
+    await writeFile(blocked, 'a file');
+    const r = await cli(['submit', await buildFixture('basic'), '--frames', '1', '--out', blocked]);
+    expect(r.code, r.stdout + r.stderr).toBe(EXIT.DOWNLOAD_FAILED);
+    expect(r.stderr).toMatch(new RegExp(`failed \\(job ([0-9a-f-]{36})\\): DOWNLOAD_FAILED: The output folder "${blocked}" cannot be made \\(a file is in the way\\): choose another folder and download the outputs again \\(renderbridge jobs download \\1 --out FOLDER\\)\\.`));
+  }, 240_000);
+
+  it('ends with exit code 1 naming the path when the project does not exist', async () => {
+    const missing = path.join(home, 'nowhere', 'shot.blend');
+    const r = await cli(['submit', missing]);
+    expect(r.code, r.stdout + r.stderr).toBe(EXIT.FAILURE);
+    expect(r.stderr).toContain(`"${missing}" does not exist; check the path`);
+  });
 
   it('says what to do without an API key (exit 7) or a reachable service (exit 6)', async () => {
     const basic = await buildFixture('basic');

@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addRenderOptions, renderConfig, type RenderOptions } from '../../cli/render-options.js';
 import { defaultConfig } from '../../service/config.js';
-import { defaultWorkerSettings } from '../../service/worker/runtime/start.js';
+import { defaultWorkerSettings } from '../../service/worker/runtime/env.js';
 import { serviceAndWorkerHelp } from '../helpers/command-help.js';
 
 afterEach(() => {

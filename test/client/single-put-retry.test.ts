@@ -33,9 +33,9 @@ afterEach(async () => {
   env = undefined;
 });
 
-function clientOf(e: ProxiedService, maxRetries = 5): RenderJobClient {
+function clientOf(e: ProxiedService, maxRetries = 5, reconnectPatienceMs?: number): RenderJobClient {
   // Short back-off: the test is about what is sent again, not about how long the client waits.
-  return new RenderJobClient({ baseUrl: e.baseUrl, apiKey: e.svc.apiKey, baseDelayMs: 50, maxDelayMs: 200, maxRetries });
+  return new RenderJobClient({ baseUrl: e.baseUrl, apiKey: e.svc.apiKey, baseDelayMs: 50, maxDelayMs: 200, maxRetries, ...(reconnectPatienceMs === undefined ? {} : { reconnectPatienceMs }) });
 }
 
 describe.each<StorageKind>(['files', 's3'])('single PUT retried (%s storage)', (storage) => {
@@ -93,10 +93,10 @@ describe.each<StorageKind>(['files', 's3'])('single PUT retried (%s storage)', (
     }
   });
 
-  it('gives up with the network error after maxRetries retries', async () => {
+  it('gives up with the network error after maxRetries retries (without patience for a lost connection)', async () => {
     env = await startProxiedService(storage, {}, 'storage');
     env.proxy.cut({ request: env.uploadPut, afterBytes: 256 * 1024, times: 10 });
-    const client = clientOf(env, 2);
+    const client = clientOf(env, 2, 0);
     const retries: UploadRetry[] = [];
     const err = await client.uploadProject(file, { onRetry: (r) => retries.push(r) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetworkError);
@@ -127,7 +127,7 @@ describe('single PUT not retried on a 4xx answer', () => {
     const puts = svc.logs
       .join('')
       .split('\n')
-      .filter((l) => l.includes('"incoming request"') && l.includes('"method":"PUT"') && l.includes('/storage/'));
+      .filter((l) => l.includes('"request completed"') && l.includes('"method":"PUT"') && l.includes('/storage/'));
     expect(puts).toHaveLength(1);
   });
 });

@@ -30,6 +30,20 @@ export function rateLimiterConformance(name: string, harness: RateLimiterHarness
       expect(decisions[6]!.resetMs).toBeLessThanOrEqual(60_000);
     }));
 
+    it('charges a request by its cost: refused, and charged nothing, unless that many tokens are left', withLimiter({ max: 10, windowMs: 60_000 }, async ({ limiter }) => {
+      expect(await limiter.take('key-c', 4)).toMatchObject({ allowed: true, remaining: 6 });
+      expect(await limiter.take('key-c', 5)).toMatchObject({ allowed: true, remaining: 1 });
+      const refused = await limiter.take('key-c', 3);
+      expect(refused).toMatchObject({ allowed: false, remaining: 1 });
+      // Two more tokens at one per 6 s.
+      expect(refused.retryAfterMs).toBeGreaterThan(11_000);
+      expect(refused.retryAfterMs).toBeLessThanOrEqual(12_000);
+      // The refused request took nothing: a plain one still fits.
+      expect(await limiter.take('key-c')).toMatchObject({ allowed: true, remaining: 0 });
+      // A cost beyond the bucket is charged as the whole bucket, so it can pass once refilled.
+      expect(await limiter.take('key-d', 50)).toMatchObject({ allowed: true, remaining: 0 });
+    }));
+
     it('keeps one budget per key', withLimiter({ max: 2, windowMs: 60_000 }, async ({ limiter }) => {
       await limiter.take('key-a');
       await limiter.take('key-a');

@@ -1,5 +1,5 @@
 // The daemon's error registry: every name has a status and a message that says what to do, and the
-// README documents each one (the add-on and the tray show these messages to artists).
+// docs/reference/errors.md documents each one (the add-on and the tray show these messages to artists).
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { DAEMON_ERROR_NAMES, DAEMON_ERRORS } from '../../shared/daemon/errors.js';
@@ -17,10 +17,13 @@ describe('daemon error registry', () => {
     expect(DAEMON_ERROR_NAMES.filter((n) => (ERROR_NAMES as string[]).includes(n))).toEqual([]);
   });
 
-  it('documents every daemon error in the README with its status', async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  it('documents every daemon error in docs/reference/errors.md, "Daemon errors", with its status', async () => {
+    const page = await readFile(new URL('../../docs/reference/errors.md', import.meta.url), 'utf8');
+    const start = page.indexOf('\n## Daemon errors\n');
+    expect(start, 'the "Daemon errors" section').toBeGreaterThanOrEqual(0);
+    const section = page.slice(start);
     for (const name of DAEMON_ERROR_NAMES) {
-      expect(readme, name).toMatch(new RegExp(`\\|\\s*\`${name}\`\\s*\\|\\s*${DAEMON_ERRORS[name].status}\\s*\\|`));
+      expect(section, name).toMatch(new RegExp(`\\|\\s*\`${name}\`\\s*\\|\\s*${DAEMON_ERRORS[name].status}\\s*\\|`));
     }
   });
 });

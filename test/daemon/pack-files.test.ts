@@ -8,13 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DaemonError } from '../../daemon/errors.js';
 import { HashCache } from '../../daemon/pack/hash-cache.js';
 import { packProject } from '../../daemon/pack/pack-project.js';
 import { createPacker } from '../../daemon/pack/packer.js';
 import type { TraceFn } from '../../daemon/ports.js';
 import type { PackRequest } from '../../shared/daemon/api.js';
 import { PackManifest } from '../../shared/pack/manifest.js';
-import { dep, packFailure, put, readZip, sha256, textBytes } from './pack-helpers.js';
+import { dep, put, readZip, sha256, textBytes } from './pack-helpers.js';
 
 // Every request here lists its dependencies: a trace would be a bug.
 const noTrace: TraceFn = () => Promise.reject(new Error('the packer traced although the dependencies were given'));
@@ -111,9 +112,12 @@ describe('the packed file list', () => {
     const packer = createPacker({ workDir, trace: noTrace, createdBy: 'test' });
     const pack = await packer.pack(request());
     put(files.notes, textBytes(80_000, 99));
-    const err = await packFailure(packer.zip(pack.packId));
+    // PACK_CHANGED, as over the blob upload: the submission says to pack again.
+    const err = (await packer.zip(pack.packId).catch((e: unknown) => e)) as DaemonError;
+    expect(err).toBeInstanceOf(DaemonError);
+    expect(err.code).toBe('PACK_CHANGED');
     expect(err.message).toContain(files.notes);
-    expect(err.message).toContain('pack it again');
+    expect(err.message).toContain('pack again');
     expect(readdirSync(workDir)).toEqual([pack.packId]);
   });
 

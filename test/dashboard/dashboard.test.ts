@@ -149,10 +149,16 @@ suite('farm dashboard in Chromium', () => {
     expect((await fetch(frame!.href)).status).toBe(200);
     // The tasks: validation, planning, the render chunks covering the 24 frames, finalize.
     await page.waitForSelector('#tasks-table:not([hidden])');
-    const tasks = await page.$$eval('#tasks-table tbody tr', (trs) =>
-      trs.map((tr) => ({ state: (tr as HTMLElement).dataset.state, cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '') })),
-    );
-    expect(tasks.every((t) => t.state === 'done'), JSON.stringify(tasks)).toBe(true);
+    const readTasks = () =>
+      page.$$eval('#tasks-table tbody tr', (trs) =>
+        trs.map((tr) => ({ state: (tr as HTMLElement).dataset.state, cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '') })),
+      );
+    // The job turns completed inside finalize, a moment before that task ends: the page keeps
+    // refreshing the table until every task has ended.
+    const tasks = await waitUntil('every task to show done', async () => {
+      const t = await readTasks();
+      return t.length > 0 && t.every((x) => x.state === 'done') ? t : undefined;
+    }, { timeoutMs: 15_000 });
     expect(tasks.map((t) => t.cells[0])).toEqual(expect.arrayContaining(['Check scene', 'Plan render', 'Render', 'Finish outputs']));
     const renders = tasks.filter((t) => t.cells[0] === 'Render');
     const frames = renders.flatMap((t) => t.cells[1]!.split(', ')).flatMap((r) => {

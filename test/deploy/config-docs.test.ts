@@ -1,6 +1,7 @@
 // The settings table is the one list of service and worker settings: every ServiceConfig field is
-// in it, each of its flags is an option of its commands reading its variable, and the README
-// tables and the systemd env example are what `npm run config-docs` writes from it.
+// in it, each of its flags is an option of its commands reading its variable, and the tables of
+// docs/reference/configuration.md and the systemd env example are what `npm run config-docs` writes
+// from it.
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
@@ -56,13 +57,13 @@ describe('service settings table', () => {
     }
   });
 
-  it('is what README "Configuration" and deploy/systemd/renderbridge.env.example list (npm run config-docs rewrites them)', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    expect(between(readme, README_BEGIN, README_END)).toBe(settingsMarkdown().trim());
+  it('is what docs/reference/configuration.md and the systemd env example list (npm run config-docs writes them)', () => {
+    const page = readFileSync('docs/reference/configuration.md', 'utf8');
+    expect(between(page, README_BEGIN, README_END)).toBe(settingsMarkdown().trim());
     const example = readFileSync('deploy/systemd/renderbridge.env.example', 'utf8');
     expect(between(example, ENV_BEGIN, ENV_END)).toBe(settingsEnvExample().trim());
     for (const s of SETTINGS) {
-      expect(readme, s.key).toContain(`\`${envName(s)}\``);
+      expect(page, s.key).toContain(`\`${envName(s)}\``);
       expect(example, s.key).toMatch(new RegExp(`^#?${envName(s)}=`, 'm'));
     }
   });

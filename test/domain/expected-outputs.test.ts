@@ -108,6 +108,18 @@ describe('computeExpectedOutputs', () => {
     expect(computeExpectedOutputs(scene, [9, 10]).totals).toEqual({ files: 6, cameraFiles: 2, compositeFiles: 4 });
   });
 
+  it('names a stereo multilayer EXR per view, as Blender 3.4 to 5.2 write it (test/blender/render-matrix)', () => {
+    const scene: SceneMetadata = {
+      ...stereoScene,
+      compositeOutputNodes: [{ name: 'ML', label: '', base_path: '/tmp/z/ml/layers_', format: 'OPEN_EXR_MULTILAYER', slots: [{ name: 'beauty', path: 'beauty' }] }],
+    };
+    const names = expectedFileNames(scene, 1).filter((f) => f.kind === 'composite').map((f) => [f.relativePath, f.view]);
+    expect(names).toEqual([
+      ['layers_0001_L.exr', 'left'],
+      ['layers_0001_R.exr', 'right'],
+    ]);
+  });
+
   it('ignores disabled views, extra views in STEREO_3D setup, and packed stereo files', () => {
     const withViews = (views_format: string, views_output: string, views: ReturnType<typeof view>[]): SceneMetadata => ({
       ...stereoScene,

@@ -1,16 +1,18 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { chunkArgs } from '../../blender/render/render-invocation.js';
 import {
   chunkFrames,
+  countFrames,
   guidedChunks,
   expandFrameRanges,
   formatFrameRanges,
   frameRuns,
-  parseFrameRange,
   remainingChunk,
   sceneFrames,
   type FrameChunk,
 } from '../../service/domain/frame-ranges.js';
+import { MAX_FRAME, parseFrameRange, selectFrames, splitSelection } from '../../service/domain/frame-selection.js';
 
 /** Every chunk must be exactly what `-s start -e end -j step -a` renders. */
 function expectRenderable(chunk: FrameChunk): void {
@@ -151,5 +153,61 @@ describe('guidedChunks', () => {
       expect(c.frames.every((f, i) => i === 0 || f - c.frames[i - 1]! === step)).toBe(true);
     }
     expect(guidedChunks([], { slots: 2 })).toEqual([]);
+  });
+});
+
+describe('frame ranges as intervals', () => {
+  /** The plain reading: every frame of every range, one by one. */
+  const naive = (ranges: string[]) => {
+    const set = new Set<number>();
+    for (const r of ranges) {
+      const { start, end, step } = parseFrameRange(r);
+      for (let f = start; f <= end; f += step) set.add(f);
+    }
+    return [...set].sort((a, b) => a - b);
+  };
+  const range = fc
+    .tuple(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 80 }), fc.integer({ min: 1, max: 7 }), fc.constantFrom('n', 'ab', 'abx'))
+    .map(([a, len, step, kind]) => (kind === 'n' ? `${a}` : kind === 'ab' ? `${a}-${a + len}` : `${a}-${a + len}x${step}`));
+
+  it('list and count exactly the frames the ranges select, whatever their overlaps', () => {
+    fc.assert(
+      fc.property(fc.array(range, { minLength: 1, maxLength: 12 }), (ranges) => {
+        const want = naive(ranges);
+        expect(expandFrameRanges(ranges)).toEqual(want);
+        expect(countFrames(ranges)).toBe(want.length);
+      }),
+    );
+  });
+
+  it('count 100 copies of the whole frame space as one interval, and refuse a selection over the limit before listing it', () => {
+    const flood = Array.from({ length: 100 }, () => `0-${MAX_FRAME}`);
+    expect(countFrames(flood)).toBe(MAX_FRAME + 1);
+    expect(countFrames([...flood, `0-${MAX_FRAME}x3`, '5-9'])).toBe(MAX_FRAME + 1);
+    expect(() => expandFrameRanges(flood, 1000)).toThrow(/more than 1000 frames/);
+    expect(countFrames(['1-10x2', '2-10x2'])).toBe(10);
+  });
+
+  it('split by a job\'s frames exactly as frame by frame, the lowest outside frames named', () => {
+    fc.assert(
+      fc.property(fc.array(range, { minLength: 1, maxLength: 12 }), fc.array(range, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 20 }), (ranges, job, named) => {
+        const want = naive(ranges);
+        const own = naive(job);
+        const split = splitSelection(selectFrames(ranges.map(parseFrameRange)), own, named);
+        expect(split.inside).toEqual(own.filter((f) => want.includes(f)));
+        const outside = want.filter((f) => !own.includes(f));
+        expect(split.outsideCount).toBe(outside.length);
+        expect(split.outsideFirst).toEqual(outside.slice(0, named));
+      }),
+    );
+  });
+
+  it('merge stepped ranges of one step and residue: 100 of them cost one walk', () => {
+    const shifted = Array.from({ length: 100 }, (_, i) => `${2 * i}-${MAX_FRAME}x2`);
+    const sel = selectFrames(shifted.map(parseFrameRange));
+    expect(sel.stepped).toEqual([{ start: 0, end: MAX_FRAME, step: 2 }]);
+    expect(sel.count).toBe(MAX_FRAME / 2 + 1);
+    const split = splitSelection(sel, [1, 2, 3, 4], 3);
+    expect(split).toEqual({ inside: [2, 4], outsideCount: MAX_FRAME / 2 + 1 - 2, outsideFirst: [0, 6, 8] });
   });
 });

@@ -105,8 +105,8 @@ describe('cancel mid-render', () => {
     expect(downloads).toMatchObject({ frames: [], compositeNodes: [], frameOutputs: [], compositeNodeOutputs: [] });
     expect(downloads.transforms?.framesZip ?? null).toBeNull();
     // Nothing of the job was stored as output either (uploads are stored by their own key): its
-    // finished frames are only kept, unpublished, for a requeue (README, "Extension: job requeue"),
-    // and its task logs stay with its record (README, "Extension: task logs").
+    // finished frames are only kept, unpublished, for a requeue (docs/reference/api-extensions.md, "job requeue"),
+    // and its task logs stay with its record (docs/reference/api-extensions.md, "Extension: task logs").
     const stored = (await filesUnder(svc.dataDir)).filter((f) => f.includes(id) && !f.startsWith('objects/logs/'));
     expect(stored.filter((f) => !f.includes(`/${id}/kept/frames/`))).toEqual([]);
     expect(stored.length).toBeGreaterThan(0);

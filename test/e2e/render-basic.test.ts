@@ -1,5 +1,6 @@
 // The whole path through the public API with the shared client, real Blender and ffmpeg:
-// upload, create, validate (analysis checked against the fixture), render, download.
+// upload, create, validate (analysis checked against the fixture), render, download; on each
+// Blender of the matrix (a farm of that build alone, rendering a scene that build saved).
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,28 +8,34 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../shared/client/client.js';
+import { usableBuilds } from '../helpers/blender-builds.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { pngInfo } from '../helpers/png.js';
 
 const run = promisify(execFile);
-let svc: TestService;
-let client: RenderJobClient;
 let scratch: string;
 
 beforeAll(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), 'rb-e2e-'));
-  svc = await startTestService({ workers: 1, worker: { runtime: { heartbeatMs: 200, pollMs: 100 } } });
-  client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
 }, 120_000);
 afterAll(async () => {
-  await svc?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
-describe('a .blend through validate, render and download', () => {
+describe.each(usableBuilds('the e2e render').map((b) => [b.minor, b] as const))('a .blend through validate, render and download on Blender %s', (minor, build) => {
+  let svc: TestService;
+  let client: RenderJobClient;
+  beforeAll(async () => {
+    svc = await startTestService({ workers: 1, blenderPaths: [build.path], blenderFromPath: false, worker: { runtime: { heartbeatMs: 200, pollMs: 100 } } });
+    client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
+  }, 120_000);
+  afterAll(async () => {
+    await svc?.close();
+  });
+
   it('renders frames 1-3 at 64x48 with an MP4, zips and a preview', async () => {
-    const blend = await buildFixture('basic');
+    const blend = await buildFixture('basic', { blender: build.path });
     const target = await client.uploadProject(blend);
     const job = await client.createJob({ slug: target.slug });
     await client.validateJob(job.id, {});
@@ -48,6 +55,7 @@ describe('a .blend through validate, render and download', () => {
     expect(started.replay).toBe(false);
     const done = await client.waitForStatus(job.id, ['completed'], { intervalMs: 250, timeoutMs: 120_000 });
     expect(done.finalConfig).toMatchObject({ frameRanges: ['1-3'], computeDeviceType: 'CPU', sampleCount: 4, videoOutput: true });
+    expect(done.finalConfig?.hostVersionForRender).toMatch(new RegExp(`^${minor.replace('.', '\\.')}\\.`));
     expect(done.finalConfig?.expectedOutputs?.totals.cameraFiles).toBe(3);
     expect(done.normalizedSeconds).toBeGreaterThan(0);
     expect(done.output?.scheduledForDeletionAt).not.toBeNull();
@@ -65,7 +73,7 @@ describe('a .blend through validate, render and download', () => {
 
     const mp4 = downloads.transforms?.video?.mp4?.[0];
     expect(mp4?.available).toBe(true);
-    const mp4File = path.join(scratch, 'out.mp4');
+    const mp4File = path.join(scratch, `out-${minor}.mp4`);
     await writeFile(mp4File, Buffer.from(await (await fetch(mp4!.url!)).arrayBuffer()));
     const probe = JSON.parse((await run('ffprobe', ['-v', 'error', '-count_frames', '-show_streams', '-of', 'json', mp4File])).stdout) as {
       streams: { codec_name: string; nb_read_frames: string; r_frame_rate: string; pix_fmt: string }[];
@@ -73,7 +81,7 @@ describe('a .blend through validate, render and download', () => {
     expect(probe.streams[0]).toMatchObject({ codec_name: 'h264', nb_read_frames: '3', r_frame_rate: '24/1', pix_fmt: 'yuv420p' });
 
     const zipUrl = downloads.transforms?.framesZip;
-    const zipFile = path.join(scratch, 'frames.zip');
+    const zipFile = path.join(scratch, `frames-${minor}.zip`);
     await writeFile(zipFile, Buffer.from(await (await fetch(Array.isArray(zipUrl) ? zipUrl[0]! : zipUrl!)).arrayBuffer()));
     const listing = (await run('unzip', ['-Z1', zipFile])).stdout.trim().split('\n').sort();
     expect(listing).toEqual(['f_0001.png', 'f_0002.png', 'f_0003.png']);

@@ -1,7 +1,8 @@
 // Renders that fail for good, through the public API with real Blender: a frame whose Blender is
 // killed on every attempt (RETRIES_EXHAUSTED after exactly `maxAttempts` attempts) and a scene whose
 // camera name makes Blender exit with an error (BLENDER_FAILED at once, never retried). Both
-// reports carry what README "Rendering" promises: attempts, lastFrame and Blender's last lines.
+// reports carry what docs/reference/api-decisions.md, "Rendering", promises: attempts, lastFrame and
+// Blender's last lines.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -52,6 +52,12 @@ describe('warm mode', () => {
     const live = await followed;
     expect(live).toMatch(/\[renderbridge\] job completed: end of the log\n$/);
 
+    // The finalize task completes the job, then closes its own log: wait for that, as the failed
+    // render below waits for its task's log.
+    await waitUntil('every task\'s log to be closed, finalize\'s included', async () => {
+      const index = await client.jobLogIndex(id);
+      return index.tasks.some((t) => t.kind === 'finalize' && t.attempts.length > 0) && index.tasks.every((t) => t.attempts.every((a) => !a.live)) ? true : undefined;
+    });
     const runs = runsOf(await logText(warm, id));
     const kinds = runs.map((r) => /\((\w[\w-]*)/.exec(r.header)![1]);
     expect(kinds[0]).toBe('validate');

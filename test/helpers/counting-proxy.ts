@@ -12,6 +12,11 @@ export interface CutRule {
   afterBytes: number;
   /** Connections to cut with this rule, then it is spent. Default 1. */
   times?: number;
+  /**
+   * Cut when the server's answer to the request arrives instead, none of it forwarded: the
+   * server did the work, the client never hears (afterBytes is then ignored). Default false.
+   */
+  answer?: boolean;
 }
 
 export interface CountingProxy {
@@ -32,6 +37,12 @@ export interface CountingProxy {
   reset(): void;
   /** Arms a cut rule. */
   cut(rule: CutRule): void;
+  /** The link goes down: every open connection is reset, and new ones are reset at once. */
+  linkDown(): void;
+  /** The link is back: connections go through again. */
+  linkUp(): void;
+  /** Connections reset at once because the link was down. */
+  refused(): number;
   close(): Promise<void>;
 }
 
@@ -41,14 +52,21 @@ const CARRY = 2048;
 
 export async function startCountingProxy(target?: { host: string; port: number }): Promise<CountingProxy> {
   let up = 0;
-  let down = 0;
+  let bytesDown = 0;
   let cuts = 0;
   let log: string[] = [];
-  const rules: { request: RegExp; afterBytes: number; left: number }[] = [];
+  const rules: { request: RegExp; afterBytes: number; left: number; answer: boolean }[] = [];
   const sockets = new Set<net.Socket>();
+  let linkIsDown = false;
+  let refusedCount = 0;
 
   const server = net.createServer((client) => {
     const t = proxy.target;
+    if (linkIsDown) {
+      refusedCount++;
+      client.resetAndDestroy();
+      return;
+    }
     if (!t) {
       client.destroy();
       return;
@@ -60,6 +78,8 @@ export async function startCountingProxy(target?: { host: string; port: number }
     let carry = '';
     /** Bytes still allowed through before the cut; undefined while no rule has hit this connection. */
     let budget: number | undefined;
+    /** The next bytes from the server (the answer to a matched request) cut the connection. */
+    let cutOnAnswer = false;
 
     client.on('data', (chunk: Buffer) => {
       const text = carry + chunk.toString('latin1');
@@ -69,7 +89,10 @@ export async function startCountingProxy(target?: { host: string; port: number }
           if ((m.index ?? 0) + m[0].length <= carry.length) continue;
           log.push(`${m[1]} ${(m[2] ?? '').split('?')[0]}`);
           const rule = rules.find((r) => r.left > 0 && r.request.test(`${m[1]} ${m[2]} HTTP/1.1`));
-          if (rule && budget === undefined) {
+          if (rule?.answer && !cutOnAnswer) {
+            rule.left--;
+            cutOnAnswer = true;
+          } else if (rule && budget === undefined) {
             rule.left--;
             // Count from the start of the request line, which may lie in the carry.
             const startInChunk = (m.index ?? 0) - carry.length;
@@ -97,7 +120,13 @@ export async function startCountingProxy(target?: { host: string; port: number }
     });
     upstream.on('drain', () => client.resume());
     upstream.on('data', (chunk: Buffer) => {
-      down += chunk.length;
+      if (cutOnAnswer) {
+        cuts++;
+        client.resetAndDestroy();
+        upstream.resetAndDestroy();
+        return;
+      }
+      bytesDown += chunk.length;
       if (!client.write(chunk)) upstream.pause();
     });
     client.on('drain', () => upstream.resume());
@@ -126,17 +155,25 @@ export async function startCountingProxy(target?: { host: string; port: number }
     port,
     target,
     up: () => up,
-    down: () => down,
+    down: () => bytesDown,
     requests: () => [...log],
     cuts: () => cuts,
     reset() {
       up = 0;
-      down = 0;
+      bytesDown = 0;
       log = [];
     },
     cut(rule) {
-      rules.push({ request: rule.request, afterBytes: rule.afterBytes, left: rule.times ?? 1 });
+      rules.push({ request: rule.request, afterBytes: rule.afterBytes, left: rule.times ?? 1, answer: rule.answer ?? false });
     },
+    linkDown() {
+      linkIsDown = true;
+      for (const s of sockets) s.resetAndDestroy();
+    },
+    linkUp() {
+      linkIsDown = false;
+    },
+    refused: () => refusedCount,
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -22,7 +22,7 @@ export const FIXTURE_NAMES: readonly FixtureName[] = ['basic', 'compositor', 'st
 const SCRIPTS_DIR = fileURLToPath(new URL('../fixtures/blend/', import.meta.url));
 
 export interface BuildFixtureOptions {
-  /** Blender executable. Default `$RENDERBRIDGE_TEST_BLENDER` or `blender`. */
+  /** The Blender build that saves it (an executable or a root folder). Default `$RENDERBRIDGE_TEST_BLENDER` or `blender`. */
   blender?: string;
   /** Builder arguments after OUT.blend. Default none; for `autoexec`, the marker path of fixtureMarker(). */
   args?: readonly string[];
@@ -34,12 +34,18 @@ function scriptPath(name: FixtureName): string {
   return join(SCRIPTS_DIR, `build_${name.replace(/-/g, '_')}.py`);
 }
 
-/** The cache folder of one fixture: a hash of its builder, the shared module and the explicit arguments. */
-export function fixtureDir(name: FixtureName, args?: readonly string[]): string {
+/**
+ * The cache folder of one fixture: a hash of its builder, the shared module, the explicit arguments
+ * and the Blender that saves it (a file saved by 5.2 is another file than one saved by 3.4).
+ */
+export function fixtureDir(name: FixtureName, args?: readonly string[], blender?: string): string {
   const h = createHash('sha256');
   h.update(readFileSync(join(SCRIPTS_DIR, '_common.py')));
   h.update(readFileSync(scriptPath(name)));
   h.update(JSON.stringify(args ?? null));
+  // The default build keeps the key it always had; any other build is part of it.
+  const build = blender ?? process.env.RENDERBRIDGE_TEST_BLENDER;
+  if (build && build !== 'blender') h.update(`\0${build}`);
   return join(tmpdir(), `renderbridge-fixtures-${h.digest('hex').slice(0, 16)}`);
 }
 
@@ -50,7 +56,7 @@ export function fixtureMarker(): string {
 
 /** Path of the built fixture `NAME.blend`, building it first when the cache lacks it. */
 export async function buildFixture(name: FixtureName, opts: BuildFixtureOptions = {}): Promise<string> {
-  const dir = fixtureDir(name, opts.args);
+  const dir = fixtureDir(name, opts.args, opts.blender);
   const target = join(dir, `${name}.blend`);
   if (existsSync(target)) return target;
   await mkdir(dir, { recursive: true });
@@ -60,6 +66,8 @@ export async function buildFixture(name: FixtureName, opts: BuildFixtureOptions 
     binary: opts.blender ?? process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender',
     pythonScript: scriptPath(name),
     scriptArgs: [tmp, ...args],
+    // The fixture's folder: the only one a build in a root may write.
+    cwd: dir,
     timeoutMs: opts.timeoutMs ?? 120_000,
   });
   if (res.exitCode !== 0 || !existsSync(tmp)) {

@@ -12,7 +12,7 @@ import { openKeyStore } from '../../service/stack.js';
 import { createTestDatabase } from './postgres.js';
 import { startS3 } from './s3.js';
 import { createLogger, startService, type RunningService, type StartOptions } from '../../service/server.js';
-import type { WorkerTuning } from '../../service/worker/runtime/start.js';
+import type { WorkerTuning } from '../../service/worker/start.js';
 
 /** Which engines test services run on in this vitest project. */
 export const TEST_STACK: 'embedded' | 'scale' = process.env.RENDERBRIDGE_TEST_STACK === 'scale' ? 'scale' : 'embedded';
@@ -107,7 +107,8 @@ export async function startTestService(
   const { worker, webhooks, ...rest } = options;
   // A restart test passes the engines of the first service back in (its databaseUrl etc.).
   const engines = TEST_STACK === 'scale' && !rest.databaseUrl ? await scaleEngines() : undefined;
-  const config = defaultConfig({ port: 0, logLevel: 'info', workers: 0, ...engines?.config, ...rest, dataDir });
+  // debug: tests read the per-frame lines (render time billed, frame begun).
+  const config = defaultConfig({ port: 0, logLevel: 'debug', workers: 0, ...engines?.config, ...rest, dataDir });
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {

@@ -5,7 +5,6 @@
 // SIGKILL to its process group and to the Blender processes it started (Blender runs detached, in
 // its own group, so killing the worker's group alone would leave it rendering).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,7 +12,6 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { RenderJobClient } from '../../shared/client/client.js';
-import { API_KEY_PREFIX } from '../../shared/constants.js';
 import { blenderProcesses, frameArgs } from '../helpers/e2e.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { deletePrefix, uniquePrefix } from '../helpers/redis.js';
@@ -161,7 +159,6 @@ export interface Farm {
 export async function startFarm(opts: FarmOptions): Promise<Farm> {
   const root = await mkdtemp(path.join(tmpdir(), 'rb-farm-'));
   const prefix = uniquePrefix('rbfarm');
-  const token = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
   const procs: FarmProcess[] = [];
   const killAll = () => procs.forEach((p) => p.killNow());
   // A test process that exits without its cleanup still takes the farm with it.
@@ -182,14 +179,15 @@ export async function startFarm(opts: FarmOptions): Promise<Farm> {
     cleanups.push(() => db.drop());
     const s3 = await startS3();
     cleanups.push(() => s3.close());
-    const env: NodeJS.ProcessEnv = { ...process.env, ...s3.env, RENDERBRIDGE_WORKER_TOKEN: token };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...s3.env };
     // Flags, not the environment, choose the engines: a stray RENDERBRIDGE_* of the caller must not.
-    for (const k of ['RENDERBRIDGE_DATABASE_URL', 'RENDERBRIDGE_REDIS_URL', 'RENDERBRIDGE_QUEUE_PREFIX', 'RENDERBRIDGE_S3_BUCKET', 'RENDERBRIDGE_S3_ENDPOINT', 'RENDERBRIDGE_S3_PREFIX']) delete env[k];
+    // Each worker gets its own token (below); the services need none.
+    for (const k of ['RENDERBRIDGE_WORKER_TOKEN', 'RENDERBRIDGE_DATABASE_URL', 'RENDERBRIDGE_REDIS_URL', 'RENDERBRIDGE_QUEUE_PREFIX', 'RENDERBRIDGE_S3_BUCKET', 'RENDERBRIDGE_S3_ENDPOINT', 'RENDERBRIDGE_S3_PREFIX']) delete env[k];
     const engines = ['--redis-url', opts.redisUrl, '--queue-prefix', prefix, '--s3-bucket', s3.settings.bucket, '--s3-endpoint', s3.settings.endpoint!];
     const startTimeoutMs = opts.startTimeoutMs ?? 90_000;
 
-    const launch = async (name: string, args: string[], ready: RegExp, workDir?: string): Promise<{ proc: FarmProcess; match: RegExpMatchArray }> => {
-      const child = spawn(process.execPath, [...CLI, ...args], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const launch = async (name: string, args: string[], ready: RegExp, workDir?: string, own: NodeJS.ProcessEnv = {}): Promise<{ proc: FarmProcess; match: RegExpMatchArray }> => {
+      const child = spawn(process.execPath, [...CLI, ...args], { cwd: REPO_ROOT, env: { ...env, ...own }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       const proc = new FarmProcess(name, child, workDir);
       procs.push(proc);
       const deadline = Date.now() + startTimeoutMs;
@@ -223,6 +221,8 @@ export async function startFarm(opts: FarmOptions): Promise<Farm> {
       const dataDir = path.join(root, name);
       await mkdir(dataDir);
       const blender = process.env.RENDERBRIDGE_TEST_BLENDER ? ['--blender', process.env.RENDERBRIDGE_TEST_BLENDER] : [];
+      // Its own token, as an operator gives each render machine one: it opens only the jobs of its leases.
+      const token = (await run(process.execPath, [...CLI, 'admin', 'create-worker-token', '--database-url', db.url, '--name', name], { cwd: REPO_ROOT, env })).stdout.trim().split('\n').at(-1)!;
       const args = [
         'worker',
         ...services.flatMap((s) => ['--service-url', s.origin]),
@@ -233,8 +233,10 @@ export async function startFarm(opts: FarmOptions): Promise<Farm> {
         '--workers', '1',
         '--chunk-frames', '1',
         '--lease-seconds', String(opts.leaseSeconds ?? 3),
+        // The per-frame lines (`frame begun`) this harness reads are at debug.
+        '--log-level', 'debug',
       ];
-      return (await launch(`worker ${name}`, args, new RegExp(`renderbridge worker ${name}:`), dataDir)).proc;
+      return (await launch(`worker ${name}`, args, new RegExp(`renderbridge worker ${name}:`), dataDir, { RENDERBRIDGE_WORKER_TOKEN: token })).proc;
     };
     const workers = await Promise.all(Array.from({ length: opts.workers ?? 3 }, () => startWorker()));
 

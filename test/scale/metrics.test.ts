@@ -1,7 +1,7 @@
 // GET /metrics in Prometheus text format, on the service (HTTP latency, queue depth, and the
 // in-process worker's tasks and frames after a real render) and on a worker's own server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMetricsServer } from '../../service/metrics/http.js';
+import { isLoopbackHost, startMetricsServer } from '../../service/metrics/http.js';
 import { createMetrics } from '../../service/metrics/registry.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { errorBody } from '../helpers/http.js';
@@ -34,6 +34,21 @@ describe('service /metrics', () => {
     // The process's own health is there too, the event-loop lag sampled every 100 ms (not prom-client's 10 ms).
     expect(text).toMatch(/^renderbridge_nodejs_eventloop_lag_p99_seconds \d/m);
     expect(text).toMatch(/^renderbridge_process_cpu_seconds_total \d/m);
+  });
+
+  it('is closed on a service that listens beyond loopback without a metrics token, saying what to set', async () => {
+    const open = await startTestService({ host: '0.0.0.0' });
+    try {
+      const r = await fetch(`http://127.0.0.1:${new URL(open.origin).port}/metrics`);
+      expect(r.status).toBe(401);
+      const body = errorBody({ status: 401, headers: r.headers, body: await r.json() });
+      expect(body.name).toBe('METRICS_UNAUTHORIZED');
+      expect(body.message).toMatch(/listens beyond loopback.*set RENDERBRIDGE_METRICS_TOKEN/);
+    } finally {
+      await open.close();
+    }
+    expect(isLoopbackHost('127.0.0.1') && isLoopbackHost('::1') && isLoopbackHost('[::1]') && isLoopbackHost('localhost')).toBe(true);
+    expect(isLoopbackHost('0.0.0.0') || isLoopbackHost('::') || isLoopbackHost('10.0.0.5')).toBe(false);
   });
 
   it('asks for the metrics token when one is set', async () => {

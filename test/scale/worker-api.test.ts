@@ -11,10 +11,12 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../service/config.js';
+import { createWorkerToken } from '../../service/domain/worker-tokens.js';
 import { WorkerApiError } from '../../service/worker-api/client.js';
 import { WORKER_API_PREFIX } from '../../service/worker-api/contract.js';
 import { RemoteWorkerJobs, type RemoteWorkerJobsOptions } from '../../service/worker-api/remote-jobs.js';
-import { startWorker } from '../../service/worker/runtime/start.js';
+import { RemoteTaskQueue } from '../../service/worker-api/remote-queue.js';
+import { startWorker } from '../../service/worker/start.js';
 import { JobEnvelope, type Job } from '../../shared/api/job.js';
 import type { JobProgress } from '../../shared/api/progress.js';
 import { RenderJobClient } from '../../shared/client/client.js';
@@ -206,17 +208,25 @@ describe('authentication', () => {
     expect(errorBody(r).name).toBe('UNAUTHORIZED');
   });
 
-  it('without a worker token the service has no worker API (404)', async () => {
+  it('without the farm-wide token the service still serves the worker API, to per-worker tokens only', async () => {
     const plain = await startTestService();
     try {
       const r = await internal('GET', `/jobs/${randomUUID()}`, undefined, { origin: plain.origin });
-      expect(r.status).toBe(404);
-      expect(errorBody(r).name).toBe('ROUTE_NOT_FOUND');
+      expect(r.status).toBe(401);
+      expect(errorBody(r).name).toBe('UNAUTHORIZED');
       const err = await new RemoteWorkerJobs({ serviceUrls: [plain.origin], token: TOKEN }).getById(randomUUID()).catch((e: unknown) => e);
-      expect(String(err)).toMatch(/has no worker API; start it with RENDERBRIDGE_WORKER_TOKEN/);
+      expect(String(err)).toMatch(/unknown or revoked; create this worker's own token with renderbridge admin create-worker-token/);
+      const { token } = await createWorkerToken(plain.service.ports.workerTokens, 'plain-1');
+      expect(await new RemoteWorkerJobs({ serviceUrls: [plain.origin], token }).whoami()).toBe('plain-1');
+      expect(await new RemoteWorkerJobs({ serviceUrls: [plain.origin], token }).getById(randomUUID())).toBeUndefined();
     } finally {
       await plain.close();
     }
+  });
+
+  it('the farm-wide token names no worker, and the service warns about it at start', async () => {
+    expect(await jobs.whoami()).toBeNull();
+    expect(svc.logs.join('')).toMatch(/deprecated farm-wide worker token.*create-worker-token/);
   });
 });
 
@@ -373,6 +383,50 @@ describe.skipIf(!blender)('a worker that sees jobs only through the worker API',
       // Every state change of the job went through the worker API.
       const seen = svc.logs.join('');
       for (const route of ['transition', 'update', 'progress', 'completed']) expect(seen).toContain(`${WORKER_API_PREFIX}/jobs/${job.id}/${route}`);
+    } catch (err) {
+      console.error(logs.slice(-30).join(''));
+      throw err;
+    } finally {
+      await worker.stop();
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }, 240_000);
+
+  it('renders a job with its own token and no queue credential: tasks and job state all through the worker API', async () => {
+    const workDir = await mkdtemp(path.join(tmpdir(), 'rb-remote-worker-'));
+    const logs: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });
+    const name = `own-${randomUUID().slice(0, 8)}`;
+    const { token } = await createWorkerToken(svc.service.ports.workerTokens, name);
+    const remoteJobs = remote({ token });
+    expect(await remoteJobs.whoami()).toBe(name);
+    const queue = new RemoteTaskQueue({ serviceUrls: [svc.origin], token, retryDelayMs: 50 });
+    const worker = await startWorker(
+      { jobs: remoteJobs, storage: svc.service.ports.storage, queue, onCompleted: (rec) => remoteJobs.completed(rec) },
+      defaultConfig({ dataDir: workDir, workers: 1 }),
+      log,
+      { runtime: { heartbeatMs: 200, pollMs: 100, workerName: name, workerId: `${name}:${process.pid}` } },
+    );
+    try {
+      expect(worker.runtime, 'the worker found no Blender').toBeDefined();
+      const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
+      const target = await client.uploadProject(await buildFixture('basic'));
+      const job = await client.createJob({ slug: target.slug });
+      await client.validateJob(job.id, {});
+      await client.waitForStatus(job.id, ['validated'], { intervalMs: 200, timeoutMs: 90_000 });
+      await client.renderJob(job.id, tinyRender('1-2'));
+      const done = await client.waitForStatus(job.id, ['completed'], { intervalMs: 200, timeoutMs: 120_000 });
+      expect(done.status).toBe('completed');
+      expect(((await client.getDownloads(job.id)).frameOutputs ?? []).map((f) => f.fileName)).toEqual(['f_0001.png', 'f_0002.png']);
+      // Every task ran under this worker's name, claimed through the worker API (the finalize
+      // task is marked done just after it completed the job).
+      const runs = await waitUntil('every task of the job done', async () => {
+        const all = await svc.service.ports.queue.jobTaskRuns(job.id);
+        return all.every((r) => r.state === 'done') ? all : undefined;
+      }, { timeoutMs: 10_000 });
+      expect(runs.length).toBeGreaterThanOrEqual(3);
+      for (const r of runs) expect(r, r.id).toMatchObject({ state: 'done', worker: expect.stringMatching(new RegExp(`^${name}:${process.pid}:`)) });
+      expect(svc.logs.join('')).toContain(`${WORKER_API_PREFIX}/tasks/claim`);
     } catch (err) {
       console.error(logs.slice(-30).join(''));
       throw err;

@@ -74,12 +74,17 @@ describe('resolveConfig', () => {
     expect(d.profile).toEqual({ value: 'default', source: 'default' });
     expect(d.settings.serviceUrl).toEqual({ value: 'http://127.0.0.1:8420/api/external/v1', source: 'default' });
     expect(d.settings.daemonPort).toEqual({ value: 47_615, source: 'default' });
+    expect(d.settings.reconnectPatience).toEqual({ value: 120, source: 'default' });
+    expect(resolveConfig({ config: empty, env: { RENDERBRIDGE_RECONNECT_PATIENCE: '300' }, home }).settings.reconnectPatience).toEqual({ value: 300, source: 'env RENDERBRIDGE_RECONNECT_PATIENCE' });
   });
 
   it('a bad value is an error naming the setting and its source, never a fallback', () => {
     const config = loaded(TEXT);
     expect(thrown(() => resolveConfig({ config, env: { RENDERBRIDGE_DAEMON_PORT: 'eighty' }, home })).message).toBe(
       'daemonPort (from env RENDERBRIDGE_DAEMON_PORT): "eighty" is not a port number (0-65535)',
+    );
+    expect(thrown(() => resolveConfig({ config, env: { RENDERBRIDGE_RECONNECT_PATIENCE: 'forever' }, home })).message).toBe(
+      'reconnectPatience (from env RENDERBRIDGE_RECONNECT_PATIENCE): "forever" is not a whole number of seconds (0-3600)',
     );
     expect(thrown(() => resolveConfig({ config, env: {}, home, flags: { serviceUrl: 'farm:8420' } })).message).toMatch(/^serviceUrl \(from flag --service\): /);
     expect(thrown(() => resolveConfig({ config, env: { RENDERBRIDGE_PROFILE: 'nope' }, home })).message).toMatch(/^profile "nope" \(from env RENDERBRIDGE_PROFILE\) is not in /);

@@ -45,7 +45,7 @@ describe('asTaskOutcome: blender errors as task outcomes', () => {
 
   it('details the render task adds to a run error reach the failedReason, argv stays on the worker', () => {
     const err = new BlenderCrashError('Blender crashed (SIGKILL)', { ...run, signal: 'SIGKILL', reason: 'crash' });
-    // What render-chunk.ts does before rethrowing: the attempt, the frame reached, the last lines.
+    // What render/chunk-run.ts does before rethrowing: the attempt, the frame reached, the last lines.
     Object.assign(err.details, { attempts: 3, lastFrame: 3, lastLines: run.lastLines });
     const reason = failedReasonOf(asTaskOutcome(err), task);
     expect(reason).toMatchObject({

@@ -13,7 +13,7 @@ import { UrlSigner } from '../../service/adapters/fs-storage/url-signer.js';
 import { EarlyOutputs, frameOutputKey, compositeOutputKey, unchangedEarlyOutputs } from '../../service/worker/outputs/early-outputs.js';
 import { outputLayout } from '../../service/worker/outputs/chunk-files.js';
 import { finalizeOutputs, type ProducedFile } from '../../service/worker/outputs/finalize-outputs.js';
-import { jobOutputPrefix } from '../../service/worker/outputs/output-keys.js';
+import { jobOutputPrefix } from '../../service/domain/output-keys.js';
 
 let root: string;
 let storage: FsObjectStorage;

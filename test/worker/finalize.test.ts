@@ -11,7 +11,7 @@ import { UrlSigner } from '../../service/adapters/fs-storage/url-signer.js';
 import type { ObjectStorage } from '../../service/ports/storage.js';
 import { probe } from '../../service/worker/outputs/ffmpeg.js';
 import { finalizeOutputs, type ProducedFile } from '../../service/worker/outputs/finalize-outputs.js';
-import { jobOutputPrefix } from '../../service/worker/outputs/output-keys.js';
+import { jobOutputPrefix } from '../../service/domain/output-keys.js';
 import { streamZip } from '../../zip/stream-zip.js';
 
 const run = promisify(execFile);

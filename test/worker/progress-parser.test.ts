@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JobProgress } from '../../shared/api/progress.js';
 import { BlenderLogParser, parseTimecode, type ProgressEvent } from '../../blender/render/progress-parser.js';
-import { ProgressTracker } from '../../service/worker/handlers/progress-tracker.js';
+import { ProgressTracker } from '../../service/worker/render/progress-tracker.js';
 
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, '../fixtures/logs', name), 'utf8');
 const JOB = '8a1d3c2e-4b5f-4a6b-9c7d-0e1f2a3b4c5d';

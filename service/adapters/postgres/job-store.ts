@@ -99,7 +99,7 @@ export class PgJobStore extends SqlJobStore {
     const { rows } = await sql<{ n: number }>`
       with upd as (
         update jobs set status = ${c.status}, updated_at = ${c.updated_at}, doc = ${c.doc}, internal = ${c.internal},
-          preview_key = ${c.preview_key}, delete_after = ${c.delete_after}
+          preview_key = ${c.preview_key}, delete_after = ${c.delete_after}, output_bytes = ${c.output_bytes}
         where id = ${id} and xmin = ${version}::xid
         returning workspace_id
       )${counted}

@@ -94,6 +94,27 @@ export const pgMigrationScripts: Record<string, string[]> = {
       workspace_id text not null, upload_slug text, created_at text not null, primary key (source_job_id, selection))`,
     `create index job_requeues_slug on job_requeues (upload_slug)`,
   ],
+  // Per-worker credentials of the worker API: only each token's SHA-256 is stored. At most one
+  // active token per worker name (the name is the worker's identity in leases and heartbeats).
+  '008_worker_tokens': [
+    `create table worker_tokens (id text primary key, name text not null, token_hash bytea not null unique,
+      display_prefix text not null, created_at text not null, last_used_at text, revoked_at text)`,
+    `create unique index worker_tokens_active_name on worker_tokens (name) where revoked_at is null`,
+  ],
+  // The workspace storage quota sums each job's published output bytes; jobs finished before
+  // this migration count 0 until their next write. An index per workspace keeps the upload sum cheap.
+  '009_job_output_bytes': [
+    `alter table jobs add column output_bytes int8 not null default 0`,
+    `create index uploads_ws on uploads (workspace_id)`,
+  ],
+  // Per-frame statistics (frame-stats extension): one row per job, frame and task attempt.
+  '010_frame_stats': [
+    `create table frame_stats (job_id text not null, frame integer not null, attempt integer not null,
+      render_seconds double precision not null, peak_memory_bytes bigint, device text not null, slot text not null,
+      blender_version text, finished_at text not null, primary key (job_id, frame, attempt))`,
+    // The ETA reads a job's latest frames to finish on every progress poll.
+    `create index frame_stats_job_finished on frame_stats (job_id, finished_at)`,
+  ],
 };
 
 /**

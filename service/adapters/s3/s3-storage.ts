@@ -20,6 +20,7 @@ import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type PutFil
 import { isValidKey } from '../fs-storage/fs-storage.js';
 import { contentTypeOf } from './content-type.js';
 import { createS3Client, httpStatus, type S3ClientOptions } from './s3-client.js';
+import { S3WorkerSigner } from './worker-signer.js';
 
 export interface S3StorageOptions {
   client: S3Client;
@@ -108,6 +109,11 @@ export class S3ObjectStorage implements ObjectStorage {
       ResponseCacheControl: 'private, no-store',
     });
     return getSignedUrl(this.client, cmd, { expiresIn: presignSeconds(opts.expiresAt) });
+  }
+
+  /** What the worker API's storage routes sign and run for workers without bucket keys. */
+  workerSigner(): S3WorkerSigner {
+    return new S3WorkerSigner({ client: this.client, bucket: this.bucket, objectKey: (key) => this.objectKey(key) });
   }
 
   async put(key: string, body: Readable, opts: PutOptions = {}): Promise<{ size: number; sha256: string }> {

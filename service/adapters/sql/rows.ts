@@ -57,8 +57,22 @@ function deleteAfter(rec: JobRecord): string | null {
   return o && !o.isDeletedForClient ? (o.scheduledForDeletionAt ?? rec.internal.keptUntil ?? null) : null;
 }
 
+/**
+ * Bytes of a job's published outputs while they exist: frames and composites, again for each zip
+ * of them (stored, not recompressed). Videos are not counted (their size is not recorded; they are
+ * small beside the frames). Kept frames of a failed job are not published outputs.
+ */
+export function outputBytes(rec: JobRecord): number {
+  const o = rec.internal.outputs;
+  if (!o || rec.job.output?.isDeletedForClient) return 0;
+  const sum = (files: readonly { size: number }[]) => files.reduce((n, f) => n + (Number.isFinite(f.size) ? f.size : 0), 0);
+  const frames = sum(o.frames);
+  const composites = sum(o.composites);
+  return frames * (o.framesZipKey ? 2 : 1) + composites * (o.compositesZipKey ? 2 : 1);
+}
+
 /** The columns a job write sets: the record as JSON text plus the columns derived from it. */
-export function jobColumns(rec: JobRecord): Pick<JobRow, 'status' | 'updated_at' | 'doc' | 'internal' | 'preview_key' | 'delete_after'> {
+export function jobColumns(rec: JobRecord): Pick<JobRow, 'status' | 'updated_at' | 'doc' | 'internal' | 'preview_key' | 'delete_after' | 'output_bytes'> {
   return {
     status: rec.job.status,
     updated_at: rec.job.updatedAt,
@@ -66,6 +80,7 @@ export function jobColumns(rec: JobRecord): Pick<JobRow, 'status' | 'updated_at'
     internal: JSON.stringify(rec.internal),
     preview_key: servedPreviewKey(rec),
     delete_after: deleteAfter(rec),
+    output_bytes: outputBytes(rec),
   };
 }
 

@@ -46,6 +46,8 @@ export interface DB {
     preview_key: string | null;
     /** output.scheduledForDeletionAt while the outputs still exist, else null (006). */
     delete_after: string | null;
+    /** Bytes of the job's published outputs while they exist, else 0: the workspace storage quota sums it (015 / 009). */
+    output_bytes: number;
   };
   job_counts: { workspace_id: string; status: string; n: number };
   task_deps: { task_id: string; dep_id: string };
@@ -109,5 +111,19 @@ export interface DB {
   workers: { id: string; doc: string; heartbeat_at: number };
   /** Requeues (013 / 007): the job made from `source_job_id` for a frame selection ('' = every frame it lacked), and the upload it renders. */
   job_requeues: { source_job_id: string; selection: string; job_id: string; workspace_id: string; upload_slug: string | null; created_at: string };
+  /** Per-worker tokens of the worker API (014 / 008): the SHA-256 of each token, never the token. */
+  worker_tokens: { id: string; name: string; token_hash: Buffer; display_prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
+  /** Per-frame statistics (016 / 010): one row per job, frame and task attempt. */
+  frame_stats: {
+    job_id: string;
+    frame: number;
+    attempt: number;
+    render_seconds: number;
+    peak_memory_bytes: number | null;
+    device: string;
+    slot: string;
+    blender_version: string | null;
+    finished_at: string;
+  };
 }
 

@@ -43,7 +43,7 @@ function jobWriter(raw: Database) {
   const read: Statement<[string], DocRow> = raw.prepare('select doc, internal from jobs where id = ?');
   const save: Statement<[WriteColumns], void> = raw.prepare(
     `update jobs set status = @status, updated_at = @updated_at, doc = @doc, internal = @internal,
-       preview_key = @preview_key, delete_after = @delete_after where id = @id`,
+       preview_key = @preview_key, delete_after = @delete_after, output_bytes = @output_bytes where id = @id`,
   );
   // The same upsert as SqlJobStore.count, prepared.
   const count: Statement<[string, string, number], void> = raw.prepare(
@@ -79,8 +79,8 @@ function requeueWriter(raw: Database) {
   );
   const existing: Statement<[string, string], { job_id: string }> = raw.prepare('select job_id from job_requeues where source_job_id = ? and selection = ?');
   const insertJob: Statement<[WriteColumns & { created_at: string; workspace_id: string }], void> = raw.prepare(
-    `insert into jobs (id, workspace_id, created_at, status, updated_at, doc, internal, preview_key, delete_after)
-     values (@id, @workspace_id, @created_at, @status, @updated_at, @doc, @internal, @preview_key, @delete_after)`,
+    `insert into jobs (id, workspace_id, created_at, status, updated_at, doc, internal, preview_key, delete_after, output_bytes)
+     values (@id, @workspace_id, @created_at, @status, @updated_at, @doc, @internal, @preview_key, @delete_after, @output_bytes)`,
   );
   const count: Statement<[string, string, number], void> = raw.prepare(
     `insert into job_counts (workspace_id, status, n) values (?, ?, ?)

@@ -282,4 +282,49 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('job_requeues_slug').on('job_requeues').column('upload_slug').execute();
     },
   },
+  '014_worker_tokens': {
+    // Per-worker credentials of the worker API: only each token's SHA-256 is stored. At most one
+    // active token per worker name (the name is the worker's identity in leases and heartbeats).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('worker_tokens')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('token_hash', 'blob', (c) => c.notNull().unique())
+        .addColumn('display_prefix', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'text')
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await sql`create unique index worker_tokens_active_name on worker_tokens (name) where revoked_at is null`.execute(db);
+    },
+  },
+  '015_job_output_bytes': {
+    // The workspace storage quota sums each job's published output bytes; jobs finished before
+    // this migration count 0 until their next write. An index per workspace keeps the upload sum cheap.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').addColumn('output_bytes', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.createIndex('uploads_ws').on('uploads').column('workspace_id').execute();
+    },
+  },
+  '016_frame_stats': {
+    // Per-frame statistics (frame-stats extension): one row per job, frame and task attempt.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('frame_stats')
+        .addColumn('job_id', 'text', (c) => c.notNull())
+        .addColumn('frame', 'integer', (c) => c.notNull())
+        .addColumn('attempt', 'integer', (c) => c.notNull())
+        .addColumn('render_seconds', 'real', (c) => c.notNull())
+        .addColumn('peak_memory_bytes', 'integer')
+        .addColumn('device', 'text', (c) => c.notNull())
+        .addColumn('slot', 'text', (c) => c.notNull())
+        .addColumn('blender_version', 'text')
+        .addColumn('finished_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('frame_stats_pk', ['job_id', 'frame', 'attempt'])
+        .execute();
+      // The ETA reads a job's latest frames to finish on every progress poll.
+      await db.schema.createIndex('frame_stats_job_finished').on('frame_stats').columns(['job_id', 'finished_at']).execute();
+    },
+  },
 };

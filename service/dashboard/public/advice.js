@@ -1,6 +1,6 @@
 // Analysis and render warnings in words: what each code means for the render and what to do.
 // The codes are the ones the analysis (blender/analysis/) and render planning
-// (service/domain/final-config.ts, the worker's handlers) write; README's "Validation" and
+// (service/domain/final-config.ts, the worker's handlers) write; docs/reference/api-decisions.md's "Validation" and
 // "Render planning" bullets list them.
 
 const ADVICE = {
@@ -21,6 +21,7 @@ const ADVICE = {
   ANALYSIS_FIELD_DROPPED: 'A detail of the scene could not be described and was left out of the analysis. The render is not affected; report it if something looks wrong.',
   ANALYSIS_SECTION_FAILED: 'Part of the scene analysis failed. The render may still work; check the message and the file if the result looks wrong.',
   PATHS_NOT_REMAPPED: 'Some file paths could not be rewritten to the packed project, so those files may be missing on the farm. Check the paths named and pack again.',
+  ADDON_REFUSED: 'This farm does not run add-ons bundled with projects, so the render goes on without them. Apply or bake what they add in the .blend, or ask the farm\'s operator.',
   ADDON_REQUIRED: 'The scene needs an add-on the render will not enable. Add it to the add-ons to use when validating, or bundle it with the project.',
   DEVICE_UNAVAILABLE: 'The farm has no GPU of the kind asked for, so this job renders on the CPU (slower). Ask for another device, or accept the CPU render.',
   GPU_COUNT_REDUCED: 'Each render chunk uses one GPU; several chunks render side by side instead, so more GPUs still speed the job up.',

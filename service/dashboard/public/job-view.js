@@ -5,6 +5,8 @@ import { api } from './api.js';
 import { closeLog, decorateTaskRows } from './log-view.js';
 import { adviceFor, warningsOf } from './advice.js';
 import { showRequeue } from './requeue.js';
+import { closeFrames, hasEtaBand, refreshFrames } from './frames-view.js';
+import { closeEstimate, onJobChanged, refreshEstimate } from './estimate-view.js';
 import { TERMINAL, duration, frameList, jobName, percentOf, progressText, statusText, when } from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -108,6 +110,8 @@ async function loadTasks() {
   const id = shown.job.id;
   const { data } = await api('GET', `/jobs/${encodeURIComponent(id)}/tasks`);
   if (!shown || shown.job.id !== id) return;
+  // A job turns completed inside its finalize task, a moment before the task itself ends.
+  shown.tasksOpen = data.some((t) => t.state !== 'done' && t.state !== 'failed' && t.state !== 'canceled');
   const body = $('tasks-table').tBodies[0];
   body.replaceChildren(
     ...data.map((t) => {
@@ -141,11 +145,15 @@ export async function openJob(id, onError) {
   if (!TERMINAL.has(job.status)) progress = (await api('GET', `/jobs/${encodeURIComponent(id)}/progress`)).data;
   shown = { job, progress };
   showJob({ job, progress }, onError);
-  const tick = () => loadTasks().catch(onError);
+  const tick = () => {
+    loadTasks().catch(onError);
+    refreshFrames(id).then(showProgressText).catch(onError);
+    if (shown) refreshEstimate(shown.job, onError).catch(onError);
+  };
   tick();
-  // Tasks are not in the event stream: refresh them while the job is unfinished.
+  // Tasks are not in the event stream: refresh them while the job or one of its tasks is unfinished.
   tasksTimer = setInterval(() => {
-    if (shown && !TERMINAL.has(shown.job.status)) tick();
+    if (shown && (!TERMINAL.has(shown.job.status) || shown.tasksOpen)) tick();
   }, 2000);
 }
 
@@ -154,6 +162,8 @@ export function closeJob() {
   tasksTimer = null;
   shown = null;
   closeLog();
+  closeFrames();
+  closeEstimate();
 }
 
 export function shownJobId() {
@@ -173,7 +183,7 @@ export function showJob({ job, progress }, onError) {
   const pct = percentOf(job, shown.progress);
   if (pct === null) $('job-progress').removeAttribute('value');
   else $('job-progress').value = pct;
-  $('job-progress-text').textContent = progressText(job, shown.progress);
+  showProgressText();
   const billed = job.normalizedSeconds > 0 ? ` · billed ${duration(job.normalizedSeconds)} (normalized)` : '';
   $('job-meta').textContent = `Created ${when(job.createdAt)} · updated ${when(job.updatedAt)}${billed} · ${job.id}`;
   $('job-cancel').disabled = TERMINAL.has(job.status);
@@ -191,11 +201,25 @@ export function showJob({ job, progress }, onError) {
     delete img.dataset.src;
   }
   showRequeue(job, onError);
+  refreshEstimate(job, onError).catch(onError);
   renderWarnings(job);
   renderConfig(job);
   renderOutputs(job).catch(onError);
-  if (finishedNow) loadTasks().catch(onError);
+  if (finishedNow) {
+    loadTasks().catch(onError);
+    refreshFrames(job.id, true).catch(onError);
+  }
 }
+
+/** The progress line; its own ETA is left out while the ETA with its band is shown below it. */
+function showProgressText() {
+  if (!shown) return;
+  const p = shown.progress && hasEtaBand() ? { ...shown.progress, etaSeconds: null } : shown.progress;
+  $('job-progress-text').textContent = progressText(shown.job, p);
+}
+
+// A render started from the estimate shows at once, before the live feed brings it.
+onJobChanged((job, onError) => showJob({ job, progress: null }, onError));
 
 export async function cancelShown() {
   if (!shown) return;

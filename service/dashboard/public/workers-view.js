@@ -13,6 +13,7 @@ let shownSignature = '';
 
 const STATE_WORDS = { running: 'Running', lost: 'Lost (no heartbeat)', stopped: 'Stopped' };
 const SLOT_WORDS = { idle: 'Idle', busy: 'Busy', loading: 'Loading a scene' };
+const KIND_OF_BUILD = { release: 'release folder', root: 'system root, in bubblewrap' };
 const KIND_WORDS = { validate: 'Validation', render: 'Render planning', 'render-chunk': 'Render frames', finalize: 'Finalize' };
 
 function make(tag, className, text) {
@@ -89,12 +90,13 @@ function workerCard(w) {
   badge.dataset.state = w.state;
   h.append(' ', badge);
   const meta = make('p', 'muted');
-  meta.append(`${w.hostname} · renderbridge ${w.version} · started ${when(w.startedAt)} · last heartbeat `, make('span', 'heartbeat-age', ago(w.secondsSinceHeartbeat)));
+  meta.append(`${w.hostname ? `${w.hostname} · ` : ''}renderbridge ${w.version} · started ${when(w.startedAt)} · last heartbeat `, make('span', 'heartbeat-age', ago(w.secondsSinceHeartbeat)));
   card.append(h, meta, make('div', 'scroll'));
   card.lastChild.append(slotTable(w));
   card.append(
     listOf('GPUs', w.gpus.map((g) => `${g.name} (${Math.round(g.memoryMiB / 1024)} GB)`)),
-    listOf('Blender', w.builds.map((b) => `${b.version} (${b.path})`)),
+    ...(w.sandbox === false ? [make('p', 'warning', 'Sandbox off (--no-sandbox): Blender runs with this worker\'s network and files.')] : []),
+    listOf('Blender', w.builds.map((b) => `${b.version}${b.kind && b.kind !== 'executable' ? ` (${KIND_OF_BUILD[b.kind]})` : ''}`)),
   );
   const blocked = make('p', 'blocklisted');
   blocked.append(make('span', 'label', 'Kept off by the blocklist of:'));

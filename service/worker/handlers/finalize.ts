@@ -9,20 +9,17 @@ import { finalConfigFromRuns, normalizedSeconds } from '../../domain/normalized-
 import { filesOfFrame, listFiles, outputLayout, type OutputLayout } from '../outputs/chunk-files.js';
 import { compositeFolders } from '../../../blender/render/render-settings.js';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
+import type { JobRecord } from '../../ports/jobs.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { finalizeOutputs, type ProducedFile } from '../outputs/finalize-outputs.js';
 import { damagedFiles } from '../outputs/frame-integrity.js';
 import { unchangedEarlyOutputs } from '../outputs/early-outputs.js';
-import { FrameStaging, readRunsFile, stagingPrefix } from '../outputs/frame-staging.js';
+import { FrameStaging, readRunsFile, RENDER_SECONDS_FILE, stagingPrefix } from '../outputs/frame-staging.js';
 import { jobDirOf, removeJobDir } from '../project/job-files.js';
 import { FatalTaskError } from '../runtime/outcomes.js';
-import { jobOutputPrefix } from '../outputs/output-keys.js';
+import { jobOutputPrefix } from '../../domain/output-keys.js';
 import type { TaskHandler } from '../runtime/runtime.js';
-import { ProgressTracker } from './progress-tracker.js';
-
-/** File recording each Blender run's render seconds and device (formatRunLine), appended by chunks. */
-export const RENDER_SECONDS_FILE = 'render-seconds.log';
-
+import { ProgressTracker } from '../render/progress-tracker.js';
 
 /** What the render left in `out/`: camera files with their view, compositor files with their node. */
 async function producedFiles(final: FinalConfig, out: OutputLayout): Promise<ProducedFile[]> {
@@ -46,13 +43,34 @@ async function producedFiles(final: FinalConfig, out: OutputLayout): Promise<Pro
   return files;
 }
 
-export function finalizeHandler(env: WorkerEnv): TaskHandler {
+/** `completed`: told once a job reached `completed` here (its warm Blenders end, webhooks go out). */
+/** Every frame file is there and whole, or the job fails with FRAMES_MISSING. */
+async function checkProduced(env: WorkerEnv, final: FinalConfig, out: OutputLayout, files: readonly ProducedFile[]): Promise<void> {
+  // Files from before this worker started (a restart) are published only if a power loss left them whole.
+  const damaged = await damagedFiles(files.map((f) => path.join(out.outDir, f.path)), env.startedAt);
+  if (damaged.length) {
+    await Promise.all(damaged.map((f) => rm(f, { force: true })));
+    const names = damaged.map((f) => path.relative(out.outDir, f));
+    throw FatalTaskError.render(
+      'FRAMES_MISSING',
+      `${names.length} rendered file(s) were left damaged by a machine crash (${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}): requeue the job to render their frames again.`,
+      { damaged: names },
+    );
+  }
+  const cameraCount = files.filter((f) => f.outputType === 'frame').length;
+  const expected = final.expectedOutputs?.totals.cameraFiles;
+  if (expected !== undefined && cameraCount < expected) {
+    throw FatalTaskError.render('FRAMES_MISSING', `Only ${cameraCount} of ${expected} frame files were rendered.`, { cameraCount, expected });
+  }
+}
+
+export function finalizeHandler(env: WorkerEnv, completed?: (rec: JobRecord) => Promise<void>): TaskHandler {
   return async (task, ctx) => {
     let rec = await env.jobs.getById(task.jobId);
     if (!rec) return;
     if (rec.job.status === 'completed') {
       // Completed by an attempt that died before reporting it: report it now (idempotent).
-      await env.onCompleted?.(rec);
+      await completed?.(rec);
       return;
     }
     if (rec.job.status === 'booting') rec = await moveJob(env.jobs, rec.job.id, 'markRendering');
@@ -66,22 +84,7 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
     // Chunks may have run on other machines: bring every staged file here first.
     if (staging) ctx.log.info({ fetched: await staging.fetchMissing(out) }, 'staged frames fetched');
     const files = await producedFiles(final, out);
-    // Files from before this worker started (a restart) are published only if a power loss left them whole.
-    const damaged = await damagedFiles(files.map((f) => path.join(out.outDir, f.path)), env.startedAt);
-    if (damaged.length) {
-      await Promise.all(damaged.map((f) => rm(f, { force: true })));
-      const names = damaged.map((f) => path.relative(out.outDir, f));
-      throw FatalTaskError.render(
-        'FRAMES_MISSING',
-        `${names.length} rendered file(s) were left damaged by a machine crash (${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}): requeue the job to render their frames again.`,
-        { damaged: names },
-      );
-    }
-    const cameraCount = files.filter((f) => f.outputType === 'frame').length;
-    const expected = final.expectedOutputs?.totals.cameraFiles;
-    if (expected !== undefined && cameraCount < expected) {
-      throw FatalTaskError.render('FRAMES_MISSING', `Only ${cameraCount} of ${expected} frame files were rendered.`, { cameraCount, expected });
-    }
+    await checkProduced(env, final, out, files);
     const result = await finalizeOutputs({
       jobId: rec.job.id,
       workspaceId: rec.job.workspaceId,
@@ -128,6 +131,6 @@ export function finalizeHandler(env: WorkerEnv): TaskHandler {
     await env.jobs.setProgress(new ProgressTracker({ jobId: rec.job.id, frames, doneFrames: frames }).snapshot('completed'));
     await removeJobDir(env.settings.workRoot, rec.job.id);
     await staging?.remove();
-    await env.onCompleted?.(done);
+    await completed?.(done);
   };
 }

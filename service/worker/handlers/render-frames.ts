@@ -15,19 +15,17 @@ import type { JobRecord } from '../../ports/jobs.js';
 import type { Task } from '../../ports/tasks.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { FatalTaskError, RetryableTaskError } from '../runtime/outcomes.js';
-import { buildFor } from '../runtime/placement.js';
 import type { Lane, TaskContext, TaskHandler } from '../runtime/runtime.js';
 import type { WarmPool } from '../runtime/warm-pool.js';
-import { JobRuns, type JobRun } from './job-run.js';
-import { WarmRender } from './warm-render.js';
+import { planBinary } from '../render/blender-setup.js';
+import type { JobRun, JobRuns } from '../render/job-run.js';
+import { WarmRender } from '../render/warm-render.js';
 
 /** New processes one frame may need when the ones it was handed to end before it (each crash fails its own frame). */
 const MAX_HANDOVERS = 3;
 
 export interface FramesHandler {
   handler: TaskHandler;
-  /** Forgets a job's shared state (it ended). */
-  dropJob(jobId: string): void;
   /**
    * A render was just planned here: its scene starts loading on up to one idle slot per frame,
    * so the first frames find Blender loading already. Best effort: failures are only logged.
@@ -35,8 +33,7 @@ export interface FramesHandler {
   prewarm(rec: JobRecord, lanes: readonly Pick<Lane, 'name' | 'slot'>[], log: Logger): Promise<void>;
 }
 
-export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>): FramesHandler {
-  const runs = new JobRuns(env);
+export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>, runs: JobRuns): FramesHandler {
   const handler: TaskHandler = async (task, ctx) => {
     const rec = ctx.job;
     if (rec.job.status !== 'booting' && rec.job.status !== 'rendering') return;
@@ -53,9 +50,9 @@ export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>):
       if (run.staging && task.attempts > 1) await run.staging.fetchMissing(run.out, new Set(chunk.frames));
       const todo = task.attempts > 1 ? await run.framesToDo(chunk.frames) : chunk.frames.filter((f) => !run.tracker.doneFrames.has(f));
       // Each run of frames is one render call in Blender, as `-s -e -j -a` would render it.
-      const runs = frameRuns(todo);
-      for (const [i, r] of runs.entries()) await renderRun(env, pool, run, task, ctx, { start: r.start, end: r.end, step: r.step }, i === runs.length - 1);
-      if (runs.length === 0) ctx.handedOff();
+      const spans = frameRuns(todo);
+      for (const [i, r] of spans.entries()) await renderRun(env, pool, run, task, ctx, { start: r.start, end: r.end, step: r.step }, i === spans.length - 1);
+      if (spans.length === 0) ctx.handedOff();
     } finally {
       runs.release(run);
     }
@@ -63,7 +60,7 @@ export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>):
   const prewarm: FramesHandler['prewarm'] = async (rec, lanes, log) => {
     const run = await runs.acquire(rec, new AbortController().signal);
     try {
-      const binary = buildFor(env.builds, run.plan.blenderVersion)?.binary ?? run.plan.blender;
+      const binary = planBinary(env, run.plan);
       for (const lane of lanes.slice(0, run.plan.frames)) {
         const laneLog = log.child({ jobId: run.jobId, lane: lane.name });
         const started = pool.prestart(lane.name, warmKey(run, binary), run.jobId, () => WarmRender.start({ env, run, lane: lane.name, slot: lane.slot, binary, log: laneLog }));
@@ -73,7 +70,7 @@ export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>):
       runs.release(run);
     }
   };
-  return { handler, dropJob: (jobId) => runs.drop(jobId), prewarm: (rec, lanes, log) => prewarm(rec, lanes, log).catch((err: unknown) => log.warn({ err }, 'loading the scene ahead failed')) };
+  return { handler, prewarm: (rec, lanes, log) => prewarm(rec, lanes, log).catch((err: unknown) => log.warn({ err }, 'loading the scene ahead failed')) };
 }
 
 /** A slot's warm process serves one job with one Blender build. */
@@ -82,8 +79,7 @@ function warmKey(run: JobRun, binary: string): string {
 }
 
 async function renderRun(env: WorkerEnv, pool: WarmPool<WarmRender>, run: JobRun, task: Task, ctx: TaskContext, frames: FrameRun, last: boolean): Promise<void> {
-  // This machine's build of the planned version (placement only hands the task to workers that have one).
-  const binary = buildFor(env.builds, run.plan.blenderVersion)?.binary ?? run.plan.blender;
+  const binary = planBinary(env, run.plan);
   const key = warmKey(run, binary);
   const start = () => WarmRender.start({ env, run, lane: ctx.lane.name, slot: ctx.lane.slot, binary, log: ctx.log });
   for (let handovers = 0; ; handovers++) {

@@ -1,20 +1,26 @@
 // Planning a render: the final config (request over analysis, corrected for this worker's
 // Blender and devices), the frames split into chunks, and a finalize task that the queue holds
 // back until every chunk is done. Re-running it (a crash) enqueues the same task ids: no-ops.
-import { pickBuild } from '../../../blender/builds.js';
-import { minorVersion } from '../runtime/placement.js';
+import { parseRequestedVersion, minorVersion } from '../../../blender/builds.js';
+import { routeBlender } from '../runtime/blender-route.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
 import { chunkFrames, formatFrameRanges, guidedChunks } from '../../domain/frame-ranges.js';
 import { newTasks, taskIds } from '../../domain/tasks.js';
+import type { JobRecord } from '../../ports/jobs.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { FatalTaskError } from '../runtime/outcomes.js';
 import type { TaskHandler } from '../runtime/runtime.js';
-import { afterMoveFrom } from './await-move.js';
-import { ProgressTracker } from './progress-tracker.js';
-import { copyRequeuedFrames } from './requeue-render.js';
+import { afterMoveFrom } from '../runtime/await-move.js';
+import { ProgressTracker } from '../render/progress-tracker.js';
+import { copyRequeuedFrames } from '../render/requeue-render.js';
+import { copyEstimatedFrames } from '../outputs/estimate-frames.js';
 
 
-export function renderPlanHandler(env: WorkerEnv): TaskHandler {
+/**
+ * `planned`: told once a render is planned here (warm mode: its scene starts loading on idle slots
+ * while the chunks are enqueued and claimed).
+ */
+export function renderPlanHandler(env: WorkerEnv, planned?: (rec: JobRecord) => void): TaskHandler {
   return async (task, ctx) => {
     const rec = await afterMoveFrom(env.jobs, task.jobId, 'validated', ctx.signal);
     if (!rec || rec.job.status !== 'booting') return;
@@ -23,7 +29,18 @@ export function renderPlanHandler(env: WorkerEnv): TaskHandler {
       throw FatalTaskError.render('NOT_VALIDATED', 'The job has no analysis: validate it before rendering.');
     }
     const requested = rec.job.requestedConfig ?? {};
-    const picked = pickBuild(env.builds, requested.hostVersionForRender ?? scene.hostFileVersion);
+    // The file's version from the analysis (a job validated before routing existed: its asked version).
+    const file = parseRequestedVersion(scene.hostFileVersion) ?? parseRequestedVersion(scene.hostVersionForRender);
+    const asked = parseRequestedVersion(requested.hostVersionForRender);
+    if (!file) throw FatalTaskError.render('NOT_VALIDATED', 'The analysis does not say which Blender saved the file: validate it again.');
+    const route = await routeBlender(env, file, asked);
+    if (route.where === 'nowhere') throw FatalTaskError.render('BLENDER_VERSION_UNAVAILABLE', route.message, { fileVersion: `${file.major}.${file.minor}` });
+    if (route.where === 'elsewhere') {
+      ctx.log.info({ requires: route.requires }, 'planning handed on to a worker with a fitting Blender');
+      await env.queue.enqueue(newTasks.routed('render', rec.job.id, route.requires));
+      return;
+    }
+    const picked = route;
     const caps = await env.capabilities(picked.build);
     const { finalConfig, frames } = resolveFinalConfig(scene, rec.job.analysis?.config ?? {}, requested, {
       ...caps,
@@ -31,7 +48,10 @@ export function renderPlanHandler(env: WorkerEnv): TaskHandler {
     });
     if (frames.length === 0) throw FatalTaskError.render('NO_FRAMES', 'The frame ranges select no frame.');
     // A requeued job copies the frames its old job finished: only the others are rendered.
-    const copied = await copyRequeuedFrames(env, rec, finalConfig, frames, ctx.log);
+    const requeued = await copyRequeuedFrames(env, rec, finalConfig, frames, ctx.log);
+    // An estimate of the same request kept its sample frames: they are not rendered again either.
+    const estimated = await copyEstimatedFrames(env, { ...rec, job: { ...rec.job, requestedConfig: requested } }, finalConfig, frames.filter((f) => !requeued.includes(f)), ctx.log);
+    const copied = [...requeued, ...estimated].sort((a, b) => a - b);
     const skip = new Set(copied);
     const toRender = frames.filter((f) => !skip.has(f));
     // Warm slots keep the scene loaded between tasks: chunks shrink to single frames as the job ends
@@ -46,12 +66,11 @@ export function renderPlanHandler(env: WorkerEnv): TaskHandler {
         : chunkFrames(toRender, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
     const chunkTaskIds = chunks.map((_, i) => taskIds.chunk(rec.job.id, i));
     ctx.log.info({ frames: frames.length, chunks: chunks.length, blender: picked.build.version.text }, 'render planned');
-    const planned = await env.jobs.update(rec.job.id, { finalConfig }, {
+    const updated = await env.jobs.update(rec.job.id, { finalConfig }, {
       render: { blender: picked.build.binary, blenderVersion: minorVersion(picked.build), chunkTaskIds, frames: frames.length, slots: env.renderSlots, ...(copied.length ? { copiedFrames: formatFrameRanges(copied) } : {}) },
     });
     if (copied.length) await env.jobs.setProgress(new ProgressTracker({ jobId: rec.job.id, frames, doneFrames: copied }).snapshot('booting'));
-    // The scene starts loading here while the chunks are enqueued and claimed.
-    if (planned && chunks.length) env.planned?.(planned);
+    if (updated && chunks.length) planned?.(updated);
     const requires = { blender: minorVersion(picked.build), ...(finalConfig.minimumRam ? { minimumRamGiB: finalConfig.minimumRam } : {}) };
     for (const [i, c] of chunks.entries()) {
       // Chunks may run on other machines: any worker with the same Blender major.minor may take them.

@@ -5,16 +5,20 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Analysis } from '../../../shared/api/analysis.js';
 import type { Job } from '../../../shared/api/job.js';
+import type { JobInternal } from '../../ports/jobs.js';
 import { analyzeScene } from '../../../blender/analysis/analyze-scene.js';
 import { moveJob, stoppedJobInternal } from '../../domain/job-lifecycle.js';
-import { pickBuild } from '../../../blender/builds.js';
+import { readBlendHeader } from '../../../blender/blend-header.js';
+import { newTasks } from '../../domain/tasks.js';
+import { routeBlender } from '../runtime/blender-route.js';
 import type { WorkerEnv } from '../runtime/env.js';
-import { prepareProject, projectFilePath } from '../project/job-files.js';
+import { prepareProject, projectFilePath, type PreparedProject } from '../project/job-files.js';
 import { FatalTaskError } from '../runtime/outcomes.js';
 import type { TaskHandler } from '../runtime/runtime.js';
 import { pickSceneFile, resolveBundledAddons } from '../project/project-files.js';
-import { afterMoveFrom } from './await-move.js';
-import { startRequeuedRender } from './requeue-render.js';
+import { addonRefusedWarning, refusedAddons } from '../project/addon-policy.js';
+import { afterMoveFrom } from '../runtime/await-move.js';
+import { startRequeuedRender } from '../render/requeue-render.js';
 
 export function validateHandler(env: WorkerEnv): TaskHandler {
   return async (task, ctx) => {
@@ -24,29 +28,34 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
     if (!rec || rec.job.status !== 'validating') return;
     const startedAt = new Date().toISOString();
     const vc = rec.internal.validationConfig ?? {};
-    const project = await prepareProject(rec, {
-      storage: env.storage,
-      workRoot: env.settings.workRoot,
-      signal: ctx.signal,
-      fresh: true,
-      blobCache: env.blobCache,
-      ...(env.settings.unpackLimits ? { limits: env.settings.unpackLimits } : {}),
-    });
+    const limits = env.settings.unpackLimits ? { limits: env.settings.unpackLimits } : {};
+    const project = await prepareProject(rec, { storage: env.storage, workRoot: env.settings.workRoot, signal: ctx.signal, fresh: true, blobCache: env.blobCache, ...limits });
     if (project.blobCache) ctx.log.info({ blobCache: project.blobCache }, 'project assembled from blobs');
     const scenePath = pickSceneFile(project.files, vc, project.manifest);
-    const addons = resolveBundledAddons(project.manifest, vc.addonsToUse, vc.bundledAddonPathsToUse, {
-      root: project.root,
-      files: project.files,
-    });
-    const addonsToUse = vc.addonsToUse ?? addons.map((a) => ({ id: a.id, name: a.name }));
-    const { build } = pickBuild(env.builds);
+    const { refused, addons, addonsToUse } = chosenAddons(env, project, vc);
     const file = projectFilePath(project, scenePath);
+    // The Blender that opens the file, chosen before any Blender starts: a 5.x file is "not a blend
+    // file" to 4.x and 3.x, and that opaque error must never reach the artist.
+    const header = await readBlendHeader(file);
+    const route = await routeBlender(env, header);
+    if (route.where === 'nowhere') {
+      throw FatalTaskError.validation('BLENDER_VERSION_UNAVAILABLE', route.message, { fileVersion: header.text });
+    }
+    if (route.where === 'elsewhere') {
+      ctx.log.info({ fileVersion: header.text, requires: route.requires }, 'validation handed on to a worker with a fitting Blender');
+      ctx.taskLog?.note(`The file was saved with Blender ${header.text}; this worker has ${env.builds.map((b) => b.version.text).join(', ')}: handed on to a worker that has a fitting build.`);
+      await env.queue.enqueue(newTasks.routed('validate', rec.job.id, route.requires));
+      return;
+    }
+    const { build } = route;
     const result = await analyzeScene({
       blender: build.binary,
       file,
       workDir: project.jobDir,
       signal: ctx.signal,
       timeoutMs: env.settings.analysisTimeoutMs,
+      sandbox: env.settings.sandbox,
+      ...(env.settings.renderNice ? { nice: env.settings.renderNice } : {}),
       onLine: (stream, line) => ctx.taskLog?.line(stream, line),
       pathToFileForRender: scenePath,
       // A bare .blend is stored as scene.blend: answers show the name the client gave it.
@@ -59,10 +68,11 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       addons: {
         bundled: (project.manifest?.addons ?? []).map((a) => ({ id: a.id, path: path.join(project.root, ...a.path.split('/')) })),
         selected: [...addonsToUse.map((a) => a.id), ...addons.map((a) => a.id)],
+        refused: refused.length > 0,
       },
     });
+    if (refused.length > 0) result.warnings.push(addonRefusedWarning(refused));
     if (result.remap) ctx.log.info({ remap: result.remap }, 'packed paths remapped');
-    const finishedAt = new Date().toISOString();
     // Blender names missing files by their absolute path on this worker
     // (`<workRoot>/<jobId>/project/textures/x.png`): show them as the client knows them, relative
     // to its upload; the worker's folders mean nothing to the client and are not its business.
@@ -70,49 +80,14 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
     if (report) result.output.hostMissingFilesReport = report.map((line) => line.split(project.root + path.sep).join(''));
     const blocking = result.warnings.filter((w) => w.blocking);
     const sceneName = vc.sceneToRender ?? result.output.scenes?.find((s) => s.is_active)?.name;
-    const analysis: Analysis = {
-      id: randomUUID(),
-      fsNodeId: rec.job.sceneFile?.id ?? randomUUID(),
-      type: 'scene_file',
-      status: blocking.length ? 'failed' : 'completed',
-      config: {
-        pathToFileForRender: scenePath,
-        ...(sceneName ? { sceneToRender: sceneName } : {}),
-        addonsToUse,
-        bundledAddonPathsToUse: addons.map((a) => a.relativePath),
-      },
-      output: result.output,
-      startedAt,
-      finishedAt,
-      deletedAt: null,
-      createdAt: startedAt,
-      updatedAt: finishedAt,
-    };
-    const size = (await stat(file)).size;
-    const rootFolderId = rec.job.rootFolderId ?? randomUUID();
-    const sceneFile: NonNullable<Job['sceneFile']> = {
-      id: analysis.fsNodeId,
-      name: path.basename(scenePath),
-      parentId: rootFolderId,
-      rootFolderId,
-      isSceneFile: true,
-      isDeleted: false,
-      isFolder: false,
-      size: String(size),
-      createdAt: rec.job.sceneFile?.createdAt ?? startedAt,
-      updatedAt: finishedAt,
-      scheduledForDeletionAt: null,
-    };
-    const patch = { analysis, analysisId: analysis.id, sceneFile, rootFolderId };
+    const config = { pathToFileForRender: scenePath, ...(sceneName ? { sceneToRender: sceneName } : {}), addonsToUse, bundledAddonPathsToUse: addons.map((a) => a.relativePath) };
+    const patch = await analysedJob(rec.job, { config, output: result.output, failed: blocking.length > 0, startedAt, file, scenePath });
     ctx.log.info({ scenePath, warnings: result.warnings.map((w) => w.code), ms: result.durationMs }, 'scene analysed');
     if (blocking.length) {
       const reason = new FatalTaskError({
         name: 'SCENE_NOT_RENDERABLE',
         type: 'VALIDATION_FAILED',
-        errorDetails: {
-          message: `The scene cannot be rendered: ${blocking.map((w) => w.message).join('; ')}`,
-          warnings: blocking,
-        },
+        errorDetails: { message: `The scene cannot be rendered: ${blocking.map((w) => w.message).join('; ')}`, warnings: blocking },
       });
       // Keep the analysis so the client can see every warning, not only the blocking ones.
       await moveJob(env.jobs, rec.job.id, 'rejectScene', { ...patch, failedReason: reason.failedReason }, stoppedJobInternal(env.settings.outputRetentionDays));
@@ -123,4 +98,61 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
     });
     if (validated) await startRequeuedRender(env, validated, ctx.log);
   };
+}
+
+/** The add-ons the render enables: the project's bundled ones unless the policy refuses them. */
+function chosenAddons(env: WorkerEnv, project: PreparedProject, vc: NonNullable<JobInternal['validationConfig']>) {
+  const wanted = resolveBundledAddons(project.manifest, vc.addonsToUse, vc.bundledAddonPathsToUse, {
+    root: project.root,
+    files: project.files,
+  });
+  const refused = refusedAddons(env.settings.bundledAddons, wanted);
+  const addons = refused.length > 0 ? [] : wanted;
+  const bundledIds = new Set((project.manifest?.addons ?? []).map((a) => a.id));
+  const addonsToUse = refused.length > 0 ? (vc.addonsToUse ?? []).filter((a) => !bundledIds.has(a.id)) : (vc.addonsToUse ?? addons.map((a) => ({ id: a.id, name: a.name })));
+  return { refused, addons, addonsToUse };
+}
+
+interface AnalysedScene {
+  config: Analysis['config'];
+  output: Analysis['output'];
+  /** A blocking warning: the scene cannot be rendered. */
+  failed: boolean;
+  startedAt: string;
+  /** The scene file on this worker, and as the client named it in its upload. */
+  file: string;
+  scenePath: string;
+}
+
+/** The job's analysis and its scene file's node, as the spec's answers show them. */
+async function analysedJob(job: Job, a: AnalysedScene): Promise<Pick<Job, 'analysis' | 'analysisId' | 'sceneFile' | 'rootFolderId'>> {
+  const finishedAt = new Date().toISOString();
+  const analysis: Analysis = {
+    id: randomUUID(),
+    fsNodeId: job.sceneFile?.id ?? randomUUID(),
+    type: 'scene_file',
+    status: a.failed ? 'failed' : 'completed',
+    config: a.config,
+    output: a.output,
+    startedAt: a.startedAt,
+    finishedAt,
+    deletedAt: null,
+    createdAt: a.startedAt,
+    updatedAt: finishedAt,
+  };
+  const rootFolderId = job.rootFolderId ?? randomUUID();
+  const sceneFile: NonNullable<Job['sceneFile']> = {
+    id: analysis.fsNodeId,
+    name: path.basename(a.scenePath),
+    parentId: rootFolderId,
+    rootFolderId,
+    isSceneFile: true,
+    isDeleted: false,
+    isFolder: false,
+    size: String((await stat(a.file)).size),
+    createdAt: job.sceneFile?.createdAt ?? a.startedAt,
+    updatedAt: finishedAt,
+    scheduledForDeletionAt: null,
+  };
+  return { analysis, analysisId: analysis.id, sceneFile, rootFolderId };
 }

@@ -16,7 +16,7 @@ import type { SavedPath } from '../../../blender/render/render-invocation.js';
 import { safeSegment } from '../../../shared/safe-segment.js';
 import { ObjectExistsError, type ObjectStorage } from '../../ports/storage.js';
 import { placeOf, type OutputLayout } from './chunk-files.js';
-import { relativeKey } from './output-keys.js';
+import { relativeKey } from '../../domain/output-keys.js';
 
 /** The note of stored files in the job folder, one JSON line per object. */
 export const EARLY_OUTPUTS_FILE = 'early-outputs.jsonl';

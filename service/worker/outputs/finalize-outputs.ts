@@ -12,7 +12,7 @@ import type { JobInternal, OutputFile, VideoFile } from '../../ports/jobs.js';
 import type { ObjectStorage } from '../../ports/storage.js';
 import { encodeMp4, FfmpegError, makePreview, type FfmpegRunOptions } from './ffmpeg.js';
 import { safeSegment } from '../../../shared/safe-segment.js';
-import { jobOutputPrefix, relativeKey, safeRelativePath, uniqueName } from './output-keys.js';
+import { jobOutputPrefix, relativeKey, safeRelativePath, uniqueName } from '../../domain/output-keys.js';
 import { streamZip } from '../../../zip/stream-zip.js';
 
 /** One file the render produced. */
@@ -169,41 +169,7 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
     let stored;
     try {
       const store = async (key: string, file: string) => kept.get(key) ?? (await put(key, file)).size;
-      const frameOut = await pool(frames, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
-        const key = frameKey.get(f)!;
-        const size = await store(key, f.abs);
-        return { key, fileName: f.fileName, view: f.view, outputType: 'frame', size };
-      });
-      const compositeOut = await pool(composites, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
-        const key = compositeKey.get(f)!;
-        const size = await store(key, f.abs);
-        return {
-          key,
-          fileName: f.fileName,
-          relativePath: f.relativePath,
-          view: f.view,
-          outputType: 'composite',
-          ...(f.compositeNodeName !== undefined ? { compositeNodeName: f.compositeNodeName } : {}),
-          size,
-        };
-      });
-
-      const zipTo = async (key: string, entries: { path: string; name: string }[]) => {
-        if (entries.length === 0) return null;
-        await streamZip(entries, (body) => storage.put(key, body), signal);
-        return key;
-      };
-      const frameNames = new Set<string>();
-      const framesZipKey = await zipTo(
-        `${prefix}/archives/${o.jobId}-frames.zip`,
-        frames.map((f) => ({ path: f.abs, name: uniqueName(f.fileName, frameNames) })),
-      );
-      const compositeNames = new Set<string>();
-      const compositesZipKey = await zipTo(
-        `${prefix}/archives/${o.jobId}-composites.zip`,
-        composites.map((f) => ({ path: f.abs, name: uniqueName(f.relativePath, compositeNames) })),
-      );
-      stored = { frameOut, compositeOut, framesZipKey, compositesZipKey };
+      stored = await storeFiles(o, prefix, { frames, composites, frameKey, compositeKey }, store);
     } catch (err) {
       // Let ffmpeg and the syncs settle first: the cleanup below must not race a write still finishing.
       await Promise.all([media.catch(() => undefined), persisted.catch(() => undefined)]);
@@ -229,6 +195,51 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
 }
 
 type Put = (key: string, file: string) => Promise<unknown>;
+
+interface Keyed {
+  frames: LocalFile[];
+  composites: (LocalFile & { relativePath: string })[];
+  frameKey: Map<LocalFile, string>;
+  compositeKey: Map<LocalFile, string>;
+}
+
+/** Stores every file under its key (`store` answers its size) and streams the two ZIPs. */
+async function storeFiles(o: FinalizeOptions, prefix: string, k: Keyed, store: (key: string, file: string) => Promise<number>) {
+  const frameOut = await pool(k.frames, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
+    const key = k.frameKey.get(f)!;
+    const size = await store(key, f.abs);
+    return { key, fileName: f.fileName, view: f.view, outputType: 'frame', size };
+  });
+  const compositeOut = await pool(k.composites, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
+    const key = k.compositeKey.get(f)!;
+    const size = await store(key, f.abs);
+    return {
+      key,
+      fileName: f.fileName,
+      relativePath: f.relativePath,
+      view: f.view,
+      outputType: 'composite',
+      ...(f.compositeNodeName !== undefined ? { compositeNodeName: f.compositeNodeName } : {}),
+      size,
+    };
+  });
+  const zipTo = async (key: string, entries: { path: string; name: string }[]) => {
+    if (entries.length === 0) return null;
+    await streamZip(entries, (body) => o.storage.put(key, body), o.signal);
+    return key;
+  };
+  const frameNames = new Set<string>();
+  const framesZipKey = await zipTo(
+    `${prefix}/archives/${o.jobId}-frames.zip`,
+    k.frames.map((f) => ({ path: f.abs, name: uniqueName(f.fileName, frameNames) })),
+  );
+  const compositeNames = new Set<string>();
+  const compositesZipKey = await zipTo(
+    `${prefix}/archives/${o.jobId}-composites.zip`,
+    k.composites.map((f) => ({ path: f.abs, name: uniqueName(f.relativePath, compositeNames) })),
+  );
+  return { frameOut, compositeOut, framesZipKey, compositesZipKey };
+}
 
 /** ffmpeg failures become warnings (the frames are still delivered); aborts propagate. */
 function softFail(err: unknown, signal: AbortSignal | undefined, warnings: string[], what: string): void {

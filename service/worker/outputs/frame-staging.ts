@@ -108,6 +108,9 @@ export class FrameStaging {
   }
 }
 
+/** File in the job's folder recording each Blender run's render seconds and device (formatRunLine lines). */
+export const RENDER_SECONDS_FILE = 'render-seconds.log';
+
 /** Reads a local run log (formatRunLine lines); the single-machine path. */
 export async function readRunsFile(file: string, legacyDevice: RenderRun['device']): Promise<RenderRun[]> {
   return parseRunLines(await readFile(file, 'utf8').catch(() => ''), legacyDevice);

@@ -14,7 +14,7 @@ import { jobDirOf } from '../project/job-files.js';
 import type { WorkerSettings } from '../runtime/env.js';
 import { filesOfFrame, frameOfFile, listFiles, outputLayout, type OutputLayout } from './chunk-files.js';
 import { decodeRel, encodeRel, stagingPrefix } from './frame-staging.js';
-import { jobOutputPrefix } from './output-keys.js';
+import { jobOutputPrefix } from '../../domain/output-keys.js';
 
 export type Area = 'frames' | 'composite';
 

@@ -29,8 +29,6 @@ export interface BlobCacheOptions {
   maxBytes: number;
 }
 
-export const DEFAULT_BLOB_CACHE_MAX_BYTES = 50 * 1024 ** 3;
-
 /** What one prepare took from the cache: for logs, and for tests counting downloads. */
 export interface BlobFetchReport {
   /** Distinct blobs the cache held already. */

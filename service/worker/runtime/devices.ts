@@ -136,7 +136,7 @@ export function parseCapabilitiesLine(lines: readonly string[]): BuildCapabiliti
 }
 
 async function runProbe(binary: string): Promise<BuildCapabilities> {
-  const res = await runBlender({ binary, args: ['--python-expr', PROBE_EXPR], timeoutMs: 120_000, lastLinesCount: 200 });
+  const res = await runBlender({ binary, args: ['--python-expr', PROBE_EXPR], timeoutMs: 120_000, lastLinesCount: 200, access: { write: [], read: [] } });
   const caps = parseCapabilitiesLine(res.lastLines);
   if (res.exitCode !== 0 || !caps) {
     throw new RetryableTaskError(`cannot read the capabilities of ${binary}`, { exitCode: res.exitCode, lastLines: res.lastLines.slice(-20) });
@@ -207,7 +207,7 @@ export function planSlots(opts: PlanSlotsOptions): Slot[] {
 export interface BuildForCapabilities {
   version: BlenderVersion | string;
   capabilities: BuildCapabilities;
-  /** pickBuild's note when the asked version was not available. */
+  /** The routing note when another version than asked renders (blender/version-routing.ts). */
   note?: string;
 }
 

@@ -1,8 +1,13 @@
-// What task handlers need, passed in once by whoever builds the worker (no module singletons).
-import type { JobRecord, WorkerJobStore } from '../../ports/jobs.js';
+// What task handlers need, passed in once by whoever builds the worker (no module singletons),
+// and the worker settings a service config gives.
+import path from 'node:path';
+import type { ServiceConfig } from '../../config.js';
+import type { FrameStatsWriter } from '../../ports/frame-stats.js';
+import type { WorkerJobStore } from '../../ports/jobs.js';
 import type { ObjectStorage } from '../../ports/storage.js';
 import type { TaskQueue } from '../../ports/tasks.js';
 import type { BlenderBuild } from '../../../blender/builds.js';
+import type { BlenderVersion } from '../../../blender/version.js';
 import type { RenderCapabilities } from '../../domain/final-config.js';
 import type { DeviceInventory } from './devices.js';
 import type { UnpackLimits } from '../../../zip/rules.js';
@@ -51,6 +56,19 @@ export interface WorkerSettings {
   taskLogMaxBytes?: number;
   /** How often a running task's new log bytes are stored. Default 1000 ms. */
   taskLogFlushMs?: number;
+  /**
+   * Run every Blender of a job in the sandbox (blender/build-kind.ts): no network, no host folder but
+   * the job's own and the system's, no farm secret in its environment. Default true; false only with
+   * the operator's --no-sandbox.
+   */
+  sandbox: boolean;
+  /** CPU niceness of every Blender a job runs (config.renderNice). Default 0 here; the config's default is 10. */
+  renderNice?: number;
+  /**
+   * Whether a project's bundled add-ons are enabled (always inside the sandbox) or refused.
+   * Default `sandboxed` with the sandbox, `off` without (config.bundledAddons).
+   */
+  bundledAddons: 'sandboxed' | 'off';
   /** ffmpeg and ffprobe executables. Default from PATH. */
   ffmpeg?: string;
   ffprobe?: string;
@@ -60,6 +78,10 @@ export interface WorkerEnv {
   jobs: WorkerJobStore;
   storage: ObjectStorage;
   queue: TaskQueue;
+  /** Where finished frames' statistics go (extension frame-stats). Default none: not recorded. */
+  frameStats?: FrameStatsWriter;
+  /** This worker's name (`--name`), which frame statistics name slots by. Default the host name. */
+  workerName?: string;
   /** Blender builds found on this machine; the first is the default. */
   builds: readonly BlenderBuild[];
   devices: DeviceInventory;
@@ -72,13 +94,51 @@ export interface WorkerEnv {
    * where the worker cannot read the registry (a remote worker): only its own slots are known.
    */
   farmSlots?: () => Promise<number>;
+  /**
+   * Blender versions of the farm: this worker's builds and those of the other live workers in the
+   * registry. Absent where the worker cannot read the registry (a remote worker): version routing
+   * then hands a file it cannot open to any worker that can (TaskRequirements.opens).
+   */
+  farmBuilds?: () => Promise<BlenderVersion[]>;
   /** When this worker started (epoch ms): rendered files older than that may be left damaged by a machine crash (frame-integrity.ts). */
   startedAt: number;
   settings: WorkerSettings;
   /** The blob cache of `settings.blobCache`, one per worker process so its slots share downloads. */
   blobCache: BlobCache;
-  /** Called once a render is planned on this worker (warm mode: its scene starts loading on idle slots). */
-  planned?: (rec: JobRecord) => void;
-  /** Called once a job reached `completed` (webhooks). */
-  onCompleted?: (rec: JobRecord) => Promise<void>;
+}
+
+/** The worker settings of a service config: what `service` and `worker` start a worker with. */
+export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
+  return {
+    workRoot: path.resolve(config.dataDir, 'work'),
+    outputRetentionDays: config.outputRetentionDays,
+    analysisTimeoutMs: config.analysisTimeoutSeconds * 1000,
+    chunkTimeoutMs: config.chunkTimeoutSeconds * 1000,
+    chunkIdleTimeoutMs: config.chunkIdleTimeoutSeconds * 1000,
+    sandbox: config.sandbox,
+    renderNice: config.renderNice,
+    bundledAddons: bundledAddonPolicy(config),
+    ...(config.chunkFrames !== undefined ? { chunkFrames: config.chunkFrames } : {}),
+    renderMode: config.renderMode,
+    warmIdleMs: config.warmIdleSeconds * 1000,
+    warmMinFreeMemoryBytes: config.warmMinFreeMemoryBytes,
+    taskLogMaxBytes: config.taskLogMaxBytes,
+    unpackLimits: { maxEntries: config.unpackMaxEntries, maxTotalBytes: config.unpackQuotaBytes, minFreeBytes: config.minFreeDiskBytes },
+    // Beside work/, so that on one disk a project's files are hard links into the cache.
+    blobCache: { dir: path.resolve(config.blobCacheDir ?? path.join(config.dataDir, 'blob-cache')), maxBytes: config.blobCacheMaxBytes },
+    // Shared storage means other machines may render this job's chunks or finalize it.
+    stageFrames: config.s3 !== undefined,
+    // The variables still count for programmatic configs (tests); the CLI reads them into config.ffmpeg.
+    ...((config.ffmpeg ?? process.env.RENDERBRIDGE_FFMPEG) ? { ffmpeg: config.ffmpeg ?? process.env.RENDERBRIDGE_FFMPEG } : {}),
+    ...((config.ffprobe ?? process.env.RENDERBRIDGE_FFPROBE) ? { ffprobe: config.ffprobe ?? process.env.RENDERBRIDGE_FFPROBE } : {}),
+  };
+}
+
+/** config.bundledAddons resolved: tenant add-on code runs only where the sandbox holds it. */
+export function bundledAddonPolicy(config: Pick<ServiceConfig, 'sandbox' | 'bundledAddons'>): 'sandboxed' | 'off' {
+  if (config.bundledAddons === 'sandboxed' && !config.sandbox) {
+    throw new Error('--bundled-addons sandboxed needs the sandbox: drop --no-sandbox, or pass --bundled-addons off (a bundled add-on outside the sandbox could read this machine\'s files and secrets)');
+  }
+  if (config.bundledAddons === 'auto') return config.sandbox ? 'sandboxed' : 'off';
+  return config.bundledAddons;
 }

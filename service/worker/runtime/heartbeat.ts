@@ -8,7 +8,7 @@ import type { LaneActivity } from './activity.js';
 import type { Lane } from './runtime.js';
 
 export interface HeartbeatSources {
-  identity: Pick<WorkerReport, 'id' | 'name' | 'hostname' | 'version' | 'builds' | 'gpus'>;
+  identity: Pick<WorkerReport, 'id' | 'name' | 'hostname' | 'version' | 'builds' | 'gpus' | 'sandbox'>;
   lanes: readonly Lane[];
   activity: LaneActivity;
   /** Warm Blenders by lane: the job whose scene each holds, and whether it is still loading it. */

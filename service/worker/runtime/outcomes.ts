@@ -4,6 +4,7 @@
 // (the job was canceled by someone else). Anything else thrown is a bug: treat it as retryable
 // a bounded number of times, then fatal with type INTERNAL_ERROR.
 import type { FailedReason } from '../../../shared/api/job.js';
+import { BlendHeaderError } from '../../../blender/blend-header.js';
 import { BlenderCanceledError, BlenderError, BlenderFileUnreadableError } from '../../../blender/errors.js';
 import { DiskSpaceError, UnpackAbortedError, UnpackError } from '../../../zip/errors.js';
 import { BlobIntegrityError } from '../project/blob-integrity.js';
@@ -81,6 +82,10 @@ export function asTaskOutcome(err: unknown): unknown {
   if (err instanceof BlenderCanceledError) return new CanceledTaskError(err.message, { cause: err });
   if (err instanceof BlenderFileUnreadableError) {
     return new FatalTaskError({ name: 'SCENE_FILE_UNREADABLE', type: 'VALIDATION_FAILED', errorDetails: { message: err.message, ...err.details } }, { cause: err });
+  }
+  // Not a .blend by its first bytes: no Blender will open it either.
+  if (err instanceof BlendHeaderError) {
+    return new FatalTaskError({ name: 'SCENE_FILE_UNREADABLE', type: 'VALIDATION_FAILED', errorDetails: { message: `${err.message}: save the scene again in Blender and upload that file.` } }, { cause: err });
   }
   if (err instanceof BlenderError) return new RetryableTaskError(err.message, err.details, { cause: err });
   return err;

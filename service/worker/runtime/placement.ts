@@ -5,22 +5,14 @@
 // render on another).
 import { totalmem } from 'node:os';
 import type { FailureLedger, Task } from '../../ports/tasks.js';
-import type { BlenderBuild } from '../../../blender/builds.js';
+import { buildFor, minorVersion, parseRequestedVersion, type BlenderBuild } from '../../../blender/builds.js';
+import { canOpen } from '../../../blender/version-routing.js';
 import { TaskRequirements } from '../../domain/tasks.js';
 
 /** What a task needs from the worker that runs it, carried in its payload; none when unreadable. */
 export function requirementsOf(task: Task): TaskRequirements {
   const r = TaskRequirements.safeParse(task.payload.requires);
   return r.success ? r.data : {};
-}
-
-/** `major.minor` of a build, the unit in which render results are comparable. */
-export const minorVersion = (b: BlenderBuild) => `${b.version.major}.${b.version.minor}`;
-
-/** The local build for a requirement: the highest patch of that `major.minor`, if any. */
-export function buildFor(builds: readonly BlenderBuild[], blender: string | undefined): BlenderBuild | undefined {
-  if (!blender) return undefined;
-  return builds.filter((b) => minorVersion(b) === blender).sort((a, b) => a.version.patch - b.version.patch).pop();
 }
 
 export interface PlacementOptions {
@@ -66,12 +58,16 @@ export class Placement {
 
   /** Why `slot` should leave `task` to another worker, or undefined to run it. */
   async refusal(task: Task, slot: string): Promise<string | undefined> {
-    const { blender, minimumRamGiB } = requirementsOf(task);
+    const { blender, opens, minimumRamGiB } = requirementsOf(task);
     if (minimumRamGiB && this.memory < minimumRamGiB * 2 ** 30) {
       return `needs ${minimumRamGiB} GiB of memory; this machine has ${(this.memory / 2 ** 30).toFixed(1)} GiB`;
     }
     if (blender && this.deps.builds.length > 0 && !buildFor(this.deps.builds, blender)) {
       return `needs Blender ${blender}; this worker has ${[...new Set(this.deps.builds.map(minorVersion))].join(', ')}`;
+    }
+    const file = opens ? parseRequestedVersion(opens) : undefined;
+    if (file && this.deps.builds.length > 0 && !this.deps.builds.some((b) => canOpen(b.version, file))) {
+      return `needs a Blender that opens files of ${opens}; this worker has ${[...new Set(this.deps.builds.map(minorVersion))].join(', ')}`;
     }
     const here = `${task.id}\n${slot}`;
     if (this.failedHere.get(here) === 'failed') {

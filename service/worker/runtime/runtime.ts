@@ -176,8 +176,12 @@ export class WorkerRuntime {
         this.deps.log.error({ err, lane: lane.name }, 'claiming a task failed');
       }
       if (!task) {
-        // A task ending frees room too: claim again at once, not at the next poll.
-        await this.idle.wait(lane.kinds, this.opts.pollMs, inFlight.size > 0 ? Promise.race(inFlight) : undefined);
+        // A task ending frees room too: claim again at once, not at the next poll. The period is
+        // jittered (0.5x to 1.5x): workers woken by the same signal otherwise poll in lockstep, and
+        // at a task's due time the same one always claims first (a blocklisted slot that takes a
+        // task back every time starved the one slot able to run it).
+        const pollMs = Math.round(this.opts.pollMs * (0.5 + Math.random()));
+        await this.idle.wait(lane.kinds, pollMs, inFlight.size > 0 ? Promise.race(inFlight) : undefined);
         continue;
       }
       let handOff!: () => void;
@@ -286,8 +290,9 @@ export class WorkerRuntime {
       }
       const reason = redactPaths(failedReasonOf(err, task), this.deps.privatePaths ?? []);
       log.error({ err, failedReason: reason }, 'task failed for good; failing the job');
-      await queue.fail(task.id, workerId, { retryable: false, message: String(reason.errorDetails.message ?? reason.name) });
+      // The job first, while this worker still holds the task: a remote worker's token opens only the jobs of its leases.
       await moveJob(jobs, task.jobId, 'fail', { failedReason: reason });
+      await queue.fail(task.id, workerId, { retryable: false, message: String(reason.errorDetails.message ?? reason.name) });
       await queue.cancelJob(task.jobId);
       await this.jobStopped(task.jobId, log);
     } catch (inner) {

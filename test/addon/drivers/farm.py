@@ -22,10 +22,10 @@ _addon.install_and_enable(zip_path)
 if len(args) > 4:
     bpy.ops.preferences.addon_enable(module=args[4])
 s = _addon.session()
-prefs = bpy.context.preferences.addons['renderbridge'].preferences
+prefs = _addon.prefs()
 prefs.download_folder = downloads
 rb = bpy.context.scene.renderbridge
-out = {'scenario': scenario}
+out = {'scenario': scenario, 'online_access': _addon.online_access()}
 
 
 def activity():
@@ -107,4 +107,6 @@ elif scenario == 'no-key':
 else:
     raise SystemExit(f'unknown scenario {scenario}')
 
+# The panel as the artist sees it at the end (its activity box and the recent jobs).
+out['panel'] = _addon.draw_all()['RENDERBRIDGE_PT_render']
 _addon.write(result_path, out)

@@ -8,6 +8,7 @@
 #   save-dirty                          edit the opened file (adds camera CamSaved), then Check
 #   unsaved                             Check and Render on farm in a never saved file
 import os
+import shutil
 import sys
 import time
 
@@ -21,7 +22,7 @@ zip_path, scenario, result_path = args[:3]
 extra = args[3:]
 _addon.install_and_enable(zip_path)
 s = _addon.session()
-prefs = bpy.context.preferences.addons['renderbridge'].preferences
+prefs = _addon.prefs()
 out = {'scenario': scenario}
 
 
@@ -33,12 +34,7 @@ def job_row(job_id):
             'files': r.files, 'filesDone': r.files_done, 'skipped': r.skipped}
 
 
-def run_op(op, *a, **kw):
-    """Runs an operator as a button does; its result set, or the ERROR it reported (RuntimeError)."""
-    try:
-        return {'result': sorted(op(*a, **kw))}
-    except RuntimeError as err:
-        return {'result': ['CANCELLED'], 'error': str(err)}
+run_op = _addon.run_op
 
 
 def listing(folder):
@@ -84,7 +80,10 @@ elif scenario == 'save-dirty':
     time.sleep(0.05)
     out['ops'] = run_op(bpy.ops.renderbridge.check)
     out['mtime_after'] = os.stat(path).st_mtime_ns
-    with bpy.data.libraries.load(path) as (on_disk, _):
+    # What is on disk now, read from a copy (5.x refuses to load from the open file itself).
+    copy = os.path.join(os.path.dirname(path), 'on-disk-copy.blend')
+    shutil.copyfile(path, copy)
+    with bpy.data.libraries.load(copy) as (on_disk, _):
         out['objects_on_disk'] = sorted(on_disk.objects)
     _addon.pump('the check to end', lambda: s.activity.finished, 120)
     a = s.activity

@@ -1,0 +1,197 @@
+// The figures of an estimate (extension estimate) from its measured sample frames: wall time on
+// the farm now, compute time, normalizedSeconds, cost, peak memory against each kind of slot,
+// output size, each with a band and the number of frames it rests on, and warnings in words.
+// Pure: the route gathers the samples, the farm's slots and the queue, and calls this.
+import { DEVICE_PERFORMANCE_FACTORS } from './normalized-seconds.js';
+import { trendEta } from './frame-trend.js';
+
+/** A figure with the band it should fall in and the frames (or loads) it rests on. */
+export interface Band {
+  value: number;
+  low: number;
+  high: number;
+  basis: number;
+}
+
+export interface SampleFrame {
+  frame: number;
+  seconds: number;
+  /** Blender's reported peak (RAM on the CPU, device memory on a GPU); null where it printed none. */
+  peakMemoryBytes: number | null;
+  /** What the frame rendered on, as frame statistics name it (`CPU`, `OPTIX`, ...). */
+  device: string;
+}
+
+/** One render slot of the farm, as the worker registry knows it. */
+export interface FarmSlot {
+  kind: 'cpu' | 'gpu';
+  /** What one frame may use on it: the GPU's memory, or the machine's RAM; null when unknown. */
+  memoryBytes: number | null;
+  free: boolean;
+}
+
+export interface EstimateInput {
+  /** The job's frames, in order. */
+  frames: readonly number[];
+  samples: readonly SampleFrame[];
+  /** Scene load seconds measured (one per Blender that loaded it). */
+  loadSeconds: readonly number[];
+  /** Output bytes of each sampled frame. */
+  outputBytes: readonly number[];
+  slots: readonly FarmSlot[];
+  /** Seconds of work queued ahead of this job on the farm, per slot. */
+  queueAheadSeconds: number;
+  /** Operator's price per hour of rendering, by device (`CPU`, `OPTIX`, ..., or `GPU` for any GPU). */
+  rates: Readonly<Record<string, number>>;
+}
+
+export interface SlotFit {
+  kind: 'cpu' | 'gpu';
+  /** Smallest memory among slots of this kind (null: unknown). */
+  capacityBytes: number | null;
+  slots: number;
+  fits: 'yes' | 'no' | 'maybe' | 'unknown';
+}
+
+export interface EstimateFigures {
+  /** Frames the render still renders (the sampled ones are kept). */
+  framesToRender: number;
+  wallSeconds: Band;
+  renderSeconds: Band;
+  normalizedSeconds: Band;
+  /** Null when the operator configured no rate for the device. */
+  cost: Band | null;
+  loadSeconds: Band | null;
+  outputBytes: Band | null;
+  peakMemoryBytes: Band | null;
+  slotFits: SlotFit[];
+  memorySummary: string;
+  /** The device kind the samples rendered on. */
+  device: string;
+  warnings: string[];
+}
+
+const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
+const scale = (b: Band, f: number, d = 1): Band => ({ value: round(b.value * f, d), low: round(b.low * f, d), high: round(b.high * f, d), basis: b.basis });
+
+/** Mean with a multiplicative band widened by the spread and by few values (as the ETA's). */
+export function meanBand(values: readonly number[]): Band | null {
+  const v = values.filter((x) => Number.isFinite(x) && x >= 0);
+  if (v.length === 0) return null;
+  const k = v.length;
+  const mean = v.reduce((a, b) => a + b, 0) / k;
+  const sd = k > 1 ? Math.sqrt(v.reduce((a, x) => a + (x - mean) ** 2, 0) / (k - 1)) : 0;
+  const r = (mean > 0 ? sd / mean : 0) + 1 / Math.sqrt(k);
+  return { value: mean, low: mean / (1 + r), high: mean * (1 + r), basis: k };
+}
+
+/** Price per hour for `device`: its own rate, else `GPU` for any GPU device, else none. */
+export function rateFor(rates: Readonly<Record<string, number>>, device: string): number | undefined {
+  return rates[device] ?? (device !== 'CPU' ? rates.GPU : undefined);
+}
+
+/** `CPU=0.40,OPTIX=2.5,GPU=2` (per hour) -> a map; throws on a malformed entry, naming it. */
+export function parseRates(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z]+)\s*=\s*(\d+(?:\.\d+)?)$/.exec(part);
+    if (!m) throw new Error(`"${part}" is not DEVICE=PRICE (e.g. CPU=0.4)`);
+    out[m[1]!.toUpperCase()] = Number(m[2]);
+  }
+  return out;
+}
+
+function fitOf(peak: Band | null, capacity: number | null): SlotFit['fits'] {
+  if (!peak || capacity === null) return 'unknown';
+  if (peak.high <= capacity) return 'yes';
+  return peak.value > capacity ? 'no' : 'maybe';
+}
+
+const gb = (n: number) => `${round(n / 1024 ** 3, 1)} GB`;
+
+function memoryWords(fits: readonly SlotFit[], peak: Band | null): string {
+  if (!peak) return 'Blender reported no peak memory for the sampled frames: memory is not estimated.';
+  if (fits.length === 0) return `Peak memory about ${gb(peak.value)}; no render slot is registered to compare it with.`;
+  const words = { yes: 'fits', no: 'does not fit', maybe: 'may not fit', unknown: 'cannot be compared with' };
+  const parts = fits.map((f) => `${words[f.fits]} the ${f.capacityBytes !== null ? `${gb(f.capacityBytes)} ` : ''}${f.kind.toUpperCase()} slots`);
+  return `Peak memory about ${gb(peak.value)} (up to ${gb(peak.high)}): ${parts.join('; ')}.`;
+}
+
+/** The estimate's figures from the measured samples; null before any sample is measured. */
+export function estimateFigures(input: EstimateInput): EstimateFigures | null {
+  const samples = input.samples.filter((s) => Number.isFinite(s.seconds) && s.seconds >= 0);
+  if (samples.length === 0) return null;
+  const sampled = new Set(samples.map((s) => s.frame));
+  const remaining = input.frames.filter((f) => !sampled.has(f));
+  // The device most samples rendered on: the render's frames go to slots like theirs.
+  const counts = new Map<string, number>();
+  for (const s of samples) counts.set(s.device, (counts.get(s.device) ?? 0) + 1);
+  const device = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+  const kind: FarmSlot['kind'] = device === 'CPU' ? 'cpu' : 'gpu';
+  const ofKind = input.slots.filter((s) => s.kind === kind);
+  const freeSlots = Math.max(1, ofKind.filter((s) => s.free).length);
+  const timeline = samples.map((s) => ({ frame: s.frame, seconds: s.seconds }));
+  const zero: Band = { value: 0, low: 0, high: 0, basis: samples.length };
+  // Compute: every frame left, one after another; wall: the same spread over the free slots.
+  const compute = trendEta(timeline, remaining, remaining.length, 1);
+  const spread = trendEta(timeline, remaining, remaining.length, freeSlots);
+  const renderSeconds: Band = compute ? { value: compute.seconds, low: compute.lowSeconds, high: compute.highSeconds, basis: samples.length } : zero;
+  const load = meanBand(input.loadSeconds);
+  const queue = Math.max(0, input.queueAheadSeconds);
+  const loadAdd = remaining.length > 0 && load ? load : { value: 0, low: 0, high: 0 };
+  const wallSeconds: Band = spread
+    ? { value: round(queue + loadAdd.value + spread.seconds), low: round(queue + loadAdd.low + spread.lowSeconds), high: round(queue + loadAdd.high + spread.highSeconds), basis: samples.length }
+    : zero;
+  const factor = DEVICE_PERFORMANCE_FACTORS[device as keyof typeof DEVICE_PERFORMANCE_FACTORS] ?? 1;
+  const rate = rateFor(input.rates, device);
+  const peaks = samples.map((s) => s.peakMemoryBytes).filter((p): p is number => p !== null && p > 0);
+  const peakMean = meanBand(peaks);
+  // The highest sample is the figure; the band reaches above it by the peaks' spread (never more than double).
+  const peakMemoryBytes: Band | null = peakMean
+    ? { value: Math.max(...peaks), low: Math.max(...peaks), high: Math.round(Math.max(...peaks) * Math.min(2, 1 + (peakMean.high - peakMean.value) / Math.max(1, peakMean.value))), basis: peaks.length }
+    : null;
+  const slotFits: SlotFit[] = (['gpu', 'cpu'] as const)
+    .map((k) => {
+      const of = input.slots.filter((s) => s.kind === k);
+      const caps = of.map((s) => s.memoryBytes).filter((m): m is number => m !== null);
+      return { kind: k, capacityBytes: caps.length ? Math.min(...caps) : null, slots: of.length, fits: 'unknown' as SlotFit['fits'] };
+    })
+    .filter((f) => f.slots > 0)
+    .map((f) => ({ ...f, fits: fitOf(peakMemoryBytes, f.capacityBytes) }));
+  const out = meanBand(input.outputBytes);
+  const outputBytes = out ? scale(out, input.frames.length, 0) : null;
+  return {
+    framesToRender: remaining.length,
+    wallSeconds,
+    renderSeconds,
+    normalizedSeconds: scale(renderSeconds, factor),
+    cost: rate !== undefined ? scale(renderSeconds, rate / 3600, 2) : null,
+    loadSeconds: load ? scale(load, 1) : null,
+    outputBytes,
+    peakMemoryBytes,
+    slotFits,
+    memorySummary: memoryWords(slotFits, peakMemoryBytes),
+    device,
+    warnings: estimateWarnings(samples, slotFits, { queue, free: ofKind.some((s) => s.free), kind, rate: rate !== undefined, device }),
+  };
+}
+
+function estimateWarnings(
+  samples: readonly SampleFrame[],
+  fits: readonly SlotFit[],
+  farm: { queue: number; free: boolean; kind: string; rate: boolean; device: string },
+): string[] {
+  const w: string[] = [];
+  const secs = samples.map((s) => s.seconds);
+  const ratio = Math.max(...secs) / Math.max(1e-6, Math.min(...secs));
+  if (samples.length < 3) w.push(`The estimate rests on ${samples.length} frame${samples.length === 1 ? '' : 's'} only: the band is wide.`);
+  if (ratio >= 2) w.push(`Frame times vary ${Math.round(ratio * 10) / 10}x along the timeline: the band is wide.`);
+  const own = fits.find((f) => f.kind === farm.kind);
+  if (own?.fits === 'no') {
+    const other = fits.find((f) => f.kind !== farm.kind && f.fits === 'yes');
+    w.push(`The peak memory does not fit the ${farm.kind.toUpperCase()} slots the samples rendered on: the render would fail for memory there${other ? `; it fits the ${other.kind.toUpperCase()} slots` : ''}.`);
+  }
+  if (!farm.free) w.push(`No ${farm.kind.toUpperCase()} slot is free now: the wall time counts ${Math.round(farm.queue)} s of queued work ahead.`);
+  if (!farm.rate) w.push(`No price is configured for ${farm.device} rendering (--estimate-rates): the cost is not estimated.`);
+  return w;
+}

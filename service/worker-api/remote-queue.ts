@@ -1,0 +1,101 @@
+// The task queue of a worker on another machine, through the service's worker API
+// (task-routes.ts): the worker holds no Redis or database credentials. It offers what the worker
+// runtime uses; the read models of the service (job task lists, load, pruning) are not offered.
+// No ready signals: idle lanes find tasks by polling.
+import type { z } from 'zod';
+import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../ports/tasks.js';
+import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
+import { WORKER_API_PREFIX } from './contract.js';
+import { BoolAnswer, ClaimAnswer, CountAnswer, CountsAnswer, FailuresAnswer, TASK_ROUTES } from './task-contract.js';
+
+function pathOf(route: string, params: Record<string, string> = {}): string {
+  return WORKER_API_PREFIX + route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+}
+
+function notOffered(what: string): never {
+  throw new Error(`${what} is not offered to a worker on another machine: it reads the service's own queue`);
+}
+
+export class RemoteTaskQueue implements TaskQueue {
+  private readonly api: WorkerApiClient;
+
+  /** Same options as the worker's job store (RemoteWorkerJobs). */
+  constructor(opts: WorkerApiClientOptions) {
+    this.api = new WorkerApiClient(opts);
+  }
+
+  async claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {
+    // A claim retried after its answer was lost may leave a lease nobody runs: it runs out, and the
+    // task returns to the queue.
+    const task = (await this.send('POST', pathOf(TASK_ROUTES.claim), { workerId, kinds, leaseMs }, ClaimAnswer)).data;
+    return task ?? undefined;
+  }
+
+  async extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean> {
+    return (await this.send('POST', pathOf(TASK_ROUTES.extend, { taskId }), { workerId, leaseMs }, BoolAnswer)).data;
+  }
+
+  async complete(taskId: string, workerId: string): Promise<void> {
+    await this.send('POST', pathOf(TASK_ROUTES.complete, { taskId }), { workerId });
+  }
+
+  async release(taskId: string, workerId: string, opts: { delayMs?: number } = {}): Promise<void> {
+    await this.send('POST', pathOf(TASK_ROUTES.release, { taskId }), { workerId, ...opts });
+  }
+
+  async fail(taskId: string, workerId: string, outcome: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void> {
+    await this.send('POST', pathOf(TASK_ROUTES.fail, { taskId }), { workerId, ...outcome, message: outcome.message.slice(0, 10_000) });
+  }
+
+  async enqueue(task: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void> {
+    await this.send('POST', pathOf(TASK_ROUTES.enqueue), task);
+  }
+
+  async cancelJob(jobId: string): Promise<number> {
+    return (await this.send('POST', pathOf(TASK_ROUTES.cancelTasks, { id: jobId }), undefined, CountAnswer)).data;
+  }
+
+  async recordFailure(jobId: string, worker: string): Promise<number> {
+    return (await this.send('POST', pathOf(TASK_ROUTES.failures, { id: jobId }), { worker }, CountAnswer)).data;
+  }
+
+  async jobFailures(jobId: string): Promise<Record<string, number>> {
+    return (await this.send('GET', pathOf(TASK_ROUTES.failures, { id: jobId }), undefined, FailuresAnswer)).data;
+  }
+
+  async counts(): Promise<{ queued: number; running: number; done: number; failed: number }> {
+    return (await this.send('GET', pathOf(TASK_ROUTES.counts), undefined, CountsAnswer)).data;
+  }
+
+  jobTasks(): Promise<TaskInfo[]> {
+    return notOffered('jobTasks');
+  }
+
+  jobTaskRuns(): Promise<TaskRun[]> {
+    return notOffered('jobTaskRuns');
+  }
+
+  countsByKind(): Promise<Record<TaskKind, { queued: number; running: number }>> {
+    return notOffered('countsByKind');
+  }
+
+  pruneFinished(): Promise<number> {
+    return notOffered('pruneFinished');
+  }
+
+  async close(): Promise<void> {}
+
+  /** One call; the parsed body when `schema` is given (2xx), else nothing (204); a refusal throws. */
+  private async send(method: string, path: string, body: unknown): Promise<void>;
+  private async send<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S): Promise<z.infer<S>>;
+  private async send(method: string, path: string, body: unknown, schema?: z.ZodType): Promise<unknown> {
+    const a: WorkerApiAnswer = await this.api.call(method, path, body);
+    if (a.status >= 400) throw this.api.refusal(a, method, path);
+    if (!schema) return undefined;
+    const parsed = schema.safeParse(a.body);
+    if (!parsed.success) {
+      throw new WorkerApiError(`${a.url} answered ${method} ${path} with an unexpected body: run the same renderbridge version on service and workers.`, a.status, null);
+    }
+    return parsed.data;
+  }
+}

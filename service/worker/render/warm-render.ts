@@ -1,0 +1,289 @@
+// One render slot's warm Blender for one job, with what the worker keeps beside it: the attempt
+// folder its files land in, the device it really renders on (billed), the setup's warnings, and
+// the billing of its load. The slot's WarmPool keeps it between the job's frames; `frame()`
+// renders one, moves its files into `out/` and bills it. Setup and frame failures come out as
+// task outcomes: a setup error or a Blender error line is fatal (BLENDER_FAILED, the same on
+// every try), a crash or a hang is the run's own error (retryable) carrying the frame and the
+// last lines.
+import type { Logger } from 'pino';
+import { BlenderCanceledError, BlenderExitError, BlenderFrameError, BlenderRunError, FrameNotStartedError } from '../../../blender/errors.js';
+import { parseDeviceLine, type DeviceReport } from '../../../blender/render/device-report.js';
+import { BlenderLogParser } from '../../../blender/render/progress-parser.js';
+import { warmInvocation } from '../../../blender/render/render-invocation.js';
+import { parseSetupLine } from '../../../blender/render/render-settings.js';
+import { WarmBlender, type FrameRun } from '../../../blender/render/warm-process.js';
+import { billedRun } from '../../domain/normalized-seconds.js';
+import type { Task } from '../../ports/tasks.js';
+import { attemptLayout, filesOfFrame, finishedFrames, promoteSaved, type OutputLayout } from '../outputs/chunk-files.js';
+import type { Slot } from '../runtime/devices.js';
+import type { WorkerEnv } from '../runtime/env.js';
+import { FatalTaskError, RetryableTaskError } from '../runtime/outcomes.js';
+import type { TaskContext } from '../runtime/runtime.js';
+import { blenderSetup } from './blender-setup.js';
+import { recordFrame } from './frame-recorder.js';
+import { WarmLogs } from './warm-logs.js';
+import { reportSetupWarnings, type JobRun } from './job-run.js';
+
+let started = 0;
+
+/** The frame Blender is rendering, and what its lines said so far. */
+interface InFlight {
+  frame: number;
+  /** The progress tracker's id for it. */
+  key: string;
+  parser: BlenderLogParser;
+  /** Files Blender printed `Saved:` for. */
+  saved: string[];
+  begunAt: number;
+}
+
+export interface WarmRenderOptions {
+  env: WorkerEnv;
+  run: JobRun;
+  /** The slot's lane name and device. */
+  lane: string;
+  slot: Slot | undefined;
+  /** This machine's build of the planned version. */
+  binary: string;
+  log: Logger;
+}
+
+export class WarmRender {
+  /** Resolves once the scene is loaded and set up; rejects with the task outcome of a failed setup. */
+  readonly setup: Promise<void>;
+  /** False while the scene loads (the heartbeat shows the slot loading). */
+  private loaded = false;
+  readonly ended: Promise<unknown>;
+  private blender: WarmBlender | undefined;
+  private killed = false;
+  /** What render_setup.py could not apply, and the errors that stopped it. */
+  private readonly warnings: string[] = [];
+  private readonly setupErrors: string[] = [];
+  /** A failed setup is the failure of the first frame that waited on it; the others go to a new process. */
+  private setupFailureTaken = false;
+  private attempt: OutputLayout | undefined;
+  /** What render_setup.py reports it renders on (CPU when it fell back): that is billed. */
+  private device: DeviceReport | undefined;
+  private readonly label: string;
+  /** Folders of out/ this process has made (promoteSaved). */
+  private readonly madeDirs = new Set<string>();
+  private readonly logs: WarmLogs;
+
+  private constructor(private readonly o: WarmRenderOptions) {
+    this.label = `warm-${o.lane}-${process.pid}-${++started}`;
+    this.logs = new WarmLogs(this.label);
+    const booted = this.boot();
+    // A process that never started (no attempt folder, a refused argument) is no process to keep.
+    booted.catch(() => (this.killed = true));
+    this.setup = booted.then((b) => this.awaitReady(b));
+    // Whoever waits on setup gets its failure; the pool only needs to know when it is over.
+    this.setup.catch(() => undefined).finally(() => (this.loaded = true));
+    this.ended = booted.then(
+      (b) => b.ended,
+      () => undefined,
+    );
+  }
+
+  /** Starts loading at once; the pool calls this when the slot has no process for the job. */
+  static start(o: WarmRenderOptions): WarmRender {
+    return new WarmRender(o);
+  }
+
+  get alive(): boolean {
+    return !this.killed && (this.blender?.alive ?? true);
+  }
+
+  get loading(): boolean {
+    return !this.loaded && this.alive;
+  }
+
+  kill(): void {
+    this.killed = true;
+    this.blender?.kill();
+  }
+
+  /**
+   * Renders a run of frames of `task` in one render call, moving each frame's files into `out/` as
+   * Blender saves them, and counts them in `job` (the job's shared state now: the process may
+   * outlive the one it started with). `last`: the task hands nothing more to Blender after this
+   * run, so the lane may claim its next task (ctx.handedOff) once it is queued.
+   */
+  async render(job: JobRun, frames: FrameRun, task: Task, ctx: TaskContext, last: boolean): Promise<void> {
+    const { env } = this.o;
+    this.logs.attach(task, ctx.taskLog);
+    const blender = await this.setupDone(task);
+    const errors: string[] = [];
+    const unwritten: number[] = [];
+    let current: InFlight | undefined;
+    const rendered = blender.render({
+      run: frames,
+      limits: { totalMs: env.settings.chunkTimeoutMs, idleMs: env.settings.chunkIdleTimeoutMs },
+      signal: ctx.signal,
+      onBegin: (frame) => {
+        current = { frame, key: `${task.id}:${frame}`, parser: new BlenderLogParser(), saved: [], begunAt: Date.now() };
+        // Per frame: debug, like every per-frame line (the task log keeps them all). At info a
+        // terminal's pretty log cost a 120-frame job about 4% of its time (bench:render).
+        ctx.log.debug({ warm: this.label, frame }, 'frame begun');
+        if (ctx.taskLog) this.logs.sink = ctx.taskLog;
+        ctx.taskLog?.note(`frame ${frame} begun in warm Blender ${this.label}`);
+      },
+      onLine: (_frame, line) => {
+        ctx.taskLog?.line('stdout', line);
+        const c = current;
+        if (!c) return;
+        const events = c.parser.line(line);
+        // Most of Blender's lines (Updating..., Synchronizing...) say nothing the progress counts.
+        if (events.length === 0) return;
+        for (const ev of events) {
+          if (ev.type === 'frameStarted') job.markRendering(ctx.log);
+          if (ev.type === 'error') errors.push(ev.message);
+          if (ev.type === 'saved') c.saved.push(ev.path);
+          // A frame counts as done once its files are in out/ (below), not at Blender's Time: line.
+          if (ev.type !== 'frameFinished') job.tracker.apply(c.key, ev);
+        }
+        job.publish(ctx.log);
+      },
+      onDone: (_frame, ms) => {
+        if (current) this.finished(job, task, ctx, current, ms, unwritten);
+        current = undefined;
+      },
+    });
+    if (last) ctx.handedOff();
+    try {
+      await rendered;
+    } catch (err) {
+      if (!current && (err instanceof FrameNotStartedError || err instanceof BlenderCanceledError)) {
+        await job.settled();
+        throw err;
+      }
+      const failed = current;
+      if (failed) {
+        job.tracker.chunkEnded(failed.key, true);
+        await this.bill(job, `f${failed.frame}-a${task.attempts}`, Date.now() - failed.begunAt, ctx.log, failed.frame).catch(() => undefined);
+      }
+      job.publish(ctx.log, true);
+      await job.settled();
+      throw this.frameFailure(err, task, failed?.frame ?? frames.start, errors);
+    }
+    await job.settled();
+    if (unwritten.length === 0) return;
+    const details = { attempts: task.attempts, lastFrame: unwritten[0], lastLines: blender.lastLines.slice(-20), errors };
+    if (errors.length > 0) throw FatalTaskError.render('BLENDER_FAILED', `Blender failed at frame ${unwritten[0]}: ${errors[0]}`, details);
+    throw new RetryableTaskError(`Blender finished frame ${unwritten[0]} without writing it`, details);
+  }
+
+  /** Blender saved a frame: bill it, move its files into out/, count it (in order, off Blender's output). */
+  private finished(job: JobRun, task: Task, ctx: TaskContext, c: InFlight, ms: number, unwritten: number[]): void {
+    job.later(ctx.log, async () => {
+      await this.bill(job, `f${c.frame}-a${task.attempts}`, ms, ctx.log, c.frame);
+      // The files Blender said it saved, and only those, move into out/ (no listing of folders per frame).
+      const moved = await promoteSaved(this.attempt!, job.out, c.saved, this.madeDirs);
+      const camera = filesOfFrame(job.final, c.frame).filter((f) => f.kind === 'camera');
+      const have = new Set(moved.filter((m) => m.kind === 'camera').map((m) => m.relativePath));
+      const done = camera.length > 0 && (camera.every((f) => have.has(f.relativePath)) || (await finishedFrames(job.final, job.out, [c.frame])).has(c.frame));
+      if (!done) {
+        unwritten.push(c.frame);
+        job.tracker.chunkEnded(c.key, true);
+        return;
+      }
+      for (const area of ['frames', 'composite'] as const) {
+        const rels = moved.filter((m) => (m.kind === 'camera') === (area === 'frames')).map((m) => m.relativePath);
+        if (rels.length) await job.staging?.stage(job.out, area, rels);
+      }
+      job.tracker.apply(c.key, { type: 'frameFinished', frame: c.frame, seconds: ms / 1000 });
+      job.tracker.chunkEnded(c.key, false);
+      job.publish(ctx.log);
+      // Stored as outputs now, so that finalize, after the last frame, has only the zips left to do.
+      await job.early?.store(job.out, moved);
+      const { env } = this.o;
+      const frame = { jobId: job.jobId, frame: c.frame, attempt: task.attempts, seconds: ms / 1000, memory: c.parser.frameMemory, device: this.device, lane: this.o.lane };
+      await recordFrame(env, { ...frame, plannedVersion: job.plan.blenderVersion }, ctx.log);
+    });
+  }
+
+  /** Waits for the setup; a process that died meanwhile hands the frame back for a new one. */
+  private async setupDone(task: Task): Promise<WarmBlender> {
+    try {
+      await this.setup;
+    } catch (err) {
+      if (this.setupFailureTaken && !(err instanceof FatalTaskError)) throw new FrameNotStartedError('the warm Blender failed to load for another frame', {});
+      this.setupFailureTaken = true;
+      if (err instanceof FatalTaskError) err.failedReason.errorDetails.attempts = task.attempts;
+      if (err instanceof BlenderRunError) err.details.attempts = task.attempts;
+      throw err;
+    }
+    if (!this.blender || !this.alive) throw new FrameNotStartedError('the warm Blender ended before the frame', {});
+    return this.blender;
+  }
+
+  /** Lays out the attempt folder, writes the settings and starts Blender on the scene. */
+  private async boot(): Promise<WarmBlender> {
+    const { env, run, slot, log } = this.o;
+    const attempt = await attemptLayout(run.project.jobDir, this.label);
+    this.attempt = attempt;
+    const setup = await blenderSetup({ env, project: run.project, final: run.final, requested: run.requested, plan: run.plan, binary: this.o.binary, slot, attempt });
+    if (this.killed) throw new BlenderCanceledError('the warm Blender was ended before it started');
+    const blender = WarmBlender.start({
+      invocation: warmInvocation(setup),
+      cwd: attempt.outDir,
+      loadLimits: { totalMs: env.settings.chunkTimeoutMs, idleMs: env.settings.chunkIdleTimeoutMs },
+      onSpawn: (pid) => {
+        log.info({ pid, warm: this.label }, 'warm Blender started');
+        this.logs.sideLine(`[renderbridge] warm Blender ${this.label} started (pid ${pid})`);
+      },
+      onLine: (line) => {
+        this.logs.sideLine(line);
+        this.device = parseDeviceLine(line) ?? this.device;
+        const setup = parseSetupLine(line);
+        if (setup?.type === 'ok') log.info({ setup: setup.summary }, 'render settings applied');
+        else if (setup) log.warn({ setup: setup.message }, `render setup ${setup.type}`);
+        if (setup?.type === 'warning') this.warnings.push(setup.message);
+        if (setup?.type === 'error') this.setupErrors.push(setup.message);
+      },
+    });
+    this.blender = blender;
+    return blender;
+  }
+
+  /** The load is billed once, to the job, at the device it set up; a failed setup says why. */
+  private async awaitReady(blender: WarmBlender): Promise<void> {
+    const { env, run, log } = this.o;
+    const t0 = Date.now();
+    try {
+      const ms = await blender.ready;
+      log.info({ warm: this.label, ms, device: billedRun(0, this.device).device }, 'warm Blender ready');
+      await this.bill(run, 'load', ms, log);
+      await reportSetupWarnings(env, run.jobId, this.warnings);
+    } catch (err) {
+      await this.bill(run, 'load', Date.now() - t0, log).catch(() => undefined);
+      if (err instanceof BlenderCanceledError) throw err;
+      const lastLines = blender.lastLines.slice(-20);
+      const details = { attempts: 1, lastFrame: null, lastLines, errors: this.setupErrors, ...(err instanceof BlenderExitError ? { exitCode: err.details.exitCode } : {}) };
+      // A bad camera, scene, view layer or device, or a file Blender cannot read: the same on every try.
+      if (this.setupErrors.length > 0 || (err instanceof BlenderExitError && blender.lastLines.some((l) => /^Error: /.test(l)))) {
+        throw FatalTaskError.render('BLENDER_FAILED', `Blender failed: ${this.setupErrors[0] ?? blender.lastLines.findLast((l) => /^Error: /.test(l)) ?? String((err as Error).message)}`, details);
+      }
+      if (err instanceof BlenderRunError) Object.assign(err.details, details);
+      throw err;
+    }
+  }
+
+  /** Bills `ms` of this process (its load, or one frame's render) at the device it really uses. */
+  private async bill(job: JobRun, piece: string, ms: number, log: Logger, frame?: number): Promise<void> {
+    const run = billedRun(ms / 1000, this.device);
+    // A frame's piece at debug (one a frame); the load's at info (one a Blender).
+    log[frame !== undefined ? 'debug' : 'info']({ warm: this.label, piece, ms, device: run.device, ...(frame !== undefined ? { frame } : {}) }, 'render time billed');
+    await job.bill(`${this.label}-${piece}`, run);
+  }
+
+  /** A frame that failed, as a task outcome; the report names the attempt, the frame and the last lines. */
+  private frameFailure(err: unknown, task: Task, frame: number, errors: string[]): unknown {
+    const lastLines = ((err as { details?: { lastLines?: unknown } }).details?.lastLines as string[] | undefined) ?? [...(this.blender?.lastLines ?? [])];
+    const details = { attempts: task.attempts, lastFrame: frame, lastLines: lastLines.slice(-20), errors };
+    if (err instanceof BlenderFrameError || (err instanceof BlenderExitError && errors.length > 0)) {
+      return FatalTaskError.render('BLENDER_FAILED', `Blender failed at frame ${frame}: ${errors[0] ?? err.message}`, details);
+    }
+    if (err instanceof BlenderRunError) Object.assign(err.details, details);
+    return err;
+  }
+}
