@@ -136,6 +136,7 @@ export async function watchHotFolder(dir: string, deps: HotFolderDeps): Promise<
     async close() {
       await watcher.close();
       await saving.catch(() => undefined);
+      deps.log.info({ dir: root }, 'hot folder: stopped watching');
     },
   };
 }

@@ -71,6 +71,8 @@ describe('config.toml edits reach every part of the running daemon', () => {
     await d.hotFolder!.ready;
     expect(logs.join('')).toContain('config.toml changed: applied');
     expect(logs.some((l) => l.includes('hot folder: watching') && l.includes(path.join(root, 'hot-b')))).toBe(true);
+    // The old folder is let go (its watcher closed), so a file dropped there later is never seen.
+    await waitUntil('the old folder let go', () => logs.some((l) => l.includes('hot folder: stopped watching') && l.includes(path.join(root, 'hot-a'))), { timeoutMs: 15_000 });
 
     // A real file in each folder, at the same moment: only the new folder's is submitted.
     const zip = path.join(root, 'shot.zip');
@@ -78,12 +80,14 @@ describe('config.toml edits reach every part of the running daemon', () => {
     await copyFile(zip, path.join(root, 'hot-a', 'old.zip'));
     await copyFile(zip, path.join(root, 'hot-b', 'new.zip'));
     const fromHot = await waitUntil('the new folder\'s file submitted', async () => (await submissions()).find((s) => s.path === path.join(root, 'hot-b', 'new.zip')), { timeoutMs: 20_000, intervalMs: 250 });
-    // Both files were stable after the same 2 s; a watched old folder would have submitted by now too.
-    await new Promise((r) => setTimeout(r, 4000));
     expect((await submissions()).map((s) => s.path)).not.toContain(path.join(root, 'hot-a', 'old.zip'));
     const hotJob = await waitUntil('the hot folder job', async () => (await submissions()).find((s) => s.id === fromHot.id && s.jobId)?.jobId ?? undefined, { timeoutMs: 60_000, intervalMs: 250 });
-    await waitUntil('its render request', async () => (await e2e.client.getJob(hotJob)).requestedConfig ?? undefined, { timeoutMs: 120_000, intervalMs: 250 });
-    expect((await e2e.client.getJob(hotJob)).requestedConfig).toMatchObject({ frameRanges: ['1'], sampleCount: 2, resolution: [64, 48] });
+    // A job starts with an empty requestedConfig; the render request (status past `validated`) carries the profile's.
+    const rendering = await waitUntil('its render request', async () => {
+      const job = await e2e.client.getJob(hotJob);
+      return ['created', 'validating', 'validated'].includes(job.status) ? undefined : job;
+    }, { timeoutMs: 120_000, intervalMs: 250 });
+    expect(rendering.requestedConfig).toMatchObject({ frameRanges: ['1'], sampleCount: 2, resolution: [64, 48] });
 
     // The next download goes under the new downloads folder.
     const res = await fetch(`${d.origin}/submissions`, { method: 'POST', headers, body: JSON.stringify({ pack: { path: zip } }) });
