@@ -1,5 +1,7 @@
 import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { unitTestFiles } from './test/unit-selection.js';
 
 /** Whether host:port of a URL accepts a TCP connection within a second. */
 function reachable(url: string, defaultPort: number): Promise<boolean> {
@@ -23,6 +25,10 @@ const pgUrl = process.env.RENDERBRIDGE_TEST_PG_URL ?? 'postgres://postgres@127.0
 const redisUrl = process.env.RENDERBRIDGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export default defineConfig(async () => {
+  // `npm run test:unit`: the fast loop alone (no Blender, no servers, no browser), servers not even probed.
+  if (process.env.RENDERBRIDGE_TEST_LOOP === 'unit') {
+    return { test: { testTimeout: 30_000, maxWorkers: 2, projects: [{ extends: true as const, test: { name: 'unit', include: unitTestFiles(fileURLToPath(new URL('.', import.meta.url))) } }] } };
+  }
   const missing = [
     ...((await reachable(pgUrl, 5432)) ? [] : [`PostgreSQL at ${new URL(pgUrl).host}`]),
     ...((await reachable(redisUrl, 6379)) ? [] : [`Redis at ${new URL(redisUrl).host}`]),

@@ -1,3 +1,4 @@
+// test-loop: full (packs projects of hundreds of MiB).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';

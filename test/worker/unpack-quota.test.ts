@@ -1,3 +1,4 @@
+// test-loop: full (unpacks zip bombs up to the per-job quota).
 // The zip-bomb guard judges what is really written, never how well data compresses: an honest
 // project of sparse caches unpacks, a bomb stops at the per-job quota (or at its lying header)
 // with nothing left on disk, overlapping entries are refused, and a full disk is retryable.

@@ -1,3 +1,4 @@
+// test-loop: full (writes a 256 MiB sparse cache per run).
 // Property: any project the real packer (daemon/pack) accepts, whatever its files' compressibility
 // (random, text, sparse caches, all zeros), the worker's unpacker restores byte for byte. The
 // zip-bomb guard must never judge honest data; one run always holds a 256 MiB sparse cache.
