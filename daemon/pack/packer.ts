@@ -192,7 +192,8 @@ export function createPacker(deps: PackerDeps): Packer {
       try {
         ({ snapshot, hashed } = await snapshotAndHash(planned.files, path.join(dir, 'files'), options));
       } catch (err) {
-        await rm(dir, { recursive: true, force: true });
+        // A folder that could not be made cannot be removed either (ENOTDIR): the first error is the one to tell.
+        await rm(dir, { recursive: true, force: true }).catch(() => undefined);
         throw err;
       }
       // A failed save only costs the next pack some reading: the pack itself is complete.
@@ -204,7 +205,7 @@ export function createPacker(deps: PackerDeps): Packer {
         await writeFile(manifestPath, manifest.bytes);
       } catch (err) {
         budget.give(snapshot.copiedBytes);
-        await rm(dir, { recursive: true, force: true });
+        await rm(dir, { recursive: true, force: true }).catch(() => undefined);
         throw new DaemonError('PACK_FAILED', `Writing "${manifestPath}" failed (${(err as Error).message}); check the free space and permissions of the daemon's work folder, then retry.`, { file: manifestPath });
       }
       const files: PackedFile[] = [

@@ -2,17 +2,25 @@
 // `renderbridge submit` run it, with the real packer and the real service): each names the real
 // cause and says what to do, and only a service that does not answer is blamed on the service
 // URL. The tray notifies these (no job exists yet); the add-on and the CLI print "NAME: message".
-// PACK_CHANGED over the blob upload is caused in pack-snapshot.test.ts.
+// PACK_CHANGED over the blob upload is caused in pack-snapshot.test.ts. A job that fails on the farm
+// ends the submission with its failedReason's own name (BLENDER_FAILED here); JOB_FAILED names only a
+// job that ended `failed` without a reason, which the reference service never leaves (every move to
+// `failed` carries one: service/worker/runtime/runtime.ts, handlers/validate.ts, render/requeue-render.ts).
+// SIZE_MISMATCH, a download error, cannot be caused through the real service: it serves each output
+// with the length it announces, and node's HTTP client turns a shorter body into a connection error
+// (NETWORK_ERROR) and stops reading a longer one at the announced length.
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, truncateSync } from 'node:fs';
 import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { submissionNotification } from '../../electron/core/notifications.js';
+import { notificationFor, submissionNotification } from '../../electron/core/notifications.js';
 import { RenderJobClient } from '../../shared/client/client.js';
 import type { Submission, SubmitRequest } from '../../shared/daemon/api.js';
 import { runSubmission, type SubmissionDeps } from '../../daemon/submit/run.js';
+import { createPacker } from '../../daemon/pack/packer.js';
+import { createTracer } from '../../daemon/trace.js';
 import { pipeline } from 'node:stream/promises';
 import { buildFixture, buildFixtureZip } from '../helpers/fixtures.js';
 import { startTestService } from '../helpers/service.js';
@@ -50,6 +58,31 @@ describe('what a failed submission says', () => {
     const s = await runSubmission({ pack: { path: missing }, settings, download: false }, deps());
     failure(s, 'PACK_FAILED', /nowhere\/shot\.blend" does not exist; check the path/);
   });
+
+  it('a pack folder the daemon cannot make: PACK_FAILED naming it, not a failure "unexpectedly"', async () => {
+    // A file where the daemon's work folder should be: its pack folders cannot be made.
+    await writeFile(path.join(stack.scratch, 'not-a-folder'), 'a file');
+    const workDir = path.join(stack.scratch, 'not-a-folder', 'packs');
+    const packer = createPacker({ workDir, trace: createTracer({ blender: 'blender' }), createdBy: 'renderbridge-test' });
+    const folder = path.join(stack.scratch, 'unpackable');
+    await mkdir(folder, { recursive: true });
+    await copyFile(await buildFixture('basic'), path.join(folder, 'scene.blend'));
+    const s = await runSubmission({ pack: { path: folder }, settings, download: false }, deps({ packer }));
+    const e = failure(s, 'PACK_FAILED', /^The daemon's pack folder ".*" cannot be created \(ENOTDIR: .*\); check its free space and permissions, then retry\.$/);
+    expect(e.message).toContain(workDir);
+  });
+
+  it('a scene that fails to render on the farm: the failedReason (BLENDER_FAILED) with its job; the tray says "Render failed"', async () => {
+    // Validation sees the camera; Blender, at render time, cannot resolve it (its library shadows it).
+    const s = await runSubmission({ pack: { path: await buildFixture('shadowed-camera') }, settings, download: false }, deps());
+    const e = failure(s, 'BLENDER_FAILED', /camera 'Shot' not found/);
+    expect(s.jobId).toEqual(expect.any(String));
+    expect(e.metadata).toMatchObject({ jobId: s.jobId, status: 'failed', failedReason: { name: 'BLENDER_FAILED', type: 'RENDER_FAILED' } });
+    // A job exists: the tray notifies its renderComplete, not the submission.
+    expect(submissionNotification(s)).toBeNull();
+    const job = await stack.e2e.client.getJob(s.jobId!);
+    expect(notificationFor({ jobId: job.id, status: 'failed', job, outDir: null })).toMatchObject({ title: 'Render failed', body: expect.stringMatching(/ failed — BLENDER_FAILED: .*camera 'Shot' not found/) as string });
+  }, 240_000);
 
   it('a pack id the daemon no longer has: DAEMON_NOT_FOUND, pack again', async () => {
     const s = await runSubmission({ packId: 'gone', settings, download: false }, deps());
