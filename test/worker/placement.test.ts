@@ -23,11 +23,20 @@ afterEach(async () => void (await Promise.all(started.splice(0).map((r) => r.sto
 const build = (major: number, minor: number): BlenderBuild =>
   ({ binary: `/opt/blender-${major}.${minor}/blender`, version: { major, minor, patch: 1, text: `${major}.${minor}.1` }, isDefault: false }) as BlenderBuild;
 
-function runtime(name: string, builds: BlenderBuild[], handler: TaskHandler, threshold = 2, memoryGiB = 64): WorkerRuntime {
+/** A worker runtime on the test service's queue; with `lines`, its log lines (JSON) are kept there. */
+function runtime(
+  name: string,
+  builds: BlenderBuild[],
+  handler: TaskHandler,
+  threshold = 2,
+  memoryGiB = 64,
+  lines?: string[],
+): WorkerRuntime {
   const { jobs, queue } = svc.service.ports;
   const placement = new Placement({ queue, builds }, { blocklistThreshold: threshold, totalMemoryBytes: memoryGiB * 2 ** 30 });
+  const log = lines ? pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }) : pino({ level: 'silent' });
   const rt = new WorkerRuntime(
-    { jobs, queue, log: pino({ level: 'silent' }), placement },
+    { jobs, queue, log, placement },
     [{ name: 'cpu', kinds: ['render-chunk'] }],
     { 'render-chunk': handler },
     // refusalDelayMs a multiple of pollMs: without the runtime's jitter the refusing worker's
@@ -44,6 +53,20 @@ async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> 
     if (Date.now() > end) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * Waits until the worker logging to `lines` has left task `taskId` for another worker twice: the
+ * event that proves it had the task in hand and refused it, and (the second time) that its first
+ * release went through. Returns the refusal it logged.
+ */
+async function refusedTwice(lines: string[], taskId: string): Promise<string> {
+  const refusals = () =>
+    lines
+      .map((l) => JSON.parse(l) as { msg: string; taskId?: string; refusal?: string })
+      .filter((l) => l.msg === 'task left for another worker' && l.taskId === taskId);
+  await until(async () => refusals().length >= 2);
+  return refusals()[0]!.refusal!;
 }
 
 describe('placement', () => {
@@ -72,11 +95,15 @@ describe('placement', () => {
     const { queue } = svc.service.ports;
     await queue.enqueue({ id: `v-${job.id}`, jobId: job.id, kind: 'render-chunk', payload: { requires: { blender: '4.1' } } });
     const seen: string[] = [];
-    const old = runtime('old', [build(3, 6)], async () => void seen.push('old'));
+    const lines: string[] = [];
+    const old = runtime('old', [build(3, 6)], async () => void seen.push('old'), 2, 64, lines);
     old.start();
-    await new Promise((r) => setTimeout(r, 300));
+    // The old worker took the task in hand and left it, twice, without running it.
+    expect(await refusedTwice(lines, `v-${job.id}`)).toBe('needs Blender 4.1; this worker has 3.6');
     expect(seen).toEqual([]);
-    expect((await queue.jobTasks(job.id))[0]).toMatchObject({ state: 'queued', attempts: 0 });
+    // Handed back each time without counting an attempt (running only for a moment while refused).
+    await until(async () => (await queue.jobTasks(job.id))[0]?.state === 'queued');
+    expect((await queue.jobTasks(job.id))[0]).toMatchObject({ attempts: 0 });
     const fresh = runtime('fresh', [build(3, 6), build(4, 1)], async () => void seen.push('fresh'));
     fresh.start();
     await until(async () => (await queue.jobTasks(job.id))[0]?.state === 'done');
@@ -115,9 +142,11 @@ describe('placement', () => {
     const { queue } = svc.service.ports;
     await queue.enqueue({ id: `m-${job.id}`, jobId: job.id, kind: 'render-chunk', payload: { requires: { minimumRamGiB: 32 } } });
     const seen: string[] = [];
-    const small = runtime('small', [], async () => void seen.push('small'), 2, 16);
+    const lines: string[] = [];
+    const small = runtime('small', [], async () => void seen.push('small'), 2, 16, lines);
     small.start();
-    await new Promise((r) => setTimeout(r, 300));
+    // The small machine took the task in hand and left it, twice, without running it.
+    expect(await refusedTwice(lines, `m-${job.id}`)).toBe('needs 32 GiB of memory; this machine has 16.0 GiB');
     expect(seen).toEqual([]);
     const big = runtime('big', [], async () => void seen.push('big'), 2, 64);
     big.start();
