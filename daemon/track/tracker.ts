@@ -62,6 +62,7 @@ export class JobTracker implements Tracker {
   private kicked = false;
   private wake: (() => void) | undefined;
   private pollCount = 0;
+  private kickCount = 0;
   private waitingForKey = false;
   private pauseKickable = false;
 
@@ -72,6 +73,11 @@ export class JobTracker implements Tracker {
   /** Polls completed since start (tests and diagnostics). */
   get polls(): number {
     return this.pollCount;
+  }
+
+  /** Calls of kick() since the tracker was made: each asks for a poll now (tests and diagnostics). */
+  get kicks(): number {
+    return this.kickCount;
   }
 
   start(): void {
@@ -119,6 +125,7 @@ export class JobTracker implements Tracker {
   }
 
   kick(): void {
+    this.kickCount++;
     this.kicked = true;
     if (this.pauseKickable) this.wake?.();
   }

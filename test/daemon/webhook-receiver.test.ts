@@ -45,6 +45,7 @@ describe('webhook receiver', () => {
     // The daemon has not seen this job yet, and its next poll is a minute away.
     expect((await call('POST', `/jobs/${job.id}/cancel`)).status).toBe(200);
     const pollsBefore = td.daemon.tracker.polls;
+    const kicksBefore = td.daemon.tracker.kicks;
     const body = eventBody(job.id, 'canceled');
     const sentAt = Date.now();
     const res = await post(body, { 'renderbridge-signature': signWebhook(secret, body), 'renderbridge-event': 'onRenderComplete' });
@@ -52,6 +53,7 @@ describe('webhook receiver', () => {
     expect(res.json).toEqual({ received: true });
     const done = await waitUntil('renderComplete', () => events.find((e) => e.event === 'renderComplete' && e.data.jobId === job.id), { timeoutMs: 5000 });
     expect(Date.now() - sentAt).toBeLessThan(5000);
+    expect(td.daemon.tracker.kicks).toBe(kicksBefore + 1);
     expect(td.daemon.tracker.polls).toBeGreaterThan(pollsBefore);
     expect(done).toMatchObject({ data: { status: 'canceled', job: { id: job.id, status: 'canceled' } } });
   });
@@ -69,6 +71,7 @@ describe('webhook receiver', () => {
       ['token instead of a signature', body, { authorization: `Bearer ${td.daemon.token}` }, 'malformed'],
     ];
     const pollsBefore = td.daemon.tracker.polls;
+    const kicksBefore = td.daemon.tracker.kicks;
     for (const [what, sent, headers, reason] of cases) {
       const res = await post(sent, headers);
       expect(res.status, what).toBe(401);
@@ -76,7 +79,9 @@ describe('webhook receiver', () => {
       expect(err.name, what).toBe('WEBHOOK_SIGNATURE_INVALID');
       expect(err.metadata.reason, what).toBe(reason);
     }
-    await new Promise((r) => setTimeout(r, 300));
+    // A poll starts only from a kick, which the route gives before it answers: none was asked for
+    // (no wait needed), and none ran since (the next timed poll is a minute away).
+    expect(td.daemon.tracker.kicks).toBe(kicksBefore);
     expect(td.daemon.tracker.polls).toBe(pollsBefore);
   });
 
