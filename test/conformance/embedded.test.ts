@@ -19,7 +19,7 @@ import { newJobRecord } from '../../service/domain/jobs.js';
 import { startTestService } from '../helpers/service.js';
 import { jobStoreConformance } from './job-store.js';
 import { keyStoreConformance } from './key-store.js';
-import { leaseStoreConformance } from './lease-store.js';
+import { handClock, leaseStoreConformance } from './lease-store.js';
 import { objectStorageConformance } from './object-storage.js';
 import { taskQueueConformance } from './task-queue.js';
 
@@ -71,8 +71,9 @@ objectStorageConformance('filesystem (served by the reference service)', async (
 });
 
 leaseStoreConformance('SQLite', async () => {
-  const h = await sqliteHarness((db) => new SqliteLeaseStore(db.db));
-  return { a: h.value, b: await h.other(), close: h.close };
+  const clock = handClock();
+  const h = await sqliteHarness((db) => new SqliteLeaseStore(db.db, clock.now));
+  return { a: h.value, b: await h.other(), advance: clock.advance, close: h.close };
 });
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

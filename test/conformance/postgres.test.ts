@@ -15,7 +15,7 @@ import type { JobRecord, JobStore } from '../../service/ports/jobs.js';
 import { createTestDatabase, requirePostgres } from '../helpers/postgres.js';
 import { jobStoreConformance } from './job-store.js';
 import { keyStoreConformance } from './key-store.js';
-import { leaseStoreConformance } from './lease-store.js';
+import { handClock, leaseStoreConformance } from './lease-store.js';
 import { taskQueueConformance } from './task-queue.js';
 
 /** A fresh database with `count` independent handles on it (service instances), all closed and dropped by close(). */
@@ -116,7 +116,9 @@ describe.skipIf(!pgUp)('PostgreSQL', () => {
 
   leaseStoreConformance('PostgreSQL', async () => {
     const db = await instances(2);
-    return { a: new PgLeaseStore(db.handles[0]!.db), b: new PgLeaseStore(db.handles[1]!.db), close: db.close };
+    const clock = handClock();
+    const [a, b] = [0, 1].map((i) => new PgLeaseStore(db.handles[i]!.db, clock.now));
+    return { a: a!, b: b!, advance: clock.advance, close: db.close };
   });
 
   describe('several instances on one database', () => {
