@@ -7,12 +7,18 @@ import { bullJobId } from '../../service/adapters/bullmq/keys.js';
 import { BullmqTaskQueue } from '../../service/adapters/bullmq/task-queue.js';
 import type { TaskKind, TaskQueue } from '../../service/ports/tasks.js';
 import { deletePrefix, requireRedis, requireRedisServer, startThrowawayRedis, uniquePrefix, type ThrowawayRedis } from '../helpers/redis.js';
+import { waitUntil } from '../helpers/e2e.js';
 import { taskQueueConformance } from './task-queue.js';
 
 const redisUrl = await requireRedis('the BullMQ task queue tests');
 const canSpawnRedis = requireRedisServer('the BullMQ fault tests');
 const ALL_KINDS: TaskKind[] = ['validate', 'render', 'render-chunk', 'finalize'];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * The next claim that gets a task, polled: a grace or a lease runs out on Redis's clock, so the
+ * test waits for the task to come back rather than waiting out a guessed time.
+ */
+const claimOnceFree = (q: TaskQueue, workerId: string, kind: TaskKind, what: string) =>
+  waitUntil(what, () => q.claim(workerId, [kind], 60_000), { timeoutMs: 15_000, intervalMs: 20 });
 
 describe.skipIf(!redisUrl)('BullMQ task queue on the test Redis', () => {
   taskQueueConformance('BullMQ', async () => {
@@ -60,16 +66,16 @@ describe.skipIf(!redisUrl)('BullMQ task queue on the test Redis', () => {
       await q.enqueue({ id: 'validate:j', jobId: 'j', kind: 'validate', payload: { n: 1 } });
       await bull('validate').remove(bullJobId('validate:j')); // as if the process died before BullMQ got it
       expect(await q.claim('w', ['validate'], 60_000)).toBeUndefined();
-      await sleep(250);
-      expect(await q.claim('w', ['validate'], 60_000)).toMatchObject({ id: 'validate:j', payload: { n: 1 }, attempts: 1 });
+      const handedAgain = await claimOnceFree(q, 'w', 'validate', 'the hand-over grace to pass');
+      expect(handedAgain).toMatchObject({ id: 'validate:j', payload: { n: 1 }, attempts: 1 });
 
       await q.enqueue({ id: 'chunk:j:0', jobId: 'j', kind: 'render-chunk' });
       await q.enqueue({ id: 'finalize:j', jobId: 'j', kind: 'finalize', payload: { last: true }, after: ['chunk:j:0'] });
       await q.complete((await q.claim('w', ['render-chunk'], 60_000))!.id, 'w');
       await bull('finalize').remove(bullJobId('finalize:j'));
       expect(await q.claim('w', ['finalize'], 60_000)).toBeUndefined();
-      await sleep(250);
-      expect(await q.claim('w', ['finalize'], 60_000)).toMatchObject({ id: 'finalize:j', payload: { last: true } });
+      const joined = await claimOnceFree(q, 'w', 'finalize', 'the freed join\'s hand-over grace to pass');
+      expect(joined).toMatchObject({ id: 'finalize:j', payload: { last: true } });
     }));
 
   it('settles a task BullMQ completed but whose settling was lost, once its lease runs out, and frees its join', () =>
@@ -80,8 +86,8 @@ describe.skipIf(!redisUrl)('BullMQ task queue on the test Redis', () => {
       // BullMQ's step of complete() went through, the adapter's own step did not.
       await new Job(bull('render-chunk'), 'render-chunk', {}, {}, bullJobId('chunk:j:0')).moveToCompleted(null, 'w', false);
       expect(await q.claim('w', ['finalize'], 60_000)).toBeUndefined();
-      await sleep(250);
-      expect((await q.claim('w', ['finalize'], 60_000))?.id).toBe('finalize:j');
+      const freed = await claimOnceFree(q, 'w', 'finalize', 'the lost settling to be made up once the lease runs out');
+      expect(freed.id).toBe('finalize:j');
       expect(await q.jobTasks('j')).toMatchObject([
         { id: 'chunk:j:0', state: 'done', attempts: 1 },
         { id: 'finalize:j', state: 'running', attempts: 1 },
@@ -168,8 +174,7 @@ describe.skipIf(!canSpawnRedis)('BullMQ task queue when Redis fails', () => {
     await redis.restart('kill');
     await whenBack(queue);
     await queue.complete('kept', 'holder');
-    await new Promise((r) => setTimeout(r, 350));
-    const again = await queue.claim('survivor', ['render-chunk'], 60_000);
+    const again = await claimOnceFree(queue, 'survivor', 'render-chunk', 'the abandoned task\'s lease to run out');
     expect(again).toMatchObject({ id: 'abandoned', attempts: 2 });
     await queue.complete('abandoned', 'survivor');
     expect(await queue.jobTasks('j')).toEqual([
