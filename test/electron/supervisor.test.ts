@@ -156,16 +156,18 @@ describe('daemon supervision', () => {
   }, 60_000);
 
   it('kills a daemon that ignores SIGTERM once the stop timeout passes', async () => {
+    // 'ready' is printed once the SIGTERM handler is in place: stopping before it would test nothing.
+    let ready!: () => void;
+    const printedReady = new Promise<void>((resolve) => (ready = resolve));
     const stubborn = new DaemonSupervisor({
       command: process.execPath,
       args: ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000); console.log('ready')"],
       stateDir: path.join(work, 'none'),
       stopTimeoutMs: 300,
-      output: () => {},
+      output: (chunk) => chunk.includes('ready') && ready(),
     });
-    const ready = new Promise<void>((resolve) => stubborn.onChange((s) => s.state === 'starting' && setTimeout(resolve, 500)));
     stubborn.start();
-    await ready;
+    await printedReady;
     const pid = stubborn.current.pid!;
     const t0 = Date.now();
     await stubborn.stop();
