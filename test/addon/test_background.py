@@ -31,7 +31,10 @@ class WorkerTests(unittest.TestCase):
         main = threading.get_ident()
         got = []
         self.worker.run(lambda post: threading.get_ident(), lambda res, err: got.append((res, err, threading.get_ident())))
-        time.sleep(0.2)
+        # Tasks run in order: once the next one has run, the first one's result is queued.
+        after = threading.Event()
+        self.worker.run(lambda post: after.set())
+        self.assertTrue(after.wait(5))
         self.assertEqual(got, [])  # nothing runs on the main thread until drained
         drain_until(self.worker, lambda: got)
         task_thread, err, callback_thread = got[0]
