@@ -1,6 +1,8 @@
 // The native notification for a renderComplete event, as data: main/notifications.ts shows it and
-// opens `openPath` on click. A completed job points at its outputs folder; a failed one says why.
-// A canceled job gets none (someone chose to stop it). A submission that failed before it made a
+// opens `openPath` on click. A completed job points at its outputs folder, or, rendered with downloading
+// off, says how to get its outputs; a failed one says why. A canceled job gets none: someone chose to
+// stop it, and the one who submitted it sees JOB_CANCELED where they did (the add-on's panel, the
+// CLI's exit code 5). A submission that failed before it made a
 // job (packing, uploading: a file changed after packing, no answer from the service) has no
 // renderComplete, so it gets its own, with the daemon's message, which says what to do.
 import path from 'node:path';
@@ -20,7 +22,9 @@ export function notificationFor(e: RenderComplete): NotificationModel | null {
   if (e.status === 'completed') {
     return {
       title: 'Render complete',
-      body: e.outDir ? `${name} is done. Click to open ${e.outDir}.` : `${name} is done. Its outputs are on the service (not downloaded).`,
+      body: e.outDir
+        ? `${name} is done. Click to open ${e.outDir}.`
+        : `${name} is done. Its outputs stay on the farm (not downloaded): get them with Download in the Blender add-on's Recent jobs, or renderbridge jobs download ${e.jobId}.`,
       openPath: e.outDir,
       urgency: 'normal',
     };
