@@ -110,10 +110,32 @@ class Activity:
         self.farm = ''  # the farm that answered: its service URL and the daemon's profile (farm_status.farm_of)
         self.finished = False
 
+    @property
+    def title(self):
+        """The button that started it, as the artist reads it."""
+        return 'Check' if self.mode == 'check' else 'Render on farm'
+
     def fail(self, message):
         self.error = message
         self.step = 'failed'
+        self.message = 'Failed'
         self.finished = True
+
+    def read_failed(self, what, err):
+        """A poll of the activity's `what` ('pack' or 'submission') failed with `err` (a DaemonError). A 404: the
+        daemon no longer has it (it was restarted: packs and submissions live in its memory; or the pack expired),
+        so no later poll can succeed: the activity fails, saying what to do. Anything else (the daemon not running,
+        busy) is shown as the step's message and the next poll tries again. True when the activity ended."""
+        if getattr(err, 'status', None) == 404:
+            if what == 'pack':
+                self.fail('Could not read the pack: the daemon no longer has it (it was restarted, or the pack '
+                          f'expired), so nothing was sent: press "{self.title}" again.')
+            else:
+                self.fail('Could not read the submission: the daemon no longer has it (it was restarted): '
+                          f'see Recent jobs for its job; if it is not there, press "{self.title}" again.')
+            return True
+        self.message = f'Could not read the {what}: {err}'
+        return False
 
     def apply_pack(self, state):
         """Takes a background pack's state (GET /packs/:id): 'ready', 'failed' (the activity then

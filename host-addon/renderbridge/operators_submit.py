@@ -21,7 +21,7 @@ def settings_body(context):
     fmt = prefs.default_format if rb.output_format == 'DEFAULT' else rb.output_format
     video = prefs.default_video if rb.video == 'DEFAULT' else rb.video == 'ON'
     if rb.view_layer and rb.view_layer not in scene.view_layers:
-        raise ValueError(f'No view layer "{rb.view_layer}" in scene "{scene.name}".')
+        raise ValueError(submit_body.no_view_layer(rb.view_layer, scene.name))
     return submit_body.build_settings(
         frames=frames, camera=rb.camera.name if rb.camera else '', view_layer=rb.view_layer,
         output_format='' if fmt == 'SCENE' else fmt, video=video, notes=rb.notes)
@@ -44,7 +44,7 @@ class _Submit:
         plan = submit_body.save_plan(bpy.data.filepath, bpy.data.is_dirty)
         if plan == 'save_as' and not bpy.app.background:
             bpy.ops.wm.save_as_mainfile('INVOKE_DEFAULT')
-            self.report({'WARNING'}, f'Save the file first, then click "{self.bl_label}" again.')
+            self.report({'WARNING'}, submit_body.save_first(self.bl_label))
             return {'CANCELLED'}
         if plan == 'save' and not bpy.app.background:
             return context.window_manager.invoke_confirm(self, event)  # "save the changes and go on?"
@@ -72,8 +72,12 @@ class _Submit:
             try:
                 bpy.ops.wm.save_mainfile()
             except RuntimeError as err:
-                self.report({'ERROR'}, f'Could not save {bpy.data.filepath}: {err}')
+                self.report({'ERROR'}, submit_body.could_not_save(bpy.data.filepath, err))
                 return {'CANCELLED'}
+        if not os.path.isfile(bpy.data.filepath):
+            # Saved, but moved or deleted since (a sync tool, another program): the daemon would not find it.
+            self.report({'ERROR'}, submit_body.not_on_disk(bpy.data.filepath))
+            return {'CANCELLED'}
         act = jobs_state.Activity(self.mode)
         s.activity = act
         collected = dependencies.collect()

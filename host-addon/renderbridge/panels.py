@@ -50,8 +50,7 @@ def draw_settings(layout, scene):
 
 def draw_activity(layout, act):
     box = layout.box()
-    title = 'Check' if act.mode == 'check' else 'Render on farm'
-    box.label(text=f'{title}: {act.message or act.step}')
+    box.label(text=f'{act.title}: {act.message or act.step}')
     if act.transfer and not act.finished:
         # "Packing 120 MB / 500 MB · 80 MB/s · 5 s left", "Uploading ... (340 MB already on the farm)"
         box.label(text=act.transfer, icon='TIME')

@@ -103,7 +103,8 @@ class Session:
 
     def _on_submission(self, act, sub, err):
         if err is not None:
-            act.message = f'Could not read the submission: {err}'
+            if act.read_failed('submission', err):
+                self._next['jobs'] = 0.0
             return
         ended = act.apply_submission(sub)
         act.message = STEP_TEXT.get(act.step, act.step)
@@ -162,7 +163,7 @@ class Session:
         if act.finished or act.submission_id or act is not self.activity:
             return
         if err is not None:
-            act.message = f'Could not read the pack: {err}'
+            act.read_failed('pack', err)
             return
         if act.apply_pack(state) != 'ready' or self.worker.busy('submit'):
             return

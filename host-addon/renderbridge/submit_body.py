@@ -1,6 +1,6 @@
 # Pure pieces of a submission (no bpy): the frame ranges typed by the artist, the SubmitSettings
 # body of POST /submissions (shared/daemon/api.ts), the collected dependencies whose files are
-# missing, and the output folder of a render.
+# missing, the output folder of a render, and what the buttons say when they cannot start.
 import os
 import re
 import time
@@ -81,3 +81,29 @@ def save_plan(filepath, is_dirty):
 
 
 NEVER_SAVED = 'The file has never been saved: save it (File > Save As), then try again.'
+
+
+# What the Check and Render on farm buttons say when they cannot start (each says what to do next).
+def save_first(label):
+    """The warning of a click on a never saved file, while Blender's Save As dialog opens."""
+    return f'Save the file first, then click "{label}" again.'
+
+
+def could_not_save(path, err):
+    """The error when saving the changes before packing failed: Blender's reason, on one line."""
+    reason = ' '.join(str(err).split())
+    if reason.startswith('Error: '):
+        reason = reason[len('Error: '):]
+    return (f'Could not save {path} ({reason}): the farm renders the saved file, so nothing was sent. '
+            'Save it where you can write (File > Save As), then try again.')
+
+
+def not_on_disk(path):
+    """The error when the open file is no longer where it was opened from (moved or deleted meanwhile)."""
+    return (f'{path} is no longer on disk (moved or deleted since it was opened), so there is nothing to pack: '
+            'save it again (File > Save As), then try again.')
+
+
+def no_view_layer(layer, scene):
+    return (f'No view layer "{layer}" in scene "{scene}": choose one of its view layers in the panel, '
+            'or clear the field.')

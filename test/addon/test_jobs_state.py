@@ -1,5 +1,6 @@
 # Unit tests of host-addon/renderbridge/jobs_state.py and submit_body.py (no bpy): what the panel
-# shows of GET /jobs and of a submission, and the body of POST /submissions.
+# shows of GET /jobs and of a submission (a failed one included), the body of POST /submissions, and
+# what the buttons say when they cannot start. addon-messages-e2e.test.ts causes each for real.
 import os
 import sys
 import tempfile
@@ -46,6 +47,51 @@ class ActivityTests(unittest.TestCase):
         ended = act.apply_submission({'step': 'failed', 'jobId': None, 'error': {'name': 'NO_API_KEY', 'message': 'Store one.'}})
         self.assertTrue(ended)
         self.assertEqual(act.error, 'NO_API_KEY: Store one.')
+
+    def test_a_failed_pack_shows_the_daemons_error_name_and_message(self):
+        act = jobs_state.Activity('render')
+        act.step, act.message = 'packing', 'Packing the project...'
+        got = act.apply_pack({'state': 'failed', 'error': {'name': 'PACK_FAILED', 'message': 'The folder cannot be made.'}})
+        self.assertEqual(got, 'failed')
+        self.assertEqual((act.step, act.finished, act.transfer), ('failed', True, None))
+        self.assertEqual(act.error, 'PACK_FAILED: The folder cannot be made.')
+        # The panel's title line no longer says the step it was on.
+        self.assertEqual(act.message, 'Failed')
+
+    def test_every_submission_failure_is_name_colon_message(self):
+        for name in ('PACK_CHANGED', 'SERVICE_UNREACHABLE', 'SUBMISSION_FAILED', 'PACK_FAILED', 'JOB_CANCELED'):
+            act = jobs_state.Activity('check')
+            self.assertTrue(act.apply_submission({'step': 'failed', 'error': {'name': name, 'message': 'Do this.'}}))
+            self.assertEqual(act.error, f'{name}: Do this.')
+        act = jobs_state.Activity('check')
+        act.apply_submission({'step': 'failed', 'error': None})
+        self.assertEqual(act.error, 'SUBMISSION_FAILED: the submission failed')
+
+    def test_a_pack_or_submission_the_daemon_no_longer_has_ends_the_activity(self):
+        class Err(Exception):
+            def __init__(self, status, text):
+                super().__init__(text)
+                self.status = status
+
+        act = jobs_state.Activity('render')
+        self.assertTrue(act.read_failed('pack', Err(404, 'DAEMON_NOT_FOUND: No pack p.')))
+        self.assertEqual((act.step, act.finished), ('failed', True))
+        self.assertEqual(act.error, 'Could not read the pack: the daemon no longer has it (it was restarted, or the pack '
+                                    'expired), so nothing was sent: press "Render on farm" again.')
+        act = jobs_state.Activity('check')
+        self.assertTrue(act.read_failed('submission', Err(404, 'DAEMON_NOT_FOUND: No submission s.')))
+        self.assertEqual(act.error, 'Could not read the submission: the daemon no longer has it (it was restarted): '
+                                    'see Recent jobs for its job; if it is not there, press "Check" again.')
+
+    def test_a_daemon_that_does_not_answer_a_poll_is_shown_and_polled_again(self):
+        class Err(Exception):
+            status = None
+
+        act = jobs_state.Activity('render')
+        act.step = 'packing'
+        self.assertFalse(act.read_failed('pack', Err('The renderbridge daemon is not running: start it.')))
+        self.assertEqual(act.message, 'Could not read the pack: The renderbridge daemon is not running: start it.')
+        self.assertEqual((act.step, act.finished, act.error), ('packing', False, None))
 
     def test_analysis_warnings_blocking_from_the_flag_or_the_code(self):
         act = jobs_state.Activity('check')
@@ -96,6 +142,22 @@ class SubmitBodyTests(unittest.TestCase):
         self.assertEqual(submit_body.save_plan('/p/shot.blend', True), 'save')
         self.assertEqual(submit_body.save_plan('/p/shot.blend', False), 'ok')
         self.assertIn('File > Save As', submit_body.NEVER_SAVED)
+
+    def test_what_the_buttons_say_when_they_cannot_start(self):
+        self.assertEqual(submit_body.save_first('Render on farm'), 'Save the file first, then click "Render on farm" again.')
+        # Blender's RuntimeError text: "Error: " first, a newline last.
+        err = RuntimeError('Error: Cannot open file /gone/shot.blend@ for writing: No such file or directory\n')
+        self.assertEqual(submit_body.could_not_save('/gone/shot.blend', err),
+                         'Could not save /gone/shot.blend (Cannot open file /gone/shot.blend@ for writing: No such file or '
+                         'directory): the farm renders the saved file, so nothing was sent. Save it where you can write '
+                         '(File > Save As), then try again.')
+        self.assertEqual(submit_body.not_on_disk('/p/shot.blend'),
+                         '/p/shot.blend is no longer on disk (moved or deleted since it was opened), so there is nothing '
+                         'to pack: save it again (File > Save As), then try again.')
+        self.assertIn('choose one of its view layers', submit_body.no_view_layer('Gone', 'Scene'))
+        for text in (submit_body.NEVER_SAVED, submit_body.save_first('Check'), submit_body.could_not_save('/a', err),
+                     submit_body.not_on_disk('/a')):
+            self.assertRegex(text, r'then (try|click .* again)')
 
     def test_output_folder(self):
         self.assertIsNone(submit_body.output_folder('', '/p/shot.blend'))
