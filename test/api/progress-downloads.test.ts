@@ -12,7 +12,7 @@ let svc: TestService;
 let call: Call;
 
 beforeAll(async () => {
-  svc = await startTestService({ downloadUrlTtlSeconds: 2 });
+  svc = await startTestService();
   call = api(svc.baseUrl, svc.apiKey);
 });
 afterAll(() => svc.close());
@@ -125,7 +125,9 @@ describe('downloads', () => {
 
   it.skipIf(filesOnly('checking download URL signatures'))('refuses tampered and expired download URLs with 403', async () => {
     const job = await completedJob();
+    const askedAt = Date.now();
     const d = Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body);
+    const answeredAt = Date.now();
     const url = new URL(d.frames[0]!);
     const renamed = new URL(url);
     renamed.searchParams.set('fn', 'evil.exe');
@@ -136,8 +138,22 @@ describe('downloads', () => {
       expect(r.status).toBe(403);
       expect(errorBody({ status: 403, headers: r.headers, body: await r.json() }).name).toBe('SIGNATURE_INVALID');
     }
-    await new Promise((r) => setTimeout(r, 3100));
-    const late = await fetch(url);
+    // The URL lasts downloadUrlTtlSeconds from when it was handed out...
+    const ttl = svc.config.downloadUrlTtlSeconds;
+    const exp = Number(url.searchParams.get('exp'));
+    expect(exp).toBeGreaterThanOrEqual(Math.floor(askedAt / 1000) + ttl);
+    expect(exp).toBeLessThanOrEqual(Math.floor(answeredAt / 1000) + ttl);
+    // ...and once that time has passed it is refused: the same URL signed with an expiry a second
+    // ago (the service's own key), instead of waiting out the lifetime on the real clock.
+    const signer = svc.service.ports.fsStorage!.signer;
+    const key = decodeURIComponent(url.pathname.slice('/storage/'.length));
+    const signed = (expiresAt: number) => {
+      const u = new URL(url);
+      u.search = signer.sign({ method: 'GET', key, expiresAt, params: { fn: url.searchParams.get('fn')! } });
+      return u;
+    };
+    expect((await fetch(signed(Math.floor(Date.now() / 1000) + 60))).status).toBe(200);
+    const late = await fetch(signed(Math.floor(Date.now() / 1000) - 1));
     expect(late.status).toBe(403);
     expect(errorBody({ status: 403, headers: late.headers, body: await late.json() }).name).toBe('URL_EXPIRED');
   });
