@@ -11,3 +11,5 @@ bash scripts/test-servers.sh
 echo "== typecheck"; npx tsc -p tsconfig.json --noEmit
 echo "== lint"; npx eslint .
 echo "== tests"; npx vitest run "$@"
+# The Node 24 leg (users run 20.19+, 22 and 24); skipped when only some tests were asked for.
+if [ $# -eq 0 ]; then echo "== Node 24"; bash scripts/test-node24.sh; fi
