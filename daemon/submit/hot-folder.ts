@@ -89,7 +89,12 @@ export async function watchHotFolder(dir: string, deps: HotFolderDeps): Promise<
     const name = path.basename(file);
     if (path.dirname(path.resolve(file)) !== root || isIgnoredName(name) || !stats?.isFile()) return;
     const seen = state.submitted[name];
-    if ((seen && seen.size === stats.size && seen.mtimeMs === stats.mtimeMs) || inFlight.has(name)) return;
+    if (inFlight.has(name)) return;
+    if (seen && seen.size === stats.size && seen.mtimeMs === stats.mtimeMs) {
+      // Said once per file per watch (at start, for each file already there): why it was not taken.
+      deps.log.info({ file: name, submissionId: seen.submissionId }, 'hot folder: already submitted, left as is');
+      return;
+    }
     inFlight.add(name);
     try {
       const req: SubmitRequest = {

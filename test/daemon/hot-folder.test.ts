@@ -75,8 +75,8 @@ describe('hot folder', () => {
     const frames = await filesUnder(path.join(hot, 'shot_renders'));
     expect(frames).toHaveLength(24);
     expect(frames[0]).toBe('f_0001.png');
-    // Still one submission, and nothing taken from the ignored names.
-    await sleep(1500);
+    // Still one submission, and nothing taken from the ignored names: they were written before the
+    // zip, so the watcher was done with them (stable for stabilityMs) before it took the zip.
     expect(submissions.list()).toHaveLength(1);
     await watcher.close();
 
@@ -94,14 +94,26 @@ describe('hot folder', () => {
       results.push(s);
       return s;
     };
+    // The event that shows the new watcher looked at the file (stable, as the ignored ones beside it)
+    // and left it: not a wait of some seconds, which passes whether or not it would submit again.
+    const leftAsIs = (file: string) =>
+      logged.filter((l) => l.startsWith('hot folder: already submitted') && l.includes(`"file":"${file}"`));
+    const before = leftAsIs('shot.zip').length;
     const again = await watchHotFolder(hot, { submissions: submit, log, stabilityMs: 500 });
     await again.ready;
-    await sleep(1500);
+    await waitUntil('the restarted watcher to leave shot.zip as is', () => leftAsIs('shot.zip').length > before, {
+      timeoutMs: 15_000,
+    });
     expect(calls).toEqual([]);
     await copyFile(source, path.join(hot, 'second.zip'));
     await waitUntil('the second zip to be submitted', () => results.length > 0, { timeoutMs: 60_000 });
-    await sleep(1000);
     await again.close();
+    // The ignored names were there from the watcher's start, before second.zip: had they counted,
+    // they would have been submitted first. second.zip is remembered, so it is never taken twice.
+    const stateText = await readFile(path.join(hot, HOT_FOLDER_STATE_FILE), 'utf8');
+    const state = JSON.parse(stateText) as { submitted: Record<string, { submissionId: string }> };
+    expect(Object.keys(state.submitted).sort()).toEqual(['second.zip', 'shot.zip']);
+    expect(state.submitted['second.zip']?.submissionId).toBe(results[0]!.id);
     expect(calls.map((c) => [c.pack?.path, c.outDir])).toEqual([[path.join(hot, 'second.zip'), path.join(hot, 'second_renders')]]);
     expect(results[0]).toMatchObject({ step: 'rendering', error: null });
     // Free the render slot; the job may already have finished.
