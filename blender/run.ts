@@ -174,6 +174,8 @@ export interface BlenderProcess {
   readonly lastLines: readonly string[];
   /** Replaces the limits from now on (a long-lived process arms them per piece of work, and disarms them while it waits). */
   limit(limits: BlenderLimits): void;
+  /** The limits in force now (0 = off): the start's, or the last `limit()`'s. */
+  readonly limits: BlenderLimits;
   /** Kills the group (SIGTERM, SIGKILL after the grace); `result` rejects with BlenderCanceledError. */
   stop(): void;
 }
@@ -216,6 +218,9 @@ export function startBlender(opts: RunBlenderOptions & { stdin?: boolean }): Ble
     },
     limit: (next) => {
       if (!watch.settled && !watch.stopReason) watch.arm(next);
+    },
+    get limits() {
+      return { ...watch.limits };
     },
     stop: () => watch.stop('abort'),
   };

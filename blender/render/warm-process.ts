@@ -156,6 +156,11 @@ export class WarmBlender {
     return this.proc.lastLines;
   }
 
+  /** The hang limits in force now: a frame's while Blender renders it, none (0) while it waits for the next. */
+  get limits(): BlenderLimits {
+    return this.proc.limits;
+  }
+
   /** False once the process is ending or gone. */
   get alive(): boolean {
     return !this.gone;

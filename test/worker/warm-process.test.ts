@@ -12,6 +12,7 @@ import { renderInvocation, warmInvocation } from '../../blender/render/render-in
 import type { RenderSettings } from '../../blender/render/render-settings.js';
 import { parseLoopLine, WarmBlender, type FrameRun } from '../../blender/render/warm-process.js';
 import { runBlender } from '../../blender/run.js';
+import type { BlenderLimits } from '../../blender/run-watch.js';
 import { buildFixture, type FixtureName } from '../helpers/fixtures.js';
 import { filesUnder, waitUntil } from '../helpers/e2e.js';
 
@@ -190,9 +191,12 @@ describe('when things go wrong', () => {
     });
     started.push(w);
     await w.ready;
-    await w.render({ run: one(1), limits: { totalMs: 60_000, idleMs: 500 } });
-    // Longer than the frame's idle limit with nothing to render.
-    await new Promise((r) => setTimeout(r, 1500));
+    let armed: BlenderLimits | undefined;
+    await w.render({ run: one(1), limits: { totalMs: 60_000, idleMs: 30_000 }, onBegin: () => (armed = w.limits) });
+    // The frame's limits ran while it rendered and are off now that Blender waits: no time spent
+    // waiting counts (test/blender/run-watch.test.ts shows that limits of 0 never fire).
+    expect(armed).toEqual({ totalMs: 60_000, idleMs: 30_000 });
+    expect(w.limits).toEqual({ totalMs: 0, idleMs: 0 });
     expect(w.alive).toBe(true);
     await w.render({ run: one(2), limits: FRAME });
     w.quit();
