@@ -65,10 +65,14 @@ describe('SSE stream during a real render', () => {
       { timeoutMs: 30_000 },
     );
     expect(delivery.attempts).toBe(1);
-    // ...and the polls after it found nothing new to announce.
+    // ...and the polls after it found nothing new to announce. A job created now is announced by a
+    // later poll, on the same ordered stream: once its event is here, so is anything those polls sent.
     const polled = td.daemon.tracker.polls;
     await waitUntil('two more polls', () => td.daemon.tracker.polls >= polled + 2, { timeoutMs: 10_000 });
-    await new Promise((r) => setTimeout(r, 200));
+    const marker = await client.createJob({ slug: (await client.uploadProject(zip)).slug });
+    const isMarker = (e: { event: string; data: unknown }) =>
+      e.event === 'job' && (e.data as { job: { id: string } }).job.id === marker.id;
+    await sse.waitFor('the next job on the stream', (r) => r.events().some(isMarker), 30_000);
 
     const all = sse.events();
     const completes = all.filter((e) => e.event === 'renderComplete');
