@@ -37,6 +37,7 @@ import { sessionRoutes } from './routes/sessions.js';
 import { taskRoutes } from './routes/tasks.js';
 import { frameStatsRoutes } from './routes/frame-stats.js';
 import { estimateRoutes } from './routes/estimate.js';
+import { thumbnailRoutes } from './routes/thumbnails.js';
 import type { FrameStatsStore } from './ports/frame-stats.js';
 import { taskLogRoutes } from './routes/task-logs.js';
 import { baseApp } from './http/base-app.js';
@@ -220,7 +221,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(jobRoutes, ctx);
       await api.register(jobActionRoutes, ctx);
       await api.register(progressRoutes, { ...ctx, ...(deps.frameStats ? { frameStats: deps.frameStats } : {}) });
-      const enabled: ExtensionName[] = [...(blobs ? ['content-addressed-uploads' as const] : []), ...(sessions ? ['dashboard-sessions' as const] : []), 'job-events', ...(deps.taskRuns ? ['job-tasks' as const] : []), ...(deps.requeues ? ['job-requeue' as const] : []), ...(deps.workers ? ['workers' as const] : []), ...(deps.taskRuns ? ['task-logs' as const] : []), ...(deps.frameStats ? ['frame-stats' as const, 'estimate' as const] : [])];
+      const enabled: ExtensionName[] = [...(blobs ? ['content-addressed-uploads' as const] : []), ...(sessions ? ['dashboard-sessions' as const] : []), 'job-events', ...(deps.taskRuns ? ['job-tasks' as const] : []), ...(deps.requeues ? ['job-requeue' as const] : []), ...(deps.workers ? ['workers' as const] : []), ...(deps.taskRuns ? ['task-logs' as const] : []), ...(deps.frameStats ? ['frame-stats' as const, 'estimate' as const] : []), 'frame-thumbnails'];
       await api.register(extensionRoutes, { enabled });
       if (sessions) await api.register(sessionRoutes, { keys: deps.keys, limiter, sessions, failures });
       const feed = new JobFeed({
@@ -237,6 +238,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       if (deps.frameStats) await api.register(frameStatsRoutes, { ctx, frames: deps.frameStats });
       // The estimate measures its frames as frame statistics do: it comes with them.
       if (deps.frameStats) await api.register(estimateRoutes, { ctx, ...(deps.workers ? { workers: deps.workers } : {}) });
+      await api.register(thumbnailRoutes, { ctx, ...(deps.frameStats ? { frames: deps.frameStats } : {}) });
       if (deps.workers) await api.register(workerRoutes, { registry: deps.workers.registry, queue: deps.workers.queue, jobs: deps.jobs });
       if (blobs) {
         await api.register(blobQueryRoutes, blobs.api);

@@ -21,6 +21,7 @@ export const ERRORS = {
   UPLOAD_NOT_FOUND: { status: 404, message: 'No upload with this slug in your workspace: use the slug returned by POST /uploads.' },
   OBJECT_NOT_FOUND: { status: 404, message: 'The file is no longer stored: it may have been deleted after its retention period.' },
   TASK_LOG_NOT_FOUND: { status: 404, message: 'This job has no log for that task or attempt (it has not started, or the task id is not one of this job\'s): list what there is with GET /jobs/{id}/logs/index.' },
+  THUMBNAIL_NOT_FOUND: { status: 404, message: 'This job has no thumbnail of that frame (yet): list the thumbnails it has with GET /jobs/{id}/thumbnails.' },
   ESTIMATE_NOT_FOUND: { status: 404, message: 'This job has no estimate: start one with POST /jobs/{id}/estimate on the validated job.' },
   SESSION_NOT_FOUND: { status: 404, message: 'This request was not made with a dashboard session (it used an API key): sign in with POST /sessions to get one.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint: see GET /api/external/v1/openapi.json for the endpoints this service offers.' },

@@ -4,7 +4,7 @@
 // without GET /extensions (a plain spec service) answers 404: it offers none.
 import { z } from 'zod';
 
-export const EXTENSION_NAMES = ['content-addressed-uploads', 'dashboard-sessions', 'job-events', 'job-tasks', 'job-requeue', 'workers', 'task-logs', 'frame-stats', 'estimate'] as const;
+export const EXTENSION_NAMES = ['content-addressed-uploads', 'dashboard-sessions', 'job-events', 'job-tasks', 'job-requeue', 'workers', 'task-logs', 'frame-stats', 'estimate', 'frame-thumbnails'] as const;
 export const ExtensionName = z.enum(EXTENSION_NAMES);
 export type ExtensionName = z.infer<typeof ExtensionName>;
 
@@ -26,6 +26,8 @@ export const EXTENSION_SUMMARIES: Readonly<Record<ExtensionName, string>> = {
     'What each finished frame of a job took (render seconds, peak memory from Blender\'s own report, device, slot, Blender build), paged by frame with a summary (median and spread of frame time, highest peak memory); GET /jobs/{id}/progress gains `etaBand`, the ETA with a low-high band from the frames finished so far and the slots working on the job.',
   estimate:
     'Know before you render: POST /jobs/{id}/estimate renders sample frames of a validated job (first, middle and last, more where frame times differ) on the farm\'s render slots with the render\'s own settings and answers the wall time on the farm now, compute time, normalizedSeconds, cost at the operator\'s rates, peak memory against each kind of slot and output size, each with a band and the frames it rests on, and warnings in words; the sampled frames are kept, so a render with the same request does not render them again. The job stays `validated`.',
+  'frame-thumbnails':
+    'A thumbnail of each finished frame (JPEG or PNG, at most 256 px a side, EXR tone-mapped), made by the worker as the frame finishes and stored beside the job\'s outputs: listed in frame order with signed URLs, the latest finished frame and the shot\'s fps (for a flip-book) while the job renders and after, and served one at a time.',
   'job-tasks': 'The tasks of a job (validation, planning, each render chunk with its frames, finalize) with state, worker, attempt, duration and exit reason.',
 };
 

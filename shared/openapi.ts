@@ -45,12 +45,15 @@ function errorsOf(r: RouteDef): readonly ErrorName[] {
 function operation(name: string, r: RouteDef): ZodOpenApiOperationObject {
   const responses: Record<string, ResponseObject> = {};
   for (const [status, schema] of Object.entries(r.responses)) {
+    const image = r.produces === 'image/*';
     responses[status] = {
-      description: status === '200' && 'headers' in r && r.headers ? 'Replay of an earlier call' : r.produces ? 'A stream of events; each `data` is this document' : 'Success',
+      description:
+        status === '200' && 'headers' in r && r.headers ? 'Replay of an earlier call' : image ? 'The image' : r.produces ? 'A stream of events; each `data` is this document' : 'Success',
       content: { [r.produces ?? 'application/json']: { schema } },
       ...(status === '200' && r.headers
         ? { headers: z.object({ 'X-Idempotent-Replay': z.literal('true').optional() }) }
         : {}),
+      ...(image ? { headers: z.object({ 'X-Thumbnail-Frame': z.string().meta({ description: 'The frame the image shows' }) }) } : {}),
     };
   }
   Object.assign(responses, errorResponses(errorsOf(r)));

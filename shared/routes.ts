@@ -15,6 +15,7 @@ import { CreateSessionBody, EventsQuery, JobEvent, JobTaskList, SessionEnvelope,
 import { WorkerList } from './api/workers.js';
 import { EstimateEnvelope } from './api/estimate.js';
 import { TaskLogIndex, TaskLogIndexQuery, TaskLogQuery, TaskLogText } from './api/task-logs.js';
+import { ThumbnailImage, ThumbnailList, ThumbnailQuery, ThumbnailsQuery } from './api/thumbnails.js';
 import type { ErrorName } from './errors.js';
 
 export interface RouteDef {
@@ -30,9 +31,10 @@ export interface RouteDef {
   readonly headers?: Readonly<Record<string, string>>;
   /**
    * Media type of the success body. Default `application/json`; `text/event-stream` for a stream of
-   * events whose data the response schema describes; `text/plain` for text (a string schema).
+   * events whose data the response schema describes; `text/plain` for text (a string schema);
+   * `image/*` for an image's bytes (JPEG or PNG, named by Content-Type).
    */
-  readonly produces?: 'text/event-stream' | 'text/plain';
+  readonly produces?: 'text/event-stream' | 'text/plain' | 'image/*';
   /** How the route authenticates. Default `key`: Bearer key or session cookie; `sign-in`: the key may come in the body instead. */
   readonly auth?: 'sign-in';
   /** Errors this endpoint can answer besides the ones every endpoint can (COMMON_ERRORS). */
@@ -273,6 +275,27 @@ export const ROUTES = {
     responses: { 200: FrameStatsPage },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
     extension: 'frame-stats',
+  },
+  listJobThumbnails: {
+    method: 'GET',
+    path: '/jobs/:id/thumbnails',
+    summary: 'Thumbnails of a job\'s finished frames (at most 256 px a side), in frame order, each with a signed URL, the latest finished one, and the shot\'s fps for a flip-book; listed while the job renders',
+    ...jobRoute,
+    query: ThumbnailsQuery,
+    responses: { 200: ThumbnailList },
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
+    extension: 'frame-thumbnails',
+  },
+  getJobThumbnail: {
+    method: 'GET',
+    path: '/jobs/:id/thumbnails/image',
+    summary: 'One thumbnail\'s image (JPEG or PNG): of `frame`, or of the frame that finished last; the X-Thumbnail-Frame header names the frame',
+    ...jobRoute,
+    query: ThumbnailQuery,
+    responses: { 200: ThumbnailImage },
+    produces: 'image/*',
+    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'THUMBNAIL_NOT_FOUND'],
+    extension: 'frame-thumbnails',
   },
   startEstimate: {
     method: 'POST',

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { Job, JobList } from '../api/job.js';
 import type { JobProgress } from '../api/progress.js';
 import type { FrameStatsPage, JobProgressWithEta } from '../api/frame-stats.js';
+import { THUMBNAIL_FRAME_HEADER, type ThumbnailList } from '../api/thumbnails.js';
 import type { Downloads } from '../api/downloads.js';
 import type { FileType, UploadTarget } from '../api/upload.js';
 import { CONTENT_TYPES } from '../api/upload.js';
@@ -38,7 +39,7 @@ export interface ListJobsParams {
   status?: JobStatus;
 }
 
-/** Query of `listJobFrames`; the server applies the defaults (page 1, pageSize 500). */
+/** Query of `listJobFrames` and `listJobThumbnails`; the server applies the defaults (page 1, pageSize 500 and 200). */
 export interface ListJobFramesParams {
   /** 1-based page number. */
   page?: number;
@@ -241,6 +242,32 @@ export class RenderJobClient {
    */
   listJobFrames(id: string, query: ListJobFramesParams = {}, options?: CallOptions): Promise<FrameStatsPage> {
     return this.call('listJobFrames', { id, query: { page: query.page, pageSize: query.pageSize }, ...options });
+  }
+
+  /**
+   * `GET /jobs/{id}/thumbnails` (extension frame-thumbnails; see `hasExtension`): one page of the
+   * job's frame thumbnails in frame order (`pageSize` at most 1000, default 200), each with a signed
+   * URL, the latest finished frame's and the shot's fps, and the pagination object.
+   */
+  listJobThumbnails(id: string, query: ListJobFramesParams = {}, options?: CallOptions): Promise<ThumbnailList> {
+    return this.call('listJobThumbnails', { id, query: { page: query.page, pageSize: query.pageSize }, ...options });
+  }
+
+  /**
+   * `GET /jobs/{id}/thumbnails/image` (extension frame-thumbnails): the image of `frame`'s
+   * thumbnail, or of the frame that finished last, as it arrives: its media type, the frame it
+   * shows and the bytes. A frame without one is ApiError THUMBNAIL_NOT_FOUND (404).
+   */
+  async jobThumbnail(id: string, query: { frame?: number } = {}, options?: CallOptions): Promise<{ contentType: string; frame: number; body: ReadableStream<Uint8Array> }> {
+    const { body, headers } = await this.transport.stream({
+      method: 'GET',
+      path: routePath(ROUTES.getJobThumbnail.path, { id }),
+      query: { frame: query.frame },
+      accept: 'image/*, application/json',
+      signal: options?.signal,
+    });
+    const frame = Number(headers.get(THUMBNAIL_FRAME_HEADER) ?? query.frame ?? NaN);
+    return { contentType: headers.get('content-type') ?? 'application/octet-stream', frame, body };
   }
 
   /**

@@ -81,10 +81,10 @@ export class Transport {
   }
 
   /**
-   * One GET whose body is read as it arrives (a text stream that may stay open): the timeout
-   * covers the wait for the response head only. Not retried; a 4xx/5xx throws ApiError.
+   * One GET whose body is read as it arrives (a text stream that may stay open, an image): the
+   * timeout covers the wait for the response head only. Not retried; a 4xx/5xx throws ApiError.
    */
-  async stream(request: Omit<ApiRequest, 'body' | 'retrySafe'>): Promise<{ url: string; body: ReadableStream<Uint8Array> }> {
+  async stream(request: Omit<ApiRequest, 'body' | 'retrySafe'> & { accept?: string }): Promise<{ url: string; body: ReadableStream<Uint8Array>; headers: Headers }> {
     const url = this.url(request.path, request.query);
     const head = new AbortController();
     const timer = setTimeout(() => head.abort(new Error(`no answer within ${this.options.requestTimeoutMs} ms`)), this.options.requestTimeoutMs);
@@ -92,7 +92,7 @@ export class Transport {
     try {
       response = await this.options.fetch(url, {
         method: request.method,
-        headers: { authorization: `Bearer ${this.options.apiKey}`, accept: 'text/plain, application/json', 'user-agent': this.options.userAgent },
+        headers: { authorization: `Bearer ${this.options.apiKey}`, accept: request.accept ?? 'text/plain, application/json', 'user-agent': this.options.userAgent },
         signal: request.signal ? AbortSignal.any([request.signal, head.signal]) : head.signal,
       });
     } catch (err) {
@@ -106,7 +106,7 @@ export class Transport {
       const body = errorBodyFrom(response.status, response.statusText, text, response.headers.get('content-type'));
       throw new ApiError(request.method, url, response.status, body, parseRetryAfter(response.headers.get('retry-after')));
     }
-    return { url, body: response.body };
+    return { url, body: response.body, headers: response.headers };
   }
 
   url(path: string, query?: ApiRequest['query']): string {

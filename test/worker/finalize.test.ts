@@ -116,6 +116,9 @@ describe('finalizeOutputs', () => {
     expect(r.previewKey).toBe(`${prefix}/preview.png`);
     expect((await readFile(storage.filePath(r.previewKey!))).equals(await readFile(path.join(outputDir, 'f_0002_L.png')))).toBe(true);
     expect((await storedKeys()).every((k) => k.startsWith(`${prefix}/`))).toBe(true);
+    // Every frame got the thumbnail its slot would have made (of its first view): PNGs this small are their own.
+    expect((await storedKeys()).filter((k) => k.includes('/thumbnails/'))).toEqual([1, 2, 4, 5].map((n) => `${prefix}/thumbnails/f${n}.png`));
+    expect((await readFile(storage.filePath(`${prefix}/thumbnails/f4.png`))).equals(await readFile(path.join(outputDir, 'f_0004_L.png')))).toBe(true);
   });
 
   it('without video or composites: no MP4 and null composite ZIP; a retry replaces what an earlier attempt left', async () => {
@@ -191,7 +194,8 @@ describe('finalizeOutputs', () => {
       finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: frames, storage: zipping, signal: ac.signal }),
     ).rejects.toThrow('job canceled');
     expect(zipStarted).toBe(true);
-    expect(await storedKeys()).toEqual([]);
+    // Only the frames' thumbnails stay: the job's page lists them whatever becomes of the job.
+    expect((await storedKeys()).filter((k) => !k.includes('/thumbnails/'))).toEqual([]);
   });
 
   it('refuses files outside the output folder', async () => {

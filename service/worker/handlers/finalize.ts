@@ -11,7 +11,7 @@ import { compositeFolders } from '../../../blender/render/render-settings.js';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
 import type { JobRecord } from '../../ports/jobs.js';
 import type { WorkerEnv } from '../runtime/env.js';
-import { finalizeOutputs, type ProducedFile } from '../outputs/finalize-outputs.js';
+import { deleteUnpublished, finalizeOutputs, type ProducedFile } from '../outputs/finalize-outputs.js';
 import { damagedFiles } from '../outputs/frame-integrity.js';
 import { unchangedEarlyOutputs } from '../outputs/early-outputs.js';
 import { FrameStaging, readRunsFile, RENDER_SECONDS_FILE, stagingPrefix } from '../outputs/frame-staging.js';
@@ -123,7 +123,7 @@ export function finalizeHandler(env: WorkerEnv, completed?: (rec: JobRecord) => 
     );
     if (!done) {
       ctx.log.info('job left finalizing meanwhile (canceled?): deleting its outputs');
-      await env.storage.deletePrefix(jobOutputPrefix(rec.job.workspaceId, rec.job.id));
+      await deleteUnpublished(env.storage, jobOutputPrefix(rec.job.workspaceId, rec.job.id));
       return;
     }
     // Every frame is done: the counters say so, whichever worker wrote them last.

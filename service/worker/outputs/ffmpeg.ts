@@ -112,6 +112,27 @@ export interface EncodeMp4Options extends FfmpegRunOptions {
   tmpDir?: string;
 }
 
+/**
+ * Sequentially numbered symlinks (`00000001.ext`, ...) in a new folder: any list of files of one
+ * type (gaps, odd names) becomes one image2 sequence, numbered from 1.
+ */
+async function linkSequence(files: readonly string[], tmpDir: string | undefined, label: string, signal?: AbortSignal): Promise<{ dir: string; pattern: string }> {
+  if (files.length === 0) throw new TypeError('ffmpeg: empty frame list');
+  const ext = path.extname(files[0]!).toLowerCase();
+  if (files.some((f) => path.extname(f).toLowerCase() !== ext)) throw new TypeError('ffmpeg: frames must share one file type');
+  const dir = await mkdtemp(path.join(tmpDir ?? tmpdir(), label));
+  try {
+    for (const [i, f] of files.entries()) {
+      signal?.throwIfAborted();
+      await symlink(path.resolve(f), path.join(dir, `${String(i + 1).padStart(8, '0')}${ext}`));
+    }
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return { dir, pattern: path.join(dir, `%08d${ext}`) };
+}
+
 /** Encodes frames to H.264/yuv420p MP4, padding odd sizes to even (x264 refuses odd ones). */
 export async function encodeMp4(o: EncodeMp4Options): Promise<void> {
   if ((o.framePattern === undefined) === (o.frames === undefined)) throw new TypeError('encodeMp4 needs exactly one of framePattern or frames');
@@ -121,16 +142,9 @@ export async function encodeMp4(o: EncodeMp4Options): Promise<void> {
   let start = o.startNumber ?? 1;
   try {
     if (o.frames) {
-      if (o.frames.length === 0) throw new TypeError('encodeMp4: empty frame list');
-      const ext = path.extname(o.frames[0]!).toLowerCase();
-      if (o.frames.some((f) => path.extname(f).toLowerCase() !== ext)) throw new TypeError('encodeMp4: frames must share one file type');
-      // Sequentially numbered symlinks turn any list (gaps, odd names) into one image2 sequence.
-      linkDir = await mkdtemp(path.join(o.tmpDir ?? tmpdir(), 'rb-mp4-'));
-      for (const [i, f] of o.frames.entries()) {
-        o.signal?.throwIfAborted();
-        await symlink(path.resolve(f), path.join(linkDir, `${String(i + 1).padStart(8, '0')}${ext}`));
-      }
-      pattern = path.join(linkDir, `%08d${ext}`);
+      const linked = await linkSequence(o.frames, o.tmpDir, 'rb-mp4-', o.signal);
+      linkDir = linked.dir;
+      pattern = linked.pattern;
       start = 1;
     }
     const part = `${o.out}.part`;
@@ -172,6 +186,57 @@ export async function makePreview(o: PreviewOptions): Promise<void> {
     '-update', '1', o.out,
   ];
   await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal, o.onLine);
+}
+
+export interface ThumbnailsOptions extends FfmpegRunOptions {
+  /** Images of one file type (PNG, JPEG, EXR, ...): a thumbnail each, in this order. */
+  inputs: readonly string[];
+  /** An empty folder the thumbnails go to: `00000001.jpg`, `00000002.jpg`, ... one per input. */
+  outDir: string;
+  /** Longest side, pixels; smaller images are not enlarged. Default 256. */
+  maxSide?: number;
+  /** Where the numbered links of the inputs go. Default: the OS temp folder. */
+  tmpDir?: string;
+}
+
+/** Scene-linear formats: their values are light, not display values, and need a view transform. */
+const LINEAR = /\.(exr|hdr)$/i;
+
+/**
+ * A tone map for scene-linear frames: highlights above 1 rolled off (mobius keeps the values
+ * within range as they are), then the sRGB curve, as Blender's Standard view shows them. Without
+ * it an EXR thumbnail is dark and its highlights clip.
+ */
+const TONE_MAP = 'zscale=tin=linear:t=linear:npl=100,format=gbrpf32le,tonemap=mobius:desat=0,zscale=t=iec61966-2-1:m=bt709:r=full,';
+
+/**
+ * JPEG thumbnails of a run of images in one ffmpeg process (each start costs ~50 ms of CPU),
+ * keeping the aspect ratio. Answers the thumbnails' paths in input order. Scene-linear inputs are
+ * tone-mapped; where this ffmpeg lacks zscale (built without zimg), the EXR decoder's sRGB curve
+ * stands in (no roll-off: highlights clip).
+ */
+export async function makeThumbnails(o: ThumbnailsOptions): Promise<string[]> {
+  const side = o.maxSide ?? 256;
+  const linear = LINEAR.test(o.inputs[0] ?? '');
+  const { dir, pattern } = await linkSequence(o.inputs, o.tmpDir, 'rb-thumbs-', o.signal);
+  const scale = `scale=w='min(${side},iw)':h='min(${side},ih)':force_original_aspect_ratio=decrease,format=yuvj420p`;
+  const args = (toneMap: boolean, trc: boolean) => [
+    '-hide_banner', '-nostdin', '-loglevel', 'error', '-y',
+    ...(trc ? ['-apply_trc', 'iec61966_2_1'] : []),
+    '-start_number', '1', '-i', pattern,
+    '-vf', `${toneMap ? TONE_MAP : ''}${scale}`, '-q:v', '4', '-start_number', '1', '-f', 'image2', path.join(o.outDir, '%08d.jpg'),
+  ];
+  try {
+    try {
+      await run(o.ffmpegPath ?? 'ffmpeg', args(linear, false), o.signal, o.onLine);
+    } catch (err) {
+      if (!linear || !(err instanceof FfmpegError) || !/No such filter/i.test(err.stderrTail)) throw err;
+      await run(o.ffmpegPath ?? 'ffmpeg', args(false, true), o.signal, o.onLine);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return o.inputs.map((_, i) => path.join(o.outDir, `${String(i + 1).padStart(8, '0')}.jpg`));
 }
 
 export interface ProbeResult {

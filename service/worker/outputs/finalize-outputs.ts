@@ -1,16 +1,19 @@
 // Packages a rendered job: stores every output file, streams a ZIP of the frames and one of the
-// compositor outputs into storage, encodes an MP4 per camera view when asked, and makes a preview.
+// compositor outputs into storage, encodes an MP4 per camera view when asked, and makes a preview
+// and the frame thumbnails the render's slots did not make.
 //
 // Nothing is published by this module: it returns the outputs for the caller to record with the
 // job's move to `completed`. Until then the objects are invisible to clients, and on any failure
 // or abort they are deleted again, so a canceled job leaves nothing in storage. A retried finalize
 // first clears what an interrupted earlier attempt left under the job's prefix.
-import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { JobInternal, OutputFile, VideoFile } from '../../ports/jobs.js';
 import type { ObjectStorage } from '../../ports/storage.js';
 import { encodeMp4, FfmpegError, makePreview, type FfmpegRunOptions } from './ffmpeg.js';
+import { fillMissingThumbnails, pngSize } from './thumbnails.js';
+import { isThumbnailKey } from '../../domain/thumbnails.js';
 import { safeSegment } from '../../../shared/safe-segment.js';
 import { jobOutputPrefix, relativeKey, safeRelativePath, uniqueName } from '../../domain/output-keys.js';
 import { streamZip } from '../../../zip/stream-zip.js';
@@ -149,8 +152,7 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
   const workDir = await mkdtemp(path.join(o.workDir ?? tmpdir(), 'rb-finalize-'));
   try {
     // Leftovers of an interrupted attempt go; objects stored early for these very files stay.
-    if (kept.size === 0) await storage.deletePrefix(prefix);
-    else for (const { key } of await storage.list(prefix)) if (!kept.has(key)) await storage.delete(key);
+    await deleteUnpublished(storage, prefix, kept);
     // Rendered files and the media made here are never written again: stored as files (a local
     // store on the same disk links them instead of copying).
     const put = (key: string, file: string) => storage.putFile(key, file, signal ? { signal } : {});
@@ -159,10 +161,11 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
     const persisted = storage.persist([...kept.keys()]);
     persisted.catch(() => undefined);
 
-    // The MP4s and preview (ffmpeg, CPU) are made while the files and zips (disk) are stored.
+    // The MP4s, preview and missing thumbnails (ffmpeg, CPU) are made while the files and zips (disk) are stored.
     const media = (async () => ({
       videos: o.videoOutput ? await encodeVideos(o, prefix, frames, workDir, put, warnings) : [],
       previewKey: await preview(o, prefix, frames.length > 0 ? frames : composites, workDir, put, warnings),
+      thumbnails: await missingThumbnails(o, prefix, frames, workDir, warnings),
     }))();
     // Awaited below; marked handled now, as a cancel can reject it while files are still being stored.
     media.catch(() => undefined);
@@ -186,8 +189,9 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
       warnings,
     };
   } catch (err) {
-    // Whatever was stored would be orphaned: the job never records it.
-    await storage.deletePrefix(prefix).catch(() => undefined);
+    // Whatever was stored would be orphaned: the job never records it. Its thumbnails stay: the
+    // job's page lists them from storage, whatever becomes of the job.
+    await deleteUnpublished(storage, prefix).catch(() => undefined);
     throw err;
   } finally {
     await rm(workDir, { recursive: true, force: true });
@@ -195,6 +199,25 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
 }
 
 type Put = (key: string, file: string) => Promise<unknown>;
+
+/** Deletes what the job's output prefix holds but its thumbnails and the objects of `keep`. */
+export async function deleteUnpublished(storage: ObjectStorage, prefix: string, keep: ReadonlyMap<string, unknown> = new Map()): Promise<void> {
+  for (const { key } of await storage.list(prefix)) if (!keep.has(key) && !isThumbnailKey(prefix, key)) await storage.delete(key);
+}
+
+/** Thumbnails of the frames that have none yet (copied by a requeue or an estimate, or failed on their slot). */
+async function missingThumbnails(o: FinalizeOptions, prefix: string, frames: LocalFile[], workDir: string, warnings: string[]): Promise<number> {
+  const seen = new Set<number>();
+  // One a frame, of its first view (frames are sorted by frame, then view).
+  const images = frames.filter((f) => !seen.has(f.frame) && seen.add(f.frame)).map((f) => ({ frame: f.frame, file: f.abs }));
+  try {
+    return await fillMissingThumbnails({ storage: o.storage, prefix, workDir, ...(o.ffmpeg ? { ffmpeg: o.ffmpeg } : {}), ...(o.signal ? { signal: o.signal } : {}) }, images);
+  } catch (err) {
+    if (o.signal?.aborted) throw err;
+    warnings.push(`thumbnails not made: ${(err as Error).message}`);
+    return 0;
+  }
+}
 
 interface Keyed {
   frames: LocalFile[];
@@ -300,17 +323,5 @@ async function preview(o: FinalizeOptions, prefix: string, candidates: LocalFile
   } catch (err) {
     softFail(err, o.signal, warnings, 'preview not made');
     return null;
-  }
-}
-
-/** Width and height from a PNG's IHDR, or undefined for anything else. */
-async function pngSize(file: string): Promise<{ width: number; height: number } | undefined> {
-  const fh = await open(file, 'r');
-  try {
-    const { buffer, bytesRead } = await fh.read(Buffer.alloc(24), 0, 24, 0);
-    if (bytesRead < 24 || buffer.subarray(0, 8).toString('hex') !== '89504e470d0a1a0a') return undefined;
-    return { width: buffer.readUInt32BE(16), height: buffer.readUInt32BE(20) };
-  } finally {
-    await fh.close();
   }
 }

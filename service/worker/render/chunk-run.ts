@@ -84,6 +84,7 @@ class ChunkOutput {
         await job.staging?.stageFrames(job.out, new Set([frame]));
         job.tracker.apply(this.key, ev);
         await recordFrame(job.env, { ...stat, plannedVersion: job.plan.blenderVersion }, ctx.log);
+        job.thumbnail(frame, ctx.log);
       }
     });
   }

@@ -18,6 +18,7 @@ import { finishedFrames, finishedFramesListed, outputLayout, type OutputLayout }
 import { EarlyOutputs } from '../outputs/early-outputs.js';
 import { dropDamagedFrames } from '../outputs/frame-integrity.js';
 import { FrameStaging, RENDER_SECONDS_FILE, stagingPrefix } from '../outputs/frame-staging.js';
+import { frameImage, FrameThumbnails } from '../outputs/thumbnails.js';
 import { jobOutputPrefix } from '../../domain/output-keys.js';
 import { prepareProject, type PreparedProject } from '../project/job-files.js';
 import type { WorkerEnv } from '../runtime/env.js';
@@ -45,6 +46,8 @@ export interface JobRunParts {
   staging?: FrameStaging;
   /** Set when this machine finalizes and renders warm: finished frames are stored as outputs as they come. */
   early?: EarlyOutputs;
+  /** Set for a render (not an estimate's samples): each finished frame gets its thumbnail. */
+  thumbnails?: FrameThumbnails;
 }
 
 export class JobRun {
@@ -57,6 +60,7 @@ export class JobRun {
   readonly out: OutputLayout;
   readonly staging: FrameStaging | undefined;
   readonly early: EarlyOutputs | undefined;
+  readonly thumbnails: FrameThumbnails | undefined;
   /** The job's status as this process last set or saw it. */
   readonly state: { status: JobStatus };
   users = 0;
@@ -82,6 +86,7 @@ export class JobRun {
     this.out = outputLayout(parts.project.jobDir);
     this.staging = parts.staging;
     this.early = parts.early;
+    this.thumbnails = parts.thumbnails;
     this.state = { status: parts.status };
   }
 
@@ -90,9 +95,15 @@ export class JobRun {
     this.work = this.work.then(fn).catch((err: unknown) => log.warn({ err }, 'render bookkeeping failed'));
   }
 
-  /** Waits for the bookkeeping queued so far. */
-  settled(): Promise<void> {
-    return this.work;
+  /** Waits for the bookkeeping queued so far, and the thumbnails it asked for. */
+  async settled(): Promise<void> {
+    await this.work;
+    await this.thumbnails?.settled();
+  }
+
+  /** Makes the thumbnail of a frame whose files are in `out/`, beside the bookkeeping (never in its way). */
+  thumbnail(frame: number, log: Logger): void {
+    this.thumbnails?.add(frameImage(this.final, this.out, frame), log);
   }
 
   /**
@@ -233,8 +244,11 @@ export class JobRuns {
     const copied = expandFrameRanges(plan.copiedFrames ?? []);
     const tracker = new ProgressTracker({ jobId: rec.job.id, frames: allFrames, slots: plan.slots, doneFrames: [...done, ...copied] });
     const staging = this.env.settings.stageFrames ? new FrameStaging(this.env.storage, stagingPrefix(rec.job.id)) : undefined;
-    const early = !staging && this.opts.earlyOutputs ? new EarlyOutputs(this.env.storage, jobOutputPrefix(rec.job.workspaceId, rec.job.id), project.jobDir) : undefined;
-    const parts = { jobId: rec.job.id, final, plan, requested: rec.job.requestedConfig ?? {}, status: rec.job.status, project, tracker };
+    const prefix = jobOutputPrefix(rec.job.workspaceId, rec.job.id);
+    const early = !staging && this.opts.earlyOutputs ? new EarlyOutputs(this.env.storage, prefix, project.jobDir) : undefined;
+    const ffmpeg = this.env.settings.ffmpeg ? { ffmpeg: { ffmpegPath: this.env.settings.ffmpeg } } : {};
+    const thumbnails = new FrameThumbnails({ storage: this.env.storage, prefix, workDir: project.jobDir, ...ffmpeg });
+    const parts = { jobId: rec.job.id, final, plan, requested: rec.job.requestedConfig ?? {}, status: rec.job.status, project, tracker, thumbnails };
     return new JobRun(this.env, { ...parts, ...(staging ? { staging } : {}), ...(early ? { early } : {}) });
   }
 }

@@ -172,7 +172,7 @@ export class WarmRender {
     throw new RetryableTaskError(`Blender finished frame ${unwritten[0]} without writing it`, details);
   }
 
-  /** Blender saved a frame: bill it, move its files into out/, count it (in order, off Blender's output). */
+  /** Blender saved a frame: bill it, move its files into out/, count it, thumbnail it (in order, off Blender's output). */
   private finished(job: JobRun, task: Task, ctx: TaskContext, c: InFlight, ms: number, unwritten: number[]): void {
     job.later(ctx.log, async () => {
       await this.bill(job, `f${c.frame}-a${task.attempts}`, ms, ctx.log, c.frame);
@@ -198,6 +198,7 @@ export class WarmRender {
       const { env } = this.o;
       const frame = { jobId: job.jobId, frame: c.frame, attempt: task.attempts, seconds: ms / 1000, memory: c.parser.frameMemory, device: this.device, lane: this.o.lane };
       await recordFrame(env, { ...frame, plannedVersion: job.plan.blenderVersion }, ctx.log);
+      job.thumbnail(c.frame, ctx.log);
     });
   }
 
