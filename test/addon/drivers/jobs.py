@@ -94,7 +94,8 @@ elif scenario == 'unsaved':
     out['check'] = run_op(bpy.ops.renderbridge.check)
     out['render_invoke'] = run_op(bpy.ops.renderbridge.render, 'INVOKE_DEFAULT')
     out['activity'] = None if s.activity is None else s.activity.step
-    time.sleep(0.5)
+    # No activity means submit() never ran (it sets the activity before any request); a tick
+    # starts nothing without one.
     s.tick()
     out['busy'] = s.busy
 
