@@ -74,7 +74,8 @@ export async function installAddon(home: BlenderHome, zip: string): Promise<stri
   } catch (err) {
     // Seen twice in loaded full runs, never alone: Blender 4.3/5.2 exited 0 after "could not get
     // a list of mounted file-systems" without its "Installed" line. Not understood yet; one more
-    // try tells that apart from an add-on that does not install (which fails both).
+    // try tells that apart from an add-on that does not install (which fails both). The first try
+    // had installed it all the same: the second says "Reinstalled" (seen on 5.2, 2026-11-28).
     console.warn(`installing the add-on again: ${(err as Error).message.split('\n').slice(0, 3).join(' / ')}`);
     return installOnce(home, zip);
   }
@@ -91,7 +92,7 @@ async function installOnce(home: BlenderHome, zip: string): Promise<string[]> {
     timeoutMs: 120_000,
     onLine: (_s, l) => lines.push(l),
   });
-  if (res.exitCode !== 0 || !lines.some((l) => l.includes('Installed "renderbridge"'))) {
+  if (res.exitCode !== 0 || !lines.some((l) => /\b(Installed|Reinstalled) "renderbridge"/.test(l))) {
     throw new Error(`extension install-file failed on Blender ${home.build.minor} (exit ${res.exitCode}):\n${lines.slice(-40).join('\n')}`);
   }
   return lines;
