@@ -72,8 +72,10 @@ img.use_fake_user = True
 op = _addon.run_op(bpy.ops.renderbridge.render)
 _addon.pump('the pack id', lambda: s.activity.pack_id or s.activity.finished, 30)
 # Waits without ticking: the add-on submits at the first tick that sees the pack ready.
-client, deadline = s.client(), time.monotonic() + 60
-while client.get_pack(s.activity.pack_id)['state'] == 'packing' and time.monotonic() < deadline:
+client, deadline = s.client(), time.monotonic() + 120
+while client.get_pack(s.activity.pack_id)['state'] == 'packing':
+    if time.monotonic() > deadline:
+        raise TimeoutError('timed out after 120 s waiting for the pack to be ready')
     time.sleep(0.05)
 with open(texture, 'ab') as f:
     f.write(os.urandom(64))
