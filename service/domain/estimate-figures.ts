@@ -34,6 +34,8 @@ export interface EstimateInput {
   /** The job's frames, in order. */
   frames: readonly number[];
   samples: readonly SampleFrame[];
+  /** Every frame the estimate rendered and kept (the samples and the cold frames paired with them): the render skips them. Default: the samples. */
+  kept?: readonly number[];
   /** Scene load seconds measured (one per Blender that loaded it). */
   loadSeconds: readonly number[];
   /** Output bytes of each sampled frame. */
@@ -121,7 +123,7 @@ function memoryWords(fits: readonly SlotFit[], peak: Band | null): string {
 export function estimateFigures(input: EstimateInput): EstimateFigures | null {
   const samples = input.samples.filter((s) => Number.isFinite(s.seconds) && s.seconds >= 0);
   if (samples.length === 0) return null;
-  const sampled = new Set(samples.map((s) => s.frame));
+  const sampled = new Set([...samples.map((s) => s.frame), ...(input.kept ?? [])]);
   const remaining = input.frames.filter((f) => !sampled.has(f));
   // The device most samples rendered on: the render's frames go to slots like theirs.
   const counts = new Map<string, number>();

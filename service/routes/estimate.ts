@@ -55,7 +55,7 @@ export async function presentEstimate(
   // Other jobs' queued chunks, each counted as one of this job's frames: a rough wait, said so in the docs.
   const queueAheadSeconds = Math.round((((load?.['render-chunk'].queued ?? 0) * meanSeconds) / renderSlots) * 10) / 10;
   const frames = jobFrames(est.frameRanges);
-  const figures = estimateFigures({ frames, samples, loadSeconds: est.loadSeconds ?? [], outputBytes: est.outputBytes ?? [], slots, queueAheadSeconds, rates: deps.rates });
+  const figures = estimateFigures({ frames, samples, kept: est.frames ?? [], loadSeconds: est.loadSeconds ?? [], outputBytes: est.outputBytes ?? [], slots, queueAheadSeconds, rates: deps.rates });
   // A sampling estimate whose job moved on (rendered, canceled) was stopped by that: no worker writes it again.
   const state = est.state === 'sampling' && (rec.job.status !== 'validated' || rec.internal.renderRequestedAt) ? 'canceled' : est.state;
   const own = est.ownNormalizedSeconds ?? 0;

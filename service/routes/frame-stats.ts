@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ROUTES } from '../../shared/routes.js';
 import type { EtaBand } from '../../shared/api/frame-stats.js';
 import type { JobProgress } from '../../shared/api/progress.js';
-import { activeSlots, etaBand, summarizeFrames } from '../domain/frame-eta.js';
+import { activeSlots, etaBand, renderRows, summarizeFrames } from '../domain/frame-eta.js';
 import { expandFrameRanges } from '../domain/frame-ranges.js';
 import { trendEta } from '../domain/frame-trend.js';
 import { requireAuth } from '../http/auth.js';
@@ -66,7 +66,8 @@ export const frameStatsRoutes: FastifyPluginAsyncZod<FrameStatsRouteDeps> = asyn
     const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
     const { page, pageSize } = req.query;
     const [list, rows, progress] = await Promise.all([frames.listFrames(rec.job.id, { offset: (page - 1) * pageSize, limit: pageSize }), frames.frameTimes(rec.job.id), ctx.jobs.getProgress(rec.job.id)]);
-    const recent = rows.length > ETA_FRAMES ? latest(rows, ETA_FRAMES) : rows;
+    const own = renderRows(rows, rec.internal.renderRequestedAt);
+    const recent = own.length > ETA_FRAMES ? latest(own, ETA_FRAMES) : own;
     const eta = progress ? progressEta({ ...progress, status: rec.job.status }, recent, now(), jobFrames(rec.job.finalConfig?.frameRanges)) : null;
     return {
       data: {

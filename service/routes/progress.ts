@@ -4,6 +4,7 @@ import { ROUTES } from '../../shared/routes.js';
 import { requireAuth } from '../http/auth.js';
 import { buildDownloads } from '../domain/downloads.js';
 import { emptyProgress } from '../domain/progress.js';
+import { renderRows } from '../domain/frame-eta.js';
 import type { ServiceContext } from '../context.js';
 import type { FrameStatsReader } from '../ports/frame-stats.js';
 import { ETA_FRAMES, jobFrames, progressEta } from './frame-stats.js';
@@ -20,7 +21,8 @@ export const progressRoutes: FastifyPluginAsyncZod<ServiceContext & { frameStats
     const data = p ? { ...p, status: rec.job.status } : emptyProgress(rec.job.id, rec.job.status);
     if (!ctx.frameStats) return { data };
     // Read only while frames render: a finished job's band is null without reading its rows.
-    const rows = p && ['booting', 'rendering'].includes(rec.job.status) ? await ctx.frameStats.frameTimes(rec.job.id, { latest: ETA_FRAMES }) : [];
+    // The render's own frames: an estimate's sampled frames came before it, cold (renderRows).
+    const rows = p && ['booting', 'rendering'].includes(rec.job.status) ? renderRows(await ctx.frameStats.frameTimes(rec.job.id, { latest: ETA_FRAMES }), rec.internal.renderRequestedAt) : [];
     const frames = rows.length ? jobFrames(rec.job.finalConfig?.frameRanges) : [];
     return { data: { ...data, etaBand: progressEta(data, rows, Date.now(), frames) } };
   });

@@ -2,8 +2,9 @@
 // samples, and the figures, bands and words it answers from them.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { firstSampleFrames, refineSampleFrames } from '../../service/domain/estimate-samples.js';
+import { firstSampleFrames, pairPartner, refineSampleFrames, WARM_PAIR_MIN_FRAMES } from '../../service/domain/estimate-samples.js';
 import { estimateFigures, parseRates, type EstimateInput, type FarmSlot } from '../../service/domain/estimate-figures.js';
+import { etaBand, renderRows } from '../../service/domain/frame-eta.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const GiB = 1024 ** 3;
@@ -44,6 +45,10 @@ describe('sample frames', () => {
     expect(refineSampleFrames(range(1, 100), [{ frame: 1, seconds: 1 }, { frame: 50, seconds: 1 }, { frame: 100, seconds: 1 }], 4)).toEqual([]);
     // 3x apart but 0.1 s: the noise of a loaded machine on a tiny frame, not a changing timeline.
     expect(refineSampleFrames(range(1, 5), [{ frame: 1, seconds: 0.05 }, { frame: 3, seconds: 0.05 }, { frame: 5, seconds: 0.15 }], 4)).toEqual([]);
+    // Under a second apart, but 58 frames between them: the difference moves the estimate by 17 s.
+    expect(refineSampleFrames(range(1, 120), [{ frame: 2, seconds: 0.3 }, { frame: 61, seconds: 0.3 }, { frame: 120, seconds: 0.9 }], 4)).toEqual([90]);
+    // The same times 4 frames apart move it by under a second: noise, not refined.
+    expect(refineSampleFrames(range(1, 5), [{ frame: 1, seconds: 0.3 }, { frame: 5, seconds: 0.9 }], 4)).toEqual([]);
     fc.assert(
       fc.property(
         fc.integer({ min: 3, max: 400 }),
@@ -61,6 +66,49 @@ describe('sample frames', () => {
         },
       ),
     );
+  });
+});
+
+describe('warm pairs', () => {
+  it('pairs a sample with the next frame, the last one with the frame before, never with a frame taken', () => {
+    const frames = range(1, 120);
+    expect(WARM_PAIR_MIN_FRAMES).toBeLessThanOrEqual(120);
+    // First, middle and last of 120 frames: 1, 60, 120; each pair renders in order and its later frame is the sample.
+    expect(firstSampleFrames(frames).map((f) => pairPartner(frames, f, new Set()))).toEqual([2, 61, 119]);
+    expect(pairPartner(frames, 60, new Set([61]))).toBe(59);
+    expect(pairPartner(frames, 60, new Set([59, 61]))).toBeNull();
+    expect(pairPartner([10, 20, 30], 30, new Set())).toBe(20);
+    expect(pairPartner([7], 7, new Set())).toBeNull();
+    expect(pairPartner(frames, 500, new Set())).toBeNull();
+  });
+
+  it('leaves every frame the estimate kept out of the frames still to render, the cold ones of its pairs too', () => {
+    const samples = [2, 61, 120].map((frame) => ({ frame, seconds: 10, peakMemoryBytes: 2 * GiB, device: 'CPU' }));
+    const f = estimateFigures(input({ frames: range(1, 120), samples, kept: [1, 2, 60, 61, 119, 120] }))!;
+    expect(f.framesToRender).toBe(114);
+    expect(f.renderSeconds.value).toBeCloseTo(1140, 0);
+    expect(f.renderSeconds.basis).toBe(3);
+    // Without the kept list, only the samples are left out (an estimate stored before pairs).
+    expect(estimateFigures(input({ frames: range(1, 120), samples }))!.framesToRender).toBe(117);
+  });
+});
+
+describe('the live ETA after an estimate', () => {
+  it("rests on the render's own frames, not the estimate's cold samples before it", () => {
+    const requested = '2026-11-28T12:00:00.000Z';
+    const at = (s: number) => new Date(Date.parse(requested) + s * 1000).toISOString();
+    // Three sampled frames alone in a fresh Blender (0.9 s each), then the render's warm frames (0.2 s).
+    const rows = [
+      ...[1, 24, 48].map((frame, i) => ({ frame, renderSeconds: 0.9, finishedAt: at(-30 + i) })),
+      ...range(2, 10).map((frame) => ({ frame, renderSeconds: 0.2, finishedAt: at(frame) })),
+    ];
+    const own = renderRows(rows, requested);
+    expect(own.map((r) => r.frame)).toEqual(range(2, 10));
+    // 36 frames left on one slot: 7.2 s from the render's frames; the samples would have made it 90 % later.
+    expect(etaBand(own.map((r) => r.renderSeconds), 36, 1)!.seconds).toBeCloseTo(7.2, 1);
+    expect(etaBand(rows.map((r) => r.renderSeconds), 36, 1)!.seconds).toBeGreaterThan(7.2 * 1.5);
+    // No request time (a job rendered without one): every row.
+    expect(renderRows(rows, undefined)).toHaveLength(rows.length);
   });
 });
 

@@ -1,14 +1,15 @@
 // The worker's part of an estimate (extension estimate): on a render slot, with the job's real
 // settings (the request resolved as the render's plan would: render-plan.ts), it renders first,
 // middle and last frame, then frames between samples whose times differ, each in a Blender run of
-// its own so each run measures a scene load. Frames go through the chunked render path
+// its own so each run measures a scene load; on a long job each with its next frame, which is the
+// sample (warm, as the render's frames are: estimate-samples.ts). Frames go through the chunked render path
 // (render/chunk-run.ts's renderPart: same settings, parser, frame statistics) into a folder of
 // their own; their files are kept in storage for the render to copy (outputs/estimate-frames.ts). The job stays `validated`: its
 // progress is not written, and its status never moves here.
 import path from 'node:path';
 import { parseRequestedVersion, minorVersion } from '../../../blender/builds.js';
 import type { EstimateInternal } from '../../domain/estimate-state.js';
-import { firstSampleFrames, refineSampleFrames } from '../../domain/estimate-samples.js';
+import { firstSampleFrames, pairPartner, refineSampleFrames, WARM_PAIR_MIN_FRAMES } from '../../domain/estimate-samples.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
 import { formatFrameRanges } from '../../domain/frame-ranges.js';
 import { normalizedSeconds } from '../../domain/normalized-seconds.js';
@@ -123,19 +124,26 @@ async function sampleFrames(env: WorkerEnv, task: Task, ctx: TaskContext, est: E
   const loads: number[] = [];
   const bytes: number[] = [];
   const renderOne = async (frame: number) => {
+    // A long job's sample renders with a neighbour, in the job's order; the later of the two is warm and is the sample.
+    const partner = frames.length >= WARM_PAIR_MIN_FRAMES ? pairPartner(frames, frame, new Set(done)) : null;
+    const pair = partner === null ? [frame] : [Math.min(frame, partner), Math.max(frame, partner)];
     const t0 = Date.now();
     const before = measured.length;
-    const part = { start: frame, end: frame, step: 1, frames: [frame] };
+    const part = { start: pair[0]!, end: pair.at(-1)!, step: pair.length > 1 ? pair[1]! - pair[0]! : 1, frames: pair };
     await renderPart(run, task, ctx, part);
-    const row = measured.slice(before).find((r) => r.frame === frame);
-    if (!row) throw new Error(`Blender finished without writing frame ${frame}`);
-    loads.push(Math.max(0, (Date.now() - t0) / 1000 - row.renderSeconds));
-    const kept = await keepEstimateFiles(env.storage, prefix, run.out, [frame]);
-    done.push(frame);
-    samples.push({ frame, seconds: row.renderSeconds, peakMemoryBytes: row.peakMemoryBytes, device: row.device });
-    bytes.push(kept.get(frame) ?? 0);
+    const rows = pair.map((f) => measured.slice(before).find((r) => r.frame === f));
+    const missing = pair.find((_, i) => !rows[i]);
+    if (missing !== undefined) throw new Error(`Blender finished without writing frame ${missing}`);
+    const warm = rows.at(-1)!;
+    // All the run took beyond its frames at the warm pace is its load: start, scene, the first frame's warm-up.
+    loads.push(Math.max(0, (Date.now() - t0) / 1000 - warm.renderSeconds * pair.length));
+    const kept = await keepEstimateFiles(env.storage, prefix, run.out, pair);
+    done.push(...pair);
+    const peaks = rows.map((r) => r!.peakMemoryBytes).filter((p): p is number => p !== null);
+    samples.push({ frame: warm.frame, seconds: warm.renderSeconds, peakMemoryBytes: peaks.length ? Math.max(...peaks) : null, device: warm.device });
+    bytes.push(...pair.map((f) => kept.get(f) ?? 0));
     const runs = await readRunsFile(path.join(run.project.jobDir, RENDER_SECONDS_FILE), 'CPU');
-    const saved = await saveEstimate(env.jobs, rec.job.id, est.startedAt, {
+    return saveEstimate(env.jobs, rec.job.id, est.startedAt, {
       frames: [...done],
       samples: [...samples],
       frameRanges: formatFrameRanges(frames),
@@ -145,11 +153,10 @@ async function sampleFrames(env: WorkerEnv, task: Task, ctx: TaskContext, est: E
       ownNormalizedSeconds: normalizedSeconds(runs),
       blenderVersion: run.plan.blenderVersion,
     });
-    return saved;
   };
-  for (const f of firstSampleFrames(frames)) if (!(await renderOne(f))) return;
-  const times = measured.map((r) => ({ frame: r.frame, seconds: r.renderSeconds }));
-  for (const f of refineSampleFrames(frames, times, MAX_REFINE_FRAMES)) if (!(await renderOne(f))) return;
+  for (const f of firstSampleFrames(frames)) if (!done.includes(f) && !(await renderOne(f))) return;
+  const times = samples.map((r) => ({ frame: r.frame, seconds: r.seconds }));
+  for (const f of refineSampleFrames(frames, times, MAX_REFINE_FRAMES)) if (!done.includes(f) && !(await renderOne(f))) return;
   await saveEstimate(env.jobs, rec.job.id, est.startedAt, { state: 'ready', finishedAt: new Date().toISOString() });
   ctx.log.info({ frames: done }, 'estimate sampled');
 }
