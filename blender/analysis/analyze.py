@@ -43,7 +43,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.join(os.path.dirname(HERE), 'remap'))
 import analyze_addons  # noqa: E402  (sibling module: the add-ons the file's data needs)
 from analyze_compositor import compositor  # noqa: E402  (sibling module: 4.x and 5.x compositor APIs)
-import analyze_files  # noqa: E402  (sibling module: missing files, caches, VRAM estimate)
+import analyze_files  # noqa: E402  (sibling module: missing files, caches, auto-run scripts)
+import analyze_memory  # noqa: E402  (sibling module: the memory estimate)
 from analyze_render import g, render_settings  # noqa: E402  (sibling module: render settings)
 import remap_paths  # noqa: E402  (../remap: the packer's path remaps)
 
@@ -220,7 +221,7 @@ def main():
     section('missing files', analyze_files.missing_files, res, warn)
     section('caches', analyze_files.missing_caches, scene, res, warn)
     section('scripts', analyze_files.autoexec_check, warn)
-    section('memory estimate', analyze_files.vram_metadata, scene, res)
+    section('memory estimate', analyze_memory.vram_metadata, scene, res)
     res['analysisWarnings'] = warnings
     text = json.dumps(analyze_files.clean(res))
     if out_path:

@@ -1,7 +1,6 @@
-# Helpers of analyze.py (same folder, imported by it): missing external files, simulation caches,
-# auto-run scripts and the VRAM estimate. Each public function fills `res` and calls
+# Helpers of analyze.py (same folder, imported by it): missing external files, simulation caches
+# and auto-run scripts (the memory estimate is analyze_memory.py's). Each public function fills `res` and calls
 # warn(code, blocking, message); analyze.py wraps every call, so they may raise on odd data.
-import array
 import math
 import os
 import re
@@ -219,92 +218,3 @@ def autoexec_check(warn):
         warn('AUTOEXEC_DISABLED', False, 'The file has %d auto-run script(s)%s and %d Python driver(s); they are not '
              'run on the render farm, so results that depend on them will differ.'
              % (len(texts), ' (%s)' % ', '.join(texts) if texts else '', drivers))
-
-
-def _image_bytes(img):
-    w, h = (img.size[0], img.size[1]) if img.source != 'TILED' else (0, 0)
-    per_px = max(1, img.channels or 4) * (4 if img.is_float else 1)
-    if img.source == 'TILED':
-        return sum(t.size[0] * t.size[1] for t in img.tiles) * per_px
-    return w * h * per_px
-
-
-def vram_metadata(scene, res):
-    """Rough GPU memory estimate: decoded image sizes and triangle counts (with subdivision levels applied)."""
-    imgs = [i for i in bpy.data.images if i.users > 0 and i.type in ('IMAGE', 'MULTILAYER', 'UV_TEST')]
-    tex = {'imageCount': len(imgs), 'unknownSizeCount': 0, 'packedImageCount': 0, 'generatedImageCount': 0,
-           'tiledImageCount': 0, 'sequenceImageCount': 0, 'movieImageCount': 0, 'estimatedBytes': 0}
-    groups = {}
-    for img in imgs:
-        src = img.source
-        tex['packedImageCount'] += 1 if img.packed_file else 0
-        tex['generatedImageCount'] += 1 if src == 'GENERATED' else 0
-        tex['tiledImageCount'] += 1 if src == 'TILED' else 0
-        tex['sequenceImageCount'] += 1 if src == 'SEQUENCE' else 0
-        tex['movieImageCount'] += 1 if src == 'MOVIE' else 0
-        size = _image_bytes(img) if src == 'GENERATED' or img.packed_file or exists(img.filepath, img.library) else 0
-        if size == 0:
-            tex['unknownSizeCount'] += 1
-        tex['estimatedBytes'] += size
-        if src in ('FILE', 'TILED') and img.filepath and not img.packed_file:
-            key = abspath(img.filepath, img.library) + '|' + img.colorspace_settings.name
-            groups.setdefault(key, []).append((img.name, size))
-    dups = [{'key': k, 'count': len(v), 'names': [n for n, _ in v], 'estimatedBytes': sum(s for _, s in v)}
-            for k, v in groups.items() if len(v) > 1]
-    tex['duplicateGroups'] = dups
-    tex['duplicateWasteBytes'] = sum(d['estimatedBytes'] - d['estimatedBytes'] / d['count'] for d in dups)
-
-    risk = dict.fromkeys(('hasSubdivision', 'hasMultires', 'hasDisplacement', 'hasGeometryNodes',
-                          'hasHairOrParticles', 'hasVolumes'), False)
-    meshes, objs = {}, list(scene.objects)
-    for o in objs:
-        levels = 0
-        for m in o.modifiers:
-            if m.type == 'SUBSURF':
-                risk['hasSubdivision'] = True
-                levels = max(levels, m.render_levels)
-            elif m.type == 'MULTIRES':
-                risk['hasMultires'] = True
-                levels = max(levels, m.render_levels)
-            elif m.type == 'DISPLACE':
-                risk['hasDisplacement'] = True
-            elif m.type == 'NODES':
-                risk['hasGeometryNodes'] = True
-            elif m.type == 'PARTICLE_SYSTEM':
-                risk['hasHairOrParticles'] = True
-            elif m.type == 'FLUID' and m.fluid_type == 'DOMAIN' and m.domain_settings.domain_type == 'GAS':
-                risk['hasVolumes'] = True
-        if o.type == 'CURVES':
-            risk['hasHairOrParticles'] = True
-        if o.type == 'VOLUME':
-            risk['hasVolumes'] = True
-        if o.type == 'MESH' and o.data is not None:
-            meshes[o.data.name] = (o.data, max(levels, meshes.get(o.data.name, (None, 0))[1]))
-            for slot in o.material_slots:
-                mat = slot.material
-                method = getattr(mat, 'displacement_method', None) or getattr(getattr(mat, 'cycles', None),
-                                                                             'displacement_method', 'BUMP')
-                if mat and method in ('DISPLACEMENT', 'BOTH'):
-                    risk['hasDisplacement'] = True
-    geo = {'objectCount': len(objs), 'meshObjectCount': sum(1 for o in objs if o.type == 'MESH'),
-           'uniqueMeshCount': len(meshes), 'vertexCount': 0, 'faceCount': 0, 'triangleCount': 0, 'estimatedBytes': 0}
-    for mesh, levels in meshes.values():
-        loops = array.array('i', [0]) * len(mesh.polygons)
-        mesh.polygons.foreach_get('loop_total', loops)
-        tris = sum(loops) - 2 * len(loops)
-        geo['vertexCount'] += len(mesh.vertices)
-        geo['faceCount'] += len(mesh.polygons)
-        geo['triangleCount'] += tris
-        # ~32 B per vertex (position + normal) and ~64 B per triangle (indices + BVH), x4 per subdivision level.
-        geo['estimatedBytes'] += (len(mesh.vertices) * 32 + tris * 64) * 4 ** min(levels, 8)
-    layers = [vl for vl in scene.view_layers if vl.use]
-    pass_channels = {'use_pass_combined': 4, 'use_pass_z': 1, 'use_pass_normal': 3, 'use_pass_mist': 1,
-                     'use_pass_vector': 4, 'use_pass_position': 3, 'use_pass_uv': 3, 'use_pass_object_index': 1,
-                     'use_pass_material_index': 1, 'use_pass_diffuse_color': 3, 'use_pass_diffuse_direct': 3,
-                     'use_pass_diffuse_indirect': 3, 'use_pass_glossy_color': 3, 'use_pass_glossy_direct': 3,
-                     'use_pass_glossy_indirect': 3, 'use_pass_emit': 3, 'use_pass_environment': 3, 'use_pass_ao': 3,
-                     'use_pass_shadow': 3}
-    components = sum(n for vl in layers for k, n in pass_channels.items() if getattr(vl, k, False))
-    res['vramMetadata'] = {'schemaVersion': 1, 'sceneName': scene.name, 'textures': tex, 'geometry': geo,
-                           'riskFeatures': risk,
-                           'renderOutput': {'viewLayerCount': len(layers), 'passComponents': components}}

@@ -134,6 +134,9 @@ export const VramMetadata = z.object({
     faceCount: z.int(),
     triangleCount: z.int(),
     estimatedBytes: num,
+    /** Hair segments and particle instances at render (schemaVersion 2). */
+    hairSegmentCount: z.int().optional(),
+    particleInstanceCount: z.int().optional(),
   }),
   riskFeatures: z.object({
     hasSubdivision: bool,
@@ -144,6 +147,15 @@ export const VramMetadata = z.object({
     hasVolumes: bool,
   }),
   renderOutput: z.object({ viewLayerCount: z.int(), passComponents: num }),
+  /**
+   * The memory the render needs, before any render (schemaVersion 2): Cycles' base, the images and the
+   * geometry at render (subdivision at its highest keyframed level, hair, instances), with its band.
+   */
+  estimatedBytes: num.optional(),
+  estimatedLowBytes: num.optional(),
+  estimatedHighBytes: num.optional(),
+  /** What the model cannot size from the file (geometry nodes, volumes, adaptive subdivision...): it raises the band's top. */
+  unsizedFeatures: z.array(str).optional(),
 });
 
 export const AnalysisWarning = z.object({ message: str, blocking: bool, code: str });

@@ -14,10 +14,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { runBlender } from '../../blender/run.js';
 
-export type FixtureName = 'basic' | 'compositor' | 'stereo' | 'missing-texture' | 'autoexec' | 'denoise' | 'odd' | 'addon-nodes' | 'addon-sun' | 'shadowed-camera' | 'monkeys';
+export type FixtureName = 'basic' | 'compositor' | 'stereo' | 'missing-texture' | 'autoexec' | 'denoise' | 'odd' | 'addon-nodes' | 'addon-sun' | 'shadowed-camera' | 'monkeys' | 'growing';
 
 /** Every fixture; see the header of each test/fixtures/blend/build_NAME.py for what it holds. */
-export const FIXTURE_NAMES: readonly FixtureName[] = ['basic', 'compositor', 'stereo', 'missing-texture', 'autoexec', 'denoise', 'odd', 'addon-nodes', 'addon-sun', 'shadowed-camera', 'monkeys'];
+export const FIXTURE_NAMES: readonly FixtureName[] = ['basic', 'compositor', 'stereo', 'missing-texture', 'autoexec', 'denoise', 'odd', 'addon-nodes', 'addon-sun', 'shadowed-camera', 'monkeys', 'growing'];
 
 const SCRIPTS_DIR = fileURLToPath(new URL('../fixtures/blend/', import.meta.url));
 
