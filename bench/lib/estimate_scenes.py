@@ -1,0 +1,225 @@
+# The scenes of bench:estimate, each with a cost that changes along its timeline. Usage:
+#   blender -b --factory-startup -noaudio --python estimate_scenes.py -- OUT.blend SCENE
+# SCENE is one of:
+#   flythrough  Cycles, 120 frames: the camera starts on an empty sky and flies into a cluster of
+#               glass monkeys (transmission, many bounces): frames get dearer as it comes closer.
+#   subdivision Cycles, 120 frames: a Subdivision modifier whose levels are keyframed 0 to 5, so
+#               both the frame time and the memory grow (the analysis reads frame 1's level 0).
+#   textures    Cycles, 24 frames: eight 1024x1024 generated images (float ones among them) on
+#               planes that slide into view one after another.
+#   eevee       EEVEE, 12 frames: a Suzanne whose subdivision grows, soft shadows, bloom.
+#   particles   Cycles, 120 frames: a baked particle cache (emission over frames 1-100), each
+#               particle an icosphere instance: the cost grows with the particles born.
+#   template    Blender's own Sculpting template (its startup.blend, as shipped), rendered with
+#               Cycles, its camera dollying towards the sphere over 48 frames.
+# Every scene renders on the CPU, without denoising, to PNG; the bench sets resolution and samples.
+import math
+import os
+import sys
+
+import bpy
+
+
+def args():
+    rest = sys.argv[sys.argv.index('--') + 1:] if '--' in sys.argv else []
+    if len(rest) < 2:
+        raise SystemExit('usage: blender -b --python estimate_scenes.py -- OUT.blend SCENE')
+    return rest[0], rest[1]
+
+
+def cycles(scene, frames):
+    scene.render.engine = 'CYCLES'
+    scene.cycles.device = 'CPU'
+    scene.cycles.samples = 16
+    scene.cycles.use_adaptive_sampling = False
+    scene.cycles.use_denoising = False
+    scene.render.resolution_x, scene.render.resolution_y = 64, 48
+    scene.render.resolution_percentage = 100
+    scene.render.image_settings.file_format = 'PNG'
+    scene.frame_start, scene.frame_end = frames
+    for vl in scene.view_layers:
+        vl.cycles.use_denoising = False
+
+
+def material(name, **inputs):
+    mat = bpy.data.materials.new(name)
+    mat.use_nodes = True
+    bsdf = mat.node_tree.nodes['Principled BSDF']
+    for k, v in inputs.items():
+        bsdf.inputs[k].default_value = v
+    return mat
+
+
+def clear(scene):
+    for o in list(scene.objects):
+        if o.type != 'CAMERA':
+            bpy.data.objects.remove(o)
+
+
+def sun(scene):
+    data = bpy.data.lights.new('Sun', 'SUN')
+    data.energy = 3
+    obj = bpy.data.objects.new('Sun', data)
+    obj.rotation_euler = (0.6, 0.2, 0.5)
+    scene.collection.objects.link(obj)
+
+
+def camera_path(cam, start, end, frames, target=None):
+    cam.location = start
+    cam.keyframe_insert('location', frame=frames[0])
+    cam.location = end
+    cam.keyframe_insert('location', frame=frames[1])
+    if target is not None:
+        c = cam.constraints.new('TRACK_TO')
+        c.target = target
+
+
+def flythrough(scene):
+    cycles(scene, (1, 120))
+    scene.cycles.max_bounces = 16
+    scene.cycles.transmission_bounces = 16
+    scene.cycles.glossy_bounces = 8
+    clear(scene)
+    sun(scene)
+    glass = material('Glass', **{'Transmission': 1.0, 'Roughness': 0.05, 'IOR': 1.45})
+    for i in range(12):
+        a = i * 2.4
+        bpy.ops.mesh.primitive_monkey_add(location=(math.cos(a) * (1 + i * 0.25), 40 + math.sin(a) * (1 + i * 0.25), (i % 3) - 1))
+        m = bpy.context.object
+        m.modifiers.new('Subdivision', 'SUBSURF').render_levels = 2
+        m.data.materials.append(glass)
+    target = bpy.data.objects.new('Target', None)
+    target.location = (0, 40, 0)
+    scene.collection.objects.link(target)
+    cam = scene.camera
+    cam.constraints.clear()
+    # Looking away from the cluster at first (an empty sky), turning towards it and closing in.
+    cam.rotation_mode = 'XYZ'
+    cam.location = (0, -20, 30)
+    cam.rotation_euler = (0.2, 0, math.pi)
+    cam.keyframe_insert('location', frame=1)
+    cam.keyframe_insert('rotation_euler', frame=1)
+    cam.location = (0, 30, 3)
+    cam.rotation_euler = (math.radians(90), 0, 0)
+    cam.keyframe_insert('location', frame=120)
+    cam.keyframe_insert('rotation_euler', frame=120)
+
+
+def subdivision(scene):
+    cycles(scene, (1, 120))
+    clear(scene)
+    sun(scene)
+    bpy.ops.mesh.primitive_monkey_add(location=(0, 0, 0))
+    m = bpy.context.object
+    mod = m.modifiers.new('Subdivision', 'SUBSURF')
+    for f, level in ((1, 0), (120, 5)):
+        mod.levels = mod.render_levels = level
+        m.keyframe_insert('modifiers["Subdivision"].render_levels', frame=f)
+        m.keyframe_insert('modifiers["Subdivision"].levels', frame=f)
+    m.data.materials.append(material('Clay', **{'Roughness': 0.5}))
+    scene.frame_set(1)
+    camera_path(scene.camera, (4, -4, 3), (3, -3, 2), (1, 120), m)
+
+
+def textures(scene):
+    cycles(scene, (1, 24))
+    clear(scene)
+    sun(scene)
+    for i in range(8):
+        img = bpy.data.images.new('Tex%d' % i, 1024, 1024, float_buffer=(i % 4 == 0))
+        img.generated_type = 'COLOR_GRID' if i % 2 else 'UV_GRID'
+        mat = bpy.data.materials.new('Tex%d' % i)
+        mat.use_nodes = True
+        tex = mat.node_tree.nodes.new('ShaderNodeTexImage')
+        tex.image = img
+        mat.node_tree.links.new(tex.outputs['Color'], mat.node_tree.nodes['Principled BSDF'].inputs['Base Color'])
+        bpy.ops.mesh.primitive_plane_add(size=2, location=(i * 2.2, 0, 0), rotation=(math.radians(90), 0, 0))
+        bpy.context.object.data.materials.append(mat)
+    cam = scene.camera
+    cam.constraints.clear()
+    cam.rotation_euler = (math.radians(90), 0, 0)
+    camera_path(cam, (0, -4, 0), (15.4, -6, 0), (1, 24))
+
+
+def eevee(scene):
+    scene.render.engine = 'BLENDER_EEVEE'
+    scene.eevee.taa_render_samples = 4
+    scene.eevee.use_soft_shadows = True
+    scene.eevee.use_bloom = True
+    scene.render.resolution_x, scene.render.resolution_y = 64, 48
+    scene.render.resolution_percentage = 100
+    scene.render.image_settings.file_format = 'PNG'
+    scene.frame_start, scene.frame_end = 1, 12
+    clear(scene)
+    sun(scene)
+    bpy.ops.mesh.primitive_monkey_add(location=(0, 0, 0))
+    m = bpy.context.object
+    mod = m.modifiers.new('Subdivision', 'SUBSURF')
+    for f, level in ((1, 1), (12, 4)):
+        mod.levels = mod.render_levels = level
+        m.keyframe_insert('modifiers["Subdivision"].render_levels', frame=f)
+        m.keyframe_insert('modifiers["Subdivision"].levels', frame=f)
+    scene.frame_set(1)
+    camera_path(scene.camera, (4, -4, 3), (3, -3, 2), (1, 12), m)
+
+
+def particles(scene):
+    cycles(scene, (1, 120))
+    clear(scene)
+    sun(scene)
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.08, location=(0, 0, -20))
+    ball = bpy.context.object
+    ball.data.materials.append(material('Ball', **{'Metallic': 1.0, 'Roughness': 0.1}))
+    bpy.ops.mesh.primitive_plane_add(size=4, location=(0, 0, 3))
+    emitter = bpy.context.object
+    emitter.modifiers.new('Particles', 'PARTICLE_SYSTEM')
+    ps = emitter.particle_systems[0].settings
+    ps.count = 3000
+    ps.frame_start, ps.frame_end = 1, 100
+    ps.lifetime = 200
+    ps.render_type = 'OBJECT'
+    ps.instance_object = ball
+    ps.particle_size = 1.0
+    emitter.show_instancer_for_render = False
+    bpy.ops.mesh.primitive_plane_add(size=20, location=(0, 0, -2))
+    ground = bpy.context.object
+    ground.modifiers.new('Collision', 'COLLISION')
+    cache = emitter.particle_systems[0].point_cache
+    cache.frame_start, cache.frame_end = 1, 120
+    with bpy.context.temp_override(point_cache=cache):
+        bpy.ops.ptcache.bake(bake=True)
+    scene.frame_set(1)
+    cam = scene.camera
+    cam.constraints.clear()
+    cam.location = (9, -9, 3)
+    c = cam.constraints.new('TRACK_TO')
+    c.target = ground
+
+
+def template(scene):
+    path = os.path.join(bpy.utils.system_resource('SCRIPTS'), 'startup', 'bl_app_templates_system', 'Sculpting', 'startup.blend')
+    bpy.ops.wm.open_mainfile(filepath=path, load_ui=False)
+    scene = bpy.context.scene
+    cycles(scene, (1, 48))
+    cam = scene.camera or next(o for o in scene.objects if o.type == 'CAMERA')
+    scene.camera = cam
+    sphere = next(o for o in scene.objects if o.type == 'MESH')
+    start = tuple(cam.location)
+    end = tuple(sphere.location[i] + (cam.location[i] - sphere.location[i]) * 0.35 for i in range(3))
+    camera_path(cam, start, end, (1, 48))
+    return scene
+
+
+def main():
+    out, name = args()
+    scene = bpy.context.scene
+    build = {'flythrough': flythrough, 'subdivision': subdivision, 'textures': textures, 'eevee': eevee,
+             'particles': particles, 'template': template}.get(name)
+    if build is None:
+        raise SystemExit('unknown scene %r' % name)
+    build(scene)
+    bpy.ops.wm.save_as_mainfile(filepath=out, compress=False, relative_remap=False)
+    print('SCENE_SAVED', out)
+
+
+main()
