@@ -24,7 +24,8 @@ import { jobActionRoutes } from './routes/job-actions.js';
 import { jobRoutes } from './routes/jobs.js';
 import { progressRoutes } from './routes/progress.js';
 import { storageRoutes } from './routes/storage.js';
-import { uploadRoutes } from './routes/uploads.js';
+import { PartialUploads } from './adapters/fs-storage/partial-uploads.js';
+import { uploadRoutes, uploadStateRoutes } from './routes/uploads.js';
 import { WORKER_API_PREFIX } from './worker-api/contract.js';
 import { dashboardRoutes, originOf } from './dashboard/routes.js';
 import { JobFeed } from './events/job-feed.js';
@@ -178,6 +179,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get(`${API_PREFIX}/openapi.json`, async () => openapi);
   await app.register(dashboardRoutes, { imageOrigins: imageOrigins(deps) });
 
+  // The service's own storage keeps the bytes of a broken PUT (extension resumable-uploads); S3's
+  // presigned PUTs go past the service, so there a PUT is all or nothing, as in the spec.
+  const partials = deps.fsStorage ? new PartialUploads(deps.fsStorage.root) : undefined;
   if (deps.fsStorage) {
     const fs = deps.fsStorage;
     await app.register(storageRoutes, {
@@ -185,6 +189,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       signer: fs.signer,
       root: fs.root,
       maxUploadBytes: deps.config.maxUploadBytes,
+      ...(partials ? { partials, partialTtlMs: deps.config.uploadUrlTtlSeconds * 1000 } : {}),
       onPutComplete: async (key, result) => {
         const slug = slugOfUploadKey(key);
         if (slug) await deps.jobs.completeUpload(slug, result.size, result.sha256);
@@ -218,10 +223,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ...(quota ? { quota } : {}),
       };
       await api.register(uploadRoutes, ctx);
+      if (partials) await api.register(uploadStateRoutes, { ctx, partials });
       await api.register(jobRoutes, ctx);
       await api.register(jobActionRoutes, ctx);
       await api.register(progressRoutes, { ...ctx, ...(deps.frameStats ? { frameStats: deps.frameStats } : {}) });
-      const enabled: ExtensionName[] = [...(blobs ? ['content-addressed-uploads' as const] : []), ...(sessions ? ['dashboard-sessions' as const] : []), 'job-events', ...(deps.taskRuns ? ['job-tasks' as const] : []), ...(deps.requeues ? ['job-requeue' as const] : []), ...(deps.workers ? ['workers' as const] : []), ...(deps.taskRuns ? ['task-logs' as const] : []), ...(deps.frameStats ? ['frame-stats' as const, 'estimate' as const] : []), 'frame-thumbnails'];
+      const enabled: ExtensionName[] = [...(blobs ? ['content-addressed-uploads' as const] : []), ...(partials ? ['resumable-uploads' as const] : []), ...(sessions ? ['dashboard-sessions' as const] : []), 'job-events', ...(deps.taskRuns ? ['job-tasks' as const] : []), ...(deps.requeues ? ['job-requeue' as const] : []), ...(deps.workers ? ['workers' as const] : []), ...(deps.taskRuns ? ['task-logs' as const] : []), ...(deps.frameStats ? ['frame-stats' as const, 'estimate' as const] : []), 'frame-thumbnails'];
       await api.register(extensionRoutes, { enabled });
       if (sessions) await api.register(sessionRoutes, { keys: deps.keys, limiter, sessions, failures });
       const feed = new JobFeed({

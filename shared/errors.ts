@@ -36,6 +36,7 @@ export const ERRORS = {
   UPLOAD_INCOMPLETE: { status: 409, message: 'The file was never completely uploaded: PUT it to the uploadUrl (or request a new upload target if it expired), then create the job.' },
   UPLOAD_ALREADY_USED: { status: 409, message: 'This upload already created a job: each slug creates one job. Upload again for a new job.' },
   UPLOAD_ALREADY_COMPLETED: { status: 409, message: 'This upload URL has already received its file: request a new upload target to upload another.' },
+  UPLOAD_RESUME_MISMATCH: { status: 409, message: 'This PUT continues an upload from a byte the service does not hold (its Content-Range starts past the bytes kept, or names another total size): send the rest from metadata.receivedBytes (GET /uploads/{slug} says it too), or PUT the whole file again without Content-Range.' },
   BLOBS_MISSING: { status: 409, message: 'The workspace does not hold every blob the project names (never sent, or collected since): query them again with POST /uploads/blobs/query, send the missing ones, then commit.' },
   LENGTH_REQUIRED: { status: 411, message: 'Send the file with a Content-Length header or chunked transfer encoding.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The upload is too large: files must be below the service limit (5 GiB by default); split the project or remove unused data.' },

@@ -4,7 +4,7 @@
 // without GET /extensions (a plain spec service) answers 404: it offers none.
 import { z } from 'zod';
 
-export const EXTENSION_NAMES = ['content-addressed-uploads', 'dashboard-sessions', 'job-events', 'job-tasks', 'job-requeue', 'workers', 'task-logs', 'frame-stats', 'estimate', 'frame-thumbnails'] as const;
+export const EXTENSION_NAMES = ['content-addressed-uploads', 'resumable-uploads', 'dashboard-sessions', 'job-events', 'job-tasks', 'job-requeue', 'workers', 'task-logs', 'frame-stats', 'estimate', 'frame-thumbnails'] as const;
 export const ExtensionName = z.enum(EXTENSION_NAMES);
 export type ExtensionName = z.infer<typeof ExtensionName>;
 
@@ -12,6 +12,8 @@ export type ExtensionName = z.infer<typeof ExtensionName>;
 export const EXTENSION_SUMMARIES: Readonly<Record<ExtensionName, string>> = {
   'content-addressed-uploads':
     'Upload a project as content-addressed blobs (sha256 + size): only blobs the workspace does not hold yet are sent, in parts that can be retried one by one; a commit yields an ordinary upload slug for POST /jobs.',
+  'resumable-uploads':
+    'A single PUT to an uploadUrl whose connection broke is continued instead of sent again: the service keeps the bytes it received, GET /uploads/{slug} says how many, and a PUT with Content-Range: bytes N-(TOTAL-1)/TOTAL sends only the rest. A PUT without Content-Range is the spec\'s and starts the file over.',
   'dashboard-sessions':
     'Exchange an API key for a short-lived HttpOnly session cookie (the farm dashboard at / signs in this way); with the cookie, every request that is not GET carries the X-CSRF-Token the session was given.',
   'job-events':

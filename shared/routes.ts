@@ -3,7 +3,7 @@
 // OpenAPI document is generated from it.
 import { z } from 'zod';
 import { CreateJobBody, Job, JobEnvelope, JobIdParams, JobList, ListJobsQuery, StartRenderResponse, ValidateBody } from './api/job.js';
-import { CreateUploadBody, UploadTarget } from './api/upload.js';
+import { CreateUploadBody, UploadSlugParams, UploadStateEnvelope, UploadTarget } from './api/upload.js';
 import { BlobQueryBody, BlobQueryResult, CommitUploadBody, CommittedUpload } from './api/blob-upload.js';
 import { ExtensionList, type ExtensionName } from './extensions.js';
 import { Downloads } from './api/downloads.js';
@@ -150,6 +150,15 @@ export const ROUTES = {
     responses: { 200: ExtensionList },
     errors: [],
     extension: 'discovery',
+  },
+  getUpload: {
+    method: 'GET',
+    path: '/uploads/:slug',
+    summary: 'An upload target and how many bytes of its PUT the service holds, to continue a PUT whose connection broke',
+    params: UploadSlugParams,
+    responses: { 200: UploadStateEnvelope },
+    errors: ['VALIDATION_ERROR', 'UPLOAD_NOT_FOUND'],
+    extension: 'resumable-uploads',
   },
   queryBlobs: {
     method: 'POST',

@@ -1,6 +1,8 @@
 // Presigned object URLs served by the service itself (filesystem storage only): one PUT per
 // upload URL, and GET with Range for downloads. These live outside the API prefix and need no
-// API key: the HMAC signature in the query is the credential.
+// API key: the HMAC signature in the query is the credential. With `partials` (extension
+// resumable-uploads) the bytes of a PUT whose connection broke are kept, and a PUT with
+// `Content-Range: bytes N-(T-1)/T` continues them (partial-uploads.ts).
 import path from 'node:path';
 import send from '@fastify/send';
 import { create as contentDisposition } from 'content-disposition';
@@ -10,6 +12,7 @@ import { ApiError } from '../http/api-error.js';
 import type { SignedMethod, UrlSigner } from '../adapters/fs-storage/url-signer.js';
 import { FsObjectStorage, isValidKey } from '../adapters/fs-storage/fs-storage.js';
 import { ObjectExistsError, ObjectTooLargeError } from '../ports/storage.js';
+import { ResumeMismatchError, type PartialUploads } from '../adapters/fs-storage/partial-uploads.js';
 
 export interface StorageRouteDeps {
   storage: FsObjectStorage;
@@ -18,6 +21,37 @@ export interface StorageRouteDeps {
   maxUploadBytes: number;
   /** Told about every completed PUT (records the upload as complete). */
   onPutComplete(key: string, result: { size: number; sha256: string }): Promise<void>;
+  /** Where the bytes of broken PUTs are kept to be resumed. Default none: a PUT is all or nothing. */
+  partials?: PartialUploads;
+  /** Kept bytes untouched this long are removed (an upload URL's lifetime), ms. Default 6 h. */
+  partialTtlMs?: number;
+}
+
+/** How often kept bytes of abandoned uploads are looked for. */
+const PARTIAL_SWEEP_MS = 10 * 60 * 1000;
+
+/** `bytes START-END/TOTAL` continuing to the file's end: the only Content-Range a resume sends. */
+const CONTENT_RANGE = /^bytes (\d{1,15})-(\d{1,15})\/(\d{1,15})$/;
+
+/** The start and total of a resuming PUT's Content-Range; undefined without one. */
+function resumeRange(header: string | undefined, declared: string | undefined): { start: number; total: number } | undefined {
+  if (header === undefined) return undefined;
+  const m = CONTENT_RANGE.exec(header.trim());
+  const [start, end, total] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [NaN, NaN, NaN];
+  const problem = !m
+    ? 'must read "bytes START-END/TOTAL"'
+    : end !== total - 1 || start > end
+      ? 'must run from START to the file\'s last byte (END = TOTAL - 1)'
+      : declared === undefined || Number(declared) !== end - start + 1
+        ? 'must cover exactly the Content-Length bytes sent'
+        : undefined;
+  if (problem) {
+    throw new ApiError('VALIDATION_ERROR', {
+      message: `Content-Range ${problem}: send the rest of the file as "bytes N-(TOTAL-1)/TOTAL" with N the bytes the service holds, or the whole file without Content-Range.`,
+      details: [{ code: 'invalid_header', path: ['headers', 'content-range'], message: problem }],
+    });
+  }
+  return { start, total };
 }
 
 type Query = Record<string, string | undefined>;
@@ -42,6 +76,15 @@ function mediaType(header: string | undefined): string {
 }
 
 export async function storageRoutes(app: FastifyInstance, deps: StorageRouteDeps): Promise<void> {
+  const partials = deps.partials;
+  if (partials) {
+    const ttlMs = deps.partialTtlMs ?? 6 * 3600 * 1000;
+    const sweep = () => void partials.sweep(ttlMs).catch((err: unknown) => app.log.warn({ err }, 'removing the kept bytes of abandoned uploads failed'));
+    await partials.init();
+    sweep();
+    const timer = setInterval(sweep, PARTIAL_SWEEP_MS).unref();
+    app.addHook('onClose', async () => clearInterval(timer));
+  }
   // Upload bodies are streamed to disk by the handler, never parsed or buffered by fastify.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
@@ -57,14 +100,16 @@ export async function storageRoutes(app: FastifyInstance, deps: StorageRouteDeps
     }
     const declared = req.headers['content-length'];
     if (declared === undefined && !req.headers['transfer-encoding']) throw new ApiError('LENGTH_REQUIRED');
-    if (declared !== undefined && Number(declared) > deps.maxUploadBytes) {
+    const range = resumeRange(req.headers['content-range'], declared);
+    const total = range?.total ?? (declared !== undefined ? Number(declared) : undefined);
+    if (total !== undefined && total > deps.maxUploadBytes) {
       // Refuse before reading a byte; close so the client stops sending.
       reply.header('connection', 'close');
       throw new ApiError('PAYLOAD_TOO_LARGE', { metadata: { maxBytes: deps.maxUploadBytes } });
     }
     if (await deps.storage.stat(key)) throw new ApiError('UPLOAD_ALREADY_COMPLETED');
     try {
-      const result = await deps.storage.put(key, req.raw, { maxBytes: deps.maxUploadBytes });
+      const result = deps.partials && total !== undefined ? await receiveKept(deps.partials, deps.storage, key, req, { start: range?.start ?? 0, total }) : await deps.storage.put(key, req.raw, { maxBytes: deps.maxUploadBytes });
       await deps.onPutComplete(key, result);
       reply.header('etag', `"${result.sha256}"`);
       return { size: result.size, sha256: result.sha256 };
@@ -72,6 +117,10 @@ export async function storageRoutes(app: FastifyInstance, deps: StorageRouteDeps
       if (err instanceof ObjectTooLargeError) {
         reply.header('connection', 'close');
         throw new ApiError('PAYLOAD_TOO_LARGE', { metadata: { maxBytes: deps.maxUploadBytes } });
+      }
+      if (err instanceof ResumeMismatchError) {
+        reply.header('connection', 'close');
+        throw new ApiError('UPLOAD_RESUME_MISMATCH', { metadata: { receivedBytes: err.receivedBytes, totalBytes: err.totalBytes } });
       }
       if (err instanceof ObjectExistsError) throw new ApiError('UPLOAD_ALREADY_COMPLETED');
       throw err;
@@ -96,4 +145,19 @@ export async function storageRoutes(app: FastifyInstance, deps: StorageRouteDeps
     reply.header('cache-control', 'private, no-store');
     return reply.send(res.stream);
   });
+}
+
+/**
+ * Receives the PUT's bytes [start, total) into the kept file and, once complete, makes it the
+ * object. A newer PUT of the same URL ends this one (its socket is destroyed): the newest wins.
+ */
+async function receiveKept(partials: PartialUploads, storage: FsObjectStorage, key: string, req: FastifyRequest, r: { start: number; total: number }): Promise<{ size: number; sha256: string }> {
+  const got = await partials.receive(key, req.raw, { ...r, stop: () => req.raw.destroy() });
+  try {
+    // Synced already: linking it is all that is left.
+    await storage.putFile(key, got.file, { sync: false });
+  } finally {
+    await partials.drop(key);
+  }
+  return { size: got.size, sha256: got.sha256 };
 }

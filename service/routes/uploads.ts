@@ -4,6 +4,8 @@ import { ROUTES } from '../../shared/routes.js';
 import { requireAuth } from '../http/auth.js';
 import { safeObjectName, uploadKey } from '../domain/jobs.js';
 import type { ServiceContext } from '../context.js';
+import { ApiError } from '../http/api-error.js';
+import type { PartialUploads } from '../adapters/fs-storage/partial-uploads.js';
 
 export const uploadRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx) => {
   const r = ROUTES.createUpload;
@@ -32,5 +34,23 @@ export const uploadRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, c
     });
     const uploadUrl = await ctx.storage.presignPut(objectKey, { expiresAt, fileType: req.body.fileType });
     return reply.code(201).send({ uploadUrl, slug, expiresAt: expiresAt.toISOString() });
+  });
+};
+
+/**
+ * GET /uploads/{slug} (extension resumable-uploads): how far the upload's PUT got, so a client
+ * whose connection broke sends only the rest. Registered only where PUTs are kept (file storage).
+ */
+export const uploadStateRoutes: FastifyPluginAsyncZod<{ ctx: ServiceContext; partials: PartialUploads }> = async (app, { ctx, partials }) => {
+  const r = ROUTES.getUpload;
+  app.get(r.path, { schema: { params: r.params } }, async (req) => {
+    const auth = requireAuth(req);
+    const up = await ctx.jobs.getUpload(auth.workspaceId, req.params.slug);
+    if (!up) throw new ApiError('UPLOAD_NOT_FOUND');
+    const completed = up.completedAt !== null;
+    const kept = completed ? undefined : await partials.state(up.objectKey);
+    const receivedBytes = completed ? (up.size ?? 0) : (kept?.receivedBytes ?? 0);
+    const totalBytes = completed ? (up.size ?? 0) : (kept?.totalBytes ?? null);
+    return { data: { slug: up.slug, fileName: up.fileName, fileType: up.fileType, expiresAt: up.expiresAt, completed, receivedBytes, totalBytes } };
   });
 };

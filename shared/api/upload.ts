@@ -59,3 +59,28 @@ export const UploadPreflight = z
   })
   .meta({ id: 'UploadPreflight' });
 export type UploadPreflight = z.infer<typeof UploadPreflight>;
+
+/** Path of GET /uploads/{slug} (extension resumable-uploads). */
+export const UploadSlugParams = z.strictObject({ slug: z.string().min(1).max(200) });
+
+/**
+ * An upload target and how far its PUT got (extension resumable-uploads): a PUT whose connection
+ * broke is continued with `Content-Range: bytes <receivedBytes>-<totalBytes - 1>/<totalBytes>`.
+ */
+export const UploadState = z
+  .object({
+    slug: z.string(),
+    fileName: z.string(),
+    fileType: FileType,
+    expiresAt: DateTime,
+    /** The whole file is stored: create the job. */
+    completed: z.boolean(),
+    /** Bytes the service holds: the file's size once completed, else those kept of a broken PUT (0: none). */
+    receivedBytes: z.int().min(0),
+    /** The size the kept PUT announced (its Content-Length), or the file's once completed; null while nothing is kept. */
+    totalBytes: z.int().min(0).nullable(),
+  })
+  .meta({ id: 'UploadState' });
+export type UploadState = z.infer<typeof UploadState>;
+
+export const UploadStateEnvelope = z.object({ data: UploadState }).meta({ id: 'UploadStateEnvelope' });

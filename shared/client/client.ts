@@ -7,7 +7,7 @@ import type { JobProgress } from '../api/progress.js';
 import type { FrameStatsPage, JobProgressWithEta } from '../api/frame-stats.js';
 import { THUMBNAIL_FRAME_HEADER, type ThumbnailList } from '../api/thumbnails.js';
 import type { Downloads } from '../api/downloads.js';
-import type { FileType, UploadTarget } from '../api/upload.js';
+import type { FileType, UploadState, UploadTarget } from '../api/upload.js';
 import { CONTENT_TYPES } from '../api/upload.js';
 import type { BlobQueryResult, CommittedUpload } from '../api/blob-upload.js';
 import type { Extension, ExtensionName } from '../extensions.js';
@@ -294,6 +294,15 @@ export class RenderJobClient {
     return (await this.call('listWorkers', { ...options })).data;
   }
 
+  /**
+   * `GET /uploads/{slug}` (extension resumable-uploads; see `hasExtension`): how many bytes of the
+   * upload's PUT the service holds, and whether the file is complete.
+   */
+  async getUpload(slug: string, options?: CallOptions): Promise<UploadState> {
+    const answer = await this.transport.send({ method: 'GET', path: routePath(ROUTES.getUpload.path, { slug }), signal: options?.signal, retrySafe: true });
+    return parseAnswer('getUpload', answer).data;
+  }
+
   /** `POST /uploads/blobs/query` (extension content-addressed-uploads): which blobs to send, with part URLs. */
   queryBlobs(body: RouteBody<'queryBlobs'>, options?: CallOptions): Promise<BlobQueryResult> {
     return this.call('queryBlobs', { body, ...options });
@@ -334,14 +343,20 @@ export class RenderJobClient {
   /**
    * `createUpload` then one PUT of a .blend or .zip (the spec's upload); resolves with the target
    * the file landed at (use its `slug`). A PUT that fails on the network (or a 502/503/504) is sent
-   * again from the start, up to `maxRetries` times with back-off, to a new target once the old one
-   * expired or is about to; any other answer (413, 415 ...) is final.
+   * again, up to `maxRetries` times with back-off, to a new target once the old one expired or is
+   * about to: only the rest of the file where the service keeps what it received (extension
+   * resumable-uploads), else from the start. Any other answer (413, 415 ...) is final.
    */
   async uploadProject(filePath: string, options: UploadProjectOptions = {}): Promise<UploadTarget> {
     const fileName = basename(filePath);
     const fileType = options.fileType ?? fileTypeFor(fileName);
     if (!fileType) throw new TypeError(`cannot tell the file type of ${fileName}: pass fileType ('blend' or 'zip')`);
-    const { target } = await singlePutUpload(this, {
+    const api = {
+      createUpload: (body: RouteBody<'createUpload'>, o: CallOptions) => this.createUpload(body, o),
+      // Asked only after a PUT failed: a service that keeps broken PUTs says how far this one got.
+      uploadState: async (slug: string, o: CallOptions) => ((await this.hasExtension('resumable-uploads', o)) ? this.getUpload(slug, o) : undefined),
+    };
+    const { target } = await singlePutUpload(api, {
       filePath,
       body: { fileName, fileType },
       contentType: CONTENT_TYPES[fileType][0] ?? 'application/octet-stream',

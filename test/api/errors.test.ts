@@ -141,15 +141,17 @@ describe('internal faults', () => {
     try {
       const c = api(broken.baseUrl, broken.apiKey);
       const t = (await c('POST', '/uploads', { fileName: 'a.blend', fileType: 'blend' })).body as { uploadUrl: string };
-      // The disk under the service loses its temp folder: a fault no request can cause.
+      // The disk under the service loses its temp folders (a PUT's bytes are written to .partial
+      // on file storage, to be resumed): a fault no request can cause.
       const { rm } = await import('node:fs/promises');
       await rm(`${broken.dataDir}/objects/.tmp`, { recursive: true, force: true });
+      await rm(`${broken.dataDir}/objects/.partial`, { recursive: true, force: true });
       const r = await fetch(t.uploadUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: 'bytes' });
       expect(r.status).toBe(500);
       const text = await r.text();
       const e = errorBody({ status: 500, headers: r.headers, body: JSON.parse(text) });
       expect(e.name).toBe('INTERNAL_ERROR');
-      expect(text).not.toMatch(/ENOENT|\.tmp|at .*\.ts:\d+/);
+      expect(text).not.toMatch(/ENOENT|\.tmp|\.partial|at .*\.ts:\d+/);
       expect(broken.logs.join('')).toContain('ENOENT');
     } finally {
       await broken.close();

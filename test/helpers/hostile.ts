@@ -68,8 +68,10 @@ export function idArb(...extra: string[]): fc.Arbitrary<string> {
  * URL parser before anything is sent, so it would test another route: it becomes a plain word.
  */
 export function pathWithId(path: string, id: string): string {
-  if (id.startsWith(RAW)) return path.replace(':id', id.slice(RAW.length));
-  return routePath(path, { id: /^(\.|%2e){1,2}$/i.test(id) ? `${id}x` : id });
+  // An upload's path names its slug (GET /uploads/:slug); hostile ids go there as they go in a job's.
+  if (id.startsWith(RAW)) return path.replace(/:(id|slug)\b/, id.slice(RAW.length));
+  const value = /^(\.|%2e){1,2}$/i.test(id) ? `${id}x` : id;
+  return routePath(path, { id: value, slug: value });
 }
 
 export const queryArb = fc.oneof(
