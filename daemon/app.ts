@@ -19,6 +19,7 @@ import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { packRoutes } from './routes/pack.js';
 import { submissionRoutes } from './routes/submissions.js';
+import { thumbnailRoutes } from './routes/thumbnails.js';
 import { UI_PREFIX, uiRoutes } from './routes/ui.js';
 import { webhookRoutes } from './routes/webhook.js';
 
@@ -87,6 +88,7 @@ export function buildDaemonApp(deps: DaemonAppDeps): FastifyInstance {
   void app.register(packRoutes, { packer: deps.packer, packs });
   void app.register(submissionRoutes, { submissions: deps.submissions });
   void app.register(jobRoutes, { tracker: deps.tracker, downloads: deps.downloads });
+  void app.register(thumbnailRoutes, { clients: deps.clients });
   void app.register(eventRoutes, { events: deps.events });
   void app.register(webhookRoutes, { secret: deps.config.webhookSecret, tracker: deps.tracker });
   void app.register(uiRoutes, { serviceUrl: deps.config.serviceUrl });

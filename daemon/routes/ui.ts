@@ -37,7 +37,8 @@ export function uiContentSecurityPolicy(serviceUrl: string): string {
     "default-src 'self'",
     "script-src 'self'",
     "style-src 'self'",
-    `img-src 'self'${service} https:`,
+    // blob: the frame thumbnails, fetched through the daemon with the token.
+    `img-src 'self' blob:${service} https:`,
     "connect-src 'self'",
     "object-src 'none'",
     "base-uri 'none'",

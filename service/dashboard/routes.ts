@@ -22,7 +22,7 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
-const APP_FILES = ['app.js', 'api.js', 'live.js', 'format.js', 'advice.js', 'jobs-view.js', 'job-view.js', 'workers-view.js', 'requeue.js', 'log-view.js', 'frames-view.js', 'estimate-view.js', 'app.css'];
+const APP_FILES = ['app.js', 'api.js', 'live.js', 'format.js', 'advice.js', 'jobs-view.js', 'job-view.js', 'workers-view.js', 'requeue.js', 'log-view.js', 'frames-view.js', 'estimate-view.js', 'thumbs-view.js', 'app.css'];
 /** The frame chart's library (uPlot), served from the service's own node_modules like swagger-ui: no CDN. */
 const CHART_FILES = ['uPlot.esm.js', 'uPlot.min.css'];
 

@@ -218,6 +218,33 @@ export const RenderComplete = z.object({
 });
 export type RenderComplete = z.infer<typeof RenderComplete>;
 
+/** A frame thumbnail as the daemon hands it to the job window: the image comes from the daemon, which holds the API key. */
+export const DaemonThumbnail = z.object({
+  frame: z.int().min(0),
+  /** The daemon's own path of the image (GET, with the daemon's token). */
+  url: z.string(),
+});
+export type DaemonThumbnail = z.infer<typeof DaemonThumbnail>;
+
+/** A job's frame thumbnails (the service's extension frame-thumbnails), the first DAEMON_MAX_THUMBNAILS in frame order. */
+export const DaemonThumbnails = z.object({
+  jobId: z.string(),
+  /** The shot's frame rate; null until the render is planned. */
+  fps: z.number().gt(0).nullable(),
+  /** The frame that finished last; null when none has a thumbnail. */
+  latest: DaemonThumbnail.nullable(),
+  thumbnails: z.array(DaemonThumbnail),
+  /** Thumbnails the job has, also those past the ones listed. */
+  total: z.int().min(0),
+});
+export type DaemonThumbnails = z.infer<typeof DaemonThumbnails>;
+
+/** Thumbnails one answer of GET /jobs/:id/thumbnails lists at most. */
+export const DAEMON_MAX_THUMBNAILS = 2000;
+
+/** Query of GET /jobs/:id/thumbnails/image: the frame, or none for the one that finished last. */
+export const DaemonThumbnailQuery = z.strictObject({ frame: z.coerce.number().int().min(0).max(1_048_574).optional() });
+
 /** Server-Sent Events of `GET /events`: the SSE `event:` name and the JSON `data:` of each. */
 export const DAEMON_EVENTS = {
   job: TrackedJob,
@@ -244,6 +271,9 @@ export const DAEMON_ROUTES = {
   getJob: { status: 200, method: 'GET', path: '/jobs/:id', response: TrackedJob },
   cancelJob: { status: 200, method: 'POST', path: '/jobs/:id/cancel', response: TrackedJob },
   downloadJob: { status: 202, method: 'POST', path: '/jobs/:id/download', body: DownloadRequest, response: DownloadState },
+  listJobThumbnails: { status: 200, method: 'GET', path: '/jobs/:id/thumbnails', response: DaemonThumbnails },
+  /** The image's bytes (JPEG or PNG), fetched from the service with the daemon's API key. */
+  getJobThumbnail: { status: 200, method: 'GET', path: '/jobs/:id/thumbnails/image', response: z.string().meta({ format: 'binary' }) },
   events: { status: 200, method: 'GET', path: '/events', response: z.never() },
 } as const;
 export type DaemonRouteName = keyof typeof DAEMON_ROUTES;

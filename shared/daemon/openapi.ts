@@ -10,6 +10,7 @@ import {
   DAEMON_EVENTS,
   DAEMON_ROUTES,
   DaemonState,
+  DaemonThumbnailQuery,
   DownloadRequest,
   DownloadState,
   Health,
@@ -43,6 +44,8 @@ export const DAEMON_ROUTE_ERRORS: Record<DaemonRouteName, readonly DaemonErrorNa
   getJob: ['DAEMON_BAD_REQUEST', 'DAEMON_NOT_FOUND', ...SERVICE],
   cancelJob: ['DAEMON_BAD_REQUEST', 'DAEMON_NOT_FOUND', ...SERVICE],
   downloadJob: ['DAEMON_BAD_REQUEST', 'DAEMON_NOT_FOUND', ...SERVICE],
+  listJobThumbnails: ['DAEMON_BAD_REQUEST', ...SERVICE],
+  getJobThumbnail: ['DAEMON_BAD_REQUEST', ...SERVICE],
   events: [],
 };
 
@@ -53,7 +56,12 @@ const PARAMS: Partial<Record<DaemonRouteName, z.ZodObject>> = {
   getJob: JobIdParams,
   cancelJob: JobIdParams,
   downloadJob: JobIdParams,
+  listJobThumbnails: JobIdParams,
+  getJobThumbnail: JobIdParams,
 };
+
+/** Query parameters. */
+const QUERY: Partial<Record<DaemonRouteName, z.ZodObject>> = { getJobThumbnail: DaemonThumbnailQuery };
 
 /** Routes whose body may be left out (POST /jobs/:id/download: no body means the default folder). */
 const OPTIONAL_BODY: ReadonlySet<DaemonRouteName> = new Set(['downloadJob']);
@@ -90,6 +98,9 @@ function errorResponses(names: readonly DaemonErrorName[]): Record<string, Respo
 }
 
 function successResponse(name: DaemonRouteName): ResponseObject {
+  if (name === 'getJobThumbnail') {
+    return { description: 'The image (JPEG or PNG) of the service\'s thumbnail; the X-Thumbnail-Frame header names its frame', content: { 'image/*': { schema: DAEMON_ROUTES[name].response } } };
+  }
   if (name !== 'events') return { description: 'Success', content: { 'application/json': { schema: DAEMON_ROUTES[name].response } } };
   return {
     description:
@@ -107,7 +118,7 @@ function operation(name: DaemonRouteName): ZodOpenApiOperationObject {
   return {
     operationId: name,
     security: [{ bearerAuth: [] }],
-    ...(params ? { requestParams: { path: params } } : {}),
+    ...(params || QUERY[name] ? { requestParams: { ...(params ? { path: params } : {}), ...(QUERY[name] ? { query: QUERY[name] } : {}) } } : {}),
     ...(body ? { requestBody: { required: !OPTIONAL_BODY.has(name), content: { 'application/json': { schema: body } } } } : {}),
     responses: { [String(r.status)]: successResponse(name), ...errorResponses(DAEMON_ROUTE_ERRORS[name]) } as Responses,
   };

@@ -1,8 +1,8 @@
 // The job window (daemon/ui/, served at /ui/) in real Chromium (playwright-core, Debian's
 // /usr/bin/chromium) against a real daemon, a reference service with a worker and real Blender:
 // jobs appear live from the event stream, a progress bar moves during a 24-frame render, Cancel on
-// another job cancels it on the service, the preview thumbnail loads under the page's CSP, and a
-// screenshot is saved. In the tray app the same page opens in an Electron window (not runnable
+// another job cancels it on the service, the preview thumbnail loads under the page's CSP, the
+// job's frame thumbnails show through the daemon, and a screenshot is saved. In the tray app the same page opens in an Electron window (not runnable
 // here: no Electron binary). A page on another origin cannot call the daemon.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -113,6 +113,20 @@ suite('job window in Chromium', () => {
     const job = await client.getJob(watched);
     expect(job.previewUrl).toBeTruthy();
     await waitUntil('the preview to load', () => page.$eval(`${row(watched)} img.preview`, (img) => (img as HTMLImageElement).naturalWidth > 0), { timeoutMs: 15_000 });
+
+    // Frames: a thumbnail of each of the 24 frames, and the latest finished one, all fetched
+    // through the daemon (it holds the API key; the page has only the daemon's token).
+    await page.click(`${row(watched)} button.frames`);
+    const frames = `tr.frames-row[data-job-id="${watched}"]`;
+    await waitUntil('24 loaded thumbnails under the job', () =>
+      page.$$eval(`${frames} ol.thumbs img`, (imgs) => imgs.length === 24 && imgs.every((i) => (i as HTMLImageElement).naturalWidth === 128)),
+    { timeoutMs: 30_000 });
+    expect(await page.$$eval(`${frames} ol.thumbs li`, (lis) => lis.map((li) => Number((li as HTMLElement).dataset.frame)))).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+    await waitUntil('the latest frame', () => page.$eval(`${frames} img.latest`, (img) => (img as HTMLImageElement).naturalWidth > 0));
+    expect(await page.textContent(`${frames} .latest-caption`)).toMatch(/^Latest finished frame: \d+$/);
+    expect(await page.$eval(`${frames} ol.thumbs img`, (img) => (img as HTMLImageElement).src)).toMatch(/^blob:/);
+    expect(await page.content()).not.toContain(e2e.svc.apiKey);
+    await page.screenshot({ path: SCREENSHOT.replace(/\.png$/, '-frames.png'), fullPage: true });
     expect(cspErrors).toEqual([]);
 
     const shot = await stat(SCREENSHOT);

@@ -5,6 +5,7 @@ import { ApiFailure, api, setCsrfToken } from './api.js';
 import { cancelShown, closeJob, openJob, showJob, shownJobId } from './job-view.js';
 import { clearJobRows, showJobRow } from './jobs-view.js';
 import { startLive } from './live.js';
+import { initThumbnails } from './thumbs-view.js';
 import { clearWorkers, closeWorkers, openWorkers } from './workers-view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -167,6 +168,8 @@ $('job-cancel').addEventListener('click', async () => {
     onError(err);
   }
 });
+
+initThumbnails();
 
 window.addEventListener('hashchange', () => void route());
 

@@ -1,5 +1,5 @@
 // One job's page: status and progress, cancel, preview, warnings with what to do, the render
-// settings used (finalConfig), output downloads and the tasks table. Room for later parts (task
+// settings used (finalConfig), the rendered frames (thumbs-view.js), output downloads and the tasks table. Room for later parts (task
 // logs, requeue) is a section each below the tasks.
 import { api } from './api.js';
 import { closeLog, decorateTaskRows } from './log-view.js';
@@ -7,6 +7,7 @@ import { adviceFor, warningsOf } from './advice.js';
 import { showRequeue } from './requeue.js';
 import { closeFrames, hasEtaBand, refreshFrames } from './frames-view.js';
 import { closeEstimate, onJobChanged, refreshEstimate } from './estimate-view.js';
+import { closeThumbnails, refreshThumbnails, setFrameDownloads } from './thumbs-view.js';
 import { TERMINAL, duration, frameList, jobName, percentOf, progressText, statusText, when } from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -97,10 +98,21 @@ async function renderOutputs(job) {
   for (const [view, videos] of Object.entries(d.transforms.video || {})) {
     for (const v of videos) if (v.url) items.push(link(`Video ${v.label || view || v.format}`.trim(), v.url));
   }
+  // Every file, folded away: the frames are seen in the strip above, each linked to its file.
   const outputs = [...(d.frameOutputs || []), ...(d.compositeNodeOutputs || [])];
-  if (outputs.length) for (const o of outputs) items.push(link(o.relativePath || o.fileName, o.url));
-  else for (const url of [...d.frames, ...d.compositeNodes]) items.push(link(decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file'), url));
-  $('outputs').replaceChildren(...items.slice(0, 500));
+  const files = [];
+  if (outputs.length) for (const o of outputs) files.push(link(o.relativePath || o.fileName, o.url));
+  else for (const url of [...d.frames, ...d.compositeNodes]) files.push(link(decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file'), url));
+  setFrameDownloads(d.frameOutputs);
+  if (files.length) {
+    const li = make('li', 'files');
+    const details = make('details');
+    details.append(make('summary', '', `Every file (${files.length})`), make('ul', 'outputs'));
+    details.lastChild.replaceChildren(...files.slice(0, 500));
+    li.append(details);
+    items.push(li);
+  }
+  $('outputs').replaceChildren(...items);
   $('outputs-none').hidden = items.length > 0;
   if (items.length === 0) $('outputs-none').textContent = 'No outputs are available (they may have been deleted after the retention period).';
 }
@@ -148,6 +160,7 @@ export async function openJob(id, onError) {
   const tick = () => {
     loadTasks().catch(onError);
     refreshFrames(id).then(showProgressText).catch(onError);
+    if (shown) refreshThumbnails(shown.job).catch(onError);
     if (shown) refreshEstimate(shown.job, onError).catch(onError);
   };
   tick();
@@ -163,6 +176,7 @@ export function closeJob() {
   shown = null;
   closeLog();
   closeFrames();
+  closeThumbnails();
   closeEstimate();
 }
 
@@ -174,6 +188,8 @@ export function shownJobId() {
 export function showJob({ job, progress }, onError) {
   if (!shown || shown.job.id !== job.id) return;
   const finishedNow = TERMINAL.has(job.status) && !TERMINAL.has(shown.job.status);
+  // A frame finished: its thumbnail (and the latest frame) may be there now.
+  const framesMoved = Boolean(progress && (!shown.progress || progress.framesDone !== shown.progress.framesDone));
   shown = { job, progress: progress || (TERMINAL.has(job.status) ? null : shown.progress) };
   $('job-title').textContent = jobName(job);
   $('job-status').textContent = statusText(job.status);
@@ -205,6 +221,7 @@ export function showJob({ job, progress }, onError) {
   renderWarnings(job);
   renderConfig(job);
   renderOutputs(job).catch(onError);
+  if (framesMoved || finishedNow) refreshThumbnails(job, finishedNow).catch(onError);
   if (finishedNow) {
     loadTasks().catch(onError);
     refreshFrames(job.id, true).catch(onError);
