@@ -39,6 +39,9 @@ export interface RunSubmissionOptions {
   onDownload?: (state: DownloadState) => void;
 }
 
+/** First pause while waiting for `validated`; it grows to pollMs (waitForStatus firstIntervalMs). */
+const FIRST_POLL_MS = 100;
+
 /** A submission before its first step ran. */
 export function newSubmission(req: SubmitRequest, id: string = randomUUID()): Submission {
   const now = new Date().toISOString();
@@ -125,7 +128,9 @@ export async function runSubmission(
     const validationConfig = { ...req.settings.validationConfig };
     if (!validationConfig.pathToFileForRender && pack.sceneFile) validationConfig.pathToFileForRender = pack.sceneFile;
     await client.validateJob(job.id, { validationConfig }, { signal });
-    await client.waitForStatus(job.id, ['validated'], { intervalMs: pollMs, signal });
+    // Validation often ends within a second or two (a scene the farm analysed before): polled
+    // soon after it starts, then less often, so the render is asked for without a poll's delay.
+    await client.waitForStatus(job.id, ['validated'], { intervalMs: pollMs, firstIntervalMs: Math.min(pollMs, FIRST_POLL_MS), signal });
     if (req.mode === 'check') {
       update({ step: 'done' });
       return { ...s, warnings: [...s.warnings] };

@@ -8,6 +8,13 @@ import { JobStoppedError, WaitTimeoutError } from './errors.js';
 export interface WaitOptions {
   /** Pause between two polls. Default: 2000. */
   intervalMs?: number;
+  /**
+   * Pause before the second poll; each later pause is 1.5 times the one before, up to
+   * `intervalMs`. For a state that usually comes within a second or two (validation of a scene
+   * analysed before): it is seen within a fraction of a second, for a few more requests. Default:
+   * `intervalMs` (even polling).
+   */
+  firstIntervalMs?: number;
   /** Give up with WaitTimeoutError after this long. Default: no limit. */
   timeoutMs?: number;
   /** Stops waiting (and the poll in flight) with the signal's reason. */
@@ -28,6 +35,7 @@ export const DEFAULT_WAIT_INTERVAL_MS = 2000;
 export async function waitForStatus(getJob: GetJob, id: string, targets: readonly JobStatus[], options: WaitOptions = {}): Promise<Job> {
   if (targets.length === 0) throw new TypeError('waitForStatus needs at least one target status');
   const intervalMs = options.intervalMs ?? DEFAULT_WAIT_INTERVAL_MS;
+  let pauseMs = Math.min(intervalMs, options.firstIntervalMs ?? intervalMs);
   let lastJob: Job | undefined;
   // The deadline aborts the poll in flight too, so a hanging request cannot outlive timeoutMs.
   const deadline = new AbortController();
@@ -44,7 +52,8 @@ export async function waitForStatus(getJob: GetJob, id: string, targets: readonl
       options.onUpdate?.(job);
       if (targets.includes(job.status)) return job;
       if (TERMINAL_STATUSES.has(job.status)) throw new JobStoppedError(job, targets);
-      await sleep(intervalMs, signal);
+      await sleep(pauseMs, signal);
+      pauseMs = Math.min(intervalMs, pauseMs * 1.5);
     }
   } finally {
     clearTimeout(timer);

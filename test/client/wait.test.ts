@@ -37,6 +37,14 @@ describe('waitForStatus', () => {
     expect(polls()).toBe(4);
   });
 
+  it('with firstIntervalMs, polls soon and then less often, up to intervalMs', async () => {
+    // A minute between polls: only the growing first pauses let this end within the test's time.
+    const { client, job, polls } = await jobServer(['validating', 'validating', 'validating', 'validated']);
+    const done = await client.waitForStatus(job.id, ['validated'], { intervalMs: 60_000, firstIntervalMs: 10 });
+    expect(done.status).toBe('validated');
+    expect(polls()).toBe(4);
+  });
+
   it('throws JobStoppedError with failedReason when the job fails', async () => {
     const failedReason = { name: 'NoCamera', type: 'VALIDATION_FAILED' as const, errorDetails: { message: 'the scene has no camera' } };
     const { client, job } = await jobServer(['validating', 'failed'], { failedReason });
