@@ -99,9 +99,8 @@ def _render_topology(verts, faces, loops, levels):
     return 2 * quads, quads
 
 
-def vram_metadata(scene, res):
-    """Memory estimate before any render: decoded image sizes and the geometry at render (subdivision
-    at its highest keyframed level, hair, instances) on top of Cycles' own base, with a band."""
+def _texture_stats():
+    """The images the file uses: counts by kind, decoded bytes, duplicates, and the largest one's bytes."""
     imgs = [i for i in bpy.data.images if i.users > 0 and i.type in ('IMAGE', 'MULTILAYER', 'UV_TEST')]
     tex = {'imageCount': len(imgs), 'unknownSizeCount': 0, 'packedImageCount': 0, 'generatedImageCount': 0,
            'tiledImageCount': 0, 'sequenceImageCount': 0, 'movieImageCount': 0, 'estimatedBytes': 0}
@@ -125,6 +124,13 @@ def vram_metadata(scene, res):
             for k, v in groups.items() if len(v) > 1]
     tex['duplicateGroups'] = dups
     tex['duplicateWasteBytes'] = sum(d['estimatedBytes'] - d['estimatedBytes'] / d['count'] for d in dups)
+    return tex, largest
+
+
+def vram_metadata(scene, res):
+    """Memory estimate before any render: decoded image sizes and the geometry at render (subdivision
+    at its highest keyframed level, hair, instances) on top of Cycles' own base, with a band."""
+    tex, largest = _texture_stats()
 
     risk = dict.fromkeys(('hasSubdivision', 'hasMultires', 'hasDisplacement', 'hasGeometryNodes',
                           'hasHairOrParticles', 'hasVolumes'), False)
