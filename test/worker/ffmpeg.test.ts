@@ -1,12 +1,12 @@
 // Real ffmpeg/ffprobe on frames made by ffmpeg's test source.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeMp4, FfmpegError, frameRate, makePreview, probe } from '../../service/worker/outputs/ffmpeg.js';
+import { encodeMp4, FfmpegError, frameRate, makePreview, makeThumbnails, probe } from '../../service/worker/outputs/ffmpeg.js';
 
 const run = promisify(execFile);
 let dir: string;
@@ -98,5 +98,35 @@ describe('makePreview', () => {
     const big = path.join(dir, 'preview.png');
     await makePreview({ input: src, out: big });
     expect(await probe(big)).toMatchObject({ codec: 'png', width: 65, height: 49 });
+  });
+});
+
+describe('makeThumbnails', () => {
+  /** The first byte of the thumbnail's gray image: its brightness, 0-255. */
+  const gray = async (file: string) => (await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], { encoding: 'buffer' })).stdout[0]!;
+
+  it('scales a run of frames to JPEGs of at most 256 px in one process, in order', async () => {
+    const big = path.join(dir, 'big_%04d.png');
+    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=24', '-frames:v', '2', big]);
+    const out = await mkdtemp(path.join(dir, 'thumbs-'));
+    const made = await makeThumbnails({ inputs: [path.join(dir, 'big_0002.png'), path.join(dir, 'big_0001.png')], outDir: out, tmpDir: dir });
+    expect(made.map((f) => path.basename(f))).toEqual(['00000001.jpg', '00000002.jpg']);
+    for (const f of made) expect(await probe(f)).toMatchObject({ codec: 'mjpeg', width: 256, height: 192 });
+    // In the order given: the first thumbnail is frame 2's (testsrc's frames differ).
+    const again = await makeThumbnails({ inputs: [path.join(dir, 'big_0002.png')], outDir: await mkdtemp(path.join(dir, 'thumbs-')), tmpDir: dir });
+    expect((await readFile(made[0]!)).equals(await readFile(again[0]!))).toBe(true);
+    // Never enlarged: a 65x49 frame keeps its size.
+    const [small] = await makeThumbnails({ inputs: [path.join(dir, 'f_0001.png')], outDir: await mkdtemp(path.join(dir, 'thumbs-')), tmpDir: dir });
+    expect(await probe(small!)).toMatchObject({ width: 65, height: 49 });
+  });
+
+  it('tone-maps scene-linear EXR: a 0.5 grey shows as the sRGB curve shows it, not as a dark 128', async () => {
+    const exr = path.join(dir, 'grey.exr');
+    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=0x808080:size=64x48', '-frames:v', '1', '-pix_fmt', 'gbrpf32le', '-c:v', 'exr', exr]);
+    const out = await mkdtemp(path.join(dir, 'thumbs-'));
+    const [thumb] = await makeThumbnails({ inputs: [exr], outDir: out, tmpDir: dir });
+    expect(await probe(thumb!)).toMatchObject({ codec: 'mjpeg', width: 64, height: 48 });
+    // sRGB(0.5) is 188; mobius keeps values within range close to it. Without a view transform: 128.
+    expect(await gray(thumb!)).toBeGreaterThan(170);
   });
 });

@@ -189,7 +189,10 @@ export async function makePreview(o: PreviewOptions): Promise<void> {
 }
 
 export interface ThumbnailsOptions extends FfmpegRunOptions {
-  /** Images of one file type (PNG, JPEG, EXR, ...): a thumbnail each, in this order. */
+  /**
+   * Images of one file type (PNG, JPEG, EXR, ...) and one size, as a job's frames are (the encoder
+   * keeps the first image's output size): a thumbnail each, in this order.
+   */
   inputs: readonly string[];
   /** An empty folder the thumbnails go to: `00000001.jpg`, `00000002.jpg`, ... one per input. */
   outDir: string;
