@@ -54,15 +54,14 @@ export function summarizeFrames(rows: readonly Pick<FrameTime, 'frame' | 'render
 }
 
 /**
- * The rows the live ETA rests on: the render's own frames, those finished once the render was asked
- * for (`renderRequestedAt`). Earlier rows are an estimate's sample frames, each rendered in a fresh
- * Blender of its own: such a cold frame took 0.9 s where the render's warm frames took 0.2 s (the
- * Sculpting template at 64x48, bench:estimate), and three of them among a quarter of a 48-frame job
- * put the ETA 90 % too late. Without a request time, every row.
+ * The rows the live ETA rests on: the render's own frames, not those an estimate sampled and kept
+ * (`kept`: the estimate's frames). Those were rendered cold, each pair in a fresh Blender of its own:
+ * such a frame took 0.9 s where the render's warm frames took 0.2 s (the Sculpting template at 64x48,
+ * bench:estimate), and three of them among a quarter of a 48-frame job put the ETA 90 % too late.
  */
-export function renderRows<T extends Pick<FrameTime, 'finishedAt'>>(rows: readonly T[], renderRequestedAt: string | undefined): T[] {
-  const since = renderRequestedAt ? Date.parse(renderRequestedAt) : NaN;
-  return Number.isFinite(since) ? rows.filter((r) => Date.parse(r.finishedAt) >= since) : [...rows];
+export function renderRows<T extends Pick<FrameTime, 'frame'>>(rows: readonly T[], kept: readonly number[] | undefined): T[] {
+  const skip = new Set(kept ?? []);
+  return skip.size ? rows.filter((r) => !skip.has(r.frame)) : [...rows];
 }
 
 /**

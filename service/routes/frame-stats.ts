@@ -66,7 +66,7 @@ export const frameStatsRoutes: FastifyPluginAsyncZod<FrameStatsRouteDeps> = asyn
     const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
     const { page, pageSize } = req.query;
     const [list, rows, progress] = await Promise.all([frames.listFrames(rec.job.id, { offset: (page - 1) * pageSize, limit: pageSize }), frames.frameTimes(rec.job.id), ctx.jobs.getProgress(rec.job.id)]);
-    const own = renderRows(rows, rec.internal.renderRequestedAt);
+    const own = renderRows(rows, rec.internal.estimate?.frames);
     const recent = own.length > ETA_FRAMES ? latest(own, ETA_FRAMES) : own;
     const eta = progress ? progressEta({ ...progress, status: rec.job.status }, recent, now(), jobFrames(rec.job.finalConfig?.frameRanges)) : null;
     return {

@@ -22,7 +22,7 @@ export const progressRoutes: FastifyPluginAsyncZod<ServiceContext & { frameStats
     if (!ctx.frameStats) return { data };
     // Read only while frames render: a finished job's band is null without reading its rows.
     // The render's own frames: an estimate's sampled frames came before it, cold (renderRows).
-    const rows = p && ['booting', 'rendering'].includes(rec.job.status) ? renderRows(await ctx.frameStats.frameTimes(rec.job.id, { latest: ETA_FRAMES }), rec.internal.renderRequestedAt) : [];
+    const rows = p && ['booting', 'rendering'].includes(rec.job.status) ? renderRows(await ctx.frameStats.frameTimes(rec.job.id, { latest: ETA_FRAMES }), rec.internal.estimate?.frames) : [];
     const frames = rows.length ? jobFrames(rec.job.finalConfig?.frameRanges) : [];
     return { data: { ...data, etaBand: progressEta(data, rows, Date.now(), frames) } };
   });
