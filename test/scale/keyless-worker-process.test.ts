@@ -81,6 +81,10 @@ describe.skipIf(!blender)('`renderbridge worker` with only the service URL and i
       const frames = (await client.getDownloads(job.id)).frameOutputs ?? [];
       expect(frames.map((f) => f.fileName)).toEqual(['f_0001.png', 'f_0002.png']);
       expect((await fetch(frames[0]!.url)).status).toBe(200);
+      // The worker stored a thumbnail of each frame through its scoped storage (S3 on URLs the service signed).
+      const thumbs = await client.listJobThumbnails(job.id);
+      expect(thumbs.data.thumbnails.map((t) => t.frame)).toEqual([1, 2]);
+      expect((await fetch(thumbs.data.thumbnails[0]!.url)).status).toBe(200);
       // Every byte went through URLs the service signed for this job, and every task ran on this worker.
       const seen = farm.svc.logs.join('');
       for (const route of ['read', 'write', 'list']) expect(seen).toContain(`${WORKER_API_PREFIX}/storage/${route}`);
