@@ -147,13 +147,18 @@ describe.each(usableBuilds('analysis matrix').map((b) => [b.minor, b] as const))
   it('VRAM metadata and the frame, camera and view layer fields the worker plans with', () => {
     const o = of('basic').output;
     expect(o.vramMetadata).toMatchObject({
-      schemaVersion: 1,
+      schemaVersion: 2,
       sceneName: 'Scene',
       // The factory cube: 8 vertices, 6 quads = 12 triangles.
       geometry: { objectCount: 4, meshObjectCount: 1, vertexCount: 8, faceCount: 6, triangleCount: 12 },
       renderOutput: { viewLayerCount: 2 },
     });
     expect(o.vramMetadata?.geometry.estimatedBytes).toBeGreaterThan(0);
+    // Version 2: the whole scene's estimate, inside its band.
+    const v = o.vramMetadata!;
+    expect(v.estimatedBytes).toBeGreaterThan(0);
+    expect(v.estimatedLowBytes).toBeLessThanOrEqual(v.estimatedBytes!);
+    expect(v.estimatedHighBytes).toBeGreaterThanOrEqual(v.estimatedBytes!);
     expect(o).toMatchObject({ renderFrameRange: [1, 24], resolution: [64, 48], samples: 4, activeViewLayer: 'Main', outputFormat: 'PNG' });
     expect(o.sceneCameras?.map((c) => [c.objectName, c.isSavedActive]).sort()).toEqual([
       ['CamA', true],
