@@ -106,9 +106,10 @@ describe('cancel mid-render', () => {
     expect(downloads.transforms?.framesZip ?? null).toBeNull();
     // Nothing of the job was stored as output either (uploads are stored by their own key): its
     // finished frames are only kept, unpublished, for a requeue (docs/reference/api-extensions.md, "job requeue"),
-    // and its task logs stay with its record (docs/reference/api-extensions.md, "Extension: task logs").
+    // and its task logs stay with its record (docs/reference/api-extensions.md, "Extension: task logs"),
+    // as do the thumbnails of the frames it finished, for the job page ("Extension: frame thumbnails").
     const stored = (await filesUnder(svc.dataDir)).filter((f) => f.includes(id) && !f.startsWith('objects/logs/'));
-    expect(stored.filter((f) => !f.includes(`/${id}/kept/frames/`))).toEqual([]);
+    expect(stored.filter((f) => !f.includes(`/${id}/kept/frames/`) && !f.includes(`/${id}/thumbnails/`))).toEqual([]);
     expect(stored.length).toBeGreaterThan(0);
     // And no Blender came back for it (no retry of a canceled job). The barrier: the worker has
     // settled the canceled task (its log says so), so a retry would have been queued by now.
