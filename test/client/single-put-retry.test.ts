@@ -62,10 +62,12 @@ describe.each<StorageKind>(['files', 's3'])('single PUT retried (%s storage)', (
       const restart = progress.findIndex((p, i) => i > 0 && p < (progress[i - 1] as number));
       expect(restart).toBeGreaterThan(0);
     } else {
-      // The service kept what reached it (a reset loses what its socket had not read yet): the
-      // retry sends the rest, not the cut MiB again.
-      expect(retries[0]?.fromByte).toBeGreaterThan(512 * 1024);
-      expect(env.proxy.up()).toBeLessThan(SIZE + 512 * 1024);
+      // The service kept what reached it (a reset loses what its socket had not read yet, more on a
+      // loaded machine): the retry sends the rest from there, not the whole file again.
+      const from = retries[0]?.fromByte ?? 0;
+      expect(from).toBeGreaterThan(0);
+      // The cut MiB, then the file from `from` on (requests' headers aside).
+      expect(env.proxy.up()).toBeLessThan(1024 * 1024 + (SIZE - from) + 64 * 1024);
     }
     expect(progress.at(-1)).toBe(SIZE);
 
