@@ -19,7 +19,7 @@ function reachable(url: string, defaultPort: number): Promise<boolean> {
 }
 
 /** Suites that only make sense on the shared engines (several instances on one state). */
-const SCALE_ONLY = ['test/scale/shared-state.test.ts'];
+const SCALE_ONLY = ['test/service/scale/shared-state.test.ts'];
 
 const pgUrl = process.env.RENDERBRIDGE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const redisUrl = process.env.RENDERBRIDGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -53,7 +53,7 @@ export default defineConfig(async () => {
                 test: {
                   // The same API suite, on the engines a studio scales out to (s3rver's account for S3).
                   name: 'api-on-scale-stack',
-                  include: ['test/api/**/*.test.ts', ...SCALE_ONLY],
+                  include: ['test/service/api/**/*.test.ts', ...SCALE_ONLY],
                   env: { RENDERBRIDGE_TEST_STACK: 'scale', AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' },
                 },
               },

@@ -50,4 +50,4 @@ fi
 say "the fast loop"
 npm run --silent test:unit
 say "the API suite and one real render"
-npx vitest run --project main test/api test/e2e/render-basic.test.ts
+npx vitest run --project main test/service/api test/e2e/render-basic.test.ts

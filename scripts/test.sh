@@ -13,4 +13,4 @@ echo "== lint"; npx eslint .
 echo "== tests"; npx vitest run "$@"
 # The Node 24 leg (scripts/test-node24.sh) is not run here yet: on Node 24 the locked better-sqlite3
 # (12.11, the newest that installs on Node 20) aborts in a statement's destructor
-# (test/api/blob-limits.test.ts); see docs/reference/development.md.
+# (test/service/api/blob-limits.test.ts); see docs/reference/development.md.

@@ -8,7 +8,7 @@ import uuid
 
 try:
     from .daemon_client import DaemonError
-except ImportError:  # loaded on its own by the python unit tests (test/addon/), outside the package
+except ImportError:  # loaded on its own by the python unit tests (test/host-addon/), outside the package
     from daemon_client import DaemonError
 
 

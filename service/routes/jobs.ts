@@ -62,7 +62,7 @@ export const jobRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx)
 
   const list = ROUTES.listJobs;
   // The two hot reads answer with stored JSON text (see presentJobJson); the shapes are the
-  // JobList and JobEnvelope schemas, which test/api checks against every response.
+  // JobList and JobEnvelope schemas, which test/service/api checks against every response.
   app.get(list.path, { schema: { querystring: list.query } }, async (req, reply) => {
     const auth = requireAuth(req);
     const { page, pageSize, status } = req.query;

@@ -12,16 +12,16 @@ describe('the fast test loop', () => {
     for (const heavy of [
       'test/e2e/estimate.test.ts', // real Blender through a helper (startE2E)
       'test/blender/nice-matrix.test.ts', // Blender 3.4/4.3/5.2
-      'test/conformance/postgres.test.ts', // PostgreSQL
-      'test/dashboard/estimate.test.ts', // Chromium
-      'test/api/hostile.test.ts', // `// test-loop: full`
+      'test/service/conformance/postgres.test.ts', // PostgreSQL
+      'test/service/dashboard/estimate.test.ts', // Chromium
+      'test/service/api/hostile.test.ts', // `// test-loop: full`
     ]) {
       expect(files, heavy).not.toContain(heavy);
     }
   });
 
   it('keeps the pure tests', () => {
-    for (const unit of ['test/domain/frame-ranges.test.ts', 'test/domain/job-lifecycle.test.ts', 'test/architecture/layers.test.ts', 'test/api/jobs.test.ts']) {
+    for (const unit of ['test/service/domain/frame-ranges.test.ts', 'test/service/domain/job-lifecycle.test.ts', 'test/architecture/layers.test.ts', 'test/service/api/jobs.test.ts']) {
       expect(files).toContain(unit);
     }
   });

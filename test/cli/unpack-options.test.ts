@@ -11,7 +11,7 @@ import { defaultConfig } from '../../service/config.js';
 import { defaultWorkerSettings } from '../../service/worker/runtime/env.js';
 import { DiskSpaceError, UnpackError } from '../../zip/errors.js';
 import { unpackSource } from '../../zip/unpack.js';
-import { buildZip } from '../worker/zip-writer.js';
+import { buildZip } from '../zip/zip-writer.js';
 import { serviceAndWorkerHelp } from '../helpers/command-help.js';
 
 const GiB = 1024 ** 3;

@@ -7,7 +7,7 @@ import { packProject } from '../../daemon/pack/pack-project.js';
 import { inspectZip } from '../../daemon/pack/preflight.js';
 import { UploadPreflight } from '../../shared/api/upload.js';
 import { MAX_MANIFEST_BYTES, PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
-import { buildZip } from '../worker/zip-writer.js';
+import { buildZip } from '../zip/zip-writer.js';
 import { put, packFailure } from './pack-helpers.js';
 
 let base: string;

@@ -7,7 +7,7 @@
 // be billed at the CPU factor 1, never at CUDA's 4 times the machine's GPU count, and finalConfig
 // must say the render ran on the CPU. Billing of runs that really used a GPU (only reported by
 // render_setup.py on a machine with one) is checked at the unit level in
-// test/domain/normalized-seconds.test.ts.
+// test/service/domain/normalized-seconds.test.ts.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../shared/client/client.js';
 import type { GpuInfo } from '../../service/worker/runtime/devices.js';

@@ -1,6 +1,6 @@
 // A private Secret Service for tests: dbus-run-session with an unlocked gnome-keyring whose
 // keyrings live in a temp HOME (the user's own keyring is never touched), as in
-// test/conformance/keychain.test.ts. libsecret (keytar) and secret-tool find it through
+// test/daemon/keychain/keychain.test.ts. libsecret (keytar) and secret-tool find it through
 // DBUS_SESSION_BUS_ADDRESS. Tools missing: the caller skips outside CI and fails on CI.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,0 +1,23 @@
+// One conformance suite for every TaskQueue adapter (SQLite, PostgreSQL, BullMQ), split by the
+// roles consumers depend on (service/ports/): each role's tests use the adapter only as that role
+// (plus what they need to set up or observe state), so a role can be checked on its own.
+import { describe } from 'vitest';
+import type { TaskQueue } from '../../../service/ports/tasks.js';
+import { failureLedgerConformance } from './task-queue/failure-ledger.js';
+import type { QueueHarness } from './task-queue/helpers.js';
+import { queueHousekeepingConformance } from './task-queue/housekeeping.js';
+import { queueLoadConformance } from './task-queue/queue-load.js';
+import { taskLeasesConformance } from './task-queue/leases.js';
+import { taskSubmitterConformance } from './task-queue/submitter.js';
+import { taskRunReaderConformance } from './task-queue/task-runs.js';
+
+export function taskQueueConformance(name: string, open: () => Promise<QueueHarness<TaskQueue>>): void {
+  describe(`TaskQueue conformance: ${name}`, () => {
+    taskSubmitterConformance(open);
+    taskLeasesConformance(name, open);
+    failureLedgerConformance(open);
+    queueHousekeepingConformance(open);
+    taskRunReaderConformance(open);
+    queueLoadConformance(open);
+  });
+}

@@ -1,0 +1,291 @@
+// finalizeOutputs against real filesystem storage, real ffmpeg and `unzip`.
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FsObjectStorage } from '../../../service/adapters/fs-storage/fs-storage.js';
+import { UrlSigner } from '../../../service/adapters/fs-storage/url-signer.js';
+import type { ObjectStorage } from '../../../service/ports/storage.js';
+import { probe } from '../../../service/worker/outputs/ffmpeg.js';
+import { finalizeOutputs, type ProducedFile } from '../../../service/worker/outputs/finalize-outputs.js';
+import { jobOutputPrefix } from '../../../service/domain/output-keys.js';
+import { streamZip } from '../../../zip/stream-zip.js';
+
+const run = promisify(execFile);
+let root: string;
+let outputDir: string;
+let storageRoot: string;
+let storage: FsObjectStorage;
+const ws = randomUUID();
+
+/** Every object key under the storage root (the storage's own .tmp excluded). */
+async function storedKeys(): Promise<string[]> {
+  const entries = await readdir(storageRoot, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(storageRoot, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
+    .filter((k) => !k.startsWith('.tmp/'))
+    .sort();
+}
+
+async function zipEntries(key: string): Promise<string[]> {
+  const { stdout } = await run('unzip', ['-Z1', storage.filePath(key)]);
+  return stdout.trim().split('\n').sort();
+}
+
+const frame = (n: number, view: string | null): ProducedFile => ({
+  path: `f_${String(n).padStart(4, '0')}${view ? `_${view}` : ''}.png`,
+  outputType: 'frame',
+  view,
+});
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'rb-finalize-test-'));
+  outputDir = path.join(root, 'out');
+  await mkdir(path.join(outputDir, 'comp', 'beauty'), { recursive: true });
+  const src = (size: string, pattern: string) =>
+    run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=${size}:rate=24`, '-frames:v', '5', path.join(outputDir, pattern)]);
+  await src('65x49', 'f_%04d_L.png');
+  await src('65x49', 'f_%04d_R.png');
+  await src('64x48', 'comp/beauty/beauty_%04d.png');
+  // A compositor output whose name needs mapping to a safe object key.
+  await copyFile(path.join(outputDir, 'comp/beauty/beauty_0001.png'), path.join(outputDir, 'comp/mask #1 (ü).png'));
+});
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+beforeEach(async () => {
+  storageRoot = path.join(root, `objects-${randomUUID()}`);
+  storage = new FsObjectStorage(storageRoot, new UrlSigner(randomBytes(32)), () => 'http://127.0.0.1:1');
+  await storage.init();
+});
+
+const frames = [1, 2, 4, 5].flatMap((n) => [frame(n, 'L'), frame(n, 'R')]);
+const composites: ProducedFile[] = [
+  ...[1, 2, 3].map((n) => ({
+    path: `comp/beauty/beauty_000${n}.png`,
+    outputType: 'composite' as const,
+    view: null,
+    relativePath: `beauty/beauty_000${n}.png`,
+    compositeNodeName: 'File Output',
+  })),
+  { path: 'comp/mask #1 (ü).png', outputType: 'composite', view: null, relativePath: 'mask #1 (ü).png', compositeNodeName: 'Mask' },
+];
+
+describe('finalizeOutputs', () => {
+  it('stores every file, streams both ZIPs, encodes an MP4 per view and makes a preview', async () => {
+    const jobId = randomUUID();
+    const prefix = jobOutputPrefix(ws, jobId);
+    const r = await finalizeOutputs({ jobId, workspaceId: ws, outputDir, files: [...frames, ...composites], storage, videoOutput: true, fps: 24, fpsBase: 1 });
+    expect(r.warnings).toEqual([]);
+
+    const { outputs } = r;
+    expect(outputs.frames.map((f) => [f.fileName, f.view])).toEqual([1, 2, 4, 5].flatMap((n) => [[`f_000${n}_L.png`, 'L'], [`f_000${n}_R.png`, 'R']]));
+    expect(outputs.frames[0]).toMatchObject({ key: `${prefix}/frames/f_0001_L.png`, outputType: 'frame' });
+    for (const f of [...outputs.frames, ...outputs.composites]) expect((await storage.stat(f.key))?.size).toBe(f.size);
+
+    expect(outputs.composites.map((c) => [c.relativePath, c.compositeNodeName])).toEqual([
+      ['beauty/beauty_0001.png', 'File Output'],
+      ['beauty/beauty_0002.png', 'File Output'],
+      ['beauty/beauty_0003.png', 'File Output'],
+      ['mask #1 (ü).png', 'Mask'],
+    ]);
+    expect(outputs.composites[3]).toMatchObject({ fileName: 'mask #1 (ü).png', key: `${prefix}/composites/mask _1 ___.png`, outputType: 'composite' });
+
+    expect(outputs.framesZipKey).toBe(`${prefix}/archives/${jobId}-frames.zip`);
+    expect(await zipEntries(outputs.framesZipKey!)).toEqual(outputs.frames.map((f) => f.fileName).sort());
+    expect(await zipEntries(outputs.compositesZipKey!)).toEqual(composites.map((c) => c.relativePath!).sort());
+    // Entries are stored, not deflated (`unzip -v` prints the method per entry).
+    const { stdout: verbose } = await run('unzip', ['-v', storage.filePath(outputs.framesZipKey!)]);
+    expect(verbose).toMatch(/Stored/);
+    expect(verbose).not.toMatch(/Defl/);
+    // Bytes inside equal the stored frame.
+    const { stdout: inZip } = await run('unzip', ['-p', storage.filePath(outputs.framesZipKey!), 'f_0004_R.png'], { encoding: 'buffer' });
+    expect(inZip.length).toBe(outputs.frames.find((f) => f.fileName === 'f_0004_R.png')!.size);
+
+    expect(outputs.videos).toEqual([
+      { format: 'mp4', label: 'L', key: `${prefix}/video/${jobId}-L.mp4`, fps: 24, segment: { start: 1, end: 5 } },
+      { format: 'mp4', label: 'R', key: `${prefix}/video/${jobId}-R.mp4`, fps: 24, segment: { start: 1, end: 5 } },
+    ]);
+    const mp4 = await probe(storage.filePath(outputs.videos[0]!.key!), { countFrames: true });
+    expect(mp4).toMatchObject({ codec: 'h264', pixFmt: 'yuv420p', width: 66, height: 50, frames: 4 });
+
+    // The frames are narrower than a preview: the middle frame of the first view is the preview as is.
+    expect(r.previewKey).toBe(`${prefix}/preview.png`);
+    expect((await readFile(storage.filePath(r.previewKey!))).equals(await readFile(path.join(outputDir, 'f_0002_L.png')))).toBe(true);
+    expect((await storedKeys()).every((k) => k.startsWith(`${prefix}/`))).toBe(true);
+    // Every frame got the thumbnail its slot would have made (of its first view): PNGs this small are their own.
+    expect((await storedKeys()).filter((k) => k.includes('/thumbnails/'))).toEqual([1, 2, 4, 5].map((n) => `${prefix}/thumbnails/f${n}.png`));
+    expect((await readFile(storage.filePath(`${prefix}/thumbnails/f4.png`))).equals(await readFile(path.join(outputDir, 'f_0004_L.png')))).toBe(true);
+  });
+
+  it('without video or composites: no MP4 and null composite ZIP; a retry replaces what an earlier attempt left', async () => {
+    const jobId = randomUUID();
+    const opts = { jobId, workspaceId: ws, outputDir, files: [frame(1, null)].map((f) => ({ ...f, path: 'f_0001_L.png' })), storage };
+    await finalizeOutputs(opts);
+    const r = await finalizeOutputs(opts);
+    expect(r.outputs).toMatchObject({ compositesZipKey: null, videos: [], composites: [] });
+    expect(r.outputs.frames).toHaveLength(1);
+    expect(await zipEntries(r.outputs.framesZipKey!)).toEqual(['f_0001_L.png']);
+  });
+
+  it('an MP4 that cannot be made is listed as unavailable, with a warning, and the job still finalizes', async () => {
+    const jobId = randomUUID();
+    const r = await finalizeOutputs({ jobId, workspaceId: ws, outputDir, files: [frame(1, 'L')], storage, videoOutput: true, fps: 24, ffmpeg: { ffmpegPath: path.join(root, 'no-ffmpeg') } });
+    expect(r.outputs.videos).toEqual([{ format: 'mp4', label: 'L', key: null, fps: 24, segment: { start: 1, end: 1 } }]);
+    // A small PNG frame needs no ffmpeg to be a preview.
+    expect(r.previewKey).toMatch(/preview\.png$/);
+    expect(r.warnings.join('\n')).toMatch(/MP4 of view L not made.*not found/);
+    expect(r.outputs.frames).toHaveLength(1);
+  });
+
+  it('scales a large frame down to a JPEG preview at most 320 px wide', async () => {
+    const big = path.join(outputDir, 'big');
+    await mkdir(big, { recursive: true });
+    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=24', '-frames:v', '1', path.join(big, 'f_0001.png')]);
+    const r = await finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: [{ path: 'big/f_0001.png', outputType: 'frame', view: null }], storage });
+    expect(r.previewKey).toMatch(/preview\.jpg$/);
+    expect(await probe(storage.filePath(r.previewKey!))).toMatchObject({ width: 320, height: 180 });
+  });
+
+  it('a job canceled before finalizing publishes nothing', async () => {
+    const ac = new AbortController();
+    ac.abort(new Error('job canceled'));
+    await expect(
+      finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: frames, storage, videoOutput: true, fps: 24, signal: ac.signal }),
+    ).rejects.toThrow('job canceled');
+    expect(await storedKeys()).toEqual([]);
+  });
+
+  it('a cancel while packaging deletes what was already stored', async () => {
+    const ac = new AbortController();
+    let puts = 0;
+    // Cancels right after the third object was stored, while frames are still being written.
+    const stored = <T>(res: T) => {
+      if (++puts === 3) ac.abort(new Error('job canceled'));
+      return res;
+    };
+    const counting: ObjectStorage = Object.assign(Object.create(storage) as FsObjectStorage, {
+      put: async (...args: Parameters<ObjectStorage['put']>) => stored(await storage.put(...args)),
+      putFile: async (...args: Parameters<ObjectStorage['putFile']>) => stored(await storage.putFile(...args)),
+    });
+    await expect(
+      finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: [...frames, ...composites], storage: counting, videoOutput: true, fps: 24, signal: ac.signal }),
+    ).rejects.toThrow('job canceled');
+    expect(puts).toBeGreaterThanOrEqual(3);
+    expect(await storedKeys()).toEqual([]);
+  });
+
+  it('a cancel during the ZIP stream deletes everything too', async () => {
+    const ac = new AbortController();
+    let zipStarted = false;
+    const zipping: ObjectStorage = Object.assign(Object.create(storage) as FsObjectStorage, {
+      put: (key: string, body: Parameters<ObjectStorage['put']>[1]) => {
+        if (key.endsWith('.zip')) {
+          zipStarted = true;
+          setImmediate(() => ac.abort(new Error('job canceled')));
+        }
+        return storage.put(key, body);
+      },
+    });
+    await expect(
+      finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: frames, storage: zipping, signal: ac.signal }),
+    ).rejects.toThrow('job canceled');
+    expect(zipStarted).toBe(true);
+    // Only the frames' thumbnails stay: the job's page lists them whatever becomes of the job.
+    expect((await storedKeys()).filter((k) => !k.includes('/thumbnails/'))).toEqual([]);
+  });
+
+  it('refuses files outside the output folder', async () => {
+    await expect(
+      finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: [{ path: '../escape.png', outputType: 'frame', view: null }], storage }),
+    ).rejects.toThrow(/outside/);
+  });
+});
+
+describe('streamZip', () => {
+  it('fails instead of leaving out a missing file, even when the sink attaches late', async () => {
+    const entries = [
+      { path: path.join(outputDir, 'f_0001_L.png'), name: 'a.png' },
+      { path: path.join(outputDir, 'gone.png'), name: 'gone.png' },
+    ];
+    const late = async (body: Parameters<ObjectStorage['put']>[1]) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return storage.put('zips/late.zip', body);
+    };
+    await expect(streamZip(entries, late)).rejects.toThrow(/ENOENT/);
+    expect(await storedKeys()).toEqual([]);
+  });
+
+  it('reads small files whole and streams large ones, in order, with their bytes, dates and modes, however little it may read ahead', async () => {
+    const dir = path.join(root, `mixed-${randomUUID()}`);
+    await mkdir(dir);
+    const sizes = [10, 300_000, 0, 5000, 70_000, 1];
+    const files = sizes.map((n, i) => ({ path: path.join(dir, `e${i}.bin`), name: `sub/e${i}.bin`, bytes: randomBytes(n) }));
+    for (const [i, f] of files.entries()) {
+      await writeFile(f.path, f.bytes);
+      await chmod(f.path, i % 2 ? 0o640 : 0o600);
+      // Dates two days apart: a ZIP keeps local time to 2 s, and each entry must carry its file's.
+      await utimes(f.path, new Date(Date.UTC(2024, 0, 1 + 2 * i, 12)), new Date(Date.UTC(2024, 0, 1 + 2 * i, 12)));
+    }
+    // 64 KiB and over stream from disk; at most 1 byte of read files waits for the archive.
+    const key = await streamZip(files, (body) => storage.put('zips/mixed.zip', body).then(() => 'zips/mixed.zip'), undefined, { wholeFileMax: 65_536, readAheadBytes: 1 });
+    const zip = storage.filePath(key);
+    expect((await run('unzip', ['-Z1', zip])).stdout.trim().split('\n')).toEqual(files.map((f) => f.name));
+    for (const f of files) {
+      const { stdout } = await run('unzip', ['-p', zip, f.name], { encoding: 'buffer' });
+      expect(Buffer.compare(stdout, f.bytes)).toBe(0);
+    }
+    const out = path.join(dir, 'x');
+    await run('unzip', ['-q', zip, '-d', out]);
+    for (const [i, f] of files.entries()) {
+      const st = await stat(path.join(out, f.name));
+      expect(st.mode & 0o777).toBe(i % 2 ? 0o640 : 0o600);
+      expect(Math.abs(st.mtimeMs - Date.UTC(2024, 0, 1 + 2 * i, 12))).toBeLessThanOrEqual(2000);
+    }
+  });
+
+  it('a missing file among large ones fails the archive and leaves no file open', async () => {
+    const dir = path.join(root, `fds-${randomUUID()}`);
+    await mkdir(dir);
+    const files = Array.from({ length: 8 }, (_, i) => ({ path: path.join(dir, `big${i}.bin`), name: `big${i}.bin` }));
+    for (const f of files) await writeFile(f.path, randomBytes(200_000));
+    const fds = async () => (await readdir('/proc/self/fd')).length;
+    const before = await fds();
+    const entries = [...files.slice(0, 3), { path: path.join(dir, 'gone.bin'), name: 'gone.bin' }, ...files.slice(3)];
+    await expect(streamZip(entries, (body) => storage.put('zips/fds.zip', body), undefined, { wholeFileMax: 1000 })).rejects.toThrow(/ENOENT/);
+    // Handles opened ahead of the failure close as their reads settle.
+    await expect.poll(fds).toBe(before);
+    expect(await storedKeys()).toEqual([]);
+  });
+
+  it('an abort while large files stream leaves no file open', async () => {
+    const dir = path.join(root, `abort-fds-${randomUUID()}`);
+    await mkdir(dir);
+    const files = Array.from({ length: 6 }, (_, i) => ({ path: path.join(dir, `big${i}.bin`), name: `big${i}.bin` }));
+    for (const f of files) await writeFile(f.path, randomBytes(300_000));
+    const fds = async () => (await readdir('/proc/self/fd')).length;
+    const before = await fds();
+    const ac = new AbortController();
+    const sink = (body: Parameters<ObjectStorage['put']>[1]) => {
+      (body as NodeJS.ReadableStream).once('data', () => ac.abort(new Error('stop')));
+      return storage.put('zips/abort-fds.zip', body);
+    };
+    await expect(streamZip(files, sink, ac.signal, { wholeFileMax: 1000, readAheadBytes: 1 })).rejects.toThrow('stop');
+    await expect.poll(fds).toBe(before);
+    expect(await storedKeys()).toEqual([]);
+  });
+
+  it('an abort before the sink attaches rejects without an unhandled error', async () => {
+    const ac = new AbortController();
+    const late = async (body: Parameters<ObjectStorage['put']>[1]) => {
+      ac.abort(new Error('stop'));
+      await new Promise((r) => setTimeout(r, 20));
+      return storage.put('zips/aborted.zip', body);
+    };
+    await expect(streamZip([{ path: path.join(outputDir, 'f_0001_L.png'), name: 'a.png' }], late, ac.signal)).rejects.toThrow('stop');
+    expect(await storedKeys()).toEqual([]);
+  });
+});
