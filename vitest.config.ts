@@ -27,7 +27,18 @@ const redisUrl = process.env.RENDERBRIDGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6
 export default defineConfig(async () => {
   // `npm run test:unit`: the fast loop alone (no Blender, no servers, no browser), servers not even probed.
   if (process.env.RENDERBRIDGE_TEST_LOOP === 'unit') {
-    return { test: { testTimeout: 30_000, maxWorkers: 2, projects: [{ extends: true as const, test: { name: 'unit', include: unitTestFiles(fileURLToPath(new URL('.', import.meta.url))) } }] } };
+    return {
+      test: {
+        testTimeout: 30_000,
+        maxWorkers: 2,
+        projects: [
+          {
+            extends: true as const,
+            test: { name: 'unit', include: unitTestFiles(fileURLToPath(new URL('.', import.meta.url))) },
+          },
+        ],
+      },
+    };
   }
   const missing = [
     ...((await reachable(pgUrl, 5432)) ? [] : [`PostgreSQL at ${new URL(pgUrl).host}`]),
@@ -36,7 +47,9 @@ export default defineConfig(async () => {
   // On CI the scale stack must run: its tests then fail loudly on the missing server.
   const scale = missing.length === 0 || process.env.CI === 'true';
   if (!scale) {
-    console.warn(`Skipping the API suite on PostgreSQL + Redis + S3: ${missing.join(' and ')} unreachable (set RENDERBRIDGE_TEST_PG_URL / RENDERBRIDGE_TEST_REDIS_URL).`);
+    console.warn(
+      `Skipping the API suite on PostgreSQL + Redis + S3: ${missing.join(' and ')} unreachable (set RENDERBRIDGE_TEST_PG_URL / RENDERBRIDGE_TEST_REDIS_URL).`,
+    );
   }
   return {
     test: {
@@ -54,7 +67,11 @@ export default defineConfig(async () => {
                   // The same API suite, on the engines a studio scales out to (s3rver's account for S3).
                   name: 'api-on-scale-stack',
                   include: ['test/service/api/**/*.test.ts', ...SCALE_ONLY],
-                  env: { RENDERBRIDGE_TEST_STACK: 'scale', AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' },
+                  env: {
+                    RENDERBRIDGE_TEST_STACK: 'scale',
+                    AWS_ACCESS_KEY_ID: 'S3RVER',
+                    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+                  },
                 },
               },
             ]

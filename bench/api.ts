@@ -66,7 +66,12 @@ async function runLoad(origin: string, key: string, c: Case, seconds: number, pi
     duration: seconds,
     headers: { authorization: `Bearer ${key}` },
     requests: c.random
-      ? [{ method: 'GET' as const, setupRequest: (req: object) => ({ ...req, path: c.paths[Math.floor(Math.random() * c.paths.length)] }) }]
+      ? [
+          {
+            method: 'GET' as const,
+            setupRequest: (req: object) => ({ ...req, path: c.paths[Math.floor(Math.random() * c.paths.length)] }),
+          },
+        ]
       : c.paths.map((p) => ({ method: 'GET' as const, path: p })),
   });
   const wall = (performance.now() - t0) / 1000;
@@ -114,13 +119,21 @@ async function main(): Promise<void> {
     const listBody = await fetchBody(`${baseUrl}/jobs?pageSize=100`, key);
     const bare = await startChild<{ origin: string }>(
       'bare-child.ts',
-      { routes: [{ path: `${API_PREFIX}/jobs/:id`, body: getBody }, { path: `${API_PREFIX}/jobs`, body: listBody }], bytesPrefix: BYTES_PREFIX },
+      {
+        routes: [
+          { path: `${API_PREFIX}/jobs/:id`, body: getBody },
+          { path: `${API_PREFIX}/jobs`, body: listBody },
+        ],
+        bytesPrefix: BYTES_PREFIX,
+      },
       cpus,
     );
     children.push(bare);
     for (const prefix of ['', BYTES_PREFIX]) {
-      if ((await fetchBody(`${bare.ready.origin}${prefix}${API_PREFIX}/jobs/${ids[0]}`, key)) !== getBody) throw new Error('bare body differs');
-      if ((await fetchBody(`${bare.ready.origin}${prefix}${API_PREFIX}/jobs?pageSize=100`, key)) !== listBody) throw new Error('bare list differs');
+      if ((await fetchBody(`${bare.ready.origin}${prefix}${API_PREFIX}/jobs/${ids[0]}`, key)) !== getBody)
+        throw new Error('bare body differs');
+      if ((await fetchBody(`${bare.ready.origin}${prefix}${API_PREFIX}/jobs?pageSize=100`, key)) !== listBody)
+        throw new Error('bare list differs');
     }
     console.log(`bodies: GET /jobs/{id} ${getBody.length} B, list ${listBody.length} B; pinned: ${PIN}`);
 
@@ -166,7 +179,9 @@ async function main(): Promise<void> {
       // A bare server short of a full core was held back by the load generator (or by other load
       // on the machine): its req/s is understated and the ratio overstated.
       if (med(BARE, (m) => m.serverCpu) < 0.85) {
-        notes.push(`**${c.endpoint}: the bare server did not use a full core; its req/s is a lower bound and the ratio is overstated.**`);
+        notes.push(
+          `**${c.endpoint}: the bare server did not use a full core; its req/s is a lower bound and the ratio is overstated.**`,
+        );
       }
       failed ||= !(ratio >= TARGET_RATIO && p99 < TARGET_P99_MS && clean);
       verdicts.push({

@@ -33,12 +33,16 @@ const ATTACKER_NICE = Number(process.env.BENCH_ATTACKER_NICE ?? 19);
 
 /** Runs the attacks in a process of their own until `ctx.until`; resolves with their tallies. */
 async function attackFromChild(ctx: AttackContext): Promise<AttackTally[]> {
-  const child = await startChild<object>('attack-child.ts', ctx, { wrap: (cmd, args) => ['nice', ['-n', String(ATTACKER_NICE), cmd, ...args]] });
+  const child = await startChild<object>('attack-child.ts', ctx, {
+    wrap: (cmd, args) => ['nice', ['-n', String(ATTACKER_NICE), cmd, ...args]],
+  });
   try {
-    const done = await new Promise<{ tallies: (Omit<AttackTally, 'statuses'> & { statuses: [number, number][] })[] }>((resolve, reject) => {
-      child.process.once('message', (m) => resolve(m as never));
-      child.process.once('exit', (code) => reject(new Error(`the attacker exited (${code}) before it reported`)));
-    });
+    const done = await new Promise<{ tallies: (Omit<AttackTally, 'statuses'> & { statuses: [number, number][] })[] }>(
+      (resolve, reject) => {
+        child.process.once('message', (m) => resolve(m as never));
+        child.process.once('exit', (code) => reject(new Error(`the attacker exited (${code}) before it reported`)));
+      },
+    );
     return done.tallies.map((t) => ({ ...t, statuses: new Map(t.statuses) }));
   } finally {
     await child.stop();
@@ -50,7 +54,9 @@ async function reads(baseUrl: string, key: string, jobId: string, until: number)
   const out: number[] = [];
   while (Date.now() < until) {
     const t0 = performance.now();
-    const res = await fetch(`${baseUrl}/jobs/${jobId}`, { headers: { authorization: `Bearer ${key}` } }).catch(() => undefined);
+    const res = await fetch(`${baseUrl}/jobs/${jobId}`, { headers: { authorization: `Bearer ${key}` } }).catch(
+      () => undefined,
+    );
     if (res) await res.arrayBuffer();
     out.push(performance.now() - t0);
     await new Promise((r) => setTimeout(r, VICTIM_EVERY_MS));
@@ -76,13 +82,27 @@ async function main(): Promise<void> {
 
     // The attacker's props (untimed): a canceled job that asked for frames, and one that never ends.
     const endedJobId = await validatedJob(attacker, scene);
-    await attacker.renderJob(endedJobId, { requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: ['1-2'], resolution: [32, 18], sampleCount: 1 } });
+    await attacker.renderJob(endedJobId, {
+      requestedRenderConfig: {
+        colorManagementPreset: 'default',
+        frameRanges: ['1-2'],
+        resolution: [32, 18],
+        sampleCount: 1,
+      },
+    });
     await attacker.cancelJob(endedJobId);
     const openJobId = (await attacker.createJob({ slug: (await attacker.uploadProject(scene)).slug })).id;
 
     // The victim's render, started just before the attack.
     const jobId = await validatedJob(victim, scene);
-    await victim.renderJob(jobId, { requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: [`1-${FRAMES}`], resolution: [160, 90], sampleCount: 4 } });
+    await victim.renderJob(jobId, {
+      requestedRenderConfig: {
+        colorManagementPreset: 'default',
+        frameRanges: [`1-${FRAMES}`],
+        resolution: [160, 90],
+        sampleCount: 4,
+      },
+    });
     // The baseline of the same run: the same reads for BASELINE_SECONDS with nobody attacking.
     const baseline = await reads(svc.baseUrl, svc.apiKey, jobId, Date.now() + BASELINE_SECONDS * 1000);
     const meter = otherLoadMeter();
@@ -92,26 +112,61 @@ async function main(): Promise<void> {
     const poll = async () => {
       while (Date.now() < until) {
         const t0 = performance.now();
-        const res = await fetch(`${svc.baseUrl}/jobs/${jobId}`, { headers: { authorization: `Bearer ${svc.apiKey}` } }).catch(() => undefined);
+        const res = await fetch(`${svc.baseUrl}/jobs/${jobId}`, {
+          headers: { authorization: `Bearer ${svc.apiKey}` },
+        }).catch(() => undefined);
         if (res) await res.arrayBuffer();
         latencies.push(performance.now() - t0);
         if (res?.status !== 200) failures++;
         await new Promise((r) => setTimeout(r, VICTIM_EVERY_MS));
       }
     };
-    const [tallies] = await Promise.all([attackFromChild({ baseUrl: svc.baseUrl, key: attackerKey, endedJobId, openJobId, until }), poll()]);
+    const [tallies] = await Promise.all([
+      attackFromChild({ baseUrl: svc.baseUrl, key: attackerKey, endedJobId, openJobId, until }),
+      poll(),
+    ]);
     const load = meter();
 
-    const done = await victim.waitForStatus(jobId, ['completed', 'failed', 'canceled'], { intervalMs: 500, timeoutMs: 600_000 });
+    const done = await victim.waitForStatus(jobId, ['completed', 'failed', 'canceled'], {
+      intervalMs: 500,
+      timeoutMs: 600_000,
+    });
     const frames = (await victim.getDownloads(jobId)).frameOutputs ?? [];
     const p99 = percentile(latencies, 99);
     const rows: Row[] = [
-      { measure: "other tenant's GET /jobs/{id} p99", value: `${p99.toFixed(1)} ms`, target: `< ${TARGET_P99_MS} ms`, verdict: verdict(p99 < TARGET_P99_MS && failures === 0) },
-      { measure: "baseline: the same reads, nobody attacking, p50 / p99", value: `${percentile(baseline, 50).toFixed(1)} / ${percentile(baseline, 99).toFixed(1)} ms (${baseline.length} reads, first ${BASELINE_SECONDS} s of the render)`, target: '', verdict: '' },
-      { measure: "other tenant's GET /jobs/{id} p50 / max", value: `${percentile(latencies, 50).toFixed(1)} / ${Math.max(...latencies).toFixed(1)} ms (${latencies.length} reads, ${failures} not 200)`, target: '', verdict: '' },
-      { measure: "other tenant's render", value: `${done.status}, ${frames.length} of ${FRAMES} frames`, target: `completed, ${FRAMES} frames`, verdict: verdict(done.status === 'completed' && frames.length === FRAMES) },
+      {
+        measure: "other tenant's GET /jobs/{id} p99",
+        value: `${p99.toFixed(1)} ms`,
+        target: `< ${TARGET_P99_MS} ms`,
+        verdict: verdict(p99 < TARGET_P99_MS && failures === 0),
+      },
+      {
+        measure: 'baseline: the same reads, nobody attacking, p50 / p99',
+        value: `${percentile(baseline, 50).toFixed(1)} / ${percentile(baseline, 99).toFixed(1)} ms (${baseline.length} reads, first ${BASELINE_SECONDS} s of the render)`,
+        target: '',
+        verdict: '',
+      },
+      {
+        measure: "other tenant's GET /jobs/{id} p50 / max",
+        value: `${percentile(latencies, 50).toFixed(1)} / ${Math.max(...latencies).toFixed(1)} ms (${latencies.length} reads, ${failures} not 200)`,
+        target: '',
+        verdict: '',
+      },
+      {
+        measure: "other tenant's render",
+        value: `${done.status}, ${frames.length} of ${FRAMES} frames`,
+        target: `completed, ${FRAMES} frames`,
+        verdict: verdict(done.status === 'completed' && frames.length === FRAMES),
+      },
     ];
-    const attackRows: Row[] = tallies.map((t: AttackTally) => ({ attack: t.name, requests: `${t.requests} (${Math.round(t.requests / SECONDS)}/s)`, answers: [...t.statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}: ${n}`).join(', ') }));
+    const attackRows: Row[] = tallies.map((t: AttackTally) => ({
+      attack: t.name,
+      requests: `${t.requests} (${Math.round(t.requests / SECONDS)}/s)`,
+      answers: [...t.statuses]
+        .sort((a, b) => a[0] - b[0])
+        .map(([s, n]) => `${s}: ${n}`)
+        .join(', '),
+    }));
     console.log(consoleTable(rows));
     console.log(consoleTable(attackRows));
     const body = [
@@ -124,7 +179,11 @@ async function main(): Promise<void> {
       '',
       markdownTable(attackRows),
     ].join('\n');
-    await writeResultsSection('attack', 'Attack: one key floods, another tenant keeps its latency (bench:attack)', body);
+    await writeResultsSection(
+      'attack',
+      'Attack: one key floods, another tenant keeps its latency (bench:attack)',
+      body,
+    );
     if (!rows.every((r) => r.verdict !== 'FAIL')) process.exitCode = 1;
   } finally {
     await svc.stop();

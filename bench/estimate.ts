@@ -33,7 +33,9 @@ async function main(): Promise<void> {
       const r = await runScene(svc.client, files.get(s.name)!, s);
       runs.push(r);
       const e = sceneErrors(r);
-      console.log(`estimate ${r.estimate.figures!.wallSeconds.value} s [${r.estimate.figures!.wallSeconds.low}-${r.estimate.figures!.wallSeconds.high}] on frames ${r.estimate.sampleFrames.join(',')}; render ${r.renderWall.toFixed(1)} s; error ${(e.oursError * 100).toFixed(0)}%, Blendergrid ${(e.blendergridError * 100).toFixed(0)}%`);
+      console.log(
+        `estimate ${r.estimate.figures!.wallSeconds.value} s [${r.estimate.figures!.wallSeconds.low}-${r.estimate.figures!.wallSeconds.high}] on frames ${r.estimate.sampleFrames.join(',')}; render ${r.renderWall.toFixed(1)} s; error ${(e.oursError * 100).toFixed(0)}%, Blendergrid ${(e.blendergridError * 100).toFixed(0)}%`,
+      );
     }
   } finally {
     await svc.stop();
@@ -44,7 +46,15 @@ async function main(): Promise<void> {
   const tables = sceneRows(runs, errs);
   const v = verdicts(errs);
   for (const t of [tables.time, tables.memory, tables.cost, v.rows]) console.log(`\n${consoleTable(t)}`);
-  const scenesMd = markdownTable(scenes.map((s) => ({ scene: s.name, frames: String(s.frames), resolution: `${s.width}x${s.height}`, samples: String(s.samples), 'along the timeline': s.what })));
+  const scenesMd = markdownTable(
+    scenes.map((s) => ({
+      scene: s.name,
+      frames: String(s.frames),
+      resolution: `${s.width}x${s.height}`,
+      samples: String(s.samples),
+      'along the timeline': s.what,
+    })),
+  );
   const body = `${machineMarkdown()}
 ${loadNote(busy, others)}
 - The machine was shared with other work (tests and builds of other sessions; the bench ran under \`flock /tmp/heavy-tests.lock\`, which only keeps out the work that takes the same lock): frame times drift with that load, and the errors carry it.
@@ -70,7 +80,11 @@ Targets:
 
 ${markdownTable(v.rows)}
 `;
-  await writeResultsSection('estimate', 'Estimate: sample frames vs the full render, beside Blendergrid (npm run bench:estimate)', body);
+  await writeResultsSection(
+    'estimate',
+    'Estimate: sample frames vs the full render, beside Blendergrid (npm run bench:estimate)',
+    body,
+  );
   console.log(`\nwrote bench/RESULTS.md; overall ${verdict(v.pass)}`);
 }
 

@@ -84,7 +84,11 @@ async function warm(dir: string): Promise<void> {
 async function packWithout(dir: string, cache: HashCache, out: string): Promise<void> {
   const planned = await planFolder(dir);
   const hashed = await hashFiles(planned.files, { cache });
-  const manifest = buildManifest(planned.layout, hashed.map((h) => ({ name: h.name, size: h.size, sha256: h.sha256, deflated: h.deflate })), 'bench');
+  const manifest = buildManifest(
+    planned.layout,
+    hashed.map((h) => ({ name: h.name, size: h.size, sha256: h.sha256, deflated: h.deflate })),
+    'bench',
+  );
   await mkdir(out, { recursive: true });
   await writeFile(path.join(out, 'renderbridge-manifest.json'), manifest.bytes);
 }
@@ -112,14 +116,24 @@ async function main(): Promise<void> {
   await warm(dir);
   const sync = () => spawnSync('sync', { stdio: 'inherit' });
   const rows: Row[] = [];
-  const seconds: Record<string, number[]> = { 'without, first': [], 'snapshot, first': [], 'without, re-pack': [], 'snapshot, re-pack': [] };
+  const seconds: Record<string, number[]> = {
+    'without, first': [],
+    'snapshot, first': [],
+    'without, re-pack': [],
+    'snapshot, re-pack': [],
+  };
   let extra = 0;
   for (let round = 1; round <= ROUNDS; round++) {
     const order = round % 2 ? ['without', 'snapshot'] : ['snapshot', 'without'];
     for (const way of order) {
       const cache = new HashCache();
       const workDir = path.join(work, `packs-${way}-${round}`);
-      const packer = createPacker({ workDir, trace: async () => ({ dependencies: [], warnings: [] }), createdBy: 'bench', hashCache: cache });
+      const packer = createPacker({
+        workDir,
+        trace: async () => ({ dependencies: [], warnings: [] }),
+        createdBy: 'bench',
+        hashCache: cache,
+      });
       for (const pass of ['first', 're-pack'] as const) {
         sync();
         const t0 = performance.now();
@@ -148,10 +162,24 @@ async function main(): Promise<void> {
   const first = m('snapshot, first') / m('without, first');
   const repack = m('snapshot, re-pack') / m('without, re-pack');
   const summary: Row[] = [
-    { pack: 'first (nothing cached)', without: `${m('without, first').toFixed(2)} s`, snapshot: `${m('snapshot, first').toFixed(2)} s`, 'snapshot / without': `${first.toFixed(2)}x`, [`< ${TARGET}x`]: verdict(first < TARGET) },
-    { pack: 're-pack (all cached)', without: `${m('without, re-pack').toFixed(2)} s`, snapshot: `${m('snapshot, re-pack').toFixed(2)} s`, 'snapshot / without': `${repack.toFixed(2)}x`, [`< ${TARGET}x`]: verdict(repack < TARGET) },
+    {
+      pack: 'first (nothing cached)',
+      without: `${m('without, first').toFixed(2)} s`,
+      snapshot: `${m('snapshot, first').toFixed(2)} s`,
+      'snapshot / without': `${first.toFixed(2)}x`,
+      [`< ${TARGET}x`]: verdict(first < TARGET),
+    },
+    {
+      pack: 're-pack (all cached)',
+      without: `${m('without, re-pack').toFixed(2)} s`,
+      snapshot: `${m('snapshot, re-pack').toFixed(2)} s`,
+      'snapshot / without': `${repack.toFixed(2)}x`,
+      [`< ${TARGET}x`]: verdict(repack < TARGET),
+    },
   ];
-  console.log(`\n${consoleTable(rows)}\n\n${consoleTable(summary)}\nextra disk per kept pack: ${fmt.mib(extra)} (.blend files: ${fmt.mib(blendBytes)})`);
+  console.log(
+    `\n${consoleTable(rows)}\n\n${consoleTable(summary)}\nextra disk per kept pack: ${fmt.mib(extra)} (.blend files: ${fmt.mib(blendBytes)})`,
+  );
   const body = `${machineMarkdown()}
 ${loadNote(busy, others)}
 
@@ -179,7 +207,11 @@ Extra disk per kept pack: **${fmt.mib(extra)}** (the \`.blend\` files: ${fmt.mib
 this filesystem; 0 where reflinks work). Bounded by the packer's \`maxCopiedBytes\` (16 GiB) over
 every kept pack; removed when its upload is done or the pack expires.
 `;
-  await writeResultsSection('pack-snapshot', 'Pack snapshot: .blend copies and hard links vs no snapshot (npm run bench:pack-snapshot)', body);
+  await writeResultsSection(
+    'pack-snapshot',
+    'Pack snapshot: .blend copies and hard links vs no snapshot (npm run bench:pack-snapshot)',
+    body,
+  );
   console.log(`\nwrote bench/RESULTS.md; first pack ${verdict(first < TARGET)}`);
 }
 

@@ -22,8 +22,15 @@ const TARGET_RSS = 100e6;
 const MiB = 1024 * 1024;
 const MB = 1e6;
 
-interface ChildRequest { dir: string; zipPath: string }
-interface ChildAnswer { seconds: number; bytes: number; fileCount: number }
+interface ChildRequest {
+  dir: string;
+  zipPath: string;
+}
+interface ChildAnswer {
+  seconds: number;
+  bytes: number;
+  fileCount: number;
+}
 
 /** Child mode: waits for folders to pack, packs each with packFolder, answers the time it took. */
 async function child(): Promise<void> {
@@ -33,7 +40,12 @@ async function child(): Promise<void> {
   process.on('message', (req: ChildRequest) => {
     const t0 = performance.now();
     packFolder(req.dir, { zipPath: req.zipPath, createdBy: 'bench' }).then(
-      (out) => process.send!({ seconds: (performance.now() - t0) / 1000, bytes: out.bytes, fileCount: out.fileCount } satisfies ChildAnswer),
+      (out) =>
+        process.send!({
+          seconds: (performance.now() - t0) / 1000,
+          bytes: out.bytes,
+          fileCount: out.fileCount,
+        } satisfies ChildAnswer),
       (err: unknown) => {
         console.error(err);
         process.exit(1);
@@ -50,7 +62,10 @@ function textBlock(seed: number): Buffer {
   let size = 0;
   for (let i = 0; size < MiB; i++) {
     const r = Math.random;
-    const line = i % 5 === 4 ? `f ${i} ${i + 1} ${i + 2 + seed}\n` : `v ${(r() * 20 - 10).toFixed(6)} ${(r() * 20 - 10).toFixed(6)} ${(r() * 4).toFixed(6)}\n`;
+    const line =
+      i % 5 === 4
+        ? `f ${i} ${i + 1} ${i + 2 + seed}\n`
+        : `v ${(r() * 20 - 10).toFixed(6)} ${(r() * 20 - 10).toFixed(6)} ${(r() * 4).toFixed(6)}\n`;
     lines.push(line);
     size += line.length;
   }
@@ -100,11 +115,16 @@ async function generate(dir: string, total: number): Promise<number> {
     files++;
   };
   // The .blend interleaves structured binary and text-like blocks, as a saved scene does.
-  await add('scene.blend', half / 8, (i) => (i === 0 ? Buffer.concat([Buffer.from('BLENDER-v304'), pick(meshes, i)]) : i % 2 ? pick(texts, i) : pick(meshes, i)));
+  await add('scene.blend', half / 8, (i) =>
+    i === 0 ? Buffer.concat([Buffer.from('BLENDER-v304'), pick(meshes, i)]) : i % 2 ? pick(texts, i) : pick(meshes, i),
+  );
   for (let n = 0; n < 4; n++) await add(`meshes/prop_${n}.obj`, half / 8, (i) => pick(texts, i + n));
   for (let n = 0; n < 2; n++) await add(`cache/sim_${n}.bin`, half / 8, (i) => pick(meshes, i + n));
   const small = half / 8 / 1024;
-  for (let n = 0; n < 1024; n++) await add(`scripts/s${Math.floor(n / 64)}/note_${n}.txt`, small, (i) => pick(texts, i + n).subarray((n * 997) % 4096));
+  for (let n = 0; n < 1024; n++)
+    await add(`scripts/s${Math.floor(n / 64)}/note_${n}.txt`, small, (i) =>
+      pick(texts, i + n).subarray((n * 997) % 4096),
+    );
   const noise = Buffer.alloc(8 * MiB);
   const random = () => randomFillSync(noise);
   for (let n = 0; n < 48; n++) await add(`textures/tex_${n}.png`, (half * 3) / 4 / 48, random);
@@ -138,7 +158,12 @@ async function runZip(dir: string, out: string): Promise<{ seconds: number; cpu:
 }
 
 async function startPacker(): Promise<{ proc: ChildProcess; ask: (req: ChildRequest) => Promise<ChildAnswer> }> {
-  const proc = track(spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child'], { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const proc = track(
+    spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     proc.once('message', () => resolve());
     proc.once('exit', (code) => reject(new Error(`packer child exited (${code}) before it was ready`)));
@@ -171,7 +196,15 @@ async function main(): Promise<void> {
   const record = (round: number, tool: string, s: number, bytes: number, extra: Row) => {
     seconds[tool]!.push(s);
     sizes[tool] = bytes;
-    rows.push({ round: String(round), tool, seconds: s.toFixed(2), 'MB/s': fmt.mbps(TOTAL / MB / s), 'zip size': fmt.mib(bytes), 'of input': fmt.pct(bytes / TOTAL), ...extra });
+    rows.push({
+      round: String(round),
+      tool,
+      seconds: s.toFixed(2),
+      'MB/s': fmt.mbps(TOTAL / MB / s),
+      'zip size': fmt.mib(bytes),
+      'of input': fmt.pct(bytes / TOTAL),
+      ...extra,
+    });
     console.log(consoleTable([rows.at(-1)!]));
   };
   try {
@@ -194,7 +227,8 @@ async function main(): Promise<void> {
           const cpu = cpuTimes(pid);
           growth.push(peak - before);
           if (answer.fileCount !== files) throw new Error(`packer packed ${answer.fileCount} files, expected ${files}`);
-          if (round === 1 && spawnSync('unzip', ['-tqq', out], { stdio: 'inherit' }).status !== 0) throw new Error('unzip -t found errors in the packer zip');
+          if (round === 1 && spawnSync('unzip', ['-tqq', out], { stdio: 'inherit' }).status !== 0)
+            throw new Error('unzip -t found errors in the packer zip');
           record(round, 'packer', answer.seconds, answer.bytes, {
             'CPU s': (cpu.user - cpu0.user + cpu.sys - cpu0.sys).toFixed(2),
             'RSS growth': `${(growth.at(-1)! / MB).toFixed(1)} MB (${(before / MB).toFixed(0)} -> ${(peak / MB).toFixed(0)} MB)`,

@@ -32,13 +32,18 @@ const SCENES = process.env.BENCH_SCENES;
 const ONLY = process.env.BENCH_ONLY;
 
 function roots(): { minor: string; path: string }[] {
-  const folders = execFileSync('bash', [path.join(REPO_ROOT, 'scripts', 'blender-roots.sh'), '--print'], { encoding: 'utf8' }).trim().split('\n');
+  const folders = execFileSync('bash', [path.join(REPO_ROOT, 'scripts', 'blender-roots.sh'), '--print'], {
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n');
   const out = [
     { minor: '4.3', path: folders[0]! },
     { minor: '5.2', path: folders[1]! },
   ];
   for (const r of out) {
-    if (!existsSync(path.join(r.path, '.renderbridge-root'))) throw new Error(`the Blender ${r.minor} root ${r.path} is not built: run bash scripts/blender-roots.sh`);
+    if (!existsSync(path.join(r.path, '.renderbridge-root')))
+      throw new Error(`the Blender ${r.minor} root ${r.path} is not built: run bash scripts/blender-roots.sh`);
   }
   return out;
 }
@@ -51,34 +56,78 @@ async function main(): Promise<void> {
   if (!ONLY || ONLY === 'versions') {
     for (const r of roots().filter((b) => !BUILDS || BUILDS.includes(b.minor))) {
       // Each build renders a scene it saved itself.
-      const small: Scene = { file: await buildFixture('basic', { blender: r.path }), frames: 24, width: 160, height: 90, samples: 4, build: r.path };
-      const subdivision: Scene = { file: await buildFixture('monkeys', { blender: r.path }), frames: 120, width: 160, height: 120, samples: 16, build: r.path };
-      if (SCENES !== 'subdivision') await step(`small job, Blender ${r.minor}`, () => serviceVsBare(`small job ${r.minor}`, small, SMALL_ROUNDS, 1.03));
-      if (SCENES !== 'small') await step(`subdivision scene, Blender ${r.minor}`, () => serviceVsBare(`subdivision ${r.minor}`, subdivision, ROUNDS, 1.05));
+      const small: Scene = {
+        file: await buildFixture('basic', { blender: r.path }),
+        frames: 24,
+        width: 160,
+        height: 90,
+        samples: 4,
+        build: r.path,
+      };
+      const subdivision: Scene = {
+        file: await buildFixture('monkeys', { blender: r.path }),
+        frames: 120,
+        width: 160,
+        height: 120,
+        samples: 16,
+        build: r.path,
+      };
+      if (SCENES !== 'subdivision')
+        await step(`small job, Blender ${r.minor}`, () =>
+          serviceVsBare(`small job ${r.minor}`, small, SMALL_ROUNDS, 1.03),
+        );
+      if (SCENES !== 'small')
+        await step(`subdivision scene, Blender ${r.minor}`, () =>
+          serviceVsBare(`subdivision ${r.minor}`, subdivision, ROUNDS, 1.05),
+        );
     }
   }
   if (!ONLY || ONLY === 'cli') {
-    const subdivision: Scene = { file: await buildFixture('monkeys'), frames: 120, width: 160, height: 120, samples: 16 };
+    const subdivision: Scene = {
+      file: await buildFixture('monkeys'),
+      frames: 120,
+      width: 160,
+      height: 120,
+      samples: 16,
+    };
     let lines = 0;
     await step('renderbridge service, default logging', async () => {
-      const o = await serviceVsBare('subdivision, renderbridge service', subdivision, ROUNDS, 1.05, undefined, async () => {
-        const svc = await startCliService();
-        const stop = svc.stop;
-        return { ...svc, stop: async () => ((lines = svc.lines()), await stop()) };
-      });
+      const o = await serviceVsBare(
+        'subdivision, renderbridge service',
+        subdivision,
+        ROUNDS,
+        1.05,
+        undefined,
+        async () => {
+          const svc = await startCliService();
+          const stop = svc.stop;
+          return { ...svc, stop: async () => ((lines = svc.lines()), await stop()) };
+        },
+      );
       return { ...o, verdicts: o.verdicts.map((v) => ({ ...v, 'log lines': String(lines) })) };
     });
     await step('renderbridge service, --log-level silent', () =>
-      serviceVsBare('subdivision, renderbridge service silent', subdivision, ROUNDS, 1.05, undefined, () => startCliService({ args: ['--log-level', 'silent'] })),
+      serviceVsBare('subdivision, renderbridge service silent', subdivision, ROUNDS, 1.05, undefined, () =>
+        startCliService({ args: ['--log-level', 'silent'] }),
+      ),
     );
   }
   if (!ONLY || ONLY === 'sandbox') {
     // PATH's build (3.4) and the newest root: the sandbox binds a system folder for the one and a whole root for the other.
     const latest = roots().at(-1)!;
     const here: Scene = { file: await buildFixture('monkeys'), frames: 120, width: 160, height: 120, samples: 16 };
-    const there: Scene = { file: await buildFixture('monkeys', { blender: latest.path }), frames: 120, width: 160, height: 120, samples: 16, build: latest.path };
+    const there: Scene = {
+      file: await buildFixture('monkeys', { blender: latest.path }),
+      frames: 120,
+      width: 160,
+      height: 120,
+      samples: 16,
+      build: latest.path,
+    };
     await step('sandbox overhead, Blender 3.4', () => sandboxOverhead('subdivision 3.4, sandbox', here, ROUNDS, 1.01));
-    await step(`sandbox overhead, Blender ${latest.minor}`, () => sandboxOverhead(`subdivision ${latest.minor}, sandbox`, there, ROUNDS, 1.01));
+    await step(`sandbox overhead, Blender ${latest.minor}`, () =>
+      sandboxOverhead(`subdivision ${latest.minor}, sandbox`, there, ROUNDS, 1.01),
+    );
   }
   const others = otherLoad();
   const rows = outcomes.flatMap((o) => o.rows);
@@ -106,7 +155,17 @@ ${markdownTable(verdicts)}
   // A narrowed run keeps its own section: it must not replace the whole run's figures.
   const narrowed = [BUILDS?.join('+'), SCENES].filter(Boolean).join('-');
   const section = `${ONLY ? `render-${ONLY}` : 'render-versions'}${narrowed ? `-${narrowed}` : ''}`;
-  await writeResultsSection(section, narrowed ? `Render: Blender ${narrowed} rerun alone (npm run bench:render:versions)` : ONLY === 'cli' ? 'Render: the service as a user starts it (npm run bench:render)' : ONLY === 'sandbox' ? "Render: the sandbox's overhead (npm run bench:render)" : 'Render: Blender 4.3 and 5.2, and the service as a user starts it (npm run bench:render)', body);
+  await writeResultsSection(
+    section,
+    narrowed
+      ? `Render: Blender ${narrowed} rerun alone (npm run bench:render:versions)`
+      : ONLY === 'cli'
+        ? 'Render: the service as a user starts it (npm run bench:render)'
+        : ONLY === 'sandbox'
+          ? "Render: the sandbox's overhead (npm run bench:render)"
+          : 'Render: Blender 4.3 and 5.2, and the service as a user starts it (npm run bench:render)',
+    body,
+  );
   console.log(`\n${consoleTable(verdicts)}\n\nwrote bench/RESULTS.md; overall ${verdict(pass)}`);
 }
 

@@ -15,7 +15,15 @@
 import { buildFixture } from '../test/helpers/fixtures.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { consoleTable, markdownTable, verdict, writeResultsSection } from './lib/results.js';
-import { killMidJob, otherModes, serviceVsBare, stepper, twoWorkers, type Outcome, type Scene } from './lib/render-scenarios.js';
+import {
+  killMidJob,
+  otherModes,
+  serviceVsBare,
+  stepper,
+  twoWorkers,
+  type Outcome,
+  type Scene,
+} from './lib/render-scenarios.js';
 
 /**
  * Rounds of the small job: one takes about 2 s, and this machine's speed drifts by 10% or more
@@ -44,7 +52,13 @@ async function main(): Promise<void> {
   const otherLoad = otherLoadMeter();
   const small: Scene = { file: await buildFixture('basic'), frames: 24, width: 160, height: 90, samples: 4 };
   const subdivision: Scene = { file: await buildFixture('monkeys'), frames: 120, width: 160, height: 120, samples: 16 };
-  const heavy: Scene = { file: await buildFixture('monkeys', { args: ['5', '112'] }), frames: 120, width: 160, height: 120, samples: 112 };
+  const heavy: Scene = {
+    file: await buildFixture('monkeys', { args: ['5', '112'] }),
+    frames: 120,
+    width: 160,
+    height: 120,
+    samples: 112,
+  };
 
   const outcomes: Outcome[] = [];
   const step = stepper(outcomes);
@@ -52,9 +66,23 @@ async function main(): Promise<void> {
   await step('small job', async () => {
     const o = await serviceVsBare('small job', small, SMALL_ROUNDS, 1.03);
     firstFrame = Number(o.verdicts[0]!['first frame s']);
-    return { ...o, verdicts: [...o.verdicts, { scene: 'small job', 'POST /render to first frame': `${firstFrame.toFixed(2)} s`, target: '< 3 s', verdict: verdict(firstFrame < 3) }], pass: o.pass && firstFrame < 3 };
+    return {
+      ...o,
+      verdicts: [
+        ...o.verdicts,
+        {
+          scene: 'small job',
+          'POST /render to first frame': `${firstFrame.toFixed(2)} s`,
+          target: '< 3 s',
+          verdict: verdict(firstFrame < 3),
+        },
+      ],
+      pass: o.pass && firstFrame < 3,
+    };
   });
-  await step('subdivision scene', () => serviceVsBare('subdivision', subdivision, ROUNDS, 1.05, () => otherModes(subdivision, PER_FRAME_SAMPLE)));
+  await step('subdivision scene', () =>
+    serviceVsBare('subdivision', subdivision, ROUNDS, 1.05, () => otherModes(subdivision, PER_FRAME_SAMPLE)),
+  );
   await step('heavy-load scene', () => serviceVsBare('heavy', heavy, HEAVY_ROUNDS, 1.05));
   await step('two single-threaded workers', () => twoWorkers(heavy, 1.1));
   await step('Blender killed mid-job', () => killMidJob(subdivision, 40));

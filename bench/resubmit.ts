@@ -37,14 +37,27 @@ const MODES = [
 
 /** The tiny TCP ping from the artist namespace; `port` on the farm end of the link. */
 function probeRtt(ns: Netns, port: number): RttResult {
-  const [cmd, args] = ns.exec(ns.artist, process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'lib', 'rtt-probe.ts'), ns.farmIp, String(port), '30']);
+  const [cmd, args] = ns.exec(ns.artist, process.execPath, [
+    '--import',
+    'tsx',
+    path.join(REPO_ROOT, 'bench', 'lib', 'rtt-probe.ts'),
+    ns.farmIp,
+    String(port),
+    '30',
+  ]);
   const r = spawnSync(cmd, args, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
   if (r.status !== 0) throw new Error(`rtt probe failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as RttResult;
 }
 
 /** The four steps against one service (fresh data dir and artist home). */
-async function runMode(ns: Netns, proxy: Proxy, project: Project, work: string, mode: (typeof MODES)[number]): Promise<ModeResult> {
+async function runMode(
+  ns: Netns,
+  proxy: Proxy,
+  project: Project,
+  work: string,
+  mode: (typeof MODES)[number],
+): Promise<ModeResult> {
   const dir = path.join(work, mode.name.replace(/\W+/g, '-'));
   const dataDir = path.join(dir, 'data');
   await mkdir(dataDir, { recursive: true });
@@ -59,8 +72,19 @@ async function runMode(ns: Netns, proxy: Proxy, project: Project, work: string, 
     spawnSync('sync');
     await mkdir(home, { recursive: true });
     console.log(`-- ${mode.name}: ${name}`);
-    const r = await runStep(ns, proxy, service, name, { blend: project.blend, home, apiKey, serviceOrigin: service.artistOrigin }, drop);
-    console.log(r.ok ? `   first frame after ${r.firstFrameS!.toFixed(1)} s, ${(r.wireBytes / 1e6).toFixed(1)} MB on the link` : `   FAILED: ${r.error}`);
+    const r = await runStep(
+      ns,
+      proxy,
+      service,
+      name,
+      { blend: project.blend, home, apiKey, serviceOrigin: service.artistOrigin },
+      drop,
+    );
+    console.log(
+      r.ok
+        ? `   first frame after ${r.firstFrameS!.toFixed(1)} s, ${(r.wireBytes / 1e6).toFixed(1)} MB on the link`
+        : `   FAILED: ${r.error}`,
+    );
     console.log(`   requests (s from the CLI's start): ${requestSequence(r)}`);
     steps.push(r);
   };
@@ -72,8 +96,16 @@ async function runMode(ns: Netns, proxy: Proxy, project: Project, work: string, 
     await step('one texture changed', home, key);
     await step('nothing changed', home, key);
     const half = project.totalBytes / 2;
-    await step(`link down ${DROP_MS / 1000} s mid-upload`, path.join(dir, 'home-drop'), dropKeys[0]!, { afterBytes: half, ms: DROP_MS, reset: false });
-    await step(`link down ${DROP_MS / 1000} s + connections reset`, path.join(dir, 'home-drop-reset'), dropKeys[1]!, { afterBytes: half, ms: DROP_MS, reset: true });
+    await step(`link down ${DROP_MS / 1000} s mid-upload`, path.join(dir, 'home-drop'), dropKeys[0]!, {
+      afterBytes: half,
+      ms: DROP_MS,
+      reset: false,
+    });
+    await step(`link down ${DROP_MS / 1000} s + connections reset`, path.join(dir, 'home-drop-reset'), dropKeys[1]!, {
+      afterBytes: half,
+      ms: DROP_MS,
+      reset: true,
+    });
   } finally {
     await service.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -93,7 +125,9 @@ async function main(): Promise<void> {
   const ns = createNetns({ rateMbit: RATE_MBIT });
   const proxy = await startProxy(ns, DELAY_MS);
   const rtt = { proxied: probeRtt(ns, PING_PORT), bare: probeRtt(ns, ECHO_PORT) };
-  console.log(`RTT through the proxy: median ${rtt.proxied.medianMs.toFixed(1)} ms; bare link ${rtt.bare.medianMs.toFixed(2)} ms`);
+  console.log(
+    `RTT through the proxy: median ${rtt.proxied.medianMs.toFixed(1)} ms; bare link ${rtt.bare.medianMs.toFixed(2)} ms`,
+  );
   const modes: ModeResult[] = [];
   try {
     for (const mode of MODES) modes.push(await runMode(ns, proxy, project, work, mode));
@@ -101,7 +135,17 @@ async function main(): Promise<void> {
     await proxy.stop();
   }
   const others = otherLoad();
-  await reportResubmit({ project, modes, rtt, shaping: ns.describeShaping(), rateMbit: RATE_MBIT, delayMs: DELAY_MS, dropMs: DROP_MS, quick: QUICK, load: loadNote(busy, others) });
+  await reportResubmit({
+    project,
+    modes,
+    rtt,
+    shaping: ns.describeShaping(),
+    rateMbit: RATE_MBIT,
+    delayMs: DELAY_MS,
+    dropMs: DROP_MS,
+    quick: QUICK,
+    load: loadNote(busy, others),
+  });
 }
 
 main().catch((err: unknown) => {

@@ -64,7 +64,9 @@ export async function openEngine(spec: EngineSpec): Promise<OpenEngine> {
 export async function engineMissing(engine: EngineName): Promise<string | undefined> {
   if (engine === 'bullmq') {
     const p = await redisProbe();
-    return p.ok ? undefined : `BullMQ needs Redis at ${redactRedisUrl(TEST_REDIS_URL)} (${p.reason}); start redis-server or set RENDERBRIDGE_TEST_REDIS_URL`;
+    return p.ok
+      ? undefined
+      : `BullMQ needs Redis at ${redactRedisUrl(TEST_REDIS_URL)} (${p.reason}); start redis-server or set RENDERBRIDGE_TEST_REDIS_URL`;
   }
   if (engine === 'postgres') {
     const p = await postgresProbe();
@@ -89,7 +91,11 @@ export function pgServer(): string {
  * A fresh measurement: a copy of the seeded data folder, plus a Redis prefix or a PostgreSQL
  * database of its own; `cleanup` deletes all of them.
  */
-export async function prepareEngine(engine: EngineName, seededDir: string, tmpRoot: string): Promise<{ spec: EngineSpec; cleanup(): Promise<void> }> {
+export async function prepareEngine(
+  engine: EngineName,
+  seededDir: string,
+  tmpRoot: string,
+): Promise<{ spec: EngineSpec; cleanup(): Promise<void> }> {
   const dataDir = await mkdtemp(path.join(tmpRoot, `${engine}-`));
   await cp(seededDir, dataDir, { recursive: true });
   const removeDir = () => rm(dataDir, { recursive: true, force: true });

@@ -75,7 +75,8 @@ export function summaryRows(all: Measurement[], engines: EngineName[]): Row[] {
       for (const e of engines) {
         const v = med(all, e, phase, get);
         r[ENGINE_LABEL[e]] = show(v);
-        if (e !== 'embedded' && !Number.isNaN(base)) r[`${ENGINE_LABEL[e].split(' ')[0]}/embedded`] = `${(v / base).toFixed(2)}x`;
+        if (e !== 'embedded' && !Number.isNaN(base))
+          r[`${ENGINE_LABEL[e].split(' ')[0]}/embedded`] = `${(v / base).toFixed(2)}x`;
       }
       rows.push(r);
     }
@@ -88,7 +89,14 @@ export function limitLines(all: Measurement[], engines: EngineName[], s: ReportS
   const lanes = s.processes * s.lanes;
   const lines = engines.map((e) => {
     const v = (get: (p: PhaseResult) => number) => med(all, e, 'burst', get);
-    const [tps, enq, busy, lane, claim, complete] = [v((p) => p.tasksPerSecond), v((p) => p.enqueueRate), v((p) => p.lanesBusy), v((p) => p.laneMs), v((p) => p.claimMs), v((p) => p.completeMs)];
+    const [tps, enq, busy, lane, claim, complete] = [
+      v((p) => p.tasksPerSecond),
+      v((p) => p.enqueueRate),
+      v((p) => p.lanesBusy),
+      v((p) => p.laneMs),
+      v((p) => p.claimMs),
+      v((p) => p.completeMs),
+    ];
     const cpu = v((p) => p.workerCpu) + v((p) => p.producerCpu) + (e === 'embedded' ? 0 : v((p) => p.serverCpu));
     const split = `claim ${claim.toFixed(1)} ms, job read + placement + handler ${(lane - claim - complete).toFixed(1)} ms, complete ${complete.toFixed(1)} ms`;
     const n = os.cpus().length;

@@ -4,7 +4,17 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { cpuSeconds, startChild, type Child } from './lib/children.js';
 import { openEngine, prepareEngine, type EngineName, type OpenEngine } from './scale-engines.js';
-import { checkExactlyOnce, indexRecords, now, phaseStats, postgresCpuSeconds, redisCpuSeconds, type PhaseStats, type ReadyTimes, type WorkerRecords } from './scale-stats.js';
+import {
+  checkExactlyOnce,
+  indexRecords,
+  now,
+  phaseStats,
+  postgresCpuSeconds,
+  redisCpuSeconds,
+  type PhaseStats,
+  type ReadyTimes,
+  type WorkerRecords,
+} from './scale-stats.js';
 import type { WorkerInput } from './scale-worker.js';
 import type { TaskQueue } from '../service/ports/tasks.js';
 
@@ -52,7 +62,6 @@ function chunkTask(jobId: string, index: number, frame: number) {
   };
 }
 
-
 /** Whether process `pid` still runs (exited children are reaped by Node, so they are gone). */
 function alive(pid: number): boolean {
   try {
@@ -63,16 +72,27 @@ function alive(pid: number): boolean {
   }
 }
 
-async function waitDone(queue: TaskQueue, total: number, timeoutMs: number, workers: readonly Child<unknown>[]): Promise<void> {
+async function waitDone(
+  queue: TaskQueue,
+  total: number,
+  timeoutMs: number,
+  workers: readonly Child<unknown>[],
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const dead = workers.filter((w) => !alive(w.pid));
-    if (dead.length) throw new Error(`worker process ${dead.map((w) => w.pid).join(', ')} exited during the run (see its output above)`);
+    if (dead.length)
+      throw new Error(
+        `worker process ${dead.map((w) => w.pid).join(', ')} exited during the run (see its output above)`,
+      );
     const c = await queue.counts();
-    if (c.failed > 0) throw new Error(`${c.failed} tasks failed; the trivial handler never fails, so the queue or the job store did`);
+    if (c.failed > 0)
+      throw new Error(`${c.failed} tasks failed; the trivial handler never fails, so the queue or the job store did`);
     if (c.done >= total) return;
     if (Date.now() > until) {
-      throw new Error(`only ${c.done} of ${total} tasks done after ${timeoutMs / 1000} s (${c.queued} queued, ${c.running} running): the workers stalled (see their output above)`);
+      throw new Error(
+        `only ${c.done} of ${total} tasks done after ${timeoutMs / 1000} s (${c.queued} queued, ${c.running} running): the workers stalled (see their output above)`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -99,7 +119,12 @@ function cpuMeter(children: Child<unknown>[], server: () => Promise<number>) {
 
 export async function measure(engine: EngineName, o: RunOptions): Promise<Measurement> {
   const { spec, cleanup } = await prepareEngine(engine, o.seededDir, o.tmpRoot);
-  const server = engine === 'bullmq' ? () => redisCpuSeconds(spec.redisUrl!) : engine === 'postgres' ? async () => postgresCpuSeconds() : async () => 0;
+  const server =
+    engine === 'bullmq'
+      ? () => redisCpuSeconds(spec.redisUrl!)
+      : engine === 'postgres'
+        ? async () => postgresCpuSeconds()
+        : async () => 0;
   const children: Child<{ pid: number }>[] = [];
   let opened: OpenEngine | undefined;
   try {
@@ -153,15 +178,22 @@ export async function measure(engine: EngineName, o: RunOptions): Promise<Measur
     // Stopped workers write their records; then every task must have run exactly once.
     for (const c of children.splice(0)) await c.stop();
     const records = await Promise.all(
-      outFiles.map(async (f) => JSON.parse(await readFile(f, 'utf8').catch(() => {
-        throw new Error(`a worker process left no records in ${f}: it died or was killed (see its output above)`);
-      })) as WorkerRecords),
+      outFiles.map(
+        async (f) =>
+          JSON.parse(
+            await readFile(f, 'utf8').catch(() => {
+              throw new Error(`a worker process left no records in ${f}: it died or was killed (see its output above)`);
+            }),
+          ) as WorkerRecords,
+      ),
     );
     const byId = indexRecords(records);
     checkExactlyOnce(enqueued, byId);
     const c = await queue.counts();
     if (c.done !== enqueued.length || c.queued + c.running + c.failed > 0) {
-      throw new Error(`the queue reports ${JSON.stringify(c)} after ${enqueued.length} tasks ran once each: its counts disagree with the workers`);
+      throw new Error(
+        `the queue reports ${JSON.stringify(c)} after ${enqueued.length} tasks ran once each: its counts disagree with the workers`,
+      );
     }
     const result = (p: typeof burst): PhaseResult => {
       const s = phaseStats(p.ready, p, byId, records, o.processes * o.lanes);

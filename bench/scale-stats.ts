@@ -94,8 +94,12 @@ export function indexRecords(all: readonly WorkerRecords[]): Map<string, TaskRec
       r.completeMs = took;
     }
   }
-  if (twice.length) throw new Error(`${twice.length} tasks ran more than once (e.g. ${twice.slice(0, 3).join(', ')}): the queue handed a task out twice`);
-  if (doneTwice.length) throw new Error(`${doneTwice.length} tasks were completed twice (e.g. ${doneTwice.slice(0, 3).join(', ')})`);
+  if (twice.length)
+    throw new Error(
+      `${twice.length} tasks ran more than once (e.g. ${twice.slice(0, 3).join(', ')}): the queue handed a task out twice`,
+    );
+  if (doneTwice.length)
+    throw new Error(`${doneTwice.length} tasks were completed twice (e.g. ${doneTwice.slice(0, 3).join(', ')})`);
   return byId;
 }
 
@@ -107,13 +111,21 @@ export function checkExactlyOnce(enqueued: readonly string[], byId: Map<string, 
   const expected = new Set(enqueued);
   if (expected.size !== enqueued.length) throw new Error('the benchmark enqueued a task id twice: fix the id scheme');
   const missing = enqueued.filter((id) => !byId.has(id));
-  if (missing.length) throw new Error(`${missing.length} of ${enqueued.length} tasks never ran (e.g. ${missing.slice(0, 3).join(', ')}): tasks were lost`);
+  if (missing.length)
+    throw new Error(
+      `${missing.length} of ${enqueued.length} tasks never ran (e.g. ${missing.slice(0, 3).join(', ')}): tasks were lost`,
+    );
   const extra = [...byId.keys()].filter((id) => !expected.has(id));
-  if (extra.length) throw new Error(`${extra.length} tasks ran that were never enqueued (e.g. ${extra.slice(0, 3).join(', ')})`);
+  if (extra.length)
+    throw new Error(`${extra.length} tasks ran that were never enqueued (e.g. ${extra.slice(0, 3).join(', ')})`);
   const retried = [...byId].filter(([, r]) => r.attempt !== 1);
-  if (retried.length) throw new Error(`${retried.length} tasks ran on a later attempt (e.g. ${retried[0]![0]}): a lease ran out or a claim failed`);
+  if (retried.length)
+    throw new Error(
+      `${retried.length} tasks ran on a later attempt (e.g. ${retried[0]![0]}): a lease ran out or a claim failed`,
+    );
   const undone = [...byId].filter(([, r]) => Number.isNaN(r.done));
-  if (undone.length) throw new Error(`${undone.length} tasks ran but their completion was never stored (e.g. ${undone[0]![0]})`);
+  if (undone.length)
+    throw new Error(`${undone.length} tasks ran but their completion was never stored (e.g. ${undone[0]![0]})`);
 }
 
 /** The phase from `firstCall` (its first enqueue) to `end` (all its tasks seen done). */
@@ -144,7 +156,9 @@ export function phaseStats(
   }
   delays.sort((a, b) => a - b);
   const seconds = (window.end - window.firstCall) / 1000;
-  const idle = all.flatMap((w) => w.claims).filter(([t, , id]) => !id && t >= window.firstCall && t <= window.end).length;
+  const idle = all
+    .flatMap((w) => w.claims)
+    .filter(([t, , id]) => !id && t >= window.firstCall && t <= window.end).length;
   const tasksPerSecond = ready.size / ((lastDone - firstReady) / 1000);
   return {
     tasks: ready.size,

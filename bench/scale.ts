@@ -10,7 +10,15 @@ import { seedJobs } from './lib/seed.js';
 import { atExit } from './lib/children.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { consoleTable, markdownTable, writeResultsSection, type Row } from './lib/results.js';
-import { ENGINE_LABEL, ENGINES, engineMissing, pgServer, redisServer, tmpRootDir, type EngineName } from './scale-engines.js';
+import {
+  ENGINE_LABEL,
+  ENGINES,
+  engineMissing,
+  pgServer,
+  redisServer,
+  tmpRootDir,
+  type EngineName,
+} from './scale-engines.js';
 import { limitLines, PHASES, resultRow, setupText, summaryRows, type ReportSettings } from './scale-report.js';
 import { measure, type Measurement, type RunOptions } from './scale-run.js';
 
@@ -18,7 +26,8 @@ import { measure, type Measurement, type RunOptions } from './scale-run.js';
 function knob(name: string, fallback: number, min = 1): number {
   const raw = process.env[name];
   const v = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(v) || v < min) throw new Error(`${name} must be a whole number >= ${min} (got ${JSON.stringify(raw)})`);
+  if (!Number.isInteger(v) || v < min)
+    throw new Error(`${name} must be a whole number >= ${min} (got ${JSON.stringify(raw)})`);
   return v;
 }
 
@@ -49,8 +58,13 @@ const FULL_SIZE = JOBS === 1000 && TASKS_PER_JOB === 10;
  */
 function selectedEngines(): EngineName[] {
   const raw = process.env.BENCH_SCALE_ENGINES ?? ENGINES.join(',');
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const n of names) if (!(ENGINES as readonly string[]).includes(n)) throw new Error(`BENCH_SCALE_ENGINES: unknown engine ${n}; use some of ${ENGINES.join(',')}`);
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const n of names)
+    if (!(ENGINES as readonly string[]).includes(n))
+      throw new Error(`BENCH_SCALE_ENGINES: unknown engine ${n}; use some of ${ENGINES.join(',')}`);
   return names as EngineName[];
 }
 
@@ -58,7 +72,8 @@ async function main(): Promise<void> {
   const engines = selectedEngines();
   for (const e of engines) {
     const why = await engineMissing(e);
-    if (why) throw new Error(`${why}, or leave it out: BENCH_SCALE_ENGINES=${engines.filter((x) => x !== e).join(',')}`);
+    if (why)
+      throw new Error(`${why}, or leave it out: BENCH_SCALE_ENGINES=${engines.filter((x) => x !== e).join(',')}`);
   }
   const busy = await quietCheck();
   const otherLoad = otherLoadMeter();

@@ -31,7 +31,7 @@ async function randomFile(file: string, size: number): Promise<string> {
   const buf = Buffer.alloc(8 * 1024 * 1024);
   const hash = createHash('sha256');
   try {
-    for (let done = 0; done < size; ) {
+    for (let done = 0; done < size;) {
       const chunk = buf.subarray(0, Math.min(buf.length, size - done));
       randomFillSync(chunk);
       hash.update(chunk);
@@ -139,7 +139,8 @@ async function main(): Promise<void> {
   await mkdir(bareDir);
   const keys = await openKeyStore(dataDir);
   const { key } = await createApiKey(keys.keys, { workspace: 'bench', label: 'bench' }).finally(() => keys.close());
-  if ((await stat(src)).dev !== (await stat(dataDir)).dev) throw new Error('source and data dir are on different devices');
+  if ((await stat(src)).dev !== (await stat(dataDir)).dev)
+    throw new Error('source and data dir are on different devices');
 
   const service = await startChild<{ baseUrl: string }>('service-child.ts', { dataDir, rateLimitMax: 1e9 });
   const bare = await startChild<{ origin: string }>('bare-put-child.ts', { dir: bareDir });
@@ -154,7 +155,13 @@ async function main(): Promise<void> {
     const first = (round % 2 === 1) === (step === 'bare node:http PUT');
     (byPosition[`${step} ${first ? 'first' : 'second'}`] ??= []).push(SIZE / MB / m.seconds);
     (growth[step] ??= []).push(m.growth);
-    rows.push({ round: String(round), step, seconds: m.seconds.toFixed(2), 'MB/s': fmt.mbps(SIZE / MB / m.seconds), ...m.row });
+    rows.push({
+      round: String(round),
+      step,
+      seconds: m.seconds.toFixed(2),
+      'MB/s': fmt.mbps(SIZE / MB / m.seconds),
+      ...m.row,
+    });
     console.log(consoleTable([rows.at(-1)!]));
   };
   try {
@@ -177,7 +184,8 @@ async function main(): Promise<void> {
       });
       const m = await measuredPut(uploadUrl, src, service.pid);
       const stored = JSON.parse(m.answer) as { size: number; sha256: string };
-      if (stored.size !== SIZE || stored.sha256 !== sha256) throw new Error(`service stored something else: ${m.answer}`);
+      if (stored.size !== SIZE || stored.sha256 !== sha256)
+        throw new Error(`service stored something else: ${m.answer}`);
       if (round === 1) await api(`${baseUrl}/jobs`, key, { slug }); // the whole flow works, once
       const objectKey = decodeURIComponent(new URL(uploadUrl).pathname.replace(/^\/storage\//, ''));
       // Drop the stored object so the disk does not fill up over rounds.
@@ -218,7 +226,11 @@ async function main(): Promise<void> {
     },
   ];
   const pos = (k: string) => (byPosition[k] ? fmt.mbps(median(byPosition[k])) : '-');
-  const order: Row[] = ['bare node:http PUT', 'service PUT'].map((step) => ({ step, 'first in its round': pos(`${step} first`), 'second in its round': pos(`${step} second`) }));
+  const order: Row[] = ['bare node:http PUT', 'service PUT'].map((step) => ({
+    step,
+    'first in its round': pos(`${step} first`),
+    'second in its round': pos(`${step} second`),
+  }));
   console.log(`\n${consoleTable(rows)}\n\n${consoleTable(summary)}\n\n${consoleTable(order)}`);
 
   const body = `${machineMarkdown()}
@@ -257,7 +269,11 @@ deleted file is trimmed. Alternating gives both servers the same share of each p
 
 ${markdownTable(order)}
 `;
-  await writeResultsSection('upload', 'Upload: the service\'s streaming PUT vs a bare node:http PUT (npm run bench:upload)', body);
+  await writeResultsSection(
+    'upload',
+    "Upload: the service's streaming PUT vs a bare node:http PUT (npm run bench:upload)",
+    body,
+  );
   console.log(`\nwrote bench/RESULTS.md; overall ${verdict(ratio >= TARGET_RATIO && maxGrowth < TARGET_RSS)}`);
 }
 

@@ -37,7 +37,10 @@ const HEADER_BYTES = 17;
 const MAX_COMPRESSED_READ = 4 * 1024 * 1024;
 
 /** Parses the uncompressed first bytes of a .blend; undefined when they are not a .blend header. */
-export function parseBlendHeader(head: Uint8Array, compression: BlendHeader['compression'] = 'none'): BlendHeader | undefined {
+export function parseBlendHeader(
+  head: Uint8Array,
+  compression: BlendHeader['compression'] = 'none',
+): BlendHeader | undefined {
   const text = Buffer.from(head.subarray(0, HEADER_BYTES)).toString('latin1');
   const old = OLD.exec(text);
   if (old) return make(Number(old[1]), Number(old[2]), 0, compression);
@@ -46,7 +49,12 @@ export function parseBlendHeader(head: Uint8Array, compression: BlendHeader['com
   return undefined;
 }
 
-function make(major: number, minor: number, formatVersion: number, compression: BlendHeader['compression']): BlendHeader {
+function make(
+  major: number,
+  minor: number,
+  formatVersion: number,
+  compression: BlendHeader['compression'],
+): BlendHeader {
   return { major, minor, text: `${major}.${minor}`, formatVersion, compression };
 }
 
@@ -58,7 +66,8 @@ export async function readBlendHeader(path: string): Promise<BlendHeader> {
     const { bytesRead } = await fh.read(first, 0, HEADER_BYTES, 0);
     const head = first.subarray(0, bytesRead);
     if (head[0] === 0x1f && head[1] === 0x8b) return await compressed(fh, 'gzip', path);
-    if (head[0] === 0x28 && head[1] === 0xb5 && head[2] === 0x2f && head[3] === 0xfd) return await compressed(fh, 'zstd', path);
+    if (head[0] === 0x28 && head[1] === 0xb5 && head[2] === 0x2f && head[3] === 0xfd)
+      return await compressed(fh, 'zstd', path);
     const h = parseBlendHeader(head);
     if (!h) throw notBlend(path);
     return h;
@@ -71,7 +80,11 @@ function notBlend(path: string): BlendHeaderError {
   return new BlendHeaderError(`${path.split('/').pop()} is not a Blender file (its first bytes are no .blend header)`);
 }
 
-async function compressed(fh: import('node:fs/promises').FileHandle, kind: 'gzip' | 'zstd', path: string): Promise<BlendHeader> {
+async function compressed(
+  fh: import('node:fs/promises').FileHandle,
+  kind: 'gzip' | 'zstd',
+  path: string,
+): Promise<BlendHeader> {
   const out: Uint8Array[] = [];
   let have = 0;
   const take = (chunk: Uint8Array) => {
@@ -89,7 +102,9 @@ async function compressed(fh: import('node:fs/promises').FileHandle, kind: 'gzip
       await feed(buf.subarray(0, bytesRead), false);
     }
   } catch {
-    throw new BlendHeaderError(`${path.split('/').pop()} is a damaged compressed .blend (${kind} data does not decompress)`);
+    throw new BlendHeaderError(
+      `${path.split('/').pop()} is a damaged compressed .blend (${kind} data does not decompress)`,
+    );
   }
   const h = parseBlendHeader(Buffer.concat(out), kind);
   if (!h) throw notBlend(path);

@@ -72,7 +72,23 @@ export interface Launch {
 const ROOT_SYSTEM_DIRS = new Set(['usr', 'etc', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']);
 
 /** Host folders that hold data, not the system: what a root may be shown of the host for reading. */
-const SYSTEM_DIRS = new Set(['bin', 'boot', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'proc', 'run', 'sbin', 'sys', 'usr', 'var', 'lost+found']);
+const SYSTEM_DIRS = new Set([
+  'bin',
+  'boot',
+  'dev',
+  'etc',
+  'lib',
+  'lib32',
+  'lib64',
+  'libx32',
+  'proc',
+  'run',
+  'sbin',
+  'sys',
+  'usr',
+  'var',
+  'lost+found',
+]);
 
 /** The host's top-level data folders (`/home`, `/srv`, `/mnt`, `/tmp`, ...): for a run that reads files anywhere (a dependency trace). */
 export function hostDataDirs(): string[] {
@@ -110,7 +126,6 @@ export function findInPath(name: string, pathVar: string | undefined): string | 
   return undefined;
 }
 
-
 /** bubblewrap's executable in PATH; undefined when it is not installed. */
 function findBwrap(): string | undefined {
   return findInPath('bwrap', process.env.PATH);
@@ -139,7 +154,25 @@ export interface LaunchOptions {
 }
 
 /** Files of the host's /etc a Blender run needs (the libraries' configuration, fonts, time zone, users); never the rest (service configs, credentials). */
-const HOST_ETC = ['ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'fonts', 'localtime', 'timezone', 'passwd', 'group', 'nsswitch.conf', 'os-release', 'debian_version', 'glvnd', 'vulkan', 'OpenCL', 'egl', 'nvidia'];
+const HOST_ETC = [
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'alternatives',
+  'fonts',
+  'localtime',
+  'timezone',
+  'passwd',
+  'group',
+  'nsswitch.conf',
+  'os-release',
+  'debian_version',
+  'glvnd',
+  'vulkan',
+  'OpenCL',
+  'egl',
+  'nvidia',
+];
 
 /** The host's own system, read-only: /usr and its merged links, and the parts of /etc in HOST_ETC. */
 function hostSystemArgs(): string[] {
@@ -169,7 +202,12 @@ const underSystem = (p: string) => [...ROOT_SYSTEM_DIRS].some((d) => resolve(p).
  * The command that runs `argv` with the build at `path`: the build itself, or bubblewrap around
  * it (a root always; any build with `sandbox`).
  */
-export function launchBuild(path: string, argv: readonly string[], access: RunAccess, opts: LaunchOptions = {}): Launch {
+export function launchBuild(
+  path: string,
+  argv: readonly string[],
+  access: RunAccess,
+  opts: LaunchOptions = {},
+): Launch {
   const kind = buildKind(path);
   const direct = kind === 'release' ? join(path, 'blender') : path;
   if (kind !== 'root' && !opts.sandbox) return { command: direct, args: [...argv], env: {} };
@@ -184,12 +222,28 @@ export function launchBuild(path: string, argv: readonly string[], access: RunAc
   // On an empty `/` (bubblewrap's own tmpfs): the system read-only (the root's, or the host's), host
   // folders bound at their own paths (so every path in the arguments means the same inside).
   const args = kind === 'root' ? rootSystemArgs(resolve(path)) : hostSystemArgs();
-  const own = kind === 'release' ? [resolve(path)] : kind === 'executable' && !underSystem(path) ? [dirname(resolve(path))] : [];
+  const own =
+    kind === 'release' ? [resolve(path)] : kind === 'executable' && !underSystem(path) ? [dirname(resolve(path))] : [];
   // A private /tmp, and a private /run holding Blender's home and temp folder: /tmp itself may be
   // bound from the host read-only below (a trace reads files anywhere), and Blender must write somewhere.
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/run', '--dir', '/run/home', '--dir', '/run/tmp', '--die-with-parent');
+  args.push(
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    '--tmpfs',
+    '/run',
+    '--dir',
+    '/run/home',
+    '--dir',
+    '/run/tmp',
+    '--die-with-parent',
+  );
   // Cycles reads the CPU topology; GPU runtimes read the PCI devices.
-  if (existsSync('/sys/devices/system/cpu')) args.push('--ro-bind', '/sys/devices/system/cpu', '/sys/devices/system/cpu');
+  if (existsSync('/sys/devices/system/cpu'))
+    args.push('--ro-bind', '/sys/devices/system/cpu', '/sys/devices/system/cpu');
   if (opts.sandbox) {
     args.push('--unshare-all');
     for (const node of opts.devices ?? []) if (existsSync(node)) args.push('--dev-bind', node, node);
@@ -209,10 +263,13 @@ export function launchBuild(path: string, argv: readonly string[], access: RunAc
   }
   // A folder under the system's is there already (read-only); a read-only folder inside a writable
   // one is there too (writable); one around a writable one would hide it, so it is bound first.
-  const read = outermost([...access.read, ...own]).filter((r) => !(kind !== 'root' && underSystem(r)) && !write.some((w) => r === w || r.startsWith(`${w}/`)));
+  const read = outermost([...access.read, ...own]).filter(
+    (r) => !(kind !== 'root' && underSystem(r)) && !write.some((w) => r === w || r.startsWith(`${w}/`)),
+  );
   for (const p of read) if (existsSync(p)) args.push('--ro-bind', p, p);
   for (const p of write) if (existsSync(p)) args.push('--bind', p, p);
-  const home = opts.sandbox && write.length > 0 && existsSync(write[0]!) ? join(write[0]!, '.blender-home') : '/run/home';
+  const home =
+    opts.sandbox && write.length > 0 && existsSync(write[0]!) ? join(write[0]!, '.blender-home') : '/run/home';
   if (home !== '/run/home') args.push('--dir', home);
   // The working folder where it is bound in; a run given no folders (a version probe) works in its private temp folder.
   const cwd = opts.cwd ? resolve(opts.cwd) : undefined;

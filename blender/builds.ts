@@ -60,11 +60,14 @@ export function buildCandidates(src: CandidateSources = {}): BuildCandidate[] {
 }
 
 /** Parses `"4.2"`, `"4.2.1"` or `[4, 2, 1]` into major/minor; undefined when unusable. */
-export function parseRequestedVersion(v: string | readonly number[] | undefined): { major: number; minor: number } | undefined {
+export function parseRequestedVersion(
+  v: string | readonly number[] | undefined,
+): { major: number; minor: number } | undefined {
   if (v === undefined) return undefined;
   const parts = typeof v === 'string' ? v.trim().split('.').map(Number) : [...v];
   const [major, minor] = parts;
-  if (major === undefined || minor === undefined || !Number.isInteger(major) || !Number.isInteger(minor)) return undefined;
+  if (major === undefined || minor === undefined || !Number.isInteger(major) || !Number.isInteger(minor))
+    return undefined;
   return { major, minor };
 }
 
@@ -78,7 +81,10 @@ export interface ProbedBuilds {
  * Asks each candidate its version (through version.ts) and keeps the ones that answer. The first
  * usable candidate is the default. Pass the worker's version cache to probe each binary once.
  */
-export async function probeBuilds(candidates: readonly BuildCandidate[], cache?: BlenderVersionCache): Promise<ProbedBuilds> {
+export async function probeBuilds(
+  candidates: readonly BuildCandidate[],
+  cache?: BlenderVersionCache,
+): Promise<ProbedBuilds> {
   const builds: BlenderBuild[] = [];
   const problems: string[] = [];
   for (const c of candidates) {
@@ -87,7 +93,12 @@ export async function probeBuilds(candidates: readonly BuildCandidate[], cache?:
       if (c.declared && c.declared !== `${version.major}.${version.minor}`) {
         problems.push(`${c.binary} is declared as ${c.declared} but reports ${version.text}; using ${version.text}`);
       }
-      builds.push({ binary: c.binary, kind: c.binary.includes('/') ? buildKind(c.binary) : 'executable', version, isDefault: builds.length === 0 });
+      builds.push({
+        binary: c.binary,
+        kind: c.binary.includes('/') ? buildKind(c.binary) : 'executable',
+        version,
+        isDefault: builds.length === 0,
+      });
     } catch (err) {
       problems.push(`${c.binary} (${c.source}) is unusable: ${(err as Error).message}`);
     }
@@ -101,5 +112,8 @@ export const minorVersion = (b: BlenderBuild) => `${b.version.major}.${b.version
 /** The local build for a requirement: the highest patch of that `major.minor`, if any. */
 export function buildFor(builds: readonly BlenderBuild[], blender: string | undefined): BlenderBuild | undefined {
   if (!blender) return undefined;
-  return builds.filter((b) => minorVersion(b) === blender).sort((a, b) => a.version.patch - b.version.patch).pop();
+  return builds
+    .filter((b) => minorVersion(b) === blender)
+    .sort((a, b) => a.version.patch - b.version.patch)
+    .pop();
 }

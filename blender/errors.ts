@@ -56,7 +56,8 @@ export class BlenderFileUnreadableError extends BlenderError {
 }
 
 /** Blender's messages when it cannot load a file (3.x/4.x wording). */
-export const UNREADABLE_FILE_LINE = /Cannot read file|File format is not supported|not a blend file|Failed to read blend file|Unable to open/i;
+export const UNREADABLE_FILE_LINE =
+  /Cannot read file|File format is not supported|not a blend file|Failed to read blend file|Unable to open/i;
 
 /** The error for a file Blender cannot open, named as the user knows it (`shownName`). */
 export function unreadableFile(shownName: string, details: Record<string, unknown>): BlenderFileUnreadableError {

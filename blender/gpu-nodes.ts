@@ -48,7 +48,11 @@ export function gpuNodes(uuids: readonly string[], deviceType: string, opts: Gpu
   const dev = opts.devRoot ?? '/dev';
   if (uuids.length === 0) return [];
   if (deviceType === 'HIP') {
-    const dri = existsSync(join(dev, 'dri')) ? readdirSync(join(dev, 'dri')).filter((n) => n.startsWith('renderD')).map((n) => join(dev, 'dri', n)) : [];
+    const dri = existsSync(join(dev, 'dri'))
+      ? readdirSync(join(dev, 'dri'))
+          .filter((n) => n.startsWith('renderD'))
+          .map((n) => join(dev, 'dri', n))
+      : [];
     return [join(dev, 'kfd'), ...dri].filter((n) => existsSync(n));
   }
   const minors = nvidiaMinors(opts.procRoot);

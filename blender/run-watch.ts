@@ -42,14 +42,16 @@ export class RunWatch {
   /** Blender printed something: the idle limit counts from now. */
   output(): void {
     this.lastOutputAt = performance.now();
-    if (!this.idleTimer && this.limits.idleMs > 0 && !this.stopReason && !this.settled) this.idleTimer = setTimeout(() => this.checkIdle(), this.limits.idleMs);
+    if (!this.idleTimer && this.limits.idleMs > 0 && !this.stopReason && !this.settled)
+      this.idleTimer = setTimeout(() => this.checkIdle(), this.limits.idleMs);
   }
 
   /** Replaces the limits; they count from now. */
   arm(next: BlenderLimits): void {
     this.limits = next;
     clearTimeout(this.totalTimer);
-    this.totalTimer = next.totalMs > 0 && !this.settled ? setTimeout(() => this.stop('timeout'), next.totalMs) : undefined;
+    this.totalTimer =
+      next.totalMs > 0 && !this.settled ? setTimeout(() => this.stop('timeout'), next.totalMs) : undefined;
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
     this.output();

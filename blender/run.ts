@@ -96,7 +96,21 @@ export interface BlenderRunResult {
  * folders, and the GPU runtimes' own settings. Everything else (the worker token, S3 keys,
  * DATABASE_URL, REDIS_URL) stays out: the file's Python and its add-ons run inside Blender.
  */
-export const BLENDER_ENV_ALLOWED: readonly (string | RegExp)[] = ['PATH', 'HOME', 'USER', 'LANG', 'LANGUAGE', /^LC_/, 'TZ', 'TMPDIR', 'TMP', 'TEMP', 'OCIO', /^(CUDA|HIP|ROCR|GPU_DEVICE|NVIDIA|__GL|__NV)_/, 'XDG_RUNTIME_DIR'];
+export const BLENDER_ENV_ALLOWED: readonly (string | RegExp)[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LANG',
+  'LANGUAGE',
+  /^LC_/,
+  'TZ',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'OCIO',
+  /^(CUDA|HIP|ROCR|GPU_DEVICE|NVIDIA|__GL|__NV)_/,
+  'XDG_RUNTIME_DIR',
+];
 
 /** The allow-listed part of an environment. */
 export function blenderEnv(from: NodeJS.ProcessEnv = process.env): Record<string, string> {
@@ -116,9 +130,15 @@ function launchFor(opts: RunBlenderOptions, argv: string[]): Launch {
   const cwd = opts.cwd ?? process.cwd();
   const access: RunAccess = {
     write: opts.access?.write ?? [cwd],
-    read: opts.access?.read ?? [...(opts.pythonScript ? scriptFolders(opts.pythonScript) : []), ...(opts.file ? [dirname(opts.file)] : [])],
+    read: opts.access?.read ?? [
+      ...(opts.pythonScript ? scriptFolders(opts.pythonScript) : []),
+      ...(opts.file ? [dirname(opts.file)] : []),
+    ],
   };
-  return launchBuild(binary, argv, access, { cwd, ...(opts.sandbox ? { sandbox: true, devices: opts.devices ?? [] } : {}) });
+  return launchBuild(binary, argv, access, {
+    cwd,
+    ...(opts.sandbox ? { sandbox: true, devices: opts.devices ?? [] } : {}),
+  });
 }
 
 /** Flags that would let a file's own Python run; refused, since uploaded files are untrusted. */
@@ -189,7 +209,10 @@ export function startBlender(opts: RunBlenderOptions & { stdin?: boolean }): Ble
   const argv = blenderArgv(opts);
   const keep = opts.lastLinesCount ?? 40;
   const lastLines: string[] = [];
-  const watch = new RunWatch({ totalMs: opts.timeoutMs ?? 6 * 3600_000, idleMs: opts.idleTimeoutMs ?? 0 }, opts.killGraceMs ?? 5000);
+  const watch = new RunWatch(
+    { totalMs: opts.timeoutMs ?? 6 * 3600_000, idleMs: opts.idleTimeoutMs ?? 0 },
+    opts.killGraceMs ?? 5000,
+  );
   const pushLine = (stream: BlenderStream, line: string) => {
     lastLines.push(line);
     if (lastLines.length > keep) lastLines.shift();
@@ -233,7 +256,13 @@ interface Settle {
 }
 
 /** Spawns Blender in its own group and settles the run once the group is gone; undefined when it cannot start. */
-function launch(opts: RunBlenderOptions & { stdin?: boolean }, argv: string[], watch: RunWatch, pushLine: (stream: BlenderStream, line: string) => void, s: Settle) {
+function launch(
+  opts: RunBlenderOptions & { stdin?: boolean },
+  argv: string[],
+  watch: RunWatch,
+  pushLine: (stream: BlenderStream, line: string) => void,
+  s: Settle,
+) {
   const started = performance.now();
   if (opts.signal?.aborted) {
     watch.settled = true;
@@ -244,7 +273,13 @@ function launch(opts: RunBlenderOptions & { stdin?: boolean }, argv: string[], w
     how = launchFor(opts, argv);
   } catch (err) {
     watch.settled = true;
-    return void s.reject(new BlenderStartError(`cannot start Blender (${opts.binary ?? 'blender'}): ${(err as Error).message}`, { argv }, { cause: err }));
+    return void s.reject(
+      new BlenderStartError(
+        `cannot start Blender (${opts.binary ?? 'blender'}): ${(err as Error).message}`,
+        { argv },
+        { cause: err },
+      ),
+    );
   }
   // nice execs Blender (or bwrap) in place: the pid and its process group stay the run's own.
   const nice = opts.nice && opts.nice > 0 ? Math.min(19, Math.trunc(opts.nice)) : 0;
@@ -268,8 +303,18 @@ function launch(opts: RunBlenderOptions & { stdin?: boolean }, argv: string[], w
     opts.signal?.removeEventListener('abort', onAbort);
     process.removeListener('exit', onParentExit);
   };
-  if (child.stdout) readLines(child.stdout, () => watch.output(), (line) => pushLine('stdout', line));
-  if (child.stderr) readLines(child.stderr, () => watch.output(), (line) => pushLine('stderr', line));
+  if (child.stdout)
+    readLines(
+      child.stdout,
+      () => watch.output(),
+      (line) => pushLine('stdout', line),
+    );
+  if (child.stderr)
+    readLines(
+      child.stderr,
+      () => watch.output(),
+      (line) => pushLine('stderr', line),
+    );
   child.on('spawn', () => {
     if (pid !== undefined) opts.onSpawn?.(pid);
   });
@@ -280,7 +325,13 @@ function launch(opts: RunBlenderOptions & { stdin?: boolean }, argv: string[], w
     if (watch.settled) return;
     cleanup();
     const e = err as NodeJS.ErrnoException;
-    s.reject(new BlenderStartError(`cannot start Blender (${opts.binary ?? 'blender'}): ${e.code ?? e.message}`, { argv }, { cause: err }));
+    s.reject(
+      new BlenderStartError(
+        `cannot start Blender (${opts.binary ?? 'blender'}): ${e.code ?? e.message}`,
+        { argv },
+        { cause: err },
+      ),
+    );
   });
   child.on('exit', () => {
     // Blender is gone; anything it left in its group goes too, so no pipe stays open.
@@ -292,7 +343,11 @@ function launch(opts: RunBlenderOptions & { stdin?: boolean }, argv: string[], w
     // Settle only once the group is gone, so callers (and the next attempt) never overlap with leftovers.
     void (pid === undefined ? Promise.resolve() : waitGroupGone(pid, opts.killGraceMs ?? 5000)).then(() => {
       const durationMs = Math.round(performance.now() - started);
-      const outcome = runOutcome(how, code, sig, watch.stopReason, watch.limits, { argv, durationMs, lastLines: s.lastLines });
+      const outcome = runOutcome(how, code, sig, watch.stopReason, watch.limits, {
+        argv,
+        durationMs,
+        lastLines: s.lastLines,
+      });
       if (outcome instanceof Error) s.reject(outcome);
       else s.resolve(outcome);
     });
@@ -336,12 +391,15 @@ function runOutcome(
 ): BlenderRunResult | Error {
   // bubblewrap exits with 128 + N when Blender inside it died of signal N: a crash is a crash
   // whichever way the build was started (Blender's own exit codes are small).
-  const inner = basename(how.command) === 'bwrap' && exitCode !== null && exitCode > 128 ? signalName(exitCode - 128) : undefined;
+  const inner =
+    basename(how.command) === 'bwrap' && exitCode !== null && exitCode > 128 ? signalName(exitCode - 128) : undefined;
   const [code, sig] = inner ? [null, inner] : [exitCode, exitSignal];
   const details = { argv: run.argv, exitCode: code, signal: sig, durationMs: run.durationMs, lastLines: run.lastLines };
   if (stopReason === 'abort') return new BlenderCanceledError('Blender stopped: task canceled');
-  if (stopReason === 'timeout') return new BlenderTimeoutError(`Blender timed out after ${limits.totalMs} ms`, { ...details, reason: 'timeout' });
-  if (stopReason === 'idle') return new BlenderTimeoutError(`Blender printed nothing for ${limits.idleMs} ms`, { ...details, reason: 'idle' });
+  if (stopReason === 'timeout')
+    return new BlenderTimeoutError(`Blender timed out after ${limits.totalMs} ms`, { ...details, reason: 'timeout' });
+  if (stopReason === 'idle')
+    return new BlenderTimeoutError(`Blender printed nothing for ${limits.idleMs} ms`, { ...details, reason: 'idle' });
   if (sig) return new BlenderCrashError(`Blender crashed (${sig})`, { ...details, reason: 'crash' });
   return { exitCode: code ?? -1, signal: null, durationMs: run.durationMs, lastLines: run.lastLines, argv: run.argv };
 }

@@ -32,13 +32,27 @@ export async function checkSandbox(binary: string): Promise<SandboxCheck> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const hostPort = (server.address() as AddressInfo).port;
   try {
-    const res = await runBlender({ binary, cwd: dir, sandbox: true, args: ['--python-expr', PROBE], scriptArgs: [String(hostPort)], timeoutMs: 60_000 });
+    const res = await runBlender({
+      binary,
+      cwd: dir,
+      sandbox: true,
+      args: ['--python-expr', PROBE],
+      scriptArgs: [String(hostPort)],
+      timeoutMs: 60_000,
+    });
     const text = await readFile(join(dir, 'sandbox.json'), 'utf8').catch(() => undefined);
     if (res.exitCode !== 0 || text === undefined) {
-      return { ok: false, reason: `a sandboxed Blender did not run (exit ${res.exitCode}): ${res.lastLines.slice(-3).join(' | ') || 'no output'}` };
+      return {
+        ok: false,
+        reason: `a sandboxed Blender did not run (exit ${res.exitCode}): ${res.lastLines.slice(-3).join(' | ') || 'no output'}`,
+      };
     }
     const seen = JSON.parse(text) as { env: string[]; connected: boolean };
-    if (seen.connected) return { ok: false, reason: `a sandboxed Blender reached 127.0.0.1:${hostPort} of the host: its network is not its own` };
+    if (seen.connected)
+      return {
+        ok: false,
+        reason: `a sandboxed Blender reached 127.0.0.1:${hostPort} of the host: its network is not its own`,
+      };
     return { ok: true };
   } catch (err) {
     return { ok: false, reason: (err as Error).message };

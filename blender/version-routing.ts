@@ -26,7 +26,8 @@ export interface Routed<T extends VersionLike> {
 }
 
 const text = (v: VersionLike) => `${v.major}.${v.minor}`;
-const cmp = (a: VersionLike, b: VersionLike) => a.major - b.major || a.minor - b.minor || (a.patch ?? 0) - (b.patch ?? 0);
+const cmp = (a: VersionLike, b: VersionLike) =>
+  a.major - b.major || a.minor - b.minor || (a.patch ?? 0) - (b.patch ?? 0);
 
 /** Whether a build of version `build` can open a file saved by `file`. */
 export function canOpen(build: VersionLike, file: VersionLike): boolean {
@@ -37,7 +38,11 @@ export function canOpen(build: VersionLike, file: VersionLike): boolean {
  * The version that renders a file saved by `file`, asked for `requested` (default: the file's own
  * version), among `available`; undefined when no build can open the file at all.
  */
-export function routeVersion<T extends VersionLike>(available: readonly T[], file: VersionLike, requested?: VersionLike): Routed<T> | undefined {
+export function routeVersion<T extends VersionLike>(
+  available: readonly T[],
+  file: VersionLike,
+  requested?: VersionLike,
+): Routed<T> | undefined {
   const usable = available.filter((b) => canOpen(b, file)).sort(cmp);
   if (usable.length === 0) return undefined;
   const want = requested ?? file;
@@ -52,7 +57,12 @@ export function routeVersion<T extends VersionLike>(available: readonly T[], fil
       : `Blender ${text(requested)} was asked for, but it cannot open a file saved with Blender ${text(file)}`;
   if (newer) {
     const v = best(newer);
-    return { version: v, minor: text(v), exact: false, note: `${why}: ${fmt(v)}, the closest newer build, renders it.` };
+    return {
+      version: v,
+      minor: text(v),
+      exact: false,
+      note: `${why}: ${fmt(v)}, the closest newer build, renders it.`,
+    };
   }
   const v = best(usable[usable.length - 1]!);
   return {

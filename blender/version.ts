@@ -29,10 +29,19 @@ export class BlenderVersionCache extends PerBinaryCache<BlenderVersion> {
 
 async function probeVersion(binary: string): Promise<BlenderVersion> {
   // A version probe needs no host folder at all.
-  const res = await runBlender({ binary, args: ['--version'], timeoutMs: 60_000, lastLinesCount: 20, access: { write: [], read: [] } });
+  const res = await runBlender({
+    binary,
+    args: ['--version'],
+    timeoutMs: 60_000,
+    lastLinesCount: 20,
+    access: { write: [], read: [] },
+  });
   const version = parseBlenderVersion(res.lastLines.join('\n'));
   if (res.exitCode !== 0 || !version) {
-    throw new BlenderResultError(`cannot read the version of ${binary}`, { exitCode: res.exitCode, lastLines: res.lastLines });
+    throw new BlenderResultError(`cannot read the version of ${binary}`, {
+      exitCode: res.exitCode,
+      lastLines: res.lastLines,
+    });
   }
   return version;
 }

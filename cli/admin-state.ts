@@ -25,8 +25,14 @@ export interface AdminStateOptions {
 
 /** Adds `--data-dir` and `--database-url`, and `--init` to the commands that may start a database. */
 export function addStateOptions(cmd: Command, opts: { init?: boolean } = {}): Command {
-  cmd.option('--data-dir <dir>', `the service's data folder (default: ${DATA_DIR_DEFAULT})`).addOption(databaseOption());
-  if (opts.init) cmd.option('--init', 'create the database when there is none yet (default: refuse, so a wrong folder or database is noticed)');
+  cmd
+    .option('--data-dir <dir>', `the service's data folder (default: ${DATA_DIR_DEFAULT})`)
+    .addOption(databaseOption());
+  if (opts.init)
+    cmd.option(
+      '--init',
+      'create the database when there is none yet (default: refuse, so a wrong folder or database is noticed)',
+    );
   return cmd;
 }
 
@@ -46,19 +52,23 @@ export async function openAdminState(o: AdminStateOptions): Promise<StateEngine>
   const d = resolveDataDir(o.dataDir);
   const exists = existsSync(path.join(d.dir, SQLITE_FILE_NAME));
   if (!exists && !o.init) throw new CliError(noDatabaseMessage(d));
-  console.error(`renderbridge admin: using data folder ${d.dir} (${describe(d)})${exists ? '' : '; created a new database there (--init)'}`);
+  console.error(
+    `renderbridge admin: using data folder ${d.dir} (${describe(d)})${exists ? '' : '; created a new database there (--init)'}`,
+  );
   return openState({ dataDir: d.dir, databaseUrl: undefined } as ServiceConfig);
 }
 
 function noDatabaseMessage(d: ResolvedDataDir): string {
   const lines = [
     `no renderbridge database in ${d.dir} (${describe(d)}); nothing was created.`,
-    'Start the service first (`renderbridge service` creates it), pass --data-dir DIR (or set RENDERBRIDGE_DATA_DIR) naming the service\'s data folder, or add --init to create a new one there.',
+    "Start the service first (`renderbridge service` creates it), pass --data-dir DIR (or set RENDERBRIDGE_DATA_DIR) naming the service's data folder, or add --init to create a new one there.",
   ];
   // Versions before the stable default kept the data in ./.renderbridge/service of whatever folder the service ran in.
   const legacy = path.resolve(LEGACY_DATA_DIR);
   if (legacy !== d.dir && existsSync(path.join(legacy, SQLITE_FILE_NAME))) {
-    lines.push(`${legacy} holds a database (the data folder of earlier versions): pass --data-dir ${LEGACY_DATA_DIR} to use it.`);
+    lines.push(
+      `${legacy} holds a database (the data folder of earlier versions): pass --data-dir ${LEGACY_DATA_DIR} to use it.`,
+    );
   }
   return lines.join('\n');
 }
@@ -71,7 +81,11 @@ export async function requireMigratedPostgres(url: string, where: string): Promi
     import('../service/adapters/postgres/migrations.js'),
   ]);
   checkUrl(url);
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'renderbridge admin' });
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'renderbridge admin',
+  });
   // An error after connect (server gone) must not crash the process; the query reports it.
   client.on('error', () => undefined);
   try {
@@ -82,7 +96,9 @@ export async function requireMigratedPostgres(url: string, where: string): Promi
   try {
     // Kysely's migrator records applied migrations in kysely_migration (on the search path).
     const table = await client.query<{ t: string | null }>("select to_regclass('kysely_migration')::text as t");
-    const done = table.rows[0]?.t ? new Set((await client.query<{ name: string }>('select name from kysely_migration')).rows.map((r) => r.name)) : new Set<string>();
+    const done = table.rows[0]?.t
+      ? new Set((await client.query<{ name: string }>('select name from kysely_migration')).rows.map((r) => r.name))
+      : new Set<string>();
     const missing = Object.keys(pgMigrations).filter((n) => !done.has(n));
     if (missing.length === 0) return;
     const fresh = done.size === 0;

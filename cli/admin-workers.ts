@@ -11,7 +11,9 @@ export function registerAdminWorkersCommand(admin: Command): void {
   addStateOptions(
     admin
       .command('workers')
-      .description("List the farm's workers as the operator sees them: with host names and Blender build paths (GET /workers shows API keys neither)")
+      .description(
+        "List the farm's workers as the operator sees them: with host names and Blender build paths (GET /workers shows API keys neither)",
+      )
       .option('--json', 'print JSON for scripts'),
   ).action(async (o: AdminStateOptions & { json?: boolean }) => {
     const state = await openAdminState(o);

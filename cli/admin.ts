@@ -17,7 +17,9 @@ async function withKeys<T>(o: AdminStateOptions, fn: (keys: KeyStore) => Promise
 }
 
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('Manage workspaces, API keys and worker tokens of a reference service data folder');
+  const admin = program
+    .command('admin')
+    .description('Manage workspaces, API keys and worker tokens of a reference service data folder');
 
   addStateOptions(
     admin
@@ -28,13 +30,13 @@ export function registerAdminCommands(program: Command): void {
       .option('--user <name>', 'user the key acts as', 'admin'),
     { init: true },
   ).action(async (o: AdminStateOptions & { workspace: string; label: string; user: string }) => {
-      const { key, record } = await withKeys(o, (keys) =>
-        createApiKey(keys, { workspace: o.workspace, label: o.label, user: o.user }),
-      );
-      console.error(`Created key ${record.id} for workspace "${record.workspaceName}" (${record.label}).`);
-      console.error('Store it in a secrets manager now: it is shown only this once.');
-      process.stdout.write(`${key}\n`);
-    });
+    const { key, record } = await withKeys(o, (keys) =>
+      createApiKey(keys, { workspace: o.workspace, label: o.label, user: o.user }),
+    );
+    console.error(`Created key ${record.id} for workspace "${record.workspaceName}" (${record.label}).`);
+    console.error('Store it in a secrets manager now: it is shown only this once.');
+    process.stdout.write(`${key}\n`);
+  });
 
   addStateOptions(
     admin
@@ -43,27 +45,31 @@ export function registerAdminCommands(program: Command): void {
       .option('--workspace <name>', 'only this workspace')
       .option('--json', 'print JSON for scripts'),
   ).action(async (o: AdminStateOptions & { workspace?: string; json?: boolean }) => {
-      const list = await withKeys(o, (keys) => keys.listKeys(o.workspace));
-      if (o.json) {
-        process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
-        return;
-      }
-      if (list.length === 0) {
-        console.log('No API keys. Create one with: renderbridge admin create-key --workspace NAME --label TEXT');
-        return;
-      }
-      for (const k of list) {
-        const state = k.revokedAt ? `revoked ${k.revokedAt}` : 'active';
-        console.log(`${k.id}  ${k.displayPrefix}…  ${k.workspaceName}  "${k.label}"  created ${k.createdAt}  ${state}`);
-      }
-    });
+    const list = await withKeys(o, (keys) => keys.listKeys(o.workspace));
+    if (o.json) {
+      process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+      return;
+    }
+    if (list.length === 0) {
+      console.log('No API keys. Create one with: renderbridge admin create-key --workspace NAME --label TEXT');
+      return;
+    }
+    for (const k of list) {
+      const state = k.revokedAt ? `revoked ${k.revokedAt}` : 'active';
+      console.log(`${k.id}  ${k.displayPrefix}…  ${k.workspaceName}  "${k.label}"  created ${k.createdAt}  ${state}`);
+    }
+  });
 
-  addStateOptions(admin.command('revoke-key').description('Revoke an API key: its next request gets 401').argument('<id>', 'key id, as shown by list-keys'))
-    .action(async (id: string, o: AdminStateOptions) => {
-      const ok = await withKeys(o, (keys) => keys.revokeKey(id));
-      if (!ok) throw new Error(`no active key with id ${id}: see renderbridge admin list-keys`);
-      console.log(`Revoked key ${id}.`);
-    });
+  addStateOptions(
+    admin
+      .command('revoke-key')
+      .description('Revoke an API key: its next request gets 401')
+      .argument('<id>', 'key id, as shown by list-keys'),
+  ).action(async (id: string, o: AdminStateOptions) => {
+    const ok = await withKeys(o, (keys) => keys.revokeKey(id));
+    if (!ok) throw new Error(`no active key with id ${id}: see renderbridge admin list-keys`);
+    console.log(`Revoked key ${id}.`);
+  });
 
   registerWebhookCommands(admin);
   registerWorkerTokenCommands(admin);

@@ -37,15 +37,26 @@ export function blobUploadsFromEnv(value: string | undefined): boolean {
 
 export function addBlobOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--no-blob-uploads', 'turn the content-addressed upload extension off: its routes answer 404, GET /extensions lists none (env RENDERBRIDGE_BLOB_UPLOADS=0)'))
     .addOption(
-      new Option('--blob-part-size <size>', 'raw bytes per part of an uploaded blob; a smaller blob is one PUT (bytes, or e.g. 16MiB)')
+      new Option(
+        '--no-blob-uploads',
+        'turn the content-addressed upload extension off: its routes answer 404, GET /extensions lists none (env RENDERBRIDGE_BLOB_UPLOADS=0)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--blob-part-size <size>',
+        'raw bytes per part of an uploaded blob; a smaller blob is one PUT (bytes, or e.g. 16MiB)',
+      )
         .env('RENDERBRIDGE_BLOB_PART_SIZE')
         .argParser(parsePartSize)
         .default(8 * 1024 * 1024, '8MiB'),
     )
     .addOption(
-      new Option('--blob-retention-days <days>', 'days an unreferenced blob is kept after its last use, and abandoned parts are kept')
+      new Option(
+        '--blob-retention-days <days>',
+        'days an unreferenced blob is kept after its last use, and abandoned parts are kept',
+      )
         .env('RENDERBRIDGE_BLOB_RETENTION_DAYS')
         .argParser(parseDays)
         .default(30),

@@ -26,7 +26,14 @@ function show(value: unknown): string {
 
 /** A typed value for the file from what was typed: TOML syntax where it parses (true, 64, { a = 1 }), else the text. */
 function fileValue(key: string, raw: string): unknown {
-  if (key === 'serviceUrl' || key === 'downloadsDir' || key === 'hotFolder' || key === 'blender' || key === 'outputFormat') return raw;
+  if (
+    key === 'serviceUrl' ||
+    key === 'downloadsDir' ||
+    key === 'hotFolder' ||
+    key === 'blender' ||
+    key === 'outputFormat'
+  )
+    return raw;
   try {
     return (parseToml(`v = ${raw}`) as { v: unknown }).v;
   } catch {
@@ -35,7 +42,9 @@ function fileValue(key: string, raw: string): unknown {
 }
 
 export function registerConfigCommand(program: Command): void {
-  const config = program.command('config').description(`Read and edit the per-user config file (config.toml) and its profiles (${KEYS})`);
+  const config = program
+    .command('config')
+    .description(`Read and edit the per-user config file (config.toml) and its profiles (${KEYS})`);
 
   config
     .command('path')
@@ -50,14 +59,18 @@ export function registerConfigCommand(program: Command): void {
 
   config
     .command('list')
-    .description('Show every setting of the active profile with its value and where it came from (flag, env, profile or default)')
+    .description(
+      'Show every setting of the active profile with its value and where it came from (flag, env, profile or default)',
+    )
     .option('--json', 'print JSON')
     .action((o: ConfigOptions) => {
       const r = resolveUserSettings(o);
-      if (o.json) return printJson({ file: r.file.path, fileExists: r.file.exists, profile: r.profile, settings: r.settings });
+      if (o.json)
+        return printJson({ file: r.file.path, fileExists: r.file.exists, profile: r.profile, settings: r.settings });
       console.log(`file:    ${r.file.path}${r.file.exists ? '' : ' (not created yet)'}`);
       console.log(`profile: ${r.profile.value}  (${r.profile.source})`);
-      for (const name of SETTING_NAMES) console.log(`${name.padEnd(13)} ${show(r.settings[name].value)}  (${r.settings[name].source})`);
+      for (const name of SETTING_NAMES)
+        console.log(`${name.padEnd(13)} ${show(r.settings[name].value)}  (${r.settings[name].source})`);
     });
 
   config
@@ -66,7 +79,8 @@ export function registerConfigCommand(program: Command): void {
     .option('--json', 'print JSON with the source')
     .action((key: string, o: ConfigOptions) => {
       const r = resolveUserSettings(o);
-      const got = key === 'defaultProfile' || key === 'profile' ? r.profile : isSettingName(key) ? r.settings[key] : undefined;
+      const got =
+        key === 'defaultProfile' || key === 'profile' ? r.profile : isSettingName(key) ? r.settings[key] : undefined;
       if (!got) throw new CliError(`unknown key "${key}" (${KEYS}, daemonPort)`, EXIT.USAGE);
       if (o.json) return printJson({ key, value: got.value, source: got.source });
       console.log(show(got.value));
@@ -74,7 +88,9 @@ export function registerConfigCommand(program: Command): void {
 
   config
     .command('set <key> <value>')
-    .description(`Write a setting into the active profile (or defaultProfile at the top) of config.toml, checked first (${KEYS})`)
+    .description(
+      `Write a setting into the active profile (or defaultProfile at the top) of config.toml, checked first (${KEYS})`,
+    )
     .option('--json', 'print JSON')
     .action((key: string, raw: string, o: ConfigOptions) => {
       const where = locateUserFiles();
@@ -82,25 +98,43 @@ export function registerConfigCommand(program: Command): void {
       const data = structuredClone(file.data);
       let profile: string | undefined;
       if (key === 'defaultProfile') {
-        if (!ProfileName.safeParse(raw).success) throw new CliError(`defaultProfile: "${raw}" is not a profile name (letters, digits, "-" and "_")`, EXIT.USAGE);
+        if (!ProfileName.safeParse(raw).success)
+          throw new CliError(
+            `defaultProfile: "${raw}" is not a profile name (letters, digits, "-" and "_")`,
+            EXIT.USAGE,
+          );
         data.defaultProfile = raw;
       } else {
         if (!isSettingName(key) || !SETTINGS[key].inProfile) {
-          const hint = key === 'daemonPort' ? ': daemonPort is not kept in profiles (use --port or RENDERBRIDGE_DAEMON_PORT)' : ` (${KEYS})`;
+          const hint =
+            key === 'daemonPort'
+              ? ': daemonPort is not kept in profiles (use --port or RENDERBRIDGE_DAEMON_PORT)'
+              : ` (${KEYS})`;
           throw new CliError(`unknown key "${key}"${hint}`, EXIT.USAGE);
         }
-        profile = configOrUsage(() => resolveProfile({ config: file, env: process.env, ...(o.profile ? { profileFlag: o.profile } : {}) })).value;
+        profile = configOrUsage(() =>
+          resolveProfile({ config: file, env: process.env, ...(o.profile ? { profileFlag: o.profile } : {}) }),
+        ).value;
         const value = fileValue(key, raw);
         try {
           SETTINGS[key].parse(value, where.home);
         } catch (err) {
-          throw new CliError(`${key} (from the command line): ${(err as Error).message}; ${where.configFile} was not changed`, EXIT.USAGE);
+          throw new CliError(
+            `${key} (from the command line): ${(err as Error).message}; ${where.configFile} was not changed`,
+            EXIT.USAGE,
+          );
         }
         const profiles = (data.profiles ??= {});
         profiles[profile] = { ...profiles[profile], [key]: value } as Profile;
       }
       configOrUsage(() => writeConfigFile(where.configFile, data));
-      if (o.json) return printJson({ file: where.configFile, key, value: key === 'defaultProfile' ? raw : fileValue(key, raw), profile: profile ?? null });
+      if (o.json)
+        return printJson({
+          file: where.configFile,
+          key,
+          value: key === 'defaultProfile' ? raw : fileValue(key, raw),
+          profile: profile ?? null,
+        });
       console.log(`${where.configFile}: ${profile ? `profile "${profile}" ` : ''}${key} = ${raw}`);
     });
 }

@@ -17,9 +17,15 @@ export interface ConnectionOptions extends OutputOptions {
 /** Adds --service, --json, --fields and --quiet to a client command. */
 export function withConnectionOptions(cmd: Command): Command {
   return cmd
-    .option('--service <url>', 'service URL: a bare origin such as http://farm:8420 (the API prefix /api/external/v1 is added) or the API root (env: RENDERBRIDGE_SERVICE_URL; else the profile\'s serviceUrl; default the bundled service on 127.0.0.1:8420)')
+    .option(
+      '--service <url>',
+      "service URL: a bare origin such as http://farm:8420 (the API prefix /api/external/v1 is added) or the API root (env: RENDERBRIDGE_SERVICE_URL; else the profile's serviceUrl; default the bundled service on 127.0.0.1:8420)",
+    )
     .option('--json', 'print one JSON document on stdout for scripts, errors included (no progress display)')
-    .option('--fields <list>', 'with --json: only these fields, comma-separated, dotted paths allowed (e.g. id,status,job.status)')
+    .option(
+      '--fields <list>',
+      'with --json: only these fields, comma-separated, dotted paths allowed (e.g. id,status,job.status)',
+    )
     .option('--quiet', 'print nothing but errors');
 }
 
@@ -27,7 +33,11 @@ export function withConnectionOptions(cmd: Command): Command {
  * The settings of the active profile (flag > env > profile > default); a bad value is a usage
  * error naming its source. `flags`: the command's own flags of settings (submit's --format).
  */
-export function cliConfig(o: ConnectionOptions & ProfileOption, overrides: Partial<DaemonConfig> = {}, flags: Partial<Record<SettingName, unknown>> = {}): DaemonConfig {
+export function cliConfig(
+  o: ConnectionOptions & ProfileOption,
+  overrides: Partial<DaemonConfig> = {},
+  flags: Partial<Record<SettingName, unknown>> = {},
+): DaemonConfig {
   return defaultDaemonConfig(process.env, overrides, resolveUserSettings(o, { serviceUrl: o.service, ...flags }));
 }
 

@@ -47,7 +47,12 @@ export function packMeter(now: () => number = Date.now): (done: number, total: n
 const VERB: Record<PackPhase, string> = { tracing: 'Tracing', hashing: 'Packing', zipping: 'Zipping' };
 
 type BarName = 'pack' | 'upload' | 'render' | 'download';
-const LABELS: Record<BarName, string> = { pack: 'pack    ', upload: 'upload  ', render: 'render  ', download: 'download' };
+const LABELS: Record<BarName, string> = {
+  pack: 'pack    ',
+  upload: 'upload  ',
+  render: 'render  ',
+  download: 'download',
+};
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -72,13 +77,26 @@ export function createDisplay(options: DisplayOptions): Display {
 
 function quietDisplay(stream: NodeJS.WritableStream | null): Display {
   const noop = (): void => {};
-  return { pack: noop, submission: noop, progress: noop, download: noop, note: (t) => void stream?.write(`${t}\n`), stop: noop };
+  return {
+    pack: noop,
+    submission: noop,
+    progress: noop,
+    download: noop,
+    note: (t) => void stream?.write(`${t}\n`),
+    stop: noop,
+  };
 }
 
 /** Bars on a terminal (cli-progress redraws them in place). */
 function barDisplay(stream: NodeJS.WriteStream, meter: ReturnType<typeof packMeter>): Display {
   const multi = new MultiBar(
-    { stream, format: '{label} [{bar}] {percentage}% | {detail}', hideCursor: true, clearOnComplete: false, etaBuffer: 20 },
+    {
+      stream,
+      format: '{label} [{bar}] {percentage}% | {detail}',
+      hideCursor: true,
+      clearOnComplete: false,
+      etaBuffer: 20,
+    },
     Presets.shades_classic,
   );
   const bars = new Map<BarName, SingleBar>();
@@ -93,12 +111,16 @@ function barDisplay(stream: NodeJS.WriteStream, meter: ReturnType<typeof packMet
   };
   let step = '';
   return {
-    pack: (done, total, phase = 'hashing') => set('pack', done, total, transferLine(VERB[phase], meter(done, total, phase))),
+    pack: (done, total, phase = 'hashing') =>
+      set('pack', done, total, transferLine(VERB[phase], meter(done, total, phase))),
     submission: (s) => {
       if (s.step === 'packing' && s.pack) set('pack', s.pack.bytesDone, s.pack.bytesTotal, submissionLine(s) ?? '');
-      if (s.upload) set('upload', s.upload.bytesDone, s.upload.bytesTotal, submissionLine({ ...s, step: 'uploading' }) ?? '');
-      else if (s.step === 'uploading' || s.uploadedBytes > 0) set('upload', s.uploadedBytes, s.totalBytes, `${formatBytes(s.uploadedBytes)} / ${formatBytes(s.totalBytes)}`);
-      if (s.step !== step && (s.step === 'validating' || s.step === 'rendering')) set('render', 0, 1, s.step === 'validating' ? 'validating the project…' : 'queued…');
+      if (s.upload)
+        set('upload', s.upload.bytesDone, s.upload.bytesTotal, submissionLine({ ...s, step: 'uploading' }) ?? '');
+      else if (s.step === 'uploading' || s.uploadedBytes > 0)
+        set('upload', s.uploadedBytes, s.totalBytes, `${formatBytes(s.uploadedBytes)} / ${formatBytes(s.totalBytes)}`);
+      if (s.step !== step && (s.step === 'validating' || s.step === 'rendering'))
+        set('render', 0, 1, s.step === 'validating' ? 'validating the project…' : 'queued…');
       step = s.step;
     },
     progress: (p) => {
@@ -106,7 +128,13 @@ function barDisplay(stream: NodeJS.WriteStream, meter: ReturnType<typeof packMet
       const eta = p.etaSeconds != null ? `, ${Math.round(p.etaSeconds)} s left` : '';
       set('render', p.framesDone ?? 0, total, total ? `${p.framesDone ?? 0}/${total} frames${eta}` : p.status);
     },
-    download: (d) => set('download', d.filesDone + d.skipped, d.files, `${d.filesDone + d.skipped}/${d.files} files, ${formatBytes(d.bytesDone)}`),
+    download: (d) =>
+      set(
+        'download',
+        d.filesDone + d.skipped,
+        d.files,
+        `${d.filesDone + d.skipped}/${d.files} files, ${formatBytes(d.bytesDone)}`,
+      ),
     note: (t) => multi.log(`${t}\n`),
     stop: () => multi.stop(),
   };
@@ -125,7 +153,8 @@ function lineDisplay(stream: NodeJS.WritableStream, meter: ReturnType<typeof pac
   };
   let step = '';
   return {
-    pack: (done, total, phase = 'hashing') => tenth(`pack`, done, total, transferLine(VERB[phase], meter(done, total, phase))),
+    pack: (done, total, phase = 'hashing') =>
+      tenth(`pack`, done, total, transferLine(VERB[phase], meter(done, total, phase))),
     submission: (s) => {
       if (s.step !== step) say(`step: ${s.step}${s.jobId ? ` (job ${s.jobId})` : ''}`);
       step = s.step;
@@ -140,8 +169,10 @@ function lineDisplay(stream: NodeJS.WritableStream, meter: ReturnType<typeof pac
         say(`upload: ${line}`);
       } else tenth('upload', done, total, line);
     },
-    progress: (p) => tenth('render', p.framesDone ?? 0, p.framesTotal ?? 0, `${p.framesDone ?? 0} of ${p.framesTotal ?? 0} frames`),
-    download: (d) => tenth('download', d.filesDone + d.skipped, d.files, `${d.filesDone + d.skipped} of ${d.files} files`),
+    progress: (p) =>
+      tenth('render', p.framesDone ?? 0, p.framesTotal ?? 0, `${p.framesDone ?? 0} of ${p.framesTotal ?? 0} frames`),
+    download: (d) =>
+      tenth('download', d.filesDone + d.skipped, d.files, `${d.filesDone + d.skipped} of ${d.files} files`),
     note: say,
     stop: () => {},
   };

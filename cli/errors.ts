@@ -32,14 +32,28 @@ export interface Failure {
 
 /** The exit code, one-paragraph message and error body for an error thrown by a command. */
 export function describeFailure(err: unknown): Failure {
-  if (err instanceof CliError) return { exitCode: err.exitCode, message: err.message, body: { name: err.errorName ?? (err.exitCode === EXIT.USAGE ? 'USAGE' : 'CLI_ERROR'), message: err.message } };
+  if (err instanceof CliError)
+    return {
+      exitCode: err.exitCode,
+      message: err.message,
+      body: { name: err.errorName ?? (err.exitCode === EXIT.USAGE ? 'USAGE' : 'CLI_ERROR'), message: err.message },
+    };
   if (err instanceof DaemonError) {
-    const code = err.code === 'NO_API_KEY' ? EXIT.AUTH : err.code === 'SERVICE_UNREACHABLE' ? EXIT.SERVICE_UNREACHABLE : EXIT.FAILURE;
+    const code =
+      err.code === 'NO_API_KEY'
+        ? EXIT.AUTH
+        : err.code === 'SERVICE_UNREACHABLE'
+          ? EXIT.SERVICE_UNREACHABLE
+          : EXIT.FAILURE;
     return { exitCode: code, message: `${err.code}: ${err.message}`, body: { name: err.code, message: err.message } };
   }
   if (err instanceof ApiError) {
     const code = err.status === 401 ? EXIT.AUTH : EXIT.FAILURE;
-    return { exitCode: code, message: `${err.body.name} (${err.status}): ${err.body.message}`, body: { ...err.body, status: err.status } };
+    return {
+      exitCode: code,
+      message: `${err.body.name} (${err.status}): ${err.body.message}`,
+      body: { ...err.body, status: err.status },
+    };
   }
   if (err instanceof NetworkError) {
     const message = `${err.message}\nIs the service running? Check --service (or RENDERBRIDGE_SERVICE_URL).`;

@@ -24,7 +24,13 @@ interface EstimateOptions extends ConnectionOptions, RenderOverrides {
   timeout: number;
 }
 
-const collect = (v: string, prev: string[]) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
+const collect = (v: string, prev: string[]) => [
+  ...prev,
+  ...v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+];
 
 /** `1m20s (1m05s-1m40s)`, or with `fmt` for other units. */
 export function bandText(b: EstimateBand, fmt: (n: number) => string = formatDuration): string {
@@ -55,12 +61,22 @@ export function estimateLines(e: Estimate): string[] {
  * Starts (or replays) the job's estimate of `requested` and waits up to `timeoutS` seconds until
  * it is no longer sampling (0: answers it as it is); past that, a TIMEOUT error.
  */
-export async function estimateJob(client: RenderJobClient, id: string, requested: RequestedRenderConfig, timeoutS: number): Promise<{ estimate: Estimate; replay: boolean }> {
+export async function estimateJob(
+  client: RenderJobClient,
+  id: string,
+  requested: RequestedRenderConfig,
+  timeoutS: number,
+): Promise<{ estimate: Estimate; replay: boolean }> {
   const started = await client.startEstimate(id, { requestedRenderConfig: requested });
   let estimate = started.estimate;
   const deadline = Date.now() + timeoutS * 1000;
   while (timeoutS > 0 && estimate.state === 'sampling') {
-    if (Date.now() > deadline) throw new CliError(`the estimate was not ready within ${timeoutS}s: read it later with renderbridge estimate ${id} --no-wait`, EXIT.TIMEOUT, 'TIMEOUT');
+    if (Date.now() > deadline)
+      throw new CliError(
+        `the estimate was not ready within ${timeoutS}s: read it later with renderbridge estimate ${id} --no-wait`,
+        EXIT.TIMEOUT,
+        'TIMEOUT',
+      );
     await new Promise((r) => setTimeout(r, 1000));
     estimate = await client.getEstimate(id);
   }
@@ -72,21 +88,33 @@ export function registerEstimateCommand(program: Command): void {
     withRenderOverrides(
       program
         .command('estimate')
-        .description(`Estimate what rendering a validated job takes on this farm now (time, cost, peak memory, output size, with bands) from sample frames rendered on it and kept for the render; exit ${EXIT.NOT_OFFERED} where the service does not offer it`)
+        .description(
+          `Estimate what rendering a validated job takes on this farm now (time, cost, peak memory, output size, with bands) from sample frames rendered on it and kept for the render; exit ${EXIT.NOT_OFFERED} where the service does not offer it`,
+        )
         .argument('<id>', 'job id (validated)')
-        .option('--frames <ranges>', 'frames the render would render, e.g. 1-250 (repeatable; default: the file\'s range)', collect, [])
+        .option(
+          '--frames <ranges>',
+          "frames the render would render, e.g. 1-250 (repeatable; default: the file's range)",
+          collect,
+          [],
+        )
         .option('--camera <name>', 'camera object the render would use (default: the scene camera)')
         .option('--view-layer <name>', 'view layer the render would use (default: every enabled layer)')
         .option('--no-wait', 'print the estimate as it is now instead of waiting until it is ready')
         .option('--timeout <seconds>', 'most seconds to wait (default 1800)', Number, 1800)
-        .option('--cancel', 'cancel the job\'s estimate while it samples'),
+        .option('--cancel', "cancel the job's estimate while it samples"),
     ),
   ).action(async (id: string, o: EstimateOptions) => {
-    if (o.scene !== undefined) throw new CliError('--scene is chosen when a job is validated, not when it is estimated', EXIT.USAGE, 'USAGE');
+    if (o.scene !== undefined)
+      throw new CliError('--scene is chosen when a job is validated, not when it is estimated', EXIT.USAGE, 'USAGE');
     const client = await clientProvider(cliConfig(o)).client();
     await client.getJob(id);
     if (!(await client.hasExtension('estimate'))) {
-      throw new CliError('this service does not offer estimates (GET /extensions does not list the estimate extension)', EXIT.NOT_OFFERED, 'ESTIMATE_NOT_OFFERED');
+      throw new CliError(
+        'this service does not offer estimates (GET /extensions does not list the estimate extension)',
+        EXIT.NOT_OFFERED,
+        'ESTIMATE_NOT_OFFERED',
+      );
     }
     const out = createOutput(o);
     let estimate: Estimate;
@@ -106,7 +134,8 @@ export function registerEstimateCommand(program: Command): void {
     const code = estimate.state === 'failed' ? EXIT.FAILURE : EXIT.OK;
     out.result({ estimate, replay }, code);
     for (const line of estimateLines(estimate)) out.line(line);
-    if (estimate.state === 'ready') out.line(`render it (the sampled frames are kept): the same settings with POST /jobs/${id}/render`);
+    if (estimate.state === 'ready')
+      out.line(`render it (the sampled frames are kept): the same settings with POST /jobs/${id}/render`);
     // Said already, in the document or the lines: only the exit code is left to set.
     process.exitCode = code;
   });

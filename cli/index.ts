@@ -18,19 +18,22 @@ import { printJson } from './output.js';
 import { EXIT } from './exit-codes.js';
 import { VERSION } from './version.js';
 
-
 export function buildProgram(): Command {
   const program = new Command('renderbridge')
     .description('Send Blender scenes to a render farm and get the frames back.')
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .option('--profile <name>', 'profile of config.toml to use (env: RENDERBRIDGE_PROFILE; default: defaultProfile of the file, else "default")')
+    .option(
+      '--profile <name>',
+      'profile of config.toml to use (env: RENDERBRIDGE_PROFILE; default: defaultProfile of the file, else "default")',
+    )
     // The global --profile is copied onto the running command's options, so every action reads
     // it as o.profile, wherever it was typed on the line.
     .hook('preAction', (root, action) => {
       const profile = root.opts<{ profile?: string }>().profile;
-      if (profile !== undefined && action.getOptionValue('profile') === undefined) action.setOptionValue('profile', profile);
+      if (profile !== undefined && action.getOptionValue('profile') === undefined)
+        action.setOptionValue('profile', profile);
     });
   registerServiceCommand(program);
   registerWorkerCommand(program);
@@ -64,7 +67,8 @@ async function main(): Promise<void> {
     if (err instanceof CommanderError) {
       process.exitCode = err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
       // Commander already wrote the message to stderr; a script under --json still gets its document.
-      if (err.exitCode !== 0 && process.argv.includes('--json')) printJson({ ok: false, exitCode: EXIT.USAGE, error: { name: 'USAGE', message: err.message } });
+      if (err.exitCode !== 0 && process.argv.includes('--json'))
+        printJson({ ok: false, exitCode: EXIT.USAGE, error: { name: 'USAGE', message: err.message } });
       return;
     }
     const { exitCode, message, body } = describeFailure(err);

@@ -21,13 +21,18 @@ type Outcome = 'completed' | 'failed' | 'canceled' | 'timeout';
 
 function parseSeconds(v: string): number {
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a number of seconds > 0');
+  if (v.trim() === '' || !Number.isFinite(n) || n <= 0)
+    throw new InvalidArgumentError('expected a number of seconds > 0');
   return n;
 }
 
 function withWaitOptions(cmd: Command): Command {
   return withConnectionOptions(cmd.argument('<id>', 'job id'))
-    .option('--timeout <seconds>', `give up after this long with exit ${EXIT.TIMEOUT} (the job goes on; default: no limit)`, parseSeconds)
+    .option(
+      '--timeout <seconds>',
+      `give up after this long with exit ${EXIT.TIMEOUT} (the job goes on; default: no limit)`,
+      parseSeconds,
+    )
     .option('--interval <seconds>', 'pause between two polls', parseSeconds, 2);
 }
 
@@ -42,7 +47,10 @@ export function registerJobWaitCommands(jobs: Command): void {
     const client = await clientProvider(cliConfig(o)).client();
     const timeoutMs = o.timeout === undefined ? undefined : o.timeout * 1000;
     const ended = await client
-      .waitForStatus(id, ['completed'], { intervalMs: o.interval * 1000, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
+      .waitForStatus(id, ['completed'], {
+        intervalMs: o.interval * 1000,
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      })
       .then((job) => ({ job, timedOut: false }))
       .catch((err: unknown) => {
         if (err instanceof JobStoppedError) return { job: err.job, timedOut: false };
@@ -52,26 +60,33 @@ export function registerJobWaitCommands(jobs: Command): void {
     report(id, ended.job, ended.timedOut, null, o);
   });
 
-  withWaitOptions(jobs.command('watch').description('Follow a job live: frames done, rate (frames/min) and ETA; ends with the exit codes of `jobs wait`')).action(
-    async (id: string, o: WaitOptions) => {
-      const client = await clientProvider(cliConfig(o)).client();
-      const view = createWatchView({ live: Boolean(process.stdout.isTTY) && !o.json && !o.quiet, silent: Boolean(o.json || o.quiet) });
-      const deadline = o.timeout === undefined ? Infinity : Date.now() + o.timeout * 1000;
-      let job: Job | undefined;
-      let progress: JobProgress | null | undefined;
-      try {
-        for (;;) {
-          [job, progress] = await Promise.all([client.getJob(id), client.getJobProgress(id).catch(() => null)]);
-          view.update(job, progress);
-          if (TERMINAL_STATUSES.has(job.status) || Date.now() >= deadline) break;
-          await sleep(Math.min(o.interval * 1000, Math.max(0, deadline - Date.now())));
-        }
-      } finally {
-        view.stop();
+  withWaitOptions(
+    jobs
+      .command('watch')
+      .description(
+        'Follow a job live: frames done, rate (frames/min) and ETA; ends with the exit codes of `jobs wait`',
+      ),
+  ).action(async (id: string, o: WaitOptions) => {
+    const client = await clientProvider(cliConfig(o)).client();
+    const view = createWatchView({
+      live: Boolean(process.stdout.isTTY) && !o.json && !o.quiet,
+      silent: Boolean(o.json || o.quiet),
+    });
+    const deadline = o.timeout === undefined ? Infinity : Date.now() + o.timeout * 1000;
+    let job: Job | undefined;
+    let progress: JobProgress | null | undefined;
+    try {
+      for (;;) {
+        [job, progress] = await Promise.all([client.getJob(id), client.getJobProgress(id).catch(() => null)]);
+        view.update(job, progress);
+        if (TERMINAL_STATUSES.has(job.status) || Date.now() >= deadline) break;
+        await sleep(Math.min(o.interval * 1000, Math.max(0, deadline - Date.now())));
       }
-      report(id, job, !TERMINAL_STATUSES.has(job.status), progress ?? null, o);
-    },
-  );
+    } finally {
+      view.stop();
+    }
+    report(id, job, !TERMINAL_STATUSES.has(job.status), progress ?? null, o);
+  });
 }
 
 /** The exit code of a job that ended (or of the wait that ran out): what scripts branch on. */
@@ -79,10 +94,19 @@ export function exitCodeFor(job: Job | undefined, timedOut: boolean): { outcome:
   if (timedOut || !job) return { outcome: 'timeout', exitCode: EXIT.TIMEOUT };
   if (job.status === 'completed') return { outcome: 'completed', exitCode: EXIT.OK };
   if (job.status === 'canceled') return { outcome: 'canceled', exitCode: EXIT.CANCELED };
-  return { outcome: 'failed', exitCode: job.failedReason?.type === 'VALIDATION_FAILED' ? EXIT.VALIDATION_FAILED : EXIT.RENDER_FAILED };
+  return {
+    outcome: 'failed',
+    exitCode: job.failedReason?.type === 'VALIDATION_FAILED' ? EXIT.VALIDATION_FAILED : EXIT.RENDER_FAILED,
+  };
 }
 
-function report(id: string, job: Job | undefined, timedOut: boolean, progress: JobProgress | null, o: WaitOptions): void {
+function report(
+  id: string,
+  job: Job | undefined,
+  timedOut: boolean,
+  progress: JobProgress | null,
+  o: WaitOptions,
+): void {
   const { outcome, exitCode } = exitCodeFor(job, timedOut);
   createOutput(o).result({ outcome, job: job ?? null, ...(progress ? { progress } : {}) }, exitCode);
   process.exitCode = exitCode;
@@ -92,7 +116,9 @@ function report(id: string, job: Job | undefined, timedOut: boolean, progress: J
     return;
   }
   // Not completed is what a script stops on, so it is said on stderr even with --quiet.
-  const reason = job?.failedReason ? `: ${job.failedReason.name}: ${String(job.failedReason.errorDetails['message'] ?? job.failedReason.type)}` : '';
+  const reason = job?.failedReason
+    ? `: ${job.failedReason.name}: ${String(job.failedReason.errorDetails['message'] ?? job.failedReason.type)}`
+    : '';
   const text =
     outcome === 'timeout'
       ? `job ${id} is still ${job?.status ?? 'running'} after ${o.timeout ?? 0} s (it goes on; wait again or cancel it)`

@@ -29,7 +29,11 @@ export function registerJobsCommands(program: Command): void {
         throw new CliError(`--status must be one of ${JOB_STATUSES.join(', ')}`, EXIT.USAGE);
       }
       const client = await clientProvider(cliConfig(o)).client();
-      const list = await client.listJobs({ page: o.page, pageSize: Math.min(100, o.pageSize), ...(o.status ? { status: o.status as JobStatus } : {}) });
+      const list = await client.listJobs({
+        page: o.page,
+        pageSize: Math.min(100, o.pageSize),
+        ...(o.status ? { status: o.status as JobStatus } : {}),
+      });
       const out = createOutput(o);
       out.result({ ...list });
       if (list.jobs.length === 0) {
@@ -38,35 +42,50 @@ export function registerJobsCommands(program: Command): void {
       }
       for (const j of list.jobs) out.line(jobLine(j));
       const p = list.pagination;
-      if (p.totalPages > 1) out.line(`page ${p.page} of ${p.totalPages} (${p.total} jobs); next: --page ${Math.min(p.page + 1, p.totalPages)}`);
+      if (p.totalPages > 1)
+        out.line(
+          `page ${p.page} of ${p.totalPages} (${p.total} jobs); next: --page ${Math.min(p.page + 1, p.totalPages)}`,
+        );
     });
 
-  withConnectionOptions(jobs.command('show').description('Show one job, with its progress').argument('<id>', 'job id')).action(
-    async (id: string, o: ConnectionOptions) => {
-      const client = await clientProvider(cliConfig(o)).client();
-      const [job, progress] = await Promise.all([client.getJob(id), client.getJobProgress(id)]);
-      const out = createOutput(o);
-      out.result({ job, progress });
-      out.line(jobLine(job));
-      if (progress.framesTotal != null) out.line(`frames: ${progress.framesDone ?? 0}/${progress.framesTotal} done${progress.framesFailed ? `, ${progress.framesFailed} failed` : ''}${progress.percent != null ? ` (${progress.percent.toFixed(0)}%)` : ''}`);
-      const band = (progress as WatchedProgress).etaBand;
-      if (band) out.line(`ETA: ${formatDuration(band.seconds)} (${formatDuration(band.lowSeconds)}-${formatDuration(band.highSeconds)}), from ${band.samples} frames on ${band.slots} slots`);
-      if (job.failedReason) out.line(`failed: ${job.failedReason.name}: ${String(job.failedReason.errorDetails.message ?? '')}`);
-      if (job.status === 'completed') out.line(`download: renderbridge jobs download ${job.id}`);
-    },
-  );
+  withConnectionOptions(
+    jobs.command('show').description('Show one job, with its progress').argument('<id>', 'job id'),
+  ).action(async (id: string, o: ConnectionOptions) => {
+    const client = await clientProvider(cliConfig(o)).client();
+    const [job, progress] = await Promise.all([client.getJob(id), client.getJobProgress(id)]);
+    const out = createOutput(o);
+    out.result({ job, progress });
+    out.line(jobLine(job));
+    if (progress.framesTotal != null)
+      out.line(
+        `frames: ${progress.framesDone ?? 0}/${progress.framesTotal} done${progress.framesFailed ? `, ${progress.framesFailed} failed` : ''}${progress.percent != null ? ` (${progress.percent.toFixed(0)}%)` : ''}`,
+      );
+    const band = (progress as WatchedProgress).etaBand;
+    if (band)
+      out.line(
+        `ETA: ${formatDuration(band.seconds)} (${formatDuration(band.lowSeconds)}-${formatDuration(band.highSeconds)}), from ${band.samples} frames on ${band.slots} slots`,
+      );
+    if (job.failedReason)
+      out.line(`failed: ${job.failedReason.name}: ${String(job.failedReason.errorDetails.message ?? '')}`);
+    if (job.status === 'completed') out.line(`download: renderbridge jobs download ${job.id}`);
+  });
 
-  withConnectionOptions(jobs.command('cancel').description('Cancel a job that has not finished').argument('<id>', 'job id')).action(
-    async (id: string, o: ConnectionOptions) => {
-      const client = await clientProvider(cliConfig(o)).client();
-      const job = await client.cancelJob(id);
-      const out = createOutput(o);
-      out.result({ ...job });
-      out.line(`Canceled job ${job.id} (${job.status}).`);
-    },
-  );
+  withConnectionOptions(
+    jobs.command('cancel').description('Cancel a job that has not finished').argument('<id>', 'job id'),
+  ).action(async (id: string, o: ConnectionOptions) => {
+    const client = await clientProvider(cliConfig(o)).client();
+    const job = await client.cancelJob(id);
+    const out = createOutput(o);
+    out.result({ ...job });
+    out.line(`Canceled job ${job.id} (${job.status}).`);
+  });
 
-  withConnectionOptions(jobs.command('download').description("Download a completed job's outputs; complete files are skipped, partial ones resumed").argument('<id>', 'job id'))
+  withConnectionOptions(
+    jobs
+      .command('download')
+      .description("Download a completed job's outputs; complete files are skipped, partial ones resumed")
+      .argument('<id>', 'job id'),
+  )
     .option('--out <dir>', 'folder the outputs go to (default: <downloads folder>/<name>-<job id>)')
     .option('--zips', 'also download the zips of frames and compositor outputs')
     .action(async (id: string, o: ConnectionOptions & { out?: string; zips?: boolean }) => {
@@ -76,13 +95,22 @@ export function registerJobsCommands(program: Command): void {
       const outDir = path.resolve(o.out ?? defaultOutDir(config.downloadsDir, job.sceneFile?.name ?? 'job', job.id));
       const display = createDisplay({ json: Boolean(o.json), quiet: Boolean(o.quiet) });
       const out = createOutput(o);
-      const report = await downloadJobOutputs(client, id, outDir, { includeZips: Boolean(o.zips), onProgress: (d) => display.download(d) }).finally(() => display.stop());
+      const report = await downloadJobOutputs(client, id, outDir, {
+        includeZips: Boolean(o.zips),
+        onProgress: (d) => display.download(d),
+      }).finally(() => display.stop());
       const failed = report.state.state !== 'done';
       const e = report.state.error;
-      const code = !failed ? EXIT.OK : e?.name === 'JOB_NOT_COMPLETED' || e?.name === 'OUTPUTS_DELETED' ? EXIT.FAILURE : EXIT.DOWNLOAD_FAILED;
+      const code = !failed
+        ? EXIT.OK
+        : e?.name === 'JOB_NOT_COMPLETED' || e?.name === 'OUTPUTS_DELETED'
+          ? EXIT.FAILURE
+          : EXIT.DOWNLOAD_FAILED;
       out.result({ ...report.state }, code);
       if (!failed) {
-        out.line(`Downloaded ${report.state.filesDone} file(s) (${report.state.skipped} already complete) to ${outDir}`);
+        out.line(
+          `Downloaded ${report.state.filesDone} file(s) (${report.state.skipped} already complete) to ${outDir}`,
+        );
       }
       if (failed) {
         if (o.json) process.exitCode = code;

@@ -21,10 +21,14 @@ interface LoginOptions extends ProfileOption {
   json?: boolean;
 }
 
-const NO_KEYCHAIN = 'no OS keychain answers, so the key was not stored (renderbridge keeps keys only in the OS keychain, never in a file): unlock or install one (Linux: a Secret Service such as gnome-keyring) and try again';
+const NO_KEYCHAIN =
+  'no OS keychain answers, so the key was not stored (renderbridge keeps keys only in the OS keychain, never in a file): unlock or install one (Linux: a Secret Service such as gnome-keyring) and try again';
 
 function keychainProblem(err: unknown): CliError {
-  const why = err instanceof KeychainUnavailableError ? err.message.replace(/^keychain unavailable: /, '') : (err as Error).message;
+  const why =
+    err instanceof KeychainUnavailableError
+      ? err.message.replace(/^keychain unavailable: /, '')
+      : (err as Error).message;
   return new CliError(`${NO_KEYCHAIN} (${why})`, EXIT.FAILURE);
 }
 
@@ -42,8 +46,13 @@ function rememberProfile(profile: string, service: string | undefined): void {
 export function registerLoginCommands(program: Command): void {
   program
     .command('login')
-    .description('Store the API key of a profile in the OS keychain, after checking it against the service (the key is read from a prompt without echo, or from stdin)')
-    .option('--service <url>', 'the farm of this profile: an origin such as http://farm:8420, saved in the profile (env: RENDERBRIDGE_SERVICE_URL; else the profile\'s serviceUrl)')
+    .description(
+      'Store the API key of a profile in the OS keychain, after checking it against the service (the key is read from a prompt without echo, or from stdin)',
+    )
+    .option(
+      '--service <url>',
+      "the farm of this profile: an origin such as http://farm:8420, saved in the profile (env: RENDERBRIDGE_SERVICE_URL; else the profile's serviceUrl)",
+    )
     .option('--json', 'print JSON')
     .action(async (o: LoginOptions) => {
       const r = resolveUserSettings(o, { serviceUrl: o.service }, { allowMissingProfile: true });
@@ -57,14 +66,22 @@ export function registerLoginCommands(program: Command): void {
       const key = await readSecret(`API key for ${r.settings.serviceUrl.value} (profile "${profile}"): `);
       if (!key) throw new CliError('no API key was given (type it at the prompt, or pipe it on stdin)', EXIT.USAGE);
       const serviceUrl = r.settings.serviceUrl.value;
-      const client = new RenderJobClient({ baseUrl: serviceUrl, apiKey: key, maxRetries: 0, requestTimeoutMs: 15_000, userAgent: `renderbridge-cli/${VERSION}` });
+      const client = new RenderJobClient({
+        baseUrl: serviceUrl,
+        apiKey: key,
+        maxRetries: 0,
+        requestTimeoutMs: 15_000,
+        userAgent: `renderbridge-cli/${VERSION}`,
+      });
       await client.listJobs({ pageSize: 1 });
       await keychain.set(key).catch((err: unknown) => {
         throw keychainProblem(err);
       });
       rememberProfile(profile, o.service);
       if (o.json) return printJson({ ok: true, profile, serviceUrl, keychain: entry });
-      console.error(`Logged in to ${serviceUrl} (profile "${profile}"): the key is in the OS keychain (${entry.service} / ${entry.account}).`);
+      console.error(
+        `Logged in to ${serviceUrl} (profile "${profile}"): the key is in the OS keychain (${entry.service} / ${entry.account}).`,
+      );
     });
 
   program
@@ -78,6 +95,10 @@ export function registerLoginCommands(program: Command): void {
         throw keychainProblem(err);
       });
       if (o.json) return printJson({ ok: true, profile: r.profile.value, removed });
-      console.error(removed ? `The key of profile "${r.profile.value}" was removed from the OS keychain.` : `No key was stored for profile "${r.profile.value}".`);
+      console.error(
+        removed
+          ? `The key of profile "${r.profile.value}" was removed from the OS keychain.`
+          : `No key was stored for profile "${r.profile.value}".`,
+      );
     });
 }

@@ -3,7 +3,8 @@ import { InvalidArgumentError } from 'commander';
 import { defaultDataDir } from '../service/config.js';
 
 /** The default of every `--data-dir` that means the service's data folder, for help texts. */
-export const DATA_DIR_DEFAULT = '$RENDERBRIDGE_DATA_DIR, else $XDG_DATA_HOME/renderbridge/service, i.e. ~/.local/share/renderbridge/service';
+export const DATA_DIR_DEFAULT =
+  '$RENDERBRIDGE_DATA_DIR, else $XDG_DATA_HOME/renderbridge/service, i.e. ~/.local/share/renderbridge/service';
 
 export interface ResolvedDataDir {
   /** Absolute path. */

@@ -39,9 +39,15 @@ export function printJson(value: unknown): void {
 /** `--fields a,b.c` as paths; a usage error for an empty list or an empty segment. */
 export function parseFields(spec: string | undefined): string[][] | undefined {
   if (spec === undefined) return undefined;
-  const paths = spec.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const paths = spec
+    .split(',')
+    .map((f) => f.trim())
+    .filter((f) => f !== '');
   if (paths.length === 0 || paths.some((p) => p.split('.').some((s) => s === ''))) {
-    throw new CliError(`--fields takes comma-separated field names, dotted paths allowed (e.g. id,status,progress.percent), got ${JSON.stringify(spec)}`, EXIT.USAGE);
+    throw new CliError(
+      `--fields takes comma-separated field names, dotted paths allowed (e.g. id,status,progress.percent), got ${JSON.stringify(spec)}`,
+      EXIT.USAGE,
+    );
   }
   return paths.map((p) => p.split('.'));
 }

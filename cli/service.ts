@@ -22,11 +22,14 @@ interface ServiceOptions extends EngineOptions, UnpackOptions, BlobOptions, Rend
 export function registerServiceCommand(program: Command): void {
   const cmd = program
     .command('service')
-    .description('Run the reference render service: embedded defaults (SQLite, local files), or PostgreSQL, Redis and S3')
+    .description(
+      'Run the reference render service: embedded defaults (SQLite, local files), or PostgreSQL, Redis and S3',
+    )
     .option('--data-dir <dir>', `folder for the database and stored files (default: ${DATA_DIR_DEFAULT})`);
   addSessionOptions(addRenderOptions(addBlobOptions(addUnpackOptions(addEngineOptions(cmd)))));
   // Last: the table adds only the settings the modules above did not.
-  addSettingOptions(cmd, 'service', defaultConfig() as unknown as Record<string, unknown>).action(async (o: ServiceOptions) => {
+  addSettingOptions(cmd, 'service', defaultConfig() as unknown as Record<string, unknown>).action(
+    async (o: ServiceOptions) => {
       // Resolved as `renderbridge admin` resolves it, so admin commands run anywhere find this database.
       const data = resolveDataDir(o.dataDir);
       const engines = engineConfig(o);
@@ -51,17 +54,23 @@ export function registerServiceCommand(program: Command): void {
       // Human lines go to stderr so stdout stays the JSON log stream.
       console.error(`renderbridge service ${VERSION} listening`);
       console.error(`  API base URL: ${svc.baseUrl}`);
-      console.error(`  dashboard:    ${config.publicUrl ?? svc.origin}/ (sign in with an API key; API reference at /docs)`);
+      console.error(
+        `  dashboard:    ${config.publicUrl ?? svc.origin}/ (sign in with an API key; API reference at /docs)`,
+      );
       const dataFrom = cmd.getOptionValueSource('dataDir') === 'config' ? 'the config file' : data.from;
       console.error(`  data folder:  ${config.dataDir}${data.from === 'default' ? '' : ` (from ${dataFrom})`}`);
       // Earlier versions kept the data in ./.renderbridge/service of the folder they ran in: say where it went.
       const legacy = path.resolve(LEGACY_DATA_DIR);
       if (!config.databaseUrl && data.from === 'default' && existsSync(path.join(legacy, SQLITE_FILE_NAME))) {
-        console.error(`  note:         ${legacy} holds a database of an earlier version; pass --data-dir ${LEGACY_DATA_DIR} to keep using it`);
+        console.error(
+          `  note:         ${legacy} holds a database of an earlier version; pass --data-dir ${LEGACY_DATA_DIR} to keep using it`,
+        );
       }
       const e = svc.engines;
       console.error(`  engines:      state ${e.state}, queue ${e.queue}, storage ${e.storage}`);
-      console.error(`  worker API:   ${svc.workerApiOrigin ?? svc.origin}/internal/worker/v1 (per-worker tokens: renderbridge admin create-worker-token${config.workerToken ? '; also the DEPRECATED farm-wide RENDERBRIDGE_WORKER_TOKEN' : ''})`);
+      console.error(
+        `  worker API:   ${svc.workerApiOrigin ?? svc.origin}/internal/worker/v1 (per-worker tokens: renderbridge admin create-worker-token${config.workerToken ? '; also the DEPRECATED farm-wide RENDERBRIDGE_WORKER_TOKEN' : ''})`,
+      );
       console.error(`  extensions:   ${config.blobUploads ? 'content-addressed-uploads' : 'none (--no-blob-uploads)'}`);
       const w = svc.worker;
       console.error(
@@ -73,7 +82,9 @@ export function registerServiceCommand(program: Command): void {
       );
       if (activeKeys === 0) {
         console.error('  No API key yet. Create one with:');
-        const where = config.databaseUrl ? '--database-url "$RENDERBRIDGE_DATABASE_URL"' : `--data-dir ${config.dataDir}`;
+        const where = config.databaseUrl
+          ? '--database-url "$RENDERBRIDGE_DATABASE_URL"'
+          : `--data-dir ${config.dataDir}`;
         console.error(`    npx renderbridge admin create-key ${where} --workspace studio --label "my key"`);
       }
       const stop = (signal: string) => {
@@ -82,5 +93,6 @@ export function registerServiceCommand(program: Command): void {
       };
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
-    });
+    },
+  );
 }

@@ -35,7 +35,9 @@ function parserOf(s: Setting) {
 function optionFor(s: Setting, defaults: Record<string, unknown>): Option {
   const value = s.kind.type === 'list' ? [] : defaults[s.key];
   // Commander shows a default only when there is a value: say what happens without one.
-  const opt = new Option(s.flag!, value === undefined ? `${s.help} (default: ${s.defaultText})` : s.help).env(envName(s)).argParser(parserOf(s));
+  const opt = new Option(s.flag!, value === undefined ? `${s.help} (default: ${s.defaultText})` : s.help)
+    .env(envName(s))
+    .argParser(parserOf(s));
   if (s.kind.type === 'choice') opt.choices(s.kind.values);
   return opt.default(value, s.defaultText);
 }
@@ -48,8 +50,16 @@ export function addSettingOptions(cmd: Command, command: SettingCommand, default
   const st: State = { command, registered: new Map() };
   states.set(cmd, st);
   cmd
-    .addOption(new Option('--config <file>', 'JSON config file of settings (keys as in docs/reference/configuration.md); flags and environment variables beat it').env('RENDERBRIDGE_CONFIG'))
-    .option('--print-config', 'print every setting with its value and where it came from (secrets redacted), then exit');
+    .addOption(
+      new Option(
+        '--config <file>',
+        'JSON config file of settings (keys as in docs/reference/configuration.md); flags and environment variables beat it',
+      ).env('RENDERBRIDGE_CONFIG'),
+    )
+    .option(
+      '--print-config',
+      'print every setting with its value and where it came from (secrets redacted), then exit',
+    );
   for (const s of settingsOf(command)) {
     const long = longFlag(s);
     if (!long || cmd.options.some((o) => o.long === long)) continue;

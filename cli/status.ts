@@ -20,7 +20,13 @@ interface StatusOptions extends ProfileOption {
 
 /** The executable `blender` names: a path as given, else the first match on PATH. */
 function findExecutable(name: string, env: NodeJS.ProcessEnv): string | null {
-  const candidates = name.includes('/') || name.includes('\\') ? [name] : (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, name));
+  const candidates =
+    name.includes('/') || name.includes('\\')
+      ? [name]
+      : (env.PATH ?? '')
+          .split(path.delimiter)
+          .filter(Boolean)
+          .map((d) => path.join(d, name));
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);
@@ -35,8 +41,10 @@ function findExecutable(name: string, env: NodeJS.ProcessEnv): string | null {
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description('Show the farm and profile in use, whether an API key is stored, whether the daemon runs and whether Blender is found')
-    .option('--service <url>', 'the farm to report on (env: RENDERBRIDGE_SERVICE_URL; else the profile\'s serviceUrl)')
+    .description(
+      'Show the farm and profile in use, whether an API key is stored, whether the daemon runs and whether Blender is found',
+    )
+    .option('--service <url>', "the farm to report on (env: RENDERBRIDGE_SERVICE_URL; else the profile's serviceUrl)")
     .option('--json', 'print JSON')
     .action(async (o: StatusOptions) => {
       const r = resolveUserSettings(o, { serviceUrl: o.service });
@@ -51,7 +59,12 @@ export function registerStatusCommand(program: Command): void {
         profile: r.profile,
         serviceUrl: r.settings.serviceUrl,
         configFile: r.file.path,
-        key: { present: keySource !== null, source: keySource, keychainEntry: entry, keychainProblem: keys.keychainProblem ?? null },
+        key: {
+          present: keySource !== null,
+          source: keySource,
+          keychainEntry: entry,
+          keychainProblem: keys.keychainProblem ?? null,
+        },
         daemon: { running: Boolean(live), pid: live?.pid ?? null, port: live?.port ?? null },
         blender: { path: config.blender, found: blender !== null, resolved: blender },
       };
@@ -59,8 +72,14 @@ export function registerStatusCommand(program: Command): void {
       if (o.json) return printJson(doc);
       console.log(`farm:    ${doc.serviceUrl.value}  (${doc.serviceUrl.source})`);
       console.log(`profile: ${doc.profile.value}  (${doc.profile.source})`);
-      console.log(`key:     ${keySource ? `yes, from the ${keySource === 'env' ? 'RENDERBRIDGE_API_KEY variable' : 'OS keychain'}` : `none: run \`renderbridge login${config.profile === 'default' ? '' : ` --profile ${config.profile}`}\``}${doc.key.keychainProblem ? ` (${doc.key.keychainProblem})` : ''}`);
-      console.log(`daemon:  ${live ? `running, pid ${live.pid} on 127.0.0.1:${live.port}` : 'not running (start it with: renderbridge daemon)'}`);
-      console.log(`blender: ${blender ? blender : `${config.blender} not found (set it with: renderbridge config set blender PATH)`}`);
+      console.log(
+        `key:     ${keySource ? `yes, from the ${keySource === 'env' ? 'RENDERBRIDGE_API_KEY variable' : 'OS keychain'}` : `none: run \`renderbridge login${config.profile === 'default' ? '' : ` --profile ${config.profile}`}\``}${doc.key.keychainProblem ? ` (${doc.key.keychainProblem})` : ''}`,
+      );
+      console.log(
+        `daemon:  ${live ? `running, pid ${live.pid} on 127.0.0.1:${live.port}` : 'not running (start it with: renderbridge daemon)'}`,
+      );
+      console.log(
+        `blender: ${blender ? blender : `${config.blender} not found (set it with: renderbridge config set blender PATH)`}`,
+      );
     });
 }

@@ -30,9 +30,19 @@ async function ask(question: string): Promise<boolean> {
 }
 
 /** `extra` joins the --json document (the submission). */
-export async function estimateThenRender(client: RenderJobClient, jobId: string, requested: RequestedRenderConfig, o: SubmitEstimateOptions, extra: Record<string, unknown> = {}): Promise<ExitCode> {
+export async function estimateThenRender(
+  client: RenderJobClient,
+  jobId: string,
+  requested: RequestedRenderConfig,
+  o: SubmitEstimateOptions,
+  extra: Record<string, unknown> = {},
+): Promise<ExitCode> {
   if (!(await client.hasExtension('estimate'))) {
-    throw new CliError(`this service does not offer estimates (GET /extensions does not list the estimate extension); job ${jobId} is validated and not rendered`, EXIT.NOT_OFFERED, 'ESTIMATE_NOT_OFFERED');
+    throw new CliError(
+      `this service does not offer estimates (GET /extensions does not list the estimate extension); job ${jobId} is validated and not rendered`,
+      EXIT.NOT_OFFERED,
+      'ESTIMATE_NOT_OFFERED',
+    );
   }
   const out = createOutput(o);
   const { estimate } = await estimateJob(client, jobId, requested, ESTIMATE_TIMEOUT_S);
@@ -41,7 +51,13 @@ export async function estimateThenRender(client: RenderJobClient, jobId: string,
   const render = ok && (o.yes === true || (!o.json && !o.quiet && (await ask('Render it now? [y/N] '))));
   if (render) await client.renderJob(jobId, { requestedRenderConfig: requested });
   out.result({ ...extra, jobId, estimate, rendered: render }, ok ? EXIT.OK : EXIT.FAILURE);
-  if (render) out.line(`Job ${jobId} is rendering (the sampled frames are kept). Follow it with: renderbridge jobs watch ${jobId}; fetch it with: renderbridge jobs download ${jobId}`);
-  else if (ok) out.line(`Job ${jobId} stays validated, not rendered; a render with the same settings (POST /jobs/${jobId}/render) keeps the sampled frames.`);
+  if (render)
+    out.line(
+      `Job ${jobId} is rendering (the sampled frames are kept). Follow it with: renderbridge jobs watch ${jobId}; fetch it with: renderbridge jobs download ${jobId}`,
+    );
+  else if (ok)
+    out.line(
+      `Job ${jobId} stays validated, not rendered; a render with the same settings (POST /jobs/${jobId}/render) keeps the sampled frames.`,
+    );
   return ok ? EXIT.OK : EXIT.FAILURE;
 }

@@ -43,15 +43,51 @@ const parseResolution = by(F.resolution.unwrap(), (v) => {
 
 export function withRenderOverrides(cmd: Command): Command {
   return cmd
-    .option('--samples <n>', 'render samples (1-65536; default: profile: overrides.sampleCount, else the file\'s)', by(F.sampleCount.unwrap(), number))
-    .option('--resolution <WxH>', 'output size in pixels, e.g. 1920x1080 (each side 4-65536; default: profile: overrides.resolution, else the file\'s)', parseResolution)
-    .option('--resolution-percentage <n>', 'scale of the resolution, percent (1-1000; default: profile: overrides.resolutionPercentage, else the file\'s)', by(F.resolutionPercentage.unwrap(), number))
-    .option('--device <type>', `compute device (${ComputeDeviceType.options.join(', ')}; default: profile: overrides.computeDeviceType, else the service's)`, by(ComputeDeviceType, (v) => v.toUpperCase()))
-    .option('--gpus <n>', 'GPUs a worker uses (0-16; default: profile: overrides.gpuCount, else the service\'s)', by(F.gpuCount.unwrap(), number))
-    .option('--blender-version <version>', 'Blender version to render with, e.g. 4.2 or 3.4.1 (default: profile: overrides.hostVersionForRender, else the service\'s)', by(F.hostVersionForRender.unwrap()))
-    .option('--color-management <preset>', `color management (${ColorManagementPreset.options.join(', ')}; default: profile: overrides.colorManagementPreset, else default)`, by(ColorManagementPreset, (v) => v.toLowerCase()))
-    .option('--notes <text>', 'free text stored with the job (up to 4000 characters; default: profile: overrides.notes)', by(F.notes.unwrap()))
-    .option('--scene <name>', "scene to render (default: the file's active scene)", by(ValidationConfig.shape.sceneToRender.unwrap()))
+    .option(
+      '--samples <n>',
+      "render samples (1-65536; default: profile: overrides.sampleCount, else the file's)",
+      by(F.sampleCount.unwrap(), number),
+    )
+    .option(
+      '--resolution <WxH>',
+      "output size in pixels, e.g. 1920x1080 (each side 4-65536; default: profile: overrides.resolution, else the file's)",
+      parseResolution,
+    )
+    .option(
+      '--resolution-percentage <n>',
+      "scale of the resolution, percent (1-1000; default: profile: overrides.resolutionPercentage, else the file's)",
+      by(F.resolutionPercentage.unwrap(), number),
+    )
+    .option(
+      '--device <type>',
+      `compute device (${ComputeDeviceType.options.join(', ')}; default: profile: overrides.computeDeviceType, else the service's)`,
+      by(ComputeDeviceType, (v) => v.toUpperCase()),
+    )
+    .option(
+      '--gpus <n>',
+      "GPUs a worker uses (0-16; default: profile: overrides.gpuCount, else the service's)",
+      by(F.gpuCount.unwrap(), number),
+    )
+    .option(
+      '--blender-version <version>',
+      "Blender version to render with, e.g. 4.2 or 3.4.1 (default: profile: overrides.hostVersionForRender, else the service's)",
+      by(F.hostVersionForRender.unwrap()),
+    )
+    .option(
+      '--color-management <preset>',
+      `color management (${ColorManagementPreset.options.join(', ')}; default: profile: overrides.colorManagementPreset, else default)`,
+      by(ColorManagementPreset, (v) => v.toLowerCase()),
+    )
+    .option(
+      '--notes <text>',
+      'free text stored with the job (up to 4000 characters; default: profile: overrides.notes)',
+      by(F.notes.unwrap()),
+    )
+    .option(
+      '--scene <name>',
+      "scene to render (default: the file's active scene)",
+      by(ValidationConfig.shape.sceneToRender.unwrap()),
+    )
     .option('--denoise', 'turn denoising on (default: profile: overrides.denoisingEnabled, else as the file says)')
     .option('--no-denoise', 'turn denoising off');
 }

@@ -37,24 +37,52 @@ interface SubmitOptions extends ConnectionOptions, RenderOverrides {
 }
 
 export function registerSubmitCommand(program: Command): void {
-  withRenderOverrides(withConnectionOptions(
-    program
-      .command('submit')
-      .description('Pack a .blend, a project folder or a .zip, render it on the farm and download the frames')
-      .argument('<path>', 'a .blend (its files are found by running Blender headless), a project folder, or a .zip')
-      .option('--frames <ranges>', 'frames to render, e.g. 1-10, 1-100x5 or 1,5,9 (repeatable; default: profile: overrides.frameRanges, else the file\'s range)', collectRanges, [])
-      .option('--camera <name>', 'camera object to render from (default: profile: overrides.activeCamera, else the scene camera)')
-      .option('--view-layer <name>', 'view layer to render (default: profile: overrides.activeViewLayer, else every enabled layer)')
-      .option('--format <format>', 'output format, e.g. PNG, JPEG, OPEN_EXR (env: RENDERBRIDGE_OUTPUT_FORMAT; else profile: outputFormat; default: the file\'s)')
-      .option('--video', 'also encode an MP4 of the frames (env: RENDERBRIDGE_VIDEO; else profile: video; default: no video)')
-      .option('--no-video', 'no MP4, whatever the environment or the profile says')
-      .option('--out <dir>', 'folder the outputs go to (default: <downloads folder>/<name>-<job id>; the downloads folder from env: RENDERBRIDGE_DOWNLOADS, else profile: downloadsDir)')
-      .option('--no-wait', 'return once the render has started; print the job id')
-      .option('--no-download', 'do not download the outputs when the job completes')
-      .option('--estimate', 'once validated, estimate the render (time, cost, memory) from sample frames, show it and ask before rendering (extension estimate); the render is then not waited for')
-      .option('--yes', 'with --estimate: render without asking')
-      .option('--blender <path>', 'Blender used to find the .blend\'s files (env: RENDERBRIDGE_BLENDER; else profile: blender; default: blender on PATH)'),
-  )).action(async (target: string, o: SubmitOptions) => {
+  withRenderOverrides(
+    withConnectionOptions(
+      program
+        .command('submit')
+        .description('Pack a .blend, a project folder or a .zip, render it on the farm and download the frames')
+        .argument('<path>', 'a .blend (its files are found by running Blender headless), a project folder, or a .zip')
+        .option(
+          '--frames <ranges>',
+          "frames to render, e.g. 1-10, 1-100x5 or 1,5,9 (repeatable; default: profile: overrides.frameRanges, else the file's range)",
+          collectRanges,
+          [],
+        )
+        .option(
+          '--camera <name>',
+          'camera object to render from (default: profile: overrides.activeCamera, else the scene camera)',
+        )
+        .option(
+          '--view-layer <name>',
+          'view layer to render (default: profile: overrides.activeViewLayer, else every enabled layer)',
+        )
+        .option(
+          '--format <format>',
+          "output format, e.g. PNG, JPEG, OPEN_EXR (env: RENDERBRIDGE_OUTPUT_FORMAT; else profile: outputFormat; default: the file's)",
+        )
+        .option(
+          '--video',
+          'also encode an MP4 of the frames (env: RENDERBRIDGE_VIDEO; else profile: video; default: no video)',
+        )
+        .option('--no-video', 'no MP4, whatever the environment or the profile says')
+        .option(
+          '--out <dir>',
+          'folder the outputs go to (default: <downloads folder>/<name>-<job id>; the downloads folder from env: RENDERBRIDGE_DOWNLOADS, else profile: downloadsDir)',
+        )
+        .option('--no-wait', 'return once the render has started; print the job id')
+        .option('--no-download', 'do not download the outputs when the job completes')
+        .option(
+          '--estimate',
+          'once validated, estimate the render (time, cost, memory) from sample frames, show it and ask before rendering (extension estimate); the render is then not waited for',
+        )
+        .option('--yes', 'with --estimate: render without asking')
+        .option(
+          '--blender <path>',
+          "Blender used to find the .blend's files (env: RENDERBRIDGE_BLENDER; else profile: blender; default: blender on PATH)",
+        ),
+    ),
+  ).action(async (target: string, o: SubmitOptions) => {
     process.exitCode = await submit(target, o);
   });
 }
@@ -72,7 +100,12 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
   const workDir = await mkdtemp(path.join(config.stateDir, 'packs', 'cli-'));
   // The daemon's hash cache (state folder): a resubmit reads only the files that changed, with or without a daemon.
   const hashCache = new HashCache({ file: path.join(config.stateDir, HASH_CACHE_FILE) });
-  const packer = createPacker({ workDir, trace: createTracer({ blender: config.blender }), createdBy: `renderbridge-cli/${VERSION}`, hashCache });
+  const packer = createPacker({
+    workDir,
+    trace: createTracer({ blender: config.blender }),
+    createdBy: `renderbridge-cli/${VERSION}`,
+    hashCache,
+  });
   const display = createDisplay({ json: Boolean(o.json), quiet: Boolean(o.quiet) });
   const abort = new AbortController();
   const onSigint = (): void => abort.abort(new Error('interrupted'));
@@ -81,12 +114,21 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
   let stopProgress = (): void => {};
   try {
     if (!o.json && !o.quiet) display.note(`packing ${target}…`);
-    const pack = await packer.pack({ path: path.resolve(target) }, { signal: abort.signal, onProgress: (done, total, phase) => display.pack(done, total, phase) });
+    const pack = await packer.pack(
+      { path: path.resolve(target) },
+      { signal: abort.signal, onProgress: (done, total, phase) => display.pack(done, total, phase) },
+    );
     reportPack(pack, display);
     const settings = withSubmitDefaults(settingsFrom(o), submitDefaultsOf(config));
     const final = await runSubmission(
       // --estimate: the submission ends once the job is validated (`check`); the estimate comes next.
-      { packId: pack.packId, settings, download: o.download, ...(o.out ? { outDir: path.resolve(o.out) } : {}), ...(o.estimate ? { mode: 'check' as const } : {}) },
+      {
+        packId: pack.packId,
+        settings,
+        download: o.download,
+        ...(o.out ? { outDir: path.resolve(o.out) } : {}),
+        ...(o.estimate ? { mode: 'check' as const } : {}),
+      },
       { clients, packer, downloadsDir: config.downloadsDir },
       (s) => {
         display.submission(s);
@@ -99,7 +141,9 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
     stopProgress();
     display.stop();
     if (o.estimate && final.step === 'done' && final.jobId) {
-      return await estimateThenRender(await clients.client(), final.jobId, renderConfigFrom(settings), o, { submission: final });
+      return await estimateThenRender(await clients.client(), final.jobId, renderConfigFrom(settings), o, {
+        submission: final,
+      });
     }
     return finish(final, pack, lastStep, o);
   } finally {
@@ -110,7 +154,9 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
   }
 }
 
-export function settingsFrom(o: Pick<SubmitOptions, 'frames' | 'camera' | 'viewLayer' | 'format' | 'video'> & RenderOverrides): SubmitSettings {
+export function settingsFrom(
+  o: Pick<SubmitOptions, 'frames' | 'camera' | 'viewLayer' | 'format' | 'video'> & RenderOverrides,
+): SubmitSettings {
   return {
     ...overrideSettings(o),
     ...(o.frames.length > 0 ? { frames: o.frames } : {}),
@@ -125,9 +171,12 @@ function reportPack(pack: PackResult, display: Display): void {
   for (const w of pack.warnings) display.note(`warning: ${w.message}`);
   if (pack.missing.length > 0) {
     display.note(`warning: ${pack.missing.length} file(s) the scene uses are missing and were not packed:`);
-    for (const m of pack.missing.slice(0, 20)) display.note(`  ${m.path}${m.usedBy.length ? ` (used by ${m.usedBy.join(', ')})` : ''}`);
+    for (const m of pack.missing.slice(0, 20))
+      display.note(`  ${m.path}${m.usedBy.length ? ` (used by ${m.usedBy.join(', ')})` : ''}`);
   }
-  display.note(`packed ${pack.fileCount} file(s), ${formatBytes(pack.bytes)}; scene ${pack.sceneFile || '(chosen by the service)'}`);
+  display.note(
+    `packed ${pack.fileCount} file(s), ${formatBytes(pack.bytes)}; scene ${pack.sceneFile || '(chosen by the service)'}`,
+  );
 }
 
 /** Render progress while the job renders (GET /jobs/{id}/progress once a second). */
@@ -152,15 +201,31 @@ function pollProgress(jobId: string, clients: ReturnType<typeof clientProvider>,
 function finish(s: Submission, pack: PackResult, lastStep: SubmissionStep, o: SubmitOptions): ExitCode {
   const code = exitCodeOf(s, lastStep);
   if (o.json) {
-    createOutput(o).result({ submission: s, pack: { sceneFile: pack.sceneFile, bytes: pack.bytes, fileCount: pack.fileCount, missing: pack.missing, warnings: pack.warnings } }, code);
+    createOutput(o).result(
+      {
+        submission: s,
+        pack: {
+          sceneFile: pack.sceneFile,
+          bytes: pack.bytes,
+          fileCount: pack.fileCount,
+          missing: pack.missing,
+          warnings: pack.warnings,
+        },
+      },
+      code,
+    );
     return code;
   }
   if (s.step === 'failed') {
     const e = s.error;
-    throw new CliError(`${lastStep} failed${s.jobId ? ` (job ${s.jobId})` : ''}: ${e ? `${e.name}: ${e.message}` : 'unknown error'}`, code);
+    throw new CliError(
+      `${lastStep} failed${s.jobId ? ` (job ${s.jobId})` : ''}: ${e ? `${e.name}: ${e.message}` : 'unknown error'}`,
+      code,
+    );
   }
   const out = createOutput(o);
-  if (s.step === 'rendering') out.line(`Job ${s.jobId} is rendering. Follow it with: renderbridge jobs watch ${s.jobId}`);
+  if (s.step === 'rendering')
+    out.line(`Job ${s.jobId} is rendering. Follow it with: renderbridge jobs watch ${s.jobId}`);
   else out.line(`Job ${s.jobId} completed.${s.outDir ? ` Outputs: ${s.outDir}` : ''}`);
   return code;
 }

@@ -21,7 +21,8 @@ export function parseByteSize(v: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(v);
   const unit = m ? UNITS[(m[2] ?? '').toLowerCase()] : undefined;
   const n = m && unit !== undefined ? Math.round(Number(m[1]) * unit) : NaN;
-  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`expected a size such as 68719476736, 500MiB or 64GiB, got "${v}"`);
+  if (!Number.isSafeInteger(n))
+    throw new InvalidArgumentError(`expected a size such as 68719476736, 500MiB or 64GiB, got "${v}"`);
   return n;
 }
 
@@ -34,17 +35,25 @@ export function addUnpackOptions(cmd: Command): Command {
         .default(DEFAULT_UNPACK_LIMITS.maxTotalBytes, '64GiB'),
     )
     .addOption(
-      new Option('--min-free-disk <size>', 'disk space the work folder keeps free after unpacking; less fails the task retryably (bytes, or e.g. 5GiB)')
+      new Option(
+        '--min-free-disk <size>',
+        'disk space the work folder keeps free after unpacking; less fails the task retryably (bytes, or e.g. 5GiB)',
+      )
         .env('RENDERBRIDGE_MIN_FREE_DISK')
         .argParser(parseByteSize)
         .default(DEFAULT_UNPACK_LIMITS.minFreeBytes, '1GiB'),
     )
     .addOption(
-      new Option('--blob-cache-dir <dir>', "where this worker keeps the blobs of content-addressed uploads (default: blob-cache beside the work folder, in the data folder)")
-        .env('RENDERBRIDGE_BLOB_CACHE_DIR'),
+      new Option(
+        '--blob-cache-dir <dir>',
+        'where this worker keeps the blobs of content-addressed uploads (default: blob-cache beside the work folder, in the data folder)',
+      ).env('RENDERBRIDGE_BLOB_CACHE_DIR'),
     )
     .addOption(
-      new Option('--blob-cache-size <size>', 'most bytes the blob cache keeps; the least recently used blobs go first (bytes, or e.g. 200GiB)')
+      new Option(
+        '--blob-cache-size <size>',
+        'most bytes the blob cache keeps; the least recently used blobs go first (bytes, or e.g. 200GiB)',
+      )
         .env('RENDERBRIDGE_BLOB_CACHE_SIZE')
         .argParser(parseByteSize)
         .default(DEFAULT_BLOB_CACHE_MAX_BYTES, '50GiB'),

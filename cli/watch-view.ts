@@ -54,7 +54,8 @@ export function watchLine(job: Job, p: WatchedProgress | null, rate: number | nu
   const band = p?.etaBand;
   const eta = band?.seconds ?? p?.etaSeconds ?? (rate && total !== null ? ((total - done) / rate) * 60 : null);
   // The band says how far to trust the figure: "ETA 4m10s (3m20s-5m30s)".
-  const range = band && band.seconds > 0 ? ` (${formatDuration(band.lowSeconds)}-${formatDuration(band.highSeconds)})` : '';
+  const range =
+    band && band.seconds > 0 ? ` (${formatDuration(band.lowSeconds)}-${formatDuration(band.highSeconds)})` : '';
   parts.push(eta !== null ? `ETA ${formatDuration(eta)}${range}` : 'ETA: -');
   return parts.join('  ');
 }

@@ -27,8 +27,14 @@ export function registerWorkerTokenCommands(admin: Command): void {
   addStateOptions(
     admin
       .command('create-worker-token')
-      .description('Create the token of one render worker (renderbridge worker --service-url); printed once, on the last line')
-      .requiredOption('--name <name>', 'the worker it identifies: its leases and heartbeats carry this name', parseWorkerName),
+      .description(
+        'Create the token of one render worker (renderbridge worker --service-url); printed once, on the last line',
+      )
+      .requiredOption(
+        '--name <name>',
+        'the worker it identifies: its leases and heartbeats carry this name',
+        parseWorkerName,
+      ),
     { init: true },
   ).action(async (o: AdminStateOptions & { name: string }) => {
     const { token, record } = await withTokens(o, async (store) => {
@@ -61,7 +67,9 @@ export function registerWorkerTokenCommands(admin: Command): void {
     }
     for (const t of list) {
       const state = t.revokedAt ? `revoked ${t.revokedAt}` : 'active';
-      console.log(`${t.id}  ${t.displayPrefix}…  ${t.name}  created ${t.createdAt}  last used ${t.lastUsedAt ?? 'never'}  ${state}`);
+      console.log(
+        `${t.id}  ${t.displayPrefix}…  ${t.name}  created ${t.createdAt}  last used ${t.lastUsedAt ?? 'never'}  ${state}`,
+      );
     }
   });
 
@@ -72,7 +80,10 @@ export function registerWorkerTokenCommands(admin: Command): void {
       .argument('<id-or-name>', 'token id or worker name, as shown by list-worker-tokens'),
   ).action(async (idOrName: string, o: AdminStateOptions) => {
     const revoked = await withTokens(o, (store) => store.revokeWorkerToken(idOrName));
-    if (!revoked) throw new CliError(`no active worker token with id or name "${idOrName}": see renderbridge admin list-worker-tokens`);
+    if (!revoked)
+      throw new CliError(
+        `no active worker token with id or name "${idOrName}": see renderbridge admin list-worker-tokens`,
+      );
     console.log(`Revoked worker token ${revoked.id} of worker "${revoked.name}".`);
   });
 }

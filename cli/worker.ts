@@ -46,22 +46,34 @@ async function remoteName(jobs: RemoteWorkerJobs, o: WorkerOptions, nameChosen: 
   const tokenName = await jobs.whoami();
   if (tokenName === null) return o.name;
   if (nameChosen && o.name !== tokenName) {
-    throw new Error(`this worker's token belongs to worker "${tokenName}", but --name (or RENDERBRIDGE_WORKER_NAME) says "${o.name}": drop --name (the token names the worker), or use the token created for "${o.name}"`);
+    throw new Error(
+      `this worker's token belongs to worker "${tokenName}", but --name (or RENDERBRIDGE_WORKER_NAME) says "${o.name}": drop --name (the token names the worker), or use the token created for "${o.name}"`,
+    );
   }
   return tokenName;
 }
 
 /** Ports of a worker on another machine: job state through the service; tasks and files through it too, unless the operator shares them. */
-async function remotePorts(o: WorkerOptions, config: ServiceConfig, nameChosen: boolean): Promise<{ ports: WorkerPorts; name: string; close(): Promise<void> }> {
+async function remotePorts(
+  o: WorkerOptions,
+  config: ServiceConfig,
+  nameChosen: boolean,
+): Promise<{ ports: WorkerPorts; name: string; close(): Promise<void> }> {
   const token = config.workerToken;
-  if (!token) throw new Error('set RENDERBRIDGE_WORKER_TOKEN to this worker\'s token: create it on the service with renderbridge admin create-worker-token --name NAME');
+  if (!token)
+    throw new Error(
+      "set RENDERBRIDGE_WORKER_TOKEN to this worker's token: create it on the service with renderbridge admin create-worker-token --name NAME",
+    );
   const jobs = new RemoteWorkerJobs({ serviceUrls: o.serviceUrl, token });
   const name = await remoteName(jobs, o, nameChosen);
   // The queue: shared directly when given (Redis, or the database's queue table), else through the
   // service's worker API, so the machine holds no queue credential.
   let queue: TaskQueue;
   let closeState = async () => undefined as void;
-  if (config.redisUrl) queue = await openQueue(config, undefined, (err) => console.error(`renderbridge worker: task queue: ${err.message}`));
+  if (config.redisUrl)
+    queue = await openQueue(config, undefined, (err) =>
+      console.error(`renderbridge worker: task queue: ${err.message}`),
+    );
   else if (config.databaseUrl) {
     const state = await openState(config);
     queue = state.queue;
@@ -73,7 +85,11 @@ async function remotePorts(o: WorkerOptions, config: ServiceConfig, nameChosen: 
   let storage: ObjectStorage;
   if (s3) storage = s3;
   else {
-    const remote = new RemoteWorkerStorage({ serviceUrls: o.serviceUrl, token, spoolDir: path.join(config.dataDir, 'spool') });
+    const remote = new RemoteWorkerStorage({
+      serviceUrls: o.serviceUrl,
+      token,
+      spoolDir: path.join(config.dataDir, 'spool'),
+    });
     await remote.ready();
     storage = remote;
   }
@@ -104,7 +120,10 @@ export function registerWorkerCommand(program: Command): void {
   const cmd = program
     .command('worker')
     .description('Run render slots: beside a service (same --data-dir), or on another machine with --service-url')
-    .option('--data-dir <dir>', `the service's data folder (same machine; default: ${DATA_DIR_DEFAULT}), or this worker's work folder with --service-url (default ./.renderbridge/worker)`);
+    .option(
+      '--data-dir <dir>',
+      `the service's data folder (same machine; default: ${DATA_DIR_DEFAULT}), or this worker's work folder with --service-url (default ./.renderbridge/worker)`,
+    );
   addRenderOptions(addUnpackOptions(addEngineOptions(cmd)));
   // Last: the table adds only the settings the modules above did not (the worker process's own too).
   const defaults = { ...defaultConfig(), serviceUrls: [], workerName: hostname(), metricsHost: '127.0.0.1' };
@@ -123,7 +142,12 @@ export function registerWorkerCommand(program: Command): void {
       blenderPaths: o.blender,
     });
     if (o.printConfig) {
-      const own: Record<string, unknown> = { serviceUrls: o.serviceUrl, workerName: o.name, metricsPort: o.metricsPort, metricsHost: o.metricsHost };
+      const own: Record<string, unknown> = {
+        serviceUrls: o.serviceUrl,
+        workerName: o.name,
+        metricsPort: o.metricsPort,
+        metricsHost: o.metricsHost,
+      };
       process.stdout.write(formatEffectiveConfig(cmd, (key) => (key in own ? own[key] : configValue(config, key))));
       return;
     }
@@ -138,7 +162,12 @@ export function registerWorkerCommand(program: Command): void {
       o.name = name;
     } else {
       const stack = await openStack(config);
-      ports = { ...stack.deps, registry: stack.workerRegistry, farm: stack.workerRegistry, onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)) };
+      ports = {
+        ...stack.deps,
+        registry: stack.workerRegistry,
+        farm: stack.workerRegistry,
+        onCompleted: async (rec) => void (await enqueueRenderComplete(stack.webhooks, rec.job)),
+      };
       close = () => stack.close();
     }
     metrics.watchQueue(ports.queue);
@@ -159,10 +188,24 @@ export function registerWorkerCommand(program: Command): void {
       await close();
       throw new Error('no Blender found: install it (apt-get install blender) or pass --blender PATH');
     }
-    const served = o.metricsPort !== undefined ? await startMetricsServer(metrics, { host: o.metricsHost, port: o.metricsPort, ...(config.metricsToken ? { token: config.metricsToken } : {}) }) : undefined;
-    console.error(`renderbridge worker ${o.name}: ${worker.slots.map((s) => s.id).join(', ')} with Blender ${worker.builds.map((b) => b.version.text).join(', ')}`);
+    const served =
+      o.metricsPort !== undefined
+        ? await startMetricsServer(metrics, {
+            host: o.metricsHost,
+            port: o.metricsPort,
+            ...(config.metricsToken ? { token: config.metricsToken } : {}),
+          })
+        : undefined;
+    console.error(
+      `renderbridge worker ${o.name}: ${worker.slots.map((s) => s.id).join(', ')} with Blender ${worker.builds.map((b) => b.version.text).join(', ')}`,
+    );
     console.error(remote ? `  reporting to ${o.serviceUrl.join(', ')}` : `  beside the service on ${config.dataDir}`);
-    if (remote) console.error(config.s3 ? `  files: S3 bucket ${config.s3.bucket}, with this machine's credentials` : '  files: on URLs the service signs per job (no bucket key on this machine)');
+    if (remote)
+      console.error(
+        config.s3
+          ? `  files: S3 bucket ${config.s3.bucket}, with this machine's credentials`
+          : '  files: on URLs the service signs per job (no bucket key on this machine)',
+      );
     if (served) console.error(`  metrics: ${served.url}`);
     const stop = () =>
       void worker

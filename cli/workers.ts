@@ -9,48 +9,81 @@ import { cliConfig, clientProvider, withConnectionOptions, type ConnectionOption
 import { createOutput } from './output.js';
 
 const BUILD_KIND_WORDS: Record<string, string> = { release: 'release folder', root: 'system root, in bubblewrap' };
-const KIND_WORDS: Record<string, string> = { validate: 'validation', render: 'render planning', 'render-chunk': 'render frames', finalize: 'finalize' };
+const KIND_WORDS: Record<string, string> = {
+  validate: 'validation',
+  render: 'render planning',
+  'render-chunk': 'render frames',
+  finalize: 'finalize',
+};
 
 function frames(list: number[] | null): string {
   if (!list || list.length === 0) return '';
   const first = list[0]!;
   const last = list[list.length - 1]!;
-  return list.length === last - first + 1 ? ` frames ${first === last ? first : `${first}-${last}`}` : ` frames ${list.join(',')}`;
+  return list.length === last - first + 1
+    ? ` frames ${first === last ? first : `${first}-${last}`}`
+    : ` frames ${list.join(',')}`;
 }
 
 /** ` (path, kind)` of a build: the path only in the operator's view, the kind when not a plain executable. */
 function buildNote(b: WorkerInfo['builds'][number]): string {
-  const words = [...(b.path ? [b.path] : []), ...(b.kind && b.kind !== 'executable' ? [BUILD_KIND_WORDS[b.kind] ?? b.kind] : [])];
+  const words = [
+    ...(b.path ? [b.path] : []),
+    ...(b.kind && b.kind !== 'executable' ? [BUILD_KIND_WORDS[b.kind] ?? b.kind] : []),
+  ];
   return words.length ? ` (${words.join(', ')})` : '';
 }
 
 /** The lines of one worker, as a person reads them. */
 export function workerLines(w: WorkerInfo): string[] {
-  const lines = [`${w.name}  ${w.state}  (${w.hostname ? `${w.hostname}, ` : ''}renderbridge ${w.version}, last heartbeat ${w.secondsSinceHeartbeat.toFixed(0)} s ago, id ${w.id})`];
+  const lines = [
+    `${w.name}  ${w.state}  (${w.hostname ? `${w.hostname}, ` : ''}renderbridge ${w.version}, last heartbeat ${w.secondsSinceHeartbeat.toFixed(0)} s ago, id ${w.id})`,
+  ];
   for (const s of w.slots) {
-    const tasks = s.tasks.map((t) => `${KIND_WORDS[t.kind] ?? t.kind} of ${t.jobId ? `job ${t.jobId}${t.jobName ? ` (${t.jobName})` : ''}` : 'a job of another workspace'}${frames(t.frames)}`);
-    lines.push(`  ${s.id.padEnd(12)} ${s.device.name.padEnd(24)} ${s.state.padEnd(8)} ${tasks.join('; then ')}`.trimEnd());
+    const tasks = s.tasks.map(
+      (t) =>
+        `${KIND_WORDS[t.kind] ?? t.kind} of ${t.jobId ? `job ${t.jobId}${t.jobName ? ` (${t.jobName})` : ''}` : 'a job of another workspace'}${frames(t.frames)}`,
+    );
+    lines.push(
+      `  ${s.id.padEnd(12)} ${s.device.name.padEnd(24)} ${s.state.padEnd(8)} ${tasks.join('; then ')}`.trimEnd(),
+    );
   }
-  if (w.sandbox === false) lines.push('  Sandbox: OFF (--no-sandbox): Blender runs with this worker\'s network and files');
+  if (w.sandbox === false)
+    lines.push("  Sandbox: OFF (--no-sandbox): Blender runs with this worker's network and files");
   if (w.gpus.length) lines.push(`  GPUs: ${w.gpus.map((g) => `${g.name} (${g.uuid})`).join(', ')}`);
   lines.push(`  Blender: ${w.builds.map((b) => `${b.version}${buildNote(b)}`).join(', ') || 'none'}`);
-  for (const b of w.blocklistedBy) lines.push(`  kept off job ${b.jobId}${b.jobName ? ` (${b.jobName})` : ''} by its blocklist: ${b.failures} failed tasks on ${b.slots.join(', ')}`);
+  for (const b of w.blocklistedBy)
+    lines.push(
+      `  kept off job ${b.jobId}${b.jobName ? ` (${b.jobName})` : ''} by its blocklist: ${b.failures} failed tasks on ${b.slots.join(', ')}`,
+    );
   return lines;
 }
 
 export function registerWorkersCommand(program: Command): void {
-  withConnectionOptions(program.command('workers').description("List the farm's workers: slots and what they run, GPUs, Blender builds, last heartbeat; and the queue by task kind")).action(
-    async (o: ConnectionOptions) => {
-      const client = await clientProvider(cliConfig(o)).client();
-      if (!(await client.hasExtension('workers'))) {
-        throw new CliError('This service does not list its workers (no "workers" extension in GET /extensions): update the service to a renderbridge version that has it.', EXIT.FAILURE);
-      }
-      const data: WorkerList['data'] = await client.listWorkers();
-      const out = createOutput(o);
-      out.result({ ...data });
-      if (data.workers.length === 0) out.line('No worker has reported: start one with `renderbridge worker`, or run the service with --workers 1 or more.');
-      for (const w of data.workers) for (const l of workerLines(w)) out.line(l);
-      out.line(`queue: ${data.queue.map((q) => `${KIND_WORDS[q.kind] ?? q.kind} ${q.queued} queued, ${q.running} running`).join('; ')}`);
-    },
-  );
+  withConnectionOptions(
+    program
+      .command('workers')
+      .description(
+        "List the farm's workers: slots and what they run, GPUs, Blender builds, last heartbeat; and the queue by task kind",
+      ),
+  ).action(async (o: ConnectionOptions) => {
+    const client = await clientProvider(cliConfig(o)).client();
+    if (!(await client.hasExtension('workers'))) {
+      throw new CliError(
+        'This service does not list its workers (no "workers" extension in GET /extensions): update the service to a renderbridge version that has it.',
+        EXIT.FAILURE,
+      );
+    }
+    const data: WorkerList['data'] = await client.listWorkers();
+    const out = createOutput(o);
+    out.result({ ...data });
+    if (data.workers.length === 0)
+      out.line(
+        'No worker has reported: start one with `renderbridge worker`, or run the service with --workers 1 or more.',
+      );
+    for (const w of data.workers) for (const l of workerLines(w)) out.line(l);
+    out.line(
+      `queue: ${data.queue.map((q) => `${KIND_WORDS[q.kind] ?? q.kind} ${q.queued} queued, ${q.running} running`).join('; ')}`,
+    );
+  });
 }

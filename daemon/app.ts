@@ -84,7 +84,12 @@ export function buildDaemonApp(deps: DaemonAppDeps): FastifyInstance {
     deps.events.close();
   });
 
-  void app.register(healthRoutes, { config: deps.config, clients: deps.clients, version: deps.version, startedAt: deps.startedAt });
+  void app.register(healthRoutes, {
+    config: deps.config,
+    clients: deps.clients,
+    version: deps.version,
+    startedAt: deps.startedAt,
+  });
   void app.register(packRoutes, { packer: deps.packer, packs });
   void app.register(submissionRoutes, { submissions: deps.submissions });
   void app.register(jobRoutes, { tracker: deps.tracker, downloads: deps.downloads });

@@ -15,14 +15,20 @@ import { createSubmissions } from './submit/submissions.js';
 import { createTracer } from './trace.js';
 import type { Submissions } from './ports.js';
 
-export type BridgeDaemonOptions = Omit<StartDaemonOptions, 'createPacker' | 'createDownloads' | 'createSubmissions' | 'onConfigChange'>;
+export type BridgeDaemonOptions = Omit<
+  StartDaemonOptions,
+  'createPacker' | 'createDownloads' | 'createSubmissions' | 'onConfigChange'
+>;
 
 export interface RunningBridgeDaemon extends RunningDaemon {
   /** The watched folder, when config.hotFolder is set (replaced when config.toml names another). */
   readonly hotFolder: HotFolder | null;
 }
 
-export async function startBridgeDaemon(config: DaemonConfig, options: BridgeDaemonOptions = {}): Promise<RunningBridgeDaemon> {
+export async function startBridgeDaemon(
+  config: DaemonConfig,
+  options: BridgeDaemonOptions = {},
+): Promise<RunningBridgeDaemon> {
   const createdBy = `renderbridge-daemon/${options.version ?? 'dev'}`;
   let submissionsOf: Submissions | undefined;
   let hotFolder: HotFolder | null = null;
@@ -32,8 +38,14 @@ export async function startBridgeDaemon(config: DaemonConfig, options: BridgeDae
     ...options,
     // Checksums survive restarts in the state folder, so a resubmit reads only the files that changed.
     createPacker: () =>
-      createPacker({ workDir: config.workDir, trace: createTracer({ blender: () => config.blender }), createdBy, hashCache: new HashCache({ file: path.join(config.stateDir, HASH_CACHE_FILE) }) }),
-    createDownloads: (ctx) => createDownloads({ clients: ctx.clients, events: ctx.events, downloadsDir: () => config.downloadsDir }),
+      createPacker({
+        workDir: config.workDir,
+        trace: createTracer({ blender: () => config.blender }),
+        createdBy,
+        hashCache: new HashCache({ file: path.join(config.stateDir, HASH_CACHE_FILE) }),
+      }),
+    createDownloads: (ctx) =>
+      createDownloads({ clients: ctx.clients, events: ctx.events, downloadsDir: () => config.downloadsDir }),
     createSubmissions: (ctx) =>
       (submissionsOf = createSubmissions({
         clients: ctx.clients,
@@ -50,7 +62,9 @@ export async function startBridgeDaemon(config: DaemonConfig, options: BridgeDae
     },
   });
   const watchConfigured = async (): Promise<HotFolder | null> =>
-    config.hotFolder && submissionsOf ? watchHotFolder(config.hotFolder, { submissions: submissionsOf, log: daemon.app.log }) : null;
+    config.hotFolder && submissionsOf
+      ? watchHotFolder(config.hotFolder, { submissions: submissionsOf, log: daemon.app.log })
+      : null;
   // The old folder is let go first: a file dropped there from now on is not submitted.
   const rewatch = async (): Promise<void> => {
     const old = hotFolder;
@@ -59,7 +73,10 @@ export async function startBridgeDaemon(config: DaemonConfig, options: BridgeDae
     try {
       hotFolder = await watchConfigured();
     } catch (err) {
-      daemon.app.log.warn({ dir: config.hotFolder, err: String(err) }, 'hot folder: the folder config.toml names cannot be watched; none is watched');
+      daemon.app.log.warn(
+        { dir: config.hotFolder, err: String(err) },
+        'hot folder: the folder config.toml names cannot be watched; none is watched',
+      );
     }
   };
   try {

@@ -8,7 +8,10 @@ import type { SettingName, SettingValues } from '../user-config/settings.js';
 import { join } from 'node:path';
 
 /** The daemon's settings: the person's settings it uses (their doc comments say defaults and variables; serviceUrl follows edits of config.toml) and its own. */
-export interface DaemonConfig extends Pick<SettingValues, 'serviceUrl' | 'downloadsDir' | 'hotFolder' | 'blender' | 'outputFormat' | 'video' | 'overrides' | 'reconnectPatience'> {
+export interface DaemonConfig extends Pick<
+  SettingValues,
+  'serviceUrl' | 'downloadsDir' | 'hotFolder' | 'blender' | 'outputFormat' | 'video' | 'overrides' | 'reconnectPatience'
+> {
   /** Profile of config.toml in use (its keychain entry holds the API key). Default `default`. Env RENDERBRIDGE_PROFILE. Follows edits of config.toml. */
   profile: string;
   /** config.toml the daemon follows for edits; null: none (settings from the environment and overrides only). */
@@ -32,9 +35,20 @@ export interface DaemonConfig extends Pick<SettingValues, 'serviceUrl' | 'downlo
  * environment alone (no file is read: tests and embedders stay independent of the user's
  * files). A bad value throws a ConfigError naming the setting and its source.
  */
-export function defaultDaemonConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<DaemonConfig> = {}, user?: ResolvedConfig): DaemonConfig {
+export function defaultDaemonConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<DaemonConfig> = {},
+  user?: ResolvedConfig,
+): DaemonConfig {
   const where = locateUserFiles(env);
-  const r = user ?? resolveConfig({ config: { path: where.configFile, exists: false, data: {} }, env, home: where.home, allowMissingProfile: true });
+  const r =
+    user ??
+    resolveConfig({
+      config: { path: where.configFile, exists: false, data: {} },
+      env,
+      home: where.home,
+      allowMissingProfile: true,
+    });
   const s = r.settings;
   const stateDir = overrides.stateDir ?? where.dirs.state;
   return {
@@ -59,8 +73,19 @@ export function defaultDaemonConfig(env: NodeJS.ProcessEnv = process.env, overri
 }
 
 /** Reads config.toml of this user and resolves it with `flags` (by setting) and --profile. */
-export function loadDaemonConfig(env: NodeJS.ProcessEnv, flags: Partial<Record<SettingName, unknown>>, profileFlag?: string, overrides: Partial<DaemonConfig> = {}): DaemonConfig {
+export function loadDaemonConfig(
+  env: NodeJS.ProcessEnv,
+  flags: Partial<Record<SettingName, unknown>>,
+  profileFlag?: string,
+  overrides: Partial<DaemonConfig> = {},
+): DaemonConfig {
   const where = locateUserFiles(env);
-  const user = resolveConfig({ config: loadConfigFile(where.configFile), env, home: where.home, flags, ...(profileFlag ? { profileFlag } : {}) });
+  const user = resolveConfig({
+    config: loadConfigFile(where.configFile),
+    env,
+    home: where.home,
+    flags,
+    ...(profileFlag ? { profileFlag } : {}),
+  });
   return defaultDaemonConfig(env, overrides, user);
 }

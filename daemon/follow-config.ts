@@ -17,7 +17,16 @@ export interface FollowLogger {
 }
 
 /** The settings applied while the daemon runs. */
-export const LIVE_SETTINGS = ['serviceUrl', 'profile', 'downloadsDir', 'hotFolder', 'blender', 'outputFormat', 'video', 'overrides'] as const;
+export const LIVE_SETTINGS = [
+  'serviceUrl',
+  'profile',
+  'downloadsDir',
+  'hotFolder',
+  'blender',
+  'outputFormat',
+  'video',
+  'overrides',
+] as const;
 export type LiveSetting = (typeof LIVE_SETTINGS)[number];
 const AT_START = ['port'] as const;
 
@@ -34,26 +43,44 @@ export async function followConfigFile(config: DaemonConfig, options: FollowConf
   const file = config.configFile;
   // The folder is watched, not the file: an atomic save replaces the file, and it may not exist yet.
   await mkdir(path.dirname(file), { recursive: true });
-  const watcher = watch(path.dirname(file), { ignoreInitial: true, depth: 0, awaitWriteFinish: { stabilityThreshold: 100, pollInterval: 50 } });
+  const watcher = watch(path.dirname(file), {
+    ignoreInitial: true,
+    depth: 0,
+    awaitWriteFinish: { stabilityThreshold: 100, pollInterval: 50 },
+  });
   const apply = (changed: string): void => {
     if (path.resolve(changed) !== path.resolve(file)) return;
     let next: DaemonConfig;
     try {
       next = options.reload();
     } catch (err) {
-      options.logger.warn({ file, reason: (err as Error).message }, 'config.toml edit not applied: keeping the last good config');
+      options.logger.warn(
+        { file, reason: (err as Error).message },
+        'config.toml edit not applied: keeping the last good config',
+      );
       return;
     }
     const changes = LIVE_SETTINGS.filter((k) => !isDeepStrictEqual(next[k], config[k]));
     const applied = Object.fromEntries(changes.map((k) => [k, next[k]]));
     Object.assign(config, applied);
     const restart = AT_START.filter((k) => next[k] !== config[k]);
-    if (changes.length) options.logger.info({ file, serviceUrl: config.serviceUrl, profile: config.profile, applied }, 'config.toml changed: applied');
-    if (restart.length) options.logger.warn({ file, settings: restart }, 'config.toml changed settings that apply at the next start of the daemon (the port: the add-on and the tray find the daemon by it)');
+    if (changes.length)
+      options.logger.info(
+        { file, serviceUrl: config.serviceUrl, profile: config.profile, applied },
+        'config.toml changed: applied',
+      );
+    if (restart.length)
+      options.logger.warn(
+        { file, settings: restart },
+        'config.toml changed settings that apply at the next start of the daemon (the port: the add-on and the tray find the daemon by it)',
+      );
     if (changes.length) options.onChange?.(changes);
   };
   watcher.on('add', apply).on('change', apply).on('unlink', apply);
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-  options.logger.info({ file, live: LIVE_SETTINGS, atNextStart: AT_START }, 'following config.toml: edits apply now, the port at the next start');
+  options.logger.info(
+    { file, live: LIVE_SETTINGS, atNextStart: AT_START },
+    'following config.toml: edits apply now, the port at the next start',
+  );
   return watcher;
 }

@@ -2,7 +2,18 @@
 // interfaces; each part implements one and gets its collaborators passed in (no singletons).
 import type { RenderJobClient } from '../shared/client/client.js';
 import type { CollectedDependency } from '../shared/pack/dependencies.js';
-import type { DaemonEvent, DaemonWarning, DownloadState, PackedFile, PackRequest, PackResult, PackState, Submission, SubmitRequest, TrackedJob } from '../shared/daemon/api.js';
+import type {
+  DaemonEvent,
+  DaemonWarning,
+  DownloadState,
+  PackedFile,
+  PackRequest,
+  PackResult,
+  PackState,
+  Submission,
+  SubmitRequest,
+  TrackedJob,
+} from '../shared/daemon/api.js';
 
 /** Fan-out of daemon events (SSE subscribers, CLI progress bars, the tray). */
 export interface EventSink {
@@ -28,7 +39,10 @@ export interface ClientProvider {
  * Lists a .blend's external files by running the add-on's collector in headless Blender. Without
  * Blender it returns no dependencies and a BLENDER_NOT_FOUND warning (the file is packed as is).
  */
-export type TraceFn = (blendFile: string, options?: { signal?: AbortSignal }) => Promise<{ dependencies: CollectedDependency[]; warnings: DaemonWarning[] }>;
+export type TraceFn = (
+  blendFile: string,
+  options?: { signal?: AbortSignal },
+) => Promise<{ dependencies: CollectedDependency[]; warnings: DaemonWarning[] }>;
 
 /** What a packer does now: tracing a .blend's files with Blender, hashing the files, or writing a zip. */
 export type PackPhase = NonNullable<PackState['phase']>;
@@ -53,7 +67,10 @@ export interface Packer {
    * `zipPath` is null until zip() ran, except for a user's own .zip. `id` names the pack (default
    * a random UUID); `onProgress` follows the phases.
    */
-  pack(req: PackRequest, options?: { id?: string; signal?: AbortSignal; onProgress?: PackProgress }): Promise<PackResult>;
+  pack(
+    req: PackRequest,
+    options?: { id?: string; signal?: AbortSignal; onProgress?: PackProgress },
+  ): Promise<PackResult>;
   get(packId: string): PackResult | undefined;
   /**
    * Writes the pack's zip (for a service without the content-addressed upload), once: calls made

@@ -51,7 +51,9 @@ export interface StartDaemonOptions {
   /** Builds the Packer port. Default: none (POST /pack answers DAEMON_NOT_FOUND). */
   createPacker?: (ctx: DaemonPartsContext) => Packer;
   /** Builds the Submissions port. Default: none (POST /submissions answers DAEMON_NOT_FOUND). */
-  createSubmissions?: (ctx: DaemonPartsContext & { tracker: Tracker; packer: Packer; downloads: Downloads }) => Submissions;
+  createSubmissions?: (
+    ctx: DaemonPartsContext & { tracker: Tracker; packer: Packer; downloads: Downloads },
+  ) => Submissions;
 }
 
 export interface RunningDaemon {
@@ -80,7 +82,10 @@ export class DaemonStartError extends Error {
 }
 
 function unwired(part: string): DaemonError {
-  return new DaemonError('DAEMON_NOT_FOUND', `This daemon was started without ${part}: start it with \`renderbridge daemon\` for the full API.`);
+  return new DaemonError(
+    'DAEMON_NOT_FOUND',
+    `This daemon was started without ${part}: start it with \`renderbridge daemon\` for the full API.`,
+  );
 }
 
 const NO_PACKER: Packer = {
@@ -120,9 +125,16 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
   const running = await alreadyRunning(config.stateDir);
   if (running) throw running;
 
-  const logger = options.logger === undefined ? createDaemonLogger('info') : options.logger || pino({ level: 'silent' });
+  const logger =
+    options.logger === undefined ? createDaemonLogger('info') : options.logger || pino({ level: 'silent' });
   // The entry of the profile in use at each read, so a profile switched in config.toml switches keys.
-  const keychain = options.keychain === undefined ? new ProfileKeychain(() => config.profile, (entry) => new KeytarKeychain(entry)) : options.keychain;
+  const keychain =
+    options.keychain === undefined
+      ? new ProfileKeychain(
+          () => config.profile,
+          (entry) => new KeytarKeychain(entry),
+        )
+      : options.keychain;
   const serviceUrl = (): string => config.serviceUrl;
   const env = options.env ?? process.env;
   const clients = new ApiKeyProvider({
@@ -134,7 +146,12 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
   });
   // The tracker handles 429s and errors itself (Retry-After, back-off): its client does not retry,
   // nor wait for a lost connection (its next poll is its retry).
-  const trackerClients = new ApiKeyProvider({ serviceUrl, keychain, env, clientOptions: { ...options.clientOptions, maxRetries: 0, reconnectPatienceMs: 0 } });
+  const trackerClients = new ApiKeyProvider({
+    serviceUrl,
+    keychain,
+    env,
+    clientOptions: { ...options.clientOptions, maxRetries: 0, reconnectPatienceMs: 0 },
+  });
   const events = new EventBus({ ...options.sse, logger: logger.child({ component: 'events' }) });
   const ctx: DaemonPartsContext = { config, events, clients, logger };
   const downloads = options.createDownloads?.(ctx);
@@ -148,7 +165,8 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
     logger: logger.child({ component: 'tracker' }),
   });
   const packer = options.createPacker?.(ctx) ?? NO_PACKER;
-  const submissions = options.createSubmissions?.({ ...ctx, tracker, packer, downloads: downloads ?? NO_DOWNLOADS }) ?? NO_SUBMISSIONS;
+  const submissions =
+    options.createSubmissions?.({ ...ctx, tracker, packer, downloads: downloads ?? NO_DOWNLOADS }) ?? NO_SUBMISSIONS;
 
   const token = newToken();
   const startedAt = new Date().toISOString();
@@ -185,7 +203,14 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
   const port = (app.server.address() as { port: number }).port;
   let stateFile: string;
   try {
-    stateFile = await writeStateFile(config.stateDir, { version: 1, pid: process.pid, port, token, startedAt, daemonVersion: version });
+    stateFile = await writeStateFile(config.stateDir, {
+      version: 1,
+      pid: process.pid,
+      port,
+      token,
+      startedAt,
+      daemonVersion: version,
+    });
   } catch (err) {
     await app.close();
     throw err;
@@ -204,7 +229,10 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
           options.onConfigChange?.(changed);
         },
       }).catch((err: unknown) => {
-        logger.warn({ reason: (err as Error).message }, 'config.toml cannot be followed: edits apply at the next start');
+        logger.warn(
+          { reason: (err as Error).message },
+          'config.toml cannot be followed: edits apply at the next start',
+        );
         return null;
       })
     : null;

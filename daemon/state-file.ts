@@ -85,7 +85,10 @@ export function isProcessAlive(pid: number): boolean {
  * `GET /health` on its port answers 200 with the daemon's Health body to its token (DaemonClient).
  * Null for a stale file (crashed daemon, reused pid, port taken over by something else). `timeoutMs` bounds the probe (default 1500).
  */
-export async function findLiveDaemon(stateDir: string, timeoutMs = 1500): Promise<(DaemonState & { stateFile: string }) | null> {
+export async function findLiveDaemon(
+  stateDir: string,
+  timeoutMs = 1500,
+): Promise<(DaemonState & { stateFile: string }) | null> {
   const { state } = await readStateFile(stateDir);
   if (!state || !isProcessAlive(state.pid)) return null;
   // Any failure (refused, timed out, wrong token, an answer that is not the daemon's Health) means stale.

@@ -17,7 +17,8 @@ export interface TracerDeps {
 
 export const BLENDER_NOT_FOUND_WARNING = {
   code: 'BLENDER_NOT_FOUND',
-  message: 'Blender was not found (set RENDERBRIDGE_BLENDER or --blender): the .blend is packed without its external files.',
+  message:
+    'Blender was not found (set RENDERBRIDGE_BLENDER or --blender): the .blend is packed without its external files.',
 } as const;
 
 export function createTracer(deps: TracerDeps): TraceFn {
@@ -25,10 +26,16 @@ export function createTracer(deps: TracerDeps): TraceFn {
   return async (blendFile, options = {}) => {
     const file = resolve(blendFile);
     const info = await stat(file).catch(() => null);
-    if (!info?.isFile()) throw new DaemonError('PACK_FAILED', `${file} is not a file: give the path of an existing .blend.`, { file });
+    if (!info?.isFile())
+      throw new DaemonError('PACK_FAILED', `${file} is not a file: give the path of an existing .blend.`, { file });
     try {
       const blender = typeof deps.blender === 'function' ? deps.blender() : deps.blender;
-      const dependencies = await traceDependencies({ blender, file, timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+      const dependencies = await traceDependencies({
+        blender,
+        file,
+        timeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
       return { dependencies, warnings: [] };
     } catch (err) {
       if (err instanceof BlenderCanceledError) throw options.signal?.reason ?? err;
@@ -36,7 +43,11 @@ export function createTracer(deps: TracerDeps): TraceFn {
         return { dependencies: [], warnings: [{ ...BLENDER_NOT_FOUND_WARNING }] };
       }
       if (err instanceof BlenderRunError) {
-        throw new DaemonError('PACK_FAILED', `Listing the files of ${basename(file)} with Blender failed: ${err.message}.`, { file });
+        throw new DaemonError(
+          'PACK_FAILED',
+          `Listing the files of ${basename(file)} with Blender failed: ${err.message}.`,
+          { file },
+        );
       }
       // Blender ran but gave no usable list (an unreadable file, a bad or foreign list).
       if (err instanceof BlenderError) throw new DaemonError('PACK_FAILED', err.message, err.details);

@@ -9,8 +9,28 @@ import { build } from 'esbuild';
 const out = process.argv[2] ?? 'dist-electron';
 const common = { bundle: true, sourcemap: false, target: 'es2022', logLevel: 'warning', legalComments: 'none' };
 
-await build({ ...common, entryPoints: ['electron/main/index.ts'], outfile: `${out}/main/index.cjs`, platform: 'node', format: 'cjs', external: ['electron', 'keytar'] });
-await build({ ...common, entryPoints: ['electron/preload/index.ts'], outfile: `${out}/preload/index.cjs`, platform: 'node', format: 'cjs', external: ['electron'] });
-await build({ ...common, entryPoints: ['electron/renderer/settings.ts'], outfile: `${out}/renderer/settings.js`, platform: 'browser', format: 'iife' });
+await build({
+  ...common,
+  entryPoints: ['electron/main/index.ts'],
+  outfile: `${out}/main/index.cjs`,
+  platform: 'node',
+  format: 'cjs',
+  external: ['electron', 'keytar'],
+});
+await build({
+  ...common,
+  entryPoints: ['electron/preload/index.ts'],
+  outfile: `${out}/preload/index.cjs`,
+  platform: 'node',
+  format: 'cjs',
+  external: ['electron'],
+});
+await build({
+  ...common,
+  entryPoints: ['electron/renderer/settings.ts'],
+  outfile: `${out}/renderer/settings.js`,
+  platform: 'browser',
+  format: 'iife',
+});
 mkdirSync(`${out}/renderer`, { recursive: true });
 for (const f of ['settings.html', 'settings.css']) copyFileSync(`electron/renderer/${f}`, `${out}/renderer/${f}`);

@@ -30,7 +30,8 @@ if (!files.includes('__init__.py') || !files.includes('blender_manifest.toml')) 
 }
 await mkdir(path.dirname(out), { recursive: true });
 const zip = new ZipArchive({ zlib: { level: 9 } });
-for (const rel of files) zip.file(path.join(source, rel), { name: `renderbridge/${rel.split(path.sep).join('/')}`, date: new Date(0) });
+for (const rel of files)
+  zip.file(path.join(source, rel), { name: `renderbridge/${rel.split(path.sep).join('/')}`, date: new Date(0) });
 const done = pipeline(zip, createWriteStream(out));
 await zip.finalize();
 await done;

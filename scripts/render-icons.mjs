@@ -17,7 +17,15 @@ const resources = path.join(root, 'electron', 'build-resources');
 const sources = path.join(resources, 'icons');
 const out = path.resolve(process.argv[2] ?? resources);
 const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 /** Every PNG written: source SVG, file name, width and height in pixels. */
 const TARGETS = [
@@ -29,7 +37,9 @@ const TARGETS = [
 ];
 
 if (!existsSync(executablePath)) {
-  process.stderr.write(`render-icons: no Chromium at ${executablePath} (Debian: apt-get install chromium, or set CHROMIUM)\n`);
+  process.stderr.write(
+    `render-icons: no Chromium at ${executablePath} (Debian: apt-get install chromium, or set CHROMIUM)\n`,
+  );
   process.exit(1);
 }
 await mkdir(out, { recursive: true });
@@ -40,10 +50,14 @@ try {
     const svg = await readFile(path.join(sources, t.svg), 'utf8');
     await page.setViewportSize({ width: t.size, height: t.size });
     // Inline rather than <img>: nothing to wait for, and the SVG fills the viewport exactly.
-    await page.setContent(`<!doctype html><html><head><style>html,body{margin:0;background:transparent}svg{display:block;width:100vw;height:100vh}</style></head><body>${svg}</body></html>`);
+    await page.setContent(
+      `<!doctype html><html><head><style>html,body{margin:0;background:transparent}svg{display:block;width:100vw;height:100vh}</style></head><body>${svg}</body></html>`,
+    );
     const png = await page.screenshot({ omitBackground: true, type: 'png' });
     await writeFile(path.join(out, t.png), png);
-    process.stdout.write(`wrote ${path.relative(process.cwd(), path.join(out, t.png)) || t.png} (${t.size}x${t.size})\n`);
+    process.stdout.write(
+      `wrote ${path.relative(process.cwd(), path.join(out, t.png)) || t.png} (${t.size}x${t.size})\n`,
+    );
   }
 } finally {
   await browser.close();

@@ -151,29 +151,55 @@ function imageOrigins(deps: AppDeps): string[] {
 const BLOB_CALLS_IN_FLIGHT = 2;
 
 /** The extension's routes and what they share, when it is on. */
-function blobExtension(deps: AppDeps, quota: StorageQuota | undefined, limiter: RateLimiter): { api: BlobApiDeps; urls: BlobPartUrls; receiver: BlobReceiver } | undefined {
+function blobExtension(
+  deps: AppDeps,
+  quota: StorageQuota | undefined,
+  limiter: RateLimiter,
+): { api: BlobApiDeps; urls: BlobPartUrls; receiver: BlobReceiver } | undefined {
   if (!deps.config.blobUploads) return undefined;
-  if (!deps.blobs) throw new Error('buildApp: config.blobUploads turns the content-addressed upload extension on, which needs deps.blobs (openStack provides it)');
+  if (!deps.blobs)
+    throw new Error(
+      'buildApp: config.blobUploads turns the content-addressed upload extension on, which needs deps.blobs (openStack provides it)',
+    );
   const urls = new BlobPartUrls(deps.blobs.signer, deps.blobs.publicUrl);
   const receiver = new BlobReceiver({ index: deps.blobs.store, storage: deps.storage });
-  const api: BlobApiDeps = { config: deps.config, index: deps.blobs.store, storage: deps.storage, urls, receiver, limiter, inFlight: new InFlightLimit(BLOB_CALLS_IN_FLIGHT, 'blob queries and commits'), ...(quota ? { quota } : {}), ...(deps.blobQueryMaxParts ? { maxPartsPerAnswer: deps.blobQueryMaxParts } : {}) };
+  const api: BlobApiDeps = {
+    config: deps.config,
+    index: deps.blobs.store,
+    storage: deps.storage,
+    urls,
+    receiver,
+    limiter,
+    inFlight: new InFlightLimit(BLOB_CALLS_IN_FLIGHT, 'blob queries and commits'),
+    ...(quota ? { quota } : {}),
+    ...(deps.blobQueryMaxParts ? { maxPartsPerAnswer: deps.blobQueryMaxParts } : {}),
+  };
   return { api, urls, receiver };
 }
 
 /** Builds the whole service as a fastify instance without listening (tests inject or listen). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const limiter = deps.rateLimiter ?? new MemoryRateLimiter({ max: deps.config.rateLimitMax, windowMs: deps.config.rateLimitWindowMs });
-  const failures = deps.authFailureLimiter ?? new MemoryRateLimiter({ max: deps.config.authFailureLimit, windowMs: deps.config.authFailureWindowMs });
+  const limiter =
+    deps.rateLimiter ??
+    new MemoryRateLimiter({ max: deps.config.rateLimitMax, windowMs: deps.config.rateLimitWindowMs });
+  const failures =
+    deps.authFailureLimiter ??
+    new MemoryRateLimiter({ max: deps.config.authFailureLimit, windowMs: deps.config.authFailureWindowMs });
   const sessions = sessionAuth(deps);
   const authenticate = makeAuthenticate(deps.keys, limiter, sessions, failures);
   // One gate for both kinds of stream: a key's follows and event streams share its places.
   const streams = new StreamGate({ perKey: deps.config.maxStreamsPerKey, perProcess: deps.config.maxStreams });
-  const app = baseApp({ logger: deps.logger, bodyLimit: deps.config.bodyLimitBytes, frameworkAuth: (req) => (req.url.startsWith(`${API_PREFIX}/`) ? authenticate : undefined) });
+  const app = baseApp({
+    logger: deps.logger,
+    bodyLimit: deps.config.bodyLimitBytes,
+    frameworkAuth: (req) => (req.url.startsWith(`${API_PREFIX}/`) ? authenticate : undefined),
+  });
 
   if (deps.metrics) installMetrics(app, deps.metrics, deps.config.metricsToken, deps.config.host);
 
   app.get('/healthz', async () => ({ status: 'ok', version: deps.version ?? 'dev' }));
-  if (deps.readiness) await app.register(readyzRoutes, { ...deps.readiness, inProcessWorkers: deps.config.workers !== 0 });
+  if (deps.readiness)
+    await app.register(readyzRoutes, { ...deps.readiness, inProcessWorkers: deps.config.workers !== 0 });
 
   const openapi = buildOpenApiDocument();
   app.get(`${API_PREFIX}/openapi.json`, async () => openapi);
@@ -197,21 +223,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
 
-  const quota = deps.usage ? new StorageQuota({ usage: deps.usage, quotaBytes: deps.config.workspaceStorageQuotaBytes }) : undefined;
+  const quota = deps.usage
+    ? new StorageQuota({ usage: deps.usage, quotaBytes: deps.config.workspaceStorageQuotaBytes })
+    : undefined;
   const blobs = blobExtension(deps, quota, limiter);
   // Part bytes pass through the service on every storage adapter, so it can verify them.
   if (blobs) await app.register(blobPartRoutes, { urls: blobs.urls, receiver: blobs.receiver });
 
   // With a listener of its own (server.ts starts it), the public one does not serve the worker API.
   if (workerApiEnabled(deps) && deps.config.workerApiPort === undefined) {
-    await app.register(workerApiRoutes, { prefix: WORKER_API_PREFIX, ...workerApiOptions(deps, (err) => app.log.warn({ err }, 'recording a worker token\'s last use failed')) });
+    await app.register(workerApiRoutes, {
+      prefix: WORKER_API_PREFIX,
+      ...workerApiOptions(deps, (err) => app.log.warn({ err }, "recording a worker token's last use failed")),
+    });
   }
 
   await app.register(
     async (api) => {
       // The API speaks JSON only: any other body type is a 415, never parsed as text.
       api.removeContentTypeParser(['text/plain', 'application/json']);
-      api.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(api.getDefaultJsonParser('error', 'error')));
+      api.addContentTypeParser(
+        'application/json',
+        { parseAs: 'string' },
+        jsonBodyParser(api.getDefaultJsonParser('error', 'error')),
+      );
       api.addHook('onRequest', authenticate);
       const ctx: ServiceContext = {
         config: deps.config,
@@ -227,7 +262,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(jobRoutes, ctx);
       await api.register(jobActionRoutes, ctx);
       await api.register(progressRoutes, { ...ctx, ...(deps.frameStats ? { frameStats: deps.frameStats } : {}) });
-      const enabled: ExtensionName[] = [...(blobs ? ['content-addressed-uploads' as const] : []), ...(partials ? ['resumable-uploads' as const] : []), ...(sessions ? ['dashboard-sessions' as const] : []), 'job-events', ...(deps.taskRuns ? ['job-tasks' as const] : []), ...(deps.requeues ? ['job-requeue' as const] : []), ...(deps.workers ? ['workers' as const] : []), ...(deps.taskRuns ? ['task-logs' as const] : []), ...(deps.frameStats ? ['frame-stats' as const, 'estimate' as const] : []), 'frame-thumbnails'];
+      const enabled: ExtensionName[] = [
+        ...(blobs ? ['content-addressed-uploads' as const] : []),
+        ...(partials ? ['resumable-uploads' as const] : []),
+        ...(sessions ? ['dashboard-sessions' as const] : []),
+        'job-events',
+        ...(deps.taskRuns ? ['job-tasks' as const] : []),
+        ...(deps.requeues ? ['job-requeue' as const] : []),
+        ...(deps.workers ? ['workers' as const] : []),
+        ...(deps.taskRuns ? ['task-logs' as const] : []),
+        ...(deps.frameStats ? ['frame-stats' as const, 'estimate' as const] : []),
+        'frame-thumbnails',
+      ];
       await api.register(extensionRoutes, { enabled });
       if (sessions) await api.register(sessionRoutes, { keys: deps.keys, limiter, sessions, failures });
       const feed = new JobFeed({
@@ -235,17 +281,32 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         storage: deps.storage,
         urlTtlSeconds: deps.config.downloadUrlTtlSeconds,
         ...(deps.eventStream?.pollMs ? { pollMs: deps.eventStream.pollMs } : {}),
-        onError: (err, workspaceId) => app.log.warn({ err, workspaceId }, 'reading job changes for the event stream failed'),
+        onError: (err, workspaceId) =>
+          app.log.warn({ err, workspaceId }, 'reading job changes for the event stream failed'),
       });
-      await api.register(eventRoutes, { feed, keys: deps.keys, gate: streams, maxMs: deps.config.streamMaxSeconds * 1000, ...(sessions ? { sessions } : {}), ...(deps.eventStream?.heartbeatMs ? { heartbeatMs: deps.eventStream.heartbeatMs } : {}) });
+      await api.register(eventRoutes, {
+        feed,
+        keys: deps.keys,
+        gate: streams,
+        maxMs: deps.config.streamMaxSeconds * 1000,
+        ...(sessions ? { sessions } : {}),
+        ...(deps.eventStream?.heartbeatMs ? { heartbeatMs: deps.eventStream.heartbeatMs } : {}),
+      });
       if (deps.taskRuns) await api.register(taskRoutes, { ctx, tasks: deps.taskRuns });
-      if (deps.taskRuns) await api.register(taskLogRoutes, { ctx, tasks: deps.taskRuns, gate: streams, ...deps.taskLogs });
+      if (deps.taskRuns)
+        await api.register(taskLogRoutes, { ctx, tasks: deps.taskRuns, gate: streams, ...deps.taskLogs });
       if (deps.requeues) await api.register(requeueRoutes, { ctx, requeues: deps.requeues });
       if (deps.frameStats) await api.register(frameStatsRoutes, { ctx, frames: deps.frameStats });
       // The estimate measures its frames as frame statistics do: it comes with them.
-      if (deps.frameStats) await api.register(estimateRoutes, { ctx, ...(deps.workers ? { workers: deps.workers } : {}) });
+      if (deps.frameStats)
+        await api.register(estimateRoutes, { ctx, ...(deps.workers ? { workers: deps.workers } : {}) });
       await api.register(thumbnailRoutes, { ctx, ...(deps.frameStats ? { frames: deps.frameStats } : {}) });
-      if (deps.workers) await api.register(workerRoutes, { registry: deps.workers.registry, queue: deps.workers.queue, jobs: deps.jobs });
+      if (deps.workers)
+        await api.register(workerRoutes, {
+          registry: deps.workers.registry,
+          queue: deps.workers.queue,
+          jobs: deps.jobs,
+        });
       if (blobs) {
         await api.register(blobQueryRoutes, blobs.api);
         await api.register(blobCommitRoutes, blobs.api);
@@ -255,4 +316,3 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   return app;
 }
-

@@ -101,14 +101,19 @@ async function loadOrCreateSecret(file: string): Promise<Buffer> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const secret = randomBytes(32);
-  await writeFile(file, secret.toString('hex'), { mode: 0o600, flag: 'wx' }).catch(async (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EEXIST') throw err;
-  });
+  await writeFile(file, secret.toString('hex'), { mode: 0o600, flag: 'wx' }).catch(
+    async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    },
+  );
   return Buffer.from((await readFile(file, 'utf8')).trim(), 'hex');
 }
 
 /** Objects under `<dataDir>/objects`, served by the service itself through HMAC-signed URLs. */
-export async function openFsStorage(dataDir: string, publicUrl: () => string): Promise<{ storage: FsObjectStorage; signer: UrlSigner; root: string }> {
+export async function openFsStorage(
+  dataDir: string,
+  publicUrl: () => string,
+): Promise<{ storage: FsObjectStorage; signer: UrlSigner; root: string }> {
   const dir = await ensurePrivateDir(dataDir);
   const signer = new UrlSigner(await loadOrCreateSecret(path.join(dir, 'url-signing.key')));
   const root = path.join(dir, 'objects');
@@ -116,4 +121,3 @@ export async function openFsStorage(dataDir: string, publicUrl: () => string): P
   await storage.init();
   return { storage, signer, root };
 }
-

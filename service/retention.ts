@@ -85,7 +85,9 @@ export class RetentionSweeper {
     // Held for two intervals: a holder that dies hands over by the next sweep but one.
     if (lease && !(await lease.store.acquire(RETENTION_LEASE, lease.holder, this.o.intervalMs * 2))) return 0;
     await this.pruneTasks();
-    await this.deps.workerRegistry?.pruneWorkers(new Date(this.o.now() - 86_400_000)).catch((err: unknown) => this.deps.log.error({ err }, 'pruning old workers failed; next sweep retries'));
+    await this.deps.workerRegistry
+      ?.pruneWorkers(new Date(this.o.now() - 86_400_000))
+      .catch((err: unknown) => this.deps.log.error({ err }, 'pruning old workers failed; next sweep retries'));
     let deleted = 0;
     for (;;) {
       const due = await this.deps.jobs.listExpired(new Date(this.o.now()), this.o.batchSize);
@@ -98,7 +100,12 @@ export class RetentionSweeper {
           await this.deps.storage.deletePrefix(jobLogPrefix(rec.job.workspaceId, rec.job.id));
           await this.deps.jobs.update(
             rec.job.id,
-            { output: { isDeletedForClient: true, scheduledForDeletionAt: rec.job.output?.scheduledForDeletionAt ?? null } },
+            {
+              output: {
+                isDeletedForClient: true,
+                scheduledForDeletionAt: rec.job.output?.scheduledForDeletionAt ?? null,
+              },
+            },
             { previewKey: null },
           );
           deleted++;
@@ -126,6 +133,7 @@ export class RetentionSweeper {
     } catch (err) {
       this.deps.log.error({ err }, 'pruning finished tasks failed; next sweep retries');
     }
-    if (pruned > 0) this.deps.log.info({ pruned, finishedBefore: before.toISOString() }, 'finished tasks deleted from the queue');
+    if (pruned > 0)
+      this.deps.log.info({ pruned, finishedBefore: before.toISOString() }, 'finished tasks deleted from the queue');
   }
 }

@@ -48,7 +48,11 @@ export interface RunningService {
 }
 
 /** `format` picks the stream when no `destination` is given (default JSON lines on stdout). */
-export function createLogger(level: ServiceConfig['logLevel'], destination?: pino.DestinationStream, format: ServiceConfig['logFormat'] = 'json'): Logger {
+export function createLogger(
+  level: ServiceConfig['logLevel'],
+  destination?: pino.DestinationStream,
+  format: ServiceConfig['logFormat'] = 'json',
+): Logger {
   return pino(
     {
       level,
@@ -78,7 +82,9 @@ export interface StartOptions {
 export async function startService(config: ServiceConfig, opts: StartOptions = {}): Promise<RunningService> {
   const logger = opts.logger === undefined ? createLogger(config.logLevel, undefined, config.logFormat) : opts.logger;
   const log = logger || pino({ level: 'silent' });
-  const stack = await openStack(config, { onQueueError: (err) => log.warn({ err: err.message }, 'task queue connection problem') });
+  const stack = await openStack(config, {
+    onQueueError: (err) => log.warn({ err: err.message }, 'task queue connection problem'),
+  });
   const metrics = createMetrics();
   metrics.watchQueue(stack.deps.queue);
   const onCompleted = async (rec: JobRecord) => void (await enqueueRenderComplete(stack.webhooks, rec.job));
@@ -87,16 +93,29 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
     enqueued: () => worker?.kick(),
     canceled: (jobId: string) => worker?.runtime?.cancelJob(jobId),
   };
-  const appDeps = { ...stack.deps, events, logger, metrics, onJobCompleted: onCompleted, ...(opts.version ? { version: opts.version } : {}) };
+  const appDeps = {
+    ...stack.deps,
+    events,
+    logger,
+    metrics,
+    onJobCompleted: onCompleted,
+    ...(opts.version ? { version: opts.version } : {}),
+  };
   const app = await buildApp(appDeps);
-  const workerApp = config.workerApiPort !== undefined && workerApiEnabled(appDeps) ? await buildWorkerApiApp(appDeps) : undefined;
+  const workerApp =
+    config.workerApiPort !== undefined && workerApiEnabled(appDeps) ? await buildWorkerApiApp(appDeps) : undefined;
   if (config.workerToken) {
-    log.warn('RENDERBRIDGE_WORKER_TOKEN on the service is a deprecated farm-wide worker token: whoever holds it can act on every job of every workspace. Create one token per worker (renderbridge admin create-worker-token --name NAME), move the workers to them, then unset it on the service.');
+    log.warn(
+      'RENDERBRIDGE_WORKER_TOKEN on the service is a deprecated farm-wide worker token: whoever holds it can act on every job of every workspace. Create one token per worker (renderbridge admin create-worker-token --name NAME), move the workers to them, then unset it on the service.',
+    );
   }
   let workerApiOrigin: string | undefined;
   try {
     await app.listen({ host: config.host, port: config.port });
-    if (workerApp) workerApiOrigin = listenedOrigin(await workerApp.listen({ host: config.workerApiHost ?? config.host, port: config.workerApiPort! }));
+    if (workerApp)
+      workerApiOrigin = listenedOrigin(
+        await workerApp.listen({ host: config.workerApiHost ?? config.host, port: config.workerApiPort! }),
+      );
   } catch (err) {
     await workerApp?.close();
     await app.close();
@@ -108,16 +127,30 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const origin = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   stack.setPublicUrl(origin);
-  const dispatcher = new WebhookDispatcher({ store: stack.webhooks, logger: log.child({ component: 'webhooks' }), ...opts.webhooks });
+  const dispatcher = new WebhookDispatcher({
+    store: stack.webhooks,
+    logger: log.child({ component: 'webhooks' }),
+    ...opts.webhooks,
+  });
   dispatcher.start();
   const sweeper = new RetentionSweeper(
-    { ...stack.deps, workerRegistry: stack.workerRegistry, log: log.child({ component: 'retention' }), lease: { store: stack.leases, holder: config.instanceId } },
+    {
+      ...stack.deps,
+      workerRegistry: stack.workerRegistry,
+      log: log.child({ component: 'retention' }),
+      lease: { store: stack.leases, holder: config.instanceId },
+    },
     { finishedTaskRetentionMs: config.finishedTaskRetentionDays * 86_400_000, ...opts.retention },
   );
   sweeper.start();
   // Runs even with the extension turned off: blobs sent while it was on still expire.
   const collector = new BlobCollector(
-    { blobs: stack.blobs, storage: stack.deps.storage, log: log.child({ component: 'blob-collector' }), lease: { store: stack.leases, holder: config.instanceId } },
+    {
+      blobs: stack.blobs,
+      storage: stack.deps.storage,
+      log: log.child({ component: 'blob-collector' }),
+      lease: { store: stack.leases, holder: config.instanceId },
+    },
     { retentionMs: config.blobRetentionDays * 86_400_000, ...opts.blobCollector },
   );
   collector.start();

@@ -52,7 +52,8 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
   const { SqlFrameStats } = await import('./adapters/sql/frame-stats.js');
   const { sql } = await import('kysely');
   const pg = await openPostgres(config.databaseUrl);
-  const warn = (err: Error) => console.warn(`renderbridge: ${err.message}; idle workers find new tasks by polling meanwhile`);
+  const warn = (err: Error) =>
+    console.warn(`renderbridge: ${err.message}; idle workers find new tasks by polling meanwhile`);
   const queue = signalledPgTaskQueue(pg.db, config.databaseUrl, warn);
   return {
     kind: 'postgres',
@@ -77,13 +78,21 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
 }
 
 /** The task queue: BullMQ when a Redis URL is given, else the state engine's own. */
-export async function openQueue(config: ServiceConfig, fallback: TaskQueue | undefined, onError?: (err: Error) => void): Promise<TaskQueue> {
+export async function openQueue(
+  config: ServiceConfig,
+  fallback: TaskQueue | undefined,
+  onError?: (err: Error) => void,
+): Promise<TaskQueue> {
   if (!config.redisUrl) {
     if (!fallback) throw new Error('no task queue: pass --redis-url (or --database-url for the database-backed queue)');
     return fallback;
   }
   const { BullmqTaskQueue } = await import('./adapters/bullmq/task-queue.js');
-  return BullmqTaskQueue.open({ redisUrl: config.redisUrl, prefix: config.queuePrefix, ...(onError ? { onError } : {}) });
+  return BullmqTaskQueue.open({
+    redisUrl: config.redisUrl,
+    prefix: config.queuePrefix,
+    ...(onError ? { onError } : {}),
+  });
 }
 
 /** S3 storage from the settings; closing it closes its connections. */
@@ -96,16 +105,36 @@ export async function openS3(settings: NonNullable<ServiceConfig['s3']>): Promis
  * Rate-limit budgets in Redis, on a connection of their own with short timeouts: every API request
  * waits on it. Keys' request budgets and addresses' failed authentications share the connection.
  */
-async function openRedisRateLimiters(config: ServiceConfig, onError?: (err: Error) => void): Promise<{ requests: RateLimiter; authFailures: RateLimiter }> {
-  const [{ Redis }, { RedisRateLimiter }] = await Promise.all([import('ioredis'), import('./adapters/redis-rate-limit.js')]);
-  const client = new Redis(config.redisUrl!, { commandTimeout: 1000, connectTimeout: 5000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+async function openRedisRateLimiters(
+  config: ServiceConfig,
+  onError?: (err: Error) => void,
+): Promise<{ requests: RateLimiter; authFailures: RateLimiter }> {
+  const [{ Redis }, { RedisRateLimiter }] = await Promise.all([
+    import('ioredis'),
+    import('./adapters/redis-rate-limit.js'),
+  ]);
+  const client = new Redis(config.redisUrl!, {
+    commandTimeout: 1000,
+    connectTimeout: 5000,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: true,
+  });
   // Errors are reported without the URL (it may hold a password); the limiter lets requests through meanwhile.
   const report = (err: Error) => onError?.(new Error(`rate-limit Redis: ${err.message}`));
   client.on('error', report);
   await client.connect();
   return {
-    requests: new RedisRateLimiter(client, { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs }, { keyPrefix: `${config.queuePrefix}:rate-limit:`, onError: report }),
-    authFailures: new RedisRateLimiter(client, { max: config.authFailureLimit, windowMs: config.authFailureWindowMs }, { keyPrefix: `${config.queuePrefix}:rate-limit:`, onError: report }),
+    requests: new RedisRateLimiter(
+      client,
+      { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
+      { keyPrefix: `${config.queuePrefix}:rate-limit:`, onError: report },
+    ),
+    authFailures: new RedisRateLimiter(
+      client,
+      { max: config.authFailureLimit, windowMs: config.authFailureWindowMs },
+      { keyPrefix: `${config.queuePrefix}:rate-limit:`, onError: report },
+    ),
   };
 }
 
@@ -139,7 +168,11 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
       storage = fsStorage.storage;
     }
     // Blob part URLs point at the service on every storage adapter (the service verifies the bytes).
-    const blobs = { store: state.blobs, signer: new UrlSigner(await state.blobUrlSecret()), publicUrl: () => publicUrl };
+    const blobs = {
+      store: state.blobs,
+      signer: new UrlSigner(await state.blobUrlSecret()),
+      publicUrl: () => publicUrl,
+    };
     return {
       deps: {
         config,
@@ -164,7 +197,11 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
       leases: state.leases,
       blobs: state.blobs,
       workerRegistry: state.workers,
-      engines: { state: state.kind, queue: config.redisUrl ? 'bullmq' : 'database', storage: config.s3 ? 's3' : 'files' },
+      engines: {
+        state: state.kind,
+        queue: config.redisUrl ? 'bullmq' : 'database',
+        storage: config.s3 ? 's3' : 'files',
+      },
       setPublicUrl(url: string) {
         if (!config.publicUrl) publicUrl = url.replace(/\/+$/, '');
       },
@@ -177,7 +214,9 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
 }
 
 /** The key store alone, for admin commands run beside (or instead of) a running service. */
-export async function openKeyStore(config: Pick<ServiceConfig, 'dataDir' | 'databaseUrl'> | string): Promise<{ keys: KeyStore; close(): Promise<void> }> {
+export async function openKeyStore(
+  config: Pick<ServiceConfig, 'dataDir' | 'databaseUrl'> | string,
+): Promise<{ keys: KeyStore; close(): Promise<void> }> {
   const c = typeof config === 'string' ? { dataDir: config, databaseUrl: undefined } : config;
   const state = await openState({ dataDir: path.resolve(c.dataDir), databaseUrl: c.databaseUrl } as ServiceConfig);
   return { keys: state.keys, close: state.close };

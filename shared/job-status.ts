@@ -36,7 +36,9 @@ export const TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
 };
 
 /** Final states: the table lets nothing move a job out of them (a canceled job stays canceled). */
-export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(JOB_STATUSES.filter((s) => TRANSITIONS[s].length === 0));
+export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(
+  JOB_STATUSES.filter((s) => TRANSITIONS[s].length === 0),
+);
 
 /** Unfinished states in which the job waits for its client's next call, not for work. */
 const AWAITING_CLIENT: ReadonlySet<JobStatus> = new Set(['created', 'validated']);

@@ -39,7 +39,9 @@ function security(r: RouteDef): ZodOpenApiOperationObject['security'] {
 
 /** A session cookie alone cannot change anything: requests other than GET also need the session's CSRF token. */
 function errorsOf(r: RouteDef): readonly ErrorName[] {
-  return r.method === 'GET' || r.auth === 'sign-in' || r.errors.includes('CSRF_TOKEN_INVALID') ? r.errors : [...r.errors, 'CSRF_TOKEN_INVALID'];
+  return r.method === 'GET' || r.auth === 'sign-in' || r.errors.includes('CSRF_TOKEN_INVALID')
+    ? r.errors
+    : [...r.errors, 'CSRF_TOKEN_INVALID'];
 }
 
 function operation(name: string, r: RouteDef): ZodOpenApiOperationObject {
@@ -48,12 +50,20 @@ function operation(name: string, r: RouteDef): ZodOpenApiOperationObject {
     const image = r.produces === 'image/*';
     responses[status] = {
       description:
-        status === '200' && 'headers' in r && r.headers ? 'Replay of an earlier call' : image ? 'The image' : r.produces ? 'A stream of events; each `data` is this document' : 'Success',
+        status === '200' && 'headers' in r && r.headers
+          ? 'Replay of an earlier call'
+          : image
+            ? 'The image'
+            : r.produces
+              ? 'A stream of events; each `data` is this document'
+              : 'Success',
       content: { [r.produces ?? 'application/json']: { schema } },
       ...(status === '200' && r.headers
         ? { headers: z.object({ 'X-Idempotent-Replay': z.literal('true').optional() }) }
         : {}),
-      ...(image ? { headers: z.object({ 'X-Thumbnail-Frame': z.string().meta({ description: 'The frame the image shows' }) }) } : {}),
+      ...(image
+        ? { headers: z.object({ 'X-Thumbnail-Frame': z.string().meta({ description: 'The frame the image shows' }) }) }
+        : {}),
     };
   }
   Object.assign(responses, errorResponses(errorsOf(r)));
@@ -92,10 +102,20 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
         'The URL is presigned and expires at expiresAt; no Authorization header is needed.',
       servers: [{ url: '/' }],
       requestParams: { path: z.object({ uploadUrl: z.string() }) },
-      requestBody: { required: true, content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
+      requestBody: {
+        required: true,
+        content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } },
+      },
       responses: {
         '200': { description: 'Stored' },
-        ...errorResponses(['SIGNATURE_INVALID', 'URL_EXPIRED', 'UPLOAD_ALREADY_COMPLETED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'LENGTH_REQUIRED']),
+        ...errorResponses([
+          'SIGNATURE_INVALID',
+          'URL_EXPIRED',
+          'UPLOAD_ALREADY_COMPLETED',
+          'PAYLOAD_TOO_LARGE',
+          'UNSUPPORTED_MEDIA_TYPE',
+          'LENGTH_REQUIRED',
+        ]),
       },
       security: [],
     },
@@ -103,7 +123,8 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
   paths['/{blobPartUrl}'] = {
     put: {
       operationId: 'putBlobPart',
-      summary: 'PUT one part of a blob to an uploadUrl from POST /uploads/blobs/query (extension: content-addressed-uploads)',
+      summary:
+        'PUT one part of a blob to an uploadUrl from POST /uploads/blobs/query (extension: content-addressed-uploads)',
       description:
         'The raw bytes [offset, offset + length) of the blob, Content-Type application/octet-stream, optionally with ' +
         'Content-Encoding: gzip. A part may be sent again (a retry replaces it). Once every part is in, the service hashes ' +
@@ -114,10 +135,21 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
       tags: ['extension: content-addressed-uploads'],
       'x-renderbridge-extension': 'content-addressed-uploads',
       requestParams: { path: z.object({ blobPartUrl: z.string() }) },
-      requestBody: { required: true, content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
+      requestBody: {
+        required: true,
+        content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } },
+      },
       responses: {
         '200': { description: 'Part stored', content: { 'application/json': { schema: BlobPartResult } } },
-        ...errorResponses(['SIGNATURE_INVALID', 'URL_EXPIRED', 'BLOB_PART_SIZE_MISMATCH', 'BLOB_HASH_MISMATCH', 'UNSUPPORTED_MEDIA_TYPE', 'LENGTH_REQUIRED', 'SERVICE_UNAVAILABLE']),
+        ...errorResponses([
+          'SIGNATURE_INVALID',
+          'URL_EXPIRED',
+          'BLOB_PART_SIZE_MISMATCH',
+          'BLOB_HASH_MISMATCH',
+          'UNSUPPORTED_MEDIA_TYPE',
+          'LENGTH_REQUIRED',
+          'SERVICE_UNAVAILABLE',
+        ]),
       },
       security: [],
     },
@@ -127,7 +159,8 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
     info: {
       title: 'renderbridge render job service',
       version: OPENAPI_VERSION_LABEL,
-      description: 'Upload a scene project, create a job, validate it, render it, watch it, cancel it and download its outputs.',
+      description:
+        'Upload a scene project, create a job, validate it, render it, watch it, cancel it and download its outputs.',
     },
     servers: [{ url: API_PREFIX }],
     components: {
@@ -138,14 +171,20 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
           in: 'cookie',
           name: 'rb_session',
           description:
-            'Dashboard session from POST /sessions (extension dashboard-sessions): HttpOnly, SameSite=Strict; named __Host-rb_session and Secure when the service\'s public URL is https. Requests other than GET must also send the session\'s X-CSRF-Token.',
+            "Dashboard session from POST /sessions (extension dashboard-sessions): HttpOnly, SameSite=Strict; named __Host-rb_session and Secure when the service's public URL is https. Requests other than GET must also send the session's X-CSRF-Token.",
         },
       },
     },
     tags: [
       { name: 'spec v1', description: 'Routes of the render job service API v1 specification.' },
-      ...Object.entries(EXTENSION_SUMMARIES).map(([name, description]) => ({ name: `extension: ${name}`, description })),
-      { name: 'extension: discovery', description: 'GET /extensions lists the extensions this service offers; a spec-only service answers 404.' },
+      ...Object.entries(EXTENSION_SUMMARIES).map(([name, description]) => ({
+        name: `extension: ${name}`,
+        description,
+      })),
+      {
+        name: 'extension: discovery',
+        description: 'GET /extensions lists the extensions this service offers; a spec-only service answers 404.',
+      },
     ],
     paths,
   });

@@ -2,7 +2,16 @@
 // The service registers its routes from this table, the client calls through it, and the
 // OpenAPI document is generated from it.
 import { z } from 'zod';
-import { CreateJobBody, Job, JobEnvelope, JobIdParams, JobList, ListJobsQuery, StartRenderResponse, ValidateBody } from './api/job.js';
+import {
+  CreateJobBody,
+  Job,
+  JobEnvelope,
+  JobIdParams,
+  JobList,
+  ListJobsQuery,
+  StartRenderResponse,
+  ValidateBody,
+} from './api/job.js';
 import { CreateUploadBody, UploadSlugParams, UploadStateEnvelope, UploadTarget } from './api/upload.js';
 import { BlobQueryBody, BlobQueryResult, CommitUploadBody, CommittedUpload } from './api/blob-upload.js';
 import { ExtensionList, type ExtensionName } from './extensions.js';
@@ -73,12 +82,20 @@ export const ROUTES = {
     summary: 'Create a job from a completed upload',
     body: CreateJobBody,
     responses: { 201: Job },
-    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'UPLOAD_NOT_FOUND', 'UPLOAD_INCOMPLETE', 'UPLOAD_ALREADY_USED', 'PAYLOAD_TOO_LARGE'],
+    errors: [
+      'VALIDATION_ERROR',
+      'INVALID_JSON',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'UPLOAD_NOT_FOUND',
+      'UPLOAD_INCOMPLETE',
+      'UPLOAD_ALREADY_USED',
+      'PAYLOAD_TOO_LARGE',
+    ],
   },
   listJobs: {
     method: 'GET',
     path: '/jobs',
-    summary: 'List the workspace\'s jobs, newest first',
+    summary: "List the workspace's jobs, newest first",
     query: ListJobsQuery,
     responses: { 200: JobList },
     errors: ['VALIDATION_ERROR'],
@@ -138,7 +155,7 @@ export const ROUTES = {
   getDownloads: {
     method: 'GET',
     path: '/jobs/:id/downloads',
-    summary: 'Signed, expiring download URLs of a completed job\'s outputs',
+    summary: "Signed, expiring download URLs of a completed job's outputs",
     ...jobRoute,
     responses: { 200: Downloads },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
@@ -154,7 +171,8 @@ export const ROUTES = {
   getUpload: {
     method: 'GET',
     path: '/uploads/:slug',
-    summary: 'An upload target and how many bytes of its PUT the service holds, to continue a PUT whose connection broke',
+    summary:
+      'An upload target and how many bytes of its PUT the service holds, to continue a PUT whose connection broke',
     params: UploadSlugParams,
     responses: { 200: UploadStateEnvelope },
     errors: ['VALIDATION_ERROR', 'UPLOAD_NOT_FOUND'],
@@ -166,24 +184,38 @@ export const ROUTES = {
     summary: 'Which of these blobs the workspace lacks, with a signed URL for each part to send',
     body: BlobQueryBody,
     responses: { 200: BlobQueryResult },
-    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'STORAGE_QUOTA_EXCEEDED'],
+    errors: [
+      'VALIDATION_ERROR',
+      'INVALID_JSON',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'PAYLOAD_TOO_LARGE',
+      'STORAGE_QUOTA_EXCEEDED',
+    ],
     extension: 'content-addressed-uploads',
     retrySafe: true,
   },
   commitUpload: {
     method: 'POST',
     path: '/uploads/commit',
-    summary: 'Commit a project\'s file list over held blobs; answers an ordinary upload slug for POST /jobs',
+    summary: "Commit a project's file list over held blobs; answers an ordinary upload slug for POST /jobs",
     body: CommitUploadBody,
     responses: { 201: CommittedUpload },
-    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'BLOBS_MISSING', 'PAYLOAD_TOO_LARGE', 'STORAGE_QUOTA_EXCEEDED'],
+    errors: [
+      'VALIDATION_ERROR',
+      'INVALID_JSON',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'BLOBS_MISSING',
+      'PAYLOAD_TOO_LARGE',
+      'STORAGE_QUOTA_EXCEEDED',
+    ],
     extension: 'content-addressed-uploads',
     retrySafe: true,
   },
   createSession: {
     method: 'POST',
     path: '/sessions',
-    summary: 'Sign in: exchange an API key (in the body, or as Bearer) for an HttpOnly session cookie and its CSRF token',
+    summary:
+      'Sign in: exchange an API key (in the body, or as Bearer) for an HttpOnly session cookie and its CSRF token',
     body: CreateSessionBody,
     responses: { 201: SessionEnvelope },
     errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
@@ -193,7 +225,7 @@ export const ROUTES = {
   getCurrentSession: {
     method: 'GET',
     path: '/sessions/current',
-    summary: 'The session this request\'s cookie belongs to, with its CSRF token (a reloaded page reads it here)',
+    summary: "The session this request's cookie belongs to, with its CSRF token (a reloaded page reads it here)",
     responses: { 200: SessionEnvelope },
     errors: ['SESSION_NOT_FOUND'],
     extension: 'dashboard-sessions',
@@ -209,7 +241,8 @@ export const ROUTES = {
   streamJobEvents: {
     method: 'GET',
     path: '/events',
-    summary: 'Server-Sent Events: a `job` event per recent job, then one whenever a job of the workspace changes; heartbeat comments',
+    summary:
+      'Server-Sent Events: a `job` event per recent job, then one whenever a job of the workspace changes; heartbeat comments',
     query: EventsQuery,
     responses: { 200: JobEvent },
     produces: 'text/event-stream',
@@ -219,7 +252,8 @@ export const ROUTES = {
   listJobTasks: {
     method: 'GET',
     path: '/jobs/:id/tasks',
-    summary: 'The tasks of a job (render chunks with their frames) with state, worker, attempt, duration and exit reason',
+    summary:
+      'The tasks of a job (render chunks with their frames) with state, worker, attempt, duration and exit reason',
     ...jobRoute,
     responses: { 200: JobTaskList },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND'],
@@ -228,7 +262,8 @@ export const ROUTES = {
   requeueJob: {
     method: 'POST',
     path: '/jobs/:id/requeue',
-    summary: 'Requeue a failed or canceled job (or re-render chosen frames of a completed one) as a new job from the same stored project; a repeat answers the same new job',
+    summary:
+      'Requeue a failed or canceled job (or re-render chosen frames of a completed one) as a new job from the same stored project; a repeat answers the same new job',
     ...jobRoute,
     body: RequeueBody,
     responses: { 201: Job, 200: Job },
@@ -249,7 +284,8 @@ export const ROUTES = {
   listWorkers: {
     method: 'GET',
     path: '/workers',
-    summary: 'The farm\'s workers (slots and what each runs, GPUs, Blender builds, last heartbeat, blocklisting jobs) and the queue\'s open tasks by kind',
+    summary:
+      "The farm's workers (slots and what each runs, GPUs, Blender builds, last heartbeat, blocklisting jobs) and the queue's open tasks by kind",
     responses: { 200: WorkerList },
     errors: [],
     extension: 'workers',
@@ -257,7 +293,8 @@ export const ROUTES = {
   getJobLogs: {
     method: 'GET',
     path: '/jobs/:id/logs',
-    summary: 'The logs of a job\'s tasks as text: every attempt of every task in task order under a header line; `task`/`attempt` narrow it, `follow=true` streams new lines until the job has ended',
+    summary:
+      "The logs of a job's tasks as text: every attempt of every task in task order under a header line; `task`/`attempt` narrow it, `follow=true` streams new lines until the job has ended",
     ...jobRoute,
     query: TaskLogQuery,
     responses: { 200: TaskLogText },
@@ -268,7 +305,8 @@ export const ROUTES = {
   getJobLogIndex: {
     method: 'GET',
     path: '/jobs/:id/logs/index',
-    summary: 'What task logs a job has: each task with its attempts (worker, state, live or ended, sizes, omitted bytes)',
+    summary:
+      'What task logs a job has: each task with its attempts (worker, state, live or ended, sizes, omitted bytes)',
     ...jobRoute,
     query: TaskLogIndexQuery,
     responses: { 200: TaskLogIndex },
@@ -278,7 +316,8 @@ export const ROUTES = {
   listJobFrames: {
     method: 'GET',
     path: '/jobs/:id/frames',
-    summary: 'Per-frame statistics of a job (time, peak memory, device, slot, build), paged by frame, with a summary and the live ETA band',
+    summary:
+      'Per-frame statistics of a job (time, peak memory, device, slot, build), paged by frame, with a summary and the live ETA band',
     ...jobRoute,
     query: FrameStatsQuery,
     responses: { 200: FrameStatsPage },
@@ -288,7 +327,8 @@ export const ROUTES = {
   listJobThumbnails: {
     method: 'GET',
     path: '/jobs/:id/thumbnails',
-    summary: 'Thumbnails of a job\'s finished frames (at most 256 px a side), in frame order, each with a signed URL, the latest finished one, and the shot\'s fps for a flip-book; listed while the job renders',
+    summary:
+      "Thumbnails of a job's finished frames (at most 256 px a side), in frame order, each with a signed URL, the latest finished one, and the shot's fps for a flip-book; listed while the job renders",
     ...jobRoute,
     query: ThumbnailsQuery,
     responses: { 200: ThumbnailList },
@@ -298,7 +338,8 @@ export const ROUTES = {
   getJobThumbnail: {
     method: 'GET',
     path: '/jobs/:id/thumbnails/image',
-    summary: 'One thumbnail\'s image (JPEG or PNG): of `frame`, or of the frame that finished last; the X-Thumbnail-Frame header names the frame',
+    summary:
+      "One thumbnail's image (JPEG or PNG): of `frame`, or of the frame that finished last; the X-Thumbnail-Frame header names the frame",
     ...jobRoute,
     query: ThumbnailQuery,
     responses: { 200: ThumbnailImage },
@@ -309,19 +350,28 @@ export const ROUTES = {
   startEstimate: {
     method: 'POST',
     path: '/jobs/:id/estimate',
-    summary: 'Estimate a validated job\'s render (wall time, compute, cost, peak memory, output size, with bands) by rendering sample frames on the farm, kept for the render; the job stays validated; a repeat with the same request answers the same estimate',
+    summary:
+      "Estimate a validated job's render (wall time, compute, cost, peak memory, output size, with bands) by rendering sample frames on the farm, kept for the render; the job stays validated; a repeat with the same request answers the same estimate",
     ...jobRoute,
     body: StartRenderBody,
     responses: { 202: EstimateEnvelope, 200: EstimateEnvelope },
     headers: { 'X-Idempotent-Replay': 'true on the 200 answer to a repeated estimate request' },
-    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'JOB_NOT_FOUND', 'ESTIMATE_NOT_ALLOWED', 'ESTIMATE_IN_PROGRESS'],
+    errors: [
+      'VALIDATION_ERROR',
+      'INVALID_JSON',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'JOB_NOT_FOUND',
+      'ESTIMATE_NOT_ALLOWED',
+      'ESTIMATE_IN_PROGRESS',
+    ],
     extension: 'estimate',
     retrySafe: true,
   },
   getEstimate: {
     method: 'GET',
     path: '/jobs/:id/estimate',
-    summary: 'A job\'s estimate: its state, the sampled frames, the figures with their bands (refined as frames finish) and warnings',
+    summary:
+      "A job's estimate: its state, the sampled frames, the figures with their bands (refined as frames finish) and warnings",
     ...jobRoute,
     responses: { 200: EstimateEnvelope },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'ESTIMATE_NOT_FOUND'],
@@ -330,7 +380,8 @@ export const ROUTES = {
   cancelEstimate: {
     method: 'DELETE',
     path: '/jobs/:id/estimate',
-    summary: 'Cancel a job\'s estimate that is still sampling, or set a failed one aside so the same request may be asked again (the job stays validated; a ready estimate is answered as it is)',
+    summary:
+      "Cancel a job's estimate that is still sampling, or set a failed one aside so the same request may be asked again (the job stays validated; a ready estimate is answered as it is)",
     ...jobRoute,
     responses: { 200: EstimateEnvelope },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'ESTIMATE_NOT_FOUND'],
@@ -339,11 +390,17 @@ export const ROUTES = {
 } as const satisfies Record<string, RouteDef>;
 
 /** Routes of the spec itself (no `extension`). */
-export const SPEC_ROUTE_NAMES = (Object.keys(ROUTES) as (keyof typeof ROUTES)[]).filter((n) => !('extension' in ROUTES[n]));
+export const SPEC_ROUTE_NAMES = (Object.keys(ROUTES) as (keyof typeof ROUTES)[]).filter(
+  (n) => !('extension' in ROUTES[n]),
+);
 
 export type RouteName = keyof typeof ROUTES;
-export type RouteBody<N extends RouteName> = (typeof ROUTES)[N] extends { body: infer B extends z.ZodType } ? z.input<B> : never;
-export type RouteResponse<N extends RouteName> = z.output<(typeof ROUTES)[N]['responses'][keyof (typeof ROUTES)[N]['responses']]>;
+export type RouteBody<N extends RouteName> = (typeof ROUTES)[N] extends { body: infer B extends z.ZodType }
+  ? z.input<B>
+  : never;
+export type RouteResponse<N extends RouteName> = z.output<
+  (typeof ROUTES)[N]['responses'][keyof (typeof ROUTES)[N]['responses']]
+>;
 
 /** Fill `:id`-style parameters of a route path. */
 export function routePath(path: string, params: Record<string, string> = {}): string {

@@ -8,7 +8,10 @@ const MAX_SEGMENT = 200;
 
 /** Safe characters only, starting with a letter or digit, bounded length (the extension kept). */
 export function safeSegment(name: string): string {
-  let s = name.normalize('NFC').replace(/[^A-Za-z0-9._ -]/g, '_').trim();
+  let s = name
+    .normalize('NFC')
+    .replace(/[^A-Za-z0-9._ -]/g, '_')
+    .trim();
   if (!/^[A-Za-z0-9]/.test(s)) s = `f${s}`;
   if (s.length > MAX_SEGMENT) {
     const ext = path.posix.extname(s).slice(0, 16);

@@ -33,11 +33,13 @@ export function parseConfigText(text: string, file: string): ConfigData {
   try {
     raw = parse(text);
   } catch (err) {
-    if (err instanceof TomlError) throw new ConfigError(`${file}:${err.line}: not valid TOML (${err.message.split('\n')[0]})`);
+    if (err instanceof TomlError)
+      throw new ConfigError(`${file}:${err.line}: not valid TOML (${err.message.split('\n')[0]})`);
     throw err;
   }
   const checked = ConfigData.safeParse(raw);
-  if (!checked.success) throw new ConfigError(describeIssues(checked.error, text, file), keyOf(checked.error.issues[0]));
+  if (!checked.success)
+    throw new ConfigError(describeIssues(checked.error, text, file), keyOf(checked.error.issues[0]));
   return checked.data;
 }
 

@@ -9,5 +9,8 @@ export interface ProfileKeychainEntry {
 }
 
 export function keychainEntryFor(profile: string): ProfileKeychainEntry {
-  return { service: KEYCHAIN_SERVICE, account: profile === DEFAULT_PROFILE ? KEYCHAIN_ACCOUNT : `${KEYCHAIN_ACCOUNT}:${profile}` };
+  return {
+    service: KEYCHAIN_SERVICE,
+    account: profile === DEFAULT_PROFILE ? KEYCHAIN_ACCOUNT : `${KEYCHAIN_ACCOUNT}:${profile}`,
+  };
 }

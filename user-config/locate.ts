@@ -13,7 +13,11 @@ export interface UserLocation {
   configFile: string;
 }
 
-export function locateUserFiles(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = homedir()): UserLocation {
+export function locateUserFiles(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+  home: string = homedir(),
+): UserLocation {
   const p = platformOf(platform);
   const dirs = userDirs(p, env, home);
   return { platform: p, env, home, dirs, legacy: legacyDirs(p, env, home), configFile: configFilePath(dirs, p) };

@@ -25,7 +25,11 @@ export function platformOf(p: NodeJS.Platform): Platform {
 export function userDirs(platform: Platform, env: NodeJS.ProcessEnv, home: string): UserDirs {
   if (platform === 'darwin') {
     const support = path.posix.join(home, 'Library', 'Application Support', APP);
-    return { config: support, state: path.posix.join(support, 'state'), logs: path.posix.join(home, 'Library', 'Logs', APP) };
+    return {
+      config: support,
+      state: path.posix.join(support, 'state'),
+      logs: path.posix.join(home, 'Library', 'Logs', APP),
+    };
   }
   if (platform === 'win32') {
     const w = path.win32;

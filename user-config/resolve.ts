@@ -57,7 +57,12 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   return { profile, profileInFile: Boolean(written), file: input.config, settings: settings as ResolvedSettings };
 }
 
-function resolveOne(name: SettingName, input: ResolveInput, profileName: string, written: Profile | undefined): Resolved<unknown> {
+function resolveOne(
+  name: SettingName,
+  input: ResolveInput,
+  profileName: string,
+  written: Profile | undefined,
+): Resolved<unknown> {
   const def = SETTINGS[name];
   const candidates: { raw: unknown; source: string }[] = [];
   const flag = input.flags?.[name];
@@ -66,7 +71,8 @@ function resolveOne(name: SettingName, input: ResolveInput, profileName: string,
   // An empty variable counts as unset, as it always did for these variables.
   if (def.env && env !== undefined && env !== '') candidates.push({ raw: env, source: `env ${def.env}` });
   const fromProfile = def.inProfile ? (written as Record<string, unknown> | undefined)?.[name] : undefined;
-  if (fromProfile !== undefined) candidates.push({ raw: fromProfile, source: `profile "${profileName}" in ${input.config.path}` });
+  if (fromProfile !== undefined)
+    candidates.push({ raw: fromProfile, source: `profile "${profileName}" in ${input.config.path}` });
   const chosen = candidates[0];
   if (!chosen) return { value: def.default(input.home), source: 'default' };
   try {

@@ -6,9 +6,16 @@ import { OutputFormat } from '../shared/api/enums.js';
 import { RequestedRenderConfig } from '../shared/api/render-config.js';
 
 /** A profile name: it becomes a TOML key and part of a keychain account name. */
-export const ProfileName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'letters, digits, "-" and "_" (at most 64), starting with a letter or digit');
+export const ProfileName = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/,
+    'letters, digits, "-" and "_" (at most 64), starting with a letter or digit',
+  );
 
-const httpUrl = z.string().refine((v) => /^https?:\/\/[^/\s]+/i.test(v), 'a URL with http:// or https://, e.g. http://farm:8420');
+const httpUrl = z
+  .string()
+  .refine((v) => /^https?:\/\/[^/\s]+/i.test(v), 'a URL with http:// or https://, e.g. http://farm:8420');
 
 export const Profile = z.strictObject({
   /** Service origin (`http://farm:8420`) or API root (ending in /api/external/v1). */

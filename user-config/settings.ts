@@ -121,7 +121,8 @@ export const SETTINGS: { [K in SettingName]: SettingDef<K> } = {
     default: () => ({}),
     parse: (raw) => {
       const r = RequestedRenderConfig.partial().safeParse(raw);
-      if (!r.success) throw new Error(r.error.issues.map((i) => `${i.path.join('.') || 'value'}: ${i.message}`).join('; '));
+      if (!r.success)
+        throw new Error(r.error.issues.map((i) => `${i.path.join('.') || 'value'}: ${i.message}`).join('; '));
       return r.data as Record<string, unknown>;
     },
   },
@@ -133,7 +134,8 @@ export const SETTINGS: { [K in SettingName]: SettingDef<K> } = {
     default: () => DAEMON_DEFAULT_PORT,
     parse: (raw) => {
       const n = typeof raw === 'number' ? raw : Number(text(raw));
-      if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new Error(`"${String(raw)}" is not a port number (0-65535)`);
+      if (!Number.isInteger(n) || n < 0 || n > 65_535)
+        throw new Error(`"${String(raw)}" is not a port number (0-65535)`);
       return n;
     },
   },
@@ -144,7 +146,8 @@ export const SETTINGS: { [K in SettingName]: SettingDef<K> } = {
     default: () => 120,
     parse: (raw) => {
       const n = typeof raw === 'number' ? raw : Number(text(raw));
-      if (!Number.isInteger(n) || n < 0 || n > 3600) throw new Error(`"${String(raw)}" is not a whole number of seconds (0-3600)`);
+      if (!Number.isInteger(n) || n < 0 || n > 3600)
+        throw new Error(`"${String(raw)}" is not a whole number of seconds (0-3600)`);
       return n;
     },
   },

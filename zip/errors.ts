@@ -33,7 +33,12 @@ export class UnpackError extends Error {
   readonly code: UnpackErrorCode;
   readonly details: Record<string, unknown>;
 
-  constructor(code: UnpackErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+  constructor(
+    code: UnpackErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.code = code;
     this.details = details;
@@ -62,7 +67,12 @@ export class DiskSpaceError extends Error {
 
   /** What the refusal carried before zip/ had its own errors: the code and the three sizes. */
   get details(): Record<string, unknown> {
-    return { code: this.code, freeBytes: this.freeBytes, neededBytes: this.neededBytes, minFreeBytes: this.minFreeBytes };
+    return {
+      code: this.code,
+      freeBytes: this.freeBytes,
+      neededBytes: this.neededBytes,
+      minFreeBytes: this.minFreeBytes,
+    };
   }
 }
 
@@ -72,7 +82,14 @@ export class UnpackAbortedError extends Error {
   readonly reason: unknown;
 
   constructor(reason: unknown) {
-    super(reason instanceof Error ? reason.message : reason === undefined ? 'unpacking aborted' : `unpacking aborted: ${String(reason)}`, { cause: reason });
+    super(
+      reason instanceof Error
+        ? reason.message
+        : reason === undefined
+          ? 'unpacking aborted'
+          : `unpacking aborted: ${String(reason)}`,
+      { cause: reason },
+    );
     this.reason = reason;
   }
 }

@@ -33,6 +33,7 @@ export function parseManifest(text: string): PackManifest {
 /** Reads and parses an unpacked manifest file; one over MAX_MANIFEST_BYTES is refused unread. */
 export async function readManifest(file: string): Promise<PackManifest> {
   const text = await readFile(file);
-  if (text.length > MAX_MANIFEST_BYTES) throw new UnpackError('ZIP_BAD_MANIFEST', `${PACK_MANIFEST_NAME} is larger than ${MAX_MANIFEST_BYTES} bytes.`);
+  if (text.length > MAX_MANIFEST_BYTES)
+    throw new UnpackError('ZIP_BAD_MANIFEST', `${PACK_MANIFEST_NAME} is larger than ${MAX_MANIFEST_BYTES} bytes.`);
   return parseManifest(text.toString('utf8'));
 }

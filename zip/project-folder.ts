@@ -32,11 +32,14 @@ export async function intoProjectFolder(
   await mkdir(opts.jobDir, { recursive: true });
   const jobDir = await realpath(opts.jobDir);
   const destName = opts.destName ?? 'project';
-  if (!/^[\w.-]+$/.test(destName) || destName === '.' || destName === '..') throw new Error(`bad destName "${destName}"`);
+  if (!/^[\w.-]+$/.test(destName) || destName === '.' || destName === '..')
+    throw new Error(`bad destName "${destName}"`);
   const tmp = await mkdtemp(join(jobDir, '.unpack-'));
   try {
     const result = await fill(tmp);
-    const manifest = result.files.includes(PACK_MANIFEST_NAME) ? await readManifest(join(tmp, PACK_MANIFEST_NAME)) : null;
+    const manifest = result.files.includes(PACK_MANIFEST_NAME)
+      ? await readManifest(join(tmp, PACK_MANIFEST_NAME))
+      : null;
     const dest = join(jobDir, destName);
     await rm(dest, { recursive: true, force: true });
     await rename(tmp, dest);
@@ -51,7 +54,12 @@ export async function intoProjectFolder(
  * Creates the folder a file at `segments` (or the folder itself, `isDir`) goes in, below `tmp`,
  * and checks that it really is inside `tmp`. Returns the file's path.
  */
-export async function prepareEntryPath(tmp: string, segments: readonly string[], isDir: boolean, raw: string): Promise<string> {
+export async function prepareEntryPath(
+  tmp: string,
+  segments: readonly string[],
+  isDir: boolean,
+  raw: string,
+): Promise<string> {
   const parent = join(tmp, ...(isDir ? segments : segments.slice(0, -1)));
   await mkdir(parent, { recursive: true, mode: 0o755 });
   await assertInside(tmp, parent, raw);
@@ -63,7 +71,11 @@ async function assertInside(root: string, dir: string, raw: string): Promise<voi
   const real = await realpath(dir);
   const rel = relative(root, real);
   if (rel === '..' || rel.startsWith(`..${sep}`) || rel.startsWith(sep)) {
-    throw new UnpackError('ZIP_PATH_TRAVERSAL', `The archive entry "${printable(raw)}" would be written outside the job folder.`, { entry: printable(raw) });
+    throw new UnpackError(
+      'ZIP_PATH_TRAVERSAL',
+      `The archive entry "${printable(raw)}" would be written outside the job folder.`,
+      { entry: printable(raw) },
+    );
   }
 }
 
@@ -72,7 +84,11 @@ async function assertInside(root: string, dir: string, raw: string): Promise<voi
  * worker's problem, not the upload's: DiskSpaceError, which the worker retries (maybe on another
  * machine, or after old jobs were cleaned up).
  */
-export async function ensureFreeSpace(dir: string, neededBytes: number, limits: Pick<UnpackLimits, 'minFreeBytes'>): Promise<void> {
+export async function ensureFreeSpace(
+  dir: string,
+  neededBytes: number,
+  limits: Pick<UnpackLimits, 'minFreeBytes'>,
+): Promise<void> {
   const fs = await statfs(dir);
   const free = fs.bavail * fs.bsize;
   if (free - limits.minFreeBytes < neededBytes) throw new DiskSpaceError(free, neededBytes, limits.minFreeBytes);

@@ -42,9 +42,12 @@ const MAX_PATH_BYTES = 4000;
  */
 export function checkRelativePath(
   raw: string,
-): { ok: true; segments: string[] } | { ok: false; code: 'ZIP_PATH_TRAVERSAL' | 'ZIP_ABSOLUTE_PATH' | 'ZIP_BAD_NAME'; reason: string } {
+):
+  | { ok: true; segments: string[] }
+  | { ok: false; code: 'ZIP_PATH_TRAVERSAL' | 'ZIP_ABSOLUTE_PATH' | 'ZIP_BAD_NAME'; reason: string } {
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(raw)) return { ok: false, code: 'ZIP_BAD_NAME', reason: 'control characters in the name' };
+  if (/[\u0000-\u001f\u007f]/.test(raw))
+    return { ok: false, code: 'ZIP_BAD_NAME', reason: 'control characters in the name' };
   const name = raw.replace(/\\/g, '/');
   if (name.startsWith('/')) return { ok: false, code: 'ZIP_ABSOLUTE_PATH', reason: 'absolute path' };
   if (/^[a-zA-Z]:/.test(name)) return { ok: false, code: 'ZIP_ABSOLUTE_PATH', reason: 'drive letter' };
@@ -59,7 +62,10 @@ export function checkRelativePath(
 /** Safe segments of an entry name, or an UnpackError. `isDir` for names ending in a separator. */
 export function entryPath(raw: string): { segments: string[]; isDir: boolean } {
   const r = checkRelativePath(raw);
-  if (!r.ok) throw new UnpackError(r.code, `The archive entry "${printable(raw)}" was refused: ${r.reason}.`, { entry: printable(raw) });
+  if (!r.ok)
+    throw new UnpackError(r.code, `The archive entry "${printable(raw)}" was refused: ${r.reason}.`, {
+      entry: printable(raw),
+    });
   return { segments: r.segments, isDir: /[/\\]$/.test(raw) };
 }
 
@@ -84,16 +90,35 @@ const SPECIAL_TYPES = new Map([
  */
 export function checkEntryKind(raw: string, externalFileAttributes: number): void {
   const type = (externalFileAttributes >>> 16) & S_IFMT;
-  if (type === S_IFLNK) throw new UnpackError('ZIP_SYMLINK', `The archive entry "${printable(raw)}" is a symbolic link; links are not allowed.`, { entry: printable(raw) });
+  if (type === S_IFLNK)
+    throw new UnpackError(
+      'ZIP_SYMLINK',
+      `The archive entry "${printable(raw)}" is a symbolic link; links are not allowed.`,
+      { entry: printable(raw) },
+    );
   const special = SPECIAL_TYPES.get(type);
-  if (special) throw new UnpackError('ZIP_SPECIAL_FILE', `The archive entry "${printable(raw)}" is a ${special}; only files and folders are allowed.`, { entry: printable(raw), kind: special });
+  if (special)
+    throw new UnpackError(
+      'ZIP_SPECIAL_FILE',
+      `The archive entry "${printable(raw)}" is a ${special}; only files and folders are allowed.`,
+      { entry: printable(raw), kind: special },
+    );
 }
 
 /** Refuses encryption and compression methods other than STORE (0) and DEFLATE (8). */
 export function checkEntryEncoding(raw: string, encrypted: boolean, method: number): void {
-  if (encrypted) throw new UnpackError('ZIP_ENCRYPTED', `The archive entry "${printable(raw)}" is encrypted; upload an archive without a password.`, { entry: printable(raw) });
+  if (encrypted)
+    throw new UnpackError(
+      'ZIP_ENCRYPTED',
+      `The archive entry "${printable(raw)}" is encrypted; upload an archive without a password.`,
+      { entry: printable(raw) },
+    );
   if (method !== 0 && method !== 8) {
-    throw new UnpackError('ZIP_UNSUPPORTED_METHOD', `The archive entry "${printable(raw)}" uses compression method ${method}; only stored and deflated entries are supported.`, { entry: printable(raw), method });
+    throw new UnpackError(
+      'ZIP_UNSUPPORTED_METHOD',
+      `The archive entry "${printable(raw)}" uses compression method ${method}; only stored and deflated entries are supported.`,
+      { entry: printable(raw), method },
+    );
   }
 }
 
@@ -123,10 +148,14 @@ export function checkOverlaps(extents: readonly EntryExtent[]): void {
     const prev = sorted[i - 1] as EntryExtent;
     const cur = sorted[i] as EntryExtent;
     if (cur.start < prev.end) {
-      throw new UnpackError('ZIP_OVERLAPPING_ENTRIES', `The archive entries "${printable(prev.raw)}" and "${printable(cur.raw)}" share bytes; the archive is malformed (or a zip bomb). Repack the project.`, {
-        entry: printable(cur.raw),
-        overlaps: printable(prev.raw),
-      });
+      throw new UnpackError(
+        'ZIP_OVERLAPPING_ENTRIES',
+        `The archive entries "${printable(prev.raw)}" and "${printable(cur.raw)}" share bytes; the archive is malformed (or a zip bomb). Repack the project.`,
+        {
+          entry: printable(cur.raw),
+          overlaps: printable(prev.raw),
+        },
+      );
     }
   }
 }
@@ -147,10 +176,19 @@ export class NameRegistry {
   private readonly foldedDirs = new Map<string, string>();
 
   add(raw: string, segments: readonly string[], isDir: boolean): void {
-    const keys = segments.map((_, i) => segments.slice(0, i + 1).join('/').normalize('NFC'));
+    const keys = segments.map((_, i) =>
+      segments
+        .slice(0, i + 1)
+        .join('/')
+        .normalize('NFC'),
+    );
     const own = keys[keys.length - 1] as string;
     const clash = (why: string) =>
-      new UnpackError('ZIP_DUPLICATE_NAME', `The archive entry "${printable(raw)}" clashes with another entry (${why}).`, { entry: printable(raw) });
+      new UnpackError(
+        'ZIP_DUPLICATE_NAME',
+        `The archive entry "${printable(raw)}" clashes with another entry (${why}).`,
+        { entry: printable(raw) },
+      );
     const caseClash = (other: string) => clash(`"${printable(other)}" differs only in letter case; rename one of them`);
     for (const k of keys.slice(0, -1)) {
       if (this.files.has(k)) throw clash('a file has the name of its folder');
@@ -178,7 +216,10 @@ export class NameRegistry {
 }
 
 export function tooManyEntries(limits: UnpackLimits, count: number): UnpackError {
-  return new UnpackError('ZIP_TOO_MANY_ENTRIES', `The archive has more than ${limits.maxEntries} entries.`, { maxEntries: limits.maxEntries, entries: count });
+  return new UnpackError('ZIP_TOO_MANY_ENTRIES', `The archive has more than ${limits.maxEntries} entries.`, {
+    maxEntries: limits.maxEntries,
+    entries: count,
+  });
 }
 
 /**
@@ -202,7 +243,10 @@ export class ProjectPlan {
 
   /** A file of `size` bytes at `segments` (from entryPath; none is refused: a file needs a name). */
   file(raw: string, segments: readonly string[], size: number): void {
-    if (segments.length === 0) throw new UnpackError('ZIP_BAD_NAME', `The archive entry "${printable(raw)}" has no name.`, { entry: printable(raw) });
+    if (segments.length === 0)
+      throw new UnpackError('ZIP_BAD_NAME', `The archive entry "${printable(raw)}" has no name.`, {
+        entry: printable(raw),
+      });
     this.declaredBytes += size;
     if (this.declaredBytes > this.limits.maxTotalBytes) throw tooLargeError(this.limits, this.declaredBytes);
     this.names.add(raw, segments, false);

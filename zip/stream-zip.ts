@@ -28,7 +28,12 @@ const READS_AHEAD = 4;
  * A missing or unreadable file fails the archive instead of being skipped. `signal` aborts it:
  * the stream given to `sink` then errors, so a storage write never completes.
  */
-export async function streamZip<T>(entries: readonly ZipEntry[], sink: (body: Readable) => Promise<T>, signal?: AbortSignal, opts: StreamZipOptions = {}): Promise<T> {
+export async function streamZip<T>(
+  entries: readonly ZipEntry[],
+  sink: (body: Readable) => Promise<T>,
+  signal?: AbortSignal,
+  opts: StreamZipOptions = {},
+): Promise<T> {
   signal?.throwIfAborted();
   const ZipArchive = await zipArchiveClass();
   const archive = new ZipArchive({ store: true });
@@ -70,7 +75,12 @@ export async function streamZip<T>(entries: readonly ZipEntry[], sink: (body: Re
  * other through its queue, which cost about a millisecond per frame, longer than the frame's bytes
  * take to copy. Larger files stream from disk as before. Stops early once the archive failed.
  */
-async function feed(archive: ZipArchive, entries: readonly ZipEntry[], opts: StreamZipOptions, failed: () => boolean): Promise<void> {
+async function feed(
+  archive: ZipArchive,
+  entries: readonly ZipEntry[],
+  opts: StreamZipOptions,
+  failed: () => boolean,
+): Promise<void> {
   const wholeMax = opts.wholeFileMax ?? 4 * 2 ** 20;
   const aheadMax = opts.readAheadBytes ?? 32 * 2 ** 20;
   // Bytes of each buffer handed over, in order, until archiver has written its entry.

@@ -51,7 +51,9 @@ export interface UnpackOptions {
  */
 export async function unpackSource(opts: UnpackOptions): Promise<UnpackResult> {
   return intoProjectFolder(opts, (tmp) =>
-    opts.fileType === 'blend' ? copyBlend(opts.source, tmp, opts.fileName) : extractZip(opts.source, tmp, { ...DEFAULT_UNPACK_LIMITS, ...opts.limits }, opts.signal),
+    opts.fileType === 'blend'
+      ? copyBlend(opts.source, tmp, opts.fileName)
+      : extractZip(opts.source, tmp, { ...DEFAULT_UNPACK_LIMITS, ...opts.limits }, opts.signal),
   );
 }
 
@@ -59,7 +61,9 @@ async function copyBlend(source: string, tmp: string, fileName?: string): Promis
   const name = basename((fileName ?? 'scene.blend').replace(/\\/g, '/'));
   // eslint-disable-next-line no-control-regex
   if (!name.toLowerCase().endsWith('.blend') || /[\u0000-\u001f\u007f]/.test(name) || name.startsWith('.')) {
-    throw new UnpackError('SOURCE_BAD_NAME', `"${printable(name)}" is not a usable .blend file name.`, { fileName: printable(name) });
+    throw new UnpackError('SOURCE_BAD_NAME', `"${printable(name)}" is not a usable .blend file name.`, {
+      fileName: printable(name),
+    });
   }
   // A reflink where the filesystem has them, a plain copy otherwise; never a hard link, so
   // nothing done to the job's copy can reach the stored upload.
@@ -80,11 +84,21 @@ interface Planned {
   isDir: boolean;
 }
 
-async function extractZip(source: string, tmp: string, limits: UnpackLimits, signal?: AbortSignal): Promise<{ files: string[]; bytes: number }> {
+async function extractZip(
+  source: string,
+  tmp: string,
+  limits: UnpackLimits,
+  signal?: AbortSignal,
+): Promise<{ files: string[]; bytes: number }> {
   let zip: yauzl.ZipFile;
   try {
     // decodeStrings off: names are decoded and checked here, so each refusal gets its own code.
-    zip = await yauzl.openPromise(source, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true });
+    zip = await yauzl.openPromise(source, {
+      lazyEntries: true,
+      autoClose: false,
+      decodeStrings: false,
+      validateEntrySizes: true,
+    });
   } catch (err) {
     throw asZipError(err);
   }
@@ -109,7 +123,11 @@ async function extractZip(source: string, tmp: string, limits: UnpackLimits, sig
  * the entry count; the headers' sizes against the quota; and the entries' extents (read from
  * their local headers) for overlaps.
  */
-async function planEntries(zip: yauzl.ZipFile, pending: { error: Error | null }, limits: UnpackLimits): Promise<Planned[]> {
+async function planEntries(
+  zip: yauzl.ZipFile,
+  pending: { error: Error | null },
+  limits: UnpackLimits,
+): Promise<Planned[]> {
   if (zip.entryCount > limits.maxEntries) throw tooManyEntries(limits, zip.entryCount);
   const planned: Planned[] = [];
   const plan = new ProjectPlan(limits);
@@ -149,10 +167,21 @@ async function planEntries(zip: yauzl.ZipFile, pending: { error: Error | null },
 
 /** The headers' sizes bound what will be written (yauzl stops an entry at its declared size), so the disk is checked once, up front. */
 async function checkFreeSpace(tmp: string, planned: readonly Planned[], limits: UnpackLimits): Promise<void> {
-  await ensureFreeSpace(tmp, planned.reduce((sum, p) => sum + (p.isDir ? 0 : p.entry.uncompressedSize), 0), limits);
+  await ensureFreeSpace(
+    tmp,
+    planned.reduce((sum, p) => sum + (p.isDir ? 0 : p.entry.uncompressedSize), 0),
+    limits,
+  );
 }
 
-async function extractEntry(zip: yauzl.ZipFile, p: Planned, tmp: string, limits: UnpackLimits, state: { bytes: number; files: string[] }, signal?: AbortSignal): Promise<void> {
+async function extractEntry(
+  zip: yauzl.ZipFile,
+  p: Planned,
+  tmp: string,
+  limits: UnpackLimits,
+  state: { bytes: number; files: string[] },
+  signal?: AbortSignal,
+): Promise<void> {
   const { entry, raw, segments, isDir } = p;
   // macOS resource forks: never useful to Blender, not written (their names were still checked).
   if (segments[0] === '__MACOSX') return;
@@ -184,7 +213,11 @@ async function extractEntry(zip: yauzl.ZipFile, p: Planned, tmp: string, limits:
     await fh.close().catch(() => undefined);
   }
   if (written !== entry.uncompressedSize || crc !== entry.crc32) {
-    throw new UnpackError('ZIP_CORRUPT', `The archive entry "${printable(raw)}" is damaged (size or checksum does not match).`, { entry: printable(raw) });
+    throw new UnpackError(
+      'ZIP_CORRUPT',
+      `The archive entry "${printable(raw)}" is damaged (size or checksum does not match).`,
+      { entry: printable(raw) },
+    );
   }
   state.files.push(segments.join('/'));
 }
@@ -198,8 +231,24 @@ function asZipError(err: unknown): Error {
   if (err instanceof Error && 'syscall' in err) return err;
   const message = err instanceof Error ? err.message : String(err);
   if (/too many bytes|not enough bytes|size mismatch/i.test(message)) {
-    return new UnpackError('ZIP_SIZE_MISMATCH', 'An archive entry holds a different amount of data than its header says.', { reason: message }, { cause: err });
+    return new UnpackError(
+      'ZIP_SIZE_MISMATCH',
+      'An archive entry holds a different amount of data than its header says.',
+      { reason: message },
+      { cause: err },
+    );
   }
-  if (/encrypt/i.test(message)) return new UnpackError('ZIP_ENCRYPTED', 'The archive uses encryption; upload it without a password.', { reason: message }, { cause: err });
-  return new UnpackError('ZIP_CORRUPT', 'The upload is not a readable ZIP archive.', { reason: message }, { cause: err });
+  if (/encrypt/i.test(message))
+    return new UnpackError(
+      'ZIP_ENCRYPTED',
+      'The archive uses encryption; upload it without a password.',
+      { reason: message },
+      { cause: err },
+    );
+  return new UnpackError(
+    'ZIP_CORRUPT',
+    'The upload is not a readable ZIP archive.',
+    { reason: message },
+    { cause: err },
+  );
 }

@@ -39,14 +39,31 @@ export interface SubmitInput {
  * render was requested, with the job id. The environment is only what a person's shell would
  * give it (PATH, HOME, the key and the service URL), so nothing of this machine's setup leaks in.
  */
-export function submitFromArtist(ns: Netns, input: SubmitInput): { done: Promise<SubmitOutcome>; exited: () => boolean } {
-  const args = [path.join(REPO_ROOT, 'bin', 'renderbridge.js'), 'submit', input.blend, '--frames', '1', '--no-wait', '--no-download', '--json'];
+export function submitFromArtist(
+  ns: Netns,
+  input: SubmitInput,
+): { done: Promise<SubmitOutcome>; exited: () => boolean } {
+  const args = [
+    path.join(REPO_ROOT, 'bin', 'renderbridge.js'),
+    'submit',
+    input.blend,
+    '--frames',
+    '1',
+    '--no-wait',
+    '--no-download',
+    '--json',
+  ];
   const [cmd, argv] = ns.exec(ns.artist, process.execPath, args);
   const startedAt = performance.timeOrigin + performance.now();
   const child = track(
     spawn(cmd, argv, {
       cwd: input.home,
-      env: { PATH: process.env.PATH, HOME: input.home, RENDERBRIDGE_API_KEY: input.apiKey, RENDERBRIDGE_SERVICE_URL: input.serviceOrigin },
+      env: {
+        PATH: process.env.PATH,
+        HOME: input.home,
+        RENDERBRIDGE_API_KEY: input.apiKey,
+        RENDERBRIDGE_SERVICE_URL: input.serviceOrigin,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );

@@ -38,7 +38,11 @@ async function answer(url: string, init: RequestInit, tally: AttackTally): Promi
 }
 
 function json(key: string, body: unknown): RequestInit {
-  return { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  return {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  };
 }
 
 async function loop(ctx: AttackContext, tally: AttackTally, once: () => Promise<void>): Promise<void> {
@@ -55,7 +59,9 @@ export async function attack(ctx: AttackContext, loops = 2): Promise<AttackTally
     return t;
   };
   const flood = add('blob query: 2,000 blobs of 64 GiB');
-  const floodBody = json(ctx.key, { blobs: Array.from({ length: 2000 }, (_, i) => ({ sha256: hex(i), size: 64 * GIB })) });
+  const floodBody = json(ctx.key, {
+    blobs: Array.from({ length: 2000 }, (_, i) => ({ sha256: hex(i), size: 64 * GIB })),
+  });
   const pages = add('blob query: 3 blobs of 20 GiB (a full page of part URLs signed)');
   const pagesBody = json(ctx.key, { blobs: [0, 1, 2].map((i) => ({ sha256: hex(10_000 + i), size: 20 * GIB })) });
   const requeue = add('requeue: 100 x "0-1048574"');
@@ -68,7 +74,10 @@ export async function attack(ctx: AttackContext, loops = 2): Promise<AttackTally
     const ac = new AbortController();
     const path = streams.requests % 2 ? '/events' : `/jobs/${ctx.openJobId}/logs?follow=true`;
     try {
-      const res = await fetch(`${ctx.baseUrl}${path}`, { headers: { authorization: `Bearer ${ctx.key}`, accept: 'text/event-stream' }, signal: ac.signal });
+      const res = await fetch(`${ctx.baseUrl}${path}`, {
+        headers: { authorization: `Bearer ${ctx.key}`, accept: 'text/event-stream' },
+        signal: ac.signal,
+      });
       streams.statuses.set(res.status, (streams.statuses.get(res.status) ?? 0) + 1);
       if (res.status === 200) held.push(ac);
       else await res.arrayBuffer();
@@ -80,7 +89,9 @@ export async function attack(ctx: AttackContext, loops = 2): Promise<AttackTally
     loop(ctx, flood, () => answer(`${ctx.baseUrl}/uploads/blobs/query`, floodBody, flood)),
     loop(ctx, pages, () => answer(`${ctx.baseUrl}/uploads/blobs/query`, pagesBody, pages)),
     loop(ctx, requeue, () => answer(`${ctx.baseUrl}/jobs/${ctx.endedJobId}/requeue`, requeueBody, requeue)),
-    loop(ctx, forged, () => answer(`${ctx.baseUrl}/jobs`, { headers: { authorization: `Bearer rb_live_${'A'.repeat(43)}` } }, forged)),
+    loop(ctx, forged, () =>
+      answer(`${ctx.baseUrl}/jobs`, { headers: { authorization: `Bearer rb_live_${'A'.repeat(43)}` } }, forged),
+    ),
     loop(ctx, streams, openStream),
   ]).flat();
   await Promise.all(runs);

@@ -16,7 +16,9 @@ process.once('message', (input: Input) => {
     for (const r of input.routes) {
       const value: unknown = JSON.parse(r.body);
       app.get(r.path, async () => value);
-      app.get(`${input.bytesPrefix}${r.path}`, async (_req, reply) => reply.type('application/json; charset=utf-8').send(r.body));
+      app.get(`${input.bytesPrefix}${r.path}`, async (_req, reply) =>
+        reply.type('application/json; charset=utf-8').send(r.body),
+      );
     }
     await app.listen({ host: '127.0.0.1', port: 0 });
     const addr = app.server.address();

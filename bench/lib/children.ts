@@ -73,7 +73,9 @@ export async function startChild<T>(file: string, input: unknown, opts: StartChi
   const extra = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const args = [...extra, '--import', 'tsx', path.join(REPO_ROOT, 'bench', 'lib', file)];
   // taskset execs node, so the pid we get is node's own: /proc/<pid> reads the server.
-  const [cmd0, argv0]: [string, string[]] = opts.cpus ? ['taskset', ['-c', opts.cpus, process.execPath, ...args]] : [process.execPath, args];
+  const [cmd0, argv0]: [string, string[]] = opts.cpus
+    ? ['taskset', ['-c', opts.cpus, process.execPath, ...args]]
+    : [process.execPath, args];
   const [cmd, argv] = opts.wrap ? opts.wrap(cmd0, argv0) : [cmd0, argv0];
   const child = spawn(cmd, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   track(child);

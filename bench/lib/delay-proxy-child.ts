@@ -40,10 +40,23 @@ process.once('message', (input: ProxyChildInput) => {
   void (async () => {
     await echoServer(input.host, input.echoPort);
     await echoServer('127.0.0.1', input.echoPort);
-    const service = await startDelayProxy({ host: input.host, port: input.proxyPort }, { host: '127.0.0.1', port: input.servicePort }, { delayMs: input.delayMs, logRequests: true });
-    await startDelayProxy({ host: input.host, port: input.pingPort }, { host: '127.0.0.1', port: input.echoPort }, { delayMs: input.delayMs });
+    const service = await startDelayProxy(
+      { host: input.host, port: input.proxyPort },
+      { host: '127.0.0.1', port: input.servicePort },
+      { delayMs: input.delayMs, logRequests: true },
+    );
+    await startDelayProxy(
+      { host: input.host, port: input.pingPort },
+      { host: '127.0.0.1', port: input.echoPort },
+      { delayMs: input.delayMs },
+    );
     process.on('message', (m: ProxyCommand) => {
-      const result = m.cmd === 'counts' ? service.counts() : m.cmd === 'requests' ? service.requests() : { reset: service.resetAll() };
+      const result =
+        m.cmd === 'counts'
+          ? service.counts()
+          : m.cmd === 'requests'
+            ? service.requests()
+            : { reset: service.resetAll() };
       process.send!({ id: m.id, result });
     });
     process.once('SIGTERM', () => process.exit(0));

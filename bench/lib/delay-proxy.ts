@@ -52,7 +52,14 @@ interface Queued {
 }
 
 /** Forwards `from` to `to` with `delayMs` added, pausing `from` while too much waits. */
-function delayLine(from: net.Socket, to: net.Socket, delayMs: number, extraFirst: number, maxQueued: number, onChunk: (c: Buffer) => void): void {
+function delayLine(
+  from: net.Socket,
+  to: net.Socket,
+  delayMs: number,
+  extraFirst: number,
+  maxQueued: number,
+  onChunk: (c: Buffer) => void,
+): void {
   const queue: Queued[] = [];
   let queued = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -112,7 +119,17 @@ function httpFollower(conn: number, log: RequestLogEntry[]): { up(c: Buffer): vo
       const m = REQUEST_LINE.exec(c.subarray(0, 2048).toString('latin1'));
       const t = now();
       if (m) {
-        const entry: RequestLogEntry = { conn, method: m[1]!, path: m[2]!.split('?')[0]!, at: t, lastUpAt: t, bytesUp: 0, responseAt: null, status: null, bytesDown: 0 };
+        const entry: RequestLogEntry = {
+          conn,
+          method: m[1]!,
+          path: m[2]!.split('?')[0]!,
+          at: t,
+          lastUpAt: t,
+          bytesUp: 0,
+          responseAt: null,
+          status: null,
+          bytesDown: 0,
+        };
         mine.push(entry);
         log.push(entry);
       }
@@ -136,7 +153,11 @@ function httpFollower(conn: number, log: RequestLogEntry[]): { up(c: Buffer): vo
 }
 
 /** Listens on host:port and forwards each connection to target; resolves once listening. */
-export async function startDelayProxy(listen: { host: string; port: number }, target: { host: string; port: number }, opts: DelayProxyOptions): Promise<DelayProxy> {
+export async function startDelayProxy(
+  listen: { host: string; port: number },
+  target: { host: string; port: number },
+  opts: DelayProxyOptions,
+): Promise<DelayProxy> {
   const maxQueued = opts.maxQueued ?? 4 * 1024 * 1024;
   const open = new Set<net.Socket>();
   const log: RequestLogEntry[] = [];

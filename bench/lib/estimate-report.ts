@@ -75,7 +75,8 @@ export function sceneErrors(r: SceneRun): SceneErrors {
     samplePeakError: truthPeak && f.peakMemoryBytes ? err(f.peakMemoryBytes.value, truthPeak) : null,
     blendergridPeakError: truthPeak && bgPeak ? err(bgPeak, truthPeak) : null,
     analysisError: truthPeak && a ? err(a.bytes, truthPeak) : null,
-    analysisInBand: truthPeak && a && a.low !== null && a.high !== null ? a.low <= truthPeak && truthPeak <= a.high : null,
+    analysisInBand:
+      truthPeak && a && a.low !== null && a.high !== null ? a.low <= truthPeak && truthPeak <= a.high : null,
     costShare: r.estimate.ownCost.renderSeconds / r.renderWall,
     estimateWall: r.estimateWall,
     etaError: eta && left > 0 ? err(eta.seconds, left) : null,
@@ -83,11 +84,15 @@ export function sceneErrors(r: SceneRun): SceneErrors {
   };
 }
 
-const pct = (x: number | null) => (x === null || !Number.isFinite(x) ? 'n/a' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(0)}%`);
+const pct = (x: number | null) =>
+  x === null || !Number.isFinite(x) ? 'n/a' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(0)}%`;
 const s1 = (n: number) => n.toFixed(1);
 const mib = (n: number | null) => (n === null ? 'n/a' : (n / 2 ** 20).toFixed(1));
 
-export function sceneRows(runs: readonly SceneRun[], errs: readonly SceneErrors[]): { time: Row[]; memory: Row[]; cost: Row[] } {
+export function sceneRows(
+  runs: readonly SceneRun[],
+  errs: readonly SceneErrors[],
+): { time: Row[]; memory: Row[]; cost: Row[] } {
   const time = errs.map((e, i) => ({
     scene: e.name,
     frames: String(e.frames),
@@ -109,7 +114,9 @@ export function sceneRows(runs: readonly SceneRun[], errs: readonly SceneErrors[
       'ours (samples) MiB': mib(runs[i]!.estimate.figures!.peakMemoryBytes?.value ?? null),
       'ours error': pct(e.samplePeakError),
       'Blendergrid (3 frames) error': pct(e.blendergridPeakError),
-      'analysis MiB [band]': a ? `${mib(a.bytes)}${a.low !== null && a.high !== null ? ` [${mib(a.low)}-${mib(a.high)}]` : ''}` : 'n/a',
+      'analysis MiB [band]': a
+        ? `${mib(a.bytes)}${a.low !== null && a.high !== null ? ` [${mib(a.low)}-${mib(a.high)}]` : ''}`
+        : 'n/a',
       'analysis error': pct(e.analysisError),
       'truth in analysis band': e.analysisInBand === null ? 'n/a' : e.analysisInBand ? 'yes' : 'no',
     };
@@ -129,22 +136,76 @@ export function verdicts(errs: readonly SceneErrors[]): { rows: Row[]; pass: boo
   const abs = errs.map((e) => Math.abs(e.oursError));
   const bgAbs = errs.map((e) => Math.abs(e.blendergridError));
   const inBand = errs.filter((e) => e.inBand).length;
-  const samplePeak = errs.map((e) => e.samplePeakError).filter((x): x is number => x !== null).map(Math.abs);
+  const samplePeak = errs
+    .map((e) => e.samplePeakError)
+    .filter((x): x is number => x !== null)
+    .map(Math.abs);
   const analysisOk = errs.filter((e) => e.analysisError !== null && Math.abs(e.analysisError) <= 0.3).length;
   const long = errs.filter((e) => e.frames >= 100);
   const costWorst = Math.max(...long.map((e) => e.costShare));
   const wallWorst = Math.max(...long.map((e) => e.estimateWall));
-  const eta = errs.map((e) => e.etaError).filter((x): x is number => x !== null).map(Math.abs);
+  const eta = errs
+    .map((e) => e.etaError)
+    .filter((x): x is number => x !== null)
+    .map(Math.abs);
   const need = Math.max(1, errs.length - 1);
   const rows: { target: string; ours: string; Blendergrid: string; goal: string; ok: boolean }[] = [
-    { target: 'wall time, median error', ours: pct(median(abs)).replace('+', ''), Blendergrid: pct(median(bgAbs)).replace('+', ''), goal: '<= 10%', ok: median(abs) <= 0.1 },
-    { target: 'wall time, worst error', ours: pct(Math.max(...abs)).replace('+', ''), Blendergrid: pct(Math.max(...bgAbs)).replace('+', ''), goal: '<= 25%', ok: Math.max(...abs) <= 0.25 },
-    { target: 'truth inside the band', ours: `${inBand} of ${errs.length}`, Blendergrid: 'no band', goal: `>= ${need} of ${errs.length}`, ok: inBand >= need },
-    { target: 'peak memory from sample frames, worst error', ours: pct(Math.max(...samplePeak)).replace('+', ''), Blendergrid: '', goal: '<= 15%', ok: samplePeak.length > 0 && Math.max(...samplePeak) <= 0.15 },
-    { target: 'peak memory from analysis alone, within 30%', ours: `${analysisOk} of ${errs.length}`, Blendergrid: 'none', goal: `>= ${need} of ${errs.length}`, ok: analysisOk >= need },
-    { target: 'estimate cost, 100+ frame jobs: own Blender s / render wall', ours: pct(costWorst).replace('+', ''), Blendergrid: '', goal: '<= 10%', ok: costWorst <= 0.1 },
-    { target: 'estimate wall, 100+ frame jobs (worst)', ours: `${s1(wallWorst)} s`, Blendergrid: '', goal: '< 60 s', ok: wallWorst < 60 },
-    { target: 'live ETA at 25 % of frames, worst error vs time left', ours: eta.length ? pct(Math.max(...eta)).replace('+', '') : 'n/a', Blendergrid: 'none', goal: '<= 10%', ok: eta.length === errs.length && Math.max(...eta) <= 0.1 },
+    {
+      target: 'wall time, median error',
+      ours: pct(median(abs)).replace('+', ''),
+      Blendergrid: pct(median(bgAbs)).replace('+', ''),
+      goal: '<= 10%',
+      ok: median(abs) <= 0.1,
+    },
+    {
+      target: 'wall time, worst error',
+      ours: pct(Math.max(...abs)).replace('+', ''),
+      Blendergrid: pct(Math.max(...bgAbs)).replace('+', ''),
+      goal: '<= 25%',
+      ok: Math.max(...abs) <= 0.25,
+    },
+    {
+      target: 'truth inside the band',
+      ours: `${inBand} of ${errs.length}`,
+      Blendergrid: 'no band',
+      goal: `>= ${need} of ${errs.length}`,
+      ok: inBand >= need,
+    },
+    {
+      target: 'peak memory from sample frames, worst error',
+      ours: pct(Math.max(...samplePeak)).replace('+', ''),
+      Blendergrid: '',
+      goal: '<= 15%',
+      ok: samplePeak.length > 0 && Math.max(...samplePeak) <= 0.15,
+    },
+    {
+      target: 'peak memory from analysis alone, within 30%',
+      ours: `${analysisOk} of ${errs.length}`,
+      Blendergrid: 'none',
+      goal: `>= ${need} of ${errs.length}`,
+      ok: analysisOk >= need,
+    },
+    {
+      target: 'estimate cost, 100+ frame jobs: own Blender s / render wall',
+      ours: pct(costWorst).replace('+', ''),
+      Blendergrid: '',
+      goal: '<= 10%',
+      ok: costWorst <= 0.1,
+    },
+    {
+      target: 'estimate wall, 100+ frame jobs (worst)',
+      ours: `${s1(wallWorst)} s`,
+      Blendergrid: '',
+      goal: '< 60 s',
+      ok: wallWorst < 60,
+    },
+    {
+      target: 'live ETA at 25 % of frames, worst error vs time left',
+      ours: eta.length ? pct(Math.max(...eta)).replace('+', '') : 'n/a',
+      Blendergrid: 'none',
+      goal: '<= 10%',
+      ok: eta.length === errs.length && Math.max(...eta) <= 0.1,
+    },
   ];
   return { rows: rows.map(({ ok, ...r }) => ({ ...r, verdict: verdict(ok) })), pass: rows.every((r) => r.ok) };
 }

@@ -40,7 +40,13 @@ async function allRows(client: RenderJobClient, id: string): Promise<FrameStat[]
 /** The analysis-only estimate of a validated job: vramMetadata.estimatedBytes, or textures + geometry where the analysis predates it. */
 function analysisBytes(job: Awaited<ReturnType<RenderJobClient['getJob']>>): SceneRun['analysis'] {
   const v = job.analysis?.output?.vramMetadata as
-    | { estimatedBytes?: number; estimatedLowBytes?: number; estimatedHighBytes?: number; textures: { estimatedBytes: number }; geometry: { estimatedBytes: number } }
+    | {
+        estimatedBytes?: number;
+        estimatedLowBytes?: number;
+        estimatedHighBytes?: number;
+        textures: { estimatedBytes: number };
+        geometry: { estimatedBytes: number };
+      }
     | undefined;
   if (!v) return null;
   const bytes = v.estimatedBytes ?? v.textures.estimatedBytes + v.geometry.estimatedBytes;
@@ -73,9 +79,13 @@ export async function runScene(client: RenderJobClient, file: string, s: Estimat
   for (;;) {
     const p = await client.getJobProgress(id);
     if (p.status === 'completed') break;
-    if (p.status === 'failed' || p.status === 'canceled') throw new Error(`the ${s.name} render ended ${p.status}: ${JSON.stringify((await client.getJob(id)).failedReason)}`);
+    if (p.status === 'failed' || p.status === 'canceled')
+      throw new Error(
+        `the ${s.name} render ended ${p.status}: ${JSON.stringify((await client.getJob(id)).failedReason)}`,
+      );
     const total = p.framesTotal ?? s.frames;
-    if (!eta25 && (p.framesDone ?? 0) >= total / 4 && p.status === 'rendering') eta25 = { at: (performance.now() - t0) / 1000, framesDone: p.framesDone ?? 0, eta: p.etaBand ?? null };
+    if (!eta25 && (p.framesDone ?? 0) >= total / 4 && p.status === 'rendering')
+      eta25 = { at: (performance.now() - t0) / 1000, framesDone: p.framesDone ?? 0, eta: p.etaBand ?? null };
     await sleep(POLL_MS);
   }
   const renderWall = (Date.parse((await client.getJob(id)).updatedAt) - t0Wall) / 1000;
@@ -83,5 +93,14 @@ export async function runScene(client: RenderJobClient, file: string, s: Estimat
   const renderRows = (await allRows(client, id)).filter((r) => !sampled.has(r.frame));
   const out = (await client.getDownloads(id)).frameOutputs ?? [];
   if (out.length !== s.frames) throw new Error(`the ${s.name} render delivered ${out.length} frames, not ${s.frames}`);
-  return { scene: s, estimate, sampleRows: sampleRows.filter((r) => sampled.has(r.frame)), renderRows, renderWall, estimateWall, eta25, analysis };
+  return {
+    scene: s,
+    estimate,
+    sampleRows: sampleRows.filter((r) => sampled.has(r.frame)),
+    renderRows,
+    renderWall,
+    estimateWall,
+    eta25,
+    analysis,
+  };
 }

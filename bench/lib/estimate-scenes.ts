@@ -31,12 +31,54 @@ export interface EstimateScene {
  * (no GPU: Mesa's software OpenGL, seconds of shader compilation per Blender), so it gets 12 frames.
  */
 export const SCENES: readonly EstimateScene[] = [
-  { name: 'flythrough', what: 'camera flies from an empty sky into a cluster of glass monkeys (16 bounces)', frames: 120, width: 64, height: 48, samples: 12 },
-  { name: 'subdivision', what: 'Subdivision levels keyframed 0 to 5 on a Suzanne', frames: 120, width: 96, height: 72, samples: 32 },
-  { name: 'particles', what: 'baked particle cache, 3,000 icosphere instances born over frames 1-100', frames: 120, width: 96, height: 72, samples: 32 },
-  { name: 'textures', what: 'eight 1024x1024 generated images (two float) sliding into view', frames: 24, width: 96, height: 72, samples: 16 },
-  { name: 'eevee', what: 'EEVEE (software OpenGL), soft shadows, bloom, subdivision 1 to 4', frames: 12, width: 64, height: 48, samples: 4 },
-  { name: 'template', what: "Blender's Sculpting template (startup.blend as shipped) in Cycles, camera dollying in", frames: 48, width: 96, height: 72, samples: 32 },
+  {
+    name: 'flythrough',
+    what: 'camera flies from an empty sky into a cluster of glass monkeys (16 bounces)',
+    frames: 120,
+    width: 64,
+    height: 48,
+    samples: 12,
+  },
+  {
+    name: 'subdivision',
+    what: 'Subdivision levels keyframed 0 to 5 on a Suzanne',
+    frames: 120,
+    width: 96,
+    height: 72,
+    samples: 32,
+  },
+  {
+    name: 'particles',
+    what: 'baked particle cache, 3,000 icosphere instances born over frames 1-100',
+    frames: 120,
+    width: 96,
+    height: 72,
+    samples: 32,
+  },
+  {
+    name: 'textures',
+    what: 'eight 1024x1024 generated images (two float) sliding into view',
+    frames: 24,
+    width: 96,
+    height: 72,
+    samples: 16,
+  },
+  {
+    name: 'eevee',
+    what: 'EEVEE (software OpenGL), soft shadows, bloom, subdivision 1 to 4',
+    frames: 12,
+    width: 64,
+    height: 48,
+    samples: 4,
+  },
+  {
+    name: 'template',
+    what: "Blender's Sculpting template (startup.blend as shipped) in Cycles, camera dollying in",
+    frames: 48,
+    width: 96,
+    height: 72,
+    samples: 32,
+  },
 ];
 
 export const requestOf = (s: EstimateScene): RenderRequest => ({
@@ -55,10 +97,16 @@ export async function buildScene(name: string): Promise<string> {
   await mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `${name}.${process.pid}.tmp.blend`);
   try {
-    await run('blender', ['-b', '--factory-startup', '-noaudio', '--python', SCRIPT, '--', tmp, name], { cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 300_000 });
+    await run('blender', ['-b', '--factory-startup', '-noaudio', '--python', SCRIPT, '--', tmp, name], {
+      cwd: dir,
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 300_000,
+    });
   } catch (err) {
     await rm(tmp, { force: true });
-    throw new Error(`building the ${name} scene failed: ${(err as Error).message.split('\n').slice(-5).join('\n')}`, { cause: err });
+    throw new Error(`building the ${name} scene failed: ${(err as Error).message.split('\n').slice(-5).join('\n')}`, {
+      cause: err,
+    });
   }
   if (!existsSync(tmp)) throw new Error(`building the ${name} scene wrote no file`);
   await rename(tmp, target);

@@ -31,10 +31,25 @@ export interface Service {
  * create-key`: the compiled code the service runs, so both agree on the database's migrations.
  */
 export function createKey(dataDir: string, workspace: string): string {
-  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'bin', 'renderbridge.js'), 'admin', 'create-key', '--init', '--data-dir', dataDir, '--workspace', workspace, '--label', 'bench'], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      path.join(REPO_ROOT, 'bin', 'renderbridge.js'),
+      'admin',
+      'create-key',
+      '--init',
+      '--data-dir',
+      dataDir,
+      '--workspace',
+      workspace,
+      '--label',
+      'bench',
+    ],
+    {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    },
+  );
   const key = r.stdout.trim().split('\n').at(-1);
   if (r.status !== 0 || !key) throw new Error(`renderbridge admin create-key failed (${r.status}): ${r.stderr}`);
   return key;
@@ -43,8 +58,12 @@ export function createKey(dataDir: string, workspace: string): string {
 async function waitHealthy(url: string, child: ChildProcess, deadlineMs: number): Promise<void> {
   const end = Date.now() + deadlineMs;
   while (Date.now() < end) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode}) before it was ready`);
-    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the service exited (${child.exitCode ?? child.signalCode}) before it was ready`);
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -55,26 +74,42 @@ async function waitHealthy(url: string, child: ChildProcess, deadlineMs: number)
  * Starts the service in the farm namespace on `dataDir`; `env` adds variables (such as
  * RENDERBRIDGE_BLOB_UPLOADS=0). Its log goes to `logFile`; `key` reads GET /extensions.
  */
-export async function startService(ns: Netns, dataDir: string, env: Record<string, string>, logFile: string, key: string): Promise<Service> {
+export async function startService(
+  ns: Netns,
+  dataDir: string,
+  env: Record<string, string>,
+  logFile: string,
+  key: string,
+): Promise<Service> {
   const args = [
     path.join(REPO_ROOT, 'bin', 'renderbridge.js'),
     'service',
-    '--host', '0.0.0.0',
-    '--port', String(SERVICE_PORT),
-    '--data-dir', dataDir,
-    '--public-url', `http://${ns.farmIp}:${PROXY_PORT}`,
-    '--workers', '1',
-    '--log-level', 'info',
+    '--host',
+    '0.0.0.0',
+    '--port',
+    String(SERVICE_PORT),
+    '--data-dir',
+    dataDir,
+    '--public-url',
+    `http://${ns.farmIp}:${PROXY_PORT}`,
+    '--workers',
+    '1',
+    '--log-level',
+    'info',
   ];
   const [cmd, argv] = ns.exec(ns.farm, process.execPath, args);
-  const child = track(spawn(cmd, argv, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = track(
+    spawn(cmd, argv, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
   const log = createWriteStream(logFile);
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   const controlOrigin = `http://${ns.controlIp}:${SERVICE_PORT}`;
   await waitHealthy(`${controlOrigin}/healthz`, child, 60_000);
   const res = await fetch(`${controlOrigin}${API}/extensions`, { headers: { authorization: `Bearer ${key}` } });
-  const extensions = res.ok ? ((await res.json()) as { data: { extensions: { name: string }[] } }).data.extensions.map((e) => e.name) : [];
+  const extensions = res.ok
+    ? ((await res.json()) as { data: { extensions: { name: string }[] } }).data.extensions.map((e) => e.name)
+    : [];
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     controlApi: `${controlOrigin}${API}`,
@@ -99,8 +134,17 @@ export interface Proxy {
 
 /** Starts the delaying proxies and echo servers (delay-proxy-child.ts) in the farm namespace. */
 export async function startProxy(ns: Netns, delayMs: number): Promise<Proxy> {
-  const input: ProxyChildInput = { host: ns.farmIp, servicePort: SERVICE_PORT, proxyPort: PROXY_PORT, pingPort: PING_PORT, echoPort: ECHO_PORT, delayMs };
-  const child: Child<unknown> = await startChild('delay-proxy-child.ts', input, { wrap: (cmd, args) => ns.exec(ns.farm, cmd, args) });
+  const input: ProxyChildInput = {
+    host: ns.farmIp,
+    servicePort: SERVICE_PORT,
+    proxyPort: PROXY_PORT,
+    pingPort: PING_PORT,
+    echoPort: ECHO_PORT,
+    delayMs,
+  };
+  const child: Child<unknown> = await startChild('delay-proxy-child.ts', input, {
+    wrap: (cmd, args) => ns.exec(ns.farm, cmd, args),
+  });
   let next = 0;
   const ask = <T>(cmd: ProxyCommand['cmd']): Promise<T> =>
     new Promise((resolve, reject) => {

@@ -48,7 +48,11 @@ export function machineMarkdown(m: MachineInfo = machineInfo()): string {
 function cpuTicks(): { busy: number; steal: number; total: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
   // cpu user nice system idle iowait irq softirq steal ...; USER_HZ is 100.
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1, 9).map((v) => Number(v) * 10);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map((v) => Number(v) * 10);
   const busy = user! + nice! + system! + irq! + softirq!;
   return { busy, steal: steal!, total: busy + idle! + iowait! + steal! };
 }
@@ -125,6 +129,7 @@ export function loadNote(before: number, during: OtherLoad): string {
 /** cpuBusy() with a warning when something else is already using the machine. */
 export async function quietCheck(): Promise<number> {
   const busy = await cpuBusy();
-  if (busy > 0.2) console.warn(`warning: ${(busy * 100).toFixed(0)}% of the CPU is busy before starting; numbers will be skewed`);
+  if (busy > 0.2)
+    console.warn(`warning: ${(busy * 100).toFixed(0)}% of the CPU is busy before starting; numbers will be skewed`);
   return busy;
 }

@@ -63,7 +63,25 @@ export function removeStale(): void {
 function shape(ns: string, dev: string, rateMbit: number): void {
   // quantum given explicitly: htb's default (rate / r2q) is above its 200,000-byte limit at this rate.
   tc(['-n', ns, 'qdisc', 'add', 'dev', dev, 'root', 'handle', '1:', 'htb', 'default', '10']);
-  tc(['-n', ns, 'class', 'add', 'dev', dev, 'parent', '1:', 'classid', '1:10', 'htb', 'rate', `${rateMbit}mbit`, 'ceil', `${rateMbit}mbit`, 'quantum', '60000']);
+  tc([
+    '-n',
+    ns,
+    'class',
+    'add',
+    'dev',
+    dev,
+    'parent',
+    '1:',
+    'classid',
+    '1:10',
+    'htb',
+    'rate',
+    `${rateMbit}mbit`,
+    'ceil',
+    `${rateMbit}mbit`,
+    'quantum',
+    '60000',
+  ]);
 }
 
 /** Creates the namespaces, links, addresses and shaping; checks that root can do all that. */
@@ -78,7 +96,12 @@ export function createNetns(opts: { rateMbit: number }): Netns {
   const cRoot = `rbc${id}`;
   const cFarm = `rbd${id}`;
   const k = id % 250;
-  const net = { artistIp: `10.213.${k}.1`, farmIp: `10.213.${k}.2`, controlRoot: `10.214.${k}.1`, controlIp: `10.214.${k}.2` };
+  const net = {
+    artistIp: `10.213.${k}.1`,
+    farmIp: `10.213.${k}.2`,
+    controlRoot: `10.214.${k}.1`,
+    controlIp: `10.214.${k}.2`,
+  };
   atExit(() => {
     // Deleting a namespace deletes its veth ends and with them their peers (the control end here too).
     ip(['netns', 'del', artist], { quiet: true });
@@ -93,7 +116,14 @@ export function createNetns(opts: { rateMbit: number }): Netns {
   ip(['-n', farm, 'addr', 'add', `${net.farmIp}/24`, 'dev', fDev]);
   ip(['addr', 'add', `${net.controlRoot}/24`, 'dev', cRoot]);
   ip(['-n', farm, 'addr', 'add', `${net.controlIp}/24`, 'dev', cFarm]);
-  for (const [ns, dev] of [[artist, 'lo'], [artist, aDev], [farm, 'lo'], [farm, fDev], [farm, cFarm]] as const) ip(['-n', ns, 'link', 'set', dev, 'up']);
+  for (const [ns, dev] of [
+    [artist, 'lo'],
+    [artist, aDev],
+    [farm, 'lo'],
+    [farm, fDev],
+    [farm, cFarm],
+  ] as const)
+    ip(['-n', ns, 'link', 'set', dev, 'up']);
   ip(['link', 'set', cRoot, 'up']);
   shape(artist, aDev, opts.rateMbit);
   shape(farm, fDev, opts.rateMbit);
@@ -107,8 +137,13 @@ export function createNetns(opts: { rateMbit: number }): Netns {
     rateMbit: opts.rateMbit,
     exec: (ns, cmd, args) => ['ip', ['netns', 'exec', ns, cmd, ...args]],
     counters() {
-      const link = JSON.parse(ip(['-n', artist, '-s', '-j', 'link', 'show', 'dev', aDev])) as { stats64: { tx: { bytes: number } } }[];
-      const qdisc = JSON.parse(tc(['-n', artist, '-s', '-j', 'qdisc', 'show', 'dev', aDev])) as { kind: string; bytes: number }[];
+      const link = JSON.parse(ip(['-n', artist, '-s', '-j', 'link', 'show', 'dev', aDev])) as {
+        stats64: { tx: { bytes: number } };
+      }[];
+      const qdisc = JSON.parse(tc(['-n', artist, '-s', '-j', 'qdisc', 'show', 'dev', aDev])) as {
+        kind: string;
+        bytes: number;
+      }[];
       return { vethTxBytes: link[0]!.stats64.tx.bytes, wireBytes: qdisc.find((q) => q.kind === 'htb')!.bytes };
     },
     setLink(up) {
@@ -117,8 +152,14 @@ export function createNetns(opts: { rateMbit: number }): Netns {
     },
     describeShaping() {
       return [
-        ...tc(['-n', artist, 'class', 'show', 'dev', aDev]).trim().split('\n').map((l) => `artist ${aDev}: ${l.trim()}`),
-        ...tc(['-n', farm, 'class', 'show', 'dev', fDev]).trim().split('\n').map((l) => `farm ${fDev}: ${l.trim()}`),
+        ...tc(['-n', artist, 'class', 'show', 'dev', aDev])
+          .trim()
+          .split('\n')
+          .map((l) => `artist ${aDev}: ${l.trim()}`),
+        ...tc(['-n', farm, 'class', 'show', 'dev', fDev])
+          .trim()
+          .split('\n')
+          .map((l) => `farm ${fDev}: ${l.trim()}`),
       ].join('\n');
     },
   };

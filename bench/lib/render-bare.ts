@@ -37,18 +37,29 @@ export interface BareRun {
 async function run(o: BareOptions, args: string[]): Promise<BareRun> {
   await mkdir(o.outDir, { recursive: true });
   const argv = [
-    '-b', '-Y', o.file,
+    '-b',
+    '-Y',
+    o.file,
     ...(o.threads ? ['-t', String(o.threads)] : []),
     ...(o.expr ? ['--python-expr', o.expr] : []),
-    '-o', path.join(o.outDir, 'f_####'), '-F', 'PNG',
+    '-o',
+    path.join(o.outDir, 'f_####'),
+    '-F',
+    'PNG',
     ...args,
   ];
-  const launch = o.build ? launchBuild(o.build, argv, { write: [o.outDir], read: [path.dirname(o.file)] }, { cwd: o.outDir }) : { command: 'blender', args: argv, env: {} };
-  const [cmd, full] = o.cpus ? ['taskset', ['-c', o.cpus, launch.command, ...launch.args]] : [launch.command, launch.args];
+  const launch = o.build
+    ? launchBuild(o.build, argv, { write: [o.outDir], read: [path.dirname(o.file)] }, { cwd: o.outDir })
+    : { command: 'blender', args: argv, env: {} };
+  const [cmd, full] = o.cpus
+    ? ['taskset', ['-c', o.cpus, launch.command, ...launch.args]]
+    : [launch.command, launch.args];
   const t0 = performance.now();
   const ends: number[] = [];
   await new Promise<void>((resolve, reject) => {
-    const child = track(spawn(cmd, full, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...launch.env } }));
+    const child = track(
+      spawn(cmd, full, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...launch.env } }),
+    );
     let rest = '';
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (d: string) => {

@@ -36,10 +36,24 @@ export async function startCliService(o: CliServiceOptions = {}): Promise<Render
   const key = createKey(dataDir, 'bench');
   const port = await freePort();
   const builds = (o.blenderPaths ?? []).flatMap((p) => ['--blender', p]);
-  const args = [path.join(REPO_ROOT, 'bin', 'renderbridge.js'), 'service', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', String(port), ...builds, ...(builds.length ? ['--no-blender-from-path'] : []), ...(o.args ?? [])];
+  const args = [
+    path.join(REPO_ROOT, 'bin', 'renderbridge.js'),
+    'service',
+    '--data-dir',
+    dataDir,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    ...builds,
+    ...(builds.length ? ['--no-blender-from-path'] : []),
+    ...(o.args ?? []),
+  ];
   // A terminal gets pretty lines (the default format picks them for a TTY): asked for by name here,
   // since the bench reads the output through a pipe.
-  const child = track(spawn(process.execPath, [...args, '--log-format', 'pretty'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = track(
+    spawn(process.execPath, [...args, '--log-format', 'pretty'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
   let lines = 0;
   const count = (d: Buffer) => {
     for (const b of d) if (b === 10) lines++;
@@ -58,12 +72,26 @@ export async function startCliService(o: CliServiceOptions = {}): Promise<Render
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`renderbridge service exited (${child.exitCode}) before it answered`);
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > deadline) {
       await stop();
       throw new Error('renderbridge service did not answer /healthz within 60 s');
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { client: new RenderJobClient({ baseUrl, apiKey: key }), pid: child.pid!, baseUrl, apiKey: key, dataDir, stop, lines: () => lines };
+  return {
+    client: new RenderJobClient({ baseUrl, apiKey: key }),
+    pid: child.pid!,
+    baseUrl,
+    apiKey: key,
+    dataDir,
+    stop,
+    lines: () => lines,
+  };
 }

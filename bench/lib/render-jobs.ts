@@ -44,18 +44,34 @@ export async function startRenderService(o: RenderServiceOptions): Promise<Rende
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
-    const input: RenderChildInput = { role: 'service', config, ...(o.tuning ? { worker: o.tuning } : {}), ...(o.logFile ? { logFile: o.logFile } : {}) };
+    const input: RenderChildInput = {
+      role: 'service',
+      config,
+      ...(o.tuning ? { worker: o.tuning } : {}),
+      ...(o.logFile ? { logFile: o.logFile } : {}),
+    };
     const svc = await startChild<{ baseUrl: string }>('render-service-child.ts', input);
     children.push(svc);
     for (const [i, w] of (o.workers ?? []).entries()) {
       const name = `${o.tuning?.runtime?.workerName ?? 'worker'}${i + 1}`;
-      const worker: RenderChildInput = { role: 'worker', config: { ...config, workers: 1 }, worker: { ...o.tuning, runtime: { ...o.tuning?.runtime, workerName: name } } };
+      const worker: RenderChildInput = {
+        role: 'worker',
+        config: { ...config, workers: 1 },
+        worker: { ...o.tuning, runtime: { ...o.tuning?.runtime, workerName: name } },
+      };
       children.push(await startChild('render-service-child.ts', worker, { cpus: w.cpus }));
     }
     const store = await openKeyStore(dataDir);
     const { key } = await createApiKey(store.keys, { workspace: 'bench', label: 'bench' });
     await store.close();
-    return { client: new RenderJobClient({ baseUrl: svc.ready.baseUrl, apiKey: key }), pid: svc.pid, baseUrl: svc.ready.baseUrl, apiKey: key, dataDir, stop };
+    return {
+      client: new RenderJobClient({ baseUrl: svc.ready.baseUrl, apiKey: key }),
+      pid: svc.pid,
+      baseUrl: svc.ready.baseUrl,
+      apiKey: key,
+      dataDir,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
@@ -105,17 +121,21 @@ export async function timedRender(
   let firstFrame = NaN;
   for (;;) {
     const p = await client.getJobProgress(jobId);
-    if (Number.isNaN(firstFrame) && ['rendering', 'finalizing', 'completed'].includes(p.status)) firstFrame = (performance.now() - t0) / 1000;
+    if (Number.isNaN(firstFrame) && ['rendering', 'finalizing', 'completed'].includes(p.status))
+      firstFrame = (performance.now() - t0) / 1000;
     if (p.status === 'completed') break;
-    if (p.status === 'failed' || p.status === 'canceled') throw new Error(`job ${p.status}: ${JSON.stringify((await client.getJob(jobId)).failedReason)}`);
+    if (p.status === 'failed' || p.status === 'canceled')
+      throw new Error(`job ${p.status}: ${JSON.stringify((await client.getJob(jobId)).failedReason)}`);
     await during?.(p.framesDone ?? 0);
     await new Promise((r) => setTimeout(r, Number.isNaN(firstFrame) ? FIRST_FRAME_POLL_MS : COMPLETION_POLL_MS));
   }
   const seenAt = Date.now();
   const completedAt = Date.parse((await client.getJob(jobId)).updatedAt);
-  if (!(completedAt >= t0Wall && completedAt <= seenAt)) throw new Error(`the job's completion stamp ${new Date(completedAt).toISOString()} is outside the run`);
+  if (!(completedAt >= t0Wall && completedAt <= seenAt))
+    throw new Error(`the job's completion stamp ${new Date(completedAt).toISOString()} is outside the run`);
   const out = (await client.getDownloads(jobId)).frameOutputs ?? [];
-  if (out.length !== frames || new Set(out.map((f) => f.fileName)).size !== frames) throw new Error(`the service delivered ${out.length} frames, not ${frames} different ones`);
+  if (out.length !== frames || new Set(out.map((f) => f.fileName)).size !== frames)
+    throw new Error(`the service delivered ${out.length} frames, not ${frames} different ones`);
   return { seconds: (completedAt - t0Wall) / 1000, firstFrame };
 }
 
@@ -150,7 +170,9 @@ export async function childrenGone(pid: number, timeoutMs = 60_000): Promise<voi
     if (kids.length === 0) return;
     if (Date.now() - t0 > timeoutMs) {
       // Only the CPU columns suffer: said, and the run goes on.
-      console.warn(`the service still has child processes ${kids.join(', ')} after ${timeoutMs} ms: their CPU is not counted yet`);
+      console.warn(
+        `the service still has child processes ${kids.join(', ')} after ${timeoutMs} ms: their CPU is not counted yet`,
+      );
       return;
     }
     await new Promise((r) => setTimeout(r, 20));

@@ -10,8 +10,16 @@ const s2 = (n: number) => n.toFixed(2);
 
 export async function sandboxOverhead(name: string, s: Scene, rounds: number, target: number): Promise<Outcome> {
   const build = s.build ? { blenderPaths: [s.build], blenderFromPath: false } : {};
-  const request = { colorManagementPreset: 'default' as const, frameRanges: [`1-${s.frames}`], resolution: [s.width, s.height] as [number, number], sampleCount: s.samples };
-  const services: Record<'sandbox' | 'no sandbox', RenderService | undefined> = { sandbox: undefined, 'no sandbox': undefined };
+  const request = {
+    colorManagementPreset: 'default' as const,
+    frameRanges: [`1-${s.frames}`],
+    resolution: [s.width, s.height] as [number, number],
+    sampleCount: s.samples,
+  };
+  const services: Record<'sandbox' | 'no sandbox', RenderService | undefined> = {
+    sandbox: undefined,
+    'no sandbox': undefined,
+  };
   const rows: Row[] = [];
   const times: Record<'sandbox' | 'no sandbox', number[]> = { sandbox: [], 'no sandbox': [] };
   const ratios: number[] = [];
@@ -20,7 +28,12 @@ export async function sandboxOverhead(name: string, s: Scene, rounds: number, ta
     services['no sandbox'] = await startRenderService({ slots: 1, config: { ...build, sandbox: false } });
     // Warm-up of each: page cache, the first Blender start, the service's JIT.
     for (const svc of Object.values(services)) {
-      await timedRender(svc!.client, await validatedJob(svc!.client, s.file), { ...request, frameRanges: [`1-${Math.min(s.frames, 12)}`] }, Math.min(s.frames, 12));
+      await timedRender(
+        svc!.client,
+        await validatedJob(svc!.client, s.file),
+        { ...request, frameRanges: [`1-${Math.min(s.frames, 12)}`] },
+        Math.min(s.frames, 12),
+      );
     }
     for (let round = 1; round <= rounds; round++) {
       const order = round % 2 ? (['sandbox', 'no sandbox'] as const) : (['no sandbox', 'sandbox'] as const);
@@ -29,7 +42,13 @@ export async function sandboxOverhead(name: string, s: Scene, rounds: number, ta
         const id = await validatedJob(svc.client, s.file);
         const r = await timedRender(svc.client, id, request, s.frames);
         times[which].push(r.seconds);
-        rows.push({ scene: name, round: String(round), run: which, 'wall s': s2(r.seconds), 'to first frame s': s2(r.firstFrame) });
+        rows.push({
+          scene: name,
+          round: String(round),
+          run: which,
+          'wall s': s2(r.seconds),
+          'to first frame s': s2(r.firstFrame),
+        });
         console.log(rows.at(-1));
       }
       ratios.push(times.sandbox.at(-1)! / times['no sandbox'].at(-1)!);

@@ -25,7 +25,7 @@ export async function writeRandomFile(file: string, size: number): Promise<void>
   const fh = await open(tmp, 'w');
   const buf = Buffer.alloc(Math.min(size, 8 * 1024 * 1024));
   try {
-    for (let done = 0; done < size; ) {
+    for (let done = 0; done < size;) {
       const chunk = buf.subarray(0, Math.min(buf.length, size - done));
       randomFillSync(chunk);
       await fh.write(chunk);
@@ -39,7 +39,10 @@ export async function writeRandomFile(file: string, size: number): Promise<void>
 }
 
 /** Builds the project in `root`: the textures first, then the .blend (about 2 s of Blender). */
-export async function buildProject(root: string, opts: { textures: number; textureBytes: number; blender?: string }): Promise<Project> {
+export async function buildProject(
+  root: string,
+  opts: { textures: number; textureBytes: number; blender?: string },
+): Promise<Project> {
   await mkdir(path.join(root, 'textures'), { recursive: true });
   const textures: string[] = [];
   for (let i = 1; i <= opts.textures; i++) {
@@ -54,7 +57,8 @@ export async function buildProject(root: string, opts: { textures: number; textu
     scriptArgs: [blend, String(opts.textures)],
     timeoutMs: 120_000,
   });
-  if (res.exitCode !== 0 || !existsSync(blend)) throw new Error(`building ${blend} failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
+  if (res.exitCode !== 0 || !existsSync(blend))
+    throw new Error(`building ${blend} failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
   const totalBytes = (await stat(blend)).size + opts.textures * opts.textureBytes;
   return { root, blend, textures, textureBytes: opts.textureBytes, totalBytes };
 }

@@ -45,15 +45,23 @@ function phases(r: StepResult): Phases {
   const first = reqs[0]?.at;
   const create = reqs.find((q) => q.method === 'POST' && /\/jobs$/.test(q.path))?.at;
   const render = reqs.find((q) => q.method === 'POST' && /\/jobs\/[^/]+\/render$/.test(q.path))?.at;
-  const d = (a: number | undefined, b: number | undefined | null) => (a !== undefined && b !== undefined && b !== null ? (b - a) / 1000 : null);
-  return { toFirstRequest: d(r.startedAt, first), upload: d(first, create), validate: d(create, render), render: d(render, r.firstFrameAt) };
+  const d = (a: number | undefined, b: number | undefined | null) =>
+    a !== undefined && b !== undefined && b !== null ? (b - a) / 1000 : null;
+  return {
+    toFirstRequest: d(r.startedAt, first),
+    upload: d(first, create),
+    validate: d(create, render),
+    render: d(render, r.firstFrameAt),
+  };
 }
 
 /** What the requests of a step were: counts, bytes, the service's time after each upload's last byte. */
 function requestProfile(r: StepResult, delayMs: number): Row {
   const puts = r.requests.filter((q) => q.method === 'PUT');
   const tails = puts.filter((q) => q.responseAt !== null).map((q) => Math.max(0, q.responseAt! - q.lastUpAt - delayMs));
-  const span = puts.length ? (Math.max(...puts.map((q) => q.responseAt ?? q.lastUpAt)) - Math.min(...puts.map((q) => q.at))) / 1000 : 0;
+  const span = puts.length
+    ? (Math.max(...puts.map((q) => q.responseAt ?? q.lastUpAt)) - Math.min(...puts.map((q) => q.at))) / 1000
+    : 0;
   const putBytes = puts.reduce((n, q) => n + q.bytesUp, 0);
   const commit = r.requests.find((q) => q.method === 'POST' && q.path.endsWith('/uploads/commit'));
   const other = r.requests.length - puts.length;
@@ -62,16 +70,24 @@ function requestProfile(r: StepResult, delayMs: number): Row {
     requests: `${r.requests.length} (${puts.length} PUT, ${other} other)`,
     'PUT bytes': mb(putBytes),
     'PUT rate': span > 0 ? `${((putBytes * 8) / span / 1e6).toFixed(0)} Mbit/s` : '-',
-    'service after last PUT byte, median / max ms': tails.length ? `${median(tails).toFixed(0)} / ${Math.max(...tails).toFixed(0)}` : '-',
+    'service after last PUT byte, median / max ms': tails.length
+      ? `${median(tails).toFixed(0)} / ${Math.max(...tails).toFixed(0)}`
+      : '-',
     'manifest requests': mb(r.requests.filter(isManifest).reduce((n, q) => n + q.bytesUp, 0)),
     'commit answered after ms': commit?.responseAt ? (commit.responseAt - commit.lastUpAt - delayMs).toFixed(0) : '-',
-    'failed requests': String(r.requests.filter((q) => q.status !== null && q.status >= 400).length + r.requests.filter((q) => q.status === null).length),
+    'failed requests': String(
+      r.requests.filter((q) => q.status !== null && q.status >= 400).length +
+        r.requests.filter((q) => q.status === null).length,
+    ),
   };
 }
 
 /** An error message without the service's origin and the generic advice: the request and the cause stay. */
 function shortError(e: string | null): string {
-  return (e ?? '').replace(/https?:\/\/[^/\s]+(\/api\/external\/v1)?/g, '').replace(/: check the service URL.*$/, '').slice(0, 140);
+  return (e ?? '')
+    .replace(/https?:\/\/[^/\s]+(\/api\/external\/v1)?/g, '')
+    .replace(/: check the service URL.*$/, '')
+    .slice(0, 140);
 }
 
 /**
@@ -79,7 +95,11 @@ function shortError(e: string | null): string {
  * times from the CLI's start: for the console, to see what the client did when.
  */
 export function requestSequence(r: StepResult): string {
-  const kind = (q: RequestLogEntry) => `${q.method} ${q.path.replace(/^\/api\/external\/v1/, '').replace(/[^/]{20,}/g, ':id').replace(/\/\d+$/, '/:n')}`;
+  const kind = (q: RequestLogEntry) =>
+    `${q.method} ${q.path
+      .replace(/^\/api\/external\/v1/, '')
+      .replace(/[^/]{20,}/g, ':id')
+      .replace(/\/\d+$/, '/:n')}`;
   const runs: { kind: string; n: number; from: number; to: number }[] = [];
   for (const q of [...r.requests].sort((a, b) => a.at - b.at)) {
     const k = kind(q);
@@ -90,7 +110,9 @@ export function requestSequence(r: StepResult): string {
       last.to = t;
     } else runs.push({ kind: k, n: 1, from: t, to: t });
   }
-  return runs.map((x) => `${x.kind}${x.n > 1 ? ` x${x.n} @${x.from.toFixed(1)}-${x.to.toFixed(1)}` : ` @${x.from.toFixed(1)}`}`).join(', ');
+  return runs
+    .map((x) => `${x.kind}${x.n > 1 ? ` x${x.n} @${x.from.toFixed(1)}-${x.to.toFixed(1)}` : ` @${x.from.toFixed(1)}`}`)
+    .join(', ');
 }
 
 function stepRow(mode: string, r: StepResult): Row {
@@ -127,24 +149,38 @@ function checks(m: ModeResult, project: Project): Check[] {
   const out: Check[] = [
     {
       target: 'one texture changed: wire <= 1.1 x (file + manifest)',
-      value: changed ? `${byteRatio.toFixed(2)} (${mb(changed.wireBytes)} / (${mb(project.textureBytes)} + ${mb(manifest)}))` : '-',
+      value: changed
+        ? `${byteRatio.toFixed(2)} (${mb(changed.wireBytes)} / (${mb(project.textureBytes)} + ${mb(manifest)}))`
+        : '-',
       pass: changed?.ok === true && byteRatio <= 1.1,
     },
     {
       target: 'one texture changed: time <= 25% of the first submit',
-      value: Number.isNaN(timeRatio) ? '-' : `${fmt.pct(timeRatio)} (${s1(changed!.firstFrameS)} / ${s1(first!.firstFrameS)} s)`,
+      value: Number.isNaN(timeRatio)
+        ? '-'
+        : `${fmt.pct(timeRatio)} (${s1(changed!.firstFrameS)} / ${s1(first!.firstFrameS)} s)`,
       pass: changed?.ok === true && timeRatio <= 0.25,
     },
-    { target: 'nothing changed: wire < 1 MB', value: unchanged ? mb(unchanged.wireBytes) : '-', pass: unchanged?.ok === true && unchanged.wireBytes < MB },
+    {
+      target: 'nothing changed: wire < 1 MB',
+      value: unchanged ? mb(unchanged.wireBytes) : '-',
+      pass: unchanged?.ok === true && unchanged.wireBytes < MB,
+    },
   ];
   for (const d of drops) {
     const ratio = d.wireBytes / project.totalBytes;
     out.push({
       target: `${d.step}: completes by itself`,
-      value: d.ok ? `yes, first frame after ${s1(d.firstFrameS)} s, ${d.retries ?? '?'} retries` : `no: ${shortError(d.error)}`,
+      value: d.ok
+        ? `yes, first frame after ${s1(d.firstFrameS)} s, ${d.retries ?? '?'} retries`
+        : `no: ${shortError(d.error)}`,
       pass: d.ok,
     });
-    out.push({ target: `${d.step}: wire <= 1.2 x project`, value: `${ratio.toFixed(2)} (${mb(d.wireBytes)})`, pass: d.ok && ratio <= 1.2 });
+    out.push({
+      target: `${d.step}: wire <= 1.2 x project`,
+      value: `${ratio.toFixed(2)} (${mb(d.wireBytes)})`,
+      pass: d.ok && ratio <= 1.2,
+    });
   }
   return out;
 }
@@ -171,11 +207,16 @@ export async function reportResubmit(input: ReportInput): Promise<void> {
   const v = checkRows(modes, project);
   console.log(`\n${consoleTable(rows)}\n\n${consoleTable(profiles)}\n\n${consoleTable(v.rows)}`);
   const drops = modes.flatMap((m) =>
-    m.steps.slice(3).map((r) => `- ${m.mode}, ${r.step}: ${r.drop ? `dropped after ${mb(r.drop.proxyBytes)} had passed the proxy${r.drop.resets ? `, ${r.drop.resets} connection(s) reset` : ''}` : 'did not happen (the upload ended first)'}`),
+    m.steps
+      .slice(3)
+      .map(
+        (r) =>
+          `- ${m.mode}, ${r.step}: ${r.drop ? `dropped after ${mb(r.drop.proxyBytes)} had passed the proxy${r.drop.resets ? `, ${r.drop.resets} connection(s) reset` : ''}` : 'did not happen (the upload ended first)'}`,
+      ),
   );
 
   const body = `${machineMarkdown()}
-${input.load}${input.quick ? '\n- **BENCH_QUICK=1: a small project, for development; not the benchmark\'s numbers**' : ''}
+${input.load}${input.quick ? "\n- **BENCH_QUICK=1: a small project, for development; not the benchmark's numbers**" : ''}
 
 **The link.** Two network namespaces (artist, farm) joined by a veth pair; tc \`htb\` at
 ${input.rateMbit} Mbit/s on both ends (egress each way):
@@ -237,6 +278,10 @@ Targets (those of the extension; the single PUT is the baseline):
 
 ${markdownTable(v.rows)}
 `;
-  await writeResultsSection('resubmit', 'Re-submit over a shaped link: content-addressed upload vs single PUT (npm run bench:resubmit)', body);
+  await writeResultsSection(
+    'resubmit',
+    'Re-submit over a shaped link: content-addressed upload vs single PUT (npm run bench:resubmit)',
+    body,
+  );
   console.log(`\nwrote bench/RESULTS.md; ${[...v.pass].map(([mode, ok]) => `${mode} ${verdict(ok)}`).join(', ')}`);
 }

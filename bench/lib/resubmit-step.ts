@@ -55,7 +55,10 @@ async function getJson<T>(url: string, key: string): Promise<T> {
 async function waitFirstFrame(service: Service, key: string, jobId: string, deadlineMs: number): Promise<number> {
   const end = Date.now() + deadlineMs;
   while (Date.now() < end) {
-    const { data } = await getJson<{ data: { status: string; framesDone: number | null } }>(`${service.controlApi}/jobs/${jobId}/progress`, key);
+    const { data } = await getJson<{ data: { status: string; framesDone: number | null } }>(
+      `${service.controlApi}/jobs/${jobId}/progress`,
+      key,
+    );
     if ((data.framesDone ?? 0) >= 1 || data.status === 'completed') return nowMs();
     if (data.status === 'failed' || data.status === 'canceled') {
       const job = await getJson<{ data: { failedReason?: unknown } }>(`${service.controlApi}/jobs/${jobId}`, key);
@@ -78,7 +81,14 @@ export async function waitJobSettled(service: Service, key: string, jobId: strin
 }
 
 /** Runs one submit; never throws for a failed submit (the result says so), only for a broken setup. */
-export async function runStep(ns: Netns, proxy: Proxy, service: Service, step: string, input: SubmitInput, drop?: Drop): Promise<StepResult> {
+export async function runStep(
+  ns: Netns,
+  proxy: Proxy,
+  service: Service,
+  step: string,
+  input: SubmitInput,
+  drop?: Drop,
+): Promise<StepResult> {
   const c0 = ns.counters();
   const p0 = await proxy.counts();
   const run = submitFromArtist(ns, input);
@@ -117,14 +127,30 @@ export async function runStep(ns: Netns, proxy: Proxy, service: Service, step: s
   };
   const requests = async () => (await proxy.requests()).filter((r) => r.at >= out.startedAt);
   if (out.code !== 0 || !s?.jobId) {
-    const why = s?.error ? `${s.error.name}: ${s.error.message}` : `exit ${out.code}: ${out.stderrTail.trim().split('\n').slice(-3).join(' / ')}`;
+    const why = s?.error
+      ? `${s.error.name}: ${s.error.message}`
+      : `exit ${out.code}: ${out.stderrTail.trim().split('\n').slice(-3).join(' / ')}`;
     return { ...base, ok: false, error: why, firstFrameS: null, firstFrameAt: null, requests: await requests() };
   }
   try {
     const firstFrameAt = await waitFirstFrame(service, input.apiKey, s.jobId, 10 * 60_000);
     await waitJobSettled(service, input.apiKey, s.jobId);
-    return { ...base, ok: true, error: null, firstFrameS: (firstFrameAt - out.startedAt) / 1000, firstFrameAt, requests: await requests() };
+    return {
+      ...base,
+      ok: true,
+      error: null,
+      firstFrameS: (firstFrameAt - out.startedAt) / 1000,
+      firstFrameAt,
+      requests: await requests(),
+    };
   } catch (err) {
-    return { ...base, ok: false, error: String(err), firstFrameS: null, firstFrameAt: null, requests: await requests() };
+    return {
+      ...base,
+      ok: false,
+      error: String(err),
+      firstFrameS: null,
+      firstFrameAt: null,
+      requests: await requests(),
+    };
   }
 }

@@ -28,15 +28,19 @@ export function consoleTable(rows: Row[]): string {
   const cols = columns(rows);
   const w = widths(rows, cols);
   const line = (cells: string[]) => cells.map((s, i) => s.padEnd(w[i]!)).join('  ');
-  return [line(cols), line(w.map((n) => '-'.repeat(n))), ...rows.map((r) => line(cols.map((c) => r[c] ?? '')))].join('\n');
+  return [line(cols), line(w.map((n) => '-'.repeat(n))), ...rows.map((r) => line(cols.map((c) => r[c] ?? '')))].join(
+    '\n',
+  );
 }
 
 export function markdownTable(rows: Row[]): string {
   const cols = columns(rows);
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
-  return [line(cols), line(cols.map(() => '---')), ...rows.map((r) => line(cols.map((c) => (r[c] ?? '').replace(/\|/g, '\\|'))))].join(
-    '\n',
-  );
+  return [
+    line(cols),
+    line(cols.map(() => '---')),
+    ...rows.map((r) => line(cols.map((c) => (r[c] ?? '').replace(/\|/g, '\\|')))),
+  ].join('\n');
 }
 
 /** Replaces (or appends) the section `id` of RESULTS.md with `## title` and `body`. */

@@ -34,7 +34,13 @@ function main(): void {
     if (times.length < n) return ping();
     socket.end();
     const s = [...times].sort((a, b) => a - b);
-    const result: RttResult = { firstEchoMs, minMs: s[0]!, medianMs: s[Math.floor(s.length / 2)]!, maxMs: s.at(-1)!, samples: s.length };
+    const result: RttResult = {
+      firstEchoMs,
+      minMs: s[0]!,
+      medianMs: s[Math.floor(s.length / 2)]!,
+      maxMs: s.at(-1)!,
+      samples: s.length,
+    };
     console.log(JSON.stringify(result));
   });
   socket.once('error', (err) => {

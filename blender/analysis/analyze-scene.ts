@@ -94,7 +94,14 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   }
   if (opts.addons) {
     const addonFile = join(opts.workDir, 'analysis-addons.json');
-    await writeFile(addonFile, JSON.stringify({ bundled: opts.addons.bundled.map((a) => ({ id: a.id, path: resolve(a.path) })), selected: opts.addons.selected, refused: opts.addons.refused === true }));
+    await writeFile(
+      addonFile,
+      JSON.stringify({
+        bundled: opts.addons.bundled.map((a) => ({ id: a.id, path: resolve(a.path) })),
+        selected: opts.addons.selected,
+        refused: opts.addons.refused === true,
+      }),
+    );
     scriptArgs.push('--addons', addonFile);
   }
   let remap: RemapSummary | undefined;
@@ -117,8 +124,10 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   });
   const details = { exitCode: run.exitCode, lastLines: run.lastLines };
   if (run.exitCode !== 0) {
-    if (run.lastLines.some((l) => UNREADABLE_FILE_LINE.test(l))) throw unreadable(opts.shownName ?? opts.file, run.lastLines);
-    const why = run.exitCode === PYTHON_SCRIPT_EXIT_CODE ? 'the analysis script failed' : `Blender exited with ${run.exitCode}`;
+    if (run.lastLines.some((l) => UNREADABLE_FILE_LINE.test(l)))
+      throw unreadable(opts.shownName ?? opts.file, run.lastLines);
+    const why =
+      run.exitCode === PYTHON_SCRIPT_EXIT_CODE ? 'the analysis script failed' : `Blender exited with ${run.exitCode}`;
     throw new BlenderResultError(`scene analysis: ${why}`, details);
   }
   let raw: unknown;
@@ -144,7 +153,14 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   }
   output.analysisWarnings = warnings;
   output.pathToFileForRender = opts.pathToFileForRender ?? output.pathToFileForRender;
-  return { output, warnings, blenderVersion: version, durationMs: run.durationMs, lastLines: run.lastLines, ...(remap ? { remap } : {}) };
+  return {
+    output,
+    warnings,
+    blenderVersion: version,
+    durationMs: run.durationMs,
+    lastLines: run.lastLines,
+    ...(remap ? { remap } : {}),
+  };
 }
 
 function unreadable(file: string, lastLines: string[]) {
@@ -160,7 +176,8 @@ export function validateOutput(raw: Record<string, unknown>): { output: Analysis
     if (res.success) return { output: res.data, dropped };
     const keys = [...new Set(res.error.issues.map((i) => String(i.path[0] ?? '')))].filter((k) => k in obj);
     // Cannot happen for a plain object (every issue lies under a key), but never loop forever.
-    if (keys.length === 0) throw new BlenderResultError('scene analysis result does not fit the schema', { issues: res.error.issues });
+    if (keys.length === 0)
+      throw new BlenderResultError('scene analysis result does not fit the schema', { issues: res.error.issues });
     for (const k of keys) delete obj[k];
     dropped.push(...keys);
   }

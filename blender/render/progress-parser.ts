@@ -112,7 +112,11 @@ export class BlenderLogParser {
       const level = LOG_LEVEL_RE.exec(text);
       if (level) {
         const message = (level[2] ?? '').trim();
-        return [level[1] === 'WARNING' ? { type: 'warning', frame: this.currentFrame, message } : { type: 'error', frame: this.currentFrame, message }];
+        return [
+          level[1] === 'WARNING'
+            ? { type: 'warning', frame: this.currentFrame, message }
+            : { type: 'error', frame: this.currentFrame, message },
+        ];
       }
     }
     const events: ProgressEvent[] = [];
@@ -162,12 +166,18 @@ export class BlenderLogParser {
       if (!field.startsWith('Mem:')) continue;
       const host = HOST_MEM_RE.exec(field);
       if (host) {
-        this.memory.hostPeakBytes = max(this.memory.hostPeakBytes, Math.max(bytes(host[1], host[2]), bytes(host[3], host[4])));
+        this.memory.hostPeakBytes = max(
+          this.memory.hostPeakBytes,
+          Math.max(bytes(host[1], host[2]), bytes(host[3], host[4])),
+        );
         continue;
       }
       const device = DEVICE_MEM_RE.exec(field);
       if (device) {
-        this.memory.devicePeakBytes = max(this.memory.devicePeakBytes, Math.max(bytes(device[1], device[2]), bytes(device[3], device[4])));
+        this.memory.devicePeakBytes = max(
+          this.memory.devicePeakBytes,
+          Math.max(bytes(device[1], device[2]), bytes(device[3], device[4])),
+        );
         continue;
       }
       const plain = PLAIN_MEM_RE.exec(field);

@@ -66,7 +66,20 @@ export interface RenderInvocationOptions {
   blenderMajor?: number;
 }
 
-export type RenderInvocation = Pick<RunBlenderOptions, 'binary' | 'file' | 'preScriptArgs' | 'pythonScript' | 'scriptArgs' | 'args' | 'env' | 'access' | 'sandbox' | 'devices' | 'nice'>;
+export type RenderInvocation = Pick<
+  RunBlenderOptions,
+  | 'binary'
+  | 'file'
+  | 'preScriptArgs'
+  | 'pythonScript'
+  | 'scriptArgs'
+  | 'args'
+  | 'env'
+  | 'access'
+  | 'sandbox'
+  | 'devices'
+  | 'nice'
+>;
 
 /** runBlender options rendering one chunk with render_setup.py (cwd, timeouts and listeners are the caller's). */
 export function renderInvocation(opts: RenderInvocationOptions): RenderInvocation {
@@ -111,7 +124,11 @@ export function warmInvocation(opts: Omit<RenderInvocationOptions, 'chunk'>): Re
   return {
     ...chunk,
     // Only where needed: on 4.x the render category's logging adds lines the worker would read for nothing.
-    preScriptArgs: [...(chunk.preScriptArgs ?? []), ...threads, ...((opts.blenderMajor ?? 5) >= 5 ? WARM_LOG_ARGS : [])],
+    preScriptArgs: [
+      ...(chunk.preScriptArgs ?? []),
+      ...threads,
+      ...((opts.blenderMajor ?? 5) >= 5 ? WARM_LOG_ARGS : []),
+    ],
     pythonScript: renderLoopScriptPath(),
     scriptArgs: ['--settings', opts.settingsFile, '--output', join(out, opts.cameraPattern ?? CAMERA_PATTERN)],
     args: [],
@@ -142,4 +159,3 @@ export function classifySavedPath(absPath: string, dirs: { attemptDir: string; c
   if (cam !== undefined) return { kind: 'camera', relativePath: cam };
   throw new Error(`saved file outside the attempt folders: ${absPath}`);
 }
-

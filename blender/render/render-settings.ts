@@ -154,7 +154,12 @@ export function renderSettingsFrom(final: FinalConfig, opts: RenderSettingsOptio
     ...(final.fpsBase !== undefined ? { fpsBase: final.fpsBase } : {}),
     ...(final.persistentDataEnabled !== undefined ? { persistentData: final.persistentDataEnabled } : {}),
     ...(final.useTiling !== undefined || final.tileSize !== undefined
-      ? { tiling: { ...(final.useTiling !== undefined ? { enabled: final.useTiling } : {}), ...(final.tileSize !== undefined ? { tileSize: final.tileSize } : {}) } }
+      ? {
+          tiling: {
+            ...(final.useTiling !== undefined ? { enabled: final.useTiling } : {}),
+            ...(final.tileSize !== undefined ? { tileSize: final.tileSize } : {}),
+          },
+        }
       : {}),
     ...(final.compositorDevice ? { compositorDevice: final.compositorDevice } : {}),
     colorManagement: final.colorManagementPreset ?? 'default',
@@ -164,7 +169,9 @@ export function renderSettingsFrom(final: FinalConfig, opts: RenderSettingsOptio
     },
     compositeDir,
     compositeFolders: Object.fromEntries(nodes.map((n, i) => [n.name, folders[i]!])),
-    ...(opts.pathRemaps && opts.pathRemaps.remaps.length > 0 ? { pathRemaps: { root: resolve(opts.pathRemaps.root), remaps: opts.pathRemaps.remaps } } : {}),
+    ...(opts.pathRemaps && opts.pathRemaps.remaps.length > 0
+      ? { pathRemaps: { root: resolve(opts.pathRemaps.root), remaps: opts.pathRemaps.remaps } }
+      : {}),
   };
 }
 
@@ -179,7 +186,8 @@ export function parseSetupLine(line: string): SetupLine | undefined {
   if (line.startsWith('RB_SETUP_OK ')) {
     try {
       const summary: unknown = JSON.parse(line.slice('RB_SETUP_OK '.length));
-      if (summary && typeof summary === 'object' && !Array.isArray(summary)) return { type: 'ok', summary: summary as Record<string, unknown> };
+      if (summary && typeof summary === 'object' && !Array.isArray(summary))
+        return { type: 'ok', summary: summary as Record<string, unknown> };
     } catch {
       // not ours after all
     }

@@ -180,7 +180,10 @@ export class WarmBlender {
   render(req: RunRequest): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (req.signal?.aborted) return reject(new BlenderCanceledError('canceled before it was handed to Blender'));
-      if (this.gone) return reject(new FrameNotStartedError(`Blender ended before frame ${req.run.start}`, { frame: req.run.start }));
+      if (this.gone)
+        return reject(
+          new FrameNotStartedError(`Blender ended before frame ${req.run.start}`, { frame: req.run.start }),
+        );
       const p: Pending = { req, resolve, reject, sent: false, abandoned: false, started: false };
       p.onAbort = () => this.abort(p);
       req.signal?.addEventListener('abort', p.onAbort, { once: true });
@@ -251,7 +254,8 @@ export class WarmBlender {
       return;
     }
     const run = head?.req.run;
-    const inRun = (f: number) => run !== undefined && f >= run.start && f <= run.end && (f - run.start) % run.step === 0;
+    const inRun = (f: number) =>
+      run !== undefined && f >= run.start && f <= run.end && (f - run.start) % run.step === 0;
     if (!head || (msg.type === 'end' ? msg.start !== run!.start : !inRun(msg.frame))) {
       // Blender and the worker disagree on what it renders: nothing it says can be trusted now.
       this.opts.onLine?.(`RB_LOOP: unexpected ${line}`);
@@ -274,7 +278,13 @@ export class WarmBlender {
       const failed = head.frame ?? run!.start;
       this.settle(head);
       if (head.abandoned) return;
-      if (msg.error !== undefined) head.reject(new BlenderFrameError(`Blender could not render frame ${failed}: ${msg.error}`, { frame: failed, lastLines: [...this.proc.lastLines] }));
+      if (msg.error !== undefined)
+        head.reject(
+          new BlenderFrameError(`Blender could not render frame ${failed}: ${msg.error}`, {
+            frame: failed,
+            lastLines: [...this.proc.lastLines],
+          }),
+        );
       else head.resolve();
     }
   }
@@ -287,7 +297,8 @@ export class WarmBlender {
       this.settle(p);
       if (p.abandoned) continue;
       if (p.started && err) p.reject(err);
-      else p.reject(new FrameNotStartedError(`Blender ended before frame ${p.req.run.start}`, { frame: p.req.run.start }));
+      else
+        p.reject(new FrameNotStartedError(`Blender ended before frame ${p.req.run.start}`, { frame: p.req.run.start }));
     }
   }
 }

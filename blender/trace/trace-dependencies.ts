@@ -31,7 +31,9 @@ export interface TraceDependenciesOptions {
  * timeout, crash, cancel), BlenderFileUnreadableError, or BlenderResultError when no valid list
  * came back; both of the latter carry `{file, exitCode, lastLines}` (last 20) as details.
  */
-export async function traceDependencies(opts: TraceDependenciesOptions): Promise<CollectedDependencies['dependencies']> {
+export async function traceDependencies(
+  opts: TraceDependenciesOptions,
+): Promise<CollectedDependencies['dependencies']> {
   const dir = await mkdtemp(join(tmpdir(), 'rb-trace-'));
   const out = join(dir, 'dependencies.json');
   try {
@@ -52,14 +54,21 @@ export async function traceDependencies(opts: TraceDependenciesOptions): Promise
   }
 }
 
-async function readResult(file: string, out: string, run: BlenderRunResult): Promise<CollectedDependencies['dependencies']> {
+async function readResult(
+  file: string,
+  out: string,
+  run: BlenderRunResult,
+): Promise<CollectedDependencies['dependencies']> {
   const details = { file, exitCode: run.exitCode, lastLines: run.lastLines.slice(-20) };
   const text = run.exitCode === 0 ? await readFile(out, 'utf8').catch(() => null) : null;
   if (text === null) {
     // Blender exits 0 without running the script when it cannot load the file. The same words
     // also appear for a missing linked library, so they count only when no list was written.
     if (run.lastLines.some((l) => UNREADABLE_FILE_LINE.test(l))) throw unreadableFile(basename(file), details);
-    throw new BlenderResultError(`Blender could not list the files of ${basename(file)} (exit code ${run.exitCode}): see lastLines in metadata.`, details);
+    throw new BlenderResultError(
+      `Blender could not list the files of ${basename(file)} (exit code ${run.exitCode}): see lastLines in metadata.`,
+      details,
+    );
   }
   let json: unknown;
   try {

@@ -9,7 +9,15 @@ import { printJson } from '../output.js';
 import { parseByteSize } from '../unpack-options.js';
 import type { CheckResult } from './check.js';
 import { clockCheck, databaseCheck, redisCheck, s3Check } from './farm-checks.js';
-import { blenderChecks, diskCheck, eeveeCheck, ffmpegCheck, gpuCheck, nodeCheck, sandboxCheck } from './machine-checks.js';
+import {
+  blenderChecks,
+  diskCheck,
+  eeveeCheck,
+  ffmpegCheck,
+  gpuCheck,
+  nodeCheck,
+  sandboxCheck,
+} from './machine-checks.js';
 
 interface DoctorOptions extends EngineOptions {
   dataDir?: string;
@@ -24,7 +32,10 @@ interface DoctorOptions extends EngineOptions {
 
 const MARK: Record<CheckResult['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
 
-export async function runDoctor(o: DoctorOptions, onResult: (r: CheckResult) => void = () => undefined): Promise<CheckResult[]> {
+export async function runDoctor(
+  o: DoctorOptions,
+  onResult: (r: CheckResult) => void = () => undefined,
+): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
   const add = (r: CheckResult | CheckResult[]) => {
     for (const x of Array.isArray(r) ? r : [r]) {
@@ -53,13 +64,24 @@ export async function runDoctor(o: DoctorOptions, onResult: (r: CheckResult) => 
 export function registerDoctorCommand(program: Command): void {
   const cmd = program
     .command('doctor')
-    .description('Check what a farm machine needs (Blender and its devices, EEVEE, ffmpeg, GPUs, disk, database, Redis, S3, clock) and print what to fix')
+    .description(
+      'Check what a farm machine needs (Blender and its devices, EEVEE, ffmpeg, GPUs, disk, database, Redis, S3, clock) and print what to fix',
+    )
     .option('--data-dir <dir>', `the service's or worker's data folder (default: ${DATA_DIR_DEFAULT})`)
-    .option('--blender <path>', 'a Blender build to check (repeatable); RENDERBRIDGE_BLENDER_X_Y and PATH are searched too', collect, [])
-    .option('--service-url <url>', 'a service to compare this machine\'s clock with (run on workers)')
-    .option('--min-free-disk <size>', 'free space tasks need in the data folder (bytes, or e.g. 5GiB; default 1GiB)', parseByteSize)
+    .option(
+      '--blender <path>',
+      'a Blender build to check (repeatable); RENDERBRIDGE_BLENDER_X_Y and PATH are searched too',
+      collect,
+      [],
+    )
+    .option('--service-url <url>', "a service to compare this machine's clock with (run on workers)")
+    .option(
+      '--min-free-disk <size>',
+      'free space tasks need in the data folder (bytes, or e.g. 5GiB; default 1GiB)',
+      parseByteSize,
+    )
     .option('--no-eevee', 'skip the EEVEE test render (about 10 s)')
-    .option('--no-sandbox', 'this machine\'s workers run with --no-sandbox: say so instead of testing the sandbox')
+    .option('--no-sandbox', "this machine's workers run with --no-sandbox: say so instead of testing the sandbox")
     .option('--json', 'print the findings as JSON');
   addEngineOptions(cmd).action(async (o: DoctorOptions) => {
     const print = (r: CheckResult) => {
@@ -71,7 +93,12 @@ export function registerDoctorCommand(program: Command): void {
     const failed = results.filter((r) => r.status === 'fail').length;
     const warned = results.filter((r) => r.status === 'warn').length;
     if (o.json) printJson({ ok: failed === 0, checks: results });
-    else console.log(failed === 0 ? `\nReady${warned ? `, with ${warned} warning(s)` : ''}.` : `\n${failed} check(s) failed: fix them as shown above.`);
+    else
+      console.log(
+        failed === 0
+          ? `\nReady${warned ? `, with ${warned} warning(s)` : ''}.`
+          : `\n${failed} check(s) failed: fix them as shown above.`,
+      );
     process.exitCode = failed === 0 ? EXIT.OK : EXIT.FAILURE;
   });
 }

@@ -15,32 +15,58 @@ export async function databaseCheck(o: { databaseUrl?: string; dataDir: string }
     const file = path.join(o.dataDir, SQLITE_FILE_NAME);
     return existsSync(file)
       ? ok('database', `SQLite at ${file}`)
-      : warn('database', `no database in ${o.dataDir} yet`, 'Start `renderbridge service` once (it creates the database), or pass --data-dir / --database-url naming the farm\'s.');
+      : warn(
+          'database',
+          `no database in ${o.dataDir} yet`,
+          "Start `renderbridge service` once (it creates the database), or pass --data-dir / --database-url naming the farm's.",
+        );
   }
   try {
     await requireMigratedPostgres(o.databaseUrl, 'the PostgreSQL database');
     return ok('database', 'PostgreSQL answers, schema up to date');
   } catch (err) {
-    return fail('database', reason(err), 'Check --database-url (RENDERBRIDGE_DATABASE_URL), that PostgreSQL runs and accepts this user, and start the service once to create the schema.');
+    return fail(
+      'database',
+      reason(err),
+      'Check --database-url (RENDERBRIDGE_DATABASE_URL), that PostgreSQL runs and accepts this user, and start the service once to create the schema.',
+    );
   }
 }
 
 export async function redisCheck(redisUrl: string | undefined): Promise<CheckResult> {
   if (!redisUrl) return skip('redis', 'no --redis-url: the queue lives in the database');
   const { Redis } = await import('ioredis');
-  const client = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 5000, commandTimeout: 5000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const client = new Redis(redisUrl, {
+    lazyConnect: true,
+    connectTimeout: 5000,
+    commandTimeout: 5000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
     const info = await client.info('server');
     const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
-    const policy = await client.config('GET', 'maxmemory-policy').then((r) => (r as string[])[1], () => undefined);
+    const policy = await client.config('GET', 'maxmemory-policy').then(
+      (r) => (r as string[])[1],
+      () => undefined,
+    );
     if (policy !== undefined && policy !== 'noeviction') {
-      return warn('redis', `Redis ${version}, maxmemory-policy ${policy}`, 'Set maxmemory-policy noeviction: with eviction Redis may drop queued tasks (BullMQ needs every key kept).');
+      return warn(
+        'redis',
+        `Redis ${version}, maxmemory-policy ${policy}`,
+        'Set maxmemory-policy noeviction: with eviction Redis may drop queued tasks (BullMQ needs every key kept).',
+      );
     }
     return ok('redis', `Redis ${version}${policy ? `, maxmemory-policy ${policy}` : ''}`);
   } catch (err) {
-    return fail('redis', `Redis does not answer: ${reason(err)}`, 'Check --redis-url (RENDERBRIDGE_REDIS_URL) and that Redis runs and accepts this password.');
+    return fail(
+      'redis',
+      `Redis does not answer: ${reason(err)}`,
+      'Check --redis-url (RENDERBRIDGE_REDIS_URL) and that Redis runs and accepts this password.',
+    );
   } finally {
     client.disconnect();
   }
@@ -61,7 +87,11 @@ export async function s3Check(settings: S3Settings | undefined): Promise<CheckRe
     await storage.delete(key);
     return ok('s3', `${where}: write, read and delete work`);
   } catch (err) {
-    return fail('s3', `${where}: ${reason(err)}`, 'Check the bucket name, --s3-endpoint and --s3-region, and that the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the instance role) may GetObject, PutObject, DeleteObject and ListBucket.');
+    return fail(
+      's3',
+      `${where}: ${reason(err)}`,
+      'Check the bucket name, --s3-endpoint and --s3-region, and that the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the instance role) may GetObject, PutObject, DeleteObject and ListBucket.',
+    );
   } finally {
     storage?.close();
   }
@@ -76,13 +106,23 @@ export async function clockCheck(serviceUrl: string | undefined, maxSkewMs = 200
     const res = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(10_000) });
     const t1 = Date.now();
     const date = res.headers.get('date');
-    if (!date) return warn('clock', `${origin} sent no Date header`, 'Put the service behind a proxy that keeps the Date header, or compare clocks by hand.');
+    if (!date)
+      return warn(
+        'clock',
+        `${origin} sent no Date header`,
+        'Put the service behind a proxy that keeps the Date header, or compare clocks by hand.',
+      );
     // Date has 1 s resolution: the service's clock lies within [date, date + 1 s).
     const theirs = Date.parse(date) + 500;
     const skew = (t0 + t1) / 2 - theirs;
     const slack = (t1 - t0) / 2 + 500;
     const detail = `${Math.round(skew)} ms against ${origin} (+-${Math.round(slack)} ms)`;
-    if (Math.abs(skew) - slack > maxSkewMs) return fail('clock', detail, 'Synchronise the clocks (systemd-timesyncd or chrony on every machine): signed URLs and task leases are judged by time.');
+    if (Math.abs(skew) - slack > maxSkewMs)
+      return fail(
+        'clock',
+        detail,
+        'Synchronise the clocks (systemd-timesyncd or chrony on every machine): signed URLs and task leases are judged by time.',
+      );
     return ok('clock', detail);
   } catch (err) {
     return fail('clock', `${origin} does not answer: ${reason(err)}`, 'Check --service-url and that the service runs.');

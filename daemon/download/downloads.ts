@@ -59,10 +59,16 @@ export function createDownloads(deps: DownloadsDeps): Downloads {
     start(jobId, outDir) {
       const previous = entries.get(jobId);
       // One run per job: a second start while it runs answers the run in progress.
-      if (previous && (previous.state.state === 'pending' || previous.state.state === 'downloading')) return { ...previous.state };
+      if (previous && (previous.state.state === 'pending' || previous.state.state === 'downloading'))
+        return { ...previous.state };
       const parent = typeof deps.downloadsDir === 'function' ? deps.downloadsDir() : deps.downloadsDir;
-      const dir = outDir ?? previous?.state.outDir ?? (parent ? path.join(parent, `job-${jobId.slice(0, 8)}`) : undefined);
-      if (!dir) throw new DaemonError('DAEMON_BAD_REQUEST', 'Give the folder to download into (outDir): no downloads folder is configured.');
+      const dir =
+        outDir ?? previous?.state.outDir ?? (parent ? path.join(parent, `job-${jobId.slice(0, 8)}`) : undefined);
+      if (!dir)
+        throw new DaemonError(
+          'DAEMON_BAD_REQUEST',
+          'Give the folder to download into (outDir): no downloads folder is configured.',
+        );
       // Made now, not when the first file arrives: the tray's notification offers to open it.
       // A folder that cannot be made is reported by the run itself.
       try {
@@ -71,7 +77,18 @@ export function createDownloads(deps: DownloadsDeps): Downloads {
         /* see run() */
       }
       const holder = {
-        state: { jobId, outDir: path.resolve(dir), state: 'pending', files: 0, filesDone: 0, bytes: 0, bytesDone: 0, skipped: 0, refused: [], error: null } satisfies DownloadState as DownloadState,
+        state: {
+          jobId,
+          outDir: path.resolve(dir),
+          state: 'pending',
+          files: 0,
+          filesDone: 0,
+          bytes: 0,
+          bytesDone: 0,
+          skipped: 0,
+          refused: [],
+          error: null,
+        } satisfies DownloadState as DownloadState,
       };
       publish(holder.state);
       const entry: Entry = Object.assign(holder, { done: run(holder) });
@@ -84,7 +101,11 @@ export function createDownloads(deps: DownloadsDeps): Downloads {
     },
     async settled(jobId) {
       const entry = entries.get(jobId);
-      if (!entry) throw new DaemonError('DAEMON_NOT_FOUND', `No download of job ${jobId}: start one with POST /jobs/${jobId}/download.`);
+      if (!entry)
+        throw new DaemonError(
+          'DAEMON_NOT_FOUND',
+          `No download of job ${jobId}: start one with POST /jobs/${jobId}/download.`,
+        );
       return { ...(await entry.done) };
     },
   };

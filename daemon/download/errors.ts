@@ -8,9 +8,20 @@ import { SizeMismatchError } from './file.js';
  * Names of the download errors the daemon reports itself (not yet in shared/daemon/errors.ts):
  * JOB_NOT_COMPLETED, OUTPUTS_DELETED, DOWNLOAD_INCOMPLETE, SIZE_MISMATCH, NETWORK_ERROR, DOWNLOAD_FAILED.
  */
-export type DownloadErrorName = 'JOB_NOT_COMPLETED' | 'OUTPUTS_DELETED' | 'DOWNLOAD_INCOMPLETE' | 'SIZE_MISMATCH' | 'NETWORK_ERROR' | 'DOWNLOAD_FAILED';
+export type DownloadErrorName =
+  | 'JOB_NOT_COMPLETED'
+  | 'OUTPUTS_DELETED'
+  | 'DOWNLOAD_INCOMPLETE'
+  | 'SIZE_MISMATCH'
+  | 'NETWORK_ERROR'
+  | 'DOWNLOAD_FAILED';
 
-export function outputError(name: DownloadErrorName, message: string, details: ErrorDetail[] = [], metadata: Record<string, unknown> = {}): ErrorBody {
+export function outputError(
+  name: DownloadErrorName,
+  message: string,
+  details: ErrorDetail[] = [],
+  metadata: Record<string, unknown> = {},
+): ErrorBody {
   return { name, message, details, type: 'api', metadata };
 }
 
@@ -19,9 +30,16 @@ export function errorBodyOf(err: unknown): ErrorBody {
   if (err instanceof ApiError) return err.body;
   if (err instanceof DaemonError) return err.toBody();
   if (err instanceof SizeMismatchError) {
-    return outputError('SIZE_MISMATCH', `${err.message}: the file was not kept; run the download again.`, [], { expected: err.expected, received: err.received });
+    return outputError('SIZE_MISMATCH', `${err.message}: the file was not kept; run the download again.`, [], {
+      expected: err.expected,
+      received: err.received,
+    });
   }
-  if (err instanceof NetworkError) return outputError('NETWORK_ERROR', `${err.message}: check the connection to the service and run the download again.`);
+  if (err instanceof NetworkError)
+    return outputError(
+      'NETWORK_ERROR',
+      `${err.message}: check the connection to the service and run the download again.`,
+    );
   const message = err instanceof Error ? err.message : String(err);
   return outputError('DOWNLOAD_FAILED', `${message}: run the download again.`);
 }

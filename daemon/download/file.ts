@@ -117,7 +117,8 @@ export async function downloadFile(url: string, dest: string, options: DownloadF
       continue;
     }
     const size = (await stat(part)).size;
-    if (total === null || size === total) return finish(part, dest, size, partSize > 0 && append ? 'resumed' : 'downloaded', report);
+    if (total === null || size === total)
+      return finish(part, dest, size, partSize > 0 && append ? 'resumed' : 'downloaded', report);
     // Longer than announced cannot be resumed; shorter is resumed on the next try.
     if (size > total) await rm(part, { force: true });
     lastError = new SizeMismatchError(url, total, size);
@@ -138,8 +139,17 @@ async function finish(
 }
 
 /** Streams the body into the part file (appending or from scratch), never following a symlink there. */
-async function writeBody(response: IncomingMessage, part: string, append: boolean, onWritten: (n: number) => void): Promise<void> {
-  const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | (fsConstants.O_NOFOLLOW ?? 0) | (append ? fsConstants.O_APPEND : fsConstants.O_TRUNC);
+async function writeBody(
+  response: IncomingMessage,
+  part: string,
+  append: boolean,
+  onWritten: (n: number) => void,
+): Promise<void> {
+  const flags =
+    fsConstants.O_WRONLY |
+    fsConstants.O_CREAT |
+    (fsConstants.O_NOFOLLOW ?? 0) |
+    (append ? fsConstants.O_APPEND : fsConstants.O_TRUNC);
   const handle = await open(part, flags, 0o644);
   let written = 0;
   const counter = new Transform({
@@ -169,7 +179,12 @@ async function probeSize(url: string, http: { signal?: AbortSignal; idleTimeoutM
   return contentLength(res);
 }
 
-async function retrying<T>(fn: () => Promise<T>, attempts: number, backoff: { baseDelayMs: number; maxDelayMs: number }, signal?: AbortSignal): Promise<T> {
+async function retrying<T>(
+  fn: () => Promise<T>,
+  attempts: number,
+  backoff: { baseDelayMs: number; maxDelayMs: number },
+  signal?: AbortSignal,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await fn();

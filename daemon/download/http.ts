@@ -32,14 +32,19 @@ export function redactUrl(url: string): string {
  */
 export async function openUrl(url: string, options: HttpOptions = {}): Promise<IncomingMessage> {
   const target = new URL(url);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new TypeError(`download URL must be http(s): ${redactUrl(url)}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new TypeError(`download URL must be http(s): ${redactUrl(url)}`);
   const method = options.method ?? 'GET';
   const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
   options.signal?.throwIfAborted();
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
     const req = (target.protocol === 'https:' ? https : http).request(target, {
       method,
-      headers: { 'user-agent': options.userAgent ?? 'renderbridge-daemon', 'accept-encoding': 'identity', ...options.headers },
+      headers: {
+        'user-agent': options.userAgent ?? 'renderbridge-daemon',
+        'accept-encoding': 'identity',
+        ...options.headers,
+      },
       signal: options.signal,
     });
     let timedOut = false;
@@ -62,9 +67,10 @@ export async function openUrl(url: string, options: HttpOptions = {}): Promise<I
   throw new ApiError(method, redactUrl(url), status, body, Number.isFinite(retryAfter) ? retryAfter * 1000 : undefined);
 }
 
-
 /** `Content-Range: bytes START-END/TOTAL` (or `bytes * /TOTAL` of a 416); null when unreadable. */
-export function parseContentRange(value: string | undefined): { start: number | null; end: number | null; total: number | null } | null {
+export function parseContentRange(
+  value: string | undefined,
+): { start: number | null; end: number | null; total: number | null } | null {
   if (!value) return null;
   const m = /^bytes\s+(?:(\d+)-(\d+)|\*)\/(\d+|\*)$/i.exec(value.trim());
   if (!m) return null;

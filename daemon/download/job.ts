@@ -12,7 +12,10 @@ import { downloadFile, type DownloadFileOptions, type FileOutcome } from './file
 import { errorBodyOf, outputError } from './errors.js';
 import { UnsafeOutputPathError, prepareOutputPath, safeRelativePath, uniquePath } from './output-paths.js';
 
-export interface DownloadJobOptions extends Pick<DownloadFileOptions, 'attempts' | 'baseDelayMs' | 'maxDelayMs' | 'idleTimeoutMs'> {
+export interface DownloadJobOptions extends Pick<
+  DownloadFileOptions,
+  'attempts' | 'baseDelayMs' | 'maxDelayMs' | 'idleTimeoutMs'
+> {
   /** Files fetched at the same time. Default 4. */
   concurrency?: number;
   /** Also fetch the frames and compositor zips. Default false: the same files come one by one. */
@@ -48,10 +51,14 @@ export function plannedFiles(answer: DownloadsAnswer, includeZips: boolean): Pla
     return { key: `${o.outputType}:${name}`, name, url: o.url };
   });
   for (const v of videoLinks(answer.transforms.video)) {
-    if (v.available && v.url) files.push({ key: `video:${v.key}:${fileNameFromUrl(v.url)}`, name: fileNameFromUrl(v.url), url: v.url });
+    if (v.available && v.url)
+      files.push({ key: `video:${v.key}:${fileNameFromUrl(v.url)}`, name: fileNameFromUrl(v.url), url: v.url });
   }
   if (includeZips) {
-    for (const z of [...zipOutputs(answer.transforms.framesZipOutputs), ...zipOutputs(answer.transforms.compositeNodesZipOutputs)]) {
+    for (const z of [
+      ...zipOutputs(answer.transforms.framesZipOutputs),
+      ...zipOutputs(answer.transforms.compositeNodesZipOutputs),
+    ]) {
       files.push({ key: `zip:${z.fileName}`, name: z.fileName, url: z.url });
     }
   }
@@ -64,8 +71,24 @@ export function plannedFiles(answer: DownloadsAnswer, includeZips: boolean): Pla
  * abort. Names are made safe by `safeRelativePath`; refused ones are listed and never written. An
  * expired URL (403 URL_EXPIRED) is refreshed with a new GET /jobs/{id}/downloads.
  */
-export async function downloadJobOutputs(client: RenderJobClient, jobId: string, outDir: string, options: DownloadJobOptions = {}): Promise<DownloadReport> {
-  const state: DownloadState = { jobId, outDir, state: 'downloading', files: 0, filesDone: 0, bytes: 0, bytesDone: 0, skipped: 0, refused: [], error: null };
+export async function downloadJobOutputs(
+  client: RenderJobClient,
+  jobId: string,
+  outDir: string,
+  options: DownloadJobOptions = {},
+): Promise<DownloadReport> {
+  const state: DownloadState = {
+    jobId,
+    outDir,
+    state: 'downloading',
+    files: 0,
+    filesDone: 0,
+    bytes: 0,
+    bytesDone: 0,
+    skipped: 0,
+    refused: [],
+    error: null,
+  };
   // The report and the published state share one refusal list.
   const report: DownloadReport = { state, files: [], refused: state.refused, failed: [] };
   const interval = options.progressIntervalMs ?? 250;
@@ -81,9 +104,24 @@ export async function downloadJobOutputs(client: RenderJobClient, jobId: string,
   let answer: DownloadsAnswer;
   try {
     const job = await client.getJob(jobId, { signal: options.signal });
-    if (job.status !== 'completed') return fail(report, outputError('JOB_NOT_COMPLETED', `Job ${jobId} is "${job.status}": only a completed job has outputs to download.`), emit);
+    if (job.status !== 'completed')
+      return fail(
+        report,
+        outputError(
+          'JOB_NOT_COMPLETED',
+          `Job ${jobId} is "${job.status}": only a completed job has outputs to download.`,
+        ),
+        emit,
+      );
     if (job.output?.isDeletedForClient) {
-      return fail(report, outputError('OUTPUTS_DELETED', `The outputs of job ${jobId} were deleted after their retention period; render the project again to get them.`), emit);
+      return fail(
+        report,
+        outputError(
+          'OUTPUTS_DELETED',
+          `The outputs of job ${jobId} were deleted after their retention period; render the project again to get them.`,
+        ),
+        emit,
+      );
     }
     answer = await client.getDownloads(jobId, { signal: options.signal });
   } catch (err) {
@@ -97,10 +135,20 @@ export async function downloadJobOutputs(client: RenderJobClient, jobId: string,
     (err: NodeJS.ErrnoException) => err,
   );
   if (made) {
-    const why = made.code === 'EEXIST' || made.code === 'ENOTDIR' ? 'a file is in the way' : made.code === 'EACCES' || made.code === 'EPERM' || made.code === 'EROFS' ? 'no permission to write there' : made.message;
+    const why =
+      made.code === 'EEXIST' || made.code === 'ENOTDIR'
+        ? 'a file is in the way'
+        : made.code === 'EACCES' || made.code === 'EPERM' || made.code === 'EROFS'
+          ? 'no permission to write there'
+          : made.message;
     return fail(
       report,
-      outputError('DOWNLOAD_FAILED', `The output folder "${path.resolve(outDir)}" cannot be made (${why}): choose another folder and download the outputs again (renderbridge jobs download ${jobId} --out FOLDER).`, [], { outDir: path.resolve(outDir), code: made.code ?? null }),
+      outputError(
+        'DOWNLOAD_FAILED',
+        `The output folder "${path.resolve(outDir)}" cannot be made (${why}): choose another folder and download the outputs again (renderbridge jobs download ${jobId} --out FOLDER).`,
+        [],
+        { outDir: path.resolve(outDir), code: made.code ?? null },
+      ),
       emit,
     );
   }
@@ -127,7 +175,9 @@ export async function downloadJobOutputs(client: RenderJobClient, jobId: string,
   let refresh: { at: number; urls: Promise<Map<string, string>> } | null = null;
   const freshUrl = async (key: string): Promise<string | undefined> => {
     if (!refresh || Date.now() - refresh.at > 10_000) {
-      const urls = client.getDownloads(jobId, { signal: options.signal }).then((a) => new Map(plannedFiles(a, true).map((f) => [f.key, f.url])));
+      const urls = client
+        .getDownloads(jobId, { signal: options.signal })
+        .then((a) => new Map(plannedFiles(a, true).map((f) => [f.key, f.url])));
       refresh = { at: Date.now(), urls };
     }
     return (await refresh.urls).get(key);
@@ -185,7 +235,12 @@ export async function downloadJobOutputs(client: RenderJobClient, jobId: string,
       ...report.refused.map((r) => ({ code: 'OUTPUT_PATH_REFUSED', path: [r.name], message: r.reason })),
       ...report.failed.map((f) => ({ code: f.error.name, path: [f.path], message: f.error.message })),
     ];
-    const message = `${details.length} output file(s) were not downloaded: ${details.slice(0, 3).map((d) => `${d.path[0]} (${d.message})`).join('; ')}${details.length > 3 ? '; ...' : ''}. The other files are in ${outDir}; run the download again to retry.`;
+    const message = `${details.length} output file(s) were not downloaded: ${details
+      .slice(0, 3)
+      .map((d) => `${d.path[0]} (${d.message})`)
+      .join(
+        '; ',
+      )}${details.length > 3 ? '; ...' : ''}. The other files are in ${outDir}; run the download again to retry.`;
     return fail(report, outputError('DOWNLOAD_INCOMPLETE', message, details), emit);
   }
   state.state = 'done';

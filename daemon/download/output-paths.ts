@@ -33,7 +33,8 @@ export function safeRelativePath(name: string): SafePath {
     let s = raw.replace(BAD_CHARS, '_');
     s = s.replace(/[. ]+$/, (tail) => '_'.repeat(tail.length));
     if (WINDOWS_RESERVED.test(s)) s = `_${s}`;
-    if (Buffer.byteLength(s) > MAX_SEGMENT_BYTES) return { ok: false, reason: `a name longer than ${MAX_SEGMENT_BYTES} bytes` };
+    if (Buffer.byteLength(s) > MAX_SEGMENT_BYTES)
+      return { ok: false, reason: `a name longer than ${MAX_SEGMENT_BYTES} bytes` };
     cleaned.push(s);
   }
   if (cleaned.length === 0) return { ok: false, reason: 'empty name' };
@@ -65,11 +66,14 @@ export async function prepareOutputPath(outDir: string, relative: string): Promi
       if (err.code === 'ENOENT') return null;
       throw err;
     });
-    if (info === null) await mkdir(dir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-    });
-    else if (info.isSymbolicLink()) throw new UnsafeOutputPathError(`${path.relative(root, dir)} is a symlink: refusing to write through it`);
-    else if (!info.isDirectory()) throw new UnsafeOutputPathError(`${path.relative(root, dir)} exists and is not a folder`);
+    if (info === null)
+      await mkdir(dir).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err;
+      });
+    else if (info.isSymbolicLink())
+      throw new UnsafeOutputPathError(`${path.relative(root, dir)} is a symlink: refusing to write through it`);
+    else if (!info.isDirectory())
+      throw new UnsafeOutputPathError(`${path.relative(root, dir)} exists and is not a folder`);
   }
   const realDir = await realpath(dir);
   if (realDir !== realRoot && !realDir.startsWith(realRoot + path.sep)) {

@@ -39,10 +39,13 @@ export function toErrorAnswer(err: unknown): ErrorAnswer {
     return { status: err.status, body: err.body, headers, passthrough: true };
   }
   if (err instanceof NetworkError) {
-    return daemonAnswer(new DaemonError('SERVICE_UNREACHABLE', undefined, { reason: err.message, timedOut: err.timedOut }));
+    return daemonAnswer(
+      new DaemonError('SERVICE_UNREACHABLE', undefined, { reason: err.message, timedOut: err.timedOut }),
+    );
   }
   if (err instanceof ResponseFormatError) {
-    const message = 'The render service answered with a body that does not match the API contract: check that the service URL points at a renderbridge-compatible service.';
+    const message =
+      'The render service answered with a body that does not match the API contract: check that the service URL points at a renderbridge-compatible service.';
     return daemonAnswer(new DaemonError('SERVICE_UNREACHABLE', message, { reason: err.message }));
   }
   if (hasZodFastifySchemaValidationErrors(err)) {
@@ -63,10 +66,20 @@ export function toErrorAnswer(err: unknown): ErrorAnswer {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 404) return daemonAnswer(new DaemonError('DAEMON_NOT_FOUND'));
     // Unreadable JSON, a wrong Content-Type, an oversized body: fastify's own 4xx errors.
-    const detail = { code: fe.code ?? `HTTP_${status}`, path: ['body'], message: String(fe.message ?? 'invalid request') };
+    const detail = {
+      code: fe.code ?? `HTTP_${status}`,
+      path: ['body'],
+      message: String(fe.message ?? 'invalid request'),
+    };
     return badRequest([detail]);
   }
-  const body: ErrorBody = { name: 'DAEMON_INTERNAL_ERROR', message: DAEMON_ERRORS.DAEMON_INTERNAL_ERROR.message, details: [], type: 'api', metadata: {} };
+  const body: ErrorBody = {
+    name: 'DAEMON_INTERNAL_ERROR',
+    message: DAEMON_ERRORS.DAEMON_INTERNAL_ERROR.message,
+    details: [],
+    type: 'api',
+    metadata: {},
+  };
   return { status: 500, body, headers: {} };
 }
 
@@ -78,7 +91,9 @@ export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply
   } else {
     req.log.info({ error: answer.body.name, statusCode: answer.status }, 'request refused');
   }
-  const body = answer.passthrough ? answer.body : { ...answer.body, metadata: { ...answer.body.metadata, requestId: req.id } };
+  const body = answer.passthrough
+    ? answer.body
+    : { ...answer.body, metadata: { ...answer.body.metadata, requestId: req.id } };
   void reply.header('x-request-id', req.id).headers(answer.headers).code(answer.status).send(body);
 }
 

@@ -54,7 +54,12 @@ export function isSelfOrigin(origin: string, port: number | undefined): boolean 
   } catch {
     return false;
   }
-  return url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === 'localhost') && url.port === String(port) && url.origin === origin.toLowerCase();
+  return (
+    url.protocol === 'http:' &&
+    (url.hostname === '127.0.0.1' || url.hostname === 'localhost') &&
+    url.port === String(port) &&
+    url.origin === origin.toLowerCase()
+  );
 }
 
 function pathOf(url: string): string {
@@ -66,7 +71,9 @@ export function makeGuard(options: GuardOptions) {
   const publicPaths = new Set(options.publicPaths ?? []);
   const prefix = options.assetPrefix;
   const isAsset = (req: FastifyRequest, p: string): boolean =>
-    prefix !== undefined && (req.method === 'GET' || req.method === 'HEAD') && (p === prefix || p.startsWith(`${prefix}/`));
+    prefix !== undefined &&
+    (req.method === 'GET' || req.method === 'HEAD') &&
+    (p === prefix || p.startsWith(`${prefix}/`));
   return async function guard(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const origin = req.headers.origin;
     if (origin !== undefined && !isSelfOrigin(origin, options.port())) {

@@ -51,7 +51,8 @@ export class ApiKeyProvider implements ClientProvider {
   async client(): Promise<RenderJobClient> {
     const read = await this.current();
     if (!read) throw new DaemonError('NO_API_KEY');
-    const serviceUrl = typeof this.options.serviceUrl === 'function' ? this.options.serviceUrl() : this.options.serviceUrl;
+    const serviceUrl =
+      typeof this.options.serviceUrl === 'function' ? this.options.serviceUrl() : this.options.serviceUrl;
     if (this.cachedClient?.key !== read.key || this.cachedClient.serviceUrl !== serviceUrl) {
       this.cachedClient = {
         key: read.key,
@@ -59,13 +60,20 @@ export class ApiKeyProvider implements ClientProvider {
         client: new RenderJobClient({
           userAgent: 'renderbridge-daemon',
           // Said in the log, so a submission that took longer than usual shows why.
-          onReconnect: (i) => this.options.logger?.info({ method: i.method, path: i.path, downMs: i.downMs }, 'the connection to the service dropped and came back'),
+          onReconnect: (i) =>
+            this.options.logger?.info(
+              { method: i.method, path: i.path, downMs: i.downMs },
+              'the connection to the service dropped and came back',
+            ),
           ...this.options.clientOptions,
           baseUrl: serviceUrl,
           apiKey: read.key,
         }),
       };
-      this.options.logger?.info({ apiKeySource: read.source }, 'using the API key from the ' + (read.source === 'env' ? 'environment' : 'keychain'));
+      this.options.logger?.info(
+        { apiKeySource: read.source },
+        'using the API key from the ' + (read.source === 'env' ? 'environment' : 'keychain'),
+      );
     }
     return this.cachedClient.client;
   }
@@ -110,9 +118,13 @@ export class ApiKeyProvider implements ClientProvider {
       this.lastKeychainProblem = undefined;
       return value || null;
     } catch (err) {
-      const problem = err instanceof KeychainUnavailableError ? err.message : `keychain unavailable: ${err instanceof Error ? err.message : String(err)}`;
+      const problem =
+        err instanceof KeychainUnavailableError
+          ? err.message
+          : `keychain unavailable: ${err instanceof Error ? err.message : String(err)}`;
       // Said once per distinct problem, not at every poll.
-      if (problem !== this.lastKeychainProblem) this.options.logger?.warn({ problem }, 'the OS keychain cannot be read; using RENDERBRIDGE_API_KEY if set');
+      if (problem !== this.lastKeychainProblem)
+        this.options.logger?.warn({ problem }, 'the OS keychain cannot be read; using RENDERBRIDGE_API_KEY if set');
       this.lastKeychainProblem = problem;
       return null;
     }

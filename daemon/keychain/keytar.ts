@@ -60,7 +60,10 @@ export class KeytarKeychain implements Keychain {
         if (typeof keytar.getPassword !== 'function') throw new Error(`${this.moduleName} has no getPassword`);
         return keytar;
       } catch (err) {
-        throw new KeychainUnavailableError(`${this.moduleName} could not be loaded (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+        throw new KeychainUnavailableError(
+          `${this.moduleName} could not be loaded (${err instanceof Error ? err.message : String(err)})`,
+          { cause: err },
+        );
       }
     })();
     return this.loading;

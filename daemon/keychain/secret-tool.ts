@@ -53,7 +53,10 @@ export class SecretToolKeychain implements Keychain {
   async set(secret: string): Promise<void> {
     if (!secret) throw new TypeError('the secret must not be empty');
     const label = `${this.service}/${this.account}`;
-    const r = await this.run(['store', `--label=${label}`, 'xdg:schema', KEYTAR_SCHEMA, 'service', this.service, 'account', this.account], secret);
+    const r = await this.run(
+      ['store', `--label=${label}`, 'xdg:schema', KEYTAR_SCHEMA, 'service', this.service, 'account', this.account],
+      secret,
+    );
     if (r.code !== 0) throw this.failure('store', r);
   }
 
@@ -82,12 +85,17 @@ export class SecretToolKeychain implements Keychain {
       child.stdout.on('data', (c: Buffer) => out.push(c));
       child.stderr.on('data', (c: Buffer) => err.push(c));
       child.on('error', (e: NodeJS.ErrnoException) => {
-        const why = e.code === 'ENOENT' ? `${this.binary} is not installed (Debian: apt-get install libsecret-tools)` : e.message;
+        const why =
+          e.code === 'ENOENT' ? `${this.binary} is not installed (Debian: apt-get install libsecret-tools)` : e.message;
         reject(new KeychainUnavailableError(why, { cause: e }));
       });
       child.on('close', (code, signal) => {
         if (signal) {
-          reject(new KeychainUnavailableError(`secret-tool ${args[0]} did not finish within ${this.timeoutMs} ms (${signal})`));
+          reject(
+            new KeychainUnavailableError(
+              `secret-tool ${args[0]} did not finish within ${this.timeoutMs} ms (${signal})`,
+            ),
+          );
           return;
         }
         resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });

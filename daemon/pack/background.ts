@@ -61,7 +61,12 @@ export function createBackgroundPacks(deps: BackgroundPacksDeps): BackgroundPack
           if (changed) rate = new TransferRate({ now });
           phase = p;
           const { bytesPerSecond, etaSeconds } = rate.update(done, total);
-          const progress = { bytesDone: done, bytesTotal: total, bytesPerSecond, etaSeconds: total > 0 ? etaSeconds : null };
+          const progress = {
+            bytesDone: done,
+            bytesTotal: total,
+            bytesPerSecond,
+            etaSeconds: total > 0 ? etaSeconds : null,
+          };
           const t = now();
           if (!changed && done < total && t - last < interval) {
             e.state = { ...e.state, progress };
@@ -77,7 +82,12 @@ export function createBackgroundPacks(deps: BackgroundPacksDeps): BackgroundPack
         throw e.abort.signal.reason;
       }
       const total = e.state.progress.bytesTotal;
-      publish(e, { state: 'ready', phase: null, result, progress: { ...e.state.progress, bytesDone: total, etaSeconds: total > 0 ? 0 : null } });
+      publish(e, {
+        state: 'ready',
+        phase: null,
+        result,
+        progress: { ...e.state.progress, bytesDone: total, etaSeconds: total > 0 ? 0 : null },
+      });
       expire(packId, e, deps.keepReadyMs ?? 3_600_000, true);
     } catch (err) {
       const error =
@@ -85,7 +95,10 @@ export function createBackgroundPacks(deps: BackgroundPacksDeps): BackgroundPack
           ? err.toBody()
           : e.abort.signal.aborted
             ? new DaemonError('PACK_FAILED', 'The daemon stopped while packing; pack the project again.').toBody()
-            : new DaemonError('PACK_FAILED', `Packing failed unexpectedly (${err instanceof Error ? err.message : String(err)}); retry, and report the daemon's log if it happens again.`).toBody();
+            : new DaemonError(
+                'PACK_FAILED',
+                `Packing failed unexpectedly (${err instanceof Error ? err.message : String(err)}); retry, and report the daemon's log if it happens again.`,
+              ).toBody();
       publish(e, { state: 'failed', error });
       expire(packId, e, deps.keepFailedMs ?? 600_000, false);
     }
@@ -96,7 +109,16 @@ export function createBackgroundPacks(deps: BackgroundPacksDeps): BackgroundPack
       const packId = randomUUID();
       const at = new Date().toISOString();
       const entry: Entry = {
-        state: { packId, state: 'packing', phase: null, progress: { bytesDone: 0, bytesTotal: 0, bytesPerSecond: 0, etaSeconds: null }, result: null, error: null, createdAt: at, updatedAt: at },
+        state: {
+          packId,
+          state: 'packing',
+          phase: null,
+          progress: { bytesDone: 0, bytesTotal: 0, bytesPerSecond: 0, etaSeconds: null },
+          result: null,
+          error: null,
+          createdAt: at,
+          updatedAt: at,
+        },
         abort: new AbortController(),
         running: Promise.resolve(),
       };

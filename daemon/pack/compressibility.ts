@@ -7,8 +7,35 @@ export const SAMPLE_BYTES = 64 * 1024;
 
 /** Extensions whose data is compressed by its format: stored without trying. */
 const COMPRESSED_EXTENSIONS = new Set([
-  'png', 'jpg', 'jpeg', 'webp', 'exr', 'mp4', 'mov', 'mkv', 'avi', 'webm', 'zip', 'gz', 'tgz', 'bz2', 'xz', 'zst', '7z', 'rar',
-  'ogg', 'mp3', 'flac', 'aac', 'm4a', 'opus', 'vdb', 'jp2', 'heic', 'avif', 'usdz',
+  'png',
+  'jpg',
+  'jpeg',
+  'webp',
+  'exr',
+  'mp4',
+  'mov',
+  'mkv',
+  'avi',
+  'webm',
+  'zip',
+  'gz',
+  'tgz',
+  'bz2',
+  'xz',
+  'zst',
+  '7z',
+  'rar',
+  'ogg',
+  'mp3',
+  'flac',
+  'aac',
+  'm4a',
+  'opus',
+  'vdb',
+  'jp2',
+  'heic',
+  'avif',
+  'usdz',
 ]);
 
 /** Leading bytes of compressed containers (a .blend saved with compression is zstd or gzip). */
@@ -47,9 +74,11 @@ function extension(name: string): string {
 export function chooseCompression(name: string, sample: Buffer): CompressionChoice {
   if (sample.length === 0) return { deflate: false, reason: 'empty' };
   if (COMPRESSED_EXTENSIONS.has(extension(name))) return { deflate: false, reason: 'extension' };
-  if (COMPRESSED_MAGIC.some((m) => sample.length >= m.length && sample.subarray(0, m.length).equals(m))) return { deflate: false, reason: 'magic' };
+  if (COMPRESSED_MAGIC.some((m) => sample.length >= m.length && sample.subarray(0, m.length).equals(m)))
+    return { deflate: false, reason: 'magic' };
   // Level 1 on a small probe costs microseconds, which matters for projects of many small files.
   const probe = sample.subarray(0, PROBE_BYTES);
-  if (deflateRawSync(probe, { level: 1 }).length > probe.length * WORTH_IT) return { deflate: false, reason: 'sample-incompressible' };
+  if (deflateRawSync(probe, { level: 1 }).length > probe.length * WORTH_IT)
+    return { deflate: false, reason: 'sample-incompressible' };
   return { deflate: true, reason: 'sample-compressible' };
 }

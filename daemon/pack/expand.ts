@@ -25,7 +25,15 @@ export class FileInfos {
     let p = this.pending.get(file);
     if (!p) {
       p = stat(file, { bigint: true }).then(
-        (s) => (s.isFile() ? { size: Number(s.size), mtime: s.mtime, mtimeNs: s.mtimeNs, identity: s.ino === 0n ? undefined : `${s.dev}:${s.ino}` } : null),
+        (s) =>
+          s.isFile()
+            ? {
+                size: Number(s.size),
+                mtime: s.mtime,
+                mtimeNs: s.mtimeNs,
+                identity: s.ino === 0n ? undefined : `${s.dev}:${s.ino}`,
+              }
+            : null,
         () => null,
       );
       p = p.then((v) => (this.done.set(file, v), v));
@@ -57,7 +65,9 @@ export async function walkFiles(dir: string, skipFolders: ReadonlySet<string> = 
     try {
       items = await readdir(d, { withFileTypes: true });
     } catch (err) {
-      throw packFailed(`The folder "${d}" cannot be read (${(err as Error).message}); check its permissions and retry.`);
+      throw packFailed(
+        `The folder "${d}" cannot be read (${(err as Error).message}); check its permissions and retry.`,
+      );
     }
     for (const it of items) {
       const full = path.join(d, it.name);
@@ -86,7 +96,9 @@ function escapeRegExp(s: string): string {
 export function patternMatcher(name: string, pattern: CollectedDependency['pattern']): RegExp | null {
   if (pattern === 'udim') {
     if (!/<UDIM>|<UVTILE>/.test(name)) return null;
-    const re = escapeRegExp(name).replace(/<UDIM>/g, '\\d{4}').replace(/<UVTILE>/g, 'u\\d+_v\\d+');
+    const re = escapeRegExp(name)
+      .replace(/<UDIM>/g, '\\d{4}')
+      .replace(/<UVTILE>/g, 'u\\d+_v\\d+');
     return new RegExp(`^${re}$`);
   }
   if (pattern === 'sequence') {
@@ -113,7 +125,9 @@ export async function expandDependency(dep: CollectedDependency, infos: FileInfo
   let skippedLinks: string[] = [];
   if (dep.files && dep.files.length > 0) candidates = dep.files.map((f) => path.resolve(f));
   else if (pattern === 'directory') {
-    const walked = (await stat(abs).catch(() => null))?.isDirectory() ? await walkFiles(abs) : { files: [], skippedLinks: [] };
+    const walked = (await stat(abs).catch(() => null))?.isDirectory()
+      ? await walkFiles(abs)
+      : { files: [], skippedLinks: [] };
     candidates = walked.files;
     skippedLinks = walked.skippedLinks;
   } else candidates = (await matchingFiles(abs, pattern)) ?? [abs];
@@ -132,13 +146,22 @@ export async function expandAddon(addon: AddonToBundle, infos: FileInfos): Promi
   const abs = path.resolve(addon.path);
   const s = await stat(abs).catch(() => null);
   if (s?.isFile()) {
-    if (!abs.toLowerCase().endsWith('.py')) throw packFailed(`The add-on "${addon.module}" at "${abs}" is neither a folder nor a .py file; pick the add-on's folder or file.`);
+    if (!abs.toLowerCase().endsWith('.py'))
+      throw packFailed(
+        `The add-on "${addon.module}" at "${abs}" is neither a folder nor a .py file; pick the add-on's folder or file.`,
+      );
     await infos.get(abs);
     return { addon: { ...addon, path: abs }, single: true, files: [] };
   }
-  if (!s?.isDirectory()) throw packFailed(`The add-on "${addon.module}" was not found at "${abs}"; deselect it or fix its path, then retry.`);
+  if (!s?.isDirectory())
+    throw packFailed(
+      `The add-on "${addon.module}" was not found at "${abs}"; deselect it or fix its path, then retry.`,
+    );
   const { files } = await walkFiles(abs, SKIPPED_FOLDERS);
-  if (!files.includes(path.join(abs, '__init__.py'))) throw packFailed(`The folder "${abs}" of add-on "${addon.module}" has no __init__.py; pick the add-on's own folder.`);
+  if (!files.includes(path.join(abs, '__init__.py')))
+    throw packFailed(
+      `The folder "${abs}" of add-on "${addon.module}" has no __init__.py; pick the add-on's own folder.`,
+    );
   await Promise.all(files.map((f) => infos.get(f)));
   return { addon: { ...addon, path: abs }, single: false, files };
 }

@@ -86,7 +86,13 @@ export class HashCache {
   /** The checksum of a file whose key matches what was stored, else undefined. Counts a hit or a miss. */
   get(key: FileKey): CachedHash | undefined {
     const row = this.rows.get(key.path);
-    if (!row || key.identity === undefined || row[0] !== key.size || row[1] !== String(key.mtimeNs) || row[2] !== key.identity) {
+    if (
+      !row ||
+      key.identity === undefined ||
+      row[0] !== key.size ||
+      row[1] !== String(key.mtimeNs) ||
+      row[2] !== key.identity
+    ) {
       this.counters.misses++;
       return undefined;
     }
@@ -102,7 +108,14 @@ export class HashCache {
   set(key: FileKey, value: CachedHash): void {
     if (key.identity === undefined) return;
     this.rows.delete(key.path);
-    this.rows.set(key.path, [key.size, String(key.mtimeNs), key.identity, value.sha256, value.deflate ? 1 : 0, Date.now()]);
+    this.rows.set(key.path, [
+      key.size,
+      String(key.mtimeNs),
+      key.identity,
+      value.sha256,
+      value.deflate ? 1 : 0,
+      Date.now(),
+    ]);
     for (const oldest of this.rows.keys()) {
       if (this.rows.size <= this.maxEntries) break;
       this.rows.delete(oldest);
@@ -119,21 +132,23 @@ export class HashCache {
    * crash) sees the old file or the new one, never half of one. Saves run one after another.
    */
   save(): Promise<void> {
-    this.saving = this.saving.catch(() => undefined).then(async () => {
-      if (!this.file || !this.dirty) return;
-      this.dirty = false;
-      const doc: CacheDocument = { version: 1, entries: Object.fromEntries(this.rows) };
-      await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
-      const tmp = `${this.file}.${randomUUID()}.tmp`;
-      try {
-        await writeFile(tmp, JSON.stringify(doc), { mode: 0o600 });
-        await rename(tmp, this.file);
-      } catch (err) {
-        this.dirty = true;
-        await rm(tmp, { force: true });
-        throw err;
-      }
-    });
+    this.saving = this.saving
+      .catch(() => undefined)
+      .then(async () => {
+        if (!this.file || !this.dirty) return;
+        this.dirty = false;
+        const doc: CacheDocument = { version: 1, entries: Object.fromEntries(this.rows) };
+        await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
+        const tmp = `${this.file}.${randomUUID()}.tmp`;
+        try {
+          await writeFile(tmp, JSON.stringify(doc), { mode: 0o600 });
+          await rename(tmp, this.file);
+        } catch (err) {
+          this.dirty = true;
+          await rm(tmp, { force: true });
+          throw err;
+        }
+      });
     return this.saving;
   }
 }

@@ -69,7 +69,8 @@ export async function hashFiles(files: readonly HashInput[], options: HashFilesO
       }
       const read = await readFile(f, buffer, progress, options.signal);
       out[i] = read.file;
-      if (read.unchanged && Date.now() - Number(f.mtimeNs / 1_000_000n) > RACY_MS) options.cache?.set(key, { sha256: read.file.sha256, deflate: read.file.deflate });
+      if (read.unchanged && Date.now() - Number(f.mtimeNs / 1_000_000n) > RACY_MS)
+        options.cache?.set(key, { sha256: read.file.sha256, deflate: read.file.deflate });
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 4, files.length)) }, worker));
@@ -77,8 +78,17 @@ export async function hashFiles(files: readonly HashInput[], options: HashFilesO
 }
 
 /** Reads one file through `buffer`; `unchanged` when its stat after reading still matches the plan's. */
-async function readFile(f: HashInput, buffer: Buffer, progress: (n: number) => void, signal?: AbortSignal): Promise<{ file: HashedFile; unchanged: boolean }> {
-  const unreadable = (err: unknown) => packFailed(`"${f.source}" could not be read (${(err as Error).message}); check that it exists and is readable, then retry.`, { file: f.source });
+async function readFile(
+  f: HashInput,
+  buffer: Buffer,
+  progress: (n: number) => void,
+  signal?: AbortSignal,
+): Promise<{ file: HashedFile; unchanged: boolean }> {
+  const unreadable = (err: unknown) =>
+    packFailed(
+      `"${f.source}" could not be read (${(err as Error).message}); check that it exists and is readable, then retry.`,
+      { file: f.source },
+    );
   let fh: FileHandle;
   try {
     fh = await open(f.readFrom?.path ?? f.source, 'r');
@@ -105,7 +115,12 @@ async function readFile(f: HashInput, buffer: Buffer, progress: (n: number) => v
     }
     const after = await fh.stat({ bigint: true }).catch(() => null);
     const expected = f.readFrom ?? f;
-    const unchanged = after !== null && Number(after.size) === size && size === f.size && after.mtimeNs === expected.mtimeNs && `${after.dev}:${after.ino}` === expected.identity;
+    const unchanged =
+      after !== null &&
+      Number(after.size) === size &&
+      size === f.size &&
+      after.mtimeNs === expected.mtimeNs &&
+      `${after.dev}:${after.ino}` === expected.identity;
     return { file: { name: f.name, source: f.source, size, sha256: hash.digest('hex'), deflate }, unchanged };
   } finally {
     await fh.close().catch(() => undefined);

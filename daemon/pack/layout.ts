@@ -12,7 +12,14 @@
 import path from 'node:path';
 import { DaemonError } from '../errors.js';
 import type { AddonToBundle, CollectedDependency } from '../../shared/pack/dependencies.js';
-import { DependencyKind, EXTERNAL_DIR, isArchivePath, PACK_MANIFEST_NAME, type MissingFile, type PathRemap } from '../../shared/pack/manifest.js';
+import {
+  DependencyKind,
+  EXTERNAL_DIR,
+  isArchivePath,
+  PACK_MANIFEST_NAME,
+  type MissingFile,
+  type PathRemap,
+} from '../../shared/pack/manifest.js';
 
 export type PathApi = typeof path.posix;
 
@@ -127,7 +134,8 @@ export function archivePathProblem(p: string): string | null {
   if (!isArchivePath(p)) return 'it contains a backslash, a control character or an empty, "." or ".." part';
   if (/^\w+:/.test(p)) return 'it starts with "name:", which zip tools read as a drive and strip';
   if (Buffer.byteLength(p) > MAX_PATH_BYTES) return `the path is longer than ${MAX_PATH_BYTES} bytes`;
-  if (p.split('/').some((s) => Buffer.byteLength(s) > MAX_SEGMENT_BYTES)) return `a name is longer than ${MAX_SEGMENT_BYTES} bytes`;
+  if (p.split('/').some((s) => Buffer.byteLength(s) > MAX_SEGMENT_BYTES))
+    return `a name is longer than ${MAX_SEGMENT_BYTES} bytes`;
   return null;
 }
 
@@ -137,10 +145,19 @@ interface Candidate extends PlannedEntry {
 }
 
 /** Plans the archive of a main .blend, its expanded dependencies and the selected add-ons. */
-export function planLayout(mainBlend: string, deps: readonly ExpandedDependency[], addons: readonly ExpandedAddon[] = [], opts: LayoutOptions = {}): Layout {
+export function planLayout(
+  mainBlend: string,
+  deps: readonly ExpandedDependency[],
+  addons: readonly ExpandedAddon[] = [],
+  opts: LayoutOptions = {},
+): Layout {
   const api = opts.pathApi ?? path;
   const main = api.normalize(mainBlend);
-  const root = projectRoot(main, deps.map((d) => d.dep), api);
+  const root = projectRoot(
+    main,
+    deps.map((d) => d.dep),
+    api,
+  );
   const place = (abs: string) => placePath(abs, root, api);
   const sceneFile = place(main);
 
@@ -155,8 +172,12 @@ export function planLayout(mainBlend: string, deps: readonly ExpandedDependency[
   const manifestAddons: Layout['addons'] = [];
   for (const a of [...addons].sort((x, y) => cmp(x.addon.module, y.addon.module))) {
     const m = a.addon.module;
-    if (m.includes('/') || m.includes('\\') || archivePathProblem(m)) throw packFailed(`The add-on module name "${m}" cannot be a folder name in the archive; bundle add-ons by their Python module name.`);
-    if (manifestAddons.some((x) => x.id === m)) throw packFailed(`Two add-ons to bundle have the module name "${m}"; select only one of them.`);
+    if (m.includes('/') || m.includes('\\') || archivePathProblem(m))
+      throw packFailed(
+        `The add-on module name "${m}" cannot be a folder name in the archive; bundle add-ons by their Python module name.`,
+      );
+    if (manifestAddons.some((x) => x.id === m))
+      throw packFailed(`Two add-ons to bundle have the module name "${m}"; select only one of them.`);
     const base = a.single ? `${ADDONS_DIR}/${m}.py` : `${ADDONS_DIR}/${m}`;
     manifestAddons.push({ id: m, name: a.addon.name, path: base, addonType: a.addon.addonType ?? 'addon' });
     if (a.single) add(api.normalize(a.addon.path), base, 'addon', 1);
@@ -190,9 +211,13 @@ function resolveClashes(candidates: Candidate[], identity?: (s: string) => strin
   const groups = new Map<string, Candidate[]>();
   for (const c of candidates) {
     const problem = archivePathProblem(c.path);
-    if (problem) throw packFailed(`"${c.source}" cannot be stored in a zip as "${c.path}": ${problem}. Rename it and retry.`);
+    if (problem)
+      throw packFailed(`"${c.source}" cannot be stored in a zip as "${c.path}": ${problem}. Rename it and retry.`);
     if (clashKey(c.path) === clashKey(PACK_MANIFEST_NAME)) {
-      skipped.push({ source: c.source, reason: `${PACK_MANIFEST_NAME} is the packer's own manifest; the file of that name was left out` });
+      skipped.push({
+        source: c.source,
+        reason: `${PACK_MANIFEST_NAME} is the packer's own manifest; the file of that name was left out`,
+      });
       continue;
     }
     const g = groups.get(clashKey(c.path));
@@ -223,13 +248,21 @@ function resolveClashes(candidates: Candidate[], identity?: (s: string) => strin
     const parts = e.path.split('/');
     for (let i = 1; i < parts.length; i++) {
       const dir = parts.slice(0, i).join('/');
-      if (fileKeys.has(clashKey(dir))) throw packFailed(`"${e.source}" would be stored under "${dir}/", but a file takes the name "${dir}"; rename one of them and retry.`);
+      if (fileKeys.has(clashKey(dir)))
+        throw packFailed(
+          `"${e.source}" would be stored under "${dir}/", but a file takes the name "${dir}"; rename one of them and retry.`,
+        );
     }
   }
   return { entries, alias, skipped };
 }
 
-function remapsFor(deps: readonly ExpandedDependency[], api: PathApi, place: (abs: string) => string, finalPlace: (abs: string) => string): PathRemap[] {
+function remapsFor(
+  deps: readonly ExpandedDependency[],
+  api: PathApi,
+  place: (abs: string) => string,
+  finalPlace: (abs: string) => string,
+): PathRemap[] {
   const out = new Map<string, PathRemap>();
   for (const { dep, files } of deps) {
     if (files.length === 0) continue;
@@ -263,7 +296,13 @@ function missingFor(deps: readonly ExpandedDependency[], api: PathApi): MissingF
       const key = `${resolved}\0${dep.path}`;
       const prev = out.get(key);
       if (prev) prev.usedBy = [...new Set([...prev.usedBy, ...(dep.usedBy ?? [])])].sort(cmp).slice(0, MAX_USED_BY);
-      else out.set(key, { path: dep.path, resolved, kind: dep.kind, usedBy: [...new Set(dep.usedBy ?? [])].sort(cmp).slice(0, MAX_USED_BY) });
+      else
+        out.set(key, {
+          path: dep.path,
+          resolved,
+          kind: dep.kind,
+          usedBy: [...new Set(dep.usedBy ?? [])].sort(cmp).slice(0, MAX_USED_BY),
+        });
     }
   }
   return [...out.values()].sort((a, b) => cmp(a.resolved, b.resolved) || cmp(a.path, b.path));

@@ -67,7 +67,10 @@ export async function packProject(input: PackProjectInput, options: PackProjectO
 }
 
 /** A project folder as is into a zip (planFolder + writePack); see planFolder. */
-export async function packFolder(dir: string, options: PackProjectOptions & { sceneFile?: string; addons?: AddonToBundle[] }): Promise<PackOutcome> {
+export async function packFolder(
+  dir: string,
+  options: PackProjectOptions & { sceneFile?: string; addons?: AddonToBundle[] },
+): Promise<PackOutcome> {
   return writePack(await planFolder(dir, { ...options, exclude: options.zipPath }), options);
 }
 
@@ -75,7 +78,10 @@ export async function packFolder(dir: string, options: PackProjectOptions & { sc
 export async function planProject(input: PackProjectInput): Promise<PackPlan> {
   const main = path.resolve(input.blendFile);
   const infos = new FileInfos();
-  if (!(await infos.get(main))) throw packFailed(`The main .blend "${main}" does not exist or is not a file; save the scene first, then retry.`, { file: main });
+  if (!(await infos.get(main)))
+    throw packFailed(`The main .blend "${main}" does not exist or is not a file; save the scene first, then retry.`, {
+      file: main,
+    });
   const deps: ExpandedDependency[] = [];
   for (const d of input.dependencies) deps.push(await expandDependency(d, infos));
   const addons = await expandAddons(input.addons, infos);
@@ -102,10 +108,13 @@ export interface PlanFolderOptions {
  */
 export async function planFolder(dir: string, options: PlanFolderOptions = {}): Promise<PackPlan> {
   const root = path.resolve(dir);
-  if (!(await stat(root).catch(() => null))?.isDirectory()) throw packFailed(`The folder "${root}" does not exist; check the path and retry.`, { folder: root });
+  if (!(await stat(root).catch(() => null))?.isDirectory())
+    throw packFailed(`The folder "${root}" does not exist; check the path and retry.`, { folder: root });
   const walked = await walkFiles(root, SKIPPED_FOLDERS);
   const out = options.exclude === undefined ? undefined : path.resolve(options.exclude);
-  const files = walked.files.filter((f) => !/\.blend\d+$/i.test(f) && (out === undefined || (f !== out && !f.startsWith(`${out}.partial-`))));
+  const files = walked.files.filter(
+    (f) => !/\.blend\d+$/i.test(f) && (out === undefined || (f !== out && !f.startsWith(`${out}.partial-`))),
+  );
   const main = pickScene(root, files, options.sceneFile);
   const infos = new FileInfos();
   await Promise.all(files.map((f) => infos.get(f)));
@@ -114,9 +123,17 @@ export async function planFolder(dir: string, options: PlanFolderOptions = {}): 
     .filter((f) => f !== main)
     .map((f) => {
       const rel = path.relative(root, f).split(path.sep).join('/');
-      return { dep: { path: `//${rel}`, absolute: f, kind: kindOf(f), pattern: 'file', blendFile: main, usedBy: [] }, files: [f], missing: [] };
+      return {
+        dep: { path: `//${rel}`, absolute: f, kind: kindOf(f), pattern: 'file', blendFile: main, usedBy: [] },
+        files: [f],
+        missing: [],
+      };
     });
-  const anchor: ExpandedDependency = { dep: { path: '//', absolute: root, kind: 'other', pattern: 'directory', blendFile: main, usedBy: [] }, files: [], missing: [] };
+  const anchor: ExpandedDependency = {
+    dep: { path: '//', absolute: root, kind: 'other', pattern: 'directory', blendFile: main, usedBy: [] },
+    files: [],
+    missing: [],
+  };
   const addons = await expandAddons(options.addons, infos);
   const layout = planLayout(main, [anchor, ...deps], addons, { identity: (f) => infos.known(f)?.identity });
   const warnings = layoutWarnings(layout);
@@ -130,7 +147,11 @@ function pickScene(root: string, files: readonly string[], sceneFile?: string): 
   const rel = (f: string) => path.relative(root, f).split(path.sep).join('/');
   if (sceneFile !== undefined) {
     const wanted = path.resolve(root, sceneFile);
-    if (!blends.includes(wanted)) throw packFailed(`The scene file "${sceneFile}" is not a .blend in "${root}"; choose one of: ${list(blends.map(rel))}`, { choices: blends.map(rel) });
+    if (!blends.includes(wanted))
+      throw packFailed(
+        `The scene file "${sceneFile}" is not a .blend in "${root}"; choose one of: ${list(blends.map(rel))}`,
+        { choices: blends.map(rel) },
+      );
     return wanted;
   }
   const top = blends.filter((f) => path.dirname(f) === root);
@@ -138,7 +159,9 @@ function pickScene(root: string, files: readonly string[], sceneFile?: string): 
   if (top.length === 0 && blends.length === 1) return blends[0] as string;
   const choices = (top.length > 0 ? top : blends).map(rel);
   throw packFailed(
-    blends.length === 0 ? `The folder "${root}" holds no .blend file; pack a folder with the scene in it.` : `The folder "${root}" holds several .blend files; choose the scene: ${list(choices)}`,
+    blends.length === 0
+      ? `The folder "${root}" holds no .blend file; pack a folder with the scene in it.`
+      : `The folder "${root}" holds several .blend files; choose the scene: ${list(choices)}`,
     { choices },
   );
 }
@@ -169,7 +192,10 @@ function layoutWarnings(layout: Layout): DaemonWarning[] {
 }
 
 function linkWarning(link: string): DaemonWarning {
-  return { code: 'LINKED_FOLDER_SKIPPED', message: `"${link}" links to a folder and was not followed; copy its files into the project if the scene needs them.` };
+  return {
+    code: 'LINKED_FOLDER_SKIPPED',
+    message: `"${link}" links to a folder and was not followed; copy its files into the project if the scene needs them.`,
+  };
 }
 
 function missingWarning(missing: Layout['missing']): DaemonWarning {
@@ -179,7 +205,9 @@ function missingWarning(missing: Layout['missing']): DaemonWarning {
     code: 'MISSING_FILES',
     message:
       `${missing.length} file(s) the scene uses were not found and are not in the archive` +
-      (libs > 0 ? ` (${libs} linked librar${libs === 1 ? 'y' : 'ies'}: the render service refuses a scene whose libraries are missing)` : '') +
+      (libs > 0
+        ? ` (${libs} linked librar${libs === 1 ? 'y' : 'ies'}: the render service refuses a scene whose libraries are missing)`
+        : '') +
       `: ${shown.join(', ')}${missing.length > shown.length ? ', ...' : ''}. Relink or restore them and pack again, or render without them.`,
   };
 }
@@ -189,7 +217,14 @@ function plannedFiles(layout: Layout, infos: FileInfos): PlannedFile[] {
   return layout.entries.map((e) => {
     const info = infos.known(e.source);
     if (!info) throw packFailed(`"${e.source}" vanished while packing; retry.`, { file: e.source });
-    return { name: e.path, source: e.source, size: info.size, mtime: info.mtime, mtimeNs: info.mtimeNs, identity: info.identity };
+    return {
+      name: e.path,
+      source: e.source,
+      size: info.size,
+      mtime: info.mtime,
+      mtimeNs: info.mtimeNs,
+      identity: info.identity,
+    };
   });
 }
 
@@ -199,7 +234,10 @@ function plannedFiles(layout: Layout, infos: FileInfos): PlannedFile[] {
  * a file whose bytes no longer match it fails the zip with PACK_CHANGED (it changed since it was
  * hashed: pack again).
  */
-export async function writePack(plan: PackPlan, options: PackProjectOptions & { manifest?: BuiltManifest }): Promise<PackOutcome> {
+export async function writePack(
+  plan: PackPlan,
+  options: PackProjectOptions & { manifest?: BuiltManifest },
+): Promise<PackOutcome> {
   const { layout, warnings } = plan;
   const zipPath = path.resolve(options.zipPath);
   let manifest: PackManifest | undefined;
@@ -211,9 +249,13 @@ export async function writePack(plan: PackPlan, options: PackProjectOptions & { 
       return built.bytes;
     }
     const entries = kept.manifest.entries;
-    const changed = written.find((w, i) => entries[i]?.path !== w.name || entries[i]?.sha256 !== w.sha256 || entries[i]?.size !== w.size);
+    const changed = written.find(
+      (w, i) => entries[i]?.path !== w.name || entries[i]?.sha256 !== w.sha256 || entries[i]?.size !== w.size,
+    );
     if (changed || entries.length !== written.length) {
-      const source = changed ? (layout.entries.find((e) => e.path === changed.name)?.source ?? changed.name) : layout.root;
+      const source = changed
+        ? (layout.entries.find((e) => e.path === changed.name)?.source ?? changed.name)
+        : layout.root;
       // As over the blob upload: the pack is stale, and the submission says to pack again.
       throw changedAfterPacking(source, 'was changed');
     }
@@ -222,14 +264,27 @@ export async function writePack(plan: PackPlan, options: PackProjectOptions & { 
   };
   const tmp = `${zipPath}.partial-${randomUUID()}`;
   try {
-    const { bytes } = await writeZip(tmp, plan.files, { ...options, trailer: { name: PACK_MANIFEST_NAME, data: trailer } });
+    const { bytes } = await writeZip(tmp, plan.files, {
+      ...options,
+      trailer: { name: PACK_MANIFEST_NAME, data: trailer },
+    });
     // No fsync: a pack lost in a crash is rebuilt from the project; the upload reads it back from the page cache.
     await rename(tmp, zipPath);
-    return { zipPath, bytes, fileCount: plan.files.length, sceneFile: layout.sceneFile, manifest: manifest as PackManifest, warnings };
+    return {
+      zipPath,
+      bytes,
+      fileCount: plan.files.length,
+      sceneFile: layout.sceneFile,
+      manifest: manifest as PackManifest,
+      warnings,
+    };
   } catch (err) {
     await rm(tmp, { force: true });
     if (err instanceof DaemonError || options.signal?.aborted) throw err;
-    throw packFailed(`Writing "${zipPath}" failed (${(err as Error).message}); check the free space and permissions of its folder, then retry.`, { file: zipPath });
+    throw packFailed(
+      `Writing "${zipPath}" failed (${(err as Error).message}); check the free space and permissions of its folder, then retry.`,
+      { file: zipPath },
+    );
   }
 }
 

@@ -63,7 +63,14 @@ export function createPacker(deps: PackerDeps): Packer {
   // The copy a kept pack holds of a .blend, taken when the file had the stat it has now.
   const keptCopy = (f: PackPlan['files'][number]): SnapshotFile | undefined => {
     for (const k of packs.values()) {
-      const hit = k.snapshot?.files.find((s) => s.source === f.source && (s.how === 'copy' || s.how === 'reflink') && s.taken.size === f.size && s.taken.mtimeNs === f.mtimeNs && s.taken.identity === f.identity);
+      const hit = k.snapshot?.files.find(
+        (s) =>
+          s.source === f.source &&
+          (s.how === 'copy' || s.how === 'reflink') &&
+          s.taken.size === f.size &&
+          s.taken.mtimeNs === f.mtimeNs &&
+          s.taken.identity === f.identity,
+      );
       if (hit) return hit;
     }
     return undefined;
@@ -74,16 +81,36 @@ export function createPacker(deps: PackerDeps): Packer {
   let swept: Promise<void> | undefined;
   const sweep = () =>
     (swept ??= readdir(deps.workDir).then(
-      (names) => Promise.all(names.filter((n) => LEFT_BEHIND.test(n) && !packs.has(n.slice(0, 36))).map((n) => rm(path.join(deps.workDir, n), { recursive: true, force: true }))).then(() => undefined),
+      (names) =>
+        Promise.all(
+          names
+            .filter((n) => LEFT_BEHIND.test(n) && !packs.has(n.slice(0, 36)))
+            .map((n) => rm(path.join(deps.workDir, n), { recursive: true, force: true })),
+        ).then(() => undefined),
       () => undefined,
     ));
 
-  async function plan(req: PackRequest, source: string, warnings: DaemonWarning[], signal: AbortSignal | undefined, onProgress: PackProgress | undefined): Promise<PackPlan> {
+  async function plan(
+    req: PackRequest,
+    source: string,
+    warnings: DaemonWarning[],
+    signal: AbortSignal | undefined,
+    onProgress: PackProgress | undefined,
+  ): Promise<PackPlan> {
     const s = await stat(source).catch(() => null);
-    if (!s) throw new DaemonError('PACK_FAILED', `"${source}" does not exist; check the path (a .blend, a project folder or a .zip) and retry.`, { file: source });
+    if (!s)
+      throw new DaemonError(
+        'PACK_FAILED',
+        `"${source}" does not exist; check the path (a .blend, a project folder or a .zip) and retry.`,
+        { file: source },
+      );
     if (s.isDirectory()) return planFolder(source, req.addons ? { addons: req.addons } : {});
     if (!s.isFile() || !source.toLowerCase().endsWith('.blend')) {
-      throw new DaemonError('PACK_FAILED', `"${source}" is not a .blend, a folder or a .zip; choose the scene file or its project folder.`, { file: source });
+      throw new DaemonError(
+        'PACK_FAILED',
+        `"${source}" is not a .blend, a folder or a .zip; choose the scene file or its project folder.`,
+        { file: source },
+      );
     }
     let dependencies = req.dependencies;
     if (!dependencies) {
@@ -98,13 +125,23 @@ export function createPacker(deps: PackerDeps): Packer {
   async function packOwnZip(packId: string, source: string, req: PackRequest): Promise<PackResult> {
     // The user's own zip: inspected, never repacked (and never deleted by discard()).
     const s = await stat(source).catch(() => null);
-    if (!s?.isFile()) throw new DaemonError('PACK_FAILED', `"${source}" does not exist or is not a file; check the path and retry.`, { file: source });
+    if (!s?.isFile())
+      throw new DaemonError('PACK_FAILED', `"${source}" does not exist or is not a file; check the path and retry.`, {
+        file: source,
+      });
     const summary = await summariseZip(source, req.addons);
     const warnings: DaemonWarning[] = [];
     const scenes = summary.preflight.blendFiles;
-    if (scenes.length === 0) throw new DaemonError('PACK_FAILED', `"${source}" holds no .blend file; add the scene to the zip and retry.`, { file: source });
+    if (scenes.length === 0)
+      throw new DaemonError('PACK_FAILED', `"${source}" holds no .blend file; add the scene to the zip and retry.`, {
+        file: source,
+      });
     const sceneFile = summary.manifest?.sceneFile ?? (scenes.length === 1 ? (scenes[0] as string) : '');
-    if (sceneFile === '') warnings.push({ code: 'SCENE_FILE_AMBIGUOUS', message: `The zip holds several .blend files (${scenes.join(', ')}); choose one with validationConfig.pathToFileForRender.` });
+    if (sceneFile === '')
+      warnings.push({
+        code: 'SCENE_FILE_AMBIGUOUS',
+        message: `The zip holds several .blend files (${scenes.join(', ')}); choose one with validationConfig.pathToFileForRender.`,
+      });
     return {
       packId,
       sourcePath: source,
@@ -125,12 +162,19 @@ export function createPacker(deps: PackerDeps): Packer {
    * two streams that overlap: the linked files (no bytes copied) are hashed while the .blend files
    * are still being copied, which hides most of the copying's time. Results in plan order.
    */
-  async function snapshotAndHash(files: PackPlan['files'], dir: string, options: { signal?: AbortSignal; onProgress?: PackProgress }) {
+  async function snapshotAndHash(
+    files: PackPlan['files'],
+    dir: string,
+    options: { signal?: AbortSignal; onProgress?: PackProgress },
+  ) {
     const stop = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
     const total = files.reduce((n, f) => n + f.size, 0);
     const done = [0, 0];
-    const groups = [files.map((f, i) => ({ f, i })).filter(({ f }) => !isBlend(f.name)), files.map((f, i) => ({ f, i })).filter(({ f }) => isBlend(f.name))];
+    const groups = [
+      files.map((f, i) => ({ f, i })).filter(({ f }) => !isBlend(f.name)),
+      files.map((f, i) => ({ f, i })).filter(({ f }) => isBlend(f.name)),
+    ];
     const outSnap = new Array<SnapshotFile>(files.length);
     const outHash = new Array<Awaited<ReturnType<typeof hashFiles>>[number]>(files.length);
     const ended = await Promise.allSettled(
@@ -198,7 +242,11 @@ export function createPacker(deps: PackerDeps): Packer {
       }
       // A failed save only costs the next pack some reading: the pack itself is complete.
       await cache.save().catch(() => undefined);
-      const manifest = buildManifest(planned.layout, hashed.map((h) => ({ name: h.name, size: h.size, sha256: h.sha256, deflated: h.deflate })), deps.createdBy);
+      const manifest = buildManifest(
+        planned.layout,
+        hashed.map((h) => ({ name: h.name, size: h.size, sha256: h.sha256, deflated: h.deflate })),
+        deps.createdBy,
+      );
       const manifestPath = path.join(dir, PACK_MANIFEST_NAME);
       try {
         await mkdir(dir, { recursive: true });
@@ -206,16 +254,28 @@ export function createPacker(deps: PackerDeps): Packer {
       } catch (err) {
         budget.give(snapshot.copiedBytes);
         await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-        throw new DaemonError('PACK_FAILED', `Writing "${manifestPath}" failed (${(err as Error).message}); check the free space and permissions of the daemon's work folder, then retry.`, { file: manifestPath });
+        throw new DaemonError(
+          'PACK_FAILED',
+          `Writing "${manifestPath}" failed (${(err as Error).message}); check the free space and permissions of the daemon's work folder, then retry.`,
+          { file: manifestPath },
+        );
       }
       const files: PackedFile[] = [
-        ...hashed.map((h) => ({ path: h.name, source: h.source, sha256: h.sha256, size: h.size, compression: h.deflate ? ('gzip' as const) : ('none' as const) })),
+        ...hashed.map((h) => ({
+          path: h.name,
+          source: h.source,
+          sha256: h.sha256,
+          size: h.size,
+          compression: h.deflate ? ('gzip' as const) : ('none' as const),
+        })),
         {
           path: PACK_MANIFEST_NAME,
           source: manifestPath,
           sha256: createHash('sha256').update(manifest.bytes).digest('hex'),
           size: manifest.bytes.length,
-          compression: chooseCompression(PACK_MANIFEST_NAME, manifest.bytes.subarray(0, SAMPLE_BYTES)).deflate ? 'gzip' : 'none',
+          compression: chooseCompression(PACK_MANIFEST_NAME, manifest.bytes.subarray(0, SAMPLE_BYTES)).deflate
+            ? 'gzip'
+            : 'none',
         },
       ];
       const result: PackResult = {
@@ -226,14 +286,28 @@ export function createPacker(deps: PackerDeps): Packer {
         bytes: files.reduce((n, f) => n + f.size, 0),
         fileCount: hashed.length,
         sceneFile: planned.layout.sceneFile,
-        preflight: preflightOf(files.map((f) => f.path), manifest.manifest, req.addons),
+        preflight: preflightOf(
+          files.map((f) => f.path),
+          manifest.manifest,
+          req.addons,
+        ),
         missing: manifest.manifest.missing,
         remaps: manifest.manifest.remaps,
         warnings,
       };
       // The zip, when one is asked for, reads the snapshot too.
-      const snapPlan: PackPlan = { ...planned, files: planned.files.map((f, i) => ({ ...f, source: (snapshot.files[i] as SnapshotFile).path })) };
-      packs.set(packId, { result, ours: true, plan: snapPlan, manifest, snapshot, upload: uploadSourceOf(files, snapshot) });
+      const snapPlan: PackPlan = {
+        ...planned,
+        files: planned.files.map((f, i) => ({ ...f, source: (snapshot.files[i] as SnapshotFile).path })),
+      };
+      packs.set(packId, {
+        result,
+        ours: true,
+        plan: snapPlan,
+        manifest,
+        snapshot,
+        upload: uploadSourceOf(files, snapshot),
+      });
       return result;
     },
 
@@ -247,10 +321,22 @@ export function createPacker(deps: PackerDeps): Packer {
 
     zip(packId, options = {}) {
       const kept = packs.get(packId);
-      if (!kept) return Promise.reject(new DaemonError('DAEMON_NOT_FOUND', `No pack ${packId}: it was submitted, discarded or expired; pack the project again.`, { packId }));
+      if (!kept)
+        return Promise.reject(
+          new DaemonError(
+            'DAEMON_NOT_FOUND',
+            `No pack ${packId}: it was submitted, discarded or expired; pack the project again.`,
+            { packId },
+          ),
+        );
       if (kept.result.zipPath !== null) return Promise.resolve(kept.result.zipPath);
       const { plan: planned, manifest } = kept;
-      if (!planned || !manifest) return Promise.reject(new DaemonError('PACK_FAILED', `Pack ${packId} has neither a zip nor a plan; pack the project again.`, { packId }));
+      if (!planned || !manifest)
+        return Promise.reject(
+          new DaemonError('PACK_FAILED', `Pack ${packId} has neither a zip nor a plan; pack the project again.`, {
+            packId,
+          }),
+        );
       kept.zipping ??= (async () => {
         const zipPath = path.join(deps.workDir, `${packId}.zip`);
         try {
@@ -267,7 +353,11 @@ export function createPacker(deps: PackerDeps): Packer {
         // Discarded while zipping: the zip has no owner left.
         if (packs.get(packId) !== kept) {
           await rm(zipPath, { force: true });
-          throw new DaemonError('DAEMON_NOT_FOUND', `Pack ${packId} was discarded while it was being zipped; pack the project again.`, { packId });
+          throw new DaemonError(
+            'DAEMON_NOT_FOUND',
+            `Pack ${packId} was discarded while it was being zipped; pack the project again.`,
+            { packId },
+          );
         }
         kept.result = { ...kept.result, zipPath };
         return zipPath;

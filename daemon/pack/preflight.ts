@@ -26,11 +26,21 @@ export async function inspectZip(zipPath: string, addons?: AddonToBundle[]): Pro
 
 /** inspectZip plus what the packer needs besides: the file count and the parsed manifest. */
 export async function summariseZip(zipPath: string, addons?: readonly AddonToBundle[]): Promise<ZipSummary> {
-  const broken = (why: string) => new DaemonError('PACK_FAILED', `"${zipPath}" is not a usable zip: ${why}. Repack the project or choose another file.`, { file: zipPath });
+  const broken = (why: string) =>
+    new DaemonError(
+      'PACK_FAILED',
+      `"${zipPath}" is not a usable zip: ${why}. Repack the project or choose another file.`,
+      { file: zipPath },
+    );
   let zip: yauzl.ZipFile;
   try {
     // decodeStrings off: names are decoded by decodeEntryName, exactly as the worker decodes them.
-    zip = await yauzl.openPromise(zipPath, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true });
+    zip = await yauzl.openPromise(zipPath, {
+      lazyEntries: true,
+      autoClose: false,
+      decodeStrings: false,
+      validateEntrySizes: true,
+    });
   } catch (err) {
     throw broken((err as Error).message);
   }
@@ -67,14 +77,30 @@ export async function summariseZip(zipPath: string, addons?: readonly AddonToBun
  * The `uploadPreflight` of a project from its archive paths and packer manifest (what summariseZip
  * reads from a zip, or what the packer knows of a pack it hashed without zipping).
  */
-export function preflightOf(names: readonly string[], manifest: PackManifest | null, addons?: readonly AddonToBundle[]): UploadPreflight {
+export function preflightOf(
+  names: readonly string[],
+  manifest: PackManifest | null,
+  addons?: readonly AddonToBundle[],
+): UploadPreflight {
   const bundledAddons = manifest
     ? [
-        ...manifest.addons.map((a) => ({ bundledPathInPack: a.path, name: a.name, module: a.id, addonType: a.addonType ?? 'addon', selectedForBundle: true })),
+        ...manifest.addons.map((a) => ({
+          bundledPathInPack: a.path,
+          name: a.name,
+          module: a.id,
+          addonType: a.addonType ?? 'addon',
+          selectedForBundle: true,
+        })),
         // Known to the artist but left out of the archive: no path in the pack.
         ...(addons ?? [])
           .filter((a) => a.selected === false && !manifest.addons.some((m) => m.id === a.module))
-          .map((a) => ({ bundledPathInPack: '', name: a.name, module: a.module, addonType: a.addonType ?? 'addon', selectedForBundle: false })),
+          .map((a) => ({
+            bundledPathInPack: '',
+            name: a.name,
+            module: a.module,
+            addonType: a.addonType ?? 'addon',
+            selectedForBundle: false,
+          })),
       ]
     : [];
   return {
@@ -91,7 +117,11 @@ function isSceneFile(name: string): boolean {
   return name.toLowerCase().endsWith('.blend') && !parts.includes('__MACOSX') && !(parts.at(-1) ?? '').startsWith('._');
 }
 
-async function readManifest(zip: yauzl.ZipFile, entry: yauzl.Entry, broken: (why: string) => DaemonError): Promise<PackManifest> {
+async function readManifest(
+  zip: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  broken: (why: string) => DaemonError,
+): Promise<PackManifest> {
   const tooBig = () => broken(`${PACK_MANIFEST_NAME} is larger than ${MAX_MANIFEST_BYTES} bytes`);
   if (entry.uncompressedSize > MAX_MANIFEST_BYTES) throw tooBig();
   const chunks: Buffer[] = [];
@@ -117,7 +147,12 @@ async function readManifest(zip: yauzl.ZipFile, entry: yauzl.Entry, broken: (why
     throw broken(`${PACK_MANIFEST_NAME} is not valid JSON`);
   }
   const r = PackManifest.safeParse(json);
-  if (!r.success) throw broken(`${PACK_MANIFEST_NAME} does not match the manifest schema (${r.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')})`);
+  if (!r.success)
+    throw broken(
+      `${PACK_MANIFEST_NAME} does not match the manifest schema (${r.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join('.')}: ${i.message}`)
+        .join('; ')})`,
+    );
   return r.data;
 }
-

@@ -93,9 +93,16 @@ export const isBlend = (name: string): boolean => /\.blend$/i.test(name);
  * the budget, or when the folder cannot be written. The snapshot's `copiedBytes` stay taken from
  * the budget (its owner gives them back); a failed call gives back what it took.
  */
-export async function takeSnapshot(files: readonly PlannedFile[], dir: string, options: SnapshotOptions = {}): Promise<Snapshot> {
+export async function takeSnapshot(
+  files: readonly PlannedFile[],
+  dir: string,
+  options: SnapshotOptions = {},
+): Promise<Snapshot> {
   await mkdir(dir, { recursive: true }).catch((err: unknown) => {
-    throw packFailed(`The daemon's pack folder "${dir}" cannot be created (${(err as Error).message}); check its free space and permissions, then retry.`, { file: dir });
+    throw packFailed(
+      `The daemon's pack folder "${dir}" cannot be created (${(err as Error).message}); check its free space and permissions, then retry.`,
+      { file: dir },
+    );
   });
   const budget = options.budget ?? new CopyBudget();
   const out = new Array<SnapshotFile>(files.length);
@@ -118,7 +125,9 @@ export async function takeSnapshot(files: readonly PlannedFile[], dir: string, o
       const dest = path.join(dir, `${i}${path.extname(f.name).slice(0, 16)}`);
       try {
         options.signal?.throwIfAborted();
-        out[i] = isBlend(f.name) ? ((await reuseCopy(f, dest, options.reuse?.(f), reserve)) ?? (await copyBlend(f, dest, reserve))) : await linkFile(f, dest);
+        out[i] = isBlend(f.name)
+          ? ((await reuseCopy(f, dest, options.reuse?.(f), reserve)) ?? (await copyBlend(f, dest, reserve)))
+          : await linkFile(f, dest);
       } catch (error) {
         failure ??= { error };
       }
@@ -140,13 +149,18 @@ export async function takeSnapshot(files: readonly PlannedFile[], dir: string, o
  */
 export async function checkSnapshot(file: SnapshotFile): Promise<void> {
   const now = await stat(file.path, { bigint: true }).catch(() => null);
-  if (now && Number(now.size) === file.size && now.mtimeNs === file.mtimeNs && identityOf(now) === file.identity) return;
+  if (now && Number(now.size) === file.size && now.mtimeNs === file.mtimeNs && identityOf(now) === file.identity)
+    return;
   throw changedAfterPacking(file.source, now ? 'was changed' : 'was moved or deleted');
 }
 
 /** PACK_CHANGED naming the artist's file. */
 export function changedAfterPacking(source: string, what: string): DaemonError {
-  return new DaemonError('PACK_CHANGED', `"${source}" ${what} after the project was packed, so the farm would not render what was packed: pack again (press Render again), then submit.`, { file: source });
+  return new DaemonError(
+    'PACK_CHANGED',
+    `"${source}" ${what} after the project was packed, so the farm would not render what was packed: pack again (press Render again), then submit.`,
+    { file: source },
+  );
 }
 
 async function copyBlend(f: PlannedFile, dest: string, reserve: (f: PlannedFile) => void): Promise<SnapshotFile> {
@@ -161,16 +175,28 @@ async function copyBlend(f: PlannedFile, dest: string, reserve: (f: PlannedFile)
       await copyFile(f.source, dest);
     } catch (err) {
       if (!(await stat(f.source).catch(() => null))) throw vanished(f);
-      throw packFailed(`Copying "${f.source}" into the daemon's pack folder failed (${(err as Error).message}); check the free space of "${path.dirname(dest)}", then retry.`, { file: f.source });
+      throw packFailed(
+        `Copying "${f.source}" into the daemon's pack folder failed (${(err as Error).message}); check the free space of "${path.dirname(dest)}", then retry.`,
+        { file: f.source },
+      );
     }
   }
   // The copy holds the planned scene only if the file stayed the same through it; a save that
   // landed meanwhile may have been copied half old, half new.
   const after = await stat(f.source, { bigint: true }).catch(() => null);
   if (!after) throw vanished(f);
-  if (Number(after.size) !== f.size || after.mtimeNs !== f.mtimeNs || identityOf(after) !== f.identity) throw savedWhilePacking(f);
+  if (Number(after.size) !== f.size || after.mtimeNs !== f.mtimeNs || identityOf(after) !== f.identity)
+    throw savedWhilePacking(f);
   const taken = await stat(dest, { bigint: true });
-  return { source: f.source, path: dest, how, size: Number(taken.size), mtimeNs: taken.mtimeNs, identity: identityOf(taken), taken: plannedStat(f) };
+  return {
+    source: f.source,
+    path: dest,
+    how,
+    size: Number(taken.size),
+    mtimeNs: taken.mtimeNs,
+    identity: identityOf(taken),
+    taken: plannedStat(f),
+  };
 }
 
 /** A file modified this close to its copy may have changed again without its mtime moving (as hash-files.ts). */
@@ -181,9 +207,15 @@ const RACY_NS = 2_000_000_000n;
  * was taken and the copy itself is untouched; undefined (copy it) otherwise. The link counts
  * against the budget as a copy: its bytes stay on disk as long as either pack holds them.
  */
-async function reuseCopy(f: PlannedFile, dest: string, kept: SnapshotFile | undefined, reserve: (f: PlannedFile) => void): Promise<SnapshotFile | undefined> {
+async function reuseCopy(
+  f: PlannedFile,
+  dest: string,
+  kept: SnapshotFile | undefined,
+  reserve: (f: PlannedFile) => void,
+): Promise<SnapshotFile | undefined> {
   if (!kept || f.identity === undefined || kept.identity === undefined) return undefined;
-  if (kept.taken.size !== f.size || kept.taken.mtimeNs !== f.mtimeNs || kept.taken.identity !== f.identity) return undefined;
+  if (kept.taken.size !== f.size || kept.taken.mtimeNs !== f.mtimeNs || kept.taken.identity !== f.identity)
+    return undefined;
   // A copy taken within the filesystem's timestamp resolution of a save may hold either version.
   if (kept.mtimeNs - f.mtimeNs < RACY_NS) return undefined;
   try {
@@ -212,13 +244,34 @@ async function linkFile(f: PlannedFile, dest: string): Promise<SnapshotFile> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? '';
     if (code === 'ENOENT') throw vanished(f);
-    if (!NO_LINK.has(code)) throw packFailed(`Linking "${f.source}" into the daemon's pack folder failed (${(err as Error).message}); check its free space and permissions, then retry.`, { file: f.source });
-    return { source: f.source, path: f.source, how: 'in-place', size: f.size, mtimeNs: f.mtimeNs, identity: f.identity, taken: plannedStat(f) };
+    if (!NO_LINK.has(code))
+      throw packFailed(
+        `Linking "${f.source}" into the daemon's pack folder failed (${(err as Error).message}); check its free space and permissions, then retry.`,
+        { file: f.source },
+      );
+    return {
+      source: f.source,
+      path: f.source,
+      how: 'in-place',
+      size: f.size,
+      mtimeNs: f.mtimeNs,
+      identity: f.identity,
+      taken: plannedStat(f),
+    };
   }
   const taken = await stat(dest, { bigint: true });
   // The link must be the very file that was planned: one replaced meanwhile was being saved.
-  if (Number(taken.size) !== f.size || taken.mtimeNs !== f.mtimeNs || identityOf(taken) !== f.identity) throw savedWhilePacking(f);
-  return { source: f.source, path: dest, how: 'link', size: f.size, mtimeNs: f.mtimeNs, identity: f.identity, taken: plannedStat(f) };
+  if (Number(taken.size) !== f.size || taken.mtimeNs !== f.mtimeNs || identityOf(taken) !== f.identity)
+    throw savedWhilePacking(f);
+  return {
+    source: f.source,
+    path: dest,
+    how: 'link',
+    size: f.size,
+    mtimeNs: f.mtimeNs,
+    identity: f.identity,
+    taken: plannedStat(f),
+  };
 }
 
 function plannedStat(f: PlannedFile): SnapshotFile['taken'] {
@@ -230,9 +283,15 @@ function identityOf(s: { dev: bigint; ino: bigint }): string | undefined {
 }
 
 function vanished(f: PlannedFile): DaemonError {
-  return packFailed(`"${f.source}" vanished while the project was being packed (moved or deleted); restore it or relink it, then pack again.`, { file: f.source });
+  return packFailed(
+    `"${f.source}" vanished while the project was being packed (moved or deleted); restore it or relink it, then pack again.`,
+    { file: f.source },
+  );
 }
 
 function savedWhilePacking(f: PlannedFile): DaemonError {
-  return packFailed(`"${f.source}" changed while the project was being packed (it was being saved?); wait for the save to finish, then pack again.`, { file: f.source });
+  return packFailed(
+    `"${f.source}" changed while the project was being packed (it was being saved?); wait for the save to finish, then pack again.`,
+    { file: f.source },
+  );
 }

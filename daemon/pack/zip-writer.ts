@@ -50,7 +50,11 @@ export interface WriteZipOptions {
  * archive with PACK_FAILED; an abort rejects with the signal's reason. The partial file is left
  * for the caller to remove.
  */
-export async function writeZip(out: string, inputs: readonly ZipInput[], opts: WriteZipOptions = {}): Promise<{ entries: ZipWritten[]; bytes: number }> {
+export async function writeZip(
+  out: string,
+  inputs: readonly ZipInput[],
+  opts: WriteZipOptions = {},
+): Promise<{ entries: ZipWritten[]; bytes: number }> {
   opts.signal?.throwIfAborted();
   const ZipArchive = await zipArchiveClass();
   const archive = new ZipArchive({ zlib: { level: opts.level ?? 6, chunkSize: ZLIB_CHUNK }, highWaterMark: CHUNK });
@@ -72,9 +76,11 @@ export async function writeZip(out: string, inputs: readonly ZipInput[], opts: W
   archive.on('error', fail);
   const onAbort = () => fail(opts.signal?.reason);
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-  const piped = pipeline(archive, createWriteStream(out, { flags: 'wx', highWaterMark: CHUNK })).catch((err: unknown) => {
-    fail(err);
-  });
+  const piped = pipeline(archive, createWriteStream(out, { flags: 'wx', highWaterMark: CHUNK })).catch(
+    (err: unknown) => {
+      fail(err);
+    },
+  );
 
   /** Appends one entry and waits until archiver has written it (its 'entry' event). */
   const appendEntry = async (source: Buffer | Readable, name: string, store: boolean, date: Date): Promise<void> => {
@@ -103,7 +109,12 @@ export async function writeZip(out: string, inputs: readonly ZipInput[], opts: W
     }
     if (opts.trailer) {
       const data = opts.trailer.data(entries);
-      await appendEntry(data, opts.trailer.name, !chooseCompression(opts.trailer.name, data.subarray(0, SAMPLE_BYTES)).deflate, new Date());
+      await appendEntry(
+        data,
+        opts.trailer.name,
+        !chooseCompression(opts.trailer.name, data.subarray(0, SAMPLE_BYTES)).deflate,
+        new Date(),
+      );
     }
     void archive.finalize().catch(fail);
     await Promise.race([piped, failed]);
@@ -120,9 +131,17 @@ export async function writeZip(out: string, inputs: readonly ZipInput[], opts: W
 
 type AppendEntry = (source: Buffer | Readable, name: string, store: boolean, date: Date) => Promise<void>;
 
-async function addFile(input: ZipInput, appendEntry: AppendEntry, fail: (err: unknown) => void, progress: (bytes: number) => void): Promise<ZipWritten> {
+async function addFile(
+  input: ZipInput,
+  appendEntry: AppendEntry,
+  fail: (err: unknown) => void,
+  progress: (bytes: number) => void,
+): Promise<ZipWritten> {
   const unreadable = (err: unknown) =>
-    packFailed(`"${input.source}" could not be read (${(err as Error).message}); check that it exists and is readable, then retry.`, { file: input.source });
+    packFailed(
+      `"${input.source}" could not be read (${(err as Error).message}); check that it exists and is readable, then retry.`,
+      { file: input.source },
+    );
   let fh: FileHandle;
   try {
     fh = await open(input.source, 'r');
@@ -147,7 +166,11 @@ async function addFile(input: ZipInput, appendEntry: AppendEntry, fail: (err: un
       const handle = fh;
       const rest = async function* () {
         yield sample;
-        for await (const chunk of handle.createReadStream({ start: bytesRead, highWaterMark: CHUNK, autoClose: false }) as AsyncIterable<Buffer>) {
+        for await (const chunk of handle.createReadStream({
+          start: bytesRead,
+          highWaterMark: CHUNK,
+          autoClose: false,
+        }) as AsyncIterable<Buffer>) {
           hash.update(chunk);
           size += chunk.length;
           progress(chunk.length);

@@ -16,15 +16,23 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRouteDeps> = async (app, deps) 
   app.get(list.path, { schema: { response: { 200: list.response } } }, async () => ({ jobs: deps.tracker.list() }));
 
   const get = DAEMON_ROUTES.getJob;
-  app.get(get.path, { schema: { params: JobIdParams, response: { 200: get.response } } }, async (req) => deps.tracker.get(req.params.id));
+  app.get(get.path, { schema: { params: JobIdParams, response: { 200: get.response } } }, async (req) =>
+    deps.tracker.get(req.params.id),
+  );
 
   const cancel = DAEMON_ROUTES.cancelJob;
-  app.post(cancel.path, { schema: { params: JobIdParams, response: { 200: cancel.response } } }, async (req) => deps.tracker.cancel(req.params.id));
+  app.post(cancel.path, { schema: { params: JobIdParams, response: { 200: cancel.response } } }, async (req) =>
+    deps.tracker.cancel(req.params.id),
+  );
 
   const download = DAEMON_ROUTES.downloadJob;
   // No body, or `{}`, means the default folder.
   const body = DownloadRequest.nullish().transform((b) => b ?? {});
-  app.post(download.path, { schema: { params: JobIdParams, body, response: { [download.status]: download.response } } }, async (req, reply) => {
-    return reply.code(download.status).send(deps.downloads.start(req.params.id, req.body.outDir));
-  });
+  app.post(
+    download.path,
+    { schema: { params: JobIdParams, body, response: { [download.status]: download.response } } },
+    async (req, reply) => {
+      return reply.code(download.status).send(deps.downloads.start(req.params.id, req.body.outDir));
+    },
+  );
 };

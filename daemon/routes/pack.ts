@@ -28,14 +28,23 @@ export const packRoutes: FastifyPluginAsyncZod<PackRouteDeps> = async (app, deps
   });
 
   const start = DAEMON_ROUTES.startPack;
-  app.post(start.path, { schema: { body: start.body, response: { [start.status]: start.response } } }, async (req, reply) => {
-    return reply.code(start.status).send(deps.packs.start(req.body));
-  });
+  app.post(
+    start.path,
+    { schema: { body: start.body, response: { [start.status]: start.response } } },
+    async (req, reply) => {
+      return reply.code(start.status).send(deps.packs.start(req.body));
+    },
+  );
 
   const get = DAEMON_ROUTES.getPack;
   app.get(get.path, { schema: { params: IdParams, response: { 200: get.response } } }, async (req) => {
     const found = deps.packs.get(req.params.id);
-    if (!found) throw new DaemonError('DAEMON_NOT_FOUND', `No pack ${req.params.id}: it was submitted, or it expired; start a new one with POST /packs.`, { packId: req.params.id });
+    if (!found)
+      throw new DaemonError(
+        'DAEMON_NOT_FOUND',
+        `No pack ${req.params.id}: it was submitted, or it expired; start a new one with POST /packs.`,
+        { packId: req.params.id },
+      );
     return found;
   });
 };

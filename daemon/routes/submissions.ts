@@ -14,17 +14,26 @@ const IdParams = z.strictObject({ id: z.string().min(1).max(200) });
 
 export const submissionRoutes: FastifyPluginAsyncZod<SubmissionRouteDeps> = async (app, deps) => {
   const submit = DAEMON_ROUTES.submit;
-  app.post(submit.path, { schema: { body: submit.body, response: { [submit.status]: submit.response } } }, async (req, reply) => {
-    return reply.code(submit.status).send(deps.submissions.start(req.body));
-  });
+  app.post(
+    submit.path,
+    { schema: { body: submit.body, response: { [submit.status]: submit.response } } },
+    async (req, reply) => {
+      return reply.code(submit.status).send(deps.submissions.start(req.body));
+    },
+  );
 
   const list = DAEMON_ROUTES.listSubmissions;
-  app.get(list.path, { schema: { response: { 200: list.response } } }, async () => ({ submissions: deps.submissions.list() }));
+  app.get(list.path, { schema: { response: { 200: list.response } } }, async () => ({
+    submissions: deps.submissions.list(),
+  }));
 
   const get = DAEMON_ROUTES.getSubmission;
   app.get(get.path, { schema: { params: IdParams, response: { 200: get.response } } }, async (req) => {
     const found = deps.submissions.get(req.params.id);
-    if (!found) throw new DaemonError('DAEMON_NOT_FOUND', `No submission ${req.params.id}: list them with GET /submissions.`, { submissionId: req.params.id });
+    if (!found)
+      throw new DaemonError('DAEMON_NOT_FOUND', `No submission ${req.params.id}: list them with GET /submissions.`, {
+        submissionId: req.params.id,
+      });
     return found;
   });
 };

@@ -7,7 +7,12 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { JobIdParams } from '../../shared/api/job.js';
 import { THUMBNAIL_FRAME_HEADER, THUMBNAILS_MAX_PAGE_SIZE } from '../../shared/api/thumbnails.js';
-import { DAEMON_MAX_THUMBNAILS, DAEMON_ROUTES, DaemonThumbnailQuery, type DaemonThumbnail } from '../../shared/daemon/api.js';
+import {
+  DAEMON_MAX_THUMBNAILS,
+  DAEMON_ROUTES,
+  DaemonThumbnailQuery,
+  type DaemonThumbnail,
+} from '../../shared/daemon/api.js';
 import { DaemonError } from '../errors.js';
 import type { ClientProvider } from '../ports.js';
 
@@ -22,13 +27,27 @@ export const thumbnailRoutes: FastifyPluginAsyncZod<ThumbnailRouteDeps> = async 
   app.get(list.path, { schema: { params: JobIdParams, response: { 200: list.response } } }, async (req) => {
     const { id } = req.params;
     const client = await clients.client();
-    const own = (frame: number): DaemonThumbnail => ({ frame, url: `/jobs/${encodeURIComponent(id)}/thumbnails/image?frame=${frame}` });
+    const own = (frame: number): DaemonThumbnail => ({
+      frame,
+      url: `/jobs/${encodeURIComponent(id)}/thumbnails/image?frame=${frame}`,
+    });
     const first = await client.listJobThumbnails(id, { pageSize: THUMBNAILS_MAX_PAGE_SIZE });
     const frames = first.data.thumbnails.map((t) => t.frame);
     const pages = Math.min(first.pagination.totalPages, Math.ceil(DAEMON_MAX_THUMBNAILS / THUMBNAILS_MAX_PAGE_SIZE));
-    for (let page = 2; page <= pages; page++) frames.push(...(await client.listJobThumbnails(id, { page, pageSize: THUMBNAILS_MAX_PAGE_SIZE })).data.thumbnails.map((t) => t.frame));
+    for (let page = 2; page <= pages; page++)
+      frames.push(
+        ...(await client.listJobThumbnails(id, { page, pageSize: THUMBNAILS_MAX_PAGE_SIZE })).data.thumbnails.map(
+          (t) => t.frame,
+        ),
+      );
     const latest = first.data.latest;
-    return { jobId: id, fps: first.data.fps, latest: latest ? own(latest.frame) : null, thumbnails: frames.map(own), total: first.pagination.total };
+    return {
+      jobId: id,
+      fps: first.data.fps,
+      latest: latest ? own(latest.frame) : null,
+      thumbnails: frames.map(own),
+      total: first.pagination.total,
+    };
   });
 
   const image = DAEMON_ROUTES.getJobThumbnail;
@@ -38,7 +57,10 @@ export const thumbnailRoutes: FastifyPluginAsyncZod<ThumbnailRouteDeps> = async 
     // Only an image reaches the window, whatever a service answers.
     if (!IMAGE.test(t.contentType)) {
       await t.body.cancel();
-      throw new DaemonError('SERVICE_UNREACHABLE', `The render service answered a thumbnail with ${t.contentType}: check that the service URL points at a renderbridge-compatible service.`);
+      throw new DaemonError(
+        'SERVICE_UNREACHABLE',
+        `The render service answered a thumbnail with ${t.contentType}: check that the service URL points at a renderbridge-compatible service.`,
+      );
     }
     return reply
       .header('content-type', t.contentType)

@@ -50,7 +50,8 @@ export function uiContentSecurityPolicy(serviceUrl: string): string {
 export const uiRoutes: FastifyPluginAsync<UiRouteDeps> = async (app, deps) => {
   const dir = deps.dir ?? fileURLToPath(new URL('../ui/', import.meta.url));
   const files = new Map<string, { body: Buffer; type: string }>();
-  for (const [name, type] of Object.entries(FILES)) files.set(name, { body: await readFile(path.join(dir, name)), type });
+  for (const [name, type] of Object.entries(FILES))
+    files.set(name, { body: await readFile(path.join(dir, name)), type });
   const csp = uiContentSecurityPolicy(deps.serviceUrl);
 
   app.get(UI_PREFIX, async (_req, reply) => reply.redirect(`${UI_PREFIX}/`, 302));

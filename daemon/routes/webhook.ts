@@ -26,16 +26,27 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRouteDeps> = async (app, d
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 64 * 1024 }, (_req, body, done) => done(null, body));
 
   app.post(DAEMON_WEBHOOK_PATH, async (req, reply) => {
-    if (!deps.secret) throw new DaemonError('DAEMON_NOT_FOUND', 'The webhook receiver is off: start the daemon with a webhook secret (RENDERBRIDGE_WEBHOOK_SECRET) to turn it on.');
+    if (!deps.secret)
+      throw new DaemonError(
+        'DAEMON_NOT_FOUND',
+        'The webhook receiver is off: start the daemon with a webhook secret (RENDERBRIDGE_WEBHOOK_SECRET) to turn it on.',
+      );
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const header = req.headers[SIGNATURE_HEADER.toLowerCase()];
-    const verdict = verifyWebhookSignature(deps.secret, typeof header === 'string' ? header : undefined, raw, deps.toleranceSeconds);
+    const verdict = verifyWebhookSignature(
+      deps.secret,
+      typeof header === 'string' ? header : undefined,
+      raw,
+      deps.toleranceSeconds,
+    );
     if (!verdict.ok) throw new DaemonError('WEBHOOK_SIGNATURE_INVALID', undefined, { reason: verdict.reason });
     let event: z.infer<typeof WebhookEvent> | undefined;
     try {
       event = WebhookEvent.parse(JSON.parse(raw.toString('utf8')));
     } catch {
-      throw new DaemonError('DAEMON_BAD_REQUEST', 'The webhook body is not an event object.', {}, [{ code: 'invalid_json', path: ['body'], message: 'expected a JSON event object' }]);
+      throw new DaemonError('DAEMON_BAD_REQUEST', 'The webhook body is not an event object.', {}, [
+        { code: 'invalid_json', path: ['body'], message: 'expected a JSON event object' },
+      ]);
     }
     if (event.event === 'onRenderComplete') deps.tracker.kick();
     req.log.info({ webhookEvent: event.event, jobId: event.jobId }, 'webhook received');

@@ -82,7 +82,9 @@ export async function watchHotFolder(dir: string, deps: HotFolderDeps): Promise<
       await writeFile(tmp, text);
       await rename(tmp, statePath);
     });
-    return saving.catch((err: unknown) => deps.log.warn({ err: String(err), file: statePath }, 'hot folder: could not save its state file'));
+    return saving.catch((err: unknown) =>
+      deps.log.warn({ err: String(err), file: statePath }, 'hot folder: could not save its state file'),
+    );
   };
 
   const take = async (file: string, stats: Stats | undefined): Promise<void> => {
@@ -104,7 +106,12 @@ export async function watchHotFolder(dir: string, deps: HotFolderDeps): Promise<
         download: true,
       };
       // Remembered before starting: a crash after this never submits the file twice.
-      state.submitted[name] = { size: stats.size, mtimeMs: stats.mtimeMs, submissionId: null, submittedAt: new Date().toISOString() };
+      state.submitted[name] = {
+        size: stats.size,
+        mtimeMs: stats.mtimeMs,
+        submissionId: null,
+        submittedAt: new Date().toISOString(),
+      };
       await save();
       const started = submit(deps.submissions, req);
       const first = await started.first;
@@ -112,7 +119,8 @@ export async function watchHotFolder(dir: string, deps: HotFolderDeps): Promise<
       await save();
       deps.log.info({ file: name, submissionId: first.id, outDir: req.outDir }, 'hot folder: submitted');
       void started.final.then((s) => {
-        if (s.step === 'failed') deps.log.warn({ file: name, submissionId: s.id, error: s.error }, 'hot folder: submission failed');
+        if (s.step === 'failed')
+          deps.log.warn({ file: name, submissionId: s.id, error: s.error }, 'hot folder: submission failed');
       });
     } catch (err) {
       deps.log.warn({ file: name, err: String(err) }, 'hot folder: could not submit');
@@ -128,7 +136,9 @@ export async function watchHotFolder(dir: string, deps: HotFolderDeps): Promise<
     usePolling: deps.usePolling ?? false,
     awaitWriteFinish: { stabilityThreshold: deps.stabilityMs ?? 2000, pollInterval: 100 },
     // Folders inside (the `_renders` outputs among them) are never entered; depth 0 lists them only.
-    ignored: (p: string, stats?: Stats) => path.resolve(p) !== root && (stats?.isDirectory() === true || (stats?.isFile() === true && isIgnoredName(path.basename(p)))),
+    ignored: (p: string, stats?: Stats) =>
+      path.resolve(p) !== root &&
+      (stats?.isDirectory() === true || (stats?.isFile() === true && isIgnoredName(path.basename(p)))),
   });
   watcher.on('add', (file, stats) => void take(file, stats));
   watcher.on('change', (file, stats) => void take(file, stats));
@@ -147,7 +157,10 @@ export async function watchHotFolder(dir: string, deps: HotFolderDeps): Promise<
 }
 
 /** The submission's first state (its id) and its final one, whichever kind of submitter. */
-function submit(submissions: Submissions | SubmitFn, req: SubmitRequest): { first: Promise<Submission>; final: Promise<Submission> } {
+function submit(
+  submissions: Submissions | SubmitFn,
+  req: SubmitRequest,
+): { first: Promise<Submission>; final: Promise<Submission> } {
   if (typeof submissions === 'function') {
     const final = Promise.resolve(submissions(req));
     return { first: final, final };
@@ -165,7 +178,8 @@ async function loadState(file: string, log: HotFolderLogger): Promise<StateFile>
   }
   try {
     const parsed = JSON.parse(text) as Partial<StateFile>;
-    if (parsed.version === 1 && parsed.submitted && typeof parsed.submitted === 'object') return { version: 1, submitted: parsed.submitted };
+    if (parsed.version === 1 && parsed.submitted && typeof parsed.submitted === 'object')
+      return { version: 1, submitted: parsed.submitted };
   } catch {
     // fall through
   }

@@ -88,7 +88,9 @@ export async function runSubmission(
   };
   const interval = deps.progressIntervalMs ?? 250;
   const packProgress = throttle(interval, (progress: Transfer) => update({ pack: progress }));
-  const uploadProgress = throttle(interval, (upload: UploadState) => update({ upload, uploadedBytes: upload.bytesDone, totalBytes: upload.bytesTotal }));
+  const uploadProgress = throttle(interval, (upload: UploadState) =>
+    update({ upload, uploadedBytes: upload.bytesDone, totalBytes: upload.bytesTotal }),
+  );
   let pack: PackResult | undefined;
   let discardOnFailure = false;
 
@@ -96,12 +98,21 @@ export async function runSubmission(
     update({ step: 'packing' });
     if (req.packId !== undefined) {
       pack = deps.packer.get(req.packId);
-      if (!pack) throw new DaemonError('DAEMON_NOT_FOUND', `No pack ${req.packId}: it was submitted, or dropped when one of its files changed, or expired; pack the project again (POST /pack).`);
+      if (!pack)
+        throw new DaemonError(
+          'DAEMON_NOT_FOUND',
+          `No pack ${req.packId}: it was submitted, or dropped when one of its files changed, or expired; pack the project again (POST /pack).`,
+        );
     } else if (req.pack) {
       const packRate = new TransferRate();
       pack = await deps.packer.pack(req.pack, {
         signal,
-        onProgress: (done, total) => packProgress(total > 0 && done === total, { bytesDone: done, bytesTotal: total, ...packRate.update(done, total) }),
+        onProgress: (done, total) =>
+          packProgress(total > 0 && done === total, {
+            bytesDone: done,
+            bytesTotal: total,
+            ...packRate.update(done, total),
+          }),
       });
       discardOnFailure = true;
     } else {
@@ -115,7 +126,8 @@ export async function runSubmission(
       signal,
       concurrency: deps.uploadConcurrency,
       onUpload: (u) => uploadProgress(u.bytesDone === u.bytesTotal, u),
-      onZip: (progress) => packProgress(progress.bytesTotal > 0 && progress.bytesDone === progress.bytesTotal, progress),
+      onZip: (progress) =>
+        packProgress(progress.bytesTotal > 0 && progress.bytesDone === progress.bytesTotal, progress),
     });
     discardOnFailure = false;
     await deps.packer.discard(pack.packId).catch(() => undefined);
@@ -130,7 +142,11 @@ export async function runSubmission(
     await client.validateJob(job.id, { validationConfig }, { signal });
     // Validation often ends within a second or two (a scene the farm analysed before): polled
     // soon after it starts, then less often, so the render is asked for without a poll's delay.
-    await client.waitForStatus(job.id, ['validated'], { intervalMs: pollMs, firstIntervalMs: Math.min(pollMs, FIRST_POLL_MS), signal });
+    await client.waitForStatus(job.id, ['validated'], {
+      intervalMs: pollMs,
+      firstIntervalMs: Math.min(pollMs, FIRST_POLL_MS),
+      signal,
+    });
     if (req.mode === 'check') {
       update({ step: 'done' });
       return { ...s, warnings: [...s.warnings] };
@@ -153,13 +169,21 @@ export async function runSubmission(
   } catch (err) {
     const error =
       signal?.aborted && !(err instanceof DownloadFailed)
-        ? { name: 'SUBMISSION_ABORTED', message: 'The submission was stopped before it ended (interrupted, or the daemon shut down): submit again; a job already created keeps its state in the service.', details: [], type: 'api' as const, metadata: {} }
+        ? {
+            name: 'SUBMISSION_ABORTED',
+            message:
+              'The submission was stopped before it ended (interrupted, or the daemon shut down): submit again; a job already created keeps its state in the service.',
+            details: [],
+            type: 'api' as const,
+            metadata: {},
+          }
         : err instanceof DownloadFailed
-          ? err.state.error ?? failureBody(err)
+          ? (err.state.error ?? failureBody(err))
           : failureBody(err);
     // A pack whose files changed can never be sent as packed: it is dropped too, so submitting it
     // again (by packId) says to pack again instead of failing the same way.
-    if (pack && (discardOnFailure || error.name === 'PACK_CHANGED')) await deps.packer.discard(pack.packId).catch(() => undefined);
+    if (pack && (discardOnFailure || error.name === 'PACK_CHANGED'))
+      await deps.packer.discard(pack.packId).catch(() => undefined);
     update({ step: 'failed', error });
   }
   return { ...s, warnings: [...s.warnings] };
@@ -172,9 +196,18 @@ class DownloadFailed extends Error {
 }
 
 /** Through the daemon's Downloads (joining a run the tracker may have started), else in this call. */
-async function download(client: RenderJobClient, jobId: string, outDir: string, downloads: Downloads | undefined, options: RunSubmissionOptions): Promise<DownloadState> {
+async function download(
+  client: RenderJobClient,
+  jobId: string,
+  outDir: string,
+  downloads: Downloads | undefined,
+  options: RunSubmissionOptions,
+): Promise<DownloadState> {
   if (!downloads) {
-    const report = await downloadJobOutputs(client, jobId, outDir, { signal: options.signal, onProgress: options.onDownload });
+    const report = await downloadJobOutputs(client, jobId, outDir, {
+      signal: options.signal,
+      onProgress: options.onDownload,
+    });
     return report.state;
   }
   const running = downloads.get(jobId);

@@ -4,7 +4,14 @@ import path from 'node:path';
 import type { ErrorBody } from '../../shared/api/error-body.js';
 import type { FailedReason, Job } from '../../shared/api/job.js';
 import type { RequestedRenderConfig } from '../../shared/api/render-config.js';
-import { ApiError, JobStoppedError, LocalFileError, NetworkError, ResponseFormatError, UploadUrlsExpiredError } from '../../shared/client/errors.js';
+import {
+  ApiError,
+  JobStoppedError,
+  LocalFileError,
+  NetworkError,
+  ResponseFormatError,
+  UploadUrlsExpiredError,
+} from '../../shared/client/errors.js';
 import type { SubmitSettings } from '../../shared/daemon/api.js';
 import { DaemonError } from '../errors.js';
 import { safeRelativePath } from '../download/output-paths.js';
@@ -37,10 +44,22 @@ export function defaultOutDir(downloadsDir: string, name: string, jobId: string)
 export function jobStoppedBody(job: Job): ErrorBody {
   const reason: FailedReason | null = job.failedReason ?? null;
   if (job.status === 'canceled') {
-    return { name: 'JOB_CANCELED', message: `Job ${job.id} was canceled: submit the project again to render it.`, details: [], type: 'api', metadata: { jobId: job.id } };
+    return {
+      name: 'JOB_CANCELED',
+      message: `Job ${job.id} was canceled: submit the project again to render it.`,
+      details: [],
+      type: 'api',
+      metadata: { jobId: job.id },
+    };
   }
   if (!reason) {
-    return { name: 'JOB_FAILED', message: `Job ${job.id} ended "${job.status}" without a reason: see the job in the service.`, details: [], type: 'api', metadata: { jobId: job.id } };
+    return {
+      name: 'JOB_FAILED',
+      message: `Job ${job.id} ended "${job.status}" without a reason: see the job in the service.`,
+      details: [],
+      type: 'api',
+      metadata: { jobId: job.id },
+    };
   }
   const detailMessage = reason.errorDetails['message'];
   const message = typeof detailMessage === 'string' ? detailMessage : `The job failed (${reason.type} ${reason.name}).`;
@@ -51,7 +70,13 @@ export function jobStoppedBody(job: Job): ErrorBody {
     const text = (w as Record<string, unknown>)['message'];
     return typeof code === 'string' ? [{ code, path: [], message: typeof text === 'string' ? text : code }] : [];
   });
-  return { name: reason.name, message, details, type: 'api', metadata: { jobId: job.id, status: job.status, failedReason: reason } };
+  return {
+    name: reason.name,
+    message,
+    details,
+    type: 'api',
+    metadata: { jobId: job.id, status: job.status, failedReason: reason },
+  };
 }
 
 /**
@@ -68,15 +93,29 @@ export function failureBody(err: unknown): ErrorBody {
   if (err instanceof JobStoppedError) return jobStoppedBody(err.job);
   // A file of this machine is never the service's fault: name it and say what to do.
   if (err instanceof LocalFileError) {
-    return new DaemonError('PACK_CHANGED', `"${err.file}" could not be read for the upload (${err.code === 'ENOENT' ? 'it was moved or deleted' : (err.code ?? 'unreadable')}): restore it or pack the project again, then submit.`, { file: err.file }).toBody();
+    return new DaemonError(
+      'PACK_CHANGED',
+      `"${err.file}" could not be read for the upload (${err.code === 'ENOENT' ? 'it was moved or deleted' : (err.code ?? 'unreadable')}): restore it or pack the project again, then submit.`,
+      { file: err.file },
+    ).toBody();
   }
   if (err instanceof ResponseFormatError) {
-    return new DaemonError('SERVICE_UNREACHABLE', `${err.message}: check that the service URL points at a renderbridge-compatible service.`).toBody();
+    return new DaemonError(
+      'SERVICE_UNREACHABLE',
+      `${err.message}: check that the service URL points at a renderbridge-compatible service.`,
+    ).toBody();
   }
   if (err instanceof NetworkError) {
     // The service answered this submission before: its URL is right, the connection is not.
-    if (err.dropped) return new DaemonError('SERVICE_UNREACHABLE', `${err.message}: check this computer's network connection, then submit again.`).toBody();
-    return new DaemonError('SERVICE_UNREACHABLE', `${err.message}: check the service URL and that the service is running.`).toBody();
+    if (err.dropped)
+      return new DaemonError(
+        'SERVICE_UNREACHABLE',
+        `${err.message}: check this computer's network connection, then submit again.`,
+      ).toBody();
+    return new DaemonError(
+      'SERVICE_UNREACHABLE',
+      `${err.message}: check the service URL and that the service is running.`,
+    ).toBody();
   }
   if (err instanceof UploadUrlsExpiredError) {
     return {
@@ -89,11 +128,20 @@ export function failureBody(err: unknown): ErrorBody {
   }
   // Nothing above knew the error: say what it was, and what to do.
   const message = err instanceof Error ? err.message : String(err);
-  return { name: 'SUBMISSION_FAILED', message: `${message}: submit again, and if it fails again, see the daemon log.`, details: [], type: 'api', metadata: {} };
+  return {
+    name: 'SUBMISSION_FAILED',
+    message: `${message}: submit again, and if it fails again, see the daemon log.`,
+    details: [],
+    type: 'api',
+    metadata: {},
+  };
 }
 
 /** Calls `fn` at most once per `intervalMs`, except for calls marked final. */
-export function throttle<A extends unknown[]>(intervalMs: number, fn: (...args: A) => void): (final: boolean, ...args: A) => void {
+export function throttle<A extends unknown[]>(
+  intervalMs: number,
+  fn: (...args: A) => void,
+): (final: boolean, ...args: A) => void {
   let last = 0;
   return (final, ...args) => {
     const now = Date.now();

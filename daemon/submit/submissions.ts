@@ -27,10 +27,15 @@ export function createSubmissions(deps: SubmissionsDeps): Submissions {
       const req = deps.defaults ? { ...given, settings: withSubmitDefaults(given.settings, deps.defaults()) } : given;
       const id = randomUUID();
       const holder = { state: newSubmission(req, id) };
-      const done = runSubmission(req, deps, (s) => {
-        holder.state = s;
-        deps.events.publish({ event: 'submission', data: s });
-      }, { id });
+      const done = runSubmission(
+        req,
+        deps,
+        (s) => {
+          holder.state = s;
+          deps.events.publish({ event: 'submission', data: s });
+        },
+        { id },
+      );
       entries.set(id, Object.assign(holder, { done }));
       return { ...holder.state };
     },

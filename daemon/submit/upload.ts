@@ -36,7 +36,12 @@ const BLOB_EXTENSION = 'content-addressed-uploads';
  * and any pack sent to a service without it go by single PUT. A file that changed, moved or
  * vanished since it was packed fails at once with PACK_CHANGED naming the artist's file.
  */
-export async function uploadPack(client: RenderJobClient, packer: Packer, pack: PackResult, options: UploadPackOptions): Promise<UploadedPack> {
+export async function uploadPack(
+  client: RenderJobClient,
+  packer: Packer,
+  pack: PackResult,
+  options: UploadPackOptions,
+): Promise<UploadedPack> {
   const { signal } = options;
   if (pack.files.length > 0 && (await client.hasExtension(BLOB_EXTENSION, { signal }))) {
     const source = packer.uploadSource?.(pack.packId);
@@ -52,37 +57,65 @@ export async function uploadPack(client: RenderJobClient, packer: Packer, pack: 
       return { slug: result.upload.slug, mode: 'blobs' };
     } catch (err) {
       if (err instanceof BlobChangedError) throw changedAfterPacking(err.files.map(original).join('", "'), 'changed');
-      if (err instanceof LocalFileError) throw changedAfterPacking(original(err.file), err.code === 'ENOENT' ? 'was moved or deleted' : `could not be read (${err.code ?? (err.cause as Error | undefined)?.message ?? 'unknown error'})`);
+      if (err instanceof LocalFileError)
+        throw changedAfterPacking(
+          original(err.file),
+          err.code === 'ENOENT'
+            ? 'was moved or deleted'
+            : `could not be read (${err.code ?? (err.cause as Error | undefined)?.message ?? 'unknown error'})`,
+        );
       throw err;
     }
   }
 
   const zipRate = new TransferRate();
-  const zipPath = pack.zipPath ?? (await packer.zip(pack.packId, { signal, onProgress: (done, total) => options.onZip({ bytesDone: done, bytesTotal: total, ...zipRate.update(done, total) }) }));
+  const zipPath =
+    pack.zipPath ??
+    (await packer.zip(pack.packId, {
+      signal,
+      onProgress: (done, total) =>
+        options.onZip({ bytesDone: done, bytesTotal: total, ...zipRate.update(done, total) }),
+    }));
   const rate = new TransferRate();
   let retries = 0;
   let last = { sent: 0, total: 0 };
-  const report = (): void => options.onUpload({ mode: 'single-put', bytesDone: last.sent, bytesTotal: last.total, bytesSkipped: 0, retries, ...rate.update(last.sent, last.total) });
+  const report = (): void =>
+    options.onUpload({
+      mode: 'single-put',
+      bytesDone: last.sent,
+      bytesTotal: last.total,
+      bytesSkipped: 0,
+      retries,
+      ...rate.update(last.sent, last.total),
+    });
   // A zip that ends before its size (rewritten while being sent) is a local change, named as one.
-  const target = await client.uploadProject(zipPath, {
-    fileType: 'zip',
-    signal,
-    onProgress: (sent, total) => {
-      last = { sent, total };
-      report();
-    },
-    onRetry: () => {
-      retries++;
-      report();
-    },
-  }).catch((err: unknown) => {
-    throw err instanceof SourceChangedError ? changedAfterPacking(zipPath, 'was changed while it was being sent') : err;
-  });
+  const target = await client
+    .uploadProject(zipPath, {
+      fileType: 'zip',
+      signal,
+      onProgress: (sent, total) => {
+        last = { sent, total };
+        report();
+      },
+      onRetry: () => {
+        retries++;
+        report();
+      },
+    })
+    .catch((err: unknown) => {
+      throw err instanceof SourceChangedError
+        ? changedAfterPacking(zipPath, 'was changed while it was being sent')
+        : err;
+    });
   return { slug: target.slug, mode: 'single-put' };
 }
 
 /** The upload's fileName for a blob project: the packed .blend's or folder's name, as a .zip. */
 export function projectFileName(sourcePath: string): string {
-  const stem = path.basename(sourcePath).replace(/\.blend$/i, '').replace(/[\\/\0]/g, '_').slice(0, 200);
+  const stem = path
+    .basename(sourcePath)
+    .replace(/\.blend$/i, '')
+    .replace(/[\\/\0]/g, '_')
+    .slice(0, 200);
   return `${stem || 'project'}.zip`;
 }

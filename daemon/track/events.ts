@@ -104,7 +104,8 @@ export class EventBus implements EventSink {
     const stream: Stream = { id: this.nextStreamId++, res };
     this.streams.add(stream);
     const remove = (): void => {
-      if (this.streams.delete(stream)) this.logger?.info({ stream: stream.id, streams: this.streams.size }, 'event stream closed');
+      if (this.streams.delete(stream))
+        this.logger?.info({ stream: stream.id, streams: this.streams.size }, 'event stream closed');
       this.updateHeartbeat();
     };
     req.on('close', remove);
@@ -133,7 +134,10 @@ export class EventBus implements EventSink {
     if (res.writableLength > this.maxBufferedBytes) {
       this.streams.delete(stream);
       this.dropped++;
-      this.logger?.warn({ stream: stream.id, bufferedBytes: res.writableLength }, 'event stream dropped: the client reads too slowly');
+      this.logger?.warn(
+        { stream: stream.id, bufferedBytes: res.writableLength },
+        'event stream dropped: the client reads too slowly',
+      );
       res.destroy();
       this.updateHeartbeat();
     }

@@ -52,7 +52,8 @@ interface Entry {
 export class JobTracker implements Tracker {
   private readonly jobs = new Map<string, Entry>();
   private readonly outDirs = new Map<string, string | null>();
-  private readonly opts: Required<Omit<JobTrackerOptions, 'downloads' | 'logger'>> & Pick<JobTrackerOptions, 'downloads' | 'logger'>;
+  private readonly opts: Required<Omit<JobTrackerOptions, 'downloads' | 'logger'>> &
+    Pick<JobTrackerOptions, 'downloads' | 'logger'>;
   private controller = new AbortController();
   private loop: Promise<void> | undefined;
   private running = false;
@@ -158,7 +159,8 @@ export class JobTracker implements Tracker {
       } catch (err) {
         if (!this.running) break;
         const noKey = err instanceof DaemonError && err.code === 'NO_API_KEY';
-        if (noKey && !this.waitingForKey) this.opts.logger?.info({}, 'no API key configured: the tracker waits for one');
+        if (noKey && !this.waitingForKey)
+          this.opts.logger?.info({}, 'no API key configured: the tracker waits for one');
         this.waitingForKey = noKey;
         if (!noKey) this.failures++;
         delay = pollDelay(err, this.failures, this.opts, this.opts.logger);
@@ -233,10 +235,13 @@ export class JobTracker implements Tracker {
     if (finishing) {
       entry.finished = true;
       // The final counters (the job has left GET /jobs/progress).
-      entry.progress = await client.getJobProgress(job.id, { signal: this.controller.signal }).catch(() => entry.progress);
+      entry.progress = await client
+        .getJobProgress(job.id, { signal: this.controller.signal })
+        .catch(() => entry.progress);
     }
     const jobChanged = !prev || prev.job.status !== job.status || prev.job.updatedAt !== job.updatedAt;
-    const progressChanged = entry.progress !== null && JSON.stringify(entry.progress) !== JSON.stringify(prev?.progress ?? null);
+    const progressChanged =
+      entry.progress !== null && JSON.stringify(entry.progress) !== JSON.stringify(prev?.progress ?? null);
     if (progressChanged && entry.progress) this.opts.events.publish({ event: 'progress', data: entry.progress });
     if (jobChanged || progressChanged) this.opts.events.publish({ event: 'job', data: this.tracked(entry) });
     if (finishing) {
@@ -254,7 +259,10 @@ export class JobTracker implements Tracker {
     try {
       return this.opts.downloads.start(jobId, outDir).outDir;
     } catch (err) {
-      this.opts.logger?.warn({ jobId, err: err instanceof Error ? err.message : String(err) }, 'the download could not start');
+      this.opts.logger?.warn(
+        { jobId, err: err instanceof Error ? err.message : String(err) },
+        'the download could not start',
+      );
       return null;
     }
   }
@@ -262,7 +270,9 @@ export class JobTracker implements Tracker {
   private prune(): void {
     const excess = this.jobs.size - this.opts.maxTrackedJobs;
     if (excess <= 0) return;
-    const finished = [...this.jobs.values()].filter((e) => isTerminal(e.job.status)).sort((a, b) => a.job.createdAt.localeCompare(b.job.createdAt));
+    const finished = [...this.jobs.values()]
+      .filter((e) => isTerminal(e.job.status))
+      .sort((a, b) => a.job.createdAt.localeCompare(b.job.createdAt));
     for (const e of finished.slice(0, excess)) {
       this.jobs.delete(e.job.id);
       this.outDirs.delete(e.job.id);

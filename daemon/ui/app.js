@@ -113,7 +113,11 @@ function update(t) {
   else r.bar.value = percent;
   const frames = progress && progress.framesTotal ? `${progress.framesDone ?? 0}/${progress.framesTotal} frames` : '';
   r.ptext.textContent = [percent != null ? `${Math.round(percent)}%` : '', frames].filter(Boolean).join(' · ');
-  r.outputs.textContent = download ? `${download.outDir} (${download.state}, ${download.filesDone}/${download.files} files)` : TERMINAL.has(job.status) ? '' : '—';
+  r.outputs.textContent = download
+    ? `${download.outDir} (${download.state}, ${download.filesDone}/${download.files} files)`
+    : TERMINAL.has(job.status)
+      ? ''
+      : '—';
   r.cancel.hidden = TERMINAL.has(job.status);
 }
 
@@ -121,7 +125,9 @@ function render() {
   const body = document.querySelector('#jobs tbody');
   const sorted = [...jobs.values()].sort((a, b) => b.job.createdAt.localeCompare(a.job.createdAt));
   for (const t of sorted) update(t);
-  body.replaceChildren(...sorted.flatMap((t) => [rowFor(t.job.id).tr, ...(framesOpen.has(t.job.id) ? [framesOpen.get(t.job.id).tr] : [])]));
+  body.replaceChildren(
+    ...sorted.flatMap((t) => [rowFor(t.job.id).tr, ...(framesOpen.has(t.job.id) ? [framesOpen.get(t.job.id).tr] : [])]),
+  );
   $('empty').hidden = sorted.length > 0;
 }
 
@@ -144,13 +150,19 @@ function renderTransfers() {
 }
 
 function baseName(p) {
-  return String(p || '').split(/[\\/]/).filter(Boolean).pop() || '';
+  return (
+    String(p || '')
+      .split(/[\\/]/)
+      .filter(Boolean)
+      .pop() || ''
+  );
 }
 
 /** Keeps a pack or submission while it packs or uploads, drops it after. */
 function onTransfer(name, data) {
   if (name === 'pack') {
-    if (data.state === 'packing') transfers.set(`pack:${data.packId}`, { name: 'Project', line: window.rbTransfer.packLine(data) });
+    if (data.state === 'packing')
+      transfers.set(`pack:${data.packId}`, { name: 'Project', line: window.rbTransfer.packLine(data) });
     else transfers.delete(`pack:${data.packId}`);
   } else if (MOVING_STEPS.has(data.step)) {
     const line = window.rbTransfer.submissionLine(data) || (data.step === 'packing' ? 'Packing…' : 'Uploading…');
@@ -204,7 +216,18 @@ function toggleFrames(id, button) {
     empty.textContent = 'No frame has a thumbnail yet.';
     td.append(head, strip, empty);
     tr.append(td);
-    framesOpen.set(id, { tr, strip, latest, caption, empty, items: new Map(), urls: [], latestFrame: null, loading: false, lastRead: 0 });
+    framesOpen.set(id, {
+      tr,
+      strip,
+      latest,
+      caption,
+      empty,
+      items: new Map(),
+      urls: [],
+      latestFrame: null,
+      loading: false,
+      lastRead: 0,
+    });
     void refreshFrames(id, true);
   }
   button.textContent = framesOpen.has(id) ? 'Hide frames' : 'Frames';
@@ -256,9 +279,11 @@ function onEvent(name, data) {
   if (name === 'pack' || name === 'submission') return onTransfer(name, data);
   const jobId = name === 'job' ? data.job.id : data.jobId;
   // A frame finished (or the job ended): its thumbnail may be there now.
-  if (framesOpen.has(jobId) && ['job', 'progress', 'renderComplete'].includes(name)) void refreshFrames(jobId, name !== 'progress');
+  if (framesOpen.has(jobId) && ['job', 'progress', 'renderComplete'].includes(name))
+    void refreshFrames(jobId, name !== 'progress');
   if (name === 'job') jobs.set(data.job.id, data);
-  else if (name === 'renderComplete') jobs.set(data.jobId, { ...(jobs.get(data.jobId) || { progress: null, download: null }), job: data.job });
+  else if (name === 'renderComplete')
+    jobs.set(data.jobId, { ...(jobs.get(data.jobId) || { progress: null, download: null }), job: data.job });
   else if (name === 'progress' || name === 'download') {
     const known = jobs.get(data.jobId);
     if (!known) return;
@@ -278,7 +303,10 @@ async function loadJobs() {
 }
 
 async function readStream() {
-  const res = await fetch('/events', { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, cache: 'no-store' });
+  const res = await fetch('/events', {
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+    cache: 'no-store',
+  });
   if (!res.ok || !res.body) throw new Error(`the event stream answered ${res.status}`);
   setConnection('live', 'live');
   const reader = res.body.getReader();
@@ -296,7 +324,8 @@ async function readStream() {
       let data;
       for (const line of frame.split('\n')) {
         if (line.startsWith('event:')) event = line.slice(6).trim();
-        else if (line.startsWith('data:')) data = (data === undefined ? '' : `${data}\n`) + line.slice(5).replace(/^ /, '');
+        else if (line.startsWith('data:'))
+          data = (data === undefined ? '' : `${data}\n`) + line.slice(5).replace(/^ /, '');
       }
       if (event && data !== undefined) {
         try {
@@ -312,7 +341,9 @@ async function readStream() {
 async function main() {
   if (!token) {
     setConnection('offline', 'no token');
-    showMessage('Open this page from the tray app, or add #token=<daemon token> to its address (renderbridge daemon --print-state shows where the state file with the token is).');
+    showMessage(
+      'Open this page from the tray app, or add #token=<daemon token> to its address (renderbridge daemon --print-state shows where the state file with the token is).',
+    );
     return;
   }
   for (;;) {

@@ -38,8 +38,10 @@
   }
 
   function packLine(state) {
-    if (state.state === 'ready') return `Packed ${(state.result && state.result.fileCount) || 0} file(s), ${formatBytes(state.result && state.result.bytes)}`;
-    if (state.state === 'failed') return `Packing failed: ${(state.error && state.error.message) || 'see the daemon log'}`;
+    if (state.state === 'ready')
+      return `Packed ${(state.result && state.result.fileCount) || 0} file(s), ${formatBytes(state.result && state.result.bytes)}`;
+    if (state.state === 'failed')
+      return `Packing failed: ${(state.error && state.error.message) || 'see the daemon log'}`;
     if (state.phase === 'tracing') return 'Finding the files the scene uses (Blender)…';
     if (state.phase === 'zipping') return transferLine('Zipping', state.progress);
     if (state.phase === 'hashing') return transferLine('Packing', state.progress);
@@ -58,7 +60,14 @@
     if (s.step !== 'uploading') return null;
     if (s.upload) return uploadLine(s.upload);
     if (s.pack && s.pack.bytesDone < s.pack.bytesTotal) return transferLine('Zipping', s.pack);
-    return s.totalBytes > 0 ? transferLine('Uploading', { bytesDone: s.uploadedBytes, bytesTotal: s.totalBytes, bytesPerSecond: 0, etaSeconds: null }) : null;
+    return s.totalBytes > 0
+      ? transferLine('Uploading', {
+          bytesDone: s.uploadedBytes,
+          bytesTotal: s.totalBytes,
+          bytesPerSecond: 0,
+          etaSeconds: null,
+        })
+      : null;
   }
 
   window.rbTransfer = { formatBytes, formatSeconds, transferLine, packLine, uploadLine, submissionLine };

@@ -79,7 +79,11 @@ export class DaemonEvents {
   private async readOnce(conn: DaemonConnection): Promise<void> {
     const controller = new AbortController();
     this.controller = controller;
-    const client = new DaemonClient({ origin: conn.origin, token: conn.token, ...(this.options.fetch ? { fetch: this.options.fetch } : {}) });
+    const client = new DaemonClient({
+      origin: conn.origin,
+      token: conn.token,
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+    });
     try {
       let res: Response;
       try {
@@ -100,7 +104,8 @@ export class DaemonEvents {
       }
       this.options.onProblem?.('the event stream ended');
     } catch (err) {
-      if (!controller.signal.aborted) this.options.onProblem?.(`the event stream failed: ${err instanceof Error ? err.message : String(err)}`);
+      if (!controller.signal.aborted)
+        this.options.onProblem?.(`the event stream failed: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
       if (this.controller === controller) this.controller = null;
     }

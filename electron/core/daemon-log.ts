@@ -6,7 +6,17 @@
 // the first disk error is reported once and everything after it is dropped.
 // Secrets should not reach the daemon's output at all (its logger redacts them); masking here is a
 // second line of defence, applied to whole lines so a token split across chunks is still caught.
-import { chmodSync, closeSync, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  fchmodSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { API_KEY_PREFIX } from '../../shared/constants.js';
 import type { DaemonStatus } from './supervisor.js';
@@ -47,10 +57,7 @@ export function maskSecrets(line: string, secrets: Iterable<string | null | unde
     // Short strings would mask ordinary words; real secrets here are 43+ characters.
     if (s && s.length >= 16) out = out.split(s).join(MASK);
   }
-  return out
-    .replace(API_KEY, `${API_KEY_PREFIX}${MASK}`)
-    .replace(BEARER, `$1${MASK}`)
-    .replace(TOKEN_SHAPED, MASK);
+  return out.replace(API_KEY, `${API_KEY_PREFIX}${MASK}`).replace(BEARER, `$1${MASK}`).replace(TOKEN_SHAPED, MASK);
 }
 
 export class DaemonLog {
@@ -89,8 +96,12 @@ export class DaemonLog {
   /** The note for a supervisor state change (never its token), written by main/index.ts. */
   noteStatus(s: DaemonStatus): void {
     if (s.state === 'starting') this.note(`daemon starting (pid ${s.pid ?? 'unknown'})`);
-    else if (s.state === 'running') this.note(`daemon running (pid ${s.pid}, port ${s.port}${s.external ? ', started outside the app' : ''})`);
-    else if (s.state === 'crashed') this.note(`daemon ended (${s.lastExit ?? 'unknown'}); next start in ${Math.max(0, (s.nextStartAt ?? Date.now()) - Date.now())} ms`);
+    else if (s.state === 'running')
+      this.note(`daemon running (pid ${s.pid}, port ${s.port}${s.external ? ', started outside the app' : ''})`);
+    else if (s.state === 'crashed')
+      this.note(
+        `daemon ended (${s.lastExit ?? 'unknown'}); next start in ${Math.max(0, (s.nextStartAt ?? Date.now()) - Date.now())} ms`,
+      );
     else this.note(`daemon stopped${s.lastExit ? ` (${s.lastExit})` : ''}`);
   }
 
@@ -134,7 +145,7 @@ export class DaemonLog {
   }
 
   private writeAll(fd: number, bytes: Buffer): void {
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
     this.size += bytes.length;
   }
 
@@ -184,7 +195,13 @@ export class DaemonLog {
     this.closeFile();
     const error = err instanceof Error ? err : new Error(String(err));
     // fs errors name the path and the cause, never the line being written.
-    (this.options.onError ?? ((e: Error) => console.error(`renderbridge: the daemon log cannot be written (${e.message}); daemon output is dropped from now on`)))(error);
+    (
+      this.options.onError ??
+      ((e: Error) =>
+        console.error(
+          `renderbridge: the daemon log cannot be written (${e.message}); daemon output is dropped from now on`,
+        ))
+    )(error);
   }
 }
 

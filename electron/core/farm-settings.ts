@@ -11,7 +11,14 @@ import { loadConfigFile, writeConfigFile, type LoadedConfig } from '../../user-c
 import { resolveConfig, resolveProfile } from '../../user-config/resolve.js';
 import { ProfileName } from '../../user-config/schema.js';
 import { PROFILE_ENV, SETTINGS } from '../../user-config/settings.js';
-import type { ClearKeyRequest, FarmStatus, ProfileSummary, SaveKeyRequest, SettingsResult, TestConnectionRequest } from '../ipc.js';
+import type {
+  ClearKeyRequest,
+  FarmStatus,
+  ProfileSummary,
+  SaveKeyRequest,
+  SettingsResult,
+  TestConnectionRequest,
+} from '../ipc.js';
 import { KeychainSettings, type KeychainSettingsOptions } from './keychain-settings.js';
 
 export interface FarmSettingsOptions {
@@ -67,7 +74,13 @@ export class FarmSettings {
     const profiles: ProfileSummary[] = [];
     for (const name of names) {
       const written = file.data.profiles?.[name];
-      const keyStored = await this.options.keychainFor(name).get().then((k) => Boolean(k?.trim()), () => false);
+      const keyStored = await this.options
+        .keychainFor(name)
+        .get()
+        .then(
+          (k) => Boolean(k?.trim()),
+          () => false,
+        );
       profiles.push({
         name,
         serviceUrl: written?.serviceUrl ?? SETTINGS.serviceUrl.default(home),
@@ -96,23 +109,35 @@ export class FarmSettings {
     try {
       file = loadConfigFile(this.options.configFile);
     } catch (err) {
-      return { ok: false, problem: 'CONFIG_INVALID', message: `${(err as Error).message}. Fix or remove the file, then save again. ${NOT_SAVED}` };
+      return {
+        ok: false,
+        problem: 'CONFIG_INVALID',
+        message: `${(err as Error).message}. Fix or remove the file, then save again. ${NOT_SAVED}`,
+      };
     }
     const keys = this.keychainSettings(profile, apiRoot);
     // Refuse before sending the key anywhere when there is nowhere safe to keep it.
     const keychain = await keys.status();
-    if (keychain.keychain === 'unavailable') return { ok: false, problem: 'KEYCHAIN_UNAVAILABLE', message: keychain.message };
+    if (keychain.keychain === 'unavailable')
+      return { ok: false, problem: 'KEYCHAIN_UNAVAILABLE', message: keychain.message };
     const key = typedKey(request.key);
     const checked = await keys.testConnection(key);
     if (!checked.ok) {
-      const hint = checked.problem === 'NO_KEY' ? `No API key is stored for profile "${profile}" yet: enter one.` : checked.message;
+      const hint =
+        checked.problem === 'NO_KEY'
+          ? `No API key is stored for profile "${profile}" yet: enter one.`
+          : checked.message;
       return { ...checked, message: `${hint} ${NOT_SAVED}` };
     }
     if (key !== undefined) {
       try {
         await this.options.keychainFor(profile).set(key.trim());
       } catch (err) {
-        return { ok: false, problem: 'KEYCHAIN_UNAVAILABLE', message: `The OS keychain did not store the key (${(err as Error).message}): unlock it and try again. ${NOT_SAVED}` };
+        return {
+          ok: false,
+          problem: 'KEYCHAIN_UNAVAILABLE',
+          message: `The OS keychain did not store the key (${(err as Error).message}): unlock it and try again. ${NOT_SAVED}`,
+        };
       }
     }
     const data = structuredClone(file.data);
@@ -122,8 +147,15 @@ export class FarmSettings {
     try {
       writeConfigFile(this.options.configFile, data);
     } catch (err) {
-      const why = err instanceof ConfigError ? err.message : `${this.options.configFile} cannot be written (${(err as Error).message})`;
-      return { ok: false, problem: 'CONFIG_INVALID', message: `${why}: check that the folder is writable. ${key !== undefined ? 'The key is in the OS keychain; ' : ''}the settings were not saved.` };
+      const why =
+        err instanceof ConfigError
+          ? err.message
+          : `${this.options.configFile} cannot be written (${(err as Error).message})`;
+      return {
+        ok: false,
+        problem: 'CONFIG_INVALID',
+        message: `${why}: check that the folder is writable. ${key !== undefined ? 'The key is in the OS keychain; ' : ''}the settings were not saved.`,
+      };
     }
     const keyLine = key !== undefined ? 'The key is saved in the OS keychain' : 'The stored key is kept';
     return {
@@ -134,12 +166,17 @@ export class FarmSettings {
 
   async clearKey(request: ClearKeyRequest): Promise<SettingsResult> {
     const profile = ProfileName.safeParse(request.profile.trim());
-    if (!profile.success) return bad(`Profile: "${request.profile}" is not a profile name (letters, digits, "-" and "_").`);
+    if (!profile.success)
+      return bad(`Profile: "${request.profile}" is not a profile name (letters, digits, "-" and "_").`);
     return this.keychainSettings(profile.data, '').clearKey();
   }
 
   private keychainSettings(profile: string, serviceUrl: string): KeychainSettings {
-    return new KeychainSettings({ keychain: this.options.keychainFor(profile), serviceUrl, ...(this.options.clientOptions ? { clientOptions: this.options.clientOptions } : {}) });
+    return new KeychainSettings({
+      keychain: this.options.keychainFor(profile),
+      serviceUrl,
+      ...(this.options.clientOptions ? { clientOptions: this.options.clientOptions } : {}),
+    });
   }
 
   private parse(request: TestConnectionRequest & { downloadsDir?: string }, withFolder: boolean): Parsed {
@@ -148,16 +185,28 @@ export class FarmSettings {
     try {
       apiRoot = normalizeServiceUrl(typedUrl);
     } catch (err) {
-      return { ok: false, result: bad(`Service URL: ${(err as Error).message}. Type the farm's address, e.g. http://farm:8420.`) };
+      return {
+        ok: false,
+        result: bad(`Service URL: ${(err as Error).message}. Type the farm's address, e.g. http://farm:8420.`),
+      };
     }
     const profile = ProfileName.safeParse(request.profile.trim());
-    if (!profile.success) return { ok: false, result: bad(`Profile: "${request.profile}" is not a profile name: use letters, digits, "-" and "_", starting with a letter or digit.`) };
+    if (!profile.success)
+      return {
+        ok: false,
+        result: bad(
+          `Profile: "${request.profile}" is not a profile name: use letters, digits, "-" and "_", starting with a letter or digit.`,
+        ),
+      };
     if (!withFolder) return { ok: true, value: { typedUrl, apiRoot, profile: profile.data } };
     const folder = (request.downloadsDir ?? '').trim();
     try {
       SETTINGS.downloadsDir.parse(folder, this.options.home);
     } catch {
-      return { ok: false, result: bad('Downloads folder: enter the folder renders are downloaded to, e.g. ~/renderbridge-outputs.') };
+      return {
+        ok: false,
+        result: bad('Downloads folder: enter the folder renders are downloaded to, e.g. ~/renderbridge-outputs.'),
+      };
     }
     return { ok: true, value: { typedUrl, apiRoot, profile: profile.data, downloadsDir: folder } };
   }

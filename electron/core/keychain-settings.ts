@@ -40,14 +40,16 @@ export class KeychainSettings {
   /** Checks `key`, or the stored key when none is given, with a real `GET /jobs?pageSize=1`. */
   async testConnection(key?: string): Promise<SettingsResult> {
     let candidate = key?.trim();
-    if (key !== undefined && !candidate) return { ok: false, problem: 'EMPTY_KEY', message: 'Enter the API key first.' };
+    if (key !== undefined && !candidate)
+      return { ok: false, problem: 'EMPTY_KEY', message: 'Enter the API key first.' };
     if (candidate === undefined) {
       try {
         candidate = (await this.options.keychain.get())?.trim() || undefined;
       } catch (err) {
         return { ok: false, problem: 'KEYCHAIN_UNAVAILABLE', message: `${NO_KEYCHAIN} (${describe(err)})` };
       }
-      if (!candidate) return { ok: false, problem: 'NO_KEY', message: 'No API key is stored yet: enter one and save it.' };
+      if (!candidate)
+        return { ok: false, problem: 'NO_KEY', message: 'No API key is stored yet: enter one and save it.' };
     }
     return this.check(candidate);
   }
@@ -58,7 +60,8 @@ export class KeychainSettings {
     if (!trimmed) return { ok: false, problem: 'EMPTY_KEY', message: 'Enter the API key first.' };
     // Refuse early when there is nowhere safe to put it, before sending it anywhere.
     const status = await this.status();
-    if (status.keychain === 'unavailable') return { ok: false, problem: 'KEYCHAIN_UNAVAILABLE', message: status.message };
+    if (status.keychain === 'unavailable')
+      return { ok: false, problem: 'KEYCHAIN_UNAVAILABLE', message: status.message };
     const checked = await this.check(trimmed);
     if (!checked.ok) return { ...checked, message: `${checked.message} The key was not saved.` };
     try {
@@ -66,14 +69,20 @@ export class KeychainSettings {
     } catch (err) {
       return { ok: false, problem: 'KEYCHAIN_UNAVAILABLE', message: `${NO_KEYCHAIN} (${describe(err)})` };
     }
-    return { ok: true, message: `${checked.message} The key is saved in the OS keychain; the daemon uses it within a few seconds.` };
+    return {
+      ok: true,
+      message: `${checked.message} The key is saved in the OS keychain; the daemon uses it within a few seconds.`,
+    };
   }
 
   /** Removes the stored key. */
   async clearKey(): Promise<SettingsResult> {
     try {
       const removed = await this.options.keychain.delete();
-      return { ok: true, message: removed ? 'The API key was removed from the OS keychain.' : 'No API key was stored.' };
+      return {
+        ok: true,
+        message: removed ? 'The API key was removed from the OS keychain.' : 'No API key was stored.',
+      };
     } catch (err) {
       return { ok: false, problem: 'KEYCHAIN_UNAVAILABLE', message: `${NO_KEYCHAIN} (${describe(err)})` };
     }
@@ -93,15 +102,31 @@ export class KeychainSettings {
       return { ok: true, message: `Connected to ${this.options.serviceUrl}: the service accepts this key.` };
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
-        return { ok: false, problem: 'UNAUTHORIZED', message: `The service refused this key (401 ${err.errorName}): check that it is a valid, unrevoked key of your workspace.` };
+        return {
+          ok: false,
+          problem: 'UNAUTHORIZED',
+          message: `The service refused this key (401 ${err.errorName}): check that it is a valid, unrevoked key of your workspace.`,
+        };
       }
       if (err instanceof NetworkError) {
-        return { ok: false, problem: 'SERVICE_UNREACHABLE', message: `The service at ${this.options.serviceUrl} did not answer (${err.timedOut ? 'timed out' : 'connection failed'}): check the service URL and the network.` };
+        return {
+          ok: false,
+          problem: 'SERVICE_UNREACHABLE',
+          message: `The service at ${this.options.serviceUrl} did not answer (${err.timedOut ? 'timed out' : 'connection failed'}): check the service URL and the network.`,
+        };
       }
       if (err instanceof ApiError) {
-        return { ok: false, problem: 'SERVICE_ERROR', message: `The service answered ${err.status} ${err.errorName}: ${err.body.message}` };
+        return {
+          ok: false,
+          problem: 'SERVICE_ERROR',
+          message: `The service answered ${err.status} ${err.errorName}: ${err.body.message}`,
+        };
       }
-      return { ok: false, problem: 'SERVICE_ERROR', message: `The service's answer could not be used: ${describe(err)}` };
+      return {
+        ok: false,
+        problem: 'SERVICE_ERROR',
+        message: `The service's answer could not be used: ${describe(err)}`,
+      };
     }
   }
 }

@@ -29,7 +29,13 @@ export function notificationFor(e: RenderComplete): NotificationModel | null {
       urgency: 'normal',
     };
   }
-  if (e.status === 'failed') return { title: 'Render failed', body: `${name} failed — ${failureText(e.job)}`, openPath: null, urgency: 'critical' };
+  if (e.status === 'failed')
+    return {
+      title: 'Render failed',
+      body: `${name} failed — ${failureText(e.job)}`,
+      openPath: null,
+      urgency: 'critical',
+    };
   return null;
 }
 
@@ -37,5 +43,10 @@ export function notificationFor(e: RenderComplete): NotificationModel | null {
 export function submissionNotification(s: Submission): NotificationModel | null {
   if (s.step !== 'failed' || s.jobId !== null || s.error?.name === 'SUBMISSION_ABORTED') return null;
   const name = s.path ? path.basename(s.path) : 'The project';
-  return { title: 'Not sent to the farm', body: `${name}: ${s.error?.message ?? 'the submission failed; see the daemon log.'}`, openPath: null, urgency: 'critical' };
+  return {
+    title: 'Not sent to the farm',
+    body: `${name}: ${s.error?.message ?? 'the submission failed; see the daemon log.'}`,
+    openPath: null,
+    urgency: 'critical',
+  };
 }

@@ -57,7 +57,17 @@ type Listener = (status: DaemonStatus) => void;
 
 export class DaemonSupervisor {
   private child: ChildProcess | null = null;
-  private status: DaemonStatus = { state: 'stopped', pid: null, origin: null, port: null, token: null, restarts: 0, lastExit: null, nextStartAt: null, external: false };
+  private status: DaemonStatus = {
+    state: 'stopped',
+    pid: null,
+    origin: null,
+    port: null,
+    token: null,
+    restarts: 0,
+    lastExit: null,
+    nextStartAt: null,
+    external: false,
+  };
   private readonly listeners = new Set<Listener>();
   private failures = 0;
   private wanted = false;
@@ -91,7 +101,11 @@ export class DaemonSupervisor {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         off();
-        reject(new Error(`the daemon was not running after ${timeoutMs} ms (state ${this.status.state}, last exit ${this.status.lastExit ?? 'none'})`));
+        reject(
+          new Error(
+            `the daemon was not running after ${timeoutMs} ms (state ${this.status.state}, last exit ${this.status.lastExit ?? 'none'})`,
+          ),
+        );
       }, timeoutMs);
       const off = this.onChange((s) => {
         if (s.state !== 'running') return;
@@ -109,7 +123,15 @@ export class DaemonSupervisor {
     const child = this.child;
     if (!child) {
       // An external daemon is left running: it is not ours to stop.
-      this.update({ state: 'stopped', pid: null, origin: null, port: null, token: null, nextStartAt: null, external: false });
+      this.update({
+        state: 'stopped',
+        pid: null,
+        origin: null,
+        port: null,
+        token: null,
+        nextStartAt: null,
+        external: false,
+      });
       return;
     }
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -129,7 +151,15 @@ export class DaemonSupervisor {
       this.spawnChild();
       return;
     }
-    this.update({ state: 'running', pid: live.pid, origin: `http://127.0.0.1:${live.port}`, port: live.port, token: live.token, external: true, nextStartAt: null });
+    this.update({
+      state: 'running',
+      pid: live.pid,
+      origin: `http://127.0.0.1:${live.port}`,
+      port: live.port,
+      token: live.token,
+      external: true,
+      nextStartAt: null,
+    });
     // Checked now and then: once it is gone, this supervisor starts its own.
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
@@ -154,7 +184,15 @@ export class DaemonSupervisor {
       this.onExit(child, `error: ${err.message}`);
     });
     child.once('exit', (code, signal) => this.onExit(child, signal ?? `exit ${code}`));
-    this.update({ state: 'starting', pid: child.pid ?? null, origin: null, port: null, token: null, nextStartAt: null, external: false });
+    this.update({
+      state: 'starting',
+      pid: child.pid ?? null,
+      origin: null,
+      port: null,
+      token: null,
+      nextStartAt: null,
+      external: false,
+    });
     this.probe(child);
   }
 
@@ -180,13 +218,29 @@ export class DaemonSupervisor {
     if (this.probeTimer) clearTimeout(this.probeTimer);
     this.probeTimer = null;
     if (!this.wanted) {
-      this.update({ state: 'stopped', pid: null, origin: null, port: null, token: null, lastExit: how, nextStartAt: null });
+      this.update({
+        state: 'stopped',
+        pid: null,
+        origin: null,
+        port: null,
+        token: null,
+        lastExit: how,
+        nextStartAt: null,
+      });
       return;
     }
     if (Date.now() - this.startedAt >= (this.options.healthyAfterMs ?? 10_000)) this.failures = 0;
     const delay = backoffMs(this.failures, this.options.initialBackoffMs ?? 500, this.options.maxBackoffMs ?? 30_000);
     this.failures += 1;
-    this.update({ state: 'crashed', pid: null, origin: null, port: null, token: null, lastExit: how, nextStartAt: Date.now() + delay });
+    this.update({
+      state: 'crashed',
+      pid: null,
+      origin: null,
+      port: null,
+      token: null,
+      lastExit: how,
+      nextStartAt: Date.now() + delay,
+    });
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       if (!this.wanted) return;

@@ -36,14 +36,20 @@ export function applyTransferEvent(t: Transfers, e: DaemonEvent): Transfers {
   }
   if (e.event === 'submission') {
     const s = e.data;
-    return { ...t, submissions: MOVING_STEPS.has(s.step) ? { ...t.submissions, [s.id]: s } : without(t.submissions, s.id) };
+    return {
+      ...t,
+      submissions: MOVING_STEPS.has(s.step) ? { ...t.submissions, [s.id]: s } : without(t.submissions, s.id),
+    };
   }
   return t;
 }
 
 /** The transfers from GET /submissions after a (re)connection; packs in progress are kept (they show up again at their next event). */
 export function transfersFromSubmissions(list: readonly Submission[], previous: Transfers = NO_TRANSFERS): Transfers {
-  return { packs: previous.packs, submissions: Object.fromEntries(list.filter((s) => MOVING_STEPS.has(s.step)).map((s) => [s.id, s])) };
+  return {
+    packs: previous.packs,
+    submissions: Object.fromEntries(list.filter((s) => MOVING_STEPS.has(s.step)).map((s) => [s.id, s])),
+  };
 }
 
 /** Every transfer with its line, oldest first (packs, then submissions). */
@@ -53,7 +59,11 @@ export function activeTransfers(t: Transfers): TransferRow[] {
     .map((p) => ({ id: p.packId, name: '', line: packLine(p) }));
   const subs = Object.values(t.submissions)
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
-    .map((s) => ({ id: s.id, name: s.path ? path.basename(s.path) : '', line: submissionLine(s) ?? (s.step === 'packing' ? 'Packing…' : 'Uploading…') }));
+    .map((s) => ({
+      id: s.id,
+      name: s.path ? path.basename(s.path) : '',
+      line: submissionLine(s) ?? (s.step === 'packing' ? 'Packing…' : 'Uploading…'),
+    }));
   return [...packs, ...subs];
 }
 

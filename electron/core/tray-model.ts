@@ -21,7 +21,11 @@ export const EMPTY_TRAY_STATE: TrayState = { jobs: {}, finished: [], transfers: 
 
 /** A fresh state from `GET /jobs` (after a (re)connection), keeping the renderComplete events and transfers already seen. */
 export function trayStateFromJobs(jobs: readonly TrackedJob[], previous: TrayState = EMPTY_TRAY_STATE): TrayState {
-  return { jobs: Object.fromEntries(jobs.map((t) => [t.job.id, t])), finished: previous.finished, transfers: previous.transfers };
+  return {
+    jobs: Object.fromEntries(jobs.map((t) => [t.job.id, t])),
+    finished: previous.finished,
+    transfers: previous.transfers,
+  };
 }
 
 /** The state after one daemon event. */
@@ -128,12 +132,19 @@ export function trayMenu(state: TrayState, daemon: DaemonStatus, options: TrayMo
   const sending = activeTransfers(state.transfers);
   if (sending.length) {
     items.push({ kind: 'label', label: `Sending (${sending.length})` });
-    for (const t of sending) items.push({ kind: 'item', label: transferLabel(t), enabled: true, action: { type: 'openJobWindow' } });
+    for (const t of sending)
+      items.push({ kind: 'item', label: transferLabel(t), enabled: true, action: { type: 'openJobWindow' } });
     items.push({ kind: 'separator' });
   }
   const active = activeJobs(state);
   items.push({ kind: 'label', label: active.length ? `Active jobs (${active.length})` : 'No active jobs' });
-  for (const t of active) items.push({ kind: 'item', label: `${jobName(t.job)} — ${progressText(t)}`, enabled: true, action: { type: 'openJobWindow' } });
+  for (const t of active)
+    items.push({
+      kind: 'item',
+      label: `${jobName(t.job)} — ${progressText(t)}`,
+      enabled: true,
+      action: { type: 'openJobWindow' },
+    });
   const recent = recentJobs(state, options.recent ?? 5);
   if (recent.length) {
     items.push({ kind: 'separator' }, { kind: 'label', label: 'Recent' });
@@ -141,18 +152,47 @@ export function trayMenu(state: TrayState, daemon: DaemonStatus, options: TrayMo
       if (r.job.status === 'completed') {
         items.push(
           r.outDir
-            ? { kind: 'item', label: `✓ ${jobName(r.job)} — completed`, enabled: true, action: { type: 'openFolder', path: r.outDir } }
-            : { kind: 'item', label: `✓ ${jobName(r.job)} — completed`, enabled: true, action: { type: 'openJobWindow' } },
+            ? {
+                kind: 'item',
+                label: `✓ ${jobName(r.job)} — completed`,
+                enabled: true,
+                action: { type: 'openFolder', path: r.outDir },
+              }
+            : {
+                kind: 'item',
+                label: `✓ ${jobName(r.job)} — completed`,
+                enabled: true,
+                action: { type: 'openJobWindow' },
+              },
         );
       } else {
-        items.push({ kind: 'item', label: `✗ ${jobName(r.job)} — failed: ${failureText(r.job)}`, enabled: true, action: { type: 'openJobWindow' } });
+        items.push({
+          kind: 'item',
+          label: `✗ ${jobName(r.job)} — failed: ${failureText(r.job)}`,
+          enabled: true,
+          action: { type: 'openJobWindow' },
+        });
       }
     }
   }
   items.push(
     { kind: 'separator' },
-    { kind: 'item', label: 'Open outputs folder', enabled: true, action: { type: 'openFolder', path: options.outputsDir } },
-    ...(options.daemonLog ? [{ kind: 'item', label: 'Open daemon log', enabled: true, action: { type: 'openLog', path: options.daemonLog } } as const] : []),
+    {
+      kind: 'item',
+      label: 'Open outputs folder',
+      enabled: true,
+      action: { type: 'openFolder', path: options.outputsDir },
+    },
+    ...(options.daemonLog
+      ? [
+          {
+            kind: 'item',
+            label: 'Open daemon log',
+            enabled: true,
+            action: { type: 'openLog', path: options.daemonLog },
+          } as const,
+        ]
+      : []),
     { kind: 'item', label: 'Open job window', enabled: daemon.state === 'running', action: { type: 'openJobWindow' } },
     { kind: 'item', label: 'Settings…', enabled: true, action: { type: 'openSettings' } },
     { kind: 'item', label: 'Install the Blender add-on…', enabled: true, action: { type: 'showAddon' } },
@@ -179,7 +219,8 @@ export type TrayIcon = 'idle' | 'busy' | 'error' | 'stopped';
 
 /** The icon and tooltip: the daemon's state first, then what is being sent, then what renders. */
 export function trayIcon(state: TrayState, daemon: DaemonStatus): { icon: TrayIcon; tooltip: string } {
-  if (daemon.state === 'crashed') return { icon: 'error', tooltip: `Renderbridge: ${daemonLine(daemon)} (${daemon.restarts} restarts)` };
+  if (daemon.state === 'crashed')
+    return { icon: 'error', tooltip: `Renderbridge: ${daemonLine(daemon)} (${daemon.restarts} restarts)` };
   if (daemon.state !== 'running') return { icon: 'stopped', tooltip: `Renderbridge: ${daemonLine(daemon)}` };
   const sending = activeTransfers(state.transfers);
   if (sending.length) {

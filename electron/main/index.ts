@@ -19,7 +19,15 @@ import { DaemonLog } from '../core/daemon-log.js';
 import { FarmSettings } from '../core/farm-settings.js';
 import { notificationFor, submissionNotification } from '../core/notifications.js';
 import { DaemonSupervisor } from '../core/supervisor.js';
-import { applyDaemonEvent, EMPTY_TRAY_STATE, trayIcon, trayMenu, trayStateFromJobs, type TrayAction, type TrayState } from '../core/tray-model.js';
+import {
+  applyDaemonEvent,
+  EMPTY_TRAY_STATE,
+  trayIcon,
+  trayMenu,
+  trayStateFromJobs,
+  type TrayAction,
+  type TrayState,
+} from '../core/tray-model.js';
 import { transfersFromSubmissions } from '../core/transfers.js';
 import { registerIpcHandlers } from './ipc-handlers.js';
 import { showNotification } from './notifications.js';
@@ -47,13 +55,21 @@ export function startTrayApp(deps: TrayAppDeps): void {
   const settingsPage = path.join(built, 'renderer', 'settings.html');
   const settingsUrl = pathToFileURL(settingsPage).href;
   const icons = Object.fromEntries(
-    (['idle', 'busy', 'error', 'stopped'] as const).map((i) => [i, path.join(deps.location.appPath, 'electron', 'build-resources', `tray-${i}.png`)]),
+    (['idle', 'busy', 'error', 'stopped'] as const).map((i) => [
+      i,
+      path.join(deps.location.appPath, 'electron', 'build-resources', `tray-${i}.png`),
+    ]),
   ) as Record<'idle' | 'busy' | 'error' | 'stopped', string>;
 
   installSessionCsp();
   app.on('web-contents-created', (_event, contents) => lockDown(contents));
 
-  const settings = new FarmSettings({ configFile: deps.configFile, home: deps.home, env: deps.env, keychainFor: deps.keychainFor });
+  const settings = new FarmSettings({
+    configFile: deps.configFile,
+    home: deps.home,
+    env: deps.env,
+    keychainFor: deps.keychainFor,
+  });
   registerIpcHandlers(settings, (url) => url === settingsUrl);
 
   // The running daemon's token is masked by value too, whatever its shape.
@@ -91,7 +107,11 @@ export function startTrayApp(deps: TrayAppDeps): void {
         const zip = addonZipPath(deps.location);
         const exists = existsSync(zip);
         if (exists) shell.showItemInFolder(zip);
-        void dialog.showMessageBox({ type: exists ? 'info' : 'warning', title: 'Install the Blender add-on', message: addonInstructions(zip, exists) });
+        void dialog.showMessageBox({
+          type: exists ? 'info' : 'warning',
+          title: 'Install the Blender add-on',
+          message: addonInstructions(zip, exists),
+        });
         return;
       }
       case 'quit':
@@ -100,7 +120,11 @@ export function startTrayApp(deps: TrayAppDeps): void {
   };
 
   const tray = createTray(icons, onAction);
-  const redraw = (): void => tray.update(trayMenu(state, supervisor.current, { outputsDir: deps.config.downloadsDir, daemonLog: daemonLog.file }), trayIcon(state, supervisor.current));
+  const redraw = (): void =>
+    tray.update(
+      trayMenu(state, supervisor.current, { outputsDir: deps.config.downloadsDir, daemonLog: daemonLog.file }),
+      trayIcon(state, supervisor.current),
+    );
 
   const events = new DaemonEvents({
     connection: () => {
@@ -121,7 +145,12 @@ export function startTrayApp(deps: TrayAppDeps): void {
     onEvent: (e) => {
       state = applyDaemonEvent(state, e);
       redraw();
-      const model = e.event === 'renderComplete' ? notificationFor(e.data) : e.event === 'submission' ? submissionNotification(e.data) : null;
+      const model =
+        e.event === 'renderComplete'
+          ? notificationFor(e.data)
+          : e.event === 'submission'
+            ? submissionNotification(e.data)
+            : null;
       if (model) showNotification(model, showJobWindow);
     },
   });
@@ -161,7 +190,10 @@ function trayConfig(): DaemonConfig {
   try {
     return loadDaemonConfig(process.env, {});
   } catch (err) {
-    dialog.showErrorBox('renderbridge: config.toml not used', `${(err as Error).message}\n\nFix the file; until then the tray uses the defaults and environment variables.`);
+    dialog.showErrorBox(
+      'renderbridge: config.toml not used',
+      `${(err as Error).message}\n\nFix the file; until then the tray uses the defaults and environment variables.`,
+    );
     return defaultDaemonConfig(process.env);
   }
 }

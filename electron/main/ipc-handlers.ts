@@ -19,7 +19,11 @@ function field(request: unknown, name: string): string | undefined | null {
 }
 
 /** The named string fields of the request (optional ones may be absent), or null when the shape is wrong. */
-function fields<R extends string, O extends string>(request: unknown, required: R[], optional: O[] = []): ({ [K in R]: string } & { [K in O]?: string }) | null {
+function fields<R extends string, O extends string>(
+  request: unknown,
+  required: R[],
+  optional: O[] = [],
+): ({ [K in R]: string } & { [K in O]?: string }) | null {
   const out: Record<string, string> = {};
   for (const name of [...required, ...optional]) {
     const v = field(request, name);
@@ -29,7 +33,11 @@ function fields<R extends string, O extends string>(request: unknown, required: 
   return out as { [K in R]: string } & { [K in O]?: string };
 }
 
-const BAD_REQUEST: SettingsResult = { ok: false, problem: 'BAD_SETTING', message: 'The window sent settings of the wrong shape: close it and open Settings again.' };
+const BAD_REQUEST: SettingsResult = {
+  ok: false,
+  problem: 'BAD_SETTING',
+  message: 'The window sent settings of the wrong shape: close it and open Settings again.',
+};
 
 /** Registers the handlers; `isSettingsPage` says whether a sender URL is the app's settings page. */
 export function registerIpcHandlers(settings: FarmSettings, isSettingsPage: (url: string) => boolean): () => void {
@@ -50,7 +58,8 @@ export function registerIpcHandlers(settings: FarmSettings, isSettingsPage: (url
   };
   for (const [channel, handler] of Object.entries(handlers) as [keyof IpcContract, Handler<keyof IpcContract>][]) {
     ipcMain.handle(channel, (event: IpcMainInvokeEvent, request: unknown) => {
-      if (!event.senderFrame || !isSettingsPage(event.senderFrame.url)) throw new Error('refused: not the settings page');
+      if (!event.senderFrame || !isSettingsPage(event.senderFrame.url))
+        throw new Error('refused: not the settings page');
       return handler(request);
     });
   }

@@ -3,7 +3,10 @@
 import { Menu, nativeImage, Tray, type MenuItemConstructorOptions } from 'electron';
 import type { TrayAction, TrayIcon, TrayMenuItem } from '../core/tray-model.js';
 
-export function menuTemplate(items: readonly TrayMenuItem[], onAction: (a: TrayAction) => void): MenuItemConstructorOptions[] {
+export function menuTemplate(
+  items: readonly TrayMenuItem[],
+  onAction: (a: TrayAction) => void,
+): MenuItemConstructorOptions[] {
   return items.map((item): MenuItemConstructorOptions => {
     if (item.kind === 'separator') return { type: 'separator' };
     if (item.kind === 'label') return { label: item.label, enabled: false };

@@ -24,7 +24,13 @@ export interface SettingsWindowOptions {
 }
 
 export function openSettingsWindow(options: SettingsWindowOptions): BrowserWindow {
-  const win = new BrowserWindow({ width: 560, height: 600, title: 'Renderbridge settings', show: false, webPreferences: secureWebPreferences(options.preload) });
+  const win = new BrowserWindow({
+    width: 560,
+    height: 600,
+    title: 'Renderbridge settings',
+    show: false,
+    webPreferences: secureWebPreferences(options.preload),
+  });
   lockDown(win.webContents);
   win.once('ready-to-show', () => win.show());
   void win.loadFile(options.page);
@@ -33,7 +39,13 @@ export function openSettingsWindow(options: SettingsWindowOptions): BrowserWindo
 
 /** The daemon's job page; the token travels in the fragment, which is never sent over HTTP. */
 export function openJobWindow(origin: string, token: string): BrowserWindow {
-  const win = new BrowserWindow({ width: 1100, height: 640, title: 'Renderbridge jobs', show: false, webPreferences: secureWebPreferences() });
+  const win = new BrowserWindow({
+    width: 1100,
+    height: 640,
+    title: 'Renderbridge jobs',
+    show: false,
+    webPreferences: secureWebPreferences(),
+  });
   lockDown(win.webContents);
   win.once('ready-to-show', () => win.show());
   void win.loadURL(`${origin}/ui/#token=${encodeURIComponent(token)}`);

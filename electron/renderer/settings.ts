@@ -17,7 +17,9 @@ function byId<T extends HTMLElement>(id: string): T {
 }
 
 const api = window.renderbridge;
-const [profileInput, urlInput, downloadsInput, keyInput] = ['profile', 'url', 'downloads', 'key'].map((id) => byId<HTMLInputElement>(id)) as [HTMLInputElement, HTMLInputElement, HTMLInputElement, HTMLInputElement];
+const [profileInput, urlInput, downloadsInput, keyInput] = ['profile', 'url', 'downloads', 'key'].map((id) =>
+  byId<HTMLInputElement>(id),
+) as [HTMLInputElement, HTMLInputElement, HTMLInputElement, HTMLInputElement];
 const result = byId<HTMLParagraphElement>('result');
 const keychainLine = byId<HTMLParagraphElement>('keychain');
 const configLine = byId<HTMLParagraphElement>('config');
@@ -36,7 +38,9 @@ function summaryOf(name: string): ProfileSummary | undefined {
 /** The key line for the profile in the field: a new profile has no key yet. */
 function showKeyLine(): void {
   if (!last || last.keychain === 'unavailable') return;
-  keychainLine.textContent = summaryOf(profileInput.value)?.keyStored ? 'An API key is stored in the OS keychain.' : 'No API key is stored yet.';
+  keychainLine.textContent = summaryOf(profileInput.value)?.keyStored
+    ? 'An API key is stored in the OS keychain.'
+    : 'No API key is stored yet.';
 }
 
 /** Fills URL and folder from an existing profile (a new name keeps what was typed). */
@@ -55,7 +59,9 @@ async function refresh(fill: boolean): Promise<void> {
   byId('active').textContent = s.profile;
   configLine.hidden = !s.configProblem;
   configLine.textContent = s.configProblem ?? '';
-  byId('profiles').replaceChildren(...s.profiles.map((p) => Object.assign(document.createElement('option'), { value: p.name })));
+  byId('profiles').replaceChildren(
+    ...s.profiles.map((p) => Object.assign(document.createElement('option'), { value: p.name })),
+  );
   if (fill) {
     profileInput.value = s.profile;
     fillFromProfile();
@@ -85,7 +91,12 @@ async function busy(action: () => Promise<SettingsResult>, refill = false): Prom
 /** What the form says now; an empty key field means "the profile's stored key". */
 function farm(): { serviceUrl: string; profile: string; downloadsDir: string; key?: string } {
   const key = keyInput.value;
-  return { serviceUrl: urlInput.value, profile: profileInput.value, downloadsDir: downloadsInput.value, ...(key ? { key } : {}) };
+  return {
+    serviceUrl: urlInput.value,
+    profile: profileInput.value,
+    downloadsDir: downloadsInput.value,
+    ...(key ? { key } : {}),
+  };
 }
 
 profileInput.addEventListener('change', fillFromProfile);

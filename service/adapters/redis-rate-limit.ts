@@ -29,7 +29,12 @@ if allowed == 0 then retry = math.ceil((need - tokens) / perMs) end
 return { allowed, math.floor(tokens), retry, math.ceil((max - tokens) / perMs) }
 `;
 
-type TakeCommand = (key: string, max: number, windowMs: number, cost: number) => Promise<[number, number, number, number]>;
+type TakeCommand = (
+  key: string,
+  max: number,
+  windowMs: number,
+  cost: number,
+) => Promise<[number, number, number, number]>;
 
 export class RedisRateLimiter implements RateLimiter {
   private readonly run: TakeCommand;
@@ -50,14 +55,21 @@ export class RedisRateLimiter implements RateLimiter {
 
   async take(key: string, cost = 1): Promise<RateDecision> {
     try {
-      const [allowed, remaining, retryAfterMs, resetMs] = await this.run(`${this.opts.keyPrefix}${key}`, this.budget.max, this.budget.windowMs, cost);
+      const [allowed, remaining, retryAfterMs, resetMs] = await this.run(
+        `${this.opts.keyPrefix}${key}`,
+        this.budget.max,
+        this.budget.windowMs,
+        cost,
+      );
       return { allowed: allowed === 1, limit: this.budget.max, remaining, retryAfterMs, resetMs };
     } catch (err) {
       // Failing open: an outage of the shared counters must not take the whole API down. Said
       // once a minute at most, not once per request.
       if (Date.now() - this.reportedAt >= 60_000) {
         this.reportedAt = Date.now();
-        this.opts.onError?.(new Error(`requests let through unlimited: ${err instanceof Error ? err.message : String(err)}`));
+        this.opts.onError?.(
+          new Error(`requests let through unlimited: ${err instanceof Error ? err.message : String(err)}`),
+        );
       }
       return { allowed: true, limit: this.budget.max, remaining: this.budget.max, retryAfterMs: 0, resetMs: 0 };
     }

@@ -35,7 +35,12 @@ function isRefusal(err: unknown): boolean {
  * stored) and is the error thrown; a failing put stops the stream (and is the error thrown).
  * ObjectExistsError: the key holds an object already, left alone.
  */
-async function putThrough(storage: ObjectStorage, key: string, body: Readable, check: NodeJS.ReadWriteStream): Promise<void> {
+async function putThrough(
+  storage: ObjectStorage,
+  key: string,
+  body: Readable,
+  check: NodeJS.ReadWriteStream,
+): Promise<void> {
   const out = new PassThrough();
   const piped = pipeline([body, check, out]);
   // A put that fails before reading everything (no space, the key exists) must stop the stream too.
@@ -131,7 +136,8 @@ export class BlobReceiver {
     if (!(await storage.stat(key))) {
       async function* parts(): AsyncGenerator<Buffer> {
         for (let n = 1; n <= partCount(blob.size, partSize); n++) {
-          for await (const chunk of await storage.get(blobPartKey(workspaceId, blob, partSize, n))) yield chunk as Buffer;
+          for await (const chunk of await storage.get(blobPartKey(workspaceId, blob, partSize, n)))
+            yield chunk as Buffer;
         }
       }
       try {

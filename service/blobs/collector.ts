@@ -78,7 +78,8 @@ export class BlobCollector {
   private async sweepAll(): Promise<{ blobs: number; parts: number }> {
     const lease = this.deps.lease;
     // Held for two intervals: a holder that dies hands over by the next sweep but one.
-    if (lease && !(await lease.store.acquire(BLOB_COLLECTION_LEASE, lease.holder, this.o.intervalMs * 2))) return { blobs: 0, parts: 0 };
+    if (lease && !(await lease.store.acquire(BLOB_COLLECTION_LEASE, lease.holder, this.o.intervalMs * 2)))
+      return { blobs: 0, parts: 0 };
     const now = new Date(this.o.now());
     const cutoff = now.getTime() - this.o.retentionMs;
     const { blobs, storage, log } = this.deps;
@@ -106,7 +107,10 @@ export class BlobCollector {
       }
     }
     if (deleted + parts + pruned > 0) {
-      log.info({ blobs: deleted, partUploads: parts, references: pruned, unusedSince: new Date(cutoff).toISOString() }, 'blobs collected: retention period over');
+      log.info(
+        { blobs: deleted, partUploads: parts, references: pruned, unusedSince: new Date(cutoff).toISOString() },
+        'blobs collected: retention period over',
+      );
     }
     return { blobs: deleted, parts };
   }

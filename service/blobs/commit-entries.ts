@@ -23,10 +23,18 @@ export type EntryCheck =
   | { ok: false; problem: 'tooLarge'; maxBytes: number; bytes: number };
 
 /** Checks a project's entries against the limits the worker will apply (`maxEntries`, `maxTotalBytes`). */
-export function checkEntries(entries: readonly ProjectEntry[], limits: Pick<UnpackLimits, 'maxEntries' | 'maxTotalBytes'>): EntryCheck {
-  if (entries.length > limits.maxEntries) return { ok: false, problem: 'tooManyEntries', maxEntries: limits.maxEntries, entries: entries.length };
+export function checkEntries(
+  entries: readonly ProjectEntry[],
+  limits: Pick<UnpackLimits, 'maxEntries' | 'maxTotalBytes'>,
+): EntryCheck {
+  if (entries.length > limits.maxEntries)
+    return { ok: false, problem: 'tooManyEntries', maxEntries: limits.maxEntries, entries: entries.length };
   // Names only: the quota is checked on the total below, so one answer says by how much.
-  const plan = new ProjectPlan({ maxEntries: limits.maxEntries, maxTotalBytes: Number.POSITIVE_INFINITY, minFreeBytes: 0 });
+  const plan = new ProjectPlan({
+    maxEntries: limits.maxEntries,
+    maxTotalBytes: Number.POSITIVE_INFINITY,
+    minFreeBytes: 0,
+  });
   const details: ErrorDetail[] = [];
   let totalBytes = 0;
   for (let i = 0; i < entries.length; i++) {
@@ -34,7 +42,11 @@ export function checkEntries(entries: readonly ProjectEntry[], limits: Pick<Unpa
     totalBytes += size;
     if (details.length >= MAX_DETAILS) continue;
     if (size === 0 && sha256 !== EMPTY_SHA256) {
-      details.push({ code: 'empty_blob_sha256', path: ['body', 'entries', String(i), 'sha256'], message: `An empty file's sha256 is ${EMPTY_SHA256}.` });
+      details.push({
+        code: 'empty_blob_sha256',
+        path: ['body', 'entries', String(i), 'sha256'],
+        message: `An empty file's sha256 is ${EMPTY_SHA256}.`,
+      });
     }
     try {
       plan.count();
@@ -45,6 +57,7 @@ export function checkEntries(entries: readonly ProjectEntry[], limits: Pick<Unpa
     }
   }
   if (details.length > 0) return { ok: false, problem: 'paths', details };
-  if (totalBytes > limits.maxTotalBytes) return { ok: false, problem: 'tooLarge', maxBytes: limits.maxTotalBytes, bytes: totalBytes };
+  if (totalBytes > limits.maxTotalBytes)
+    return { ok: false, problem: 'tooLarge', maxBytes: limits.maxTotalBytes, bytes: totalBytes };
   return { ok: true, totalBytes };
 }

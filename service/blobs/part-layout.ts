@@ -7,8 +7,13 @@ export function partCount(size: number, partSize: number): number {
 }
 
 /** Offset and raw length of part `partNumber` (1-based), or undefined when the blob has no such part. */
-export function partExtent(blob: BlobRef, partSize: number, partNumber: number): { offset: number; length: number } | undefined {
-  if (!Number.isSafeInteger(partNumber) || partNumber < 1 || partNumber > partCount(blob.size, partSize)) return undefined;
+export function partExtent(
+  blob: BlobRef,
+  partSize: number,
+  partNumber: number,
+): { offset: number; length: number } | undefined {
+  if (!Number.isSafeInteger(partNumber) || partNumber < 1 || partNumber > partCount(blob.size, partSize))
+    return undefined;
   const offset = (partNumber - 1) * partSize;
   return { offset, length: Math.min(partSize, blob.size - offset) };
 }

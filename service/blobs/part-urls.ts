@@ -29,7 +29,12 @@ export class BlobPartUrls {
   ) {}
 
   url(a: PartAddress, expiresAt: Date): string {
-    const q = this.signer.sign({ method: 'PUT', key: signedKey(a), expiresAt: Math.floor(expiresAt.getTime() / 1000), params: { ps: String(a.partSize) } });
+    const q = this.signer.sign({
+      method: 'PUT',
+      key: signedKey(a),
+      expiresAt: Math.floor(expiresAt.getTime() / 1000),
+      params: { ps: String(a.partSize) },
+    });
     return `${this.publicUrl()}${BLOB_PARTS_PATH}/${a.workspaceId}/${blobName(a.blob)}/${a.partNumber}?${q}`;
   }
 
@@ -51,7 +56,10 @@ export class BlobPartUrls {
       return { ok: false, reason: 'SIGNATURE_INVALID' };
     }
     const address = { workspaceId: path.ws, blob, partNumber, partSize };
-    const r = this.signer.verify({ method: 'PUT', key: signedKey(address), expiresAt: Number(one('exp')), params: { ps } }, one('sig'));
+    const r = this.signer.verify(
+      { method: 'PUT', key: signedKey(address), expiresAt: Number(one('exp')), params: { ps } },
+      one('sig'),
+    );
     return r.ok ? { ok: true, address } : r;
   }
 }

@@ -30,7 +30,19 @@ export async function buildDownloads(rec: JobRecord, storage: ObjectStorage, ttl
         compositeNodesZip: rendering && compositeExpected ? [] : null,
         video:
           rendering && wantsVideo
-            ? { mp4: [{ format: 'mp4', label: null, expected: true, available: false, url: null, fps: fps && fps > 0 ? Math.round(fps) : null, segment: null }] }
+            ? {
+                mp4: [
+                  {
+                    format: 'mp4',
+                    label: null,
+                    expected: true,
+                    available: false,
+                    url: null,
+                    fps: fps && fps > 0 ? Math.round(fps) : null,
+                    segment: null,
+                  },
+                ],
+              }
             : {},
       },
     };
@@ -48,7 +60,9 @@ export async function buildDownloads(rec: JobRecord, storage: ObjectStorage, ttl
   const frameOutputs = await Promise.all(outputs.frames.map(entry));
   const compositeNodeOutputs = await Promise.all(outputs.composites.map(entry));
   const zip = async (key: string | null, fileName: string, outputType: 'frame' | 'composite') =>
-    key ? { url: await sign(key, fileName), fileName, relativePath: fileName, view: null, outputType, legacy: false } : null;
+    key
+      ? { url: await sign(key, fileName), fileName, relativePath: fileName, view: null, outputType, legacy: false }
+      : null;
   const framesZip = await zip(outputs.framesZipKey, `${job.id}-frames.zip`, 'frame');
   const compositesZip = await zip(outputs.compositesZipKey, `${job.id}-composites.zip`, 'composite');
 

@@ -74,7 +74,12 @@ export interface EstimateFigures {
 }
 
 const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
-const scale = (b: Band, f: number, d = 1): Band => ({ value: round(b.value * f, d), low: round(b.low * f, d), high: round(b.high * f, d), basis: b.basis });
+const scale = (b: Band, f: number, d = 1): Band => ({
+  value: round(b.value * f, d),
+  low: round(b.low * f, d),
+  high: round(b.high * f, d),
+  basis: b.basis,
+});
 
 /** Mean with a multiplicative band widened by the spread and by few values (as the ETA's). */
 export function meanBand(values: readonly number[]): Band | null {
@@ -95,7 +100,10 @@ export function rateFor(rates: Readonly<Record<string, number>>, device: string)
 /** `CPU=0.40,OPTIX=2.5,GPU=2` (per hour) -> a map; throws on a malformed entry, naming it. */
 export function parseRates(text: string): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([A-Za-z]+)\s*=\s*(\d+(?:\.\d+)?)$/.exec(part);
     if (!m) throw new Error(`"${part}" is not DEVICE=PRICE (e.g. CPU=0.4)`);
     out[m[1]!.toUpperCase()] = Number(m[2]);
@@ -115,7 +123,10 @@ function memoryWords(fits: readonly SlotFit[], peak: Band | null): string {
   if (!peak) return 'Blender reported no peak memory for the sampled frames: memory is not estimated.';
   if (fits.length === 0) return `Peak memory about ${gb(peak.value)}; no render slot is registered to compare it with.`;
   const words = { yes: 'fits', no: 'does not fit', maybe: 'may not fit', unknown: 'cannot be compared with' };
-  const parts = fits.map((f) => `${words[f.fits]} the ${f.capacityBytes !== null ? `${gb(f.capacityBytes)} ` : ''}${f.kind.toUpperCase()} slots`);
+  const parts = fits.map(
+    (f) =>
+      `${words[f.fits]} the ${f.capacityBytes !== null ? `${gb(f.capacityBytes)} ` : ''}${f.kind.toUpperCase()} slots`,
+  );
   return `Peak memory about ${gb(peak.value)} (up to ${gb(peak.high)}): ${parts.join('; ')}.`;
 }
 
@@ -137,12 +148,19 @@ export function estimateFigures(input: EstimateInput): EstimateFigures | null {
   // Compute: every frame left, one after another; wall: the same spread over the free slots.
   const compute = trendEta(timeline, remaining, remaining.length, 1);
   const spread = trendEta(timeline, remaining, remaining.length, freeSlots);
-  const renderSeconds: Band = compute ? { value: compute.seconds, low: compute.lowSeconds, high: compute.highSeconds, basis: samples.length } : zero;
+  const renderSeconds: Band = compute
+    ? { value: compute.seconds, low: compute.lowSeconds, high: compute.highSeconds, basis: samples.length }
+    : zero;
   const load = meanBand(input.loadSeconds);
   const queue = Math.max(0, input.queueAheadSeconds);
   const loadAdd = remaining.length > 0 && load ? load : { value: 0, low: 0, high: 0 };
   const wallSeconds: Band = spread
-    ? { value: round(queue + loadAdd.value + spread.seconds), low: round(queue + loadAdd.low + spread.lowSeconds), high: round(queue + loadAdd.high + spread.highSeconds), basis: samples.length }
+    ? {
+        value: round(queue + loadAdd.value + spread.seconds),
+        low: round(queue + loadAdd.low + spread.lowSeconds),
+        high: round(queue + loadAdd.high + spread.highSeconds),
+        basis: samples.length,
+      }
     : zero;
   const factor = DEVICE_PERFORMANCE_FACTORS[device as keyof typeof DEVICE_PERFORMANCE_FACTORS] ?? 1;
   const rate = rateFor(input.rates, device);
@@ -150,13 +168,25 @@ export function estimateFigures(input: EstimateInput): EstimateFigures | null {
   const peakMean = meanBand(peaks);
   // The highest sample is the figure; the band reaches above it by the peaks' spread (never more than double).
   const peakMemoryBytes: Band | null = peakMean
-    ? { value: Math.max(...peaks), low: Math.max(...peaks), high: Math.round(Math.max(...peaks) * Math.min(2, 1 + (peakMean.high - peakMean.value) / Math.max(1, peakMean.value))), basis: peaks.length }
+    ? {
+        value: Math.max(...peaks),
+        low: Math.max(...peaks),
+        high: Math.round(
+          Math.max(...peaks) * Math.min(2, 1 + (peakMean.high - peakMean.value) / Math.max(1, peakMean.value)),
+        ),
+        basis: peaks.length,
+      }
     : null;
   const slotFits: SlotFit[] = (['gpu', 'cpu'] as const)
     .map((k) => {
       const of = input.slots.filter((s) => s.kind === k);
       const caps = of.map((s) => s.memoryBytes).filter((m): m is number => m !== null);
-      return { kind: k, capacityBytes: caps.length ? Math.min(...caps) : null, slots: of.length, fits: 'unknown' as SlotFit['fits'] };
+      return {
+        kind: k,
+        capacityBytes: caps.length ? Math.min(...caps) : null,
+        slots: of.length,
+        fits: 'unknown' as SlotFit['fits'],
+      };
     })
     .filter((f) => f.slots > 0)
     .map((f) => ({ ...f, fits: fitOf(peakMemoryBytes, f.capacityBytes) }));
@@ -174,7 +204,13 @@ export function estimateFigures(input: EstimateInput): EstimateFigures | null {
     slotFits,
     memorySummary: memoryWords(slotFits, peakMemoryBytes),
     device,
-    warnings: estimateWarnings(samples, slotFits, { queue, free: ofKind.some((s) => s.free), kind, rate: rate !== undefined, device }),
+    warnings: estimateWarnings(samples, slotFits, {
+      queue,
+      free: ofKind.some((s) => s.free),
+      kind,
+      rate: rate !== undefined,
+      device,
+    }),
   };
 }
 
@@ -186,14 +222,21 @@ function estimateWarnings(
   const w: string[] = [];
   const secs = samples.map((s) => s.seconds);
   const ratio = Math.max(...secs) / Math.max(1e-6, Math.min(...secs));
-  if (samples.length < 3) w.push(`The estimate rests on ${samples.length} frame${samples.length === 1 ? '' : 's'} only: the band is wide.`);
+  if (samples.length < 3)
+    w.push(`The estimate rests on ${samples.length} frame${samples.length === 1 ? '' : 's'} only: the band is wide.`);
   if (ratio >= 2) w.push(`Frame times vary ${Math.round(ratio * 10) / 10}x along the timeline: the band is wide.`);
   const own = fits.find((f) => f.kind === farm.kind);
   if (own?.fits === 'no') {
     const other = fits.find((f) => f.kind !== farm.kind && f.fits === 'yes');
-    w.push(`The peak memory does not fit the ${farm.kind.toUpperCase()} slots the samples rendered on: the render would fail for memory there${other ? `; it fits the ${other.kind.toUpperCase()} slots` : ''}.`);
+    w.push(
+      `The peak memory does not fit the ${farm.kind.toUpperCase()} slots the samples rendered on: the render would fail for memory there${other ? `; it fits the ${other.kind.toUpperCase()} slots` : ''}.`,
+    );
   }
-  if (!farm.free) w.push(`No ${farm.kind.toUpperCase()} slot is free now: the wall time counts ${Math.round(farm.queue)} s of queued work ahead.`);
-  if (!farm.rate) w.push(`No price is configured for ${farm.device} rendering (--estimate-rates): the cost is not estimated.`);
+  if (!farm.free)
+    w.push(
+      `No ${farm.kind.toUpperCase()} slot is free now: the wall time counts ${Math.round(farm.queue)} s of queued work ahead.`,
+    );
+  if (!farm.rate)
+    w.push(`No price is configured for ${farm.device} rendering (--estimate-rates): the cost is not estimated.`);
   return w;
 }

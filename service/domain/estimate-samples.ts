@@ -62,11 +62,17 @@ export interface MeasuredFrame {
  * REFINE_RATIO and could move the estimate by more than REFINE_MIN_SECONDS, the job's frame half way between them (when one lies strictly between), the
  * pairs with the largest difference first, `max` at most. Nothing already measured comes back.
  */
-export function refineSampleFrames(frames: readonly number[], measured: readonly MeasuredFrame[], max: number): number[] {
+export function refineSampleFrames(
+  frames: readonly number[],
+  measured: readonly MeasuredFrame[],
+  max: number,
+): number[] {
   if (max <= 0 || measured.length < 2) return [];
   const position = new Map(frames.map((f, i) => [f, i] as const));
   const done = new Set(measured.map((m) => m.frame));
-  const sorted = measured.filter((m) => position.has(m.frame)).sort((a, b) => position.get(a.frame)! - position.get(b.frame)!);
+  const sorted = measured
+    .filter((m) => position.has(m.frame))
+    .sort((a, b) => position.get(a.frame)! - position.get(b.frame)!);
   const gaps: { ratio: number; frame: number }[] = [];
   for (let i = 1; i < sorted.length; i++) {
     const a = sorted[i - 1]!;

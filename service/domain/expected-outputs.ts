@@ -77,7 +77,12 @@ interface PlannedOutput {
 
 type SceneInput = Pick<
   SceneMetadata,
-  'outputFormat' | 'stereoscopySettings' | 'compositeOutputNodes' | 'useCompositing' | 'compositionNodeTreeEnabled' | 'scenes'
+  | 'outputFormat'
+  | 'stereoscopySettings'
+  | 'compositeOutputNodes'
+  | 'useCompositing'
+  | 'compositionNodeTreeEnabled'
+  | 'scenes'
 >;
 
 /** The stereo settings of the scene being rendered: `sceneName`, else the active scene, else the first entry. */
@@ -94,7 +99,9 @@ function stereoFor(scene: SceneInput, sceneName?: string) {
 export function activeViews(scene: SceneInput, sceneName?: string): ExpectedView[] {
   const st = stereoFor(scene, sceneName);
   if (!st?.use_multiview) return [];
-  const views = st.views.filter((v) => v.use && (st.views_format !== 'STEREO_3D' || v.name === 'left' || v.name === 'right'));
+  const views = st.views.filter(
+    (v) => v.use && (st.views_format !== 'STEREO_3D' || v.name === 'left' || v.name === 'right'),
+  );
   if (views.length < 2) return [];
   return views.map((v) => ({ name: v.name, fileSuffix: v.file_suffix, cameraSuffix: v.camera_suffix }));
 }
@@ -110,14 +117,23 @@ function imageFormat(format: string | undefined): string {
   return format;
 }
 
-function plan(scene: SceneInput, frameCount: number, opts: OutputPlanOptions): { views: ExpectedView[]; outputs: PlannedOutput[] } {
+function plan(
+  scene: SceneInput,
+  frameCount: number,
+  opts: OutputPlanOptions,
+): { views: ExpectedView[]; outputs: PlannedOutput[] } {
   const views = activeViews(scene, opts.sceneName);
   const perView = (n: boolean) => (n && views.length > 0 ? views : []);
   const outputs: PlannedOutput[] = [];
   const camFormat = imageFormat(scene.outputFormat);
   const camViews = perView(cameraWritesPerView(scene, opts.sceneName));
   outputs.push({
-    category: { kind: 'camera', format: camFormat, views: camViews, expectedFileCount: frameCount * Math.max(1, camViews.length) },
+    category: {
+      kind: 'camera',
+      format: camFormat,
+      views: camViews,
+      expectedFileCount: frameCount * Math.max(1, camViews.length),
+    },
     pattern: opts.cameraPattern ?? 'f_####',
     ext: (EXTENSIONS[camFormat] ?? ['.png'])[0] as string,
   });
@@ -132,13 +148,22 @@ function plan(scene: SceneInput, frameCount: number, opts: OutputPlanOptions): {
       // to 5.2 write it by default) holding every slot as a layer.
       const prefix = node.base_path.slice(node.base_path.lastIndexOf('/') + 1);
       const nodeViews = perView(true);
-      outputs.push({ category: { ...base, views: nodeViews, expectedFileCount: frameCount * Math.max(1, nodeViews.length) }, pattern: prefix, ext });
+      outputs.push({
+        category: { ...base, views: nodeViews, expectedFileCount: frameCount * Math.max(1, nodeViews.length) },
+        pattern: prefix,
+        ext,
+      });
       return;
     }
     for (const slot of node.slots) {
       const slotViews = perView(true);
       outputs.push({
-        category: { ...base, slotName: slot.path || slot.name, views: slotViews, expectedFileCount: frameCount * Math.max(1, slotViews.length) },
+        category: {
+          ...base,
+          slotName: slot.path || slot.name,
+          views: slotViews,
+          expectedFileCount: frameCount * Math.max(1, slotViews.length),
+        },
         pattern: slot.path,
         ext,
       });
@@ -148,7 +173,11 @@ function plan(scene: SceneInput, frameCount: number, opts: OutputPlanOptions): {
 }
 
 /** `finalConfig.expectedOutputs` for rendering `frames` of `scene` (scene metadata with the render overrides applied). */
-export function computeExpectedOutputs(scene: SceneInput, frames: readonly number[], opts: OutputPlanOptions = {}): ExpectedOutputs {
+export function computeExpectedOutputs(
+  scene: SceneInput,
+  frames: readonly number[],
+  opts: OutputPlanOptions = {},
+): ExpectedOutputs {
   const frameCount = new Set(frames).size;
   const { views, outputs } = plan(scene, frameCount, opts);
   const categories = outputs.map((o) => o.category);
@@ -190,10 +219,18 @@ export function expectedFileNames(scene: SceneInput, frame: number, opts: Output
   for (const o of outputs) {
     const name = withExtension(framePath(o.pattern, frame), o.category.format);
     const ext = name.slice(name.lastIndexOf('.'));
-    const extra = o.category.kind === 'composite' ? { nodeIndex: o.category.nodeIndex, nodeName: o.category.nodeName, slotName: o.category.slotName } : {};
+    const extra =
+      o.category.kind === 'composite'
+        ? { nodeIndex: o.category.nodeIndex, nodeName: o.category.nodeName, slotName: o.category.slotName }
+        : {};
     if (o.category.views.length === 0) files.push({ kind: o.category.kind, relativePath: name, view: null, ...extra });
     for (const v of o.category.views) {
-      files.push({ kind: o.category.kind, relativePath: withViewSuffix(name, ext, v.fileSuffix), view: v.name, ...extra });
+      files.push({
+        kind: o.category.kind,
+        relativePath: withViewSuffix(name, ext, v.fileSuffix),
+        view: v.name,
+        ...extra,
+      });
     }
   }
   return files;
@@ -203,13 +240,19 @@ export function expectedFileNames(scene: SceneInput, frame: number, opts: Output
  * Compares the files expected for `frames` with what was seen (e.g. `saved` paths, made relative
  * the same way): names missing, names seen more than once and names nobody expected.
  */
-export function compareOutputs(expected: Iterable<string>, seen: Iterable<string>): { missing: string[]; duplicated: string[]; unexpected: string[] } {
+export function compareOutputs(
+  expected: Iterable<string>,
+  seen: Iterable<string>,
+): { missing: string[]; duplicated: string[]; unexpected: string[] } {
   const want = new Set(expected);
   const counts = new Map<string, number>();
   for (const s of seen) counts.set(s, (counts.get(s) ?? 0) + 1);
   return {
     missing: [...want].filter((n) => !counts.has(n)).sort(),
-    duplicated: [...counts].filter(([, c]) => c > 1).map(([n]) => n).sort(),
+    duplicated: [...counts]
+      .filter(([, c]) => c > 1)
+      .map(([n]) => n)
+      .sort(),
     unexpected: [...counts.keys()].filter((n) => !want.has(n)).sort(),
   };
 }

@@ -57,7 +57,11 @@ function defaultCamera(scene: SceneMetadata): string | undefined {
   return (cams.find((c) => c.isSavedActive) ?? cams[0])?.objectName;
 }
 
-function pickDevice(requested: RequestedConfig, caps: RenderCapabilities, warnings: AnalysisWarning[]): { type: DeviceType; gpus: number } {
+function pickDevice(
+  requested: RequestedConfig,
+  caps: RenderCapabilities,
+  warnings: AnalysisWarning[],
+): { type: DeviceType; gpus: number } {
   const want = requested.computeDeviceType;
   if (!want || want === 'CPU') {
     if (requested.gpuCount && requested.gpuCount > 0) {
@@ -67,14 +71,27 @@ function pickDevice(requested: RequestedConfig, caps: RenderCapabilities, warnin
   }
   if (!caps.gpuBackends.includes(want) || caps.gpuCount === 0) {
     const have = caps.gpuBackends.length ? caps.gpuBackends.join(', ') : 'none';
-    warnings.push(warn('DEVICE_UNAVAILABLE', `${want} is not available on this worker (GPU backends: ${have}, GPUs: ${caps.gpuCount}); rendering on the CPU`));
+    warnings.push(
+      warn(
+        'DEVICE_UNAVAILABLE',
+        `${want} is not available on this worker (GPU backends: ${have}, GPUs: ${caps.gpuCount}); rendering on the CPU`,
+      ),
+    );
     return { type: 'CPU', gpus: 0 };
   }
   const asked = requested.gpuCount ?? caps.gpuCount;
   const gpus = Math.max(1, Math.min(asked, caps.gpuCount));
   if (asked !== gpus) {
-    const side = caps.parallelGpus && caps.parallelGpus > gpus ? ` (this worker's ${caps.parallelGpus} GPUs render separate chunks side by side)` : '';
-    warnings.push(warn('GPU_COUNT_REDUCED', `gpuCount ${asked} asked for; each render process uses ${gpus} GPU${gpus === 1 ? '' : 's'}${side}`));
+    const side =
+      caps.parallelGpus && caps.parallelGpus > gpus
+        ? ` (this worker's ${caps.parallelGpus} GPUs render separate chunks side by side)`
+        : '';
+    warnings.push(
+      warn(
+        'GPU_COUNT_REDUCED',
+        `gpuCount ${asked} asked for; each render process uses ${gpus} GPU${gpus === 1 ? '' : 's'}${side}`,
+      ),
+    );
   }
   return { type: want, gpus };
 }
@@ -93,7 +110,12 @@ export function resolveFinalConfig(
   const warnings: AnalysisWarning[] = [];
   if (caps.buildNote) warnings.push(warn('BLENDER_VERSION_SUBSTITUTED', caps.buildNote));
   if (requestedIn.outputFormat && requestedIn.outputFormat !== requested.outputFormat) {
-    warnings.push(warn('MOVIE_FORMAT_NORMALISED', `${requestedIn.outputFormat} renders as PNG frames; ask for videoOutput to get an MP4`));
+    warnings.push(
+      warn(
+        'MOVIE_FORMAT_NORMALISED',
+        `${requestedIn.outputFormat} renders as PNG frames; ask for videoOutput to get an MP4`,
+      ),
+    );
   }
   const engine = requested.renderEngine ?? scene.renderEngine ?? 'CYCLES';
   if (!SUPPORTED_ENGINES.has(engine)) warnings.push(warn('UNSUPPORTED_ENGINE', `engine ${engine} is not supported`));
@@ -102,7 +124,12 @@ export function resolveFinalConfig(
   const denoiser = requested.denoiserType ?? scene.denoiserType ?? 'OPENIMAGEDENOISE';
   if (denoise && engine === 'CYCLES' && denoiser === 'OPENIMAGEDENOISE' && !caps.hasOpenImageDenoise) {
     denoise = false;
-    warnings.push(warn('DENOISER_UNAVAILABLE', `Blender ${caps.blenderVersion} on this worker has no OpenImageDenoise: denoising turned off`));
+    warnings.push(
+      warn(
+        'DENOISER_UNAVAILABLE',
+        `Blender ${caps.blenderVersion} on this worker has no OpenImageDenoise: denoising turned off`,
+      ),
+    );
   }
   if (denoise && denoiser === 'OPTIX' && !caps.gpuBackends.includes('OPTIX')) {
     denoise = false;
@@ -110,8 +137,12 @@ export function resolveFinalConfig(
   }
   const device = pickDevice(requested, caps, warnings);
   const frames = framesFor(scene, requested);
-  const outputFormat = requested.outputFormat ?? normaliseOutputFormat({ outputFormat: scene.outputFormat } as never).outputFormat ?? 'PNG';
-  const sceneToRender = validation.sceneToRender ?? scene.scenes?.find((s) => s.is_active)?.name ?? scene.scenes?.[0]?.name;
+  const outputFormat =
+    requested.outputFormat ??
+    normaliseOutputFormat({ outputFormat: scene.outputFormat } as never).outputFormat ??
+    'PNG';
+  const sceneToRender =
+    validation.sceneToRender ?? scene.scenes?.find((s) => s.is_active)?.name ?? scene.scenes?.[0]?.name;
   const effective: SceneMetadata = {
     ...scene,
     outputFormat,

@@ -40,7 +40,9 @@ export function quantile(sorted: readonly number[], q: number): number {
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
 }
 
-export function summarizeFrames(rows: readonly Pick<FrameTime, 'frame' | 'renderSeconds' | 'peakMemoryBytes'>[]): FrameSummary {
+export function summarizeFrames(
+  rows: readonly Pick<FrameTime, 'frame' | 'renderSeconds' | 'peakMemoryBytes'>[],
+): FrameSummary {
   const seconds = rows.map((r) => r.renderSeconds).sort((a, b) => a - b);
   const memory = rows.flatMap((r) => (r.peakMemoryBytes === null ? [] : [r.peakMemoryBytes]));
   const q = (p: number) => (seconds.length ? round2(quantile(seconds, p)) : null);
@@ -59,7 +61,10 @@ export function summarizeFrames(rows: readonly Pick<FrameTime, 'frame' | 'render
  * such a frame took 0.9 s where the render's warm frames took 0.2 s (the Sculpting template at 64x48,
  * bench:estimate), and three of them among a quarter of a 48-frame job put the ETA 90 % too late.
  */
-export function renderRows<T extends Pick<FrameTime, 'frame'>>(rows: readonly T[], kept: readonly number[] | undefined): T[] {
+export function renderRows<T extends Pick<FrameTime, 'frame'>>(
+  rows: readonly T[],
+  kept: readonly number[] | undefined,
+): T[] {
   const skip = new Set(kept ?? []);
   return skip.size ? rows.filter((r) => !skip.has(r.frame)) : [...rows];
 }
@@ -68,9 +73,15 @@ export function renderRows<T extends Pick<FrameTime, 'frame'>>(rows: readonly T[
  * Slots working on the job now: those that finished a frame within the last few slow frames'
  * time (at least 30 s). At least 1: a job whose slots all went quiet still has an ETA.
  */
-export function activeSlots(rows: readonly Pick<FrameTime, 'renderSeconds' | 'slot' | 'finishedAt'>[], now: number): number {
+export function activeSlots(
+  rows: readonly Pick<FrameTime, 'renderSeconds' | 'slot' | 'finishedAt'>[],
+  now: number,
+): number {
   if (rows.length === 0) return 1;
-  const slow = quantile(rows.map((r) => r.renderSeconds).sort((a, b) => a - b), 0.9);
+  const slow = quantile(
+    rows.map((r) => r.renderSeconds).sort((a, b) => a - b),
+    0.9,
+  );
   const window = Math.max(MIN_ACTIVE_WINDOW_MS, ACTIVE_WINDOW_FRAMES * slow * 1000);
   const recent = new Set(rows.filter((r) => now - Date.parse(r.finishedAt) <= window).map((r) => r.slot));
   return Math.max(1, recent.size);

@@ -119,7 +119,11 @@ export function selects(sel: Selection, f: number): boolean {
  * distinct, in its order); the rest are counted exactly, the lowest `named` of them listed.
  * Cost: the ranges, `own` and `named`, never the frame space.
  */
-export function splitSelection(sel: Selection, own: readonly number[], named: number): { inside: number[]; outsideCount: number; outsideFirst: number[] } {
+export function splitSelection(
+  sel: Selection,
+  own: readonly number[],
+  named: number,
+): { inside: number[]; outsideCount: number; outsideFirst: number[] } {
   const inside = own.filter((f) => selects(sel, f));
   const mine = new Set(own);
   // The lowest `named` outside frames of each interval and progression hold the lowest of all.

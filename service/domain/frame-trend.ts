@@ -14,7 +14,9 @@ export interface FrameSample {
 }
 
 /** Least squares `seconds = a + b * frame`, with the slope's t statistic and the residuals' spread. */
-export function fitLine(samples: readonly FrameSample[]): { a: number; b: number; t: number; residualSd: number } | null {
+export function fitLine(
+  samples: readonly FrameSample[],
+): { a: number; b: number; t: number; residualSd: number } | null {
   const k = samples.length;
   if (k < 3) return null;
   const mx = samples.reduce((s, p) => s + p.frame, 0) / k;
@@ -36,7 +38,12 @@ export function fitLine(samples: readonly FrameSample[]): { a: number; b: number
  * steep start does not run away), and the band reaches from the lower to the higher of the two
  * models, each widened by its own spread and 1/sqrt(samples).
  */
-export function trendEta(samples: readonly FrameSample[], remaining: readonly number[], framesLeft: number, slots: number): EtaBand | null {
+export function trendEta(
+  samples: readonly FrameSample[],
+  remaining: readonly number[],
+  framesLeft: number,
+  slots: number,
+): EtaBand | null {
   const flat = etaBand(
     samples.map((s) => s.seconds),
     framesLeft,
@@ -48,7 +55,8 @@ export function trendEta(samples: readonly FrameSample[], remaining: readonly nu
   const seen = samples.map((s) => s.seconds);
   const lo = Math.min(...seen) / 4;
   const hi = Math.max(...seen) * 4;
-  const predicted = remaining.reduce((s, f) => s + Math.min(hi, Math.max(lo, line.a + line.b * f)), 0) / remaining.length;
+  const predicted =
+    remaining.reduce((s, f) => s + Math.min(hi, Math.max(lo, line.a + line.b * f)), 0) / remaining.length;
   const mean = seen.reduce((a, b) => a + b, 0) / seen.length;
   const centre = flat.seconds * (predicted / mean);
   const r = (predicted > 0 ? line.residualSd / predicted : 0) + 1 / Math.sqrt(samples.length);

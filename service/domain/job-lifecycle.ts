@@ -71,7 +71,13 @@ export function stoppedJobInternal(retentionDays: number, now = Date.now()): Pic
 
 /** The one write a move needs: the store's compare-and-set. */
 export interface TransitionWriter {
-  transition(id: string, from: readonly JobStatus[], to: JobStatus, patch?: JobPatch, internal?: Partial<JobInternal>): Promise<JobRecord | undefined>;
+  transition(
+    id: string,
+    from: readonly JobStatus[],
+    to: JobStatus,
+    patch?: JobPatch,
+    internal?: Partial<JobInternal>,
+  ): Promise<JobRecord | undefined>;
 }
 
 /**

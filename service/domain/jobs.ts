@@ -46,7 +46,10 @@ export function createdJobFields(owner: { userId: string; workspaceId: string },
 }
 
 /** A fresh job record in `created` from a completed upload. */
-export function newJobRecord(upload: UploadRecord & { size: number }, preflight: UploadPreflight | undefined): JobRecord {
+export function newJobRecord(
+  upload: UploadRecord & { size: number },
+  preflight: UploadPreflight | undefined,
+): JobRecord {
   const now = new Date().toISOString();
   const rootFolderId = randomUUID();
   return {
@@ -69,7 +72,11 @@ export function newJobRecord(upload: UploadRecord & { size: number }, preflight:
         scheduledForDeletionAt: null,
       },
     },
-    internal: { sourceKey: upload.objectKey, fileType: upload.fileType, ...(upload.sourceFormat === 'blobs' ? { sourceFormat: 'blobs' as const } : {}) },
+    internal: {
+      sourceKey: upload.objectKey,
+      fileType: upload.fileType,
+      ...(upload.sourceFormat === 'blobs' ? { sourceFormat: 'blobs' as const } : {}),
+    },
   };
 }
 
@@ -80,7 +87,10 @@ export function servedPreviewKey(rec: JobRecord): string | null {
 
 async function signPreview(key: string | null, storage: ObjectStorage, ttlSeconds: number): Promise<string | null> {
   if (!key) return null;
-  return storage.presignGet(key, { expiresAt: new Date(Date.now() + ttlSeconds * 1000), fileName: key.split('/').pop()! });
+  return storage.presignGet(key, {
+    expiresAt: new Date(Date.now() + ttlSeconds * 1000),
+    fileName: key.split('/').pop()!,
+  });
 }
 
 /** The client-facing job: stored fields plus a freshly signed preview URL. */
@@ -92,7 +102,11 @@ export async function presentJob(rec: JobRecord, storage: ObjectStorage, ttlSeco
  * presentJob on stored text: appends `previewUrl` to the stored JSON object, so serving a job
  * costs no JSON parse or stringify (the hot path of GET /jobs and GET /jobs/{id}).
  */
-export async function presentJobJson(stored: StoredJobJson, storage: ObjectStorage, ttlSeconds: number): Promise<string> {
+export async function presentJobJson(
+  stored: StoredJobJson,
+  storage: ObjectStorage,
+  ttlSeconds: number,
+): Promise<string> {
   const url = await signPreview(stored.previewKey, storage, ttlSeconds);
   const json = stored.json.trimEnd();
   if (!json.endsWith('}') || json === '{}') throw new Error('stored job JSON is not a non-empty object');

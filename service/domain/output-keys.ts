@@ -28,7 +28,8 @@ export function safeRelativePath(rel: string): string {
 /** Key segments for a relative path; deeper paths are folded into their last segment. */
 export function relativeKey(rel: string): string {
   const parts = safeRelativePath(rel).split('/');
-  if (parts.length > MAX_REL_SEGMENTS) parts.splice(MAX_REL_SEGMENTS - 1, Infinity, parts.slice(MAX_REL_SEGMENTS - 1).join('_'));
+  if (parts.length > MAX_REL_SEGMENTS)
+    parts.splice(MAX_REL_SEGMENTS - 1, Infinity, parts.slice(MAX_REL_SEGMENTS - 1).join('_'));
   return parts.map(safeSegment).join('/');
 }
 

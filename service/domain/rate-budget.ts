@@ -32,4 +32,3 @@ export function decide(tokensBefore: number, budget: RateBudget, cost = 1): { to
     },
   };
 }
-

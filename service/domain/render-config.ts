@@ -7,7 +7,10 @@ import type { JobRecord } from '../ports/jobs.js';
  * Checks a render request against what validation found: a camera or view layer must exist in
  * the scene. Returns the problems, each naming the valid choices.
  */
-export function checkAgainstAnalysis(rec: JobRecord, cfg: Pick<RequestedRenderConfig, 'activeCamera' | 'activeViewLayer'>): ErrorDetail[] {
+export function checkAgainstAnalysis(
+  rec: JobRecord,
+  cfg: Pick<RequestedRenderConfig, 'activeCamera' | 'activeViewLayer'>,
+): ErrorDetail[] {
   const out = rec.job.analysis?.output;
   if (!out) return [];
   const problems: ErrorDetail[] = [];

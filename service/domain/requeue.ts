@@ -50,7 +50,14 @@ export function planRequeue(rec: JobRecord, body: RequeueBody): RequeuePlan {
     return {
       ok: false,
       error: 'VALIDATION_ERROR',
-      details: [{ code: 'frames_unknown', path: FRAMES_PATH, message: 'This job never asked for a render, so it has no frames to choose from: requeue it without "frames".' }],
+      details: [
+        {
+          code: 'frames_unknown',
+          path: FRAMES_PATH,
+          message:
+            'This job never asked for a render, so it has no frames to choose from: requeue it without "frames".',
+        },
+      ],
     };
   }
   // On intervals (frame-selection.ts): a requeue naming every frame 100 times costs the ranges
@@ -60,7 +67,17 @@ export function planRequeue(rec: JobRecord, body: RequeueBody): RequeuePlan {
     split = splitSelection(selectFrames(ranges.map(parseFrameRange)), own, OUTSIDE_NAMED);
   } catch (err) {
     const why = err instanceof RangeError ? `${err.message}: ` : '';
-    return { ok: false, error: 'VALIDATION_ERROR', details: [{ code: 'frames_outside', path: FRAMES_PATH, message: `${why}choose frames of this job: ${formatFrameRanges(own).join(',')}.` }] };
+    return {
+      ok: false,
+      error: 'VALIDATION_ERROR',
+      details: [
+        {
+          code: 'frames_outside',
+          path: FRAMES_PATH,
+          message: `${why}choose frames of this job: ${formatFrameRanges(own).join(',')}.`,
+        },
+      ],
+    };
   }
   const { inside: asked, outsideCount, outsideFirst: outside } = split;
   if (outsideCount > 0) {
@@ -68,11 +85,13 @@ export function planRequeue(rec: JobRecord, body: RequeueBody): RequeuePlan {
     return {
       ok: false,
       error: 'VALIDATION_ERROR',
-      details: [{
-        code: 'frames_outside',
-        path: FRAMES_PATH,
-        message: `Frames outside this job: ${formatFrameRanges(outside).join(',')}${more}; choose among ${formatFrameRanges(own).join(',')}.`,
-      }],
+      details: [
+        {
+          code: 'frames_outside',
+          path: FRAMES_PATH,
+          message: `Frames outside this job: ${formatFrameRanges(outside).join(',')}${more}; choose among ${formatFrameRanges(own).join(',')}.`,
+        },
+      ],
     };
   }
   const rerender = formatFrameRanges(asked);
@@ -97,7 +116,18 @@ export function newRequeuedRecord(old: JobRecord, rerender: string[] | null): Jo
       ...createdJobFields(o, now, rootFolderId),
       projectId: o.projectId ?? null,
       uploadPreflight: o.uploadPreflight ?? null,
-      ...(o.sceneFile ? { sceneFile: { ...o.sceneFile, id: randomUUID(), parentId: rootFolderId, rootFolderId, createdAt: now, updatedAt: now } } : {}),
+      ...(o.sceneFile
+        ? {
+            sceneFile: {
+              ...o.sceneFile,
+              id: randomUUID(),
+              parentId: rootFolderId,
+              rootFolderId,
+              createdAt: now,
+              updatedAt: now,
+            },
+          }
+        : {}),
     },
     internal: {
       sourceKey: old.internal.sourceKey,
@@ -107,7 +137,10 @@ export function newRequeuedRecord(old: JobRecord, rerender: string[] | null): Jo
       requeue: {
         fromJobId: o.id,
         // A requeue that ended before its render started passes on the request it carried.
-        requestedConfig: old.internal.renderRequestedAt && o.requestedConfig ? o.requestedConfig : (old.internal.requeue?.requestedConfig ?? null),
+        requestedConfig:
+          old.internal.renderRequestedAt && o.requestedConfig
+            ? o.requestedConfig
+            : (old.internal.requeue?.requestedConfig ?? null),
         rerender,
       },
     },

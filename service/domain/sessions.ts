@@ -39,7 +39,11 @@ export function csrfMatches(id: string, sent: string | undefined): boolean {
 }
 
 /** Why a stored session no longer authenticates, or undefined while it does. */
-export function sessionEnded(s: FoundSession, now: number, life: SessionLifetime): 'revoked' | 'expired' | 'idle' | undefined {
+export function sessionEnded(
+  s: FoundSession,
+  now: number,
+  life: SessionLifetime,
+): 'revoked' | 'expired' | 'idle' | undefined {
   if (s.keyRevoked) return 'revoked';
   if (now >= s.expiresAt) return 'expired';
   if (now - s.lastSeenAt >= life.idleMs) return 'idle';

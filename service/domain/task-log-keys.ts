@@ -115,7 +115,9 @@ export function parseRuns(prefix: string, objects: readonly { key: string; size:
     }
   }
   for (const r of runs.values()) r.segments.sort((a, b) => a.seq - b.seq);
-  return [...runs.values()].sort((a, b) => (a.taskSeg < b.taskSeg ? -1 : a.taskSeg > b.taskSeg ? 1 : a.attempt - b.attempt || a.startMs - b.startMs));
+  return [...runs.values()].sort((a, b) =>
+    a.taskSeg < b.taskSeg ? -1 : a.taskSeg > b.taskSeg ? 1 : a.attempt - b.attempt || a.startMs - b.startMs,
+  );
 }
 
 /** The line that stands for bytes left out of a log. */

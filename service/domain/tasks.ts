@@ -58,7 +58,8 @@ export interface NewTask {
 }
 
 /** `5.2` -> `blender-5_2`: task ids hold no dots. */
-const routedSuffix = (r: TaskRequirements) => (r.blender ? `blender-${r.blender}` : `opens-${r.opens ?? 'any'}`).replace(/\./g, '_');
+const routedSuffix = (r: TaskRequirements) =>
+  (r.blender ? `blender-${r.blender}` : `opens-${r.opens ?? 'any'}`).replace(/\./g, '_');
 
 export const newTasks = {
   validate: (jobId: string): NewTask => ({ id: taskIds.validate(jobId), jobId, kind: 'validate' }),
@@ -80,7 +81,12 @@ export const newTasks = {
     payload: ChunkPayload.parse(payload),
   }),
   /** Held back by the queue until every task in `after` is done. */
-  finalize: (jobId: string, after: readonly string[]): NewTask => ({ id: taskIds.finalize(jobId), jobId, kind: 'finalize', after }),
+  finalize: (jobId: string, after: readonly string[]): NewTask => ({
+    id: taskIds.finalize(jobId),
+    jobId,
+    kind: 'finalize',
+    after,
+  }),
 };
 
 export class BadTaskPayloadError extends Error {

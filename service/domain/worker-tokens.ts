@@ -23,7 +23,10 @@ export function workerNameProblem(name: string): string | undefined {
 }
 
 /** Creates a token for the worker `name`; the token itself is returned once, never stored. */
-export async function createWorkerToken(store: WorkerTokenAdmin, name: string): Promise<{ token: string; record: WorkerTokenRecord }> {
+export async function createWorkerToken(
+  store: WorkerTokenAdmin,
+  name: string,
+): Promise<{ token: string; record: WorkerTokenRecord }> {
   const problem = workerNameProblem(name);
   if (problem) throw new Error(problem);
   const token = WORKER_TOKEN_PREFIX + randomBytes(32).toString('base64url');

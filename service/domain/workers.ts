@@ -10,7 +10,10 @@ export const LOST_AFTER_PERIODS = 3;
 
 export type WorkerState = WorkerInfo['state'];
 
-export function workerState(w: Pick<WorkerRecord, 'state' | 'heartbeatAt' | 'heartbeatIntervalMs'>, now: number): WorkerState {
+export function workerState(
+  w: Pick<WorkerRecord, 'state' | 'heartbeatAt' | 'heartbeatIntervalMs'>,
+  now: number,
+): WorkerState {
   if (w.state === 'stopped') return 'stopped';
   return now - w.heartbeatAt > LOST_AFTER_PERIODS * w.heartbeatIntervalMs ? 'lost' : 'running';
 }
@@ -18,7 +21,8 @@ export function workerState(w: Pick<WorkerRecord, 'state' | 'heartbeatAt' | 'hea
 /** Render slots (not control lanes) of the workers running now: what a planner shares frames between. */
 export function liveRenderSlots(workers: readonly WorkerRecord[], now: number): number {
   let n = 0;
-  for (const w of workers) if (workerState(w, now) === 'running') n += w.slots.filter((s) => s.device.kind !== 'control').length;
+  for (const w of workers)
+    if (workerState(w, now) === 'running') n += w.slots.filter((s) => s.device.kind !== 'control').length;
   return n;
 }
 
@@ -54,7 +58,12 @@ export function jobIdsOf(workers: readonly WorkerRecord[]): Set<string> {
  * host name and no build path (they map the operator's machines and folders for an attacker);
  * `operator` (the local `renderbridge admin workers`, reading the store) sees them.
  */
-export function presentWorkers(workers: readonly WorkerRecord[], ownJobs: ReadonlyMap<string, string | null>, now: number, view: { operator?: boolean } = {}): WorkerInfo[] {
+export function presentWorkers(
+  workers: readonly WorkerRecord[],
+  ownJobs: ReadonlyMap<string, string | null>,
+  now: number,
+  view: { operator?: boolean } = {},
+): WorkerInfo[] {
   const present = (w: WorkerRecord): WorkerInfo => {
     const state = workerState(w, now);
     const working = state === 'running';
@@ -75,7 +84,14 @@ export function presentWorkers(workers: readonly WorkerRecord[], ownJobs: Readon
         tasks: working
           ? s.tasks.map((t) =>
               ownJobs.has(t.jobId)
-                ? { kind: t.kind, jobId: t.jobId, jobName: ownJobs.get(t.jobId) ?? null, taskId: t.taskId, frames: t.frames, startedAt: t.startedAt }
+                ? {
+                    kind: t.kind,
+                    jobId: t.jobId,
+                    jobName: ownJobs.get(t.jobId) ?? null,
+                    taskId: t.taskId,
+                    frames: t.frames,
+                    startedAt: t.startedAt,
+                  }
                 : { kind: t.kind, jobId: null, jobName: null, taskId: null, frames: null, startedAt: t.startedAt },
             )
           : [],
@@ -84,7 +100,9 @@ export function presentWorkers(workers: readonly WorkerRecord[], ownJobs: Readon
       gpus: w.gpus,
       ...(w.sandbox !== undefined ? { sandbox: w.sandbox } : {}),
       builds: view.operator ? w.builds : w.builds.map(({ path: _path, ...b }) => b),
-      blocklistedBy: w.blocklistedBy.filter((b) => ownJobs.has(b.jobId)).map((b) => ({ ...b, jobName: ownJobs.get(b.jobId) ?? null })),
+      blocklistedBy: w.blocklistedBy
+        .filter((b) => ownJobs.has(b.jobId))
+        .map((b) => ({ ...b, jobName: ownJobs.get(b.jobId) ?? null })),
     };
   };
   const rank = (w: WorkerInfo) => (w.state === 'running' ? 0 : w.state === 'lost' ? 1 : 2);

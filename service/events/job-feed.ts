@@ -33,7 +33,9 @@ interface Known {
 }
 
 const fingerprintOf = (job: { status: string; updatedAt: string }, stored: StoredJobJson, p: JobProgress | undefined) =>
-  [job.status, job.updatedAt, stored.previewKey ?? '', p?.updatedAt ?? '', p?.framesDone ?? '', p?.percent ?? ''].join('|');
+  [job.status, job.updatedAt, stored.previewKey ?? '', p?.updatedAt ?? '', p?.framesDone ?? '', p?.percent ?? ''].join(
+    '|',
+  );
 
 class WorkspaceFeed {
   readonly listeners = new Set<Listener>();

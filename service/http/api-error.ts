@@ -11,7 +11,12 @@ export class ApiError extends Error {
 
   constructor(
     name: ErrorName,
-    opts: { message?: string; details?: ErrorDetail[]; metadata?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    opts: {
+      message?: string;
+      details?: ErrorDetail[];
+      metadata?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     super(opts.message ?? ERRORS[name].message);
     this.errorName = name;

@@ -15,7 +15,11 @@ export const failureKey = (address: string): string => `auth-failure:${address}`
  * while under budget, else a 429 RATE_LIMITED saying why. The address is the socket's peer
  * (forwarding headers are not trusted, as everywhere in this service).
  */
-export async function chargeFailure(failures: RateLimiter | undefined, req: FastifyRequest, err: ApiError): Promise<ApiError> {
+export async function chargeFailure(
+  failures: RateLimiter | undefined,
+  req: FastifyRequest,
+  err: ApiError,
+): Promise<ApiError> {
   if (!failures) return err;
   const d = await failures.take(failureKey(req.ip || 'unknown'));
   if (d.allowed) return err;
@@ -28,7 +32,12 @@ export async function chargeFailure(failures: RateLimiter | undefined, req: Fast
 }
 
 /** Runs `chargeFailure` for an UNAUTHORIZED error, passing any other error through; never rejects. */
-export function failed(failures: RateLimiter | undefined, req: FastifyRequest, err: unknown, done: (err?: Error) => void): void {
+export function failed(
+  failures: RateLimiter | undefined,
+  req: FastifyRequest,
+  err: unknown,
+  done: (err?: Error) => void,
+): void {
   if (!(err instanceof ApiError) || err.errorName !== 'UNAUTHORIZED') return done(err as Error);
   // An outage of the failure counters must not turn a 401 into a 500.
   chargeFailure(failures, req, err).then(done, () => done(err));

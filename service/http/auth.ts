@@ -91,7 +91,13 @@ export function makeAuthenticate(keys: KeyStore, limiter: RateLimiter, sessions?
  * Checks an API key sent in a body (sign-in) as the hook checks a Bearer key, charging its budget;
  * answers the key's record, or throws UNAUTHORIZED / RATE_LIMITED.
  */
-export async function checkApiKey(keys: KeyStore, limiter: RateLimiter, key: string, reply: FastifyReply, failures?: RateLimiter): Promise<FoundKey> {
+export async function checkApiKey(
+  keys: KeyStore,
+  limiter: RateLimiter,
+  key: string,
+  reply: FastifyReply,
+  failures?: RateLimiter,
+): Promise<FoundKey> {
   const refuse = () => chargeFailure(failures, reply.request, new ApiError('UNAUTHORIZED'));
   if (!KEY_SHAPE.test(key)) throw await refuse();
   const keyHash = hashApiKey(key);

@@ -39,7 +39,13 @@ export function toApiError(err: unknown): ApiError {
   }
   const fe = err as Partial<FastifyError> & { status?: number };
   const byCode = fe.code ? FASTIFY_CODES[fe.code] : undefined;
-  if (byCode) return new ApiError(byCode, byCode === 'INVALID_JSON' ? { details: [{ code: 'invalid_json', path: ['body'], message: String(fe.message) }] } : {});
+  if (byCode)
+    return new ApiError(
+      byCode,
+      byCode === 'INVALID_JSON'
+        ? { details: [{ code: 'invalid_json', path: ['body'], message: String(fe.message) }] }
+        : {},
+    );
   if (err instanceof SyntaxError && (fe.statusCode === 400 || fe.status === 400)) return new ApiError('INVALID_JSON');
   const status = fe.statusCode ?? fe.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -63,16 +69,23 @@ export function installErrorHandling(app: FastifyInstance): void {
 
 /** What the router refuses before any route runs: a path parameter it cannot decode, or one longer than any id. */
 const ROUTER_REFUSALS: Record<string, string> = {
-  FST_ERR_BAD_URL: 'The URL has a malformed percent-encoding (a % not followed by two hex digits): encode path parameters with encodeURIComponent.',
-  FST_ERR_MAX_PARAM_LENGTH: 'A path parameter is far longer than any id: job ids are UUIDs such as 3f2b8c1e-9d4a-4e6f-8b7c-2a1d0e9f8c7b.',
+  FST_ERR_BAD_URL:
+    'The URL has a malformed percent-encoding (a % not followed by two hex digits): encode path parameters with encodeURIComponent.',
+  FST_ERR_MAX_PARAM_LENGTH:
+    'A path parameter is far longer than any id: job ids are UUIDs such as 3f2b8c1e-9d4a-4e6f-8b7c-2a1d0e9f8c7b.',
 };
 
 type Hook = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
 
 function send(err: unknown, req: FastifyRequest, reply: FastifyReply, code?: string): void {
   const message = code ? ROUTER_REFUSALS[code] : undefined;
-  const apiErr = message ? new ApiError('VALIDATION_ERROR', { details: [{ code: 'invalid_path', path: ['params'], message }] }) : toApiError(err);
-  req.log.info({ error: apiErr.errorName, statusCode: apiErr.statusCode, ...(code ? { code } : {}) }, 'request refused');
+  const apiErr = message
+    ? new ApiError('VALIDATION_ERROR', { details: [{ code: 'invalid_path', path: ['params'], message }] })
+    : toApiError(err);
+  req.log.info(
+    { error: apiErr.errorName, statusCode: apiErr.statusCode, ...(code ? { code } : {}) },
+    'request refused',
+  );
   void reply.header('x-request-id', req.id).headers(apiErr.headers).code(apiErr.statusCode).send(apiErr.body(req.id));
 }
 

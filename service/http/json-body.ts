@@ -17,7 +17,13 @@ export function jsonBodyParser(parse: Parser) {
     if (text.includes('\\u0000') && NUL_ESCAPE.test(text)) {
       done(
         new ApiError('VALIDATION_ERROR', {
-          details: [{ code: 'nul_character', path: ['body'], message: 'Text must not contain the NUL character (\\u0000): remove it from every string of the body.' }],
+          details: [
+            {
+              code: 'nul_character',
+              path: ['body'],
+              message: 'Text must not contain the NUL character (\\u0000): remove it from every string of the body.',
+            },
+          ],
         }),
       );
       return;

@@ -5,7 +5,10 @@ import pretty from 'pino-pretty';
 import type { ServiceConfig } from '../config.js';
 
 /** `auto` is pretty exactly when stdout is a terminal (a person watching), JSON otherwise (journald, a file, a pipe). */
-export function resolveLogFormat(format: ServiceConfig['logFormat'], stdout: { isTTY?: boolean } = process.stdout): 'pretty' | 'json' {
+export function resolveLogFormat(
+  format: ServiceConfig['logFormat'],
+  stdout: { isTTY?: boolean } = process.stdout,
+): 'pretty' | 'json' {
   if (format === 'auto') return stdout.isTTY ? 'pretty' : 'json';
   return format;
 }
@@ -14,5 +17,11 @@ export function resolveLogFormat(format: ServiceConfig['logFormat'], stdout: { i
 export function logDestination(format: ServiceConfig['logFormat']): DestinationStream | undefined {
   if (resolveLogFormat(format) === 'json') return undefined;
   // sync: a line is on the terminal before the next statement runs, as with pino's own stdout.
-  return pretty({ sync: true, singleLine: true, colorize: Boolean(process.stdout.isTTY), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return pretty({
+    sync: true,
+    singleLine: true,
+    colorize: Boolean(process.stdout.isTTY),
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname',
+  });
 }

@@ -27,5 +27,8 @@ export const REDACT_PATHS = ['req.headers.authorization', 'headers.authorization
 export function logRequest(req: FastifyRequest, reply: FastifyReply): void {
   const read = req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS';
   const level = read && reply.statusCode < 400 ? 'debug' : 'info';
-  req.log[level]({ req, res: { statusCode: reply.statusCode }, responseTime: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+  req.log[level](
+    { req, res: { statusCode: reply.statusCode }, responseTime: Math.round(reply.elapsedTime * 10) / 10 },
+    'request completed',
+  );
 }

@@ -9,8 +9,14 @@ import { ApiError } from './api-error.js';
  * error when the request is over budget.
  */
 export function applyDecision(d: RateDecision, reply: FastifyReply): ApiError | undefined {
-  void reply.header('x-ratelimit-limit', d.limit).header('x-ratelimit-remaining', d.remaining).header('x-ratelimit-reset', Math.ceil(d.resetMs / 1000));
+  void reply
+    .header('x-ratelimit-limit', d.limit)
+    .header('x-ratelimit-remaining', d.remaining)
+    .header('x-ratelimit-reset', Math.ceil(d.resetMs / 1000));
   if (d.allowed) return undefined;
   const seconds = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
-  return new ApiError('RATE_LIMITED', { metadata: { limit: d.limit, retryAfterSeconds: seconds }, headers: { 'retry-after': String(seconds) } });
+  return new ApiError('RATE_LIMITED', {
+    metadata: { limit: d.limit, retryAfterSeconds: seconds },
+    headers: { 'retry-after': String(seconds) },
+  });
 }

@@ -16,7 +16,11 @@ export interface SessionCookie {
  */
 export function sessionCookie(publicUrl: string | undefined, maxAgeSeconds: number): SessionCookie {
   const secure = publicUrl?.toLowerCase().startsWith('https:') ?? false;
-  return { name: secure ? '__Host-rb_session' : 'rb_session', secure, maxAgeSeconds: Math.max(1, Math.floor(maxAgeSeconds)) };
+  return {
+    name: secure ? '__Host-rb_session' : 'rb_session',
+    secure,
+    maxAgeSeconds: Math.max(1, Math.floor(maxAgeSeconds)),
+  };
 }
 
 /** The session id the request's Cookie header carries under `name`, if any (the first one). */

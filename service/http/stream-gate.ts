@@ -32,12 +32,24 @@ export class StreamGate {
     const mine = this.byKey.get(keyId) ?? 0;
     const seconds = this.opts.retryAfterSeconds ?? 5;
     const refuse = (message: string, limit: number, scope: 'key' | 'process'): ApiError =>
-      new ApiError('TOO_MANY_STREAMS', { message, metadata: { scope, limit, retryAfterSeconds: seconds }, headers: { 'retry-after': String(seconds) } });
+      new ApiError('TOO_MANY_STREAMS', {
+        message,
+        metadata: { scope, limit, retryAfterSeconds: seconds },
+        headers: { 'retry-after': String(seconds) },
+      });
     if (mine >= this.opts.perKey) {
-      throw refuse(`This API key already holds ${mine} open streams (log follows and event streams), the most one key may: close one (each dashboard tab or --follow holds one), then retry after ${seconds} s.`, this.opts.perKey, 'key');
+      throw refuse(
+        `This API key already holds ${mine} open streams (log follows and event streams), the most one key may: close one (each dashboard tab or --follow holds one), then retry after ${seconds} s.`,
+        this.opts.perKey,
+        'key',
+      );
     }
     if (this.total >= this.opts.perProcess) {
-      throw refuse(`This service holds its most open streams (${this.opts.perProcess}): retry after ${seconds} s, or poll GET /jobs/{id} instead of following.`, this.opts.perProcess, 'process');
+      throw refuse(
+        `This service holds its most open streams (${this.opts.perProcess}): retry after ${seconds} s, or poll GET /jobs/{id} instead of following.`,
+        this.opts.perProcess,
+        'process',
+      );
     }
     this.byKey.set(keyId, mine + 1);
     this.total++;

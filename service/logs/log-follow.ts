@@ -10,7 +10,15 @@ import { TERMINAL_STATUSES } from '../../shared/job-status.js';
 import { taskLogSegment } from '../domain/task-log-keys.js';
 import type { ServiceContext } from '../context.js';
 import type { TaskRun, TaskRunReader } from '../ports/tasks.js';
-import { listRuns, orderRuns, readRun, runHeader, runState, type ListRunsOptions, type ReadRun } from './task-log-reader.js';
+import {
+  listRuns,
+  orderRuns,
+  readRun,
+  runHeader,
+  runState,
+  type ListRunsOptions,
+  type ReadRun,
+} from './task-log-reader.js';
 
 export interface LogFilter {
   taskSeg?: string;
@@ -47,7 +55,12 @@ export function taskOf(run: ReadRun, tasks: readonly TaskRun[], jobId: string): 
 
 /** Whether `run` is the newest run of its task among `runs`. */
 export function newest(run: ReadRun, runs: readonly ReadRun[]): boolean {
-  return !runs.some((r) => r.taskSeg === run.taskSeg && r !== run && (r.attempt > run.attempt || (r.attempt === run.attempt && r.startMs > run.startMs)));
+  return !runs.some(
+    (r) =>
+      r.taskSeg === run.taskSeg &&
+      r !== run &&
+      (r.attempt > run.attempt || (r.attempt === run.attempt && r.startMs > run.startMs)),
+  );
 }
 
 const seconds = (ms: number) => Math.round(ms / 1000);
@@ -94,7 +107,9 @@ export async function* followLog(o: FollowOptions): AsyncGenerator<Buffer> {
       const { chunks, to } = await readRun(o.ctx.storage, run, from);
       // A header when a run first shows, and again whenever the output switches to another run.
       if (!sent.has(run.id) || (chunks.length > 0 && shown !== run.id)) {
-        yield Buffer.from(`${shown === undefined ? '' : '\n'}${runHeader(run, task, runState(run, task, newest(run, runs)))}`);
+        yield Buffer.from(
+          `${shown === undefined ? '' : '\n'}${runHeader(run, task, runState(run, task, newest(run, runs)))}`,
+        );
         shown = run.id;
         moved = true;
       }
@@ -128,11 +143,15 @@ export async function* followLog(o: FollowOptions): AsyncGenerator<Buffer> {
       delay = Math.min(maxPollMs, delay * 2);
     }
     if (t - openedAt >= o.maxMs) {
-      yield Buffer.from(`\n[renderbridge] this follow has been open for ${seconds(o.maxMs)} s, the most this service allows: follow again to go on (the job goes on)\n`);
+      yield Buffer.from(
+        `\n[renderbridge] this follow has been open for ${seconds(o.maxMs)} s, the most this service allows: follow again to go on (the job goes on)\n`,
+      );
       return;
     }
     if (t - lastChangeAt >= o.idleMs) {
-      yield Buffer.from(`\n[renderbridge] the job has shown no new output and no change for ${seconds(o.idleMs)} s: the follow ends here; follow again to go on (the job goes on)\n`);
+      yield Buffer.from(
+        `\n[renderbridge] the job has shown no new output and no change for ${seconds(o.idleMs)} s: the follow ends here; follow again to go on (the job goes on)\n`,
+      );
       return;
     }
     // Never sleep past the moment the follow must end.

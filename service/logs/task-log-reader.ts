@@ -4,7 +4,15 @@
 import type { Readable } from 'node:stream';
 import type { ObjectStorage } from '../ports/storage.js';
 import type { TaskRun } from '../ports/tasks.js';
-import { jobLogPrefix, omittedLine, parseRuns, RunEnd, RunStart, taskLogSegment, type LogRun } from '../domain/task-log-keys.js';
+import {
+  jobLogPrefix,
+  omittedLine,
+  parseRuns,
+  RunEnd,
+  RunStart,
+  taskLogSegment,
+  type LogRun,
+} from '../domain/task-log-keys.js';
 
 export type LogStorage = Pick<ObjectStorage, 'get' | 'list'>;
 
@@ -29,7 +37,11 @@ async function getBytes(storage: LogStorage, key: string): Promise<Buffer | unde
   }
 }
 
-async function getJson<T>(storage: LogStorage, key: string | undefined, schema: { safeParse(v: unknown): { success: boolean; data?: T } }): Promise<T | undefined> {
+async function getJson<T>(
+  storage: LogStorage,
+  key: string | undefined,
+  schema: { safeParse(v: unknown): { success: boolean; data?: T } },
+): Promise<T | undefined> {
   if (!key) return undefined;
   const bytes = await getBytes(storage, key);
   if (!bytes) return undefined;
@@ -51,11 +63,18 @@ export interface ListRunsOptions {
 }
 
 /** The job's runs (or one task's, one attempt's) with their start and end records. */
-export async function listRuns(storage: LogStorage, workspaceId: string, jobId: string, o: ListRunsOptions = {}): Promise<ReadRun[]> {
+export async function listRuns(
+  storage: LogStorage,
+  workspaceId: string,
+  jobId: string,
+  o: ListRunsOptions = {},
+): Promise<ReadRun[]> {
   const prefix = jobLogPrefix(workspaceId, jobId);
   const known = o.known ?? new Map<string, { start?: RunStart; end?: RunEnd }>();
   const listed = await storage.list(o.taskSeg ? `${prefix}/${o.taskSeg}/` : `${prefix}/`);
-  const runs = parseRuns(prefix, listed).filter((r) => (!o.taskSeg || r.taskSeg === o.taskSeg) && (o.attempt === undefined || r.attempt === o.attempt));
+  const runs = parseRuns(prefix, listed).filter(
+    (r) => (!o.taskSeg || r.taskSeg === o.taskSeg) && (o.attempt === undefined || r.attempt === o.attempt),
+  );
   return Promise.all(
     runs.map(async (r) => {
       const k = known.get(r.id) ?? {};
@@ -76,14 +95,24 @@ export function orderRuns(runs: readonly ReadRun[], tasks: readonly TaskRun[], j
     if (seg) rank.set(seg, i);
   });
   const r = (x: ReadRun) => rank.get(x.taskSeg) ?? Number.MAX_SAFE_INTEGER;
-  return [...runs].sort((a, b) => r(a) - r(b) || (a.taskSeg < b.taskSeg ? -1 : a.taskSeg > b.taskSeg ? 1 : 0) || a.attempt - b.attempt || a.startMs - b.startMs);
+  return [...runs].sort(
+    (a, b) =>
+      r(a) - r(b) ||
+      (a.taskSeg < b.taskSeg ? -1 : a.taskSeg > b.taskSeg ? 1 : 0) ||
+      a.attempt - b.attempt ||
+      a.startMs - b.startMs,
+  );
 }
 
 /**
  * The run's bytes from offset `from` on, as far as stored now, with a "[... N bytes omitted ...]"
  * line where bytes are missing; `to` is the offset reached (where a later read goes on).
  */
-export async function readRun(storage: LogStorage, run: ReadRun, from: number): Promise<{ chunks: Buffer[]; to: number }> {
+export async function readRun(
+  storage: LogStorage,
+  run: ReadRun,
+  from: number,
+): Promise<{ chunks: Buffer[]; to: number }> {
   if (run.end && run.final) {
     const end = run.end;
     if (from >= end.totalBytes) return { chunks: [], to: from };
@@ -93,7 +122,8 @@ export async function readRun(storage: LogStorage, run: ReadRun, from: number): 
     if (from < end.headBytes) chunks.push(log.subarray(from, end.headBytes));
     const tailFrom = Math.max(from, end.tailStart);
     const tailBytes = end.totalBytes - end.tailStart;
-    if (Math.max(from, end.headBytes) < end.tailStart) chunks.push(Buffer.from(omittedLine(end.tailStart - Math.max(from, end.headBytes))));
+    if (Math.max(from, end.headBytes) < end.tailStart)
+      chunks.push(Buffer.from(omittedLine(end.tailStart - Math.max(from, end.headBytes))));
     chunks.push(log.subarray(log.length - (end.totalBytes - tailFrom), log.length).subarray(0, tailBytes));
     return { chunks: chunks.filter((c) => c.length > 0), to: end.totalBytes };
   }

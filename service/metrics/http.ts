@@ -24,7 +24,8 @@ function allowed(header: string | undefined, token: string | undefined, loopback
   return !!m && timingSafeEqual(digest(m[1]!), digest(token));
 }
 
-const NO_TOKEN = 'This service listens beyond loopback and has no metrics token, so /metrics is closed: set RENDERBRIDGE_METRICS_TOKEN on the service and send "Authorization: Bearer <metrics token>".';
+const NO_TOKEN =
+  'This service listens beyond loopback and has no metrics token, so /metrics is closed: set RENDERBRIDGE_METRICS_TOKEN on the service and send "Authorization: Bearer <metrics token>".';
 
 /**
  * Records every request's duration and serves /metrics: with bearer `token` when set; without one
@@ -38,14 +39,20 @@ export function installMetrics(app: FastifyInstance, metrics: Metrics, token: st
   });
   app.get('/metrics', async (req, reply) => {
     if (!allowed(req.headers.authorization, token, loopback)) {
-      throw new ApiError('METRICS_UNAUTHORIZED', { headers: { 'www-authenticate': 'Bearer' }, ...(token ? {} : { message: NO_TOKEN }) });
+      throw new ApiError('METRICS_UNAUTHORIZED', {
+        headers: { 'www-authenticate': 'Bearer' },
+        ...(token ? {} : { message: NO_TOKEN }),
+      });
     }
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 }
 
 /** A server answering only GET /metrics; resolves once it listens. */
-export async function startMetricsServer(metrics: Metrics, opts: { host: string; port: number; token?: string }): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+export async function startMetricsServer(
+  metrics: Metrics,
+  opts: { host: string; port: number; token?: string },
+): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
       res.writeHead(404).end();

@@ -30,7 +30,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
   // 100 times a second, idle or not, beside Blender (about a third of an idle service's CPU).
   // Sampled every 100 ms, each scrape still sums a few hundred samples, and a stall is still
   // measured to the nanosecond.
-  if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'renderbridge_', eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+  if (opts.defaultMetrics ?? true)
+    collectDefaultMetrics({
+      register: registry,
+      prefix: 'renderbridge_',
+      eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS,
+    });
   const http = new Histogram({
     name: 'renderbridge_http_request_duration_seconds',
     help: 'HTTP requests by method, route pattern and status',
@@ -39,8 +44,18 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     registers: [registry],
   });
   const httpChildren = new Map<string, { observe(value: number): void }>();
-  const running = new Gauge({ name: 'renderbridge_tasks_running', help: 'Tasks this process is running, by kind', labelNames: ['kind'] as const, registers: [registry] });
-  const ended = new Counter({ name: 'renderbridge_tasks_total', help: 'Tasks this process ended, by kind and outcome', labelNames: ['kind', 'outcome'] as const, registers: [registry] });
+  const running = new Gauge({
+    name: 'renderbridge_tasks_running',
+    help: 'Tasks this process is running, by kind',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const ended = new Counter({
+    name: 'renderbridge_tasks_total',
+    help: 'Tasks this process ended, by kind and outcome',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
   const taskSeconds = new Histogram({
     name: 'renderbridge_task_duration_seconds',
     help: 'Task run time by kind',
@@ -48,8 +63,16 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400],
     registers: [registry],
   });
-  const frames = new Counter({ name: 'renderbridge_frames_rendered_total', help: 'Frames rendered by render chunks that finished', registers: [registry] });
-  const renderSeconds = new Counter({ name: 'renderbridge_render_seconds_total', help: 'Wall-clock seconds spent in render chunks', registers: [registry] });
+  const frames = new Counter({
+    name: 'renderbridge_frames_rendered_total',
+    help: 'Frames rendered by render chunks that finished',
+    registers: [registry],
+  });
+  const renderSeconds = new Counter({
+    name: 'renderbridge_render_seconds_total',
+    help: 'Wall-clock seconds spent in render chunks',
+    registers: [registry],
+  });
   const workerInfo = new Gauge({
     name: 'renderbridge_worker_info',
     help: 'What this worker offers: Blender versions, GPUs and their memory',

@@ -17,7 +17,10 @@ export interface RequeueStore {
    * identical request), stores nothing and answers the existing job's id with `created: false`.
    * `uploadSlug`: the upload whose stored project the new job renders (keeps its blobs alive).
    */
-  createRequeue(link: { sourceJobId: string; selection: string; uploadSlug: string | null }, rec: JobRecord): Promise<{ jobId: string; created: boolean }>;
+  createRequeue(
+    link: { sourceJobId: string; selection: string; uploadSlug: string | null },
+    rec: JobRecord,
+  ): Promise<{ jobId: string; created: boolean }>;
   /** The requeue that made `jobId` (undefined for an uploaded job) and those made from it, oldest first. */
   requeueLinks(jobId: string): Promise<{ from: RequeueLinkRecord | undefined; to: RequeueLinkRecord[] }>;
 }

@@ -48,7 +48,13 @@ export interface TaskSubmitter {
    * Durable enqueue; a task whose id already exists is not added again (idempotent). A task with
    * `after` is claimable only once every task it names is done (a job's finalize after its chunks).
    */
-  enqueue(task: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void>;
+  enqueue(task: {
+    id: string;
+    jobId: string;
+    kind: TaskKind;
+    payload?: Record<string, unknown>;
+    after?: readonly string[];
+  }): Promise<void>;
   /** Drops the job's tasks that are not finished (cancel). */
   cancelJob(jobId: string): Promise<number>;
 }
@@ -65,7 +71,11 @@ export interface TaskLeases {
    */
   release(taskId: string, workerId: string, opts?: { delayMs?: number }): Promise<void>;
   /** Retryable failures go back to the queue after `retryAfterMs`; fatal ones end the task. */
-  fail(taskId: string, workerId: string, outcome: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void>;
+  fail(
+    taskId: string,
+    workerId: string,
+    outcome: { retryable: boolean; message: string; retryAfterMs?: number },
+  ): Promise<void>;
   /**
    * Calls `listener` soon after a task of `kind` may have become claimable in any process that
    * shares the queue (at least: enqueued, or handed back without delay), so idle claimers
@@ -106,6 +116,7 @@ export interface QueueLoad {
 }
 
 /** The whole queue, as an adapter implements it; consumers ask for the roles they use. */
-export interface TaskQueue extends TaskSubmitter, TaskLeases, FailureLedger, QueueHousekeeping, TaskRunReader, QueueLoad {
+export interface TaskQueue
+  extends TaskSubmitter, TaskLeases, FailureLedger, QueueHousekeeping, TaskRunReader, QueueLoad {
   close(): Promise<void>;
 }

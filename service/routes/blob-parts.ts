@@ -51,25 +51,39 @@ export async function blobPartRoutes(app: FastifyInstance, deps: BlobPartRouteDe
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
 
   app.put(`${BLOB_PARTS_PATH}/:ws/:blob/:part`, async (req, reply): Promise<BlobPartResult> => {
-    const v = deps.urls.verify(req.params as { ws: string; blob: string; part: string }, req.query as Record<string, unknown>);
+    const v = deps.urls.verify(
+      req.params as { ws: string; blob: string; part: string },
+      req.query as Record<string, unknown>,
+    );
     if (!v.ok) throw new ApiError(v.reason);
     const a = v.address;
     const extent = partExtent(a.blob, a.partSize, a.partNumber);
     if (!extent) throw new ApiError('BLOB_PART_SIZE_MISMATCH', { metadata: { partNumber: a.partNumber } });
     const type = mediaType(req.headers['content-type']);
     if (type !== '' && type !== 'application/octet-stream') {
-      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Send blob parts with Content-Type: application/octet-stream.', metadata: { expected: ['application/octet-stream'] } });
+      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', {
+        message: 'Send blob parts with Content-Type: application/octet-stream.',
+        metadata: { expected: ['application/octet-stream'] },
+      });
     }
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (encoding !== 'identity' && encoding !== 'gzip') {
-      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Send blob parts raw or with Content-Encoding: gzip; no other encoding is accepted.', metadata: { contentEncoding: encoding } });
+      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', {
+        message: 'Send blob parts raw or with Content-Encoding: gzip; no other encoding is accepted.',
+        metadata: { contentEncoding: encoding },
+      });
     }
     const gzip = encoding === 'gzip';
     const declared = req.headers['content-length'];
     if (declared === undefined && !req.headers['transfer-encoding']) throw new ApiError('LENGTH_REQUIRED');
     const mismatch = (received: number | null) =>
-      new ApiError('BLOB_PART_SIZE_MISMATCH', { metadata: { partNumber: a.partNumber, offset: extent.offset, length: extent.length, received } });
-    if (declared !== undefined && (gzip ? Number(declared) > maxEncodedLength(extent.length) : Number(declared) !== extent.length)) {
+      new ApiError('BLOB_PART_SIZE_MISMATCH', {
+        metadata: { partNumber: a.partNumber, offset: extent.offset, length: extent.length, received },
+      });
+    if (
+      declared !== undefined &&
+      (gzip ? Number(declared) > maxEncodedLength(extent.length) : Number(declared) !== extent.length)
+    ) {
       // Refused before a byte is read; close so the client stops sending.
       reply.header('connection', 'close');
       throw mismatch(gzip ? null : Number(declared));
@@ -84,15 +98,22 @@ export async function blobPartRoutes(app: FastifyInstance, deps: BlobPartRouteDe
         req.raw.resume();
       }
       if (err instanceof LengthMismatchError) throw mismatch(err.tooLong ? null : err.received);
-      if (err instanceof HashMismatchError) throw new ApiError('BLOB_HASH_MISMATCH', { metadata: { sha256: a.blob.sha256, size: a.blob.size, actualSha256: err.actual } });
+      if (err instanceof HashMismatchError)
+        throw new ApiError('BLOB_HASH_MISMATCH', {
+          metadata: { sha256: a.blob.sha256, size: a.blob.size, actualSha256: err.actual },
+        });
       if (err instanceof BlobBusyError) {
         throw new ApiError('SERVICE_UNAVAILABLE', {
-          message: 'This blob is being deleted after its retention period right now: query it again in a few seconds (POST /uploads/blobs/query) and send it again.',
+          message:
+            'This blob is being deleted after its retention period right now: query it again in a few seconds (POST /uploads/blobs/query) and send it again.',
           headers: { 'retry-after': '5' },
         });
       }
       if ((err as { code?: string }).code === 'Z_DATA_ERROR' || (err as { code?: string }).code === 'Z_BUF_ERROR') {
-        throw new ApiError('BLOB_PART_SIZE_MISMATCH', { message: 'The body is not valid gzip: send the part raw, or gzip-encoded with Content-Encoding: gzip.', metadata: { partNumber: a.partNumber } });
+        throw new ApiError('BLOB_PART_SIZE_MISMATCH', {
+          message: 'The body is not valid gzip: send the part raw, or gzip-encoded with Content-Encoding: gzip.',
+          metadata: { partNumber: a.partNumber },
+        });
       }
       throw err;
     }

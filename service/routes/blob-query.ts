@@ -70,7 +70,12 @@ export function distinctInOrder(blobs: readonly BlobRef[]): BlobRef[] {
 }
 
 /** `touchHeld` slice by slice, yielding between slices (each slice is a transaction of its own). */
-async function touchInSlices(index: Pick<BlobIndex, 'touchHeld'>, workspaceId: string, blobs: readonly BlobRef[], now: number): Promise<BlobRef[]> {
+async function touchInSlices(
+  index: Pick<BlobIndex, 'touchHeld'>,
+  workspaceId: string,
+  blobs: readonly BlobRef[],
+  now: number,
+): Promise<BlobRef[]> {
   const held: BlobRef[] = [];
   for (let i = 0; i < blobs.length; i += SLICE * 4) {
     if (i > 0) await nextTurn();
@@ -105,7 +110,12 @@ interface Planned {
  * arithmetic over part counts, so the cost of a hostile query (2,000 blobs of 64 GiB) is the number
  * of blobs, never the number of their parts.
  */
-export function planPage(absent: readonly { blob: BlobRef; index: number }[], partSize: number, firstPart: number, cap: number): { listed: Planned[]; continueFrom: { index: number; partNumber: number } | null } {
+export function planPage(
+  absent: readonly { blob: BlobRef; index: number }[],
+  partSize: number,
+  firstPart: number,
+  cap: number,
+): { listed: Planned[]; continueFrom: { index: number; partNumber: number } | null } {
   const listed: Planned[] = [];
   let room = cap;
   for (const [i, { blob, index }] of absent.entries()) {
@@ -123,81 +133,99 @@ export function planPage(absent: readonly { blob: BlobRef; index: number }[], pa
 export const blobQueryRoutes: FastifyPluginAsyncZod<BlobApiDeps> = async (app, deps) => {
   const r = ROUTES.queryBlobs;
   const cap = deps.maxPartsPerAnswer ?? MAX_PARTS_PER_QUERY_ANSWER;
-  app.post(r.path, { schema: { body: r.body }, bodyLimit: BLOB_BODY_LIMIT_BYTES, ...(deps.inFlight ? { onRequest: deps.inFlight.hook } : {}) }, async (req, reply) => {
-    const { workspaceId, keyId } = requireAuth(req);
-    const charge = async (cost: number) => {
-      if (cost < 1 || !deps.limiter) return;
-      const refused = applyDecision(await deps.limiter.take(keyId, cost), reply);
-      if (refused) throw refused;
-    };
-    const now = Date.now();
-    const asked = distinctInOrder(req.body.blobs);
-    const quota = deps.config.unpackQuotaBytes;
-    const partSize = deps.config.blobPartSizeBytes;
-    const tooBig = asked.find((b) => b.size > quota);
-    if (tooBig) {
-      throw new ApiError('PAYLOAD_TOO_LARGE', {
-        message: `A blob of ${tooBig.size} bytes is larger than this service's per-job quota of ${quota} bytes: no project holding it can be rendered here.`,
-        metadata: { maxBytes: quota, sha256: tooBig.sha256, size: tooBig.size },
-      });
-    }
-    const firstPart = req.body.firstPart ?? 1;
-    const first = req.body.blobs[0];
-    if (firstPart > 1 && (!first || firstPart > partCount(first.size, partSize))) {
-      throw new ApiError('VALIDATION_ERROR', {
-        details: [{ code: 'too_big', path: ['body', 'firstPart'], message: `firstPart ${firstPart} is past the parts of the first blob (${first ? partCount(first.size, partSize) : 0} of ${partSize} bytes): use the continueFrom of the previous answer` }],
-      });
-    }
-    const nonEmpty = asked.filter((b) => b.size > 0);
-    await charge(Math.floor(nonEmpty.length / BLOBS_PER_TOKEN));
-    const held = new Set((await touchInSlices(deps.index, workspaceId, nonEmpty, now)).map(blobName));
-    const absent = nonEmpty.filter((b) => !held.has(blobName(b)));
-    // No project of one job holds more than the quota, so neither can what it lacks: checked on
-    // sizes alone, before a single URL is signed.
-    const missingBytes = absent.reduce((sum, b) => sum + b.size, 0);
-    if (missingBytes > quota) {
-      throw new ApiError('PAYLOAD_TOO_LARGE', {
-        message: `The blobs this query lacks hold ${missingBytes} bytes, more than this service's per-job quota of ${quota} bytes: query one project at a time, and split a project larger than that.`,
-        metadata: { maxBytes: quota, missingBytes, missingCount: absent.length },
-      });
-    }
-    // Only the first page of a project adds its bytes: a continuation asks for URLs of bytes the
-    // first page already counted (and parts since stored count as usage by then).
-    if (firstPart === 1) await deps.quota?.check(workspaceId, missingBytes, absent);
-    const firstIndex = new Map<string, number>();
-    req.body.blobs.forEach((b, i) => {
-      if (!firstIndex.has(blobName(b))) firstIndex.set(blobName(b), i);
-    });
-    const page = planPage(
-      absent.map((blob) => ({ blob, index: firstIndex.get(blobName(blob))! })),
-      partSize,
-      firstPart,
-      cap,
-    );
-    await charge(Math.floor(page.listed.reduce((n, p) => n + p.count, 0) / URLS_PER_TOKEN));
-    const expiresAt = new Date(now + deps.config.uploadUrlTtlSeconds * 1000);
-    const missing = await mapLimited(page.listed, LISTINGS_AT_ONCE, async ({ blob, firstPart: from, count: listed }): Promise<MissingBlob> => {
-      const count = partCount(blob.size, partSize);
-      // A one-part blob goes straight to its key; parts of a larger one are kept until all are in.
-      const stored = count > 1 ? await deps.receiver.storedParts(workspaceId, blob, partSize) : new Set<number>();
-      const parts: MissingBlob['parts'] = [];
-      for (let i = 0; i < listed; i++) {
-        if (i > 0 && i % SLICE === 0) await nextTurn();
-        const partNumber = from + i;
-        const { offset, length } = partExtent(blob, partSize, partNumber)!;
-        const uploadUrl = deps.urls.url({ workspaceId, blob, partNumber, partSize }, expiresAt);
-        parts.push({ partNumber, offset, length, uploadUrl, uploaded: stored.has(partNumber) });
+  app.post(
+    r.path,
+    {
+      schema: { body: r.body },
+      bodyLimit: BLOB_BODY_LIMIT_BYTES,
+      ...(deps.inFlight ? { onRequest: deps.inFlight.hook } : {}),
+    },
+    async (req, reply) => {
+      const { workspaceId, keyId } = requireAuth(req);
+      const charge = async (cost: number) => {
+        if (cost < 1 || !deps.limiter) return;
+        const refused = applyDecision(await deps.limiter.take(keyId, cost), reply);
+        if (refused) throw refused;
+      };
+      const now = Date.now();
+      const asked = distinctInOrder(req.body.blobs);
+      const quota = deps.config.unpackQuotaBytes;
+      const partSize = deps.config.blobPartSizeBytes;
+      const tooBig = asked.find((b) => b.size > quota);
+      if (tooBig) {
+        throw new ApiError('PAYLOAD_TOO_LARGE', {
+          message: `A blob of ${tooBig.size} bytes is larger than this service's per-job quota of ${quota} bytes: no project holding it can be rendered here.`,
+          metadata: { maxBytes: quota, sha256: tooBig.sha256, size: tooBig.size },
+        });
       }
-      return { ...blob, parts };
-    });
-    const heldBytes = asked.reduce((sum, b) => sum + (held.has(blobName(b)) ? b.size : 0), 0);
-    return {
-      partSize,
-      expiresAt: expiresAt.toISOString(),
-      held: { count: asked.length - absent.length, bytes: heldBytes },
-      missing,
-      missingTotal: { count: absent.length, bytes: missingBytes },
-      continueFrom: page.continueFrom,
-    };
-  });
+      const firstPart = req.body.firstPart ?? 1;
+      const first = req.body.blobs[0];
+      if (firstPart > 1 && (!first || firstPart > partCount(first.size, partSize))) {
+        throw new ApiError('VALIDATION_ERROR', {
+          details: [
+            {
+              code: 'too_big',
+              path: ['body', 'firstPart'],
+              message: `firstPart ${firstPart} is past the parts of the first blob (${first ? partCount(first.size, partSize) : 0} of ${partSize} bytes): use the continueFrom of the previous answer`,
+            },
+          ],
+        });
+      }
+      const nonEmpty = asked.filter((b) => b.size > 0);
+      await charge(Math.floor(nonEmpty.length / BLOBS_PER_TOKEN));
+      const held = new Set((await touchInSlices(deps.index, workspaceId, nonEmpty, now)).map(blobName));
+      const absent = nonEmpty.filter((b) => !held.has(blobName(b)));
+      // No project of one job holds more than the quota, so neither can what it lacks: checked on
+      // sizes alone, before a single URL is signed.
+      const missingBytes = absent.reduce((sum, b) => sum + b.size, 0);
+      if (missingBytes > quota) {
+        throw new ApiError('PAYLOAD_TOO_LARGE', {
+          message: `The blobs this query lacks hold ${missingBytes} bytes, more than this service's per-job quota of ${quota} bytes: query one project at a time, and split a project larger than that.`,
+          metadata: { maxBytes: quota, missingBytes, missingCount: absent.length },
+        });
+      }
+      // Only the first page of a project adds its bytes: a continuation asks for URLs of bytes the
+      // first page already counted (and parts since stored count as usage by then).
+      if (firstPart === 1) await deps.quota?.check(workspaceId, missingBytes, absent);
+      const firstIndex = new Map<string, number>();
+      req.body.blobs.forEach((b, i) => {
+        if (!firstIndex.has(blobName(b))) firstIndex.set(blobName(b), i);
+      });
+      const page = planPage(
+        absent.map((blob) => ({ blob, index: firstIndex.get(blobName(blob))! })),
+        partSize,
+        firstPart,
+        cap,
+      );
+      await charge(Math.floor(page.listed.reduce((n, p) => n + p.count, 0) / URLS_PER_TOKEN));
+      const expiresAt = new Date(now + deps.config.uploadUrlTtlSeconds * 1000);
+      const missing = await mapLimited(
+        page.listed,
+        LISTINGS_AT_ONCE,
+        async ({ blob, firstPart: from, count: listed }): Promise<MissingBlob> => {
+          const count = partCount(blob.size, partSize);
+          // A one-part blob goes straight to its key; parts of a larger one are kept until all are in.
+          const stored = count > 1 ? await deps.receiver.storedParts(workspaceId, blob, partSize) : new Set<number>();
+          const parts: MissingBlob['parts'] = [];
+          for (let i = 0; i < listed; i++) {
+            if (i > 0 && i % SLICE === 0) await nextTurn();
+            const partNumber = from + i;
+            const { offset, length } = partExtent(blob, partSize, partNumber)!;
+            const uploadUrl = deps.urls.url({ workspaceId, blob, partNumber, partSize }, expiresAt);
+            parts.push({ partNumber, offset, length, uploadUrl, uploaded: stored.has(partNumber) });
+          }
+          return { ...blob, parts };
+        },
+      );
+      const heldBytes = asked.reduce((sum, b) => sum + (held.has(blobName(b)) ? b.size : 0), 0);
+      return {
+        partSize,
+        expiresAt: expiresAt.toISOString(),
+        held: { count: asked.length - absent.length, bytes: heldBytes },
+        missing,
+        missingTotal: { count: absent.length, bytes: missingBytes },
+        continueFrom: page.continueFrom,
+      };
+    },
+  );
 };

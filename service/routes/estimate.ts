@@ -47,7 +47,9 @@ export async function presentEstimate(
   est: EstimateInternal,
   deps: Pick<EstimateRouteDeps, 'workers'> & { rates: Readonly<Record<string, number>>; now: number },
 ): Promise<Estimate> {
-  const [workers, load] = deps.workers ? await Promise.all([deps.workers.registry.listWorkers(), deps.workers.queue.countsByKind()]) : [[], undefined];
+  const [workers, load] = deps.workers
+    ? await Promise.all([deps.workers.registry.listWorkers(), deps.workers.queue.countsByKind()])
+    : [[], undefined];
   const slots = farmSlots(workers, deps.now);
   const samples = est.samples ?? [];
   const meanSeconds = samples.length ? samples.reduce((s, r) => s + r.seconds, 0) / samples.length : 0;
@@ -55,12 +57,27 @@ export async function presentEstimate(
   // Other jobs' queued chunks, each counted as one of this job's frames: a rough wait, said so in the docs.
   const queueAheadSeconds = Math.round((((load?.['render-chunk'].queued ?? 0) * meanSeconds) / renderSlots) * 10) / 10;
   const frames = jobFrames(est.frameRanges);
-  const figures = estimateFigures({ frames, samples, kept: est.frames ?? [], loadSeconds: est.loadSeconds ?? [], outputBytes: est.outputBytes ?? [], slots, queueAheadSeconds, rates: deps.rates });
+  const figures = estimateFigures({
+    frames,
+    samples,
+    kept: est.frames ?? [],
+    loadSeconds: est.loadSeconds ?? [],
+    outputBytes: est.outputBytes ?? [],
+    slots,
+    queueAheadSeconds,
+    rates: deps.rates,
+  });
   // A sampling estimate whose job moved on (rendered, canceled) was stopped by that: no worker writes it again.
-  const state = est.state === 'sampling' && (rec.job.status !== 'validated' || rec.internal.renderRequestedAt) ? 'canceled' : est.state;
+  const state =
+    est.state === 'sampling' && (rec.job.status !== 'validated' || rec.internal.renderRequestedAt)
+      ? 'canceled'
+      : est.state;
   const own = est.ownNormalizedSeconds ?? 0;
-  const ownRate = figures ? deps.rates[figures.device] ?? (figures.device !== 'CPU' ? deps.rates.GPU : undefined) : deps.rates.CPU;
-  const band = (b: { value: number; low: number; high: number; basis: number } | null) => (b ? { value: b.value, low: b.low, high: b.high, frames: b.basis } : null);
+  const ownRate = figures
+    ? (deps.rates[figures.device] ?? (figures.device !== 'CPU' ? deps.rates.GPU : undefined))
+    : deps.rates.CPU;
+  const band = (b: { value: number; low: number; high: number; basis: number } | null) =>
+    b ? { value: b.value, low: b.low, high: b.high, frames: b.basis } : null;
   return {
     jobId: rec.job.id,
     state,
@@ -84,7 +101,10 @@ export async function presentEstimate(
     ownCost: {
       renderSeconds: est.ownSeconds ?? 0,
       normalizedSeconds: own,
-      cost: ownRate !== undefined && est.ownSeconds !== undefined ? Math.round((est.ownSeconds / 3600) * ownRate * 100) / 100 : null,
+      cost:
+        ownRate !== undefined && est.ownSeconds !== undefined
+          ? Math.round((est.ownSeconds / 3600) * ownRate * 100) / 100
+          : null,
     },
     warnings: figures?.warnings ?? [],
     startedAt: est.startedAt,
@@ -102,12 +122,18 @@ export const estimateRoutes: FastifyPluginAsyncZod<EstimateRouteDeps> = async (a
   }
   const now = deps.now ?? Date.now;
   const present = (rec: JobRecord, est: EstimateInternal) => presentEstimate(rec, est, { ...deps, rates, now: now() });
-  const notAllowed = (rec: JobRecord) => new ApiError('ESTIMATE_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: rec.job.status } });
+  const notAllowed = (rec: JobRecord) =>
+    new ApiError('ESTIMATE_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: rec.job.status } });
 
   // One task per estimate (its id names when it started, so enqueueing it again adds nothing). No
   // requirement: the slot that takes it routes it (a fitting build elsewhere, or a sentence saying none has one).
   const enqueue = async (jobId: string, est: EstimateInternal) => {
-    await ctx.queue.enqueue({ id: `${estimateTaskId(jobId)}:${Date.parse(est.startedAt)}`, jobId, kind: 'render-chunk', payload: { estimate: true } });
+    await ctx.queue.enqueue({
+      id: `${estimateTaskId(jobId)}:${Date.parse(est.startedAt)}`,
+      jobId,
+      kind: 'render-chunk',
+      payload: { estimate: true },
+    });
     ctx.events?.enqueued();
   };
 
@@ -120,8 +146,12 @@ export const estimateRoutes: FastifyPluginAsyncZod<EstimateRouteDeps> = async (a
     // The same request again: the same estimate (replayed even once the job has moved on).
     if (old && old.state !== 'canceled' && sameRequest(old.requestedConfig, cfg)) {
       // A crash between the record and its task below left it sampling with no task: the repeat enqueues it (a no-op otherwise).
-      if (old.state === 'sampling' && rec.job.status === 'validated' && !rec.internal.renderRequestedAt) await enqueue(rec.job.id, old);
-      return reply.code(200).header(IDEMPOTENT_REPLAY_HEADER, 'true').send({ data: await present(rec, old) });
+      if (old.state === 'sampling' && rec.job.status === 'validated' && !rec.internal.renderRequestedAt)
+        await enqueue(rec.job.id, old);
+      return reply
+        .code(200)
+        .header(IDEMPOTENT_REPLAY_HEADER, 'true')
+        .send({ data: await present(rec, old) });
     }
     if (rec.job.status !== 'validated' || rec.internal.renderRequestedAt) throw notAllowed(rec);
     if (old?.state === 'sampling') throw new ApiError('ESTIMATE_IN_PROGRESS', { metadata: { jobId: rec.job.id } });

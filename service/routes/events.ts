@@ -79,7 +79,9 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRouteDeps> = async (app, de
       res.write(text);
     };
     write('retry: 3000\n: connected\n\n');
-    const bearer = req.dashboardSession ? undefined : /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const bearer = req.dashboardSession
+      ? undefined
+      : /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     const keyHash = bearer ? hashApiKey(bearer) : undefined;
     let unsubscribe: (() => void) | undefined;
     const heartbeat = setInterval(() => {
@@ -89,11 +91,20 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRouteDeps> = async (app, de
       if (s && deps.sessions) {
         deps.sessions.alive(s.id).then((alive) => alive || end('event: session-ended\ndata: {}\n\n'), failed);
       } else if (keyHash) {
-        Promise.resolve(deps.keys.findByHash(keyHash)).then((k) => (k && !k.revokedAt) || end('event: key-revoked\ndata: {}\n\n'), failed);
+        Promise.resolve(deps.keys.findByHash(keyHash)).then(
+          (k) => (k && !k.revokedAt) || end('event: key-revoked\ndata: {}\n\n'),
+          failed,
+        );
       }
     }, deps.heartbeatMs ?? 15_000);
     const maxSeconds = Math.round((deps.maxMs ?? 3_600_000) / 1000);
-    const lifetime = setTimeout(() => end(`event: stream-ended\ndata: ${JSON.stringify({ reason: 'max-duration', maxSeconds, reconnect: true })}\n\n`), deps.maxMs ?? 3_600_000);
+    const lifetime = setTimeout(
+      () =>
+        end(
+          `event: stream-ended\ndata: ${JSON.stringify({ reason: 'max-duration', maxSeconds, reconnect: true })}\n\n`,
+        ),
+      deps.maxMs ?? 3_600_000,
+    );
     res.on('close', () => {
       ended = true;
       release();
@@ -102,7 +113,9 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRouteDeps> = async (app, de
       unsubscribe?.();
       open.delete(res);
     });
-    const stop = await deps.feed.subscribe(auth.workspaceId, (event) => write(`event: job\ndata: ${JSON.stringify(event)}\n\n`));
+    const stop = await deps.feed.subscribe(auth.workspaceId, (event) =>
+      write(`event: job\ndata: ${JSON.stringify(event)}\n\n`),
+    );
     if (ended) stop();
     else unsubscribe = stop;
   });

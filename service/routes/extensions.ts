@@ -6,7 +6,19 @@ import { EXTENSION_SUMMARIES, type Extension, type ExtensionName } from '../../s
 import { ROUTES, type RouteDef } from '../../shared/routes.js';
 
 /** The version of each extension this service speaks (bumped on an incompatible change). */
-const VERSIONS: Readonly<Record<ExtensionName, number>> = { 'content-addressed-uploads': 1, 'resumable-uploads': 1, 'dashboard-sessions': 1, 'job-events': 1, 'job-tasks': 1, workers: 1, 'job-requeue': 1, 'task-logs': 1, 'frame-stats': 1, estimate: 1, 'frame-thumbnails': 1 };
+const VERSIONS: Readonly<Record<ExtensionName, number>> = {
+  'content-addressed-uploads': 1,
+  'resumable-uploads': 1,
+  'dashboard-sessions': 1,
+  'job-events': 1,
+  'job-tasks': 1,
+  workers: 1,
+  'job-requeue': 1,
+  'task-logs': 1,
+  'frame-stats': 1,
+  estimate: 1,
+  'frame-thumbnails': 1,
+};
 
 export const extensionRoutes: FastifyPluginAsyncZod<{ enabled: readonly ExtensionName[] }> = async (app, opts) => {
   const extensions: Extension[] = opts.enabled.map((name) => ({

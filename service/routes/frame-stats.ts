@@ -45,9 +45,19 @@ export function progressEta(
   // `percent` counts the samples of frames in flight too: what is left of them is not a whole frame each.
   const left = Math.max(0, percent !== null ? Math.min(total - done, total * (1 - percent / 100)) : total - done);
   const slots = activeSlots(rows, now);
-  if (!frames?.length) return etaBand(rows.map((r) => r.renderSeconds), left, slots);
+  if (!frames?.length)
+    return etaBand(
+      rows.map((r) => r.renderSeconds),
+      left,
+      slots,
+    );
   const remaining = frames.slice(Math.max(0, frames.length - Math.ceil(left)));
-  return trendEta(rows.map((r) => ({ frame: r.frame, seconds: r.renderSeconds })), remaining, left, slots);
+  return trendEta(
+    rows.map((r) => ({ frame: r.frame, seconds: r.renderSeconds })),
+    remaining,
+    left,
+    slots,
+  );
 }
 
 /** The job's frames in order, or none when it has no plan yet (or ranges this service refuses). */
@@ -59,16 +69,25 @@ export function jobFrames(frameRanges: readonly string[] | undefined): number[] 
   }
 }
 
-export const frameStatsRoutes: FastifyPluginAsyncZod<FrameStatsRouteDeps> = async (app, { ctx, frames, now = Date.now }) => {
+export const frameStatsRoutes: FastifyPluginAsyncZod<FrameStatsRouteDeps> = async (
+  app,
+  { ctx, frames, now = Date.now },
+) => {
   const route = ROUTES.listJobFrames;
   app.get(route.path, { schema: { params: route.params, querystring: route.query } }, async (req) => {
     const auth = requireAuth(req);
     const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
     const { page, pageSize } = req.query;
-    const [list, rows, progress] = await Promise.all([frames.listFrames(rec.job.id, { offset: (page - 1) * pageSize, limit: pageSize }), frames.frameTimes(rec.job.id), ctx.jobs.getProgress(rec.job.id)]);
+    const [list, rows, progress] = await Promise.all([
+      frames.listFrames(rec.job.id, { offset: (page - 1) * pageSize, limit: pageSize }),
+      frames.frameTimes(rec.job.id),
+      ctx.jobs.getProgress(rec.job.id),
+    ]);
     const own = renderRows(rows, rec.internal.estimate?.frames);
     const recent = own.length > ETA_FRAMES ? latest(own, ETA_FRAMES) : own;
-    const eta = progress ? progressEta({ ...progress, status: rec.job.status }, recent, now(), jobFrames(rec.job.finalConfig?.frameRanges)) : null;
+    const eta = progress
+      ? progressEta({ ...progress, status: rec.job.status }, recent, now(), jobFrames(rec.job.finalConfig?.frameRanges))
+      : null;
     return {
       data: {
         jobId: rec.job.id,

@@ -35,9 +35,15 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
         new ApiError('VALIDATE_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status } });
       if (!movableFrom('startValidation').has(rec.job.status)) throw refuse(rec.job.status);
       await ctx.queue.enqueue(newTasks.validate(rec.job.id));
-      const moved = await moveJob(ctx.jobs, rec.job.id, 'startValidation', {}, {
-        validationConfig: req.body.validationConfig,
-      });
+      const moved = await moveJob(
+        ctx.jobs,
+        rec.job.id,
+        'startValidation',
+        {},
+        {
+          validationConfig: req.body.validationConfig,
+        },
+      );
       if (!moved) throw refuse((await loadJob(ctx, auth.workspaceId, rec.job.id)).job.status);
       ctx.events?.enqueued();
       return reply.code(202).send(await present(moved));
@@ -48,7 +54,11 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
   app.post(render.path, { schema: { params: render.params, body: render.body } }, async (req, reply) => {
     const auth = requireAuth(req);
     const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
-    const replay = async () => reply.code(200).header(IDEMPOTENT_REPLAY_HEADER, 'true').send(await present(rec));
+    const replay = async () =>
+      reply
+        .code(200)
+        .header(IDEMPOTENT_REPLAY_HEADER, 'true')
+        .send(await present(rec));
     if (rec.internal.renderRequestedAt) return replay();
     if (!movableFrom('startRender').has(rec.job.status)) {
       throw new ApiError('RENDER_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: rec.job.status } });
@@ -57,12 +67,21 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
     const problems = checkAgainstAnalysis(rec, cfg);
     if (problems.length > 0) throw new ApiError('VALIDATION_ERROR', { details: problems });
     await ctx.queue.enqueue(newTasks.render(rec.job.id));
-    const moved = await moveJob(ctx.jobs, rec.job.id, 'startRender', { requestedConfig: cfg }, { renderRequestedAt: new Date().toISOString() });
+    const moved = await moveJob(
+      ctx.jobs,
+      rec.job.id,
+      'startRender',
+      { requestedConfig: cfg },
+      { renderRequestedAt: new Date().toISOString() },
+    );
     if (!moved) {
       // Lost a race: another call started the render (replay) or the job moved on.
       const now = await loadJob(ctx, auth.workspaceId, rec.job.id);
       if (now.internal.renderRequestedAt) {
-        return reply.code(200).header(IDEMPOTENT_REPLAY_HEADER, 'true').send(await present(now));
+        return reply
+          .code(200)
+          .header(IDEMPOTENT_REPLAY_HEADER, 'true')
+          .send(await present(now));
       }
       throw new ApiError('RENDER_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: now.job.status } });
     }
@@ -74,7 +93,13 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
   app.post(cancel.path, { schema: { params: cancel.params } }, async (req) => {
     const auth = requireAuth(req);
     const rec = await loadJob(ctx, auth.workspaceId, req.params.id);
-    const moved = await moveJob(ctx.jobs, rec.job.id, 'cancel', undefined, stoppedJobInternal(ctx.config.outputRetentionDays));
+    const moved = await moveJob(
+      ctx.jobs,
+      rec.job.id,
+      'cancel',
+      undefined,
+      stoppedJobInternal(ctx.config.outputRetentionDays),
+    );
     if (!moved) {
       const now = await loadJob(ctx, auth.workspaceId, rec.job.id);
       throw new ApiError('CANCEL_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: now.job.status } });

@@ -28,7 +28,8 @@ export const jobRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx)
     if (upload.sourceFormat === 'blobs' && Date.parse(upload.expiresAt) < Date.now()) {
       // An expired commit no longer keeps its blobs: they may be collected under the job.
       throw new ApiError('UPLOAD_INCOMPLETE', {
-        message: 'This committed project expired before a job was created from it: commit it again (POST /uploads/commit), then create the job with the new slug.',
+        message:
+          'This committed project expired before a job was created from it: commit it again (POST /uploads/commit), then create the job with the new slug.',
         metadata: { slug, uploadUrlExpired: true },
       });
     }
@@ -66,7 +67,11 @@ export const jobRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx)
   app.get(list.path, { schema: { querystring: list.query } }, async (req, reply) => {
     const auth = requireAuth(req);
     const { page, pageSize, status } = req.query;
-    const { items, total } = await ctx.jobs.listJson(auth.workspaceId, { page, pageSize, ...(status ? { status } : {}) });
+    const { items, total } = await ctx.jobs.listJson(auth.workspaceId, {
+      page,
+      pageSize,
+      ...(status ? { status } : {}),
+    });
     const jobs = await Promise.all(items.map((j) => presentJobJson(j, ctx.storage, ttl)));
     const pagination = JSON.stringify({ page, pageSize, total, totalPages: Math.ceil(total / pageSize) });
     return reply.type(JSON_TYPE).send(`{"jobs":[${jobs.join(',')}],"pagination":${pagination}}`);

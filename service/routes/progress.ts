@@ -11,7 +11,10 @@ import { ETA_FRAMES, jobFrames, progressEta } from './frame-stats.js';
 import { loadJob } from './jobs.js';
 
 /** `frameStats`: the frame-stats extension's rows, for the progress's `etaBand`. Default none: no `etaBand`. */
-export const progressRoutes: FastifyPluginAsyncZod<ServiceContext & { frameStats?: FrameStatsReader }> = async (app, ctx) => {
+export const progressRoutes: FastifyPluginAsyncZod<ServiceContext & { frameStats?: FrameStatsReader }> = async (
+  app,
+  ctx,
+) => {
   const one = ROUTES.getJobProgress;
   app.get(one.path, { schema: { params: one.params } }, async (req) => {
     const auth = requireAuth(req);
@@ -22,7 +25,10 @@ export const progressRoutes: FastifyPluginAsyncZod<ServiceContext & { frameStats
     if (!ctx.frameStats) return { data };
     // Read only while frames render: a finished job's band is null without reading its rows.
     // The render's own frames: an estimate's sampled frames came before it, cold (renderRows).
-    const rows = p && ['booting', 'rendering'].includes(rec.job.status) ? renderRows(await ctx.frameStats.frameTimes(rec.job.id, { latest: ETA_FRAMES }), rec.internal.estimate?.frames) : [];
+    const rows =
+      p && ['booting', 'rendering'].includes(rec.job.status)
+        ? renderRows(await ctx.frameStats.frameTimes(rec.job.id, { latest: ETA_FRAMES }), rec.internal.estimate?.frames)
+        : [];
     const frames = rows.length ? jobFrames(rec.job.finalConfig?.frameRanges) : [];
     return { data: { ...data, etaBand: progressEta(data, rows, Date.now(), frames) } };
   });

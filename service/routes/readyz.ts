@@ -42,7 +42,9 @@ function why(err: unknown, timeoutMs: number): string {
   if (err instanceof CheckTimeout) return `no answer within ${timeoutMs / 1000} s`;
   const e = err as { code?: unknown; cause?: { code?: unknown }; name?: unknown };
   // Codes only: ECONNREFUSED, a PostgreSQL SQLSTATE (3D000), an SDK's error name (TimeoutError).
-  const code = [e.code, e.cause?.code, e.name].find((c) => typeof c === 'string' && /^(?:[A-Z0-9_]{2,40}|[A-Z][A-Za-z]{1,40}Error)$/.test(c) && c !== 'Error');
+  const code = [e.code, e.cause?.code, e.name].find(
+    (c) => typeof c === 'string' && /^(?:[A-Z0-9_]{2,40}|[A-Z][A-Za-z]{1,40}Error)$/.test(c) && c !== 'Error',
+  );
   return code ? `failed (${code as string})` : 'failed';
 }
 
@@ -52,7 +54,10 @@ async function timed(fn: () => Promise<unknown>, timeoutMs: number): Promise<{ m
   const t0 = Date.now();
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([fn(), new Promise((_, reject) => (timer = setTimeout(() => reject(new CheckTimeout()), timeoutMs)))]);
+    await Promise.race([
+      fn(),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new CheckTimeout()), timeoutMs))),
+    ]);
     return { ms: Date.now() - t0 };
   } catch (err) {
     return { ms: Date.now() - t0, err };
@@ -75,14 +80,30 @@ export const readyzRoutes: FastifyPluginAsync<ReadinessDeps> = async (app, deps)
       }, timeoutMs),
     ]);
     const checks: Record<CheckName, CheckResult> = {
-      database: result(database, () => `the state database ${why(database.err, timeoutMs)}: check that it runs and that --database-url (or the data folder) is right`),
-      queue: result(queue, () => `the task queue ${why(queue.err, timeoutMs)}: check that Redis (--redis-url) or the database holding the queue runs`),
-      storage: result(storage, () => `object storage ${why(storage.err, timeoutMs)}: check that the S3 endpoint and bucket (--s3-*) answer, or that the data folder is readable`),
+      database: result(
+        database,
+        () =>
+          `the state database ${why(database.err, timeoutMs)}: check that it runs and that --database-url (or the data folder) is right`,
+      ),
+      queue: result(
+        queue,
+        () =>
+          `the task queue ${why(queue.err, timeoutMs)}: check that Redis (--redis-url) or the database holding the queue runs`,
+      ),
+      storage: result(
+        storage,
+        () =>
+          `object storage ${why(storage.err, timeoutMs)}: check that the S3 endpoint and bucket (--s3-*) answer, or that the data folder is readable`,
+      ),
       workers: result(workers, () => workerAdvice(workers.err, deps.inProcessWorkers, timeoutMs)),
     };
     const failed = (Object.keys(checks) as CheckName[]).filter((k) => !checks[k].ok);
     if (failed.length === 0) return reply.header('cache-control', 'no-store').send({ status: 'ready', checks });
-    const details: ErrorDetail[] = failed.map((k) => ({ code: `${k}_not_ready`, path: [k], message: checks[k].message! }));
+    const details: ErrorDetail[] = failed.map((k) => ({
+      code: `${k}_not_ready`,
+      path: [k],
+      message: checks[k].message!,
+    }));
     throw new ApiError('SERVICE_NOT_READY', {
       message: `Not ready: ${failed.join(', ')} failed. ${details.map((d) => d.message).join('; ')}.`,
       details,
@@ -102,8 +123,12 @@ function result(r: { ms: number; err?: unknown }, message: () => string): CheckR
 }
 
 function workerAdvice(err: unknown, inProcess: boolean, timeoutMs: number): string {
-  if (!(err instanceof NoWorker)) return `the worker registry ${why(err, timeoutMs)}: it lives in the state database, check that first`;
-  const own = inProcess ? 'its own worker has not reported (is Blender installed?)' : 'this service runs no worker itself (--workers 0)';
-  const remote = err.known > 0 ? `the ${err.known} known worker(s) are lost or stopped` : 'no `renderbridge worker` has reported';
+  if (!(err instanceof NoWorker))
+    return `the worker registry ${why(err, timeoutMs)}: it lives in the state database, check that first`;
+  const own = inProcess
+    ? 'its own worker has not reported (is Blender installed?)'
+    : 'this service runs no worker itself (--workers 0)';
+  const remote =
+    err.known > 0 ? `the ${err.known} known worker(s) are lost or stopped` : 'no `renderbridge worker` has reported';
   return `no worker has a fresh heartbeat: ${own} and ${remote}; start a worker (renderbridge worker) that reaches this service, or run the service with --workers 1 or more`;
 }

@@ -41,7 +41,9 @@ export const requeueRoutes: FastifyPluginAsyncZod<RequeueRouteDeps> = async (app
     let now = rec;
     if (now.job.status === 'created') {
       const vc = now.internal.validationConfig;
-      now = (await moveJob(ctx.jobs, rec.job.id, 'startValidation', {}, vc ? { validationConfig: vc } : {})) ?? (await loadJob(ctx, rec.job.workspaceId, rec.job.id));
+      now =
+        (await moveJob(ctx.jobs, rec.job.id, 'startValidation', {}, vc ? { validationConfig: vc } : {})) ??
+        (await loadJob(ctx, rec.job.workspaceId, rec.job.id));
     }
     if (now.job.status === 'validating') {
       await ctx.queue.enqueue(newTasks.validate(now.job.id));
@@ -69,7 +71,10 @@ export const requeueRoutes: FastifyPluginAsyncZod<RequeueRouteDeps> = async (app
         throw new ApiError('JOB_NOT_REQUEUEABLE', { metadata: { jobId: old.job.id, status: plan.status } });
       }
       const fresh = newRequeuedRecord(old, plan.rerender);
-      const { jobId, created } = await requeues.createRequeue({ sourceJobId: old.job.id, selection: plan.selection, uploadSlug: uploadSlugOf(old) }, fresh);
+      const { jobId, created } = await requeues.createRequeue(
+        { sourceJobId: old.job.id, selection: plan.selection, uploadSlug: uploadSlugOf(old) },
+        fresh,
+      );
       const rec = await startValidation(created ? fresh : await loadJob(ctx, auth.workspaceId, jobId));
       const job = await presentJob(rec, ctx.storage, ttl);
       if (created) return reply.code(201).send(job);

@@ -69,7 +69,10 @@ export const sessionRoutes: FastifyPluginAsyncZod<SessionRouteDeps> = async (app
         : req.headers.authorization
           ? await bearerKey(deps.keys, req.headers.authorization)
           : undefined;
-      if (!rec) throw new ApiError('UNAUTHORIZED', { message: 'Sign in with an API key: send {"apiKey": "rb_live_..."} or "Authorization: Bearer <API_KEY>".' });
+      if (!rec)
+        throw new ApiError('UNAUTHORIZED', {
+          message: 'Sign in with an API key: send {"apiKey": "rb_live_..."} or "Authorization: Bearer <API_KEY>".',
+        });
       // Signing in again replaces the session this browser had.
       const previous = auth.idOf(req);
       if (previous) await auth.deps.store.delete(hashSessionId(previous));
@@ -77,7 +80,15 @@ export const sessionRoutes: FastifyPluginAsyncZod<SessionRouteDeps> = async (app
       const { life } = auth.deps;
       await auth.deps.store.deleteEnded(now, now - life.idleMs, SWEEP_PER_SIGN_IN);
       const id = newSessionId();
-      const session = { idHash: hashSessionId(id), keyId: rec.id, workspaceId: rec.workspaceId, userId: rec.userId, createdAt: now, lastSeenAt: now, expiresAt: now + life.maxMs };
+      const session = {
+        idHash: hashSessionId(id),
+        keyId: rec.id,
+        workspaceId: rec.workspaceId,
+        userId: rec.userId,
+        createdAt: now,
+        lastSeenAt: now,
+        expiresAt: now + life.maxMs,
+      };
       await auth.deps.store.create(session);
       setSessionCookie(reply, auth.deps.cookie, id);
       noStore(reply);

@@ -34,14 +34,17 @@ const PARTIAL_SWEEP_MS = 10 * 60 * 1000;
 const CONTENT_RANGE = /^bytes (\d{1,15})-(\d{1,15})\/(\d{1,15})$/;
 
 /** The start and total of a resuming PUT's Content-Range; undefined without one. */
-function resumeRange(header: string | undefined, declared: string | undefined): { start: number; total: number } | undefined {
+function resumeRange(
+  header: string | undefined,
+  declared: string | undefined,
+): { start: number; total: number } | undefined {
   if (header === undefined) return undefined;
   const m = CONTENT_RANGE.exec(header.trim());
   const [start, end, total] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [NaN, NaN, NaN];
   const problem = !m
     ? 'must read "bytes START-END/TOTAL"'
     : end !== total - 1 || start > end
-      ? 'must run from START to the file\'s last byte (END = TOTAL - 1)'
+      ? "must run from START to the file's last byte (END = TOTAL - 1)"
       : declared === undefined || Number(declared) !== end - start + 1
         ? 'must cover exactly the Content-Length bytes sent'
         : undefined;
@@ -79,7 +82,10 @@ export async function storageRoutes(app: FastifyInstance, deps: StorageRouteDeps
   const partials = deps.partials;
   if (partials) {
     const ttlMs = deps.partialTtlMs ?? 6 * 3600 * 1000;
-    const sweep = () => void partials.sweep(ttlMs).catch((err: unknown) => app.log.warn({ err }, 'removing the kept bytes of abandoned uploads failed'));
+    const sweep = () =>
+      void partials
+        .sweep(ttlMs)
+        .catch((err: unknown) => app.log.warn({ err }, 'removing the kept bytes of abandoned uploads failed'));
     await partials.init();
     sweep();
     const timer = setInterval(sweep, PARTIAL_SWEEP_MS).unref();
@@ -109,7 +115,10 @@ export async function storageRoutes(app: FastifyInstance, deps: StorageRouteDeps
     }
     if (await deps.storage.stat(key)) throw new ApiError('UPLOAD_ALREADY_COMPLETED');
     try {
-      const result = deps.partials && total !== undefined ? await receiveKept(deps.partials, deps.storage, key, req, { start: range?.start ?? 0, total }) : await deps.storage.put(key, req.raw, { maxBytes: deps.maxUploadBytes });
+      const result =
+        deps.partials && total !== undefined
+          ? await receiveKept(deps.partials, deps.storage, key, req, { start: range?.start ?? 0, total })
+          : await deps.storage.put(key, req.raw, { maxBytes: deps.maxUploadBytes });
       await deps.onPutComplete(key, result);
       reply.header('etag', `"${result.sha256}"`);
       return { size: result.size, sha256: result.sha256 };
@@ -120,7 +129,9 @@ export async function storageRoutes(app: FastifyInstance, deps: StorageRouteDeps
       }
       if (err instanceof ResumeMismatchError) {
         reply.header('connection', 'close');
-        throw new ApiError('UPLOAD_RESUME_MISMATCH', { metadata: { receivedBytes: err.receivedBytes, totalBytes: err.totalBytes } });
+        throw new ApiError('UPLOAD_RESUME_MISMATCH', {
+          metadata: { receivedBytes: err.receivedBytes, totalBytes: err.totalBytes },
+        });
       }
       if (err instanceof ObjectExistsError) throw new ApiError('UPLOAD_ALREADY_COMPLETED');
       throw err;
@@ -131,7 +142,12 @@ export async function storageRoutes(app: FastifyInstance, deps: StorageRouteDeps
     const key = verified(req, deps, 'GET', ['fn']);
     const fileName = (req.query as Query).fn!;
     const rel = key.split('/').map(encodeURIComponent).join('/');
-    const res = await send(req.raw, `/${rel}`, { root: deps.root, dotfiles: 'deny', index: false, cacheControl: false });
+    const res = await send(req.raw, `/${rel}`, {
+      root: deps.root,
+      dotfiles: 'deny',
+      index: false,
+      cacheControl: false,
+    });
     if (res.type === 'error') {
       const status = (res.metadata.error as { status?: number }).status ?? 500;
       if (status === 404) throw new ApiError('OBJECT_NOT_FOUND');
@@ -151,7 +167,13 @@ export async function storageRoutes(app: FastifyInstance, deps: StorageRouteDeps
  * Receives the PUT's bytes [start, total) into the kept file and, once complete, makes it the
  * object. A newer PUT of the same URL ends this one (its socket is destroyed): the newest wins.
  */
-async function receiveKept(partials: PartialUploads, storage: FsObjectStorage, key: string, req: FastifyRequest, r: { start: number; total: number }): Promise<{ size: number; sha256: string }> {
+async function receiveKept(
+  partials: PartialUploads,
+  storage: FsObjectStorage,
+  key: string,
+  req: FastifyRequest,
+  r: { start: number; total: number },
+): Promise<{ size: number; sha256: string }> {
   const got = await partials.receive(key, req.raw, { ...r, stop: () => req.raw.destroy() });
   try {
     // Synced already: linking it is all that is left.

@@ -62,14 +62,26 @@ export const taskLogRoutes: FastifyPluginAsyncZod<TaskLogRouteDeps> = async (app
     // A follow's place is taken before anything is read: a flood of follows reads nothing.
     const release = (follow && deps.gate?.acquire(auth.keyId)) || (() => undefined);
     try {
-      return await answer({ workspaceId: auth.workspaceId, id: req.params.id, task: req.query.task, attempt: req.query.attempt }, req.raw, reply, follow, release);
+      return await answer(
+        { workspaceId: auth.workspaceId, id: req.params.id, task: req.query.task, attempt: req.query.attempt },
+        req.raw,
+        reply,
+        follow,
+        release,
+      );
     } catch (err) {
       release();
       throw err;
     }
   });
 
-  const answer = async (q: LogQuery, raw: IncomingMessage, reply: FastifyReply, follow: boolean, release: () => void) => {
+  const answer = async (
+    q: LogQuery,
+    raw: IncomingMessage,
+    reply: FastifyReply,
+    follow: boolean,
+    release: () => void,
+  ) => {
     const rec = await loadJob(ctx, q.workspaceId, q.id);
     const jobId = rec.job.id;
     const filter = filterOf(q.task, q.attempt, jobId);
@@ -78,10 +90,19 @@ export const taskLogRoutes: FastifyPluginAsyncZod<TaskLogRouteDeps> = async (app
     // A task or attempt that has no log (yet): 404, unless following a task of this job that may still start.
     const taskKnown = !filter.taskSeg || tasks.some((t) => taskLogSegment(t.id, jobId) === filter.taskSeg);
     if ((!taskKnown && runs.length === 0) || (!follow && filter.attempt !== undefined && runs.length === 0)) {
-      throw new ApiError('TASK_LOG_NOT_FOUND', { metadata: { jobId, ...(q.task ? { task: q.task } : {}), ...(filter.attempt ? { attempt: filter.attempt } : {}) } });
+      throw new ApiError('TASK_LOG_NOT_FOUND', {
+        metadata: {
+          jobId,
+          ...(q.task ? { task: q.task } : {}),
+          ...(filter.attempt ? { attempt: filter.attempt } : {}),
+        },
+      });
     }
     reply.header('content-type', TEXT_TYPE).header('cache-control', 'no-store');
-    if (!follow) return reply.send(Readable.from(wholeLog(deps, rec.job.workspaceId, jobId, orderRuns(runs, tasks, jobId), tasks)));
+    if (!follow)
+      return reply.send(
+        Readable.from(wholeLog(deps, rec.job.workspaceId, jobId, orderRuns(runs, tasks, jobId), tasks)),
+      );
     // nginx buffers responses unless told not to: followed lines would arrive in bursts.
     reply.header('x-accel-buffering', 'no');
     const stop = new AbortController();
@@ -89,7 +110,19 @@ export const taskLogRoutes: FastifyPluginAsyncZod<TaskLogRouteDeps> = async (app
     stop.signal.addEventListener('abort', () => (follows.delete(stop), release()), { once: true });
     raw.socket?.once('close', () => stop.abort());
     reply.raw.once('close', () => stop.abort());
-    const follower = followLog({ ctx, tasks: deps.tasks, workspaceId: rec.job.workspaceId, jobId, filter, pollMs, graceMs, maxMs: ctx.config.streamMaxSeconds * 1000, idleMs: ctx.config.logFollowIdleSeconds * 1000, ...(deps.followMaxPollMs ? { maxPollMs: deps.followMaxPollMs } : {}), signal: stop.signal });
+    const follower = followLog({
+      ctx,
+      tasks: deps.tasks,
+      workspaceId: rec.job.workspaceId,
+      jobId,
+      filter,
+      pollMs,
+      graceMs,
+      maxMs: ctx.config.streamMaxSeconds * 1000,
+      idleMs: ctx.config.logFollowIdleSeconds * 1000,
+      ...(deps.followMaxPollMs ? { maxPollMs: deps.followMaxPollMs } : {}),
+      signal: stop.signal,
+    });
     return reply.send(Readable.from(follower));
   };
 
@@ -116,7 +149,13 @@ function filterOf(task: string | undefined, attempt: number | undefined, jobId: 
   return { taskSeg, ...(attempt !== undefined ? { attempt } : {}) };
 }
 
-async function* wholeLog(deps: TaskLogRouteDeps, workspaceId: string, jobId: string, runs: ReadRun[], tasks: TaskRun[]): AsyncGenerator<Buffer> {
+async function* wholeLog(
+  deps: TaskLogRouteDeps,
+  workspaceId: string,
+  jobId: string,
+  runs: ReadRun[],
+  tasks: TaskRun[],
+): AsyncGenerator<Buffer> {
   if (runs.length === 0) yield Buffer.from('[renderbridge] no task has written a log yet\n');
   for (const run of runs) {
     const task = taskOf(run, tasks, jobId);
@@ -125,7 +164,9 @@ async function* wholeLog(deps: TaskLogRouteDeps, workspaceId: string, jobId: str
     yield* chunks;
     if (!run.end && run.segments.length > 0 && to < run.segments.at(-1)!.offset + run.segments.at(-1)!.size) {
       // A segment went away while reading: the run just ended, and its capped log has the rest.
-      const again = (await listRuns(deps.ctx.storage, workspaceId, jobId, { taskSeg: run.taskSeg, attempt: run.attempt })).find((r) => r.id === run.id);
+      const again = (
+        await listRuns(deps.ctx.storage, workspaceId, jobId, { taskSeg: run.taskSeg, attempt: run.attempt })
+      ).find((r) => r.id === run.id);
       if (again) yield* (await readRun(deps.ctx.storage, again, to)).chunks;
     }
     yield Buffer.from('\n');
@@ -143,7 +184,13 @@ function indexOf(runs: readonly ReadRun[], tasks: readonly TaskRun[], jobId: str
     const task = taskOf(run, tasks, jobId);
     let entry = out.get(run.taskSeg);
     if (!entry) {
-      entry = { id: run.start?.taskId ?? run.taskSeg, kind: run.start?.kind ?? 'task', state: null, frames: run.start?.frames ?? null, attempts: [] };
+      entry = {
+        id: run.start?.taskId ?? run.taskSeg,
+        kind: run.start?.kind ?? 'task',
+        state: null,
+        frames: run.start?.frames ?? null,
+        attempts: [],
+      };
       out.set(run.taskSeg, entry);
     }
     const last = run.segments.at(-1);

@@ -34,7 +34,9 @@ const LATEST_ROWS = 32;
 /** The job's thumbnails in frame order (one a frame). */
 async function storedThumbnails(ctx: ServiceContext, rec: JobRecord): Promise<Stored[]> {
   const byFrame = new Map<number, Stored>();
-  for (const { key } of await ctx.storage.list(`${thumbnailFolder(jobOutputPrefix(rec.job.workspaceId, rec.job.id))}/`)) {
+  for (const { key } of await ctx.storage.list(
+    `${thumbnailFolder(jobOutputPrefix(rec.job.workspaceId, rec.job.id))}/`,
+  )) {
     const t = parseThumbnailKey(key);
     if (t && !byFrame.has(t.frame)) byFrame.set(t.frame, { ...t, key });
   }
@@ -46,7 +48,11 @@ async function storedThumbnails(ctx: ServiceContext, rec: JobRecord): Promise<St
  * it (a frame's thumbnail is stored just after its row, so the newest row may have none yet);
  * without rows, the highest frame.
  */
-async function latestOf(stored: readonly Stored[], jobId: string, frames: FrameStatsReader | undefined): Promise<Stored | undefined> {
+async function latestOf(
+  stored: readonly Stored[],
+  jobId: string,
+  frames: FrameStatsReader | undefined,
+): Promise<Stored | undefined> {
   if (stored.length === 0) return undefined;
   const byFrame = new Map(stored.map((s) => [s.frame, s]));
   const rows = frames ? await frames.frameTimes(jobId, { latest: LATEST_ROWS }) : [];
@@ -76,7 +82,10 @@ export const thumbnailRoutes: FastifyPluginAsyncZod<ThumbnailRouteDeps> = async 
     const expiresAt = new Date(Date.now() + ctx.config.downloadUrlTtlSeconds * 1000);
     const sign = async (s: Stored) => ({
       frame: s.frame,
-      url: await ctx.storage.presignGet(s.key, { expiresAt, fileName: `${rec.job.id.slice(0, 8)}-frame-${s.frame}.${s.ext}` }),
+      url: await ctx.storage.presignGet(s.key, {
+        expiresAt,
+        fileName: `${rec.job.id.slice(0, 8)}-frame-${s.frame}.${s.ext}`,
+      }),
     });
     const latest = await latestOf(stored, rec.job.id, frames);
     return {
@@ -98,14 +107,19 @@ export const thumbnailRoutes: FastifyPluginAsyncZod<ThumbnailRouteDeps> = async 
     const stored = await storedThumbnails(ctx, rec);
     const want = req.query.frame;
     const hit = want === undefined ? await latestOf(stored, rec.job.id, frames) : stored.find((s) => s.frame === want);
-    if (!hit) throw new ApiError('THUMBNAIL_NOT_FOUND', { metadata: { jobId: rec.job.id, ...(want !== undefined ? { frame: want } : {}) } });
+    if (!hit)
+      throw new ApiError('THUMBNAIL_NOT_FOUND', {
+        metadata: { jobId: rec.job.id, ...(want !== undefined ? { frame: want } : {}) },
+      });
     const body = await ctx.storage.get(hit.key);
-    return reply
-      .header('content-type', IMAGE_TYPES[hit.ext])
-      .header(THUMBNAIL_FRAME_HEADER, String(hit.frame))
-      // A frame rendered again keeps its thumbnail's key: a client asks again rather than trusting a copy long.
-      .header('cache-control', 'private, max-age=60')
-      .header('x-content-type-options', 'nosniff')
-      .send(body);
+    return (
+      reply
+        .header('content-type', IMAGE_TYPES[hit.ext])
+        .header(THUMBNAIL_FRAME_HEADER, String(hit.frame))
+        // A frame rendered again keeps its thumbnail's key: a client asks again rather than trusting a copy long.
+        .header('cache-control', 'private, max-age=60')
+        .header('x-content-type-options', 'nosniff')
+        .send(body)
+    );
   });
 };

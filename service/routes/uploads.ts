@@ -41,7 +41,10 @@ export const uploadRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, c
  * GET /uploads/{slug} (extension resumable-uploads): how far the upload's PUT got, so a client
  * whose connection broke sends only the rest. Registered only where PUTs are kept (file storage).
  */
-export const uploadStateRoutes: FastifyPluginAsyncZod<{ ctx: ServiceContext; partials: PartialUploads }> = async (app, { ctx, partials }) => {
+export const uploadStateRoutes: FastifyPluginAsyncZod<{ ctx: ServiceContext; partials: PartialUploads }> = async (
+  app,
+  { ctx, partials },
+) => {
   const r = ROUTES.getUpload;
   app.get(r.path, { schema: { params: r.params } }, async (req) => {
     const auth = requireAuth(req);
@@ -51,6 +54,16 @@ export const uploadStateRoutes: FastifyPluginAsyncZod<{ ctx: ServiceContext; par
     const kept = completed ? undefined : await partials.state(up.objectKey);
     const receivedBytes = completed ? (up.size ?? 0) : (kept?.receivedBytes ?? 0);
     const totalBytes = completed ? (up.size ?? 0) : (kept?.totalBytes ?? null);
-    return { data: { slug: up.slug, fileName: up.fileName, fileType: up.fileType, expiresAt: up.expiresAt, completed, receivedBytes, totalBytes } };
+    return {
+      data: {
+        slug: up.slug,
+        fileName: up.fileName,
+        fileType: up.fileType,
+        expiresAt: up.expiresAt,
+        completed,
+        receivedBytes,
+        totalBytes,
+      },
+    };
   });
 };

@@ -24,7 +24,8 @@ function schemaFor(s: Setting, dir: string): z.ZodType<unknown> {
   const base = schemaOf(s.kind);
   // A relative path in the file means "beside the file", wherever the command runs from.
   if (s.kind.type === 'path') return base.transform((v) => path.resolve(dir, v as string));
-  if (s.kind.type === 'list' && s.kind.paths) return base.transform((v) => (v as string[]).map((p) => path.resolve(dir, p)));
+  if (s.kind.type === 'list' && s.kind.paths)
+    return base.transform((v) => (v as string[]).map((p) => path.resolve(dir, p)));
   return base;
 }
 
@@ -67,7 +68,9 @@ export async function loadConfigFile(file: string): Promise<LoadedConfigFile> {
     throw new ConfigFileError(`the config file ${abs} is not JSON: ${(err as Error).message}`);
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new ConfigFileError(`the config file ${abs} must hold one JSON object of settings, e.g. {"rateLimitMax": 600}`);
+    throw new ConfigFileError(
+      `the config file ${abs} must hold one JSON object of settings, e.g. {"rateLimitMax": 600}`,
+    );
   }
   const r = configFileSchema(path.dirname(abs)).safeParse(data);
   if (!r.success) throw new ConfigFileError(r.error.issues.map((i) => describeIssue(abs, i)).join('\n'));

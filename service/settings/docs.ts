@@ -4,9 +4,11 @@
 import { allowed } from './kinds.js';
 import { envName, SETTING_GROUPS, SETTINGS } from './table.js';
 
-export const README_BEGIN = '<!-- settings:begin (generated from service/settings/table.ts by `npm run config-docs`; do not edit) -->';
+export const README_BEGIN =
+  '<!-- settings:begin (generated from service/settings/table.ts by `npm run config-docs`; do not edit) -->';
 export const README_END = '<!-- settings:end -->';
-export const ENV_BEGIN = '# --- every setting (generated from service/settings/table.ts by `npm run config-docs`; do not edit) ---';
+export const ENV_BEGIN =
+  '# --- every setting (generated from service/settings/table.ts by `npm run config-docs`; do not edit) ---';
 export const ENV_END = '# --- end of every setting ---';
 
 function cell(text: string): string {
@@ -17,11 +19,18 @@ export function settingsMarkdown(): string {
   const out: string[] = [];
   for (const group of SETTING_GROUPS) {
     const rows = SETTINGS.filter((s) => s.group === group);
-    out.push(`**${group}**`, '', '| Key (config file) | Option | Environment | Default | Commands | Meaning |', '| --- | --- | --- | --- | --- | --- |');
+    out.push(
+      `**${group}**`,
+      '',
+      '| Key (config file) | Option | Environment | Default | Commands | Meaning |',
+      '| --- | --- | --- | --- | --- | --- |',
+    );
     for (const s of rows) {
       const flag = s.flag ? `\`${s.flag.split(' ')[0]}\`` : '(none: a secret)';
       const meaning = `${s.help[0]!.toUpperCase()}${s.help.slice(1)}. Takes ${allowed(s.kind)}${s.secret ? '; never printed' : ''}.`;
-      out.push(`| \`${s.key}\` | ${flag} | \`${envName(s)}\` | ${cell(s.defaultText)} | ${s.commands.join(', ')} | ${cell(meaning)} |`);
+      out.push(
+        `| \`${s.key}\` | ${flag} | \`${envName(s)}\` | ${cell(s.defaultText)} | ${s.commands.join(', ')} | ${cell(meaning)} |`,
+      );
     }
     out.push('');
   }

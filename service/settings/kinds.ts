@@ -26,7 +26,12 @@ const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: 1024 *
 const MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
 
 function size(n: number): string {
-  for (const [unit, f] of [['TiB', 1024 ** 4], ['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+  for (const [unit, f] of [
+    ['TiB', 1024 ** 4],
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
     if (n >= f && n % f === 0) return `${n / f}${unit}`;
   }
   return String(n);
@@ -35,17 +40,30 @@ function size(n: number): string {
 /** What a kind allows, in words: the end of every error about a bad value. */
 export function allowed(kind: Kind): string {
   switch (kind.type) {
-    case 'text': return 'a non-empty text';
-    case 'url': return 'a URL with a scheme, e.g. https://render.example.com';
-    case 'path': return 'a file or folder path';
-    case 'int': return kind.max === undefined ? `a whole number from ${kind.min} up` : `a whole number from ${kind.min} to ${kind.max}`;
-    case 'number': return `a number above ${kind.above}`;
-    case 'bytes': return `a size from ${size(kind.min)}${kind.max === undefined ? ' up' : ` to ${size(kind.max)}`}: bytes, or with a unit (500MiB, 8GiB)`;
-    case 'duration': return `a duration of at least ${kind.min} ${kind.unit === 's' ? 'seconds' : 'ms'}: a number of ${kind.unit === 's' ? 'seconds' : 'milliseconds'}, or with a unit (500ms, 90s, 15m, 6h, 1d)`;
-    case 'bool': return 'true or false (also 1/0, yes/no, on/off)';
-    case 'choice': return `one of ${kind.values.join(', ')}`;
-    case 'list': return 'a list: the flag repeated, a comma-separated variable, an array in the file';
-    case 'workers': return '"auto" or a whole number from 0 up';
+    case 'text':
+      return 'a non-empty text';
+    case 'url':
+      return 'a URL with a scheme, e.g. https://render.example.com';
+    case 'path':
+      return 'a file or folder path';
+    case 'int':
+      return kind.max === undefined
+        ? `a whole number from ${kind.min} up`
+        : `a whole number from ${kind.min} to ${kind.max}`;
+    case 'number':
+      return `a number above ${kind.above}`;
+    case 'bytes':
+      return `a size from ${size(kind.min)}${kind.max === undefined ? ' up' : ` to ${size(kind.max)}`}: bytes, or with a unit (500MiB, 8GiB)`;
+    case 'duration':
+      return `a duration of at least ${kind.min} ${kind.unit === 's' ? 'seconds' : 'ms'}: a number of ${kind.unit === 's' ? 'seconds' : 'milliseconds'}, or with a unit (500ms, 90s, 15m, 6h, 1d)`;
+    case 'bool':
+      return 'true or false (also 1/0, yes/no, on/off)';
+    case 'choice':
+      return `one of ${kind.values.join(', ')}`;
+    case 'list':
+      return 'a list: the flag repeated, a comma-separated variable, an array in the file';
+    case 'workers':
+      return '"auto" or a whole number from 0 up';
   }
 }
 
@@ -87,7 +105,9 @@ function convert(kind: Kind, raw: unknown): unknown {
     case 'path':
       return typeof raw === 'string' && raw.trim() !== '' ? raw.trim() : undefined;
     case 'url':
-      return typeof raw === 'string' && /^[a-z][a-z0-9+.-]*:\/\/\S+$/i.test(raw.trim()) ? raw.trim().replace(/\/+$/, '') : undefined;
+      return typeof raw === 'string' && /^[a-z][a-z0-9+.-]*:\/\/\S+$/i.test(raw.trim())
+        ? raw.trim().replace(/\/+$/, '')
+        : undefined;
     case 'int': {
       const n = numeric(raw);
       return Number.isSafeInteger(n) && n >= kind.min && (kind.max === undefined || n <= kind.max) ? n : undefined;

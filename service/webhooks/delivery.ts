@@ -130,7 +130,11 @@ export class WebhookDispatcher {
         let attempted = 0;
         this.current = this.tick().then(
           (n) => void (attempted = n),
-          (err: unknown) => this.o.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'webhook outbox poll failed'),
+          (err: unknown) =>
+            this.o.logger?.warn(
+              { err: err instanceof Error ? err.message : String(err) },
+              'webhook outbox poll failed',
+            ),
         );
         await this.current;
         // A full batch suggests more are due: poll again at once.
@@ -172,7 +176,11 @@ export class WebhookDispatcher {
     const { store, logger } = this.o;
     const endpoint = await store.getWebhook(d.workspaceId);
     if (!endpoint) {
-      await store.markFailed(d.id, d.attempts, { status: null, error: 'the workspace has no webhook any more', nextAttemptAt: null });
+      await store.markFailed(d.id, d.attempts, {
+        status: null,
+        error: 'the workspace has no webhook any more',
+        nextAttemptAt: null,
+      });
       logger?.warn({ deliveryId: d.id, jobId: d.jobId }, 'webhook delivery dropped: no webhook set');
       return;
     }
@@ -209,7 +217,9 @@ export class WebhookDispatcher {
     const last = d.attempts >= this.o.maxAttempts;
     const nextAttemptAt = last ? null : this.o.now() + this.retryDelay(d.attempts);
     await store.markFailed(d.id, d.attempts, { status, error, nextAttemptAt });
-    logger?.warn({ ...log, error, nextAttemptAt }, last ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry');
+    logger?.warn(
+      { ...log, error, nextAttemptAt },
+      last ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry',
+    );
   }
 }
-

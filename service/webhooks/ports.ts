@@ -62,7 +62,11 @@ export interface WebhookStore {
   /** Records success of the attempt numbered `attempt`; ignored when another attempt took over. */
   markDelivered(id: string, attempt: number, result: { status: number; at: number }): Promise<void>;
   /** Records a failed attempt: retried at `nextAttemptAt`, or final when it is null. */
-  markFailed(id: string, attempt: number, result: { status: number | null; error: string; nextAttemptAt: number | null }): Promise<void>;
+  markFailed(
+    id: string,
+    attempt: number,
+    result: { status: number | null; error: string; nextAttemptAt: number | null },
+  ): Promise<void>;
   getDelivery(id: string): Promise<WebhookDelivery | undefined>;
   /** Oldest first. */
   listForJob(jobId: string): Promise<WebhookDelivery[]>;

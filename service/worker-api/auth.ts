@@ -48,7 +48,10 @@ function digest(text: string): Buffer {
 
 /** The onRequest hook of the worker routes: 401 with the error body unless the bearer is a live worker token. */
 export function makeWorkerAuthenticate(opts: WorkerAuthOptions) {
-  if (opts.legacyToken === '') throw new Error('the worker token is empty: set RENDERBRIDGE_WORKER_TOKEN to a long random secret, or leave it unset');
+  if (opts.legacyToken === '')
+    throw new Error(
+      'the worker token is empty: set RENDERBRIDGE_WORKER_TOKEN to a long random secret, or leave it unset',
+    );
   const legacy = opts.legacyToken ? digest(opts.legacyToken) : undefined;
   const lastMarked = new Map<string, number>();
   return async function authenticateWorker(req: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -65,7 +68,9 @@ export function makeWorkerAuthenticate(opts: WorkerAuthOptions) {
         if (now - (lastMarked.get(rec.id) ?? 0) >= MARK_USED_EVERY_MS) {
           if (lastMarked.size > 10_000) lastMarked.clear();
           lastMarked.set(rec.id, now);
-          opts.tokens.markWorkerTokenUsed(rec.id, new Date(now).toISOString()).catch((err: unknown) => opts.onError?.(err));
+          opts.tokens
+            .markWorkerTokenUsed(rec.id, new Date(now).toISOString())
+            .catch((err: unknown) => opts.onError?.(err));
         }
       }
     }

@@ -63,7 +63,10 @@ function describe(err: unknown): { text: string; refused: boolean } {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
   if (e.name === 'TimeoutError') return { text: 'timed out', refused: false };
   const code = e.cause?.code;
-  return { text: code ? `${code}${e.cause?.message ? `: ${e.cause.message}` : ''}` : String(e.message ?? err), refused: code === 'ECONNREFUSED' };
+  return {
+    text: code ? `${code}${e.cause?.message ? `: ${e.cause.message}` : ''}` : String(e.message ?? err),
+    refused: code === 'ECONNREFUSED',
+  };
 }
 
 export class WorkerApiClient {
@@ -77,18 +80,25 @@ export class WorkerApiClient {
   private preferred = 0;
 
   constructor(opts: WorkerApiClientOptions) {
-    if (opts.serviceUrls.length === 0) throw new Error('worker API: no service URL given: pass the URL of at least one renderbridge service');
+    if (opts.serviceUrls.length === 0)
+      throw new Error('worker API: no service URL given: pass the URL of at least one renderbridge service');
     this.bases = opts.serviceUrls.map((raw) => {
       let u: URL;
       try {
         u = new URL(raw);
       } catch {
-        throw new Error(`worker API: "${raw.replace(/\/\/[^@/]*@/, '//')}" is not a URL: give service URLs like http://render-1:8420`);
+        throw new Error(
+          `worker API: "${raw.replace(/\/\/[^@/]*@/, '//')}" is not a URL: give service URLs like http://render-1:8420`,
+        );
       }
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`worker API: ${displayUrl(raw)} is not an http(s) URL`);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:')
+        throw new Error(`worker API: ${displayUrl(raw)} is not an http(s) URL`);
       return { url: raw.replace(/\/+$/, ''), shown: displayUrl(raw) };
     });
-    if (!opts.token) throw new Error('worker API: the worker token is empty: set RENDERBRIDGE_WORKER_TOKEN to this worker\'s token (renderbridge admin create-worker-token --name NAME)');
+    if (!opts.token)
+      throw new Error(
+        "worker API: the worker token is empty: set RENDERBRIDGE_WORKER_TOKEN to this worker's token (renderbridge admin create-worker-token --name NAME)",
+      );
     this.token = opts.token;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.retryForMs = opts.retryForMs ?? 30_000;
@@ -114,7 +124,12 @@ export class WorkerApiClient {
         if (payload !== undefined) headers['content-type'] = 'application/json';
         try {
           const signal = AbortSignal.timeout(this.timeoutMs);
-          const res = await this.fetch(`${base.url}${path}`, { method, headers, signal, ...(payload !== undefined ? { body: payload } : {}) });
+          const res = await this.fetch(`${base.url}${path}`, {
+            method,
+            headers,
+            signal,
+            ...(payload !== undefined ? { body: payload } : {}),
+          });
           const text = await res.text();
           if (res.status === 429) {
             // Over this token's budget on that instance: nothing was applied; wait as told, then try again.
@@ -137,14 +152,17 @@ export class WorkerApiClient {
           if (!d.refused) uncertain = true;
         }
       }
-      const pause = Math.min(Math.max(retryAfterMs, Math.min(MAX_DELAY_MS, this.retryDelayMs * 2 ** round)), deadline - Date.now());
+      const pause = Math.min(
+        Math.max(retryAfterMs, Math.min(MAX_DELAY_MS, this.retryDelayMs * 2 ** round)),
+        deadline - Date.now(),
+      );
       if (pause <= 0) break;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
     const tried = [...failures].map(([url, why]) => `${url} (${why})`).join('; ');
     throw new WorkerApiError(
       `worker API: ${method} ${path} got no answer from any service URL within ${Math.round(this.retryForMs / 1000)} s: ${tried}. ` +
-        'Check that these URLs are the service\'s worker API (its own --worker-api-port when it has one) and reachable from this worker.',
+        "Check that these URLs are the service's worker API (its own --worker-api-port when it has one) and reachable from this worker.",
       null,
       null,
     );
@@ -169,7 +187,10 @@ export class WorkerApiClient {
         name,
       );
     }
-    const details = parsed.success && parsed.data.details.length ? ` (${parsed.data.details.map((d) => `${d.path.join('.')}: ${d.message}`).join('; ')})` : '';
+    const details =
+      parsed.success && parsed.data.details.length
+        ? ` (${parsed.data.details.map((d) => `${d.path.join('.')}: ${d.message}`).join('; ')})`
+        : '';
     const message = parsed.success ? parsed.data.message : JSON.stringify(answer.body)?.slice(0, 200);
     return new WorkerApiError(`${at}: ${message}${details}`, answer.status, name);
   }
@@ -189,6 +210,10 @@ function parseJson(text: string, url: string, method: string, path: string): unk
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new WorkerApiError(`${url} answered ${method} ${path} with a body that is not JSON: check that this URL points at the renderbridge service, not a proxy's error page.`, null, null);
+    throw new WorkerApiError(
+      `${url} answered ${method} ${path} with a body that is not JSON: check that this URL points at the renderbridge service, not a proxy's error page.`,
+      null,
+      null,
+    );
   }
 }

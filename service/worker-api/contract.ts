@@ -49,7 +49,8 @@ export { WorkerInternalWire };
 
 /** The fields a worker may set on a job (JobPatch): the Job schema minus identity and status. */
 export const JobPatchWire = z.strictObject(
-  Job.omit({ id: true, workspaceId: true, userId: true, createdAt: true, status: true, previewUrl: true }).partial().shape,
+  Job.omit({ id: true, workspaceId: true, userId: true, createdAt: true, status: true, previewUrl: true }).partial()
+    .shape,
 );
 
 /** A job as stored (JobRecord): the API fields without `previewUrl`, plus internal state. */
@@ -103,16 +104,28 @@ export const WorkerReportWire = z.strictObject({
         device: z.strictObject({ kind: z.enum(['cpu', 'gpu', 'control']), name: text, uuid: text.nullable() }),
         state: z.enum(['idle', 'busy', 'loading']),
         tasks: z
-          .array(z.strictObject({ jobId: text, taskId: text, kind: TaskKindWire, frames: z.array(z.int()).max(100_000).nullable(), startedAt: z.iso.datetime({ offset: true }) }))
+          .array(
+            z.strictObject({
+              jobId: text,
+              taskId: text,
+              kind: TaskKindWire,
+              frames: z.array(z.int()).max(100_000).nullable(),
+              startedAt: z.iso.datetime({ offset: true }),
+            }),
+          )
           .max(16),
         warmJobId: text.nullable(),
       }),
     )
     .max(256),
-  builds: z.array(z.strictObject({ version: text, path: text, kind: z.enum(['executable', 'release', 'root']).optional() })).max(64),
+  builds: z
+    .array(z.strictObject({ version: text, path: text, kind: z.enum(['executable', 'release', 'root']).optional() }))
+    .max(64),
   gpus: z.array(z.strictObject({ name: text, uuid: text, memoryMiB: z.number().min(0) })).max(64),
   sandbox: z.boolean().optional(),
-  blocklistedBy: z.array(z.strictObject({ jobId: text, slots: z.array(text).max(256), failures: z.int().min(0) })).max(1000),
+  blocklistedBy: z
+    .array(z.strictObject({ jobId: text, slots: z.array(text).max(256), failures: z.int().min(0) }))
+    .max(1000),
 });
 
 /** The routes, fastify style (`:id`), relative to WORKER_API_PREFIX. */

@@ -28,7 +28,11 @@ export const FrameReportBody = z.strictObject({
         jobId: z.uuid(),
         attempt: z.int().min(1).max(1000),
         renderSeconds: z.number().min(0).max(1e9),
-        peakMemoryBytes: z.int().min(0).max(2 ** 53).nullable(),
+        peakMemoryBytes: z
+          .int()
+          .min(0)
+          .max(2 ** 53)
+          .nullable(),
         device: text,
         slot: text,
         blenderVersion: text.nullable(),
@@ -44,12 +48,21 @@ export function frameReportPath(jobId: string): string {
   return `${WORKER_API_PREFIX}${FRAME_REPORT_PATH.replace(':id', encodeURIComponent(jobId))}`;
 }
 
-export const workerFrameRoutes: FastifyPluginAsyncZod<{ frames: FrameStatsWriter; scope: WorkerScope }> = async (app, { frames, scope }) => {
+export const workerFrameRoutes: FastifyPluginAsyncZod<{ frames: FrameStatsWriter; scope: WorkerScope }> = async (
+  app,
+  { frames, scope },
+) => {
   app.post(FRAME_REPORT_PATH, { schema: { params: JobIdParams, body: FrameReportBody } }, async (req, reply) => {
     const wrong = req.body.frames.findIndex((f) => f.jobId !== req.params.id);
     if (wrong >= 0) {
       throw new ApiError('VALIDATION_ERROR', {
-        details: [{ code: 'job_id_mismatch', path: ['body', 'frames', String(wrong), 'jobId'], message: `jobId must be the job of the path (${req.params.id})` }],
+        details: [
+          {
+            code: 'job_id_mismatch',
+            path: ['body', 'frames', String(wrong), 'jobId'],
+            message: `jobId must be the job of the path (${req.params.id})`,
+          },
+        ],
       });
     }
     await scope.job(workerOf(req), req.params.id);

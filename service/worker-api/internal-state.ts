@@ -62,7 +62,17 @@ export const WorkerInternalWire = z.strictObject({
       reason: text.optional(),
       frames: z.array(z.int()).max(1000).optional(),
       frameRanges: z.array(z.string().max(64)).max(100_000).optional(),
-      samples: z.array(z.strictObject({ frame: z.int(), seconds: z.number().min(0), peakMemoryBytes: z.number().min(0).nullable(), device: z.string().max(32) })).max(1000).optional(),
+      samples: z
+        .array(
+          z.strictObject({
+            frame: z.int(),
+            seconds: z.number().min(0),
+            peakMemoryBytes: z.number().min(0).nullable(),
+            device: z.string().max(32),
+          }),
+        )
+        .max(1000)
+        .optional(),
       loadSeconds: z.array(z.number().min(0)).max(1000).optional(),
       outputBytes: z.array(z.number().min(0)).max(1000).optional(),
       ownSeconds: z.number().min(0).optional(),
@@ -103,13 +113,22 @@ function keysOf(internal: z.infer<typeof WorkerInternalWire>): { key: string; pa
  * The internal state to store, or a 400 VALIDATION_ERROR naming each storage key that lies outside
  * the job's own output prefix (or climbs out of it with `..`).
  */
-export function checkWorkerInternal(job: { id: string; workspaceId: string }, internal: z.infer<typeof WorkerInternalWire>): Partial<JobInternal> {
+export function checkWorkerInternal(
+  job: { id: string; workspaceId: string },
+  internal: z.infer<typeof WorkerInternalWire>,
+): Partial<JobInternal> {
   const prefix = `${jobOutputPrefix(job.workspaceId, job.id)}/`;
-  const outside = keysOf(internal).filter(({ key }) => !key.startsWith(prefix) || key.split('/').some((s) => s === '..' || s === '.' || s === ''));
+  const outside = keysOf(internal).filter(
+    ({ key }) => !key.startsWith(prefix) || key.split('/').some((s) => s === '..' || s === '.' || s === ''),
+  );
   if (outside.length > 0) {
     throw new ApiError('VALIDATION_ERROR', {
       message: `Storage keys in the job's internal state must lie under the job's own prefix "${prefix}": a worker stores a job's outputs only there.`,
-      details: outside.slice(0, 20).map(({ path }) => ({ code: 'key_outside_job', path: ['body', 'internal', ...path], message: `must start with "${prefix}"` })),
+      details: outside.slice(0, 20).map(({ path }) => ({
+        code: 'key_outside_job',
+        path: ['body', 'internal', ...path],
+        message: `must start with "${prefix}"`,
+      })),
     });
   }
   return internal as Partial<JobInternal>;

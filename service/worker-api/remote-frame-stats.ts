@@ -21,7 +21,11 @@ export class RemoteFrameStats implements FrameStatsWriter {
       const a = await this.api.call('POST', path, { frames });
       if (a.status === 204) continue;
       if (a.status >= 400) throw this.api.refusal(a, 'POST', path);
-      throw new WorkerApiError(`${a.url} answered POST ${path} with ${a.status}, expected 204: run the same renderbridge version on service and workers.`, a.status, null);
+      throw new WorkerApiError(
+        `${a.url} answered POST ${path} with ${a.status}, expected 204: run the same renderbridge version on service and workers.`,
+        a.status,
+        null,
+      );
     }
   }
 }

@@ -6,7 +6,15 @@ import type { JobProgress } from '../../shared/api/progress.js';
 import type { JobStatus } from '../../shared/job-status.js';
 import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports/jobs.js';
 import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
-import { JobRecordWire, MaybeRecordEnvelope, WhoamiAnswer, WORKER_API_PREFIX, WORKER_ROUTES, workerApiPath, type TransitionBody } from './contract.js';
+import {
+  JobRecordWire,
+  MaybeRecordEnvelope,
+  WhoamiAnswer,
+  WORKER_API_PREFIX,
+  WORKER_ROUTES,
+  workerApiPath,
+  type TransitionBody,
+} from './contract.js';
 
 /** See WorkerApiClientOptions: serviceUrls, token, timeoutMs (default 10000), retryForMs (default 30000), fetch. */
 export type RemoteWorkerJobsOptions = WorkerApiClientOptions;
@@ -42,7 +50,12 @@ export class RemoteWorkerJobs implements WorkerJobStore {
   ): Promise<JobRecord | undefined> {
     const path = workerApiPath('transition', id);
     // The service checks internal against its strict schema (WorkerInternalWire): typed here as the store types it.
-    const body = { from: [...from], to, ...(patch ? { patch } : {}), ...(internal ? { internal } : {}) } as TransitionBody;
+    const body = {
+      from: [...from],
+      to,
+      ...(patch ? { patch } : {}),
+      ...(internal ? { internal } : {}),
+    } as TransitionBody;
     const a = await this.api.call('POST', path, body);
     // As with the local store, a job that is not there (or not this worker's) is a move that did not happen.
     if (isJobNotFound(a)) return undefined;
@@ -79,11 +92,21 @@ export class RemoteWorkerJobs implements WorkerJobStore {
 
   /** The answer's body as `schema` when it has the expected status; otherwise the service's refusal. */
   private expect(a: WorkerApiAnswer, method: string, path: string, status: number): void;
-  private expect<S extends z.ZodType>(a: WorkerApiAnswer, method: string, path: string, status: number, schema: S): z.infer<S>;
+  private expect<S extends z.ZodType>(
+    a: WorkerApiAnswer,
+    method: string,
+    path: string,
+    status: number,
+    schema: S,
+  ): z.infer<S>;
   private expect(a: WorkerApiAnswer, method: string, path: string, status: number, schema?: z.ZodType): unknown {
     if (a.status !== status) {
       if (a.status >= 400) throw this.api.refusal(a, method, path);
-      throw new WorkerApiError(`${a.url} answered ${method} ${path} with ${a.status}, expected ${status}: run the same renderbridge version on service and workers.`, a.status, null);
+      throw new WorkerApiError(
+        `${a.url} answered ${method} ${path} with ${a.status}, expected ${status}: run the same renderbridge version on service and workers.`,
+        a.status,
+        null,
+      );
     }
     if (!schema) return undefined;
     const parsed = schema.safeParse(a.body);

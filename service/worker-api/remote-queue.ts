@@ -43,11 +43,25 @@ export class RemoteTaskQueue implements TaskQueue {
     await this.send('POST', pathOf(TASK_ROUTES.release, { taskId }), { workerId, ...opts });
   }
 
-  async fail(taskId: string, workerId: string, outcome: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void> {
-    await this.send('POST', pathOf(TASK_ROUTES.fail, { taskId }), { workerId, ...outcome, message: outcome.message.slice(0, 10_000) });
+  async fail(
+    taskId: string,
+    workerId: string,
+    outcome: { retryable: boolean; message: string; retryAfterMs?: number },
+  ): Promise<void> {
+    await this.send('POST', pathOf(TASK_ROUTES.fail, { taskId }), {
+      workerId,
+      ...outcome,
+      message: outcome.message.slice(0, 10_000),
+    });
   }
 
-  async enqueue(task: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void> {
+  async enqueue(task: {
+    id: string;
+    jobId: string;
+    kind: TaskKind;
+    payload?: Record<string, unknown>;
+    after?: readonly string[];
+  }): Promise<void> {
     await this.send('POST', pathOf(TASK_ROUTES.enqueue), task);
   }
 
@@ -94,7 +108,11 @@ export class RemoteTaskQueue implements TaskQueue {
     if (!schema) return undefined;
     const parsed = schema.safeParse(a.body);
     if (!parsed.success) {
-      throw new WorkerApiError(`${a.url} answered ${method} ${path} with an unexpected body: run the same renderbridge version on service and workers.`, a.status, null);
+      throw new WorkerApiError(
+        `${a.url} answered ${method} ${path} with an unexpected body: run the same renderbridge version on service and workers.`,
+        a.status,
+        null,
+      );
     }
     return parsed.data;
   }

@@ -12,11 +12,27 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { z } from 'zod';
-import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type PutFileOptions, type PutOptions, type StoredObject } from '../ports/storage.js';
+import {
+  ObjectExistsError,
+  ObjectTooLargeError,
+  type ObjectStorage,
+  type PutFileOptions,
+  type PutOptions,
+  type StoredObject,
+} from '../ports/storage.js';
 import { currentJob } from '../job-scope.js';
 import { WorkerApiClient, WorkerApiError, type WorkerApiClientOptions } from './client.js';
 import { WORKER_API_PREFIX } from './contract.js';
-import { InfoAnswer, ListAnswer, MAX_SINGLE_PUT_BYTES, MAX_WORKER_URL_SECONDS, SignedUrl, StartAnswer, StatAnswer, STORAGE_ROUTES } from './storage-contract.js';
+import {
+  InfoAnswer,
+  ListAnswer,
+  MAX_SINGLE_PUT_BYTES,
+  MAX_WORKER_URL_SECONDS,
+  SignedUrl,
+  StartAnswer,
+  StatAnswer,
+  STORAGE_ROUTES,
+} from './storage-contract.js';
 import { jobOfKey } from './storage-scope.js';
 
 export interface RemoteWorkerStorageOptions extends WorkerApiClientOptions {
@@ -56,30 +72,48 @@ export class RemoteWorkerStorage implements ObjectStorage {
           'Run the service on S3 (--s3-bucket) for workers without bucket keys, or give this worker the bucket (--s3-bucket and its credentials).',
       );
     }
-    throw a.status >= 400 ? this.api.refusal(a, 'GET', path) : new WorkerApiError(`${a.url} answered GET ${path} with ${a.status}: run the same renderbridge version on service and workers.`, a.status, null);
+    throw a.status >= 400
+      ? this.api.refusal(a, 'GET', path)
+      : new WorkerApiError(
+          `${a.url} answered GET ${path} with ${a.status}: run the same renderbridge version on service and workers.`,
+          a.status,
+          null,
+        );
   }
 
   /** Workers hand out no upload URLs: clients upload through the public API. */
   async presignPut(): Promise<string> {
-    throw new Error('a remote worker signs no upload URLs: clients upload through the service\'s public API');
+    throw new Error("a remote worker signs no upload URLs: clients upload through the service's public API");
   }
 
   async presignGet(key: string, opts: { expiresAt: Date; fileName: string }): Promise<string> {
-    const seconds = Math.min(MAX_WORKER_URL_SECONDS, Math.max(1, Math.ceil((opts.expiresAt.getTime() - Date.now()) / 1000)));
+    const seconds = Math.min(
+      MAX_WORKER_URL_SECONDS,
+      Math.max(1, Math.ceil((opts.expiresAt.getTime() - Date.now()) / 1000)),
+    );
     return (await this.sign('read', key, seconds)).url;
   }
 
   /** A URL for the key (its life in seconds: the service's default when not given). */
   async sign(kind: 'read' | 'write', key: string, expiresInSeconds?: number): Promise<SignedUrl> {
-    return this.ask(STORAGE_ROUTES[kind], { key, ...(expiresInSeconds !== undefined ? { expiresInSeconds } : {}) }, key, 200, SignedUrl);
+    return this.ask(
+      STORAGE_ROUTES[kind],
+      { key, ...(expiresInSeconds !== undefined ? { expiresInSeconds } : {}) },
+      key,
+      200,
+      SignedUrl,
+    );
   }
 
   async get(key: string): Promise<Readable> {
     // A fresh URL per try: S3's 500 and 503 (SlowDown) are worth another go, as the SDK's retries do in direct mode.
-    const res = await transient(async () => {
-      const { url, headers } = await this.sign('read', key);
-      return fetch(url, { headers });
-    }, (r) => r.status >= 500);
+    const res = await transient(
+      async () => {
+        const { url, headers } = await this.sign('read', key);
+        return fetch(url, { headers });
+      },
+      (r) => r.status >= 500,
+    );
     if (!res.ok || !res.body) {
       const text = await res.text().catch(() => '');
       if (res.status === 404) throw new Error(`object ${key} not found in the service's storage`);
@@ -127,11 +161,14 @@ export class RemoteWorkerStorage implements ObjectStorage {
         return { size };
       }
       // A 5xx stored nothing: tried again (a lost answer is not, as the object may be stored).
-      const { status } = await transient(async () => {
-        const signed = await this.sign('write', key).catch(existsAs(key));
-        opts.signal?.throwIfAborted();
-        return upload(signed, fh.createReadStream({ start: 0, autoClose: false }), size, opts.signal);
-      }, (r) => r.status >= 500);
+      const { status } = await transient(
+        async () => {
+          const signed = await this.sign('write', key).catch(existsAs(key));
+          opts.signal?.throwIfAborted();
+          return upload(signed, fh.createReadStream({ start: 0, autoClose: false }), size, opts.signal);
+        },
+        (r) => r.status >= 500,
+      );
       // 412: S3 honoured If-None-Match: someone stored the key between the service's look and this PUT.
       if (status === 412) throw new ObjectExistsError(key);
       if (status < 200 || status > 299) throw new Error(`storing object ${key} failed with HTTP ${status}`);
@@ -144,18 +181,38 @@ export class RemoteWorkerStorage implements ObjectStorage {
   /** A multipart upload, each part on a URL asked for right before it goes; aborted (its parts dropped) on any failure. */
   private async putParts(key: string, fh: FileHandle, size: number, signal?: AbortSignal): Promise<void> {
     const partSize = Math.max(this.partSize, Math.ceil(size / MAX_PARTS));
-    const { uploadId } = await this.ask(STORAGE_ROUTES.multipartStart, { key }, key, 200, StartAnswer).catch(existsAs(key));
+    const { uploadId } = await this.ask(STORAGE_ROUTES.multipartStart, { key }, key, 200, StartAnswer).catch(
+      existsAs(key),
+    );
     try {
       const parts: { partNumber: number; etag: string }[] = [];
       for (let partNumber = 1, offset = 0; offset < size; partNumber++, offset += partSize) {
         signal?.throwIfAborted();
         const length = Math.min(partSize, size - offset);
         // A part sent again replaces itself: any failure of one is worth another go.
-        const { status, etag } = await transient(async () => {
-          const signed = await this.ask(STORAGE_ROUTES.multipartPart, { key, uploadId, partNumber }, key, 200, SignedUrl);
-          return upload(signed, fh.createReadStream({ start: offset, end: offset + length - 1, autoClose: false }), length, signal);
-        }, (r) => r.status >= 500, () => !signal?.aborted);
-        if (status < 200 || status > 299 || !etag) throw new Error(`storing part ${partNumber} of object ${key} failed with HTTP ${status}${etag ? '' : ' (no ETag)'}`);
+        const { status, etag } = await transient(
+          async () => {
+            const signed = await this.ask(
+              STORAGE_ROUTES.multipartPart,
+              { key, uploadId, partNumber },
+              key,
+              200,
+              SignedUrl,
+            );
+            return upload(
+              signed,
+              fh.createReadStream({ start: offset, end: offset + length - 1, autoClose: false }),
+              length,
+              signal,
+            );
+          },
+          (r) => r.status >= 500,
+          () => !signal?.aborted,
+        );
+        if (status < 200 || status > 299 || !etag)
+          throw new Error(
+            `storing part ${partNumber} of object ${key} failed with HTTP ${status}${etag ? '' : ' (no ETag)'}`,
+          );
         parts.push({ partNumber, etag });
       }
       await this.ask(STORAGE_ROUTES.multipartComplete, { key, uploadId, parts }, key, 204).catch(existsAs(key));
@@ -186,19 +243,43 @@ export class RemoteWorkerStorage implements ObjectStorage {
 
   /** One storage call for the job the code works for; the service's refusal as a WorkerApiError. */
   private async ask(route: string, body: Record<string, unknown>, key: string, status: number): Promise<void>;
-  private async ask<S extends z.ZodType>(route: string, body: Record<string, unknown>, key: string, status: number, schema: S): Promise<z.infer<S>>;
-  private async ask(route: string, body: Record<string, unknown>, key: string, status: number, schema?: z.ZodType): Promise<unknown> {
+  private async ask<S extends z.ZodType>(
+    route: string,
+    body: Record<string, unknown>,
+    key: string,
+    status: number,
+    schema: S,
+  ): Promise<z.infer<S>>;
+  private async ask(
+    route: string,
+    body: Record<string, unknown>,
+    key: string,
+    status: number,
+    schema?: z.ZodType,
+  ): Promise<unknown> {
     const jobId = currentJob() ?? jobOfKey(key);
-    if (!jobId) throw new Error(`no job to ask the service for object ${key} for: a remote worker's storage works only inside a task or a job's cleanup`);
+    if (!jobId)
+      throw new Error(
+        `no job to ask the service for object ${key} for: a remote worker's storage works only inside a task or a job's cleanup`,
+      );
     const path = `${WORKER_API_PREFIX}${route}`;
     const a = await this.api.call('POST', path, { jobId, ...body });
     if (a.status !== status) {
       if (a.status >= 400) throw this.api.refusal(a, 'POST', path);
-      throw new WorkerApiError(`${a.url} answered POST ${path} with ${a.status}, expected ${status}: run the same renderbridge version on service and workers.`, a.status, null);
+      throw new WorkerApiError(
+        `${a.url} answered POST ${path} with ${a.status}, expected ${status}: run the same renderbridge version on service and workers.`,
+        a.status,
+        null,
+      );
     }
     if (!schema) return undefined;
     const parsed = schema.safeParse(a.body);
-    if (!parsed.success) throw new WorkerApiError(`${a.url} answered POST ${path} with an unexpected body: run the same renderbridge version on service and workers.`, a.status, null);
+    if (!parsed.success)
+      throw new WorkerApiError(
+        `${a.url} answered POST ${path} with an unexpected body: run the same renderbridge version on service and workers.`,
+        a.status,
+        null,
+      );
     return parsed.data;
   }
 }
@@ -212,7 +293,11 @@ const FIRST_PAUSE_MS = 200;
  * says yes (the attempt is safe to repeat, nothing was aborted), a thrown error is tried again
  * too, unless it is the service's refusal.
  */
-async function transient<T>(attempt: () => Promise<T>, again: (answer: T) => boolean, retryErrors: () => boolean = () => false): Promise<T> {
+async function transient<T>(
+  attempt: () => Promise<T>,
+  again: (answer: T) => boolean,
+  retryErrors: () => boolean = () => false,
+): Promise<T> {
   for (let i = 1; ; i++) {
     try {
       const answer = await attempt();
@@ -232,14 +317,26 @@ function existsAs(key: string): (err: unknown) => never {
 }
 
 /** One PUT of `size` bytes to a signed URL; resolves with the answer's status and ETag. */
-function upload(signed: SignedUrl, body: Readable, size: number, signal?: AbortSignal): Promise<{ status: number; etag: string | undefined }> {
+function upload(
+  signed: SignedUrl,
+  body: Readable,
+  size: number,
+  signal?: AbortSignal,
+): Promise<{ status: number; etag: string | undefined }> {
   const url = new URL(signed.url);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method: 'PUT', headers: { ...signed.headers, 'content-length': String(size) }, ...(signal ? { signal } : {}) }, (res) => {
-      const etag = res.headers.etag;
-      res.resume().once('end', () => resolve({ status: res.statusCode ?? 0, etag })).once('error', reject);
-    });
+    const req = send(
+      url,
+      { method: 'PUT', headers: { ...signed.headers, 'content-length': String(size) }, ...(signal ? { signal } : {}) },
+      (res) => {
+        const etag = res.headers.etag;
+        res
+          .resume()
+          .once('end', () => resolve({ status: res.statusCode ?? 0, etag }))
+          .once('error', reject);
+      },
+    );
     req.once('error', reject);
     body.once('error', (err) => req.destroy(err));
     body.pipe(req);

@@ -10,7 +10,16 @@ import type { TaskRunReader } from '../ports/tasks.js';
 import type { WorkerTokenAuth } from '../ports/worker-tokens.js';
 import type { WorkerReporter } from '../ports/workers.js';
 import { makeWorkerAuthenticate, workerOf } from './auth.js';
-import { GetJobQuery, JobIdParams, ProgressBody, TransitionBody, UpdateBody, WORKER_API_BODY_LIMIT, WORKER_ROUTES, WorkerReportWire } from './contract.js';
+import {
+  GetJobQuery,
+  JobIdParams,
+  ProgressBody,
+  TransitionBody,
+  UpdateBody,
+  WORKER_API_BODY_LIMIT,
+  WORKER_ROUTES,
+  WorkerReportWire,
+} from './contract.js';
 import { checkWorkerInternal } from './internal-state.js';
 import { WorkerScope } from './scope.js';
 import { workerTaskRoutes, type WorkerQueue } from './task-routes.js';
@@ -79,7 +88,11 @@ export const workerApiRoutes: FastifyPluginAsyncZod<WorkerApiOptions> = async (a
       const illegal = from.flatMap((s, i) => (canTransition(s, to) ? [] : [{ s, i }]));
       if (illegal.length > 0) {
         throw new ApiError('VALIDATION_ERROR', {
-          details: illegal.map(({ s, i }) => ({ code: 'invalid_transition', path: ['body', 'from', String(i)], message: `a job cannot move from "${s}" to "${to}"` })),
+          details: illegal.map(({ s, i }) => ({
+            code: 'invalid_transition',
+            path: ['body', 'from', String(i)],
+            message: `a job cannot move from "${s}" to "${to}"`,
+          })),
         });
       }
       const rec = await scope.job(workerOf(req), req.params.id);
@@ -101,7 +114,13 @@ export const workerApiRoutes: FastifyPluginAsyncZod<WorkerApiOptions> = async (a
   app.put(WORKER_ROUTES.progress.path, { schema: { params: JobIdParams, body: ProgressBody } }, async (req, reply) => {
     if (req.body.jobId !== req.params.id) {
       throw new ApiError('VALIDATION_ERROR', {
-        details: [{ code: 'job_id_mismatch', path: ['body', 'jobId'], message: `jobId must be the job of the path (${req.params.id})` }],
+        details: [
+          {
+            code: 'job_id_mismatch',
+            path: ['body', 'jobId'],
+            message: `jobId must be the job of the path (${req.params.id})`,
+          },
+        ],
       });
     }
     await scope.job(workerOf(req), req.params.id);

@@ -16,8 +16,12 @@ export function workerApiEnabled(deps: Pick<AppDeps, 'config' | 'workerTokens'>)
 
 /** The routes' options from the app's dependencies; each call makes its own per-token budgets. */
 export function workerApiOptions(deps: AppDeps, onError?: (err: unknown) => void): WorkerApiOptions {
-  if (!deps.onJobCompleted) throw new Error('buildApp: the worker API needs deps.onJobCompleted (enqueue the onRenderComplete webhook)');
-  if (!deps.taskRuns) throw new Error('buildApp: the worker API needs deps.taskRuns (who holds each task\'s lease scopes a worker\'s token)');
+  if (!deps.onJobCompleted)
+    throw new Error('buildApp: the worker API needs deps.onJobCompleted (enqueue the onRenderComplete webhook)');
+  if (!deps.taskRuns)
+    throw new Error(
+      "buildApp: the worker API needs deps.taskRuns (who holds each task's lease scopes a worker's token)",
+    );
   return {
     jobs: deps.jobs,
     tasks: deps.taskRuns,
@@ -39,6 +43,9 @@ export function workerApiOptions(deps: AppDeps, onError?: (err: unknown) => void
 export async function buildWorkerApiApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = baseApp({ logger: deps.logger, bodyLimit: deps.config.bodyLimitBytes });
   app.get('/healthz', async () => ({ status: 'ok', version: deps.version ?? 'dev' }));
-  await app.register(workerApiRoutes, { prefix: WORKER_API_PREFIX, ...workerApiOptions(deps, (err) => app.log.warn({ err }, 'recording a worker token\'s last use failed')) });
+  await app.register(workerApiRoutes, {
+    prefix: WORKER_API_PREFIX,
+    ...workerApiOptions(deps, (err) => app.log.warn({ err }, "recording a worker token's last use failed")),
+  });
   return app;
 }

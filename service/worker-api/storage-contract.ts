@@ -38,7 +38,11 @@ export const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3;
 
 const Key = z.string().min(1).max(1024).refine(isValidKey, 'not a valid object key');
 /** A folder, as ObjectStorage.list takes it (`a/b` or `a/b/`). */
-const Prefix = z.string().min(1).max(1024).refine((p) => isValidKey(p.replace(/\/+$/, '')), 'not a valid object key prefix');
+const Prefix = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((p) => isValidKey(p.replace(/\/+$/, '')), 'not a valid object key prefix');
 const expiresInSeconds = z.int().min(1).max(MAX_WORKER_URL_SECONDS).optional();
 
 export const KeyBody = z.strictObject({ jobId: z.uuid(), key: Key });
@@ -54,7 +58,10 @@ export const CompleteBody = z.strictObject({
   jobId: z.uuid(),
   key: Key,
   uploadId,
-  parts: z.array(z.strictObject({ partNumber, etag: z.string().min(1).max(200) })).min(1).max(10_000),
+  parts: z
+    .array(z.strictObject({ partNumber, etag: z.string().min(1).max(200) }))
+    .min(1)
+    .max(10_000),
 });
 export const StartAnswer = z.object({ uploadId });
 export const InfoAnswer = z.object({ storage: z.string() });

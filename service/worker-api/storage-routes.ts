@@ -9,7 +9,16 @@ import { ObjectExistsError, type ObjectStorage } from '../ports/storage.js';
 import { workerOf } from './auth.js';
 import { WORKER_API_BODY_LIMIT } from './contract.js';
 import type { WorkerScope } from './scope.js';
-import { CompleteBody, DEFAULT_WORKER_URL_SECONDS, KeyBody, MultipartBody, PartBody, PrefixBody, SignBody, STORAGE_ROUTES } from './storage-contract.js';
+import {
+  CompleteBody,
+  DEFAULT_WORKER_URL_SECONDS,
+  KeyBody,
+  MultipartBody,
+  PartBody,
+  PrefixBody,
+  SignBody,
+  STORAGE_ROUTES,
+} from './storage-contract.js';
 import { accessOf, notInJob, type Access } from './storage-scope.js';
 
 /** What S3 does for a worker without bucket keys (S3WorkerSigner). */
@@ -19,12 +28,18 @@ export interface WorkerSigner {
   startMultipart(key: string): Promise<string>;
   presignPart(key: string, uploadId: string, partNumber: number, expiresAt: Date): Promise<string>;
   /** Throws ObjectExistsError when the key was stored meanwhile (where S3 enforces it). */
-  completeMultipart(key: string, uploadId: string, parts: readonly { partNumber: number; etag: string }[]): Promise<void>;
+  completeMultipart(
+    key: string,
+    uploadId: string,
+    parts: readonly { partNumber: number; etag: string }[],
+  ): Promise<void>;
   abortMultipart(key: string, uploadId: string): Promise<void>;
 }
 
 /** The storage the routes work on: the service's own, able to sign workers' transfers. */
-export type WorkerObjectStorage = Pick<ObjectStorage, 'presignGet' | 'stat' | 'list' | 'delete' | 'deletePrefix'> & { workerSigner(): WorkerSigner };
+export type WorkerObjectStorage = Pick<ObjectStorage, 'presignGet' | 'stat' | 'list' | 'delete' | 'deletePrefix'> & {
+  workerSigner(): WorkerSigner;
+};
 
 /** True for storage the routes can serve (S3); the service's file storage is not offered to remote workers. */
 export function canSignWorkerPuts(storage: object): storage is WorkerObjectStorage {
@@ -41,9 +56,17 @@ export interface StorageRouteOptions {
 /** How far a requeue chain is followed (as WorkerScope.viaJob does). */
 const MAX_CHAIN = 10;
 
-export const workerStorageRoutes: FastifyPluginAsyncZod<StorageRouteOptions> = async (app, { storage, scope, jobs }) => {
+export const workerStorageRoutes: FastifyPluginAsyncZod<StorageRouteOptions> = async (
+  app,
+  { storage, scope, jobs },
+) => {
   /** The job, when the token opens it and `key` is one of its objects with at least `need` access. */
-  const check = async (req: Parameters<typeof workerOf>[0], jobId: string, key: string, need: Access): Promise<JobRecord> => {
+  const check = async (
+    req: Parameters<typeof workerOf>[0],
+    jobId: string,
+    key: string,
+    need: Access,
+  ): Promise<JobRecord> => {
     const rec = await scope.job(workerOf(req), jobId);
     const access = await accessOf(rec, key, () => chainOf(rec, jobs));
     if (need === 'write' && access !== 'write') throw notInJob(jobId, key, access);
@@ -60,7 +83,11 @@ export const workerStorageRoutes: FastifyPluginAsyncZod<StorageRouteOptions> = a
     const { jobId, key, expiresInSeconds } = req.body;
     await check(req, jobId, key, 'read');
     const expiresAt = expiry(expiresInSeconds);
-    return { url: await storage.presignGet(key, { expiresAt, fileName: key.slice(key.lastIndexOf('/') + 1) }), headers: {}, expiresAt: expiresAt.toISOString() };
+    return {
+      url: await storage.presignGet(key, { expiresAt, fileName: key.slice(key.lastIndexOf('/') + 1) }),
+      headers: {},
+      expiresAt: expiresAt.toISOString(),
+    };
   });
 
   app.post(STORAGE_ROUTES.write, { schema: { body: SignBody } }, async (req) => {
@@ -84,25 +111,33 @@ export const workerStorageRoutes: FastifyPluginAsyncZod<StorageRouteOptions> = a
     const { jobId, key, uploadId, partNumber, expiresInSeconds } = req.body;
     await check(req, jobId, key, 'write');
     const expiresAt = expiry(expiresInSeconds);
-    return { url: await signer.presignPart(key, uploadId, partNumber, expiresAt), headers: {}, expiresAt: expiresAt.toISOString() };
+    return {
+      url: await signer.presignPart(key, uploadId, partNumber, expiresAt),
+      headers: {},
+      expiresAt: expiresAt.toISOString(),
+    };
   });
 
-  app.post(STORAGE_ROUTES.multipartComplete, { schema: { body: CompleteBody }, bodyLimit: WORKER_API_BODY_LIMIT }, async (req, reply) => {
-    const { jobId, key, uploadId, parts } = req.body;
-    await check(req, jobId, key, 'write');
-    // Looked first for servers that ignore If-None-Match on completion: the parts are dropped, the stored object kept.
-    if (await storage.stat(key)) {
-      await signer.abortMultipart(key, uploadId).catch(() => undefined);
-      throw exists(jobId, key);
-    }
-    try {
-      await signer.completeMultipart(key, uploadId, parts);
-    } catch (err) {
-      if (err instanceof ObjectExistsError) throw exists(jobId, key);
-      throw err;
-    }
-    return reply.code(204).send();
-  });
+  app.post(
+    STORAGE_ROUTES.multipartComplete,
+    { schema: { body: CompleteBody }, bodyLimit: WORKER_API_BODY_LIMIT },
+    async (req, reply) => {
+      const { jobId, key, uploadId, parts } = req.body;
+      await check(req, jobId, key, 'write');
+      // Looked first for servers that ignore If-None-Match on completion: the parts are dropped, the stored object kept.
+      if (await storage.stat(key)) {
+        await signer.abortMultipart(key, uploadId).catch(() => undefined);
+        throw exists(jobId, key);
+      }
+      try {
+        await signer.completeMultipart(key, uploadId, parts);
+      } catch (err) {
+        if (err instanceof ObjectExistsError) throw exists(jobId, key);
+        throw err;
+      }
+      return reply.code(204).send();
+    },
+  );
 
   app.post(STORAGE_ROUTES.multipartAbort, { schema: { body: MultipartBody } }, async (req, reply) => {
     const { jobId, key, uploadId } = req.body;

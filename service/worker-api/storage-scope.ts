@@ -45,7 +45,12 @@ export async function accessOf(rec: JobRecord, key: string, chain: () => Promise
   }
   const { workspaceId } = rec.job;
   if (folder === rec.internal.sourceKey) return 'read';
-  if (rec.internal.sourceFormat === 'blobs' && within(folder, `blobs/${workspaceId}`) && folder !== `blobs/${workspaceId}`) return 'read';
+  if (
+    rec.internal.sourceFormat === 'blobs' &&
+    within(folder, `blobs/${workspaceId}`) &&
+    folder !== `blobs/${workspaceId}`
+  )
+    return 'read';
   const other = jobOfKey(folder);
   if (other !== undefined && other !== rec.job.id) {
     for (const c of await chain()) if (within(folder, `outputs/${c.job.workspaceId}/${c.job.id}`)) return 'read';
@@ -54,7 +59,10 @@ export async function accessOf(rec: JobRecord, key: string, chain: () => Promise
   const ws = workspaceOfKey(folder);
   if (ws !== undefined && ws !== workspaceId) {
     // Another workspace's data answers as missing, whether it exists or not.
-    throw new ApiError('OBJECT_NOT_FOUND', { message: `No object "${key}" among the objects of the jobs this worker holds.`, metadata: { key } });
+    throw new ApiError('OBJECT_NOT_FOUND', {
+      message: `No object "${key}" among the objects of the jobs this worker holds.`,
+      metadata: { key },
+    });
   }
   throw notInJob(rec.job.id, key);
 }

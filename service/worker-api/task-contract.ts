@@ -22,11 +22,20 @@ const leaseMs = z.int().min(1000).max(3_600_000);
 const TaskKindWire = z.enum(TASK_KINDS);
 
 export const TaskIdParams = z.strictObject({ taskId: id });
-export const ClaimBody = z.strictObject({ workerId, kinds: z.array(TaskKindWire).min(1).max(TASK_KINDS.length), leaseMs });
+export const ClaimBody = z.strictObject({
+  workerId,
+  kinds: z.array(TaskKindWire).min(1).max(TASK_KINDS.length),
+  leaseMs,
+});
 export const LeaseBody = z.strictObject({ workerId, leaseMs });
 export const WorkerBody = z.strictObject({ workerId });
 export const ReleaseBody = z.strictObject({ workerId, delayMs: z.int().min(0).max(86_400_000).optional() });
-export const FailBody = z.strictObject({ workerId, retryable: z.boolean(), message: z.string().max(10_000), retryAfterMs: z.int().min(0).max(86_400_000).optional() });
+export const FailBody = z.strictObject({
+  workerId,
+  retryable: z.boolean(),
+  message: z.string().max(10_000),
+  retryAfterMs: z.int().min(0).max(86_400_000).optional(),
+});
 export const EnqueueBody = z.strictObject({
   id,
   jobId: z.uuid(),
@@ -36,12 +45,20 @@ export const EnqueueBody = z.strictObject({
 });
 export const FailureBody = z.strictObject({ worker: z.string().min(1).max(600) });
 
-export const TaskWire = z.object({ id, jobId: z.string(), kind: TaskKindWire, payload: z.record(z.string(), z.unknown()), attempts: z.int() });
+export const TaskWire = z.object({
+  id,
+  jobId: z.string(),
+  kind: TaskKindWire,
+  payload: z.record(z.string(), z.unknown()),
+  attempts: z.int(),
+});
 export const ClaimAnswer = z.object({ data: TaskWire.nullable() });
 export const BoolAnswer = z.object({ data: z.boolean() });
 export const CountAnswer = z.object({ data: z.int() });
 export const FailuresAnswer = z.object({ data: z.record(z.string(), z.int()) });
-export const CountsAnswer = z.object({ data: z.object({ queued: z.int(), running: z.int(), done: z.int(), failed: z.int() }) });
+export const CountsAnswer = z.object({
+  data: z.object({ queued: z.int(), running: z.int(), done: z.int(), failed: z.int() }),
+});
 
 /** The routes, fastify style, relative to WORKER_API_PREFIX. */
 export const TASK_ROUTES = {

@@ -7,7 +7,17 @@ import { ApiError } from '../http/api-error.js';
 import type { FailureLedger, QueueHousekeeping, TaskLeases, TaskSubmitter } from '../ports/tasks.js';
 import { workerOf, type WorkerIdentity } from './auth.js';
 import { JobIdParams } from './contract.js';
-import { ClaimBody, EnqueueBody, FailBody, FailureBody, LeaseBody, ReleaseBody, TASK_ROUTES, TaskIdParams, WorkerBody } from './task-contract.js';
+import {
+  ClaimBody,
+  EnqueueBody,
+  FailBody,
+  FailureBody,
+  LeaseBody,
+  ReleaseBody,
+  TASK_ROUTES,
+  TaskIdParams,
+  WorkerBody,
+} from './task-contract.js';
 import type { WorkerScope } from './scope.js';
 
 /** What the routes do to the queue. */
@@ -46,7 +56,11 @@ export const workerTaskRoutes: FastifyPluginAsyncZod<TaskRouteOptions> = async (
 
   app.post(TASK_ROUTES.release, { schema: { params: TaskIdParams, body: ReleaseBody } }, async (req, reply) => {
     requireOwn(workerOf(req), req.body.workerId, ':', ['body', 'workerId']);
-    await queue.release(req.params.taskId, req.body.workerId, req.body.delayMs !== undefined ? { delayMs: req.body.delayMs } : {});
+    await queue.release(
+      req.params.taskId,
+      req.body.workerId,
+      req.body.delayMs !== undefined ? { delayMs: req.body.delayMs } : {},
+    );
     return reply.code(204).send();
   });
 

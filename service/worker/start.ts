@@ -14,7 +14,15 @@ import type { TaskQueue } from '../ports/tasks.js';
 import { BlenderVersionCache } from '../../blender/version.js';
 import { buildCandidates, probeBuilds, type BlenderBuild } from '../../blender/builds.js';
 import { checkSandbox } from '../../blender/sandbox-check.js';
-import { BuildCapabilitiesCache, capabilitiesFor, detectGpuInventory, planSlots, type CapabilitiesOptions, type DeviceInventory, type Slot } from './runtime/devices.js';
+import {
+  BuildCapabilitiesCache,
+  capabilitiesFor,
+  detectGpuInventory,
+  planSlots,
+  type CapabilitiesOptions,
+  type DeviceInventory,
+  type Slot,
+} from './runtime/devices.js';
 import { defaultWorkerSettings, type WorkerEnv, type WorkerSettings } from './runtime/env.js';
 import { finalizeHandler } from './handlers/finalize.js';
 import { renderChunkHandler } from './handlers/render-chunk.js';
@@ -80,13 +88,21 @@ export interface WorkerPorts {
 
 const idle: Omit<StartedWorker, 'slots' | 'builds'> = { kick: () => undefined, stop: async () => undefined };
 
-export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log: Logger, tuning: WorkerTuning = {}): Promise<StartedWorker> {
+export async function startWorker(
+  ports: WorkerPorts,
+  config: ServiceConfig,
+  log: Logger,
+  tuning: WorkerTuning = {},
+): Promise<StartedWorker> {
   if (config.workers === 0) return { ...idle, slots: [], builds: [] };
   const builds = await usableBuilds(config, log);
   if (!builds) return { ...idle, slots: [], builds: [] };
   const devices = tuning.devices ?? (await detectGpuInventory());
   if (devices.note) log.info({ note: devices.note }, 'no GPU: rendering on the CPU');
-  const slots = planSlots({ gpus: devices.gpus, ...(typeof config.workers === 'number' ? { workers: config.workers } : {}) });
+  const slots = planSlots({
+    gpus: devices.gpus,
+    ...(typeof config.workers === 'number' ? { workers: config.workers } : {}),
+  });
   const settings = { ...defaultWorkerSettings(config), ...tuning.settings };
   const workerName = tuning.runtime?.workerName ?? hostname();
   /** This process in the worker registry. */
@@ -99,7 +115,11 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
     // Warm slots hold a second task: its frame waits in Blender's stdin while the current one renders.
     ...slots.map((slot) => ({ name: slot.id, kinds: ['render-chunk'] as const, slot, depth: warm ? 2 : 1 })),
   ];
-  const pool = new WarmPool<WarmRender>({ idleMs: settings.warmIdleMs, minFreeMemoryBytes: settings.warmMinFreeMemoryBytes, log });
+  const pool = new WarmPool<WarmRender>({
+    idleMs: settings.warmIdleMs,
+    minFreeMemoryBytes: settings.warmMinFreeMemoryBytes,
+    log,
+  });
   const runs = new JobRuns(env, { earlyOutputs: warm });
   // A job that ends takes its render state and warm Blenders with it, here and (after warmIdleMs) on other machines.
   const jobEnded = async (jobId: string) => {
@@ -127,18 +147,43 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
       ...(ports.metrics ? { metrics: ports.metrics } : {}),
     },
     lanes,
-    taskHandlers(env, { warm, pool, runs, lanes, log, jobEnded, ...(ports.onCompleted ? { onCompleted: ports.onCompleted } : {}) }),
+    taskHandlers(env, {
+      warm,
+      pool,
+      runs,
+      lanes,
+      log,
+      jobEnded,
+      ...(ports.onCompleted ? { onCompleted: ports.onCompleted } : {}),
+    }),
     { leaseMs: config.leaseSeconds * 1000, ...tuning.runtime },
   );
   runtime.start();
-  const heartbeat = ports.registry ? workerHeartbeat(ports.registry, { selfId, workerName, builds, devices, settings, lanes, activity, pool, placement, tuning, log }) : undefined;
+  const heartbeat = ports.registry
+    ? workerHeartbeat(ports.registry, {
+        selfId,
+        workerName,
+        builds,
+        devices,
+        settings,
+        lanes,
+        activity,
+        pool,
+        placement,
+        tuning,
+        log,
+      })
+    : undefined;
   heartbeat?.start();
   ports.metrics?.describeWorker({
     worker: workerName,
     blender: builds.map((b) => b.version.text),
     gpus: devices.gpus.map((g) => ({ name: g.name, vramMb: g.memoryMiB })),
   });
-  log.info({ blender: builds.map((b) => `${b.version.text} ${b.binary}`), slots: slots.map((s) => s.id) }, 'worker started');
+  log.info(
+    { blender: builds.map((b) => `${b.version.text} ${b.binary}`), slots: slots.map((s) => s.id) },
+    'worker started',
+  );
   const stop = async () => {
     await runtime.stop();
     await pool.close();
@@ -149,20 +194,29 @@ export async function startWorker(ports: WorkerPorts, config: ServiceConfig, log
 
 /** This machine's Blender builds, none when there is none or the sandbox they must run in does not work. */
 async function usableBuilds(config: ServiceConfig, log: Logger): Promise<readonly BlenderBuild[] | undefined> {
-  const probed = await probeBuilds(buildCandidates({ blenderPaths: config.blenderPaths, fromPath: config.blenderFromPath }), new BlenderVersionCache());
+  const probed = await probeBuilds(
+    buildCandidates({ blenderPaths: config.blenderPaths, fromPath: config.blenderFromPath }),
+    new BlenderVersionCache(),
+  );
   for (const p of probed.problems) log.warn({ problem: p }, 'Blender build not used');
   if (probed.builds.length === 0) {
-    log.error('No Blender found: jobs wait in validating. Install Blender (apt-get install blender) or pass --blender PATH.');
+    log.error(
+      'No Blender found: jobs wait in validating. Install Blender (apt-get install blender) or pass --blender PATH.',
+    );
     return undefined;
   }
   if (config.sandbox) {
     // Untrusted files never run outside the sandbox: a machine where it does not work runs nothing.
     const check = await checkSandbox(probed.builds[0]!.binary);
     if (!check.ok) {
-      throw new Error(`the Blender sandbox does not work on this machine (${check.reason}): install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or start with --no-sandbox to run Blender unsandboxed (not for files you do not trust)`);
+      throw new Error(
+        `the Blender sandbox does not work on this machine (${check.reason}): install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or start with --no-sandbox to run Blender unsandboxed (not for files you do not trust)`,
+      );
     }
   } else {
-    log.warn('Blender runs WITHOUT the sandbox (--no-sandbox): a project\'s scripts can reach this machine\'s network and files; its bundled add-ons are not enabled');
+    log.warn(
+      "Blender runs WITHOUT the sandbox (--no-sandbox): a project's scripts can reach this machine's network and files; its bundled add-ons are not enabled",
+    );
   }
   return probed.builds;
 }
@@ -182,7 +236,9 @@ function workerEnv(ports: WorkerPorts, m: Machine, log: Logger): WorkerEnv {
   const { settings, builds, devices, slots, farm } = { ...m, farm: ports.farm };
   const capsCache = new BuildCapabilitiesCache();
   // Probe the default build now, not on the first render (a Blender start the user would wait for).
-  capsCache.get(builds[0]!.binary).catch((err: unknown) => log.warn({ err }, 'probing Blender capabilities failed; will retry on the first render'));
+  capsCache
+    .get(builds[0]!.binary)
+    .catch((err: unknown) => log.warn({ err }, 'probing Blender capabilities failed; will retry on the first render'));
   return {
     jobs: ports.jobs,
     workerName: m.workerName,
@@ -195,14 +251,27 @@ function workerEnv(ports: WorkerPorts, m: Machine, log: Logger): WorkerEnv {
     // Its own slots counted here, not from its report: the first one may not be written yet.
     ...(farm
       ? {
-          farmSlots: async () => slots.length + liveRenderSlots((await farm.listWorkers()).filter((w) => w.id !== m.selfId), Date.now()),
-          farmBuilds: async () => [...builds.map((b) => b.version), ...liveBuildVersions(await farm.listWorkers(), Date.now())],
+          farmSlots: async () =>
+            slots.length +
+            liveRenderSlots(
+              (await farm.listWorkers()).filter((w) => w.id !== m.selfId),
+              Date.now(),
+            ),
+          farmBuilds: async () => [
+            ...builds.map((b) => b.version),
+            ...liveBuildVersions(await farm.listWorkers(), Date.now()),
+          ],
         }
       : {}),
     startedAt: Date.now(),
     settings,
     blobCache: new BlobCache(settings.blobCache),
-    capabilities: async (build) => capabilitiesFor({ version: build.version, capabilities: await capsCache.get(build.binary) }, devices, m.tuning.capabilities),
+    capabilities: async (build) =>
+      capabilitiesFor(
+        { version: build.version, capabilities: await capsCache.get(build.binary) },
+        devices,
+        m.tuning.capabilities,
+      ),
   };
 }
 
@@ -217,14 +286,20 @@ interface Composition {
 }
 
 /** The handler of each task kind, each run for its task's job (a remote worker's storage names it to the service). */
-function taskHandlers(env: WorkerEnv, c: Composition): Record<'validate' | 'render' | 'render-chunk' | 'finalize', TaskHandler> {
+function taskHandlers(
+  env: WorkerEnv,
+  c: Composition,
+): Record<'validate' | 'render' | 'render-chunk' | 'finalize', TaskHandler> {
   const frames = renderFramesHandler(env, c.pool, c.runs);
   const planned = c.warm ? (rec: JobRecord) => void frames.prewarm(rec, c.lanes.slice(1), c.log) : undefined;
   const completed = async (rec: JobRecord) => {
     await c.jobEnded(rec.job.id);
     await c.onCompleted?.(rec);
   };
-  const forTaskJob = (handler: TaskHandler): TaskHandler => (task, ctx) => runForJob(task.jobId, () => handler(task, ctx));
+  const forTaskJob =
+    (handler: TaskHandler): TaskHandler =>
+    (task, ctx) =>
+      runForJob(task.jobId, () => handler(task, ctx));
   return {
     validate: forTaskJob(validateHandler(env)),
     render: forTaskJob(renderPlanHandler(env, planned)),
@@ -235,12 +310,20 @@ function taskHandlers(env: WorkerEnv, c: Composition): Record<'validate' | 'rend
 }
 
 /** A job stopped (canceled, failed): its finished frames are kept for a requeue, its folders go. */
-async function stoppedJobCleanup(env: WorkerEnv, jobId: string, jobEnded: (jobId: string) => Promise<void>, log: Logger): Promise<void> {
+async function stoppedJobCleanup(
+  env: WorkerEnv,
+  jobId: string,
+  jobEnded: (jobId: string) => Promise<void>,
+  log: Logger,
+): Promise<void> {
   await jobEnded(jobId);
   // Finished frames are kept for a requeue; frames stored early as outputs (early-outputs.ts) are never published.
   const rec = await env.jobs.getById(jobId);
   // Never in the way of the cleanup: without its kept frames a requeue renders them again.
-  if (rec) await keepStoppedJob(env, rec).catch((err: unknown) => log.warn({ err, jobId }, 'keeping the finished frames of a stopped job failed'));
+  if (rec)
+    await keepStoppedJob(env, rec).catch((err: unknown) =>
+      log.warn({ err, jobId }, 'keeping the finished frames of a stopped job failed'),
+    );
   await removeJobDir(env.settings.workRoot, jobId);
   if (env.settings.stageFrames) await env.storage.deletePrefix(stagingPrefix(jobId));
 }

@@ -11,7 +11,9 @@ import { DateTime, Url } from './common.js';
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 in 64 lowercase hex digits');
 
 /** A blob's identity: the sha256 of its bytes and their count. */
-export const BlobRef = z.object({ sha256: Sha256, size: z.int().min(0).max(Number.MAX_SAFE_INTEGER) }).meta({ id: 'BlobRef' });
+export const BlobRef = z
+  .object({ sha256: Sha256, size: z.int().min(0).max(Number.MAX_SAFE_INTEGER) })
+  .meta({ id: 'BlobRef' });
 export type BlobRef = z.infer<typeof BlobRef>;
 
 /**
@@ -88,7 +90,10 @@ export const BlobQueryResult = z
      * what it lists, then query again with the blobs from `index` on (an index into this query's
      * `blobs`) and `firstPart: partNumber`, until an answer says null.
      */
-    continueFrom: z.object({ index: z.int().min(0), partNumber: z.int().min(1) }).nullable().optional(),
+    continueFrom: z
+      .object({ index: z.int().min(0), partNumber: z.int().min(1) })
+      .nullable()
+      .optional(),
   })
   .meta({ id: 'BlobQueryResult' });
 export type BlobQueryResult = z.infer<typeof BlobQueryResult>;

@@ -66,9 +66,7 @@ export type JobTaskList = z.infer<typeof JobTaskList>;
  * counters (null before the render produced any). Sent for each of the workspace's recent jobs
  * when the stream opens, then whenever one changes.
  */
-export const JobEvent = z
-  .object({ job: Job, progress: JobProgress.nullable() })
-  .meta({ id: 'JobEvent' });
+export const JobEvent = z.object({ job: Job, progress: JobProgress.nullable() }).meta({ id: 'JobEvent' });
 export type JobEvent = z.infer<typeof JobEvent>;
 
 /** GET /events takes no parameters. */

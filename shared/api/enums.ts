@@ -26,12 +26,25 @@ export const OutputFormat = z.enum([
   'AVI_JPEG',
   'AVI_RAW',
 ]);
-export const MOVIE_OUTPUT_FORMATS: ReadonlySet<z.infer<typeof OutputFormat>> = new Set(['FFMPEG', 'AVI_JPEG', 'AVI_RAW']);
+export const MOVIE_OUTPUT_FORMATS: ReadonlySet<z.infer<typeof OutputFormat>> = new Set([
+  'FFMPEG',
+  'AVI_JPEG',
+  'AVI_RAW',
+]);
 export const OutputMediaType = z.enum(['IMAGE', 'MULTI_LAYER_IMAGE', 'VIDEO']);
 export const ColorMode = z.enum(['BW', 'RGB', 'RGBA']);
 /** A string, as in Blender's `image_settings.color_depth`. */
 export const ColorDepth = z.enum(['8', '10', '12', '16', '32']);
 export const ExrCodec = z.enum(['NONE', 'PXR24', 'ZIP', 'PIZ', 'RLE', 'ZIPS', 'B44', 'B44A', 'DWAA', 'DWAB']);
 export const TiffCodec = z.enum(['NONE', 'DEFLATE', 'LZW', 'PACKBITS']);
-export const CacheType = z.enum(['CLOTH', 'SOFT_BODY', 'FLUID', 'DYNAMIC_PAINT', 'RIGID_BODY', 'PARTICLES', 'HAIR', 'ALEMBIC']);
+export const CacheType = z.enum([
+  'CLOTH',
+  'SOFT_BODY',
+  'FLUID',
+  'DYNAMIC_PAINT',
+  'RIGID_BODY',
+  'PARTICLES',
+  'HAIR',
+  'ALEMBIC',
+]);
 export const FailedReasonType = z.enum(['VALIDATION_FAILED', 'RENDER_FAILED', 'INTERNAL_ERROR']);

@@ -73,7 +73,11 @@ export const Estimate = z
     /** Null until the first sampled frame is measured; refined until `ready`. */
     figures: EstimateFigures.nullable(),
     /** What the estimate itself took: its Blender runs' seconds, normalized seconds and cost (null without a price). */
-    ownCost: z.object({ renderSeconds: z.number().min(0), normalizedSeconds: z.number().min(0), cost: z.number().min(0).nullable() }),
+    ownCost: z.object({
+      renderSeconds: z.number().min(0),
+      normalizedSeconds: z.number().min(0),
+      cost: z.number().min(0).nullable(),
+    }),
     /** In words, e.g. "Frame times vary 5x along the timeline: the band is wide." */
     warnings: z.array(z.string()),
     startedAt: DateTime,

@@ -70,7 +70,12 @@ export const FrameStatsPage = z
       eta: EtaBand.nullable(),
       frames: z.array(FrameStat),
     }),
-    pagination: z.object({ page: z.int().min(1), pageSize: z.int().min(1).max(FRAME_STATS_MAX_PAGE_SIZE), total: z.int().min(0), totalPages: z.int().min(0) }),
+    pagination: z.object({
+      page: z.int().min(1),
+      pageSize: z.int().min(1).max(FRAME_STATS_MAX_PAGE_SIZE),
+      total: z.int().min(0),
+      totalPages: z.int().min(0),
+    }),
   })
   .meta({ id: 'FrameStatsPage' });
 export type FrameStatsPage = z.infer<typeof FrameStatsPage>;
@@ -81,4 +86,6 @@ export const JobProgressWithEta = JobProgress.extend({
   etaBand: EtaBand.nullable().optional(),
 }).meta({ id: 'JobProgressWithEta' });
 export type JobProgressWithEta = z.infer<typeof JobProgressWithEta>;
-export const JobProgressWithEtaEnvelope = z.object({ data: JobProgressWithEta }).meta({ id: 'JobProgressWithEtaEnvelope' });
+export const JobProgressWithEtaEnvelope = z
+  .object({ data: JobProgressWithEta })
+  .meta({ id: 'JobProgressWithEtaEnvelope' });

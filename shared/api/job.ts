@@ -97,7 +97,10 @@ export const ValidationConfig = z.strictObject({
   /** Scene name; default: the file's active scene. */
   sceneToRender: z.string().min(1).max(1024).optional(),
   /** Bundled add-ons to enable, by module id (as listed in the archive's manifest). */
-  addonsToUse: z.array(z.object({ id: z.string().min(1), name: z.string() })).max(200).optional(),
+  addonsToUse: z
+    .array(z.object({ id: z.string().min(1), name: z.string() }))
+    .max(200)
+    .optional(),
   /** Paths inside the archive of bundled add-ons to install before validation and render. */
   bundledAddonPathsToUse: z.array(z.string().min(1).max(4096)).max(200).optional(),
 });

@@ -52,7 +52,10 @@ export const RequestedRenderConfig = z
     colorManagementPreset: ColorManagementPreset,
     frameRanges: z.array(FrameRange).min(1).max(100).optional(),
     notes: z.string().max(4000).optional(),
-    hostVersionForRender: z.string().regex(/^\d+\.\d+(\.\d+)?$/, 'a version such as "4.2" or "3.4.1"').optional(),
+    hostVersionForRender: z
+      .string()
+      .regex(/^\d+\.\d+(\.\d+)?$/, 'a version such as "4.2" or "3.4.1"')
+      .optional(),
     renderEngine: RenderEngine.optional(),
     compositorDevice: ComputeDevice.optional(),
     computeDeviceType: ComputeDeviceType.optional(),

@@ -1,12 +1,5 @@
 import { z } from 'zod';
-import {
-  CacheType,
-  ComputeDevice,
-  DenoiserType,
-  OutputFormat,
-  OutputMediaType,
-  RenderEngine,
-} from './enums.js';
+import { CacheType, ComputeDevice, DenoiserType, OutputFormat, OutputMediaType, RenderEngine } from './enums.js';
 import { OutputSettings } from './render-config.js';
 
 // The scene metadata object (spec: `analysis.output` and the first part of `finalConfig`).

@@ -21,7 +21,11 @@ export type TaskLogQuery = z.input<typeof TaskLogQuery>;
 export const TaskLogIndexQuery = z.strictObject({ task: TaskId.optional() });
 
 /** GET /jobs/{id}/logs: plain text, each run of each task under a `==> task ... <==` header line. */
-export const TaskLogText = z.string().meta({ id: 'TaskLogText', description: 'Each run of each task attempt under a header line `==> task ID (KIND, frames F), attempt N, worker W: STATE <==`, then its timestamped lines.' });
+export const TaskLogText = z.string().meta({
+  id: 'TaskLogText',
+  description:
+    'Each run of each task attempt under a header line `==> task ID (KIND, frames F), attempt N, worker W: STATE <==`, then its timestamped lines.',
+});
 
 export const TaskLogAttempt = z
   .object({
@@ -57,5 +61,7 @@ export const TaskLogTask = z
   .meta({ id: 'TaskLogTask' });
 export type TaskLogTask = z.infer<typeof TaskLogTask>;
 
-export const TaskLogIndex = z.object({ data: z.object({ jobId: z.string(), tasks: z.array(TaskLogTask) }) }).meta({ id: 'TaskLogIndex' });
+export const TaskLogIndex = z
+  .object({ data: z.object({ jobId: z.string(), tasks: z.array(TaskLogTask) }) })
+  .meta({ id: 'TaskLogIndex' });
 export type TaskLogIndex = z.infer<typeof TaskLogIndex>;

@@ -50,13 +50,22 @@ export const ThumbnailList = z
       /** In frame order. */
       thumbnails: z.array(Thumbnail),
     }),
-    pagination: z.object({ page: z.int().min(1), pageSize: z.int().min(1).max(THUMBNAILS_MAX_PAGE_SIZE), total: z.int().min(0), totalPages: z.int().min(0) }),
+    pagination: z.object({
+      page: z.int().min(1),
+      pageSize: z.int().min(1).max(THUMBNAILS_MAX_PAGE_SIZE),
+      total: z.int().min(0),
+      totalPages: z.int().min(0),
+    }),
   })
   .meta({ id: 'ThumbnailList' });
 export type ThumbnailList = z.infer<typeof ThumbnailList>;
 
 /** GET /jobs/{id}/thumbnails/image answers the image's bytes (image/jpeg or image/png). */
-export const ThumbnailImage = z.string().meta({ id: 'ThumbnailImage', format: 'binary', description: 'The image (JPEG or PNG); the X-Thumbnail-Frame header names its frame.' });
+export const ThumbnailImage = z.string().meta({
+  id: 'ThumbnailImage',
+  format: 'binary',
+  description: 'The image (JPEG or PNG); the X-Thumbnail-Frame header names its frame.',
+});
 
 /** The header that names the frame GET /jobs/{id}/thumbnails/image served (the latest one when none was asked for). */
 export const THUMBNAIL_FRAME_HEADER = 'x-thumbnail-frame';

@@ -63,7 +63,9 @@ export const WorkerInfo = z
       }),
     ),
     /** Jobs of the workspace whose per-job blocklist keeps slots of this worker off them now. */
-    blocklistedBy: z.array(z.object({ jobId: z.string(), jobName: z.string().nullable(), slots: z.array(z.string()), failures: z.int() })),
+    blocklistedBy: z.array(
+      z.object({ jobId: z.string(), jobName: z.string().nullable(), slots: z.array(z.string()), failures: z.int() }),
+    ),
   })
   .meta({ id: 'WorkerInfo' });
 export type WorkerInfo = z.infer<typeof WorkerInfo>;

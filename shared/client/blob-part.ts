@@ -58,7 +58,11 @@ export interface PartSendOptions extends BackoffOptions {
  * once the retries are spent, SourceChangedError when the file is shorter than the blob,
  * LocalFileError when it cannot be read, and whatever `checkSource` throws.
  */
-export async function sendPart(blob: BlobFileSource, part: BlobPart, options: PartSendOptions): Promise<BlobPartResult | null> {
+export async function sendPart(
+  blob: BlobFileSource,
+  part: BlobPart,
+  options: PartSendOptions,
+): Promise<BlobPartResult | null> {
   const budget = new ReconnectBudget({ ...options, patienceMs: options.patienceMs ?? 0 });
   for (let retry = 0; ; retry++) {
     let counted = 0;
@@ -78,17 +82,39 @@ export async function sendPart(blob: BlobFileSource, part: BlobPart, options: Pa
       if (!isTransient(err)) throw err;
       const delayMs = budget.failed(retry, err instanceof NetworkError);
       if (delayMs === undefined) throw err;
-      options.onRetry({ sha256: blob.sha256, partNumber: part.partNumber, retry: retry + 1, error: err as Error, delayMs });
+      options.onRetry({
+        sha256: blob.sha256,
+        partNumber: part.partNumber,
+        retry: retry + 1,
+        error: err as Error,
+        delayMs,
+      });
       await sleep(delayMs, options.signal);
     }
   }
 }
 
-async function putPart(blob: BlobFileSource, part: BlobPart, options: PartSendOptions, count: (rawSent: number) => void): Promise<string> {
-  const common = { url: part.uploadUrl, signal: options.signal, idleTimeoutMs: options.idleTimeoutMs, userAgent: options.userAgent };
+async function putPart(
+  blob: BlobFileSource,
+  part: BlobPart,
+  options: PartSendOptions,
+  count: (rawSent: number) => void,
+): Promise<string> {
+  const common = {
+    url: part.uploadUrl,
+    signal: options.signal,
+    idleTimeoutMs: options.idleTimeoutMs,
+    userAgent: options.userAgent,
+  };
   if (blob.compression === 'none') {
     const body = createReadStream(blob.source, { start: part.offset, end: part.offset + part.length - 1 });
-    const answer = await putStream({ ...common, body, length: part.length, headers: { 'content-type': 'application/octet-stream' }, onProgress: count });
+    const answer = await putStream({
+      ...common,
+      body,
+      length: part.length,
+      headers: { 'content-type': 'application/octet-stream' },
+      onProgress: count,
+    });
     return answer.text;
   }
   // Gzip parts are compressed in memory (one part, a few MiB) so they go with a Content-Length,
@@ -117,10 +143,15 @@ async function readRange(file: string, offset: number, length: number): Promise<
     const buffer = Buffer.alloc(length);
     let filled = 0;
     while (filled < length) {
-      const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled).catch((err: unknown) => {
-        throw new LocalFileError(file, err);
-      });
-      if (bytesRead === 0) throw new SourceChangedError(`${file} ended at ${offset + filled} bytes, before the part's end: it changed while being sent`);
+      const { bytesRead } = await handle
+        .read(buffer, filled, length - filled, offset + filled)
+        .catch((err: unknown) => {
+          throw new LocalFileError(file, err);
+        });
+      if (bytesRead === 0)
+        throw new SourceChangedError(
+          `${file} ended at ${offset + filled} bytes, before the part's end: it changed while being sent`,
+        );
       filled += bytesRead;
     }
     return buffer;

@@ -2,7 +2,14 @@
 // sha256 and size. Ask which blobs the workspace lacks, PUT only their missing parts (several at
 // once, each retried alone), then commit the file list for an ordinary upload slug, so POST /jobs
 // and everything after it are the spec's flow.
-import type { BlobQueryBody, BlobQueryResult, BlobRef, CommitUploadBody, CommittedUpload, BlobPart } from '../api/blob-upload.js';
+import type {
+  BlobQueryBody,
+  BlobQueryResult,
+  BlobRef,
+  CommitUploadBody,
+  CommittedUpload,
+  BlobPart,
+} from '../api/blob-upload.js';
 import { ApiError, BlobChangedError, UploadUrlsExpiredError } from './errors.js';
 import { sendPart, type BlobFileSource, type PartRetry } from './blob-part.js';
 import { SourceChangedError } from './put.js';
@@ -88,7 +95,11 @@ const keyOf = (b: BlobRef): string => `${b.sha256}-${b.size}`;
  * ApiError of any answer it cannot recover from, LocalFileError when a file cannot be read, what
  * `checkSource` throws, and the signal's reason when aborted.
  */
-export async function uploadBlobs(api: BlobUploadApi, files: readonly ProjectFile[], options: UploadBlobsOptions): Promise<UploadBlobsResult> {
+export async function uploadBlobs(
+  api: BlobUploadApi,
+  files: readonly ProjectFile[],
+  options: UploadBlobsOptions,
+): Promise<UploadBlobsResult> {
   if (files.length === 0) throw new TypeError('uploadBlobs needs at least one file');
   const run = new BlobRun(api, files, options);
   await run.sendMissing(true);
@@ -129,13 +140,20 @@ class BlobRun {
   ) {
     for (const f of files) {
       const key = keyOf(f);
-      if (!this.blobs.has(key)) this.blobs.set(key, { sha256: f.sha256, size: f.size, source: f.source, compression: f.compression });
+      if (!this.blobs.has(key))
+        this.blobs.set(key, { sha256: f.sha256, size: f.size, source: f.source, compression: f.compression });
       this.sourcesOf.set(key, [...(this.sourcesOf.get(key) ?? []), f.source]);
     }
   }
 
   totals(): Omit<UploadBlobsResult, 'upload'> {
-    return { bytesSent: this.bytesDone, bytesSkipped: this.bytesSkipped, partsSent: this.partsSent, retries: this.retries, queries: this.queries };
+    return {
+      bytesSent: this.bytesDone,
+      bytesSkipped: this.bytesSkipped,
+      partsSent: this.partsSent,
+      retries: this.retries,
+      queries: this.queries,
+    };
   }
 
   /**
@@ -161,7 +179,10 @@ class BlobRun {
    * One round: the pages of one query of `pending`. Stops after a page whose URLs expired or whose
    * blobs mismatched, answering what to query again: the blobs of the pages seen, then those not reached.
    */
-  private async sendPages(pending: BlobFileSource[], first: boolean): Promise<{ expired: boolean; mismatched: Set<string>; again: BlobFileSource[] }> {
+  private async sendPages(
+    pending: BlobFileSource[],
+    first: boolean,
+  ): Promise<{ expired: boolean; mismatched: Set<string>; again: BlobFileSource[] }> {
     const seen = new Map<string, BlobFileSource>();
     const roundStart = this.bytesDone;
     let from = 0;
@@ -169,11 +190,16 @@ class BlobRun {
     let toSend: number | undefined;
     for (;;) {
       const blobs = pending.slice(from).map((b) => ({ sha256: b.sha256, size: b.size, compression: b.compression }));
-      const answer = await this.api.queryBlobs({ blobs, ...(firstPart > 1 ? { firstPart } : {}) }, { signal: this.options.signal });
+      const answer = await this.api.queryBlobs(
+        { blobs, ...(firstPart > 1 ? { firstPart } : {}) },
+        { signal: this.options.signal },
+      );
       this.queries++;
       const missing = answer.missing.filter((m) => this.blobs.has(keyOf(m)));
       for (const m of missing) seen.set(keyOf(m), this.blobs.get(keyOf(m)) as BlobFileSource);
-      const jobs = missing.flatMap((m) => m.parts.filter((p) => !p.uploaded).map((part) => ({ blob: this.blobs.get(keyOf(m)) as BlobFileSource, part })));
+      const jobs = missing.flatMap((m) =>
+        m.parts.filter((p) => !p.uploaded).map((part) => ({ blob: this.blobs.get(keyOf(m)) as BlobFileSource, part })),
+      );
       const resumed = missing.flatMap((m) => m.parts).reduce((n, p) => n + (p.uploaded ? p.length : 0), 0);
       if (first) this.bytesSkipped += answer.held.bytes + resumed;
       // The first page says what the whole round lacks (a service without pages: its one answer).
@@ -217,7 +243,10 @@ class BlobRun {
           if (err instanceof ApiError && err.errorName === 'URL_EXPIRED') expired = true;
           else if (err instanceof ApiError && err.errorName === 'BLOB_HASH_MISMATCH') mismatched.add(keyOf(job.blob));
           else {
-            const error = err instanceof SourceChangedError ? new BlobChangedError(this.sourcesOf.get(keyOf(job.blob)) ?? [job.blob.source], err) : err;
+            const error =
+              err instanceof SourceChangedError
+                ? new BlobChangedError(this.sourcesOf.get(keyOf(job.blob)) ?? [job.blob.source], err)
+                : err;
             failure ??= { error };
             stop.abort(error);
           }
@@ -257,6 +286,12 @@ class BlobRun {
   private report(): void {
     if (!this.options.onProgress) return;
     const estimate = this.rate.update(this.bytesDone, this.bytesTotal);
-    this.options.onProgress({ bytesDone: this.bytesDone, bytesTotal: this.bytesTotal, bytesSkipped: this.bytesSkipped, retries: this.retries, ...estimate });
+    this.options.onProgress({
+      bytesDone: this.bytesDone,
+      bytesTotal: this.bytesTotal,
+      bytesSkipped: this.bytesSkipped,
+      retries: this.retries,
+      ...estimate,
+    });
   }
 }

@@ -96,7 +96,10 @@ export class RenderJobClient {
       try {
         return await this.call('createJob', { body, ...options });
       } catch (err) {
-        const jobId = again && err instanceof ApiError && err.body.name === 'UPLOAD_ALREADY_USED' ? err.body.metadata['jobId'] : undefined;
+        const jobId =
+          again && err instanceof ApiError && err.body.name === 'UPLOAD_ALREADY_USED'
+            ? err.body.metadata['jobId']
+            : undefined;
         if (typeof jobId === 'string') return this.getJob(jobId, options);
         throw err;
       } finally {
@@ -108,7 +111,10 @@ export class RenderJobClient {
 
   /** `GET /jobs`: one page of the workspace's jobs, with the pagination object. */
   listJobs(query: ListJobsParams = {}, options?: CallOptions): Promise<JobList> {
-    return this.call('listJobs', { query: { page: query.page, pageSize: query.pageSize, status: query.status }, ...options });
+    return this.call('listJobs', {
+      query: { page: query.page, pageSize: query.pageSize, status: query.status },
+      ...options,
+    });
   }
 
   /** `GET /jobs/{id}`: the job (unwrapped from `data`); `status` is the workflow signal. */
@@ -131,7 +137,13 @@ export class RenderJobClient {
 
   /** `POST /jobs/{id}/render`: starts the render of a validated job; a repeat call is a replay. */
   async renderJob(id: string, body: RouteBody<'renderJob'>, options?: CallOptions): Promise<RenderResult> {
-    const answer = await this.transport.send({ method: 'POST', path: routePath(ROUTES.renderJob.path, { id }), body, signal: options?.signal, retrySafe: true });
+    const answer = await this.transport.send({
+      method: 'POST',
+      path: routePath(ROUTES.renderJob.path, { id }),
+      body,
+      signal: options?.signal,
+      retrySafe: true,
+    });
     const job = parseAnswer('renderJob', answer);
     const header = answer.headers.get(IDEMPOTENT_REPLAY_HEADER)?.toLowerCase() === 'true';
     // A first start answers 202, so a 200 is a replay even if a proxy dropped the header.
@@ -151,7 +163,11 @@ export class RenderJobClient {
   }
 
   private recovery(options?: CallOptions) {
-    return { patienceMs: this.options.reconnectPatienceMs, answered: () => this.transport.answered(), signal: options?.signal };
+    return {
+      patienceMs: this.options.reconnectPatienceMs,
+      answered: () => this.transport.answered(),
+      signal: options?.signal,
+    };
   }
 
   /**
@@ -199,7 +215,11 @@ export class RenderJobClient {
    * yielded as it arrives. With `follow: true` the stream stays open and brings new lines until
    * the job has ended; abort `signal` to stop earlier.
    */
-  async *jobLogs(id: string, query: { task?: string; attempt?: number; follow?: boolean } = {}, options?: CallOptions): AsyncGenerator<string> {
+  async *jobLogs(
+    id: string,
+    query: { task?: string; attempt?: number; follow?: boolean } = {},
+    options?: CallOptions,
+  ): AsyncGenerator<string> {
     const { body } = await this.transport.stream({
       method: 'GET',
       path: routePath(ROUTES.getJobLogs.path, { id }),
@@ -216,7 +236,11 @@ export class RenderJobClient {
   }
 
   /** `GET /jobs/{id}/logs/index` (extension task-logs): each task with its attempts' logs (worker, state, sizes). */
-  async jobLogIndex(id: string, query: { task?: string } = {}, options?: CallOptions): Promise<RouteResponse<'getJobLogIndex'>['data']> {
+  async jobLogIndex(
+    id: string,
+    query: { task?: string } = {},
+    options?: CallOptions,
+  ): Promise<RouteResponse<'getJobLogIndex'>['data']> {
     return (await this.call('getJobLogIndex', { id, query, ...options })).data;
   }
 
@@ -225,8 +249,18 @@ export class RenderJobClient {
    * or canceled job's stored project, or a completed job's `frames` rendered again. Resolves with
    * the new job; `replay` is true when the service had made it for an earlier identical request.
    */
-  async requeueJob(id: string, body: RouteBody<'requeueJob'> = {}, options?: CallOptions): Promise<{ job: Job; replay: boolean }> {
-    const answer = await this.transport.send({ method: 'POST', path: routePath(ROUTES.requeueJob.path, { id }), body, signal: options?.signal, retrySafe: true });
+  async requeueJob(
+    id: string,
+    body: RouteBody<'requeueJob'> = {},
+    options?: CallOptions,
+  ): Promise<{ job: Job; replay: boolean }> {
+    const answer = await this.transport.send({
+      method: 'POST',
+      path: routePath(ROUTES.requeueJob.path, { id }),
+      body,
+      signal: options?.signal,
+      retrySafe: true,
+    });
     return { job: parseAnswer('requeueJob', answer), replay: answer.status === 200 };
   }
 
@@ -258,7 +292,11 @@ export class RenderJobClient {
    * thumbnail, or of the frame that finished last, as it arrives: its media type, the frame it
    * shows and the bytes. A frame without one is ApiError THUMBNAIL_NOT_FOUND (404).
    */
-  async jobThumbnail(id: string, query: { frame?: number } = {}, options?: CallOptions): Promise<{ contentType: string; frame: number; body: ReadableStream<Uint8Array> }> {
+  async jobThumbnail(
+    id: string,
+    query: { frame?: number } = {},
+    options?: CallOptions,
+  ): Promise<{ contentType: string; frame: number; body: ReadableStream<Uint8Array> }> {
     const { body, headers } = await this.transport.stream({
       method: 'GET',
       path: routePath(ROUTES.getJobThumbnail.path, { id }),
@@ -274,8 +312,18 @@ export class RenderJobClient {
    * `POST /jobs/{id}/estimate` (extension estimate): starts the estimate of a validated job with
    * the render's own body; `replay` is true when it answers the estimate of an earlier identical request.
    */
-  async startEstimate(id: string, body: RouteBody<'startEstimate'>, options?: CallOptions): Promise<{ estimate: Estimate; replay: boolean }> {
-    const answer = await this.transport.send({ method: 'POST', path: routePath(ROUTES.startEstimate.path, { id }), body, signal: options?.signal, retrySafe: true });
+  async startEstimate(
+    id: string,
+    body: RouteBody<'startEstimate'>,
+    options?: CallOptions,
+  ): Promise<{ estimate: Estimate; replay: boolean }> {
+    const answer = await this.transport.send({
+      method: 'POST',
+      path: routePath(ROUTES.startEstimate.path, { id }),
+      body,
+      signal: options?.signal,
+      retrySafe: true,
+    });
     return { estimate: parseAnswer('startEstimate', answer).data, replay: answer.status === 200 };
   }
 
@@ -299,7 +347,12 @@ export class RenderJobClient {
    * upload's PUT the service holds, and whether the file is complete.
    */
   async getUpload(slug: string, options?: CallOptions): Promise<UploadState> {
-    const answer = await this.transport.send({ method: 'GET', path: routePath(ROUTES.getUpload.path, { slug }), signal: options?.signal, retrySafe: true });
+    const answer = await this.transport.send({
+      method: 'GET',
+      path: routePath(ROUTES.getUpload.path, { slug }),
+      signal: options?.signal,
+      retrySafe: true,
+    });
     return parseAnswer('getUpload', answer).data;
   }
 
@@ -332,7 +385,11 @@ export class RenderJobClient {
    * Streams a file to a presigned `uploadUrl` with one PUT, reporting sent bytes. The client's
    * `requestTimeoutMs` is the idle timeout and its `userAgent` is sent; no Authorization header.
    */
-  uploadFile(uploadUrl: string, filePath: string, options: Omit<UploadFileOptions, 'userAgent'> = {}): Promise<UploadResult> {
+  uploadFile(
+    uploadUrl: string,
+    filePath: string,
+    options: Omit<UploadFileOptions, 'userAgent'> = {},
+  ): Promise<UploadResult> {
     return uploadFile(uploadUrl, filePath, {
       idleTimeoutMs: this.options.requestTimeoutMs,
       ...options,
@@ -354,7 +411,8 @@ export class RenderJobClient {
     const api = {
       createUpload: (body: RouteBody<'createUpload'>, o: CallOptions) => this.createUpload(body, o),
       // Asked only after a PUT failed: a service that keeps broken PUTs says how far this one got.
-      uploadState: async (slug: string, o: CallOptions) => ((await this.hasExtension('resumable-uploads', o)) ? this.getUpload(slug, o) : undefined),
+      uploadState: async (slug: string, o: CallOptions) =>
+        (await this.hasExtension('resumable-uploads', o)) ? this.getUpload(slug, o) : undefined,
     };
     const { target } = await singlePutUpload(api, {
       filePath,
@@ -383,7 +441,10 @@ export class RenderJobClient {
   }
 
   /** Every job of every page of `GET /jobs`, fetched a page at a time as the loop asks for more. */
-  async *iterateJobs(query: Omit<ListJobsParams, 'page'> = {}, options?: CallOptions): AsyncGenerator<Job, void, undefined> {
+  async *iterateJobs(
+    query: Omit<ListJobsParams, 'page'> = {},
+    options?: CallOptions,
+  ): AsyncGenerator<Job, void, undefined> {
     for (let page = 1; ; page++) {
       const { jobs, pagination } = await this.listJobs({ ...query, page }, options);
       // An empty page ends the walk even if totalPages says more: jobs may have gone meanwhile.
@@ -395,12 +456,24 @@ export class RenderJobClient {
 
   private async call<N extends Exclude<RouteName, 'renderJob'>>(
     name: N,
-    args: { id?: string; body?: unknown; query?: Record<string, string | number | undefined>; signal?: AbortSignal | undefined },
+    args: {
+      id?: string;
+      body?: unknown;
+      query?: Record<string, string | number | undefined>;
+      signal?: AbortSignal | undefined;
+    },
   ): Promise<RouteResponse<N>> {
     const route = ROUTES[name];
     const path = routePath(route.path, args.id === undefined ? {} : { id: args.id });
     const retrySafe = 'retrySafe' in route && route.retrySafe === true;
-    const answer = await this.transport.send({ method: route.method, path, query: args.query, body: args.body, signal: args.signal, retrySafe });
+    const answer = await this.transport.send({
+      method: route.method,
+      path,
+      query: args.query,
+      body: args.body,
+      signal: args.signal,
+      retrySafe,
+    });
     return parseAnswer(name, answer);
   }
 }

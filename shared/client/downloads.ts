@@ -36,7 +36,9 @@ export interface VideoLink extends VideoEntry {
  * are preferred; when one is absent, the matching legacy URL list (`frames` / `compositeNodes`)
  * is used instead, each entry marked `legacy: true`.
  */
-export function collectOutputs(downloads: Pick<Downloads, 'frames' | 'compositeNodes' | 'frameOutputs' | 'compositeNodeOutputs'>): OutputFile[] {
+export function collectOutputs(
+  downloads: Pick<Downloads, 'frames' | 'compositeNodes' | 'frameOutputs' | 'compositeNodeOutputs'>,
+): OutputFile[] {
   const frames = downloads.frameOutputs
     ? downloads.frameOutputs.map(fromEntry)
     : downloads.frames.map((url) => fromLegacyUrl(url, 'frame'));
@@ -76,7 +78,11 @@ export function fileNameFromUrl(url: string): string {
   } catch {
     path = url.split(/[?#]/)[0] ?? '';
   }
-  const segment = path.split('/').filter((s) => s !== '').pop() ?? '';
+  const segment =
+    path
+      .split('/')
+      .filter((s) => s !== '')
+      .pop() ?? '';
   let decoded: string;
   try {
     decoded = decodeURIComponent(segment);
@@ -101,5 +107,13 @@ function fromEntry(entry: DownloadOutput): OutputFile {
 }
 
 function fromLegacyUrl(url: string, outputType: OutputFile['outputType']): OutputFile {
-  return { url, fileName: fileNameFromUrl(url), relativePath: null, view: null, outputType, compositeNodeName: null, legacy: true };
+  return {
+    url,
+    fileName: fileNameFromUrl(url),
+    relativePath: null,
+    view: null,
+    outputType,
+    compositeNodeName: null,
+    legacy: true,
+  };
 }

@@ -50,7 +50,9 @@ export class NetworkError extends Error {
   constructor(method: string, url: string, cause: unknown, timedOut = false, dropped?: Dropped) {
     const why = timedOut ? 'timed out' : cause instanceof Error ? describeCause(cause) : String(cause);
     const waited = dropped?.waitedMs ? ` and did not come back within ${Math.round(dropped.waitedMs / 1000)} s` : '';
-    const after = dropped ? `; the service answered ${Math.round(dropped.answeredAgoMs / 1000)} s before, so the connection dropped${waited}` : '';
+    const after = dropped
+      ? `; the service answered ${Math.round(dropped.answeredAgoMs / 1000)} s before, so the connection dropped${waited}`
+      : '';
     super(`${method} ${url}: ${why}${after}`, { cause });
     this.timedOut = timedOut;
     this.method = method;
@@ -80,7 +82,10 @@ export class BlobChangedError extends Error {
   readonly files: readonly string[];
 
   constructor(files: readonly string[], cause?: unknown) {
-    super(`${files.join(', ')} changed after it was hashed: hash the project's files again (pack it again), then upload`, { cause });
+    super(
+      `${files.join(', ')} changed after it was hashed: hash the project's files again (pack it again), then upload`,
+      { cause },
+    );
     this.files = files;
   }
 }

@@ -38,7 +38,8 @@ export interface RenderJobClientOptions {
   onReconnect?: (info: { method: string; path: string; downMs: number }) => void;
 }
 
-export type ResolvedOptions = Required<Omit<RenderJobClientOptions, 'onReconnect'>> & Pick<RenderJobClientOptions, 'onReconnect'>;
+export type ResolvedOptions = Required<Omit<RenderJobClientOptions, 'onReconnect'>> &
+  Pick<RenderJobClientOptions, 'onReconnect'>;
 
 export const DEFAULT_OPTIONS = {
   maxRetries: 5,

@@ -44,7 +44,8 @@ export class SourceChangedError extends Error {
  */
 export async function putStream(req: PutRequest): Promise<PutAnswer> {
   const url = new URL(req.url);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`upload URL must be http(s): ${redactUrl(url)}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError(`upload URL must be http(s): ${redactUrl(url)}`);
   req.signal?.throwIfAborted();
   const request = (url.protocol === 'https:' ? https : http).request(url, {
     method: 'PUT',
@@ -85,7 +86,11 @@ export async function putStream(req: PutRequest): Promise<PutAnswer> {
       callback(null, chunk);
     },
     flush(callback) {
-      callback(sentBytes === req.length ? null : new SourceChangedError(`the source gave ${sentBytes} of ${req.length} bytes: it changed while being sent`));
+      callback(
+        sentBytes === req.length
+          ? null
+          : new SourceChangedError(`the source gave ${sentBytes} of ${req.length} bytes: it changed while being sent`),
+      );
     },
   });
   const sent = pipeline(req.body, counter, request).then(

@@ -20,7 +20,11 @@ export interface RecoverOptions {
  * through GETs (which the transport retries patiently), or undefined when the call did not reach
  * the service. A received call answers that state; one that was not is sent again.
  */
-export async function sendOnce<T>(send: () => Promise<T>, received: () => Promise<T | undefined>, o: RecoverOptions): Promise<T> {
+export async function sendOnce<T>(
+  send: () => Promise<T>,
+  received: () => Promise<T | undefined>,
+  o: RecoverOptions,
+): Promise<T> {
   const started = Date.now();
   for (;;) {
     try {

@@ -95,7 +95,10 @@ export async function singlePutUpload(api: UploadTargetSource, options: SinglePu
         url: target.uploadUrl,
         body: createReadStream(options.filePath, { start }),
         length: totalBytes - start,
-        headers: { 'content-type': options.contentType, ...(start > 0 ? { 'content-range': `bytes ${start}-${totalBytes - 1}/${totalBytes}` } : {}) },
+        headers: {
+          'content-type': options.contentType,
+          ...(start > 0 ? { 'content-range': `bytes ${start}-${totalBytes - 1}/${totalBytes}` } : {}),
+        },
         onProgress: (sent) => {
           handed = start + sent;
           options.onProgress?.(handed, totalBytes);
@@ -108,7 +111,8 @@ export async function singlePutUpload(api: UploadTargetSource, options: SinglePu
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       // The attempt that lost its connection had in fact stored the file: it is there.
-      if (lastError && err instanceof ApiError && err.errorName === 'UPLOAD_ALREADY_COMPLETED') return { target, retries, resentBytes };
+      if (lastError && err instanceof ApiError && err.errorName === 'UPLOAD_ALREADY_COMPLETED')
+        return { target, retries, resentBytes };
       const mismatch = err instanceof ApiError && err.errorName === 'UPLOAD_RESUME_MISMATCH';
       if (!(isExpired(err) || isTransient(err) || mismatch)) throw err;
       // A resume the service did not hold the start of is answered at once: no pause needed.

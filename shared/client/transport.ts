@@ -51,7 +51,8 @@ export class Transport {
       const outcome = await this.attempt(request);
       if (!outcome.error || outcome.error instanceof ApiError) {
         this.answeredAt = Date.now();
-        if (lostAt !== undefined) this.options.onReconnect?.({ method: request.method, path: request.path, downMs: Date.now() - lostAt });
+        if (lostAt !== undefined)
+          this.options.onReconnect?.({ method: request.method, path: request.path, downMs: Date.now() - lostAt });
         lostAt = undefined;
       }
       if (!outcome.error) return outcome.answer;
@@ -77,22 +78,34 @@ export class Transport {
    */
   explained<E extends Error>(err: E, waitedMs: number): E | NetworkError {
     if (!(err instanceof NetworkError) || err.dropped || this.answeredAt === undefined) return err;
-    return new NetworkError(err.method, err.url, err.cause, err.timedOut, { answeredAgoMs: Date.now() - this.answeredAt, waitedMs });
+    return new NetworkError(err.method, err.url, err.cause, err.timedOut, {
+      answeredAgoMs: Date.now() - this.answeredAt,
+      waitedMs,
+    });
   }
 
   /**
    * One GET whose body is read as it arrives (a text stream that may stay open, an image): the
    * timeout covers the wait for the response head only. Not retried; a 4xx/5xx throws ApiError.
    */
-  async stream(request: Omit<ApiRequest, 'body' | 'retrySafe'> & { accept?: string }): Promise<{ url: string; body: ReadableStream<Uint8Array>; headers: Headers }> {
+  async stream(
+    request: Omit<ApiRequest, 'body' | 'retrySafe'> & { accept?: string },
+  ): Promise<{ url: string; body: ReadableStream<Uint8Array>; headers: Headers }> {
     const url = this.url(request.path, request.query);
     const head = new AbortController();
-    const timer = setTimeout(() => head.abort(new Error(`no answer within ${this.options.requestTimeoutMs} ms`)), this.options.requestTimeoutMs);
+    const timer = setTimeout(
+      () => head.abort(new Error(`no answer within ${this.options.requestTimeoutMs} ms`)),
+      this.options.requestTimeoutMs,
+    );
     let response: Response;
     try {
       response = await this.options.fetch(url, {
         method: request.method,
-        headers: { authorization: `Bearer ${this.options.apiKey}`, accept: request.accept ?? 'text/plain, application/json', 'user-agent': this.options.userAgent },
+        headers: {
+          authorization: `Bearer ${this.options.apiKey}`,
+          accept: request.accept ?? 'text/plain, application/json',
+          'user-agent': this.options.userAgent,
+        },
         signal: request.signal ? AbortSignal.any([request.signal, head.signal]) : head.signal,
       });
     } catch (err) {
@@ -104,7 +117,13 @@ export class Transport {
     if (!response.ok || !response.body) {
       const text = await response.text().catch(() => '');
       const body = errorBodyFrom(response.status, response.statusText, text, response.headers.get('content-type'));
-      throw new ApiError(request.method, url, response.status, body, parseRetryAfter(response.headers.get('retry-after')));
+      throw new ApiError(
+        request.method,
+        url,
+        response.status,
+        body,
+        parseRetryAfter(response.headers.get('retry-after')),
+      );
     }
     return { url, body: response.body, headers: response.headers };
   }
@@ -141,7 +160,8 @@ export class Transport {
       if (request.signal?.aborted) throw request.signal.reason;
       return { error: new NetworkError(request.method, url, err, timeout.aborted) };
     }
-    if (response.ok) return { answer: { status: response.status, headers: response.headers, data: parseJson(text), url } };
+    if (response.ok)
+      return { answer: { status: response.status, headers: response.headers, data: parseJson(text), url } };
     const body = errorBodyFrom(response.status, response.statusText, text, response.headers.get('content-type'));
     const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
     return { error: new ApiError(request.method, url, response.status, body, retryAfter) };

@@ -45,7 +45,11 @@ export function contentTypeFor(fileName: string): string {
  * when it is the spec's error body), NetworkError when the connection fails or idles too long,
  * and the signal's reason when aborted. Not retried: `RenderJobClient.uploadProject` retries.
  */
-export async function uploadFile(uploadUrl: string, filePath: string, options: UploadFileOptions = {}): Promise<UploadResult> {
+export async function uploadFile(
+  uploadUrl: string,
+  filePath: string,
+  options: UploadFileOptions = {},
+): Promise<UploadResult> {
   options.signal?.throwIfAborted();
   const totalBytes = (await stat(filePath)).size;
   let sentBytes = 0;

@@ -32,7 +32,12 @@ export const DEFAULT_WAIT_INTERVAL_MS = 2000;
  * JobStoppedError when the job reaches a final state (completed, failed, canceled) that is not a
  * target: nothing will move it on, and clients must stop on failed or canceled.
  */
-export async function waitForStatus(getJob: GetJob, id: string, targets: readonly JobStatus[], options: WaitOptions = {}): Promise<Job> {
+export async function waitForStatus(
+  getJob: GetJob,
+  id: string,
+  targets: readonly JobStatus[],
+  options: WaitOptions = {},
+): Promise<Job> {
   if (targets.length === 0) throw new TypeError('waitForStatus needs at least one target status');
   const intervalMs = options.intervalMs ?? DEFAULT_WAIT_INTERVAL_MS;
   let pauseMs = Math.min(intervalMs, options.firstIntervalMs ?? intervalMs);

@@ -255,7 +255,9 @@ export const DAEMON_EVENTS = {
   renderComplete: RenderComplete,
 } as const;
 export type DaemonEventName = keyof typeof DAEMON_EVENTS;
-export type DaemonEvent = { [K in DaemonEventName]: { event: K; data: z.infer<(typeof DAEMON_EVENTS)[K]> } }[DaemonEventName];
+export type DaemonEvent = {
+  [K in DaemonEventName]: { event: K; data: z.infer<(typeof DAEMON_EVENTS)[K]> };
+}[DaemonEventName];
 
 /** Every endpoint: success status, method, path (fastify style), body and answer schemas. */
 export const DAEMON_ROUTES = {
@@ -265,15 +267,31 @@ export const DAEMON_ROUTES = {
   startPack: { status: 202, method: 'POST', path: '/packs', body: PackRequest, response: PackState },
   getPack: { status: 200, method: 'GET', path: '/packs/:id', response: PackState },
   submit: { status: 202, method: 'POST', path: '/submissions', body: SubmitRequest, response: Submission },
-  listSubmissions: { status: 200, method: 'GET', path: '/submissions', response: z.object({ submissions: z.array(Submission) }) },
+  listSubmissions: {
+    status: 200,
+    method: 'GET',
+    path: '/submissions',
+    response: z.object({ submissions: z.array(Submission) }),
+  },
   getSubmission: { status: 200, method: 'GET', path: '/submissions/:id', response: Submission },
   listJobs: { status: 200, method: 'GET', path: '/jobs', response: z.object({ jobs: z.array(TrackedJob) }) },
   getJob: { status: 200, method: 'GET', path: '/jobs/:id', response: TrackedJob },
   cancelJob: { status: 200, method: 'POST', path: '/jobs/:id/cancel', response: TrackedJob },
-  downloadJob: { status: 202, method: 'POST', path: '/jobs/:id/download', body: DownloadRequest, response: DownloadState },
+  downloadJob: {
+    status: 202,
+    method: 'POST',
+    path: '/jobs/:id/download',
+    body: DownloadRequest,
+    response: DownloadState,
+  },
   listJobThumbnails: { status: 200, method: 'GET', path: '/jobs/:id/thumbnails', response: DaemonThumbnails },
   /** The image's bytes (JPEG or PNG), fetched from the service with the daemon's API key. */
-  getJobThumbnail: { status: 200, method: 'GET', path: '/jobs/:id/thumbnails/image', response: z.string().meta({ format: 'binary' }) },
+  getJobThumbnail: {
+    status: 200,
+    method: 'GET',
+    path: '/jobs/:id/thumbnails/image',
+    response: z.string().meta({ format: 'binary' }),
+  },
   events: { status: 200, method: 'GET', path: '/events', response: z.never() },
 } as const;
 export type DaemonRouteName = keyof typeof DAEMON_ROUTES;

@@ -9,9 +9,17 @@ import { DAEMON_ROUTES, type DaemonRouteName } from './api.js';
 
 /** Failures found on the client's side (no daemon answer to read the error from). */
 export const DAEMON_CLIENT_ERRORS = {
-  DAEMON_UNREACHABLE: { message: 'Nothing answered at the daemon\'s address: start it with `renderbridge daemon` (or the tray app) and try again.' },
-  DAEMON_TIMEOUT: { message: 'The daemon did not answer in time: it may be busy; try again, or restart it with `renderbridge daemon`.' },
-  DAEMON_BAD_RESPONSE: { message: 'The daemon answered with a body off its API contract: check that the address is a renderbridge daemon of the same version.' },
+  DAEMON_UNREACHABLE: {
+    message:
+      "Nothing answered at the daemon's address: start it with `renderbridge daemon` (or the tray app) and try again.",
+  },
+  DAEMON_TIMEOUT: {
+    message: 'The daemon did not answer in time: it may be busy; try again, or restart it with `renderbridge daemon`.',
+  },
+  DAEMON_BAD_RESPONSE: {
+    message:
+      'The daemon answered with a body off its API contract: check that the address is a renderbridge daemon of the same version.',
+  },
 } as const;
 export type DaemonClientErrorName = keyof typeof DAEMON_CLIENT_ERRORS;
 
@@ -32,7 +40,13 @@ export class DaemonClientError extends Error {
 }
 
 function clientError(name: DaemonClientErrorName, reason: string, status = 0): DaemonClientError {
-  return new DaemonClientError(status, { name, message: `${DAEMON_CLIENT_ERRORS[name].message} (${reason})`, details: [], type: 'api', metadata: { reason } });
+  return new DaemonClientError(status, {
+    name,
+    message: `${DAEMON_CLIENT_ERRORS[name].message} (${reason})`,
+    details: [],
+    type: 'api',
+    metadata: { reason },
+  });
 }
 
 export interface DaemonClientOptions {
@@ -146,20 +160,31 @@ export class DaemonClient {
     try {
       json = JSON.parse(text);
     } catch {
-      throw clientError('DAEMON_BAD_RESPONSE', `${route.method} ${route.path} answered ${res.status} with a body that is not JSON`, res.status);
+      throw clientError(
+        'DAEMON_BAD_RESPONSE',
+        `${route.method} ${route.path} answered ${res.status} with a body that is not JSON`,
+        res.status,
+      );
     }
     const parsed = route.response.safeParse(json);
-    if (!parsed.success) throw clientError('DAEMON_BAD_RESPONSE', `${route.method} ${route.path}: ${parsed.error.message}`, res.status);
+    if (!parsed.success)
+      throw clientError('DAEMON_BAD_RESPONSE', `${route.method} ${route.path}: ${parsed.error.message}`, res.status);
     return parsed.data as Answer<K>;
   }
 
   private async send(name: DaemonRouteName, o: CallOptions, headers: Record<string, string>): Promise<Response> {
     const route = DAEMON_ROUTES[name];
     const limit = o.timeoutMs === undefined ? (this.options.timeoutMs ?? 30_000) : o.timeoutMs;
-    const signals = [o.signal, limit === null ? undefined : AbortSignal.timeout(limit)].filter((s): s is AbortSignal => s !== undefined);
+    const signals = [o.signal, limit === null ? undefined : AbortSignal.timeout(limit)].filter(
+      (s): s is AbortSignal => s !== undefined,
+    );
     const init: RequestInit = {
       method: route.method,
-      headers: { ...headers, authorization: `Bearer ${this.options.token}`, ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...headers,
+        authorization: `Bearer ${this.options.token}`,
+        ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
       ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
     };

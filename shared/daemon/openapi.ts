@@ -70,9 +70,14 @@ const OPTIONAL_BODY: ReadonlySet<DaemonRouteName> = new Set(['downloadJob']);
 export const DaemonEventFrame = z
   .discriminatedUnion(
     'event',
-    (Object.keys(DAEMON_EVENTS) as (keyof typeof DAEMON_EVENTS)[]).map((name) => z.object({ event: z.literal(name), data: DAEMON_EVENTS[name] })) as never,
+    (Object.keys(DAEMON_EVENTS) as (keyof typeof DAEMON_EVENTS)[]).map((name) =>
+      z.object({ event: z.literal(name), data: DAEMON_EVENTS[name] }),
+    ) as never,
   )
-  .meta({ description: 'A frame of the stream, shown as JSON: `event: <event>` then `data: <data as one line of JSON>` and a blank line.' });
+  .meta({
+    description:
+      'A frame of the stream, shown as JSON: `event: <event>` then `data: <data as one line of JSON>` and a blank line.',
+  });
 
 export function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z]+)/g, '{$1}');
@@ -99,9 +104,13 @@ function errorResponses(names: readonly DaemonErrorName[]): Record<string, Respo
 
 function successResponse(name: DaemonRouteName): ResponseObject {
   if (name === 'getJobThumbnail') {
-    return { description: 'The image (JPEG or PNG) of the service\'s thumbnail; the X-Thumbnail-Frame header names its frame', content: { 'image/*': { schema: DAEMON_ROUTES[name].response } } };
+    return {
+      description: "The image (JPEG or PNG) of the service's thumbnail; the X-Thumbnail-Frame header names its frame",
+      content: { 'image/*': { schema: DAEMON_ROUTES[name].response } },
+    };
   }
-  if (name !== 'events') return { description: 'Success', content: { 'application/json': { schema: DAEMON_ROUTES[name].response } } };
+  if (name !== 'events')
+    return { description: 'Success', content: { 'application/json': { schema: DAEMON_ROUTES[name].response } } };
   return {
     description:
       'Server-Sent Events, until the caller disconnects: each frame is `event: <name>` and `data: <JSON>`; ' +
@@ -118,8 +127,12 @@ function operation(name: DaemonRouteName): ZodOpenApiOperationObject {
   return {
     operationId: name,
     security: [{ bearerAuth: [] }],
-    ...(params || QUERY[name] ? { requestParams: { ...(params ? { path: params } : {}), ...(QUERY[name] ? { query: QUERY[name] } : {}) } } : {}),
-    ...(body ? { requestBody: { required: !OPTIONAL_BODY.has(name), content: { 'application/json': { schema: body } } } } : {}),
+    ...(params || QUERY[name]
+      ? { requestParams: { ...(params ? { path: params } : {}), ...(QUERY[name] ? { query: QUERY[name] } : {}) } }
+      : {}),
+    ...(body
+      ? { requestBody: { required: !OPTIONAL_BODY.has(name), content: { 'application/json': { schema: body } } } }
+      : {}),
     responses: { [String(r.status)]: successResponse(name), ...errorResponses(DAEMON_ROUTE_ERRORS[name]) } as Responses,
   };
 }
@@ -131,7 +144,9 @@ interface FrameSchema {
 
 /** Adds `x-events` to GET /events: event name -> the schema of its data, read off the generated frame schema (so refs match). */
 function withEventMap(doc: Document): Document {
-  const get = doc.paths?.['/events']?.get as (Record<string, unknown> & { responses: Record<string, { content: Record<string, { schema: FrameSchema }> }> }) | undefined;
+  const get = doc.paths?.['/events']?.get as
+    | (Record<string, unknown> & { responses: Record<string, { content: Record<string, { schema: FrameSchema }> }> })
+    | undefined;
   const frames = get?.responses['200']?.content['text/event-stream']?.schema.oneOf ?? [];
   if (get) get['x-events'] = Object.fromEntries(frames.map((f) => [f.properties.event.const, f.properties.data]));
   return doc;
@@ -151,13 +166,15 @@ export function buildDaemonOpenApiDocument(): Document {
       version: String(DaemonState.shape.version.value),
       description:
         'The local bridge on 127.0.0.1 that the Blender add-on, the tray app and the CLI call. Find its port and token in the ' +
-        'state file (daemon.json, DaemonState). Requests with an Origin header other than the daemon\'s own, or a Host other than ' +
+        "state file (daemon.json, DaemonState). Requests with an Origin header other than the daemon's own, or a Host other than " +
         '127.0.0.1/localhost, are refused (403). Errors of the render service (shared/openapi.json) pass through unchanged, ' +
         'with their own name and status, in the same ErrorBody.',
     },
     servers: [{ url: 'http://127.0.0.1:47615', description: 'Default port; the state file has the real one' }],
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'The token of the daemon state file (daemon.json)' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'The token of the daemon state file (daemon.json)' },
+      },
       schemas: {
         DaemonState,
         Health,

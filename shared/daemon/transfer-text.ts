@@ -40,7 +40,8 @@ export function transferLine(verb: string, t: Transfer | null | undefined): stri
 
 /** What a background pack is doing, or how it ended. */
 export function packLine(state: PackState): string {
-  if (state.state === 'ready') return `Packed ${state.result?.fileCount ?? 0} file(s), ${formatBytesDecimal(state.result?.bytes ?? 0)}`;
+  if (state.state === 'ready')
+    return `Packed ${state.result?.fileCount ?? 0} file(s), ${formatBytesDecimal(state.result?.bytes ?? 0)}`;
   if (state.state === 'failed') return `Packing failed: ${state.error?.message ?? 'see the daemon log'}`;
   if (state.phase === 'tracing') return 'Finding the files the scene uses (Blender)…';
   if (state.phase === 'zipping') return transferLine('Zipping', state.progress);
@@ -64,5 +65,12 @@ export function submissionLine(s: Submission): string | null {
   // Before a single PUT the packer writes the zip, reported as the submission's `pack`.
   if (s.pack && s.pack.bytesDone < s.pack.bytesTotal) return transferLine('Zipping', s.pack);
   // A submission without an upload Transfer (yet): its byte counters still make a line.
-  return s.totalBytes > 0 ? transferLine('Uploading', { bytesDone: s.uploadedBytes, bytesTotal: s.totalBytes, bytesPerSecond: 0, etaSeconds: null }) : null;
+  return s.totalBytes > 0
+    ? transferLine('Uploading', {
+        bytesDone: s.uploadedBytes,
+        bytesTotal: s.totalBytes,
+        bytesPerSecond: 0,
+        etaSeconds: null,
+      })
+    : null;
 }

@@ -23,10 +23,26 @@ export function isArchivePath(p: string): boolean {
   return p.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
 }
 
-export const ArchivePath = z.string().min(1).max(4096).refine(isArchivePath, 'a relative path inside the archive (no "..", no leading "/")');
+export const ArchivePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine(isArchivePath, 'a relative path inside the archive (no "..", no leading "/")');
 
 /** What kind of data block (or tool) needed a file. */
-export const DependencyKind = z.enum(['blend', 'image', 'library', 'sound', 'font', 'movieclip', 'cache', 'volume', 'text', 'addon', 'other']);
+export const DependencyKind = z.enum([
+  'blend',
+  'image',
+  'library',
+  'sound',
+  'font',
+  'movieclip',
+  'cache',
+  'volume',
+  'text',
+  'addon',
+  'other',
+]);
 export type DependencyKind = z.infer<typeof DependencyKind>;
 
 export const ManifestEntry = z.object({

@@ -28,7 +28,8 @@ export function signWebhook(secret: string, body: string | Buffer, timestamp = M
   return `t=${timestamp},v1=${hmacHex(secret, timestamp, body)}`;
 }
 
-export type VerifyResult = { ok: true; timestamp: number } | { ok: false; reason: 'malformed' | 'expired' | 'mismatch' };
+export type VerifyResult =
+  { ok: true; timestamp: number } | { ok: false; reason: 'malformed' | 'expired' | 'mismatch' };
 
 /**
  * Checks a `Renderbridge-Signature` header against the raw body. `toleranceSeconds` (default 300)

@@ -43,7 +43,8 @@ function longFunctions(file: string, text: string, max: number): string[] {
 describe('function length', () => {
   it.each(['blender', 'service/worker'])(`no function under %s/ is over ${MAX_LINES} lines`, async (dir) => {
     const long: string[] = [];
-    for (const file of await sourceFiles(dir)) long.push(...longFunctions(file, await readFile(path.join(root, file), 'utf8'), MAX_LINES));
+    for (const file of await sourceFiles(dir))
+      long.push(...longFunctions(file, await readFile(path.join(root, file), 'utf8'), MAX_LINES));
     expect(long).toEqual([]);
   });
 

@@ -48,7 +48,10 @@ const RULES: { from: string; never: string[] }[] = [
   // Handlers share what they share through render/, outputs/, project/ and runtime/, never sideways.
   { from: 'service/worker/handlers', never: ['service/worker/handlers/'] },
   // What runs tasks knows no task: the composition root hands it the handlers.
-  { from: 'service/worker/runtime', never: ['service/worker/handlers/', 'service/worker/render/', 'service/worker/start.js'] },
+  {
+    from: 'service/worker/runtime',
+    never: ['service/worker/handlers/', 'service/worker/render/', 'service/worker/start.js'],
+  },
   { from: 'service/worker/render', never: ['service/worker/handlers/', 'service/worker/start.js'] },
 ];
 
@@ -76,7 +79,9 @@ describe('package layers', () => {
     for (const dir of PRODUCTION) {
       for (const { file, target } of await importsUnder(dir)) {
         if (!target.startsWith('service/worker/') || file.startsWith('service/worker/')) continue;
-        const allowed = (START_UPS.includes(file) && target === WORKER_ROOT) || WORKER_TIES.some((t) => t.file === file && t.target === target);
+        const allowed =
+          (START_UPS.includes(file) && target === WORKER_ROOT) ||
+          WORKER_TIES.some((t) => t.file === file && t.target === target);
         if (!allowed) offending.push(`${file} -> ${target}`);
       }
     }
@@ -85,14 +90,22 @@ describe('package layers', () => {
 
   it('only the composition root imports the handlers', async () => {
     const offending = (await importsUnder('service/worker'))
-      .filter(({ file, target }) => target.startsWith('service/worker/handlers/') && !file.startsWith('service/worker/handlers/') && `${file.replace(/\.ts$/, '.js')}` !== WORKER_ROOT)
+      .filter(
+        ({ file, target }) =>
+          target.startsWith('service/worker/handlers/') &&
+          !file.startsWith('service/worker/handlers/') &&
+          `${file.replace(/\.ts$/, '.js')}` !== WORKER_ROOT,
+      )
       .map(({ file, target }) => `${file} -> ${target}`);
     expect(offending).toEqual([]);
   });
 
   it('the ties allowed by name are still there (else drop them from the list)', async () => {
     for (const t of WORKER_TIES) {
-      expect((await importsUnder(path.posix.dirname(t.file))).some((i) => i.file === t.file && i.target === t.target), t.file).toBe(true);
+      expect(
+        (await importsUnder(path.posix.dirname(t.file))).some((i) => i.file === t.file && i.target === t.target),
+        t.file,
+      ).toBe(true);
     }
   });
 
@@ -100,7 +113,8 @@ describe('package layers', () => {
     const facades: string[] = [];
     for (const dir of PRODUCTION) {
       for (const file of await sourceFiles(dir)) {
-        if (/^export\s+(\*|(type\s+)?\{[^}]*\})\s+from\s/m.test(await readFile(path.join(root, file), 'utf8'))) facades.push(file);
+        if (/^export\s+(\*|(type\s+)?\{[^}]*\})\s+from\s/m.test(await readFile(path.join(root, file), 'utf8')))
+          facades.push(file);
       }
     }
     expect(facades).toEqual([]);

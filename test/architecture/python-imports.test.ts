@@ -38,7 +38,8 @@ function pythonImports(text: string): PyImport[] {
     if (from) {
       const [, dots, mod, names] = from;
       // `from . import a, b` names modules; `from .a import x` and `from a import x` name `a`.
-      if (dots && !mod) for (const n of names!.split(',')) found.push({ name: `.${n.trim().split(/\s+/)[0]}`, line: i + 1 });
+      if (dots && !mod)
+        for (const n of names!.split(',')) found.push({ name: `.${n.trim().split(/\s+/)[0]}`, line: i + 1 });
       else found.push({ name: `${dots ? '.' : ''}${mod!.split('.')[0]}`, line: i + 1 });
       continue;
     }
@@ -69,7 +70,8 @@ describe('Python import rules', () => {
       for (const imp of pythonImports(await readFile(path.join(root, file), 'utf8'))) {
         const name = imp.name.replace(/^\./, '');
         if (farm.has(name) && !own.has(name)) offending.push(`${file}:${imp.line} ${imp.name}`);
-        if (imp.name.startsWith('.') && !own.has(name)) offending.push(`${file}:${imp.line} ${imp.name} (no such module)`);
+        if (imp.name.startsWith('.') && !own.has(name))
+          offending.push(`${file}:${imp.line} ${imp.name} (no such module)`);
       }
     }
     expect(offending).toEqual([]);
@@ -86,7 +88,8 @@ describe('Python import rules', () => {
         const tie = ADDON_TIES.some((t) => t.file === file && t.name === imp.name);
         const home = folderOf.get(imp.name);
         if (home !== undefined) {
-          if (home !== dir && !(home === 'blender/remap' && REMAP_USERS.includes(dir))) offending.push(`${file}:${imp.line} ${imp.name} (from ${home})`);
+          if (home !== dir && !(home === 'blender/remap' && REMAP_USERS.includes(dir)))
+            offending.push(`${file}:${imp.line} ${imp.name} (from ${home})`);
         } else if (addon.has(imp.name) && !tie) offending.push(`${file}:${imp.line} ${imp.name} (the add-on)`);
       }
     }
@@ -124,7 +127,9 @@ describe('Python import rules', () => {
   });
 
   it('finds the imports it checks (the scan itself works)', () => {
-    const seen = pythonImports('from . import a, b\nfrom .c import d\n    import e.f as g\nfrom h import (i,\nimport bpy, os  # x\n');
+    const seen = pythonImports(
+      'from . import a, b\nfrom .c import d\n    import e.f as g\nfrom h import (i,\nimport bpy, os  # x\n',
+    );
     expect(seen.map((s) => s.name)).toEqual(['.a', '.b', '.c', 'e', 'h', 'bpy', 'os']);
   });
 });

@@ -13,7 +13,9 @@ const dirs = (at: string) => readdirSync(at).filter((name) => statSync(path.join
 
 describe('test/ layout', () => {
   it('names each folder after a package of the repository, or a cross-package folder', () => {
-    const packages = new Set(dirs(root).filter((name) => !name.startsWith('.') && name !== 'node_modules' && name !== 'test'));
+    const packages = new Set(
+      dirs(root).filter((name) => !name.startsWith('.') && name !== 'node_modules' && name !== 'test'),
+    );
     for (const folder of dirs(path.join(root, 'test'))) {
       expect(packages.has(folder) || CROSS_PACKAGE.includes(folder), `test/${folder}/ names no package`).toBe(true);
     }
@@ -25,12 +27,25 @@ describe('test/ layout', () => {
     // the scale suites run the service's processes together.
     const byRole = ['api', 'conformance', 'scale'];
     for (const folder of dirs(path.join(root, 'test/service'))) {
-      expect(service.has(folder) || byRole.includes(folder), `test/service/${folder}/ names no folder of service/`).toBe(true);
+      expect(
+        service.has(folder) || byRole.includes(folder),
+        `test/service/${folder}/ names no folder of service/`,
+      ).toBe(true);
     }
   });
 
   it('gives every package with code a test folder', () => {
-    for (const pkg of ['shared', 'service', 'blender', 'zip', 'daemon', 'user-config', 'cli', 'host-addon', 'electron']) {
+    for (const pkg of [
+      'shared',
+      'service',
+      'blender',
+      'zip',
+      'daemon',
+      'user-config',
+      'cli',
+      'host-addon',
+      'electron',
+    ]) {
       expect(dirs(path.join(root, 'test')), pkg).toContain(pkg);
     }
   });

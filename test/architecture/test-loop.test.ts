@@ -21,7 +21,12 @@ describe('the fast test loop', () => {
   });
 
   it('keeps the pure tests', () => {
-    for (const unit of ['test/service/domain/frame-ranges.test.ts', 'test/service/domain/job-lifecycle.test.ts', 'test/architecture/layers.test.ts', 'test/service/api/jobs.test.ts']) {
+    for (const unit of [
+      'test/service/domain/frame-ranges.test.ts',
+      'test/service/domain/job-lifecycle.test.ts',
+      'test/architecture/layers.test.ts',
+      'test/service/api/jobs.test.ts',
+    ]) {
       expect(files).toContain(unit);
     }
   });

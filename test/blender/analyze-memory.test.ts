@@ -19,7 +19,11 @@ let file: string;
 
 /** The peak Blender prints while it renders `frame` (Cycles' own on the CPU: `Mem:... (Peak N.NNM)`), bytes. */
 async function reportedPeak(frame: number): Promise<number> {
-  const { stdout } = await promisify(execFile)(BLENDER, ['-b', file, '-Y', '-o', join(work, 'f_####'), '-F', 'PNG', '-f', String(frame)], { maxBuffer: 32 * 1024 * 1024, timeout: 180_000 });
+  const { stdout } = await promisify(execFile)(
+    BLENDER,
+    ['-b', file, '-Y', '-o', join(work, 'f_####'), '-F', 'PNG', '-f', String(frame)],
+    { maxBuffer: 32 * 1024 * 1024, timeout: 180_000 },
+  );
   const peaks = [...stdout.matchAll(/Peak ([\d.]+)M/g)].map((m) => Number(m[1]) * 2 ** 20);
   expect(peaks.length, stdout.slice(-2000)).toBeGreaterThan(0);
   return Math.max(...peaks);

@@ -42,8 +42,21 @@ beforeAll(async () => {
       const dir = join(work, key);
       await rm(dir, { recursive: true, force: true });
       await mkdir(dir);
-      const addons = selected && { bundled: [{ id: 'rb_test_nodes', path: join(dirname(file), 'rb_test_nodes.py') }], selected };
-      results.set(key, await analyzeScene({ blender: BLENDER, file, scene, workDir: dir, timeoutMs: 120_000, ...(addons ? { addons } : {}) }));
+      const addons = selected && {
+        bundled: [{ id: 'rb_test_nodes', path: join(dirname(file), 'rb_test_nodes.py') }],
+        selected,
+      };
+      results.set(
+        key,
+        await analyzeScene({
+          blender: BLENDER,
+          file,
+          scene,
+          workDir: dir,
+          timeoutMs: 120_000,
+          ...(addons ? { addons } : {}),
+        }),
+      );
     }
   };
   await Promise.all([worker(), worker()]);
@@ -85,7 +98,10 @@ describe('analyzeScene', () => {
     expect(o.fps).toBe(24);
     expect(o.animations?.[0]?.frame_range).toEqual([1, 24]);
     expect(o.scenes?.[0]).toMatchObject({ name: 'Scene', is_active: true });
-    expect(o.hostFileVersion?.slice(0, 2)).toEqual([result('basic').blenderVersion?.major, result('basic').blenderVersion?.minor]);
+    expect(o.hostFileVersion?.slice(0, 2)).toEqual([
+      result('basic').blenderVersion?.major,
+      result('basic').blenderVersion?.minor,
+    ]);
     expect(o.fileSize).toBeGreaterThan(1000);
     expect(o.vramMetadata?.geometry).toMatchObject({ meshObjectCount: 1, vertexCount: 8, triangleCount: 12 });
     expect(o.vramMetadata?.renderOutput.viewLayerCount).toBe(2);
@@ -106,7 +122,12 @@ describe('analyzeScene', () => {
 
   it('stereo: multiview with left and right views written individually', () => {
     const s = result('stereo').output.stereoscopySettings?.[0];
-    expect(s).toMatchObject({ scene_name: 'Scene', use_multiview: true, views_format: 'STEREO_3D', views_output: 'INDIVIDUAL' });
+    expect(s).toMatchObject({
+      scene_name: 'Scene',
+      use_multiview: true,
+      views_format: 'STEREO_3D',
+      views_output: 'INDIVIDUAL',
+    });
     expect(s?.views.filter((v) => v.use).map((v) => v.file_suffix)).toEqual(['_L', '_R']);
     expect(result('basic').output.stereoscopySettings?.[0]?.use_multiview).toBe(false);
   });
@@ -127,7 +148,9 @@ describe('analyzeScene', () => {
   });
 
   it("autoexec: the file's scripts are reported, not run", () => {
-    expect(result('autoexec').warnings.find((w) => w.code === 'AUTOEXEC_DISABLED')?.message).toMatch(/1 auto-run script.*1 Python driver/);
+    expect(result('autoexec').warnings.find((w) => w.code === 'AUTOEXEC_DISABLED')?.message).toMatch(
+      /1 auto-run script.*1 Python driver/,
+    );
   });
 
   it('odd: no camera, no world, unbaked simulations, a missing library and odd image paths', () => {
@@ -146,27 +169,39 @@ describe('analyzeScene', () => {
     ]);
     expect(r.output.missingFiles?.map((m) => m[0]).sort()).toEqual(['Image', 'Image', 'Library']);
     expect(r.output.missingFiles).toContainEqual(['Image', 'Tiles', '//udim/tex.1001.png']);
-    expect(r.output.vramMetadata?.riskFeatures).toMatchObject({ hasSubdivision: true, hasGeometryNodes: true, hasHairOrParticles: true });
+    expect(r.output.vramMetadata?.riskFeatures).toMatchObject({
+      hasSubdivision: true,
+      hasGeometryNodes: true,
+      hasHairOrParticles: true,
+    });
     expect(r.output.vramMetadata?.textures.tiledImageCount).toBe(1);
     expect(codes('basic')).not.toContain('MISSING_CACHE');
   });
 
   it("addons: what each file's data needs (not the worker's own add-ons), attributed to bundled or Blender's add-ons", () => {
-    for (const name of FIXTURE_NAMES.filter((n) => !n.startsWith('addon-'))) expect(result(name).output.addons, name).toEqual([]);
-    for (const name of FIXTURE_NAMES) expect(codes(name).filter((c) => c === 'ADDON_REQUIRED').length, name).toBe(name.startsWith('addon-') ? 1 : 0);
+    for (const name of FIXTURE_NAMES.filter((n) => !n.startsWith('addon-')))
+      expect(result(name).output.addons, name).toEqual([]);
+    for (const name of FIXTURE_NAMES)
+      expect(codes(name).filter((c) => c === 'ADDON_REQUIRED').length, name).toBe(name.startsWith('addon-') ? 1 : 0);
     // No add-on here defines these: the saved identifiers themselves (node types read from the file's bytes).
     expect(result('addon-nodes').output.addons).toEqual(['RBTestNode', 'RBTestTreeType', 'rb_test_props']);
     const nodes = result('addon-nodes').warnings.find((w) => w.code === 'ADDON_REQUIRED');
     expect(nodes?.blocking).toBe(false);
-    expect(nodes?.message).toMatch(/node tree type 'RBTestTreeType' \(tree 'RB Tree'\).*node type 'RBTestNode' \(node 'RB Node' in tree 'RB Tree'\).*property group 'rb_test_props' \(Scene 'Scene'\)/);
+    expect(nodes?.message).toMatch(
+      /node tree type 'RBTestTreeType' \(tree 'RB Tree'\).*node type 'RBTestNode' \(node 'RB Node' in tree 'RB Tree'\).*property group 'rb_test_props' \(Scene 'Scene'\)/,
+    );
     // Blender's own Sun Position add-on, off with factory settings, found from its scene property group.
     expect(result('addon-sun').output.addons).toEqual(['sun_position']);
-    expect(result('addon-sun').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(/sun_position.*sun_pos_properties.*addonsToUse/);
+    expect(result('addon-sun').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(
+      /sun_position.*sun_pos_properties.*addonsToUse/,
+    );
     // Bundled and selected: every identifier is the bundled module's, and nothing is left to warn about.
     expect(result('addon-nodes-bundled').output.addons).toEqual(['rb_test_nodes']);
     expect(codes('addon-nodes-bundled')).not.toContain('ADDON_REQUIRED');
     expect(result('addon-nodes-unselected').output.addons).toEqual(['rb_test_nodes']);
-    expect(result('addon-nodes-unselected').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(/bundled add-on rb_test_nodes, which is not selected/);
+    expect(result('addon-nodes-unselected').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(
+      /bundled add-on rb_test_nodes, which is not selected/,
+    );
     expect(result('addon-nodes').output.renderEngine).toBe('CYCLES');
   });
 

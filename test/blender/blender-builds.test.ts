@@ -5,11 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BlenderVersion } from '../../blender/version.js';
 import { BlenderVersionCache } from '../../blender/version.js';
-import {
-  buildCandidates,
-  parseRequestedVersion,
-  probeBuilds,
-} from '../../blender/builds.js';
+import { buildCandidates, parseRequestedVersion, probeBuilds } from '../../blender/builds.js';
 import { testBuild, usableBuilds } from '../helpers/blender-builds.js';
 import { findInPath } from '../../blender/build-kind.js';
 import { canOpen, noBuildMessage, routeVersion } from '../../blender/version-routing.js';
@@ -81,7 +77,10 @@ describe('routeVersion (which build opens a file)', () => {
     expect(r?.note).toMatch(/newest build that opens it.*older/);
   });
   it('an asked version wins when the file allows it; one that cannot open the file is overruled, saying why', () => {
-    expect(routeVersion(farm, { major: 3, minor: 4 }, { major: 4, minor: 3 })).toMatchObject({ minor: '4.3', exact: true });
+    expect(routeVersion(farm, { major: 3, minor: 4 }, { major: 4, minor: 3 })).toMatchObject({
+      minor: '4.3',
+      exact: true,
+    });
     const r = routeVersion(farm, { major: 5, minor: 2 }, { major: 3, minor: 4 });
     expect(r).toMatchObject({ minor: '5.2', exact: false });
     expect(r?.note).toMatch(/Blender 3\.4 was asked for, but it cannot open a file saved with Blender 5\.2/);
@@ -117,12 +116,15 @@ describe('probeBuilds', () => {
 describe('builds of every kind', () => {
   const roots = usableBuilds('probing Blender roots').filter((b) => b.kind === 'root');
 
-  it.each(roots.map((r) => [r.minor, r.path] as const))('a Debian root of Blender %s is probed as a root with its version', async (minor, root) => {
-    const res = await probeBuilds([{ binary: root, source: 'config' }], new BlenderVersionCache());
-    expect(res.problems).toEqual([]);
-    expect(res.builds[0]).toMatchObject({ binary: root, kind: 'root', isDefault: true });
-    expect(`${res.builds[0]!.version.major}.${res.builds[0]!.version.minor}`).toBe(minor);
-  });
+  it.each(roots.map((r) => [r.minor, r.path] as const))(
+    'a Debian root of Blender %s is probed as a root with its version',
+    async (minor, root) => {
+      const res = await probeBuilds([{ binary: root, source: 'config' }], new BlenderVersionCache());
+      expect(res.problems).toEqual([]);
+      expect(res.builds[0]).toMatchObject({ binary: root, kind: 'root', isDefault: true });
+      expect(`${res.builds[0]!.version.major}.${res.builds[0]!.version.minor}`).toBe(minor);
+    },
+  );
 
   it('an unpacked release folder (a folder holding its own `blender`) is started through that executable', async () => {
     // A release archive unpacks to a folder whose `blender` finds its libraries beside itself; the
@@ -145,7 +147,9 @@ describe('builds of every kind', () => {
     try {
       const res = await probeBuilds([{ binary: dir, source: 'config' }], new BlenderVersionCache());
       expect(res.builds).toEqual([]);
-      expect(res.problems.join('\n')).toMatch(/folder without a Blender: expected an unpacked release .*\/blender\) or a system root .*usr\/bin\/blender\)/);
+      expect(res.problems.join('\n')).toMatch(
+        /folder without a Blender: expected an unpacked release .*\/blender\) or a system root .*usr\/bin\/blender\)/,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -6,7 +6,12 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlenderCanceledError, BlenderCrashError, BlenderStartError, BlenderTimeoutError } from '../../blender/errors.js';
+import {
+  BlenderCanceledError,
+  BlenderCrashError,
+  BlenderStartError,
+  BlenderTimeoutError,
+} from '../../blender/errors.js';
 import { blenderArgv, runBlender } from '../../blender/run.js';
 import { BlenderVersionCache, blenderVersion, parseBlenderVersion } from '../../blender/version.js';
 import { buildFixture, fixtureMarker } from '../helpers/fixtures.js';
@@ -78,7 +83,8 @@ describe('runBlender', () => {
     const ac = new AbortController();
     let pid = 0;
     // Blender starts a grandchild (`sleep`) in its group, then waits: both must go.
-    const script = 'import subprocess, time; subprocess.Popen(["sleep", "120"]); print("READY", flush=True); time.sleep(120)';
+    const script =
+      'import subprocess, time; subprocess.Popen(["sleep", "120"]); print("READY", flush=True); time.sleep(120)';
     const run = runBlender({
       binary: BLENDER,
       args: ['--python-expr', script],
@@ -168,9 +174,13 @@ describe('untrusted files', () => {
     const file = await buildFixture('autoexec');
     const marker = fixtureMarker();
     const out = join(work, 'control');
-    const r = spawnSync(BLENDER, ['-b', '-y', '--factory-startup', '-noaudio', file, '-o', `${out}/f_####`, '-f', '1'], {
-      timeout: 60_000,
-    });
+    const r = spawnSync(
+      BLENDER,
+      ['-b', '-y', '--factory-startup', '-noaudio', file, '-o', `${out}/f_####`, '-f', '1'],
+      {
+        timeout: 60_000,
+      },
+    );
     expect(r.status).toBe(0);
     expect(existsSync(marker)).toBe(true);
     expect(existsSync(`${marker}.driver`)).toBe(true);
@@ -181,7 +191,12 @@ describe('untrusted files', () => {
 
 describe('blenderVersion', () => {
   it('parses the banner', () => {
-    expect(parseBlenderVersion('Blender 3.4.1\n\tbuild date: x')).toEqual({ major: 3, minor: 4, patch: 1, text: '3.4.1' });
+    expect(parseBlenderVersion('Blender 3.4.1\n\tbuild date: x')).toEqual({
+      major: 3,
+      minor: 4,
+      patch: 1,
+      text: '3.4.1',
+    });
     expect(parseBlenderVersion('Blender 4.2 LTS')).toEqual({ major: 4, minor: 2, patch: 0, text: '4.2.0' });
     expect(parseBlenderVersion('no banner')).toBeUndefined();
   });

@@ -12,19 +12,24 @@ const MiB = 1024 * 1024;
 function framesOf(text: string): { frame: number; memory: FrameMemory }[] {
   const p = new BlenderLogParser();
   const out: { frame: number; memory: FrameMemory }[] = [];
-  for (const line of text.split('\n')) for (const ev of p.line(line)) if (ev.type === 'frameFinished') out.push({ frame: ev.frame, memory: p.lastFrameMemory });
+  for (const line of text.split('\n'))
+    for (const ev of p.line(line))
+      if (ev.type === 'frameFinished') out.push({ frame: ev.frame, memory: p.lastFrameMemory });
   return out;
 }
 
 describe('peak memory per frame', () => {
-  it('reads Blender\'s RAM peak and Cycles\' device peak of each frame of a real CPU render', () => {
+  it("reads Blender's RAM peak and Cycles' device peak of each frame of a real CPU render", () => {
     const frames = framesOf(readFileSync(new URL('../fixtures/logs/blender-3.4-cycles.txt', import.meta.url), 'utf8'));
     expect(frames.map((f) => f.frame)).toEqual([1, 2, 3]);
     // Frame 1's lines end at `Mem:... (Peak 10.47M)` and the device's `Peak:0.86M`.
-    expect(frames[0]!.memory).toEqual({ hostPeakBytes: Math.round(10.47 * MiB), devicePeakBytes: Math.round(0.86 * MiB) });
+    expect(frames[0]!.memory).toEqual({
+      hostPeakBytes: Math.round(10.47 * MiB),
+      devicePeakBytes: Math.round(0.86 * MiB),
+    });
   });
 
-  it('reads a GPU frame\'s device peak apart from the host\'s, in any unit', () => {
+  it("reads a GPU frame's device peak apart from the host's, in any unit", () => {
     const frames = framesOf(
       [
         'Fra:12 Mem:230.52M (Peak 231.04M) | Time:00:01.02 | Mem:5120.00M, Peak:7168.25M | Scene, ViewLayer | Sample 1/128',
@@ -32,10 +37,12 @@ describe('peak memory per frame', () => {
         ' Time: 00:09.61 (Saving: 00:00.11)',
       ].join('\n'),
     );
-    expect(frames).toEqual([{ frame: 12, memory: { hostPeakBytes: 240 * MiB, devicePeakBytes: Math.round(7.5 * 1024 * MiB) } }]);
+    expect(frames).toEqual([
+      { frame: 12, memory: { hostPeakBytes: 240 * MiB, devicePeakBytes: Math.round(7.5 * 1024 * MiB) } },
+    ]);
   });
 
-  it('reads Blender 5.x\'s single Mem field, and starts each frame afresh', () => {
+  it("reads Blender 5.x's single Mem field, and starts each frame afresh", () => {
     const frames = framesOf(
       [
         '00:01.659  render           | Fra: 2 | Mem: 64M | Sample 0/4',
@@ -52,6 +59,8 @@ describe('peak memory per frame', () => {
   });
 
   it('says nothing about memory where Blender printed none', () => {
-    expect(framesOf('Fra:1 | Time:00:00.01 | Scene, ViewLayer | Sample 1/1\n Time: 00:00.02 (Saving: 00:00.00)')).toEqual([{ frame: 1, memory: { hostPeakBytes: null, devicePeakBytes: null } }]);
+    expect(
+      framesOf('Fra:1 | Time:00:00.01 | Scene, ViewLayer | Sample 1/1\n Time: 00:00.02 (Saving: 00:00.00)'),
+    ).toEqual([{ frame: 1, memory: { hostPeakBytes: null, devicePeakBytes: null } }]);
   });
 });

@@ -53,12 +53,14 @@ export function pngSize(file: string): [number, number] {
 export function templateFiles(build: TestBuild): string[] {
   const share = build.kind === 'root' ? join(build.path, 'usr/share/blender') : '/usr/share/blender';
   const scriptDirs = [join(share, 'scripts')];
-  if (existsSync(share)) for (const d of readdirSync(share)) if (/^\d+\.\d+$/.test(d)) scriptDirs.push(join(share, d, 'scripts'));
+  if (existsSync(share))
+    for (const d of readdirSync(share)) if (/^\d+\.\d+$/.test(d)) scriptDirs.push(join(share, d, 'scripts'));
   const files: string[] = [];
   for (const dir of scriptDirs) {
     const templates = join(dir, 'startup/bl_app_templates_system');
     if (!existsSync(templates)) continue;
-    for (const t of readdirSync(templates).sort()) if (existsSync(join(templates, t, 'startup.blend'))) files.push(join(templates, t, 'startup.blend'));
+    for (const t of readdirSync(templates).sort())
+      if (existsSync(join(templates, t, 'startup.blend'))) files.push(join(templates, t, 'startup.blend'));
   }
   return files;
 }
@@ -70,11 +72,22 @@ export function eeveeOf(build: TestBuild): string {
 
 /** Debian's builds have no OpenImageDenoise and no GPU backend usable here: plan as a worker on them would. */
 export function capsOf(build: TestBuild): RenderCapabilities {
-  return capabilitiesFor({ version: `${build.minor}.0`, capabilities: { hasOpenImageDenoise: false, cyclesBackends: ['CUDA', 'HIP'], precompiledKernels: [] } }, { gpus: [] });
+  return capabilitiesFor(
+    {
+      version: `${build.minor}.0`,
+      capabilities: { hasOpenImageDenoise: false, cyclesBackends: ['CUDA', 'HIP'], precompiledKernels: [] },
+    },
+    { gpus: [] },
+  );
 }
 
 /** The final config of a render of `frames` of an analysed scene, as the worker plans it. */
-export function finalOf(scene: SceneMetadata, build: TestBuild, frames: string, extra: Partial<RequestedConfig> = {}): FinalConfig {
+export function finalOf(
+  scene: SceneMetadata,
+  build: TestBuild,
+  frames: string,
+  extra: Partial<RequestedConfig> = {},
+): FinalConfig {
   const requested: RequestedConfig = { colorManagementPreset: 'default', frameRanges: [frames], ...extra };
   return resolveFinalConfig(scene, { sceneToRender: 'Scene' }, requested, capsOf(build)).finalConfig;
 }

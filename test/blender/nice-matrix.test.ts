@@ -15,18 +15,22 @@ beforeAll(async () => {
 afterAll(() => rm(work, { recursive: true, force: true }));
 
 describe.each(usableBuilds('niceness'))('Blender $minor', (build) => {
-  it.each([true, false])('runs at the niceness asked for (sandbox %s)', async (sandbox) => {
-    const lines: string[] = [];
-    const res = await runBlender({
-      binary: build.path,
-      cwd: work,
-      sandbox,
-      nice: 10,
-      args: ['--python-expr', 'import os; print("NICE", os.nice(0))'],
-      onLine: (_s, l) => lines.push(l),
-      timeoutMs: 120_000,
-    });
-    expect(res.exitCode, res.lastLines.join('\n')).toBe(0);
-    expect(lines.find((l) => l.startsWith('NICE'))).toBe(`NICE ${Math.min(19, os.getPriority() + 10)}`);
-  }, 180_000);
+  it.each([true, false])(
+    'runs at the niceness asked for (sandbox %s)',
+    async (sandbox) => {
+      const lines: string[] = [];
+      const res = await runBlender({
+        binary: build.path,
+        cwd: work,
+        sandbox,
+        nice: 10,
+        args: ['--python-expr', 'import os; print("NICE", os.nice(0))'],
+        onLine: (_s, l) => lines.push(l),
+        timeoutMs: 120_000,
+      });
+      expect(res.exitCode, res.lastLines.join('\n')).toBe(0);
+      expect(lines.find((l) => l.startsWith('NICE'))).toBe(`NICE ${Math.min(19, os.getPriority() + 10)}`);
+    },
+    180_000,
+  );
 });

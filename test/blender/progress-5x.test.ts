@@ -31,15 +31,19 @@ describe('BlenderLogParser on Blender 5.x lines', () => {
   it('takes a logged ERROR as an error of the frame and a WARNING as a warning; other categories say nothing', () => {
     const p = new BlenderLogParser();
     p.line('00:02.241  render           | Fra: 1 | Mem: 0M | Initializing');
-    expect(p.line('00:01.947  reports          | ERROR Invalid path template in File Output node. Skipping writing file.')).toEqual([
+    expect(
+      p.line('00:01.947  reports          | ERROR Invalid path template in File Output node. Skipping writing file.'),
+    ).toEqual([
       { type: 'error', frame: 1, message: 'Invalid path template in File Output node. Skipping writing file.' },
     ]);
-    expect(p.line('00:02.193  cycles           | WARNING CUEW initialization failed: Error opening the library')).toEqual([
-      { type: 'warning', frame: 1, message: 'CUEW initialization failed: Error opening the library' },
-    ]);
+    expect(
+      p.line('00:02.193  cycles           | WARNING CUEW initialization failed: Error opening the library'),
+    ).toEqual([{ type: 'warning', frame: 1, message: 'CUEW initialization failed: Error opening the library' }]);
     expect(p.line('00:01.411  render           | Rendering frame 1')).toEqual([]);
     expect(p.line('00:01.413  cycles           | Using AVX2 CPU kernels.')).toEqual([]);
     // Lines printed without the logger keep their 3.x/4.x meaning.
-    expect(p.line('Error: Cannot read blend file')).toEqual([{ type: 'error', frame: 1, message: 'Cannot read blend file' }]);
+    expect(p.line('Error: Cannot read blend file')).toEqual([
+      { type: 'error', frame: 1, message: 'Cannot read blend file' },
+    ]);
   });
 });

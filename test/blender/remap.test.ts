@@ -10,7 +10,15 @@ import { PACK_MANIFEST_NAME, type PackManifest } from '../../shared/pack/manifes
 import { analyzeScene, type SceneAnalysis } from '../../blender/analysis/analyze-scene.js';
 import { parseManifest } from '../../zip/manifest.js';
 import { parseSetupLine } from '../../blender/render/render-settings.js';
-import { buildPackProject, cellColours, layOutByHand, mismatches, renderFrameOne, type PackProject, type RenderedFrame } from '../helpers/pack-fixture.js';
+import {
+  buildPackProject,
+  cellColours,
+  layOutByHand,
+  mismatches,
+  renderFrameOne,
+  type PackProject,
+  type RenderedFrame,
+} from '../helpers/pack-fixture.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
 
@@ -25,7 +33,13 @@ let render: RenderedFrame;
 async function analyse(name: string, remaps: PackManifest['remaps'] | undefined): Promise<SceneAnalysis> {
   const dir = join(work, name);
   await mkdir(dir);
-  return analyzeScene({ blender: BLENDER, file: join(root, 'scenes', 'main.blend'), workDir: dir, timeoutMs: 120_000, ...(remaps ? { pathRemaps: { root, remaps } } : {}) });
+  return analyzeScene({
+    blender: BLENDER,
+    file: join(root, 'scenes', 'main.blend'),
+    workDir: dir,
+    timeoutMs: 120_000,
+    ...(remaps ? { pathRemaps: { root, remaps } } : {}),
+  });
 }
 
 beforeAll(async () => {
@@ -38,8 +52,17 @@ beforeAll(async () => {
   await rename(join(work, 'src'), join(work, 'src-moved'));
   // One remap that matches nothing, to see it counted as unused.
   const extra = { from: '/nowhere/else.png', to: 'textures/wood.png', blendFile: 'scenes/main.blend' };
-  [withRemaps, without] = await Promise.all([analyse('with', [...manifest.remaps, extra]), analyse('without', undefined)]);
-  render = await renderFrameOne({ root, sceneFile: 'scenes/main.blend', remaps: manifest.remaps, scene: withRemaps, workDir: work });
+  [withRemaps, without] = await Promise.all([
+    analyse('with', [...manifest.remaps, extra]),
+    analyse('without', undefined),
+  ]);
+  render = await renderFrameOne({
+    root,
+    sceneFile: 'scenes/main.blend',
+    remaps: manifest.remaps,
+    scene: withRemaps,
+    workDir: work,
+  });
 }, 300_000);
 
 afterAll(async () => {
@@ -63,7 +86,9 @@ describe('worker path remap', () => {
     // Every path Blender knows (bpy.utils.blend_paths) exists, except the file the packer reported missing.
     expect(withRemaps.output.missingFiles).toEqual([['Image', 'missing.png', '//../textures/missing.png']]);
     expect(manifest.missing.map((m) => m.path)).toEqual(['//../textures/missing.png']);
-    expect(withRemaps.output.hostMissingFilesReport).toEqual([`Image 'missing.png': path '${join(root, 'textures', 'missing.png')}' not found`]);
+    expect(withRemaps.output.hostMissingFilesReport).toEqual([
+      `Image 'missing.png': path '${join(root, 'textures', 'missing.png')}' not found`,
+    ]);
     expect(withRemaps.output.linkedData).toEqual([{ name: 'props.blend', path: '//../libs/props.blend' }]);
     // The linked objects are real meshes again (a missing library leaves empty placeholders).
     expect(withRemaps.output.vramMetadata?.geometry.meshObjectCount).toBe(9);

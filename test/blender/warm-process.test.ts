@@ -6,7 +6,13 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlenderCanceledError, BlenderCrashError, BlenderExitError, BlenderTimeoutError, FrameNotStartedError } from '../../blender/errors.js';
+import {
+  BlenderCanceledError,
+  BlenderCrashError,
+  BlenderExitError,
+  BlenderTimeoutError,
+  FrameNotStartedError,
+} from '../../blender/errors.js';
 import { BlenderLogParser } from '../../blender/render/progress-parser.js';
 import { renderInvocation, warmInvocation } from '../../blender/render/render-invocation.js';
 import type { RenderSettings } from '../../blender/render/render-settings.js';
@@ -41,7 +47,12 @@ interface Dirs {
 /** A fresh folder with frames/ and composite/ and the settings file for them. */
 async function dirsFor(name: string, extra: Partial<RenderSettings> = {}): Promise<Dirs> {
   const dir = join(work, name);
-  const d = { dir, frames: join(dir, 'frames'), composite: join(dir, 'composite'), settingsFile: join(dir, 'settings.json') };
+  const d = {
+    dir,
+    frames: join(dir, 'frames'),
+    composite: join(dir, 'composite'),
+    settingsFile: join(dir, 'settings.json'),
+  };
   await mkdir(d.frames, { recursive: true });
   await mkdir(d.composite, { recursive: true });
   const settings: RenderSettings = {
@@ -61,7 +72,12 @@ async function dirsFor(name: string, extra: Partial<RenderSettings> = {}): Promi
 
 function warm(scene: string, d: Dirs, onLine?: (line: string) => void): WarmBlender {
   const w = WarmBlender.start({
-    invocation: warmInvocation({ binary: BLENDER, sceneFile: scene, settingsFile: d.settingsFile, attemptDir: d.frames }),
+    invocation: warmInvocation({
+      binary: BLENDER,
+      sceneFile: scene,
+      settingsFile: d.settingsFile,
+      attemptDir: d.frames,
+    }),
     cwd: d.dir,
     loadLimits: LOAD,
     killGraceMs: 2000,
@@ -75,7 +91,11 @@ function warm(scene: string, d: Dirs, onLine?: (line: string) => void): WarmBlen
 const one = (frame: number): FrameRun => ({ start: frame, end: frame, step: 1 });
 
 /** Renders `runs` in one warm Blender, queued at once; returns each frame's lines and the order frames were done in. */
-async function renderWarm(scene: string, d: Dirs, runs: FrameRun[]): Promise<{ lines: Map<number, string[]>; done: number[] }> {
+async function renderWarm(
+  scene: string,
+  d: Dirs,
+  runs: FrameRun[],
+): Promise<{ lines: Map<number, string[]>; done: number[] }> {
   const w = warm(scene, d);
   await w.ready;
   const lines = new Map<number, string[]>();
@@ -98,48 +118,70 @@ async function renderWarm(scene: string, d: Dirs, runs: FrameRun[]): Promise<{ l
 }
 
 describe('the warm loop renders what -a renders', () => {
-  it.each(['basic', 'stereo', 'compositor'] as FixtureName[])('%s: the same files, runs handed over out of order, and per-frame progress lines', async (fixture) => {
-    const scene = await buildFixture(fixture);
-    const chunk = await dirsFor(`${fixture}-chunk`);
-    const res = await runBlender({
-      ...renderInvocation({ binary: BLENDER, sceneFile: scene, settingsFile: chunk.settingsFile, attemptDir: chunk.frames, chunk: { start: 1, end: 5, step: 1 } }),
-      cwd: chunk.dir,
-      timeoutMs: 120_000,
-    });
-    expect(res.exitCode).toBe(0);
-    const loop = await dirsFor(`${fixture}-warm`);
-    // Frame 5 alone, then frames 1 and 3 in one render call (step 2), then 2 and 4.
-    const { lines, done } = await renderWarm(scene, loop, [one(5), { start: 1, end: 3, step: 2 }, { start: 2, end: 4, step: 2 }]);
-    expect(done).toEqual([5, 1, 3, 2, 4]);
+  it.each(['basic', 'stereo', 'compositor'] as FixtureName[])(
+    '%s: the same files, runs handed over out of order, and per-frame progress lines',
+    async (fixture) => {
+      const scene = await buildFixture(fixture);
+      const chunk = await dirsFor(`${fixture}-chunk`);
+      const res = await runBlender({
+        ...renderInvocation({
+          binary: BLENDER,
+          sceneFile: scene,
+          settingsFile: chunk.settingsFile,
+          attemptDir: chunk.frames,
+          chunk: { start: 1, end: 5, step: 1 },
+        }),
+        cwd: chunk.dir,
+        timeoutMs: 120_000,
+      });
+      expect(res.exitCode).toBe(0);
+      const loop = await dirsFor(`${fixture}-warm`);
+      // Frame 5 alone, then frames 1 and 3 in one render call (step 2), then 2 and 4.
+      const { lines, done } = await renderWarm(scene, loop, [
+        one(5),
+        { start: 1, end: 3, step: 2 },
+        { start: 2, end: 4, step: 2 },
+      ]);
+      expect(done).toEqual([5, 1, 3, 2, 4]);
 
-    const cameraFiles = await filesUnder(loop.frames);
-    expect(cameraFiles.length).toBeGreaterThanOrEqual(5);
-    expect(cameraFiles).toEqual(await filesUnder(chunk.frames));
-    expect(await filesUnder(loop.composite)).toEqual(await filesUnder(chunk.composite));
-    if (fixture === 'stereo') expect(cameraFiles).toContain('f_0001_L.png');
-    if (fixture === 'compositor') expect(await filesUnder(loop.composite)).toContain(join('FileOut', 'beauty_0002.png'));
-    for (const [frame, own] of lines) {
-      // Each frame's lines are Blender's own for that frame: it starts, saves its files, finishes.
-      const events = new BlenderLogParser().lines(own.join('\n'));
-      expect(events.filter((e) => e.type === 'frameStarted')).toEqual([{ type: 'frameStarted', frame }]);
-      expect(events.filter((e) => e.type === 'frameFinished').map((e) => e.type === 'frameFinished' && e.frame)).toEqual([frame]);
-      const saved = events.filter((e) => e.type === 'saved');
-      const ofFrame = [...cameraFiles, ...(await filesUnder(loop.composite))].filter((f) => f.includes(String(frame).padStart(4, '0')));
-      expect(saved).toHaveLength(ofFrame.length);
-      expect(own.every((l) => !parseLoopLine(l))).toBe(true);
-    }
-  }, 120_000);
+      const cameraFiles = await filesUnder(loop.frames);
+      expect(cameraFiles.length).toBeGreaterThanOrEqual(5);
+      expect(cameraFiles).toEqual(await filesUnder(chunk.frames));
+      expect(await filesUnder(loop.composite)).toEqual(await filesUnder(chunk.composite));
+      if (fixture === 'stereo') expect(cameraFiles).toContain('f_0001_L.png');
+      if (fixture === 'compositor')
+        expect(await filesUnder(loop.composite)).toContain(join('FileOut', 'beauty_0002.png'));
+      for (const [frame, own] of lines) {
+        // Each frame's lines are Blender's own for that frame: it starts, saves its files, finishes.
+        const events = new BlenderLogParser().lines(own.join('\n'));
+        expect(events.filter((e) => e.type === 'frameStarted')).toEqual([{ type: 'frameStarted', frame }]);
+        expect(
+          events.filter((e) => e.type === 'frameFinished').map((e) => e.type === 'frameFinished' && e.frame),
+        ).toEqual([frame]);
+        const saved = events.filter((e) => e.type === 'saved');
+        const ofFrame = [...cameraFiles, ...(await filesUnder(loop.composite))].filter((f) =>
+          f.includes(String(frame).padStart(4, '0')),
+        );
+        expect(saved).toHaveLength(ofFrame.length);
+        expect(own.every((l) => !parseLoopLine(l))).toBe(true);
+      }
+    },
+    120_000,
+  );
 });
 
 describe('persistent data', () => {
   /** Frames whose lines show Cycles building the scene's BVH (only the camera moves in this scene). */
   async function bvhBuilds(persistentData: boolean): Promise<number[]> {
     const d = await dirsFor(`persistent-${persistentData}`, { persistentData });
-    const { lines } = await renderWarm(await buildFixture('monkeys', { args: ['1', '4'] }), d, [one(1), { start: 2, end: 3, step: 1 }]);
+    const { lines } = await renderWarm(await buildFixture('monkeys', { args: ['1', '4'] }), d, [
+      one(1),
+      { start: 2, end: 3, step: 1 },
+    ]);
     return [...lines].filter(([, own]) => own.some((l) => l.includes('| Building BVH'))).map(([f]) => f);
   }
 
-  it('keeps Cycles\' scene between frames when the job asks for it, and rebuilds it per frame when not', async () => {
+  it("keeps Cycles' scene between frames when the job asks for it, and rebuilds it per frame when not", async () => {
     expect(await bvhBuilds(true)).toEqual([1]);
     expect(await bvhBuilds(false)).toEqual([1, 2, 3]);
   }, 120_000);
@@ -158,7 +200,10 @@ describe('when things go wrong', () => {
     const second = w.render({ run: one(2), limits: FRAME });
     await waitUntil('frame 1 to begin', () => begun, { timeoutMs: 30_000, intervalMs: 20 });
     process.kill(w.pid!, 'SIGKILL');
-    const err = await first.then(() => undefined, (e: unknown) => e);
+    const err = await first.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(BlenderCrashError);
     expect((err as BlenderCrashError).details).toMatchObject({ signal: 'SIGKILL' });
     expect(((err as BlenderCrashError).details.lastLines as string[]).some((l) => l.startsWith('Fra:1 '))).toBe(true);
@@ -174,7 +219,10 @@ describe('when things go wrong', () => {
     await w.ready;
     const hung = w.render({ run: one(1), limits: { totalMs: 0, idleMs: 1500 } });
     const next = w.render({ run: one(2), limits: FRAME });
-    const err = await hung.then(() => undefined, (e: unknown) => e);
+    const err = await hung.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(BlenderTimeoutError);
     expect((err as BlenderTimeoutError).details).toMatchObject({ reason: 'idle' });
     await expect(next).rejects.toBeInstanceOf(FrameNotStartedError);
@@ -185,7 +233,12 @@ describe('when things go wrong', () => {
   it('waiting for the next frame is no hang: limits only run while a frame renders', async () => {
     const d = await dirsFor('idle-wait');
     const w = WarmBlender.start({
-      invocation: warmInvocation({ binary: BLENDER, sceneFile: await buildFixture('basic'), settingsFile: d.settingsFile, attemptDir: d.frames }),
+      invocation: warmInvocation({
+        binary: BLENDER,
+        sceneFile: await buildFixture('basic'),
+        settingsFile: d.settingsFile,
+        attemptDir: d.frames,
+      }),
       cwd: d.dir,
       loadLimits: { totalMs: 120_000, idleMs: 60_000 },
     });
@@ -228,10 +281,17 @@ describe('when things go wrong', () => {
   it('a setup error (no such camera) ends the load with exit code 3 and the setup error in the last lines', async () => {
     const d = await dirsFor('bad-camera', { camera: 'NoSuchCamera' });
     const w = warm(await buildFixture('basic'), d);
-    const err = await w.ready.then(() => undefined, (e: unknown) => e);
+    const err = await w.ready.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(BlenderExitError);
     expect((err as BlenderExitError).details.exitCode).toBe(3);
-    expect(((err as BlenderExitError).details.lastLines as string[]).some((l) => l.includes("RB_SETUP_ERROR: camera 'NoSuchCamera' not found"))).toBe(true);
+    expect(
+      ((err as BlenderExitError).details.lastLines as string[]).some((l) =>
+        l.includes("RB_SETUP_ERROR: camera 'NoSuchCamera' not found"),
+      ),
+    ).toBe(true);
     await expect(w.render({ run: one(1), limits: FRAME })).rejects.toBeInstanceOf(FrameNotStartedError);
   }, 120_000);
 });

@@ -18,7 +18,9 @@ afterEach(() => {
 /** The ServiceConfig part a `service` command line gives, with the environment as it is now. */
 async function configFrom(argv: string[]) {
   let seen: BlobOptions | undefined;
-  const cmd = addBlobOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action((o: BlobOptions) => void (seen = o));
+  const cmd = addBlobOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action(
+    (o: BlobOptions) => void (seen = o),
+  );
   await cmd.parseAsync(argv, { from: 'user' });
   return blobConfig(seen!);
 }
@@ -26,18 +28,32 @@ async function configFrom(argv: string[]) {
 describe('blob upload options', () => {
   it('default to the ServiceConfig defaults: on, 8 MiB parts, 30 days', async () => {
     const d = defaultConfig();
-    expect(await configFrom([])).toEqual({ blobUploads: d.blobUploads, blobPartSizeBytes: d.blobPartSizeBytes, blobRetentionDays: d.blobRetentionDays });
-    expect(await configFrom([])).toEqual({ blobUploads: true, blobPartSizeBytes: 8 * 1024 * 1024, blobRetentionDays: 30 });
+    expect(await configFrom([])).toEqual({
+      blobUploads: d.blobUploads,
+      blobPartSizeBytes: d.blobPartSizeBytes,
+      blobRetentionDays: d.blobRetentionDays,
+    });
+    expect(await configFrom([])).toEqual({
+      blobUploads: true,
+      blobPartSizeBytes: 8 * 1024 * 1024,
+      blobRetentionDays: 30,
+    });
   });
 
   it('take flags and environment variables; --no-blob-uploads beats RENDERBRIDGE_BLOB_UPLOADS=1', async () => {
     expect(await configFrom(['--no-blob-uploads', '--blob-part-size', '16MiB', '--blob-retention-days', '7'])).toEqual({
-      blobUploads: false, blobPartSizeBytes: 16 * 1024 * 1024, blobRetentionDays: 7,
+      blobUploads: false,
+      blobPartSizeBytes: 16 * 1024 * 1024,
+      blobRetentionDays: 7,
     });
     process.env.RENDERBRIDGE_BLOB_UPLOADS = '0';
     process.env.RENDERBRIDGE_BLOB_PART_SIZE = '1MiB';
     process.env.RENDERBRIDGE_BLOB_RETENTION_DAYS = '2.5';
-    expect(await configFrom([])).toEqual({ blobUploads: false, blobPartSizeBytes: 1024 * 1024, blobRetentionDays: 2.5 });
+    expect(await configFrom([])).toEqual({
+      blobUploads: false,
+      blobPartSizeBytes: 1024 * 1024,
+      blobRetentionDays: 2.5,
+    });
     for (const on of ['1', 'true', 'yes', 'on', 'ON']) {
       process.env.RENDERBRIDGE_BLOB_UPLOADS = on;
       expect((await configFrom([])).blobUploads, on).toBe(true);
@@ -56,7 +72,10 @@ describe('blob upload options', () => {
   it('are listed in renderbridge service --help with their defaults and variables', () => {
     const program = new Command('renderbridge');
     registerServiceCommand(program);
-    const help = program.commands.find((c) => c.name() === 'service')!.helpInformation().replace(/\s+/g, ' ');
+    const help = program.commands
+      .find((c) => c.name() === 'service')!
+      .helpInformation()
+      .replace(/\s+/g, ' ');
     expect(help).toContain('--no-blob-uploads');
     expect(help).toContain('RENDERBRIDGE_BLOB_UPLOADS=0');
     expect(help).toContain('default: 8MiB, env: RENDERBRIDGE_BLOB_PART_SIZE');

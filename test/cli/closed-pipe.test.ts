@@ -4,7 +4,9 @@ import { spawn } from 'node:child_process';
 import { expect, it } from 'vitest';
 
 it('ends quietly when the reader closes the pipe early', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'completion', 'bash'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'completion', 'bash'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   // The reader is gone before the CLI writes (as when `head` already exited): every write fails.

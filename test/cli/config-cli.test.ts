@@ -32,7 +32,9 @@ describe('renderbridge config', { timeout: 120_000 }, () => {
   it('set writes the active profile atomically, creating the folder, and refuses a bad value without touching the file', async () => {
     expect((await cli(['config', 'set', 'serviceUrl', 'http://127.0.0.2:8420'])).code).toBe(EXIT.OK);
     expect((await cli(['--profile', 'studio', 'config', 'set', 'serviceUrl', 'http://farm:8420'])).code).toBe(EXIT.OK);
-    expect((await cli(['config', 'set', 'overrides', '{ sampleCount = 16 }', '--profile', 'studio'])).code).toBe(EXIT.OK);
+    expect((await cli(['config', 'set', 'overrides', '{ sampleCount = 16 }', '--profile', 'studio'])).code).toBe(
+      EXIT.OK,
+    );
     const before = await readFile(file, 'utf8');
     expect(before).toContain('[profiles.studio]');
     const bad = await cli(['config', 'set', 'serviceUrl', 'farm:8420']);
@@ -46,14 +48,28 @@ describe('renderbridge config', { timeout: 120_000 }, () => {
   it('list and get show flag > env > profile > default, each with its source', async () => {
     const fromProfile = JSON.parse((await cli(['config', 'list', '--json'])).stdout);
     expect(fromProfile.profile).toEqual({ value: 'default', source: 'default' });
-    expect(fromProfile.settings.serviceUrl).toEqual({ value: 'http://127.0.0.2:8420/api/external/v1', source: `profile "default" in ${file}` });
+    expect(fromProfile.settings.serviceUrl).toEqual({
+      value: 'http://127.0.0.2:8420/api/external/v1',
+      source: `profile "default" in ${file}`,
+    });
     expect(fromProfile.settings.blender).toEqual({ value: 'blender', source: 'default' });
 
-    const viaEnv = JSON.parse((await cli(['config', 'get', 'serviceUrl', '--json'], { RENDERBRIDGE_PROFILE: 'studio' })).stdout);
-    expect(viaEnv).toEqual({ key: 'serviceUrl', value: 'http://farm:8420/api/external/v1', source: `profile "studio" in ${file}` });
-    const envUrl = JSON.parse((await cli(['config', 'get', 'serviceUrl', '--json'], { RENDERBRIDGE_SERVICE_URL: 'http://env-farm:1' })).stdout);
+    const viaEnv = JSON.parse(
+      (await cli(['config', 'get', 'serviceUrl', '--json'], { RENDERBRIDGE_PROFILE: 'studio' })).stdout,
+    );
+    expect(viaEnv).toEqual({
+      key: 'serviceUrl',
+      value: 'http://farm:8420/api/external/v1',
+      source: `profile "studio" in ${file}`,
+    });
+    const envUrl = JSON.parse(
+      (await cli(['config', 'get', 'serviceUrl', '--json'], { RENDERBRIDGE_SERVICE_URL: 'http://env-farm:1' })).stdout,
+    );
     expect(envUrl.source).toBe('env RENDERBRIDGE_SERVICE_URL');
-    const flagged = JSON.parse((await cli(['config', 'get', 'profile', '--json', '--profile', 'default'], { RENDERBRIDGE_PROFILE: 'studio' })).stdout);
+    const flagged = JSON.parse(
+      (await cli(['config', 'get', 'profile', '--json', '--profile', 'default'], { RENDERBRIDGE_PROFILE: 'studio' }))
+        .stdout,
+    );
     expect(flagged).toEqual({ key: 'profile', value: 'default', source: 'flag --profile' });
 
     expect((await cli(['config', 'set', 'defaultProfile', 'studio'])).code).toBe(EXIT.OK);

@@ -54,28 +54,41 @@ afterAll(async () => {
 describe('renderbridge doctor with builds of every kind', () => {
   it('says when the sandbox is off, with what to do', async () => {
     const results = await runDoctor({ ...base, sandbox: false });
-    expect(one(results, 'sandbox')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^OFF \(--no-sandbox\)/), fix: expect.stringMatching(/Drop --no-sandbox/) });
+    expect(one(results, 'sandbox')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/^OFF \(--no-sandbox\)/),
+      fix: expect.stringMatching(/Drop --no-sandbox/),
+    });
   });
 
   const roots = usableBuilds('doctor on Blender roots').filter((b) => b.kind === 'root');
-  it.skipIf(roots.length === 0)('lists each root with its version, its kind and its denoiser', { timeout: 120_000 }, async () => {
-    const results = await runDoctor({ ...base, blender: roots.map((r) => r.path) });
-    const lines = byName(results, 'blender').map((r) => `${r.status} ${r.detail}`);
-    for (const r of roots) {
-      const line = lines.find((l) => l.includes(` at ${r.path} (system root, run in bubblewrap)`));
-      expect(line, lines.join('\n')).toMatch(new RegExp(`^warn ${r.minor.replace('.', '\\.')}\\.\\d+ at `));
-      // Debian's builds have no OpenImageDenoise: said, with what to do.
-      expect(line).toMatch(/denoiser: no/);
-    }
-  });
+  it.skipIf(roots.length === 0)(
+    'lists each root with its version, its kind and its denoiser',
+    { timeout: 120_000 },
+    async () => {
+      const results = await runDoctor({ ...base, blender: roots.map((r) => r.path) });
+      const lines = byName(results, 'blender').map((r) => `${r.status} ${r.detail}`);
+      for (const r of roots) {
+        const line = lines.find((l) => l.includes(` at ${r.path} (system root, run in bubblewrap)`));
+        expect(line, lines.join('\n')).toMatch(new RegExp(`^warn ${r.minor.replace('.', '\\.')}\\.\\d+ at `));
+        // Debian's builds have no OpenImageDenoise: said, with what to do.
+        expect(line).toMatch(/denoiser: no/);
+      }
+    },
+  );
 });
 
 describe('renderbridge doctor', () => {
   it('finds this machine ready for the service it names: Blender with its devices, EEVEE, ffmpeg, disk, database, clock', async () => {
     const results = await runDoctor({ ...base, eevee: true, dataDir: svc.dataDir, serviceUrl: svc.baseUrl });
-    expect(byName(results, 'blender')[0]).toMatchObject({ detail: expect.stringMatching(/^\d+\.\d+\.\d+ at .*blender.*Cycles GPU backends: /) });
+    expect(byName(results, 'blender')[0]).toMatchObject({
+      detail: expect.stringMatching(/^\d+\.\d+\.\d+ at .*blender.*Cycles GPU backends: /),
+    });
     expect(one(results, 'eevee')).toMatchObject({ status: 'ok' });
-    expect(one(results, 'sandbox')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/bubblewrap: no network/) });
+    expect(one(results, 'sandbox')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/bubblewrap: no network/),
+    });
     expect(one(results, 'ffmpeg')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/libx264/) });
     expect(one(results, 'gpus').status).toMatch(/ok|warn/);
     expect(one(results, 'disk')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/GiB free/) });
@@ -86,7 +99,10 @@ describe('renderbridge doctor', () => {
 
   it('fails a clock an hour off, and a disk below the free space tasks need, saying what to do', async () => {
     const results = await runDoctor({ ...base, dataDir: tmpdir(), serviceUrl: skewedUrl, minFreeDisk: 2 ** 60 });
-    expect(one(results, 'clock')).toMatchObject({ status: 'fail', fix: expect.stringMatching(/Synchronise the clocks/) });
+    expect(one(results, 'clock')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringMatching(/Synchronise the clocks/),
+    });
     expect(Math.abs(Number(/^(-?\d+) ms/.exec(one(results, 'clock').detail)![1]))).toBeGreaterThan(3_500_000);
     expect(one(results, 'disk')).toMatchObject({ status: 'fail', fix: expect.stringMatching(/--min-free-disk/) });
   }, 120_000);
@@ -94,18 +110,33 @@ describe('renderbridge doctor', () => {
   it('checks S3 by writing, reading and deleting an object, and names a missing bucket', async () => {
     Object.assign(process.env, s3.env);
     const good = await runDoctor({ ...base, s3Bucket: s3.settings.bucket, s3Endpoint: s3.settings.endpoint! });
-    expect(one(good, 's3')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/write, read and delete work/) });
+    expect(one(good, 's3')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/write, read and delete work/),
+    });
     const bad = await runDoctor({ ...base, s3Bucket: 'no-such-bucket', s3Endpoint: s3.settings.endpoint! });
-    expect(one(bad, 's3')).toMatchObject({ status: 'fail', detail: expect.stringMatching(/no-such-bucket/), fix: expect.stringMatching(/bucket name/) });
+    expect(one(bad, 's3')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/no-such-bucket/),
+      fix: expect.stringMatching(/bucket name/),
+    });
   }, 120_000);
 
   it('accepts Redis that keeps every key and warns when it may evict queued tasks', async () => {
-    expect(one(await runDoctor({ ...base, redisUrl: redis.url }), 'redis')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/noeviction/) });
+    expect(one(await runDoctor({ ...base, redisUrl: redis.url }), 'redis')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/noeviction/),
+    });
     const admin = new Redis(redis.url);
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
     admin.disconnect();
-    expect(one(await runDoctor({ ...base, redisUrl: redis.url }), 'redis')).toMatchObject({ status: 'warn', fix: expect.stringMatching(/noeviction/) });
-    expect(one(await runDoctor({ ...base, redisUrl: 'redis://127.0.0.1:1' }), 'redis')).toMatchObject({ status: 'fail' });
+    expect(one(await runDoctor({ ...base, redisUrl: redis.url }), 'redis')).toMatchObject({
+      status: 'warn',
+      fix: expect.stringMatching(/noeviction/),
+    });
+    expect(one(await runDoctor({ ...base, redisUrl: 'redis://127.0.0.1:1' }), 'redis')).toMatchObject({
+      status: 'fail',
+    });
   }, 120_000);
 
   it('accepts a migrated PostgreSQL database and refuses one the service never set up', async () => {
@@ -114,7 +145,10 @@ describe('renderbridge doctor', () => {
     const empty = await createTestDatabase({ empty: true });
     try {
       expect(one(await runDoctor({ ...base, databaseUrl: migrated.url }), 'database')).toMatchObject({ status: 'ok' });
-      expect(one(await runDoctor({ ...base, databaseUrl: empty.url }), 'database')).toMatchObject({ status: 'fail', fix: expect.stringMatching(/start the service once/) });
+      expect(one(await runDoctor({ ...base, databaseUrl: empty.url }), 'database')).toMatchObject({
+        status: 'fail',
+        fix: expect.stringMatching(/start the service once/),
+      });
     } finally {
       await migrated.drop();
       await empty.drop();
@@ -124,11 +158,17 @@ describe('renderbridge doctor', () => {
   it('exits 1 with the findings as JSON when Blender is not installed', async () => {
     // The CLI starts from process.execPath; an empty folder as PATH hides /usr/bin's blender.
     const emptyPath = await mkdtemp(path.join(tmpdir(), 'rb-doctor-path-'));
-    const r = await runCli(['doctor', '--json', '--no-eevee', '--data-dir', path.join(tmpdir(), 'rb-doctor-none')], { PATH: emptyPath, HOME: tmpdir() });
+    const r = await runCli(['doctor', '--json', '--no-eevee', '--data-dir', path.join(tmpdir(), 'rb-doctor-none')], {
+      PATH: emptyPath,
+      HOME: tmpdir(),
+    });
     await rm(emptyPath, { recursive: true, force: true });
     expect(r.code).toBe(1);
     const doc = JSON.parse(r.stdout) as { ok: boolean; checks: CheckResult[] };
     expect(doc.ok).toBe(false);
-    expect(one(doc.checks, 'blender')).toMatchObject({ status: 'fail', fix: expect.stringMatching(/apt install blender/) });
+    expect(one(doc.checks, 'blender')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringMatching(/apt install blender/),
+    });
   }, 120_000);
 });

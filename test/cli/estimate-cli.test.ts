@@ -33,7 +33,10 @@ const cli = (args: string[]) =>
 
 async function validatedJob(): Promise<string> {
   const job = await createJob(api(svc.baseUrl, svc.apiKey));
-  for (const [from, to] of [['created', 'validating'], ['validating', 'validated']] as const) {
+  for (const [from, to] of [
+    ['created', 'validating'],
+    ['validating', 'validated'],
+  ] as const) {
     expect(await svc.service.ports.jobs.transition(job.id, [from], to)).toBeDefined();
   }
   return job.id;
@@ -43,10 +46,29 @@ async function validatedJob(): Promise<string> {
 async function finishSampling(id: string): Promise<void> {
   const rec = (await svc.service.ports.jobs.getById(id))!;
   const at = new Date().toISOString();
-  const samples = [[1, 2], [50, 2], [100, 10]].map(([frame, seconds]) => ({ frame: frame!, seconds: seconds!, peakMemoryBytes: 2 ** 30, device: 'CPU' }));
-  await svc.service.ports.jobs.update(id, {}, {
-    estimate: { ...rec.internal.estimate!, state: 'ready', frames: [1, 50, 100], samples, frameRanges: ['1-100'], loadSeconds: [1, 1, 1], outputBytes: [1000, 1000, 1000], ownSeconds: 17, ownNormalizedSeconds: 17, finishedAt: at },
-  });
+  const samples = [
+    [1, 2],
+    [50, 2],
+    [100, 10],
+  ].map(([frame, seconds]) => ({ frame: frame!, seconds: seconds!, peakMemoryBytes: 2 ** 30, device: 'CPU' }));
+  await svc.service.ports.jobs.update(
+    id,
+    {},
+    {
+      estimate: {
+        ...rec.internal.estimate!,
+        state: 'ready',
+        frames: [1, 50, 100],
+        samples,
+        frameRanges: ['1-100'],
+        loadSeconds: [1, 1, 1],
+        outputBytes: [1000, 1000, 1000],
+        ownSeconds: 17,
+        ownNormalizedSeconds: 17,
+        finishedAt: at,
+      },
+    },
+  );
 }
 
 describe('renderbridge estimate', () => {
@@ -55,7 +77,14 @@ describe('renderbridge estimate', () => {
     const started = await cli([id, '--frames', '1-100', '--samples', '16', '--no-wait', '--json']);
     expect(started.code, started.stderr).toBe(EXIT.OK);
     const doc = JSON.parse(started.stdout) as { estimate: Estimate; replay: boolean };
-    expect(doc).toMatchObject({ ok: true, replay: false, estimate: { state: 'sampling', requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: ['1-100'], sampleCount: 16 } } });
+    expect(doc).toMatchObject({
+      ok: true,
+      replay: false,
+      estimate: {
+        state: 'sampling',
+        requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: ['1-100'], sampleCount: 16 },
+      },
+    });
     // The job stays validated for a spec client.
     expect((await svc.service.ports.jobs.getById(id))!.job.status).toBe('validated');
 
@@ -67,12 +96,15 @@ describe('renderbridge estimate', () => {
     expect(shown.stdout).toContain('Warning: Frame times vary 5x along the timeline: the band is wide.');
     expect(shown.stdout).toContain('The estimate itself: 17.0s of rendering, cost 0.02');
 
-    const json = JSON.parse((await cli([id, '--frames', '1-100', '--samples', '16', '--json'])).stdout) as { estimate: Estimate; replay: boolean };
+    const json = JSON.parse((await cli([id, '--frames', '1-100', '--samples', '16', '--json'])).stdout) as {
+      estimate: Estimate;
+      replay: boolean;
+    };
     expect(json.replay).toBe(true);
     expect(json.estimate.figures).toMatchObject({ device: 'CPU', framesToRender: 97, renderSeconds: { frames: 3 } });
   }, 60_000);
 
-  it('cancels an estimate that samples; a job not validated is refused with the service\'s error', async () => {
+  it("cancels an estimate that samples; a job not validated is refused with the service's error", async () => {
     const id = await validatedJob();
     expect((await cli([id, '--no-wait'])).code).toBe(EXIT.OK);
     const canceled = JSON.parse((await cli([id, '--cancel', '--json'])).stdout) as { estimate: Estimate };

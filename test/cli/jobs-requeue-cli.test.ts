@@ -35,11 +35,20 @@ describe('renderbridge jobs requeue', () => {
   it('requeues a failed job once (--json), says so on a repeat, and refuses a job still running', async () => {
     const call = api(svc.baseUrl, svc.apiKey);
     const failed = await createJob(call);
-    expect(await moveJob(svc.service.ports.jobs, failed.id, 'fail', { failedReason: { name: 'RETRIES_EXHAUSTED', type: 'RENDER_FAILED', errorDetails: { message: 'test' } } })).toBeDefined();
+    expect(
+      await moveJob(svc.service.ports.jobs, failed.id, 'fail', {
+        failedReason: { name: 'RETRIES_EXHAUSTED', type: 'RENDER_FAILED', errorDetails: { message: 'test' } },
+      }),
+    ).toBeDefined();
 
     const first = await cli([failed.id, '--json']);
     expect(first.code, first.stderr).toBe(EXIT.OK);
-    const doc = JSON.parse(first.stdout) as { ok: boolean; job: { id: string; status: string }; replay: boolean; requeuedFrom: string };
+    const doc = JSON.parse(first.stdout) as {
+      ok: boolean;
+      job: { id: string; status: string };
+      replay: boolean;
+      requeuedFrom: string;
+    };
     expect(doc).toMatchObject({ ok: true, replay: false, requeuedFrom: failed.id, job: { status: 'validating' } });
     expect(doc.job.id).not.toBe(failed.id);
     // The new job is in the workspace, waiting for a worker to validate it.

@@ -30,7 +30,8 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-const cli = (args: string[], stdin?: string, extra: Record<string, string> = {}) => runCli(args, { HOME: home, DBUS_SESSION_BUS_ADDRESS: keyring.address, ...extra }, stdin);
+const cli = (args: string[], stdin?: string, extra: Record<string, string> = {}) =>
+  runCli(args, { HOME: home, DBUS_SESSION_BUS_ADDRESS: keyring.address, ...extra }, stdin);
 
 async function filesContaining(dir: string, needle: string): Promise<string[]> {
   const hits: string[] = [];
@@ -45,10 +46,23 @@ async function filesContaining(dir: string, needle: string): Promise<string[]> {
 describe.skipIf(missing.length > 0)('renderbridge login, logout, status', { timeout: 120_000 }, () => {
   it("finds today's single keychain entry for the default profile", async () => {
     // Stored as the tray app of earlier versions stored it: through keytar, whose entries carry its schema.
-    const stored = spawnSync('secret-tool', ['store', '--label=renderbridge', 'xdg:schema', 'org.freedesktop.Secret.Generic', 'service', 'renderbridge', 'account', 'api-key'], {
-      input: svc.apiKey,
-      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: keyring.address },
-    });
+    const stored = spawnSync(
+      'secret-tool',
+      [
+        'store',
+        '--label=renderbridge',
+        'xdg:schema',
+        'org.freedesktop.Secret.Generic',
+        'service',
+        'renderbridge',
+        'account',
+        'api-key',
+      ],
+      {
+        input: svc.apiKey,
+        env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: keyring.address },
+      },
+    );
     expect(stored.status).toBe(0);
     const r = await cli(['status', '--json'], undefined, { RENDERBRIDGE_SERVICE_URL: svc.origin });
     expect(r.code, r.stdout + r.stderr).toBe(EXIT.OK);
@@ -62,7 +76,13 @@ describe.skipIf(missing.length > 0)('renderbridge login, logout, status', { time
     });
     expect(typeof doc.blender.found).toBe('boolean');
     // The flag beats the variable, and says so.
-    const flagged = JSON.parse((await cli(['status', '--json', '--service', 'http://127.0.0.3:1'], undefined, { RENDERBRIDGE_SERVICE_URL: svc.origin })).stdout);
+    const flagged = JSON.parse(
+      (
+        await cli(['status', '--json', '--service', 'http://127.0.0.3:1'], undefined, {
+          RENDERBRIDGE_SERVICE_URL: svc.origin,
+        })
+      ).stdout,
+    );
     expect(flagged.serviceUrl).toEqual({ value: 'http://127.0.0.3:1/api/external/v1', source: 'flag --service' });
   });
 
@@ -74,7 +94,12 @@ describe.skipIf(missing.length > 0)('renderbridge login, logout, status', { time
     const key = await svc.createApiKey('studio-ws');
     const r = await cli(['login', '--profile', 'studio', '--service', svc.origin, '--json'], `${key}\n`);
     expect(r.code, r.stderr).toBe(EXIT.OK);
-    expect(JSON.parse(r.stdout)).toEqual({ ok: true, profile: 'studio', serviceUrl: svc.baseUrl, keychain: { service: 'renderbridge', account: 'api-key:studio' } });
+    expect(JSON.parse(r.stdout)).toEqual({
+      ok: true,
+      profile: 'studio',
+      serviceUrl: svc.baseUrl,
+      keychain: { service: 'renderbridge', account: 'api-key:studio' },
+    });
     expect(keyring.lookup('renderbridge', 'api-key:studio')).toBe(key);
     expect(keyring.lookup('renderbridge', 'api-key')).toBe(svc.apiKey);
     const toml = await readFile(path.join(home, '.config', 'renderbridge', 'config.toml'), 'utf8');
@@ -82,8 +107,14 @@ describe.skipIf(missing.length > 0)('renderbridge login, logout, status', { time
     expect(await filesContaining(home, key)).toEqual([]);
 
     const status = JSON.parse((await cli(['status', '--json', '--profile', 'studio'])).stdout);
-    expect(status.serviceUrl.source).toBe(`profile "studio" in ${path.join(home, '.config', 'renderbridge', 'config.toml')}`);
-    expect(status.key).toMatchObject({ present: true, source: 'keychain', keychainEntry: { account: 'api-key:studio' } });
+    expect(status.serviceUrl.source).toBe(
+      `profile "studio" in ${path.join(home, '.config', 'renderbridge', 'config.toml')}`,
+    );
+    expect(status.key).toMatchObject({
+      present: true,
+      source: 'keychain',
+      keychainEntry: { account: 'api-key:studio' },
+    });
   });
 
   it('logout removes only that profile’s entry', async () => {
@@ -98,7 +129,9 @@ describe.skipIf(missing.length > 0)('renderbridge login, logout, status', { time
   });
 
   it('refuses when no keychain answers, before reading the key, and writes it nowhere', async () => {
-    const r = await cli(['login', '--service', svc.origin], 'rb_live_secret-never-stored', { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' });
+    const r = await cli(['login', '--service', svc.origin], 'rb_live_secret-never-stored', {
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus',
+    });
     expect(r.code).toBe(EXIT.FAILURE);
     expect(r.stderr).toContain('no OS keychain answers, so the key was not stored');
     expect(await filesContaining(home, 'rb_live_secret-never-stored')).toEqual([]);

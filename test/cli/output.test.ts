@@ -7,10 +7,19 @@ import { parseFields, selectFields } from '../../cli/output.js';
 import { createRate, formatDuration, watchLine } from '../../cli/watch-view.js';
 
 describe('--fields', () => {
-  const doc = { ok: true, exitCode: 0, job: { id: 'j1', status: 'rendering', requestedConfig: { sampleCount: 8 } }, jobs: [{ id: 'a', status: 'x' }, { id: 'b' }], n: null };
+  const doc = {
+    ok: true,
+    exitCode: 0,
+    job: { id: 'j1', status: 'rendering', requestedConfig: { sampleCount: 8 } },
+    jobs: [{ id: 'a', status: 'x' }, { id: 'b' }],
+    n: null,
+  };
 
   it('keeps the named fields, nested as in the document, through arrays', () => {
-    expect(selectFields(doc, parseFields('exitCode,job.status,job.requestedConfig.sampleCount')!)).toEqual({ exitCode: 0, job: { status: 'rendering', requestedConfig: { sampleCount: 8 } } });
+    expect(selectFields(doc, parseFields('exitCode,job.status,job.requestedConfig.sampleCount')!)).toEqual({
+      exitCode: 0,
+      job: { status: 'rendering', requestedConfig: { sampleCount: 8 } },
+    });
     expect(selectFields(doc, parseFields('jobs.id')!)).toEqual({ jobs: [{ id: 'a' }, { id: 'b' }] });
     expect(selectFields(doc, parseFields('job')!)).toEqual({ job: doc.job });
   });
@@ -34,15 +43,30 @@ describe('jobs watch line', () => {
     t = 60_000;
     expect(rate(5)).toBe(3);
     const job = { id: '12345678-aaaa', status: 'rendering' } as Job;
-    const p = { framesTotal: 11, framesDone: 5, framesFailed: 0, percent: 45, etaSeconds: null } as unknown as JobProgress;
+    const p = {
+      framesTotal: 11,
+      framesDone: 5,
+      framesFailed: 0,
+      percent: 45,
+      etaSeconds: null,
+    } as unknown as JobProgress;
     expect(watchLine(job, p, 3)).toBe('12345678 rendering  5/11 frames (45%)  3.0 frames/min  ETA 2m00s');
     expect(watchLine(job, null, null)).toBe('12345678 rendering  rate: -  ETA: -');
   });
 
-  it('shows the service\'s ETA with its band where the service has one (frame-stats)', () => {
+  it("shows the service's ETA with its band where the service has one (frame-stats)", () => {
     const job = { id: '12345678-aaaa', status: 'rendering' } as Job;
-    const p = { framesTotal: 100, framesDone: 25, framesFailed: 0, percent: 25, etaSeconds: 240, etaBand: { seconds: 250, lowSeconds: 200, highSeconds: 330, samples: 25, slots: 4 } } as unknown as JobProgress;
-    expect(watchLine(job, p, 6)).toBe('12345678 rendering  25/100 frames (25%)  6.0 frames/min  ETA 4m10s (3m20s-5m30s)');
+    const p = {
+      framesTotal: 100,
+      framesDone: 25,
+      framesFailed: 0,
+      percent: 25,
+      etaSeconds: 240,
+      etaBand: { seconds: 250, lowSeconds: 200, highSeconds: 330, samples: 25, slots: 4 },
+    } as unknown as JobProgress;
+    expect(watchLine(job, p, 6)).toBe(
+      '12345678 rendering  25/100 frames (25%)  6.0 frames/min  ETA 4m10s (3m20s-5m30s)',
+    );
   });
 
   it('formats durations', () => {

@@ -59,15 +59,21 @@ function env(extra: Record<string, string | undefined> = {}): Record<string, str
   };
 }
 
-async function submitted(args: string[], extraEnv: Record<string, string | undefined> = {}): Promise<Record<string, unknown>> {
-  const r: CliRun = await runCli(['submit', await buildFixture('basic'), '--frames', '1', ...args, '--no-wait', '--no-download', '--json'], env(extraEnv));
+async function submitted(
+  args: string[],
+  extraEnv: Record<string, string | undefined> = {},
+): Promise<Record<string, unknown>> {
+  const r: CliRun = await runCli(
+    ['submit', await buildFixture('basic'), '--frames', '1', ...args, '--no-wait', '--no-download', '--json'],
+    env(extraEnv),
+  );
   expect(r.code, r.stderr).toBe(EXIT.OK);
   const jobId = (JSON.parse(r.stdout) as { submission: { jobId: string } }).submission.jobId;
   return (await e2e.client.getJob(jobId)).requestedConfig as Record<string, unknown>;
 }
 
-describe('the profile\'s submission defaults', () => {
-  it('renderbridge submit sends the profile\'s outputFormat, video and overrides', async () => {
+describe("the profile's submission defaults", () => {
+  it("renderbridge submit sends the profile's outputFormat, video and overrides", async () => {
     expect(await submitted([])).toMatchObject({
       outputFormat: 'JPEG',
       videoOutput: false,
@@ -80,9 +86,17 @@ describe('the profile\'s submission defaults', () => {
 
   it('the environment beats the profile, and a flag beats both, field by field', async () => {
     const fromEnv = await submitted(['--samples', '3'], { RENDERBRIDGE_OUTPUT_FORMAT: 'open_exr' });
-    expect(fromEnv).toMatchObject({ outputFormat: 'OPEN_EXR', sampleCount: 3, resolution: [64, 48], notes: 'from the studio profile' });
+    expect(fromEnv).toMatchObject({
+      outputFormat: 'OPEN_EXR',
+      sampleCount: 3,
+      resolution: [64, 48],
+      notes: 'from the studio profile',
+    });
 
-    const fromFlags = await submitted(['--format', 'png', '--no-video', '--notes', 'from a flag'], { RENDERBRIDGE_OUTPUT_FORMAT: 'OPEN_EXR', RENDERBRIDGE_VIDEO: 'true' });
+    const fromFlags = await submitted(['--format', 'png', '--no-video', '--notes', 'from a flag'], {
+      RENDERBRIDGE_OUTPUT_FORMAT: 'OPEN_EXR',
+      RENDERBRIDGE_VIDEO: 'true',
+    });
     expect(fromFlags).toMatchObject({ outputFormat: 'PNG', videoOutput: false, sampleCount: 2, notes: 'from a flag' });
 
     const bad = await runCli(['submit', 'nothing.blend', '--json'], env({ RENDERBRIDGE_OUTPUT_FORMAT: 'GIF' }));
@@ -94,7 +108,13 @@ describe('the profile\'s submission defaults', () => {
     const r = await runCli(['submit', '--help'], env());
     expect(r.code).toBe(0);
     const help = r.stdout.replace(/\s+/g, ' ');
-    for (const source of ['env: RENDERBRIDGE_OUTPUT_FORMAT; else profile: outputFormat', 'profile: video', 'profile: overrides.sampleCount', 'profile: overrides.resolution', 'profile: downloadsDir']) {
+    for (const source of [
+      'env: RENDERBRIDGE_OUTPUT_FORMAT; else profile: outputFormat',
+      'profile: video',
+      'profile: overrides.sampleCount',
+      'profile: overrides.resolution',
+      'profile: downloadsDir',
+    ]) {
       expect(help).toContain(source);
     }
   }, 30_000);
@@ -102,11 +122,14 @@ describe('the profile\'s submission defaults', () => {
   it('the daemon applies them to POST /submissions under what the add-on chose in the body', async () => {
     const stateDir = path.join(home, 'state', 'renderbridge');
     let log = '';
-    daemon = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'daemon', '--port', '0'], { env: { PATH: process.env.PATH, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    daemon = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'daemon', '--port', '0'], {
+      env: { PATH: process.env.PATH, ...env() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     daemon.stdout!.on('data', (d: Buffer) => (log += d.toString()));
     daemon.stderr!.on('data', (d: Buffer) => (log += d.toString()));
     const state = await waitUntil(
-      'the daemon\'s state file',
+      "the daemon's state file",
       async () => {
         const text = await readFile(path.join(stateDir, 'daemon.json'), 'utf8').catch(() => undefined);
         return text ? DaemonState.parse(JSON.parse(text)) : undefined;
@@ -117,12 +140,16 @@ describe('the profile\'s submission defaults', () => {
     });
     const origin = `http://127.0.0.1:${state.port}`;
     const headers = { authorization: `Bearer ${state.token}`, 'content-type': 'application/json' };
-    const body = { pack: { path: await buildFixture('basic') }, download: false, settings: { frames: ['1'], format: 'PNG', renderConfig: { sampleCount: 5 } } };
+    const body = {
+      pack: { path: await buildFixture('basic') },
+      download: false,
+      settings: { frames: ['1'], format: 'PNG', renderConfig: { sampleCount: 5 } },
+    };
     const res = await fetch(`${origin}/submissions`, { method: 'POST', headers, body: JSON.stringify(body) });
     expect(res.status, await res.clone().text()).toBe(202);
     const id = Submission.parse(await res.json()).id;
     const jobId = await waitUntil(
-      'the submission\'s job',
+      "the submission's job",
       async () => {
         const s = Submission.parse(await (await fetch(`${origin}/submissions/${id}`, { headers })).json());
         if (s.step === 'failed') throw new Error(`submission failed: ${JSON.stringify(s.error)}`);

@@ -20,7 +20,9 @@ afterEach(() => {
 
 async function parse(argv: string[]): Promise<RenderOptions> {
   let seen: RenderOptions | undefined;
-  const cmd = addRenderOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action((o: RenderOptions) => void (seen = o));
+  const cmd = addRenderOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action(
+    (o: RenderOptions) => void (seen = o),
+  );
   await cmd.parseAsync(argv, { from: 'user' });
   return seen!;
 }
@@ -33,7 +35,11 @@ function settingsFrom(o: RenderOptions) {
 
 describe('render options', () => {
   it('default to warm processes ended after 60 s idle or below 1 GiB available, in --help of service and worker', async () => {
-    expect(settingsFrom(await parse([]))).toEqual({ renderMode: 'warm', warmIdleMs: 60_000, warmMinFreeMemoryBytes: GiB });
+    expect(settingsFrom(await parse([]))).toEqual({
+      renderMode: 'warm',
+      warmIdleMs: 60_000,
+      warmMinFreeMemoryBytes: GiB,
+    });
     for (const help of Object.values(serviceAndWorkerHelp())) {
       expect(help).toContain('--render-mode <mode>');
       expect(help).toContain('choices: "warm", "chunked", default: "warm", env: RENDERBRIDGE_RENDER_MODE');
@@ -48,8 +54,16 @@ describe('render options', () => {
     process.env.RENDERBRIDGE_RENDER_MODE = 'chunked';
     process.env.RENDERBRIDGE_WARM_IDLE = '5';
     process.env.RENDERBRIDGE_WARM_MIN_FREE_MEMORY = '4GiB';
-    expect(settingsFrom(await parse([]))).toEqual({ renderMode: 'chunked', warmIdleMs: 5000, warmMinFreeMemoryBytes: 4 * GiB });
-    expect(settingsFrom(await parse(['--render-mode', 'warm', '--warm-idle', '0.5']))).toEqual({ renderMode: 'warm', warmIdleMs: 500, warmMinFreeMemoryBytes: 4 * GiB });
+    expect(settingsFrom(await parse([]))).toEqual({
+      renderMode: 'chunked',
+      warmIdleMs: 5000,
+      warmMinFreeMemoryBytes: 4 * GiB,
+    });
+    expect(settingsFrom(await parse(['--render-mode', 'warm', '--warm-idle', '0.5']))).toEqual({
+      renderMode: 'warm',
+      warmIdleMs: 500,
+      warmMinFreeMemoryBytes: 4 * GiB,
+    });
   });
 
   it('refuse an unknown mode, a negative idle time and a bad size', async () => {

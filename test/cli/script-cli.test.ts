@@ -70,7 +70,12 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
     doneId = s.jobId;
     const w = await cli(['jobs', 'wait', doneId, '--interval', '0.5', '--json']);
     expect(w.code, w.stderr).toBe(EXIT.OK);
-    expect(doc(w.stdout)).toMatchObject({ ok: true, exitCode: 0, outcome: 'completed', job: { id: doneId, status: 'completed' } });
+    expect(doc(w.stdout)).toMatchObject({
+      ok: true,
+      exitCode: 0,
+      outcome: 'completed',
+      job: { id: doneId, status: 'completed' },
+    });
 
     const human = await cli(['jobs', 'wait', doneId]);
     expect(human.code).toBe(EXIT.OK);
@@ -78,7 +83,11 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
 
     const fields = await cli(['jobs', 'show', doneId, '--json', '--fields', 'job.status,progress.framesDone,exitCode']);
     expect(fields.code).toBe(0);
-    expect(JSON.parse(fields.stdout)).toEqual({ exitCode: 0, job: { status: 'completed' }, progress: { framesDone: 1 } });
+    expect(JSON.parse(fields.stdout)).toEqual({
+      exitCode: 0,
+      job: { status: 'completed' },
+      progress: { framesDone: 1 },
+    });
 
     const list = await cli(['jobs', 'list', '--json', '--fields', 'jobs.id']);
     expect((JSON.parse(list.stdout) as { jobs: Record<string, unknown>[] }).jobs).toContainEqual({ id: doneId });
@@ -111,7 +120,9 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
   it('prints the task logs of a real render: every task, one attempt, the index as JSON, and a follow that ends with the job', async () => {
     const all = await cli(['jobs', 'logs', doneId]);
     expect(all.code, all.stderr).toBe(EXIT.OK);
-    expect(all.stdout).toMatch(new RegExp(`^==> task validate:${doneId} \\(validate\\), attempt 1, worker \\S+: done <==$`, 'm'));
+    expect(all.stdout).toMatch(
+      new RegExp(`^==> task validate:${doneId} \\(validate\\), attempt 1, worker \\S+: done <==$`, 'm'),
+    );
     expect(all.stdout).toMatch(/^==> task chunk:\S+ \(render-chunk, frames 1\), attempt 1, worker \S+: done <==$/m);
     expect(all.stdout).toMatch(/Z Fra:1 /);
     const chunk = `chunk:${doneId}:0`;
@@ -133,7 +144,7 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
     expect(missing.stderr).toMatch(/TASK_LOG_NOT_FOUND|no log for that task/);
   }, 60_000);
 
-  it('follows a running job\'s logs until the job completes, then exits 0', async () => {
+  it("follows a running job's logs until the job completes, then exits 0", async () => {
     const s = await submitNoWait([await buildFixture('basic'), '--frames', '1-2']);
     expect(s.code, s.stderr).toBe(EXIT.OK);
     const f = await cli(['jobs', 'logs', s.jobId, '--follow']);
@@ -144,16 +155,29 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
   }, 300_000);
 
   it('stops following on Ctrl-C cleanly: exit 0, what arrived printed, nothing on stderr', async () => {
-    const s = await submitNoWait([await buildFixture('basic'), '--frames', '1-40', '--samples', '3000', '--resolution', '320x240']);
+    const s = await submitNoWait([
+      await buildFixture('basic'),
+      '--frames',
+      '1-40',
+      '--samples',
+      '3000',
+      '--resolution',
+      '320x240',
+    ]);
     expect(s.code, s.stderr).toBe(EXIT.OK);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'jobs', 'logs', s.jobId, '--follow'], { env: { PATH: process.env.PATH, ...cliEnv() } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'jobs', 'logs', s.jobId, '--follow'], {
+      env: { PATH: process.env.PATH, ...cliEnv() },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     // Blender's lines arriving through the follow: the job renders and the stream is live.
-    await waitUntil('rendered lines to arrive through the follow', () => /Z Fra:1 /.test(stdout), { timeoutMs: 180_000, intervalMs: 100 });
+    await waitUntil('rendered lines to arrive through the follow', () => /Z Fra:1 /.test(stdout), {
+      timeoutMs: 180_000,
+      intervalMs: 100,
+    });
     child.kill('SIGINT');
     expect(await exited).toBe(EXIT.OK);
     expect(stderr).toBe('');
@@ -166,7 +190,15 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
     const proxy = http.createServer((req, res) => {
       if (req.url?.endsWith('/extensions')) {
         res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ message: 'No such endpoint', name: 'ROUTE_NOT_FOUND', details: [], type: 'api', metadata: {} }));
+        res.end(
+          JSON.stringify({
+            message: 'No such endpoint',
+            name: 'ROUTE_NOT_FOUND',
+            details: [],
+            type: 'api',
+            metadata: {},
+          }),
+        );
         return;
       }
       const up = http.request(`${svc.origin}${req.url}`, { method: req.method, headers: req.headers }, (r) => {
@@ -182,7 +214,11 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
       expect(r.code).toBe(EXIT.NOT_OFFERED);
       expect(r.stderr).toMatch(/does not offer task logs/);
       const j = await cli(['jobs', 'logs', doneId, '--json'], { RENDERBRIDGE_SERVICE_URL: url });
-      expect(doc(j.stdout)).toMatchObject({ ok: false, exitCode: EXIT.NOT_OFFERED, error: { name: 'TASK_LOGS_NOT_OFFERED' } });
+      expect(doc(j.stdout)).toMatchObject({
+        ok: false,
+        exitCode: EXIT.NOT_OFFERED,
+        error: { name: 'TASK_LOGS_NOT_OFFERED' },
+      });
     } finally {
       proxy.close();
     }
@@ -194,7 +230,12 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
     const jobId = (doc(s.stdout) as Doc & { submission: { jobId: string } }).submission.jobId;
     const w = await cli(['jobs', 'wait', jobId, '--json']);
     expect(w.code).toBe(EXIT.VALIDATION_FAILED);
-    expect(doc(w.stdout)).toMatchObject({ ok: false, exitCode: EXIT.VALIDATION_FAILED, outcome: 'failed', job: { status: 'failed' } });
+    expect(doc(w.stdout)).toMatchObject({
+      ok: false,
+      exitCode: EXIT.VALIDATION_FAILED,
+      outcome: 'failed',
+      job: { status: 'failed' },
+    });
     const human = await cli(['jobs', 'wait', jobId, '--quiet']);
     expect(human.code).toBe(EXIT.VALIDATION_FAILED);
     expect(human.stdout).toBe('');
@@ -245,7 +286,14 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
 
 describe('renderbridge submit overrides, completion and help (no service needed)', () => {
   it('refuses a bad override as a usage error naming the flag', async () => {
-    for (const [flag, value] of [['--samples', '0'], ['--resolution', '1920by1080'], ['--device', 'TPU'], ['--color-management', 'filmic'], ['--blender-version', 'latest'], ['--gpus', '99']] as const) {
+    for (const [flag, value] of [
+      ['--samples', '0'],
+      ['--resolution', '1920by1080'],
+      ['--device', 'TPU'],
+      ['--color-management', 'filmic'],
+      ['--blender-version', 'latest'],
+      ['--gpus', '99'],
+    ] as const) {
       const r = await cli(['submit', 'nothing.blend', flag, value, '--json']);
       expect(r.code, `${flag} ${value}`).toBe(EXIT.USAGE);
       expect(doc(r.stdout).error?.message).toContain(flag);
@@ -270,7 +318,14 @@ describe('renderbridge submit overrides, completion and help (no service needed)
     const zshFile = path.join(path.dirname(file), 'renderbridge.zsh');
     await writeFile(zshFile, zsh.stdout);
     expect(spawnSync('zsh', ['-n', zshFile]).status).toBe(0);
-    const zshOut = spawnSync('zsh', ['-fc', `autoload -U compinit && compinit -u -D; source ${JSON.stringify(zshFile)}; COMP_WORDS=(renderbridge jo); COMP_CWORD=1; _renderbridge_complete; print -r -- "top:\${COMPREPLY[*]}"; COMP_WORDS=(renderbridge jobs wait x --ti); COMP_CWORD=4; _renderbridge_complete; print -r -- "opt:\${COMPREPLY[*]}"`], { encoding: 'utf8' });
+    const zshOut = spawnSync(
+      'zsh',
+      [
+        '-fc',
+        `autoload -U compinit && compinit -u -D; source ${JSON.stringify(zshFile)}; COMP_WORDS=(renderbridge jo); COMP_CWORD=1; _renderbridge_complete; print -r -- "top:\${COMPREPLY[*]}"; COMP_WORDS=(renderbridge jobs wait x --ti); COMP_CWORD=4; _renderbridge_complete; print -r -- "opt:\${COMPREPLY[*]}"`,
+      ],
+      { encoding: 'utf8' },
+    );
     expect(zshOut.stderr).toBe('');
     expect(zshOut.stdout).toMatch(/^top:.*\bjobs\b/m);
     expect(zshOut.stdout).toMatch(/^opt:.*--timeout/m);
@@ -280,13 +335,33 @@ describe('renderbridge submit overrides, completion and help (no service needed)
     const fishFile = path.join(path.dirname(file), 'renderbridge.fish');
     await writeFile(fishFile, fish.stdout);
     expect(spawnSync('fish', ['--no-execute', fishFile]).status).toBe(0);
-    const fishOut = spawnSync('fish', ['-c', `source ${JSON.stringify(fishFile)}; complete -C "renderbridge jo"; complete -C "renderbridge jobs wait x --ti"`], { encoding: 'utf8' });
-    expect(fishOut.stdout.split('\n').map((l) => l.split('\t')[0])).toEqual(expect.arrayContaining(['jobs', '--timeout']));
+    const fishOut = spawnSync(
+      'fish',
+      [
+        '-c',
+        `source ${JSON.stringify(fishFile)}; complete -C "renderbridge jo"; complete -C "renderbridge jobs wait x --ti"`,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(fishOut.stdout.split('\n').map((l) => l.split('\t')[0])).toEqual(
+      expect.arrayContaining(['jobs', '--timeout']),
+    );
     expect((await cli(['completion', 'tcsh'])).code).toBe(EXIT.USAGE);
   }, 60_000);
 
-  it('ends every command\'s help with examples', async () => {
-    const paths = [[], ['submit'], ['jobs'], ['jobs', 'wait'], ['jobs', 'watch'], ['jobs', 'logs'], ['jobs', 'list'], ['admin', 'create-key'], ['daemon'], ['completion']];
+  it("ends every command's help with examples", async () => {
+    const paths = [
+      [],
+      ['submit'],
+      ['jobs'],
+      ['jobs', 'wait'],
+      ['jobs', 'watch'],
+      ['jobs', 'logs'],
+      ['jobs', 'list'],
+      ['admin', 'create-key'],
+      ['daemon'],
+      ['completion'],
+    ];
     for (const p of paths) {
       const r = await cli([...p, '--help']);
       expect(r.stdout.trimEnd(), p.join(' ')).toMatch(/Examples:\n(\s+\$ .*renderbridge.*\n?)+$/);

@@ -21,8 +21,15 @@ beforeAll(async () => {
 afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
 /** Starts `renderbridge service` and resolves once it printed its base URL. */
-function startService(): Promise<{ baseUrl: string; child: ReturnType<typeof spawn>; stderr: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [BIN, 'service', '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+function startService(): Promise<{
+  baseUrl: string;
+  child: ReturnType<typeof spawn>;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}> {
+  const child = spawn(process.execPath, [BIN, 'service', '--port', '0', '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
@@ -45,13 +52,25 @@ describe('renderbridge service', () => {
     const first = await startService();
     expect(first.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/external\/v1$/);
     // The hint follows the base URL once the key store was read.
-    await waitUntil('the API key hint', () => first.stderr().includes('renderbridge admin create-key') || undefined, { timeoutMs: 10_000 });
+    await waitUntil('the API key hint', () => first.stderr().includes('renderbridge admin create-key') || undefined, {
+      timeoutMs: 10_000,
+    });
     expect(first.stderr()).toContain('renderbridge admin create-key');
     const origin = first.baseUrl.replace('/api/external/v1', '');
     const health = await fetch(`${origin}/healthz`);
     expect(await health.json()).toMatchObject({ status: 'ok' });
 
-    const { stdout } = await run(process.execPath, [BIN, 'admin', 'create-key', '--data-dir', dataDir, '--workspace', 'studio', '--label', 'cli test']);
+    const { stdout } = await run(process.execPath, [
+      BIN,
+      'admin',
+      'create-key',
+      '--data-dir',
+      dataDir,
+      '--workspace',
+      'studio',
+      '--label',
+      'cli test',
+    ]);
     const key = stdout.trim().split('\n').at(-1)!;
     const job = await createJob(api(first.baseUrl, key));
 
@@ -70,7 +89,9 @@ describe('renderbridge service', () => {
   });
 
   it('exits 2 on a usage error and says what is wrong', async () => {
-    const r = await run(process.execPath, [BIN, 'admin', 'create-key', '--data-dir', dataDir]).catch((e: { code: number; stderr: string }) => e);
+    const r = await run(process.execPath, [BIN, 'admin', 'create-key', '--data-dir', dataDir]).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(r).toMatchObject({ code: 2 });
     expect((r as { stderr: string }).stderr).toContain('--workspace');
   });

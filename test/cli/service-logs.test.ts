@@ -14,7 +14,10 @@ let key: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'rb-logs-'));
-  const created = await runCli(['admin', 'create-key', '--init', '--data-dir', dir, '--workspace', 'studio', '--label', 'logs'], { HOME: dir });
+  const created = await runCli(
+    ['admin', 'create-key', '--init', '--data-dir', dir, '--workspace', 'studio', '--label', 'logs'],
+    { HOME: dir },
+  );
   expect(created.code, created.stderr).toBe(0);
   key = created.stdout.trim().split('\n').at(-1)!;
 });
@@ -28,10 +31,26 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * request once it listens, and returns everything it wrote once that request was logged.
  */
 async function serviceOutput(terminal: boolean, extra: string[] = []): Promise<string> {
-  const argv = [process.execPath, '--import', 'tsx', 'cli/index.ts', 'service', '--port', '0', '--workers', '0', '--data-dir', dir, ...extra];
+  const argv = [
+    process.execPath,
+    '--import',
+    'tsx',
+    'cli/index.ts',
+    'service',
+    '--port',
+    '0',
+    '--workers',
+    '0',
+    '--data-dir',
+    dir,
+    ...extra,
+  ];
   const child = terminal
     ? // script gives the command a pseudo-terminal as stdin, stdout and stderr; its own output is what the terminal showed.
-      spawn('script', ['-qfec', argv.map(quote).join(' '), '/dev/null'], { env: { PATH: process.env.PATH, HOME: dir, TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] })
+      spawn('script', ['-qfec', argv.map(quote).join(' '), '/dev/null'], {
+        env: { PATH: process.env.PATH, HOME: dir, TERM: 'xterm' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      })
     : spawn(argv[0]!, argv.slice(1), { env: { PATH: process.env.PATH, HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -98,7 +117,11 @@ describe('renderbridge service logs', () => {
     const out = await serviceOutput(false);
     const lines = jsonLines(out);
     expect(lines.some((l) => l.msg === 'request completed')).toBe(true);
-    const done = lines.filter((l) => l.msg === 'request completed') as { req?: { url?: string }; res?: { statusCode?: number }; responseTime?: number }[];
+    const done = lines.filter((l) => l.msg === 'request completed') as {
+      req?: { url?: string };
+      res?: { statusCode?: number };
+      responseTime?: number;
+    }[];
     expect(done).toHaveLength(1);
     expect(done[0]!.req?.url).toBe(`/api/external/v1/jobs/${MISSING_JOB}`);
     expect(done[0]!.res?.statusCode).toBe(404);
@@ -110,10 +133,18 @@ describe('renderbridge service logs', () => {
   it('follow --log-format over the terminal check, in both directions', async () => {
     const onTerminal = await serviceOutput(true, ['--log-format', 'json']);
     const logLines = onTerminal.split(/\r?\n/).filter((l) => l.startsWith('{'));
-    expect(logLines.map((l) => JSON.parse(l) as { msg?: string }).some((l) => l.msg === 'request completed')).toBe(true);
+    expect(logLines.map((l) => JSON.parse(l) as { msg?: string }).some((l) => l.msg === 'request completed')).toBe(
+      true,
+    );
     expect(onTerminal).not.toContain(key);
     const piped = await serviceOutput(false, ['--log-format', 'pretty']);
-    expect(piped.split('\n').find((l) => l.includes('request completed'))?.trim().startsWith('{')).toBe(false);
+    expect(
+      piped
+        .split('\n')
+        .find((l) => l.includes('request completed'))
+        ?.trim()
+        .startsWith('{'),
+    ).toBe(false);
     expect(piped).not.toContain(key);
   });
 });

@@ -17,7 +17,9 @@ afterEach(() => {
 
 async function configFrom(argv: string[]) {
   let seen: SessionOptions | undefined;
-  const cmd = addSessionOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action((o: SessionOptions) => void (seen = o));
+  const cmd = addSessionOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action(
+    (o: SessionOptions) => void (seen = o),
+  );
   await cmd.parseAsync(argv, { from: 'user' });
   return sessionConfig(seen!);
 }
@@ -25,7 +27,10 @@ async function configFrom(argv: string[]) {
 describe('dashboard session options', () => {
   it('default to the ServiceConfig defaults: 30 idle minutes, 12 hours at most', async () => {
     const d = defaultConfig();
-    expect(await configFrom([])).toEqual({ sessionIdleMinutes: d.sessionIdleMinutes, sessionMaxHours: d.sessionMaxHours });
+    expect(await configFrom([])).toEqual({
+      sessionIdleMinutes: d.sessionIdleMinutes,
+      sessionMaxHours: d.sessionMaxHours,
+    });
     expect(await configFrom([])).toEqual({ sessionIdleMinutes: 30, sessionMaxHours: 12 });
   });
 
@@ -33,7 +38,10 @@ describe('dashboard session options', () => {
     process.env.RENDERBRIDGE_SESSION_IDLE_MINUTES = '5';
     process.env.RENDERBRIDGE_SESSION_MAX_HOURS = '0.5';
     expect(await configFrom([])).toEqual({ sessionIdleMinutes: 5, sessionMaxHours: 0.5 });
-    expect(await configFrom(['--session-idle-minutes', '90', '--session-max-hours', '24'])).toEqual({ sessionIdleMinutes: 90, sessionMaxHours: 24 });
+    expect(await configFrom(['--session-idle-minutes', '90', '--session-max-hours', '24'])).toEqual({
+      sessionIdleMinutes: 90,
+      sessionMaxHours: 24,
+    });
   });
 
   it('refuses values that are not a duration, naming the unit', async () => {
@@ -46,7 +54,10 @@ describe('dashboard session options', () => {
   it('are listed in renderbridge service --help with their defaults and variables', () => {
     const program = new Command('renderbridge');
     registerServiceCommand(program);
-    const help = program.commands.find((c) => c.name() === 'service')!.helpInformation().replace(/\s+/g, ' ');
+    const help = program.commands
+      .find((c) => c.name() === 'service')!
+      .helpInformation()
+      .replace(/\s+/g, ' ');
     expect(help).toMatch(/--session-idle-minutes <minutes>.*\(default: 30, env: RENDERBRIDGE_SESSION_IDLE_MINUTES\)/);
     expect(help).toMatch(/--session-max-hours <hours>.*\(default: 12, env: RENDERBRIDGE_SESSION_MAX_HOURS\)/);
   });

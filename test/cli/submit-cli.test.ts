@@ -64,7 +64,11 @@ describe('renderbridge submit', () => {
     out = path.join(home, 'shot');
     const r = await cli(['submit', project.main, '--frames', '1', '--out', out, '--json']);
     expect(r.code, r.stderr).toBe(EXIT.OK);
-    const result = JSON.parse(r.stdout) as { submission: { step: string; jobId: string; outDir: string }; pack: { missing: { path: string }[]; fileCount: number }; exitCode: number };
+    const result = JSON.parse(r.stdout) as {
+      submission: { step: string; jobId: string; outDir: string };
+      pack: { missing: { path: string }[]; fileCount: number };
+      exitCode: number;
+    };
     expect(result.submission.step).toBe('done');
     expect(result.submission.outDir).toBe(out);
     expect(result.exitCode).toBe(0);
@@ -81,7 +85,9 @@ describe('renderbridge submit', () => {
     expect(jobId).not.toBe('');
     const list = await cli(['jobs', 'list', '--json']);
     expect(list.code, list.stderr).toBe(0);
-    expect((JSON.parse(list.stdout) as { jobs: { id: string; status: string }[] }).jobs.find((j) => j.id === jobId)?.status).toBe('completed');
+    expect(
+      (JSON.parse(list.stdout) as { jobs: { id: string; status: string }[] }).jobs.find((j) => j.id === jobId)?.status,
+    ).toBe('completed');
 
     const show = await cli(['jobs', 'show', jobId]);
     expect(show.code).toBe(0);
@@ -114,7 +120,7 @@ describe('renderbridge submit', () => {
     expect(r.stderr).toMatch(/camera/i);
   }, 180_000);
 
-  it('ends with exit code 4 and Blender\'s reason when the render fails', async () => {
+  it("ends with exit code 4 and Blender's reason when the render fails", async () => {
     // Validation sees the camera; Blender, at render time, cannot resolve it (its library shadows it).
     const r = await cli(['submit', await buildFixture('shadowed-camera'), '--frames', '1', '--no-download']);
     expect(r.code, r.stdout + r.stderr).toBe(EXIT.RENDER_FAILED);
@@ -123,14 +129,28 @@ describe('renderbridge submit', () => {
 
   it('ends with exit code 5 and says to submit again when the job is canceled while it renders', async () => {
     // Long enough to be caught rendering: many frames at many samples.
-    const running = cli(['submit', await buildFixture('basic'), '--frames', '1-250', '--samples', '4096', '--no-download']);
+    const running = cli([
+      'submit',
+      await buildFixture('basic'),
+      '--frames',
+      '1-250',
+      '--samples',
+      '4096',
+      '--no-download',
+    ]);
     const api = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
-    const rendering = await waitUntil('the job to render', async () => (await api.listProgress()).find((p) => p.status === 'rendering')?.jobId, { timeoutMs: 180_000, intervalMs: 500 });
+    const rendering = await waitUntil(
+      'the job to render',
+      async () => (await api.listProgress()).find((p) => p.status === 'rendering')?.jobId,
+      { timeoutMs: 180_000, intervalMs: 500 },
+    );
     const cancel = await cli(['jobs', 'cancel', rendering]);
     expect(cancel.code, cancel.stderr).toBe(EXIT.OK);
     const r = await running;
     expect(r.code, r.stdout + r.stderr).toBe(EXIT.CANCELED);
-    expect(r.stderr).toContain(`rendering failed (job ${rendering}): JOB_CANCELED: Job ${rendering} was canceled: submit the project again to render it.`);
+    expect(r.stderr).toContain(
+      `rendering failed (job ${rendering}): JOB_CANCELED: Job ${rendering} was canceled: submit the project again to render it.`,
+    );
   }, 300_000);
 
   it('ends with exit code 8 and says to choose another folder when the output folder cannot be made', async () => {
@@ -139,7 +159,11 @@ describe('renderbridge submit', () => {
     await writeFile(blocked, 'a file');
     const r = await cli(['submit', await buildFixture('basic'), '--frames', '1', '--out', blocked]);
     expect(r.code, r.stdout + r.stderr).toBe(EXIT.DOWNLOAD_FAILED);
-    expect(r.stderr).toMatch(new RegExp(`failed \\(job ([0-9a-f-]{36})\\): DOWNLOAD_FAILED: The output folder "${blocked}" cannot be made \\(a file is in the way\\): choose another folder and download the outputs again \\(renderbridge jobs download \\1 --out FOLDER\\)\\.`));
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `failed \\(job ([0-9a-f-]{36})\\): DOWNLOAD_FAILED: The output folder "${blocked}" cannot be made \\(a file is in the way\\): choose another folder and download the outputs again \\(renderbridge jobs download \\1 --out FOLDER\\)\\.`,
+      ),
+    );
   }, 240_000);
 
   it('ends with exit code 1 naming the path when the project does not exist', async () => {

@@ -40,10 +40,21 @@ describe('renderbridge submit --estimate', () => {
     const r = await cli([await buildFixture('basic'), ...small, '--estimate', '--yes', '--json']);
     expect(r.code, r.stderr).toBe(EXIT.OK);
     const doc = JSON.parse(r.stdout) as { ok: boolean; jobId: string; rendered: boolean; estimate: Estimate };
-    expect(doc).toMatchObject({ ok: true, rendered: true, estimate: { state: 'ready', sampleFrames: [1, 3, 5], framesTotal: 5 } });
+    expect(doc).toMatchObject({
+      ok: true,
+      rendered: true,
+      estimate: { state: 'ready', sampleFrames: [1, 3, 5], framesTotal: 5 },
+    });
     const call = api(svc.baseUrl, svc.apiKey);
-    const sampled = FrameStatsPage.parse((await call('GET', `/jobs/${doc.jobId}/frames`)).body).data.frames.filter((f) => [1, 3, 5].includes(f.frame));
-    await waitUntil('the render to complete', async () => ((await call<{ data: { status: string } }>('GET', `/jobs/${doc.jobId}`)).body.data.status === 'completed'), { timeoutMs: 300_000, intervalMs: 200 });
+    const sampled = FrameStatsPage.parse((await call('GET', `/jobs/${doc.jobId}/frames`)).body).data.frames.filter(
+      (f) => [1, 3, 5].includes(f.frame),
+    );
+    await waitUntil(
+      'the render to complete',
+      async () =>
+        (await call<{ data: { status: string } }>('GET', `/jobs/${doc.jobId}`)).body.data.status === 'completed',
+      { timeoutMs: 300_000, intervalMs: 200 },
+    );
     const rows = FrameStatsPage.parse((await call('GET', `/jobs/${doc.jobId}/frames`)).body).data.frames;
     expect(rows.map((f) => f.frame)).toEqual([1, 2, 3, 4, 5]);
     for (const s of sampled) expect(rows.find((f) => f.frame === s.frame)).toEqual(s);
@@ -55,6 +66,8 @@ describe('renderbridge submit --estimate', () => {
     expect(r.stdout).toMatch(/Estimate of job \S+: ready, from frames 1, 3, 5\./);
     const id = /Job (\S+) stays validated, not rendered/.exec(r.stdout)?.[1];
     expect(id).toBeDefined();
-    expect((await api(svc.baseUrl, svc.apiKey)<{ data: { status: string } }>('GET', `/jobs/${id}`)).body.data.status).toBe('validated');
+    expect(
+      (await api(svc.baseUrl, svc.apiKey)<{ data: { status: string } }>('GET', `/jobs/${id}`)).body.data.status,
+    ).toBe('validated');
   }, 600_000);
 });

@@ -6,7 +6,14 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createDisplay } from '../../cli/display.js';
 import type { PackState, Submission, Transfer } from '../../shared/daemon/api.js';
-import { formatBytesDecimal, formatSeconds, packLine, submissionLine, transferLine, uploadLine } from '../../shared/daemon/transfer-text.js';
+import {
+  formatBytesDecimal,
+  formatSeconds,
+  packLine,
+  submissionLine,
+  transferLine,
+  uploadLine,
+} from '../../shared/daemon/transfer-text.js';
 
 const MB = 1_000_000;
 
@@ -23,39 +30,97 @@ function sink(): { stream: NodeJS.WriteStream; lines: () => string[] } {
 
 function submission(patch: Partial<Submission>): Submission {
   return {
-    id: 's', path: '/p/scene.blend', step: 'uploading', jobId: null, uploadedBytes: 0, totalBytes: 0, pack: null, upload: null, preflight: null,
-    warnings: [], error: null, outDir: null, createdAt: '', updatedAt: '', ...patch,
+    id: 's',
+    path: '/p/scene.blend',
+    step: 'uploading',
+    jobId: null,
+    uploadedBytes: 0,
+    totalBytes: 0,
+    pack: null,
+    upload: null,
+    preflight: null,
+    warnings: [],
+    error: null,
+    outDir: null,
+    createdAt: '',
+    updatedAt: '',
+    ...patch,
   };
 }
 
-const transfer = (bytesDone: number, bytesTotal: number, bytesPerSecond = 0, etaSeconds: number | null = null): Transfer => ({ bytesDone, bytesTotal, bytesPerSecond, etaSeconds });
+const transfer = (
+  bytesDone: number,
+  bytesTotal: number,
+  bytesPerSecond = 0,
+  etaSeconds: number | null = null,
+): Transfer => ({ bytesDone, bytesTotal, bytesPerSecond, etaSeconds });
 
 describe('the transfer wording', () => {
   it('formats bytes in decimal units and durations', () => {
-    expect([0, 999, 1000, 1_500_000, 120 * MB, 999_960, 2_100_000_000].map(formatBytesDecimal)).toEqual(['0 B', '999 B', '1.0 kB', '1.5 MB', '120 MB', '1.0 MB', '2.1 GB']);
+    expect([0, 999, 1000, 1_500_000, 120 * MB, 999_960, 2_100_000_000].map(formatBytesDecimal)).toEqual([
+      '0 B',
+      '999 B',
+      '1.0 kB',
+      '1.5 MB',
+      '120 MB',
+      '1.0 MB',
+      '2.1 GB',
+    ]);
     expect([0, 4.6, 65, 3725].map(formatSeconds)).toEqual(['0 s', '5 s', '1 min 05 s', '1 h 02 min']);
   });
 
-  it('says the issue\'s lines, rate and time left only while known and not done', () => {
-    expect(transferLine('Packing', transfer(120 * MB, 500 * MB, 80 * MB, 4.8))).toBe('Packing 120 MB / 500 MB · 80 MB/s · 5 s left');
+  it("says the issue's lines, rate and time left only while known and not done", () => {
+    expect(transferLine('Packing', transfer(120 * MB, 500 * MB, 80 * MB, 4.8))).toBe(
+      'Packing 120 MB / 500 MB · 80 MB/s · 5 s left',
+    );
     expect(transferLine('Packing', transfer(64_000, 500 * MB))).toBe('Packing 64 kB / 500 MB');
     expect(transferLine('Packing', transfer(500 * MB, 500 * MB, 80 * MB, 0))).toBe('Packing 500 MB / 500 MB');
-    const up = { ...transfer(40 * MB, 160 * MB, 20 * MB, 6), mode: 'blobs' as const, bytesSkipped: 340 * MB, retries: 1 };
+    const up = {
+      ...transfer(40 * MB, 160 * MB, 20 * MB, 6),
+      mode: 'blobs' as const,
+      bytesSkipped: 340 * MB,
+      retries: 1,
+    };
     expect(uploadLine(up)).toBe('Uploading 40 MB / 160 MB · 20 MB/s · 6 s left (340 MB already on the farm), 1 retry');
   });
 
   it('describes a background pack by its phase and end', () => {
-    const base: PackState = { packId: 'p', state: 'packing', phase: 'tracing', progress: transfer(0, 0), result: null, error: null, createdAt: '', updatedAt: '' };
+    const base: PackState = {
+      packId: 'p',
+      state: 'packing',
+      phase: 'tracing',
+      progress: transfer(0, 0),
+      result: null,
+      error: null,
+      createdAt: '',
+      updatedAt: '',
+    };
     expect(packLine(base)).toBe('Finding the files the scene uses (Blender)…');
-    expect(packLine({ ...base, phase: 'zipping', progress: transfer(MB, 2 * MB, MB, 1) })).toBe('Zipping 1.0 MB / 2.0 MB · 1.0 MB/s · 1 s left');
-    expect(packLine({ ...base, state: 'failed', error: { name: 'PACK_FAILED', message: 'nope', details: [], type: 'api', metadata: {} } })).toBe('Packing failed: nope');
+    expect(packLine({ ...base, phase: 'zipping', progress: transfer(MB, 2 * MB, MB, 1) })).toBe(
+      'Zipping 1.0 MB / 2.0 MB · 1.0 MB/s · 1 s left',
+    );
+    expect(
+      packLine({
+        ...base,
+        state: 'failed',
+        error: { name: 'PACK_FAILED', message: 'nope', details: [], type: 'api', metadata: {} },
+      }),
+    ).toBe('Packing failed: nope');
   });
 
   it('gives a submission line only while packing or uploading', () => {
-    expect(submissionLine(submission({ step: 'packing', pack: transfer(MB, 4 * MB, MB, 3) }))).toBe('Packing 1.0 MB / 4.0 MB · 1.0 MB/s · 3 s left');
+    expect(submissionLine(submission({ step: 'packing', pack: transfer(MB, 4 * MB, MB, 3) }))).toBe(
+      'Packing 1.0 MB / 4.0 MB · 1.0 MB/s · 3 s left',
+    );
     expect(submissionLine(submission({ uploadedBytes: MB, totalBytes: 2 * MB }))).toBe('Uploading 1.0 MB / 2.0 MB');
-    expect(submissionLine(submission({ totalBytes: 2 * MB, pack: transfer(MB, 2 * MB, MB, 1) }))).toBe('Zipping 1.0 MB / 2.0 MB · 1.0 MB/s · 1 s left');
-    expect(submissionLine(submission({ step: 'rendering', upload: { ...transfer(1, 1), mode: 'blobs', bytesSkipped: 0, retries: 0 } }))).toBeNull();
+    expect(submissionLine(submission({ totalBytes: 2 * MB, pack: transfer(MB, 2 * MB, MB, 1) }))).toBe(
+      'Zipping 1.0 MB / 2.0 MB · 1.0 MB/s · 1 s left',
+    );
+    expect(
+      submissionLine(
+        submission({ step: 'rendering', upload: { ...transfer(1, 1), mode: 'blobs', bytesSkipped: 0, retries: 0 } }),
+      ),
+    ).toBeNull();
   });
 });
 
@@ -80,7 +145,15 @@ describe('renderbridge submit progress lines (log mode)', () => {
     const out = sink();
     const display = createDisplay({ json: false, stream: out.stream });
     const up = (done: number, patch: Partial<NonNullable<Submission['upload']>> = {}) =>
-      submission({ upload: { ...transfer(done, 160 * MB, 20 * MB, (160 * MB - done) / (20 * MB)), mode: 'blobs', bytesSkipped: 340 * MB, retries: 0, ...patch } });
+      submission({
+        upload: {
+          ...transfer(done, 160 * MB, 20 * MB, (160 * MB - done) / (20 * MB)),
+          mode: 'blobs',
+          bytesSkipped: 340 * MB,
+          retries: 0,
+          ...patch,
+        },
+      });
     display.submission(up(0));
     display.submission(up(80 * MB));
     display.submission(up(81 * MB)); // the same tenth: no line

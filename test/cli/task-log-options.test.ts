@@ -14,7 +14,9 @@ afterEach(() => {
 
 async function capFrom(argv: string[]): Promise<number | undefined> {
   let seen: RenderOptions | undefined;
-  const cmd = addRenderOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action((o: RenderOptions) => void (seen = o));
+  const cmd = addRenderOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action(
+    (o: RenderOptions) => void (seen = o),
+  );
   await cmd.parseAsync(argv, { from: 'user' });
   return defaultWorkerSettings(defaultConfig(renderConfig(seen!))).taskLogMaxBytes;
 }

@@ -30,7 +30,9 @@ afterEach(() => {
 /** The options as a command that takes them parses `argv` (with the environment as it is now). */
 async function parse(argv: string[]): Promise<UnpackOptions> {
   let seen: UnpackOptions | undefined;
-  const cmd = addUnpackOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action((o: UnpackOptions) => void (seen = o));
+  const cmd = addUnpackOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action(
+    (o: UnpackOptions) => void (seen = o),
+  );
   await cmd.parseAsync(argv, { from: 'user' });
   return seen!;
 }
@@ -65,8 +67,16 @@ describe('--unpack-quota and --min-free-disk', () => {
   it('come from the environment, and a flag wins over it', async () => {
     process.env.RENDERBRIDGE_UNPACK_QUOTA = '100GiB';
     process.env.RENDERBRIDGE_MIN_FREE_DISK = '5GiB';
-    expect(limitsFrom(await parse([]))).toEqual({ maxEntries: 200_000, maxTotalBytes: 100 * GiB, minFreeBytes: 5 * GiB });
-    expect(limitsFrom(await parse(['--unpack-quota', '200GiB']))).toEqual({ maxEntries: 200_000, maxTotalBytes: 200 * GiB, minFreeBytes: 5 * GiB });
+    expect(limitsFrom(await parse([]))).toEqual({
+      maxEntries: 200_000,
+      maxTotalBytes: 100 * GiB,
+      minFreeBytes: 5 * GiB,
+    });
+    expect(limitsFrom(await parse(['--unpack-quota', '200GiB']))).toEqual({
+      maxEntries: 200_000,
+      maxTotalBytes: 200 * GiB,
+      minFreeBytes: 5 * GiB,
+    });
   });
 
   it('refuse a bad size as a usage error, and a quota of 0', async () => {
@@ -81,12 +91,15 @@ describe('--unpack-quota and --min-free-disk', () => {
     const source = join(base, 'project.zip');
     writeFileSync(source, buildZip([{ name: 'scene.blend', data: 'x'.repeat(5000) }]));
     const withLimits = (limits: ReturnType<typeof limitsFrom>) => (limits ? { limits } : {});
-    const unpack = (o: UnpackOptions) => unpackSource({ source, fileType: 'zip', jobDir: join(base, 'job'), ...withLimits(limitsFrom(o)) });
+    const unpack = (o: UnpackOptions) =>
+      unpackSource({ source, fileType: 'zip', jobDir: join(base, 'job'), ...withLimits(limitsFrom(o)) });
 
     await expect(unpack(await parse(['--unpack-quota', '4096']))).rejects.toSatisfy(
       (e) => e instanceof UnpackError && e.code === 'ZIP_TOO_LARGE' && e.details.maxTotalBytes === 4096,
     );
-    await expect(unpack(await parse(['--min-free-disk', `${Number.MAX_SAFE_INTEGER}`]))).rejects.toBeInstanceOf(DiskSpaceError);
+    await expect(unpack(await parse(['--min-free-disk', `${Number.MAX_SAFE_INTEGER}`]))).rejects.toBeInstanceOf(
+      DiskSpaceError,
+    );
     expect((await unpack(await parse(['--unpack-quota', '5000']))).bytes).toBe(5000);
   });
 });

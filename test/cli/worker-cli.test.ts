@@ -21,9 +21,13 @@ describe('renderbridge worker', () => {
     await client.validateJob(job.id);
     expect((await client.getJob(job.id)).status).toBe('validating');
 
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'worker', '--data-dir', svc.dataDir, '--log-level', 'warn'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'cli/index.ts', 'worker', '--data-dir', svc.dataDir, '--log-level', 'warn'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

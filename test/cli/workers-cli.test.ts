@@ -13,7 +13,8 @@ import { startTestService, type TestService } from '../helpers/service.js';
 
 const hasBlender = spawnSync('sh', ['-c', 'command -v blender']).status === 0;
 if (!hasBlender) {
-  if (process.env.CI === 'true') throw new Error('the workers CLI test needs blender (Debian: apt-get install blender)');
+  if (process.env.CI === 'true')
+    throw new Error('the workers CLI test needs blender (Debian: apt-get install blender)');
   console.warn('skipping the workers CLI test: blender missing (Debian: apt-get install blender)');
 }
 
@@ -56,7 +57,10 @@ describe.skipIf(!hasBlender)('renderbridge workers', () => {
       { timeoutMs: 30_000, intervalMs: 200 },
     );
     expect(doc).toMatchObject({ ok: true, exitCode: 0 });
-    expect(doc.workers[0]).toMatchObject({ state: 'running', slots: [{ id: 'control' }, { id: 'cpu-0', state: 'idle' }] });
+    expect(doc.workers[0]).toMatchObject({
+      state: 'running',
+      slots: [{ id: 'control' }, { id: 'cpu-0', state: 'idle' }],
+    });
     expect(doc.queue.map((q) => q.kind)).toEqual(['validate', 'render', 'render-chunk', 'finalize']);
 
     const human = await cli(['workers'], svc);
@@ -73,6 +77,8 @@ describe.skipIf(!hasBlender)('renderbridge workers', () => {
   it('says how to get a worker when none has reported', async () => {
     const r = await cli(['workers'], bare);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/No worker has reported: start one with `renderbridge worker`, or run the service with --workers 1 or more\./);
+    expect(r.stdout).toMatch(
+      /No worker has reported: start one with `renderbridge worker`, or run the service with --workers 1 or more\./,
+    );
   });
 });

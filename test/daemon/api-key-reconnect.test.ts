@@ -21,7 +21,12 @@ it('logs a connection that dropped and came back, with how long it was down', as
     serviceUrl: ps.baseUrl,
     keychain: null,
     env: { RENDERBRIDGE_API_KEY: ps.svc.apiKey },
-    clientOptions: { maxRetries: 1, baseDelayMs: 5, maxDelayMs: 50, reconnectPatienceMs: config.reconnectPatience * 1000 },
+    clientOptions: {
+      maxRetries: 1,
+      baseDelayMs: 5,
+      maxDelayMs: 50,
+      reconnectPatienceMs: config.reconnectPatience * 1000,
+    },
     logger: { info: (obj, msg) => lines.push({ obj, msg }), warn: (obj, msg) => lines.push({ obj, msg }) },
   });
   const client = await provider.client();

@@ -21,7 +21,12 @@ let work: string;
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'rb-bridge-'));
   e2e = await startE2E();
-  daemon = await startTestBridge({ serviceUrl: e2e.svc.baseUrl, apiKey: e2e.svc.apiKey, work, stateDir: path.join(work, 'state') });
+  daemon = await startTestBridge({
+    serviceUrl: e2e.svc.baseUrl,
+    apiKey: e2e.svc.apiKey,
+    work,
+    stateDir: path.join(work, 'state'),
+  });
   sse = await openSse(daemon.origin, daemon.token);
 }, 120_000);
 afterAll(async () => {
@@ -87,7 +92,9 @@ describe('bridge daemon, all parts', () => {
 
     // The job list the tray shows has it, completed, with its download done.
     const jobs = await call('GET', '/jobs');
-    const tracked = (jobs.json as { jobs: { job: { id: string; status: string } }[] }).jobs.find((j) => j.job.id === done.jobId);
+    const tracked = (jobs.json as { jobs: { job: { id: string; status: string } }[] }).jobs.find(
+      (j) => j.job.id === done.jobId,
+    );
     expect(tracked?.job.status).toBe('completed');
     // The pack's zip is gone once uploaded.
     expect(await readdir(path.join(work, 'packs'))).toEqual([]);

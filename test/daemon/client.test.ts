@@ -50,7 +50,12 @@ async function failure(p: Promise<unknown>): Promise<DaemonClientError> {
 
 describe('DaemonClient', () => {
   it('reads health, jobs and submissions parsed with the route schemas', async () => {
-    expect(await client.health()).toMatchObject({ status: 'ok', version: '9.8.7-test', apiKeyConfigured: true, apiKeySource: 'env' });
+    expect(await client.health()).toMatchObject({
+      status: 'ok',
+      version: '9.8.7-test',
+      apiKeyConfigured: true,
+      apiKeySource: 'env',
+    });
     expect(await client.listJobs()).toEqual({ jobs: expect.any(Array) });
     expect(await client.listSubmissions()).toEqual({ submissions: [] });
   });
@@ -78,10 +83,14 @@ describe('DaemonClient', () => {
     expect([unreachable.status, unreachable.code]).toEqual([0, 'DAEMON_UNREACHABLE']);
     expect(unreachable.message).toContain('renderbridge daemon');
 
-    const imposter = await otherServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":"world"}'));
+    const imposter = await otherServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":"world"}'),
+    );
     const off = await failure(new DaemonClient({ origin: imposter, token: 'x' }).health());
     expect([off.status, off.code]).toEqual([200, 'DAEMON_BAD_RESPONSE']);
-    const html = await otherServer((_req, res) => res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>oops</h1>'));
+    const html = await otherServer((_req, res) =>
+      res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>oops</h1>'),
+    );
     expect((await failure(new DaemonClient({ origin: html, token: 'x' }).listJobs())).code).toBe('DAEMON_BAD_RESPONSE');
 
     // Never answers: the limit is what ends the call (the server holds the request forever).
@@ -93,8 +102,17 @@ describe('DaemonClient', () => {
   it('counts a state file whose port answers 200 with something other than Health as stale', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'rb-client-state-'));
     try {
-      const imposter = await otherServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('fine'));
-      const state = { version: 1 as const, pid: process.pid, port: Number(new URL(imposter).port), token: newToken(), startedAt: new Date().toISOString(), daemonVersion: 'x' };
+      const imposter = await otherServer((_req, res) =>
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('fine'),
+      );
+      const state = {
+        version: 1 as const,
+        pid: process.pid,
+        port: Number(new URL(imposter).port),
+        token: newToken(),
+        startedAt: new Date().toISOString(),
+        daemonVersion: 'x',
+      };
       await writeStateFile(dir, state);
       expect(await findLiveDaemon(dir)).toBeNull();
       await writeStateFile(dir, { ...state, port: td.daemon.port, token: td.daemon.token });
@@ -122,10 +140,25 @@ describe('DaemonClient', () => {
 
 describe('parseEventFrame', () => {
   it('parses a known event with its schema and reports bad frames', () => {
-    const download = { jobId: 'j', outDir: '/o', state: 'pending', files: 0, filesDone: 0, bytes: 0, bytesDone: 0, skipped: 0, error: null };
-    expect(parseEventFrame(`event: download\ndata: ${JSON.stringify(download)}`).event).toEqual({ event: 'download', data: { ...download, refused: [] } });
+    const download = {
+      jobId: 'j',
+      outDir: '/o',
+      state: 'pending',
+      files: 0,
+      filesDone: 0,
+      bytes: 0,
+      bytesDone: 0,
+      skipped: 0,
+      error: null,
+    };
+    expect(parseEventFrame(`event: download\ndata: ${JSON.stringify(download)}`).event).toEqual({
+      event: 'download',
+      data: { ...download, refused: [] },
+    });
     expect(parseEventFrame('event: download\ndata: {nope')).toEqual({ problem: 'a download event was not JSON' });
-    expect(parseEventFrame('event: download\ndata: {}')).toEqual({ problem: 'a download event did not match its schema' });
+    expect(parseEventFrame('event: download\ndata: {}')).toEqual({
+      problem: 'a download event did not match its schema',
+    });
     // Names outside DAEMON_EVENTS (even ones every object has) are ignored, not looked up.
     expect(parseEventFrame('event: toString\ndata: {}')).toEqual({});
     expect(parseEventFrame(': heartbeat')).toEqual({});

@@ -30,7 +30,9 @@ afterAll(async () => {
 describe('dependency trace with headless Blender', () => {
   it('lists every external file of the main file and of its linked library, and nothing packed, generated or built in', () => {
     const { proj, root, main, library } = p;
-    const dep = (d: Partial<CollectedDependency> & Pick<CollectedDependency, 'path' | 'absolute' | 'usedBy'>): CollectedDependency => ({
+    const dep = (
+      d: Partial<CollectedDependency> & Pick<CollectedDependency, 'path' | 'absolute' | 'usedBy'>,
+    ): CollectedDependency => ({
       kind: 'image',
       pattern: 'file',
       blendFile: main,
@@ -38,9 +40,23 @@ describe('dependency trace with headless Blender', () => {
     });
     const seq = [1, 2, 3, 4, 5].map((i) => join(proj, 'seq', `frame_000${i}.png`));
     const expected: CollectedDependency[] = [
-      dep({ path: join(root, 'assets', 'abs_red.png'), absolute: join(root, 'assets', 'abs_red.png'), usedBy: ['IMabs_red.png'] }),
-      dep({ path: '//../seq/frame_0001.png', absolute: seq[0]!, pattern: 'sequence', files: seq, usedBy: ['IMframe_0001.png'] }),
-      dep({ path: '//../textures/missing.png', absolute: join(proj, 'textures', 'missing.png'), usedBy: ['IMmissing.png'] }),
+      dep({
+        path: join(root, 'assets', 'abs_red.png'),
+        absolute: join(root, 'assets', 'abs_red.png'),
+        usedBy: ['IMabs_red.png'],
+      }),
+      dep({
+        path: '//../seq/frame_0001.png',
+        absolute: seq[0]!,
+        pattern: 'sequence',
+        files: seq,
+        usedBy: ['IMframe_0001.png'],
+      }),
+      dep({
+        path: '//../textures/missing.png',
+        absolute: join(proj, 'textures', 'missing.png'),
+        usedBy: ['IMmissing.png'],
+      }),
       dep({
         path: '//../textures/tile.<UDIM>.png',
         absolute: join(proj, 'textures', 'tile.<UDIM>.png'),
@@ -50,9 +66,24 @@ describe('dependency trace with headless Blender', () => {
       }),
       dep({ path: '//../textures/wood.png', absolute: join(proj, 'textures', 'wood.png'), usedBy: ['IMwood.png'] }),
       // The library's own data: `//` is the library's folder, and the library is the holding file.
-      dep({ path: join(root, 'assets', 'lib_abs.png'), absolute: join(root, 'assets', 'lib_abs.png'), blendFile: library, usedBy: ['IMlib_abs.png'] }),
-      dep({ path: '//tex/prop.png', absolute: join(proj, 'libs', 'tex', 'prop.png'), blendFile: library, usedBy: ['IMprop.png'] }),
-      dep({ path: '//../../shared/outside.png', absolute: join(root, 'shared', 'outside.png'), blendFile: library, usedBy: ['IMoutside.png'] }),
+      dep({
+        path: join(root, 'assets', 'lib_abs.png'),
+        absolute: join(root, 'assets', 'lib_abs.png'),
+        blendFile: library,
+        usedBy: ['IMlib_abs.png'],
+      }),
+      dep({
+        path: '//tex/prop.png',
+        absolute: join(proj, 'libs', 'tex', 'prop.png'),
+        blendFile: library,
+        usedBy: ['IMprop.png'],
+      }),
+      dep({
+        path: '//../../shared/outside.png',
+        absolute: join(root, 'shared', 'outside.png'),
+        blendFile: library,
+        usedBy: ['IMoutside.png'],
+      }),
       dep({ path: library, absolute: library, kind: 'library', usedBy: ['LIprops.blend'] }),
     ];
     const byPath = (a: CollectedDependency, b: CollectedDependency) => a.path.localeCompare(b.path);
@@ -62,7 +93,11 @@ describe('dependency trace with headless Blender', () => {
 
   it('lists the missing file too, so that the packer can report it', () => {
     const missing = traced.dependencies.find((d) => d.usedBy.includes('IMmissing.png'));
-    expect(missing).toMatchObject({ path: '//../textures/missing.png', absolute: join(p.proj, 'textures', 'missing.png'), blendFile: p.main });
+    expect(missing).toMatchObject({
+      path: '//../textures/missing.png',
+      absolute: join(p.proj, 'textures', 'missing.png'),
+      blendFile: p.main,
+    });
   });
 
   it('packs without external files, with BLENDER_NOT_FOUND, when the Blender binary does not exist', async () => {
@@ -70,7 +105,11 @@ describe('dependency trace with headless Blender', () => {
     expect(res).toEqual({
       dependencies: [],
       warnings: [
-        { code: 'BLENDER_NOT_FOUND', message: 'Blender was not found (set RENDERBRIDGE_BLENDER or --blender): the .blend is packed without its external files.' },
+        {
+          code: 'BLENDER_NOT_FOUND',
+          message:
+            'Blender was not found (set RENDERBRIDGE_BLENDER or --blender): the .blend is packed without its external files.',
+        },
       ],
     });
   });
@@ -81,7 +120,11 @@ describe('dependency trace with headless Blender', () => {
     const tracer = createTracer({ blender: BLENDER });
     const err = await tracer(broken).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DaemonError);
-    expect(err).toMatchObject({ code: 'PACK_FAILED', status: 422, message: expect.stringMatching(/Blender cannot open broken\.blend/) });
+    expect(err).toMatchObject({
+      code: 'PACK_FAILED',
+      status: 422,
+      message: expect.stringMatching(/Blender cannot open broken\.blend/),
+    });
     const gone = await tracer(join(work, 'gone.blend')).catch((e: unknown) => e);
     expect(gone).toMatchObject({ code: 'PACK_FAILED', message: expect.stringContaining('gone.blend') });
   });
@@ -89,7 +132,10 @@ describe('dependency trace with headless Blender', () => {
   it('stops Blender when the signal aborts', async () => {
     const ac = new AbortController();
     const pending = createTracer({ blender: BLENDER })(p.main, { signal: ac.signal }).catch((e: unknown) => e);
-    await waitUntil('Blender started', () => blenderProcesses(p.main).length > 0, { timeoutMs: 10_000, intervalMs: 20 });
+    await waitUntil('Blender started', () => blenderProcesses(p.main).length > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
     ac.abort(new Error('user canceled'));
     expect(await pending).toMatchObject({ message: 'user canceled' });
     expect(blenderProcesses(p.main)).toEqual([]);

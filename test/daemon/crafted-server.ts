@@ -34,7 +34,14 @@ export interface CraftedServer {
 }
 
 export function frameEntry(url: string, name: string, relativePath?: string): DownloadOutput {
-  return { url, fileName: name, ...(relativePath !== undefined ? { relativePath } : {}), view: null, outputType: relativePath ? 'composite' : 'frame', legacy: false };
+  return {
+    url,
+    fileName: name,
+    ...(relativePath !== undefined ? { relativePath } : {}),
+    view: null,
+    outputType: relativePath ? 'composite' : 'frame',
+    legacy: false,
+  };
 }
 
 export function answerWith(frames: DownloadOutput[], composites: DownloadOutput[] = []): Downloads {
@@ -53,7 +60,14 @@ export async function startCraftedServer(): Promise<CraftedServer> {
   const files = new Map<string, ServedFile>();
   let asks = 0;
   const now = new Date().toISOString();
-  const job = { id: jobId, status: 'completed', userId: randomUUID(), workspaceId: randomUUID(), createdAt: now, updatedAt: now };
+  const job = {
+    id: jobId,
+    status: 'completed',
+    userId: randomUUID(),
+    workspaceId: randomUUID(),
+    createdAt: now,
+    updatedAt: now,
+  };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     seen.push({ method: req.method ?? '', path: url.pathname, range: req.headers.range });
@@ -64,12 +78,27 @@ export async function startCraftedServer(): Promise<CraftedServer> {
     if (url.pathname === `/api/external/v1/jobs/${jobId}`) return json(200, { data: job });
     if (url.pathname === `/api/external/v1/jobs/${jobId}/downloads`) {
       asks++;
-      return json(200, crafted.downloads(asks, (key) => `${crafted.origin}/files/${encodeURIComponent(key)}?v=${asks}&sig=secret-signature`));
+      return json(
+        200,
+        crafted.downloads(
+          asks,
+          (key) => `${crafted.origin}/files/${encodeURIComponent(key)}?v=${asks}&sig=secret-signature`,
+        ),
+      );
     }
-    const file = url.pathname.startsWith('/files/') ? files.get(decodeURIComponent(url.pathname.slice('/files/'.length))) : undefined;
-    if (!file) return json(404, { message: 'no such file', name: 'OBJECT_NOT_FOUND', details: [], type: 'api', metadata: {} });
+    const file = url.pathname.startsWith('/files/')
+      ? files.get(decodeURIComponent(url.pathname.slice('/files/'.length)))
+      : undefined;
+    if (!file)
+      return json(404, { message: 'no such file', name: 'OBJECT_NOT_FOUND', details: [], type: 'api', metadata: {} });
     if (file.expiredVersion !== undefined && url.searchParams.get('v') === file.expiredVersion) {
-      return json(403, { message: 'The signed URL has expired', name: 'URL_EXPIRED', details: [], type: 'api', metadata: {} });
+      return json(403, {
+        message: 'The signed URL has expired',
+        name: 'URL_EXPIRED',
+        details: [],
+        type: 'api',
+        metadata: {},
+      });
     }
     const size = file.bytes.length;
     const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');

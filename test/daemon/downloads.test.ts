@@ -41,13 +41,23 @@ describe('outputs of a real render', () => {
   it('recreates the compositor relativePath folders, saves frames and the video, then skips and resumes', async () => {
     const outDir = path.join(scratch, 'real');
     const events: DaemonEvent[] = [];
-    const downloads = createDownloads({ clients: { client: async () => e2e.client, apiKeySource: async () => 'env' }, events: { publish: (e) => events.push(e) } });
+    const downloads = createDownloads({
+      clients: { client: async () => e2e.client, apiKeySource: async () => 'env' },
+      events: { publish: (e) => events.push(e) },
+    });
     downloads.start(jobId, outDir);
     const state = await downloads.settled(jobId);
     expect(state).toMatchObject({ state: 'done', files: 7, filesDone: 7, skipped: 0, error: null });
     const files = await filesUnder(outDir);
     expect(files.filter((f) => !f.endsWith('.mp4'))).toEqual(
-      ['FileOut/beauty_0001.png', 'FileOut/beauty_0002.png', 'FileOut/mask0001.png', 'FileOut/mask0002.png', 'f_0001.png', 'f_0002.png'].sort(),
+      [
+        'FileOut/beauty_0001.png',
+        'FileOut/beauty_0002.png',
+        'FileOut/mask0001.png',
+        'FileOut/mask0002.png',
+        'f_0001.png',
+        'f_0002.png',
+      ].sort(),
     );
     expect(files.filter((f) => f.endsWith('.mp4'))).toHaveLength(1);
     // The bytes are the service's.
@@ -61,7 +71,8 @@ describe('outputs of a real render', () => {
     const states = events.filter((e) => e.event === 'download').map((e) => e.data as typeof state);
     expect(states[0]!.state).toBe('pending');
     expect(states.at(-1)).toEqual(state);
-    for (let i = 1; i < states.length; i++) expect(states[i]!.filesDone).toBeGreaterThanOrEqual(states[i - 1]!.filesDone);
+    for (let i = 1; i < states.length; i++)
+      expect(states[i]!.filesDone).toBeGreaterThanOrEqual(states[i - 1]!.filesDone);
 
     // A second run keeps every complete file; a file cut in half is completed from its .part.
     const frame = path.join(outDir, 'f_0002.png');
@@ -97,7 +108,19 @@ describe('answers the reference service never gives (crafted server)', () => {
     await mkdir(outDir);
     await symlink(outside, path.join(outDir, 'link'));
     const absolute = path.join(sandbox, 'absolute.png');
-    const names = ['../evil.png', absolute, 'a/../../b.png', 'C:\\win.png', '..\\back.png', 'link/through.png', 'sub/dir/ok.png', 'con.png', 'we?ird.png', 'we*ird.png', 'bell\u0007.png'];
+    const names = [
+      '../evil.png',
+      absolute,
+      'a/../../b.png',
+      'C:\\win.png',
+      '..\\back.png',
+      'link/through.png',
+      'sub/dir/ok.png',
+      'con.png',
+      'we?ird.png',
+      'we*ird.png',
+      'bell\u0007.png',
+    ];
     names.forEach((n, i) => srv.files.set(`f${i}`, { bytes: Buffer.from(`file ${i}`) }));
     srv.downloads = (_v, url) =>
       answerWith(
@@ -110,11 +133,21 @@ describe('answers the reference service never gives (crafted server)', () => {
     expect(report.state.refused.map((r) => r.name).sort()).toEqual(names.slice(0, 6).sort());
     expect(report.state.state).toBe('failed');
     expect(report.state.error?.name).toBe('DOWNLOAD_INCOMPLETE');
-    expect(report.state.error?.details.filter((d) => d.code === 'OUTPUT_PATH_REFUSED').map((d) => d.path[0]).sort()).toEqual(names.slice(0, 6).sort());
+    expect(
+      report.state.error?.details
+        .filter((d) => d.code === 'OUTPUT_PATH_REFUSED')
+        .map((d) => d.path[0])
+        .sort(),
+    ).toEqual(names.slice(0, 6).sort());
     // Only the safe files, under outDir; nothing beside it, through the link, or at the absolute path.
     expect(await filesUnder(outDir)).toEqual(['_con.png', 'bell_.png', 'sub/dir/ok.png', 'we_ird-2.png', 'we_ird.png']);
     // Two names that sanitise alike keep both files.
-    expect([await readFile(path.join(outDir, 'we_ird.png'), 'utf8'), await readFile(path.join(outDir, 'we_ird-2.png'), 'utf8')].sort()).toEqual(['file 8', 'file 9']);
+    expect(
+      [
+        await readFile(path.join(outDir, 'we_ird.png'), 'utf8'),
+        await readFile(path.join(outDir, 'we_ird-2.png'), 'utf8'),
+      ].sort(),
+    ).toEqual(['file 8', 'file 9']);
     expect(await filesUnder(outside)).toEqual([]);
     expect((await filesUnder(sandbox)).filter((f) => !f.startsWith('out/'))).toEqual([]);
     expect(existsSync(absolute)).toBe(false);
@@ -129,12 +162,20 @@ describe('answers the reference service never gives (crafted server)', () => {
     const bytes = randomBytes(100_000);
     srv.files.set('half', { bytes });
     srv.files.set('whole', { bytes: randomBytes(5000) });
-    srv.downloads = (_v, url) => answerWith([frameEntry(url('half'), 'f_0001.png'), frameEntry(url('whole'), 'f_0002.png')]);
+    srv.downloads = (_v, url) =>
+      answerWith([frameEntry(url('half'), 'f_0001.png'), frameEntry(url('whole'), 'f_0002.png')]);
     await writeFile(path.join(outDir, 'f_0001.png.part'), bytes.subarray(0, 40_000));
     await writeFile(path.join(outDir, 'f_0002.png'), srv.files.get('whole')!.bytes);
 
     const report = await downloadJobOutputs(client, srv.jobId, outDir, fast);
-    expect(report.state).toMatchObject({ state: 'done', files: 2, filesDone: 2, skipped: 1, bytes: 105_000, bytesDone: 105_000 });
+    expect(report.state).toMatchObject({
+      state: 'done',
+      files: 2,
+      filesDone: 2,
+      skipped: 1,
+      bytes: 105_000,
+      bytesDone: 105_000,
+    });
     expect(fileGets('half').map((r) => [r.method, r.range])).toEqual([['GET', 'bytes=40000-']]);
     expect(fileGets('whole').map((r) => r.method)).toEqual(['HEAD']);
     expect(await readFile(path.join(outDir, 'f_0001.png'))).toEqual(bytes);

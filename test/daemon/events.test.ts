@@ -13,7 +13,10 @@ let td: TestDaemon;
 
 beforeAll(async () => {
   svc = await startTestService();
-  td = await startTestDaemon({ serviceUrl: svc.baseUrl }, { apiKey: svc.apiKey, sse: { heartbeatMs: 150, maxBufferedBytes: 256 * 1024 } });
+  td = await startTestDaemon(
+    { serviceUrl: svc.baseUrl },
+    { apiKey: svc.apiKey, sse: { heartbeatMs: 150, maxBufferedBytes: 256 * 1024 } },
+  );
 });
 afterAll(async () => {
   await td?.close();
@@ -39,7 +42,22 @@ function progress(jobId: string, framesDone: number): JobProgress {
 
 function submission(path: string): Submission {
   const now = new Date().toISOString();
-  return { id: randomUUID(), path, step: 'uploading', jobId: null, uploadedBytes: 1, totalBytes: 2, pack: null, upload: null, preflight: null, warnings: [], error: null, outDir: null, createdAt: now, updatedAt: now };
+  return {
+    id: randomUUID(),
+    path,
+    step: 'uploading',
+    jobId: null,
+    uploadedBytes: 1,
+    totalBytes: 2,
+    pack: null,
+    upload: null,
+    preflight: null,
+    warnings: [],
+    error: null,
+    outDir: null,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 describe('SSE /events', () => {
@@ -95,7 +113,9 @@ describe('SSE /events', () => {
     slow.on('close', () => (slowEnded = true));
     slow.on('error', () => (slowEnded = true));
     await new Promise<void>((resolve) => slow.on('connect', resolve));
-    slow.write(`GET /events HTTP/1.1\r\nHost: 127.0.0.1:${td.daemon.port}\r\nAuthorization: Bearer ${td.daemon.token}\r\n\r\n`);
+    slow.write(
+      `GET /events HTTP/1.1\r\nHost: 127.0.0.1:${td.daemon.port}\r\nAuthorization: Bearer ${td.daemon.token}\r\n\r\n`,
+    );
     await fast.waitFor('both streams attached', () => td.daemon.events.streamCount >= 2);
     slow.pause();
 
@@ -105,15 +125,19 @@ describe('SSE /events', () => {
     let published = 0;
     // Batches the fast client can take in; the slow one's socket buffers fill until it is dropped.
     while (published < 4000 && td.daemon.events.droppedCount === droppedBefore) {
-      for (let i = 0; i < 20; i++, published++) td.daemon.events.publish({ event: 'submission', data: submission(big) });
+      for (let i = 0; i < 20; i++, published++)
+        td.daemon.events.publish({ event: 'submission', data: submission(big) });
       await fast.waitFor('the fast client to catch up', (r) => r.events().length - before >= published, 10_000);
     }
     expect(td.daemon.events.droppedCount).toBe(droppedBefore + 1);
     // Many megabytes went by first: only a client that really fell behind is dropped.
     expect(published * 8000).toBeGreaterThan(256 * 1024);
     // A few more after the drop still reach the fast client.
-    for (let i = 0; i < 5; i++, published++) td.daemon.events.publish({ event: 'submission', data: submission('/after.blend') });
-    const got = await fast.waitFor('every event', (r) => (r.events().length - before >= published ? r.events().slice(before) : undefined));
+    for (let i = 0; i < 5; i++, published++)
+      td.daemon.events.publish({ event: 'submission', data: submission('/after.blend') });
+    const got = await fast.waitFor('every event', (r) =>
+      r.events().length - before >= published ? r.events().slice(before) : undefined,
+    );
     const ids = got.map((e) => Number(e.id));
     expect(ids).toEqual(ids.map((_, i) => ids[0]! + i));
     expect(fast.ended).toBe(false);

@@ -32,16 +32,26 @@ describe('config.toml followed by the daemon', () => {
     const overrides = { port: 0, stateDir: path.join(root, 'state') };
     const reloadConfig = () => loadDaemonConfig(env, {}, undefined, overrides);
     const config = reloadConfig();
-    expect(config).toMatchObject({ serviceUrl: 'http://127.0.0.2:8420/api/external/v1', profile: 'default', configFile: file });
+    expect(config).toMatchObject({
+      serviceUrl: 'http://127.0.0.2:8420/api/external/v1',
+      profile: 'default',
+      configFile: file,
+    });
     td = await startTestDaemon(config, { reloadConfig, apiKey: 'rb_live_x' });
     expect(await health(td)).toMatchObject({ serviceUrl: 'http://127.0.0.2:8420/api/external/v1', profile: 'default' });
 
     await writeFile(file, 'defaultProfile = "studio"\n[profiles.studio]\nserviceUrl = "http://farm-b:8420"\n');
-    await waitUntil('the new serviceUrl', async () => (await health(td!)).serviceUrl === 'http://farm-b:8420/api/external/v1', { timeoutMs: 10_000 });
+    await waitUntil(
+      'the new serviceUrl',
+      async () => (await health(td!)).serviceUrl === 'http://farm-b:8420/api/external/v1',
+      { timeoutMs: 10_000 },
+    );
     expect((await health(td)).profile).toBe('studio');
 
     await writeFile(file, 'defaultProfile = "studio"\n[profiles.studio]\nserviceUrl = "farm-c"\n');
-    await waitUntil('the warning', () => td!.logs.some((l) => l.includes('config.toml edit not applied')), { timeoutMs: 10_000 });
+    await waitUntil('the warning', () => td!.logs.some((l) => l.includes('config.toml edit not applied')), {
+      timeoutMs: 10_000,
+    });
     const warned = td.logs.find((l) => l.includes('config.toml edit not applied'))!;
     expect(warned).toContain('profiles.studio.serviceUrl');
     expect(await health(td)).toMatchObject({ serviceUrl: 'http://farm-b:8420/api/external/v1', profile: 'studio' });

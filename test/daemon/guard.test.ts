@@ -43,10 +43,19 @@ describe('daemon guard', () => {
   it('answers /health to the token from the state file, with the version and whether a key is set, never the key', async () => {
     const { state } = await readStateFile(td.stateDir);
     expect(state?.port).toBe(td.daemon.port);
-    const res = await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${state!.token}` } });
+    const res = await rawRequest(`${td.daemon.origin}/health`, {
+      headers: { authorization: `Bearer ${state!.token}` },
+    });
     expect(res.status).toBe(200);
     const health = Health.parse(res.json);
-    expect(health).toMatchObject({ status: 'ok', version: '9.8.7-test', apiKeyConfigured: true, apiKeySource: 'env', serviceUrl: svc.baseUrl, pid: process.pid });
+    expect(health).toMatchObject({
+      status: 'ok',
+      version: '9.8.7-test',
+      apiKeyConfigured: true,
+      apiKeySource: 'env',
+      serviceUrl: svc.baseUrl,
+      pid: process.pid,
+    });
     expect(res.text).not.toContain(svc.apiKey);
     expect(res.text).not.toContain(td.daemon.token);
   });
@@ -57,13 +66,24 @@ describe('daemon guard', () => {
     expect(missing.status).toBe(401);
     expect(errorName(missing.json)).toBe('DAEMON_UNAUTHORIZED');
     const flipped = td.daemon.token.slice(0, -1) + (td.daemon.token.endsWith('A') ? 'B' : 'A');
-    for (const authorization of [`Bearer ${flipped}`, 'Bearer short', `Basic ${td.daemon.token}`, `Bearer ${td.daemon.token}x`, 'Bearer ']) {
+    for (const authorization of [
+      `Bearer ${flipped}`,
+      'Bearer short',
+      `Basic ${td.daemon.token}`,
+      `Bearer ${td.daemon.token}x`,
+      'Bearer ',
+    ]) {
       const res = await rawRequest(url, { headers: { authorization } });
       expect(res.status, authorization).toBe(401);
       expect(errorName(res.json)).toBe('DAEMON_UNAUTHORIZED');
     }
     // Every route, the SSE stream and unknown paths included: nothing is revealed without the token.
-    for (const [method, p] of [['GET', '/jobs'], ['GET', '/events'], ['POST', '/pack'], ['GET', '/no-such-route']] as const) {
+    for (const [method, p] of [
+      ['GET', '/jobs'],
+      ['GET', '/events'],
+      ['POST', '/pack'],
+      ['GET', '/no-such-route'],
+    ] as const) {
       const res = await rawRequest(`${td.daemon.origin}${p}`, { method });
       expect(res.status, p).toBe(401);
     }
@@ -75,9 +95,13 @@ describe('daemon guard', () => {
       const anonymous = await rawRequest(`${td.daemon.origin}${p}`);
       expect(anonymous.status, p).toBe(401);
       expect(errorName(anonymous.json), p).toBe('DAEMON_UNAUTHORIZED');
-      const foreign = await rawRequest(`${td.daemon.origin}${p}`, { headers: { authorization: `Bearer ${td.daemon.token}`, origin: 'https://evil.example' } });
+      const foreign = await rawRequest(`${td.daemon.origin}${p}`, {
+        headers: { authorization: `Bearer ${td.daemon.token}`, origin: 'https://evil.example' },
+      });
       expect(foreign.status, p).toBe(403);
-      const res = await rawRequest(`${td.daemon.origin}${p}`, { headers: { authorization: `Bearer ${td.daemon.token}` } });
+      const res = await rawRequest(`${td.daemon.origin}${p}`, {
+        headers: { authorization: `Bearer ${td.daemon.token}` },
+      });
       expect(res.status, p).toBe(400);
       const body = ErrorBody.parse(res.json);
       expect(body.name, p).toBe('DAEMON_BAD_REQUEST');
@@ -87,20 +111,37 @@ describe('daemon guard', () => {
 
   it('refuses a foreign Origin with 403, even with the right token, and accepts its own (the job window)', async () => {
     const port = td.daemon.port;
-    const foreign = ['http://evil.example', 'null', `http://127.0.0.1:${port + 1}`, `http://localhost:${port + 1}`, `https://127.0.0.1:${port}`, `http://127.0.0.1.evil.example:${port}`, 'http://127.0.0.1', `http://[::1]:${port}`, 'not a url'];
+    const foreign = [
+      'http://evil.example',
+      'null',
+      `http://127.0.0.1:${port + 1}`,
+      `http://localhost:${port + 1}`,
+      `https://127.0.0.1:${port}`,
+      `http://127.0.0.1.evil.example:${port}`,
+      'http://127.0.0.1',
+      `http://[::1]:${port}`,
+      'not a url',
+    ];
     for (const origin of foreign) {
-      const res = await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}`, origin } });
+      const res = await rawRequest(`${td.daemon.origin}/health`, {
+        headers: { authorization: `Bearer ${td.daemon.token}`, origin },
+      });
       expect(res.status, origin).toBe(403);
       expect(errorName(res.json)).toBe('DAEMON_FORBIDDEN_ORIGIN');
       expect(res.headers['access-control-allow-origin']).toBeUndefined();
       // The job window's files are refused to a foreign origin too, and a preflight gets no CORS grant.
       expect((await rawRequest(`${td.daemon.origin}/ui/app.js`, { headers: { origin } })).status, origin).toBe(403);
-      const preflight = await rawRequest(`${td.daemon.origin}/jobs`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+      const preflight = await rawRequest(`${td.daemon.origin}/jobs`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+      });
       expect(preflight.status).toBe(403);
       expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     }
     for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
-      const ok = await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}`, origin } });
+      const ok = await rawRequest(`${td.daemon.origin}/health`, {
+        headers: { authorization: `Bearer ${td.daemon.token}`, origin },
+      });
       expect(ok.status, origin).toBe(200);
       // Its own origin still needs the token for data.
       const noToken = await rawRequest(`${td.daemon.origin}/jobs`, { headers: { origin } });
@@ -108,7 +149,7 @@ describe('daemon guard', () => {
     }
   });
 
-  it('serves the job window\'s files without the token (they hold no data) under a strict CSP, and nothing else', async () => {
+  it("serves the job window's files without the token (they hold no data) under a strict CSP, and nothing else", async () => {
     const page = await rawRequest(`${td.daemon.origin}/ui/`);
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
@@ -120,7 +161,11 @@ describe('daemon guard', () => {
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toContain('unsafe');
     expect(page.text).not.toContain(td.daemon.token);
-    for (const [file, type] of [['app.js', /^text\/javascript/], ['transfer.js', /^text\/javascript/], ['app.css', /^text\/css/]] as const) {
+    for (const [file, type] of [
+      ['app.js', /^text\/javascript/],
+      ['transfer.js', /^text\/javascript/],
+      ['app.css', /^text\/css/],
+    ] as const) {
       const res = await rawRequest(`${td.daemon.origin}/ui/${file}`);
       expect(res.status, file).toBe(200);
       expect(res.headers['content-type']).toMatch(type);
@@ -141,7 +186,13 @@ describe('daemon guard', () => {
   it('refuses a foreign Host with 403 and accepts 127.0.0.1 and localhost (curl)', async () => {
     const url = `${td.daemon.origin}/health`;
     const auth = { Authorization: `Bearer ${td.daemon.token}` };
-    for (const host of ['evil.example', `evil.example:${td.daemon.port}`, `localhost.evil.example:${td.daemon.port}`, `127.0.0.1:${td.daemon.port + 1}`, '10.0.0.1']) {
+    for (const host of [
+      'evil.example',
+      `evil.example:${td.daemon.port}`,
+      `localhost.evil.example:${td.daemon.port}`,
+      `127.0.0.1:${td.daemon.port + 1}`,
+      '10.0.0.1',
+    ]) {
       const res = await curl(url, { ...auth, Host: host });
       expect(res.status, host).toBe(403);
       expect(errorName(JSON.parse(res.body))).toBe('DAEMON_FORBIDDEN_ORIGIN');
@@ -178,10 +229,14 @@ describe('daemon guard', () => {
   it('says when no API key is configured', async () => {
     const bare = await startTestDaemon({ serviceUrl: svc.baseUrl });
     try {
-      const res = await rawRequest(`${bare.daemon.origin}/health`, { headers: { authorization: `Bearer ${bare.daemon.token}` } });
+      const res = await rawRequest(`${bare.daemon.origin}/health`, {
+        headers: { authorization: `Bearer ${bare.daemon.token}` },
+      });
       expect(Health.parse(res.json)).toMatchObject({ apiKeyConfigured: false, apiKeySource: null });
       // The daemon's own token does not open another daemon.
-      const other = await rawRequest(`${bare.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}` } });
+      const other = await rawRequest(`${bare.daemon.origin}/health`, {
+        headers: { authorization: `Bearer ${td.daemon.token}` },
+      });
       expect(other.status).toBe(401);
     } finally {
       await bare.close();

@@ -29,7 +29,10 @@ export async function startTestDaemon(
   options: StartDaemonOptions & { apiKey?: string } = {},
 ): Promise<TestDaemon> {
   const stateDir = config.stateDir ?? (await mkdtemp(path.join(tmpdir(), 'rb-daemon-')));
-  const full = defaultDaemonConfig({}, { port: 0, pollActiveMs: 200, pollIdleMs: 1000, webhookSecret: null, hotFolder: null, ...config, stateDir });
+  const full = defaultDaemonConfig(
+    {},
+    { port: 0, pollActiveMs: 200, pollIdleMs: 1000, webhookSecret: null, hotFolder: null, ...config, stateDir },
+  );
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -94,7 +97,11 @@ export function daemonCall(d: RunningDaemon) {
   return (method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<RawAnswer> =>
     rawRequest(`${d.origin}${p}`, {
       method,
-      headers: { authorization: `Bearer ${d.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        authorization: `Bearer ${d.token}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
 }
@@ -123,46 +130,51 @@ export interface SseReader {
 /** Opens `GET /events` and parses frames as they arrive (blank-line separated, `:` comments). */
 export function openSse(origin: string, token: string, headers: Record<string, string> = {}): Promise<SseReader> {
   return new Promise((resolve, reject) => {
-    const req = request(`${origin}/events`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers } }, (res) => {
-      let buffer = '';
-      const reader: SseReader = {
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        frames: [],
-        ended: false,
-        events: () =>
-          reader.frames
-            .filter((f) => f.event !== undefined)
-            .map((f) => ({ event: f.event!, data: JSON.parse(f.data ?? 'null') as unknown, id: f.id })),
-        waitFor: (what, probe, timeoutMs = 10_000) => waitUntil(what, () => probe(reader), { timeoutMs, intervalMs: 20 }),
-        close: () => req.destroy(),
-      };
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let at: number;
-        while ((at = buffer.indexOf('\n\n')) >= 0) {
-          const raw = buffer.slice(0, at);
-          buffer = buffer.slice(at + 2);
-          const frame: SseFrame = { comments: [], raw };
-          for (const line of raw.split('\n')) {
-            if (line.startsWith(':')) frame.comments.push(line.slice(1).trim());
-            else {
-              const colon = line.indexOf(':');
-              const field = colon < 0 ? line : line.slice(0, colon);
-              const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-              if (field === 'id' || field === 'event' || field === 'retry') frame[field] = value;
-              else if (field === 'data') frame.data = frame.data === undefined ? value : `${frame.data}\n${value}`;
+    const req = request(
+      `${origin}/events`,
+      { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers } },
+      (res) => {
+        let buffer = '';
+        const reader: SseReader = {
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          frames: [],
+          ended: false,
+          events: () =>
+            reader.frames
+              .filter((f) => f.event !== undefined)
+              .map((f) => ({ event: f.event!, data: JSON.parse(f.data ?? 'null') as unknown, id: f.id })),
+          waitFor: (what, probe, timeoutMs = 10_000) =>
+            waitUntil(what, () => probe(reader), { timeoutMs, intervalMs: 20 }),
+          close: () => req.destroy(),
+        };
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          let at: number;
+          while ((at = buffer.indexOf('\n\n')) >= 0) {
+            const raw = buffer.slice(0, at);
+            buffer = buffer.slice(at + 2);
+            const frame: SseFrame = { comments: [], raw };
+            for (const line of raw.split('\n')) {
+              if (line.startsWith(':')) frame.comments.push(line.slice(1).trim());
+              else {
+                const colon = line.indexOf(':');
+                const field = colon < 0 ? line : line.slice(0, colon);
+                const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+                if (field === 'id' || field === 'event' || field === 'retry') frame[field] = value;
+                else if (field === 'data') frame.data = frame.data === undefined ? value : `${frame.data}\n${value}`;
+              }
             }
+            reader.frames.push(frame);
           }
-          reader.frames.push(frame);
-        }
-      });
-      res.on('end', () => (reader.ended = true));
-      res.on('close', () => (reader.ended = true));
-      res.on('error', () => (reader.ended = true));
-      resolve(reader);
-    });
+        });
+        res.on('end', () => (reader.ended = true));
+        res.on('close', () => (reader.ended = true));
+        res.on('error', () => (reader.ended = true));
+        resolve(reader);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -173,18 +185,27 @@ export function openSse(origin: string, token: string, headers: Record<string, s
  * under `work/packs`, downloads under `work/daemon-outputs`, no keychain (the key from `apiKey`),
  * its log lines collected in `logs` when given.
  */
-export function startTestBridge(opts: { serviceUrl: string; apiKey: string; work: string; stateDir: string; logs?: string[] }): Promise<RunningBridgeDaemon> {
-  const config = defaultDaemonConfig({}, {
-    serviceUrl: opts.serviceUrl,
-    port: 0,
-    stateDir: opts.stateDir,
-    workDir: path.join(opts.work, 'packs'),
-    downloadsDir: path.join(opts.work, 'daemon-outputs'),
-    pollActiveMs: 250,
-    pollIdleMs: 1000,
-    hotFolder: null,
-    webhookSecret: null,
-  });
+export function startTestBridge(opts: {
+  serviceUrl: string;
+  apiKey: string;
+  work: string;
+  stateDir: string;
+  logs?: string[];
+}): Promise<RunningBridgeDaemon> {
+  const config = defaultDaemonConfig(
+    {},
+    {
+      serviceUrl: opts.serviceUrl,
+      port: 0,
+      stateDir: opts.stateDir,
+      workDir: path.join(opts.work, 'packs'),
+      downloadsDir: path.join(opts.work, 'daemon-outputs'),
+      pollActiveMs: 250,
+      pollIdleMs: 1000,
+      hotFolder: null,
+      webhookSecret: null,
+    },
+  );
   const logs = opts.logs;
   const logger = logs
     ? createDaemonLogger(
@@ -197,7 +218,12 @@ export function startTestBridge(opts: { serviceUrl: string; apiKey: string; work
         }),
       )
     : false;
-  return startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: opts.apiKey }, logger, version: '1.2.3-test' });
+  return startBridgeDaemon(config, {
+    keychain: null,
+    env: { RENDERBRIDGE_API_KEY: opts.apiKey },
+    logger,
+    version: '1.2.3-test',
+  });
 }
 
 export interface SubmitStack {
@@ -218,7 +244,11 @@ export async function startSubmitStack(prefix: string): Promise<SubmitStack> {
   return {
     e2e,
     scratch,
-    packer: createPacker({ workDir: path.join(scratch, 'packs'), trace: createTracer({ blender: 'blender' }), createdBy: 'renderbridge-test' }),
+    packer: createPacker({
+      workDir: path.join(scratch, 'packs'),
+      trace: createTracer({ blender: 'blender' }),
+      createdBy: 'renderbridge-test',
+    }),
     clients: { client: async () => e2e.client, apiKeySource: async () => 'env' },
     close: async () => {
       await e2e.svc.close();

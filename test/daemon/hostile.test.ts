@@ -26,12 +26,19 @@ const NOWHERE = '/nonexistent-renderbridge-hostile';
 
 const VALID_BODIES: Partial<Record<DaemonRouteName, Record<string, unknown>>> = {
   pack: { path: `${NOWHERE}/scene.blend`, addons: [] },
-  submit: { pack: { path: `${NOWHERE}/scene.blend` }, settings: { frames: ['1-3'], camera: 'Camera' }, download: false, mode: 'check' },
+  submit: {
+    pack: { path: `${NOWHERE}/scene.blend` },
+    settings: { frames: ['1-3'], camera: 'Camera' },
+    download: false,
+    mode: 'check',
+  },
   downloadJob: { outDir: `${NOWHERE}/out` },
 };
 
 /** Registered names with their statuses: the daemon's, and the service's it passes through. */
-const STATUS_OF = new Map<string, number>([...Object.entries(DAEMON_ERRORS), ...Object.entries(ERRORS)].map(([n, e]) => [n, e.status]));
+const STATUS_OF = new Map<string, number>(
+  [...Object.entries(DAEMON_ERRORS), ...Object.entries(ERRORS)].map(([n, e]) => [n, e.status]),
+);
 
 let svc: TestService;
 let daemon: RunningBridgeDaemon;
@@ -42,7 +49,13 @@ beforeAll(async () => {
   svc = await startTestService();
   scratch = await mkdtemp(path.join(tmpdir(), 'rb-daemon-hostile-'));
   // Every real part: packer, submissions and downloads, as `renderbridge daemon` runs them.
-  daemon = await startTestBridge({ serviceUrl: svc.baseUrl, apiKey: svc.apiKey, work: scratch, stateDir: path.join(scratch, 'state'), logs });
+  daemon = await startTestBridge({
+    serviceUrl: svc.baseUrl,
+    apiKey: svc.apiKey,
+    work: scratch,
+    stateDir: path.join(scratch, 'state'),
+    logs,
+  });
 });
 afterAll(async () => {
   await daemon?.close();
@@ -76,7 +89,9 @@ function check(name: DaemonRouteName, why: string, seen: Seen): void {
   }
   const err = ErrorBody.safeParse(seen.body);
   expect(err.success, `${why}: not the error body`).toBe(true);
-  expect(STATUS_OF.get(err.data!.name), `${why}: ${err.data!.name} is not a registered error with this status`).toBe(seen.status);
+  expect(STATUS_OF.get(err.data!.name), `${why}: ${err.data!.name} is not a registered error with this status`).toBe(
+    seen.status,
+  );
 }
 
 // The event stream never ends by design; its refusals are covered in guard.test.ts.
@@ -87,23 +102,45 @@ describe('the daemon under hostile input', () => {
     const route = DAEMON_ROUTES[name];
     it(`${route.method} ${route.path}: malformed bodies, ids, queries and content types get a registered answer`, async () => {
       await fc.assert(
-        fc.asyncProperty(idArb(), queryArb, contentTypeArb, bodyArb(VALID_BODIES[name], BODY_LIMIT), async (id, query, contentType, body) => {
-          fc.pre(!packsSomethingReal(name, body));
-          const p = pathWithId(route.path, id);
-          // GET /jobs/events is not GET /jobs/:id, and so on: an id that names another route is left out.
-          fc.pre(!Object.values(DAEMON_ROUTES).some((r) => r !== route && r.method === route.method && r.path === p));
-          const headers: Record<string, string> = { authorization: `Bearer ${daemon.token}`, accept: 'application/json' };
-          if (contentType !== undefined) headers['content-type'] = contentType;
-          const seen = await sendRaw(`${daemon.origin}${p}${query}`, { method: route.method, headers, body, timeoutMs: HANG_MS });
-          check(name, `${route.method} ${p.slice(0, 80)}${query.slice(0, 60)} type=${contentType} body=${JSON.stringify(body?.slice(0, 120))} -> ${seen.status} ${JSON.stringify(seen.body).slice(0, 300)}`, seen);
-        }),
+        fc.asyncProperty(
+          idArb(),
+          queryArb,
+          contentTypeArb,
+          bodyArb(VALID_BODIES[name], BODY_LIMIT),
+          async (id, query, contentType, body) => {
+            fc.pre(!packsSomethingReal(name, body));
+            const p = pathWithId(route.path, id);
+            // GET /jobs/events is not GET /jobs/:id, and so on: an id that names another route is left out.
+            fc.pre(!Object.values(DAEMON_ROUTES).some((r) => r !== route && r.method === route.method && r.path === p));
+            const headers: Record<string, string> = {
+              authorization: `Bearer ${daemon.token}`,
+              accept: 'application/json',
+            };
+            if (contentType !== undefined) headers['content-type'] = contentType;
+            const seen = await sendRaw(`${daemon.origin}${p}${query}`, {
+              method: route.method,
+              headers,
+              body,
+              timeoutMs: HANG_MS,
+            });
+            check(
+              name,
+              `${route.method} ${p.slice(0, 80)}${query.slice(0, 60)} type=${contentType} body=${JSON.stringify(body?.slice(0, 120))} -> ${seen.status} ${JSON.stringify(seen.body).slice(0, 300)}`,
+              seen,
+            );
+          },
+        ),
         { numRuns: RUNS },
       );
     });
   }
 
   it('still answers its health check after the sweep, and logged no crash', async () => {
-    const health = await sendRaw(`${daemon.origin}/health`, { method: 'GET', headers: { authorization: `Bearer ${daemon.token}` }, timeoutMs: HANG_MS });
+    const health = await sendRaw(`${daemon.origin}/health`, {
+      method: 'GET',
+      headers: { authorization: `Bearer ${daemon.token}` },
+      timeoutMs: HANG_MS,
+    });
     expect(health.status).toBe(200);
     // pino's level 50 is an error: a request that crashed a handler.
     expect(logs.filter((l) => l.includes('"level":50'))).toEqual([]);

@@ -34,7 +34,13 @@ afterAll(() => stack?.close());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Writes `bytes` to `file` in `parts` chunks, `gapMs` apart, as a slow copy would. */
-async function writeSlowly(file: string, bytes: Buffer, parts: number, gapMs: number, whileWriting: () => void): Promise<void> {
+async function writeSlowly(
+  file: string,
+  bytes: Buffer,
+  parts: number,
+  gapMs: number,
+  whileWriting: () => void,
+): Promise<void> {
   const handle = await open(file, 'w');
   const step = Math.ceil(bytes.length / parts);
   for (let at = 0; at < bytes.length; at += step) {
@@ -52,7 +58,13 @@ describe('hot folder', () => {
     const source = path.join(scratch, 'shot.zip');
     await buildFixtureZip(['basic'], source);
     const bytes = await readFile(source);
-    const submissions = createSubmissions({ clients, packer, events: { publish: () => undefined }, downloadsDir: path.join(scratch, 'unused'), pollMs: 200 });
+    const submissions = createSubmissions({
+      clients,
+      packer,
+      events: { publish: () => undefined },
+      downloadsDir: path.join(scratch, 'unused'),
+      pollMs: 200,
+    });
 
     const watcher = await watchHotFolder(hot, { submissions, log, stabilityMs: 1000 });
     await watcher.ready;
@@ -67,10 +79,19 @@ describe('hot folder', () => {
     await writeSlowly(zip, bytes, 6, 400, () => (takenWhileWriting += submissions.list().length));
     expect(takenWhileWriting).toBe(0);
 
-    const [sub] = await waitUntil('the hot folder to submit the zip', () => submissions.list().length > 0 && submissions.list(), { timeoutMs: 15_000 });
+    const [sub] = await waitUntil(
+      'the hot folder to submit the zip',
+      () => submissions.list().length > 0 && submissions.list(),
+      { timeoutMs: 15_000 },
+    );
     const final = await submissions.settled(sub!.id);
     expect(final.error).toBeNull();
-    expect(final).toMatchObject({ step: 'done', path: zip, uploadedBytes: bytes.length, outDir: path.join(hot, 'shot_renders') });
+    expect(final).toMatchObject({
+      step: 'done',
+      path: zip,
+      uploadedBytes: bytes.length,
+      outDir: path.join(hot, 'shot_renders'),
+    });
     // Default settings: the file's own frame range (1-24), every frame beside the zip.
     const frames = await filesUnder(path.join(hot, 'shot_renders'));
     expect(frames).toHaveLength(24);
@@ -80,7 +101,9 @@ describe('hot folder', () => {
     expect(submissions.list()).toHaveLength(1);
     await watcher.close();
 
-    const remembered = JSON.parse(await readFile(path.join(hot, HOT_FOLDER_STATE_FILE), 'utf8')) as { submitted: Record<string, { size: number; submissionId: string }> };
+    const remembered = JSON.parse(await readFile(path.join(hot, HOT_FOLDER_STATE_FILE), 'utf8')) as {
+      submitted: Record<string, { size: number; submissionId: string }>;
+    };
     expect(Object.keys(remembered.submitted)).toEqual(['shot.zip']);
     expect(remembered.submitted['shot.zip']).toMatchObject({ size: bytes.length, submissionId: final.id });
 
@@ -90,7 +113,12 @@ describe('hot folder', () => {
     const results: Submission[] = [];
     const submit = async (req: SubmitRequest) => {
       calls.push(req);
-      const s = await runSubmission(req, { clients, packer, downloadsDir: path.join(scratch, 'unused'), pollMs: 200 }, undefined, { noWait: true });
+      const s = await runSubmission(
+        req,
+        { clients, packer, downloadsDir: path.join(scratch, 'unused'), pollMs: 200 },
+        undefined,
+        { noWait: true },
+      );
       results.push(s);
       return s;
     };
@@ -114,7 +142,9 @@ describe('hot folder', () => {
     const state = JSON.parse(stateText) as { submitted: Record<string, { submissionId: string }> };
     expect(Object.keys(state.submitted).sort()).toEqual(['second.zip', 'shot.zip']);
     expect(state.submitted['second.zip']?.submissionId).toBe(results[0]!.id);
-    expect(calls.map((c) => [c.pack?.path, c.outDir])).toEqual([[path.join(hot, 'second.zip'), path.join(hot, 'second_renders')]]);
+    expect(calls.map((c) => [c.pack?.path, c.outDir])).toEqual([
+      [path.join(hot, 'second.zip'), path.join(hot, 'second_renders')],
+    ]);
     expect(results[0]).toMatchObject({ step: 'rendering', error: null });
     // Free the render slot; the job may already have finished.
     await e2e.client.cancelJob(results[0]!.jobId!).catch(() => undefined);

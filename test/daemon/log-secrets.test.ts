@@ -36,7 +36,10 @@ beforeAll(async () => {
     { serviceUrl: svc.baseUrl, webhookSecret: secret, pollActiveMs: 100, pollIdleMs: 100 },
     { apiKey: svc.apiKey, logger: createDaemonLogger('trace', good.sink) },
   );
-  bad = await startTestDaemon({ serviceUrl: svc.baseUrl, pollActiveMs: 100, pollIdleMs: 100 }, { apiKey: badKey, logger: createDaemonLogger('trace', refused.sink) });
+  bad = await startTestDaemon(
+    { serviceUrl: svc.baseUrl, pollActiveMs: 100, pollIdleMs: 100 },
+    { apiKey: badKey, logger: createDaemonLogger('trace', refused.sink) },
+  );
 });
 afterAll(async () => {
   await td?.close();
@@ -49,20 +52,34 @@ describe('daemon log', () => {
     const call = daemonCall(td.daemon);
     const wrongToken = randomBytes(32).toString('base64url');
     expect((await call('GET', '/health')).status).toBe(200);
-    expect((await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${wrongToken}` } })).status).toBe(401);
+    expect(
+      (await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${wrongToken}` } })).status,
+    ).toBe(401);
     expect((await call('GET', '/health', undefined, { origin: 'http://evil.example' })).status).toBe(403);
     expect((await call('GET', '/jobs/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await call('POST', '/pack', { path: '/a.blend', token: td.daemon.token })).status).toBe(400);
     const sse = await openSse(td.daemon.origin, td.daemon.token);
     await sse.waitFor('the stream', (r) => r.frames.length >= 1);
     sse.close();
-    const body = JSON.stringify({ event: 'onRenderComplete', jobId: '00000000-0000-4000-8000-000000000000', status: 'completed' });
+    const body = JSON.stringify({
+      event: 'onRenderComplete',
+      jobId: '00000000-0000-4000-8000-000000000000',
+      status: 'completed',
+    });
     const hook = (signature: string) =>
-      rawRequest(`${td.daemon.origin}${DAEMON_WEBHOOK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', 'renderbridge-signature': signature }, body });
+      rawRequest(`${td.daemon.origin}${DAEMON_WEBHOOK_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'renderbridge-signature': signature },
+        body,
+      });
     expect((await hook(signWebhook(secret, body))).status).toBe(200);
     expect((await hook(signWebhook(generateWebhookSecret(), body))).status).toBe(401);
     // The second daemon's key is refused by the service at every poll.
-    await waitUntil('a logged poll failure', () => refused.lines.some((l) => l.includes('polling the service failed')), { timeoutMs: 5000 });
+    await waitUntil(
+      'a logged poll failure',
+      () => refused.lines.some((l) => l.includes('polling the service failed')),
+      { timeoutMs: 5000 },
+    );
     await waitUntil('polls of the first daemon', () => td.daemon.tracker.polls >= 3);
 
     const all = [...good.lines, ...refused.lines, ...td.logs, ...bad.logs].join('');

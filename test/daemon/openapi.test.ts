@@ -7,8 +7,16 @@ import { DAEMON_EVENTS, DAEMON_ROUTES } from '../../shared/daemon/api.js';
 import { DAEMON_ERRORS } from '../../shared/daemon/errors.js';
 import { buildDaemonOpenApiDocument, DAEMON_ROUTE_ERRORS, openApiPath } from '../../shared/daemon/openapi.js';
 
-type Operation = { operationId: string; responses: Record<string, { description: string; content?: Record<string, unknown> }>; 'x-events'?: Record<string, unknown> };
-type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
+type Operation = {
+  operationId: string;
+  responses: Record<string, { description: string; content?: Record<string, unknown> }>;
+  'x-events'?: Record<string, unknown>;
+};
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, unknown> };
+};
 
 const doc = JSON.parse(JSON.stringify(buildDaemonOpenApiDocument())) as Doc;
 
@@ -33,11 +41,14 @@ describe('daemon OpenAPI document', () => {
     const op = doc.paths['/events']!.get!;
     expect(Object.keys(op.responses['200']!.content!)).toEqual(['text/event-stream']);
     expect(Object.keys(op['x-events']!).sort()).toEqual(Object.keys(DAEMON_EVENTS).sort());
-    for (const schema of Object.values(op['x-events']!)) expect(schema).toMatchObject({ $ref: expect.stringMatching(/^#\/components\/schemas\//) });
+    for (const schema of Object.values(op['x-events']!))
+      expect(schema).toMatchObject({ $ref: expect.stringMatching(/^#\/components\/schemas\//) });
   });
 
   it('matches the committed shared/daemon/openapi.json (run `npm run openapi` after changing the daemon contract)', async () => {
-    const committed = JSON.parse(await readFile(new URL('../../shared/daemon/openapi.json', import.meta.url), 'utf8')) as unknown;
+    const committed = JSON.parse(
+      await readFile(new URL('../../shared/daemon/openapi.json', import.meta.url), 'utf8'),
+    ) as unknown;
     expect(doc).toEqual(committed);
   });
 });

@@ -27,7 +27,10 @@ beforeAll(async () => {
   // No service: packing never calls it (port 9 answers nothing).
   td = await startTestDaemon(
     { serviceUrl: 'http://127.0.0.1:9/api/external/v1' },
-    { createPacker: () => createPacker({ workDir: path.join(work, 'packs'), trace: noTrace, createdBy: 'renderbridge-test' }) },
+    {
+      createPacker: () =>
+        createPacker({ workDir: path.join(work, 'packs'), trace: noTrace, createdBy: 'renderbridge-test' }),
+    },
   );
 }, 60_000);
 afterAll(async () => {
@@ -44,7 +47,10 @@ function project(name: string, mib: number): string {
 }
 
 const packEvents = (events: { event: string; data: unknown }[], id: string) =>
-  events.filter((e) => e.event === 'pack').map((e) => DAEMON_ROUTES.getPack.response.parse(e.data)).filter((s) => s.packId === id);
+  events
+    .filter((e) => e.event === 'pack')
+    .map((e) => DAEMON_ROUTES.getPack.response.parse(e.data))
+    .filter((s) => s.packId === id);
 
 describe('background packs', () => {
   it('POST /packs answers 202 at once; pack events show hashing progress; GET /packs/:id reaches ready with the result', async () => {
@@ -59,7 +65,12 @@ describe('background packs', () => {
     });
     expect(ready.error).toBeNull();
     expect(ready.state).toBe('ready');
-    expect(ready.result).toMatchObject({ packId: started.packId, sceneFile: 'scene.blend', fileCount: 5, zipPath: null });
+    expect(ready.result).toMatchObject({
+      packId: started.packId,
+      sceneFile: 'scene.blend',
+      fileCount: 5,
+      zipPath: null,
+    });
     expect(ready.progress.bytesDone).toBe(ready.progress.bytesTotal);
     const total = 48 * 1024 * 1024 + 200_012;
     expect(ready.progress.bytesTotal).toBe(total);
@@ -94,7 +105,9 @@ describe('background packs', () => {
     expect(failed.result).toBeNull();
     expect(failed.error).toMatchObject({ name: 'PACK_FAILED' });
     expect(failed.error!.message).toContain(missing);
-    const last = await sse.waitFor('the failed pack event', (r) => packEvents(r.events(), packId).find((s) => s.state === 'failed'));
+    const last = await sse.waitFor('the failed pack event', (r) =>
+      packEvents(r.events(), packId).find((s) => s.state === 'failed'),
+    );
     sse.close();
     expect(last.error).toEqual(failed.error);
   });
@@ -112,13 +125,17 @@ describe('createBackgroundPacks', () => {
     const seen: DaemonEvent[] = [];
     const packs = createBackgroundPacks({ packer, events: { publish: (e) => seen.push(e) }, keepReadyMs: 300 });
     const dir = project('small', 1);
-    const ready = async (id: string): Promise<PackState> => waitUntil(`pack ${id} ready`, () => packs.get(id)?.state === 'ready' && packs.get(id));
+    const ready = async (id: string): Promise<PackState> =>
+      waitUntil(`pack ${id} ready`, () => packs.get(id)?.state === 'ready' && packs.get(id));
 
     const a = packs.start({ path: dir });
     await ready(a.packId);
     const manifest = path.join(work, 'expiry', a.packId, 'renderbridge-manifest.json');
     expect(existsSync(manifest)).toBe(true);
-    await waitUntil('the ready pack expired', () => packs.get(a.packId) === undefined && !existsSync(manifest) && packer.get(a.packId) === undefined);
+    await waitUntil(
+      'the ready pack expired',
+      () => packs.get(a.packId) === undefined && !existsSync(manifest) && packer.get(a.packId) === undefined,
+    );
 
     const b = packs.start({ path: dir });
     await ready(b.packId);

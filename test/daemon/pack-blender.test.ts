@@ -12,7 +12,15 @@ import { packProject, type PackOutcome } from '../../daemon/pack/pack-project.js
 import { createTracer } from '../../daemon/trace.js';
 import { analyzeScene, type SceneAnalysis } from '../../blender/analysis/analyze-scene.js';
 import { parseManifest } from '../../zip/manifest.js';
-import { buildPackProject, cellColours, layOutByHand, mismatches, renderFrameOne, type PackProject, type RenderedFrame } from '../helpers/pack-fixture.js';
+import {
+  buildPackProject,
+  cellColours,
+  layOutByHand,
+  mismatches,
+  renderFrameOne,
+  type PackProject,
+  type RenderedFrame,
+} from '../helpers/pack-fixture.js';
 
 const run = promisify(execFile);
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
@@ -29,16 +37,36 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'rb-pack-blender-'));
   fixture = await buildPackProject(join(work, 'src'));
   const traced = await createTracer({ blender: BLENDER })(fixture.main);
-  packed = await packProject({ blendFile: fixture.main, dependencies: traced.dependencies }, { zipPath: join(work, 'project.zip') });
+  packed = await packProject(
+    { blendFile: fixture.main, dependencies: traced.dependencies },
+    { zipPath: join(work, 'project.zip') },
+  );
   handMade = await layOutByHand(fixture, join(work, 'hand'));
   await rename(join(work, 'src'), join(work, 'src-moved'));
   root = join(work, 'unzipped');
   await mkdir(root);
-  await run('python3', ['-c', 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', packed.zipPath, root]);
+  await run('python3', [
+    '-c',
+    'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
+    packed.zipPath,
+    root,
+  ]);
   manifest = parseManifest(await readFile(join(root, PACK_MANIFEST_NAME), 'utf8'));
   await mkdir(join(work, 'analysis'));
-  analysis = await analyzeScene({ blender: BLENDER, file: join(root, ...packed.sceneFile.split('/')), workDir: join(work, 'analysis'), timeoutMs: 120_000, pathRemaps: { root, remaps: manifest.remaps } });
-  frame = await renderFrameOne({ root, sceneFile: packed.sceneFile, remaps: manifest.remaps, scene: analysis, workDir: work });
+  analysis = await analyzeScene({
+    blender: BLENDER,
+    file: join(root, ...packed.sceneFile.split('/')),
+    workDir: join(work, 'analysis'),
+    timeoutMs: 120_000,
+    pathRemaps: { root, remaps: manifest.remaps },
+  });
+  frame = await renderFrameOne({
+    root,
+    sceneFile: packed.sceneFile,
+    remaps: manifest.remaps,
+    scene: analysis,
+    workDir: work,
+  });
 }, 300_000);
 
 afterAll(async () => {
@@ -49,8 +77,12 @@ describe('trace + pack + worker remap', () => {
   it('packs the project rooted at proj/, with the remaps the worker needs and the missing file reported', () => {
     expect(packed.sceneFile).toBe('scenes/main.blend');
     const key = (r: { from: string; blendFile: string }) => `${r.blendFile} ${r.from}`;
-    expect([...packed.manifest.remaps].sort((a, b) => key(a).localeCompare(key(b)))).toEqual([...handMade.remaps].sort((a, b) => key(a).localeCompare(key(b))));
-    expect(packed.manifest.missing).toEqual([expect.objectContaining({ path: '//../textures/missing.png', kind: 'image', usedBy: ['IMmissing.png'] })]);
+    expect([...packed.manifest.remaps].sort((a, b) => key(a).localeCompare(key(b)))).toEqual(
+      [...handMade.remaps].sort((a, b) => key(a).localeCompare(key(b))),
+    );
+    expect(packed.manifest.missing).toEqual([
+      expect.objectContaining({ path: '//../textures/missing.png', kind: 'image', usedBy: ['IMmissing.png'] }),
+    ]);
     expect(packed.warnings.map((w) => w.code)).toContain('MISSING_FILES');
     expect(manifest.remaps).toEqual(packed.manifest.remaps);
   });

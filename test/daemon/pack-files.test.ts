@@ -3,7 +3,18 @@
 // unchanged files (persisted in a file, checked through its own counters), and zip() on demand
 // producing the archive packProject writes. Real files in temp folders throughout.
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -74,12 +85,17 @@ describe('the packed file list', () => {
       ['tex/wood.png', files.wood, 'none'], // an image format is compressed already
       ['renderbridge-manifest.json', manifestPath, 'gzip'],
     ]);
-    for (const f of pack.files) expect([f.path, f.sha256, f.size]).toEqual([f.path, sha256(f.source), readFileSync(f.source).length]);
+    for (const f of pack.files)
+      expect([f.path, f.sha256, f.size]).toEqual([f.path, sha256(f.source), readFileSync(f.source).length]);
     expect(pack.bytes).toBe(pack.files.reduce((n, f) => n + f.size, 0));
     expect(pack.fileCount).toBe(5);
 
     const manifest = PackManifest.parse(JSON.parse(readFileSync(manifestPath, 'utf8')));
-    expect(manifest).toMatchObject({ sceneFile: 'shots/sh010.blend', createdBy: 'renderbridge-daemon/test', missing: [] });
+    expect(manifest).toMatchObject({
+      sceneFile: 'shots/sh010.blend',
+      createdBy: 'renderbridge-daemon/test',
+      missing: [],
+    });
     expect(manifest.entries.map((e) => [e.path, e.sha256, e.size, e.deflated])).toEqual(
       pack.files.slice(0, -1).map((f) => [f.path, f.sha256, f.size, f.compression === 'gzip']),
     );
@@ -96,15 +112,27 @@ describe('the packed file list', () => {
     const packer = createPacker({ workDir, trace: noTrace, createdBy: 'renderbridge-daemon/test' });
     const pack = await packer.pack(request());
     const seen: [number, number, string][] = [];
-    const [a, b] = await Promise.all([packer.zip(pack.packId, { onProgress: (d, t, p) => seen.push([d, t, p]) }), packer.zip(pack.packId)]);
+    const [a, b] = await Promise.all([
+      packer.zip(pack.packId, { onProgress: (d, t, p) => seen.push([d, t, p]) }),
+      packer.zip(pack.packId),
+    ]);
     expect(a).toBe(b); // one zip, whoever asks
-    expect(seen.at(-1)).toEqual([pack.bytes - pack.files.at(-1)!.size, pack.bytes - pack.files.at(-1)!.size, 'zipping']);
-    const direct = await packProject({ blendFile: main, dependencies: request().dependencies! }, { zipPath: join(base, 'direct.zip'), createdBy: 'renderbridge-daemon/test' });
+    expect(seen.at(-1)).toEqual([
+      pack.bytes - pack.files.at(-1)!.size,
+      pack.bytes - pack.files.at(-1)!.size,
+      'zipping',
+    ]);
+    const direct = await packProject(
+      { blendFile: main, dependencies: request().dependencies! },
+      { zipPath: join(base, 'direct.zip'), createdBy: 'renderbridge-daemon/test' },
+    );
     const onDemand = readZip(a);
     const before = readZip(direct.zipPath);
     expect(onDemand.entries).toEqual(before.entries);
     expect(onDemand.manifest).toEqual(before.manifest);
-    expect(readFileSync(join(workDir, pack.packId, 'renderbridge-manifest.json'), 'utf8')).toBe(JSON.stringify(onDemand.manifest, null, 1) + '\n');
+    expect(readFileSync(join(workDir, pack.packId, 'renderbridge-manifest.json'), 'utf8')).toBe(
+      JSON.stringify(onDemand.manifest, null, 1) + '\n',
+    );
     expect(packer.get(pack.packId)?.zipPath).toBe(a);
   });
 
@@ -144,7 +172,9 @@ describe('the hash cache', () => {
     const second = new HashCache({ file: cacheFile() });
     const two = await createPacker({ workDir, trace: noTrace, createdBy: 'test', hashCache: second }).pack(request());
     expect(second.stats()).toMatchObject({ hits: 5, misses: 0 });
-    expect(two.files.map((f) => [f.path, f.sha256, f.compression])).toEqual(one.files.map((f) => [f.path, f.sha256, f.compression]));
+    expect(two.files.map((f) => [f.path, f.sha256, f.compression])).toEqual(
+      one.files.map((f) => [f.path, f.sha256, f.compression]),
+    );
 
     // Same size, same inode, new bytes and a new (still old) mtime: read again.
     const inode = statSync(files.notes).ino;
@@ -185,7 +215,11 @@ describe('the hash cache', () => {
     await cache.save();
     const again = new HashCache({ file });
     await again.load();
-    expect([again.get(key('/a'))?.sha256, again.get(key('/c'))?.sha256, again.get({ ...key('/c'), identity: '1:2' })]).toEqual(['a', 'c', undefined]);
+    expect([
+      again.get(key('/a'))?.sha256,
+      again.get(key('/c'))?.sha256,
+      again.get({ ...key('/c'), identity: '1:2' }),
+    ]).toEqual(['a', 'c', undefined]);
     expect(existsSync(`${file}.tmp`)).toBe(false);
   });
 });

@@ -58,7 +58,8 @@ export function sha256(file: string): string {
 /** Bytes that deflate well (text-like lines), deterministic. */
 export function textBytes(size: number, seed = 1): Buffer {
   let s = '';
-  for (let i = 0; s.length < size; i++) s += `v ${((i * 7919 + seed) % 1000) / 1000} ${((i * 104_729) % 997) / 997} ${(i % 13) / 13}\n`;
+  for (let i = 0; s.length < size; i++)
+    s += `v ${((i * 7919 + seed) % 1000) / 1000} ${((i * 104_729) % 997) / 997} ${(i % 13) / 13}\n`;
   return Buffer.from(s.slice(0, size));
 }
 

@@ -1,7 +1,14 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DaemonError } from '../../daemon/errors.js';
-import { mirrorPath, placePath, planLayout, projectRoot, type ExpandedAddon, type ExpandedDependency } from '../../daemon/pack/layout.js';
+import {
+  mirrorPath,
+  placePath,
+  planLayout,
+  projectRoot,
+  type ExpandedAddon,
+  type ExpandedDependency,
+} from '../../daemon/pack/layout.js';
 import type { CollectedDependencyInput } from '../../shared/pack/dependencies.js';
 import { dep } from './pack-helpers.js';
 
@@ -39,7 +46,7 @@ describe('mirrorPath: the place of a file outside the project, below _external/'
 });
 
 describe('projectRoot', () => {
-  it("widens to the common folder of the main file and its own // targets only", () => {
+  it('widens to the common folder of the main file and its own // targets only', () => {
     const deps = [
       dep({ path: '//../tex/wood.png', absolute: '/home/ann/proj/tex/wood.png', kind: 'image', blendFile: MAIN }),
       // An absolute path and a library's own relative path never move the root.
@@ -51,7 +58,13 @@ describe('projectRoot', () => {
   });
 
   it('takes a cache folder itself, not its parent', () => {
-    const cache = dep({ path: '//../../cache', absolute: '/home/ann/cache', kind: 'cache', pattern: 'directory', blendFile: MAIN });
+    const cache = dep({
+      path: '//../../cache',
+      absolute: '/home/ann/cache',
+      kind: 'cache',
+      pattern: 'directory',
+      blendFile: MAIN,
+    });
     expect(projectRoot(MAIN, [cache], path.posix)).toBe('/home/ann');
   });
 });
@@ -64,7 +77,12 @@ describe('planLayout', () => {
       [
         found({ path: '//../tex/wood.png', absolute: '/home/ann/proj/tex/wood.png', kind: 'image', blendFile: MAIN }),
         // Absolute, although inside the root: remapped all the same.
-        found({ path: '/home/ann/proj/tex/oak.png', absolute: '/home/ann/proj/tex/oak.png', kind: 'image', blendFile: MAIN }),
+        found({
+          path: '/home/ann/proj/tex/oak.png',
+          absolute: '/home/ann/proj/tex/oak.png',
+          kind: 'image',
+          blendFile: MAIN,
+        }),
         found({ path: lib, absolute: lib, kind: 'library', blendFile: MAIN }),
         // The library's own relative texture: mirrored beside it, so its // path still resolves.
         found({ path: '//tex/rock.png', absolute: '/mnt/assets/props/tex/rock.png', kind: 'image', blendFile: lib }),
@@ -88,7 +106,11 @@ describe('planLayout', () => {
       ['tex/wood.png', '/home/ann/proj/tex/wood.png', 'image'],
     ]);
     expect(layout.remaps).toEqual([
-      { from: '//../../../../srv/sky.exr', to: '_external/srv/sky.exr', blendFile: '_external/mnt/assets/props/props.blend' },
+      {
+        from: '//../../../../srv/sky.exr',
+        to: '_external/srv/sky.exr',
+        blendFile: '_external/mnt/assets/props/props.blend',
+      },
       { from: '/home/ann/proj/tex/oak.png', to: 'tex/oak.png', blendFile: 'shots/sh010.blend' },
       { from: lib, to: '_external/mnt/assets/props/props.blend', blendFile: 'shots/sh010.blend' },
     ]);
@@ -106,7 +128,12 @@ describe('planLayout', () => {
       [],
       { pathApi: path.win32 },
     );
-    expect(layout.entries.map((e) => e.path)).toEqual(['_external/D/lib/b.png', '_external/UNC/nas/share/c.png', 'scene.blend', 'tex/a.png']);
+    expect(layout.entries.map((e) => e.path)).toEqual([
+      '_external/D/lib/b.png',
+      '_external/UNC/nas/share/c.png',
+      'scene.blend',
+      'tex/a.png',
+    ]);
     expect(layout.remaps).toEqual([
       { from: 'D:\\lib\\b.png', to: '_external/D/lib/b.png', blendFile: 'scene.blend' },
       { from: '\\\\nas\\share\\c.png', to: '_external/UNC/nas/share/c.png', blendFile: 'scene.blend' },
@@ -119,13 +146,40 @@ describe('planLayout', () => {
     const layout = planLayout(
       MAIN,
       [
-        found({ path: '/mnt/t/skin.<UDIM>.png', absolute: '/mnt/t/skin.<UDIM>.png', kind: 'image', pattern: 'udim', blendFile: MAIN }, tiles),
-        found({ path: '/mnt/seq/f_0001.png', absolute: '/mnt/seq/f_0001.png', kind: 'image', pattern: 'sequence', blendFile: MAIN }, frames),
-        found({ path: '/mnt/cache/', absolute: '/mnt/cache', kind: 'cache', pattern: 'directory', blendFile: MAIN }, ['/mnt/cache/a/1.vdb']),
-        // Relative and where it leads: no remap.
-        found({ path: '//tex/skin.<UDIM>.png', absolute: '/home/ann/proj/shots/tex/skin.<UDIM>.png', kind: 'image', pattern: 'udim', blendFile: MAIN }, [
-          '/home/ann/proj/shots/tex/skin.1001.png',
+        found(
+          {
+            path: '/mnt/t/skin.<UDIM>.png',
+            absolute: '/mnt/t/skin.<UDIM>.png',
+            kind: 'image',
+            pattern: 'udim',
+            blendFile: MAIN,
+          },
+          tiles,
+        ),
+        found(
+          {
+            path: '/mnt/seq/f_0001.png',
+            absolute: '/mnt/seq/f_0001.png',
+            kind: 'image',
+            pattern: 'sequence',
+            blendFile: MAIN,
+          },
+          frames,
+        ),
+        found({ path: '/mnt/cache/', absolute: '/mnt/cache', kind: 'cache', pattern: 'directory', blendFile: MAIN }, [
+          '/mnt/cache/a/1.vdb',
         ]),
+        // Relative and where it leads: no remap.
+        found(
+          {
+            path: '//tex/skin.<UDIM>.png',
+            absolute: '/home/ann/proj/shots/tex/skin.<UDIM>.png',
+            kind: 'image',
+            pattern: 'udim',
+            blendFile: MAIN,
+          },
+          ['/home/ann/proj/shots/tex/skin.1001.png'],
+        ),
       ],
       [],
       { pathApi: path.posix },
@@ -147,9 +201,21 @@ describe('planLayout', () => {
   });
 
   it('remaps a // path whose text does not lead to the file (different letter case)', () => {
-    const layout = planLayout(MAIN, [found({ path: '//Tex/Wood.png', absolute: '/home/ann/proj/shots/tex/wood.png', kind: 'image', blendFile: MAIN })], [], {
-      pathApi: path.posix,
-    });
+    const layout = planLayout(
+      MAIN,
+      [
+        found({
+          path: '//Tex/Wood.png',
+          absolute: '/home/ann/proj/shots/tex/wood.png',
+          kind: 'image',
+          blendFile: MAIN,
+        }),
+      ],
+      [],
+      {
+        pathApi: path.posix,
+      },
+    );
     expect(layout.remaps).toEqual([{ from: '//Tex/Wood.png', to: 'tex/wood.png', blendFile: 'sh010.blend' }]);
   });
 
@@ -161,8 +227,16 @@ describe('planLayout', () => {
       [
         found({ path: '//wood.png', absolute: wood, kind: 'image', blendFile: MAIN, usedBy: ['IMwood'] }),
         found({ path: '//wood.png', absolute: wood, kind: 'image', blendFile: MAIN, usedBy: ['IMwood.001'] }),
-        { dep: dep({ path: '//gone.png', absolute: gone, kind: 'image', blendFile: MAIN, usedBy: ['IMb'] }), files: [], missing: [gone] },
-        { dep: dep({ path: '//gone.png', absolute: gone, kind: 'image', blendFile: MAIN, usedBy: ['IMa', 'IMb'] }), files: [], missing: [gone] },
+        {
+          dep: dep({ path: '//gone.png', absolute: gone, kind: 'image', blendFile: MAIN, usedBy: ['IMb'] }),
+          files: [],
+          missing: [gone],
+        },
+        {
+          dep: dep({ path: '//gone.png', absolute: gone, kind: 'image', blendFile: MAIN, usedBy: ['IMa', 'IMb'] }),
+          files: [],
+          missing: [gone],
+        },
       ],
       [],
       { pathApi: path.posix },
@@ -186,64 +260,143 @@ describe('planLayout', () => {
     const upper = '/home/ann/proj/shots/Wood.png';
     const lower = '/home/ann/proj/shots/wood.png';
     const err = failure(() =>
-      planLayout(MAIN, [found({ path: '//Wood.png', absolute: upper, kind: 'image', blendFile: MAIN }), found({ path: '//wood.png', absolute: lower, kind: 'image', blendFile: MAIN })], [], {
-        pathApi: path.posix,
-        identity: (f) => f, // two files
-      }),
+      planLayout(
+        MAIN,
+        [
+          found({ path: '//Wood.png', absolute: upper, kind: 'image', blendFile: MAIN }),
+          found({ path: '//wood.png', absolute: lower, kind: 'image', blendFile: MAIN }),
+        ],
+        [],
+        {
+          pathApi: path.posix,
+          identity: (f) => f, // two files
+        },
+      ),
     );
     expect(err.message).toContain(upper);
     expect(err.message).toContain(lower);
     const nfd = '/home/ann/proj/shots/cafe\u0301.png';
     const nfc = '/home/ann/proj/shots/caf\u00e9.png';
     failure(() =>
-      planLayout(MAIN, [found({ path: '//a', absolute: nfd, kind: 'image', blendFile: MAIN }), found({ path: '//b', absolute: nfc, kind: 'image', blendFile: MAIN })], [], {
-        pathApi: path.posix,
-        identity: (f) => f,
-      }),
+      planLayout(
+        MAIN,
+        [
+          found({ path: '//a', absolute: nfd, kind: 'image', blendFile: MAIN }),
+          found({ path: '//b', absolute: nfc, kind: 'image', blendFile: MAIN }),
+        ],
+        [],
+        {
+          pathApi: path.posix,
+          identity: (f) => f,
+        },
+      ),
     );
   });
 
   it('stores one file reached by two spellings once, and remaps the other spelling to it', () => {
     const a = '/home/ann/proj/shots/Wood.png';
     const b = '/home/ann/proj/shots/wood.png';
-    const layout = planLayout(MAIN, [found({ path: '//Wood.png', absolute: a, kind: 'image', blendFile: MAIN }), found({ path: '//wood.png', absolute: b, kind: 'image', blendFile: MAIN })], [], {
-      pathApi: path.posix,
-      identity: () => '1:42', // one inode
-    });
+    const layout = planLayout(
+      MAIN,
+      [
+        found({ path: '//Wood.png', absolute: a, kind: 'image', blendFile: MAIN }),
+        found({ path: '//wood.png', absolute: b, kind: 'image', blendFile: MAIN }),
+      ],
+      [],
+      {
+        pathApi: path.posix,
+        identity: () => '1:42', // one inode
+      },
+    );
     expect(layout.entries.map((e) => e.path)).toEqual(['Wood.png', 'sh010.blend']);
     expect(layout.remaps).toEqual([{ from: '//wood.png', to: 'Wood.png', blendFile: 'sh010.blend' }]);
   });
 
   it('refuses names a zip cannot carry safely, naming the file', () => {
     const back = '/home/ann/proj/shots/a\\b.png';
-    expect(failure(() => planLayout(MAIN, [found({ path: '//x', absolute: back, kind: 'image', blendFile: MAIN })], [], { pathApi: path.posix })).message).toContain(back);
+    expect(
+      failure(() =>
+        planLayout(MAIN, [found({ path: '//x', absolute: back, kind: 'image', blendFile: MAIN })], [], {
+          pathApi: path.posix,
+        }),
+      ).message,
+    ).toContain(back);
     const drive = '/home/ann/proj/shots/c:evil.png';
-    expect(failure(() => planLayout(MAIN, [found({ path: '//x', absolute: drive, kind: 'image', blendFile: MAIN })], [], { pathApi: path.posix })).message).toContain(drive);
+    expect(
+      failure(() =>
+        planLayout(MAIN, [found({ path: '//x', absolute: drive, kind: 'image', blendFile: MAIN })], [], {
+          pathApi: path.posix,
+        }),
+      ).message,
+    ).toContain(drive);
     // archiver strips a leading "word:" as if it were a drive: the entry would be stored under another name.
     const colon = '/home/ann/proj/shots/take2:final.png';
-    expect(failure(() => planLayout(MAIN, [found({ path: '//x', absolute: colon, kind: 'image', blendFile: MAIN })], [], { pathApi: path.posix })).message).toContain('drive');
+    expect(
+      failure(() =>
+        planLayout(MAIN, [found({ path: '//x', absolute: colon, kind: 'image', blendFile: MAIN })], [], {
+          pathApi: path.posix,
+        }),
+      ).message,
+    ).toContain('drive');
     const ctrl = '/home/ann/proj/shots/a\nb.png';
-    failure(() => planLayout(MAIN, [found({ path: '//x', absolute: ctrl, kind: 'image', blendFile: MAIN })], [], { pathApi: path.posix }));
-  });
-
-  it("leaves out a project file named like the packer's manifest, and fails when a file takes a folder's name", () => {
-    const own = '/home/ann/proj/shots/renderbridge-manifest.json';
-    const layout = planLayout(MAIN, [found({ path: '//renderbridge-manifest.json', absolute: own, kind: 'other', blendFile: MAIN })], [], { pathApi: path.posix });
-    expect(layout.entries.map((e) => e.path)).toEqual(['sh010.blend']);
-    expect(layout.skipped.map((s) => s.source)).toEqual([own]);
-    // The project has a file `_external/mnt`; an external /mnt/a.png needs that name as a folder.
-    const main = '/p/scene.blend';
     failure(() =>
-      planLayout(main, [found({ path: '//_external/mnt', absolute: '/p/_external/mnt', kind: 'other', blendFile: main }), found({ path: '/mnt/a.png', absolute: '/mnt/a.png', kind: 'image', blendFile: main })], [], {
+      planLayout(MAIN, [found({ path: '//x', absolute: ctrl, kind: 'image', blendFile: MAIN })], [], {
         pathApi: path.posix,
       }),
     );
   });
 
+  it("leaves out a project file named like the packer's manifest, and fails when a file takes a folder's name", () => {
+    const own = '/home/ann/proj/shots/renderbridge-manifest.json';
+    const layout = planLayout(
+      MAIN,
+      [found({ path: '//renderbridge-manifest.json', absolute: own, kind: 'other', blendFile: MAIN })],
+      [],
+      { pathApi: path.posix },
+    );
+    expect(layout.entries.map((e) => e.path)).toEqual(['sh010.blend']);
+    expect(layout.skipped.map((s) => s.source)).toEqual([own]);
+    // The project has a file `_external/mnt`; an external /mnt/a.png needs that name as a folder.
+    const main = '/p/scene.blend';
+    failure(() =>
+      planLayout(
+        main,
+        [
+          found({ path: '//_external/mnt', absolute: '/p/_external/mnt', kind: 'other', blendFile: main }),
+          found({ path: '/mnt/a.png', absolute: '/mnt/a.png', kind: 'image', blendFile: main }),
+        ],
+        [],
+        {
+          pathApi: path.posix,
+        },
+      ),
+    );
+  });
+
   it('bundles folder add-ons under _addons/<module>/ and single-file ones as _addons/<module>.py', () => {
     const addons: ExpandedAddon[] = [
-      { addon: { module: 'rigtools', name: 'Rig Tools', path: '/home/ann/addons/rigtools', addonType: 'addon', selected: true }, single: false, files: ['/home/ann/addons/rigtools/__init__.py', '/home/ann/addons/rigtools/ops/a.py'] },
-      { addon: { module: 'quick', name: 'Quick', path: '/home/ann/addons/quick.py', addonType: 'addon', selected: true }, single: true, files: [] },
+      {
+        addon: {
+          module: 'rigtools',
+          name: 'Rig Tools',
+          path: '/home/ann/addons/rigtools',
+          addonType: 'addon',
+          selected: true,
+        },
+        single: false,
+        files: ['/home/ann/addons/rigtools/__init__.py', '/home/ann/addons/rigtools/ops/a.py'],
+      },
+      {
+        addon: {
+          module: 'quick',
+          name: 'Quick',
+          path: '/home/ann/addons/quick.py',
+          addonType: 'addon',
+          selected: true,
+        },
+        single: true,
+        files: [],
+      },
     ];
     const layout = planLayout(MAIN, [], addons, { pathApi: path.posix });
     expect(layout.entries.map((e) => [e.path, e.kind])).toEqual([
@@ -256,13 +409,26 @@ describe('planLayout', () => {
       { id: 'quick', name: 'Quick', path: '_addons/quick.py', addonType: 'addon' },
       { id: 'rigtools', name: 'Rig Tools', path: '_addons/rigtools', addonType: 'addon' },
     ]);
-    failure(() => planLayout(MAIN, [], [addons[1]!, { ...addons[1]!, addon: { ...addons[1]!.addon, path: '/elsewhere/quick.py' } }], { pathApi: path.posix }));
-    failure(() => planLayout(MAIN, [], [{ ...addons[1]!, addon: { ...addons[1]!.addon, module: '../up' } }], { pathApi: path.posix }));
+    failure(() =>
+      planLayout(
+        MAIN,
+        [],
+        [addons[1]!, { ...addons[1]!, addon: { ...addons[1]!.addon, path: '/elsewhere/quick.py' } }],
+        { pathApi: path.posix },
+      ),
+    );
+    failure(() =>
+      planLayout(MAIN, [], [{ ...addons[1]!, addon: { ...addons[1]!.addon, module: '../up' } }], {
+        pathApi: path.posix,
+      }),
+    );
   });
 
   it('places a path of the root itself as the empty path', () => {
     expect(placePath('/home/ann/proj', '/home/ann/proj', path.posix)).toBe('');
     expect(placePath('/home/ann/proj/a/b.png', '/home/ann/proj', path.posix)).toBe('a/b.png');
-    expect(placePath('/home/ann/project2/b.png', '/home/ann/proj', path.posix)).toBe('_external/home/ann/project2/b.png');
+    expect(placePath('/home/ann/project2/b.png', '/home/ann/proj', path.posix)).toBe(
+      '_external/home/ann/project2/b.png',
+    );
   });
 });

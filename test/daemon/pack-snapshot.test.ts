@@ -41,12 +41,24 @@ afterEach(async () => {
 });
 
 /** Service with its worker and a daemon talking to it, directly or through a throttled link. */
-async function startFarm(name: string, opts: { link?: ThrottledLink; partSize?: number; daemonWork?: string } = {}): Promise<Farm> {
-  const e2e = await startE2E({ blobUploads: true, ...(opts.link ? { publicUrl: opts.link.origin } : {}), ...(opts.partSize ? { blobPartSizeBytes: opts.partSize } : {}) });
+async function startFarm(
+  name: string,
+  opts: { link?: ThrottledLink; partSize?: number; daemonWork?: string } = {},
+): Promise<Farm> {
+  const e2e = await startE2E({
+    blobUploads: true,
+    ...(opts.link ? { publicUrl: opts.link.origin } : {}),
+    ...(opts.partSize ? { blobPartSizeBytes: opts.partSize } : {}),
+  });
   if (opts.link) opts.link.targetPort = Number(new URL(e2e.svc.origin).port);
   const serviceUrl = opts.link ? `${opts.link.origin}${new URL(e2e.svc.baseUrl).pathname}` : e2e.svc.baseUrl;
   const daemonWork = opts.daemonWork ?? path.join(work, name);
-  const daemon = await startTestBridge({ serviceUrl, apiKey: e2e.svc.apiKey, work: daemonWork, stateDir: path.join(work, name, 'state') });
+  const daemon = await startTestBridge({
+    serviceUrl,
+    apiKey: e2e.svc.apiKey,
+    work: daemonWork,
+    stateDir: path.join(work, name, 'state'),
+  });
   return {
     e2e,
     daemon,
@@ -76,10 +88,14 @@ async function submissionOf(f: Farm, id: string): Promise<Submission> {
 }
 
 async function settle(f: Farm, id: string): Promise<Submission> {
-  return waitUntil(`submission ${id} to end`, async () => {
-    const s = await submissionOf(f, id);
-    return s.step === 'done' || s.step === 'failed' ? s : undefined;
-  }, { timeoutMs: 240_000, intervalMs: 200 });
+  return waitUntil(
+    `submission ${id} to end`,
+    async () => {
+      const s = await submissionOf(f, id);
+      return s.step === 'done' || s.step === 'failed' ? s : undefined;
+    },
+    { timeoutMs: 240_000, intervalMs: 200 },
+  );
 }
 
 /** The colours of frame 1 as downloaded into `outDir`. */
@@ -91,11 +107,21 @@ async function frameColours(outDir: string): Promise<ReturnType<typeof cellColou
 
 /** The submission is uploading and has sent some, not all, of what it has to send. */
 async function midUpload(f: Farm, id: string): Promise<Submission> {
-  return waitUntil(`submission ${id} to be part-way through its upload`, async () => {
-    const s = await submissionOf(f, id);
-    if (s.step === 'failed' || s.step === 'done') throw new Error(`the submission ended before its upload was part-way: ${JSON.stringify(s.error)}`);
-    return s.step === 'uploading' && s.upload && s.upload.bytesDone > 0 && s.upload.bytesDone < s.upload.bytesTotal / 2 ? s : undefined;
-  }, { timeoutMs: 120_000, intervalMs: 50 });
+  return waitUntil(
+    `submission ${id} to be part-way through its upload`,
+    async () => {
+      const s = await submissionOf(f, id);
+      if (s.step === 'failed' || s.step === 'done')
+        throw new Error(`the submission ended before its upload was part-way: ${JSON.stringify(s.error)}`);
+      return s.step === 'uploading' &&
+        s.upload &&
+        s.upload.bytesDone > 0 &&
+        s.upload.bytesDone < s.upload.bytesTotal / 2
+        ? s
+        : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 50 },
+  );
 }
 
 const absRed = (p: PackProject) => path.join(p.root, 'assets', 'abs_red.png');
@@ -118,7 +144,10 @@ describe('a pack is a snapshot', () => {
     // A sync tool tidies the folder: the texture outside the project gets another name.
     await rename(absRed(project), path.join(project.root, 'assets', 'wall texture.png'));
     const outDir = path.join(work, 'renamed-out');
-    const s = await settle(farm, await startSubmission(farm, { packId: packed.packId, settings: { frames: ['1'] }, outDir }));
+    const s = await settle(
+      farm,
+      await startSubmission(farm, { packId: packed.packId, settings: { frames: ['1'] }, outDir }),
+    );
     expect(s.error).toBeNull();
     expect(s.step).toBe('done');
     expect(mismatches(await frameColours(outDir))).toEqual({});
@@ -139,7 +168,10 @@ describe('a pack is a snapshot', () => {
     expect(note?.body).toContain(wood(project));
     expect(note?.body).toMatch(/pack again/);
     // The stale pack is never sent: submitting it again says to pack again.
-    const resent = await settle(farm, await startSubmission(farm, { packId: packed.packId, settings: { frames: ['1'] } }));
+    const resent = await settle(
+      farm,
+      await startSubmission(farm, { packId: packed.packId, settings: { frames: ['1'] } }),
+    );
     expect(resent.step).toBe('failed');
     expect(resent.error?.name, JSON.stringify(resent.error)).toBe('DAEMON_NOT_FOUND');
     expect(resent.error?.message).toMatch(/pack the project again/);
@@ -150,13 +182,19 @@ describe('a pack is a snapshot', () => {
     const woodNow = repacked.files.find((f) => f.source === wood(project));
     expect(woodNow?.sha256).not.toBe(woodBefore?.sha256);
     const outDir = path.join(work, 'in-place-out');
-    const done = await settle(farm, await startSubmission(farm, { packId: repacked.packId, settings: { frames: ['1'] }, outDir }));
+    const done = await settle(
+      farm,
+      await startSubmission(farm, { packId: repacked.packId, settings: { frames: ['1'] }, outDir }),
+    );
     expect(done.error).toBeNull();
     expect(done.step).toBe('done');
     const colours = await frameColours(outDir);
     expect(Object.keys(mismatches(colours))).toEqual(['wood']);
     const red = CELLS['absRed']?.rgb ?? [];
-    expect(colours['wood']?.every((c, i) => Math.abs(c - (red[i] ?? -99)) <= 3), JSON.stringify(colours)).toBe(true);
+    expect(
+      colours['wood']?.every((c, i) => Math.abs(c - (red[i] ?? -99)) <= 3),
+      JSON.stringify(colours),
+    ).toBe(true);
   }, 400_000);
 
   it('names a moved texture the daemon could not link (another filesystem) and says to pack again, never the service URL', async (ctx) => {
@@ -192,45 +230,59 @@ describe('the artist keeps working during a slow upload', () => {
   /** The pack fixture with a 1.5 MB scene and its edited version; a farm behind a 2 Mbit/s link, parts of 64 KiB. */
   async function slowFarm(name: string): Promise<PackProject> {
     const project = await buildPackProject(path.join(work, name));
-    const res = await runBlender({ binary: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', pythonScript: SAVES_SCRIPT, scriptArgs: [project.root], timeoutMs: 120_000 });
-    if (res.exitCode !== 0) throw new Error(`building the saved scene failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
+    const res = await runBlender({
+      binary: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender',
+      pythonScript: SAVES_SCRIPT,
+      scriptArgs: [project.root],
+      timeoutMs: 120_000,
+    });
+    if (res.exitCode !== 0)
+      throw new Error(`building the saved scene failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
     farm = await startFarm(name, { link: await startThrottledLink({ rateKbit: 2000 }), partSize: 64 * 1024 });
     return project;
   }
 
-  it.skipIf(why !== undefined)('renders the scene as it was when Render was pressed, though the .blend and a texture were saved again meanwhile', async () => {
-    const project = await slowFarm('saved');
-    const f = farm as Farm;
-    const outDir = path.join(work, 'saved-out');
-    const id = await startSubmission(f, { pack: { path: project.main }, settings: { frames: ['1'] }, outDir });
-    await midUpload(f, id);
-    // Saved as Blender saves (a new file renamed over the old): the AbsRed cell now shows wood.png.
-    await rename(path.join(project.proj, 'scenes', 'main.saved.blend'), project.main);
-    // wood.png repainted red by an editor that saves the same way.
-    await writeFile(`${wood(project)}.tmp`, await readFile(absRed(project)));
-    await rename(`${wood(project)}.tmp`, wood(project));
-    expect((await submissionOf(f, id)).step).toBe('uploading');
-    const s = await settle(f, id);
-    expect(s.error).toBeNull();
-    expect(s.step).toBe('done');
-    // The AbsRed cell is red (the scene as packed), wood blue (the texture as packed).
-    expect(mismatches(await frameColours(outDir))).toEqual({});
-  }, 400_000);
-
-  it.skipIf(why !== undefined)('a texture repainted in place during the upload: the packed texture renders, or the submission names it and says to pack again', async () => {
-    const project = await slowFarm('repainted');
-    const f = farm as Farm;
-    const outDir = path.join(work, 'repainted-out');
-    const id = await startSubmission(f, { pack: { path: project.main }, settings: { frames: ['1'] }, outDir });
-    await midUpload(f, id);
-    // wood.png is sent after the scene's many parts; written in place, under the pack's link too.
-    await writeFile(wood(project), await readFile(absRed(project)));
-    const s = await settle(f, id);
-    if (s.step === 'failed') {
-      expectPackChanged(s, wood(project));
-    } else {
+  it.skipIf(why !== undefined)(
+    'renders the scene as it was when Render was pressed, though the .blend and a texture were saved again meanwhile',
+    async () => {
+      const project = await slowFarm('saved');
+      const f = farm as Farm;
+      const outDir = path.join(work, 'saved-out');
+      const id = await startSubmission(f, { pack: { path: project.main }, settings: { frames: ['1'] }, outDir });
+      await midUpload(f, id);
+      // Saved as Blender saves (a new file renamed over the old): the AbsRed cell now shows wood.png.
+      await rename(path.join(project.proj, 'scenes', 'main.saved.blend'), project.main);
+      // wood.png repainted red by an editor that saves the same way.
+      await writeFile(`${wood(project)}.tmp`, await readFile(absRed(project)));
+      await rename(`${wood(project)}.tmp`, wood(project));
+      expect((await submissionOf(f, id)).step).toBe('uploading');
+      const s = await settle(f, id);
+      expect(s.error).toBeNull();
       expect(s.step).toBe('done');
+      // The AbsRed cell is red (the scene as packed), wood blue (the texture as packed).
       expect(mismatches(await frameColours(outDir))).toEqual({});
-    }
-  }, 400_000);
+    },
+    400_000,
+  );
+
+  it.skipIf(why !== undefined)(
+    'a texture repainted in place during the upload: the packed texture renders, or the submission names it and says to pack again',
+    async () => {
+      const project = await slowFarm('repainted');
+      const f = farm as Farm;
+      const outDir = path.join(work, 'repainted-out');
+      const id = await startSubmission(f, { pack: { path: project.main }, settings: { frames: ['1'] }, outDir });
+      await midUpload(f, id);
+      // wood.png is sent after the scene's many parts; written in place, under the pack's link too.
+      await writeFile(wood(project), await readFile(absRed(project)));
+      const s = await settle(f, id);
+      if (s.step === 'failed') {
+        expectPackChanged(s, wood(project));
+      } else {
+        expect(s.step).toBe('done');
+        expect(mismatches(await frameColours(outDir))).toEqual({});
+      }
+    },
+    400_000,
+  );
 });

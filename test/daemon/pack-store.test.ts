@@ -4,7 +4,18 @@
 // packer's bound fail the pack saying what to do; and what a stopped daemon left in the work
 // folder is removed at the next start, while anything else there is left alone. Real files in
 // temp folders, real packer (dependencies given, so no Blender).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, type Stats } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  type Stats,
+} from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -28,7 +39,10 @@ beforeEach(() => {
   workDir = join(base, 'work');
   main = put(join(base, 'proj', 'shot.blend'), Buffer.concat([Buffer.from('BLENDER-v304'), textBytes(300_000)]));
   wood = put(join(base, 'proj', 'tex', 'wood.png'), randomBytes(200_000));
-  lib = put(join(base, 'proj', 'libs', 'props.blend'), Buffer.concat([Buffer.from('BLENDER-v304'), textBytes(100_000, 3)]));
+  lib = put(
+    join(base, 'proj', 'libs', 'props.blend'),
+    Buffer.concat([Buffer.from('BLENDER-v304'), textBytes(100_000, 3)]),
+  );
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
@@ -47,9 +61,16 @@ describe('the pack store on disk', () => {
     const packer = createPacker({ workDir, trace: noTrace, createdBy: 'test' });
     const pack = await packer.pack(request());
     const held = join(workDir, pack.packId, 'files');
-    const links = (await readdir(held, { recursive: true })).map((n) => statSync(join(held, n))).filter((s) => s.isFile());
+    const links = (await readdir(held, { recursive: true }))
+      .map((n) => statSync(join(held, n)))
+      .filter((s) => s.isFile());
     // Two .blend copies (one link each, their own bytes) and the texture's link (the artist's file, now two links).
-    expect(links.filter((s) => s.nlink === 1).map((s) => s.size).sort((a, b) => a - b)).toEqual([statSync(lib).size, statSync(main).size].sort((a, b) => a - b));
+    expect(
+      links
+        .filter((s) => s.nlink === 1)
+        .map((s) => s.size)
+        .sort((a, b) => a - b),
+    ).toEqual([statSync(lib).size, statSync(main).size].sort((a, b) => a - b));
     expect(statSync(wood).nlink).toBe(2);
     expect(links.some((s) => s.ino === statSync(wood).ino)).toBe(true);
     await packer.discard(pack.packId);
@@ -60,7 +81,9 @@ describe('the pack store on disk', () => {
   it('fails a pack whose .blend copies pass the bound, saying what to do, and leaves nothing behind', async () => {
     const packer = createPacker({ workDir, trace: noTrace, createdBy: 'test', maxCopiedBytes: statSync(main).size });
     const err = await packFailure(packer.pack(request()));
-    expect(err.message).toMatch(/do not fit in the daemon's pack store .*: submit or discard the waiting packs, then pack again/);
+    expect(err.message).toMatch(
+      /do not fit in the daemon's pack store .*: submit or discard the waiting packs, then pack again/,
+    );
     expect(await readdir(workDir)).toEqual([]);
   });
 
@@ -69,11 +92,15 @@ describe('the pack store on disk', () => {
     const one = statSync(main).size + statSync(lib).size;
     const packer = createPacker({ workDir, trace: noTrace, createdBy: 'test', maxCopiedBytes: Math.floor(one * 1.5) });
     const both = await Promise.allSettled([packer.pack(request()), packer.pack(request())]);
-    const packed = both.filter((r): r is PromiseFulfilledResult<Awaited<ReturnType<typeof packer.pack>>> => r.status === 'fulfilled');
+    const packed = both.filter(
+      (r): r is PromiseFulfilledResult<Awaited<ReturnType<typeof packer.pack>>> => r.status === 'fulfilled',
+    );
     const failed = both.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(packed).toHaveLength(1);
     expect(failed).toHaveLength(1);
-    expect((failed[0]?.reason as Error).message).toMatch(/do not fit in the daemon's pack store .*: submit or discard the waiting packs, then pack again/);
+    expect((failed[0]?.reason as Error).message).toMatch(
+      /do not fit in the daemon's pack store .*: submit or discard the waiting packs, then pack again/,
+    );
     // Only the pack that fit is on disk; once it is discarded, its room is free again.
     expect(await readdir(workDir)).toEqual([packed[0]?.value.packId]);
     await packer.discard(packed[0]?.value.packId as string);
@@ -91,7 +118,9 @@ describe('the pack store on disk', () => {
     const copyOf = (packId: string, blend: string) => {
       const held = join(workDir, packId, 'files', 'c');
       const size = statSync(blend).size;
-      const found = readdirSync(held).map((n) => statSync(join(held, n))).filter((st) => st.size === size);
+      const found = readdirSync(held)
+        .map((n) => statSync(join(held, n)))
+        .filter((st) => st.size === size);
       expect(found, `${blend} in ${packId}`).toHaveLength(1);
       return found[0] as Stats;
     };
@@ -110,7 +139,9 @@ describe('the pack store on disk', () => {
     renameSync(`${main}.tmp`, main);
     const third = await packer.pack(request());
     expect(copyOf(third.packId, main).ino).not.toBe(copyOf(second.packId, main).ino);
-    expect(third.files.find((f) => f.source === main)?.sha256).not.toBe(second.files.find((f) => f.source === main)?.sha256);
+    expect(third.files.find((f) => f.source === main)?.sha256).not.toBe(
+      second.files.find((f) => f.source === main)?.sha256,
+    );
     // The library did not change: still the one copy.
     expect(copyOf(third.packId, lib).ino).toBe(copyOf(second.packId, lib).ino);
   });

@@ -23,7 +23,6 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
-
 /** Methods by entry name, read back with Python's zipfile (CRCs checked). */
 function methods(zip: string): Record<string, number> {
   return Object.fromEntries(readZip(zip).entries.map((e) => [e.name, e.method]));
@@ -48,23 +47,48 @@ describe('packProject', () => {
     );
     const ext = `_external${join(base, 'library', 'hdri', 'sky.exr')}`;
     const read = readZip(zipPath);
-    expect(read.entries.map((e) => e.name)).toEqual([ext, 'shots/notes.txt', 'shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
+    expect(read.entries.map((e) => e.name)).toEqual([
+      ext,
+      'shots/notes.txt',
+      'shots/sh010.blend',
+      'tex/wood.png',
+      'renderbridge-manifest.json',
+    ]);
     expect(read.manifest).toEqual(out.manifest);
     expect(out).toMatchObject({ zipPath, fileCount: 4, sceneFile: 'shots/sh010.blend', warnings: [] });
     expect(out.bytes).toBe(readFileSync(zipPath).length);
     const m = out.manifest;
-    expect(m).toMatchObject({ version: 1, sceneFile: 'shots/sh010.blend', createdBy: 'renderbridge-daemon/test', missing: [], addons: [] });
+    expect(m).toMatchObject({
+      version: 1,
+      sceneFile: 'shots/sh010.blend',
+      createdBy: 'renderbridge-daemon/test',
+      missing: [],
+      addons: [],
+    });
     expect(m.entries).toEqual(
       [
         [ext, hdri, 'image'],
         ['shots/notes.txt', notes, 'text'],
         ['shots/sh010.blend', main, 'blend'],
         ['tex/wood.png', wood, 'image'],
-      ].map(([path, source, kind]) => ({ path, source, kind, size: readFileSync(source!).length, sha256: sha256(source!), deflated: !/\.(png|exr)$/.test(path!) })),
+      ].map(([path, source, kind]) => ({
+        path,
+        source,
+        kind,
+        size: readFileSync(source!).length,
+        sha256: sha256(source!),
+        deflated: !/\.(png|exr)$/.test(path!),
+      })),
     );
     expect(m.remaps).toEqual([{ from: hdri, to: ext, blendFile: 'shots/sh010.blend' }]);
     // Compressed images are stored, text and the uncompressed .blend deflated.
-    expect(methods(zipPath)).toEqual({ [ext]: STORED, 'shots/notes.txt': DEFLATED, 'shots/sh010.blend': DEFLATED, 'tex/wood.png': STORED, 'renderbridge-manifest.json': DEFLATED });
+    expect(methods(zipPath)).toEqual({
+      [ext]: STORED,
+      'shots/notes.txt': DEFLATED,
+      'shots/sh010.blend': DEFLATED,
+      'tex/wood.png': STORED,
+      'renderbridge-manifest.json': DEFLATED,
+    });
   });
 
   it('stores what would not shrink (noise under any name, a compressed .blend) and deflates even data that shrinks 1000:1', async () => {
@@ -76,7 +100,13 @@ describe('packProject', () => {
       text: put(join(proj, 'shots', 'mesh.obj'), textBytes(300_000)),
     };
     const zipPath = join(base, 'out.zip');
-    await packProject({ blendFile: main, dependencies: Object.values(files).map((f) => dep({ path: f, absolute: f, kind: 'other', blendFile: main })) }, { zipPath });
+    await packProject(
+      {
+        blendFile: main,
+        dependencies: Object.values(files).map((f) => dep({ path: f, absolute: f, kind: 'other', blendFile: main })),
+      },
+      { zipPath },
+    );
     expect(methods(zipPath)).toMatchObject({
       'noise.bin': STORED,
       'lib.blend': STORED,
@@ -99,7 +129,13 @@ describe('packProject', () => {
           dep({ path: '//gone.png', absolute: gone, kind: 'image', blendFile: main, usedBy: ['IMgone'] }),
           dep({ path: '//gone.png', absolute: gone, kind: 'image', blendFile: main, usedBy: ['IMgone.001'] }),
           dep({ path: lib, absolute: lib, kind: 'library', blendFile: main, usedBy: ['LIprops.blend'] }),
-          dep({ path: '//seq/f_0001.png', absolute: join(proj, 'shots', 'seq', 'f_0001.png'), kind: 'image', pattern: 'sequence', blendFile: main }),
+          dep({
+            path: '//seq/f_0001.png',
+            absolute: join(proj, 'shots', 'seq', 'f_0001.png'),
+            kind: 'image',
+            pattern: 'sequence',
+            blendFile: main,
+          }),
         ],
       },
       { zipPath: join(base, 'out.zip') },
@@ -112,13 +148,19 @@ describe('packProject', () => {
     expect(out.warnings.map((w) => w.code)).toEqual(['MISSING_FILES']);
     expect(out.warnings[0]!.message).toContain(gone);
     expect(out.warnings[0]!.message).toContain('1 linked library');
-    expect(readZip(out.zipPath).entries.map((e) => e.name)).toEqual(['sh010.blend', 'wood.png', 'renderbridge-manifest.json']);
+    expect(readZip(out.zipPath).entries.map((e) => e.name)).toEqual([
+      'sh010.blend',
+      'wood.png',
+      'renderbridge-manifest.json',
+    ]);
   });
 
   it('packs every UDIM tile, every frame of a sequence and everything in a cache folder', async () => {
     const tiles = [1001, 1002, 1011].map((t) => put(join(proj, 'tex', `skin.${t}.png`), randomBytes(500)));
     put(join(proj, 'tex', 'skin.png'), 'not a tile');
-    const frames = [1, 2, 10].map((f) => put(join(base, 'plates', `bg_${String(f).padStart(4, '0')}.exr`), randomBytes(500)));
+    const frames = [1, 2, 10].map((f) =>
+      put(join(base, 'plates', `bg_${String(f).padStart(4, '0')}.exr`), randomBytes(500)),
+    );
     put(join(base, 'plates', 'bg_0001.exr.bak'), 'not a frame');
     put(join(base, 'plates', 'other_0001.exr'), 'not a frame');
     const cache = join(proj, 'cache', 'fluid');
@@ -132,10 +174,23 @@ describe('packProject', () => {
       {
         blendFile: main,
         dependencies: [
-          dep({ path: '//../tex/skin.<UDIM>.png', absolute: join(proj, 'tex', 'skin.<UDIM>.png'), kind: 'image', pattern: 'udim', blendFile: main }),
+          dep({
+            path: '//../tex/skin.<UDIM>.png',
+            absolute: join(proj, 'tex', 'skin.<UDIM>.png'),
+            kind: 'image',
+            pattern: 'udim',
+            blendFile: main,
+          }),
           dep({ path: frames[0]!, absolute: frames[0]!, kind: 'image', pattern: 'sequence', blendFile: main }),
           dep({ path: '//../cache/fluid/', absolute: cache, kind: 'cache', pattern: 'directory', blendFile: main }),
-          dep({ path: join(base, 'uv', 'a.<UVTILE>.png'), absolute: join(base, 'uv', 'a.<UVTILE>.png'), kind: 'image', pattern: 'udim', files: given, blendFile: main }),
+          dep({
+            path: join(base, 'uv', 'a.<UVTILE>.png'),
+            absolute: join(base, 'uv', 'a.<UVTILE>.png'),
+            kind: 'image',
+            pattern: 'udim',
+            files: given,
+            blendFile: main,
+          }),
         ],
       },
       { zipPath: join(base, 'out.zip') },
@@ -153,10 +208,16 @@ describe('packProject', () => {
     );
     expect(out.manifest.remaps).toEqual([
       { from: frames[0], to: ext(frames[0]!), blendFile: 'shots/sh010.blend' },
-      { from: join(base, 'uv', 'a.<UVTILE>.png'), to: ext(join(base, 'uv', 'a.<UVTILE>.png')), blendFile: 'shots/sh010.blend' },
+      {
+        from: join(base, 'uv', 'a.<UVTILE>.png'),
+        to: ext(join(base, 'uv', 'a.<UVTILE>.png')),
+        blendFile: 'shots/sh010.blend',
+      },
     ]);
     expect(out.manifest.missing).toEqual([]);
-    expect(out.warnings).toEqual([{ code: 'LINKED_FOLDER_SKIPPED', message: expect.stringContaining(join(cache, 'linked')) }]);
+    expect(out.warnings).toEqual([
+      { code: 'LINKED_FOLDER_SKIPPED', message: expect.stringContaining(join(cache, 'linked')) },
+    ]);
   });
 
   it('bundles the selected folder and single-file add-ons (without __pycache__) and leaves unselected ones out', async () => {
@@ -189,11 +250,27 @@ describe('packProject', () => {
       { id: 'quick', name: 'Quick', path: '_addons/quick.py', addonType: 'addon' },
       { id: 'rigtools', name: 'Rig Tools', path: '_addons/rigtools', addonType: 'addon' },
     ]);
-    await packFailure(packProject({ blendFile: main, dependencies: [], addons: [{ module: 'gone', name: 'Gone', path: join(base, 'nope'), addonType: 'addon', selected: true }] }, { zipPath: join(base, 'x.zip') }));
+    await packFailure(
+      packProject(
+        {
+          blendFile: main,
+          dependencies: [],
+          addons: [{ module: 'gone', name: 'Gone', path: join(base, 'nope'), addonType: 'addon', selected: true }],
+        },
+        { zipPath: join(base, 'x.zip') },
+      ),
+    );
   });
 
   it('makes zips the worker unpacks as they are: odd names, external files, remaps and add-ons included', async () => {
-    const names = ['tex/wood grain #2.png', 'tex/café ☕.png', 'tex/a..b.png', 'tex/[x] (1).png', 'tex/ünïcödé/ß.png', 'tex/.hidden.png'];
+    const names = [
+      'tex/wood grain #2.png',
+      'tex/café ☕.png',
+      'tex/a..b.png',
+      'tex/[x] (1).png',
+      'tex/ünïcödé/ß.png',
+      'tex/.hidden.png',
+    ];
     const files = names.map((n) => put(join(proj, n), randomBytes(200)));
     const ext = put(join(base, 'other drive', 'C', 'x.png'), randomBytes(200));
     const quick = put(join(base, 'addons', 'quick.py'), 'bl_info = {}\n');
@@ -209,15 +286,25 @@ describe('packProject', () => {
     expect(unpacked.files).toEqual([...out.manifest.entries.map((e) => e.path), 'renderbridge-manifest.json'].sort());
     expect(unpacked.manifest).toEqual(out.manifest);
     expect(pickSceneFile(unpacked.files, null, unpacked.manifest)).toBe(out.sceneFile);
-    expect(resolveBundledAddons(unpacked.manifest, undefined, undefined, { root: unpacked.root, files: unpacked.files }).map((a) => a.relativePath)).toEqual(['_addons/quick.py']);
+    expect(
+      resolveBundledAddons(unpacked.manifest, undefined, undefined, { root: unpacked.root, files: unpacked.files }).map(
+        (a) => a.relativePath,
+      ),
+    ).toEqual(['_addons/quick.py']);
     for (const e of out.manifest.entries) expect(sha256(join(unpacked.root, e.path))).toBe(e.sha256);
   });
 
   it('gives the same entries and manifest when packing the same project twice', async () => {
     const deps = [1, 2, 3].map((i) => put(join(proj, 'tex', `t${i}.png`), randomBytes(100)));
-    const input = { blendFile: main, dependencies: deps.reverse().map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })) };
+    const input = {
+      blendFile: main,
+      dependencies: deps.reverse().map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })),
+    };
     const a = await packProject(input, { zipPath: join(base, 'a.zip') });
-    const b = await packProject({ ...input, dependencies: [...input.dependencies].reverse() }, { zipPath: join(base, 'b.zip') });
+    const b = await packProject(
+      { ...input, dependencies: [...input.dependencies].reverse() },
+      { zipPath: join(base, 'b.zip') },
+    );
     expect(b.manifest).toEqual(a.manifest);
     expect(readZip(b.zipPath).entries).toEqual(readZip(a.zipPath).entries);
   });
@@ -233,7 +320,10 @@ describe('packProject', () => {
     let peak = before;
     const progress: number[] = [];
     await packProject(
-      { blendFile: main, dependencies: [big, mesh].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })) },
+      {
+        blendFile: main,
+        dependencies: [big, mesh].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })),
+      },
       {
         zipPath: join(base, 'out.zip'),
         onProgress: (done, total) => {
@@ -252,10 +342,20 @@ describe('packProject', () => {
 
   it('fails with PACK_FAILED when the main .blend is missing or a name cannot be stored, and leaves no zip behind', async () => {
     const zipPath = join(base, 'out.zip');
-    expect((await packFailure(packProject({ blendFile: join(proj, 'nope.blend'), dependencies: [] }, { zipPath }))).message).toContain('nope.blend');
+    expect(
+      (await packFailure(packProject({ blendFile: join(proj, 'nope.blend'), dependencies: [] }, { zipPath }))).message,
+    ).toContain('nope.blend');
     const a = put(join(proj, 'shots', 'Wood.png'), 'A');
     const b = put(join(proj, 'shots', 'wood.png'), 'B');
-    const err = await packFailure(packProject({ blendFile: main, dependencies: [a, b].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })) }, { zipPath }));
+    const err = await packFailure(
+      packProject(
+        {
+          blendFile: main,
+          dependencies: [a, b].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })),
+        },
+        { zipPath },
+      ),
+    );
     expect(err.message).toContain('letter case');
     expect(readdirSync(base)).toEqual(['proj']);
   });
@@ -264,7 +364,13 @@ describe('packProject', () => {
     const real = put(join(proj, 'shots', 'Wood.png'), randomBytes(100));
     const link = join(proj, 'shots', 'wood.png');
     symlinkSync(real, link);
-    const out = await packProject({ blendFile: main, dependencies: [real, link].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })) }, { zipPath: join(base, 'out.zip') });
+    const out = await packProject(
+      {
+        blendFile: main,
+        dependencies: [real, link].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })),
+      },
+      { zipPath: join(base, 'out.zip') },
+    );
     expect(out.manifest.entries.map((e) => e.path)).toEqual(['Wood.png', 'sh010.blend']);
     expect(out.manifest.remaps.map((r) => [r.from, r.to])).toEqual([
       [real, 'Wood.png'],
@@ -277,7 +383,11 @@ describe('packProject', () => {
     const ctl = new AbortController();
     const p = packProject(
       { blendFile: main, dependencies: [dep({ path: big, absolute: big, kind: 'image', blendFile: main })] },
-      { zipPath: join(base, 'out.zip'), signal: ctl.signal, onProgress: (done) => done > 4 * 1024 * 1024 && ctl.abort(new Error('user canceled')) },
+      {
+        zipPath: join(base, 'out.zip'),
+        signal: ctl.signal,
+        onProgress: (done) => done > 4 * 1024 * 1024 && ctl.abort(new Error('user canceled')),
+      },
     );
     await expect(p).rejects.toThrow('user canceled');
     expect(readdirSync(base)).toEqual(['proj']);

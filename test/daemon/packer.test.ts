@@ -23,8 +23,14 @@ let builtIn: string;
 beforeAll(async () => {
   builtIn = mkdtempSync(join(tmpdir(), 'rb-packer-blend-'));
   textured = join(builtIn, 'sh010.blend');
-  const res = await runBlender({ binary: BLENDER, pythonScript: BUILDER, scriptArgs: [textured, '//../tex/wood.png'], timeoutMs: 120_000 });
-  if (res.exitCode !== 0) throw new Error(`building textured.blend failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
+  const res = await runBlender({
+    binary: BLENDER,
+    pythonScript: BUILDER,
+    scriptArgs: [textured, '//../tex/wood.png'],
+    timeoutMs: 120_000,
+  });
+  if (res.exitCode !== 0)
+    throw new Error(`building textured.blend failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
 }, 150_000);
 afterAll(() => rmSync(builtIn, { recursive: true, force: true }));
 
@@ -50,7 +56,11 @@ describe('packFolder', () => {
 
   it('packs every file of the folder where it is, skipping backups, bytecode, .git and an old manifest', async () => {
     const out = await packFolder(proj, { zipPath: join(base, 'out.zip') });
-    expect(readZip(out.zipPath).entries.map((e) => e.name)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
+    expect(readZip(out.zipPath).entries.map((e) => e.name)).toEqual([
+      'shots/sh010.blend',
+      'tex/wood.png',
+      'renderbridge-manifest.json',
+    ]);
     expect(out.sceneFile).toBe('shots/sh010.blend');
     expect(out.manifest).toMatchObject({ sceneFile: 'shots/sh010.blend', remaps: [], missing: [] });
     expect(out.manifest.entries.map((e) => e.kind)).toEqual(['blend', 'image']);
@@ -59,8 +69,13 @@ describe('packFolder', () => {
 
   it('prefers the only top-level .blend, takes sceneFile when given, and lists the choices when it cannot tell', async () => {
     put(join(proj, 'libs', 'props.blend'), 'BLENDER-v304');
-    expect((await packFailure(packFolder(proj, { zipPath: join(base, 'a.zip') }))).metadata.choices).toEqual(['libs/props.blend', 'shots/sh010.blend']);
-    expect((await packFolder(proj, { zipPath: join(base, 'b.zip'), sceneFile: 'shots/sh010.blend' })).sceneFile).toBe('shots/sh010.blend');
+    expect((await packFailure(packFolder(proj, { zipPath: join(base, 'a.zip') }))).metadata.choices).toEqual([
+      'libs/props.blend',
+      'shots/sh010.blend',
+    ]);
+    expect((await packFolder(proj, { zipPath: join(base, 'b.zip'), sceneFile: 'shots/sh010.blend' })).sceneFile).toBe(
+      'shots/sh010.blend',
+    );
     await packFailure(packFolder(proj, { zipPath: join(base, 'c.zip'), sceneFile: 'shots/sh010.blend1' }));
     put(join(proj, 'main.blend'), 'BLENDER-v304');
     expect((await packFolder(proj, { zipPath: join(base, 'd.zip') })).sceneFile).toBe('main.blend');
@@ -90,15 +105,35 @@ describe('createPacker', () => {
     expect(given.zipPath).toBeNull();
     expect(given).toMatchObject({ fileCount: 1, sceneFile: 'sh010.blend', missing: [], remaps: [], warnings: [] });
     expect(given.files.map((f) => f.path)).toEqual(['sh010.blend', 'renderbridge-manifest.json']);
-    expect(given.preflight).toEqual({ schemaVersion: 1, source: 'client_zip_inspection', blendFiles: ['sh010.blend'], packerManifestPreview: { manifestPath: 'renderbridge-manifest.json', bundledAddons: [] } });
+    expect(given.preflight).toEqual({
+      schemaVersion: 1,
+      source: 'client_zip_inspection',
+      blendFiles: ['sh010.blend'],
+      packerManifestPreview: { manifestPath: 'renderbridge-manifest.json', bundledAddons: [] },
+    });
     const viaTrace = await packer.pack({ path: main });
     expect(traced).toEqual([main]);
     // Blender found '//../tex/wood.png': packed beside shots/, the project rooted at proj/.
-    expect(viaTrace).toMatchObject({ zipPath: null, fileCount: 2, sceneFile: 'shots/sh010.blend', missing: [], remaps: [], warnings: [] });
-    expect(viaTrace.files.map((f) => f.path)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
+    expect(viaTrace).toMatchObject({
+      zipPath: null,
+      fileCount: 2,
+      sceneFile: 'shots/sh010.blend',
+      missing: [],
+      remaps: [],
+      warnings: [],
+    });
+    expect(viaTrace.files.map((f) => f.path)).toEqual([
+      'shots/sh010.blend',
+      'tex/wood.png',
+      'renderbridge-manifest.json',
+    ]);
     const zipPath = await packer.zip(viaTrace.packId);
     expect(zipPath).toBe(join(workDir, `${viaTrace.packId}.zip`));
-    expect(readZip(zipPath).entries.map((e) => e.name)).toEqual(['shots/sh010.blend', 'tex/wood.png', 'renderbridge-manifest.json']);
+    expect(readZip(zipPath).entries.map((e) => e.name)).toEqual([
+      'shots/sh010.blend',
+      'tex/wood.png',
+      'renderbridge-manifest.json',
+    ]);
     expect(readZip(zipPath).manifest?.createdBy).toBe('renderbridge-daemon/test');
     expect(packer.get(viaTrace.packId)).toEqual({ ...viaTrace, zipPath });
     // Each pack has its folder (the manifest); the zip only where one was asked for.
@@ -115,7 +150,14 @@ describe('createPacker', () => {
     const own = join(base, 'mine.zip');
     writeFileSync(own, readFileSync(await packer.zip(folder.packId)));
     const zip = await packer.pack({ path: own });
-    expect(zip).toMatchObject({ zipPath: own, files: [], bytes: readFileSync(own).length, fileCount: 2, sceneFile: 'shots/sh010.blend', preflight: folder.preflight });
+    expect(zip).toMatchObject({
+      zipPath: own,
+      files: [],
+      bytes: readFileSync(own).length,
+      fileCount: 2,
+      sceneFile: 'shots/sh010.blend',
+      preflight: folder.preflight,
+    });
     expect(await packer.zip(zip.packId)).toBe(own);
     await packer.discard(zip.packId);
     expect(readFileSync(own).length).toBe(zip.bytes);
@@ -128,6 +170,11 @@ describe('createPacker', () => {
     expect((await packFailure(packer.pack({ path: txt }))).message).toContain('not a .blend');
     mkdirSync(workDir, { recursive: true });
     expect(readdirSync(workDir)).toEqual([]);
-    expect(await packer.zip('no-such-pack').then(() => null, (e: DaemonError) => e.code)).toBe('DAEMON_NOT_FOUND');
+    expect(
+      await packer.zip('no-such-pack').then(
+        () => null,
+        (e: DaemonError) => e.code,
+      ),
+    ).toBe('DAEMON_NOT_FOUND');
   });
 });

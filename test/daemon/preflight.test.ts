@@ -17,7 +17,6 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
-
 function zipFile(entries: Parameters<typeof buildZip>[0]): string {
   const file = join(base, 'upload.zip');
   writeFileSync(file, buildZip(entries));
@@ -36,7 +35,13 @@ describe('inspectZip', () => {
       { module: 'quick', name: 'Quick', path: quick, addonType: 'addon', selected: false },
     ];
     const out = await packProject(
-      { blendFile: main, dependencies: [{ path: '//libs/props.blend', absolute: lib, kind: 'library', pattern: 'file', blendFile: main, usedBy: [] }], addons },
+      {
+        blendFile: main,
+        dependencies: [
+          { path: '//libs/props.blend', absolute: lib, kind: 'library', pattern: 'file', blendFile: main, usedBy: [] },
+        ],
+        addons,
+      },
       { zipPath: join(base, 'out.zip') },
     );
     const preflight = await inspectZip(out.zipPath, addons);
@@ -48,13 +53,21 @@ describe('inspectZip', () => {
       packerManifestPreview: {
         manifestPath: PACK_MANIFEST_NAME,
         bundledAddons: [
-          { bundledPathInPack: '_addons/rigtools', name: 'Rig Tools', module: 'rigtools', addonType: 'addon', selectedForBundle: true },
+          {
+            bundledPathInPack: '_addons/rigtools',
+            name: 'Rig Tools',
+            module: 'rigtools',
+            addonType: 'addon',
+            selectedForBundle: true,
+          },
           { bundledPathInPack: '', name: 'Quick', module: 'quick', addonType: 'addon', selectedForBundle: false },
         ],
       },
     });
     // Without the artist's list, only what the manifest bundles.
-    expect((await inspectZip(out.zipPath)).packerManifestPreview?.bundledAddons.map((a) => a.module)).toEqual(['rigtools']);
+    expect((await inspectZip(out.zipPath)).packerManifestPreview?.bundledAddons.map((a) => a.module)).toEqual([
+      'rigtools',
+    ]);
   });
 
   it('lists the .blend files of a hand-made zip (no backups, no macOS metadata) and previews no manifest', async () => {
@@ -80,15 +93,23 @@ describe('inspectZip', () => {
     const bytes = readFileSync(good);
     writeFileSync(good, bytes.subarray(0, bytes.length - 30));
     await packFailure(inspectZip(good));
-    expect((await packFailure(inspectZip(zipFile([{ name: '../evil.blend', data: 'x' }])))).message).toMatch(/relative path|\.\./);
+    expect((await packFailure(inspectZip(zipFile([{ name: '../evil.blend', data: 'x' }])))).message).toMatch(
+      /relative path|\.\./,
+    );
   });
 
   it('refuses a manifest that is not JSON, does not match the schema, or is larger than the cap (counted on real bytes)', async () => {
     const scene = { name: 'scene.blend', data: 'BLENDER-v304' };
-    expect((await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{nope' }])))).message).toContain('not valid JSON');
-    expect((await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{"version": 2}' }])))).message).toContain('schema');
+    expect(
+      (await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{nope' }])))).message,
+    ).toContain('not valid JSON');
+    expect(
+      (await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{"version": 2}' }])))).message,
+    ).toContain('schema');
     const huge = `{"version":1,"sceneFile":"scene.blend"${' '.repeat(MAX_MANIFEST_BYTES)}}`;
-    expect((await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: huge }])))).message).toContain('larger than');
+    expect(
+      (await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: huge }])))).message,
+    ).toContain('larger than');
     // A header that understates the size: the bytes are counted, not the claim.
     const liar = zipFile([scene, { name: PACK_MANIFEST_NAME, data: huge, declaredSize: 100 }]);
     await packFailure(inspectZip(liar));

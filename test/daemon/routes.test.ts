@@ -55,7 +55,7 @@ async function zips(): Promise<string[]> {
 }
 
 describe('jobs routes', () => {
-  it('lists tracked jobs, reads one fresh, cancels it, and passes the service\'s errors through unchanged', async () => {
+  it("lists tracked jobs, reads one fresh, cancels it, and passes the service's errors through unchanged", async () => {
     const job = await createJob(api(e2e.svc.baseUrl, e2e.svc.apiKey));
     await waitUntil('the job in GET /jobs', async () => {
       const res = await call('GET', '/jobs');
@@ -63,7 +63,10 @@ describe('jobs routes', () => {
     });
     const one = await call('GET', `/jobs/${job.id}`);
     expect(one.status).toBe(200);
-    expect(DAEMON_ROUTES.getJob.response.parse(one.json)).toMatchObject({ job: { id: job.id, status: 'created' }, download: null });
+    expect(DAEMON_ROUTES.getJob.response.parse(one.json)).toMatchObject({
+      job: { id: job.id, status: 'created' },
+      download: null,
+    });
 
     const canceled = await call('POST', `/jobs/${job.id}/cancel`);
     expect(canceled.status).toBe(200);
@@ -82,7 +85,11 @@ describe('jobs routes', () => {
 
     const bad = await call('GET', '/jobs/not-a-uuid');
     expect(bad.status).toBe(400);
-    expect(errorOf(bad)).toMatchObject({ name: 'DAEMON_BAD_REQUEST', type: 'zod', details: [{ path: ['params', 'id'] }] });
+    expect(errorOf(bad)).toMatchObject({
+      name: 'DAEMON_BAD_REQUEST',
+      type: 'zod',
+      details: [{ path: ['params', 'id'] }],
+    });
   });
 
   it('answers NO_API_KEY without a key and SERVICE_UNREACHABLE when the service does not answer', async () => {
@@ -128,27 +135,37 @@ describe('pack, submission and download routes', () => {
       ['empty outDir', `/jobs/${randomUUID()}/download`, { outDir: '' }, ['body', 'outDir']],
     ];
     const zipsBefore = await zips();
-    const submissionsBefore = DAEMON_ROUTES.listSubmissions.response.parse((await call('GET', '/submissions')).json).submissions.length;
+    const submissionsBefore = DAEMON_ROUTES.listSubmissions.response.parse((await call('GET', '/submissions')).json)
+      .submissions.length;
     for (const [what, p, body, at] of cases) {
       const res = await call('POST', p, body);
       expect(res.status, what).toBe(400);
       const err = errorOf(res);
       expect(err.name, what).toBe('DAEMON_BAD_REQUEST');
       expect(err.type, what).toBe('zod');
-      expect(err.details.some((x) => at.every((q, i) => x.path[i] === q)), `${what}: ${JSON.stringify(err.details)}`).toBe(true);
+      expect(
+        err.details.some((x) => at.every((q, i) => x.path[i] === q)),
+        `${what}: ${JSON.stringify(err.details)}`,
+      ).toBe(true);
     }
     for (const [what, raw, type] of [
       ['broken JSON', '{"path":', 'application/json'],
       ['not JSON', 'path=/a.blend', 'text/plain'],
       ['empty JSON body', '', 'application/json'],
     ] as const) {
-      const res = await rawRequest(`${d.origin}/pack`, { method: 'POST', headers: { authorization: `Bearer ${d.token}`, 'content-type': type }, body: raw });
+      const res = await rawRequest(`${d.origin}/pack`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${d.token}`, 'content-type': type },
+        body: raw,
+      });
       expect(res.status, what).toBe(400);
       expect(errorOf(res).name, what).toBe('DAEMON_BAD_REQUEST');
     }
     // Nothing reached the packer or the submissions: no zip was made, no submission started.
     expect(await zips()).toEqual(zipsBefore);
-    expect(DAEMON_ROUTES.listSubmissions.response.parse((await call('GET', '/submissions')).json).submissions).toHaveLength(submissionsBefore);
+    expect(
+      DAEMON_ROUTES.listSubmissions.response.parse((await call('GET', '/submissions')).json).submissions,
+    ).toHaveLength(submissionsBefore);
   });
 
   it('starts a submission with its defaults filled in, lists it and finds it by id', async () => {
@@ -209,7 +226,11 @@ describe('pack, submission and download routes', () => {
   });
 
   it('answers DAEMON_NOT_FOUND for unknown routes and methods', async () => {
-    for (const [method, p] of [['GET', '/nope'], ['DELETE', '/jobs'], ['GET', '/pack']] as const) {
+    for (const [method, p] of [
+      ['GET', '/nope'],
+      ['DELETE', '/jobs'],
+      ['GET', '/pack'],
+    ] as const) {
       const res = await call(method, p);
       expect(res.status, `${method} ${p}`).toBe(404);
       expect(errorOf(res).name).toBe('DAEMON_NOT_FOUND');

@@ -23,8 +23,14 @@ const secret = generateWebhookSecret();
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'rb-sse-render-'));
   e2e = await startE2E({ webhooks: { baseDelayMs: 200, pollIntervalMs: 100 } });
-  td = await startTestDaemon({ serviceUrl: e2e.svc.baseUrl, webhookSecret: secret, pollActiveMs: 250, pollIdleMs: 1000 }, { apiKey: e2e.svc.apiKey });
-  await e2e.svc.service.webhooks.setWebhook(e2e.svc.workspaceId, { url: `${td.daemon.origin}${DAEMON_WEBHOOK_PATH}`, secret });
+  td = await startTestDaemon(
+    { serviceUrl: e2e.svc.baseUrl, webhookSecret: secret, pollActiveMs: 250, pollIdleMs: 1000 },
+    { apiKey: e2e.svc.apiKey },
+  );
+  await e2e.svc.service.webhooks.setWebhook(e2e.svc.workspaceId, {
+    url: `${td.daemon.origin}${DAEMON_WEBHOOK_PATH}`,
+    secret,
+  });
   sse = await openSse(td.daemon.origin, td.daemon.token);
   await sse.waitFor('the stream to open', (r) => r.frames.length >= 1);
 }, 120_000);
@@ -82,19 +88,32 @@ describe('SSE stream during a real render', () => {
 
     // Every event parses with its shared schema.
     for (const e of all) DAEMON_EVENTS[e.event as keyof typeof DAEMON_EVENTS].parse(e.data);
-    const jobEvents = all.filter((e) => e.event === 'job').map((e) => DAEMON_EVENTS.job.parse(e.data)).filter((t) => t.job.id === id);
+    const jobEvents = all
+      .filter((e) => e.event === 'job')
+      .map((e) => DAEMON_EVENTS.job.parse(e.data))
+      .filter((t) => t.job.id === id);
     const statuses = jobEvents.map((t) => t.job.status);
     // Polling sees what the job is in at each poll (a short state may fall between two), always
     // in the job's own order, ending with completed.
     const order = ['created', 'validating', 'validated', 'booting', 'rendering', 'finalizing', 'completed'];
     const ranks = statuses.map((s) => order.indexOf(s));
-    expect(ranks.every((r, i) => r >= 0 && (i === 0 || r >= ranks[i - 1]!)), statuses.join(' > ')).toBe(true);
-    expect(statuses.some((s) => s === 'validating' || s === 'booting' || s === 'rendering' || s === 'finalizing')).toBe(true);
+    expect(
+      ranks.every((r, i) => r >= 0 && (i === 0 || r >= ranks[i - 1]!)),
+      statuses.join(' > '),
+    ).toBe(true);
+    expect(statuses.some((s) => s === 'validating' || s === 'booting' || s === 'rendering' || s === 'finalizing')).toBe(
+      true,
+    );
     expect(statuses.at(-1)).toBe('completed');
     expect(jobEvents.at(-1)!.progress).toMatchObject({ jobId: id, framesTotal: 300, framesDone: 300 });
-    const progress = all.filter((e) => e.event === 'progress').map((e) => DAEMON_EVENTS.progress.parse(e.data)).filter((p) => p.jobId === id);
+    const progress = all
+      .filter((e) => e.event === 'progress')
+      .map((e) => DAEMON_EVENTS.progress.parse(e.data))
+      .filter((p) => p.jobId === id);
     expect(progress.length).toBeGreaterThan(0);
     // renderComplete comes after the job's last change, never before.
-    expect(all.map((e) => e.event).lastIndexOf('renderComplete')).toBeGreaterThan(all.findLastIndex((e) => e.event === 'job' && (e.data as { job: { id: string } }).job.id === id));
+    expect(all.map((e) => e.event).lastIndexOf('renderComplete')).toBeGreaterThan(
+      all.findLastIndex((e) => e.event === 'job' && (e.data as { job: { id: string } }).job.id === id),
+    );
   }, 300_000);
 });

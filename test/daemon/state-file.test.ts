@@ -36,7 +36,13 @@ describe('daemon state file', () => {
     expect(mode(stateDir)).toBe(0o700);
     expect(mode(file)).toBe(0o600);
     const state = DaemonState.parse(JSON.parse(await readFile(file, 'utf8')));
-    expect(state).toMatchObject({ version: 1, pid: process.pid, port: td.daemon.port, token: td.daemon.token, daemonVersion: '9.8.7-test' });
+    expect(state).toMatchObject({
+      version: 1,
+      pid: process.pid,
+      port: td.daemon.port,
+      token: td.daemon.token,
+      daemonVersion: '9.8.7-test',
+    });
     expect(state.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // No temp files left beside it.
     expect(spawnSync('ls', ['-A', stateDir]).stdout.toString().trim()).toBe('daemon.json');
@@ -74,7 +80,9 @@ describe('daemon state file', () => {
       expect(e.message).toContain(`127.0.0.1:${first.daemon.port}`);
       // The first daemon's file and token are untouched, and it still answers.
       expect((await readStateFile(stateDir)).state?.token).toBe(first.daemon.token);
-      const health = await rawRequest(`${first.daemon.origin}/health`, { headers: { authorization: `Bearer ${first.daemon.token}` } });
+      const health = await rawRequest(`${first.daemon.origin}/health`, {
+        headers: { authorization: `Bearer ${first.daemon.token}` },
+      });
       expect(health.status).toBe(200);
     } finally {
       await first.close();
@@ -87,19 +95,37 @@ describe('daemon state file', () => {
   it('replaces a stale state file left by a daemon that died', async () => {
     const stateDir = path.join(root, 'stale');
     const dead = spawnSync(process.execPath, ['-e', 'process.exit(0)']).pid;
-    await writeStateFile(stateDir, { version: 1, pid: dead, port: 9, token: newToken(), startedAt: new Date().toISOString(), daemonVersion: 'old' });
+    await writeStateFile(stateDir, {
+      version: 1,
+      pid: dead,
+      port: 9,
+      token: newToken(),
+      startedAt: new Date().toISOString(),
+      daemonVersion: 'old',
+    });
     const td = await startTestDaemon({ serviceUrl: svc.baseUrl, stateDir });
     try {
-      expect((await readStateFile(stateDir)).state).toMatchObject({ pid: process.pid, port: td.daemon.port, token: td.daemon.token });
+      expect((await readStateFile(stateDir)).state).toMatchObject({
+        pid: process.pid,
+        port: td.daemon.port,
+        token: td.daemon.token,
+      });
     } finally {
       await td.close();
     }
   });
 
-  it('leaves a newer daemon\'s state file alone on removal', async () => {
+  it("leaves a newer daemon's state file alone on removal", async () => {
     const stateDir = path.join(root, 'newer');
     const theirs = newToken();
-    await writeStateFile(stateDir, { version: 1, pid: process.pid, port: 1234, token: theirs, startedAt: new Date().toISOString(), daemonVersion: 'x' });
+    await writeStateFile(stateDir, {
+      version: 1,
+      pid: process.pid,
+      port: 1234,
+      token: theirs,
+      startedAt: new Date().toISOString(),
+      daemonVersion: 'x',
+    });
     expect(await removeStateFile(stateDir, newToken())).toBe(false);
     expect((await readStateFile(stateDir)).state?.token).toBe(theirs);
     expect(await removeStateFile(stateDir, theirs)).toBe(true);

@@ -35,13 +35,24 @@ afterAll(async () => {
 const settings = { frames: ['1-2'], renderConfig: { resolution: [64, 48] as [number, number], sampleCount: 4 } };
 
 async function deps(options: Partial<RenderJobClientOptions> = {}): Promise<SubmissionDeps> {
-  const client = new RenderJobClient({ baseUrl: ps.baseUrl, apiKey: ps.svc.apiKey, baseDelayMs: 5, maxDelayMs: 50, maxRetries: 1, ...options });
+  const client = new RenderJobClient({
+    baseUrl: ps.baseUrl,
+    apiKey: ps.svc.apiKey,
+    baseDelayMs: 5,
+    maxDelayMs: 50,
+    maxRetries: 1,
+    ...options,
+  });
   // As the daemon's client, which has talked to the service before the artist submits: its URL
   // is known to work, so a lost connection is waited for.
   await client.listJobs({});
   return {
     clients: { client: async () => client, apiKeySource: async () => 'env' },
-    packer: createPacker({ workDir: path.join(scratch, 'packs'), trace: createTracer({ blender: 'blender' }), createdBy: 'renderbridge-test' }),
+    packer: createPacker({
+      workDir: path.join(scratch, 'packs'),
+      trace: createTracer({ blender: 'blender' }),
+      createdBy: 'renderbridge-test',
+    }),
     downloadsDir: path.join(scratch, 'out'),
     pollMs: 100,
     progressIntervalMs: 0,
@@ -66,7 +77,11 @@ describe('a submission over a flaky link', () => {
         .then(() => undefined)
         .finally(() => ps.proxy.linkUp());
     };
-    const s = await runSubmission({ pack: { path: zip }, settings, download: false }, await deps({ onReconnect: (i) => downs.push(i.downMs) }), onUpdate);
+    const s = await runSubmission(
+      { pack: { path: zip }, settings, download: false },
+      await deps({ onReconnect: (i) => downs.push(i.downMs) }),
+      onUpdate,
+    );
     await outage;
     expect(s.error, JSON.stringify(s.error)).toBeNull();
     expect(s.step).toBe('done');
@@ -74,7 +89,11 @@ describe('a submission over a flaky link', () => {
     expect(downs.length).toBeGreaterThanOrEqual(3);
     expect(ps.proxy.cuts()).toBe(1);
     expect(ps.proxy.requests().filter((r) => r.endsWith('/validate'))).toHaveLength(1);
-    const job = await new RenderJobClient({ baseUrl: ps.svc.baseUrl, apiKey: ps.svc.apiKey }).waitForStatus(s.jobId!, ['completed', 'failed', 'canceled'], { intervalMs: 200, timeoutMs: 300_000 });
+    const job = await new RenderJobClient({ baseUrl: ps.svc.baseUrl, apiKey: ps.svc.apiKey }).waitForStatus(
+      s.jobId!,
+      ['completed', 'failed', 'canceled'],
+      { intervalMs: 200, timeoutMs: 300_000 },
+    );
     expect(job.status).toBe('completed');
   }, 600_000);
 
@@ -86,10 +105,16 @@ describe('a submission over a flaky link', () => {
       ps.proxy.linkDown();
     };
     try {
-      const s = await runSubmission({ pack: { path: zip }, settings, download: false }, await deps({ reconnectPatienceMs: 1500 }), onUpdate);
+      const s = await runSubmission(
+        { pack: { path: zip }, settings, download: false },
+        await deps({ reconnectPatienceMs: 1500 }),
+        onUpdate,
+      );
       expect(s.step).toBe('failed');
       expect(s.error?.name).toBe('SERVICE_UNREACHABLE');
-      expect(s.error?.message).toMatch(/the connection dropped and did not come back within \d+ s: check this computer's network connection, then submit again/);
+      expect(s.error?.message).toMatch(
+        /the connection dropped and did not come back within \d+ s: check this computer's network connection, then submit again/,
+      );
       expect(s.error?.message).not.toMatch(/service URL/);
     } finally {
       ps.proxy.linkUp();

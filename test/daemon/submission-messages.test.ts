@@ -39,7 +39,14 @@ afterAll(() => stack?.close());
 const settings = { frames: ['1'], renderConfig: { resolution: [64, 48] as [number, number], sampleCount: 4 } };
 
 function deps(extra: Partial<SubmissionDeps> = {}): SubmissionDeps {
-  return { clients: stack.clients, packer: stack.packer, downloadsDir: path.join(stack.scratch, 'out'), pollMs: 200, progressIntervalMs: 0, ...extra };
+  return {
+    clients: stack.clients,
+    packer: stack.packer,
+    downloadsDir: path.join(stack.scratch, 'out'),
+    pollMs: 200,
+    progressIntervalMs: 0,
+    ...extra,
+  };
 }
 
 /** The failed submission's error, checked for what every such message must do. */
@@ -63,25 +70,43 @@ describe('what a failed submission says', () => {
     // A file where the daemon's work folder should be: its pack folders cannot be made.
     await writeFile(path.join(stack.scratch, 'not-a-folder'), 'a file');
     const workDir = path.join(stack.scratch, 'not-a-folder', 'packs');
-    const packer = createPacker({ workDir, trace: createTracer({ blender: 'blender' }), createdBy: 'renderbridge-test' });
+    const packer = createPacker({
+      workDir,
+      trace: createTracer({ blender: 'blender' }),
+      createdBy: 'renderbridge-test',
+    });
     const folder = path.join(stack.scratch, 'unpackable');
     await mkdir(folder, { recursive: true });
     await copyFile(await buildFixture('basic'), path.join(folder, 'scene.blend'));
     const s = await runSubmission({ pack: { path: folder }, settings, download: false }, deps({ packer }));
-    const e = failure(s, 'PACK_FAILED', /^The daemon's pack folder ".*" cannot be created \(ENOTDIR: .*\); check its free space and permissions, then retry\.$/);
+    const e = failure(
+      s,
+      'PACK_FAILED',
+      /^The daemon's pack folder ".*" cannot be created \(ENOTDIR: .*\); check its free space and permissions, then retry\.$/,
+    );
     expect(e.message).toContain(workDir);
   });
 
   it('a scene that fails to render on the farm: the failedReason (BLENDER_FAILED) with its job; the tray says "Render failed"', async () => {
     // Validation sees the camera; Blender, at render time, cannot resolve it (its library shadows it).
-    const s = await runSubmission({ pack: { path: await buildFixture('shadowed-camera') }, settings, download: false }, deps());
+    const s = await runSubmission(
+      { pack: { path: await buildFixture('shadowed-camera') }, settings, download: false },
+      deps(),
+    );
     const e = failure(s, 'BLENDER_FAILED', /camera 'Shot' not found/);
     expect(s.jobId).toEqual(expect.any(String));
-    expect(e.metadata).toMatchObject({ jobId: s.jobId, status: 'failed', failedReason: { name: 'BLENDER_FAILED', type: 'RENDER_FAILED' } });
+    expect(e.metadata).toMatchObject({
+      jobId: s.jobId,
+      status: 'failed',
+      failedReason: { name: 'BLENDER_FAILED', type: 'RENDER_FAILED' },
+    });
     // A job exists: the tray notifies its renderComplete, not the submission.
     expect(submissionNotification(s)).toBeNull();
     const job = await stack.e2e.client.getJob(s.jobId!);
-    expect(notificationFor({ jobId: job.id, status: 'failed', job, outDir: null })).toMatchObject({ title: 'Render failed', body: expect.stringMatching(/ failed — BLENDER_FAILED: .*camera 'Shot' not found/) as string });
+    expect(notificationFor({ jobId: job.id, status: 'failed', job, outDir: null })).toMatchObject({
+      title: 'Render failed',
+      body: expect.stringMatching(/ failed — BLENDER_FAILED: .*camera 'Shot' not found/) as string,
+    });
   }, 240_000);
 
   it('a pack id the daemon no longer has: DAEMON_NOT_FOUND, pack again', async () => {
@@ -95,7 +120,11 @@ describe('what a failed submission says', () => {
     const pack = await stack.packer.pack({ path: own });
     await rm(own);
     const s = await runSubmission({ packId: pack.packId, settings, download: false }, deps());
-    const e = failure(s, 'PACK_CHANGED', /could not be read for the upload \(it was moved or deleted\): restore it or pack the project again/);
+    const e = failure(
+      s,
+      'PACK_CHANGED',
+      /could not be read for the upload \(it was moved or deleted\): restore it or pack the project again/,
+    );
     expect(e.message).toContain(own);
     expect(submissionNotification(s)?.body).toContain(own);
     // Submitting the same pack again says to pack again, rather than failing the same way.
@@ -107,7 +136,13 @@ describe('what a failed submission says', () => {
     // The scene and 8 MiB of noise (stored): the PUT is far from its end at its first progress.
     const own = path.join(stack.scratch, 'rewritten.zip');
     const specifier: string = 'archiver';
-    const { ZipArchive } = (await import(specifier)) as { ZipArchive: new (o: { zlib?: { level: number } }) => NodeJS.ReadableStream & { file(p: string, o: { name: string }): void; append(b: Buffer, o: { name: string; store: boolean }): void; finalize(): Promise<void> } };
+    const { ZipArchive } = (await import(specifier)) as {
+      ZipArchive: new (o: { zlib?: { level: number } }) => NodeJS.ReadableStream & {
+        file(p: string, o: { name: string }): void;
+        append(b: Buffer, o: { name: string; store: boolean }): void;
+        finalize(): Promise<void>;
+      };
+    };
     const archive = new ZipArchive({ zlib: { level: 1 } });
     archive.file(await buildFixture('basic'), { name: 'project/scene.blend' });
     archive.append(randomBytes(8 * 1024 * 1024), { name: 'project/noise.bin', store: true });
@@ -124,7 +159,11 @@ describe('what a failed submission says', () => {
       }
     });
     expect(cut).toBe(true);
-    const e = failure(s, 'PACK_CHANGED', /was changed while it was being sent after the project was packed.*: pack again/);
+    const e = failure(
+      s,
+      'PACK_CHANGED',
+      /was changed while it was being sent after the project was packed.*: pack again/,
+    );
     expect(e.message).toContain(own);
   });
 
@@ -142,7 +181,11 @@ describe('what a failed submission says', () => {
       const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
       const clients = { client: async () => client, apiKeySource: async () => 'env' as const };
       const s = await runSubmission({ packId: pack.packId, settings, download: false }, deps({ clients }));
-      const e = failure(s, 'PACK_CHANGED', /was changed after the project was packed, so the farm would not render what was packed: pack again/);
+      const e = failure(
+        s,
+        'PACK_CHANGED',
+        /was changed after the project was packed, so the farm would not render what was packed: pack again/,
+      );
       expect(e.message).toContain(texture);
       expect(s.upload).toBeNull();
       // Dropped: the same pack is not zipped again.
@@ -163,8 +206,15 @@ describe('what a failed submission says', () => {
       await copyFile(await buildFixture('basic'), path.join(folder, 'scene.blend'));
       await writeFile(path.join(folder, 'notes.txt'), 'a second file');
       const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
-      const s = await runSubmission({ pack: { path: folder }, settings, download: false }, deps({ clients: { client: async () => client, apiKeySource: async () => 'env' } }));
-      const e = failure(s, 'SUBMISSION_FAILED', /upload URLs had expired each time before the parts could be sent \(20 queries\)\. Check that this computer's clock is right.*then submit again/);
+      const s = await runSubmission(
+        { pack: { path: folder }, settings, download: false },
+        deps({ clients: { client: async () => client, apiKeySource: async () => 'env' } }),
+      );
+      const e = failure(
+        s,
+        'SUBMISSION_FAILED',
+        /upload URLs had expired each time before the parts could be sent \(20 queries\)\. Check that this computer's clock is right.*then submit again/,
+      );
       expect(e.metadata).toEqual({ queries: 20 });
       expect(s.jobId).toBeNull();
       expect(submissionNotification(s)?.body).toMatch(/clock/);
@@ -181,8 +231,15 @@ describe('what a failed submission says', () => {
         srv.close(() => resolve(p));
       });
     });
-    const dead = new RenderJobClient({ baseUrl: `http://127.0.0.1:${port}/api/external/v1`, apiKey: 'rb_x', maxRetries: 0 });
-    const s = await runSubmission({ pack: { path: zip }, settings, download: false }, deps({ clients: { client: async () => dead, apiKeySource: async () => 'env' } }));
+    const dead = new RenderJobClient({
+      baseUrl: `http://127.0.0.1:${port}/api/external/v1`,
+      apiKey: 'rb_x',
+      maxRetries: 0,
+    });
+    const s = await runSubmission(
+      { pack: { path: zip }, settings, download: false },
+      deps({ clients: { client: async () => dead, apiKeySource: async () => 'env' } }),
+    );
     const e = failure(s, 'SERVICE_UNREACHABLE', /check the service URL and that the service is running/);
     expect(e.message).toContain(`127.0.0.1:${port}`);
   });
@@ -190,9 +247,14 @@ describe('what a failed submission says', () => {
   it('a submission stopped during its upload: SUBMISSION_ABORTED, submit again', async () => {
     const abort = new AbortController();
     const req: SubmitRequest = { pack: { path: zip }, settings, download: false };
-    const s = await runSubmission(req, deps(), (u) => {
-      if (u.step === 'uploading') abort.abort(new Error('interrupted'));
-    }, { signal: abort.signal });
+    const s = await runSubmission(
+      req,
+      deps(),
+      (u) => {
+        if (u.step === 'uploading') abort.abort(new Error('interrupted'));
+      },
+      { signal: abort.signal },
+    );
     failure(s, 'SUBMISSION_ABORTED', /submit again/);
     // Stopped on purpose: the tray does not notify it.
     expect(submissionNotification(s)).toBeNull();

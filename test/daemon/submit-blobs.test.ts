@@ -51,7 +51,12 @@ async function startFarm(name: string, blobUploads: boolean): Promise<Farm> {
   const e2e = await startE2E({ publicUrl: proxy.origin, blobUploads });
   proxy.target = { host: '127.0.0.1', port: Number(new URL(e2e.svc.origin).port) };
   const serviceUrl = `${proxy.origin}${new URL(e2e.svc.baseUrl).pathname}`;
-  const daemon = await startTestBridge({ serviceUrl, apiKey: e2e.svc.apiKey, work: path.join(work, name), stateDir: path.join(work, name, 'state') });
+  const daemon = await startTestBridge({
+    serviceUrl,
+    apiKey: e2e.svc.apiKey,
+    work: path.join(work, name),
+    stateDir: path.join(work, name, 'state'),
+  });
   return {
     e2e,
     proxy,
@@ -102,7 +107,11 @@ describe('submissions and the content-addressed upload', () => {
     expect(job.status).toBe('completed');
 
     farm.proxy.reset();
-    const second = await submitAndSettle(farm, { pack: { path: project.main }, settings: { frames: ['1'] }, mode: 'check' });
+    const second = await submitAndSettle(farm, {
+      pack: { path: project.main },
+      settings: { frames: ['1'] },
+      mode: 'check',
+    });
     expect(second.error).toBeNull();
     expect(second.step).toBe('done');
     expect(second.upload?.mode).toBe('blobs');

@@ -4,7 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { withSubmitDefaults } from '../../daemon/submit/defaults.js';
 import { renderConfigFrom } from '../../daemon/submit/steps.js';
 
-const PROFILE = { outputFormat: 'JPEG', video: false, overrides: { sampleCount: 2, notes: 'profile', colorManagementPreset: 'aces' } };
+const PROFILE = {
+  outputFormat: 'JPEG',
+  video: false,
+  overrides: { sampleCount: 2, notes: 'profile', colorManagementPreset: 'aces' },
+};
 
 describe('submission defaults', () => {
   it('fill what the submission leaves open', () => {
@@ -18,8 +22,13 @@ describe('submission defaults', () => {
     });
   });
 
-  it('lose to the submission\'s own renderConfig fields and named settings', () => {
-    const body = renderConfigFrom(withSubmitDefaults({ format: 'PNG', video: true, renderConfig: { sampleCount: 9, outputFormat: 'TIFF' } }, PROFILE));
+  it("lose to the submission's own renderConfig fields and named settings", () => {
+    const body = renderConfigFrom(
+      withSubmitDefaults(
+        { format: 'PNG', video: true, renderConfig: { sampleCount: 9, outputFormat: 'TIFF' } },
+        PROFILE,
+      ),
+    );
     expect(body).toMatchObject({ sampleCount: 9, outputFormat: 'PNG', videoOutput: true, notes: 'profile' });
   });
 

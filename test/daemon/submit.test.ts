@@ -44,7 +44,14 @@ describe('createSubmissions', () => {
     await buildFixtureZip(['compositor'], zip);
     const events: DaemonEvent[] = [];
     const downloadsDir = path.join(scratch, 'outputs');
-    const submissions = createSubmissions({ clients, packer, events: { publish: (e) => events.push(e) }, downloadsDir, pollMs: 200, progressIntervalMs: 0 });
+    const submissions = createSubmissions({
+      clients,
+      packer,
+      events: { publish: (e) => events.push(e) },
+      downloadsDir,
+      pollMs: 200,
+      progressIntervalMs: 0,
+    });
 
     const started = submissions.start(request(zip));
     expect(started.step).toBe('packing');
@@ -68,38 +75,68 @@ describe('createSubmissions', () => {
     // The job got the settings and the packer's preflight; the user's zip is still there.
     const job = await e2e.client.getJob(final.jobId!);
     expect(job.status).toBe('completed');
-    expect(job.requestedConfig).toMatchObject({ frameRanges: ['1-2'], sampleCount: 4, colorManagementPreset: 'default' });
+    expect(job.requestedConfig).toMatchObject({
+      frameRanges: ['1-2'],
+      sampleCount: 4,
+      colorManagementPreset: 'default',
+    });
     expect(job.uploadPreflight?.blendFiles).toEqual(['project/compositor.blend']);
     expect((await stat(zip)).size).toBe(size);
 
     expect(final.outDir).toBe(path.join(downloadsDir, `shot-${final.jobId!.slice(0, 8)}`));
     expect(await filesUnder(final.outDir!)).toEqual(
-      ['FileOut/beauty_0001.png', 'FileOut/beauty_0002.png', 'FileOut/mask0001.png', 'FileOut/mask0002.png', 'f_0001.png', 'f_0002.png'].sort(),
+      [
+        'FileOut/beauty_0001.png',
+        'FileOut/beauty_0002.png',
+        'FileOut/mask0001.png',
+        'FileOut/mask0002.png',
+        'f_0001.png',
+        'f_0002.png',
+      ].sort(),
     );
   }, 240_000);
 
-  it('ends a project that fails validation as failed, carrying the job\'s failedReason', async () => {
+  it("ends a project that fails validation as failed, carrying the job's failedReason", async () => {
     const zip = path.join(scratch, 'nocam.zip');
     await buildFixtureZip(['odd'], zip);
     const events: DaemonEvent[] = [];
-    const submissions = createSubmissions({ clients, packer, events: { publish: (e) => events.push(e) }, downloadsDir: path.join(scratch, 'outputs'), pollMs: 200 });
+    const submissions = createSubmissions({
+      clients,
+      packer,
+      events: { publish: (e) => events.push(e) },
+      downloadsDir: path.join(scratch, 'outputs'),
+      pollMs: 200,
+    });
     const final = await submissions.settled(submissions.start(request(zip)).id);
     expect(final.step).toBe('failed');
     const job = await e2e.client.getJob(final.jobId!);
     expect(job.status).toBe('failed');
-    expect(final.error).toMatchObject({ name: job.failedReason!.name, message: job.failedReason!.errorDetails['message'] });
+    expect(final.error).toMatchObject({
+      name: job.failedReason!.name,
+      message: job.failedReason!.errorDetails['message'],
+    });
     expect(final.error?.message).toMatch(/camera/i);
     expect(final.error?.details.map((d) => d.code)).toContain('NO_CAMERA');
-    expect(steps(events.map((e) => e.data as Submission))).toEqual(['packing', 'uploading', 'creating', 'validating', 'failed']);
+    expect(steps(events.map((e) => e.data as Submission))).toEqual([
+      'packing',
+      'uploading',
+      'creating',
+      'validating',
+      'failed',
+    ]);
   }, 120_000);
 });
 
 describe('runSubmission (no daemon)', () => {
-  it('carries the service\'s error body when the API key is wrong', async () => {
+  it("carries the service's error body when the API key is wrong", async () => {
     const zip = path.join(scratch, 'badkey.zip');
     await buildFixtureZip(['basic'], zip);
     const wrong = new RenderJobClient({ baseUrl: e2e.svc.baseUrl, apiKey: `rb_live_${'A'.repeat(43)}` });
-    const final = await runSubmission(request(zip), { clients: { client: async () => wrong, apiKeySource: async () => 'env' }, packer, downloadsDir: scratch });
+    const final = await runSubmission(request(zip), {
+      clients: { client: async () => wrong, apiKeySource: async () => 'env' },
+      packer,
+      downloadsDir: scratch,
+    });
     expect(final).toMatchObject({ step: 'failed', jobId: null });
     expect(final.error).toMatchObject({ name: 'UNAUTHORIZED', type: 'api' });
     expect(final.error?.message).toContain('API key');
@@ -111,7 +148,11 @@ describe('runSubmission (no daemon)', () => {
     const zip = path.join(scratch, 'check.zip');
     await buildFixtureZip(['basic'], zip);
     const seen: Submission[] = [];
-    const final = await runSubmission(request(zip, { mode: 'check' }), { clients, packer, downloadsDir: scratch, pollMs: 200 }, (u) => seen.push(u));
+    const final = await runSubmission(
+      request(zip, { mode: 'check' }),
+      { clients, packer, downloadsDir: scratch, pollMs: 200 },
+      (u) => seen.push(u),
+    );
     expect(final.step).toBe('done');
     expect(steps(seen)).toEqual(['packing', 'uploading', 'creating', 'validating', 'done']);
     const job = await (await clients.client()).getJob(final.jobId!);
@@ -119,10 +160,13 @@ describe('runSubmission (no daemon)', () => {
     expect(job.analysis?.output).toBeTruthy();
   }, 120_000);
 
-  it('carries the service\'s 400 body when a render setting is refused', async () => {
+  it("carries the service's 400 body when a render setting is refused", async () => {
     const zip = path.join(scratch, 'badformat.zip');
     await buildFixtureZip(['basic'], zip);
-    const final = await runSubmission(request(zip, { settings: { frames: ['1'], format: 'NOT_A_FORMAT', renderConfig: tiny } }), { clients, packer, downloadsDir: scratch, pollMs: 200 });
+    const final = await runSubmission(
+      request(zip, { settings: { frames: ['1'], format: 'NOT_A_FORMAT', renderConfig: tiny } }),
+      { clients, packer, downloadsDir: scratch, pollMs: 200 },
+    );
     expect(final.step).toBe('failed');
     expect(final.error?.name).toBe('VALIDATION_ERROR');
     expect(final.error?.details.some((d) => d.path.join('.').includes('outputFormat'))).toBe(true);
@@ -133,7 +177,16 @@ describe('runSubmission (no daemon)', () => {
     await buildFixtureZip(['basic'], zip);
     const seen: string[] = [];
     const final = await runSubmission(
-      request(zip, { settings: { frames: ['1-2'], camera: 'CamB', viewLayer: 'Alt', format: 'JPEG', video: true, renderConfig: tiny } }),
+      request(zip, {
+        settings: {
+          frames: ['1-2'],
+          camera: 'CamB',
+          viewLayer: 'Alt',
+          format: 'JPEG',
+          video: true,
+          renderConfig: tiny,
+        },
+      }),
       { clients, packer, downloadsDir: path.join(scratch, 'outputs'), pollMs: 200 },
       (s) => seen.push(s.step),
       { noWait: true },
@@ -142,7 +195,13 @@ describe('runSubmission (no daemon)', () => {
     expect(final.error).toBeNull();
     expect(seen.at(-1)).toBe('rendering');
     const job = await e2e.client.getJob(final.jobId!);
-    expect(job.requestedConfig).toMatchObject({ frameRanges: ['1-2'], activeCamera: 'CamB', activeViewLayer: 'Alt', outputFormat: 'JPEG', videoOutput: true });
+    expect(job.requestedConfig).toMatchObject({
+      frameRanges: ['1-2'],
+      activeCamera: 'CamB',
+      activeViewLayer: 'Alt',
+      outputFormat: 'JPEG',
+      videoOutput: true,
+    });
     await e2e.client.waitForStatus(final.jobId!, ['completed'], { intervalMs: 200, timeoutMs: 120_000 });
     const report = await downloadJobOutputs(e2e.client, final.jobId!, final.outDir!);
     expect(report.state.state).toBe('done');

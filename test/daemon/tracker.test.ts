@@ -45,11 +45,20 @@ interface Harness {
 
 const started: JobTracker[] = [];
 
-function track(baseUrl: string, apiKey: string | undefined, knobs: { pollActiveMs: number; pollIdleMs: number; maxBackoffMs?: number }): Harness {
+function track(
+  baseUrl: string,
+  apiKey: string | undefined,
+  knobs: { pollActiveMs: number; pollIdleMs: number; maxBackoffMs?: number },
+): Harness {
   const seen: Seen[] = [];
   const events: DaemonEvent[] = [];
   const env: NodeJS.ProcessEnv = apiKey ? { RENDERBRIDGE_API_KEY: apiKey } : {};
-  const clients = new ApiKeyProvider({ serviceUrl: baseUrl, keychain: null, env, clientOptions: { maxRetries: 0, fetch: recordingFetch(seen) } });
+  const clients = new ApiKeyProvider({
+    serviceUrl: baseUrl,
+    keychain: null,
+    env,
+    clientOptions: { maxRetries: 0, fetch: recordingFetch(seen) },
+  });
   const bus = new EventBus();
   bus.subscribe((e) => events.push(e));
   const tracker = new JobTracker({ clients, events: bus, ...knobs });
@@ -99,12 +108,17 @@ describe('JobTracker', () => {
     const polled = h.tracker.polls;
     await waitUntil('three more polls', () => h.tracker.polls >= polled + 3);
 
-    const mine = h.events.filter((e) => (e.event === 'job' ? e.data.job.id : e.event === 'renderComplete' ? e.data.jobId : undefined) === job.id);
+    const mine = h.events.filter(
+      (e) => (e.event === 'job' ? e.data.job.id : e.event === 'renderComplete' ? e.data.jobId : undefined) === job.id,
+    );
     const statuses = mine.filter((e) => e.event === 'job').map((e) => (e.event === 'job' ? e.data.job.status : ''));
     expect(statuses).toEqual(['created', 'validating', 'canceled']);
     const completes = h.events.filter((e) => e.event === 'renderComplete');
     expect(completes).toHaveLength(1);
-    expect(completes[0]).toMatchObject({ event: 'renderComplete', data: { jobId: job.id, status: 'canceled', outDir: null, job: { id: job.id, status: 'canceled' } } });
+    expect(completes[0]).toMatchObject({
+      event: 'renderComplete',
+      data: { jobId: job.id, status: 'canceled', outDir: null, job: { id: job.id, status: 'canceled' } },
+    });
     // The job canceled before the tracker started is history, not news.
     expect(h.events.some((e) => e.event === 'job' && e.data.job.id === old.id)).toBe(false);
   });
@@ -122,13 +136,21 @@ describe('JobTracker', () => {
     const job = await createJob(call);
     await call('POST', `/jobs/${job.id}/validate`, {});
     // No worker runs in this service: the job stays in `validating`, an active state.
-    await waitUntil('validating seen', () => h.tracker.list().find((t) => t.job.id === job.id)?.job.status === 'validating', { timeoutMs: 5000 });
+    await waitUntil(
+      'validating seen',
+      () => h.tracker.list().find((t) => t.job.id === job.id)?.job.status === 'validating',
+      { timeoutMs: 5000 },
+    );
     const activeFrom = Date.now();
     await pause(1500);
     const active = countIn(h.pollTimes(), activeFrom, Date.now());
 
     await call('POST', `/jobs/${job.id}/cancel`);
-    await waitUntil('canceled seen', () => h.tracker.list().find((t) => t.job.id === job.id)?.job.status === 'canceled', { timeoutMs: 5000 });
+    await waitUntil(
+      'canceled seen',
+      () => h.tracker.list().find((t) => t.job.id === job.id)?.job.status === 'canceled',
+      { timeoutMs: 5000 },
+    );
     const idleAgainFrom = Date.now();
     await pause(2400);
     const idleAgain = countIn(h.pollTimes(), idleAgainFrom, Date.now());
@@ -146,7 +168,11 @@ describe('JobTracker', () => {
       const h = track(limited.baseUrl, limited.apiKey, { pollActiveMs: 50, pollIdleMs: 50 });
       const first429 = await waitUntil('a 429', () => h.seen.find((s) => s.status === 429), { timeoutMs: 5000 });
       h.tracker.kick();
-      const success = await waitUntil('a success after the 429', () => h.seen.find((s) => s.at > first429.at && s.status === 200), { timeoutMs: 10_000 });
+      const success = await waitUntil(
+        'a success after the 429',
+        () => h.seen.find((s) => s.at > first429.at && s.status === 200),
+        { timeoutMs: 10_000 },
+      );
       const retryAfterMs = Number(first429.retryAfter) * 1000;
       expect(retryAfterMs).toBeGreaterThanOrEqual(1000);
       const next = h.seen.filter((s) => s.at > first429.at).sort((a, b) => a.at - b.at)[0]!;

@@ -21,7 +21,10 @@ const events: DaemonEvent[] = [];
 beforeAll(async () => {
   svc = await startTestService();
   // Polls so rare that only the webhook can explain a prompt renderComplete.
-  td = await startTestDaemon({ serviceUrl: svc.baseUrl, webhookSecret: secret, pollActiveMs: 60_000, pollIdleMs: 60_000 }, { apiKey: svc.apiKey });
+  td = await startTestDaemon(
+    { serviceUrl: svc.baseUrl, webhookSecret: secret, pollActiveMs: 60_000, pollIdleMs: 60_000 },
+    { apiKey: svc.apiKey },
+  );
   td.daemon.events.subscribe((e) => events.push(e));
   await waitUntil('the first poll', () => td.daemon.tracker.polls >= 1);
 });
@@ -31,11 +34,22 @@ afterAll(async () => {
 });
 
 function eventBody(jobId: string, status = 'completed'): string {
-  return JSON.stringify({ id: `evt_onRenderComplete_${jobId}`, event: 'onRenderComplete', jobId, workspaceId: svc.workspaceId, status, occurredAt: new Date().toISOString() });
+  return JSON.stringify({
+    id: `evt_onRenderComplete_${jobId}`,
+    event: 'onRenderComplete',
+    jobId,
+    workspaceId: svc.workspaceId,
+    status,
+    occurredAt: new Date().toISOString(),
+  });
 }
 
 function post(body: string, headers: Record<string, string>) {
-  return rawRequest(`${td.daemon.origin}${DAEMON_WEBHOOK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  return rawRequest(`${td.daemon.origin}${DAEMON_WEBHOOK_PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
 }
 
 describe('webhook receiver', () => {
@@ -48,10 +62,17 @@ describe('webhook receiver', () => {
     const kicksBefore = td.daemon.tracker.kicks;
     const body = eventBody(job.id, 'canceled');
     const sentAt = Date.now();
-    const res = await post(body, { 'renderbridge-signature': signWebhook(secret, body), 'renderbridge-event': 'onRenderComplete' });
+    const res = await post(body, {
+      'renderbridge-signature': signWebhook(secret, body),
+      'renderbridge-event': 'onRenderComplete',
+    });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ received: true });
-    const done = await waitUntil('renderComplete', () => events.find((e) => e.event === 'renderComplete' && e.data.jobId === job.id), { timeoutMs: 5000 });
+    const done = await waitUntil(
+      'renderComplete',
+      () => events.find((e) => e.event === 'renderComplete' && e.data.jobId === job.id),
+      { timeoutMs: 5000 },
+    );
     expect(Date.now() - sentAt).toBeLessThan(5000);
     expect(td.daemon.tracker.kicks).toBe(kicksBefore + 1);
     expect(td.daemon.tracker.polls).toBeGreaterThan(pollsBefore);
@@ -64,7 +85,12 @@ describe('webhook receiver', () => {
     const cases: [string, string, Record<string, string>, string][] = [
       ['wrong secret', body, { 'renderbridge-signature': signWebhook(generateWebhookSecret(), body) }, 'mismatch'],
       ['stale timestamp', body, { 'renderbridge-signature': signWebhook(secret, body, old) }, 'expired'],
-      ['changed body', body.replace('completed', 'failed'), { 'renderbridge-signature': signWebhook(secret, body) }, 'mismatch'],
+      [
+        'changed body',
+        body.replace('completed', 'failed'),
+        { 'renderbridge-signature': signWebhook(secret, body) },
+        'mismatch',
+      ],
       ['missing header', body, {}, 'malformed'],
       ['garbage header', body, { 'renderbridge-signature': 'v1=abc' }, 'malformed'],
       // The daemon's token is not a way in either.
@@ -87,7 +113,10 @@ describe('webhook receiver', () => {
 
   it('refuses a browser Origin even with a valid signature', async () => {
     const body = eventBody(randomUUID());
-    const res = await post(body, { 'renderbridge-signature': signWebhook(secret, body), origin: 'http://evil.example' });
+    const res = await post(body, {
+      'renderbridge-signature': signWebhook(secret, body),
+      origin: 'http://evil.example',
+    });
     expect(res.status).toBe(403);
     expect(ErrorBody.parse(res.json).name).toBe('DAEMON_FORBIDDEN_ORIGIN');
   });

@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { registerServiceCommand } from '../../cli/service.js';
 import { registerWorkerCommand } from '../../cli/worker.js';
 import { defaultConfig } from '../../service/config.js';
-import { ENV_BEGIN, ENV_END, README_BEGIN, README_END, settingsEnvExample, settingsMarkdown } from '../../service/settings/docs.js';
+import {
+  ENV_BEGIN,
+  ENV_END,
+  README_BEGIN,
+  README_END,
+  settingsEnvExample,
+  settingsMarkdown,
+} from '../../service/settings/docs.js';
 import { envName, longFlag, SETTINGS } from '../../service/settings/table.js';
 
 function between(text: string, begin: string, end: string): string {
@@ -29,7 +36,8 @@ describe('service settings table', () => {
     const fields = Object.keys(defaultConfig()).filter((k) => k !== 's3');
     for (const f of fields) expect(keys, `ServiceConfig.${f}`).toContain(f);
     // forcePathStyle follows from the endpoint (engineConfig); the rest are settings.
-    for (const f of ['bucket', 'endpoint', 'region', 'prefix', 'accessKeyId', 'secretAccessKey']) expect(keys).toContain(`s3.${f}`);
+    for (const f of ['bucket', 'endpoint', 'region', 'prefix', 'accessKeyId', 'secretAccessKey'])
+      expect(keys).toContain(`s3.${f}`);
   });
 
   it('gives every setting a distinct variable, and a flag to all but secrets', () => {

@@ -58,7 +58,10 @@ async function testConfig(port: number, upstream: string, prefix: string): Promi
 async function waitForPort(port: number): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     if (nginx.exitCode !== null || Date.now() > deadline) throw new Error(`nginx did not come up: ${nginxLog}`);
     await new Promise((r) => setImmediate(r));

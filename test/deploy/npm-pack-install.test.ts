@@ -22,7 +22,9 @@ beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'rb-pack-'));
   prefix = path.join(work, 'prefix');
   // dist/ is built by setup before the tests; --ignore-scripts packs it as it is.
-  const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { maxBuffer: 64 << 20 });
+  const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], {
+    maxBuffer: 64 << 20,
+  });
   const info = (JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
   tarball = path.join(work, info.filename);
   const files = info.files.map((f) => f.path);
@@ -32,10 +34,14 @@ beforeAll(async () => {
   expect(files).toContain('dist/blender/render/render_setup.py');
   expect(files).toContain('dist/blender/analysis/analyze.py');
   expect(files.some((f) => f.startsWith('test/') || f.startsWith('service/') || f.endsWith('.test.js'))).toBe(false);
-  await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], {
-    env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' },
-    maxBuffer: 64 << 20,
-  });
+  await run(
+    'npm',
+    ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball],
+    {
+      env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' },
+      maxBuffer: 64 << 20,
+    },
+  );
 }, 900_000);
 
 afterAll(async () => {
@@ -50,7 +56,11 @@ it('runs `renderbridge service` from the installed package, which answers with a
   expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
 
   const dataDir = path.join(work, 'data');
-  service = spawn(bin, ['service', '--port', '0', '--workers', '0', '--data-dir', dataDir], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: work });
+  service = spawn(bin, ['service', '--port', '0', '--workers', '0', '--data-dir', dataDir], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: work,
+  });
   let out = '';
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const seen = (d: Buffer) => {
@@ -64,7 +74,11 @@ it('runs `renderbridge service` from the installed package, which answers with a
   });
   expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/external\/v1$/);
 
-  const made = await run(bin, ['admin', 'create-key', '--data-dir', dataDir, '--workspace', 'studio', '--label', 'pack test'], { env });
+  const made = await run(
+    bin,
+    ['admin', 'create-key', '--data-dir', dataDir, '--workspace', 'studio', '--label', 'pack test'],
+    { env },
+  );
   const key = made.stdout.trim().split('\n').at(-1)!;
   expect(key).toMatch(/^rb_live_/);
   const jobs = await fetch(`${baseUrl}/jobs`, { headers: { authorization: `Bearer ${key}` } });

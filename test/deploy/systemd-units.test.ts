@@ -19,7 +19,10 @@ let root: string;
 beforeAll(async () => {
   root = await mkdtemp(path.join(tmpdir(), 'rb-units-'));
   // verify resolves dependencies (multi-user.target, sysinit.target...) inside --root.
-  await cp('/usr/lib/systemd/system', path.join(root, 'usr/lib/systemd/system'), { recursive: true, verbatimSymlinks: true });
+  await cp('/usr/lib/systemd/system', path.join(root, 'usr/lib/systemd/system'), {
+    recursive: true,
+    verbatimSymlinks: true,
+  });
   await mkdir(path.join(root, 'etc/systemd/system'), { recursive: true });
   for (const u of UNITS) await cp(path.join(deploy, u), path.join(root, 'etc/systemd/system', u));
   await mkdir(path.join(root, 'etc/renderbridge'), { recursive: true });
@@ -63,6 +66,7 @@ describe.each(UNITS)('%s', (unit) => {
     expect(text).toMatch(/^NoNewPrivileges=yes$/m);
     const help = await runCli([command!, '--help'], {});
     expect(help.code).toBe(0);
-    for (const flag of args.filter((a) => a.startsWith('--'))) expect(help.stdout, `${command} ${flag}`).toContain(flag);
+    for (const flag of args.filter((a) => a.startsWith('--')))
+      expect(help.stdout, `${command} ${flag}`).toContain(flag);
   });
 });

@@ -38,12 +38,19 @@ beforeAll(async () => {
   await mkdir(path.join(project, 'addons', 'rb_film_probe'), { recursive: true });
   await copyFile(await buildFixture('basic'), path.join(project, 'scene.blend'));
   await writeFile(path.join(project, 'addons', 'rb_film_probe', '__init__.py'), ADDON);
-  const manifest = { version: 1, sceneFile: 'scene.blend', addons: [{ id: 'rb_film_probe', name: 'RB Film Probe', path: 'addons/rb_film_probe' }] };
+  const manifest = {
+    version: 1,
+    sceneFile: 'scene.blend',
+    addons: [{ id: 'rb_film_probe', name: 'RB Film Probe', path: 'addons/rb_film_probe' }],
+  };
   await writeFile(path.join(project, 'renderbridge-manifest.json'), JSON.stringify(manifest));
   zip = path.join(scratch, 'project.zip');
   await run('zip', ['-q', '-r', zip, '.'], { cwd: project });
   // A second project whose add-on fails to register.
-  await writeFile(path.join(project, 'addons', 'rb_film_probe', '__init__.py'), `${ADDON}\nraise RuntimeError('probe add-on is broken')\n`);
+  await writeFile(
+    path.join(project, 'addons', 'rb_film_probe', '__init__.py'),
+    `${ADDON}\nraise RuntimeError('probe add-on is broken')\n`,
+  );
   brokenZip = path.join(scratch, 'broken.zip');
   await run('zip', ['-q', '-r', brokenZip, '.'], { cwd: project });
   // A file saved with the rb_test_nodes add-on (its builder writes the add-on beside it), bundled.
@@ -51,8 +58,15 @@ beforeAll(async () => {
   const nodesBlend = await buildFixture('addon-nodes');
   await mkdir(path.join(nodes, 'addons'), { recursive: true });
   await copyFile(nodesBlend, path.join(nodes, 'scene.blend'));
-  await copyFile(path.join(path.dirname(nodesBlend), 'rb_test_nodes.py'), path.join(nodes, 'addons', 'rb_test_nodes.py'));
-  const nodesManifest = { version: 1, sceneFile: 'scene.blend', addons: [{ id: 'rb_test_nodes', name: 'RB Test Nodes', path: 'addons/rb_test_nodes.py' }] };
+  await copyFile(
+    path.join(path.dirname(nodesBlend), 'rb_test_nodes.py'),
+    path.join(nodes, 'addons', 'rb_test_nodes.py'),
+  );
+  const nodesManifest = {
+    version: 1,
+    sceneFile: 'scene.blend',
+    addons: [{ id: 'rb_test_nodes', name: 'RB Test Nodes', path: 'addons/rb_test_nodes.py' }],
+  };
   await writeFile(path.join(nodes, 'renderbridge-manifest.json'), JSON.stringify(nodesManifest));
   nodesZip = path.join(scratch, 'nodes.zip');
   await run('zip', ['-q', '-r', nodesZip, '.'], { cwd: nodes });
@@ -67,10 +81,14 @@ afterAll(async () => {
 async function minAlpha(png: Buffer): Promise<number> {
   const file = path.join(scratch, `a-${Date.now()}.png`);
   await writeFile(file, png);
-  const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', file, '-vf', 'alphaextract', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], {
-    encoding: 'buffer',
-    maxBuffer: 1 << 20,
-  });
+  const { stdout } = await run(
+    'ffmpeg',
+    ['-v', 'error', '-i', file, '-vf', 'alphaextract', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'],
+    {
+      encoding: 'buffer',
+      maxBuffer: 1 << 20,
+    },
+  );
   return Math.min(...(stdout as unknown as Buffer));
 }
 
@@ -93,7 +111,10 @@ describe('bundled add-ons', () => {
       addonsToUse: [{ id: 'rb_film_probe', name: 'RB Film Probe' }],
       bundledAddonPathsToUse: ['addons/rb_film_probe'],
     });
-    const without = await validationOutcome(client, await submit(client, zip, { addonsToUse: [], bundledAddonPathsToUse: [] }));
+    const without = await validationOutcome(
+      client,
+      await submit(client, zip, { addonsToUse: [], bundledAddonPathsToUse: [] }),
+    );
     expect(without.analysis?.config).toMatchObject({ addonsToUse: [], bundledAddonPathsToUse: [] });
 
     expect(await minAlpha(await renderFirstFrame(withAddon.id))).toBe(0);
@@ -109,7 +130,8 @@ describe('bundled add-ons', () => {
       sun: await submit(client, await buildFixture('addon-sun')),
     };
     const out = async (id: string) => (await validationOutcome(client, id)).analysis?.output;
-    const required = (o: Awaited<ReturnType<typeof out>>) => o?.analysisWarnings?.filter((w) => w.code === 'ADDON_REQUIRED') ?? [];
+    const required = (o: Awaited<ReturnType<typeof out>>) =>
+      o?.analysisWarnings?.filter((w) => w.code === 'ADDON_REQUIRED') ?? [];
     const plain = await out(ids.plain);
     expect(plain?.addons).toEqual([]);
     expect(required(plain)).toEqual([]);

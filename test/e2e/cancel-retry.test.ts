@@ -42,7 +42,8 @@ async function slowRender(framesDone: number): Promise<{ id: string; blender: Pr
     `${framesDone} frames done`,
     async () => {
       const p = await client.getJobProgress(id);
-      if (p.status === 'completed' || p.status === 'failed') throw new Error(`the render ended (${p.status}) before it could be interrupted`);
+      if (p.status === 'completed' || p.status === 'failed')
+        throw new Error(`the render ended (${p.status}) before it could be interrupted`);
       return (p.framesDone ?? 0) >= framesDone;
     },
     { timeoutMs: 90_000, intervalMs: 50 },
@@ -62,7 +63,11 @@ describe('a warm Blender dies mid-job', () => {
     process.kill(blender.pid, 'SIGKILL');
 
     // The next frames go to a new warm Blender for the same job.
-    await waitUntil('a new warm Blender', () => blenderProcesses(workDirOf(svc, id)).find((p) => p.pid !== blender.pid), { timeoutMs: 60_000, intervalMs: 25 });
+    await waitUntil(
+      'a new warm Blender',
+      () => blenderProcesses(workDirOf(svc, id)).find((p) => p.pid !== blender.pid),
+      { timeoutMs: 60_000, intervalMs: 25 },
+    );
 
     const done = await client.waitForStatus(id, ['completed'], { intervalMs: 200, timeoutMs: 120_000 });
     expect(done.failedReason ?? null).toBeNull();
@@ -92,7 +97,10 @@ describe('cancel mid-render', () => {
     const canceled = await client.cancelJob(id);
     expect(canceled.status).toBe('canceled');
     const t0 = Date.now();
-    await waitUntil('Blender to exit', () => blenderProcesses(workDir).length === 0, { timeoutMs: 30_000, intervalMs: 25 });
+    await waitUntil('Blender to exit', () => blenderProcesses(workDir).length === 0, {
+      timeoutMs: 30_000,
+      intervalMs: 25,
+    });
     const exitMs = Date.now() - t0;
     // At once: SIGTERM at the cancel, not the SIGKILL that follows a 5 s grace (room for a busy CI machine).
     expect(exitMs).toBeLessThan(4_000);
@@ -113,7 +121,11 @@ describe('cancel mid-render', () => {
     expect(stored.length).toBeGreaterThan(0);
     // And no Blender came back for it (no retry of a canceled job). The barrier: the worker has
     // settled the canceled task (its log says so), so a retry would have been queued by now.
-    await waitUntil('the worker to settle the canceled task', () => svc.logs.some((l) => l.includes(id) && l.includes('"task stopped"')), { timeoutMs: 30_000 });
+    await waitUntil(
+      'the worker to settle the canceled task',
+      () => svc.logs.some((l) => l.includes(id) && l.includes('"task stopped"')),
+      { timeoutMs: 30_000 },
+    );
     expect(blenderProcesses(workDir)).toEqual([]);
   }, 240_000);
 });

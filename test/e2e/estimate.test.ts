@@ -11,7 +11,15 @@ import { EstimateEnvelope, type Estimate } from '../../shared/api/estimate.js';
 import { FrameStatsPage } from '../../shared/api/frame-stats.js';
 import { ErrorBody } from '../../shared/api/error-body.js';
 import { JobTaskList } from '../../shared/api/dashboard.js';
-import { blenderProcesses, startE2E, submit, tinyRender, validationOutcome, waitUntil, type E2E } from '../helpers/e2e.js';
+import {
+  blenderProcesses,
+  startE2E,
+  submit,
+  tinyRender,
+  validationOutcome,
+  waitUntil,
+  type E2E,
+} from '../helpers/e2e.js';
 import { buildFixture, shadowedCameraZip } from '../helpers/fixtures.js';
 import { api } from '../helpers/http.js';
 
@@ -34,11 +42,17 @@ async function validatedJob(): Promise<string> {
   return id;
 }
 
-const readEstimate = async (id: string): Promise<Estimate> => EstimateEnvelope.parse((await call('GET', `/jobs/${id}/estimate`)).body).data;
-const ended = (id: string) => waitUntil('the estimate to end', async () => {
-  const e = await readEstimate(id);
-  return e.state !== 'sampling' && e;
-}, { timeoutMs: 240_000, intervalMs: 200 });
+const readEstimate = async (id: string): Promise<Estimate> =>
+  EstimateEnvelope.parse((await call('GET', `/jobs/${id}/estimate`)).body).data;
+const ended = (id: string) =>
+  waitUntil(
+    'the estimate to end',
+    async () => {
+      const e = await readEstimate(id);
+      return e.state !== 'sampling' && e;
+    },
+    { timeoutMs: 240_000, intervalMs: 200 },
+  );
 
 /** Estimates a 9-frame job, checks its figures and its replay, then renders it: the sampled frames are not rendered again. */
 async function estimateThenRender(): Promise<void> {
@@ -71,24 +85,39 @@ async function estimateThenRender(): Promise<void> {
   const again = await call('POST', `/jobs/${id}/estimate`, body);
   expect(again.status).toBe(200);
   expect(again.headers.get('x-idempotent-replay')).toBe('true');
-  expect(EstimateEnvelope.parse(again.body).data).toMatchObject({ state: 'ready', sampleFrames: [1, 5, 9], startedAt: est.startedAt, finishedAt: est.finishedAt });
+  expect(EstimateEnvelope.parse(again.body).data).toMatchObject({
+    state: 'ready',
+    sampleFrames: [1, 5, 9],
+    startedAt: est.startedAt,
+    finishedAt: est.finishedAt,
+  });
 
   const sampledRows = FrameStatsPage.parse((await call('GET', `/jobs/${id}/frames`)).body).data.frames;
   expect(sampledRows.map((r) => r.frame)).toEqual([1, 5, 9]);
   await e2e.client.renderJob(id, body);
-  expect((await e2e.client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 300_000 })).status).toBe('completed');
+  expect(
+    (await e2e.client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 300_000 })).status,
+  ).toBe('completed');
   const rows = FrameStatsPage.parse((await call('GET', `/jobs/${id}/frames`)).body).data.frames;
   // Every frame has one row; the sampled frames' are the estimate's own (not rendered again).
   expect(rows.map((r) => r.frame)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
   for (const s of sampledRows) expect(rows.find((r) => r.frame === s.frame)).toEqual(s);
   // The estimate still answers from its own samples, not from the render's frames.
-  expect((await readEstimate(id)).figures).toMatchObject({ renderSeconds: f.renderSeconds, peakMemoryBytes: f.peakMemoryBytes, framesToRender: 6 });
+  expect((await readEstimate(id)).figures).toMatchObject({
+    renderSeconds: f.renderSeconds,
+    peakMemoryBytes: f.peakMemoryBytes,
+    framesToRender: 6,
+  });
   const downloads = await e2e.client.getDownloads(id);
   expect(JSON.stringify(downloads)).toContain('0005');
 }
 
 describe('estimate', () => {
-  it('samples first, middle and last frame and answers figures with bands resting on them; the render keeps them', estimateThenRender, 600_000);
+  it(
+    'samples first, middle and last frame and answers figures with bands resting on them; the render keeps them',
+    estimateThenRender,
+    600_000,
+  );
 
   it('stops when canceled, and the job stays validated', async () => {
     const id = await validatedJob();
@@ -98,10 +127,14 @@ describe('estimate', () => {
     const canceled = await call('DELETE', `/jobs/${id}/estimate`);
     expect(canceled.status).toBe(200);
     expect(EstimateEnvelope.parse(canceled.body).data.state).toBe('canceled');
-    const tasks = await waitUntil('the estimate task to stop', async () => {
-      const list = JobTaskList.parse((await call('GET', `/jobs/${id}/tasks`)).body).data;
-      return list.length > 0 && list.every((t) => t.state !== 'running' && t.state !== 'queued') && list;
-    }, { timeoutMs: 60_000 });
+    const tasks = await waitUntil(
+      'the estimate task to stop',
+      async () => {
+        const list = JobTaskList.parse((await call('GET', `/jobs/${id}/tasks`)).body).data;
+        return list.length > 0 && list.every((t) => t.state !== 'running' && t.state !== 'queued') && list;
+      },
+      { timeoutMs: 60_000 },
+    );
     expect(tasks.map((t) => t.state)).toContain('canceled');
     // No Blender of the job is left running.
     await waitUntil('its Blender to end', () => blenderProcesses(id).length === 0, { timeoutMs: 60_000 });
@@ -123,10 +156,14 @@ describe('estimate', () => {
     expect((await e2e.client.getJob(id)).status).toBe('validated');
   }, 300_000);
 
-  it('answers another workspace 404 and a job that is not validated 409, in the spec\'s error body', async () => {
+  it("answers another workspace 404 and a job that is not validated 409, in the spec's error body", async () => {
     const id = await validatedJob();
     const other = api(e2e.svc.baseUrl, await e2e.svc.createApiKey('elsewhere'));
-    for (const [method, body] of [['POST', tinyRender('1')], ['GET', undefined], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['POST', tinyRender('1')],
+      ['GET', undefined],
+      ['DELETE', undefined],
+    ] as const) {
       const r = await other(method, `/jobs/${id}/estimate`, body);
       expect(r.status).toBe(404);
       expect(ErrorBody.parse(r.body).name).toBe('JOB_NOT_FOUND');

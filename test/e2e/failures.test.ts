@@ -80,7 +80,10 @@ describe('archives', () => {
     expect(ambiguous.failedReason?.errorDetails.choices).toEqual(entries);
     expect(String(ambiguous.failedReason?.errorDetails.message)).toContain('pathToFileForRender');
 
-    const chosen = await validationOutcome(client, await submit(client, zip, { pathToFileForRender: 'shot/compositor.blend' }));
+    const chosen = await validationOutcome(
+      client,
+      await submit(client, zip, { pathToFileForRender: 'shot/compositor.blend' }),
+    );
     expect(chosen.status).toBe('validated');
     expect(chosen.sceneFile).toMatchObject({ name: 'compositor.blend', isSceneFile: true });
     expect(chosen.analysis?.config?.pathToFileForRender).toBe('shot/compositor.blend');

@@ -26,7 +26,14 @@ async function renderedChunks(): Promise<number[][]> {
   const job = await client.createJob({ slug });
   await client.validateJob(job.id, {});
   await client.waitForStatus(job.id, ['validated'], { intervalMs: 200, timeoutMs: 90_000 });
-  await client.renderJob(job.id, { requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: ['1-20'], resolution: [32, 24], sampleCount: 1 } });
+  await client.renderJob(job.id, {
+    requestedRenderConfig: {
+      colorManagementPreset: 'default',
+      frameRanges: ['1-20'],
+      resolution: [32, 24],
+      sampleCount: 1,
+    },
+  });
   const done = await client.waitForStatus(job.id, ['completed', 'failed'], { intervalMs: 250, timeoutMs: 180_000 });
   expect(done.status).toBe('completed');
   const runs = await svc.service.ports.queue.jobTaskRuns(job.id);
@@ -42,33 +49,43 @@ describe('warm chunks sized for the farm', () => {
     ]);
   });
 
-  it('with another live worker in the registry, chunks shrink to single frames at the end', { timeout: 240_000 }, async () => {
-    // A second machine with one CPU slot, heard from just now (it never claims here: the frames
-    // all go to the local slot, but the plan must leave room for it).
-    const other: WorkerReport = {
-      id: 'other:1',
-      name: 'other',
-      hostname: 'other',
-      version: 'test',
-      startedAt: new Date().toISOString(),
-      state: 'running',
-      heartbeatIntervalMs: 600_000,
-      slots: [
-        { id: 'control', device: { kind: 'control', name: 'CPU', uuid: null }, state: 'idle', tasks: [], warmJobId: null },
-        { id: 'cpu-0', device: { kind: 'cpu', name: 'CPU', uuid: null }, state: 'idle', tasks: [], warmJobId: null },
-      ],
-      builds: [],
-      gpus: [],
-      blocklistedBy: [],
-    };
-    await svc.service.ports.workers!.registry.report(other);
-    try {
-      const chunks = await renderedChunks();
-      expect(chunks.flat()).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
-      // Two slots: a quarter of what is left per chunk (5, 4, 3, ...), then one frame per chunk.
-      expect(chunks.map((c) => c.length)).toEqual([5, 4, 3, 2, 2, 1, 1, 1, 1]);
-    } finally {
-      await svc.service.ports.workers!.registry.report({ ...other, state: 'stopped' });
-    }
-  });
+  it(
+    'with another live worker in the registry, chunks shrink to single frames at the end',
+    { timeout: 240_000 },
+    async () => {
+      // A second machine with one CPU slot, heard from just now (it never claims here: the frames
+      // all go to the local slot, but the plan must leave room for it).
+      const other: WorkerReport = {
+        id: 'other:1',
+        name: 'other',
+        hostname: 'other',
+        version: 'test',
+        startedAt: new Date().toISOString(),
+        state: 'running',
+        heartbeatIntervalMs: 600_000,
+        slots: [
+          {
+            id: 'control',
+            device: { kind: 'control', name: 'CPU', uuid: null },
+            state: 'idle',
+            tasks: [],
+            warmJobId: null,
+          },
+          { id: 'cpu-0', device: { kind: 'cpu', name: 'CPU', uuid: null }, state: 'idle', tasks: [], warmJobId: null },
+        ],
+        builds: [],
+        gpus: [],
+        blocklistedBy: [],
+      };
+      await svc.service.ports.workers!.registry.report(other);
+      try {
+        const chunks = await renderedChunks();
+        expect(chunks.flat()).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+        // Two slots: a quarter of what is left per chunk (5, 4, 3, ...), then one frame per chunk.
+        expect(chunks.map((c) => c.length)).toEqual([5, 4, 3, 2, 2, 1, 1, 1, 1]);
+      } finally {
+        await svc.service.ports.workers!.registry.report({ ...other, state: 'stopped' });
+      }
+    },
+  );
 });

@@ -34,40 +34,51 @@ async function sceneCalled(name: string, i: number): Promise<string> {
 }
 
 describe('the names of uploaded .blend files', () => {
-  it('are shown exactly as given after validation and render, while the file on disk has a safe name', { timeout: 400_000 }, async () => {
-    const { client, svc } = e2e;
-    // All submitted first: the one render slot validates them in turn.
-    const ids: string[] = [];
-    for (const [i, name] of NAMES.entries()) ids.push(await submit(client, await sceneCalled(name, i)));
+  it(
+    'are shown exactly as given after validation and render, while the file on disk has a safe name',
+    { timeout: 400_000 },
+    async () => {
+      const { client, svc } = e2e;
+      // All submitted first: the one render slot validates them in turn.
+      const ids: string[] = [];
+      for (const [i, name] of NAMES.entries()) ids.push(await submit(client, await sceneCalled(name, i)));
 
-    for (const [i, name] of NAMES.entries()) {
-      const job = await validationOutcome(client, ids[i]!);
-      expect(job.status, `${name}: ${JSON.stringify(job.failedReason)}`).toBe('validated');
+      for (const [i, name] of NAMES.entries()) {
+        const job = await validationOutcome(client, ids[i]!);
+        expect(job.status, `${name}: ${JSON.stringify(job.failedReason)}`).toBe('validated');
+        expect(job.sceneFile?.name).toBe(name);
+        expect(job.analysis?.output?.fileName).toBe(name);
+        expect(job.analysis?.config.pathToFileForRender).toBe(name);
+        expect(job.analysis?.output?.pathToFileForRender).toBe(name);
+        // On the worker the upload is a plain ASCII name, whatever the client called it.
+        expect(await filesUnder(path.join(workDirOf(svc, ids[i]!), 'project'))).toEqual(['scene.blend']);
+      }
+      // "a b" and "a_b" stay two names.
+      const shown = await Promise.all(ids.map(async (id) => (await client.getJob(id)).sceneFile?.name));
+      expect(new Set(shown).size).toBe(NAMES.length);
+
+      // The render finds the file under its safe name and reports the given one.
+      await client.renderJob(ids[0]!, tinyRender('1'));
+      const done = await client.waitForStatus(ids[0]!, ['completed', 'failed'], {
+        intervalMs: 250,
+        timeoutMs: 180_000,
+      });
+      expect(done.status, JSON.stringify(done.failedReason)).toBe('completed');
+      expect(done.finalConfig?.pathToFileForRender).toBe(NAMES[0]);
+      expect(done.sceneFile?.name).toBe(NAMES[0]);
+    },
+  );
+
+  it(
+    'a client that names the bare .blend in pathToFileForRender gets it by its own name',
+    { timeout: 200_000 },
+    async () => {
+      const name = 'Szene ärger 02.blend';
+      const id = await submit(e2e.client, await sceneCalled(name, NAMES.length), { pathToFileForRender: name });
+      const job = await validationOutcome(e2e.client, id);
+      expect(job.status, JSON.stringify(job.failedReason)).toBe('validated');
       expect(job.sceneFile?.name).toBe(name);
       expect(job.analysis?.output?.fileName).toBe(name);
-      expect(job.analysis?.config.pathToFileForRender).toBe(name);
-      expect(job.analysis?.output?.pathToFileForRender).toBe(name);
-      // On the worker the upload is a plain ASCII name, whatever the client called it.
-      expect(await filesUnder(path.join(workDirOf(svc, ids[i]!), 'project'))).toEqual(['scene.blend']);
-    }
-    // "a b" and "a_b" stay two names.
-    const shown = await Promise.all(ids.map(async (id) => (await client.getJob(id)).sceneFile?.name));
-    expect(new Set(shown).size).toBe(NAMES.length);
-
-    // The render finds the file under its safe name and reports the given one.
-    await client.renderJob(ids[0]!, tinyRender('1'));
-    const done = await client.waitForStatus(ids[0]!, ['completed', 'failed'], { intervalMs: 250, timeoutMs: 180_000 });
-    expect(done.status, JSON.stringify(done.failedReason)).toBe('completed');
-    expect(done.finalConfig?.pathToFileForRender).toBe(NAMES[0]);
-    expect(done.sceneFile?.name).toBe(NAMES[0]);
-  });
-
-  it('a client that names the bare .blend in pathToFileForRender gets it by its own name', { timeout: 200_000 }, async () => {
-    const name = 'Szene ärger 02.blend';
-    const id = await submit(e2e.client, await sceneCalled(name, NAMES.length), { pathToFileForRender: name });
-    const job = await validationOutcome(e2e.client, id);
-    expect(job.status, JSON.stringify(job.failedReason)).toBe('validated');
-    expect(job.sceneFile?.name).toBe(name);
-    expect(job.analysis?.output?.fileName).toBe(name);
-  });
+    },
+  );
 });

@@ -18,7 +18,12 @@ beforeAll(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), 'rb-e2e-packed-'));
   const fixture = await buildPackProject(path.join(scratch, 'src'));
   const traced = await createTracer({ blender: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender' })(fixture.main);
-  zip = (await packProject({ blendFile: fixture.main, dependencies: traced.dependencies }, { zipPath: path.join(scratch, 'project.zip') })).zipPath;
+  zip = (
+    await packProject(
+      { blendFile: fixture.main, dependencies: traced.dependencies },
+      { zipPath: path.join(scratch, 'project.zip') },
+    )
+  ).zipPath;
   await rename(path.join(scratch, 'src'), path.join(scratch, 'src-moved'));
   e2e = await startE2E();
 }, 120_000);

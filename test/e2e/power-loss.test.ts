@@ -64,12 +64,18 @@ describe('power loss mid-render', () => {
 
     const second = await startE2E({ dataDir });
     services.push(second);
-    await waitUntil('Blender to start again', () => blenderProcesses(workDir)[0], { timeoutMs: 60_000, intervalMs: 25 });
+    await waitUntil('Blender to start again', () => blenderProcesses(workDir)[0], {
+      timeoutMs: 60_000,
+      intervalMs: 25,
+    });
     // Damaged once the new worker had looked at out/ (dated before it started, as a power loss leaves it):
     // only finalize can find it now.
     await damage(path.join(outFrames, frameFile(kept)), 'zeros');
 
-    const failed = await second.client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 120_000 });
+    const failed = await second.client.waitForStatus(id, ['completed', 'failed'], {
+      intervalMs: 200,
+      timeoutMs: 120_000,
+    });
     expect(failed.status).toBe('failed');
     expect(failed.failedReason?.name).toBe('FRAMES_MISSING');
     expect(String(failed.failedReason?.errorDetails.message)).toContain(`frames/${frameFile(kept)}`);
@@ -82,7 +88,10 @@ describe('power loss mid-render', () => {
 
     // The requeue copies the eleven whole frames and renders the one refused.
     const requeued = (await second.client.requeueJob(id)).job.id;
-    const done = await second.client.waitForStatus(requeued, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 120_000 });
+    const done = await second.client.waitForStatus(requeued, ['completed', 'failed'], {
+      intervalMs: 200,
+      timeoutMs: 120_000,
+    });
     expect(done.failedReason ?? null).toBeNull();
     expect([...framesBegun(second.svc.logs, requeued).keys()]).toEqual([kept]);
     await expectWholePngs(second, requeued, 12);
@@ -101,7 +110,10 @@ describe('power loss mid-render', () => {
     const second = await startE2E({ dataDir: chunkedDir, renderMode: 'chunked' });
     services.push(second);
     // Counted as finished, the damaged frames would reach finalize, which refuses them: the job would fail.
-    const done = await second.client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 120_000 });
+    const done = await second.client.waitForStatus(id, ['completed', 'failed'], {
+      intervalMs: 200,
+      timeoutMs: 120_000,
+    });
     expect(done.failedReason ?? null).toBeNull();
     await expectWholePngs(second, id, 12);
   }, 300_000);

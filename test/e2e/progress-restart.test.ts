@@ -65,7 +65,9 @@ describe('progress while rendering', () => {
     const done = rendering.map((p) => p.framesDone!);
     expect(done).toEqual([...done].sort((a, b) => a - b));
     expect(new Set(done).size).toBeGreaterThan(1);
-    expect(rendering.some((p) => p.framesDone! > 0 && p.framesDone! < 12 && p.percent! > 0 && p.percent! < 100)).toBe(true);
+    expect(rendering.some((p) => p.framesDone! > 0 && p.framesDone! < 12 && p.percent! > 0 && p.percent! < 100)).toBe(
+      true,
+    );
     // Mid-way, the frame in flight is named, and it is one not done yet.
     const midway = rendering.filter((p) => p.framesDone! > 0 && p.framesDone! < 12 && p.framesRendering === 1);
     expect(midway.length).toBeGreaterThan(0);
@@ -74,7 +76,12 @@ describe('progress while rendering', () => {
     // The workspace list carries the same job while it runs, and drops it once completed.
     expect(listed.some((p) => p.status === 'rendering' && p.framesTotal === 12 && (p.framesDone ?? 0) > 0)).toBe(true);
     expect((await client.listProgress()).find((p) => p.jobId === id)).toBeUndefined();
-    expect(await client.getJobProgress(id)).toMatchObject({ status: 'completed', framesTotal: 12, framesDone: 12, percent: 100 });
+    expect(await client.getJobProgress(id)).toMatchObject({
+      status: 'completed',
+      framesTotal: 12,
+      framesDone: 12,
+      percent: 100,
+    });
   }, 240_000);
 });
 
@@ -102,7 +109,10 @@ describe('service restart mid-render', () => {
     const second = await startE2E({ dataDir });
     services.push(second);
     expect(second.svc.workspaceId).toBe(first.svc.workspaceId);
-    await waitUntil('Blender to start again', () => blenderProcesses(workDir)[0], { timeoutMs: 60_000, intervalMs: 25 });
+    await waitUntil('Blender to start again', () => blenderProcesses(workDir)[0], {
+      timeoutMs: 60_000,
+      intervalMs: 25,
+    });
 
     const done = await second.client.waitForStatus(id, ['completed'], { intervalMs: 200, timeoutMs: 120_000 });
     expect(done.failedReason ?? null).toBeNull();

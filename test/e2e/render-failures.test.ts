@@ -8,8 +8,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixture, shadowedCameraZip } from '../helpers/fixtures.js';
-import { blenderProcesses, startE2E, submit, tinyRender, validationOutcome, waitUntil, workDirOf, type E2E, type ProcInfo } from '../helpers/e2e.js';
-
+import {
+  blenderProcesses,
+  startE2E,
+  submit,
+  tinyRender,
+  validationOutcome,
+  waitUntil,
+  workDirOf,
+  type E2E,
+  type ProcInfo,
+} from '../helpers/e2e.js';
 
 /** The attempts configured for the worker (the default, set here so the test states it). */
 const ATTEMPTS = 3;
@@ -47,7 +56,8 @@ describe('Blender killed on every attempt of a frame', () => {
           const fresh = blenderProcesses(workDir).filter((p) => !killed.some((k) => k.pid === p.pid));
           if (fresh.length !== 1) return undefined;
           const progress = await client.getJobProgress(id);
-          if (progress.status === 'failed' || progress.status === 'completed') throw new Error(`the job ended (${progress.status}) at attempt ${attempt}`);
+          if (progress.status === 'failed' || progress.status === 'completed')
+            throw new Error(`the job ended (${progress.status}) at attempt ${attempt}`);
           return progress.currentFrame === 1 && (progress.framesRendering ?? 0) > 0 ? fresh[0] : undefined;
         },
         { timeoutMs: 120_000, intervalMs: 50 },
@@ -72,12 +82,14 @@ describe('Blender killed on every attempt of a frame', () => {
     expect(details.argv).toBeUndefined();
     expect(JSON.stringify(job.failedReason)).not.toContain(svc.dataDir);
     // No attempt beyond the configured ones: nothing runs for the failed job.
-    await waitUntil('the job\'s Blender to be gone', () => blenderProcesses(workDir).length === 0, { timeoutMs: 30_000 });
+    await waitUntil("the job's Blender to be gone", () => blenderProcesses(workDir).length === 0, {
+      timeoutMs: 30_000,
+    });
   }, 300_000);
 });
 
 describe('Blender errors out on the camera', () => {
-  it('fails the job with BLENDER_FAILED at the first attempt, with Blender\'s error in the last lines', async () => {
+  it("fails the job with BLENDER_FAILED at the first attempt, with Blender's error in the last lines", async () => {
     const { client, svc } = e2e;
     const zip = await shadowedCameraZip(scratch);
 

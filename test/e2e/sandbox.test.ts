@@ -91,7 +91,11 @@ async function evilProject(farm: E2E, otherJob: string): Promise<string> {
     outside,
   };
   await writeFile(path.join(project, 'addons', 'evil', 'targets.json'), JSON.stringify(targets));
-  const manifest = { version: 1, sceneFile: 'scene.blend', addons: [{ id: 'evil', name: 'Evil', path: 'addons/evil' }] };
+  const manifest = {
+    version: 1,
+    sceneFile: 'scene.blend',
+    addons: [{ id: 'evil', name: 'Evil', path: 'addons/evil' }],
+  };
   await writeFile(path.join(project, 'renderbridge-manifest.json'), JSON.stringify(manifest));
   const zip = path.join(scratch, 'evil.zip');
   await run('zip', ['-q', '-r', zip, '.'], { cwd: project });
@@ -134,7 +138,10 @@ describe('a project whose bundled add-on attacks the farm', () => {
     expect(got.env).toEqual({});
     // The service's data folder shows only the empty path down to this job's folder, none of its files.
     const data = got.dataDir as [string, string[] | string];
-    expect(data[0] === 'refused' || (Array.isArray(data[1]) && data[1].every((n) => n === 'work')), JSON.stringify(data)).toBe(true);
+    expect(
+      data[0] === 'refused' || (Array.isArray(data[1]) && data[1].every((n) => n === 'work')),
+      JSON.stringify(data),
+    ).toBe(true);
     expect(existsSync(path.join(e2e.svc.dataDir, 'renderbridge.sqlite'))).toBe(true);
     for (const key of ['otherJob', 'database', 'service', 'postgres', 'redis', 'outside']) {
       expect((got[key] as string[])[0], `${key}: ${JSON.stringify(got[key])}`).toBe('refused');
@@ -146,53 +153,73 @@ describe('a project whose bundled add-on attacks the farm', () => {
     expect((await client.getJob(victim)).status).toBe('validated');
   });
 
-  it('control: the same probes, run by plain Python outside the sandbox, read another job and reach the service', { timeout: 240_000 }, async () => {
-    const victim = await submit(e2e.client, await buildFixture('basic'));
-    await validationOutcome(e2e.client, victim);
-    const otherJob = workDirOf(e2e.svc, victim);
-    const zip = await evilProject(e2e, otherJob);
-    const unpacked = path.join(scratch, 'unpacked');
-    await mkdir(unpacked, { recursive: true });
-    await run('unzip', ['-q', '-o', zip, '-d', unpacked]);
-    const { stdout } = await run('python3', ['-c', 'import sys; sys.path.insert(0, sys.argv[1]); import evil; evil.register()', path.join(unpacked, 'addons')], {
-      env: { ...process.env },
-    });
-    const got = report(stdout);
-    expect((got.otherJob as string[])[0]).toBe('ok');
-    expect((got.service as string[])[0]).toBe('ok');
-    expect((got.database as string[])[0]).toBe('ok');
-    expect(got.env).toMatchObject({ [CANARY]: 'do-not-leak' });
-  });
+  it(
+    'control: the same probes, run by plain Python outside the sandbox, read another job and reach the service',
+    { timeout: 240_000 },
+    async () => {
+      const victim = await submit(e2e.client, await buildFixture('basic'));
+      await validationOutcome(e2e.client, victim);
+      const otherJob = workDirOf(e2e.svc, victim);
+      const zip = await evilProject(e2e, otherJob);
+      const unpacked = path.join(scratch, 'unpacked');
+      await mkdir(unpacked, { recursive: true });
+      await run('unzip', ['-q', '-o', zip, '-d', unpacked]);
+      const { stdout } = await run(
+        'python3',
+        [
+          '-c',
+          'import sys; sys.path.insert(0, sys.argv[1]); import evil; evil.register()',
+          path.join(unpacked, 'addons'),
+        ],
+        {
+          env: { ...process.env },
+        },
+      );
+      const got = report(stdout);
+      expect((got.otherJob as string[])[0]).toBe('ok');
+      expect((got.service as string[])[0]).toBe('ok');
+      expect((got.database as string[])[0]).toBe('ok');
+      expect(got.env).toMatchObject({ [CANARY]: 'do-not-leak' });
+    },
+  );
 
-  it('a farm with bundled add-ons off (the default with --no-sandbox) never runs them, says so, and renders', { timeout: 240_000 }, async () => {
-    const open = await startE2E({ sandbox: false });
-    try {
-      const { log, warnings } = await attack(open);
-      expect(log).not.toContain('RB_EVIL ');
-      const refused = warnings.find((w) => w.startsWith('ADDON_REFUSED: '));
-      expect(refused).toMatch(/bundles add-ons this farm does not run: Evil \(evil\)/);
-      expect(refused).toMatch(/--bundled-addons off/);
-    } finally {
-      await open.svc.close();
-    }
-  });
+  it(
+    'a farm with bundled add-ons off (the default with --no-sandbox) never runs them, says so, and renders',
+    { timeout: 240_000 },
+    async () => {
+      const open = await startE2E({ sandbox: false });
+      try {
+        const { log, warnings } = await attack(open);
+        expect(log).not.toContain('RB_EVIL ');
+        const refused = warnings.find((w) => w.startsWith('ADDON_REFUSED: '));
+        expect(refused).toMatch(/bundles add-ons this farm does not run: Evil \(evil\)/);
+        expect(refused).toMatch(/--bundled-addons off/);
+      } finally {
+        await open.svc.close();
+      }
+    },
+  );
 });
 
 describe('a .blend whose own Python would run with auto-exec', () => {
-  it('runs neither its auto-run text block nor its Python driver, warns, and renders', { timeout: 240_000 }, async () => {
-    const { client } = e2e;
-    const marker = fixtureMarker();
-    await rm(marker, { force: true });
-    await rm(`${marker}.driver`, { force: true });
-    const id = await submit(client, await buildFixture('autoexec'));
-    const validated = await validationOutcome(client, id);
-    expect(validated.status).toBe('validated');
-    expect(validated.analysis?.output?.analysisWarnings?.map((w) => w.code)).toContain('AUTOEXEC_DISABLED');
-    await client.renderJob(id, tinyRender('1'));
-    const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 120_000 });
-    expect(done.status).toBe('completed');
-    // The fixture's scripts write these files when they run (outside the job folder, too).
-    expect(existsSync(marker)).toBe(false);
-    expect(existsSync(`${marker}.driver`)).toBe(false);
-  });
+  it(
+    'runs neither its auto-run text block nor its Python driver, warns, and renders',
+    { timeout: 240_000 },
+    async () => {
+      const { client } = e2e;
+      const marker = fixtureMarker();
+      await rm(marker, { force: true });
+      await rm(`${marker}.driver`, { force: true });
+      const id = await submit(client, await buildFixture('autoexec'));
+      const validated = await validationOutcome(client, id);
+      expect(validated.status).toBe('validated');
+      expect(validated.analysis?.output?.analysisWarnings?.map((w) => w.code)).toContain('AUTOEXEC_DISABLED');
+      await client.renderJob(id, tinyRender('1'));
+      const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 120_000 });
+      expect(done.status).toBe('completed');
+      // The fixture's scripts write these files when they run (outside the job folder, too).
+      expect(existsSync(marker)).toBe(false);
+      expect(existsSync(`${marker}.driver`)).toBe(false);
+    },
+  );
 });

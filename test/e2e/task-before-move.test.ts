@@ -25,10 +25,14 @@ describe('a validate task claimed before its job moved to validating', () => {
     const job = await client.createJob({ slug: target.slug });
     await svc.service.ports.queue.enqueue(newTasks.validate(job.id));
     const call = api(svc.baseUrl, svc.apiKey);
-    await waitUntil('the worker to claim the task', async () => {
-      const { body } = await call<{ data: JobTask[] }>('GET', `/jobs/${job.id}/tasks`);
-      return body.data.some((t) => t.kind === 'validate' && (t.state === 'running' || t.state === 'done'));
-    }, { timeoutMs: 30_000, intervalMs: 20 });
+    await waitUntil(
+      'the worker to claim the task',
+      async () => {
+        const { body } = await call<{ data: JobTask[] }>('GET', `/jobs/${job.id}/tasks`);
+        return body.data.some((t) => t.kind === 'validate' && (t.state === 'running' || t.state === 'done'));
+      },
+      { timeoutMs: 30_000, intervalMs: 20 },
+    );
     expect((await client.getJob(job.id)).status).toBe('created');
     expect(await moveJob(svc.service.ports.jobs, job.id, 'startValidation')).toBeDefined();
     const done = await client.waitForStatus(job.id, ['validated', 'failed'], { intervalMs: 100, timeoutMs: 90_000 });

@@ -8,7 +8,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixture, shadowedCameraZip } from '../helpers/fixtures.js';
-import { blenderProcesses, startE2E, submit, tinyRender, validationOutcome, waitUntil, workDirOf, type E2E } from '../helpers/e2e.js';
+import {
+  blenderProcesses,
+  startE2E,
+  submit,
+  tinyRender,
+  validationOutcome,
+  waitUntil,
+  workDirOf,
+  type E2E,
+} from '../helpers/e2e.js';
 
 let warm: E2E;
 let chunked: E2E;
@@ -40,7 +49,7 @@ async function logText(e: E2E, id: string, query: Parameters<E2E['client']['jobL
 }
 
 describe('warm mode', () => {
-  it('keeps every task\'s log: the load in the first render task\'s, each frame in its own task\'s, followed live to the end', async () => {
+  it("keeps every task's log: the load in the first render task's, each frame in its own task's, followed live to the end", async () => {
     const { client, svc } = warm;
     const id = await submit(client, await buildFixture('basic'));
     expect((await validationOutcome(client, id)).status).toBe('validated');
@@ -54,9 +63,12 @@ describe('warm mode', () => {
 
     // The finalize task completes the job, then closes its own log: wait for that, as the failed
     // render below waits for its task's log.
-    await waitUntil('every task\'s log to be closed, finalize\'s included', async () => {
+    await waitUntil("every task's log to be closed, finalize's included", async () => {
       const index = await client.jobLogIndex(id);
-      return index.tasks.some((t) => t.kind === 'finalize' && t.attempts.length > 0) && index.tasks.every((t) => t.attempts.every((a) => !a.live)) ? true : undefined;
+      return index.tasks.some((t) => t.kind === 'finalize' && t.attempts.length > 0) &&
+        index.tasks.every((t) => t.attempts.every((a) => !a.live))
+        ? true
+        : undefined;
     });
     const runs = runsOf(await logText(warm, id));
     const kinds = runs.map((r) => /\((\w[\w-]*)/.exec(r.header)![1]);
@@ -78,15 +90,18 @@ describe('warm mode', () => {
       expect(c.body, c.header).toMatch(/Saved: /);
       expect(c.body).toMatch(/\[renderbridge\] attempt ended: done\n+$/);
     }
-    for (const c of chunks.slice(1)) expect(c.body).toMatch(/loaded the scene during task chunk:\S+ attempt 1: that task's log holds the load/);
+    for (const c of chunks.slice(1))
+      expect(c.body).toMatch(/loaded the scene during task chunk:\S+ attempt 1: that task's log holds the load/);
     // Worker folders never reach the client.
     expect(live + runs.map((r) => r.body).join('')).not.toContain(svc.dataDir);
 
     const index = await client.jobLogIndex(id);
-    expect(index.tasks.every((t) => t.attempts.length === 1 && t.attempts[0]!.state === 'done' && !t.attempts[0]!.live)).toBe(true);
+    expect(
+      index.tasks.every((t) => t.attempts.length === 1 && t.attempts[0]!.state === 'done' && !t.attempts[0]!.live),
+    ).toBe(true);
   }, 300_000);
 
-  it('keeps Blender\'s own error in the log of a render that fails', async () => {
+  it("keeps Blender's own error in the log of a render that fails", async () => {
     const { client } = warm;
     const zip = await shadowedCameraZip(scratch);
     const id = await submit(client, zip, { pathToFileForRender: 'shot/scene.blend' });
@@ -95,7 +110,7 @@ describe('warm mode', () => {
     const job = await client.waitForStatus(id, ['failed'], { intervalMs: 200, timeoutMs: 120_000 });
     expect(job.failedReason?.name).toBe('BLENDER_FAILED');
     // The failed task's log is closed by its worker right after the job failed.
-    const failed = await waitUntil('the failed task\'s log to be closed', async () => {
+    const failed = await waitUntil("the failed task's log to be closed", async () => {
       const index = await client.jobLogIndex(id);
       return index.tasks.find((t) => t.kind === 'render-chunk' && t.attempts.some((a) => a.state === 'failed'));
     });
@@ -106,7 +121,7 @@ describe('warm mode', () => {
 });
 
 describe('a Blender killed mid-frame', () => {
-  it('keeps the killed attempt\'s log (retried, with the crash) beside the attempt that rendered the frame', async () => {
+  it("keeps the killed attempt's log (retried, with the crash) beside the attempt that rendered the frame", async () => {
     const { client, svc } = warm;
     const id = await submit(client, await buildFixture('basic'));
     expect((await validationOutcome(client, id)).status).toBe('validated');
@@ -125,8 +140,10 @@ describe('a Blender killed mid-frame', () => {
       { timeoutMs: 120_000, intervalMs: 200 },
     );
     process.kill(running.pid, 'SIGKILL');
-    expect((await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 180_000 })).status).toBe('completed');
-    const attempts = await waitUntil('both attempts\' logs closed', async () => {
+    expect(
+      (await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 180_000 })).status,
+    ).toBe('completed');
+    const attempts = await waitUntil("both attempts' logs closed", async () => {
       const t = (await client.jobLogIndex(id, { task: running.chunk.id })).tasks[0];
       return t && t.attempts.length === 2 && t.attempts.every((a) => !a.live) ? t.attempts : undefined;
     });
@@ -144,12 +161,14 @@ describe('a Blender killed mid-frame', () => {
 });
 
 describe('chunked mode', () => {
-  it('keeps each chunk\'s Blender process from its start to its exit', async () => {
+  it("keeps each chunk's Blender process from its start to its exit", async () => {
     const { client } = chunked;
     const id = await submit(client, await buildFixture('basic'));
     expect((await validationOutcome(client, id)).status).toBe('validated');
     await client.renderJob(id, tinyRender('1-2'));
-    expect((await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 180_000 })).status).toBe('completed');
+    expect(
+      (await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 180_000 })).status,
+    ).toBe('completed');
     const chunks = runsOf(await logText(chunked, id)).filter((r) => r.header.includes('(render-chunk'));
     expect(chunks).toHaveLength(1);
     const body = chunks[0]!.body;

@@ -4,7 +4,17 @@
 // Blenders end with the job.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixture } from '../helpers/fixtures.js';
-import { billedPieces, blenderProcesses, startE2E, submit, tinyRender, validationOutcome, waitUntil, workDirOf, type E2E } from '../helpers/e2e.js';
+import {
+  billedPieces,
+  blenderProcesses,
+  startE2E,
+  submit,
+  tinyRender,
+  validationOutcome,
+  waitUntil,
+  workDirOf,
+  type E2E,
+} from '../helpers/e2e.js';
 
 const FRAMES = 10;
 let e2e: E2E;
@@ -26,7 +36,9 @@ describe('two slots, one job', () => {
     const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 180_000 });
     expect(done.failedReason ?? null).toBeNull();
     const names = ((await client.getDownloads(id)).frameOutputs ?? []).map((f) => f.fileName);
-    expect([...names].sort()).toEqual(Array.from({ length: FRAMES }, (_, i) => `f_${String(i + 1).padStart(4, '0')}.png`));
+    expect([...names].sort()).toEqual(
+      Array.from({ length: FRAMES }, (_, i) => `f_${String(i + 1).padStart(4, '0')}.png`),
+    );
     expect(await client.getJobProgress(id)).toMatchObject({ framesDone: FRAMES, framesTotal: FRAMES, percent: 100 });
 
     const pieces = billedPieces(svc.logs, id);
@@ -36,7 +48,10 @@ describe('two slots, one job', () => {
     expect(lanes).toEqual(['cpu-0', 'cpu-1']);
     for (const lane of lanes) {
       expect(new Set(frames.filter((p) => p.lane === lane).map((p) => p.warm)).size, lane).toBe(1);
-      expect(pieces.filter((p) => p.lane === lane && p.piece === 'load'), lane).toHaveLength(1);
+      expect(
+        pieces.filter((p) => p.lane === lane && p.piece === 'load'),
+        lane,
+      ).toHaveLength(1);
     }
     expect(frames.map((p) => p.frame).sort((a, b) => a! - b!)).toEqual(Array.from({ length: FRAMES }, (_, i) => i + 1));
     // Dynamic claims: the slots finish within about one frame of each other (the log's own clock;
@@ -46,6 +61,8 @@ describe('two slots, one job', () => {
     expect(Math.abs(endOf('cpu-0') - endOf('cpu-1'))).toBeLessThanOrEqual(2 * longest + 1000);
 
     // The job ended: its warm Blenders went with it.
-    await waitUntil('the warm Blenders to end', () => blenderProcesses(workDirOf(svc, id)).length === 0, { timeoutMs: 30_000 });
+    await waitUntil('the warm Blenders to end', () => blenderProcesses(workDirOf(svc, id)).length === 0, {
+      timeoutMs: 30_000,
+    });
   }, 240_000);
 });

@@ -78,11 +78,20 @@ describe('onRenderComplete webhook', () => {
       expect(verifyWebhookSignature(secret, sig, r.body)).toMatchObject({ ok: true });
       // A wrong secret, or a body changed in transit, does not verify.
       expect(verifyWebhookSignature(generateWebhookSecret(), sig, r.body)).toEqual({ ok: false, reason: 'mismatch' });
-      expect(verifyWebhookSignature(secret, sig, r.body.replace('completed', 'failed'))).toEqual({ ok: false, reason: 'mismatch' });
+      expect(verifyWebhookSignature(secret, sig, r.body.replace('completed', 'failed'))).toEqual({
+        ok: false,
+        reason: 'mismatch',
+      });
     }
 
     const event = JSON.parse(second.body) as Record<string, unknown>;
-    expect(event).toMatchObject({ id: eventId, event: 'onRenderComplete', jobId: id, workspaceId: svc.workspaceId, status: 'completed' });
+    expect(event).toMatchObject({
+      id: eventId,
+      event: 'onRenderComplete',
+      jobId: id,
+      workspaceId: svc.workspaceId,
+      status: 'completed',
+    });
     expect(Number.isNaN(Date.parse(String(event.occurredAt)))).toBe(false);
     // What the receiver is told matches what the API says.
     const job = await client.getJob(id);

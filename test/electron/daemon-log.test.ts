@@ -77,7 +77,10 @@ describe('daemon log file', () => {
     expect(text).not.toContain(KEY.slice(8));
     expect(text).not.toContain(TOKEN);
     expect(text).not.toContain(custom);
-    const bodies = text.split('\n').slice(0, -1).map((l) => l.match(LINE)![3]);
+    const bodies = text
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => l.match(LINE)![3]);
     expect(bodies).toEqual([
       'using key rb_live_[redacted] for the service',
       'GET /jobs authorization: Bearer [redacted]',
@@ -111,20 +114,33 @@ describe('daemon log file', () => {
     log.close();
 
     expect((await readdir(dir)).sort()).toEqual(['daemon.log', 'daemon.log.1', 'daemon.log.2']);
-    const numbers = async (f: string) => (await linesOf(path.join(dir, f))).map((l) => Number(l.match(LINE)![3]!.slice(5, 8)));
-    const [older, old, current] = [await numbers('daemon.log.2'), await numbers('daemon.log.1'), await numbers('daemon.log')];
-    for (const f of ['daemon.log.2', 'daemon.log.1', 'daemon.log']) expect((await stat(path.join(dir, f))).size).toBeLessThanOrEqual(maxBytes);
+    const numbers = async (f: string) =>
+      (await linesOf(path.join(dir, f))).map((l) => Number(l.match(LINE)![3]!.slice(5, 8)));
+    const [older, old, current] = [
+      await numbers('daemon.log.2'),
+      await numbers('daemon.log.1'),
+      await numbers('daemon.log'),
+    ];
+    for (const f of ['daemon.log.2', 'daemon.log.1', 'daemon.log'])
+      expect((await stat(path.join(dir, f))).size).toBeLessThanOrEqual(maxBytes);
     expect(older).toHaveLength(16);
     expect(old).toHaveLength(16);
     // The newest lines are in daemon.log, and the three files follow each other without a gap.
     expect(current.at(-1)).toBe(99);
-    expect([...older, ...old, ...current]).toEqual(Array.from({ length: older.length + old.length + current.length }, (_, i) => 100 - older.length - old.length - current.length + i));
+    expect([...older, ...old, ...current]).toEqual(
+      Array.from(
+        { length: older.length + old.length + current.length },
+        (_, i) => 100 - older.length - old.length - current.length + i,
+      ),
+    );
 
     // A new run counts what is already in the file against the limit.
     const again = new DaemonLog({ dir, maxBytes, keep: 2 });
     for (let i = 0; i < 16; i++) again.output(`line ${String(100 + i)} ${'x'.repeat(20)}\n`, 'stdout');
     again.close();
-    expect(await numbers('daemon.log.1')).toEqual(current.concat(Array.from({ length: 16 - current.length }, (_, i) => 100 + i)));
+    expect(await numbers('daemon.log.1')).toEqual(
+      current.concat(Array.from({ length: 16 - current.length }, (_, i) => 100 + i)),
+    );
     expect(await numbers('daemon.log.2')).toEqual(old);
   });
 
@@ -148,8 +164,17 @@ describe('daemon log file', () => {
     const stopped = new DaemonSupervisor({ command: process.execPath, args: [], stateDir: work }).current;
     const file = path.join(work, 'logs', 'daemon.log');
     const items = trayMenu(EMPTY_TRAY_STATE, stopped, { outputsDir: '/o', daemonLog: file });
-    expect(items).toContainEqual({ kind: 'item', label: 'Open daemon log', enabled: true, action: { type: 'openLog', path: file } });
-    expect(trayMenu(EMPTY_TRAY_STATE, stopped, { outputsDir: '/o' }).some((i) => i.kind === 'item' && i.label === 'Open daemon log')).toBe(false);
+    expect(items).toContainEqual({
+      kind: 'item',
+      label: 'Open daemon log',
+      enabled: true,
+      action: { type: 'openLog', path: file },
+    });
+    expect(
+      trayMenu(EMPTY_TRAY_STATE, stopped, { outputsDir: '/o' }).some(
+        (i) => i.kind === 'item' && i.label === 'Open daemon log',
+      ),
+    ).toBe(false);
   });
 
   it('holds a real daemon’s startup output, and keeps it through a kill -9 restart', async () => {
@@ -160,7 +185,20 @@ describe('daemon log file', () => {
     const log = new DaemonLog({ dir: path.join(stateDir, 'logs'), secrets: () => [sup?.current.token] });
     sup = new DaemonSupervisor({
       command: process.execPath,
-      args: ['--import', 'tsx', path.join(ROOT, 'cli/index.ts'), 'daemon', '--port', '0', '--state-dir', stateDir, '--service', 'http://127.0.0.1:9/api/external/v1', '--log-level', 'info'],
+      args: [
+        '--import',
+        'tsx',
+        path.join(ROOT, 'cli/index.ts'),
+        'daemon',
+        '--port',
+        '0',
+        '--state-dir',
+        stateDir,
+        '--service',
+        'http://127.0.0.1:9/api/external/v1',
+        '--log-level',
+        'info',
+      ],
       stateDir,
       env,
       initialBackoffMs: 300,
@@ -172,7 +210,11 @@ describe('daemon log file', () => {
     try {
       supervisor.start();
       const first = await supervisor.waitUntilRunning(60_000);
-      await waitUntil('the startup banner in the log', async () => (await readFile(log.file, 'utf8').catch(() => '')).includes(banner(first.port!)), { timeoutMs: 10_000 });
+      await waitUntil(
+        'the startup banner in the log',
+        async () => (await readFile(log.file, 'utf8').catch(() => '')).includes(banner(first.port!)),
+        { timeoutMs: 10_000 },
+      );
       const before = await readFile(log.file, 'utf8');
       expect(before).toContain(`app daemon starting (pid ${first.pid})`);
       expect(before).toMatch(/ stdout \{"level":30,.*"msg":"daemon listening on 127\.0\.0\.1"\}/);
@@ -180,8 +222,19 @@ describe('daemon log file', () => {
       expect((await stat(log.file)).mode & 0o777).toBe(0o600);
 
       process.kill(first.pid!, 'SIGKILL');
-      const second = await waitUntil('a restarted daemon', () => (supervisor.current.state === 'running' && supervisor.current.pid !== first.pid ? supervisor.current : undefined), { timeoutMs: 60_000 });
-      await waitUntil('the second banner in the log', async () => (await readFile(log.file, 'utf8')).includes(banner(second.port!)), { timeoutMs: 10_000 });
+      const second = await waitUntil(
+        'a restarted daemon',
+        () =>
+          supervisor.current.state === 'running' && supervisor.current.pid !== first.pid
+            ? supervisor.current
+            : undefined,
+        { timeoutMs: 60_000 },
+      );
+      await waitUntil(
+        'the second banner in the log',
+        async () => (await readFile(log.file, 'utf8')).includes(banner(second.port!)),
+        { timeoutMs: 10_000 },
+      );
       await supervisor.stop();
       log.close();
 

@@ -37,7 +37,12 @@ async function settingsWith(name: string, toml: string): Promise<{ settings: Far
   const file = path.join(root, name, 'config.toml');
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, toml);
-  const settings = new FarmSettings({ configFile: file, home: root, env: {}, keychainFor: (p) => new KeytarKeychain(keychainEntryFor(p)) });
+  const settings = new FarmSettings({
+    configFile: file,
+    home: root,
+    env: {},
+    keychainFor: (p) => new KeytarKeychain(keychainEntryFor(p)),
+  });
   return { settings, file };
 }
 
@@ -47,7 +52,12 @@ suite('tray settings: farm, profile and folder', () => {
     const { settings, file } = await settingsWith('broken', toml);
     expect((await settings.status()).configProblem).toMatch(new RegExp(`^${file}:2: "profiles.default.serviceUrl"`));
     const before = svc!.logs.length;
-    const r = await settings.saveKey({ serviceUrl: svc!.origin, profile: 'default', downloadsDir: '~/out', key: svc!.apiKey });
+    const r = await settings.saveKey({
+      serviceUrl: svc!.origin,
+      profile: 'default',
+      downloadsDir: '~/out',
+      key: svc!.apiKey,
+    });
     expect(r).toMatchObject({ ok: false, problem: 'CONFIG_INVALID' });
     expect(r.message).toContain(`${file}:2`);
     expect(r.message).toMatch(/Fix or remove the file.*not saved/);
@@ -60,9 +70,18 @@ suite('tray settings: farm, profile and folder', () => {
     const { settings } = await settingsWith('fields', '');
     const before = svc!.logs.length;
     const cases: [Parameters<FarmSettings['saveKey']>[0], RegExp][] = [
-      [{ serviceUrl: 'farm:8420', profile: 'default', downloadsDir: '~/out', key: 'k' }, /^Service URL: .*not an http\(s\) URL/],
-      [{ serviceUrl: svc!.origin, profile: 'my farm', downloadsDir: '~/out', key: 'k' }, /^Profile: "my farm" is not a profile name/],
-      [{ serviceUrl: svc!.origin, profile: 'default', downloadsDir: '  ', key: 'k' }, /^Downloads folder: enter the folder/],
+      [
+        { serviceUrl: 'farm:8420', profile: 'default', downloadsDir: '~/out', key: 'k' },
+        /^Service URL: .*not an http\(s\) URL/,
+      ],
+      [
+        { serviceUrl: svc!.origin, profile: 'my farm', downloadsDir: '~/out', key: 'k' },
+        /^Profile: "my farm" is not a profile name/,
+      ],
+      [
+        { serviceUrl: svc!.origin, profile: 'default', downloadsDir: '  ', key: 'k' },
+        /^Downloads folder: enter the folder/,
+      ],
     ];
     for (const [request, message] of cases) {
       const r = await settings.saveKey(request);
@@ -73,10 +92,18 @@ suite('tray settings: farm, profile and folder', () => {
   });
 
   it('lists the profiles of the file with their own keys, and saving with the stored key keeps it', async () => {
-    const { settings, file } = await settingsWith('profiles', `defaultProfile = "studio"\n[profiles.studio]\nserviceUrl = "${svc!.origin}"\n[profiles.home]\nserviceUrl = "http://127.0.0.1:9"\n`);
+    const { settings, file } = await settingsWith(
+      'profiles',
+      `defaultProfile = "studio"\n[profiles.studio]\nserviceUrl = "${svc!.origin}"\n[profiles.home]\nserviceUrl = "http://127.0.0.1:9"\n`,
+    );
     await new KeytarKeychain(keychainEntryFor('studio')).set(svc!.apiKey);
     const status = await settings.status();
-    expect(status).toMatchObject({ keychain: 'available', keyStored: true, profile: 'studio', serviceUrl: svc!.baseUrl });
+    expect(status).toMatchObject({
+      keychain: 'available',
+      keyStored: true,
+      profile: 'studio',
+      serviceUrl: svc!.baseUrl,
+    });
     expect(status.profiles.map((p) => [p.name, p.serviceUrl, p.keyStored])).toEqual([
       ['studio', svc!.origin, true],
       ['home', 'http://127.0.0.1:9', false],
@@ -89,6 +116,8 @@ suite('tray settings: farm, profile and folder', () => {
     // A profile without a key and no key typed: says to enter one.
     const none = await settings.saveKey({ serviceUrl: svc!.origin, profile: 'home', downloadsDir: '~/renders' });
     expect(none).toMatchObject({ ok: false, problem: 'NO_KEY' });
-    expect(none.message).toMatch(/No API key is stored for profile "home" yet: enter one\. The settings and the key were not saved\./);
+    expect(none.message).toMatch(
+      /No API key is stored for profile "home" yet: enter one\. The settings and the key were not saved\./,
+    );
   });
 });

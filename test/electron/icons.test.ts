@@ -23,7 +23,12 @@ const STATES = ['idle', 'busy', 'error', 'stopped'] as const;
 /** Every PNG the app and electron-builder use, with its size. */
 const EXPECTED: Record<string, number> = {
   'icon.png': 512,
-  ...Object.fromEntries(STATES.flatMap((s) => [[`tray-${s}.png`, 32], [`tray-${s}@2x.png`, 64]])),
+  ...Object.fromEntries(
+    STATES.flatMap((s) => [
+      [`tray-${s}.png`, 32],
+      [`tray-${s}@2x.png`, 64],
+    ]),
+  ),
 };
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
@@ -37,9 +42,10 @@ interface Rgba {
 /** Decodes an 8-bit RGBA, non-interlaced PNG (what Chromium writes); throws on anything else. */
 function decodeRgba(buf: Buffer): Rgba {
   const { width, height, bitDepth, colorType } = pngInfo(buf);
-  if (bitDepth !== 8 || colorType !== 6 || buf[28] !== 0) throw new Error(`not 8-bit non-interlaced RGBA (depth ${bitDepth}, colour type ${colorType})`);
+  if (bitDepth !== 8 || colorType !== 6 || buf[28] !== 0)
+    throw new Error(`not 8-bit non-interlaced RGBA (depth ${bitDepth}, colour type ${colorType})`);
   const idat: Buffer[] = [];
-  for (let at = 8; at < buf.length; ) {
+  for (let at = 8; at < buf.length;) {
     const len = buf.readUInt32BE(at);
     if (buf.toString('latin1', at + 4, at + 8) === 'IDAT') idat.push(buf.subarray(at + 8, at + 8 + len));
     at += 12 + len;
@@ -56,7 +62,9 @@ function decodeRgba(buf: Buffer): Rgba {
       const b = y > 0 ? pixels[row - stride + x]! : 0;
       const c = x >= 4 && y > 0 ? pixels[row - stride + x - 4]! : 0;
       const p = a + b - c;
-      const pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+      const pa = Math.abs(p - a),
+        pb = Math.abs(p - b),
+        pc = Math.abs(p - c);
       const predictor = [0, a, b, (a + b) >> 1, pa <= pb && pa <= pc ? a : pb <= pc ? b : c][filter];
       if (predictor === undefined) throw new Error(`bad filter ${filter} on row ${y}`);
       pixels[row + x] = (v + predictor) & 0xff;
@@ -88,7 +96,8 @@ function standsOut(img: Rgba, bg: number): number {
 }
 /** The image at half its size, each pixel the mean of four. */
 function halve(img: Rgba): Rgba {
-  const width = img.width / 2, height = img.height / 2;
+  const width = img.width / 2,
+    height = img.height / 2;
   const pixels = new Uint8Array(width * height * 4);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
@@ -113,7 +122,10 @@ describe('tray and app icons', () => {
       const img = await image(RESOURCES, name);
       expect({ name, width: img.width, height: img.height }).toEqual({ name, width: size, height: size });
       const last = size - 1;
-      expect([alphaAt(img, 0, 0), alphaAt(img, last, 0), alphaAt(img, 0, last), alphaAt(img, last, last)], name).toEqual([0, 0, 0, 0]);
+      expect(
+        [alphaAt(img, 0, 0), alphaAt(img, last, 0), alphaAt(img, 0, last), alphaAt(img, last, last)],
+        name,
+      ).toEqual([0, 0, 0, 0]);
       const alphas = Array.from({ length: size * size }, (_, i) => img.pixels[i * 4 + 3]!);
       expect(alphas.filter((a) => a === 0).length / alphas.length, `${name} clear share`).toBeGreaterThan(0.15);
       expect(alphas.filter((a) => a === 255).length / alphas.length, `${name} solid share`).toBeGreaterThan(0.15);
@@ -121,18 +133,23 @@ describe('tray and app icons', () => {
   });
 
   it('gives each tray state a @2x twin that is the same picture at twice the resolution', async () => {
-    const small = Object.fromEntries(await Promise.all(STATES.map(async (s) => [s, await image(RESOURCES, `tray-${s}.png`)] as const)));
+    const small = Object.fromEntries(
+      await Promise.all(STATES.map(async (s) => [s, await image(RESOURCES, `tray-${s}.png`)] as const)),
+    );
     for (const s of STATES) {
       const halved = halve(await image(RESOURCES, `tray-${s}@2x.png`));
       const distances = Object.fromEntries(STATES.map((o) => [o, meanDifference(halved, small[o]!)]));
       // Closest to its own 1x file by far; the 1x edge is a whole pixel, so not identical.
-      for (const o of STATES.filter((o) => o !== s)) expect(distances[s]! * 1.5, `${s}@2x vs ${o}`).toBeLessThan(distances[o]!);
+      for (const o of STATES.filter((o) => o !== s))
+        expect(distances[s]! * 1.5, `${s}@2x vs ${o}`).toBeLessThan(distances[o]!);
       expect(distances[s], s).toBeLessThan(20);
     }
   });
 
   it('draws the four tray states as different shapes, greys "stopped", and stands out on light and dark panels', async () => {
-    const imgs = Object.fromEntries(await Promise.all(STATES.map(async (s) => [s, await image(RESOURCES, `tray-${s}.png`)] as const)));
+    const imgs = Object.fromEntries(
+      await Promise.all(STATES.map(async (s) => [s, await image(RESOURCES, `tray-${s}.png`)] as const)),
+    );
     for (const [i, a] of STATES.entries()) {
       for (const b of STATES.slice(i + 1)) {
         // At least 30 of the 1024 pixels (a badge, a slash), so the difference survives at 16 px.
@@ -143,7 +160,11 @@ describe('tray and app icons', () => {
     const chroma = (img: Rgba) => {
       const solid: number[] = [];
       for (let i = 0; i < img.pixels.length; i += 4) {
-        if (img.pixels[i + 3] === 255) solid.push(Math.max(img.pixels[i]!, img.pixels[i + 1]!, img.pixels[i + 2]!) - Math.min(img.pixels[i]!, img.pixels[i + 1]!, img.pixels[i + 2]!));
+        if (img.pixels[i + 3] === 255)
+          solid.push(
+            Math.max(img.pixels[i]!, img.pixels[i + 1]!, img.pixels[i + 2]!) -
+              Math.min(img.pixels[i]!, img.pixels[i + 1]!, img.pixels[i + 2]!),
+          );
       }
       return solid.reduce((x, y) => x + y, 0) / solid.length;
     };
@@ -157,34 +178,59 @@ describe('tray and app icons', () => {
 
   it('is what electron-builder.yml and the tray load', async () => {
     const yaml = createRequire(import.meta.url)('js-yaml') as { load(text: string): unknown };
-    const config = yaml.load(await readFile(path.join(ROOT, 'electron-builder.yml'), 'utf8')) as { directories: { buildResources: string }; files: string[]; linux: { icon: string } };
+    const config = yaml.load(await readFile(path.join(ROOT, 'electron-builder.yml'), 'utf8')) as {
+      directories: { buildResources: string };
+      files: string[];
+      linux: { icon: string };
+    };
     expect(path.resolve(ROOT, config.directories.buildResources)).toBe(RESOURCES);
     expect((await image(ROOT, config.linux.icon)).width).toBe(512);
     // mac and win take icon.png from buildResources.
     expect(existsSync(path.join(RESOURCES, 'icon.png'))).toBe(true);
-    const globs = config.files.filter((f) => !f.startsWith('!')).map((g) => new RegExp(`^${g.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*\*/g, '.*').replace(/(?<!\.)\*/g, '[^/]*')}$`));
+    const globs = config.files
+      .filter((f) => !f.startsWith('!'))
+      .map(
+        (g) =>
+          new RegExp(
+            `^${g
+              .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+              .replace(/\*\*/g, '.*')
+              .replace(/(?<!\.)\*/g, '[^/]*')}$`,
+          ),
+      );
     for (const name of Object.keys(EXPECTED).filter((n) => n.startsWith('tray-'))) {
-      expect(globs.some((g) => g.test(`electron/build-resources/${name}`)), `${name} is packaged`).toBe(true);
+      expect(
+        globs.some((g) => g.test(`electron/build-resources/${name}`)),
+        `${name} is packaged`,
+      ).toBe(true);
     }
   });
 
   const haveChromium = existsSync(CHROMIUM);
-  if (!haveChromium && process.env.CI === 'true') throw new Error(`the icon test needs ${CHROMIUM} (Debian: apt-get install chromium)`);
-  it.skipIf(!haveChromium)('re-renders the SVGs in Chromium into a chosen folder as the committed pictures', async () => {
-    const out = await mkdtemp(path.join(tmpdir(), 'rb-icons-'));
-    try {
-      const { stdout } = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'render-icons.mjs'), out], { cwd: ROOT, timeout: 60_000 });
-      expect(stdout.trim().split('\n')).toHaveLength(Object.keys(EXPECTED).length);
-      expect((await readdir(out)).sort()).toEqual(Object.keys(EXPECTED).sort());
-      for (const name of Object.keys(EXPECTED)) {
-        const fresh = await image(out, name);
-        const committed = await image(RESOURCES, name);
-        expect([fresh.width, fresh.height], name).toEqual([committed.width, committed.height]);
-        // Another Chromium build may anti-alias a little differently; an edited SVG differs far more.
-        expect(meanDifference(fresh, committed), name).toBeLessThan(3);
+  if (!haveChromium && process.env.CI === 'true')
+    throw new Error(`the icon test needs ${CHROMIUM} (Debian: apt-get install chromium)`);
+  it.skipIf(!haveChromium)(
+    're-renders the SVGs in Chromium into a chosen folder as the committed pictures',
+    async () => {
+      const out = await mkdtemp(path.join(tmpdir(), 'rb-icons-'));
+      try {
+        const { stdout } = await promisify(execFile)(
+          process.execPath,
+          [path.join(ROOT, 'scripts', 'render-icons.mjs'), out],
+          { cwd: ROOT, timeout: 60_000 },
+        );
+        expect(stdout.trim().split('\n')).toHaveLength(Object.keys(EXPECTED).length);
+        expect((await readdir(out)).sort()).toEqual(Object.keys(EXPECTED).sort());
+        for (const name of Object.keys(EXPECTED)) {
+          const fresh = await image(out, name);
+          const committed = await image(RESOURCES, name);
+          expect([fresh.width, fresh.height], name).toEqual([committed.width, committed.height]);
+          // Another Chromium build may anti-alias a little differently; an edited SVG differs far more.
+          expect(meanDifference(fresh, committed), name).toBeLessThan(3);
+        }
+      } finally {
+        await rm(out, { recursive: true, force: true });
       }
-    } finally {
-      await rm(out, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

@@ -16,11 +16,22 @@ import { buildFixtureZip } from '../helpers/fixtures.js';
 import { startTestDaemon, type TestDaemon } from '../daemon/harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const haveChromium = existsSync(CHROMIUM) && spawnSync('sh', ['-c', 'command -v blender']).status === 0;
 if (!haveChromium) {
-  if (process.env.CI === 'true') throw new Error(`the job window test needs ${CHROMIUM} and blender (Debian: apt-get install chromium blender)`);
-  console.warn(`skipping the job window test: ${CHROMIUM} or blender missing (Debian: apt-get install chromium blender)`);
+  if (process.env.CI === 'true')
+    throw new Error(`the job window test needs ${CHROMIUM} and blender (Debian: apt-get install chromium blender)`);
+  console.warn(
+    `skipping the job window test: ${CHROMIUM} or blender missing (Debian: apt-get install chromium blender)`,
+  );
 }
 const suite = haveChromium ? describe : describe.skip;
 /** Kept after the run so a person can look at it. */
@@ -35,7 +46,10 @@ beforeAll(async () => {
   if (!haveChromium) return;
   work = await mkdtemp(path.join(tmpdir(), 'rb-job-window-'));
   e2e = await startE2E();
-  td = await startTestDaemon({ serviceUrl: e2e.svc.baseUrl, pollActiveMs: 200, pollIdleMs: 1000 }, { apiKey: e2e.svc.apiKey });
+  td = await startTestDaemon(
+    { serviceUrl: e2e.svc.baseUrl, pollActiveMs: 200, pollIdleMs: 1000 },
+    { apiKey: e2e.svc.apiKey },
+  );
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 }, 120_000);
 afterAll(async () => {
@@ -47,7 +61,10 @@ afterAll(async () => {
 
 const row = (id: string) => `tr[data-job-id="${id}"]`;
 const statusOf = (page: Page, id: string) => page.$eval(`${row(id)} .status`, (el) => el.textContent).catch(() => null);
-const barOf = (page: Page, id: string) => page.$eval(`${row(id)} progress`, (el) => (el.hasAttribute('value') ? (el as HTMLProgressElement).value : null)).catch(() => null);
+const barOf = (page: Page, id: string) =>
+  page
+    .$eval(`${row(id)} progress`, (el) => (el.hasAttribute('value') ? (el as HTMLProgressElement).value : null))
+    .catch(() => null);
 
 suite('job window in Chromium', () => {
   it('lists jobs live, moves a progress bar during a real render, cancels another job and shows the preview', async () => {
@@ -97,14 +114,21 @@ suite('job window in Chromium', () => {
     // The bar moved: several values between 0 and 100, never going back, ending full.
     const between = values.filter((v) => v > 0 && v < 100);
     expect(new Set(between).size, values.join(' ')).toBeGreaterThanOrEqual(2);
-    expect(values.every((v, i) => i === 0 || v >= values[i - 1]!), values.join(' ')).toBe(true);
+    expect(
+      values.every((v, i) => i === 0 || v >= values[i - 1]!),
+      values.join(' '),
+    ).toBe(true);
     expect(values.at(-1)).toBe(100);
     console.log(`progress bar values seen: ${values.join(' ')}`);
     expect(await page.textContent(`${row(watched)} .progress-text`)).toBe('100% · 24/24 frames');
 
     // Cancel reached the service, and the page shows it without its button.
     expect(canceled).toBe(true);
-    await waitUntil('the page to show the other job canceled', async () => (await statusOf(page, other)) === 'canceled', { timeoutMs: 30_000 });
+    await waitUntil(
+      'the page to show the other job canceled',
+      async () => (await statusOf(page, other)) === 'canceled',
+      { timeoutMs: 30_000 },
+    );
     expect((await client.getJob(other)).status).toBe('canceled');
     expect(await page.isVisible(`${row(other)} button.cancel`)).toBe(false);
     expect(await page.isVisible(`${row(watched)} button.cancel`)).toBe(false);
@@ -112,17 +136,31 @@ suite('job window in Chromium', () => {
     // The preview thumbnail (a presigned URL of the service) loads under the page's CSP.
     const job = await client.getJob(watched);
     expect(job.previewUrl).toBeTruthy();
-    await waitUntil('the preview to load', () => page.$eval(`${row(watched)} img.preview`, (img) => (img as HTMLImageElement).naturalWidth > 0), { timeoutMs: 15_000 });
+    await waitUntil(
+      'the preview to load',
+      () => page.$eval(`${row(watched)} img.preview`, (img) => (img as HTMLImageElement).naturalWidth > 0),
+      { timeoutMs: 15_000 },
+    );
 
     // Frames: a thumbnail of each of the 24 frames, and the latest finished one, all fetched
     // through the daemon (it holds the API key; the page has only the daemon's token).
     await page.click(`${row(watched)} button.frames`);
     const frames = `tr.frames-row[data-job-id="${watched}"]`;
-    await waitUntil('24 loaded thumbnails under the job', () =>
-      page.$$eval(`${frames} ol.thumbs img`, (imgs) => imgs.length === 24 && imgs.every((i) => (i as HTMLImageElement).naturalWidth === 128)),
-    { timeoutMs: 30_000 });
-    expect(await page.$$eval(`${frames} ol.thumbs li`, (lis) => lis.map((li) => Number((li as HTMLElement).dataset.frame)))).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
-    await waitUntil('the latest frame', () => page.$eval(`${frames} img.latest`, (img) => (img as HTMLImageElement).naturalWidth > 0));
+    await waitUntil(
+      '24 loaded thumbnails under the job',
+      () =>
+        page.$$eval(
+          `${frames} ol.thumbs img`,
+          (imgs) => imgs.length === 24 && imgs.every((i) => (i as HTMLImageElement).naturalWidth === 128),
+        ),
+      { timeoutMs: 30_000 },
+    );
+    expect(
+      await page.$$eval(`${frames} ol.thumbs li`, (lis) => lis.map((li) => Number((li as HTMLElement).dataset.frame))),
+    ).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+    await waitUntil('the latest frame', () =>
+      page.$eval(`${frames} img.latest`, (img) => (img as HTMLImageElement).naturalWidth > 0),
+    );
     expect(await page.textContent(`${frames} .latest-caption`)).toMatch(/^Latest finished frame: \d+$/);
     expect(await page.$eval(`${frames} ol.thumbs img`, (img) => (img as HTMLImageElement).src)).toMatch(/^blob:/);
     expect(await page.content()).not.toContain(e2e.svc.apiKey);

@@ -66,7 +66,10 @@ suite('tray settings: the API key in the OS keychain', () => {
     expect(await filesContaining(keyring!.home, svc!.apiKey)).toEqual([]);
 
     // Test connection with the stored key, and with a typed one.
-    expect(await settings.testConnection()).toMatchObject({ ok: true, message: expect.stringContaining('accepts this key') });
+    expect(await settings.testConnection()).toMatchObject({
+      ok: true,
+      message: expect.stringContaining('accepts this key'),
+    });
     const bad = await settings.testConnection(wrong);
     expect(bad).toMatchObject({ ok: false, problem: 'UNAUTHORIZED' });
     expect(await settings.testConnection('  ')).toMatchObject({ ok: false, problem: 'EMPTY_KEY' });
@@ -79,7 +82,10 @@ suite('tray settings: the API key in the OS keychain', () => {
   });
 
   it('says when the service cannot be reached, and does not store the key then', async () => {
-    const settings = new KeychainSettings({ keychain: new KeytarKeychain(), serviceUrl: 'http://127.0.0.1:9/api/external/v1' });
+    const settings = new KeychainSettings({
+      keychain: new KeytarKeychain(),
+      serviceUrl: 'http://127.0.0.1:9/api/external/v1',
+    });
     const r = await settings.saveKey(svc!.apiKey);
     expect(r).toMatchObject({ ok: false, problem: 'SERVICE_UNREACHABLE' });
     expect(r.message).toContain('http://127.0.0.1:9/api/external/v1');

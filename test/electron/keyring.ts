@@ -12,8 +12,12 @@ export const KEYRING_TOOLS = ['dbus-run-session', 'gnome-keyring-daemon', 'secre
 /** Tools of KEYRING_TOOLS not on PATH; throws on CI when any is missing. */
 export function missingKeyringTools(): string[] {
   const missing = KEYRING_TOOLS.filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
-  if (missing.length && process.env.CI === 'true') throw new Error(`the keychain tests need ${missing.join(', ')} (Debian: gnome-keyring dbus-x11 libsecret-tools)`);
-  if (missing.length) console.warn(`skipping the keychain tests: ${missing.join(', ')} not installed (Debian: apt-get install gnome-keyring dbus-x11 libsecret-tools)`);
+  if (missing.length && process.env.CI === 'true')
+    throw new Error(`the keychain tests need ${missing.join(', ')} (Debian: gnome-keyring dbus-x11 libsecret-tools)`);
+  if (missing.length)
+    console.warn(
+      `skipping the keychain tests: ${missing.join(', ')} not installed (Debian: apt-get install gnome-keyring dbus-x11 libsecret-tools)`,
+    );
   return missing;
 }
 
@@ -29,9 +33,16 @@ export interface KeyringSession {
 
 export async function startKeyringSession(): Promise<KeyringSession> {
   const home = await mkdtemp(path.join(tmpdir(), 'rb-tray-keyring-'));
-  const script = 'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; echo "PID=$$"; echo "ADDR=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
+  const script =
+    'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; echo "PID=$$"; echo "ADDR=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
   const child = spawn('dbus-run-session', ['--', 'sh', '-c', script], {
-    env: { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: path.join(home, 'data'), XDG_CONFIG_HOME: path.join(home, 'config'), XDG_CACHE_HOME: path.join(home, 'cache') },
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_DATA_HOME: path.join(home, 'data'),
+      XDG_CONFIG_HOME: path.join(home, 'config'),
+      XDG_CACHE_HOME: path.join(home, 'cache'),
+    },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   let out = '';
@@ -52,7 +63,10 @@ export async function startKeyringSession(): Promise<KeyringSession> {
     home,
     address,
     lookup: (service, account) => {
-      const r = spawnSync('secret-tool', ['lookup', 'service', service, 'account', account], { env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: address }, encoding: 'utf8' });
+      const r = spawnSync('secret-tool', ['lookup', 'service', service, 'account', account], {
+        env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: address },
+        encoding: 'utf8',
+      });
       return r.status === 0 ? r.stdout : null;
     },
     close: async () => {

@@ -13,7 +13,16 @@ import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemb
 import { defaultDaemonConfig } from '../../daemon/config.js';
 import { DaemonEvents } from '../../electron/core/daemon-events.js';
 import { notificationFor, submissionNotification, type NotificationModel } from '../../electron/core/notifications.js';
-import { applyDaemonEvent, EMPTY_TRAY_STATE, recentJobs, trayIcon, trayMenu, trayStateFromJobs, type TrayMenuItem, type TrayState } from '../../electron/core/tray-model.js';
+import {
+  applyDaemonEvent,
+  EMPTY_TRAY_STATE,
+  recentJobs,
+  trayIcon,
+  trayMenu,
+  trayStateFromJobs,
+  type TrayMenuItem,
+  type TrayState,
+} from '../../electron/core/tray-model.js';
 import type { RenderComplete, Submission } from '../../shared/daemon/api.js';
 import type { DaemonStatus } from '../../electron/core/supervisor.js';
 import { DaemonClient } from '../../shared/daemon/client.js';
@@ -36,19 +45,37 @@ let running: DaemonStatus;
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'rb-tray-models-'));
   e2e = await startE2E();
-  const config = defaultDaemonConfig({}, {
-    serviceUrl: e2e.svc.baseUrl,
-    port: 0,
-    stateDir: path.join(work, 'state'),
-    workDir: path.join(work, 'packs'),
-    downloadsDir: path.join(work, 'outputs'),
-    pollActiveMs: 250,
-    pollIdleMs: 1000,
-    hotFolder: null,
-    webhookSecret: null,
+  const config = defaultDaemonConfig(
+    {},
+    {
+      serviceUrl: e2e.svc.baseUrl,
+      port: 0,
+      stateDir: path.join(work, 'state'),
+      workDir: path.join(work, 'packs'),
+      downloadsDir: path.join(work, 'outputs'),
+      pollActiveMs: 250,
+      pollIdleMs: 1000,
+      hotFolder: null,
+      webhookSecret: null,
+    },
+  );
+  daemon = await startBridgeDaemon(config, {
+    keychain: null,
+    env: { RENDERBRIDGE_API_KEY: e2e.svc.apiKey },
+    logger: false,
+    version: '1.2.3-test',
   });
-  daemon = await startBridgeDaemon(config, { keychain: null, env: { RENDERBRIDGE_API_KEY: e2e.svc.apiKey }, logger: false, version: '1.2.3-test' });
-  running = { state: 'running', pid: process.pid, origin: daemon.origin, port: daemon.port, token: daemon.token, restarts: 0, lastExit: null, nextStartAt: null, external: false };
+  running = {
+    state: 'running',
+    pid: process.pid,
+    origin: daemon.origin,
+    port: daemon.port,
+    token: daemon.token,
+    restarts: 0,
+    lastExit: null,
+    nextStartAt: null,
+    external: false,
+  };
   // What the tray app does (electron/main/index.ts): on each (re)connection re-read GET /jobs with
   // the typed client, then apply every event.
   events = new DaemonEvents({
@@ -65,7 +92,12 @@ beforeAll(async () => {
       // As main/index.ts: a notification for each renderComplete, and for a submission that failed before it made a job.
       if (e.event === 'renderComplete') completions.push(e.data);
       if (e.event === 'submission') submissions.push(e.data);
-      const n = e.event === 'renderComplete' ? notificationFor(e.data) : e.event === 'submission' ? submissionNotification(e.data) : null;
+      const n =
+        e.event === 'renderComplete'
+          ? notificationFor(e.data)
+          : e.event === 'submission'
+            ? submissionNotification(e.data)
+            : null;
       if (n) notifications.push(n);
     },
   });
@@ -89,26 +121,47 @@ describe('tray models from a real daemon', () => {
     await buildFixtureZip(['basic', 'compositor'], ambiguous, 'shot');
     const outDir = path.join(work, 'shot-010');
     const renderConfig = { resolution: [64, 48], sampleCount: 4, colorManagementPreset: 'default' };
-    const started = await call('POST', '/submissions', { pack: { path: good }, settings: { frames: ['1-8'], renderConfig }, outDir });
+    const started = await call('POST', '/submissions', {
+      pack: { path: good },
+      settings: { frames: ['1-8'], renderConfig },
+      outDir,
+    });
     expect(started.status, started.text).toBe(202);
     const failing = await call('POST', '/submissions', { pack: { path: ambiguous }, settings: { frames: ['1'] } });
     expect(failing.status, failing.text).toBe(202);
 
-    const failed = await waitUntil('the failure notification', () => notifications.find((n) => n.title === 'Render failed'), { timeoutMs: 120_000 });
+    const failed = await waitUntil(
+      'the failure notification',
+      () => notifications.find((n) => n.title === 'Render failed'),
+      { timeoutMs: 120_000 },
+    );
     expect(failed.body).toMatch(/failed — SCENE_FILE_AMBIGUOUS: .*pathToFileForRender/);
     expect(failed).toMatchObject({ openPath: null, urgency: 'critical' });
 
-    const done = await waitUntil('the completion notification', () => notifications.find((n) => n.title === 'Render complete'), { timeoutMs: 180_000 });
-    expect(done).toMatchObject({ openPath: outDir, urgency: 'normal', body: `basic.blend is done. Click to open ${outDir}.` });
+    const done = await waitUntil(
+      'the completion notification',
+      () => notifications.find((n) => n.title === 'Render complete'),
+      { timeoutMs: 180_000 },
+    );
+    expect(done).toMatchObject({
+      openPath: outDir,
+      urgency: 'normal',
+      body: `basic.blend is done. Click to open ${outDir}.`,
+    });
     // Clicking opens that folder, which exists already: the eight frames land there.
     expect((await stat(outDir)).isDirectory()).toBe(true);
     const pngs = async () => (await readdir(outDir, { recursive: true })).filter((f) => f.endsWith('.png'));
-    await waitUntil('the eight frames in the outputs folder', async () => (await pngs()).length === 8, { timeoutMs: 60_000 });
+    await waitUntil('the eight frames in the outputs folder', async () => (await pngs()).length === 8, {
+      timeoutMs: 60_000,
+    });
     expect(notifications).toHaveLength(2);
 
     // While it rendered, the menu listed it as active with its progress, and the tooltip said so.
     const activeLines = menus.flatMap(labels).filter((l) => l.startsWith('basic.blend — '));
-    expect(activeLines.some((l) => /^basic\.blend — rendering( \d+%)? \(\d\/8 frames\)$/.test(l)), activeLines.join('\n')).toBe(true);
+    expect(
+      activeLines.some((l) => /^basic\.blend — rendering( \d+%)? \(\d\/8 frames\)$/.test(l)),
+      activeLines.join('\n'),
+    ).toBe(true);
     expect(tooltips.some((t) => /^Renderbridge: basic\.blend rendering/.test(t))).toBe(true);
 
     // Now: no active job, both under Recent (completed opens its folder, failed says why).
@@ -118,29 +171,67 @@ describe('tray models from a real daemon', () => {
     expect(l).toContain('No active jobs');
     const recent = menu.filter((i) => i.kind === 'item' && /^(✓|✗) /.test(i.label));
     expect(recent).toHaveLength(2);
-    expect(recent.find((i) => i.kind === 'item' && i.label === '✓ basic.blend — completed')).toMatchObject({ action: { type: 'openFolder', path: outDir } });
-    expect(recent.some((i) => i.kind === 'item' && /^✗ two-scenes\.zip — failed: SCENE_FILE_AMBIGUOUS: The upload contains several \.blend files/.test(i.label)), l.join('\n')).toBe(true);
-    expect(l.slice(-6)).toEqual(['Open outputs folder', 'Open job window', 'Settings…', 'Install the Blender add-on…', '---', 'Quit Renderbridge']);
-    expect(trayIcon(state, running)).toEqual({ icon: 'idle', tooltip: `Renderbridge: Daemon running (pid ${process.pid}, port ${daemon.port}), no active jobs` });
+    expect(recent.find((i) => i.kind === 'item' && i.label === '✓ basic.blend — completed')).toMatchObject({
+      action: { type: 'openFolder', path: outDir },
+    });
+    expect(
+      recent.some(
+        (i) =>
+          i.kind === 'item' &&
+          /^✗ two-scenes\.zip — failed: SCENE_FILE_AMBIGUOUS: The upload contains several \.blend files/.test(i.label),
+      ),
+      l.join('\n'),
+    ).toBe(true);
+    expect(l.slice(-6)).toEqual([
+      'Open outputs folder',
+      'Open job window',
+      'Settings…',
+      'Install the Blender add-on…',
+      '---',
+      'Quit Renderbridge',
+    ]);
+    expect(trayIcon(state, running)).toEqual({
+      icon: 'idle',
+      tooltip: `Renderbridge: Daemon running (pid ${process.pid}, port ${daemon.port}), no active jobs`,
+    });
     // The daemon's own state shows through when it is not running.
     const crashed: DaemonStatus = { ...running, state: 'crashed', pid: null, lastExit: 'SIGKILL', restarts: 2 };
-    expect(trayIcon(state, crashed)).toEqual({ icon: 'error', tooltip: 'Renderbridge: Daemon stopped unexpectedly (SIGKILL); restarting (2 restarts)' });
-    expect(trayMenu(state, crashed, { outputsDir: '/o' }).find((i) => i.kind === 'item' && i.label === 'Open job window')).toMatchObject({ enabled: false });
-    expect(trayMenu(state, { ...running, external: true }, { outputsDir: '/o' })[0]).toEqual({ kind: 'label', label: `Daemon running (pid ${process.pid}, port ${daemon.port}, started outside the app)` });
+    expect(trayIcon(state, crashed)).toEqual({
+      icon: 'error',
+      tooltip: 'Renderbridge: Daemon stopped unexpectedly (SIGKILL); restarting (2 restarts)',
+    });
+    expect(
+      trayMenu(state, crashed, { outputsDir: '/o' }).find((i) => i.kind === 'item' && i.label === 'Open job window'),
+    ).toMatchObject({ enabled: false });
+    expect(trayMenu(state, { ...running, external: true }, { outputsDir: '/o' })[0]).toEqual({
+      kind: 'label',
+      label: `Daemon running (pid ${process.pid}, port ${daemon.port}, started outside the app)`,
+    });
   }, 300_000);
 
   it('a render with downloading off notifies "Render complete" saying how to get its outputs; a canceled one notifies nothing', async () => {
     const call = daemonCall(daemon);
     const renderConfig = { resolution: [64, 48], sampleCount: 4, colorManagementPreset: 'default' };
-    const jobOf = (id: string) => waitUntil(`the job of submission ${id}`, async () => ((await call('GET', `/submissions/${id}`)).json as Submission).jobId ?? undefined, { timeoutMs: 120_000 });
+    const jobOf = (id: string) =>
+      waitUntil(
+        `the job of submission ${id}`,
+        async () => ((await call('GET', `/submissions/${id}`)).json as Submission).jobId ?? undefined,
+        { timeoutMs: 120_000 },
+      );
     const before = notifications.length;
 
     const kept = path.join(work, 'kept.zip');
     await buildFixtureZip(['basic'], kept, 'kept');
-    const started = await call('POST', '/submissions', { pack: { path: kept }, settings: { frames: ['1'], renderConfig }, download: false });
+    const started = await call('POST', '/submissions', {
+      pack: { path: kept },
+      settings: { frames: ['1'], renderConfig },
+      download: false,
+    });
     expect(started.status, started.text).toBe(202);
     const keptJob = await jobOf((started.json as Submission).id);
-    const done = await waitUntil('its renderComplete', () => completions.find((c) => c.jobId === keptJob), { timeoutMs: 180_000 });
+    const done = await waitUntil('its renderComplete', () => completions.find((c) => c.jobId === keptJob), {
+      timeoutMs: 180_000,
+    });
     expect(done).toMatchObject({ status: 'completed', outDir: null });
     const n = notificationFor(done);
     expect(n).toEqual({
@@ -151,25 +242,44 @@ describe('tray models from a real daemon', () => {
     });
     expect(notifications.slice(before)).toEqual([n]);
     // Under Recent it opens the job window (there is no folder to open).
-    const recent = trayMenu(state, running, { outputsDir: path.join(work, 'outputs') }).filter((i) => i.kind === 'item' && i.label === '✓ basic.blend — completed');
-    expect(recent).toContainEqual({ kind: 'item', label: '✓ basic.blend — completed', enabled: true, action: { type: 'openJobWindow' } });
+    const recent = trayMenu(state, running, { outputsDir: path.join(work, 'outputs') }).filter(
+      (i) => i.kind === 'item' && i.label === '✓ basic.blend — completed',
+    );
+    expect(recent).toContainEqual({
+      kind: 'item',
+      label: '✓ basic.blend — completed',
+      enabled: true,
+      action: { type: 'openJobWindow' },
+    });
 
     // Long enough to be caught rendering: many frames at many samples.
     const long = path.join(work, 'long.zip');
     await buildFixtureZip(['basic'], long, 'long');
-    const sent = await call('POST', '/submissions', { pack: { path: long }, settings: { frames: ['1-250'], renderConfig: { ...renderConfig, sampleCount: 4096 } }, outDir: path.join(work, 'long-out') });
+    const sent = await call('POST', '/submissions', {
+      pack: { path: long },
+      settings: { frames: ['1-250'], renderConfig: { ...renderConfig, sampleCount: 4096 } },
+      outDir: path.join(work, 'long-out'),
+    });
     expect(sent.status, sent.text).toBe(202);
     const subId = (sent.json as Submission).id;
     const longJob = await jobOf(subId);
-    await waitUntil('the tray to show it rendering', () => state.jobs[longJob]?.job.status === 'rendering', { timeoutMs: 120_000 });
+    await waitUntil('the tray to show it rendering', () => state.jobs[longJob]?.job.status === 'rendering', {
+      timeoutMs: 120_000,
+    });
     expect(trayIcon(state, running).tooltip).toMatch(/^Renderbridge: basic\.blend rendering/);
     const canceled = await call('POST', `/jobs/${longJob}/cancel`);
     expect(canceled.status, canceled.text).toBe(200);
     // Its renderComplete and its failed submission are the events that could have notified.
-    const end = await waitUntil('its renderComplete', () => completions.find((c) => c.jobId === longJob), { timeoutMs: 60_000 });
+    const end = await waitUntil('its renderComplete', () => completions.find((c) => c.jobId === longJob), {
+      timeoutMs: 60_000,
+    });
     expect(end.status).toBe('canceled');
     expect(notificationFor(end)).toBeNull();
-    const sub = await waitUntil('its submission to fail', () => submissions.find((x) => x.id === subId && x.step === 'failed'), { timeoutMs: 60_000 });
+    const sub = await waitUntil(
+      'its submission to fail',
+      () => submissions.find((x) => x.id === subId && x.step === 'failed'),
+      { timeoutMs: 60_000 },
+    );
     expect(sub.error?.name).toBe('JOB_CANCELED');
     expect(submissionNotification(sub)).toBeNull();
     expect(notifications.slice(before)).toEqual([n]);

@@ -29,13 +29,24 @@ afterAll(async () => {
 
 async function electronSources(): Promise<Record<string, string>> {
   const files = (await readdir(path.join(ROOT, 'electron'), { recursive: true })).filter((f) => f.endsWith('.ts'));
-  return Object.fromEntries(await Promise.all(files.map(async (f) => [`electron/${f}`, await src(`electron/${f}`)] as const)));
+  return Object.fromEntries(
+    await Promise.all(files.map(async (f) => [`electron/${f}`, await src(`electron/${f}`)] as const)),
+  );
 }
 
 describe('tray app security (Electron binary not available: checked through its modules, sources and bundle)', () => {
   it('every window gets the sandbox, context isolation and no Node, and no page may open, navigate or embed', () => {
     for (const prefs of [secureWebPreferences(), secureWebPreferences('/app/preload.cjs')]) {
-      expect(prefs).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false, nodeIntegrationInWorker: false, nodeIntegrationInSubFrames: false, webSecurity: true, allowRunningInsecureContent: false, webviewTag: false });
+      expect(prefs).toMatchObject({
+        sandbox: true,
+        contextIsolation: true,
+        nodeIntegration: false,
+        nodeIntegrationInWorker: false,
+        nodeIntegrationInSubFrames: false,
+        webSecurity: true,
+        allowRunningInsecureContent: false,
+        webviewTag: false,
+      });
     }
     expect(secureWebPreferences()).not.toHaveProperty('preload');
 
@@ -71,9 +82,12 @@ describe('tray app security (Electron binary not available: checked through its 
 
     const all = await electronSources();
     for (const [file, text] of Object.entries(all)) {
-      expect(text, file).not.toMatch(/nodeIntegration\s*:\s*true|contextIsolation\s*:\s*false|sandbox\s*:\s*false|webSecurity\s*:\s*false|webviewTag\s*:\s*true/);
+      expect(text, file).not.toMatch(
+        /nodeIntegration\s*:\s*true|contextIsolation\s*:\s*false|sandbox\s*:\s*false|webSecurity\s*:\s*false|webviewTag\s*:\s*true/,
+      );
       const windows = text.match(/new BrowserWindow\(\{[^\n]*\}\)/g) ?? [];
-      for (const w of windows) expect(w, file).toMatch(/webPreferences: secureWebPreferences\((options\.preload)?\)\s*\}\)$/);
+      for (const w of windows)
+        expect(w, file).toMatch(/webPreferences: secureWebPreferences\((options\.preload)?\)\s*\}\)$/);
       if (file !== 'electron/main/windows.ts') expect(text, file).not.toContain('new BrowserWindow(');
     }
     expect(all['electron/main/windows.ts']!.match(/new BrowserWindow\(/g)).toHaveLength(2);
@@ -96,15 +110,22 @@ describe('tray app security (Electron binary not available: checked through its 
     for (const [file, text] of Object.entries(all)) {
       // No string-literal channel anywhere: every ipcMain/ipcRenderer call names an IPC constant or a typed variable.
       expect(text, file).not.toMatch(/ipc(Main|Renderer)\.\w+\(\s*['"`]/);
-      if (file !== 'electron/ipc.ts') for (const c of channels) expect(text, `${file} repeats ${c}`).not.toContain(`'${c}'`);
-      if (file !== 'electron/preload/index.ts') expect(text, file).not.toMatch(/import[^;]*\b(contextBridge|ipcRenderer)\b|exposeInMainWorld\(/);
+      if (file !== 'electron/ipc.ts')
+        for (const c of channels) expect(text, `${file} repeats ${c}`).not.toContain(`'${c}'`);
+      if (file !== 'electron/preload/index.ts')
+        expect(text, file).not.toMatch(/import[^;]*\b(contextBridge|ipcRenderer)\b|exposeInMainWorld\(/);
     }
     const preload = all['electron/preload/index.ts']!;
     expect(preload.match(/exposeInMainWorld\(/g)).toHaveLength(1);
     expect(preload).toContain('exposeInMainWorld(RENDERER_API_NAME, api)');
     // Each method of the API invokes its own channel.
-    for (const [method, channel] of [['status', 'settingsStatus'], ['testConnection', 'settingsTest'], ['saveKey', 'settingsSave'], ['clearKey', 'settingsClear']]) {
-      expect(preload).toMatch(new RegExp(`${method}: \\([^)]*\\) => invoke\\(IPC\\.${channel}\\b`));
+    for (const [method, channel] of [
+      ['status', 'settingsStatus'],
+      ['testConnection', 'settingsTest'],
+      ['saveKey', 'settingsSave'],
+      ['clearKey', 'settingsClear'],
+    ]) {
+      expect(preload).toMatch(new RegExp(`${method}: \\([^)]*\\) =>\\s*invoke\\(IPC\\.${channel}\\b`));
     }
     // Main handles every channel and nothing else (the handler table is typed by IpcContract).
     const handlers = all['electron/main/ipc-handlers.ts']!;
@@ -120,7 +141,9 @@ describe('tray app security (Electron binary not available: checked through its 
     expect(preload).toContain('settings:save-key');
     const page = await readFile(path.join(out, 'renderer/settings.js'), 'utf8');
     expect(page).not.toMatch(/require\(/);
-    expect(await readFile(path.join(out, 'renderer/settings.html'), 'utf8')).toContain('<script src="settings.js" defer></script>');
+    expect(await readFile(path.join(out, 'renderer/settings.html'), 'utf8')).toContain(
+      '<script src="settings.js" defer></script>',
+    );
     const main = await readFile(path.join(out, 'main/index.cjs'), 'utf8');
     expect(main).toContain('require("electron")');
     expect(main).toContain('enableSandbox');
@@ -128,7 +151,9 @@ describe('tray app security (Electron binary not available: checked through its 
 
   it('electron-builder.yml is valid for electron-builder and targets AppImage, deb, dmg and nsis with the add-on inside', async () => {
     const yaml = require('js-yaml') as { load(text: string): unknown };
-    const Ajv = require('ajv') as new (o: object) => { compile(s: object): ((d: unknown) => boolean) & { errors?: unknown } };
+    const Ajv = require('ajv') as new (o: object) => {
+      compile(s: object): ((d: unknown) => boolean) & { errors?: unknown };
+    };
     const schema = JSON.parse(await src('node_modules/app-builder-lib/scheme.json')) as object;
     const validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
     const config = yaml.load(await src('electron-builder.yml')) as Record<string, Record<string, unknown> & unknown[]>;

@@ -31,10 +31,19 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { missingKeyringTools, startKeyringSession, type KeyringSession } from './keyring.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const missing = [...missingKeyringTools(), ...(existsSync(CHROMIUM) ? [] : [CHROMIUM])];
 if (missing.includes(CHROMIUM)) {
-  if (process.env.CI === 'true') throw new Error(`the settings window test needs ${CHROMIUM} (Debian: apt-get install chromium)`);
+  if (process.env.CI === 'true')
+    throw new Error(`the settings window test needs ${CHROMIUM} (Debian: apt-get install chromium)`);
   console.warn(`skipping the settings window test: ${CHROMIUM} missing`);
 }
 const suite = missing.length === 0 ? describe : describe.skip;
@@ -78,7 +87,10 @@ async function userFiles(serviceUrl: string): Promise<UserFiles> {
 }
 
 /** The window's logic as main builds it, over `files` and one keychain per profile. */
-function farmSettings(files: UserFiles, keychainFor: (profile: string) => Keychain = (p) => new KeytarKeychain(keychainEntryFor(p))): FarmSettings {
+function farmSettings(
+  files: UserFiles,
+  keychainFor: (profile: string) => Keychain = (p) => new KeytarKeychain(keychainEntryFor(p)),
+): FarmSettings {
   return new FarmSettings({ configFile: files.configFile, home: files.root, env: files.env, keychainFor });
 }
 
@@ -96,7 +108,12 @@ async function openSettings(settings: FarmSettings): Promise<{ page: Page; cspEr
   await page.addInitScript(() => {
     const w = window as unknown as Record<string, (...a: unknown[]) => unknown>;
     Object.defineProperty(window, 'renderbridge', {
-      value: Object.freeze({ status: () => w.__rbStatus!(), testConnection: (r: unknown) => w.__rbTest!(r), saveKey: (r: unknown) => w.__rbSave!(r), clearKey: (r: unknown) => w.__rbClear!(r) }),
+      value: Object.freeze({
+        status: () => w.__rbStatus!(),
+        testConnection: (r: unknown) => w.__rbTest!(r),
+        saveKey: (r: unknown) => w.__rbSave!(r),
+        clearKey: (r: unknown) => w.__rbClear!(r),
+      }),
     });
   });
   await page.goto(pathToFileURL(path.join(built!, 'renderer', 'settings.html')).href);
@@ -142,10 +159,15 @@ suite('settings window page in Chromium', () => {
 
   it('says there is no keychain and disables the form instead of storing the key elsewhere', async () => {
     const files = await userFiles(svc!.origin);
-    const { page } = await openSettings(farmSettings(files, () => new SecretToolKeychain({ env: { PATH: process.env.PATH } })));
+    const { page } = await openSettings(
+      farmSettings(files, () => new SecretToolKeychain({ env: { PATH: process.env.PATH } })),
+    );
     await page.waitForSelector('#keychain[data-ok="false"]');
-    expect(await page.textContent('#keychain')).toMatch(/^No OS keychain is available, so the API key was not saved\..*never in a file/);
-    for (const id of ['#key', '#test', '#save', '#clear', '#url', '#profile', '#downloads']) expect(await page.isDisabled(id), id).toBe(true);
+    expect(await page.textContent('#keychain')).toMatch(
+      /^No OS keychain is available, so the API key was not saved\..*never in a file/,
+    );
+    for (const id of ['#key', '#test', '#save', '#clear', '#url', '#profile', '#downloads'])
+      expect(await page.isDisabled(id), id).toBe(true);
     await page.close();
     await rm(files.root, { recursive: true, force: true });
   });
@@ -155,9 +177,14 @@ suite('settings window: a second farm and a new profile', () => {
   it('checks URL and key together, saves nothing on a refused key, then saves URL, profile, folder and key, and the running daemon follows', async () => {
     const farmB = await startTestService({ host: '127.0.0.2' });
     const files = await userFiles(svc!.origin);
-    const reloadConfig = () => loadDaemonConfig(files.env, {}, undefined, { port: 0, stateDir: path.join(files.root, 'state') });
+    const reloadConfig = () =>
+      loadDaemonConfig(files.env, {}, undefined, { port: 0, stateDir: path.join(files.root, 'state') });
     const td = await startTestDaemon(reloadConfig(), { reloadConfig, apiKey: 'rb_live_daemon-key' });
-    const health = async () => Health.parse((await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}` } })).json);
+    const health = async () =>
+      Health.parse(
+        (await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}` } }))
+          .json,
+      );
     const before = await readFile(files.configFile, 'utf8');
     const lookupB = () => keyring!.lookup(KEYCHAIN_SERVICE, keychainEntryFor('farm-b').account);
     try {
@@ -187,7 +214,9 @@ suite('settings window: a second farm and a new profile', () => {
       await page.fill('#url', 'http://127.0.0.2:9');
       await page.click('#test');
       await page.waitForSelector('#result[data-ok="false"]');
-      expect(await page.textContent('#result')).toMatch(/http:\/\/127\.0\.0\.2:9\/api\/external\/v1 did not answer.*check the service URL/);
+      expect(await page.textContent('#result')).toMatch(
+        /http:\/\/127\.0\.0\.2:9\/api\/external\/v1 did not answer.*check the service URL/,
+      );
       await page.fill('#url', 'farm-b:8420');
       await page.click('#test');
       await page.waitForSelector('#result[data-ok="false"]:has-text("Service URL")');
@@ -219,7 +248,9 @@ suite('settings window: a second farm and a new profile', () => {
       expect(lookupB()).toBe(farmB.apiKey);
       expect(lookup()).toBeNull();
       // The running daemon follows the edit without a restart.
-      await waitUntil('the daemon on the new farm', async () => (await health()).serviceUrl === farmB.baseUrl, { timeoutMs: 10_000 });
+      await waitUntil('the daemon on the new farm', async () => (await health()).serviceUrl === farmB.baseUrl, {
+        timeoutMs: 10_000,
+      });
       expect((await health()).profile).toBe('farm-b');
     } finally {
       await td.close();

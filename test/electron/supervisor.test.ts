@@ -31,7 +31,20 @@ function daemonSupervisor(stateDir: string, log: string[], externalCheckMs?: num
   const { DBUS_SESSION_BUS_ADDRESS: _bus, RENDERBRIDGE_API_KEY: _key, ...env } = process.env;
   return new DaemonSupervisor({
     command: process.execPath,
-    args: ['--import', 'tsx', path.join(ROOT, 'cli/index.ts'), 'daemon', '--port', '0', '--state-dir', stateDir, '--service', 'http://127.0.0.1:9/api/external/v1', '--log-level', 'warn'],
+    args: [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'cli/index.ts'),
+      'daemon',
+      '--port',
+      '0',
+      '--state-dir',
+      stateDir,
+      '--service',
+      'http://127.0.0.1:9/api/external/v1',
+      '--log-level',
+      'warn',
+    ],
     stateDir,
     env,
     initialBackoffMs: 300,
@@ -49,7 +62,8 @@ describe('daemon supervision', () => {
     // The tray's event stream follows the daemon through restarts, as main/index.ts wires it.
     const opened: string[] = [];
     const events = new DaemonEvents({
-      connection: () => (sup.current.state === 'running' ? { origin: sup.current.origin!, token: sup.current.token! } : null),
+      connection: () =>
+        sup.current.state === 'running' ? { origin: sup.current.origin!, token: sup.current.token! } : null,
       onOpen: (c) => opened.push(c.token),
       onEvent: () => {},
       reconnectMs: 200,
@@ -65,13 +79,26 @@ describe('daemon supervision', () => {
       await waitUntil('the event stream to open', () => opened.includes(first.token!), { timeoutMs: 10_000 });
       const state1 = (await readStateFile(stateDir)).state!;
       expect(state1.pid).toBe(first.pid);
-      expect(first).toMatchObject({ state: 'running', port: state1.port, token: state1.token, origin: `http://127.0.0.1:${state1.port}` });
+      expect(first).toMatchObject({
+        state: 'running',
+        port: state1.port,
+        token: state1.token,
+        origin: `http://127.0.0.1:${state1.port}`,
+      });
       const health = await fetch(`${first.origin}/health`, { headers: { authorization: `Bearer ${first.token}` } });
       expect(health.status).toBe(200);
 
       process.kill(first.pid!, 'SIGKILL');
-      await waitUntil('the supervisor to see the crash', () => sup.current.state === 'crashed' || sup.current.restarts > 0, { timeoutMs: 10_000, intervalMs: 20 });
-      const second = await waitUntil('a restarted daemon', () => (sup.current.state === 'running' && sup.current.pid !== first.pid ? sup.current : undefined), { timeoutMs: 60_000 });
+      await waitUntil(
+        'the supervisor to see the crash',
+        () => sup.current.state === 'crashed' || sup.current.restarts > 0,
+        { timeoutMs: 10_000, intervalMs: 20 },
+      );
+      const second = await waitUntil(
+        'a restarted daemon',
+        () => (sup.current.state === 'running' && sup.current.pid !== first.pid ? sup.current : undefined),
+        { timeoutMs: 60_000 },
+      );
       expect(second.restarts).toBe(1);
       expect(second.lastExit).toBe('SIGKILL');
       expect(isProcessAlive(first.pid!)).toBe(false);
@@ -79,10 +106,14 @@ describe('daemon supervision', () => {
       expect(state2.pid).toBe(second.pid);
       expect(state2.pid).not.toBe(state1.pid);
       expect(state2.token).not.toBe(state1.token);
-      expect((await fetch(`${second.origin}/health`, { headers: { authorization: `Bearer ${state2.token}` } })).status).toBe(200);
+      expect(
+        (await fetch(`${second.origin}/health`, { headers: { authorization: `Bearer ${state2.token}` } })).status,
+      ).toBe(200);
       expect(seen).toEqual(['starting', 'running', 'crashed', 'starting', 'running']);
       // The stream reconnected to the new daemon, with its new token.
-      await waitUntil('the event stream to reopen on the new daemon', () => opened.includes(second.token!), { timeoutMs: 10_000 });
+      await waitUntil('the event stream to reopen on the new daemon', () => opened.includes(second.token!), {
+        timeoutMs: 10_000,
+      });
 
       await sup.stop();
       expect(sup.current).toMatchObject({ state: 'stopped', pid: null, origin: null, token: null });
@@ -101,10 +132,19 @@ describe('daemon supervision', () => {
     const byHand = await startTestDaemon({ serviceUrl: 'http://127.0.0.1:9/api/external/v1', stateDir });
     const watcher = daemonSupervisor(stateDir, [], 200);
     watcher.start();
-    expect(await watcher.waitUntilRunning(10_000)).toMatchObject({ state: 'running', external: true, pid: process.pid, port: byHand.daemon.port, token: byHand.daemon.token });
+    expect(await watcher.waitUntilRunning(10_000)).toMatchObject({
+      state: 'running',
+      external: true,
+      pid: process.pid,
+      port: byHand.daemon.port,
+      token: byHand.daemon.token,
+    });
     await watcher.stop();
     // Quitting the tray leaves a daemon it did not start alone.
-    expect((await fetch(`${byHand.daemon.origin}/health`, { headers: { authorization: `Bearer ${byHand.daemon.token}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${byHand.daemon.origin}/health`, { headers: { authorization: `Bearer ${byHand.daemon.token}` } }))
+        .status,
+    ).toBe(200);
 
     const sup = daemonSupervisor(stateDir, [], 200);
     const states: string[] = [];
@@ -113,7 +153,11 @@ describe('daemon supervision', () => {
       sup.start();
       await sup.waitUntilRunning(10_000);
       await byHand.close();
-      const own = await waitUntil('its own daemon', () => (sup.current.state === 'running' && !sup.current.external ? sup.current : undefined), { timeoutMs: 60_000 });
+      const own = await waitUntil(
+        'its own daemon',
+        () => (sup.current.state === 'running' && !sup.current.external ? sup.current : undefined),
+        { timeoutMs: 60_000 },
+      );
       expect(own.pid).not.toBe(process.pid);
       expect((await readStateFile(stateDir)).state?.pid).toBe(own.pid);
       // Re-checks of the external daemon were not announced as changes.
@@ -128,7 +172,13 @@ describe('daemon supervision', () => {
     expect([0, 1, 2, 3, 10].map((n) => backoffMs(n, 500, 30_000))).toEqual([500, 1000, 2000, 4000, 30_000]);
 
     const starts: number[] = [];
-    const crashing = new DaemonSupervisor({ command: process.execPath, args: ['-e', 'process.exit(3)'], stateDir: path.join(work, 'none'), initialBackoffMs: 100, maxBackoffMs: 10_000 });
+    const crashing = new DaemonSupervisor({
+      command: process.execPath,
+      args: ['-e', 'process.exit(3)'],
+      stateDir: path.join(work, 'none'),
+      initialBackoffMs: 100,
+      maxBackoffMs: 10_000,
+    });
     const exits: string[] = [];
     crashing.onChange((s) => {
       if (s.state === 'starting') starts.push(Date.now());
@@ -147,7 +197,13 @@ describe('daemon supervision', () => {
 
     // Runs that last longer than healthyAfterMs count as healthy: the wait stays at its first value.
     const healthyStarts: number[] = [];
-    const flaky = new DaemonSupervisor({ command: process.execPath, args: ['-e', 'setTimeout(() => process.exit(1), 300)'], stateDir: path.join(work, 'none'), initialBackoffMs: 100, healthyAfterMs: 200 });
+    const flaky = new DaemonSupervisor({
+      command: process.execPath,
+      args: ['-e', 'setTimeout(() => process.exit(1), 300)'],
+      stateDir: path.join(work, 'none'),
+      initialBackoffMs: 100,
+      healthyAfterMs: 200,
+    });
     flaky.onChange((s) => s.state === 'crashed' && healthyStarts.push(s.nextStartAt! - Date.now()));
     flaky.start();
     await waitUntil('three crashes', () => healthyStarts.length >= 3, { timeoutMs: 20_000, intervalMs: 10 });

@@ -38,10 +38,17 @@ export function testBuilds(): TestBuild[] {
     minor,
     path: folder,
     kind: 'root',
-    ...(existsSync(path.join(folder, '.renderbridge-root')) ? {} : { missing: `the Blender ${minor} root ${folder} is not built (run: bash scripts/blender-roots.sh)` }),
+    ...(existsSync(path.join(folder, '.renderbridge-root'))
+      ? {}
+      : { missing: `the Blender ${minor} root ${folder} is not built (run: bash scripts/blender-roots.sh)` }),
   });
   cached = [
-    { minor: '3.4', path: system ?? 'blender', kind: 'executable', ...(system ? {} : { missing: 'no blender on PATH (apt-get install blender)' }) },
+    {
+      minor: '3.4',
+      path: system ?? 'blender',
+      kind: 'executable',
+      ...(system ? {} : { missing: 'no blender on PATH (apt-get install blender)' }),
+    },
     root('4.3', trixie!),
     root('5.2', sid!),
   ];

@@ -8,6 +8,10 @@ export function serviceAndWorkerHelp(): { service: string; worker: string } {
   const program = new Command('renderbridge');
   registerServiceCommand(program);
   registerWorkerCommand(program);
-  const help = (name: string) => program.commands.find((c) => c.name() === name)!.helpInformation().replace(/\s+/g, ' ');
+  const help = (name: string) =>
+    program.commands
+      .find((c) => c.name() === name)!
+      .helpInformation()
+      .replace(/\s+/g, ' ');
   return { service: help('service'), worker: help('worker') };
 }

@@ -164,7 +164,12 @@ export async function startCountingProxy(target?: { host: string; port: number }
       log = [];
     },
     cut(rule) {
-      rules.push({ request: rule.request, afterBytes: rule.afterBytes, left: rule.times ?? 1, answer: rule.answer ?? false });
+      rules.push({
+        request: rule.request,
+        afterBytes: rule.afterBytes,
+        left: rule.times ?? 1,
+        answer: rule.answer ?? false,
+      });
     },
     linkDown() {
       linkIsDown = true;

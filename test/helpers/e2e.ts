@@ -45,7 +45,11 @@ export async function waitUntil<T>(
 type ValidationConfig = NonNullable<RouteBody<'validateJob'>['validationConfig']>;
 
 /** Uploads a .blend or .zip, creates a job and asks for validation; returns the job id. */
-export async function submit(client: RenderJobClient, file: string, validationConfig?: ValidationConfig): Promise<string> {
+export async function submit(
+  client: RenderJobClient,
+  file: string,
+  validationConfig?: ValidationConfig,
+): Promise<string> {
   const target = await client.uploadProject(file);
   const job = await client.createJob({ slug: target.slug });
   await client.validateJob(job.id, validationConfig ? { validationConfig } : {});
@@ -143,7 +147,13 @@ export async function filesUnder(dir: string): Promise<string[]> {
 /** A tiny, fast Cycles render of `frames`. */
 export function tinyRender(frames: string, extra: Record<string, unknown> = {}): RouteBody<'renderJob'> {
   return {
-    requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: [frames], resolution: [64, 48], sampleCount: 4, ...extra },
+    requestedRenderConfig: {
+      colorManagementPreset: 'default',
+      frameRanges: [frames],
+      resolution: [64, 48],
+      sampleCount: 4,
+      ...extra,
+    },
   } as RouteBody<'renderJob'>;
 }
 
@@ -151,16 +161,27 @@ export function tinyRender(frames: string, extra: Record<string, unknown> = {}):
  * Submits `file`, validates it and renders `frames` with `sampleCount` samples (slow enough to
  * catch mid-render) until `done` frames are finished; returns the job id while it still renders.
  */
-export async function renderingPartway(client: RenderJobClient, file: string, frames: string, sampleCount: number, done = 2): Promise<string> {
+export async function renderingPartway(
+  client: RenderJobClient,
+  file: string,
+  frames: string,
+  sampleCount: number,
+  done = 2,
+): Promise<string> {
   const id = await submit(client, file);
   const validated = await validationOutcome(client, id);
   if (validated.status !== 'validated') throw new Error(`the job did not validate: ${validated.status}`);
   await client.renderJob(id, tinyRender(frames, { sampleCount }));
-  await waitUntil(`${done} frames done`, async () => {
-    const p = await client.getJobProgress(id);
-    if (p.status === 'completed' || p.status === 'failed') throw new Error(`the render ended (${p.status}) before it could be stopped partway`);
-    return (p.framesDone ?? 0) >= done;
-  }, { timeoutMs: 120_000, intervalMs: 50 });
+  await waitUntil(
+    `${done} frames done`,
+    async () => {
+      const p = await client.getJobProgress(id);
+      if (p.status === 'completed' || p.status === 'failed')
+        throw new Error(`the render ended (${p.status}) before it could be stopped partway`);
+      return (p.framesDone ?? 0) >= done;
+    },
+    { timeoutMs: 120_000, intervalMs: 50 },
+  );
   return id;
 }
 
@@ -169,7 +190,11 @@ export async function renderingPartway(client: RenderJobClient, file: string, fr
  * running, then stops the service (its Blender with it); returns the job, its work folder and the
  * frames its `out/` folder held at the stop.
  */
-export async function stoppedPartway(e2e: E2E, file: string, done: number): Promise<{ id: string; workDir: string; finished: number[] }> {
+export async function stoppedPartway(
+  e2e: E2E,
+  file: string,
+  done: number,
+): Promise<{ id: string; workDir: string; finished: number[] }> {
   const id = await submit(e2e.client, file);
   const validated = await validationOutcome(e2e.client, id);
   if (validated.status !== 'validated') throw new Error(`the job did not validate: ${validated.status}`);
@@ -179,12 +204,15 @@ export async function stoppedPartway(e2e: E2E, file: string, done: number): Prom
     `${done} frames done`,
     async () => {
       const p = await e2e.client.getJobProgress(id);
-      if (p.status === 'completed' || p.status === 'failed') throw new Error(`the render ended (${p.status}) before the stop`);
+      if (p.status === 'completed' || p.status === 'failed')
+        throw new Error(`the render ended (${p.status}) before the stop`);
       return (p.framesDone ?? 0) >= done && blenderProcesses(workDir).length === 1;
     },
     { timeoutMs: 90_000, intervalMs: 50 },
   );
   await e2e.svc.stop();
-  const frames = (await filesUnder(path.join(workDir, 'out', 'frames'))).map((f) => Number(/f_(\d+)\.png$/.exec(f)?.[1]));
+  const frames = (await filesUnder(path.join(workDir, 'out', 'frames'))).map((f) =>
+    Number(/f_(\d+)\.png$/.exec(f)?.[1]),
+  );
   return { id, workDir, finished: frames.sort((a, b) => a - b) };
 }

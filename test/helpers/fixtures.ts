@@ -14,10 +14,35 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { runBlender } from '../../blender/run.js';
 
-export type FixtureName = 'basic' | 'compositor' | 'stereo' | 'missing-texture' | 'autoexec' | 'denoise' | 'odd' | 'addon-nodes' | 'addon-sun' | 'shadowed-camera' | 'monkeys' | 'growing';
+export type FixtureName =
+  | 'basic'
+  | 'compositor'
+  | 'stereo'
+  | 'missing-texture'
+  | 'autoexec'
+  | 'denoise'
+  | 'odd'
+  | 'addon-nodes'
+  | 'addon-sun'
+  | 'shadowed-camera'
+  | 'monkeys'
+  | 'growing';
 
 /** Every fixture; see the header of each test/fixtures/blend/build_NAME.py for what it holds. */
-export const FIXTURE_NAMES: readonly FixtureName[] = ['basic', 'compositor', 'stereo', 'missing-texture', 'autoexec', 'denoise', 'odd', 'addon-nodes', 'addon-sun', 'shadowed-camera', 'monkeys', 'growing'];
+export const FIXTURE_NAMES: readonly FixtureName[] = [
+  'basic',
+  'compositor',
+  'stereo',
+  'missing-texture',
+  'autoexec',
+  'denoise',
+  'odd',
+  'addon-nodes',
+  'addon-sun',
+  'shadowed-camera',
+  'monkeys',
+  'growing',
+];
 
 const SCRIPTS_DIR = fileURLToPath(new URL('../fixtures/blend/', import.meta.url));
 
@@ -88,10 +113,16 @@ interface ZipArchive extends Readable {
  * Writes a zip at `out` holding the named fixtures as `prefix/NAME.blend` (prefix default `project`).
  * Returns the entry names, in order.
  */
-export async function buildFixtureZip(names: readonly FixtureName[], out: string, prefix = 'project'): Promise<string[]> {
+export async function buildFixtureZip(
+  names: readonly FixtureName[],
+  out: string,
+  prefix = 'project',
+): Promise<string[]> {
   const paths = await Promise.all(names.map((n) => buildFixture(n)));
   const specifier: string = 'archiver'; // a variable keeps tsc from looking for declarations archiver lacks
-  const { ZipArchive } = (await import(specifier)) as { ZipArchive: new (o: { zlib?: { level: number } }) => ZipArchive };
+  const { ZipArchive } = (await import(specifier)) as {
+    ZipArchive: new (o: { zlib?: { level: number } }) => ZipArchive;
+  };
   const zip = new ZipArchive({ zlib: { level: 1 } });
   const entries = paths.map((p) => `${prefix}/${basename(p)}`);
   paths.forEach((p, i) => zip.file(p, { name: entries[i]! }));

@@ -8,7 +8,12 @@ import { api } from './http.js';
 export type Call = ReturnType<typeof api>;
 
 /** PUT bytes to a presigned URL with node:http (fetch hides Content-Length control). */
-export function putBytes(url: string, bytes: Buffer, contentType = 'application/octet-stream', headers: Record<string, string> = {}): Promise<Answer> {
+export function putBytes(
+  url: string,
+  bytes: Buffer,
+  contentType = 'application/octet-stream',
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(url, {
       method: 'PUT',

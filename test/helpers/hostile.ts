@@ -16,7 +16,24 @@ export function nearValid(valid: Record<string, unknown>): fc.Arbitrary<string> 
   walk(valid, []);
   const spoil = fc.oneof(
     fc.jsonValue({ maxDepth: 3 }),
-    fc.constantFrom(null, -1, 0, 1e308, -0.5, '', ' ', '../../etc/passwd', 'a'.repeat(5000), '\u0000', '1-999999999999', '1-3x0', '0-0', [], {}, true),
+    fc.constantFrom(
+      null,
+      -1,
+      0,
+      1e308,
+      -0.5,
+      '',
+      ' ',
+      '../../etc/passwd',
+      'a'.repeat(5000),
+      '\u0000',
+      '1-999999999999',
+      '1-3x0',
+      '0-0',
+      [],
+      {},
+      true,
+    ),
   );
   return fc
     .tuple(fc.constantFrom(...paths), fc.option(fc.string({ maxLength: 12 }), { nil: undefined }), spoil)
@@ -39,12 +56,25 @@ export function nearValid(valid: Record<string, unknown>): fc.Arbitrary<string> 
 }
 
 /** Bodies: none, JSON of any shape, plain text, broken or oversized JSON, and near-valid ones. */
-export function bodyArb(valid: Record<string, unknown> | undefined, bodyLimit: number): fc.Arbitrary<string | undefined> {
+export function bodyArb(
+  valid: Record<string, unknown> | undefined,
+  bodyLimit: number,
+): fc.Arbitrary<string | undefined> {
   return fc.oneof(
     { arbitrary: fc.constant(undefined), weight: 1 },
     { arbitrary: jsonText, weight: 3 },
     { arbitrary: fc.string({ maxLength: 200 }), weight: 2 },
-    { arbitrary: fc.constantFrom('{', '{"a":', `${'['.repeat(3000)}`, `${'{"a":'.repeat(400)}1${'}'.repeat(400)}`, 'x'.repeat(bodyLimit + 1), '\uFEFF{}'), weight: 1 },
+    {
+      arbitrary: fc.constantFrom(
+        '{',
+        '{"a":',
+        `${'['.repeat(3000)}`,
+        `${'{"a":'.repeat(400)}1${'}'.repeat(400)}`,
+        'x'.repeat(bodyLimit + 1),
+        '\uFEFF{}',
+      ),
+      weight: 1,
+    },
     ...(valid ? [{ arbitrary: nearValid(valid), weight: 6 }] : []),
   );
 }
@@ -57,7 +87,18 @@ export function idArb(...extra: string[]): fc.Arbitrary<string> {
   return fc.oneof(
     fc.uuid(),
     fc.string({ maxLength: 60 }),
-    fc.constantFrom('..', '%2e%2e', '.x', '..%2f..', 'progress', ' ', '😀', 'a'.repeat(3000), '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff'),
+    fc.constantFrom(
+      '..',
+      '%2e%2e',
+      '.x',
+      '..%2f..',
+      'progress',
+      ' ',
+      '😀',
+      'a'.repeat(3000),
+      '00000000-0000-0000-0000-000000000000',
+      'ffffffff-ffff-ffff-ffff-ffffffffffff',
+    ),
     fc.constantFrom(...['%', '%zz', '%E0%A4%A', '%C0%AF', 'a%00b', '%ff'].map((r) => RAW + r)),
     ...extra.map((e) => fc.constant(e)),
   );
@@ -79,8 +120,27 @@ export const queryArb = fc.oneof(
   fc
     .array(
       fc.tuple(
-        fc.oneof(fc.constantFrom('page', 'pageSize', 'status', 'id', '__proto__', 'constructor'), fc.string({ maxLength: 10 })),
-        fc.oneof(fc.constantFrom('', '0', '-1', '1', '100', '101', '1e3', '2.5', 'NaN', 'completed', 'COMPLETED', '9'.repeat(400)), fc.string({ maxLength: 20 })),
+        fc.oneof(
+          fc.constantFrom('page', 'pageSize', 'status', 'id', '__proto__', 'constructor'),
+          fc.string({ maxLength: 10 }),
+        ),
+        fc.oneof(
+          fc.constantFrom(
+            '',
+            '0',
+            '-1',
+            '1',
+            '100',
+            '101',
+            '1e3',
+            '2.5',
+            'NaN',
+            'completed',
+            'COMPLETED',
+            '9'.repeat(400),
+          ),
+          fc.string({ maxLength: 20 }),
+        ),
       ),
       { maxLength: 4 },
     )
@@ -107,7 +167,10 @@ export interface Seen {
 }
 
 /** Sends one request with a hang limit; the body is parsed as JSON when it is JSON. */
-export async function sendRaw(url: string, init: { method: string; headers: Record<string, string>; body?: string | undefined; timeoutMs: number }): Promise<Seen> {
+export async function sendRaw(
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string | undefined; timeoutMs: number },
+): Promise<Seen> {
   const t0 = performance.now();
   const res = await fetch(url, {
     method: init.method,

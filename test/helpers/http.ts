@@ -22,7 +22,11 @@ export function api(baseUrl: string, apiKey: string | undefined) {
       payload = JSON.stringify(body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(`${baseUrl}${path}`, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers,
+      ...(payload !== undefined ? { body: payload } : {}),
+    });
     const text = await res.text();
     let parsed: unknown = text;
     try {

@@ -45,7 +45,11 @@ export async function startKeylessFarm(opts: KeylessFarmOptions = {}): Promise<K
   process.env.AWS_ACCESS_KEY_ID ??= s3.env.AWS_ACCESS_KEY_ID;
   process.env.AWS_SECRET_ACCESS_KEY ??= s3.env.AWS_SECRET_ACCESS_KEY;
   const endpoint = opts.endpoint ? await opts.endpoint(s3.settings.endpoint!) : s3.settings.endpoint;
-  const svc = await startTestService({ s3: { ...s3.settings, ...(endpoint ? { endpoint } : {}) }, rateLimitMax: 10_000, workerApiRateLimitMax: 100_000 });
+  const svc = await startTestService({
+    s3: { ...s3.settings, ...(endpoint ? { endpoint } : {}) },
+    rateLimitMax: 10_000,
+    workerApiRateLimitMax: 100_000,
+  });
   const call = api(svc.baseUrl, svc.apiKey);
   const dirs: string[] = [];
   const tempDir = async () => {
@@ -59,9 +63,18 @@ export async function startKeylessFarm(opts: KeylessFarmOptions = {}): Promise<K
     const job = await createJob(caller);
     expect((await caller('POST', `/jobs/${job.id}/validate`, {})).status).toBeLessThan(300);
     const queue = new RemoteTaskQueue({ serviceUrls: [svc.origin], token, retryDelayMs: 50 });
-    await waitUntil(`the validate task of ${job.id} claimed`, async () => (await queue.claim(`${name}:1`, ['validate'], 3_600_000))?.jobId === job.id);
+    await waitUntil(
+      `the validate task of ${job.id} claimed`,
+      async () => (await queue.claim(`${name}:1`, ['validate'], 3_600_000))?.jobId === job.id,
+    );
     const rec = await new RemoteWorkerJobs({ serviceUrls: [svc.origin], token }).getById(job.id);
-    const storage = new RemoteWorkerStorage({ serviceUrls: [svc.origin], token, retryDelayMs: 50, spoolDir: path.join(await tempDir(), 'spool'), ...opts });
+    const storage = new RemoteWorkerStorage({
+      serviceUrls: [svc.origin],
+      token,
+      retryDelayMs: 50,
+      spoolDir: path.join(await tempDir(), 'spool'),
+      ...opts,
+    });
     return { token, jobId: job.id, sourceKey: rec!.internal.sourceKey, workspaceId: job.workspaceId, storage };
   };
   return {

@@ -19,7 +19,13 @@ import { renderInvocation } from '../../blender/render/render-invocation.js';
 import { renderSettingsFrom } from '../../blender/render/render-settings.js';
 
 const run = promisify(execFile);
-const CAPS = capabilitiesFor({ version: '3.4.1', capabilities: { hasOpenImageDenoise: false, cyclesBackends: ['CUDA', 'HIP'], precompiledKernels: [] } }, { gpus: [] });
+const CAPS = capabilitiesFor(
+  {
+    version: '3.4.1',
+    capabilities: { hasOpenImageDenoise: false, cyclesBackends: ['CUDA', 'HIP'], precompiledKernels: [] },
+  },
+  { gpus: [] },
+);
 const SCRIPT = fileURLToPath(new URL('../fixtures/blend/build_pack_project.py', import.meta.url));
 
 export interface PackProject {
@@ -34,11 +40,15 @@ export interface PackProject {
 }
 
 /** Builds the fixture into `dir` (created when missing). About 2 s of Blender. */
-export async function buildPackProject(dir: string, blender = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender'): Promise<PackProject> {
+export async function buildPackProject(
+  dir: string,
+  blender = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender',
+): Promise<PackProject> {
   await mkdir(dir, { recursive: true });
   const root = await realpath(dir);
   const res = await runBlender({ binary: blender, pythonScript: SCRIPT, scriptArgs: [root], timeoutMs: 120_000 });
-  if (res.exitCode !== 0) throw new Error(`building the pack fixture failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
+  if (res.exitCode !== 0)
+    throw new Error(`building the pack fixture failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
   const proj = path.join(root, 'proj');
   return { root, proj, main: path.join(proj, 'scenes', 'main.blend'), library: path.join(proj, 'libs', 'props.blend') };
 }
@@ -54,7 +64,14 @@ export function externalPath(abs: string): string {
  * every path that would not resolve by itself (and the missing file). Returns the manifest.
  */
 export async function layOutByHand(p: PackProject, dest: string): Promise<PackManifest> {
-  const inProject = ['scenes/main.blend', 'libs/props.blend', 'libs/tex/prop.png', 'textures/wood.png', 'textures/tile.1001.png', 'textures/tile.1002.png'];
+  const inProject = [
+    'scenes/main.blend',
+    'libs/props.blend',
+    'libs/tex/prop.png',
+    'textures/wood.png',
+    'textures/tile.1001.png',
+    'textures/tile.1002.png',
+  ];
   for (let i = 1; i <= 5; i++) inProject.push(`seq/frame_000${i}.png`);
   const outside = ['assets/abs_red.png', 'assets/lib_abs.png', 'shared/outside.png'].map((f) => path.join(p.root, f));
   const copies: Array<[string, string]> = [
@@ -77,7 +94,14 @@ export async function layOutByHand(p: PackProject, dest: string): Promise<PackMa
       { from: libAbs, to: externalPath(libAbs), blendFile: 'libs/props.blend' },
       { from: '//../../shared/outside.png', to: externalPath(shared), blendFile: 'libs/props.blend' },
     ],
-    missing: [{ path: '//../textures/missing.png', resolved: path.join(p.proj, 'textures', 'missing.png'), kind: 'image', usedBy: ['IMmissing.png'] }],
+    missing: [
+      {
+        path: '//../textures/missing.png',
+        resolved: path.join(p.proj, 'textures', 'missing.png'),
+        kind: 'image',
+        usedBy: ['IMmissing.png'],
+      },
+    ],
     createdBy: 'test/helpers/pack-fixture.ts',
   };
   await writeFile(path.join(dest, PACK_MANIFEST_NAME), JSON.stringify(manifest));
@@ -101,7 +125,10 @@ export const CELLS: Record<string, { x: number; y: number; rgb: Rgb }> = {
 
 /** The RGB of every cell's centre in a rendered PNG (decoded by ffmpeg). */
 export async function cellColours(png: string): Promise<Record<string, Rgb>> {
-  const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', png, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { encoding: 'buffer', maxBuffer: 1 << 20 });
+  const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', png, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], {
+    encoding: 'buffer',
+    maxBuffer: 1 << 20,
+  });
   const raw = stdout as unknown as Buffer;
   const width = 64;
   return Object.fromEntries(
@@ -133,17 +160,34 @@ export interface RenderedFrame {
  * Renders frame 1 of an unpacked project the way a render chunk does (finalConfig from the
  * analysis, render_setup.py with the manifest's remaps), into `workDir/render`.
  */
-export async function renderFrameOne(opts: { root: string; sceneFile: string; remaps: PackManifest['remaps']; scene: SceneAnalysis; workDir: string }): Promise<RenderedFrame> {
+export async function renderFrameOne(opts: {
+  root: string;
+  sceneFile: string;
+  remaps: PackManifest['remaps'];
+  scene: SceneAnalysis;
+  workDir: string;
+}): Promise<RenderedFrame> {
   const requested: RequestedConfig = { colorManagementPreset: 'default', frameRanges: ['1'] };
   const { finalConfig } = resolveFinalConfig(opts.scene.output, { sceneToRender: 'Scene' }, requested, CAPS);
   const attemptDir = path.join(opts.workDir, 'render');
   const compositeDir = path.join(attemptDir, 'composite');
   await mkdir(compositeDir, { recursive: true });
-  const settings = renderSettingsFrom(finalConfig, { compositeDir, requested, pathRemaps: { root: opts.root, remaps: opts.remaps } });
+  const settings = renderSettingsFrom(finalConfig, {
+    compositeDir,
+    requested,
+    pathRemaps: { root: opts.root, remaps: opts.remaps },
+  });
   const settingsFile = path.join(opts.workDir, 'settings.json');
   await writeFile(settingsFile, JSON.stringify(settings));
   const sceneFile = path.join(opts.root, ...opts.sceneFile.split('/'));
-  const inv = renderInvocation({ binary: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', sceneFile, sceneName: 'Scene', settingsFile, attemptDir, chunk: { start: 1, end: 1, step: 1 } });
+  const inv = renderInvocation({
+    binary: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender',
+    sceneFile,
+    sceneName: 'Scene',
+    settingsFile,
+    attemptDir,
+    chunk: { start: 1, end: 1, step: 1 },
+  });
   const lines: string[] = [];
   const result = await runBlender({ ...inv, cwd: attemptDir, timeoutMs: 120_000, onLine: (_s, l) => lines.push(l) });
   return { result, lines, png: path.join(attemptDir, 'f_0001.png') };

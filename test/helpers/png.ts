@@ -9,7 +9,7 @@ export function pngInfo(buf: Buffer): { width: number; height: number; bitDepth:
 /** Number of distinct byte values in the decompressed image data (filter bytes included): 1-2 means a flat image. */
 export function pngDistinctBytes(buf: Buffer): number {
   const chunks: Buffer[] = [];
-  for (let at = 8; at < buf.length; ) {
+  for (let at = 8; at < buf.length;) {
     const len = buf.readUInt32BE(at);
     const type = buf.subarray(at + 4, at + 8).toString('latin1');
     if (type === 'IDAT') chunks.push(buf.subarray(at + 8, at + 8 + len));

@@ -62,7 +62,9 @@ function databaseUrl(url: string, name: string): string {
 /** Drops test databases left behind by runs that were killed before their cleanup (best effort). */
 async function dropStale(c: pg.Client): Promise<void> {
   const cutoff = Math.floor(Date.now() / 1000) - STALE_AFTER_S;
-  const { rows } = await c.query<{ datname: string }>('select datname from pg_database where datname like $1', [`${PREFIX}%`]);
+  const { rows } = await c.query<{ datname: string }>('select datname from pg_database where datname like $1', [
+    `${PREFIX}%`,
+  ]);
   for (const { datname } of rows) {
     const created = Number(datname.slice(PREFIX.length).split('_')[0]);
     if (created < cutoff) await c.query(`drop database if exists "${datname}" with (force)`).catch(() => undefined);
@@ -83,7 +85,8 @@ async function createDatabase(c: pg.Client, name: string, template?: string): Pr
 async function schemaTemplate(c: pg.Client, admin: string): Promise<string> {
   const hash = createHash('sha256').update(JSON.stringify(pgMigrationScripts)).digest('hex').slice(0, 16);
   const name = `rb_tpl_${hash}`;
-  const exists = async () => ((await c.query('select 1 from pg_database where datname = $1', [name])).rowCount ?? 0) > 0;
+  const exists = async () =>
+    ((await c.query('select 1 from pg_database where datname = $1', [name])).rowCount ?? 0) > 0;
   if (await exists()) return name;
   await c.query('select pg_advisory_lock($1)', [TEMPLATE_LOCK]);
   try {
@@ -105,7 +108,9 @@ async function schemaTemplate(c: pg.Client, admin: string): Promise<string> {
  * the current schema already (copied from a template, which is quick), or nothing at all with
  * `empty` (to test migrating). `drop()` removes it even while connections are still open.
  */
-export async function createTestDatabase(opts: { empty?: boolean } = {}): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+export async function createTestDatabase(
+  opts: { empty?: boolean } = {},
+): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const admin = postgresTestUrl();
   const name = `${PREFIX}${Math.floor(Date.now() / 1000)}_${randomBytes(6).toString('hex')}`;
   try {
@@ -116,11 +121,14 @@ export async function createTestDatabase(opts: { empty?: boolean } = {}): Promis
   } catch (err) {
     const e = err as { message?: string; code?: string };
     const hint = e.code === '42501' ? ' (the role in RENDERBRIDGE_TEST_PG_URL needs CREATEDB)' : '';
-    throw new Error(`cannot create test database ${name} on ${redactUrl(admin)}: ${e.message ?? String(err)}${hint}`, { cause: err });
+    throw new Error(`cannot create test database ${name} on ${redactUrl(admin)}: ${e.message ?? String(err)}${hint}`, {
+      cause: err,
+    });
   }
   return {
     url: databaseUrl(admin, name),
     name,
-    drop: () => withClient(admin, (c) => c.query(`drop database if exists "${name}" with (force)`)).then(() => undefined),
+    drop: () =>
+      withClient(admin, (c) => c.query(`drop database if exists "${name}" with (force)`)).then(() => undefined),
   };
 }

@@ -30,7 +30,11 @@ const BLOB_PUT = /^PUT \/blobs\//;
  * Starts the service on SQLite with the given storage and a fresh proxy in front of it, or in
  * front of s3rver with `front: 'storage'` (S3 only).
  */
-export async function startProxiedService(storage: StorageKind, options: ServiceOptions = {}, front: 'service' | 'storage' = 'service'): Promise<ProxiedService> {
+export async function startProxiedService(
+  storage: StorageKind,
+  options: ServiceOptions = {},
+  front: 'service' | 'storage' = 'service',
+): Promise<ProxiedService> {
   const proxy = await startCountingProxy();
   let s3: Awaited<ReturnType<typeof startS3>> | undefined;
   if (storage === 's3') {
@@ -49,7 +53,14 @@ export async function startProxiedService(storage: StorageKind, options: Service
     const settings: ServiceConfig['s3'] = { ...s3.settings, endpoint: proxy.origin };
     const svc = await startTestService({ ...options, s3: settings });
     // API calls go straight to the service: only the storage traffic crosses the proxy.
-    return { svc, proxy, baseUrl: svc.baseUrl, uploadPut: new RegExp(`^PUT /${s3.settings.bucket}/`), blobPut: BLOB_PUT, close: () => close(svc) };
+    return {
+      svc,
+      proxy,
+      baseUrl: svc.baseUrl,
+      uploadPut: new RegExp(`^PUT /${s3.settings.bucket}/`),
+      blobPut: BLOB_PUT,
+      close: () => close(svc),
+    };
   }
   const svc = await startTestService({ ...options, publicUrl: proxy.origin, ...(s3 ? { s3: s3.settings } : {}) });
   proxy.target = { host: '127.0.0.1', port: Number(new URL(svc.origin).port) };

@@ -14,7 +14,13 @@ export const TEST_REDIS_URL = process.env.RENDERBRIDGE_TEST_REDIS_URL || 'redis:
 
 /** Whether Redis at `url` answers PING within a second; the reason when it does not. */
 export async function redisProbe(url = TEST_REDIS_URL): Promise<{ ok: true } | { ok: false; reason: string }> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, commandTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    commandTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   let lastError: Error | undefined;
   client.on('error', (err: Error) => (lastError = err));
   try {
@@ -92,7 +98,20 @@ export async function startThrowawayRedis(opts: { password?: string } = {}): Pro
   const port = await freePort();
   const auth = opts.password ? `:${encodeURIComponent(opts.password)}@` : '';
   const url = `redis://${auth}127.0.0.1:${port}`;
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'always',
+    '--dir',
+    dir,
+  ];
   if (opts.password) args.push('--requirepass', opts.password);
   const login = opts.password ? [`AUTH ${opts.password}`] : [];
   let child: ChildProcess | undefined;
@@ -133,7 +152,12 @@ async function freePort(): Promise<number> {
 }
 
 /** Waits until Redis answers PING with PONG (not LOADING while it replays its file). */
-async function waitForPong(port: number, child: ChildProcess, login: readonly string[], timeoutMs = 10_000): Promise<void> {
+async function waitForPong(
+  port: number,
+  child: ChildProcess,
+  login: readonly string[],
+  timeoutMs = 10_000,
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (child.exitCode !== null) throw new Error(`redis-server on port ${port} exited with code ${child.exitCode}`);

@@ -59,7 +59,13 @@ export async function startS3(opts: StartS3Options = {}): Promise<TestS3> {
     throw err;
   }
   return {
-    settings: { endpoint: `http://127.0.0.1:${server.port}`, bucket, region: 'us-east-1', forcePathStyle: true, prefix: '' },
+    settings: {
+      endpoint: `http://127.0.0.1:${server.port}`,
+      bucket,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      prefix: '',
+    },
     env: { AWS_ACCESS_KEY_ID: ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: SECRET_ACCESS_KEY },
     credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET_ACCESS_KEY },
     async close() {
@@ -91,7 +97,13 @@ process.on('disconnect', () => process.exit(0));
 
 async function startChild(directory: string, bucket: string) {
   const modulePath = createRequire(import.meta.url).resolve('s3rver');
-  const args = ['--openssl-legacy-provider', '-e', CHILD_SCRIPT, modulePath, JSON.stringify(s3rverOptions(directory, bucket))];
+  const args = [
+    '--openssl-legacy-provider',
+    '-e',
+    CHILD_SCRIPT,
+    modulePath,
+    JSON.stringify(s3rverOptions(directory, bucket)),
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {

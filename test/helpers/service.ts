@@ -23,7 +23,9 @@ export const TEST_STACK: 'embedded' | 'scale' = process.env.RENDERBRIDGE_TEST_ST
  */
 export function filesOnly(what: string): boolean {
   if (TEST_STACK === 'embedded') return false;
-  console.warn(`skipped on the scale stack: ${what} is the service's own file storage; on S3 the bucket does it (test/service/conformance/s3.test.ts)`);
+  console.warn(
+    `skipped on the scale stack: ${what} is the service's own file storage; on S3 the bucket does it (test/service/conformance/s3.test.ts)`,
+  );
   return true;
 }
 
@@ -69,7 +71,7 @@ async function deleteRedisPrefix(url: string, prefix: string): Promise<void> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await redis.connect();
-    for (let cursor = '0'; ; ) {
+    for (let cursor = '0'; ;) {
       const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
       if (keys.length) await redis.del(...keys);
       if ((cursor = next) === '0') break;
@@ -101,7 +103,11 @@ export interface TestService {
  * is off unless a test asks for it with `workers`.
  */
 export async function startTestService(
-  options: Partial<ServiceConfig> & { dataDir?: string; worker?: WorkerTuning; webhooks?: StartOptions['webhooks'] } = {},
+  options: Partial<ServiceConfig> & {
+    dataDir?: string;
+    worker?: WorkerTuning;
+    webhooks?: StartOptions['webhooks'];
+  } = {},
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'rb-svc-')));
   const { worker, webhooks, ...rest } = options;

@@ -42,7 +42,8 @@ function run(cmd: string, args: string[]): { ok: boolean; err: string } {
 /** Why this machine cannot make the link (not root, no ip/tc), or undefined when it can. */
 export function throttledLinkUnavailable(): string | undefined {
   if (process.getuid?.() !== 0) return 'a throttled link needs root (network namespaces and tc)';
-  for (const tool of ['ip', 'tc']) if (!run(tool, ['-V']).ok) return `a throttled link needs \`${tool}\` (Debian: iproute2)`;
+  for (const tool of ['ip', 'tc'])
+    if (!run(tool, ['-V']).ok) return `a throttled link needs \`${tool}\` (Debian: iproute2)`;
   return undefined;
 }
 
@@ -67,9 +68,45 @@ export async function startThrottledLink(opts: { rateKbit: number }): Promise<Th
     ['ip', ['-n', ns, 'link', 'set', nsDev, 'up']],
     ['ip', ['-n', ns, 'link', 'set', 'lo', 'up']],
     ['tc', ['qdisc', 'add', 'dev', hostDev, 'root', 'handle', '1:', 'htb', 'default', '10']],
-    ['tc', ['class', 'add', 'dev', hostDev, 'parent', '1:', 'classid', '1:10', 'htb', 'rate', `${opts.rateKbit}kbit`, 'ceil', `${opts.rateKbit}kbit`]],
+    [
+      'tc',
+      [
+        'class',
+        'add',
+        'dev',
+        hostDev,
+        'parent',
+        '1:',
+        'classid',
+        '1:10',
+        'htb',
+        'rate',
+        `${opts.rateKbit}kbit`,
+        'ceil',
+        `${opts.rateKbit}kbit`,
+      ],
+    ],
     ['tc', ['-n', ns, 'qdisc', 'add', 'dev', nsDev, 'root', 'handle', '1:', 'htb', 'default', '10']],
-    ['tc', ['-n', ns, 'class', 'add', 'dev', nsDev, 'parent', '1:', 'classid', '1:10', 'htb', 'rate', `${opts.rateKbit}kbit`, 'ceil', `${opts.rateKbit}kbit`]],
+    [
+      'tc',
+      [
+        '-n',
+        ns,
+        'class',
+        'add',
+        'dev',
+        nsDev,
+        'parent',
+        '1:',
+        'classid',
+        '1:10',
+        'htb',
+        'rate',
+        `${opts.rateKbit}kbit`,
+        'ceil',
+        `${opts.rateKbit}kbit`,
+      ],
+    ],
   ];
   // Deleting the namespace deletes its veth end and with it the peer here.
   const removeNs = () => run('ip', ['netns', 'del', ns]);
@@ -92,7 +129,11 @@ export async function startThrottledLink(opts: { rateKbit: number }): Promise<Th
   await once(relay, 'listening');
   const relayPort = (relay.address() as net.AddressInfo).port;
   // stdin stays open: the forwarder exits when this process does, whatever kills it.
-  const forwarder: ChildProcess = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', FORWARDER, nsIp, hostIp, String(relayPort)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const forwarder: ChildProcess = spawn(
+    'ip',
+    ['netns', 'exec', ns, process.execPath, '-e', FORWARDER, nsIp, hostIp, String(relayPort)],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const port = await new Promise<number>((resolve, reject) => {
     forwarder.once('error', reject);
     forwarder.once('exit', (code) => reject(new Error(`the forwarder in ${ns} exited (${code}) before listening`)));

@@ -14,7 +14,15 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usableBuilds } from '../helpers/blender-builds.js';
-import { addonModule, blenderHome, buildAddonZip, installAddon, installsAsExtension, runDriver, type BlenderHome } from './blender-addon.js';
+import {
+  addonModule,
+  blenderHome,
+  buildAddonZip,
+  installAddon,
+  installsAsExtension,
+  runDriver,
+  type BlenderHome,
+} from './blender-addon.js';
 
 const run = promisify(execFile);
 let work: string;
@@ -28,7 +36,10 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-interface Op { result: string[]; error?: string }
+interface Op {
+  result: string[];
+  error?: string;
+}
 interface InstallResult {
   blender: number[];
   module: string;
@@ -43,20 +54,43 @@ interface InstallResult {
   check_poll: boolean;
   online_access: boolean | null;
   drawn: Record<string, string[]>;
-  refused?: { refresh: Op; connection_error: string; check: Op; render: Op; test_connection: Op; cancel: Op; activity: unknown; drawn: Record<string, string[]> };
+  refused?: {
+    refresh: Op;
+    connection_error: string;
+    check: Op;
+    render: Op;
+    test_connection: Op;
+    cancel: Op;
+    activity: unknown;
+    drawn: Record<string, string[]>;
+  };
 }
 
-const OPERATORS = ['cancel_job', 'check', 'download_job', 'open_folder', 'refresh', 'refresh_addons', 'render', 'test_connection'];
+const OPERATORS = [
+  'cancel_job',
+  'check',
+  'download_job',
+  'open_folder',
+  'refresh',
+  'refresh_addons',
+  'render',
+  'test_connection',
+];
 const REFUSED = 'The add-on only talks to the renderbridge daemon on this computer (127.0.0.1, ::1 or localhost)';
-const ONLINE_OFF = "Blender's online access is off: the add-on still talks to the renderbridge daemon on this computer (loopback only)";
+const ONLINE_OFF =
+  "Blender's online access is off: the add-on still talks to the renderbridge daemon on this computer (loopback only)";
 
 /** This machine's first non-loopback IPv4 address (a host that is not "this computer" to the add-on). */
 function ownAddress(): string | undefined {
-  return Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
 }
 
 /** A TCP listener on `host` that counts the connections it gets. */
-async function countingListener(host: string): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
+async function countingListener(
+  host: string,
+): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
   let count = 0;
   const server: Server = createServer((socket) => {
     count += 1;
@@ -71,7 +105,14 @@ describe('add-on zip', () => {
   it('holds renderbridge/ with __init__.py (bl_info) and blender_manifest.toml, and no caches', async () => {
     const { stdout } = await run('unzip', ['-Z1', zip]);
     const names = stdout.trim().split('\n');
-    expect(names).toEqual(expect.arrayContaining(['renderbridge/__init__.py', 'renderbridge/blender_manifest.toml', 'renderbridge/daemon_client.py', 'renderbridge/dependencies.py']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'renderbridge/__init__.py',
+        'renderbridge/blender_manifest.toml',
+        'renderbridge/daemon_client.py',
+        'renderbridge/dependencies.py',
+      ]),
+    );
     expect(names.every((n) => n.startsWith('renderbridge/') && !n.includes('__pycache__'))).toBe(true);
     const { stdout: manifest } = await run('unzip', ['-p', zip, 'renderbridge/blender_manifest.toml']);
     expect(manifest).toMatch(/^schema_version = "1\.0\.0"$/m);
@@ -120,7 +161,10 @@ describe.each(usableBuilds('add-on install'))('add-on on Blender $minor', (build
 
   it('registers its panels, operators, preferences and scene settings', () => {
     expect(got.panels).toEqual(['RENDERBRIDGE_PT_render', 'RENDERBRIDGE_PT_sidebar']);
-    expect(got.panel_spaces).toEqual([['PROPERTIES', 'WINDOW'], ['VIEW_3D', 'UI']]);
+    expect(got.panel_spaces).toEqual([
+      ['PROPERTIES', 'WINDOW'],
+      ['VIEW_3D', 'UI'],
+    ]);
     expect(got.operators).toEqual(OPERATORS);
     expect(got.scene_settings).toBe(true);
     expect(got.prefs).toEqual({ daemon_address: '', download_folder: '' });
@@ -134,8 +178,20 @@ describe.each(usableBuilds('add-on install'))('add-on on Blender $minor', (build
     expect(got.drawn.RENDERBRIDGE_PT_sidebar).toEqual(panel);
     expect(panel[0]).toBe('!Daemon not connected');
     expect(panel.join(' ')).toContain('daemon is not running: start it with');
-    expect(panel).toEqual(expect.arrayContaining(['<Refresh>', '<Test connection>', '[frame_mode]', '[view_layer]', '<Check>', '<Render on farm>', 'Recent jobs']));
-    expect(got.drawn.preferences).toEqual(expect.arrayContaining(['[daemon_address]', '[download_folder]', '<Test connection>']));
+    expect(panel).toEqual(
+      expect.arrayContaining([
+        '<Refresh>',
+        '<Test connection>',
+        '[frame_mode]',
+        '[view_layer]',
+        '<Check>',
+        '<Render on farm>',
+        'Recent jobs',
+      ]),
+    );
+    expect(got.drawn.preferences).toEqual(
+      expect.arrayContaining(['[daemon_address]', '[download_folder]', '<Test connection>']),
+    );
   });
 
   it('refuses a daemon address that is not this computer, in the panel and in every button, and never connects to it', () => {
@@ -150,7 +206,9 @@ describe.each(usableBuilds('add-on install'))('add-on on Blender $minor', (build
     const panel = refused.drawn.RENDERBRIDGE_PT_render!;
     expect(panel[0]).toBe('!Daemon address refused');
     expect(panel.join(' ')).toContain('is not this computer');
-    expect(refused.drawn.preferences!.filter((l) => l.startsWith('!')).join(' ')).toContain('clear "Daemon address" in the add-on preferences');
+    expect(refused.drawn.preferences!.filter((l) => l.startsWith('!')).join(' ')).toContain(
+      'clear "Daemon address" in the add-on preferences',
+    );
     if (connections !== undefined) expect(connections, 'connections to the refused address').toBe(0);
   });
 
@@ -160,24 +218,37 @@ describe.each(usableBuilds('add-on install'))('add-on on Blender $minor', (build
   const onlineTitle = extension
     ? 'works the same with online access off and on; with it off the preferences say why it still connects'
     : 'has no online access setting in this Blender, and says nothing about it';
-  it(onlineTitle, async () => {
-    if (!extension) {
-      expect(got.online_access).toBeNull();
-      expect(got.drawn.preferences!.join(' ')).not.toContain('online access');
-      return;
-    }
-    expect(got.online_access).toBe(false);
-    expect(got.drawn.preferences!.join(' ')).toContain(ONLINE_OFF);
-    const online = path.join(home.dir, 'online.json');
-    const on = await runDriver<InstallResult>({ name: 'install_check', home, args: [zip, online], result: online, blenderArgs: ['--online-mode'] });
-    expect(on.online_access).toBe(true);
-    expect(on.connection_error).toBe(got.connection_error);
-    expect(on.drawn.RENDERBRIDGE_PT_render).toEqual(got.drawn.RENDERBRIDGE_PT_render);
-    expect(on.drawn.preferences!.join(' ')).not.toContain(ONLINE_OFF);
-  }, 120_000);
+  it(
+    onlineTitle,
+    async () => {
+      if (!extension) {
+        expect(got.online_access).toBeNull();
+        expect(got.drawn.preferences!.join(' ')).not.toContain('online access');
+        return;
+      }
+      expect(got.online_access).toBe(false);
+      expect(got.drawn.preferences!.join(' ')).toContain(ONLINE_OFF);
+      const online = path.join(home.dir, 'online.json');
+      const on = await runDriver<InstallResult>({
+        name: 'install_check',
+        home,
+        args: [zip, online],
+        result: online,
+        blenderArgs: ['--online-mode'],
+      });
+      expect(on.online_access).toBe(true);
+      expect(on.connection_error).toBe(got.connection_error);
+      expect(on.drawn.RENDERBRIDGE_PT_render).toEqual(got.drawn.RENDERBRIDGE_PT_render);
+      expect(on.drawn.preferences!.join(' ')).not.toContain(ONLINE_OFF);
+    },
+    120_000,
+  );
 
   it('disables: its panels and operators are gone', async () => {
-    const disabled = JSON.parse(await readFile(`${result}.disabled`, 'utf8')) as { panels: string[]; operators: string[] };
+    const disabled = JSON.parse(await readFile(`${result}.disabled`, 'utf8')) as {
+      panels: string[];
+      operators: string[];
+    };
     expect(disabled.panels).toEqual([]);
     expect(disabled.operators).toEqual([]);
   });

@@ -15,8 +15,19 @@ import { buildFixture } from '../helpers/fixtures.js';
 import { daemonCall } from '../daemon/harness.js';
 import { runDriver, startAddonStack, type AddonStack, type BlenderHome } from './blender-addon.js';
 
-interface Row { status: string; label: string; outDir: string | null; download: string | null; files: number | null; filesDone: number | null; skipped: number }
-interface Op { result: string[]; error?: string }
+interface Row {
+  status: string;
+  label: string;
+  outDir: string | null;
+  download: string | null;
+  files: number | null;
+  filesDone: number | null;
+  skipped: number;
+}
+interface Op {
+  result: string[];
+  error?: string;
+}
 interface JobsResult {
   connection_error: string | null;
   before?: Row;
@@ -62,19 +73,40 @@ describe.each(usableBuilds('add-on recent jobs and saving'))('add-on on Blender 
     return file;
   }
 
-  async function jobs(name: string, args: string[], opts: { file?: string; env?: Record<string, string> } = {}): Promise<JobsResult> {
+  async function jobs(
+    name: string,
+    args: string[],
+    opts: { file?: string; env?: Record<string, string> } = {},
+  ): Promise<JobsResult> {
     const result = path.join(work, `${name}.json`);
-    return runDriver<JobsResult>({ name: 'jobs', home, file: opts.file, env: opts.env, args: [zip, args[0]!, result, ...args.slice(1)], result, timeoutMs: 240_000 });
+    return runDriver<JobsResult>({
+      name: 'jobs',
+      home,
+      file: opts.file,
+      env: opts.env,
+      args: [zip, args[0]!, result, ...args.slice(1)],
+      result,
+      timeoutMs: 240_000,
+    });
   }
 
   /** Renders frames 1-3 through the daemon with downloading off (as `renderbridge submit` can); the job id. */
   async function renderWithoutDownload(): Promise<string> {
     const file = await copyOfBasic('no-download');
-    const res = await call('POST', '/submissions', { pack: { path: file }, settings: { frames: ['1-3'], viewLayer: 'Main' }, download: false });
+    const res = await call('POST', '/submissions', {
+      pack: { path: file },
+      settings: { frames: ['1-3'], viewLayer: 'Main' },
+      download: false,
+    });
     expect(res.status, res.text).toBe(202);
     const id = (res.json as { id: string }).id;
     for (const deadline = Date.now() + 200_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
-      const sub = (await call('GET', `/submissions/${id}`)).json as { step: string; jobId: string | null; outDir: string | null; error: unknown };
+      const sub = (await call('GET', `/submissions/${id}`)).json as {
+        step: string;
+        jobId: string | null;
+        outDir: string | null;
+        error: unknown;
+      };
       if (sub.step === 'failed') throw new Error(`submission failed: ${JSON.stringify(sub.error)}`);
       if (sub.step === 'done') {
         expect(sub.outDir).toBeNull();
@@ -124,7 +156,14 @@ describe.each(usableBuilds('add-on recent jobs and saving'))('add-on on Blender 
       const got = await jobs('download-2', ['download', jobId, downloads()]);
       expect(got.before?.download).toBe('done');
       expect(got.download).toEqual({ result: ['FINISHED'] });
-      expect(got.job).toMatchObject({ status: 'completed', download: 'done', outDir: folder, files: 3, filesDone: 3, skipped: 1 });
+      expect(got.job).toMatchObject({
+        status: 'completed',
+        download: 'done',
+        outDir: folder,
+        files: 3,
+        filesDone: 3,
+        skipped: 1,
+      });
       expect(got.files!.filter((f) => f.endsWith('.png'))).toHaveLength(3);
       expect(got.files!.some((f) => f.endsWith('.part'))).toBe(false);
       expect(await readFile(gone)).toEqual(goneBytes);
@@ -132,15 +171,20 @@ describe.each(usableBuilds('add-on recent jobs and saving'))('add-on on Blender 
       expect((await stat(kept)).mtimeMs).toBe(keptMtime);
     }, 300_000);
 
-    it('Open folder hands the job\'s output folder to the OS opener; a folder that does not exist is refused', async () => {
+    it("Open folder hands the job's output folder to the OS opener; a folder that does not exist is refused", async () => {
       // No desktop session exists here, so a stand-in for the desktop's opener (xdg-open) comes first
       // on PATH: it only writes the folder it was asked to open to a file.
       const bin = path.join(work, 'stand-in-bin');
       await mkdir(bin, { recursive: true });
       const record = path.join(work, 'xdg-open-got.txt');
-      await writeFile(path.join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$1" > '${record}.tmp' && mv '${record}.tmp' '${record}'\n`);
+      await writeFile(
+        path.join(bin, 'xdg-open'),
+        `#!/bin/sh\nprintf '%s' "$1" > '${record}.tmp' && mv '${record}.tmp' '${record}'\n`,
+      );
       await chmod(path.join(bin, 'xdg-open'), 0o755);
-      const got = await jobs('open-folder', ['download', jobId, downloads(), record], { env: { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` } });
+      const got = await jobs('open-folder', ['download', jobId, downloads(), record], {
+        env: { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` },
+      });
       expect(got.job).toMatchObject({ download: 'done', skipped: 3, outDir: folder });
       expect(got.open).toEqual({ result: ['FINISHED'] });
       expect(got.opened).toBe(folder);
@@ -162,7 +206,11 @@ describe.each(usableBuilds('add-on recent jobs and saving'))('add-on on Blender 
       const act = got.activity as { step: string; error: string | null; jobId: string };
       expect(act.error).toBeNull();
       expect(act.step).toBe('done');
-      const job = ((await call('GET', `/jobs/${act.jobId}`)).json as { job: { analysis: { output: { sceneCameras: { objectName: string }[] } } } }).job;
+      const job = (
+        (await call('GET', `/jobs/${act.jobId}`)).json as {
+          job: { analysis: { output: { sceneCameras: { objectName: string }[] } } };
+        }
+      ).job;
       expect(job.analysis.output.sceneCameras.map((c) => c.objectName)).toContain('CamSaved');
     }, 300_000);
 

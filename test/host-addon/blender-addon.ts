@@ -54,13 +54,23 @@ export interface BlenderHome {
 }
 
 export async function blenderHome(dir: string, build: TestBuild = testBuild('3.4')): Promise<BlenderHome> {
-  const folders = { scripts: path.join(dir, 'user-scripts'), config: path.join(dir, 'user-config'), resources: path.join(dir, 'user-resources'), state: path.join(dir, 'xdg-state') };
+  const folders = {
+    scripts: path.join(dir, 'user-scripts'),
+    config: path.join(dir, 'user-config'),
+    resources: path.join(dir, 'user-resources'),
+    state: path.join(dir, 'xdg-state'),
+  };
   await Promise.all(Object.values(folders).map((d) => mkdir(d, { recursive: true })));
   return { build, dir, ...folders };
 }
 
 function homeEnv(home: BlenderHome): Record<string, string> {
-  return { BLENDER_USER_SCRIPTS: home.scripts, BLENDER_USER_CONFIG: home.config, BLENDER_USER_RESOURCES: home.resources, XDG_STATE_HOME: home.state };
+  return {
+    BLENDER_USER_SCRIPTS: home.scripts,
+    BLENDER_USER_CONFIG: home.config,
+    BLENDER_USER_RESOURCES: home.resources,
+    XDG_STATE_HOME: home.state,
+  };
 }
 
 /**
@@ -93,7 +103,9 @@ async function installOnce(home: BlenderHome, zip: string): Promise<string[]> {
     onLine: (_s, l) => lines.push(l),
   });
   if (res.exitCode !== 0 || !lines.some((l) => /\b(Installed|Reinstalled) "renderbridge"/.test(l))) {
-    throw new Error(`extension install-file failed on Blender ${home.build.minor} (exit ${res.exitCode}):\n${lines.slice(-40).join('\n')}`);
+    throw new Error(
+      `extension install-file failed on Blender ${home.build.minor} (exit ${res.exitCode}):\n${lines.slice(-40).join('\n')}`,
+    );
   }
   return lines;
 }
@@ -126,13 +138,21 @@ export async function runDriver<T>(opts: {
     scriptArgs: opts.args,
     env: { ...opts.env, ...homeEnv(home) },
     access: {
-      write: [home.dir, path.dirname(opts.result), ...(opts.file ? [path.dirname(opts.file)] : []), ...(opts.writable ?? [])],
+      write: [
+        home.dir,
+        path.dirname(opts.result),
+        ...(opts.file ? [path.dirname(opts.file)] : []),
+        ...(opts.writable ?? []),
+      ],
       read: [DRIVERS],
     },
     timeoutMs: opts.timeoutMs ?? 120_000,
     onLine: (_s, l) => lines.push(l),
   });
-  if (res.exitCode !== 0) throw new Error(`driver ${opts.name} failed on Blender ${home.build.minor} (exit ${res.exitCode}):\n${lines.slice(-60).join('\n')}`);
+  if (res.exitCode !== 0)
+    throw new Error(
+      `driver ${opts.name} failed on Blender ${home.build.minor} (exit ${res.exitCode}):\n${lines.slice(-60).join('\n')}`,
+    );
   return JSON.parse(await readFile(opts.result, 'utf8')) as T;
 }
 
@@ -158,7 +178,12 @@ export async function startAddonStack(prefix: string, build: TestBuild = testBui
   const home = await blenderHome(work, build);
   const system = testBuild('3.4');
   const e2e = await startE2E(build.path === system.path ? {} : { blenderPaths: [system.path, build.path] });
-  const daemon = await startTestBridge({ serviceUrl: e2e.svc.baseUrl, apiKey: e2e.svc.apiKey, work, stateDir: path.join(home.state, 'renderbridge') });
+  const daemon = await startTestBridge({
+    serviceUrl: e2e.svc.baseUrl,
+    apiKey: e2e.svc.apiKey,
+    work,
+    stateDir: path.join(home.state, 'renderbridge'),
+  });
   const zip = await buildAddonZip(path.join(work, 'renderbridge-addon.zip'));
   const close = async () => {
     await daemon.close();

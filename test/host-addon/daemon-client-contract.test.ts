@@ -74,7 +74,8 @@ function minimal(schema: Schema): unknown {
   if (type === 'null') return null;
   if (type === 'boolean') return false;
   if (type === 'integer' || type === 'number') return Math.max(0, Number(schema.minimum ?? 0));
-  if (type === 'array') return Array.from({ length: Number(schema.minItems ?? 0) }, () => minimal(schema.items as Schema));
+  if (type === 'array')
+    return Array.from({ length: Number(schema.minItems ?? 0) }, () => minimal(schema.items as Schema));
   if (type === 'string') {
     if (schema.format === 'uuid') return JOB_ID;
     if (schema.format === 'date-time') return '2024-01-01T00:00:00Z';
@@ -88,7 +89,10 @@ function check(req: Recorded): { status: number; answer: unknown } {
   const found = matchRoute(req.method, req.path);
   if (!found) {
     req.problems.push('no such route in the document');
-    return { status: 404, answer: { name: 'DAEMON_NOT_FOUND', message: 'not in the document', details: [], type: 'api', metadata: {} } };
+    return {
+      status: 404,
+      answer: { name: 'DAEMON_NOT_FOUND', message: 'not in the document', details: [], type: 'api', metadata: {} },
+    };
   }
   const [template, op, params] = found;
   req.route = `${req.method} ${template}`;
@@ -102,7 +106,8 @@ function check(req: Recorded): { status: number; answer: unknown } {
   if (req.headers.origin !== undefined) req.problems.push('sent an Origin header (the daemon refuses it)');
   if (req.body !== undefined) {
     if (!op.requestBody) req.problems.push('sent a body to a route that takes none');
-    else if (!String(req.headers['content-type']).startsWith('application/json')) req.problems.push('body without Content-Type: application/json');
+    else if (!String(req.headers['content-type']).startsWith('application/json'))
+      req.problems.push('body without Content-Type: application/json');
     else {
       const v = validatorAt(`${opPointer}/requestBody/content/application~1json/schema`);
       if (!v(req.body)) req.problems.push(`body: ${ajv.errorsText(v.errors)}`);
@@ -131,7 +136,14 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const rec: Recorded = { method: req.method!, path: req.url!, headers: req.headers, body: undefined, route: null, problems: [] };
+      const rec: Recorded = {
+        method: req.method!,
+        path: req.url!,
+        headers: req.headers,
+        body: undefined,
+        route: null,
+        problems: [],
+      };
       try {
         rec.body = raw ? JSON.parse(raw) : undefined;
       } catch {
@@ -143,7 +155,10 @@ beforeAll(async () => {
         out = check(rec);
       } catch (err) {
         rec.problems.push(String(err));
-        out = { status: 500, answer: { name: 'DAEMON_INTERNAL_ERROR', message: String(err), details: [], type: 'api', metadata: {} } };
+        out = {
+          status: 500,
+          answer: { name: 'DAEMON_INTERNAL_ERROR', message: String(err), details: [], type: 'api', metadata: {} },
+        };
       }
       res.writeHead(out.status, { 'content-type': 'application/json' }).end(JSON.stringify(out.answer));
     });
@@ -158,24 +173,51 @@ afterAll(async () => {
 /** Every `self.request('METHOD', path...)` written in daemon_client.py, as `METHOD /template`. */
 async function callsInClient(): Promise<string[]> {
   const source = await readFile(CLIENT, 'utf8');
-  const calls = [...source.matchAll(/self\.request\('([A-Z]+)', ('[^,)]*'(?: \+ quote\(\w+, safe=''\)(?: \+ '[^']*')?)?)/g)];
-  return calls.map(([, method, expr]) => `${method} ${expr!.replace(/' \+ quote\(\w+, safe=''\)(?: \+ ')?/g, '{id}').replace(/'/g, '')}`);
+  const calls = [
+    ...source.matchAll(/self\.request\('([A-Z]+)', ('[^,)]*'(?: \+ quote\(\w+, safe=''\)(?: \+ '[^']*')?)?)/g),
+  ];
+  return calls.map(
+    ([, method, expr]) =>
+      `${method} ${expr!.replace(/' \+ quote\(\w+, safe=''\)(?: \+ ')?/g, '{id}').replace(/'/g, '')}`,
+  );
 }
 
 describe('the add-on daemon client against shared/daemon/openapi.json', () => {
   it('sends only documented requests, with bodies that validate against their route schemas', async () => {
     const state = path.join(work, 'daemon.json');
     const port = (server.address() as AddressInfo).port;
-    await writeFile(state, JSON.stringify({ version: 1, pid: process.pid, port, token: TOKEN, startedAt: new Date().toISOString(), daemonVersion: 'x' }));
-    const { stdout } = await run('python3', [SCRIPT, state, work, JOB_ID], { timeout: 60_000 }).catch((err: { stderr?: string; stdout?: string }) => {
-      throw new Error(`contract_calls.py failed:\n${err.stdout ?? ''}${err.stderr ?? ''}\nrequests: ${JSON.stringify(recorded, null, 2)}`);
-    });
+    await writeFile(
+      state,
+      JSON.stringify({
+        version: 1,
+        pid: process.pid,
+        port,
+        token: TOKEN,
+        startedAt: new Date().toISOString(),
+        daemonVersion: 'x',
+      }),
+    );
+    const { stdout } = await run('python3', [SCRIPT, state, work, JOB_ID], { timeout: 60_000 }).catch(
+      (err: { stderr?: string; stdout?: string }) => {
+        throw new Error(
+          `contract_calls.py failed:\n${err.stdout ?? ''}${err.stderr ?? ''}\nrequests: ${JSON.stringify(recorded, null, 2)}`,
+        );
+      },
+    );
     expect(JSON.parse(stdout)).toHaveLength(14);
     expect(recorded).toHaveLength(14);
     for (const r of recorded) expect(r.problems, `${r.method} ${r.path} ${JSON.stringify(r.body)}`).toEqual([]);
     // The bodies really are the add-on's: the collector's dependencies and submit_body's settings.
-    const pack = recorded.find((r) => r.route === 'POST /packs' && (r.body as { dependencies?: unknown[] }).dependencies?.length);
-    expect((pack?.body as { dependencies: { pattern: string }[] }).dependencies.map((d) => d.pattern)).toEqual(['file', 'udim', 'sequence', 'directory', 'file']);
+    const pack = recorded.find(
+      (r) => r.route === 'POST /packs' && (r.body as { dependencies?: unknown[] }).dependencies?.length,
+    );
+    expect((pack?.body as { dependencies: { pattern: string }[] }).dependencies.map((d) => d.pattern)).toEqual([
+      'file',
+      'udim',
+      'sequence',
+      'directory',
+      'file',
+    ]);
     const modes = recorded.filter((r) => r.route === 'POST /submissions').map((r) => (r.body as { mode: string }).mode);
     expect(modes).toEqual(['render', 'check', 'render']);
     // Every call written in the client was made (so none escapes the checks above).

@@ -57,11 +57,21 @@ describe('host-addon/renderbridge/daemon_client.py', () => {
       const res = await daemonCall(keyed)('GET', '/jobs');
       return DAEMON_ROUTES.listJobs.response.parse(res.json).jobs.some((t) => t.job.id === job.id);
     });
-    const env = { ...process.env, RB_TEST_DAEMON_STATE: keyed.stateFile, RB_TEST_KEYLESS_STATE: keyless.stateFile, RB_TEST_BLEND: blend, RB_TEST_JOB_ID: job.id,
-      RB_TEST_SERVICE_URL: svc.baseUrl, RB_TEST_WRONGKEY_STATE: wrongKey.stateFile, RB_TEST_NOFARM_STATE: noFarm.stateFile };
-    const { stderr } = await run('python3', [SCRIPT, '-v'], { env, timeout: 120_000 }).catch((err: { stderr?: string; stdout?: string }) => {
-      throw new Error(`python tests failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
-    });
+    const env = {
+      ...process.env,
+      RB_TEST_DAEMON_STATE: keyed.stateFile,
+      RB_TEST_KEYLESS_STATE: keyless.stateFile,
+      RB_TEST_BLEND: blend,
+      RB_TEST_JOB_ID: job.id,
+      RB_TEST_SERVICE_URL: svc.baseUrl,
+      RB_TEST_WRONGKEY_STATE: wrongKey.stateFile,
+      RB_TEST_NOFARM_STATE: noFarm.stateFile,
+    };
+    const { stderr } = await run('python3', [SCRIPT, '-v'], { env, timeout: 120_000 }).catch(
+      (err: { stderr?: string; stdout?: string }) => {
+        throw new Error(`python tests failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+      },
+    );
     expect(stderr).toMatch(/\nOK\s*$/);
     expect(stderr).toMatch(/Ran ([1-9]\d*) tests/);
     expect(stderr, 'every test ran against the daemon').not.toMatch(/skipped/i);

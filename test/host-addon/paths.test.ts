@@ -26,9 +26,11 @@ describe('host-addon/renderbridge bpy-free modules', () => {
   for (const [module, file] of Object.entries(SUITES)) {
     it(`${module} passes its python unit tests`, async () => {
       const script = fileURLToPath(new URL(`./${file}`, import.meta.url));
-      const { stderr } = await run('python3', [script, '-v'], { timeout: 60_000 }).catch((err: { stderr?: string; stdout?: string }) => {
-        throw new Error(`python tests failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
-      });
+      const { stderr } = await run('python3', [script, '-v'], { timeout: 60_000 }).catch(
+        (err: { stderr?: string; stdout?: string }) => {
+          throw new Error(`python tests failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+        },
+      );
       expect(stderr).toMatch(/\nOK\s*$/);
       expect(stderr).toMatch(/Ran ([1-9]\d*) tests/);
     });

@@ -14,7 +14,9 @@ describe('normalizeServiceUrl', () => {
   });
 
   it('appends the prefix under a reverse-proxy path', () => {
-    expect(normalizeServiceUrl('https://proxy.example/renderbridge')).toBe('https://proxy.example/renderbridge/api/external/v1');
+    expect(normalizeServiceUrl('https://proxy.example/renderbridge')).toBe(
+      'https://proxy.example/renderbridge/api/external/v1',
+    );
   });
 
   it('refuses what is not an http(s) URL', () => {

@@ -28,8 +28,16 @@ describe('userDirs', () => {
   });
 
   it('Windows: %APPDATA% for config, %LOCALAPPDATA% for state and logs, with fallbacks under the home folder', () => {
-    const d = userDirs('win32', { APPDATA: 'C:\\Users\\ann\\AppData\\Roaming', LOCALAPPDATA: 'D:\\Local' }, 'C:\\Users\\ann');
-    expect(d).toEqual({ config: 'C:\\Users\\ann\\AppData\\Roaming\\renderbridge', state: 'D:\\Local\\renderbridge\\state', logs: 'D:\\Local\\renderbridge\\logs' });
+    const d = userDirs(
+      'win32',
+      { APPDATA: 'C:\\Users\\ann\\AppData\\Roaming', LOCALAPPDATA: 'D:\\Local' },
+      'C:\\Users\\ann',
+    );
+    expect(d).toEqual({
+      config: 'C:\\Users\\ann\\AppData\\Roaming\\renderbridge',
+      state: 'D:\\Local\\renderbridge\\state',
+      logs: 'D:\\Local\\renderbridge\\logs',
+    });
     expect(configFilePath(d, 'win32')).toBe('C:\\Users\\ann\\AppData\\Roaming\\renderbridge\\config.toml');
     expect(userDirs('win32', {}, 'C:\\Users\\ann').state).toBe('C:\\Users\\ann\\AppData\\Local\\renderbridge\\state');
   });

@@ -11,7 +11,14 @@ import { asTaskOutcome, FatalTaskError, RetryableTaskError } from '../../service
 import { DiskSpaceError, UnpackError } from '../../zip/errors.js';
 import type { UnpackLimits } from '../../zip/rules.js';
 import { unpackSource } from '../../zip/unpack.js';
-import { blobOf, counting, storeDocument, storeProject, STORAGES, type CountedStorage } from '../service/worker/blob-store.js';
+import {
+  blobOf,
+  counting,
+  storeDocument,
+  storeProject,
+  STORAGES,
+  type CountedStorage,
+} from '../service/worker/blob-store.js';
 import { buildZip } from './zip-writer.js';
 
 const WS = 'ws-rules';
@@ -37,9 +44,20 @@ afterEach(async () => {
 type Files = { path: string; data: string }[];
 
 async function blobRefusal(files: Files, limits: Partial<UnpackLimits> = {}): Promise<unknown> {
-  const key = await storeDocument(s.storage, WS, { version: 1, entries: files.map((f) => ({ path: f.path, ...blobOf(f.data) })) });
+  const key = await storeDocument(s.storage, WS, {
+    version: 1,
+    entries: files.map((f) => ({ path: f.path, ...blobOf(f.data) })),
+  });
   const jobDir = path.join(base, 'work', 'blob-job');
-  const err = await assembleBlobProject({ storage: s.storage, projectKey: key, workspaceId: WS, jobDir, cache, signal: new AbortController().signal, limits }).then(
+  const err = await assembleBlobProject({
+    storage: s.storage,
+    projectKey: key,
+    workspaceId: WS,
+    jobDir,
+    cache,
+    signal: new AbortController().signal,
+    limits,
+  }).then(
     () => expect.unreachable('the blob project should have been refused'),
     (e: unknown) => e,
   );
@@ -64,22 +82,50 @@ const nfd = 'textures/cafe\u0301.png';
 
 const HOSTILE: { name: string; files: Files; code: string }[] = [
   { name: 'a ".." segment', files: [scene, { path: '../../etc/cron.d/x', data: 'x' }], code: 'ZIP_PATH_TRAVERSAL' },
-  { name: 'a ".." behind backslashes', files: [scene, { path: 'tex\\..\\..\\x.png', data: 'x' }], code: 'ZIP_PATH_TRAVERSAL' },
+  {
+    name: 'a ".." behind backslashes',
+    files: [scene, { path: 'tex\\..\\..\\x.png', data: 'x' }],
+    code: 'ZIP_PATH_TRAVERSAL',
+  },
   { name: 'an absolute path', files: [scene, { path: '/etc/passwd', data: 'x' }], code: 'ZIP_ABSOLUTE_PATH' },
   { name: 'a drive letter', files: [scene, { path: 'C:/Windows/x.dll', data: 'x' }], code: 'ZIP_ABSOLUTE_PATH' },
   { name: 'a control character', files: [scene, { path: 'tex/a\u0007.png', data: 'x' }], code: 'ZIP_BAD_NAME' },
   { name: 'a name too long', files: [scene, { path: `${'a'.repeat(300)}.png`, data: 'x' }], code: 'ZIP_BAD_NAME' },
   { name: 'no name at all', files: [scene, { path: '.', data: 'x' }], code: 'ZIP_BAD_NAME' },
-  { name: 'the same name twice', files: [scene, { path: 'a.png', data: '1' }, { path: 'a.png', data: '2' }], code: 'ZIP_DUPLICATE_NAME' },
-  { name: 'names equal after Unicode normalisation', files: [scene, { path: nfc, data: '1' }, { path: nfd, data: '2' }], code: 'ZIP_DUPLICATE_NAME' },
-  { name: 'names differing only in case', files: [scene, { path: 'textures/Wood.png', data: '1' }, { path: 'textures/wood.png', data: '2' }], code: 'ZIP_DUPLICATE_NAME' },
-  { name: 'folders differing only in case', files: [scene, { path: 'Tex/a.png', data: '1' }, { path: 'tex/A.png', data: '2' }], code: 'ZIP_DUPLICATE_NAME' },
-  { name: 'a file where a folder is', files: [scene, { path: 'tex', data: '1' }, { path: 'tex/a.png', data: '2' }], code: 'ZIP_DUPLICATE_NAME' },
-  { name: 'a file named like a folder in another case', files: [scene, { path: 'TEX', data: '1' }, { path: 'tex/a.png', data: '2' }], code: 'ZIP_DUPLICATE_NAME' },
+  {
+    name: 'the same name twice',
+    files: [scene, { path: 'a.png', data: '1' }, { path: 'a.png', data: '2' }],
+    code: 'ZIP_DUPLICATE_NAME',
+  },
+  {
+    name: 'names equal after Unicode normalisation',
+    files: [scene, { path: nfc, data: '1' }, { path: nfd, data: '2' }],
+    code: 'ZIP_DUPLICATE_NAME',
+  },
+  {
+    name: 'names differing only in case',
+    files: [scene, { path: 'textures/Wood.png', data: '1' }, { path: 'textures/wood.png', data: '2' }],
+    code: 'ZIP_DUPLICATE_NAME',
+  },
+  {
+    name: 'folders differing only in case',
+    files: [scene, { path: 'Tex/a.png', data: '1' }, { path: 'tex/A.png', data: '2' }],
+    code: 'ZIP_DUPLICATE_NAME',
+  },
+  {
+    name: 'a file where a folder is',
+    files: [scene, { path: 'tex', data: '1' }, { path: 'tex/a.png', data: '2' }],
+    code: 'ZIP_DUPLICATE_NAME',
+  },
+  {
+    name: 'a file named like a folder in another case',
+    files: [scene, { path: 'TEX', data: '1' }, { path: 'tex/a.png', data: '2' }],
+    code: 'ZIP_DUPLICATE_NAME',
+  },
 ];
 
 describe('a blob project with hostile entries', () => {
-  it.each(HOSTILE)('refuses $name with the zip\'s code ($code)', async ({ files, code }) => {
+  it.each(HOSTILE)("refuses $name with the zip's code ($code)", async ({ files, code }) => {
     const blob = await blobRefusal(files);
     const zip = await zipRefusal(files);
     expect(blob).toBeInstanceOf(UnpackError);
@@ -119,7 +165,14 @@ describe('a blob project with hostile entries', () => {
   it('refuses a project document that is not one, and one too large to read', async () => {
     const notJson = await storeDocument(s.storage, WS, 'x');
     const run = (key: string) =>
-      assembleBlobProject({ storage: s.storage, projectKey: key, workspaceId: WS, jobDir: path.join(base, 'j'), cache, signal: new AbortController().signal }).catch((e: unknown) => e);
+      assembleBlobProject({
+        storage: s.storage,
+        projectKey: key,
+        workspaceId: WS,
+        jobDir: path.join(base, 'j'),
+        cache,
+        signal: new AbortController().signal,
+      }).catch((e: unknown) => e);
     expect(await run(notJson)).toMatchObject({ code: 'ZIP_CORRUPT' });
     const wrongShape = await storeDocument(s.storage, WS, { version: 2, entries: [] });
     expect(await run(wrongShape)).toMatchObject({ code: 'ZIP_CORRUPT' });
@@ -131,11 +184,20 @@ describe('a blob project with hostile entries', () => {
     const files = [scene, { path: '__MACOSX/._scene.blend', data: 'fork' }];
     const key = await storeProject(s.storage, WS, files);
     s.gets.length = 0;
-    const r = await assembleBlobProject({ storage: s.storage, projectKey: key, workspaceId: WS, jobDir: path.join(base, 'j'), cache, signal: new AbortController().signal });
+    const r = await assembleBlobProject({
+      storage: s.storage,
+      projectKey: key,
+      workspaceId: WS,
+      jobDir: path.join(base, 'j'),
+      cache,
+      signal: new AbortController().signal,
+    });
     expect(r.files).toEqual(['scene.blend']);
     expect(s.blobGets()).toHaveLength(1);
     const zip = path.join(base, 'p.zip');
     await writeFile(zip, buildZip(files.map((f) => ({ name: f.path, data: f.data }))));
-    expect((await unpackSource({ source: zip, fileType: 'zip', jobDir: path.join(base, 'z') })).files).toEqual(['scene.blend']);
+    expect((await unpackSource({ source: zip, fileType: 'zip', jobDir: path.join(base, 'z') })).files).toEqual([
+      'scene.blend',
+    ]);
   });
 });

@@ -3,7 +3,17 @@
 // project of sparse caches unpacks, a bomb stops at the per-job quota (or at its lying header)
 // with nothing left on disk, overlapping entries are refused, and a full disk is retryable.
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -105,12 +115,21 @@ describe('honest projects are never judged by how well they compress', () => {
     expect(packed.bytes).toBeLessThan(MiB);
     const r = await unzip(packed.zipPath);
     expect(r.files).toEqual(['cache/sim_0001.bphys', 'renderbridge-manifest.json', 'shot.blend']);
-    expect(await sha256(join(r.root, 'cache', 'sim_0001.bphys'))).toBe(await sha256(join(proj, 'cache', 'sim_0001.bphys')));
+    expect(await sha256(join(r.root, 'cache', 'sim_0001.bphys'))).toBe(
+      await sha256(join(proj, 'cache', 'sim_0001.bphys')),
+    );
   });
 
   it('stores a nested zip as a file: archives inside the upload are never unpacked', async () => {
     const inner = buildZip([{ name: 'inner.blend', data: 'x'.repeat(1000) }]);
-    const r = await unzip(writeZip(buildZip([{ name: 'a.blend', data: 'a' }, { name: 'libs/inner.zip', data: inner }])));
+    const r = await unzip(
+      writeZip(
+        buildZip([
+          { name: 'a.blend', data: 'a' },
+          { name: 'libs/inner.zip', data: inner },
+        ]),
+      ),
+    );
     expect(r.files).toEqual(['a.blend', 'libs/inner.zip']);
     expect(await sha256(join(r.root, 'libs', 'inner.zip'))).toBe(createHash('sha256').update(inner).digest('hex'));
   });

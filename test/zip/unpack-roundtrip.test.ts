@@ -3,7 +3,17 @@
 // (random, text, sparse caches, all zeros), the worker's unpacker restores byte for byte. The
 // zip-bomb guard must never judge honest data; one run always holds a 256 MiB sparse cache.
 import { createCipheriv, createHash } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -40,7 +50,7 @@ function writeContent(file: string, spec: FileSpec): void {
   const cipher = createCipheriv('aes-128-ctr', key, Buffer.alloc(16)); // a fast seeded byte stream
   const fd = openSync(file, 'w');
   try {
-    for (let done = 0; done < size; ) {
+    for (let done = 0; done < size;) {
       const n = Math.min(MiB, size - done);
       writeSync(fd, kind === 'random' ? cipher.update(Buffer.alloc(n)) : textBytes(n, seed + done));
       done += n;
@@ -97,26 +107,19 @@ const extArb = fc.constantFrom('bphys', 'vdb', 'blend', 'txt', 'bin', 'png', 'ab
 const fileArb = fc.record({ kind: kindArb, size: sizeArb, ext: extArb, seed: fc.nat(1_000_000) });
 
 describe('pack then unpack', () => {
-  it(
-    'restores every file byte for byte, whatever its compressibility (one run with a 256 MiB sparse cache)',
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(fc.array(fileArb, { minLength: 1, maxLength: 4 }), roundTrip),
-        {
-          numRuns: RUNS,
-          // Always tried first: the large files the issue is about, as Blender writes them.
-          examples: [
-            [
-              [
-                { kind: 'sparse', size: 256 * MiB, ext: 'bphys', seed: 1 },
-                { kind: 'zeros', size: 32 * MiB, ext: 'vdb', seed: 2 },
-                { kind: 'random', size: 8 * MiB, ext: 'blend', seed: 3 },
-              ],
-            ],
+  it('restores every file byte for byte, whatever its compressibility (one run with a 256 MiB sparse cache)', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(fileArb, { minLength: 1, maxLength: 4 }), roundTrip), {
+      numRuns: RUNS,
+      // Always tried first: the large files the issue is about, as Blender writes them.
+      examples: [
+        [
+          [
+            { kind: 'sparse', size: 256 * MiB, ext: 'bphys', seed: 1 },
+            { kind: 'zeros', size: 32 * MiB, ext: 'vdb', seed: 2 },
+            { kind: 'random', size: 8 * MiB, ext: 'blend', seed: 3 },
           ],
-        },
-      );
-    },
-    180_000,
-  );
+        ],
+      ],
+    });
+  }, 180_000);
 });

@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
@@ -88,7 +97,12 @@ describe('unpackSource: well-formed sources', () => {
   });
 
   it('skips __MACOSX entries and treats backslashes as folder separators', async () => {
-    const r = await unzip(writeZip([{ name: 'dir\\scene.blend', data: 'b' }, { name: '__MACOSX/dir/._scene.blend', data: 'junk' }]));
+    const r = await unzip(
+      writeZip([
+        { name: 'dir\\scene.blend', data: 'b' },
+        { name: '__MACOSX/dir/._scene.blend', data: 'junk' },
+      ]),
+    );
     expect(r.files).toEqual(['dir/scene.blend']);
   });
 });
@@ -104,11 +118,22 @@ describe('unpackSource: hostile archives are refused with a typed error and noth
     ['\\\\server\\share\\evil', 'ZIP_ABSOLUTE_PATH'],
     ['bad\u0001name', 'ZIP_BAD_NAME'],
   ])('%s -> %s', async (name, code) => {
-    const err = await refusal(unzip(writeZip([{ name: 'fine.blend', data: 'ok' }, { name, data: 'pwned' }])));
+    const err = await refusal(
+      unzip(
+        writeZip([
+          { name: 'fine.blend', data: 'ok' },
+          { name, data: 'pwned' },
+        ]),
+      ),
+    );
     expect(err.code).toBe(code);
     // The worker's outcome for the refusal (outcomes.ts): the job fails with the code as its name.
     const outcome = asTaskOutcome(err);
-    expect((outcome as FatalTaskError).failedReason).toMatchObject({ name: code, type: 'VALIDATION_FAILED', errorDetails: { code } });
+    expect((outcome as FatalTaskError).failedReason).toMatchObject({
+      name: code,
+      type: 'VALIDATION_FAILED',
+      errorDetails: { code },
+    });
     expect(outcome).toBeInstanceOf(FatalTaskError);
     expectNothingWritten();
   });
@@ -127,7 +152,9 @@ describe('unpackSource: hostile archives are refused with a typed error and noth
   });
 
   it('refuses fifo and device entries', async () => {
-    expect((await refusal(unzip(writeZip([{ name: 'pipe', data: '', mode: 0o010644 }])))).code).toBe('ZIP_SPECIAL_FILE');
+    expect((await refusal(unzip(writeZip([{ name: 'pipe', data: '', mode: 0o010644 }])))).code).toBe(
+      'ZIP_SPECIAL_FILE',
+    );
     expect((await refusal(unzip(writeZip([{ name: 'dev', data: '', mode: 0o020644 }])))).code).toBe('ZIP_SPECIAL_FILE');
     expectNothingWritten();
   });
@@ -149,8 +176,12 @@ describe('unpackSource: hostile archives are refused with a typed error and noth
   });
 
   it('refuses an entry whose header overstates its size, and a wrong CRC', async () => {
-    expect((await refusal(unzip(writeZip([{ name: 'short.bin', data: 'abc', declaredSize: 4 }])))).code).toBe('ZIP_SIZE_MISMATCH');
-    expect((await refusal(unzip(writeZip([{ name: 'crc.bin', data: 'abc', declaredCrc: 1234 }])))).code).toBe('ZIP_CORRUPT');
+    expect((await refusal(unzip(writeZip([{ name: 'short.bin', data: 'abc', declaredSize: 4 }])))).code).toBe(
+      'ZIP_SIZE_MISMATCH',
+    );
+    expect((await refusal(unzip(writeZip([{ name: 'crc.bin', data: 'abc', declaredCrc: 1234 }])))).code).toBe(
+      'ZIP_CORRUPT',
+    );
     expectNothingWritten();
   });
 
@@ -175,9 +206,42 @@ describe('unpackSource: hostile archives are refused with a typed error and noth
   it('refuses names that collide after Unicode normalisation, and file/folder clashes', async () => {
     const nfc = 'caf\u00e9.png';
     const nfd = 'cafe\u0301.png';
-    expect((await refusal(unzip(writeZip([{ name: nfc, data: '1' }, { name: nfd, data: '2' }])))).code).toBe('ZIP_DUPLICATE_NAME');
-    expect((await refusal(unzip(writeZip([{ name: 'a', data: '1' }, { name: 'a/b', data: '2' }])))).code).toBe('ZIP_DUPLICATE_NAME');
-    expect((await refusal(unzip(writeZip([{ name: 'x.txt', data: '1' }, { name: 'x.txt', data: '2' }])))).code).toBe('ZIP_DUPLICATE_NAME');
+    expect(
+      (
+        await refusal(
+          unzip(
+            writeZip([
+              { name: nfc, data: '1' },
+              { name: nfd, data: '2' },
+            ]),
+          ),
+        )
+      ).code,
+    ).toBe('ZIP_DUPLICATE_NAME');
+    expect(
+      (
+        await refusal(
+          unzip(
+            writeZip([
+              { name: 'a', data: '1' },
+              { name: 'a/b', data: '2' },
+            ]),
+          ),
+        )
+      ).code,
+    ).toBe('ZIP_DUPLICATE_NAME');
+    expect(
+      (
+        await refusal(
+          unzip(
+            writeZip([
+              { name: 'x.txt', data: '1' },
+              { name: 'x.txt', data: '2' },
+            ]),
+          ),
+        )
+      ).code,
+    ).toBe('ZIP_DUPLICATE_NAME');
     expectNothingWritten();
   });
 
@@ -200,7 +264,13 @@ describe('unpackSource: hostile archives are refused with a typed error and noth
 
   it('keeps highly compressible files: how well data compresses is no reason to refuse it (bombs stop at the quota)', async () => {
     const zeros = Buffer.alloc(20 * 1024 * 1024);
-    const r = await unzip(writeZip([{ name: 'a.blend', data: 'x' }, { name: 'log.txt', data: Buffer.alloc(900_000, 0x41) }, { name: 'cache/zeros.bin', data: zeros }]));
+    const r = await unzip(
+      writeZip([
+        { name: 'a.blend', data: 'x' },
+        { name: 'log.txt', data: Buffer.alloc(900_000, 0x41) },
+        { name: 'cache/zeros.bin', data: zeros },
+      ]),
+    );
     expect(r.files).toEqual(['a.blend', 'cache/zeros.bin', 'log.txt']);
     expect(statSync(join(r.root, 'cache', 'zeros.bin')).size).toBe(zeros.length);
     expect(deflateRawSync(zeros).length).toBeLessThan(zeros.length / 1000);
@@ -225,9 +295,14 @@ describe('pickSceneFile', () => {
     expect(pickSceneFile(files, { pathToFileForRender: 'shots\\a.blend' })).toBe('shots/a.blend');
   });
 
-  it.each(['c.blend', 'shots/a.blend1', '../b.blend', '/b.blend', 'tex/x.png'])('refuses pathToFileForRender %s', (p) => {
-    expect(() => pickSceneFile(files, { pathToFileForRender: p })).toThrow(/choose one of: b\.blend, shots\/a\.blend/);
-  });
+  it.each(['c.blend', 'shots/a.blend1', '../b.blend', '/b.blend', 'tex/x.png'])(
+    'refuses pathToFileForRender %s',
+    (p) => {
+      expect(() => pickSceneFile(files, { pathToFileForRender: p })).toThrow(
+        /choose one of: b\.blend, shots\/a\.blend/,
+      );
+    },
+  );
 
   it('ignores .blend1 backups and macOS metadata; a single .blend needs no choice', () => {
     expect(pickSceneFile(['s.blend', 's.blend1', '__MACOSX/._s.blend', '._s.blend'])).toBe('s.blend');
@@ -271,22 +346,34 @@ describe('bundled add-ons from the packer manifest', () => {
     const r = await unpackWithManifest(manifest);
     const all = resolveBundledAddons(r.manifest, undefined, undefined, { root: r.root, files: r.files });
     expect(all.map((a) => a.path)).toEqual([join(r.root, 'addons/my_rig'), join(r.root, 'addons/helper.py')]);
-    const some = resolveBundledAddons(r.manifest, [{ id: 'cycles', name: 'Cycles' }], ['./addons/helper.py'], { root: r.root, files: r.files });
-    expect(some).toEqual([{ id: 'helper', name: 'Helper', relativePath: 'addons/helper.py', path: join(r.root, 'addons/helper.py') }]);
+    const some = resolveBundledAddons(r.manifest, [{ id: 'cycles', name: 'Cycles' }], ['./addons/helper.py'], {
+      root: r.root,
+      files: r.files,
+    });
+    expect(some).toEqual([
+      { id: 'helper', name: 'Helper', relativePath: 'addons/helper.py', path: join(r.root, 'addons/helper.py') },
+    ]);
     expect(resolveBundledAddons(r.manifest, [{ id: 'my_rig', name: '' }], [], { root: r.root })).toHaveLength(1);
   });
 
   it('refuses unknown add-on paths, listing the valid ones', async () => {
     const r = await unpackWithManifest(manifest);
     expect(() => resolveBundledAddons(r.manifest, undefined, ['addons/nope'], { root: r.root })).toThrow(
-      expect.objectContaining({ code: 'ADDON_PATH_UNKNOWN', details: { unknown: ['addons/nope'], choices: ['addons/my_rig', 'addons/helper.py'] } }),
+      expect.objectContaining({
+        code: 'ADDON_PATH_UNKNOWN',
+        details: { unknown: ['addons/nope'], choices: ['addons/my_rig', 'addons/helper.py'] },
+      }),
     );
-    expect(() => resolveBundledAddons(null, undefined, ['x'], { root: r.root })).toThrow(expect.objectContaining({ code: 'ADDON_PATH_UNKNOWN' }));
+    expect(() => resolveBundledAddons(null, undefined, ['x'], { root: r.root })).toThrow(
+      expect.objectContaining({ code: 'ADDON_PATH_UNKNOWN' }),
+    );
   });
 
   it('refuses a manifest naming add-ons the archive lacks, and a malformed manifest', async () => {
     const r = await unpackWithManifest({ ...manifest, addons: [{ id: 'ghost', name: 'Ghost', path: 'addons/ghost' }] });
-    expect(() => resolveBundledAddons(r.manifest, undefined, undefined, { root: r.root, files: r.files })).toThrow(expect.objectContaining({ code: 'ADDON_MISSING' }));
+    expect(() => resolveBundledAddons(r.manifest, undefined, undefined, { root: r.root, files: r.files })).toThrow(
+      expect.objectContaining({ code: 'ADDON_MISSING' }),
+    );
     rmSync(join(jobDir, 'project'), { recursive: true });
     const bad = await refusal(unpackWithManifest({ ...manifest, sceneFile: '../../etc/passwd' }));
     expect(bad.code).toBe('ZIP_BAD_MANIFEST');

@@ -67,7 +67,9 @@ describe('entry names without the UTF-8 flag', () => {
 
   it('lets the Info-ZIP unicode path extra field win over the header name', async () => {
     const headerName = Buffer.from('SCENE~1.BLE');
-    const file = writeZip([{ name: headerName, data: 'BLENDER', flags: 0, extra: unicodePathField(headerName, 'Szene – final.blend') }]);
+    const file = writeZip([
+      { name: headerName, data: 'BLENDER', flags: 0, extra: unicodePathField(headerName, 'Szene – final.blend') },
+    ]);
     const r = await unpackSource({ source: file, fileType: 'zip', jobDir: join(base, 'job') });
     expect(r.files).toEqual(['Szene – final.blend']);
     expect((await inspectZip(file)).blendFiles).toEqual(['Szene – final.blend']);

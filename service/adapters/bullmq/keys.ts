@@ -13,7 +13,8 @@ export interface KeySpace {
 }
 
 export function keySpace(prefix: string): KeySpace {
-  if (!prefix || /\s/.test(prefix)) throw new Error(`the Redis key prefix must be a non-empty word without spaces (got ${JSON.stringify(prefix)})`);
+  if (!prefix || /\s/.test(prefix))
+    throw new Error(`the Redis key prefix must be a non-empty word without spaces (got ${JSON.stringify(prefix)})`);
   return { bullPrefix: prefix, bull: `${prefix}:`, own: `${prefix}:tq:` };
 }
 

@@ -43,7 +43,10 @@ export function redactError(err: unknown, url: string): Error {
 }
 
 /** Connects and waits until Redis answers; throws (without the password) when it does not in time. */
-export async function connectRedis(url: string, opts: RedisClientOptions & { name: string; onError: (err: Error) => void }): Promise<Redis> {
+export async function connectRedis(
+  url: string,
+  opts: RedisClientOptions & { name: string; onError: (err: Error) => void },
+): Promise<Redis> {
   const commandTimeout = opts.commandTimeoutMs ?? 5000;
   const connectTimeout = opts.connectTimeoutMs ?? 5000;
   const maxDelay = opts.maxReconnectDelayMs ?? 1000;
@@ -71,7 +74,10 @@ export async function connectRedis(url: string, opts: RedisClientOptions & { nam
   } catch (err) {
     client.disconnect();
     const reason = redactError(err, url).message;
-    throw new Error(`cannot reach Redis at ${redactRedisUrl(url)}: ${reason}. Is redis-server running there (check the Redis URL setting)?`, { cause: err });
+    throw new Error(
+      `cannot reach Redis at ${redactRedisUrl(url)}: ${reason}. Is redis-server running there (check the Redis URL setting)?`,
+      { cause: err },
+    );
   }
   return client;
 }

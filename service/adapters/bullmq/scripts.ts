@@ -49,7 +49,9 @@ export class QueueScripts {
   ) {
     for (const [name, lua] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys: 0, lua });
     const commands = client as unknown as Record<ScriptName, ScriptFn>;
-    this.fns = Object.fromEntries(Object.keys(SCRIPTS).map((n) => [n, commands[n as ScriptName].bind(client)])) as Record<ScriptName, ScriptFn>;
+    this.fns = Object.fromEntries(
+      Object.keys(SCRIPTS).map((n) => [n, commands[n as ScriptName].bind(client)]),
+    ) as Record<ScriptName, ScriptFn>;
   }
 
   private run(name: ScriptName, ...args: (string | number)[]): Promise<Reply> {
@@ -62,7 +64,14 @@ export class QueueScripts {
   }
 
   /** Stores a new task; a hand-over when BullMQ must get it now, 'held' or 'exists' otherwise. */
-  async enqueue(t: { bid: string; id: string; jobId: string; kind: TaskKind; payload: string; after: readonly string[] }): Promise<HandOver | 'held' | 'exists'> {
+  async enqueue(t: {
+    bid: string;
+    id: string;
+    jobId: string;
+    kind: TaskKind;
+    payload: string;
+    after: readonly string[];
+  }): Promise<HandOver | 'held' | 'exists'> {
     const r = (await this.run('rbtqEnqueue', t.bid, t.id, t.jobId, t.kind, t.payload, ...t.after)) as Reply[];
     if (r[0] === 0) return 'exists';
     if (r[0] === 1) return 'held';
@@ -70,12 +79,21 @@ export class QueueScripts {
   }
 
   async preclaim(kinds: readonly TaskKind[], handOverGraceMs: number): Promise<Preclaim> {
-    const [sweep, adds, order] = (await this.run('rbtqPreclaim', handOverGraceMs, ...kinds)) as [Reply[], Reply[][], Reply[]];
+    const [sweep, adds, order] = (await this.run('rbtqPreclaim', handOverGraceMs, ...kinds)) as [
+      Reply[],
+      Reply[][],
+      Reply[],
+    ];
     return { sweep: sweep as TaskKind[], handOvers: adds.map(toHandOver), order: order.map(Number) };
   }
 
   /** Counts the attempt of a task BullMQ just made active; what the worker gets, or why it must not run. */
-  async claimed(bid: string, kind: TaskKind, workerId: string, leaseMs: number): Promise<{ attempts: number; id: string; jobId: string } | 'discard' | 'lost'> {
+  async claimed(
+    bid: string,
+    kind: TaskKind,
+    workerId: string,
+    leaseMs: number,
+  ): Promise<{ attempts: number; id: string; jobId: string } | 'discard' | 'lost'> {
     const r = (await this.run('rbtqClaimed', bid, kind, workerId, leaseMs)) as Reply[];
     if (r[0] === 0) return 'discard';
     if (r[0] === -1) return 'lost';
@@ -143,7 +161,8 @@ function payloadText(src: Reply, text: Reply): string | null {
   }
 }
 
-const orNull = (v: Reply): string | null => (v === null || v === undefined || (v as unknown) === false ? null : String(v));
+const orNull = (v: Reply): string | null =>
+  v === null || v === undefined || (v as unknown) === false ? null : String(v);
 
 /** A job's tasks as TaskRunReader answers them (times from Redis's clock). */
 export async function jobRuns(scripts: QueueScripts, jobId: string): Promise<TaskRun[]> {

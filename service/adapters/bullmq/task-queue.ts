@@ -8,7 +8,14 @@ import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/t
 import { TASK_KINDS } from '../../ports/tasks.js';
 import { bullJobId, keySpace, type KeySpace } from './keys.js';
 import { closeLanes, openLanes, type Lane, type TaskData } from './lanes.js';
-import { closeRedis, connectRedis, redactError, redactRedisUrl, withDeadline, type RedisClientOptions } from './redis-client.js';
+import {
+  closeRedis,
+  connectRedis,
+  redactError,
+  redactRedisUrl,
+  withDeadline,
+  type RedisClientOptions,
+} from './redis-client.js';
 import { jobRuns, QueueScripts, type HandOver } from './scripts.js';
 import { ReadySignal } from '../ready-signal.js';
 import { RedisSignalBus } from './signals.js';
@@ -64,7 +71,10 @@ export class BullmqTaskQueue implements TaskQueue {
     const onError = opts.onError ?? (() => {});
     const client = await connectRedis(opts.redisUrl, { ...opts, name: `${keys.bullPrefix}:task-queue`, onError });
     try {
-      const lanes = await openLanes(client, keys, { stalledIntervalMs: opts.stalledIntervalMs ?? 30_000, onError: (e) => onError(redactError(e, opts.redisUrl)) });
+      const lanes = await openLanes(client, keys, {
+        stalledIntervalMs: opts.stalledIntervalMs ?? 30_000,
+        onError: (e) => onError(redactError(e, opts.redisUrl)),
+      });
       const signal = new ReadySignal(new RedisSignalBus(client, `${keys.own}ready`, opts.redisUrl, onError), onError);
       return new BullmqTaskQueue(
         client,
@@ -81,7 +91,13 @@ export class BullmqTaskQueue implements TaskQueue {
     }
   }
 
-  async enqueue(t: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void> {
+  async enqueue(t: {
+    id: string;
+    jobId: string;
+    kind: TaskKind;
+    payload?: Record<string, unknown>;
+    after?: readonly string[];
+  }): Promise<void> {
     this.lane(t.kind);
     await this.call('enqueue', async () => {
       const r = await this.scripts.enqueue({
@@ -153,7 +169,11 @@ export class BullmqTaskQueue implements TaskQueue {
     });
   }
 
-  async fail(taskId: string, workerId: string, o: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void> {
+  async fail(
+    taskId: string,
+    workerId: string,
+    o: { retryable: boolean; message: string; retryAfterMs?: number },
+  ): Promise<void> {
     await this.call('fail', async () => {
       const job = await this.bullJob(taskId);
       if (!job) return;
@@ -199,10 +219,17 @@ export class BullmqTaskQueue implements TaskQueue {
     return this.call('counts', async () => {
       const [held, ...perKind] = await Promise.all([
         this.client.scard(`${this.keys.own}held`),
-        ...[...this.lanes.values()].map((l) => l.queue.getJobCounts('waiting', 'delayed', 'prioritized', 'active', 'completed', 'failed')),
+        ...[...this.lanes.values()].map((l) =>
+          l.queue.getJobCounts('waiting', 'delayed', 'prioritized', 'active', 'completed', 'failed'),
+        ),
       ]);
       const sum = (...types: string[]) => perKind.reduce((n, c) => n + types.reduce((m, t) => m + (c[t] ?? 0), 0), 0);
-      return { queued: held + sum('waiting', 'delayed', 'prioritized'), running: sum('active'), done: sum('completed'), failed: sum('failed') };
+      return {
+        queued: held + sum('waiting', 'delayed', 'prioritized'),
+        running: sum('active'),
+        done: sum('completed'),
+        failed: sum('failed'),
+      };
     });
   }
 
@@ -213,7 +240,10 @@ export class BullmqTaskQueue implements TaskQueue {
         this.scripts.heldKinds(),
         ...kinds.map((k) => this.lane(k).queue.getJobCounts('waiting', 'delayed', 'prioritized', 'active')),
       ]);
-      const out = Object.fromEntries(TASK_KINDS.map((k) => [k, { queued: 0, running: 0 }])) as Record<TaskKind, { queued: number; running: number }>;
+      const out = Object.fromEntries(TASK_KINDS.map((k) => [k, { queued: 0, running: 0 }])) as Record<
+        TaskKind,
+        { queued: number; running: number }
+      >;
       kinds.forEach((k, i) => {
         const c = perKind[i]!;
         out[k] = { queued: (c.waiting ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0), running: c.active ?? 0 };
@@ -287,7 +317,13 @@ export class BullmqTaskQueue implements TaskQueue {
   private async bullJob(taskId: string): Promise<Job<TaskData, unknown, string> | undefined> {
     const kind = await this.kindOf(taskId);
     if (!kind) return undefined;
-    return new Job<TaskData, unknown, string>(this.lane(kind).worker, kind, { jobId: '', payload: {} }, {}, bullJobId(taskId));
+    return new Job<TaskData, unknown, string>(
+      this.lane(kind).worker,
+      kind,
+      { jobId: '', payload: {} },
+      {},
+      bullJobId(taskId),
+    );
   }
 
   private async kindOf(taskId: string): Promise<TaskKind | undefined> {
@@ -304,7 +340,10 @@ export class BullmqTaskQueue implements TaskQueue {
 
   private lane(kind: TaskKind): Lane {
     const lane = this.lanes.get(kind);
-    if (!lane) throw new Error(`unknown task kind ${JSON.stringify(kind)}; the BullMQ task queue knows ${TASK_KINDS.join(', ')}`);
+    if (!lane)
+      throw new Error(
+        `unknown task kind ${JSON.stringify(kind)}; the BullMQ task queue knows ${TASK_KINDS.join(', ')}`,
+      );
     return lane;
   }
 
@@ -316,7 +355,9 @@ export class BullmqTaskQueue implements TaskQueue {
       return await withDeadline(fn(), ms, `no answer within ${ms} ms`);
     } catch (err) {
       const reason = redactError(err, this.redisUrl).message;
-      throw new Error(`BullMQ task queue: ${op} failed (Redis at ${redactRedisUrl(this.redisUrl)}): ${reason}`, { cause: err });
+      throw new Error(`BullMQ task queue: ${op} failed (Redis at ${redactRedisUrl(this.redisUrl)}): ${reason}`, {
+        cause: err,
+      });
     }
   }
 }

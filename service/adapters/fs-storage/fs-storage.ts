@@ -4,7 +4,14 @@ import { link, mkdir, open, readdir, rm, stat, unlink, type FileHandle } from 'n
 import path from 'node:path';
 import { addAbortSignal, type Readable } from 'node:stream';
 import type { FileType } from '../../../shared/api/upload.js';
-import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type PutFileOptions, type PutOptions, type StoredObject } from '../../ports/storage.js';
+import {
+  ObjectExistsError,
+  ObjectTooLargeError,
+  type ObjectStorage,
+  type PutFileOptions,
+  type PutOptions,
+  type StoredObject,
+} from '../../ports/storage.js';
 import type { UrlSigner } from './url-signer.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._ -]{0,254}$/;
@@ -98,7 +105,10 @@ export class FsObjectStorage implements ObjectStorage {
       // Another disk (work folder and store apart): copied instead.
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
       const body = createReadStream(file);
-      return { size: (await this.put(key, opts.signal ? addAbortSignal(opts.signal, body) : body, { sync: opts.sync ?? true })).size };
+      return {
+        size: (await this.put(key, opts.signal ? addAbortSignal(opts.signal, body) : body, { sync: opts.sync ?? true }))
+          .size,
+      };
     }
     return { size };
   }
@@ -153,7 +163,10 @@ export class FsObjectStorage implements ObjectStorage {
     const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
     const files = entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
     const out = await Promise.all(
-      files.map(async (f) => ({ key: `${base}/${path.relative(dir, f).split(path.sep).join('/')}`, size: (await stat(f)).size })),
+      files.map(async (f) => ({
+        key: `${base}/${path.relative(dir, f).split(path.sep).join('/')}`,
+        size: (await stat(f)).size,
+      })),
     );
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
@@ -186,7 +199,12 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 const SYNC_EVERY_BYTES = 64 * 1024 * 1024;
 
 /** Streams `body` into `fh` in batches, hashing as it goes; returns once the data is on disk (`sync`). */
-async function writeSynced(fh: FileHandle, body: Readable, maxBytes: number, sync: boolean): Promise<{ size: number; sha256: string }> {
+async function writeSynced(
+  fh: FileHandle,
+  body: Readable,
+  maxBytes: number,
+  sync: boolean,
+): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
   let size = 0;
   let batch: Buffer[] = [];

@@ -94,7 +94,8 @@ export class PartialUploads {
         await writeFile(part, '');
       } else {
         const kept = await this.state(key);
-        if (!kept || kept.totalBytes !== o.total || kept.receivedBytes < o.start) throw new ResumeMismatchError(kept?.receivedBytes ?? 0, kept?.totalBytes ?? null);
+        if (!kept || kept.totalBytes !== o.total || kept.receivedBytes < o.start)
+          throw new ResumeMismatchError(kept?.receivedBytes ?? 0, kept?.totalBytes ?? null);
         // Bytes kept past the start are sent again: the resume's own copy of them wins.
         await truncate(part, o.start);
         await hashPrefix(part, o.start, hash);

@@ -43,7 +43,8 @@ export class UrlSigner {
     // several spellings decode to one MAC, and an edited URL must never be accepted.
     const given = Buffer.from(sig, 'utf8');
     const want = Buffer.from(this.mac(f).toString('base64url'), 'utf8');
-    if (given.length !== want.length || !timingSafeEqual(given, want)) return { ok: false, reason: 'SIGNATURE_INVALID' };
+    if (given.length !== want.length || !timingSafeEqual(given, want))
+      return { ok: false, reason: 'SIGNATURE_INVALID' };
     if (nowSeconds > f.expiresAt) return { ok: false, reason: 'URL_EXPIRED' };
     return { ok: true };
   }

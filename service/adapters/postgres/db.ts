@@ -32,7 +32,8 @@ const INT8_OID = 20;
 
 function parseInt8(text: string): number {
   const n = Number(text);
-  if (!Number.isSafeInteger(n)) throw new Error(`PostgreSQL returned the bigint ${text}, beyond what a JavaScript number holds exactly`);
+  if (!Number.isSafeInteger(n))
+    throw new Error(`PostgreSQL returned the bigint ${text}, beyond what a JavaScript number holds exactly`);
   return n;
 }
 
@@ -42,7 +43,9 @@ function parseInt8(text: string): number {
  */
 const int8Types: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === INT8_OID && format !== 'binary'
+      ? parseInt8
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /**
@@ -61,7 +64,10 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   });
   const onIdleError =
     opts.onIdleError ??
-    ((err: Error) => console.warn(`renderbridge: an idle PostgreSQL connection failed (${scrub(err.message, url)}); it is replaced on the next query`));
+    ((err: Error) =>
+      console.warn(
+        `renderbridge: an idle PostgreSQL connection failed (${scrub(err.message, url)}); it is replaced on the next query`,
+      ));
   // Without a listener, an idle connection's error would crash the process.
   pool.on('error', onIdleError);
   try {

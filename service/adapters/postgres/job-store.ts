@@ -18,7 +18,12 @@ export class PgJobStore extends SqlJobStore {
   }
 
   async get(workspaceId: string, id: string): Promise<JobRecord | undefined> {
-    const r = await this.db.selectFrom('jobs').select(['doc', 'internal']).where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('jobs')
+      .select(['doc', 'internal'])
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
     return r && toRecord(r);
   }
 
@@ -28,7 +33,12 @@ export class PgJobStore extends SqlJobStore {
   }
 
   async getJson(workspaceId: string, id: string): Promise<StoredJobJson | undefined> {
-    const r = await this.db.selectFrom('jobs').select(['doc', 'preview_key']).where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('jobs')
+      .select(['doc', 'preview_key'])
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
     return r && toJson(r);
   }
 
@@ -48,7 +58,9 @@ export class PgJobStore extends SqlJobStore {
    * the same snapshot. The total row is there even when the page is past the end.
    */
   private async page<R extends { doc: string }>(workspaceId: string, opts: ListOptions, columns: RawBuilder<unknown>) {
-    const where = opts.status ? sql`workspace_id = ${workspaceId} and status = ${opts.status}` : sql`workspace_id = ${workspaceId}`;
+    const where = opts.status
+      ? sql`workspace_id = ${workspaceId} and status = ${opts.status}`
+      : sql`workspace_id = ${workspaceId}`;
     const { rows } = await sql<{ total: number } & { [K in keyof R]: R[K] | null }>`
       select t.total, p.*
       from (select coalesce(sum(n), 0)::bigint as total from job_counts where ${where}) t

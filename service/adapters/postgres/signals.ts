@@ -29,7 +29,10 @@ export class PgSignalBus implements SignalBus {
   }
 
   async subscribe(onMessage: (message: string) => void): Promise<() => Promise<void>> {
-    const onError = (err: unknown) => this.opts.onError?.(new Error(`PostgreSQL task signals: ${scrub(err instanceof Error ? err.message : String(err), this.url)}`));
+    const onError = (err: unknown) =>
+      this.opts.onError?.(
+        new Error(`PostgreSQL task signals: ${scrub(err instanceof Error ? err.message : String(err), this.url)}`),
+      );
     const maxDelay = this.opts.maxReconnectDelayMs ?? 5000;
     let client: pg.Client | undefined;
     let closed = false;

@@ -15,7 +15,13 @@ export class PgWebhookStore extends SqlWebhookStore {
     if (limit <= 0) return [];
     const rows = await this.db
       .updateTable('webhook_deliveries as d')
-      .from(this.due(this.db, now, limit).select(['id', 'next_attempt_at as due', 'seq as due_seq']).forUpdate().skipLocked().as('c'))
+      .from(
+        this.due(this.db, now, limit)
+          .select(['id', 'next_attempt_at as due', 'seq as due_seq'])
+          .forUpdate()
+          .skipLocked()
+          .as('c'),
+      )
       .set((eb) => ({ attempts: eb('d.attempts', '+', 1), next_attempt_at: now + leaseMs, updated_at: this.iso(now) }))
       .whereRef('d.id', '=', 'c.id')
       .returningAll('d')

@@ -16,7 +16,11 @@ export function createS3Client(s: S3Settings, opts: S3ClientOptions = {}): S3Cli
     region: s.region,
     ...(s.endpoint ? { endpoint: s.endpoint } : {}),
     forcePathStyle: s.forcePathStyle,
-    ...(opts.credentials ? { credentials: opts.credentials } : s.accessKeyId && s.secretAccessKey ? { credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } } : {}),
+    ...(opts.credentials
+      ? { credentials: opts.credentials }
+      : s.accessKeyId && s.secretAccessKey
+        ? { credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } }
+        : {}),
     // The SDK's default checksums (CRC32 headers, aws-chunked bodies) are not understood by many
     // S3-compatible servers, and would be baked into presigned PUT URLs as the checksum of an
     // empty body. Send them only where the API requires one (DeleteObjects); put() computes its

@@ -16,7 +16,14 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { create as contentDisposition } from 'content-disposition';
 import { CONTENT_TYPES, type FileType } from '../../../shared/api/upload.js';
 import type { S3Settings } from '../../config.js';
-import { ObjectExistsError, ObjectTooLargeError, type ObjectStorage, type PutFileOptions, type PutOptions, type StoredObject } from '../../ports/storage.js';
+import {
+  ObjectExistsError,
+  ObjectTooLargeError,
+  type ObjectStorage,
+  type PutFileOptions,
+  type PutOptions,
+  type StoredObject,
+} from '../../ports/storage.js';
 import { isValidKey } from '../fs-storage/fs-storage.js';
 import { contentTypeOf } from './content-type.js';
 import { createS3Client, httpStatus, type S3ClientOptions } from './s3-client.js';
@@ -94,9 +101,16 @@ export class S3ObjectStorage implements ObjectStorage {
   async presignPut(key: string, opts: { expiresAt: Date; fileType: FileType }): Promise<string> {
     // Content-Type becomes a signed header: the PUT must carry exactly the type clients are told
     // to send (CONTENT_TYPES[...][0]: application/octet-stream for .blend, application/zip for .zip).
-    const cmd = new PutObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), ContentType: CONTENT_TYPES[opts.fileType][0] });
+    const cmd = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: this.objectKey(key),
+      ContentType: CONTENT_TYPES[opts.fileType][0],
+    });
     // The presigner leaves content-type unsigned unless told otherwise.
-    return getSignedUrl(this.client, cmd, { expiresIn: presignSeconds(opts.expiresAt), signableHeaders: new Set(['content-type']) });
+    return getSignedUrl(this.client, cmd, {
+      expiresIn: presignSeconds(opts.expiresAt),
+      signableHeaders: new Set(['content-type']),
+    });
   }
 
   async presignGet(key: string, opts: { expiresAt: Date; fileName: string }): Promise<string> {
@@ -222,7 +236,9 @@ export class S3ObjectStorage implements ObjectStorage {
     for await (const page of this.pages(base)) {
       for (let i = 0; i < page.length; i += MAX_KEYS) {
         const Objects = page.slice(i, i + MAX_KEYS).map((o) => ({ Key: o.Key }));
-        const r = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects, Quiet: true } }));
+        const r = await this.client.send(
+          new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects, Quiet: true } }),
+        );
         const failed = r.Errors ?? [];
         if (failed.length > 0) {
           const first = failed[0]!;
@@ -250,7 +266,12 @@ export class S3ObjectStorage implements ObjectStorage {
     let token: string | undefined;
     do {
       const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: folder, ContinuationToken: token, MaxKeys: this.pageSize }),
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: folder,
+          ContinuationToken: token,
+          MaxKeys: this.pageSize,
+        }),
       );
       yield (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key, Size: o.Size ?? 0 }] : []));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;

@@ -34,25 +34,39 @@ export class S3WorkerSigner {
    */
   async presignWorkerPut(key: string, expiresAt: Date): Promise<{ url: string; headers: Record<string, string> }> {
     const cmd = new PutObjectCommand({ Bucket: this.o.bucket, Key: this.o.objectKey(key), IfNoneMatch: '*' });
-    const url = await getSignedUrl(this.o.client, cmd, { expiresIn: seconds(expiresAt), signableHeaders: new Set(['if-none-match']) });
+    const url = await getSignedUrl(this.o.client, cmd, {
+      expiresIn: seconds(expiresAt),
+      signableHeaders: new Set(['if-none-match']),
+    });
     return { url, headers: { 'if-none-match': '*' } };
   }
 
   /** Starts a multipart upload; its id names it in the calls below. */
   async startMultipart(key: string): Promise<string> {
-    const r = await this.o.client.send(new CreateMultipartUploadCommand({ Bucket: this.o.bucket, Key: this.o.objectKey(key) }));
+    const r = await this.o.client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.o.bucket, Key: this.o.objectKey(key) }),
+    );
     if (!r.UploadId) throw new Error(`S3 started no multipart upload for ${key}`);
     return r.UploadId;
   }
 
   /** A URL for one PUT of part `partNumber` (1..10000); S3 answers its ETag, which completion needs. */
   async presignPart(key: string, uploadId: string, partNumber: number, expiresAt: Date): Promise<string> {
-    const cmd = new UploadPartCommand({ Bucket: this.o.bucket, Key: this.o.objectKey(key), UploadId: uploadId, PartNumber: partNumber });
+    const cmd = new UploadPartCommand({
+      Bucket: this.o.bucket,
+      Key: this.o.objectKey(key),
+      UploadId: uploadId,
+      PartNumber: partNumber,
+    });
     return getSignedUrl(this.o.client, cmd, { expiresIn: seconds(expiresAt) });
   }
 
   /** Makes the object of the parts; an object stored meanwhile is kept (ObjectExistsError where S3 enforces it). */
-  async completeMultipart(key: string, uploadId: string, parts: readonly { partNumber: number; etag: string }[]): Promise<void> {
+  async completeMultipart(
+    key: string,
+    uploadId: string,
+    parts: readonly { partNumber: number; etag: string }[],
+  ): Promise<void> {
     try {
       await this.o.client.send(
         new CompleteMultipartUploadCommand({
@@ -71,6 +85,8 @@ export class S3WorkerSigner {
 
   /** Drops the parts of an upload that will not be completed. */
   async abortMultipart(key: string, uploadId: string): Promise<void> {
-    await this.o.client.send(new AbortMultipartUploadCommand({ Bucket: this.o.bucket, Key: this.o.objectKey(key), UploadId: uploadId }));
+    await this.o.client.send(
+      new AbortMultipartUploadCommand({ Bucket: this.o.bucket, Key: this.o.objectKey(key), UploadId: uploadId }),
+    );
   }
 }

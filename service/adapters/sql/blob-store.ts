@@ -40,9 +40,19 @@ export abstract class SqlBlobStore implements BlobStore {
   async record(workspaceId: string, blob: BlobRef, nowMs: number): Promise<boolean> {
     const r = await this.db
       .insertInto('blobs')
-      .values({ workspace_id: workspaceId, sha256: blob.sha256, size: blob.size, created_at: new Date(nowMs).toISOString(), last_used_at: nowMs, collecting_since: null })
+      .values({
+        workspace_id: workspaceId,
+        sha256: blob.sha256,
+        size: blob.size,
+        created_at: new Date(nowMs).toISOString(),
+        last_used_at: nowMs,
+        collecting_since: null,
+      })
       .onConflict((oc) =>
-        oc.columns(['workspace_id', 'sha256', 'size']).doUpdateSet({ last_used_at: nowMs }).where('blobs.collecting_since', 'is', null),
+        oc
+          .columns(['workspace_id', 'sha256', 'size'])
+          .doUpdateSet({ last_used_at: nowMs })
+          .where('blobs.collecting_since', 'is', null),
       )
       .executeTakeFirst();
     return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
@@ -61,8 +71,16 @@ export abstract class SqlBlobStore implements BlobStore {
   async noteParts(workspaceId: string, blob: BlobRef, partSize: number, nowMs: number): Promise<void> {
     await this.db
       .insertInto('blob_uploads')
-      .values({ workspace_id: workspaceId, sha256: blob.sha256, size: blob.size, part_size: partSize, updated_at: nowMs })
-      .onConflict((oc) => oc.columns(['workspace_id', 'sha256', 'size', 'part_size']).doUpdateSet({ updated_at: nowMs }))
+      .values({
+        workspace_id: workspaceId,
+        sha256: blob.sha256,
+        size: blob.size,
+        part_size: partSize,
+        updated_at: nowMs,
+      })
+      .onConflict((oc) =>
+        oc.columns(['workspace_id', 'sha256', 'size', 'part_size']).doUpdateSet({ updated_at: nowMs }),
+      )
       .execute();
   }
 
@@ -79,7 +97,12 @@ export abstract class SqlBlobStore implements BlobStore {
   async claimCollectable(cutoffMs: number, now: Date, limit: number): Promise<CollectableBlob[]> {
     const cols = ['workspace_id', 'sha256', 'size'] as const;
     // Marked by a sweep that did not finish: their objects may be half deleted, so finish them first.
-    const pending = await this.db.selectFrom('blobs').select(cols).where('collecting_since', 'is not', null).limit(limit).execute();
+    const pending = await this.db
+      .selectFrom('blobs')
+      .select(cols)
+      .where('collecting_since', 'is not', null)
+      .limit(limit)
+      .execute();
     const nowIso = now.toISOString();
     const candidates = await this.db
       .selectFrom('blobs as b')
@@ -120,8 +143,20 @@ export abstract class SqlBlobStore implements BlobStore {
   }
 
   async staleParts(cutoffMs: number, limit: number): Promise<StaleParts[]> {
-    const rows = await this.db.selectFrom('blob_uploads').selectAll().where('updated_at', '<', cutoffMs).orderBy('updated_at').limit(limit).execute();
-    return rows.map((r) => ({ workspaceId: r.workspace_id, sha256: r.sha256, size: r.size, partSize: r.part_size, updatedAt: r.updated_at }));
+    const rows = await this.db
+      .selectFrom('blob_uploads')
+      .selectAll()
+      .where('updated_at', '<', cutoffMs)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      workspaceId: r.workspace_id,
+      sha256: r.sha256,
+      size: r.size,
+      partSize: r.part_size,
+      updatedAt: r.updated_at,
+    }));
   }
 
   async partsCollected(p: StaleParts): Promise<void> {
@@ -148,13 +183,24 @@ export abstract class SqlBlobStore implements BlobStore {
         eb.or([
           eb('u.slug', 'is', null),
           eb.and([eb('u.job_id', 'is', null), eb('u.expires_at', '<=', now.toISOString())]),
-          eb.and([eb('u.job_id', 'is not', null), eb('j.status', 'in', [...TERMINAL_STATUSES]), sql<boolean>`not ${liveRequeue(sql.ref('r.slug'))}`]),
+          eb.and([
+            eb('u.job_id', 'is not', null),
+            eb('j.status', 'in', [...TERMINAL_STATUSES]),
+            sql<boolean>`not ${liveRequeue(sql.ref('r.slug'))}`,
+          ]),
         ]),
       )
       .limit(limit)
       .execute();
     if (dead.length === 0) return 0;
-    const r = await this.db.deleteFrom('blob_refs').where('slug', 'in', dead.map((d) => d.slug)).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('blob_refs')
+      .where(
+        'slug',
+        'in',
+        dead.map((d) => d.slug),
+      )
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 }

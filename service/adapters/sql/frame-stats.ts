@@ -31,18 +31,38 @@ export class SqlFrameStats implements FrameStatsStore {
       .execute();
   }
 
-  async listFrames(jobId: string, page: { offset: number; limit: number }): Promise<{ frames: FrameStat[]; total: number }> {
+  async listFrames(
+    jobId: string,
+    page: { offset: number; limit: number },
+  ): Promise<{ frames: FrameStat[]; total: number }> {
     const [rows, count] = await Promise.all([
-      this.db.selectFrom('frame_stats').selectAll().where('job_id', '=', jobId).orderBy('frame').orderBy('attempt').limit(page.limit).offset(page.offset).execute(),
-      this.db.selectFrom('frame_stats').select((eb) => eb.fn.countAll<number | string>().as('n')).where('job_id', '=', jobId).executeTakeFirst(),
+      this.db
+        .selectFrom('frame_stats')
+        .selectAll()
+        .where('job_id', '=', jobId)
+        .orderBy('frame')
+        .orderBy('attempt')
+        .limit(page.limit)
+        .offset(page.offset)
+        .execute(),
+      this.db
+        .selectFrom('frame_stats')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('job_id', '=', jobId)
+        .executeTakeFirst(),
     ]);
     return { frames: rows.map(fromRow), total: Number(count?.n ?? 0) };
   }
 
   async frameTimes(jobId: string, opts: { latest?: number } = {}): Promise<FrameTime[]> {
-    let q = this.db.selectFrom('frame_stats').select(['frame', 'attempt', 'render_seconds', 'peak_memory_bytes', 'slot', 'finished_at']).where('job_id', '=', jobId);
+    let q = this.db
+      .selectFrom('frame_stats')
+      .select(['frame', 'attempt', 'render_seconds', 'peak_memory_bytes', 'slot', 'finished_at'])
+      .where('job_id', '=', jobId);
     if (opts.latest !== undefined) q = q.orderBy('finished_at', 'desc').orderBy('frame', 'desc').limit(opts.latest);
-    const rows = (await q.execute()).sort((a, b) => Number(a.frame) - Number(b.frame) || Number(a.attempt) - Number(b.attempt));
+    const rows = (await q.execute()).sort(
+      (a, b) => Number(a.frame) - Number(b.frame) || Number(a.attempt) - Number(b.attempt),
+    );
     return rows.map((r) => ({
       frame: Number(r.frame),
       renderSeconds: Number(r.render_seconds),

@@ -2,7 +2,16 @@ import type { Kysely } from 'kysely';
 import { assertMove } from '../../domain/job-lifecycle.js';
 import type { JobProgress } from '../../../shared/api/progress.js';
 import type { JobStatus } from '../../../shared/job-status.js';
-import { UploadClaimError, type JobInternal, type JobPatch, type JobRecord, type JobStore, type ListOptions, type StoredJobJson, type UploadRecord } from '../../ports/jobs.js';
+import {
+  UploadClaimError,
+  type JobInternal,
+  type JobPatch,
+  type JobRecord,
+  type JobStore,
+  type ListOptions,
+  type StoredJobJson,
+  type UploadRecord,
+} from '../../ports/jobs.js';
 import { emptyProgress } from '../../domain/progress.js';
 import { jobColumns, toRecord, toUpload, uploadRow, type JobChange } from './rows.js';
 import type { DB } from './schema.js';
@@ -29,7 +38,9 @@ export abstract class SqlJobStore implements JobStore, RequeueStore {
     await trx
       .insertInto('job_counts')
       .values({ workspace_id: workspaceId, status, n: delta })
-      .onConflict((oc) => oc.columns(['workspace_id', 'status']).doUpdateSet((eb) => ({ n: eb('job_counts.n', '+', delta) })))
+      .onConflict((oc) =>
+        oc.columns(['workspace_id', 'status']).doUpdateSet((eb) => ({ n: eb('job_counts.n', '+', delta) })),
+      )
       .execute();
   }
 
@@ -71,13 +82,21 @@ export abstract class SqlJobStore implements JobStore, RequeueStore {
       }
       await trx
         .insertInto('jobs')
-        .values({ id: rec.job.id, workspace_id: rec.job.workspaceId, created_at: rec.job.createdAt, ...jobColumns(rec) })
+        .values({
+          id: rec.job.id,
+          workspace_id: rec.job.workspaceId,
+          created_at: rec.job.createdAt,
+          ...jobColumns(rec),
+        })
         .execute();
       await this.count(trx, rec.job.workspaceId, rec.job.status, 1);
     });
   }
 
-  async createRequeue(link: { sourceJobId: string; selection: string; uploadSlug: string | null }, rec: JobRecord): Promise<{ jobId: string; created: boolean }> {
+  async createRequeue(
+    link: { sourceJobId: string; selection: string; uploadSlug: string | null },
+    rec: JobRecord,
+  ): Promise<{ jobId: string; created: boolean }> {
     return this.db.transaction().execute(async (trx) => {
       // The link row is the claim, written first (SQLite: a transaction that starts with a write
       // takes the lock at once; PostgreSQL: a concurrent identical insert waits for this one, then
@@ -106,7 +125,12 @@ export abstract class SqlJobStore implements JobStore, RequeueStore {
       }
       await trx
         .insertInto('jobs')
-        .values({ id: rec.job.id, workspace_id: rec.job.workspaceId, created_at: rec.job.createdAt, ...jobColumns(rec) })
+        .values({
+          id: rec.job.id,
+          workspace_id: rec.job.workspaceId,
+          created_at: rec.job.createdAt,
+          ...jobColumns(rec),
+        })
         .execute();
       await this.count(trx, rec.job.workspaceId, rec.job.status, 1);
       return { jobId: rec.job.id, created: true };
@@ -121,7 +145,12 @@ export abstract class SqlJobStore implements JobStore, RequeueStore {
       .orderBy('created_at')
       .orderBy('job_id')
       .execute();
-    const links = rows.map((r) => ({ sourceJobId: r.source_job_id, jobId: r.job_id, selection: r.selection, createdAt: r.created_at }));
+    const links = rows.map((r) => ({
+      sourceJobId: r.source_job_id,
+      jobId: r.job_id,
+      selection: r.selection,
+      createdAt: r.created_at,
+    }));
     return { from: links.find((l) => l.jobId === jobId), to: links.filter((l) => l.sourceJobId === jobId) };
   }
 
@@ -181,7 +210,9 @@ export abstract class SqlJobStore implements JobStore, RequeueStore {
       .orderBy('jobs.seq', 'desc')
       .execute();
     return rows.map((r) =>
-      r.doc ? { ...(JSON.parse(r.doc) as JobProgress), status: r.status as JobStatus } : emptyProgress(r.id, r.status as JobStatus),
+      r.doc
+        ? { ...(JSON.parse(r.doc) as JobProgress), status: r.status as JobStatus }
+        : emptyProgress(r.id, r.status as JobStatus),
     );
   }
 }

@@ -13,7 +13,10 @@ export function toRecord(row: Pick<JobRow, 'doc' | 'internal'>): JobRecord {
   return { job: JSON.parse(row.doc) as JobRecord['job'], internal: JSON.parse(row.internal) as JobInternal };
 }
 
-export const toJson = (r: { doc: string; preview_key: string | null }): StoredJobJson => ({ json: r.doc, previewKey: r.preview_key });
+export const toJson = (r: { doc: string; preview_key: string | null }): StoredJobJson => ({
+  json: r.doc,
+  previewKey: r.preview_key,
+});
 
 export function toUpload(r: DB['uploads']): UploadRecord {
   return {
@@ -65,14 +68,17 @@ function deleteAfter(rec: JobRecord): string | null {
 export function outputBytes(rec: JobRecord): number {
   const o = rec.internal.outputs;
   if (!o || rec.job.output?.isDeletedForClient) return 0;
-  const sum = (files: readonly { size: number }[]) => files.reduce((n, f) => n + (Number.isFinite(f.size) ? f.size : 0), 0);
+  const sum = (files: readonly { size: number }[]) =>
+    files.reduce((n, f) => n + (Number.isFinite(f.size) ? f.size : 0), 0);
   const frames = sum(o.frames);
   const composites = sum(o.composites);
   return frames * (o.framesZipKey ? 2 : 1) + composites * (o.compositesZipKey ? 2 : 1);
 }
 
 /** The columns a job write sets: the record as JSON text plus the columns derived from it. */
-export function jobColumns(rec: JobRecord): Pick<JobRow, 'status' | 'updated_at' | 'doc' | 'internal' | 'preview_key' | 'delete_after' | 'output_bytes'> {
+export function jobColumns(
+  rec: JobRecord,
+): Pick<JobRow, 'status' | 'updated_at' | 'doc' | 'internal' | 'preview_key' | 'delete_after' | 'output_bytes'> {
   return {
     status: rec.job.status,
     updated_at: rec.job.updatedAt,

@@ -98,7 +98,14 @@ export interface DB {
    * Verified blobs each workspace holds (content-addressed uploads, 010 / 004). last_used_at and
    * collecting_since in epoch ms; collecting_since is set while the collector deletes the blob.
    */
-  blobs: { workspace_id: string; sha256: string; size: number; created_at: string; last_used_at: number; collecting_since: number | null };
+  blobs: {
+    workspace_id: string;
+    sha256: string;
+    size: number;
+    created_at: string;
+    last_used_at: number;
+    collecting_since: number | null;
+  };
   /** Which committed upload (slug) needs which blob: a live upload or job keeps its blobs. */
   blob_refs: { slug: string; workspace_id: string; sha256: string; size: number };
   /** Multi-part blobs whose parts are being stored, for collecting abandoned ones (epoch ms). */
@@ -106,13 +113,36 @@ export interface DB {
   /** Secrets the service instances sharing this database share (the blob URL-signing key). */
   service_secrets: { name: string; value: string };
   /** Dashboard sessions (011 / 005): the SHA-256 of each session id, never the id. Times in epoch ms. */
-  sessions: { id_hash: Buffer; key_id: string; workspace_id: string; user_id: string; created_at: number; last_seen_at: number; expires_at: number };
+  sessions: {
+    id_hash: Buffer;
+    key_id: string;
+    workspace_id: string;
+    user_id: string;
+    created_at: number;
+    last_seen_at: number;
+    expires_at: number;
+  };
   /** The worker registry (012 / 006): each worker process's latest report (JSON) and when it arrived (epoch ms). */
   workers: { id: string; doc: string; heartbeat_at: number };
   /** Requeues (013 / 007): the job made from `source_job_id` for a frame selection ('' = every frame it lacked), and the upload it renders. */
-  job_requeues: { source_job_id: string; selection: string; job_id: string; workspace_id: string; upload_slug: string | null; created_at: string };
+  job_requeues: {
+    source_job_id: string;
+    selection: string;
+    job_id: string;
+    workspace_id: string;
+    upload_slug: string | null;
+    created_at: string;
+  };
   /** Per-worker tokens of the worker API (014 / 008): the SHA-256 of each token, never the token. */
-  worker_tokens: { id: string; name: string; token_hash: Buffer; display_prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
+  worker_tokens: {
+    id: string;
+    name: string;
+    token_hash: Buffer;
+    display_prefix: string;
+    created_at: string;
+    last_used_at: string | null;
+    revoked_at: string | null;
+  };
   /** Per-frame statistics (016 / 010): one row per job, frame and task attempt. */
   frame_stats: {
     job_id: string;
@@ -126,4 +156,3 @@ export interface DB {
     finished_at: string;
   };
 }
-

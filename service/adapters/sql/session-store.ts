@@ -58,7 +58,12 @@ export class SqlSessionStore implements SessionStore {
   }
 
   async touch(idHash: Buffer, lastSeenAt: number): Promise<void> {
-    await this.db.updateTable('sessions').set({ last_seen_at: lastSeenAt }).where('id_hash', '=', idHash).where('last_seen_at', '<', lastSeenAt).execute();
+    await this.db
+      .updateTable('sessions')
+      .set({ last_seen_at: lastSeenAt })
+      .where('id_hash', '=', idHash)
+      .where('last_seen_at', '<', lastSeenAt)
+      .execute();
   }
 
   async delete(idHash: Buffer): Promise<boolean> {

@@ -16,11 +16,29 @@ export class SqlStorageUsage implements StorageUsage {
   async usedBytes(workspaceId: string): Promise<{ uploads: number; blobs: number; outputs: number; total: number }> {
     const [uploads, blobs, parts, outputs] = await Promise.all([
       // A committed blob project's size is that of blobs counted below: only single-file uploads here.
-      this.db.selectFrom('uploads').select((eb) => eb.fn.sum<number>('size').as('n')).where('workspace_id', '=', workspaceId).where('completed_at', 'is not', null).where('source_format', 'is', null).executeTakeFirst(),
-      this.db.selectFrom('blobs').select((eb) => eb.fn.sum<number>('size').as('n')).where('workspace_id', '=', workspaceId).executeTakeFirst(),
+      this.db
+        .selectFrom('uploads')
+        .select((eb) => eb.fn.sum<number>('size').as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .where('completed_at', 'is not', null)
+        .where('source_format', 'is', null)
+        .executeTakeFirst(),
+      this.db
+        .selectFrom('blobs')
+        .select((eb) => eb.fn.sum<number>('size').as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirst(),
       // Blobs whose parts are arriving: counted whole, as they will be once complete.
-      this.db.selectFrom('blob_uploads').select((eb) => eb.fn.sum<number>('size').as('n')).where('workspace_id', '=', workspaceId).executeTakeFirst(),
-      this.db.selectFrom('jobs').select((eb) => eb.fn.sum<number>('output_bytes').as('n')).where('workspace_id', '=', workspaceId).executeTakeFirst(),
+      this.db
+        .selectFrom('blob_uploads')
+        .select((eb) => eb.fn.sum<number>('size').as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirst(),
+      this.db
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.sum<number>('output_bytes').as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirst(),
     ]);
     const u = num(uploads?.n);
     const b = num(blobs?.n) + num(parts?.n);
@@ -34,7 +52,13 @@ export class SqlStorageUsage implements StorageUsage {
     // Asked only when a query would pass the quota, in batches that keep each statement small.
     const shas = [...new Set(blobs.map((b) => b.sha256))];
     for (let i = 0; i < shas.length; i += 500) {
-      const rows = await this.db.selectFrom('blob_uploads').select(['sha256', 'size']).distinct().where('workspace_id', '=', workspaceId).where('sha256', 'in', shas.slice(i, i + 500)).execute();
+      const rows = await this.db
+        .selectFrom('blob_uploads')
+        .select(['sha256', 'size'])
+        .distinct()
+        .where('workspace_id', '=', workspaceId)
+        .where('sha256', 'in', shas.slice(i, i + 500))
+        .execute();
       for (const r of rows) if (wanted.has(`${r.sha256}-${num(r.size)}`)) bytes += num(r.size);
     }
     return bytes;

@@ -81,7 +81,9 @@ export class TaskClaim {
         started_at: SLOT.nowIso,
         ran_by: SLOT.worker,
       }))
-      .where('id', '=', (eb) => eb.selectFrom(this.candidates(kinds, SLOT.now).as('c')).select('c.id').orderBy('c.seq').limit(1))
+      .where('id', '=', (eb) =>
+        eb.selectFrom(this.candidates(kinds, SLOT.now).as('c')).select('c.id').orderBy('c.seq').limit(1),
+      )
       .returning(['id', 'job_id', 'kind', 'payload', 'attempts']);
   }
 
@@ -96,9 +98,13 @@ export class TaskClaim {
       const pick: ClaimPick = q.select(['id', 'seq']).orderBy('seq').limit(1);
       return this.db.selectFrom(this.lockPick(pick).as('k')).select(['k.id', 'k.seq']);
     };
-    const lapsed = first(tasks().where('state', '=', 'running').where('lease_until', '<', now).where('kind', 'in', kinds));
+    const lapsed = first(
+      tasks().where('state', '=', 'running').where('lease_until', '<', now).where('kind', 'in', kinds),
+    );
     return kinds
-      .map((kind) => first(tasks().where('state', '=', 'queued').where('kind', '=', kind).where('run_after', '<=', now)))
+      .map((kind) =>
+        first(tasks().where('state', '=', 'queued').where('kind', '=', kind).where('run_after', '<=', now)),
+      )
       .reduce((all, q) => all.unionAll(q), lapsed);
   }
 }

@@ -1,5 +1,13 @@
 import type { Kysely } from 'kysely';
-import { TASK_KINDS, type Task, type TaskInfo, type TaskKind, type TaskQueue, type TaskRun, type TaskState } from '../../ports/tasks.js';
+import {
+  TASK_KINDS,
+  type Task,
+  type TaskInfo,
+  type TaskKind,
+  type TaskQueue,
+  type TaskRun,
+  type TaskState,
+} from '../../ports/tasks.js';
 import type { DB } from './schema.js';
 import type { ReadySignal } from '../ready-signal.js';
 import { framesOf } from '../../domain/task-runs.js';
@@ -36,7 +44,13 @@ export abstract class SqlTaskQueue implements TaskQueue {
     return pick;
   }
 
-  async enqueue(t: { id: string; jobId: string; kind: TaskKind; payload?: Record<string, unknown>; after?: readonly string[] }): Promise<void> {
+  async enqueue(t: {
+    id: string;
+    jobId: string;
+    kind: TaskKind;
+    payload?: Record<string, unknown>;
+    after?: readonly string[];
+  }): Promise<void> {
     const ts = new Date(this.now()).toISOString();
     const claimable = await this.db.transaction().execute(async (trx) => {
       const added = await trx
@@ -89,7 +103,11 @@ export abstract class SqlTaskQueue implements TaskQueue {
     await this.finish(taskId, workerId, { state: 'done', last_error: null });
   }
 
-  async fail(taskId: string, workerId: string, o: { retryable: boolean; message: string; retryAfterMs?: number }): Promise<void> {
+  async fail(
+    taskId: string,
+    workerId: string,
+    o: { retryable: boolean; message: string; retryAfterMs?: number },
+  ): Promise<void> {
     await this.finish(
       taskId,
       workerId,
@@ -162,7 +180,18 @@ export abstract class SqlTaskQueue implements TaskQueue {
   async jobTaskRuns(jobId: string): Promise<TaskRun[]> {
     const rows = await this.db
       .selectFrom('tasks')
-      .select(['id', 'kind', 'state', 'attempts', 'last_error', 'payload', 'worker_id', 'ran_by', 'started_at', 'updated_at'])
+      .select([
+        'id',
+        'kind',
+        'state',
+        'attempts',
+        'last_error',
+        'payload',
+        'worker_id',
+        'ran_by',
+        'started_at',
+        'updated_at',
+      ])
       .where('job_id', '=', jobId)
       .orderBy('seq')
       .execute();
@@ -200,7 +229,10 @@ export abstract class SqlTaskQueue implements TaskQueue {
       .where('state', 'in', ['queued', 'running'])
       .groupBy(['kind', 'state'])
       .execute();
-    const out = Object.fromEntries(TASK_KINDS.map((k) => [k, { queued: 0, running: 0 }])) as Record<TaskKind, { queued: number; running: number }>;
+    const out = Object.fromEntries(TASK_KINDS.map((k) => [k, { queued: 0, running: 0 }])) as Record<
+      TaskKind,
+      { queued: number; running: number }
+    >;
     for (const r of rows) {
       const c = out[r.kind as TaskKind];
       if (c) c[r.state as 'queued' | 'running'] = Number(r.n);
@@ -219,7 +251,11 @@ export abstract class SqlTaskQueue implements TaskQueue {
   }
 
   async jobFailures(jobId: string): Promise<Record<string, number>> {
-    const rows = await this.db.selectFrom('task_failures').select(['worker', 'n']).where('job_id', '=', jobId).execute();
+    const rows = await this.db
+      .selectFrom('task_failures')
+      .select(['worker', 'n'])
+      .where('job_id', '=', jobId)
+      .execute();
     return Object.fromEntries(rows.map((r) => [r.worker, r.n]));
   }
 
@@ -241,11 +277,16 @@ export abstract class SqlTaskQueue implements TaskQueue {
           .execute()
       ).map((r) => r.id);
       if (ids.length === 0) return 0;
-      await trx.deleteFrom('task_deps').where((eb) => eb.or([eb('task_id', 'in', ids), eb('dep_id', 'in', ids)])).execute();
+      await trx
+        .deleteFrom('task_deps')
+        .where((eb) => eb.or([eb('task_id', 'in', ids), eb('dep_id', 'in', ids)]))
+        .execute();
       await trx.deleteFrom('tasks').where('id', 'in', ids).execute();
       await trx
         .deleteFrom('task_failures')
-        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('tasks').select('tasks.id').whereRef('tasks.job_id', '=', 'task_failures.job_id'))))
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('tasks').select('tasks.id').whereRef('tasks.job_id', '=', 'task_failures.job_id'))),
+        )
         .execute();
       return ids.length;
     });

@@ -40,14 +40,34 @@ export abstract class SqlWebhookStore implements WebhookStore {
     const now = this.iso();
     await this.db
       .insertInto('webhooks')
-      .values({ workspace_id: workspaceId, url: endpoint.url, secret: endpoint.secret, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ url: endpoint.url, secret: endpoint.secret, updated_at: now }))
+      .values({
+        workspace_id: workspaceId,
+        url: endpoint.url,
+        secret: endpoint.secret,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.column('workspace_id').doUpdateSet({ url: endpoint.url, secret: endpoint.secret, updated_at: now }),
+      )
       .execute();
   }
 
   async getWebhook(workspaceId: string): Promise<WebhookEndpoint | undefined> {
-    const r = await this.db.selectFrom('webhooks').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
-    return r && { workspaceId: r.workspace_id, url: r.url, secret: r.secret, createdAt: r.created_at, updatedAt: r.updated_at };
+    const r = await this.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    return (
+      r && {
+        workspaceId: r.workspace_id,
+        url: r.url,
+        secret: r.secret,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+      }
+    );
   }
 
   async removeWebhook(workspaceId: string): Promise<boolean> {
@@ -96,7 +116,11 @@ export abstract class SqlWebhookStore implements WebhookStore {
       .execute();
   }
 
-  async markFailed(id: string, attempt: number, result: { status: number | null; error: string; nextAttemptAt: number | null }): Promise<void> {
+  async markFailed(
+    id: string,
+    attempt: number,
+    result: { status: number | null; error: string; nextAttemptAt: number | null },
+  ): Promise<void> {
     await this.db
       .updateTable('webhook_deliveries')
       .set({
@@ -118,7 +142,12 @@ export abstract class SqlWebhookStore implements WebhookStore {
   }
 
   async listForJob(jobId: string): Promise<WebhookDelivery[]> {
-    const rows = await this.db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).orderBy('seq').execute();
+    const rows = await this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .orderBy('seq')
+      .execute();
     return rows.map(toDelivery);
   }
 }

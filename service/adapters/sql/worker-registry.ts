@@ -23,7 +23,12 @@ export class SqlWorkerRegistry implements WorkerRegistry {
   }
 
   async listWorkers(): Promise<WorkerRecord[]> {
-    const rows = await this.db.selectFrom('workers').select(['doc', 'heartbeat_at']).orderBy('heartbeat_at', 'desc').orderBy('id').execute();
+    const rows = await this.db
+      .selectFrom('workers')
+      .select(['doc', 'heartbeat_at'])
+      .orderBy('heartbeat_at', 'desc')
+      .orderBy('id')
+      .execute();
     return rows.map((r) => ({ ...(JSON.parse(r.doc) as WorkerReport), heartbeatAt: Number(r.heartbeat_at) }));
   }
 

@@ -5,13 +5,22 @@ import type { DB } from './schema.js';
 /** Thrown by createWorkerToken when an active token already has the name. */
 export class WorkerTokenNameTaken extends Error {
   constructor(readonly workerName: string) {
-    super(`an active worker token named "${workerName}" exists: revoke it first (renderbridge admin revoke-worker-token ${workerName}) or pick another name`);
+    super(
+      `an active worker token named "${workerName}" exists: revoke it first (renderbridge admin revoke-worker-token ${workerName}) or pick another name`,
+    );
     this.name = 'WorkerTokenNameTaken';
   }
 }
 
 function toRecord(r: Omit<Selectable<DB['worker_tokens']>, 'token_hash'>): WorkerTokenRecord {
-  return { id: r.id, name: r.name, displayPrefix: r.display_prefix, createdAt: r.created_at, lastUsedAt: r.last_used_at, revokedAt: r.revoked_at };
+  return {
+    id: r.id,
+    name: r.name,
+    displayPrefix: r.display_prefix,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+    revokedAt: r.revoked_at,
+  };
 }
 
 const COLUMNS = ['id', 'name', 'display_prefix', 'created_at', 'last_used_at', 'revoked_at'] as const;
@@ -24,7 +33,11 @@ export class SqlWorkerTokenStore implements WorkerTokenStore {
   constructor(private readonly db: Kysely<DB>) {}
 
   async findWorkerToken(hash: Buffer): Promise<WorkerTokenRecord | undefined> {
-    const r = await this.db.selectFrom('worker_tokens').select(COLUMNS).where('token_hash', '=', hash).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('worker_tokens')
+      .select(COLUMNS)
+      .where('token_hash', '=', hash)
+      .executeTakeFirst();
     return r && toRecord(r);
   }
 
@@ -33,12 +46,25 @@ export class SqlWorkerTokenStore implements WorkerTokenStore {
   }
 
   async createWorkerToken(rec: Omit<WorkerTokenRecord, 'lastUsedAt' | 'revokedAt'>, hash: Buffer): Promise<void> {
-    const taken = await this.db.selectFrom('worker_tokens').select('id').where('name', '=', rec.name).where('revoked_at', 'is', null).executeTakeFirst();
+    const taken = await this.db
+      .selectFrom('worker_tokens')
+      .select('id')
+      .where('name', '=', rec.name)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
     if (taken) throw new WorkerTokenNameTaken(rec.name);
     try {
       await this.db
         .insertInto('worker_tokens')
-        .values({ id: rec.id, name: rec.name, token_hash: hash, display_prefix: rec.displayPrefix, created_at: rec.createdAt, last_used_at: null, revoked_at: null })
+        .values({
+          id: rec.id,
+          name: rec.name,
+          token_hash: hash,
+          display_prefix: rec.displayPrefix,
+          created_at: rec.createdAt,
+          last_used_at: null,
+          revoked_at: null,
+        })
         .execute();
     } catch (err) {
       // Another process created the same name between the check and the insert: the partial unique index refused it.
@@ -48,7 +74,9 @@ export class SqlWorkerTokenStore implements WorkerTokenStore {
   }
 
   async listWorkerTokens(): Promise<WorkerTokenRecord[]> {
-    return (await this.db.selectFrom('worker_tokens').select(COLUMNS).orderBy('created_at').orderBy('id').execute()).map(toRecord);
+    return (
+      await this.db.selectFrom('worker_tokens').select(COLUMNS).orderBy('created_at').orderBy('id').execute()
+    ).map(toRecord);
   }
 
   async revokeWorkerToken(idOrName: string): Promise<WorkerTokenRecord | undefined> {

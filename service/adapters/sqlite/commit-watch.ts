@@ -11,7 +11,10 @@ export class CommitWatch {
   private checkedAt = Number.NEGATIVE_INFINITY;
 
   /** `everyMs`: how stale another process's commits may look, at most. Default 1 ms. */
-  constructor(raw: Database.Database, private readonly everyMs = 1) {
+  constructor(
+    raw: Database.Database,
+    private readonly everyMs = 1,
+  ) {
     this.stmt = raw.prepare('pragma data_version').pluck() as Database.Statement<[], number>;
   }
 

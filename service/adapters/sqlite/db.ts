@@ -7,7 +7,6 @@ import type { DB } from '../sql/schema.js';
 
 export type { DB };
 
-
 export interface SqliteHandle {
   /** Query builder for writes and rare reads. */
   db: Kysely<DB>;

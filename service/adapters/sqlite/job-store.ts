@@ -21,7 +21,9 @@ function pageReader<R>(raw: Database, columns: string): PageReader<R> {
   const pageByStatus: Statement<[string, string, number, number], R> = raw.prepare(
     `select ${columns} from jobs where workspace_id = ? and status = ? order by seq desc limit ? offset ?`,
   );
-  const total: Statement<[string], { n: number | null }> = raw.prepare('select sum(n) as n from job_counts where workspace_id = ?');
+  const total: Statement<[string], { n: number | null }> = raw.prepare(
+    'select sum(n) as n from job_counts where workspace_id = ?',
+  );
   const totalByStatus: Statement<[string, string], { n: number }> = raw.prepare(
     'select n from job_counts where workspace_id = ? and status = ?',
   );
@@ -77,7 +79,9 @@ function requeueWriter(raw: Database) {
     `insert into job_requeues (source_job_id, selection, job_id, workspace_id, upload_slug, created_at) values (?, ?, ?, ?, ?, ?)
      on conflict (source_job_id, selection) do nothing`,
   );
-  const existing: Statement<[string, string], { job_id: string }> = raw.prepare('select job_id from job_requeues where source_job_id = ? and selection = ?');
+  const existing: Statement<[string, string], { job_id: string }> = raw.prepare(
+    'select job_id from job_requeues where source_job_id = ? and selection = ?',
+  );
   const insertJob: Statement<[WriteColumns & { created_at: string; workspace_id: string }], void> = raw.prepare(
     `insert into jobs (id, workspace_id, created_at, status, updated_at, doc, internal, preview_key, delete_after, output_bytes)
      values (@id, @workspace_id, @created_at, @status, @updated_at, @doc, @internal, @preview_key, @delete_after, @output_bytes)`,

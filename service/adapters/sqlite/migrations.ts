@@ -95,7 +95,9 @@ export const migrations: Record<string, Migration> = {
         .addColumn('n', 'integer', (c) => c.notNull())
         .addPrimaryKeyConstraint('job_counts_pk', ['workspace_id', 'status'])
         .execute();
-      await sql`insert into job_counts (workspace_id, status, n) select workspace_id, status, count(*) from jobs group by workspace_id, status`.execute(db);
+      await sql`insert into job_counts (workspace_id, status, n) select workspace_id, status, count(*) from jobs group by workspace_id, status`.execute(
+        db,
+      );
     },
   },
   '003_job_preview_key': {
@@ -135,8 +137,16 @@ export const migrations: Record<string, Migration> = {
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .addColumn('delivered_at', 'text')
         .execute();
-      await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at', 'seq']).execute();
-      await db.schema.createIndex('webhook_deliveries_job').on('webhook_deliveries').columns(['job_id', 'seq']).execute();
+      await db.schema
+        .createIndex('webhook_deliveries_due')
+        .on('webhook_deliveries')
+        .columns(['state', 'next_attempt_at', 'seq'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_job')
+        .on('webhook_deliveries')
+        .columns(['job_id', 'seq'])
+        .execute();
     },
   },
   '005_task_deps': {
@@ -157,7 +167,12 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('jobs').addColumn('delete_after', 'text').execute();
       await sql`update jobs set delete_after = json_extract(doc, '$.output.scheduledForDeletionAt')
         where json_extract(doc, '$.output.isDeletedForClient') is not 1`.execute(db);
-      await db.schema.createIndex('jobs_delete_after').on('jobs').column('delete_after').where(sql.ref('delete_after'), 'is not', null).execute();
+      await db.schema
+        .createIndex('jobs_delete_after')
+        .on('jobs')
+        .column('delete_after')
+        .where(sql.ref('delete_after'), 'is not', null)
+        .execute();
     },
   },
   '007_blocklist_leases': {
@@ -216,7 +231,11 @@ export const migrations: Record<string, Migration> = {
         .addColumn('size', 'integer', (c) => c.notNull())
         .addPrimaryKeyConstraint('blob_refs_pk', ['slug', 'sha256', 'size'])
         .execute();
-      await db.schema.createIndex('blob_refs_blob').on('blob_refs').columns(['workspace_id', 'sha256', 'size']).execute();
+      await db.schema
+        .createIndex('blob_refs_blob')
+        .on('blob_refs')
+        .columns(['workspace_id', 'sha256', 'size'])
+        .execute();
       await db.schema
         .createTable('blob_uploads')
         .addColumn('workspace_id', 'text', (c) => c.notNull())
@@ -296,14 +315,19 @@ export const migrations: Record<string, Migration> = {
         .addColumn('last_used_at', 'text')
         .addColumn('revoked_at', 'text')
         .execute();
-      await sql`create unique index worker_tokens_active_name on worker_tokens (name) where revoked_at is null`.execute(db);
+      await sql`create unique index worker_tokens_active_name on worker_tokens (name) where revoked_at is null`.execute(
+        db,
+      );
     },
   },
   '015_job_output_bytes': {
     // The workspace storage quota sums each job's published output bytes; jobs finished before
     // this migration count 0 until their next write. An index per workspace keeps the upload sum cheap.
     async up(db: Kysely<unknown>) {
-      await db.schema.alterTable('jobs').addColumn('output_bytes', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('jobs')
+        .addColumn('output_bytes', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.createIndex('uploads_ws').on('uploads').column('workspace_id').execute();
     },
   },
@@ -324,7 +348,11 @@ export const migrations: Record<string, Migration> = {
         .addPrimaryKeyConstraint('frame_stats_pk', ['job_id', 'frame', 'attempt'])
         .execute();
       // The ETA reads a job's latest frames to finish on every progress poll.
-      await db.schema.createIndex('frame_stats_job_finished').on('frame_stats').columns(['job_id', 'finished_at']).execute();
+      await db.schema
+        .createIndex('frame_stats_job_finished')
+        .on('frame_stats')
+        .columns(['job_id', 'finished_at'])
+        .execute();
     },
   },
 };

@@ -86,7 +86,9 @@ export class SqliteTaskQueue extends SqlTaskQueue {
       .selectFrom('tasks')
       .select(sql<number | null>`min(case when state = 'queued' then run_after else lease_until end)`.as('due'))
       .where('kind', 'in', kinds)
-      .where((eb) => eb.or([eb.and([eb('state', '=', 'queued'), eb('run_after', '>', since)]), eb('state', '=', 'running')]))
+      .where((eb) =>
+        eb.or([eb.and([eb('state', '=', 'queued'), eb('run_after', '>', since)]), eb('state', '=', 'running')]),
+      )
       .executeTakeFirst();
     return row?.due ?? Number.POSITIVE_INFINITY;
   }

@@ -47,6 +47,9 @@ export class SqliteWebhookStore extends SqlWebhookStore {
  * The webhook store on an open SQLite handle (the one the local stack opens; the 004_webhooks
  * migration has then already run). `clock` (default Date.now) stamps created/updated times.
  */
-export function openWebhookStore(handle: Pick<SqliteHandle, 'db' | 'raw'>, clock: () => number = Date.now): SqliteWebhookStore {
+export function openWebhookStore(
+  handle: Pick<SqliteHandle, 'db' | 'raw'>,
+  clock: () => number = Date.now,
+): SqliteWebhookStore {
   return new SqliteWebhookStore(handle, clock);
 }

@@ -57,7 +57,8 @@ function signedOut(reason) {
 
 /** Failures of background calls: an ended session goes back to sign-in, anything else is shown. */
 function onError(err) {
-  if (err instanceof ApiFailure && err.status === 401) return signedOut((err.body.metadata && err.body.metadata.session) || 'unknown');
+  if (err instanceof ApiFailure && err.status === 401)
+    return signedOut((err.body.metadata && err.body.metadata.session) || 'unknown');
   notice(err instanceof Error ? err.message : String(err));
 }
 
@@ -122,7 +123,8 @@ $('signin-form').addEventListener('submit', async (e) => {
     const { data } = await api('POST', '/sessions', { apiKey });
     signedIn(data);
   } catch (err) {
-    $('signin-error').textContent = err instanceof ApiFailure && err.status === 401 ? 'That key is not valid (unknown or revoked).' : err.message;
+    $('signin-error').textContent =
+      err instanceof ApiFailure && err.status === 401 ? 'That key is not valid (unknown or revoked).' : err.message;
     $('signin-error').hidden = false;
   }
 });

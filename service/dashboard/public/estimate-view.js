@@ -19,17 +19,43 @@ let jobChanged = () => {};
 
 /** Fields of requestedRenderConfig (shared/api/render-config.ts) a job's `requestedConfig` may carry over. */
 const REQUEST_FIELDS = [
-  'colorManagementPreset', 'frameRanges', 'notes', 'hostVersionForRender', 'renderEngine', 'compositorDevice', 'computeDeviceType',
-  'gpuCount', 'sampleCount', 'denoisingEnabled', 'denoiserType', 'denoisingUseGpu', 'persistentDataEnabled', 'resolution',
-  'resolutionPercentage', 'outputFormat', 'outputMediaType', 'fps', 'fpsBase', 'videoOutput', 'useTiling', 'tileSize',
-  'outputSettings', 'minimumRam', 'activeCamera', 'activeViewLayer',
+  'colorManagementPreset',
+  'frameRanges',
+  'notes',
+  'hostVersionForRender',
+  'renderEngine',
+  'compositorDevice',
+  'computeDeviceType',
+  'gpuCount',
+  'sampleCount',
+  'denoisingEnabled',
+  'denoiserType',
+  'denoisingUseGpu',
+  'persistentDataEnabled',
+  'resolution',
+  'resolutionPercentage',
+  'outputFormat',
+  'outputMediaType',
+  'fps',
+  'fpsBase',
+  'videoOutput',
+  'useTiling',
+  'tileSize',
+  'outputSettings',
+  'minimumRam',
+  'activeCamera',
+  'activeViewLayer',
 ];
 
 /** The render request the page sends: the CLI's defaults (the file's own settings), the job's requested config, the frames field. */
 export function requestFor(job, framesText) {
   const req = { colorManagementPreset: 'default' };
-  for (const k of REQUEST_FIELDS) if (job.requestedConfig && job.requestedConfig[k] !== undefined) req[k] = job.requestedConfig[k];
-  const frames = framesText.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const k of REQUEST_FIELDS)
+    if (job.requestedConfig && job.requestedConfig[k] !== undefined) req[k] = job.requestedConfig[k];
+  const frames = framesText
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (frames.length) req.frameRanges = frames;
   return req;
 }
@@ -64,7 +90,13 @@ function row(name, label, text, band) {
   dt.textContent = label;
   const dd = document.createElement('dd');
   dd.textContent = text;
-  if (band) Object.assign(dd.dataset, { value: String(band.value), low: String(band.low), high: String(band.high), frames: String(band.frames) });
+  if (band)
+    Object.assign(dd.dataset, {
+      value: String(band.value),
+      low: String(band.low),
+      high: String(band.high),
+      frames: String(band.frames),
+    });
   div.append(dt, dd);
   return div;
 }
@@ -86,18 +118,43 @@ function figureRows(e) {
   }
   if (f) {
     rows.push(
-      row('wall', 'Wall time on this farm now', `${bandText(f.wallSeconds)} for ${plural(f.framesToRender, 'frame')} left, from ${plural(f.wallSeconds.frames, 'sample frame')}`, f.wallSeconds),
+      row(
+        'wall',
+        'Wall time on this farm now',
+        `${bandText(f.wallSeconds)} for ${plural(f.framesToRender, 'frame')} left, from ${plural(f.wallSeconds.frames, 'sample frame')}`,
+        f.wallSeconds,
+      ),
       row('compute', 'Compute', `${bandText(f.renderSeconds)} on ${f.device}`, f.renderSeconds),
-      row('normalized', 'Normalized seconds', bandText(f.normalizedSeconds, (n) => String(Math.round(n))), f.normalizedSeconds),
+      row(
+        'normalized',
+        'Normalized seconds',
+        bandText(f.normalizedSeconds, (n) => String(Math.round(n))),
+        f.normalizedSeconds,
+      ),
       row('cost', 'Cost', f.cost ? bandText(f.cost, money) : 'No price configured', f.cost),
       row('memory', 'Peak memory', f.memory.summary, f.peakMemoryBytes),
     );
-    if (f.outputBytes) rows.push(row('output', 'Output size', bandText(f.outputBytes, (n) => bytes(Math.round(n))), f.outputBytes));
-    if (f.loadSeconds) rows.push(row('load', 'Scene load', `${bandText(f.loadSeconds, seconds1)} per Blender start`, f.loadSeconds));
+    if (f.outputBytes)
+      rows.push(
+        row(
+          'output',
+          'Output size',
+          bandText(f.outputBytes, (n) => bytes(Math.round(n))),
+          f.outputBytes,
+        ),
+      );
+    if (f.loadSeconds)
+      rows.push(row('load', 'Scene load', `${bandText(f.loadSeconds, seconds1)} per Blender start`, f.loadSeconds));
   }
   const own = e.ownCost;
   const ownCost = own.cost !== null ? ` · cost ${money(own.cost)}` : ' · no price configured';
-  rows.push(row('own', 'The estimate itself', `${seconds1(own.renderSeconds)} of rendering · ${Math.round(own.normalizedSeconds)} normalized seconds${ownCost}`));
+  rows.push(
+    row(
+      'own',
+      'The estimate itself',
+      `${seconds1(own.renderSeconds)} of rendering · ${Math.round(own.normalizedSeconds)} normalized seconds${ownCost}`,
+    ),
+  );
   return rows;
 }
 
@@ -109,13 +166,17 @@ function show() {
   $('estimate-section').hidden = !validated && !e;
   const state = e ? e.state : 'none';
   $('estimate-state').dataset.state = state;
-  $('estimate-state').textContent = e ? STATE_WORDS[e.state] || e.state : 'Know before you render: sample frames render on the farm, and are kept for the render.';
+  $('estimate-state').textContent = e
+    ? STATE_WORDS[e.state] || e.state
+    : 'Know before you render: sample frames render on the farm, and are kept for the render.';
   $('estimate-reason').textContent = (e && e.reason) || '';
   $('estimate-reason').hidden = !(e && e.reason);
   $('estimate-figures').replaceChildren(...(e ? figureRows(e) : []));
   $('estimate-figures').hidden = !e;
   const warnings = e ? e.warnings : [];
-  $('estimate-warnings').replaceChildren(...warnings.map((w) => Object.assign(document.createElement('li'), { textContent: w })));
+  $('estimate-warnings').replaceChildren(
+    ...warnings.map((w) => Object.assign(document.createElement('li'), { textContent: w })),
+  );
   $('estimate-warnings').hidden = warnings.length === 0;
   // A ready estimate is answered again by a repeat: only a failed or canceled one can be asked again.
   $('estimate-form').hidden = !validated || state === 'sampling' || state === 'ready';
@@ -129,7 +190,12 @@ async function read(force) {
   const { job, estimate } = current;
   const first = current.readAt === 0;
   // Sampling: figures are refined; ready on a validated job: the wall time is the farm's now.
-  if (!force && !first && !(estimate && (estimate.state === 'sampling' || (estimate.state === 'ready' && job.status === 'validated')))) return;
+  if (
+    !force &&
+    !first &&
+    !(estimate && (estimate.state === 'sampling' || (estimate.state === 'ready' && job.status === 'validated')))
+  )
+    return;
   reading = true;
   try {
     const offers = await offersEstimate();
@@ -206,7 +272,9 @@ $('estimate-form').addEventListener('submit', (e) => {
   void act($('estimate-start'), async (id) => {
     // A repeat of a failed request answers the failure until it is set aside.
     if (current.estimate && current.estimate.state === 'failed') await api('DELETE', path(id));
-    const { data } = await api('POST', path(id), { requestedRenderConfig: requestFor(current.job, $('estimate-frames').value) });
+    const { data } = await api('POST', path(id), {
+      requestedRenderConfig: requestFor(current.job, $('estimate-frames').value),
+    });
     if (current && current.job.id === id) Object.assign(current, { estimate: data, readAt: Date.now() });
     show();
   });
@@ -223,7 +291,9 @@ $('estimate-cancel').addEventListener('click', () => {
 $('estimate-render').addEventListener('click', () => {
   void act($('estimate-render'), async (id) => {
     // The estimate's own request: the render then keeps the sampled frames.
-    const job = await api('POST', `/jobs/${encodeURIComponent(id)}/render`, { requestedRenderConfig: current.estimate.requestedRenderConfig });
+    const job = await api('POST', `/jobs/${encodeURIComponent(id)}/render`, {
+      requestedRenderConfig: current.estimate.requestedRenderConfig,
+    });
     if (current && current.job.id === id) current.job = job;
     show();
     jobChanged(job, reportError);

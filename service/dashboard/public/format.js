@@ -76,7 +76,8 @@ export function progressText(job, progress) {
   if (!progress || progress.framesTotal === null) return TERMINAL.has(job.status) ? '' : 'Waiting for the first frame';
   const parts = [`${progress.framesDone ?? 0} / ${progress.framesTotal} frames`];
   if (progress.percent !== null) parts.push(`${Math.floor(progress.percent)} %`);
-  if (progress.etaSeconds !== null && !TERMINAL.has(job.status)) parts.push(`about ${duration(progress.etaSeconds)} left`);
+  if (progress.etaSeconds !== null && !TERMINAL.has(job.status))
+    parts.push(`about ${duration(progress.etaSeconds)} left`);
   return parts.join(' · ');
 }
 

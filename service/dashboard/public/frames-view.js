@@ -38,7 +38,10 @@ async function fetchAll(id) {
   const frames = [...first.data.frames];
   const pages = Math.min(first.pagination.totalPages, Math.ceil(MAX_POINTS / PAGE));
   pagesRead = Math.max(1, pages);
-  for (let page = 2; page <= pages; page++) frames.push(...(await api('GET', `/jobs/${encodeURIComponent(id)}/frames?page=${page}&pageSize=${PAGE}`)).data.frames);
+  for (let page = 2; page <= pages; page++)
+    frames.push(
+      ...(await api('GET', `/jobs/${encodeURIComponent(id)}/frames?page=${page}&pageSize=${PAGE}`)).data.frames,
+    );
   return { ...first.data, frames };
 }
 
@@ -47,7 +50,11 @@ function series(frames) {
   const byFrame = new Map();
   for (const f of frames) byFrame.set(f.frame, f);
   const rows = [...byFrame.values()].sort((a, b) => a.frame - b.frame);
-  return [rows.map((f) => f.frame), rows.map((f) => f.renderSeconds), rows.map((f) => (f.peakMemoryBytes === null ? null : f.peakMemoryBytes / 2 ** 20))];
+  return [
+    rows.map((f) => f.frame),
+    rows.map((f) => f.renderSeconds),
+    rows.map((f) => (f.peakMemoryBytes === null ? null : f.peakMemoryBytes / 2 ** 20)),
+  ];
 }
 
 function draw(box, data) {
@@ -63,7 +70,10 @@ function draw(box, data) {
       scales: { x: { time: false }, mem: {} },
       axes: [
         // Whole frames only: a job of two frames has no frame 1.5.
-        { label: 'Frame', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000] },
+        {
+          label: 'Frame',
+          incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000],
+        },
         { label: 'Seconds', scale: 'y' },
         { label: 'Peak memory (MiB)', scale: 'mem', side: 1, grid: { show: false } },
       ],

@@ -44,7 +44,11 @@ function renderWarnings(job) {
     ...warnings.map((w) => {
       const li = make('li', w.blocking ? 'blocking' : '');
       li.dataset.code = w.code;
-      li.append(make('div', 'code', `${w.code}${w.blocking ? ' · stops the job' : ''}`), make('div', 'message', w.message), make('p', 'advice', adviceFor(w.code)));
+      li.append(
+        make('div', 'code', `${w.code}${w.blocking ? ' · stops the job' : ''}`),
+        make('div', 'message', w.message),
+        make('p', 'advice', adviceFor(w.code)),
+      );
       return li;
     }),
   );
@@ -53,9 +57,23 @@ function renderWarnings(job) {
 
 /** The settings a person checks first, in this order; the rest follow under "All settings". */
 const MAIN_SETTINGS = [
-  'renderEngine', 'computeDeviceType', 'gpuCount', 'sampleCount', 'resolution', 'resolutionPercentage', 'frameRanges',
-  'outputFormat', 'fps', 'videoOutput', 'denoisingEnabled', 'colorManagementPreset', 'activeCamera', 'sceneToRender',
-  'hostVersionForRender', 'minimumRam', 'notes',
+  'renderEngine',
+  'computeDeviceType',
+  'gpuCount',
+  'sampleCount',
+  'resolution',
+  'resolutionPercentage',
+  'frameRanges',
+  'outputFormat',
+  'fps',
+  'videoOutput',
+  'denoisingEnabled',
+  'colorManagementPreset',
+  'activeCamera',
+  'sceneToRender',
+  'hostVersionForRender',
+  'minimumRam',
+  'notes',
 ];
 
 function settingRows(cfg, keys) {
@@ -93,8 +111,14 @@ async function renderOutputs(job) {
     li.append(a);
     return li;
   };
-  const zips = (label, z) => (Array.isArray(z) ? z : z ? [z] : []).map((url, i, all) => link(all.length > 1 ? `${label}, part ${i + 1}` : label, url));
-  items.push(...zips('All frames (zip)', d.transforms.framesZip), ...zips('All compositor outputs (zip)', d.transforms.compositeNodesZip));
+  const zips = (label, z) =>
+    (Array.isArray(z) ? z : z ? [z] : []).map((url, i, all) =>
+      link(all.length > 1 ? `${label}, part ${i + 1}` : label, url),
+    );
+  items.push(
+    ...zips('All frames (zip)', d.transforms.framesZip),
+    ...zips('All compositor outputs (zip)', d.transforms.compositeNodesZip),
+  );
   for (const [view, videos] of Object.entries(d.transforms.video || {})) {
     for (const v of videos) if (v.url) items.push(link(`Video ${v.label || view || v.format}`.trim(), v.url));
   }
@@ -102,7 +126,9 @@ async function renderOutputs(job) {
   const outputs = [...(d.frameOutputs || []), ...(d.compositeNodeOutputs || [])];
   const files = [];
   if (outputs.length) for (const o of outputs) files.push(link(o.relativePath || o.fileName, o.url));
-  else for (const url of [...d.frames, ...d.compositeNodes]) files.push(link(decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file'), url));
+  else
+    for (const url of [...d.frames, ...d.compositeNodes])
+      files.push(link(decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file'), url));
   setFrameDownloads(d.frameOutputs);
   if (files.length) {
     const li = make('li', 'files');
@@ -114,7 +140,8 @@ async function renderOutputs(job) {
   }
   $('outputs').replaceChildren(...items);
   $('outputs-none').hidden = items.length > 0;
-  if (items.length === 0) $('outputs-none').textContent = 'No outputs are available (they may have been deleted after the retention period).';
+  if (items.length === 0)
+    $('outputs-none').textContent = 'No outputs are available (they may have been deleted after the retention period).';
 }
 
 async function loadTasks() {
@@ -130,7 +157,10 @@ async function loadTasks() {
       const tr = make('tr');
       tr.dataset.taskId = t.id;
       tr.dataset.state = t.state;
-      const kind = { validate: 'Check scene', render: 'Plan render', 'render-chunk': 'Render', finalize: 'Finish outputs' }[t.kind] || t.kind;
+      const kind =
+        { validate: 'Check scene', render: 'Plan render', 'render-chunk': 'Render', finalize: 'Finish outputs' }[
+          t.kind
+        ] || t.kind;
       tr.append(
         make('td', '', kind),
         make('td', 'frames', frameList(t.frames)),

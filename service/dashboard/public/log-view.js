@@ -64,7 +64,10 @@ function panel() {
   section.append(head, tools, pre);
   $('tasks-table').closest('section').after(section);
   close.addEventListener('click', () => closeLog());
-  attempt.addEventListener('change', () => current && showAttempt(current.jobId, current.taskId, Number(attempt.value)));
+  attempt.addEventListener(
+    'change',
+    () => current && showAttempt(current.jobId, current.taskId, Number(attempt.value)),
+  );
   search.addEventListener('input', () => applySearch(true));
   only.addEventListener('change', () => applySearch(false));
   prev.addEventListener('click', () => jump(-1));
@@ -139,7 +142,11 @@ async function showAttempt(jobId, taskId, attempt) {
   $('log-text').replaceChildren();
   $('log-state').textContent = 'Following…';
   const q = `task=${encodeURIComponent(taskId)}&attempt=${attempt}&follow=true`;
-  const res = await fetch(`${API}/jobs/${encodeURIComponent(jobId)}/logs?${q}`, { credentials: 'same-origin', cache: 'no-store', signal: c.controller.signal });
+  const res = await fetch(`${API}/jobs/${encodeURIComponent(jobId)}/logs?${q}`, {
+    credentials: 'same-origin',
+    cache: 'no-store',
+    signal: c.controller.signal,
+  });
   if (!res.ok) throw new ApiFailure(res.status, await res.json().catch(() => null));
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   try {
@@ -214,7 +221,8 @@ function applySearch(repaint) {
   }
   c.matches = matches;
   if (repaint) c.at = -1;
-  $('log-count').textContent = query === '' ? '' : matches.length === 0 ? 'No matches' : `${Math.max(c.at + 1, 0)} / ${matches.length} matches`;
+  $('log-count').textContent =
+    query === '' ? '' : matches.length === 0 ? 'No matches' : `${Math.max(c.at + 1, 0)} / ${matches.length} matches`;
 }
 
 function jump(step) {

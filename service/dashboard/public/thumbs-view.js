@@ -27,7 +27,10 @@ async function fetchAll(id) {
   const first = await api('GET', `/jobs/${encodeURIComponent(id)}/thumbnails?pageSize=${PAGE}`);
   const thumbs = [...first.data.thumbnails];
   const pages = Math.min(first.pagination.totalPages, Math.ceil(MAX_THUMBS / PAGE));
-  for (let page = 2; page <= pages; page++) thumbs.push(...(await api('GET', `/jobs/${encodeURIComponent(id)}/thumbnails?page=${page}&pageSize=${PAGE}`)).data.thumbnails);
+  for (let page = 2; page <= pages; page++)
+    thumbs.push(
+      ...(await api('GET', `/jobs/${encodeURIComponent(id)}/thumbnails?page=${page}&pageSize=${PAGE}`)).data.thumbnails,
+    );
   return { ...first.data, thumbnails: thumbs };
 }
 

@@ -14,7 +14,12 @@ let shownSignature = '';
 const STATE_WORDS = { running: 'Running', lost: 'Lost (no heartbeat)', stopped: 'Stopped' };
 const SLOT_WORDS = { idle: 'Idle', busy: 'Busy', loading: 'Loading a scene' };
 const KIND_OF_BUILD = { release: 'release folder', root: 'system root, in bubblewrap' };
-const KIND_WORDS = { validate: 'Validation', render: 'Render planning', 'render-chunk': 'Render frames', finalize: 'Finalize' };
+const KIND_WORDS = {
+  validate: 'Validation',
+  render: 'Render planning',
+  'render-chunk': 'Render frames',
+  finalize: 'Finalize',
+};
 
 function make(tag, className, text) {
   const el = document.createElement(tag);
@@ -90,20 +95,34 @@ function workerCard(w) {
   badge.dataset.state = w.state;
   h.append(' ', badge);
   const meta = make('p', 'muted');
-  meta.append(`${w.hostname ? `${w.hostname} · ` : ''}renderbridge ${w.version} · started ${when(w.startedAt)} · last heartbeat `, make('span', 'heartbeat-age', ago(w.secondsSinceHeartbeat)));
+  meta.append(
+    `${w.hostname ? `${w.hostname} · ` : ''}renderbridge ${w.version} · started ${when(w.startedAt)} · last heartbeat `,
+    make('span', 'heartbeat-age', ago(w.secondsSinceHeartbeat)),
+  );
   card.append(h, meta, make('div', 'scroll'));
   card.lastChild.append(slotTable(w));
   card.append(
-    listOf('GPUs', w.gpus.map((g) => `${g.name} (${Math.round(g.memoryMiB / 1024)} GB)`)),
-    ...(w.sandbox === false ? [make('p', 'warning', 'Sandbox off (--no-sandbox): Blender runs with this worker\'s network and files.')] : []),
-    listOf('Blender', w.builds.map((b) => `${b.version}${b.kind && b.kind !== 'executable' ? ` (${KIND_OF_BUILD[b.kind]})` : ''}`)),
+    listOf(
+      'GPUs',
+      w.gpus.map((g) => `${g.name} (${Math.round(g.memoryMiB / 1024)} GB)`),
+    ),
+    ...(w.sandbox === false
+      ? [make('p', 'warning', "Sandbox off (--no-sandbox): Blender runs with this worker's network and files.")]
+      : []),
+    listOf(
+      'Blender',
+      w.builds.map((b) => `${b.version}${b.kind && b.kind !== 'executable' ? ` (${KIND_OF_BUILD[b.kind]})` : ''}`),
+    ),
   );
   const blocked = make('p', 'blocklisted');
   blocked.append(make('span', 'label', 'Kept off by the blocklist of:'));
   if (w.blocklistedBy.length === 0) blocked.append(make('span', null, 'no job'));
   w.blocklistedBy.forEach((b, i) => {
     if (i > 0) blocked.append(', ');
-    blocked.append(jobLink(b.jobId, b.jobName), make('span', 'muted', ` (${b.failures} failed tasks on ${b.slots.join(', ')})`));
+    blocked.append(
+      jobLink(b.jobId, b.jobName),
+      make('span', 'muted', ` (${b.failures} failed tasks on ${b.slots.join(', ')})`),
+    );
   });
   card.append(blocked);
   return card;
@@ -115,7 +134,11 @@ function showQueue(queue) {
     ...queue.map((q) => {
       const tr = make('tr');
       tr.dataset.kind = q.kind;
-      tr.append(make('td', null, KIND_WORDS[q.kind] || q.kind), make('td', 'num queued', String(q.queued)), make('td', 'num running', String(q.running)));
+      tr.append(
+        make('td', null, KIND_WORDS[q.kind] || q.kind),
+        make('td', 'num queued', String(q.queued)),
+        make('td', 'num running', String(q.running)),
+      );
       return tr;
     }),
   );
@@ -123,7 +146,9 @@ function showQueue(queue) {
 
 function show({ workers, queue }) {
   // Everything but the heartbeat's age: that alone changes every poll.
-  const signature = JSON.stringify(workers.map(({ secondsSinceHeartbeat: _age, lastHeartbeatAt: _at, ...rest }) => rest));
+  const signature = JSON.stringify(
+    workers.map(({ secondsSinceHeartbeat: _age, lastHeartbeatAt: _at, ...rest }) => rest),
+  );
   if (signature !== shownSignature) {
     shownSignature = signature;
     $('workers-list').replaceChildren(...workers.map(workerCard));

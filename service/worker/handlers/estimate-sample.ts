@@ -9,7 +9,12 @@
 import path from 'node:path';
 import { parseRequestedVersion, minorVersion } from '../../../blender/builds.js';
 import type { EstimateInternal } from '../../domain/estimate-state.js';
-import { firstSampleFrames, pairPartner, refineSampleFrames, WARM_PAIR_MIN_FRAMES } from '../../domain/estimate-samples.js';
+import {
+  firstSampleFrames,
+  pairPartner,
+  refineSampleFrames,
+  WARM_PAIR_MIN_FRAMES,
+} from '../../domain/estimate-samples.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
 import { formatFrameRanges } from '../../domain/frame-ranges.js';
 import { normalizedSeconds } from '../../domain/normalized-seconds.js';
@@ -34,7 +39,12 @@ export const MAX_REFINE_FRAMES = 2;
 export const isEstimateTask = (task: Pick<Task, 'id'>) => task.id.startsWith('estimate:');
 
 /** Writes the estimate's state unless it was canceled (or replaced) meanwhile. */
-async function saveEstimate(jobs: WorkerJobStore, jobId: string, startedAt: string, patch: Partial<EstimateInternal>): Promise<boolean> {
+async function saveEstimate(
+  jobs: WorkerJobStore,
+  jobId: string,
+  startedAt: string,
+  patch: Partial<EstimateInternal>,
+): Promise<boolean> {
   const now = await jobs.getById(jobId);
   const est = now?.internal.estimate;
   if (!now || !est || est.startedAt !== startedAt || est.state !== 'sampling') return false;
@@ -43,7 +53,10 @@ async function saveEstimate(jobs: WorkerJobStore, jobId: string, startedAt: stri
 }
 
 const stillWanted = (rec: JobRecord | undefined) =>
-  !!rec && rec.job.status === 'validated' && !rec.internal.renderRequestedAt && rec.internal.estimate?.state === 'sampling';
+  !!rec &&
+  rec.job.status === 'validated' &&
+  !rec.internal.renderRequestedAt &&
+  rec.internal.estimate?.state === 'sampling';
 
 /**
  * Runs the job's estimate. Whatever goes wrong fails the estimate, never the task: a failed task
@@ -53,7 +66,12 @@ export async function runEstimate(env: WorkerEnv, task: Task, ctx: TaskContext):
   const rec = ctx.job;
   const est = rec.internal.estimate;
   if (!est || !stillWanted(rec)) return;
-  const fail = (reason: string) => saveEstimate(env.jobs, rec.job.id, est.startedAt, { state: 'failed', reason, finishedAt: new Date().toISOString() });
+  const fail = (reason: string) =>
+    saveEstimate(env.jobs, rec.job.id, est.startedAt, {
+      state: 'failed',
+      reason,
+      finishedAt: new Date().toISOString(),
+    });
   try {
     await sample(env, task, ctx, rec, est, fail);
   } catch (err) {
@@ -67,20 +85,39 @@ export async function runEstimate(env: WorkerEnv, task: Task, ctx: TaskContext):
   }
 }
 
-async function sample(env: WorkerEnv, task: Task, ctx: TaskContext, rec: JobRecord, est: EstimateInternal, fail: (reason: string) => Promise<boolean>): Promise<void> {
+async function sample(
+  env: WorkerEnv,
+  task: Task,
+  ctx: TaskContext,
+  rec: JobRecord,
+  est: EstimateInternal,
+  fail: (reason: string) => Promise<boolean>,
+): Promise<void> {
   const scene = rec.job.analysis?.output;
-  const file = scene && (parseRequestedVersion(scene.hostFileVersion) ?? parseRequestedVersion(scene.hostVersionForRender));
-  if (!scene || !file) return void (await fail('The job has no analysis that says which Blender saved the file: validate it again.'));
+  const file =
+    scene && (parseRequestedVersion(scene.hostFileVersion) ?? parseRequestedVersion(scene.hostVersionForRender));
+  if (!scene || !file)
+    return void (await fail('The job has no analysis that says which Blender saved the file: validate it again.'));
   const route = await routeBlender(env, file, parseRequestedVersion(est.requestedConfig.hostVersionForRender));
   if (route.where === 'nowhere') return void (await fail(route.message));
   if (route.where === 'elsewhere') {
     // As planning does: handed on to a worker with a fitting Blender (the id names the requirement).
     const suffix = (route.requires.blender ?? route.requires.opens ?? 'any').replace(/\./g, '_');
-    await env.queue.enqueue({ id: `${task.id}:${suffix}`, jobId: rec.job.id, kind: 'render-chunk', payload: { estimate: true, requires: route.requires } });
+    await env.queue.enqueue({
+      id: `${task.id}:${suffix}`,
+      jobId: rec.job.id,
+      kind: 'render-chunk',
+      payload: { estimate: true, requires: route.requires },
+    });
     return;
   }
   const caps = await env.capabilities(route.build);
-  const { finalConfig: final, frames } = resolveFinalConfig(scene, rec.job.analysis?.config ?? {}, est.requestedConfig, caps);
+  const { finalConfig: final, frames } = resolveFinalConfig(
+    scene,
+    rec.job.analysis?.config ?? {},
+    est.requestedConfig,
+    caps,
+  );
   if (frames.length === 0) return void (await fail('The frame ranges select no frame.'));
   const project = await prepareProject(rec, {
     storage: env.storage,
@@ -92,13 +129,24 @@ async function sample(env: WorkerEnv, task: Task, ctx: TaskContext, rec: JobReco
   // Its own folder: attempts, finished files and its run log (its own cost) stay apart from the
   // render's, and from an earlier estimate's of another request.
   const own = { ...project, jobDir: path.join(project.jobDir, 'estimate', String(Date.parse(est.startedAt))) };
-  const plan = { blender: route.build.binary, blenderVersion: minorVersion(route.build), chunkTaskIds: [], frames: frames.length, slots: 1 };
+  const plan = {
+    blender: route.build.binary,
+    blenderVersion: minorVersion(route.build),
+    chunkTaskIds: [],
+    frames: frames.length,
+    slots: 1,
+  };
   const measured: FrameStat[] = [];
   // The job is `validated`: no progress counters; frame rows are written and watched.
   const quiet: WorkerEnv = {
     ...env,
     // The store as it is (status writes still go through job-lifecycle's moves), minus progress.
-    jobs: { getById: env.jobs.getById.bind(env.jobs), transition: env.jobs.transition.bind(env.jobs), update: env.jobs.update.bind(env.jobs), setProgress: async () => undefined },
+    jobs: {
+      getById: env.jobs.getById.bind(env.jobs),
+      transition: env.jobs.transition.bind(env.jobs),
+      update: env.jobs.update.bind(env.jobs),
+      setProgress: async () => undefined,
+    },
     frameStats: {
       recordFrames: async (rows) => {
         measured.push(...rows);
@@ -107,7 +155,15 @@ async function sample(env: WorkerEnv, task: Task, ctx: TaskContext, rec: JobReco
     },
   };
   const tracker = new ProgressTracker({ jobId: rec.job.id, frames, slots: 1 });
-  const run = new JobRun(quiet, { jobId: rec.job.id, final, plan, requested: est.requestedConfig, status: 'validated', project: own, tracker });
+  const run = new JobRun(quiet, {
+    jobId: rec.job.id,
+    final,
+    plan,
+    requested: est.requestedConfig,
+    status: 'validated',
+    project: own,
+    tracker,
+  });
   try {
     await sampleFrames(env, task, ctx, est, run, frames, measured);
   } finally {
@@ -116,7 +172,15 @@ async function sample(env: WorkerEnv, task: Task, ctx: TaskContext, rec: JobReco
 }
 
 /** Renders the sample frames one Blender run each, saving the estimate after each. */
-async function sampleFrames(env: WorkerEnv, task: Task, ctx: TaskContext, est: EstimateInternal, run: JobRun, frames: number[], measured: FrameStat[]): Promise<void> {
+async function sampleFrames(
+  env: WorkerEnv,
+  task: Task,
+  ctx: TaskContext,
+  est: EstimateInternal,
+  run: JobRun,
+  frames: number[],
+  measured: FrameStat[],
+): Promise<void> {
   const rec = ctx.job;
   const prefix = estimatePrefix(rec.job.workspaceId, rec.job.id, est.startedAt);
   const done: number[] = [];
@@ -140,7 +204,12 @@ async function sampleFrames(env: WorkerEnv, task: Task, ctx: TaskContext, est: E
     const kept = await keepEstimateFiles(env.storage, prefix, run.out, pair);
     done.push(...pair);
     const peaks = rows.map((r) => r!.peakMemoryBytes).filter((p): p is number => p !== null);
-    samples.push({ frame: warm.frame, seconds: warm.renderSeconds, peakMemoryBytes: peaks.length ? Math.max(...peaks) : null, device: warm.device });
+    samples.push({
+      frame: warm.frame,
+      seconds: warm.renderSeconds,
+      peakMemoryBytes: peaks.length ? Math.max(...peaks) : null,
+      device: warm.device,
+    });
     bytes.push(...pair.map((f) => kept.get(f) ?? 0));
     const runs = await readRunsFile(path.join(run.project.jobDir, RENDER_SECONDS_FILE), 'CPU');
     return saveEstimate(env.jobs, rec.job.id, est.startedAt, {
@@ -156,7 +225,8 @@ async function sampleFrames(env: WorkerEnv, task: Task, ctx: TaskContext, est: E
   };
   for (const f of firstSampleFrames(frames)) if (!done.includes(f) && !(await renderOne(f))) return;
   const times = samples.map((r) => ({ frame: r.frame, seconds: r.seconds }));
-  for (const f of refineSampleFrames(frames, times, MAX_REFINE_FRAMES)) if (!done.includes(f) && !(await renderOne(f))) return;
+  for (const f of refineSampleFrames(frames, times, MAX_REFINE_FRAMES))
+    if (!done.includes(f) && !(await renderOne(f))) return;
   await saveEstimate(env.jobs, rec.job.id, est.startedAt, { state: 'ready', finishedAt: new Date().toISOString() });
   ctx.log.info({ frames: done }, 'estimate sampled');
 }

@@ -23,7 +23,9 @@ import { ProgressTracker } from '../render/progress-tracker.js';
 
 /** What the render left in `out/`: camera files with their view, compositor files with their node. */
 async function producedFiles(final: FinalConfig, out: OutputLayout): Promise<ProducedFile[]> {
-  const suffixOf = new Map((final.expectedOutputs?.views ?? []).map((v) => [v.name, v.fileSuffix.replace(/^[_.-]+/, '')]));
+  const suffixOf = new Map(
+    (final.expectedOutputs?.views ?? []).map((v) => [v.name, v.fileSuffix.replace(/^[_.-]+/, '')]),
+  );
   const viewOf = new Map<string, string | null>();
   for (const frame of expandFrameRanges(final.frameRanges ?? [])) {
     for (const f of filesOfFrame(final, frame)) if (f.kind === 'camera') viewOf.set(f.relativePath, f.view);
@@ -38,16 +40,30 @@ async function producedFiles(final: FinalConfig, out: OutputLayout): Promise<Pro
   }
   for (const rel of await listFiles(out.composite)) {
     const folder = rel.split('/')[0]!;
-    files.push({ path: `composite/${rel}`, outputType: 'composite', view: null, relativePath: rel, compositeNodeName: nodeOf.get(folder) ?? folder });
+    files.push({
+      path: `composite/${rel}`,
+      outputType: 'composite',
+      view: null,
+      relativePath: rel,
+      compositeNodeName: nodeOf.get(folder) ?? folder,
+    });
   }
   return files;
 }
 
 /** `completed`: told once a job reached `completed` here (its warm Blenders end, webhooks go out). */
 /** Every frame file is there and whole, or the job fails with FRAMES_MISSING. */
-async function checkProduced(env: WorkerEnv, final: FinalConfig, out: OutputLayout, files: readonly ProducedFile[]): Promise<void> {
+async function checkProduced(
+  env: WorkerEnv,
+  final: FinalConfig,
+  out: OutputLayout,
+  files: readonly ProducedFile[],
+): Promise<void> {
   // Files from before this worker started (a restart) are published only if a power loss left them whole.
-  const damaged = await damagedFiles(files.map((f) => path.join(out.outDir, f.path)), env.startedAt);
+  const damaged = await damagedFiles(
+    files.map((f) => path.join(out.outDir, f.path)),
+    env.startedAt,
+  );
   if (damaged.length) {
     await Promise.all(damaged.map((f) => rm(f, { force: true })));
     const names = damaged.map((f) => path.relative(out.outDir, f));
@@ -60,7 +76,10 @@ async function checkProduced(env: WorkerEnv, final: FinalConfig, out: OutputLayo
   const cameraCount = files.filter((f) => f.outputType === 'frame').length;
   const expected = final.expectedOutputs?.totals.cameraFiles;
   if (expected !== undefined && cameraCount < expected) {
-    throw FatalTaskError.render('FRAMES_MISSING', `Only ${cameraCount} of ${expected} frame files were rendered.`, { cameraCount, expected });
+    throw FatalTaskError.render('FRAMES_MISSING', `Only ${cameraCount} of ${expected} frame files were rendered.`, {
+      cameraCount,
+      expected,
+    });
   }
 }
 
@@ -107,7 +126,9 @@ export function finalizeHandler(env: WorkerEnv, completed?: (rec: JobRecord) => 
     for (const w of result.warnings) ctx.log.warn({ warning: w }, 'finalize warning');
     const retention = env.settings.outputRetentionDays * 86_400_000;
     const planned = final.computeDeviceType ?? 'CPU';
-    const runs = staging ? await staging.runs(planned) : await readRunsFile(path.join(jobDir, RENDER_SECONDS_FILE), planned);
+    const runs = staging
+      ? await staging.runs(planned)
+      : await readRunsFile(path.join(jobDir, RENDER_SECONDS_FILE), planned);
     // Runs that found no usable GPU rendered on the CPU: finalConfig says so.
     const used = finalConfigFromRuns(final, runs) ?? final;
     const done = await moveJob(
@@ -117,7 +138,9 @@ export function finalizeHandler(env: WorkerEnv, completed?: (rec: JobRecord) => 
       {
         normalizedSeconds: normalizedSeconds(runs),
         output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() + retention).toISOString() },
-        ...(result.warnings.length || used !== final ? { finalConfig: { ...used, notes: [used.notes, ...result.warnings].filter(Boolean).join('\n') } } : {}),
+        ...(result.warnings.length || used !== final
+          ? { finalConfig: { ...used, notes: [used.notes, ...result.warnings].filter(Boolean).join('\n') } }
+          : {}),
       },
       { outputs: result.outputs, previewKey: result.previewKey },
     );
@@ -128,7 +151,9 @@ export function finalizeHandler(env: WorkerEnv, completed?: (rec: JobRecord) => 
     }
     // Every frame is done: the counters say so, whichever worker wrote them last.
     const frames = expandFrameRanges(final.frameRanges ?? []);
-    await env.jobs.setProgress(new ProgressTracker({ jobId: rec.job.id, frames, doneFrames: frames }).snapshot('completed'));
+    await env.jobs.setProgress(
+      new ProgressTracker({ jobId: rec.job.id, frames, doneFrames: frames }).snapshot('completed'),
+    );
     await removeJobDir(env.settings.workRoot, rec.job.id);
     await staging?.remove();
     await completed?.(done);

@@ -26,7 +26,12 @@ export function renderChunkHandler(env: WorkerEnv, runs: JobRuns): TaskHandler {
       // Frames another machine finished before it died are fetched, not rendered again.
       if (run.staging) await run.staging.fetchMissing(run.out, new Set(chunk.frames));
       // Files from before this worker started (a restart) count only if a power loss left them whole.
-      const { done } = await dropDamagedFrames(run.final, run.out, await finishedFrames(run.final, run.out, chunk.frames), env.startedAt);
+      const { done } = await dropDamagedFrames(
+        run.final,
+        run.out,
+        await finishedFrames(run.final, run.out, chunk.frames),
+        env.startedAt,
+      );
       for (const part of remainingChunk(chunk, done)) await renderPart(run, task, ctx, part);
       await run.staging?.stageFrames(run.out, new Set(chunk.frames));
       const missing = chunk.frames.filter((f) => !run.tracker.doneFrames.has(f));

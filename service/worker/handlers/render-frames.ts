@@ -48,10 +48,22 @@ export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>, 
       // A task run before (a retry, a lease that ran out) may find its frames done, or staged, by
       // that run; a first run trusts the queue and asks the disk nothing.
       if (run.staging && task.attempts > 1) await run.staging.fetchMissing(run.out, new Set(chunk.frames));
-      const todo = task.attempts > 1 ? await run.framesToDo(chunk.frames) : chunk.frames.filter((f) => !run.tracker.doneFrames.has(f));
+      const todo =
+        task.attempts > 1
+          ? await run.framesToDo(chunk.frames)
+          : chunk.frames.filter((f) => !run.tracker.doneFrames.has(f));
       // Each run of frames is one render call in Blender, as `-s -e -j -a` would render it.
       const spans = frameRuns(todo);
-      for (const [i, r] of spans.entries()) await renderRun(env, pool, run, task, ctx, { start: r.start, end: r.end, step: r.step }, i === spans.length - 1);
+      for (const [i, r] of spans.entries())
+        await renderRun(
+          env,
+          pool,
+          run,
+          task,
+          ctx,
+          { start: r.start, end: r.end, step: r.step },
+          i === spans.length - 1,
+        );
       if (spans.length === 0) ctx.handedOff();
     } finally {
       runs.release(run);
@@ -63,14 +75,20 @@ export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>, 
       const binary = planBinary(env, run.plan);
       for (const lane of lanes.slice(0, run.plan.frames)) {
         const laneLog = log.child({ jobId: run.jobId, lane: lane.name });
-        const started = pool.prestart(lane.name, warmKey(run, binary), run.jobId, () => WarmRender.start({ env, run, lane: lane.name, slot: lane.slot, binary, log: laneLog }));
+        const started = pool.prestart(lane.name, warmKey(run, binary), run.jobId, () =>
+          WarmRender.start({ env, run, lane: lane.name, slot: lane.slot, binary, log: laneLog }),
+        );
         if (started) laneLog.info('scene loading ahead of the first frame');
       }
     } finally {
       runs.release(run);
     }
   };
-  return { handler, prewarm: (rec, lanes, log) => prewarm(rec, lanes, log).catch((err: unknown) => log.warn({ err }, 'loading the scene ahead failed')) };
+  return {
+    handler,
+    prewarm: (rec, lanes, log) =>
+      prewarm(rec, lanes, log).catch((err: unknown) => log.warn({ err }, 'loading the scene ahead failed')),
+  };
 }
 
 /** A slot's warm process serves one job with one Blender build. */
@@ -78,7 +96,15 @@ function warmKey(run: JobRun, binary: string): string {
   return `${run.jobId}\n${binary}`;
 }
 
-async function renderRun(env: WorkerEnv, pool: WarmPool<WarmRender>, run: JobRun, task: Task, ctx: TaskContext, frames: FrameRun, last: boolean): Promise<void> {
+async function renderRun(
+  env: WorkerEnv,
+  pool: WarmPool<WarmRender>,
+  run: JobRun,
+  task: Task,
+  ctx: TaskContext,
+  frames: FrameRun,
+  last: boolean,
+): Promise<void> {
   const binary = planBinary(env, run.plan);
   const key = warmKey(run, binary);
   const start = () => WarmRender.start({ env, run, lane: ctx.lane.name, slot: ctx.lane.slot, binary, log: ctx.log });
@@ -89,7 +115,10 @@ async function renderRun(env: WorkerEnv, pool: WarmPool<WarmRender>, run: JobRun
     } catch (err) {
       if (!(err instanceof FrameNotStartedError) || ctx.signal.aborted) throw err;
       ctx.log.info({ frame: frames.start }, 'frames handed to a new warm Blender: the one they waited for ended');
-      if (handovers + 1 >= MAX_HANDOVERS) throw new RetryableTaskError(`warm Blender ended ${MAX_HANDOVERS} times before frame ${frames.start}`, { frame: frames.start });
+      if (handovers + 1 >= MAX_HANDOVERS)
+        throw new RetryableTaskError(`warm Blender ended ${MAX_HANDOVERS} times before frame ${frames.start}`, {
+          frame: frames.start,
+        });
     }
   }
 }

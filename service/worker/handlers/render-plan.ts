@@ -15,7 +15,6 @@ import { ProgressTracker } from '../render/progress-tracker.js';
 import { copyRequeuedFrames } from '../render/requeue-render.js';
 import { copyEstimatedFrames } from '../outputs/estimate-frames.js';
 
-
 /**
  * `planned`: told once a render is planned here (warm mode: its scene starts loading on idle slots
  * while the chunks are enqueued and claimed).
@@ -32,9 +31,16 @@ export function renderPlanHandler(env: WorkerEnv, planned?: (rec: JobRecord) => 
     // The file's version from the analysis (a job validated before routing existed: its asked version).
     const file = parseRequestedVersion(scene.hostFileVersion) ?? parseRequestedVersion(scene.hostVersionForRender);
     const asked = parseRequestedVersion(requested.hostVersionForRender);
-    if (!file) throw FatalTaskError.render('NOT_VALIDATED', 'The analysis does not say which Blender saved the file: validate it again.');
+    if (!file)
+      throw FatalTaskError.render(
+        'NOT_VALIDATED',
+        'The analysis does not say which Blender saved the file: validate it again.',
+      );
     const route = await routeBlender(env, file, asked);
-    if (route.where === 'nowhere') throw FatalTaskError.render('BLENDER_VERSION_UNAVAILABLE', route.message, { fileVersion: `${file.major}.${file.minor}` });
+    if (route.where === 'nowhere')
+      throw FatalTaskError.render('BLENDER_VERSION_UNAVAILABLE', route.message, {
+        fileVersion: `${file.major}.${file.minor}`,
+      });
     if (route.where === 'elsewhere') {
       ctx.log.info({ requires: route.requires }, 'planning handed on to a worker with a fitting Blender');
       await env.queue.enqueue(newTasks.routed('render', rec.job.id, route.requires));
@@ -50,7 +56,13 @@ export function renderPlanHandler(env: WorkerEnv, planned?: (rec: JobRecord) => 
     // A requeued job copies the frames its old job finished: only the others are rendered.
     const requeued = await copyRequeuedFrames(env, rec, finalConfig, frames, ctx.log);
     // An estimate of the same request kept its sample frames: they are not rendered again either.
-    const estimated = await copyEstimatedFrames(env, { ...rec, job: { ...rec.job, requestedConfig: requested } }, finalConfig, frames.filter((f) => !requeued.includes(f)), ctx.log);
+    const estimated = await copyEstimatedFrames(
+      env,
+      { ...rec, job: { ...rec.job, requestedConfig: requested } },
+      finalConfig,
+      frames.filter((f) => !requeued.includes(f)),
+      ctx.log,
+    );
     const copied = [...requeued, ...estimated].sort((a, b) => a - b);
     const skip = new Set(copied);
     const toRender = frames.filter((f) => !skip.has(f));
@@ -62,19 +74,45 @@ export function renderPlanHandler(env: WorkerEnv, planned?: (rec: JobRecord) => 
     const slots = Math.max(1, farm ?? env.renderSlots);
     const chunks =
       env.settings.renderMode === 'warm'
-        ? guidedChunks(toRender, { slots, alone: farm !== undefined && slots <= 1, ...(fixed ? { maxChunk: fixed } : {}) })
+        ? guidedChunks(toRender, {
+            slots,
+            alone: farm !== undefined && slots <= 1,
+            ...(fixed ? { maxChunk: fixed } : {}),
+          })
         : chunkFrames(toRender, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
     const chunkTaskIds = chunks.map((_, i) => taskIds.chunk(rec.job.id, i));
-    ctx.log.info({ frames: frames.length, chunks: chunks.length, blender: picked.build.version.text }, 'render planned');
-    const updated = await env.jobs.update(rec.job.id, { finalConfig }, {
-      render: { blender: picked.build.binary, blenderVersion: minorVersion(picked.build), chunkTaskIds, frames: frames.length, slots: env.renderSlots, ...(copied.length ? { copiedFrames: formatFrameRanges(copied) } : {}) },
-    });
-    if (copied.length) await env.jobs.setProgress(new ProgressTracker({ jobId: rec.job.id, frames, doneFrames: copied }).snapshot('booting'));
+    ctx.log.info(
+      { frames: frames.length, chunks: chunks.length, blender: picked.build.version.text },
+      'render planned',
+    );
+    const updated = await env.jobs.update(
+      rec.job.id,
+      { finalConfig },
+      {
+        render: {
+          blender: picked.build.binary,
+          blenderVersion: minorVersion(picked.build),
+          chunkTaskIds,
+          frames: frames.length,
+          slots: env.renderSlots,
+          ...(copied.length ? { copiedFrames: formatFrameRanges(copied) } : {}),
+        },
+      },
+    );
+    if (copied.length)
+      await env.jobs.setProgress(
+        new ProgressTracker({ jobId: rec.job.id, frames, doneFrames: copied }).snapshot('booting'),
+      );
     if (updated && chunks.length) planned?.(updated);
-    const requires = { blender: minorVersion(picked.build), ...(finalConfig.minimumRam ? { minimumRamGiB: finalConfig.minimumRam } : {}) };
+    const requires = {
+      blender: minorVersion(picked.build),
+      ...(finalConfig.minimumRam ? { minimumRamGiB: finalConfig.minimumRam } : {}),
+    };
     for (const [i, c] of chunks.entries()) {
       // Chunks may run on other machines: any worker with the same Blender major.minor may take them.
-      await env.queue.enqueue(newTasks.chunk(rec.job.id, { index: i, start: c.start, end: c.end, step: c.step, frames: c.frames, requires }));
+      await env.queue.enqueue(
+        newTasks.chunk(rec.job.id, { index: i, start: c.start, end: c.end, step: c.step, frames: c.frames, requires }),
+      );
     }
     await env.queue.enqueue(newTasks.finalize(rec.job.id, chunkTaskIds));
   };

@@ -24,12 +24,20 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
   return async (task, ctx) => {
     const rec = await afterMoveFrom(env.jobs, task.jobId, 'created', ctx.signal);
     // A requeued job validated by an attempt that died before its render was started or enqueued.
-    if (rec?.internal.requeue && (rec.job.status === 'validated' || rec.job.status === 'booting')) return startRequeuedRender(env, rec, ctx.log);
+    if (rec?.internal.requeue && (rec.job.status === 'validated' || rec.job.status === 'booting'))
+      return startRequeuedRender(env, rec, ctx.log);
     if (!rec || rec.job.status !== 'validating') return;
     const startedAt = new Date().toISOString();
     const vc = rec.internal.validationConfig ?? {};
     const limits = env.settings.unpackLimits ? { limits: env.settings.unpackLimits } : {};
-    const project = await prepareProject(rec, { storage: env.storage, workRoot: env.settings.workRoot, signal: ctx.signal, fresh: true, blobCache: env.blobCache, ...limits });
+    const project = await prepareProject(rec, {
+      storage: env.storage,
+      workRoot: env.settings.workRoot,
+      signal: ctx.signal,
+      fresh: true,
+      blobCache: env.blobCache,
+      ...limits,
+    });
     if (project.blobCache) ctx.log.info({ blobCache: project.blobCache }, 'project assembled from blobs');
     const scenePath = pickSceneFile(project.files, vc, project.manifest);
     const { refused, addons, addonsToUse } = chosenAddons(env, project, vc);
@@ -42,8 +50,13 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       throw FatalTaskError.validation('BLENDER_VERSION_UNAVAILABLE', route.message, { fileVersion: header.text });
     }
     if (route.where === 'elsewhere') {
-      ctx.log.info({ fileVersion: header.text, requires: route.requires }, 'validation handed on to a worker with a fitting Blender');
-      ctx.taskLog?.note(`The file was saved with Blender ${header.text}; this worker has ${env.builds.map((b) => b.version.text).join(', ')}: handed on to a worker that has a fitting build.`);
+      ctx.log.info(
+        { fileVersion: header.text, requires: route.requires },
+        'validation handed on to a worker with a fitting Blender',
+      );
+      ctx.taskLog?.note(
+        `The file was saved with Blender ${header.text}; this worker has ${env.builds.map((b) => b.version.text).join(', ')}: handed on to a worker that has a fitting build.`,
+      );
       await env.queue.enqueue(newTasks.routed('validate', rec.job.id, route.requires));
       return;
     }
@@ -66,7 +79,10 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
       // `output.addons` describes this file: what its data needs, attributed to the pack's add-ons or
       // Blender's own, plus every bundled one; those the render will not enable get ADDON_REQUIRED.
       addons: {
-        bundled: (project.manifest?.addons ?? []).map((a) => ({ id: a.id, path: path.join(project.root, ...a.path.split('/')) })),
+        bundled: (project.manifest?.addons ?? []).map((a) => ({
+          id: a.id,
+          path: path.join(project.root, ...a.path.split('/')),
+        })),
         selected: [...addonsToUse.map((a) => a.id), ...addons.map((a) => a.id)],
         refused: refused.length > 0,
       },
@@ -77,20 +93,42 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
     // (`<workRoot>/<jobId>/project/textures/x.png`): show them as the client knows them, relative
     // to its upload; the worker's folders mean nothing to the client and are not its business.
     const report = result.output.hostMissingFilesReport;
-    if (report) result.output.hostMissingFilesReport = report.map((line) => line.split(project.root + path.sep).join(''));
+    if (report)
+      result.output.hostMissingFilesReport = report.map((line) => line.split(project.root + path.sep).join(''));
     const blocking = result.warnings.filter((w) => w.blocking);
     const sceneName = vc.sceneToRender ?? result.output.scenes?.find((s) => s.is_active)?.name;
-    const config = { pathToFileForRender: scenePath, ...(sceneName ? { sceneToRender: sceneName } : {}), addonsToUse, bundledAddonPathsToUse: addons.map((a) => a.relativePath) };
-    const patch = await analysedJob(rec.job, { config, output: result.output, failed: blocking.length > 0, startedAt, file, scenePath });
+    const config = {
+      pathToFileForRender: scenePath,
+      ...(sceneName ? { sceneToRender: sceneName } : {}),
+      addonsToUse,
+      bundledAddonPathsToUse: addons.map((a) => a.relativePath),
+    };
+    const patch = await analysedJob(rec.job, {
+      config,
+      output: result.output,
+      failed: blocking.length > 0,
+      startedAt,
+      file,
+      scenePath,
+    });
     ctx.log.info({ scenePath, warnings: result.warnings.map((w) => w.code), ms: result.durationMs }, 'scene analysed');
     if (blocking.length) {
       const reason = new FatalTaskError({
         name: 'SCENE_NOT_RENDERABLE',
         type: 'VALIDATION_FAILED',
-        errorDetails: { message: `The scene cannot be rendered: ${blocking.map((w) => w.message).join('; ')}`, warnings: blocking },
+        errorDetails: {
+          message: `The scene cannot be rendered: ${blocking.map((w) => w.message).join('; ')}`,
+          warnings: blocking,
+        },
       });
       // Keep the analysis so the client can see every warning, not only the blocking ones.
-      await moveJob(env.jobs, rec.job.id, 'rejectScene', { ...patch, failedReason: reason.failedReason }, stoppedJobInternal(env.settings.outputRetentionDays));
+      await moveJob(
+        env.jobs,
+        rec.job.id,
+        'rejectScene',
+        { ...patch, failedReason: reason.failedReason },
+        stoppedJobInternal(env.settings.outputRetentionDays),
+      );
       return;
     }
     const validated = await moveJob(env.jobs, rec.job.id, 'markValidated', patch, {
@@ -109,7 +147,10 @@ function chosenAddons(env: WorkerEnv, project: PreparedProject, vc: NonNullable<
   const refused = refusedAddons(env.settings.bundledAddons, wanted);
   const addons = refused.length > 0 ? [] : wanted;
   const bundledIds = new Set((project.manifest?.addons ?? []).map((a) => a.id));
-  const addonsToUse = refused.length > 0 ? (vc.addonsToUse ?? []).filter((a) => !bundledIds.has(a.id)) : (vc.addonsToUse ?? addons.map((a) => ({ id: a.id, name: a.name })));
+  const addonsToUse =
+    refused.length > 0
+      ? (vc.addonsToUse ?? []).filter((a) => !bundledIds.has(a.id))
+      : (vc.addonsToUse ?? addons.map((a) => ({ id: a.id, name: a.name })));
   return { refused, addons, addonsToUse };
 }
 
@@ -125,7 +166,10 @@ interface AnalysedScene {
 }
 
 /** The job's analysis and its scene file's node, as the spec's answers show them. */
-async function analysedJob(job: Job, a: AnalysedScene): Promise<Pick<Job, 'analysis' | 'analysisId' | 'sceneFile' | 'rootFolderId'>> {
+async function analysedJob(
+  job: Job,
+  a: AnalysedScene,
+): Promise<Pick<Job, 'analysis' | 'analysisId' | 'sceneFile' | 'rootFolderId'>> {
   const finishedAt = new Date().toISOString();
   const analysis: Analysis = {
     id: randomUUID(),

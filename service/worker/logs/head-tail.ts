@@ -50,7 +50,8 @@ export class HeadTail {
    */
   add(line: Buffer): Buffer {
     let kept = line;
-    if (kept.length > this.tailCap) kept = Buffer.concat([kept.subarray(kept.length - this.tailCap, kept.length - 1), Buffer.from('\n')]);
+    if (kept.length > this.tailCap)
+      kept = Buffer.concat([kept.subarray(kept.length - this.tailCap, kept.length - 1), Buffer.from('\n')]);
     // A line that does not fit in the head ends the head for good: the log stays in order.
     if (!this.headFull && this.headBytes + kept.length <= this.headCap) {
       this.head.push(kept);

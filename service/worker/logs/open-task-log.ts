@@ -22,11 +22,21 @@ export function taskLogOpener(s: TaskLogSettings): (task: Task, job: JobRecord, 
   return (task, job, worker) => {
     const startMs = Date.now();
     const seg = taskLogSegment(task.id, task.jobId) ?? 'task';
-    const frames = Array.isArray(task.payload.frames) && task.payload.frames.every((f) => Number.isInteger(f)) ? (task.payload.frames as number[]) : null;
+    const frames =
+      Array.isArray(task.payload.frames) && task.payload.frames.every((f) => Number.isInteger(f))
+        ? (task.payload.frames as number[])
+        : null;
     return new TaskLog({
       storage: s.storage,
       stem: runStem(job.job.workspaceId, job.job.id, seg, task.attempts, startMs),
-      start: { taskId: task.id, kind: task.kind, attempt: task.attempts, worker, startedAt: new Date(startMs).toISOString(), frames },
+      start: {
+        taskId: task.id,
+        kind: task.kind,
+        attempt: task.attempts,
+        worker,
+        startedAt: new Date(startMs).toISOString(),
+        frames,
+      },
       ...(s.maxBytes !== undefined ? { maxBytes: s.maxBytes } : {}),
       ...(s.flushMs !== undefined ? { flushMs: s.flushMs } : {}),
       ...(s.redact ? { redact: s.redact } : {}),

@@ -121,7 +121,11 @@ export class TaskLog implements TaskLogLines {
   }
 
   private dropPending(): void {
-    this.dropOmitted(this.pending, (p) => p.offset, (p) => p.offset + p.bytes.length);
+    this.dropOmitted(
+      this.pending,
+      (p) => p.offset,
+      (p) => p.offset + p.bytes.length,
+    );
     this.pendingBytes = this.pending.reduce((n, p) => n + p.bytes.length, 0);
   }
 
@@ -184,7 +188,11 @@ export class TaskLog implements TaskLogLines {
       const key = segmentKey(this.o.stem, ++this.seq, offset);
       if (await this.storeOk(key, bytes)) this.segments.push({ key, offset, end: offset + bytes.length });
     }
-    for (const s of this.dropOmitted(this.segments, (x) => x.offset, (x) => x.end)) {
+    for (const s of this.dropOmitted(
+      this.segments,
+      (x) => x.offset,
+      (x) => x.end,
+    )) {
       await this.o.storage.delete(s.key).catch((err: unknown) => this.report(err));
     }
   }

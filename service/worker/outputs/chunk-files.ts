@@ -42,7 +42,9 @@ export function filesOfFrame(final: FinalConfig, frame: number): ExpectedFile[] 
     cameraPattern: CAMERA_PATTERN,
     ...(final.sceneToRender ? { sceneName: final.sceneToRender } : {}),
   }).map((f) =>
-    f.kind === 'composite' && f.nodeIndex !== undefined ? { ...f, relativePath: `${folders[f.nodeIndex]}/${f.relativePath}` } : f,
+    f.kind === 'composite' && f.nodeIndex !== undefined
+      ? { ...f, relativePath: `${folders[f.nodeIndex]}/${f.relativePath}` }
+      : f,
   );
 }
 
@@ -62,17 +64,26 @@ async function exists(p: string): Promise<boolean> {
  * Frames of `frames` whose camera files are all in `out/`. Compositor files do not decide: a
  * muted or unlinked File Output slot writes nothing, and nodes inside groups are not predicted.
  */
-export async function finishedFrames(final: FinalConfig, layout: OutputLayout, frames: readonly number[]): Promise<Set<number>> {
+export async function finishedFrames(
+  final: FinalConfig,
+  layout: OutputLayout,
+  frames: readonly number[],
+): Promise<Set<number>> {
   const done = new Set<number>();
   for (const frame of frames) {
     const files = filesOfFrame(final, frame).filter((f) => f.kind === 'camera');
-    if (files.length > 0 && (await Promise.all(files.map((f) => exists(placeOf(layout, f))))).every(Boolean)) done.add(frame);
+    if (files.length > 0 && (await Promise.all(files.map((f) => exists(placeOf(layout, f))))).every(Boolean))
+      done.add(frame);
   }
   return done;
 }
 
 /** finishedFrames from one listing of `out/frames` instead of a look per file: for many frames at once. */
-export async function finishedFramesListed(final: FinalConfig, layout: OutputLayout, frames: readonly number[]): Promise<Set<number>> {
+export async function finishedFramesListed(
+  final: FinalConfig,
+  layout: OutputLayout,
+  frames: readonly number[],
+): Promise<Set<number>> {
   const present = new Set(await listFiles(layout.frames));
   const done = new Set<number>();
   for (const frame of frames) {
@@ -118,7 +129,12 @@ export async function promoteFinished(from: OutputLayout, to: OutputLayout, upTo
  * classifySavedPath) into `out/`; returns them. `made` remembers the folders created so far, so
  * a warm process's frames do not ask the disk again for each file.
  */
-export async function promoteSaved(from: OutputLayout, to: OutputLayout, saved: readonly string[], made = new Set<string>()): Promise<SavedPath[]> {
+export async function promoteSaved(
+  from: OutputLayout,
+  to: OutputLayout,
+  saved: readonly string[],
+  made = new Set<string>(),
+): Promise<SavedPath[]> {
   const moved: SavedPath[] = [];
   for (const abs of new Set(saved)) {
     let f: SavedPath;

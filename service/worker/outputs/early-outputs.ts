@@ -75,7 +75,10 @@ export class EarlyOutputs {
     const lines: string[] = [];
     for (const f of moved) {
       const file = placeOf(out, f);
-      const key = f.kind === 'camera' ? frameOutputKey(this.prefix, path.posix.basename(f.relativePath)) : compositeOutputKey(this.prefix, f.relativePath);
+      const key =
+        f.kind === 'camera'
+          ? frameOutputKey(this.prefix, path.posix.basename(f.relativePath))
+          : compositeOutputKey(this.prefix, f.relativePath);
       // Noted as it was before it was stored: a file moved over it since (a frame rendered again) has
       // another inode, so finalize stores that one instead of reusing this object.
       const before = await stat(file);

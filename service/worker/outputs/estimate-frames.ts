@@ -29,17 +29,27 @@ export function estimatePrefix(workspaceId: string, jobId: string, startedAt: st
  * Stores the finished files of `frames` in `out` under `prefix` (a file stored before is kept)
  * and answers each frame's bytes.
  */
-export async function keepEstimateFiles(storage: ObjectStorage, prefix: string, out: OutputLayout, frames: readonly number[]): Promise<Map<number, number>> {
+export async function keepEstimateFiles(
+  storage: ObjectStorage,
+  prefix: string,
+  out: OutputLayout,
+  frames: readonly number[],
+): Promise<Map<number, number>> {
   const want = new Set(frames);
   const bytes = new Map<number, number>();
-  for (const [area, dir] of [['frames', out.frames], ['composite', out.composite]] as const) {
+  for (const [area, dir] of [
+    ['frames', out.frames],
+    ['composite', out.composite],
+  ] as const) {
     for (const rel of await listFiles(dir)) {
       const frame = frameOfFile(rel);
       if (frame === undefined || !want.has(frame) || rel.endsWith('.fetching')) continue;
-      const stored = await storage.putFile(`${prefix}/${area}/${encodeRel(rel)}`, path.join(dir, ...rel.split('/'))).catch(async (err: unknown) => {
-        if (!(err instanceof ObjectExistsError)) throw err;
-        return { size: 0 };
-      });
+      const stored = await storage
+        .putFile(`${prefix}/${area}/${encodeRel(rel)}`, path.join(dir, ...rel.split('/')))
+        .catch(async (err: unknown) => {
+          if (!(err instanceof ObjectExistsError)) throw err;
+          return { size: 0 };
+        });
       bytes.set(frame, (bytes.get(frame) ?? 0) + stored.size);
     }
   }
@@ -61,14 +71,32 @@ export async function estimateFiles(storage: ObjectStorage, prefix: string): Pro
  * the job where its finalize looks (staged objects, or `out/` here, as a requeue's frames) and
  * answers them, so they are not rendered again. Another request (or no finished estimate): none.
  */
-export async function copyEstimatedFrames(env: WorkerEnv, rec: JobRecord, final: FinalConfig, frames: readonly number[], log: Logger): Promise<number[]> {
+export async function copyEstimatedFrames(
+  env: WorkerEnv,
+  rec: JobRecord,
+  final: FinalConfig,
+  frames: readonly number[],
+  log: Logger,
+): Promise<number[]> {
   const est = rec.internal.estimate;
-  if (!est?.frames?.length || est.state === 'failed' || !sameRequest(est.requestedConfig, rec.job.requestedConfig ?? {})) return [];
+  if (
+    !est?.frames?.length ||
+    est.state === 'failed' ||
+    !sameRequest(est.requestedConfig, rec.job.requestedConfig ?? {})
+  )
+    return [];
   const files = await estimateFiles(env.storage, estimatePrefix(rec.job.workspaceId, rec.job.id, est.startedAt));
   const sampled = new Set(est.frames);
-  const copy = copyableFrames(final, frames.filter((f) => sampled.has(f)), files, new Set());
+  const copy = copyableFrames(
+    final,
+    frames.filter((f) => sampled.has(f)),
+    files,
+    new Set(),
+  );
   if (copy.length === 0) return [];
-  const to = env.settings.stageFrames ? { stagingPrefix: stagingPrefix(rec.job.id) } : { out: outputLayout(jobDirOf(env.settings.workRoot, rec.job.id)) };
+  const to = env.settings.stageFrames
+    ? { stagingPrefix: stagingPrefix(rec.job.id) }
+    : { out: outputLayout(jobDirOf(env.settings.workRoot, rec.job.id)) };
   const copied = await copyFrameFiles(env.storage, files, new Set(copy), to);
   log.info({ frames: copy, files: copied }, 'frames copied from the estimate');
   return copy;

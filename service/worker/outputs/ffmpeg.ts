@@ -32,7 +32,12 @@ const TAIL_BYTES = 4096;
 const MAX_STDOUT = 4 * 1024 * 1024;
 
 /** Runs one process to completion; resolves with stdout (used for ffprobe's JSON). */
-function run(cmd: string, args: string[], signal: AbortSignal | undefined, onLine?: FfmpegRunOptions['onLine']): Promise<string> {
+function run(
+  cmd: string,
+  args: string[],
+  signal: AbortSignal | undefined,
+  onLine?: FfmpegRunOptions['onLine'],
+): Promise<string> {
   return new Promise((resolve, reject) => {
     signal?.throwIfAborted();
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -116,10 +121,16 @@ export interface EncodeMp4Options extends FfmpegRunOptions {
  * Sequentially numbered symlinks (`00000001.ext`, ...) in a new folder: any list of files of one
  * type (gaps, odd names) becomes one image2 sequence, numbered from 1.
  */
-async function linkSequence(files: readonly string[], tmpDir: string | undefined, label: string, signal?: AbortSignal): Promise<{ dir: string; pattern: string }> {
+async function linkSequence(
+  files: readonly string[],
+  tmpDir: string | undefined,
+  label: string,
+  signal?: AbortSignal,
+): Promise<{ dir: string; pattern: string }> {
   if (files.length === 0) throw new TypeError('ffmpeg: empty frame list');
   const ext = path.extname(files[0]!).toLowerCase();
-  if (files.some((f) => path.extname(f).toLowerCase() !== ext)) throw new TypeError('ffmpeg: frames must share one file type');
+  if (files.some((f) => path.extname(f).toLowerCase() !== ext))
+    throw new TypeError('ffmpeg: frames must share one file type');
   const dir = await mkdtemp(path.join(tmpDir ?? tmpdir(), label));
   try {
     for (const [i, f] of files.entries()) {
@@ -135,7 +146,8 @@ async function linkSequence(files: readonly string[], tmpDir: string | undefined
 
 /** Encodes frames to H.264/yuv420p MP4, padding odd sizes to even (x264 refuses odd ones). */
 export async function encodeMp4(o: EncodeMp4Options): Promise<void> {
-  if ((o.framePattern === undefined) === (o.frames === undefined)) throw new TypeError('encodeMp4 needs exactly one of framePattern or frames');
+  if ((o.framePattern === undefined) === (o.frames === undefined))
+    throw new TypeError('encodeMp4 needs exactly one of framePattern or frames');
   const rate = frameRate(o.fps, o.fpsBase ?? 1);
   let linkDir: string | undefined;
   let pattern = o.framePattern;
@@ -149,11 +161,34 @@ export async function encodeMp4(o: EncodeMp4Options): Promise<void> {
     }
     const part = `${o.out}.part`;
     const args = [
-      '-hide_banner', '-nostdin', '-loglevel', 'error', '-y',
-      '-framerate', rate, '-start_number', String(start), '-i', pattern!,
-      '-vf', 'pad=ceil(iw/2)*2:ceil(ih/2)*2',
-      '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-preset', o.preset ?? 'medium', '-crf', String(o.crf ?? 18),
-      '-r', rate, '-movflags', '+faststart', '-f', 'mp4', part,
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-y',
+      '-framerate',
+      rate,
+      '-start_number',
+      String(start),
+      '-i',
+      pattern!,
+      '-vf',
+      'pad=ceil(iw/2)*2:ceil(ih/2)*2',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      '-preset',
+      o.preset ?? 'medium',
+      '-crf',
+      String(o.crf ?? 18),
+      '-r',
+      rate,
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
+      part,
     ];
     try {
       await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal, o.onLine);
@@ -180,10 +215,21 @@ export async function makePreview(o: PreviewOptions): Promise<void> {
   const maxWidth = o.maxWidth ?? 320;
   const jpeg = /\.jpe?g$/i.test(o.out);
   const args = [
-    '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-i', o.input, '-frames:v', '1',
-    '-vf', `scale='min(${maxWidth},iw)':-1`,
+    '-hide_banner',
+    '-nostdin',
+    '-loglevel',
+    'error',
+    '-y',
+    '-i',
+    o.input,
+    '-frames:v',
+    '1',
+    '-vf',
+    `scale='min(${maxWidth},iw)':-1`,
     ...(jpeg ? ['-q:v', '4', '-pix_fmt', 'yuvj420p'] : []),
-    '-update', '1', o.out,
+    '-update',
+    '1',
+    o.out,
   ];
   await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal, o.onLine);
 }
@@ -210,7 +256,8 @@ const LINEAR = /\.(exr|hdr)$/i;
  * within range as they are), then the sRGB curve, as Blender's Standard view shows them. Without
  * it an EXR thumbnail is dark and its highlights clip.
  */
-const TONE_MAP = 'zscale=tin=linear:t=linear:npl=100,format=gbrpf32le,tonemap=mobius:desat=0,zscale=t=iec61966-2-1:m=bt709:r=full,';
+const TONE_MAP =
+  'zscale=tin=linear:t=linear:npl=100,format=gbrpf32le,tonemap=mobius:desat=0,zscale=t=iec61966-2-1:m=bt709:r=full,';
 
 /**
  * JPEG thumbnails of a run of images in one ffmpeg process (each start costs ~50 ms of CPU),
@@ -224,10 +271,25 @@ export async function makeThumbnails(o: ThumbnailsOptions): Promise<string[]> {
   const { dir, pattern } = await linkSequence(o.inputs, o.tmpDir, 'rb-thumbs-', o.signal);
   const scale = `scale=w='min(${side},iw)':h='min(${side},ih)':force_original_aspect_ratio=decrease,format=yuvj420p`;
   const args = (toneMap: boolean, trc: boolean) => [
-    '-hide_banner', '-nostdin', '-loglevel', 'error', '-y',
+    '-hide_banner',
+    '-nostdin',
+    '-loglevel',
+    'error',
+    '-y',
     ...(trc ? ['-apply_trc', 'iec61966_2_1'] : []),
-    '-start_number', '1', '-i', pattern,
-    '-vf', `${toneMap ? TONE_MAP : ''}${scale}`, '-q:v', '4', '-start_number', '1', '-f', 'image2', path.join(o.outDir, '%08d.jpg'),
+    '-start_number',
+    '1',
+    '-i',
+    pattern,
+    '-vf',
+    `${toneMap ? TONE_MAP : ''}${scale}`,
+    '-q:v',
+    '4',
+    '-start_number',
+    '1',
+    '-f',
+    'image2',
+    path.join(o.outDir, '%08d.jpg'),
   ];
   try {
     try {
@@ -264,15 +326,28 @@ interface FfprobeJson {
 /** The first video stream of a file, through `ffprobe -of json`. */
 export async function probe(file: string, o: FfmpegRunOptions & { countFrames?: boolean } = {}): Promise<ProbeResult> {
   const args = [
-    '-v', 'error', '-select_streams', 'v:0', ...(o.countFrames ? ['-count_frames'] : []),
-    '-show_entries', 'stream=codec_name,pix_fmt,width,height,r_frame_rate,avg_frame_rate,nb_frames,nb_read_frames:format=duration',
-    '-of', 'json', file,
+    '-v',
+    'error',
+    '-select_streams',
+    'v:0',
+    ...(o.countFrames ? ['-count_frames'] : []),
+    '-show_entries',
+    'stream=codec_name,pix_fmt,width,height,r_frame_rate,avg_frame_rate,nb_frames,nb_read_frames:format=duration',
+    '-of',
+    'json',
+    file,
   ];
   const json = JSON.parse(await run(o.ffprobePath ?? 'ffprobe', args, o.signal)) as FfprobeJson;
   const s = json.streams?.[0];
   if (!s) throw new FfmpegError(`ffprobe found no video stream in ${file}`, 0, '');
-  const num = (v: unknown) => (v === undefined || v === 'N/A' || v === '' || !Number.isFinite(Number(v)) ? null : Number(v));
-  const rate = typeof s.avg_frame_rate === 'string' && s.avg_frame_rate !== '0/0' ? s.avg_frame_rate : typeof s.r_frame_rate === 'string' ? s.r_frame_rate : null;
+  const num = (v: unknown) =>
+    v === undefined || v === 'N/A' || v === '' || !Number.isFinite(Number(v)) ? null : Number(v);
+  const rate =
+    typeof s.avg_frame_rate === 'string' && s.avg_frame_rate !== '0/0'
+      ? s.avg_frame_rate
+      : typeof s.r_frame_rate === 'string'
+        ? s.r_frame_rate
+        : null;
   let fps: number | null = null;
   if (rate) {
     const [n, d] = rate.split('/').map(Number);

@@ -87,7 +87,8 @@ function frameNumber(fileName: string): number {
 function resolveInside(outputDir: string, p: string): string {
   const abs = path.resolve(outputDir, p);
   const rel = path.relative(outputDir, abs);
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`output file outside the job's output folder: ${p}`);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel))
+    throw new Error(`output file outside the job's output folder: ${p}`);
   return abs;
 }
 
@@ -140,9 +141,13 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
 
   // Keys first (in order: a name taken twice gets -2): what was stored early under its key is kept.
   const frameKeys = new Set<string>();
-  const frameKey = new Map(frames.map((f) => [f, `${prefix}/frames/${uniqueName(safeSegment(f.fileName), frameKeys)}`]));
+  const frameKey = new Map(
+    frames.map((f) => [f, `${prefix}/frames/${uniqueName(safeSegment(f.fileName), frameKeys)}`]),
+  );
   const compositeKeys = new Set<string>();
-  const compositeKey = new Map(composites.map((f) => [f, `${prefix}/composites/${uniqueName(relativeKey(f.relativePath), compositeKeys)}`]));
+  const compositeKey = new Map(
+    composites.map((f) => [f, `${prefix}/composites/${uniqueName(relativeKey(f.relativePath), compositeKeys)}`]),
+  );
   const kept = new Map<string, number>();
   for (const [f, key] of [...frameKey, ...compositeKey]) {
     const early = o.reuse?.get(f.abs);
@@ -201,17 +206,39 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
 type Put = (key: string, file: string) => Promise<unknown>;
 
 /** Deletes what the job's output prefix holds but its thumbnails and the objects of `keep`. */
-export async function deleteUnpublished(storage: ObjectStorage, prefix: string, keep: ReadonlyMap<string, unknown> = new Map()): Promise<void> {
-  for (const { key } of await storage.list(prefix)) if (!keep.has(key) && !isThumbnailKey(prefix, key)) await storage.delete(key);
+export async function deleteUnpublished(
+  storage: ObjectStorage,
+  prefix: string,
+  keep: ReadonlyMap<string, unknown> = new Map(),
+): Promise<void> {
+  for (const { key } of await storage.list(prefix))
+    if (!keep.has(key) && !isThumbnailKey(prefix, key)) await storage.delete(key);
 }
 
 /** Thumbnails of the frames that have none yet (copied by a requeue or an estimate, or failed on their slot). */
-async function missingThumbnails(o: FinalizeOptions, prefix: string, frames: LocalFile[], workDir: string, warnings: string[]): Promise<number> {
+async function missingThumbnails(
+  o: FinalizeOptions,
+  prefix: string,
+  frames: LocalFile[],
+  workDir: string,
+  warnings: string[],
+): Promise<number> {
   const seen = new Set<number>();
   // One a frame, of its first view (frames are sorted by frame, then view).
-  const images = frames.filter((f) => !seen.has(f.frame) && seen.add(f.frame)).map((f) => ({ frame: f.frame, file: f.abs }));
+  const images = frames
+    .filter((f) => !seen.has(f.frame) && seen.add(f.frame))
+    .map((f) => ({ frame: f.frame, file: f.abs }));
   try {
-    return await fillMissingThumbnails({ storage: o.storage, prefix, workDir, ...(o.ffmpeg ? { ffmpeg: o.ffmpeg } : {}), ...(o.signal ? { signal: o.signal } : {}) }, images);
+    return await fillMissingThumbnails(
+      {
+        storage: o.storage,
+        prefix,
+        workDir,
+        ...(o.ffmpeg ? { ffmpeg: o.ffmpeg } : {}),
+        ...(o.signal ? { signal: o.signal } : {}),
+      },
+      images,
+    );
   } catch (err) {
     if (o.signal?.aborted) throw err;
     warnings.push(`thumbnails not made: ${(err as Error).message}`);
@@ -227,7 +254,12 @@ interface Keyed {
 }
 
 /** Stores every file under its key (`store` answers its size) and streams the two ZIPs. */
-async function storeFiles(o: FinalizeOptions, prefix: string, k: Keyed, store: (key: string, file: string) => Promise<number>) {
+async function storeFiles(
+  o: FinalizeOptions,
+  prefix: string,
+  k: Keyed,
+  store: (key: string, file: string) => Promise<number>,
+) {
   const frameOut = await pool(k.frames, o.uploadConcurrency ?? 4, async (f): Promise<OutputFile> => {
     const key = k.frameKey.get(f)!;
     const size = await store(key, f.abs);
@@ -270,11 +302,19 @@ function softFail(err: unknown, signal: AbortSignal | undefined, warnings: strin
   warnings.push(`${what}: ${err.message}`);
 }
 
-async function encodeVideos(o: FinalizeOptions, prefix: string, frames: LocalFile[], workDir: string, put: Put, warnings: string[]): Promise<VideoFile[]> {
+async function encodeVideos(
+  o: FinalizeOptions,
+  prefix: string,
+  frames: LocalFile[],
+  workDir: string,
+  put: Put,
+  warnings: string[],
+): Promise<VideoFile[]> {
   const fpsBase = o.fpsBase ?? 1;
   const fps = o.fps && o.fps > 0 && fpsBase > 0 ? Math.max(1, Math.round(o.fps / fpsBase)) : null;
   const views = new Map<string | null, LocalFile[]>();
-  for (const f of frames) if (VIDEO_SOURCE.test(f.fileName)) (views.get(f.view) ?? views.set(f.view, []).get(f.view)!).push(f);
+  for (const f of frames)
+    if (VIDEO_SOURCE.test(f.fileName)) (views.get(f.view) ?? views.set(f.view, []).get(f.view)!).push(f);
   if (views.size === 0 || !o.fps) {
     warnings.push(!o.fps ? 'MP4 not made: no frame rate given' : 'MP4 not made: no PNG or JPEG frames');
     return [{ format: 'mp4', label: null, key: null, fps, segment: null }];
@@ -286,10 +326,21 @@ async function encodeVideos(o: FinalizeOptions, prefix: string, frames: LocalFil
     const ext = path.extname(list[0]!.fileName).toLowerCase();
     const same = list.filter((f) => path.extname(f.fileName).toLowerCase() === ext);
     const segment = { start: same[0]!.frame, end: same[same.length - 1]!.frame };
-    const file = path.join(workDir, uniqueName(`${safeSegment(view === null ? o.jobId : `${o.jobId}-${view}`)}.mp4`, names));
+    const file = path.join(
+      workDir,
+      uniqueName(`${safeSegment(view === null ? o.jobId : `${o.jobId}-${view}`)}.mp4`, names),
+    );
     let key: string | null = `${prefix}/video/${path.basename(file)}`;
     try {
-      await encodeMp4({ frames: same.map((f) => f.abs), fps: o.fps, fpsBase, out: file, tmpDir: workDir, signal: o.signal, ...o.ffmpeg });
+      await encodeMp4({
+        frames: same.map((f) => f.abs),
+        fps: o.fps,
+        fpsBase,
+        out: file,
+        tmpDir: workDir,
+        signal: o.signal,
+        ...o.ffmpeg,
+      });
       await put(key, file);
     } catch (err) {
       softFail(err, o.signal, warnings, `MP4${view === null ? '' : ` of view ${view}`} not made`);
@@ -300,7 +351,14 @@ async function encodeVideos(o: FinalizeOptions, prefix: string, frames: LocalFil
   return out;
 }
 
-async function preview(o: FinalizeOptions, prefix: string, candidates: LocalFile[], workDir: string, put: Put, warnings: string[]): Promise<string | null> {
+async function preview(
+  o: FinalizeOptions,
+  prefix: string,
+  candidates: LocalFile[],
+  workDir: string,
+  put: Put,
+  warnings: string[],
+): Promise<string | null> {
   const images = candidates.filter((f) => PREVIEW_SOURCE.test(f.fileName));
   const firstView = images[0]?.view ?? null;
   const ofView = images.filter((f) => f.view === firstView);

@@ -66,7 +66,12 @@ export async function damagedFiles(files: readonly string[], since: number): Pro
  * Frames of `done` (found finished in `out/`) whose files were left damaged by a machine crash
  * (damagedFiles) are not done: their files are deleted, so that they are rendered again.
  */
-export async function dropDamagedFrames(final: FinalConfig, layout: OutputLayout, done: ReadonlySet<number>, since: number): Promise<{ done: Set<number>; removed: string[] }> {
+export async function dropDamagedFrames(
+  final: FinalConfig,
+  layout: OutputLayout,
+  done: ReadonlySet<number>,
+  since: number,
+): Promise<{ done: Set<number>; removed: string[] }> {
   const fileFrame = new Map<string, number>();
   for (const frame of done) for (const f of filesOfFrame(final, frame)) fileFrame.set(placeOf(layout, f), frame);
   const removed = await damagedFiles([...fileFrame.keys()], since);

@@ -55,7 +55,9 @@ export class FrameStaging {
   /** Stages every file of `out/` belonging to one of `frames`. */
   async stageFrames(out: OutputLayout, frames: ReadonlySet<number> | undefined): Promise<void> {
     for (const area of ['frames', 'composite'] as const) {
-      const rels = (await listFiles(areaDir(out, area))).filter((rel) => !frames || frames.has(frameOfFile(rel) ?? NaN));
+      const rels = (await listFiles(areaDir(out, area))).filter(
+        (rel) => !frames || frames.has(frameOfFile(rel) ?? NaN),
+      );
       await this.stage(out, area, rels);
     }
   }
@@ -99,7 +101,8 @@ export class FrameStaging {
   /** Every recorded run; a bare number (recorded before devices were) counts on `legacyDevice`. */
   async runs(legacyDevice: RenderRun['device']): Promise<RenderRun[]> {
     const runs: RenderRun[] = [];
-    for (const { key } of await this.storage.list(`${this.prefix}/seconds/`)) runs.push(...parseRunLines(await text(await this.storage.get(key)), legacyDevice));
+    for (const { key } of await this.storage.list(`${this.prefix}/seconds/`))
+      runs.push(...parseRunLines(await text(await this.storage.get(key)), legacyDevice));
     return runs;
   }
 

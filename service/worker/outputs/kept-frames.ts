@@ -47,7 +47,12 @@ async function copyObject(storage: ObjectStorage, from: string, to: string): Pro
  * other machines (under `staged`, when frames are staged), then deletes what the job stored early
  * as outputs. Answers how many files the job keeps, on every machine together.
  */
-export async function keepFinishedFiles(storage: ObjectStorage, rec: JobRecord, out: OutputLayout, staged?: string): Promise<number> {
+export async function keepFinishedFiles(
+  storage: ObjectStorage,
+  rec: JobRecord,
+  out: OutputLayout,
+  staged?: string,
+): Promise<number> {
   const kept = keptPrefix(rec.job.workspaceId, rec.job.id);
   for (const area of AREAS) {
     // `out/` holds only finished files (promoted once Blender saved them); `.fetching` is a download under way.
@@ -94,7 +99,12 @@ export async function filesOfEndedJob(storage: ObjectStorage, src: JobRecord): P
  * The frames of `frames` the new render may copy: not asked to render again, and every camera
  * file the new final config expects for it is among `files` (compositor files come along).
  */
-export function copyableFrames(final: FinalConfig, frames: readonly number[], files: readonly SourceFile[], rerender: ReadonlySet<number>): number[] {
+export function copyableFrames(
+  final: FinalConfig,
+  frames: readonly number[],
+  files: readonly SourceFile[],
+  rerender: ReadonlySet<number>,
+): number[] {
   const camera = new Set(files.filter((f) => f.area === 'frames').map((f) => f.rel));
   return frames.filter((frame) => {
     if (rerender.has(frame)) return false;
@@ -140,12 +150,17 @@ export async function copyFrameFiles(
  * until when, so the retention sweeper deletes them after `outputRetentionDays` like outputs.
  */
 export async function keepStoppedJob(
-  env: { storage: ObjectStorage; jobs: Pick<WorkerJobStore, 'update'>; settings: Pick<WorkerSettings, 'workRoot' | 'stageFrames' | 'outputRetentionDays'> },
+  env: {
+    storage: ObjectStorage;
+    jobs: Pick<WorkerJobStore, 'update'>;
+    settings: Pick<WorkerSettings, 'workRoot' | 'stageFrames' | 'outputRetentionDays'>;
+  },
   rec: JobRecord,
 ): Promise<void> {
   const out = outputLayout(jobDirOf(env.settings.workRoot, rec.job.id));
   await keepFinishedFiles(env.storage, rec, out, env.settings.stageFrames ? stagingPrefix(rec.job.id) : undefined);
   // Set even when nothing was kept (the move that stopped the job usually did already): the
   // job's task logs expire with it.
-  if (!rec.internal.keptUntil) await env.jobs.update(rec.job.id, {}, stoppedJobInternal(env.settings.outputRetentionDays));
+  if (!rec.internal.keptUntil)
+    await env.jobs.update(rec.job.id, {}, stoppedJobInternal(env.settings.outputRetentionDays));
 }

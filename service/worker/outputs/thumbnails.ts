@@ -96,9 +96,17 @@ export async function storeThumbnails(o: ThumbnailStoreOptions, images: readonly
 async function throughFfmpeg(o: ThumbnailStoreOptions, images: readonly FrameImage[], side: number): Promise<number> {
   const outDir = await mkdtemp(path.join(o.workDir, 'thumbs-'));
   try {
-    const made = await makeThumbnails({ inputs: images.map((i) => i.file), outDir, maxSide: side, tmpDir: o.workDir, ...o.ffmpeg, ...(o.signal ? { signal: o.signal } : {}) });
+    const made = await makeThumbnails({
+      inputs: images.map((i) => i.file),
+      outDir,
+      maxSide: side,
+      tmpDir: o.workDir,
+      ...o.ffmpeg,
+      ...(o.signal ? { signal: o.signal } : {}),
+    });
     let stored = 0;
-    for (const [i, file] of made.entries()) if (await putOnce(o, thumbnailKey(o.prefix, images[i]!.frame, 'jpg'), file)) stored++;
+    for (const [i, file] of made.entries())
+      if (await putOnce(o, thumbnailKey(o.prefix, images[i]!.frame, 'jpg'), file)) stored++;
     return stored;
   } finally {
     await rm(outDir, { recursive: true, force: true });

@@ -11,8 +11,20 @@ import { z } from 'zod';
 import { BlobRef } from '../../../shared/api/blob-upload.js';
 import { blobKey } from '../../domain/blob-project.js';
 import { UnpackAbortedError, UnpackError } from '../../../zip/errors.js';
-import { ensureFreeSpace, intoProjectFolder, prepareEntryPath, type UnpackResult } from '../../../zip/project-folder.js';
-import { DEFAULT_UNPACK_LIMITS, entryPath, printable, ProjectPlan, tooManyEntries, type UnpackLimits } from '../../../zip/rules.js';
+import {
+  ensureFreeSpace,
+  intoProjectFolder,
+  prepareEntryPath,
+  type UnpackResult,
+} from '../../../zip/project-folder.js';
+import {
+  DEFAULT_UNPACK_LIMITS,
+  entryPath,
+  printable,
+  ProjectPlan,
+  tooManyEntries,
+  type UnpackLimits,
+} from '../../../zip/rules.js';
 import { BlobIntegrityError } from './blob-integrity.js';
 import type { BlobCache, BlobFetchReport, BlobSource } from './blob-cache.js';
 
@@ -58,7 +70,9 @@ interface Planned {
 export async function assembleBlobProject(o: AssembleOptions): Promise<UnpackResult & { blobCache: BlobFetchReport }> {
   const limits = { ...DEFAULT_UNPACK_LIMITS, ...o.limits };
   const planned = planEntries(await readBlobProject(o.storage, o.projectKey), limits);
-  const distinct = [...new Map(planned.filter((p) => p.blob.size > 0).map((p) => [`${p.blob.sha256}-${p.blob.size}`, p.blob])).values()];
+  const distinct = [
+    ...new Map(planned.filter((p) => p.blob.size > 0).map((p) => [`${p.blob.sha256}-${p.blob.size}`, p.blob])).values(),
+  ];
   const { held, missing } = await o.cache.lookup(distinct);
   try {
     const report: BlobFetchReport = { hits: held.length, misses: missing.length, bytesFetched: 0 };
@@ -69,7 +83,11 @@ export async function assembleBlobProject(o: AssembleOptions): Promise<UnpackRes
     if (sameDisk) await ensureFreeSpace(o.jobDir, missingBytes, limits);
     else {
       await ensureFreeSpace(o.cache.dir, missingBytes, limits);
-      await ensureFreeSpace(o.jobDir, planned.reduce((sum, p) => sum + p.blob.size, 0), limits);
+      await ensureFreeSpace(
+        o.jobDir,
+        planned.reduce((sum, p) => sum + p.blob.size, 0),
+        limits,
+      );
     }
     const keyOf = (b: BlobRef) => blobKey(o.workspaceId, b);
     report.bytesFetched = await o.cache.fetch(o.storage, keyOf, missing, o.signal);
@@ -104,7 +122,9 @@ async function readBlobProject(storage: BlobSource, key: string): Promise<z.infe
     size += chunk.length;
     if (size > MAX_BLOB_PROJECT_BYTES) {
       stream.destroy();
-      throw new UnpackError('ZIP_CORRUPT', `The project's file list is larger than ${MAX_BLOB_PROJECT_BYTES} bytes.`, { maxBytes: MAX_BLOB_PROJECT_BYTES });
+      throw new UnpackError('ZIP_CORRUPT', `The project's file list is larger than ${MAX_BLOB_PROJECT_BYTES} bytes.`, {
+        maxBytes: MAX_BLOB_PROJECT_BYTES,
+      });
     }
     chunks.push(chunk);
   }
@@ -116,9 +136,13 @@ async function readBlobProject(storage: BlobSource, key: string): Promise<z.infe
   }
   const r = StoredProject.safeParse(json);
   if (!r.success) {
-    throw new UnpackError('ZIP_CORRUPT', "The project's file list does not have the expected shape; upload the project again.", {
-      issues: r.error.issues.slice(0, 20).map((i) => `${i.path.join('.')}: ${i.message}`),
-    });
+    throw new UnpackError(
+      'ZIP_CORRUPT',
+      "The project's file list does not have the expected shape; upload the project again.",
+      {
+        issues: r.error.issues.slice(0, 20).map((i) => `${i.path.join('.')}: ${i.message}`),
+      },
+    );
   }
   return r.data;
 }
@@ -131,7 +155,12 @@ function planEntries(project: z.infer<typeof StoredProject>, limits: UnpackLimit
   for (const e of project.entries) {
     plan.count();
     const { segments, isDir } = entryPath(e.path);
-    if (isDir) throw new UnpackError('ZIP_BAD_NAME', `The project entry "${printable(e.path)}" names a folder; a project lists files only.`, { entry: printable(e.path) });
+    if (isDir)
+      throw new UnpackError(
+        'ZIP_BAD_NAME',
+        `The project entry "${printable(e.path)}" names a folder; a project lists files only.`,
+        { entry: printable(e.path) },
+      );
     plan.file(e.path, segments, e.size);
     // macOS resource forks: checked like the rest, never written (as a zip's).
     if (segments[0] === '__MACOSX') continue;
@@ -156,7 +185,7 @@ class Placer {
       await (await open(target, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o644)).close();
       return;
     }
-    for (let refetched = false; ; ) {
+    for (let refetched = false; ;) {
       const source = this.o.cache.pathOf(blob);
       try {
         if (this.linkable) return await link(source, target);
@@ -166,7 +195,10 @@ class Placer {
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         // Another disk, a filesystem without hard links, or an inode at its link limit.
-        if (this.linkable && (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK' || code === 'ENOTSUP' || code === 'EOPNOTSUPP')) {
+        if (
+          this.linkable &&
+          (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK' || code === 'ENOTSUP' || code === 'EOPNOTSUPP')
+        ) {
           this.linkable = false;
           continue;
         }

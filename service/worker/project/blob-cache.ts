@@ -118,7 +118,12 @@ export class BlobCache {
    * downloading is waited for, not fetched twice. Returns the bytes this call downloaded. Throws
    * BlobIntegrityError for bytes that do not match, UnpackAbortedError when `signal` fires.
    */
-  async fetch(storage: BlobSource, keyOf: (b: BlobRef) => string, missing: readonly BlobRef[], signal: AbortSignal): Promise<number> {
+  async fetch(
+    storage: BlobSource,
+    keyOf: (b: BlobRef) => string,
+    missing: readonly BlobRef[],
+    signal: AbortSignal,
+  ): Promise<number> {
     const queue = [...missing];
     let fetched = 0;
     let failure: { err: unknown } | undefined;
@@ -212,7 +217,8 @@ export class BlobCache {
    */
   async makeRoom(incoming = 0): Promise<void> {
     this.estimate ??= (await this.scan()).reduce((sum, f) => sum + f.size, 0);
-    if (this.estimate + incoming > this.opts.maxBytes) await this.trim(Math.max(0, this.opts.maxBytes * LOW_WATER - incoming));
+    if (this.estimate + incoming > this.opts.maxBytes)
+      await this.trim(Math.max(0, this.opts.maxBytes * LOW_WATER - incoming));
   }
 
   /**
@@ -241,7 +247,9 @@ export class BlobCache {
   /** Every cached blob with its size and last use; stale temporary files are removed on the way. */
   private async scan(): Promise<{ id: string; file: string; size: number; usedMs: number }[]> {
     const found: { id: string; file: string; size: number; usedMs: number }[] = [];
-    const fanOut = await readdir(this.opts.dir).catch((err: unknown) => (errno(err) === 'ENOENT' ? [] : Promise.reject(err)));
+    const fanOut = await readdir(this.opts.dir).catch((err: unknown) =>
+      errno(err) === 'ENOENT' ? [] : Promise.reject(err),
+    );
     for (const sub of fanOut) {
       if (!/^[0-9a-f]{2}$/.test(sub)) continue;
       const folder = path.join(this.opts.dir, sub);
@@ -250,7 +258,8 @@ export class BlobCache {
         const s = await stat(file).catch(() => undefined);
         if (!s?.isFile()) continue;
         if (BLOB_NAME.test(name)) found.push({ id: name, file, size: s.size, usedMs: s.atimeMs });
-        else if (PART_NAME.test(name) && Date.now() - s.mtimeMs > STALE_PART_MS) await unlink(file).catch(() => undefined);
+        else if (PART_NAME.test(name) && Date.now() - s.mtimeMs > STALE_PART_MS)
+          await unlink(file).catch(() => undefined);
       }
     }
     return found;

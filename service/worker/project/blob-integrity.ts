@@ -21,6 +21,12 @@ export class BlobIntegrityError extends Error {
   }
 
   get details(): Record<string, unknown> {
-    return { code: this.code, sha256: this.blob.sha256, size: this.blob.size, gotSha256: this.got.sha256, gotSize: this.got.size };
+    return {
+      code: this.code,
+      sha256: this.blob.sha256,
+      size: this.blob.size,
+      gotSha256: this.got.sha256,
+      gotSize: this.got.size,
+    };
   }
 }

@@ -57,7 +57,14 @@ async function fetchSource(storage: ObjectStorage, key: string, dest: string, si
  */
 export async function prepareProject(
   rec: JobRecord,
-  opts: { storage: ObjectStorage; workRoot: string; signal: AbortSignal; blobCache: BlobCache; limits?: Partial<UnpackLimits>; fresh?: boolean },
+  opts: {
+    storage: ObjectStorage;
+    workRoot: string;
+    signal: AbortSignal;
+    blobCache: BlobCache;
+    limits?: Partial<UnpackLimits>;
+    fresh?: boolean;
+  },
 ): Promise<PreparedProject> {
   const jobDir = jobDirOf(opts.workRoot, rec.job.id);
   const info = path.join(jobDir, PROJECT_INFO);
@@ -81,7 +88,13 @@ export async function prepareProject(
       signal: opts.signal,
       ...(opts.limits ? { limits: opts.limits } : {}),
     });
-    const prepared: PreparedProject = { jobDir, root: assembled.root, files: assembled.files, manifest: assembled.manifest, blobCache: assembled.blobCache };
+    const prepared: PreparedProject = {
+      jobDir,
+      root: assembled.root,
+      files: assembled.files,
+      manifest: assembled.manifest,
+      blobCache: assembled.blobCache,
+    };
     await writeFile(info, JSON.stringify(prepared));
     return prepared;
   }

@@ -33,10 +33,14 @@ export function pickSceneFile(
     const n = normaliseRelativePath(requested);
     const hit = n === null ? undefined : byKey.get(n.normalize('NFC'));
     if (!hit) {
-      throw new UnpackError('SCENE_FILE_NOT_FOUND', `pathToFileForRender "${requested}" is not a .blend file in the upload; choose one of: ${list(choices)}`, {
-        requested,
-        choices,
-      });
+      throw new UnpackError(
+        'SCENE_FILE_NOT_FOUND',
+        `pathToFileForRender "${requested}" is not a .blend file in the upload; choose one of: ${list(choices)}`,
+        {
+          requested,
+          choices,
+        },
+      );
     }
     return hit;
   }
@@ -44,9 +48,16 @@ export function pickSceneFile(
   if (fromManifest) return fromManifest;
   if (choices.length === 1) return choices[0] as string;
   if (choices.length === 0) {
-    throw new UnpackError('SCENE_FILE_MISSING', 'The upload contains no .blend file.', { files: files.slice(0, 50), fileCount: files.length });
+    throw new UnpackError('SCENE_FILE_MISSING', 'The upload contains no .blend file.', {
+      files: files.slice(0, 50),
+      fileCount: files.length,
+    });
   }
-  throw new UnpackError('SCENE_FILE_AMBIGUOUS', `The upload contains several .blend files; set validationConfig.pathToFileForRender to one of: ${list(choices)}`, { choices });
+  throw new UnpackError(
+    'SCENE_FILE_AMBIGUOUS',
+    `The upload contains several .blend files; set validationConfig.pathToFileForRender to one of: ${list(choices)}`,
+    { choices },
+  );
 }
 
 export interface ResolvedAddon {
@@ -86,21 +97,35 @@ export function resolveBundledAddons(
     else unknown.push(p);
   }
   if (unknown.length > 0) {
-    throw new UnpackError('ADDON_PATH_UNKNOWN', `Unknown bundled add-on path(s): ${list(unknown)}; the upload bundles: ${list(validPaths)}`, {
-      unknown,
-      choices: validPaths,
-    });
+    throw new UnpackError(
+      'ADDON_PATH_UNKNOWN',
+      `Unknown bundled add-on path(s): ${list(unknown)}; the upload bundles: ${list(validPaths)}`,
+      {
+        unknown,
+        choices: validPaths,
+      },
+    );
   }
   for (const ref of addonsToUse ?? []) {
     const hit = bundled.find((a) => a.id === ref.id);
     if (hit) selected.set(hit.path, hit);
   }
   const present = opts.files ? new Set(opts.files.map((f) => f.normalize('NFC'))) : null;
-  const missing = [...selected.keys()].filter((p) => present && !present.has(p.normalize('NFC')) && ![...present].some((f) => f.startsWith(`${p.normalize('NFC')}/`)));
+  const missing = [...selected.keys()].filter(
+    (p) =>
+      present && !present.has(p.normalize('NFC')) && ![...present].some((f) => f.startsWith(`${p.normalize('NFC')}/`)),
+  );
   if (missing.length > 0) {
-    throw new UnpackError('ADDON_MISSING', `The manifest lists add-on(s) missing from the upload: ${list(missing)}`, { missing });
+    throw new UnpackError('ADDON_MISSING', `The manifest lists add-on(s) missing from the upload: ${list(missing)}`, {
+      missing,
+    });
   }
-  return [...selected.values()].map((a) => ({ id: a.id, name: a.name, relativePath: a.path, path: posix.join(opts.root, a.path) }));
+  return [...selected.values()].map((a) => ({
+    id: a.id,
+    name: a.name,
+    relativePath: a.path,
+    path: posix.join(opts.root, a.path),
+  }));
 }
 
 function list(items: readonly string[]): string {

@@ -12,7 +12,13 @@ import { parseDeviceLine, type DeviceReport } from '../../../blender/render/devi
 import { BlenderLogParser, type ProgressEvent } from '../../../blender/render/progress-parser.js';
 import { renderInvocation } from '../../../blender/render/render-invocation.js';
 import { parseSetupLine } from '../../../blender/render/render-settings.js';
-import { attemptLayout, filesOfFrame, finishedFrames, promoteFinished, type OutputLayout } from '../outputs/chunk-files.js';
+import {
+  attemptLayout,
+  filesOfFrame,
+  finishedFrames,
+  promoteFinished,
+  type OutputLayout,
+} from '../outputs/chunk-files.js';
 import { FatalTaskError, RetryableTaskError } from '../runtime/outcomes.js';
 import type { TaskContext } from '../runtime/runtime.js';
 import { blenderSetup, planBinary } from './blender-setup.js';
@@ -76,7 +82,15 @@ class ChunkOutput {
     const frame = ev.frame;
     // Measured here, as Blender prints it: Blender's own figure can read 0 after the first frame.
     const wall = (Date.now() - this.frameBegunAt) / 1000;
-    const stat = { jobId: job.jobId, frame, attempt: task.attempts, seconds: wall > 0 ? wall : ev.seconds, memory: this.parser.lastFrameMemory, device: this.used, lane: ctx.lane.name };
+    const stat = {
+      jobId: job.jobId,
+      frame,
+      attempt: task.attempts,
+      seconds: wall > 0 ? wall : ev.seconds,
+      memory: this.parser.lastFrameMemory,
+      device: this.used,
+      lane: ctx.lane.name,
+    };
     job.later(ctx.log, async () => {
       await promoteFinished(this.attempt, job.out, frame);
       const camera = filesOfFrame(job.final, frame).filter((f) => f.kind === 'camera');
@@ -101,7 +115,16 @@ export async function renderPart(job: JobRun, task: Task, ctx: TaskContext, part
   const { env } = job;
   const label = `${task.id.split(':').pop()}-${task.attempts}-${part.start}`;
   const attempt = await attemptLayout(job.project.jobDir, label);
-  const setup = await blenderSetup({ env, project: job.project, final: job.final, requested: job.requested, plan: job.plan, binary: planBinary(env, job.plan), slot: ctx.lane.slot, attempt });
+  const setup = await blenderSetup({
+    env,
+    project: job.project,
+    final: job.final,
+    requested: job.requested,
+    plan: job.plan,
+    binary: planBinary(env, job.plan),
+    slot: ctx.lane.slot,
+    attempt,
+  });
   const output = new ChunkOutput(job, task, ctx, attempt, part);
   // Billed time (normalizedSeconds) counts every Blender run: crashed, hung and retried ones too,
   // each with the device it really used.
@@ -117,7 +140,9 @@ export async function renderPart(job: JobRun, task: Task, ctx: TaskContext, part
       signal: ctx.signal,
       onSpawn: (pid) => {
         ctx.log.info({ pid, frames: `${part.start}-${part.end}x${part.step}` }, 'blender started');
-        ctx.taskLog?.note(`Blender started (pid ${pid}) for frames ${part.start}-${part.end}${part.step > 1 ? ` step ${part.step}` : ''}`);
+        ctx.taskLog?.note(
+          `Blender started (pid ${pid}) for frames ${part.start}-${part.end}${part.step > 1 ? ` step ${part.step}` : ''}`,
+        );
       },
       onLine: (stream, line) => output.line(stream, line),
     });
@@ -135,8 +160,18 @@ export async function renderPart(job: JobRun, task: Task, ctx: TaskContext, part
 }
 
 /** Blender exited: its files, its bill and its progress, then the exit as the task's outcome. */
-async function partEnded(job: JobRun, ctx: TaskContext, output: ChunkOutput, attempt: OutputLayout, result: BlenderRunResult, bill: (ms: number) => Promise<void>): Promise<void> {
-  ctx.log.info({ exitCode: result.exitCode, ms: result.durationMs, device: billedRun(0, output.used).device }, 'blender exited');
+async function partEnded(
+  job: JobRun,
+  ctx: TaskContext,
+  output: ChunkOutput,
+  attempt: OutputLayout,
+  result: BlenderRunResult,
+  bill: (ms: number) => Promise<void>,
+): Promise<void> {
+  ctx.log.info(
+    { exitCode: result.exitCode, ms: result.durationMs, device: billedRun(0, output.used).device },
+    'blender exited',
+  );
   ctx.taskLog?.note(`Blender exited with code ${result.exitCode} after ${(result.durationMs / 1000).toFixed(1)} s`);
   await reportSetupWarnings(job.env, job.jobId, output.warnings);
   await job.settled();
@@ -152,7 +187,11 @@ async function partEnded(job: JobRun, ctx: TaskContext, output: ChunkOutput, att
   // A setup error (bad camera, scene...) or a Blender error line is the same on every try.
   if (!output.setupOk || errors.length > 0) {
     const at = parser.currentFrame !== null ? ` at frame ${parser.currentFrame}` : '';
-    throw FatalTaskError.render('BLENDER_FAILED', `Blender failed${at}: ${errors[0] ?? result.lastLines.at(-1) ?? `exit code ${result.exitCode}`}`, details);
+    throw FatalTaskError.render(
+      'BLENDER_FAILED',
+      `Blender failed${at}: ${errors[0] ?? result.lastLines.at(-1) ?? `exit code ${result.exitCode}`}`,
+      details,
+    );
   }
   throw new RetryableTaskError(`Blender exited with code ${result.exitCode}`, details);
 }

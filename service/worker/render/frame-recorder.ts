@@ -25,7 +25,11 @@ export interface FinishedFrame {
 }
 
 /** The row for one frame: RAM on the CPU, the device's own peak on a GPU (where RAM says little). */
-export function frameStat(env: Pick<WorkerEnv, 'builds' | 'workerName'>, f: FinishedFrame, now = new Date()): FrameStat {
+export function frameStat(
+  env: Pick<WorkerEnv, 'builds' | 'workerName'>,
+  f: FinishedFrame,
+  now = new Date(),
+): FrameStat {
   const device = billedRun(0, f.device).device;
   const build = buildFor(env.builds, f.plannedVersion) ?? env.builds.find((b) => b.isDefault);
   return {
@@ -42,7 +46,11 @@ export function frameStat(env: Pick<WorkerEnv, 'builds' | 'workerName'>, f: Fini
 }
 
 /** Writes one frame's row; failures are logged, never thrown. */
-export async function recordFrame(env: Pick<WorkerEnv, 'builds' | 'workerName' | 'frameStats'>, f: FinishedFrame, log: Logger): Promise<void> {
+export async function recordFrame(
+  env: Pick<WorkerEnv, 'builds' | 'workerName' | 'frameStats'>,
+  f: FinishedFrame,
+  log: Logger,
+): Promise<void> {
   if (!env.frameStats) return;
   try {
     await env.frameStats.recordFrames([frameStat(env, f)]);

@@ -130,7 +130,8 @@ export class JobRun {
     this.lastPublish = Date.now();
     this.later(log, async () => {
       // A late write must not replace the counters of a job that finished meanwhile (finalize wrote them).
-      if (late && !['booting', 'rendering'].includes((await this.env.jobs.getById(this.jobId))?.job.status ?? '')) return;
+      if (late && !['booting', 'rendering'].includes((await this.env.jobs.getById(this.jobId))?.job.status ?? ''))
+        return;
       if (Date.now() - this.lastScan >= SCAN_EVERY_MS) await this.scanOut();
       await this.env.jobs.setProgress(this.tracker.snapshot(this.state.status));
     });
@@ -239,16 +240,38 @@ export class JobRuns {
     const allFrames = expandFrameRanges(final.frameRanges ?? []);
     const layout = outputLayout(project.jobDir);
     // Frames found from before this worker started (a restart) count only if a power loss left their files whole.
-    const { done } = await dropDamagedFrames(final, layout, await finishedFramesListed(final, layout, allFrames), this.env.startedAt);
+    const { done } = await dropDamagedFrames(
+      final,
+      layout,
+      await finishedFramesListed(final, layout, allFrames),
+      this.env.startedAt,
+    );
     // Frames copied from a requeued job count as done, also where they were staged for another machine.
     const copied = expandFrameRanges(plan.copiedFrames ?? []);
-    const tracker = new ProgressTracker({ jobId: rec.job.id, frames: allFrames, slots: plan.slots, doneFrames: [...done, ...copied] });
-    const staging = this.env.settings.stageFrames ? new FrameStaging(this.env.storage, stagingPrefix(rec.job.id)) : undefined;
+    const tracker = new ProgressTracker({
+      jobId: rec.job.id,
+      frames: allFrames,
+      slots: plan.slots,
+      doneFrames: [...done, ...copied],
+    });
+    const staging = this.env.settings.stageFrames
+      ? new FrameStaging(this.env.storage, stagingPrefix(rec.job.id))
+      : undefined;
     const prefix = jobOutputPrefix(rec.job.workspaceId, rec.job.id);
-    const early = !staging && this.opts.earlyOutputs ? new EarlyOutputs(this.env.storage, prefix, project.jobDir) : undefined;
+    const early =
+      !staging && this.opts.earlyOutputs ? new EarlyOutputs(this.env.storage, prefix, project.jobDir) : undefined;
     const ffmpeg = this.env.settings.ffmpeg ? { ffmpeg: { ffmpegPath: this.env.settings.ffmpeg } } : {};
     const thumbnails = new FrameThumbnails({ storage: this.env.storage, prefix, workDir: project.jobDir, ...ffmpeg });
-    const parts = { jobId: rec.job.id, final, plan, requested: rec.job.requestedConfig ?? {}, status: rec.job.status, project, tracker, thumbnails };
+    const parts = {
+      jobId: rec.job.id,
+      final,
+      plan,
+      requested: rec.job.requestedConfig ?? {},
+      status: rec.job.status,
+      project,
+      tracker,
+      thumbnails,
+    };
     return new JobRun(this.env, { ...parts, ...(staging ? { staging } : {}), ...(early ? { early } : {}) });
   }
 }
@@ -265,7 +288,10 @@ export async function reportSetupWarnings(env: WorkerEnv, jobId: string, message
   await env.jobs.update(jobId, {
     finalConfig: {
       ...final,
-      analysisWarnings: [...(final.analysisWarnings ?? []), ...fresh.map((message) => ({ code: 'RENDER_SETUP_WARNING', message, blocking: false }))],
+      analysisWarnings: [
+        ...(final.analysisWarnings ?? []),
+        ...fresh.map((message) => ({ code: 'RENDER_SETUP_WARNING', message, blocking: false })),
+      ],
       notes: [final.notes, ...fresh].filter(Boolean).join('\n'),
     },
   });

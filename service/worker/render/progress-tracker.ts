@@ -79,7 +79,14 @@ export class ProgressTracker {
     }
     switch (ev.type) {
       case 'frameStarted':
-        Object.assign(c, { frame: ev.frame, startedAt: t, sampleDone: null, sampleTotal: null, fraction: 0, seq: ++this.seq });
+        Object.assign(c, {
+          frame: ev.frame,
+          startedAt: t,
+          sampleDone: null,
+          sampleTotal: null,
+          fraction: 0,
+          seq: ++this.seq,
+        });
         this.failed.delete(ev.frame);
         break;
       case 'sample':
@@ -103,7 +110,8 @@ export class ProgressTracker {
         // The worker applies a finish only once the frame's files are moved, which can be after
         // Blender has started the next frame: that frame stays in flight (resetting it would show
         // nothing rendering, drop its samples, and not count it as failed if Blender died on it).
-        if (c.frame === null || c.frame === ev.frame) Object.assign(c, { frame: null, sampleDone: null, sampleTotal: null, fraction: 0 });
+        if (c.frame === null || c.frame === ev.frame)
+          Object.assign(c, { frame: null, sampleDone: null, sampleTotal: null, fraction: 0 });
         break;
       }
       default:
@@ -147,7 +155,10 @@ export class ProgressTracker {
   snapshot(status: JobStatus): JobProgress {
     const total = this.frames.size;
     const inFlight = [...this.chunks.values()].filter((c) => c.frame !== null && !this.done.has(c.frame));
-    const current = inFlight.reduce<ChunkState | null>((best, c) => (best === null || c.seq > best.seq ? c : best), null);
+    const current = inFlight.reduce<ChunkState | null>(
+      (best, c) => (best === null || c.seq > best.seq ? c : best),
+      null,
+    );
     const partial = inFlight.reduce((n, c) => n + c.fraction, 0);
     const doneWork = Math.min(total, this.done.size + partial);
     const percent = total === 0 ? 100 : Math.max(this.percentFloor, round1((doneWork / total) * 100));

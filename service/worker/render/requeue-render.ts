@@ -24,7 +24,11 @@ import { FatalTaskError } from '../runtime/outcomes.js';
  * for an uploaded job, or a requeue of a job that never asked for a render (it waits in
  * `validated` for POST /render).
  */
-export async function startRequeuedRender(env: Pick<WorkerEnv, 'jobs' | 'queue' | 'settings'>, rec: JobRecord, log: Logger): Promise<void> {
+export async function startRequeuedRender(
+  env: Pick<WorkerEnv, 'jobs' | 'queue' | 'settings'>,
+  rec: JobRecord,
+  log: Logger,
+): Promise<void> {
   const cfg = rec.internal.requeue?.requestedConfig;
   if (!cfg) return;
   let now: JobRecord | undefined = rec;
@@ -34,12 +38,27 @@ export async function startRequeuedRender(env: Pick<WorkerEnv, 'jobs' | 'queue' 
       const reason = new FatalTaskError({
         name: 'REQUEUE_CONFIG_INVALID',
         type: 'VALIDATION_FAILED',
-        errorDetails: { message: `The old job's render request does not fit the scene any more: ${problems.map((p) => p.message).join('; ')}`, problems },
+        errorDetails: {
+          message: `The old job's render request does not fit the scene any more: ${problems.map((p) => p.message).join('; ')}`,
+          problems,
+        },
       });
-      await moveJob(env.jobs, rec.job.id, 'fail', { failedReason: reason.failedReason }, stoppedJobInternal(env.settings.outputRetentionDays));
+      await moveJob(
+        env.jobs,
+        rec.job.id,
+        'fail',
+        { failedReason: reason.failedReason },
+        stoppedJobInternal(env.settings.outputRetentionDays),
+      );
       return;
     }
-    now = await moveJob(env.jobs, rec.job.id, 'startRender', { requestedConfig: cfg }, { renderRequestedAt: new Date().toISOString() });
+    now = await moveJob(
+      env.jobs,
+      rec.job.id,
+      'startRender',
+      { requestedConfig: cfg },
+      { renderRequestedAt: new Date().toISOString() },
+    );
     if (now) log.info({ from: rec.internal.requeue?.fromJobId }, 'requeued job: render started with the old request');
   }
   if (now?.job.status === 'booting') await env.queue.enqueue(newTasks.render(now.job.id));
@@ -50,14 +69,22 @@ export async function startRequeuedRender(env: Pick<WorkerEnv, 'jobs' | 'queue' 
  * asked to render again, and answers those frames (empty for any other job). Copies land where
  * this job's finalize looks: staged objects when other machines may finalize, else `out/` here.
  */
-export async function copyRequeuedFrames(env: WorkerEnv, rec: JobRecord, final: FinalConfig, frames: readonly number[], log: Logger): Promise<number[]> {
+export async function copyRequeuedFrames(
+  env: WorkerEnv,
+  rec: JobRecord,
+  final: FinalConfig,
+  frames: readonly number[],
+  log: Logger,
+): Promise<number[]> {
   const rq = rec.internal.requeue;
   if (!rq) return [];
   const files = await filesOfChain(env, rq.fromJobId, rec.job.id);
   if (files.length === 0) return [];
   const copy = copyableFrames(final, frames, files, new Set(rq.rerender ? expandFrameRanges(rq.rerender) : []));
   if (copy.length === 0) return [];
-  const to = env.settings.stageFrames ? { stagingPrefix: stagingPrefix(rec.job.id) } : { out: outputLayout(jobDirOf(env.settings.workRoot, rec.job.id)) };
+  const to = env.settings.stageFrames
+    ? { stagingPrefix: stagingPrefix(rec.job.id) }
+    : { out: outputLayout(jobDirOf(env.settings.workRoot, rec.job.id)) };
   const copied = await copyFrameFiles(env.storage, files, new Set(copy), to);
   log.info({ from: rq.fromJobId, frames: copy.length, files: copied }, 'frames copied from the requeued job');
   return copy;
@@ -72,7 +99,11 @@ const MAX_CHAIN = 10;
  * on its predecessor's frames). Not past a requeue that asked frames to be rendered again: their
  * older files are what that request replaced.
  */
-async function filesOfChain(env: Pick<WorkerEnv, 'jobs' | 'storage'>, fromJobId: string, via: string): Promise<SourceFile[]> {
+async function filesOfChain(
+  env: Pick<WorkerEnv, 'jobs' | 'storage'>,
+  fromJobId: string,
+  via: string,
+): Promise<SourceFile[]> {
   const files: SourceFile[] = [];
   // A frame comes whole from one job: the newest that has any of its files.
   const framesHad = new Set<number | undefined>();

@@ -31,7 +31,9 @@ export class WarmLogs {
       this.loadLines = [];
       this.sink = log;
     } else {
-      log.note(`frames render in warm Blender ${this.label}, which loaded the scene during task ${this.loadLogOwner}: that task's log holds the load`);
+      log.note(
+        `frames render in warm Blender ${this.label}, which loaded the scene during task ${this.loadLogOwner}: that task's log holds the load`,
+      );
     }
   }
 

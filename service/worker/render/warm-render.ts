@@ -6,7 +6,13 @@
 // every try), a crash or a hang is the run's own error (retryable) carrying the frame and the
 // last lines.
 import type { Logger } from 'pino';
-import { BlenderCanceledError, BlenderExitError, BlenderFrameError, BlenderRunError, FrameNotStartedError } from '../../../blender/errors.js';
+import {
+  BlenderCanceledError,
+  BlenderExitError,
+  BlenderFrameError,
+  BlenderRunError,
+  FrameNotStartedError,
+} from '../../../blender/errors.js';
 import { parseDeviceLine, type DeviceReport } from '../../../blender/render/device-report.js';
 import { BlenderLogParser } from '../../../blender/render/progress-parser.js';
 import { warmInvocation } from '../../../blender/render/render-invocation.js';
@@ -14,7 +20,13 @@ import { parseSetupLine } from '../../../blender/render/render-settings.js';
 import { WarmBlender, type FrameRun } from '../../../blender/render/warm-process.js';
 import { billedRun } from '../../domain/normalized-seconds.js';
 import type { Task } from '../../ports/tasks.js';
-import { attemptLayout, filesOfFrame, finishedFrames, promoteSaved, type OutputLayout } from '../outputs/chunk-files.js';
+import {
+  attemptLayout,
+  filesOfFrame,
+  finishedFrames,
+  promoteSaved,
+  type OutputLayout,
+} from '../outputs/chunk-files.js';
 import type { Slot } from '../runtime/devices.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { FatalTaskError, RetryableTaskError } from '../runtime/outcomes.js';
@@ -159,7 +171,13 @@ export class WarmRender {
       const failed = current;
       if (failed) {
         job.tracker.chunkEnded(failed.key, true);
-        await this.bill(job, `f${failed.frame}-a${task.attempts}`, Date.now() - failed.begunAt, ctx.log, failed.frame).catch(() => undefined);
+        await this.bill(
+          job,
+          `f${failed.frame}-a${task.attempts}`,
+          Date.now() - failed.begunAt,
+          ctx.log,
+          failed.frame,
+        ).catch(() => undefined);
       }
       job.publish(ctx.log, true);
       await job.settled();
@@ -167,8 +185,14 @@ export class WarmRender {
     }
     await job.settled();
     if (unwritten.length === 0) return;
-    const details = { attempts: task.attempts, lastFrame: unwritten[0], lastLines: blender.lastLines.slice(-20), errors };
-    if (errors.length > 0) throw FatalTaskError.render('BLENDER_FAILED', `Blender failed at frame ${unwritten[0]}: ${errors[0]}`, details);
+    const details = {
+      attempts: task.attempts,
+      lastFrame: unwritten[0],
+      lastLines: blender.lastLines.slice(-20),
+      errors,
+    };
+    if (errors.length > 0)
+      throw FatalTaskError.render('BLENDER_FAILED', `Blender failed at frame ${unwritten[0]}: ${errors[0]}`, details);
     throw new RetryableTaskError(`Blender finished frame ${unwritten[0]} without writing it`, details);
   }
 
@@ -180,7 +204,10 @@ export class WarmRender {
       const moved = await promoteSaved(this.attempt!, job.out, c.saved, this.madeDirs);
       const camera = filesOfFrame(job.final, c.frame).filter((f) => f.kind === 'camera');
       const have = new Set(moved.filter((m) => m.kind === 'camera').map((m) => m.relativePath));
-      const done = camera.length > 0 && (camera.every((f) => have.has(f.relativePath)) || (await finishedFrames(job.final, job.out, [c.frame])).has(c.frame));
+      const done =
+        camera.length > 0 &&
+        (camera.every((f) => have.has(f.relativePath)) ||
+          (await finishedFrames(job.final, job.out, [c.frame])).has(c.frame));
       if (!done) {
         unwritten.push(c.frame);
         job.tracker.chunkEnded(c.key, true);
@@ -196,7 +223,15 @@ export class WarmRender {
       // Stored as outputs now, so that finalize, after the last frame, has only the zips left to do.
       await job.early?.store(job.out, moved);
       const { env } = this.o;
-      const frame = { jobId: job.jobId, frame: c.frame, attempt: task.attempts, seconds: ms / 1000, memory: c.parser.frameMemory, device: this.device, lane: this.o.lane };
+      const frame = {
+        jobId: job.jobId,
+        frame: c.frame,
+        attempt: task.attempts,
+        seconds: ms / 1000,
+        memory: c.parser.frameMemory,
+        device: this.device,
+        lane: this.o.lane,
+      };
       await recordFrame(env, { ...frame, plannedVersion: job.plan.blenderVersion }, ctx.log);
       job.thumbnail(c.frame, ctx.log);
     });
@@ -207,7 +242,8 @@ export class WarmRender {
     try {
       await this.setup;
     } catch (err) {
-      if (this.setupFailureTaken && !(err instanceof FatalTaskError)) throw new FrameNotStartedError('the warm Blender failed to load for another frame', {});
+      if (this.setupFailureTaken && !(err instanceof FatalTaskError))
+        throw new FrameNotStartedError('the warm Blender failed to load for another frame', {});
       this.setupFailureTaken = true;
       if (err instanceof FatalTaskError) err.failedReason.errorDetails.attempts = task.attempts;
       if (err instanceof BlenderRunError) err.details.attempts = task.attempts;
@@ -222,7 +258,16 @@ export class WarmRender {
     const { env, run, slot, log } = this.o;
     const attempt = await attemptLayout(run.project.jobDir, this.label);
     this.attempt = attempt;
-    const setup = await blenderSetup({ env, project: run.project, final: run.final, requested: run.requested, plan: run.plan, binary: this.o.binary, slot, attempt });
+    const setup = await blenderSetup({
+      env,
+      project: run.project,
+      final: run.final,
+      requested: run.requested,
+      plan: run.plan,
+      binary: this.o.binary,
+      slot,
+      attempt,
+    });
     if (this.killed) throw new BlenderCanceledError('the warm Blender was ended before it started');
     const blender = WarmBlender.start({
       invocation: warmInvocation(setup),
@@ -259,10 +304,23 @@ export class WarmRender {
       await this.bill(run, 'load', Date.now() - t0, log).catch(() => undefined);
       if (err instanceof BlenderCanceledError) throw err;
       const lastLines = blender.lastLines.slice(-20);
-      const details = { attempts: 1, lastFrame: null, lastLines, errors: this.setupErrors, ...(err instanceof BlenderExitError ? { exitCode: err.details.exitCode } : {}) };
+      const details = {
+        attempts: 1,
+        lastFrame: null,
+        lastLines,
+        errors: this.setupErrors,
+        ...(err instanceof BlenderExitError ? { exitCode: err.details.exitCode } : {}),
+      };
       // A bad camera, scene, view layer or device, or a file Blender cannot read: the same on every try.
-      if (this.setupErrors.length > 0 || (err instanceof BlenderExitError && blender.lastLines.some((l) => /^Error: /.test(l)))) {
-        throw FatalTaskError.render('BLENDER_FAILED', `Blender failed: ${this.setupErrors[0] ?? blender.lastLines.findLast((l) => /^Error: /.test(l)) ?? String((err as Error).message)}`, details);
+      if (
+        this.setupErrors.length > 0 ||
+        (err instanceof BlenderExitError && blender.lastLines.some((l) => /^Error: /.test(l)))
+      ) {
+        throw FatalTaskError.render(
+          'BLENDER_FAILED',
+          `Blender failed: ${this.setupErrors[0] ?? blender.lastLines.findLast((l) => /^Error: /.test(l)) ?? String((err as Error).message)}`,
+          details,
+        );
       }
       if (err instanceof BlenderRunError) Object.assign(err.details, details);
       throw err;
@@ -273,16 +331,25 @@ export class WarmRender {
   private async bill(job: JobRun, piece: string, ms: number, log: Logger, frame?: number): Promise<void> {
     const run = billedRun(ms / 1000, this.device);
     // A frame's piece at debug (one a frame); the load's at info (one a Blender).
-    log[frame !== undefined ? 'debug' : 'info']({ warm: this.label, piece, ms, device: run.device, ...(frame !== undefined ? { frame } : {}) }, 'render time billed');
+    log[frame !== undefined ? 'debug' : 'info'](
+      { warm: this.label, piece, ms, device: run.device, ...(frame !== undefined ? { frame } : {}) },
+      'render time billed',
+    );
     await job.bill(`${this.label}-${piece}`, run);
   }
 
   /** A frame that failed, as a task outcome; the report names the attempt, the frame and the last lines. */
   private frameFailure(err: unknown, task: Task, frame: number, errors: string[]): unknown {
-    const lastLines = ((err as { details?: { lastLines?: unknown } }).details?.lastLines as string[] | undefined) ?? [...(this.blender?.lastLines ?? [])];
+    const lastLines = ((err as { details?: { lastLines?: unknown } }).details?.lastLines as string[] | undefined) ?? [
+      ...(this.blender?.lastLines ?? []),
+    ];
     const details = { attempts: task.attempts, lastFrame: frame, lastLines: lastLines.slice(-20), errors };
     if (err instanceof BlenderFrameError || (err instanceof BlenderExitError && errors.length > 0)) {
-      return FatalTaskError.render('BLENDER_FAILED', `Blender failed at frame ${frame}: ${errors[0] ?? err.message}`, details);
+      return FatalTaskError.render(
+        'BLENDER_FAILED',
+        `Blender failed at frame ${frame}: ${errors[0] ?? err.message}`,
+        details,
+      );
     }
     if (err instanceof BlenderRunError) Object.assign(err.details, details);
     return err;

@@ -11,8 +11,17 @@ export class LaneActivity {
   started(lane: string, task: Task): void {
     let held = this.lanes.get(lane);
     if (!held) this.lanes.set(lane, (held = new Map()));
-    const frames = Array.isArray(task.payload.frames) && task.payload.frames.every((f) => typeof f === 'number') ? (task.payload.frames as number[]) : null;
-    held.set(task.id, { jobId: task.jobId, taskId: task.id, kind: task.kind, frames, startedAt: new Date().toISOString() });
+    const frames =
+      Array.isArray(task.payload.frames) && task.payload.frames.every((f) => typeof f === 'number')
+        ? (task.payload.frames as number[])
+        : null;
+    held.set(task.id, {
+      jobId: task.jobId,
+      taskId: task.id,
+      kind: task.kind,
+      frames,
+      startedAt: new Date().toISOString(),
+    });
     this.changed();
   }
 

@@ -13,7 +13,12 @@ const AT_MOST_MS = 5000;
  * The job as read, or, while it is still in `from` (its route has not moved it yet), as read
  * again once it has left `from`; after AT_MOST_MS the last read (the route died before its move).
  */
-export async function afterMoveFrom(jobs: Pick<WorkerJobStore, 'getById'>, id: string, from: JobStatus, signal: AbortSignal): Promise<JobRecord | undefined> {
+export async function afterMoveFrom(
+  jobs: Pick<WorkerJobStore, 'getById'>,
+  id: string,
+  from: JobStatus,
+  signal: AbortSignal,
+): Promise<JobRecord | undefined> {
   const deadline = Date.now() + AT_MOST_MS;
   let rec = await jobs.getById(id);
   while (rec?.job.status === from && Date.now() < deadline && !signal.aborted) {

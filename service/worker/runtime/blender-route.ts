@@ -19,18 +19,28 @@ export type BlenderRoute =
  * farm's builds known (the registry) the farm's best build wins; without them (a remote worker),
  * this worker's best build, else any worker whose builds open the file.
  */
-export async function routeBlender(env: Pick<WorkerEnv, 'builds' | 'farmBuilds'>, file: VersionLike, requested?: VersionLike): Promise<BlenderRoute> {
+export async function routeBlender(
+  env: Pick<WorkerEnv, 'builds' | 'farmBuilds'>,
+  file: VersionLike,
+  requested?: VersionLike,
+): Promise<BlenderRoute> {
   const farm = env.farmBuilds ? await env.farmBuilds().catch(() => undefined) : undefined;
   if (farm) {
     const routed = routeVersion(farm, file, requested);
     if (!routed) return { where: 'nowhere', message: noBuildMessage(file, farm) };
-    const here = env.builds.filter((b) => minorVersion(b) === routed.minor).sort((a, b) => a.version.patch - b.version.patch).pop();
+    const here = env.builds
+      .filter((b) => minorVersion(b) === routed.minor)
+      .sort((a, b) => a.version.patch - b.version.patch)
+      .pop();
     if (!here) return { where: 'elsewhere', requires: { blender: routed.minor } };
     return { where: 'here', build: here, exact: routed.exact, ...(routed.note ? { note: routed.note } : {}) };
   }
-  const routed = routeVersion(env.builds.map((b) => b.version), file, requested);
+  const routed = routeVersion(
+    env.builds.map((b) => b.version),
+    file,
+    requested,
+  );
   const here = routed && env.builds.find((b) => b.version === routed.version);
   if (here) return { where: 'here', build: here, exact: routed.exact, ...(routed.note ? { note: routed.note } : {}) };
   return { where: 'elsewhere', requires: { opens: `${file.major}.${file.minor}` } };
 }
-

@@ -57,17 +57,30 @@ export function detectGpuInventory(opts: DetectGpusOptions = {}): Promise<Device
   const args = ['--query-gpu=index,uuid,name,memory.total', '--format=csv,noheader,nounits'];
   return new Promise((resolve) => {
     try {
-      execFile(bin, args, { timeout: opts.timeoutMs ?? 15_000, signal: opts.signal, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-        if (err) {
-          const e = err as NodeJS.ErrnoException & { killed?: boolean };
-          const why =
-            e.code === 'ENOENT' ? `${bin} not found` : e.killed ? `${bin} did not answer` : `${bin} failed: ${String(stderr || stdout || e.message).trim().split('\n')[0]}`;
-          resolve({ gpus: [], note: why });
-          return;
-        }
-        const gpus = parseNvidiaSmiCsv(String(stdout));
-        resolve(gpus.length > 0 ? { gpus } : { gpus, note: `${bin} lists no GPU` });
-      });
+      execFile(
+        bin,
+        args,
+        { timeout: opts.timeoutMs ?? 15_000, signal: opts.signal, maxBuffer: 1 << 20 },
+        (err, stdout, stderr) => {
+          if (err) {
+            const e = err as NodeJS.ErrnoException & { killed?: boolean };
+            const why =
+              e.code === 'ENOENT'
+                ? `${bin} not found`
+                : e.killed
+                  ? `${bin} did not answer`
+                  : `${bin} failed: ${
+                      String(stderr || stdout || e.message)
+                        .trim()
+                        .split('\n')[0]
+                    }`;
+            resolve({ gpus: [], note: why });
+            return;
+          }
+          const gpus = parseNvidiaSmiCsv(String(stdout));
+          resolve(gpus.length > 0 ? { gpus } : { gpus, note: `${bin} lists no GPU` });
+        },
+      );
     } catch (err) {
       resolve({ gpus: [], note: `${bin} could not start: ${(err as Error).message}` });
     }
@@ -136,10 +149,19 @@ export function parseCapabilitiesLine(lines: readonly string[]): BuildCapabiliti
 }
 
 async function runProbe(binary: string): Promise<BuildCapabilities> {
-  const res = await runBlender({ binary, args: ['--python-expr', PROBE_EXPR], timeoutMs: 120_000, lastLinesCount: 200, access: { write: [], read: [] } });
+  const res = await runBlender({
+    binary,
+    args: ['--python-expr', PROBE_EXPR],
+    timeoutMs: 120_000,
+    lastLinesCount: 200,
+    access: { write: [], read: [] },
+  });
   const caps = parseCapabilitiesLine(res.lastLines);
   if (res.exitCode !== 0 || !caps) {
-    throw new RetryableTaskError(`cannot read the capabilities of ${binary}`, { exitCode: res.exitCode, lastLines: res.lastLines.slice(-20) });
+    throw new RetryableTaskError(`cannot read the capabilities of ${binary}`, {
+      exitCode: res.exitCode,
+      lastLines: res.lastLines.slice(-20),
+    });
   }
   return caps;
 }
@@ -190,7 +212,7 @@ export interface PlanSlotsOptions {
  */
 export function planSlots(opts: PlanSlotsOptions): Slot[] {
   const gpuSlots: Slot[] = opts.gpus.map((g) => ({ id: `gpu-${g.uuid}`, kind: 'gpu', gpuUuids: [g.uuid] }));
-  const wanted = gpuSlots.length > 0 ? opts.cpuSlots ?? 0 : opts.workers ?? 1;
+  const wanted = gpuSlots.length > 0 ? (opts.cpuSlots ?? 0) : (opts.workers ?? 1);
   const nCpu = Math.max(gpuSlots.length > 0 ? 0 : 1, Math.trunc(wanted));
   const cores = Math.max(1, Math.trunc(opts.cpuCount ?? availableParallelism()));
   const shared = nCpu > 1 || (nCpu > 0 && gpuSlots.length > 0) || cores < (opts.machineCores ?? cpus().length);
@@ -226,7 +248,11 @@ export interface CapabilitiesOptions {
  * uses, 1 when some backend is usable (each render slot pins one GPU, planSlots), else 0; the
  * detected GPUs render chunks side by side (parallelGpus), they are not all in one process.
  */
-export function capabilitiesFor(build: BuildForCapabilities, inventory: DeviceInventory, opts: CapabilitiesOptions = {}): RenderCapabilities {
+export function capabilitiesFor(
+  build: BuildForCapabilities,
+  inventory: DeviceInventory,
+  opts: CapabilitiesOptions = {},
+): RenderCapabilities {
   const caps = build.capabilities;
   const machine: CyclesBackend[] = inventory.gpus.length > 0 ? ['CUDA', 'OPTIX'] : [];
   const gpuBackends = caps.cyclesBackends.filter(

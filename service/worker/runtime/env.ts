@@ -123,21 +123,34 @@ export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
     warmIdleMs: config.warmIdleSeconds * 1000,
     warmMinFreeMemoryBytes: config.warmMinFreeMemoryBytes,
     taskLogMaxBytes: config.taskLogMaxBytes,
-    unpackLimits: { maxEntries: config.unpackMaxEntries, maxTotalBytes: config.unpackQuotaBytes, minFreeBytes: config.minFreeDiskBytes },
+    unpackLimits: {
+      maxEntries: config.unpackMaxEntries,
+      maxTotalBytes: config.unpackQuotaBytes,
+      minFreeBytes: config.minFreeDiskBytes,
+    },
     // Beside work/, so that on one disk a project's files are hard links into the cache.
-    blobCache: { dir: path.resolve(config.blobCacheDir ?? path.join(config.dataDir, 'blob-cache')), maxBytes: config.blobCacheMaxBytes },
+    blobCache: {
+      dir: path.resolve(config.blobCacheDir ?? path.join(config.dataDir, 'blob-cache')),
+      maxBytes: config.blobCacheMaxBytes,
+    },
     // Shared storage means other machines may render this job's chunks or finalize it.
     stageFrames: config.s3 !== undefined,
     // The variables still count for programmatic configs (tests); the CLI reads them into config.ffmpeg.
-    ...((config.ffmpeg ?? process.env.RENDERBRIDGE_FFMPEG) ? { ffmpeg: config.ffmpeg ?? process.env.RENDERBRIDGE_FFMPEG } : {}),
-    ...((config.ffprobe ?? process.env.RENDERBRIDGE_FFPROBE) ? { ffprobe: config.ffprobe ?? process.env.RENDERBRIDGE_FFPROBE } : {}),
+    ...((config.ffmpeg ?? process.env.RENDERBRIDGE_FFMPEG)
+      ? { ffmpeg: config.ffmpeg ?? process.env.RENDERBRIDGE_FFMPEG }
+      : {}),
+    ...((config.ffprobe ?? process.env.RENDERBRIDGE_FFPROBE)
+      ? { ffprobe: config.ffprobe ?? process.env.RENDERBRIDGE_FFPROBE }
+      : {}),
   };
 }
 
 /** config.bundledAddons resolved: tenant add-on code runs only where the sandbox holds it. */
 export function bundledAddonPolicy(config: Pick<ServiceConfig, 'sandbox' | 'bundledAddons'>): 'sandboxed' | 'off' {
   if (config.bundledAddons === 'sandboxed' && !config.sandbox) {
-    throw new Error('--bundled-addons sandboxed needs the sandbox: drop --no-sandbox, or pass --bundled-addons off (a bundled add-on outside the sandbox could read this machine\'s files and secrets)');
+    throw new Error(
+      "--bundled-addons sandboxed needs the sandbox: drop --no-sandbox, or pass --bundled-addons off (a bundled add-on outside the sandbox could read this machine's files and secrets)",
+    );
   }
   if (config.bundledAddons === 'auto') return config.sandbox ? 'sandboxed' : 'off';
   return config.bundledAddons;

@@ -65,7 +65,9 @@ export class WorkerHeartbeat {
     clearInterval(this.timer);
     clearTimeout(this.soon);
     await this.sending;
-    await this.reporter.report(this.report('stopped')).catch((err: unknown) => this.log?.warn({ err }, 'reporting this worker stopped failed'));
+    await this.reporter
+      .report(this.report('stopped'))
+      .catch((err: unknown) => this.log?.warn({ err }, 'reporting this worker stopped failed'));
   }
 
   /** The report as it would be sent now. */

@@ -30,7 +30,8 @@ export class FatalTaskError extends Error {
   readonly failedReason: FailedReason;
 
   constructor(failedReason: FailedReason, options?: { cause?: unknown }) {
-    const message = typeof failedReason.errorDetails.message === 'string' ? failedReason.errorDetails.message : failedReason.name;
+    const message =
+      typeof failedReason.errorDetails.message === 'string' ? failedReason.errorDetails.message : failedReason.name;
     super(message, options);
     this.failedReason = failedReason;
   }
@@ -69,10 +70,18 @@ export function asTaskOutcome(err: unknown): unknown {
   // zip/ errors: a refusal is the upload's fault (fatal, with the refusal's code as its name); too
   // little disk is this machine's (retried, maybe elsewhere); an abort is a cancellation.
   if (err instanceof UnpackError) {
-    return new FatalTaskError({ name: err.code, type: 'VALIDATION_FAILED', errorDetails: { message: err.message, code: err.code, ...err.details } }, { cause: err });
+    return new FatalTaskError(
+      {
+        name: err.code,
+        type: 'VALIDATION_FAILED',
+        errorDetails: { message: err.message, code: err.code, ...err.details },
+      },
+      { cause: err },
+    );
   }
   if (err instanceof DiskSpaceError) return new RetryableTaskError(err.message, err.details, { cause: err });
-  if (err instanceof UnpackAbortedError) return err.reason instanceof CanceledTaskError ? err.reason : new CanceledTaskError(undefined, { cause: err });
+  if (err instanceof UnpackAbortedError)
+    return err.reason instanceof CanceledTaskError ? err.reason : new CanceledTaskError(undefined, { cause: err });
   // A blob project's blob whose stored bytes do not match: the service verified it, so storage or
   // the transfer is at fault, not the upload; another read (or machine) may get good bytes, and
   // one damaged for good fails the job when the attempts are spent (RETRIES_EXHAUSTED).
@@ -81,11 +90,25 @@ export function asTaskOutcome(err: unknown): unknown {
   // crashed, or gave no usable result may work on another try; a file Blender cannot open never will.
   if (err instanceof BlenderCanceledError) return new CanceledTaskError(err.message, { cause: err });
   if (err instanceof BlenderFileUnreadableError) {
-    return new FatalTaskError({ name: 'SCENE_FILE_UNREADABLE', type: 'VALIDATION_FAILED', errorDetails: { message: err.message, ...err.details } }, { cause: err });
+    return new FatalTaskError(
+      {
+        name: 'SCENE_FILE_UNREADABLE',
+        type: 'VALIDATION_FAILED',
+        errorDetails: { message: err.message, ...err.details },
+      },
+      { cause: err },
+    );
   }
   // Not a .blend by its first bytes: no Blender will open it either.
   if (err instanceof BlendHeaderError) {
-    return new FatalTaskError({ name: 'SCENE_FILE_UNREADABLE', type: 'VALIDATION_FAILED', errorDetails: { message: `${err.message}: save the scene again in Blender and upload that file.` } }, { cause: err });
+    return new FatalTaskError(
+      {
+        name: 'SCENE_FILE_UNREADABLE',
+        type: 'VALIDATION_FAILED',
+        errorDetails: { message: `${err.message}: save the scene again in Blender and upload that file.` },
+      },
+      { cause: err },
+    );
   }
   if (err instanceof BlenderError) return new RetryableTaskError(err.message, err.details, { cause: err });
   return err;

@@ -171,7 +171,9 @@ export class WorkerRuntime {
       }
       let task: Task | undefined;
       try {
-        task = await this.idle.claiming(lane.kinds, () => this.deps.queue.claim(workerId, lane.kinds, this.opts.leaseMs));
+        task = await this.idle.claiming(lane.kinds, () =>
+          this.deps.queue.claim(workerId, lane.kinds, this.opts.leaseMs),
+        );
       } catch (err) {
         this.deps.log.error({ err, lane: lane.name }, 'claiming a task failed');
       }
@@ -226,7 +228,12 @@ export class WorkerRuntime {
         await this.deps.queue.release(task.id, workerId, { delayMs });
         return;
       }
-      if (!handler) throw new FatalTaskError({ name: 'NO_HANDLER', type: 'INTERNAL_ERROR', errorDetails: { message: `no handler for ${task.kind}` } });
+      if (!handler)
+        throw new FatalTaskError({
+          name: 'NO_HANDLER',
+          type: 'INTERNAL_ERROR',
+          errorDetails: { message: `no handler for ${task.kind}` },
+        });
       taskLog = this.deps.openTaskLog?.(task, job, this.slotName(lane));
       taskLog?.note(`task ${task.id} (${task.kind}) attempt ${task.attempts} on ${this.slotName(lane)}`);
       log.info('task started');
@@ -251,7 +258,10 @@ export class WorkerRuntime {
         this.deps.metrics?.taskEnded(task.kind, outcome, (Date.now() - startedAt) / 1000, frames);
       }
       // After the task's bookkeeping: the log says how the run ended, which is known only now.
-      await taskLog?.close(outcome, failure === undefined ? undefined : String((failure as Error)?.message ?? failure).slice(0, 4000));
+      await taskLog?.close(
+        outcome,
+        failure === undefined ? undefined : String((failure as Error)?.message ?? failure).slice(0, 4000),
+      );
     }
   }
 
@@ -262,10 +272,19 @@ export class WorkerRuntime {
   private async jobStopped(jobId: string, log: Logger): Promise<void> {
     const job = await this.deps.jobs.getById(jobId);
     if (!job || (job.job.status !== 'canceled' && job.job.status !== 'failed')) return;
-    await this.deps.onJobStopped?.(jobId).catch((err: unknown) => log.warn({ err }, 'cleaning up a stopped job failed'));
+    await this.deps
+      .onJobStopped?.(jobId)
+      .catch((err: unknown) => log.warn({ err }, 'cleaning up a stopped job failed'));
   }
 
-  private async settleFailure(task: Task, lane: Lane, workerId: string, thrown: unknown, signal: AbortSignal, log: Logger): Promise<TaskOutcome> {
+  private async settleFailure(
+    task: Task,
+    lane: Lane,
+    workerId: string,
+    thrown: unknown,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<TaskOutcome> {
     const { queue, jobs } = this.deps;
     const err = asTaskOutcome(thrown);
     try {
@@ -285,14 +304,21 @@ export class WorkerRuntime {
       if (retryable && task.attempts < this.opts.maxAttempts) {
         const retryAfterMs = this.opts.retryBaseMs * 2 ** (task.attempts - 1);
         log.warn({ err, retryAfterMs }, 'task failed; will retry');
-        await queue.fail(task.id, workerId, { retryable: true, message: String((err as Error).message ?? err), retryAfterMs });
+        await queue.fail(task.id, workerId, {
+          retryable: true,
+          message: String((err as Error).message ?? err),
+          retryAfterMs,
+        });
         return 'retried';
       }
       const reason = redactPaths(failedReasonOf(err, task), this.deps.privatePaths ?? []);
       log.error({ err, failedReason: reason }, 'task failed for good; failing the job');
       // The job first, while this worker still holds the task: a remote worker's token opens only the jobs of its leases.
       await moveJob(jobs, task.jobId, 'fail', { failedReason: reason });
-      await queue.fail(task.id, workerId, { retryable: false, message: String(reason.errorDetails.message ?? reason.name) });
+      await queue.fail(task.id, workerId, {
+        retryable: false,
+        message: String(reason.errorDetails.message ?? reason.name),
+      });
       await queue.cancelJob(task.jobId);
       await this.jobStopped(task.jobId, log);
     } catch (inner) {

@@ -61,7 +61,9 @@ export class TaskBeats {
 
   private async beatAll(): Promise<void> {
     const byJob = new Map<string, Beating[]>();
-    for (const e of this.live) if (!e.controller.signal.aborted) (byJob.get(e.task.jobId) ?? byJob.set(e.task.jobId, []).get(e.task.jobId)!).push(e);
+    for (const e of this.live)
+      if (!e.controller.signal.aborted)
+        (byJob.get(e.task.jobId) ?? byJob.set(e.task.jobId, []).get(e.task.jobId)!).push(e);
     await Promise.all([...byJob].map(([jobId, entries]) => this.beatJob(jobId, entries)));
   }
 

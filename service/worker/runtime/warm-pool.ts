@@ -139,13 +139,25 @@ export class WarmPool<P extends WarmProcess> {
 
   /** Ends the processes of a job (canceled, failed or finished). */
   async endJob(jobId: string, why = 'its job ended'): Promise<void> {
-    await Promise.all([...this.slots.values()].map((s) => (s.entry?.jobId === jobId ? this.end(s, s.entry, why) : undefined)));
+    await Promise.all(
+      [...this.slots.values()].map((s) => (s.entry?.jobId === jobId ? this.end(s, s.entry, why) : undefined)),
+    );
   }
 
   /** Processes alive now, by slot (for logs and tests). */
   live(): { slot: string; key: string; jobId: string; users: number; loading: boolean }[] {
     return [...this.slots.entries()].flatMap(([slot, s]) =>
-      s.entry?.proc.alive ? [{ slot, key: s.entry.key, jobId: s.entry.jobId, users: s.entry.users, loading: s.entry.proc.loading ?? false }] : [],
+      s.entry?.proc.alive
+        ? [
+            {
+              slot,
+              key: s.entry.key,
+              jobId: s.entry.jobId,
+              users: s.entry.users,
+              loading: s.entry.proc.loading ?? false,
+            },
+          ]
+        : [],
     );
   }
 
@@ -153,7 +165,9 @@ export class WarmPool<P extends WarmProcess> {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.memoryTimer);
-    await Promise.all([...this.slots.values()].map((s) => (s.entry ? this.end(s, s.entry, 'the worker is stopping') : undefined)));
+    await Promise.all(
+      [...this.slots.values()].map((s) => (s.entry ? this.end(s, s.entry, 'the worker is stopping') : undefined)),
+    );
   }
 
   private slot(name: string): Slot<P> {

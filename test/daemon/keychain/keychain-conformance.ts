@@ -20,7 +20,8 @@ export interface KeychainHarness {
 /** `open` makes an adapter for a fresh entry name (each test uses its own account). */
 export function keychainConformance(name: string, open: (entry: KeychainEntryName) => KeychainHarness): void {
   let n = 0;
-  const fresh = (): KeychainHarness => open({ service: 'renderbridge-conformance', account: `${name}-${process.pid}-${Date.now()}-${n++}` });
+  const fresh = (): KeychainHarness =>
+    open({ service: 'renderbridge-conformance', account: `${name}-${process.pid}-${Date.now()}-${n++}` });
 
   describe(`Keychain conformance: ${name}`, () => {
     it('reads null and deletes nothing while there is no entry', async () => {
@@ -32,7 +33,11 @@ export function keychainConformance(name: string, open: (entry: KeychainEntryNam
 
     it('stores a secret that it and secret-tool read back exactly', async () => {
       const h = fresh();
-      for (const secret of ['rb_live_' + 'A1b2-_'.repeat(6) + 'z', `with "quotes" 'and' $HOME; | & \` spaces`, 'ключ-密钥-🔑']) {
+      for (const secret of [
+        'rb_live_' + 'A1b2-_'.repeat(6) + 'z',
+        `with "quotes" 'and' $HOME; | & \` spaces`,
+        'ключ-密钥-🔑',
+      ]) {
         await h.keychain.set(secret);
         expect(await h.keychain.get()).toBe(secret);
         expect(await h.lookup()).toBe(secret);

@@ -21,8 +21,11 @@ import { keychainConformance, type KeychainEntryName } from './keychain-conforma
 const TOOLS = ['dbus-run-session', 'gnome-keyring-daemon', 'secret-tool'];
 const missingTools = TOOLS.filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
 if (missingTools.length > 0) {
-  if (process.env.CI === 'true') throw new Error(`keychain tests need ${missingTools.join(', ')} (Debian: gnome-keyring dbus-x11 libsecret-tools)`);
-  console.warn(`skipping the keychain tests: ${missingTools.join(', ')} not installed (Debian: apt-get install gnome-keyring dbus-x11 libsecret-tools)`);
+  if (process.env.CI === 'true')
+    throw new Error(`keychain tests need ${missingTools.join(', ')} (Debian: gnome-keyring dbus-x11 libsecret-tools)`);
+  console.warn(
+    `skipping the keychain tests: ${missingTools.join(', ')} not installed (Debian: apt-get install gnome-keyring dbus-x11 libsecret-tools)`,
+  );
 }
 const suite = missingTools.length === 0 ? describe : describe.skip;
 
@@ -32,9 +35,16 @@ let sessionShellPid: number | undefined;
 
 /** Starts `dbus-run-session` with an unlocked gnome-keyring; resolves with the bus address. */
 async function startKeyringSession(dir: string): Promise<string> {
-  const script = 'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; echo "PID=$$"; echo "ADDR=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
+  const script =
+    'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; echo "PID=$$"; echo "ADDR=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
   const child = spawn('dbus-run-session', ['--', 'sh', '-c', script], {
-    env: { PATH: process.env.PATH, HOME: dir, XDG_DATA_HOME: path.join(dir, 'data'), XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_CACHE_HOME: path.join(dir, 'cache') },
+    env: {
+      PATH: process.env.PATH,
+      HOME: dir,
+      XDG_DATA_HOME: path.join(dir, 'data'),
+      XDG_CONFIG_HOME: path.join(dir, 'config'),
+      XDG_CACHE_HOME: path.join(dir, 'cache'),
+    },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   session = child;
@@ -86,19 +96,26 @@ afterAll(async () => {
   if (home) await rm(home, { recursive: true, force: true });
 });
 
-const harness = (keychain: (e: KeychainEntryName) => KeytarKeychain | SecretToolKeychain) => (entry: KeychainEntryName) => ({
-  keychain: keychain(entry),
-  lookup: async () => cliLookup(entry),
-  count: async () => cliCount(entry),
-});
+const harness =
+  (keychain: (e: KeychainEntryName) => KeytarKeychain | SecretToolKeychain) => (entry: KeychainEntryName) => ({
+    keychain: keychain(entry),
+    lookup: async () => cliLookup(entry),
+    count: async () => cliCount(entry),
+  });
 
 if (missingTools.length === 0) {
-  keychainConformance('keytar', harness((e) => new KeytarKeychain(e)));
-  keychainConformance('secret-tool', harness((e) => new SecretToolKeychain(e)));
+  keychainConformance(
+    'keytar',
+    harness((e) => new KeytarKeychain(e)),
+  );
+  keychainConformance(
+    'secret-tool',
+    harness((e) => new SecretToolKeychain(e)),
+  );
 }
 
 suite('keychain adapters together', () => {
-  it('read each other\'s entries', async () => {
+  it("read each other's entries", async () => {
     const entry = { service: 'renderbridge-conformance', account: `cross-${process.pid}` };
     const keytar = new KeytarKeychain(entry);
     const tool = new SecretToolKeychain(entry);
@@ -111,7 +128,7 @@ suite('keychain adapters together', () => {
     expect(await tool.get()).toBeNull();
   });
 
-  it('the tray\'s entry is what secret-tool shows and what the daemon uses to call the service', async () => {
+  it("the tray's entry is what secret-tool shows and what the daemon uses to call the service", async () => {
     // The tray app stores the key under the shared constants (through keytar, as Electron apps do).
     const tray = new KeytarKeychain();
     await tray.set(svc!.apiKey);
@@ -126,10 +143,19 @@ suite('keychain adapters together', () => {
     }
     // Once the tray forgets the key, the daemon falls back to the environment.
     await tray.delete();
-    const provider = new ApiKeyProvider({ serviceUrl: svc!.baseUrl, keychain: new KeytarKeychain(), env: { RENDERBRIDGE_API_KEY: svc!.apiKey }, keyRefreshMs: 0 });
+    const provider = new ApiKeyProvider({
+      serviceUrl: svc!.baseUrl,
+      keychain: new KeytarKeychain(),
+      env: { RENDERBRIDGE_API_KEY: svc!.apiKey },
+      keyRefreshMs: 0,
+    });
     expect(await provider.apiKeySource()).toBe('env');
     // An entry stored by hand with secret-tool (no keytar schema attribute) is found by the CLI adapter.
-    spawnSync('secret-tool', ['store', '--label=renderbridge', 'service', KEYCHAIN_SERVICE, 'account', KEYCHAIN_ACCOUNT], { input: 'by-hand', env: process.env });
+    spawnSync(
+      'secret-tool',
+      ['store', '--label=renderbridge', 'service', KEYCHAIN_SERVICE, 'account', KEYCHAIN_ACCOUNT],
+      { input: 'by-hand', env: process.env },
+    );
     expect(await new SecretToolKeychain().get()).toBe('by-hand');
     expect(await new SecretToolKeychain().delete()).toBe(true);
     expect(cliLookup({ service: KEYCHAIN_SERVICE, account: KEYCHAIN_ACCOUNT })).toBeNull();
@@ -148,7 +174,11 @@ suite('an unavailable keychain', () => {
     await expect(noModule.get()).rejects.toThrow(/keychain unavailable: keytar-not-installed could not be loaded/);
 
     for (const keychain of [noBus, notInstalled, noModule]) {
-      const provider = new ApiKeyProvider({ serviceUrl: svc!.baseUrl, keychain, env: { RENDERBRIDGE_API_KEY: svc!.apiKey } });
+      const provider = new ApiKeyProvider({
+        serviceUrl: svc!.baseUrl,
+        keychain,
+        env: { RENDERBRIDGE_API_KEY: svc!.apiKey },
+      });
       expect(await provider.apiKeySource()).toBe('env');
       expect(provider.keychainProblem).toMatch(/^keychain unavailable: /);
       await (await provider.client()).listJobs();

@@ -69,7 +69,7 @@ describe('SQLite empty-claim memo', () => {
     expect(Date.now()).toBeGreaterThanOrEqual(releasedAt + 300);
   });
 
-  it('a retry that falls due while a claim runs is claimed on the next poll, not after the memo\'s limit', async () => {
+  it("a retry that falls due while a claim runs is claimed on the next poll, not after the memo's limit", async () => {
     // The queue's clock, scripted: each claim reads it before its query, the claim query reads it
     // again (and, before the fix, so did the read of the next due time, after the query).
     let t = 1_000;

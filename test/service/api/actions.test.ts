@@ -52,7 +52,10 @@ describe('POST /jobs/{id}/validate', () => {
 
   it('accepts a POST without a body as {}', async () => {
     const job = await createJob(call);
-    const r = await fetch(`${svc.baseUrl}/jobs/${job.id}/validate`, { method: 'POST', headers: { authorization: `Bearer ${svc.apiKey}` } });
+    const r = await fetch(`${svc.baseUrl}/jobs/${job.id}/validate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${svc.apiKey}` },
+    });
     expect(r.status).toBe(202);
   });
 
@@ -90,7 +93,12 @@ describe('POST /jobs/{id}/validate', () => {
 describe('POST /jobs/{id}/render', () => {
   it('starts a validated job: 202, booting, requestedConfig echoed, one render task queued', async () => {
     const job = await validatedJob();
-    const cfg = { colorManagementPreset: 'default', frameRanges: ['1-10', '20-30x2'], outputFormat: 'PNG', videoOutput: true };
+    const cfg = {
+      colorManagementPreset: 'default',
+      frameRanges: ['1-10', '20-30x2'],
+      outputFormat: 'PNG',
+      videoOutput: true,
+    };
     const r = await call('POST', `/jobs/${job.id}/render`, { requestedRenderConfig: cfg });
     expect(r.status).toBe(202);
     expect(r.headers.get('x-idempotent-replay')).toBeNull();
@@ -104,7 +112,9 @@ describe('POST /jobs/{id}/render', () => {
     const job = await validatedJob();
     await call('POST', `/jobs/${job.id}/render`, RENDER);
     await workerMoves(job.id, ['booting', 'rendering']);
-    const again = await call('POST', `/jobs/${job.id}/render`, { requestedRenderConfig: { colorManagementPreset: 'aces' } });
+    const again = await call('POST', `/jobs/${job.id}/render`, {
+      requestedRenderConfig: { colorManagementPreset: 'aces' },
+    });
     expect(again.status).toBe(200);
     expect(again.headers.get('x-idempotent-replay')).toBe('true');
     const j = Job.parse(again.body);
@@ -137,7 +147,10 @@ describe('POST /jobs/{id}/render', () => {
     ['bad frame range', { requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: ['10-1'] } }],
     ['zero samples', { requestedRenderConfig: { colorManagementPreset: 'default', sampleCount: 0 } }],
     ['bad resolution', { requestedRenderConfig: { colorManagementPreset: 'default', resolution: [1920] } }],
-    ['colorDepth as number', { requestedRenderConfig: { colorManagementPreset: 'default', outputSettings: { colorDepth: 8 } } }],
+    [
+      'colorDepth as number',
+      { requestedRenderConfig: { colorManagementPreset: 'default', outputSettings: { colorDepth: 8 } } },
+    ],
   ])('refuses %s with 400 and leaves the job validated', async (_n, body) => {
     const job = await validatedJob();
     const r = await call('POST', `/jobs/${job.id}/render`, body);
@@ -150,12 +163,20 @@ describe('POST /jobs/{id}/render', () => {
     const job = await validatedJob();
     await svc.service.ports.jobs.update(job.id, {
       analysis: {
-        id: job.id, fsNodeId: 'n', type: 'scene_file', status: 'completed', config: {},
+        id: job.id,
+        fsNodeId: 'n',
+        type: 'scene_file',
+        status: 'completed',
+        config: {},
         output: {
           sceneCameras: [{ objectName: 'CamA', dataName: 'CamA', type: 'PERSP', isSavedActive: true }],
           viewLayers: [{ name: 'ViewLayer', use: true, isActive: true }],
         },
-        startedAt: null, finishedAt: null, deletedAt: null, createdAt: job.createdAt, updatedAt: job.createdAt,
+        startedAt: null,
+        finishedAt: null,
+        deletedAt: null,
+        createdAt: job.createdAt,
+        updatedAt: job.createdAt,
       },
     });
     const r = await call('POST', `/jobs/${job.id}/render`, {
@@ -185,12 +206,17 @@ describe('POST /jobs/{id}/cancel', () => {
       expect(r.status).toBe(200);
       expect(Job.parse(r.body).status).toBe('canceled');
       const claimable: string[] = [];
-      for (let t = await svc.service.ports.queue.claim('w', ['validate', 'render'], 60_000); t; t = await svc.service.ports.queue.claim('w', ['validate', 'render'], 60_000)) {
+      for (
+        let t = await svc.service.ports.queue.claim('w', ['validate', 'render'], 60_000);
+        t;
+        t = await svc.service.ports.queue.claim('w', ['validate', 'render'], 60_000)
+      ) {
         claimable.push(t.jobId);
       }
       expect(claimable).not.toContain(job.id);
       // A canceled job stays canceled: nothing moves it, and clients must stop.
-      for (const move of Object.keys(MOVES) as MoveName[]) expect(await moveJob(svc.service.ports.jobs, job.id, move), move).toBeUndefined();
+      for (const move of Object.keys(MOVES) as MoveName[])
+        expect(await moveJob(svc.service.ports.jobs, job.id, move), move).toBeUndefined();
       expect((await call('POST', `/jobs/${job.id}/validate`, {})).status).toBe(400);
       expect((await call('POST', `/jobs/${job.id}/render`, RENDER)).status).toBe(409);
       expect(await status(job.id)).toBe('canceled');
@@ -230,7 +256,10 @@ describe('restart', () => {
     try {
       const c2 = api(second.baseUrl, first.apiKey);
       expect((await c2('GET', `/jobs/${job.id}`)).status).toBe(200);
-      expect(await second.service.ports.queue.claim('w', ['validate'], 1000)).toMatchObject({ jobId: job.id, kind: 'validate' });
+      expect(await second.service.ports.queue.claim('w', ['validate'], 1000)).toMatchObject({
+        jobId: job.id,
+        kind: 'validate',
+      });
     } finally {
       await second.close();
       await first.close();

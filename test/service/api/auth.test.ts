@@ -35,31 +35,52 @@ describe('authentication', () => {
     expect(e.message).toContain('Authorization: Bearer');
   });
 
-  it('creates keys with the prefix and 256 bits, stores only their hash, and a revoked key gets 401 next', { timeout: 120_000 }, async () => {
-    const cli = ['--import', 'tsx', 'cli/index.ts'];
-    const where = ['--data-dir', svc.dataDir, ...(svc.config.databaseUrl ? ['--database-url', svc.config.databaseUrl] : [])];
-    const created = await run('node', [...cli, 'admin', 'create-key', ...where, '--workspace', 'cli-ws', '--label', 'from cli']);
-    const key = created.stdout.trim().split('\n').at(-1)!;
-    expect(key).toMatch(new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`));
-    expect(Buffer.from(key.slice(API_KEY_PREFIX.length), 'base64url').length).toBe(32);
+  it(
+    'creates keys with the prefix and 256 bits, stores only their hash, and a revoked key gets 401 next',
+    { timeout: 120_000 },
+    async () => {
+      const cli = ['--import', 'tsx', 'cli/index.ts'];
+      const where = [
+        '--data-dir',
+        svc.dataDir,
+        ...(svc.config.databaseUrl ? ['--database-url', svc.config.databaseUrl] : []),
+      ];
+      const created = await run('node', [
+        ...cli,
+        'admin',
+        'create-key',
+        ...where,
+        '--workspace',
+        'cli-ws',
+        '--label',
+        'from cli',
+      ]);
+      const key = created.stdout.trim().split('\n').at(-1)!;
+      expect(key).toMatch(new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`));
+      expect(Buffer.from(key.slice(API_KEY_PREFIX.length), 'base64url').length).toBe(32);
 
-    const byKey = api(svc.baseUrl, key);
-    expect((await byKey('GET', '/jobs')).status).toBe(200);
+      const byKey = api(svc.baseUrl, key);
+      expect((await byKey('GET', '/jobs')).status).toBe(200);
 
-    for (const file of await storedState(svc)) {
-      expect(file.includes(key)).toBe(false);
-      expect(file.includes(svc.apiKey)).toBe(false);
-    }
+      for (const file of await storedState(svc)) {
+        expect(file.includes(key)).toBe(false);
+        expect(file.includes(svc.apiKey)).toBe(false);
+      }
 
-    const listed = JSON.parse((await run('node', [...cli, 'admin', 'list-keys', '--json', '--workspace', 'cli-ws', ...where])).stdout) as { id: string; label: string }[];
-    expect(listed.map((k) => k.label)).toEqual(['from cli']);
-    expect(JSON.stringify(listed)).not.toContain(key);
-    await run('node', [...cli, 'admin', 'revoke-key', listed[0]!.id, ...where]);
-    const after = await byKey('GET', '/jobs');
-    expect(after.status).toBe(401);
-    expect(errorBody(after).name).toBe('UNAUTHORIZED');
-    await expect(run('node', [...cli, 'admin', 'revoke-key', listed[0]!.id, ...where])).rejects.toMatchObject({ code: 1 });
-  });
+      const listed = JSON.parse(
+        (await run('node', [...cli, 'admin', 'list-keys', '--json', '--workspace', 'cli-ws', ...where])).stdout,
+      ) as { id: string; label: string }[];
+      expect(listed.map((k) => k.label)).toEqual(['from cli']);
+      expect(JSON.stringify(listed)).not.toContain(key);
+      await run('node', [...cli, 'admin', 'revoke-key', listed[0]!.id, ...where]);
+      const after = await byKey('GET', '/jobs');
+      expect(after.status).toBe(401);
+      expect(errorBody(after).name).toBe('UNAUTHORIZED');
+      await expect(run('node', [...cli, 'admin', 'revoke-key', listed[0]!.id, ...where])).rejects.toMatchObject({
+        code: 1,
+      });
+    },
+  );
 
   it('never writes API keys or URL signatures to the log', async () => {
     const t = await newUpload(call);

@@ -31,7 +31,8 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-const isStored = async (bytes: Buffer) => (await svc.service.ports.storage.stat(blobKey(svc.workspaceId, ref(bytes)))) !== undefined;
+const isStored = async (bytes: Buffer) =>
+  (await svc.service.ports.storage.stat(blobKey(svc.workspaceId, ref(bytes)))) !== undefined;
 
 async function jobFrom(files: { path: string; bytes: Buffer }[], statuses: JobStatus[] = []): Promise<Job> {
   const committed = await uploadProject(call, files);
@@ -47,11 +48,30 @@ async function jobFrom(files: { path: string; bytes: Buffer }[], statuses: JobSt
 
 describe('blob collection', () => {
   it('never collects a blob a queued or rendering job needs, and collects unreferenced ones after the retention time', async () => {
-    const [queued, rendering, shared, finished, committedOnly, loose] = ['queued', 'rendering', 'shared', 'finished', 'committed', 'loose'].map((s) => noise(s, 3000)) as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
+    const [queued, rendering, shared, finished, committedOnly, loose] = [
+      'queued',
+      'rendering',
+      'shared',
+      'finished',
+      'committed',
+      'loose',
+    ].map((s) => noise(s, 3000)) as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
     const partial = noise('partial', 3 * PART);
     const queuedJob = await jobFrom([{ path: 'a.png', bytes: queued }]);
-    const renderingJob = await jobFrom([{ path: 'b.png', bytes: rendering }, { path: 'shared.png', bytes: shared }], ['validating', 'validated', 'booting', 'rendering']);
-    await jobFrom([{ path: 'f.png', bytes: finished }, { path: 'shared.png', bytes: shared }], ['validating', 'failed']);
+    const renderingJob = await jobFrom(
+      [
+        { path: 'b.png', bytes: rendering },
+        { path: 'shared.png', bytes: shared },
+      ],
+      ['validating', 'validated', 'booting', 'rendering'],
+    );
+    await jobFrom(
+      [
+        { path: 'f.png', bytes: finished },
+        { path: 'shared.png', bytes: shared },
+      ],
+      ['validating', 'failed'],
+    );
     await uploadProject(call, [{ path: 'c.png', bytes: committedOnly }]);
     const looseUrl = (await queryBlobs(call, [loose])).missing[0]!.parts[0]!.uploadUrl;
     expect((await putPart(looseUrl, loose)).body.blobComplete).toBe(true);
@@ -68,7 +88,9 @@ describe('blob collection', () => {
     // The jobs' blobs are all there, bytes intact, and still held.
     for (const b of [queued, rendering, shared]) {
       expect(await isStored(b)).toBe(true);
-      expect((await buffer(await svc.service.ports.storage.get(blobKey(svc.workspaceId, ref(b))))).equals(b)).toBe(true);
+      expect((await buffer(await svc.service.ports.storage.get(blobKey(svc.workspaceId, ref(b))))).equals(b)).toBe(
+        true,
+      );
     }
     expect((await queryBlobs(call, [queued, rendering, shared])).missing).toEqual([]);
     // The finished job's own blob, the expired commit's and the loose one are gone, and asked for again.
@@ -96,11 +118,17 @@ describe('blob collection', () => {
     // The collector has marked it (its sweep stopped before deleting): it is no longer held...
     now += 31 * DAY;
     const store = svc.service.ports.blobs!.store;
-    expect((await store.claimCollectable(now - 30 * DAY, new Date(now), 100)).map((b) => b.sha256)).toContain(ref(bytes).sha256);
+    expect((await store.claimCollectable(now - 30 * DAY, new Date(now), 100)).map((b) => b.sha256)).toContain(
+      ref(bytes).sha256,
+    );
     expect((await queryBlobs(call, [bytes])).missing).toHaveLength(1);
     // ...and a client sending it again is told to come back, not that it is stored.
     const busy = await putPart(url, bytes);
-    expect([busy.status, errorBody(busy).name, busy.headers.get('retry-after')]).toEqual([503, 'SERVICE_UNAVAILABLE', '5']);
+    expect([busy.status, errorBody(busy).name, busy.headers.get('retry-after')]).toEqual([
+      503,
+      'SERVICE_UNAVAILABLE',
+      '5',
+    ]);
     expect((await collector.sweep()).blobs).toBeGreaterThanOrEqual(1);
     expect(await isStored(bytes)).toBe(false);
     expect((await putPart(url, bytes)).body.blobComplete).toBe(true);

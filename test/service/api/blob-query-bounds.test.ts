@@ -49,15 +49,26 @@ describe('blob query bounds', () => {
     expect(first.missing.map((m) => m.parts.length)).toEqual([1, MAX_PARTS_PER_QUERY_ANSWER - 1]);
     expect(first.missingTotal).toEqual({ count: 2, bytes: big.size + small.size });
     expect(first.continueFrom).toEqual({ index: 1, partNumber: MAX_PARTS_PER_QUERY_ANSWER });
-    const next = await call('POST', '/uploads/blobs/query', { blobs: [big], firstPart: first.continueFrom!.partNumber });
+    const next = await call('POST', '/uploads/blobs/query', {
+      blobs: [big],
+      firstPart: first.continueFrom!.partNumber,
+    });
     const second = BlobQueryResult.parse(next.body);
     expect(second.continueFrom).toBeNull();
     const listed = second.missing[0]!.parts;
-    expect([listed[0]!.partNumber, listed.at(-1)!.partNumber, listed.length]).toEqual([MAX_PARTS_PER_QUERY_ANSWER, parts, parts - MAX_PARTS_PER_QUERY_ANSWER + 1]);
+    expect([listed[0]!.partNumber, listed.at(-1)!.partNumber, listed.length]).toEqual([
+      MAX_PARTS_PER_QUERY_ANSWER,
+      parts,
+      parts - MAX_PARTS_PER_QUERY_ANSWER + 1,
+    ]);
     expect(listed.at(-1)!.length).toBe(PART - 5);
     // A firstPart past the first blob's parts is a 400 saying what to send.
     const past = await call('POST', '/uploads/blobs/query', { blobs: [small], firstPart: 2 });
-    expect([past.status, errorBody(past).name, errorBody(past).details[0]!.path]).toEqual([400, 'VALIDATION_ERROR', ['body', 'firstPart']]);
+    expect([past.status, errorBody(past).name, errorBody(past).details[0]!.path]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      ['body', 'firstPart'],
+    ]);
   });
 });
 
@@ -90,7 +101,10 @@ describe('the typed client follows the pages', () => {
     expect(result.partsSent).toBe(9);
     expect(result.queries).toBe(3);
     // Everything is held now: one query, nothing missing.
-    const again = BlobQueryResult.parse((await call('POST', '/uploads/blobs/query', { blobs: files.map((f) => ({ sha256: f.sha256, size: f.size })) })).body);
+    const again = BlobQueryResult.parse(
+      (await call('POST', '/uploads/blobs/query', { blobs: files.map((f) => ({ sha256: f.sha256, size: f.size })) }))
+        .body,
+    );
     expect(again.missing).toEqual([]);
     expect(again.continueFrom).toBeNull();
   });
@@ -122,7 +136,10 @@ describe('a query is charged to its key by the work it asks for', () => {
 
 describe('a key has at most two blob queries or commits in progress at once', () => {
   /** A query whose body is held back after its first byte: in progress until `finish`. */
-  function heldQuery(baseUrl: string, key: string): { answer: Promise<Response>; finish(): Promise<{ status: number }> } {
+  function heldQuery(
+    baseUrl: string,
+    key: string,
+  ): { answer: Promise<Response>; finish(): Promise<{ status: number }> } {
     const body = new TextEncoder().encode(JSON.stringify({ blobs: [fake(30, 10)] }));
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -136,7 +153,11 @@ describe('a key has at most two blob queries or commits in progress at once', ()
     });
     const answer = fetch(`${baseUrl}/uploads/blobs/query`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(body.length) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+      },
       body: stream,
       duplex: 'half',
     } as RequestInit);
@@ -160,7 +181,9 @@ describe('a key has at most two blob queries or commits in progress at once', ()
     const third = { status: refused.res.status, headers: refused.res.headers, body: await refused.res.json() };
     expect(third.status).toBe(429);
     expect(errorBody(third).name).toBe('RATE_LIMITED');
-    expect(errorBody(third).message).toMatch(/already has 2 blob queries and commits in progress: wait for their answers/);
+    expect(errorBody(third).message).toMatch(
+      /already has 2 blob queries and commits in progress: wait for their answers/,
+    );
     expect(third.headers.get('retry-after')).toBe('1');
     const other = api(svc.baseUrl, await svc.createApiKey('in-flight-other'));
     expect((await other('POST', '/uploads/blobs/query', { blobs: [fake(32, 10)] })).status).toBe(200);

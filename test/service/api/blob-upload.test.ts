@@ -8,7 +8,17 @@ import { Job } from '../../../shared/api/job.js';
 import { ExtensionList } from '../../../shared/extensions.js';
 import { BlobPartUrls } from '../../../service/blobs/part-urls.js';
 import { blobKey, BlobProject } from '../../../service/domain/blob-project.js';
-import { commit, noise, putPart, queryBlobs, ref, sendMissing, sha256, uploadProject, type TestFile } from '../../helpers/blob-flow.js';
+import {
+  commit,
+  noise,
+  putPart,
+  queryBlobs,
+  ref,
+  sendMissing,
+  sha256,
+  uploadProject,
+  type TestFile,
+} from '../../helpers/blob-flow.js';
 import type { Call } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
@@ -32,7 +42,9 @@ describe('content-addressed uploads', () => {
     expect(r.status).toBe(200);
     const { extensions } = ExtensionList.parse(r.body).data;
     // Other extensions (the dashboard's) are listed beside it.
-    expect(extensions.filter((e) => e.name === 'content-addressed-uploads')).toEqual([expect.objectContaining({ version: 1, routes: ['queryBlobs', 'commitUpload'] })]);
+    expect(extensions.filter((e) => e.name === 'content-addressed-uploads')).toEqual([
+      expect.objectContaining({ version: 1, routes: ['queryBlobs', 'commitUpload'] }),
+    ]);
   });
 
   it('sends only the blobs the workspace lacks, and the commit is an ordinary upload for POST /jobs', async () => {
@@ -44,23 +56,34 @@ describe('content-addressed uploads', () => {
       { path: 'notes/empty.txt', bytes: Buffer.alloc(0) },
       { path: 'cache/baked.txt', bytes: Buffer.from('frame data '.repeat(3000)) },
     ];
-    const q = await queryBlobs(call, files.map((f) => f.bytes));
+    const q = await queryBlobs(
+      call,
+      files.map((f) => f.bytes),
+    );
     // Three distinct non-empty blobs to send; the empty file is never missing.
     expect(q.partSize).toBe(PART);
     expect(q.held).toEqual({ count: 1, bytes: 0 });
     expect(q.missing.map((m) => m.sha256)).toEqual([sha256(files[0]!.bytes), sha256(texture), sha256(files[4]!.bytes)]);
     expect(q.missing[0]!.parts.map((p) => [p.partNumber, p.offset, p.length, p.uploaded])).toEqual([
-      [1, 0, PART, false], [2, PART, PART, false], [3, 2 * PART, PART, false], [4, 3 * PART, 200_000 - 3 * PART, false],
+      [1, 0, PART, false],
+      [2, PART, PART, false],
+      [3, 2 * PART, PART, false],
+      [4, 3 * PART, 200_000 - 3 * PART, false],
     ]);
     // The scene's parts four at a time; the text gzip-encoded.
     const byHash = new Map(files.map((f) => [sha256(f.bytes), f.bytes]));
     const answers = await sendMissing(q.missing.slice(0, 2), byHash, 4);
-    expect(answers.filter((a) => a.body.sha256 === sha256(files[0]!.bytes) && a.body.blobComplete).length).toBeGreaterThanOrEqual(1);
+    expect(
+      answers.filter((a) => a.body.sha256 === sha256(files[0]!.bytes) && a.body.blobComplete).length,
+    ).toBeGreaterThanOrEqual(1);
     const text = q.missing[2]!;
     const gz = await putPart(text.parts[0]!.uploadUrl, files[4]!.bytes, { gzip: true });
     expect([gz.status, gz.body.blobComplete]).toEqual([200, true]);
 
-    const again = await queryBlobs(call, files.map((f) => f.bytes));
+    const again = await queryBlobs(
+      call,
+      files.map((f) => f.bytes),
+    );
     expect(again.missing).toEqual([]);
     expect(again.held).toEqual({ count: 4, bytes: 200_000 + 5000 + files[4]!.bytes.length });
     for (const f of files.filter((x) => x.bytes.length > 0)) {
@@ -80,14 +103,17 @@ describe('content-addressed uploads', () => {
     // What the worker gets: a blob project document in place of a zip.
     const rec = (await svc.service.ports.jobs.getById(job.id))!;
     expect(rec.internal).toMatchObject({ fileType: 'zip', sourceFormat: 'blobs' });
-    const doc = BlobProject.parse(JSON.parse((await buffer(await svc.service.ports.storage.get(rec.internal.sourceKey))).toString()));
+    const doc = BlobProject.parse(
+      JSON.parse((await buffer(await svc.service.ports.storage.get(rec.internal.sourceKey))).toString()),
+    );
     expect(doc.entries).toEqual(files.map((f) => ({ path: f.path, ...ref(f.bytes) })));
     // The slug made its one job, as any upload's does.
     expect(errorBody(await call('POST', '/jobs', { slug: committed.slug })).name).toBe('UPLOAD_ALREADY_USED');
     // The part requests are logged, their signatures are not.
     const logs = svc.logs.join('');
     expect(logs).toContain(`/blobs/${svc.workspaceId}/${sha256(files[0]!.bytes)}-200000/4`);
-    for (const p of q.missing.flatMap((m) => m.parts)) expect(logs).not.toContain(new URL(p.uploadUrl).searchParams.get('sig')!);
+    for (const p of q.missing.flatMap((m) => m.parts))
+      expect(logs).not.toContain(new URL(p.uploadUrl).searchParams.get('sig')!);
   });
 
   it('resumes a partial upload: parts already stored are reported and only the rest are sent', async () => {
@@ -112,18 +138,27 @@ describe('content-addressed uploads', () => {
     const url = (await queryBlobs(call, [small])).missing[0]!.parts[0]!.uploadUrl;
     const wrong = await putPart(url, noise('other', 1000));
     expect(wrong.status).toBe(422);
-    expect(errorBody(wrong)).toMatchObject({ name: 'BLOB_HASH_MISMATCH', metadata: { sha256: sha256(small), size: 1000 } });
+    expect(errorBody(wrong)).toMatchObject({
+      name: 'BLOB_HASH_MISMATCH',
+      metadata: { sha256: sha256(small), size: 1000 },
+    });
     expect(await stored(svc.workspaceId, small)).toBeUndefined();
     expect((await queryBlobs(call, [small])).missing).toHaveLength(1);
 
     // In parts: a wrong part is found when the last part arrives; every part goes, nothing is stored.
     const big = noise('big', 4 * PART);
     const parts = (await queryBlobs(call, [big])).missing[0]!.parts;
-    for (const n of [1, 2, 3]) expect((await putPart(parts[n - 1]!.uploadUrl, n === 2 ? noise('bad', PART) : part(big, n))).status).toBe(200);
+    for (const n of [1, 2, 3])
+      expect((await putPart(parts[n - 1]!.uploadUrl, n === 2 ? noise('bad', PART) : part(big, n))).status).toBe(200);
     const last = await putPart(parts[3]!.uploadUrl, part(big, 4));
     expect(errorBody(last).name).toBe('BLOB_HASH_MISMATCH');
     expect(await stored(svc.workspaceId, big)).toBeUndefined();
-    expect((await queryBlobs(call, [big])).missing[0]!.parts.map((p) => p.uploaded)).toEqual([false, false, false, false]);
+    expect((await queryBlobs(call, [big])).missing[0]!.parts.map((p) => p.uploaded)).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
 
     // A retried part replaces the one sent before.
     for (const n of [1, 2]) await putPart(parts[n - 1]!.uploadUrl, n === 2 ? noise('bad', PART) : part(big, n));
@@ -131,7 +166,9 @@ describe('content-addressed uploads', () => {
     await putPart(parts[2]!.uploadUrl, part(big, 3));
     const done = await putPart(parts[3]!.uploadUrl, part(big, 4));
     expect([done.status, done.body.blobComplete]).toEqual([200, true]);
-    expect((await buffer(await svc.service.ports.storage.get(blobKey(svc.workspaceId, ref(big))))).equals(big)).toBe(true);
+    expect((await buffer(await svc.service.ports.storage.get(blobKey(svc.workspaceId, ref(big))))).equals(big)).toBe(
+      true,
+    );
   });
 
   it('refuses parts of the wrong length, encoding or type with the error body', async () => {
@@ -176,13 +213,16 @@ describe('content-addressed uploads', () => {
       expect([r.status, errorBody(r).name], u.href).toEqual([403, 'SIGNATURE_INVALID']);
     }
     const urls = new BlobPartUrls(svc.service.ports.blobs!.signer, () => svc.origin);
-    const expired = urls.url({ workspaceId: svc.workspaceId, blob: ref(bytes), partNumber: 2, partSize: PART }, new Date(Date.now() - 1000));
+    const expired = urls.url(
+      { workspaceId: svc.workspaceId, blob: ref(bytes), partNumber: 2, partSize: PART },
+      new Date(Date.now() - 1000),
+    );
     const late = await putPart(expired, part(bytes, 2));
     expect([late.status, errorBody(late).name]).toEqual([403, 'URL_EXPIRED']);
     expect((await queryBlobs(call, [bytes])).missing[0]!.parts.every((p) => !p.uploaded)).toBe(true);
   });
 
-  it('keeps blobs per workspace: another workspace with the same file neither sees nor uses the first one\'s', async () => {
+  it("keeps blobs per workspace: another workspace with the same file neither sees nor uses the first one's", async () => {
     const shared = noise('shared texture', 3000);
     const files = [{ path: 'tex.png', bytes: shared }];
     await uploadProject(call, files);
@@ -194,7 +234,10 @@ describe('content-addressed uploads', () => {
     expect(q.missing.map((m) => m.sha256)).toEqual([sha256(shared)]);
     const refused = await commit(rival, files);
     expect(refused.status).toBe(409);
-    expect(errorBody(refused)).toMatchObject({ name: 'BLOBS_MISSING', metadata: { missing: [ref(shared)], missingCount: 1 } });
+    expect(errorBody(refused)).toMatchObject({
+      name: 'BLOBS_MISSING',
+      metadata: { missing: [ref(shared)], missingCount: 1 },
+    });
     // Its part URL names its own workspace: pointed at the first workspace, the signature fails.
     const rivalUrl = new URL(q.missing[0]!.parts[0]!.uploadUrl);
     const rivalWs = rivalUrl.pathname.split('/')[2]!;

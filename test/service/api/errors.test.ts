@@ -29,13 +29,19 @@ describe('error bodies', () => {
   });
 
   it('answers malformed JSON with 400 INVALID_JSON', async () => {
-    const r = await call('POST', '/uploads', undefined, { headers: { 'content-type': 'application/json' }, raw: '{"fileName": "a.zip",' });
+    const r = await call('POST', '/uploads', undefined, {
+      headers: { 'content-type': 'application/json' },
+      raw: '{"fileName": "a.zip",',
+    });
     expect(r.status).toBe(400);
     expect(errorBody(r).name).toBe('INVALID_JSON');
   });
 
   it('answers a non-JSON content type with 415', async () => {
-    const r = await call('POST', '/uploads', undefined, { headers: { 'content-type': 'text/plain' }, raw: 'fileName=a.zip' });
+    const r = await call('POST', '/uploads', undefined, {
+      headers: { 'content-type': 'text/plain' },
+      raw: 'fileName=a.zip',
+    });
     expect(r.status).toBe(415);
     expect(errorBody(r).name).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
@@ -49,9 +55,19 @@ describe('error bodies', () => {
   it('answers deeply hostile input without a 500', async () => {
     const job = await createJob(call);
     const nested = `${'{"a":'.repeat(500)}1${'}'.repeat(500)}`;
-    const bodies = [nested, '[]', 'null', '"string"', '{"requestedRenderConfig": {"colorManagementPreset": "default", "frameRanges": ["1-99999999999"]}}', '\u0000'];
+    const bodies = [
+      nested,
+      '[]',
+      'null',
+      '"string"',
+      '{"requestedRenderConfig": {"colorManagementPreset": "default", "frameRanges": ["1-99999999999"]}}',
+      '\u0000',
+    ];
     for (const raw of bodies) {
-      const r = await call('POST', `/jobs/${job.id}/render`, undefined, { headers: { 'content-type': 'application/json' }, raw });
+      const r = await call('POST', `/jobs/${job.id}/render`, undefined, {
+        headers: { 'content-type': 'application/json' },
+        raw,
+      });
       expect(r.status, raw.slice(0, 20)).toBeGreaterThanOrEqual(400);
       expect(r.status, raw.slice(0, 20)).toBeLessThan(500);
       errorBody(r);
@@ -59,7 +75,11 @@ describe('error bodies', () => {
   });
 
   it('refuses text with the NUL character on every stack (PostgreSQL cannot store it), but not an escaped backslash before u0000', async () => {
-    for (const raw of ['{"slug":"a\\u0000"}', '{"slug":"\\\\\\u0000"}', '{"slug":"x","uploadPreflight":{"k\\u0000":1}}']) {
+    for (const raw of [
+      '{"slug":"a\\u0000"}',
+      '{"slug":"\\\\\\u0000"}',
+      '{"slug":"x","uploadPreflight":{"k\\u0000":1}}',
+    ]) {
       const r = await call('POST', '/jobs', undefined, { headers: { 'content-type': 'application/json' }, raw });
       expect(r.status, raw).toBe(400);
       const body = errorBody(r);
@@ -67,7 +87,10 @@ describe('error bodies', () => {
       expect(body.details[0]).toMatchObject({ code: 'nul_character', path: ['body'] });
     }
     // A backslash followed by the text u0000 is fine: this slug simply does not exist.
-    const literal = await call('POST', '/jobs', undefined, { headers: { 'content-type': 'application/json' }, raw: '{"slug":"a\\\\u0000"}' });
+    const literal = await call('POST', '/jobs', undefined, {
+      headers: { 'content-type': 'application/json' },
+      raw: '{"slug":"a\\\\u0000"}',
+    });
     expect(errorBody(literal).name).toBe('UPLOAD_NOT_FOUND');
   });
 
@@ -116,7 +139,11 @@ describe('OpenAPI', () => {
   it('serves a valid OpenAPI 3.1 document listing every endpoint', async () => {
     const r = await fetch(`${svc.baseUrl}/openapi.json`);
     expect(r.status).toBe(200);
-    const doc = (await r.json()) as { openapi: string; info: { version: string }; paths: Record<string, Record<string, unknown>> };
+    const doc = (await r.json()) as {
+      openapi: string;
+      info: { version: string };
+      paths: Record<string, Record<string, unknown>>;
+    };
     const result = await new Validator().validate(doc as never);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
@@ -130,31 +157,42 @@ describe('OpenAPI', () => {
   });
 
   it('matches the committed shared/openapi.json (run `npm run openapi` after changing the contract)', async () => {
-    const committed = JSON.parse(await readFile(new URL('../../../shared/openapi.json', import.meta.url), 'utf8')) as unknown;
+    const committed = JSON.parse(
+      await readFile(new URL('../../../shared/openapi.json', import.meta.url), 'utf8'),
+    ) as unknown;
     expect(JSON.parse(JSON.stringify(buildOpenApiDocument()))).toEqual(committed);
   });
 });
 
 describe('internal faults', () => {
-  it.skipIf(filesOnly('breaking the storage folder'))('answers a real storage failure with 500 INTERNAL_ERROR, no stack trace, and logs the cause', async () => {
-    const broken = await startTestService();
-    try {
-      const c = api(broken.baseUrl, broken.apiKey);
-      const t = (await c('POST', '/uploads', { fileName: 'a.blend', fileType: 'blend' })).body as { uploadUrl: string };
-      // The disk under the service loses its temp folders (a PUT's bytes are written to .partial
-      // on file storage, to be resumed): a fault no request can cause.
-      const { rm } = await import('node:fs/promises');
-      await rm(`${broken.dataDir}/objects/.tmp`, { recursive: true, force: true });
-      await rm(`${broken.dataDir}/objects/.partial`, { recursive: true, force: true });
-      const r = await fetch(t.uploadUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: 'bytes' });
-      expect(r.status).toBe(500);
-      const text = await r.text();
-      const e = errorBody({ status: 500, headers: r.headers, body: JSON.parse(text) });
-      expect(e.name).toBe('INTERNAL_ERROR');
-      expect(text).not.toMatch(/ENOENT|\.tmp|\.partial|at .*\.ts:\d+/);
-      expect(broken.logs.join('')).toContain('ENOENT');
-    } finally {
-      await broken.close();
-    }
-  });
+  it.skipIf(filesOnly('breaking the storage folder'))(
+    'answers a real storage failure with 500 INTERNAL_ERROR, no stack trace, and logs the cause',
+    async () => {
+      const broken = await startTestService();
+      try {
+        const c = api(broken.baseUrl, broken.apiKey);
+        const t = (await c('POST', '/uploads', { fileName: 'a.blend', fileType: 'blend' })).body as {
+          uploadUrl: string;
+        };
+        // The disk under the service loses its temp folders (a PUT's bytes are written to .partial
+        // on file storage, to be resumed): a fault no request can cause.
+        const { rm } = await import('node:fs/promises');
+        await rm(`${broken.dataDir}/objects/.tmp`, { recursive: true, force: true });
+        await rm(`${broken.dataDir}/objects/.partial`, { recursive: true, force: true });
+        const r = await fetch(t.uploadUrl, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/octet-stream' },
+          body: 'bytes',
+        });
+        expect(r.status).toBe(500);
+        const text = await r.text();
+        const e = errorBody({ status: 500, headers: r.headers, body: JSON.parse(text) });
+        expect(e.name).toBe('INTERNAL_ERROR');
+        expect(text).not.toMatch(/ENOENT|\.tmp|\.partial|at .*\.ts:\d+/);
+        expect(broken.logs.join('')).toContain('ENOENT');
+      } finally {
+        await broken.close();
+      }
+    },
+  );
 });

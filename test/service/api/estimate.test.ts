@@ -19,12 +19,31 @@ let call: Call;
 beforeAll(async () => {
   svc = await startTestService({ estimateRates: 'CPU=0.36,GPU=3.6' });
   call = api(svc.baseUrl, svc.apiKey);
-  const gpuSlot = (uuid: string, state: WorkerSlotReport['state']): WorkerSlotReport => ({ id: `gpu-${uuid}`, device: { kind: 'gpu', name: 'RTX', uuid }, state, tasks: [], warmJobId: null });
+  const gpuSlot = (uuid: string, state: WorkerSlotReport['state']): WorkerSlotReport => ({
+    id: `gpu-${uuid}`,
+    device: { kind: 'gpu', name: 'RTX', uuid },
+    state,
+    tasks: [],
+    warmJobId: null,
+  });
   await svc.service.ports.workers!.registry.report({
-    id: 'gpu-box:1', name: 'gpu-box', hostname: 'gpu-box', version: 'test', startedAt: new Date().toISOString(), state: 'running', heartbeatIntervalMs: 60_000,
-    slots: [gpuSlot('a', 'idle'), gpuSlot('b', 'busy'), { id: 'cpu-0', device: { kind: 'cpu', name: 'CPU', uuid: null }, state: 'idle', tasks: [], warmJobId: null }],
+    id: 'gpu-box:1',
+    name: 'gpu-box',
+    hostname: 'gpu-box',
+    version: 'test',
+    startedAt: new Date().toISOString(),
+    state: 'running',
+    heartbeatIntervalMs: 60_000,
+    slots: [
+      gpuSlot('a', 'idle'),
+      gpuSlot('b', 'busy'),
+      { id: 'cpu-0', device: { kind: 'cpu', name: 'CPU', uuid: null }, state: 'idle', tasks: [], warmJobId: null },
+    ],
     builds: [{ version: '4.2.3', path: '/b', kind: 'release' }],
-    gpus: [{ name: 'RTX', uuid: 'a', memoryMiB: 8192 }, { name: 'RTX', uuid: 'b', memoryMiB: 8192 }],
+    gpus: [
+      { name: 'RTX', uuid: 'a', memoryMiB: 8192 },
+      { name: 'RTX', uuid: 'b', memoryMiB: 8192 },
+    ],
     blocklistedBy: [],
   });
 });
@@ -33,13 +52,25 @@ afterAll(() => svc.close());
 /** A validated job whose estimate sampled frames 1, 12 and 24 of 1-24 on OPTIX, each peaking at `peak`. */
 async function sampledOnGpu(peak: number): Promise<string> {
   const job = await createJob(call);
-  for (const [from, to] of [['created', 'validating'], ['validating', 'validated']] as const) await svc.service.ports.jobs.transition(job.id, [from], to);
+  for (const [from, to] of [
+    ['created', 'validating'],
+    ['validating', 'validated'],
+  ] as const)
+    await svc.service.ports.jobs.transition(job.id, [from], to);
   const at = new Date().toISOString();
   const estimate: EstimateInternal = {
     requestedConfig: { colorManagementPreset: 'default', frameRanges: ['1-24'], computeDeviceType: 'OPTIX' },
-    state: 'ready', startedAt: at, finishedAt: at, frames: [1, 12, 24], frameRanges: ['1-24'],
+    state: 'ready',
+    startedAt: at,
+    finishedAt: at,
+    frames: [1, 12, 24],
+    frameRanges: ['1-24'],
     samples: [1, 12, 24].map((frame) => ({ frame, seconds: 4, peakMemoryBytes: peak, device: 'OPTIX' })),
-    loadSeconds: [3, 3, 3], outputBytes: [2e6, 2e6, 2e6], ownSeconds: 21, ownNormalizedSeconds: 105, blenderVersion: '4.2',
+    loadSeconds: [3, 3, 3],
+    outputBytes: [2e6, 2e6, 2e6],
+    ownSeconds: 21,
+    ownNormalizedSeconds: 105,
+    blenderVersion: '4.2',
   };
   // What a worker on another machine would send passes the worker API's check.
   expect(WorkerInternalWire.safeParse({ estimate }).success).toBe(true);
@@ -50,10 +81,13 @@ async function sampledOnGpu(peak: number): Promise<string> {
 describe('estimate against the farm', () => {
   it('is listed by GET /extensions with its three routes', async () => {
     const list = ExtensionList.parse((await call('GET', '/extensions')).body).data.extensions;
-    expect(list.find((e) => e.name === 'estimate')).toMatchObject({ version: 1, routes: ['startEstimate', 'getEstimate', 'cancelEstimate'] });
+    expect(list.find((e) => e.name === 'estimate')).toMatchObject({
+      version: 1,
+      routes: ['startEstimate', 'getEstimate', 'cancelEstimate'],
+    });
   });
 
-  it('says a peak above the GPUs\' memory does not fit the GPU slots, and spreads frames over the free ones', async () => {
+  it("says a peak above the GPUs' memory does not fit the GPU slots, and spreads frames over the free ones", async () => {
     const id = await sampledOnGpu(11 * GiB);
     const { data } = EstimateEnvelope.parse((await call('GET', `/jobs/${id}/estimate`)).body);
     const f = data.figures!;
@@ -63,7 +97,9 @@ describe('estimate against the farm', () => {
       { kind: 'cpu', capacityBytes: null, slots: 1, fits: 'unknown' },
     ]);
     expect(f.memory.summary).toContain('does not fit the 8 GB GPU slots');
-    expect(data.warnings).toContain('The peak memory does not fit the GPU slots the samples rendered on: the render would fail for memory there.');
+    expect(data.warnings).toContain(
+      'The peak memory does not fit the GPU slots the samples rendered on: the render would fail for memory there.',
+    );
     // 21 frames left at 4 s on the one free GPU slot, after a 3 s load.
     expect(f.renderSeconds.value).toBeCloseTo(84, 0);
     expect(f.wallSeconds.value).toBeCloseTo(87, 0);
@@ -72,7 +108,7 @@ describe('estimate against the farm', () => {
     expect(data.ownCost).toEqual({ renderSeconds: 21, normalizedSeconds: 105, cost: 0.02 });
   });
 
-  it('says a peak well below the GPUs\' memory fits them', async () => {
+  it("says a peak well below the GPUs' memory fits them", async () => {
     const id = await sampledOnGpu(2 * GiB);
     const f = EstimateEnvelope.parse((await call('GET', `/jobs/${id}/estimate`)).body).data.figures!;
     expect(f.memory.slots[0]).toMatchObject({ kind: 'gpu', fits: 'yes' });
@@ -81,15 +117,28 @@ describe('estimate against the farm', () => {
 
   it('replays a failed estimate until it is set aside, then starts again', async () => {
     const job = await createJob(call);
-    for (const [from, to] of [['created', 'validating'], ['validating', 'validated']] as const) await svc.service.ports.jobs.transition(job.id, [from], to);
+    for (const [from, to] of [
+      ['created', 'validating'],
+      ['validating', 'validated'],
+    ] as const)
+      await svc.service.ports.jobs.transition(job.id, [from], to);
     const body = { requestedRenderConfig: { colorManagementPreset: 'default' } };
     const first = EstimateEnvelope.parse((await call('POST', `/jobs/${job.id}/estimate`, body)).body).data;
     const reason = 'No worker has a Blender that opens files of 9.9.';
     const rec = (await svc.service.ports.jobs.getById(job.id))!;
-    await svc.service.ports.jobs.update(job.id, {}, { estimate: { ...rec.internal.estimate!, state: 'failed', reason, finishedAt: new Date().toISOString() } });
+    await svc.service.ports.jobs.update(
+      job.id,
+      {},
+      { estimate: { ...rec.internal.estimate!, state: 'failed', reason, finishedAt: new Date().toISOString() } },
+    );
     const replay = await call('POST', `/jobs/${job.id}/estimate`, body);
     expect(replay.status).toBe(200);
-    expect(EstimateEnvelope.parse(replay.body).data).toMatchObject({ state: 'failed', reason, startedAt: first.startedAt, figures: null });
+    expect(EstimateEnvelope.parse(replay.body).data).toMatchObject({
+      state: 'failed',
+      reason,
+      startedAt: first.startedAt,
+      figures: null,
+    });
     const aside = EstimateEnvelope.parse((await call('DELETE', `/jobs/${job.id}/estimate`)).body).data;
     expect(aside).toMatchObject({ state: 'canceled', reason });
     const again = await call('POST', `/jobs/${job.id}/estimate`, body);

@@ -21,7 +21,8 @@ beforeAll(async () => {
 afterAll(() => svc.close());
 
 async function move(id: string, path: JobStatus[]): Promise<void> {
-  for (let i = 1; i < path.length; i++) expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
+  for (let i = 1; i < path.length; i++)
+    expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
 }
 
 /** A job rendering 10 frames, 4 of them done (2 s, 2 s, 3 s, 5 s) on two slots. */
@@ -41,7 +42,7 @@ describe('frame statistics', () => {
     expect(list.find((e) => e.name === 'frame-stats')).toMatchObject({ version: 1, routes: ['listJobFrames'] });
   });
 
-  it('pages a job\'s frames in frame order with the summary of all of them and the ETA band', async () => {
+  it("pages a job's frames in frame order with the summary of all of them and the ETA band", async () => {
     const id = await renderingJob();
     const first = FrameStatsPage.parse((await call('GET', `/jobs/${id}/frames?pageSize=3`)).body);
     expect(first.pagination).toEqual({ page: 1, pageSize: 3, total: 4, totalPages: 2 });
@@ -59,14 +60,16 @@ describe('frame statistics', () => {
     expect(second.data.frames.map((f) => f.frame)).toEqual([4]);
   });
 
-  it('adds the band to the job\'s progress while it renders, and none once it ended', async () => {
+  it("adds the band to the job's progress while it renders, and none once it ended", async () => {
     const id = await renderingJob();
     const during = JobProgressWithEtaEnvelope.parse((await call('GET', `/jobs/${id}/progress`)).body).data;
     expect(during).toMatchObject({ framesDone: 4, etaSeconds: 9, etaBand: { seconds: 9, samples: 4, slots: 2 } });
     // Frame 5 half rendered (percent 45): 5.5 frames left, 8.3 s.
     const progress = (await svc.service.ports.jobs.getProgress(id))!;
     await svc.service.ports.jobs.setProgress({ ...progress, percent: 45 });
-    expect(JobProgressWithEtaEnvelope.parse((await call('GET', `/jobs/${id}/progress`)).body).data.etaBand).toMatchObject({ seconds: 8.3, slots: 2 });
+    expect(
+      JobProgressWithEtaEnvelope.parse((await call('GET', `/jobs/${id}/progress`)).body).data.etaBand,
+    ).toMatchObject({ seconds: 8.3, slots: 2 });
     await move(id, ['rendering', 'finalizing', 'completed']);
     expect(JobProgressWithEtaEnvelope.parse((await call('GET', `/jobs/${id}/progress`)).body).data.etaBand).toBeNull();
   });
@@ -76,7 +79,17 @@ describe('frame statistics', () => {
     const at = new Date().toISOString();
     for (let start = 1; start <= 100_000; start += 1000) {
       await svc.service.ports.frameStats!.recordFrames(
-        Array.from({ length: 1000 }, (_, i) => ({ jobId: job.id, frame: start + i, attempt: 1, renderSeconds: (start + i) % 7, peakMemoryBytes: start + i, device: 'CPU', slot: 'w/cpu-0', blenderVersion: null, finishedAt: at })),
+        Array.from({ length: 1000 }, (_, i) => ({
+          jobId: job.id,
+          frame: start + i,
+          attempt: 1,
+          renderSeconds: (start + i) % 7,
+          peakMemoryBytes: start + i,
+          device: 'CPU',
+          slot: 'w/cpu-0',
+          blenderVersion: null,
+          finishedAt: at,
+        })),
       );
     }
     const res = await call('GET', `/jobs/${job.id}/frames?page=200`);
@@ -85,11 +98,13 @@ describe('frame statistics', () => {
     expect(page.data.frames.map((f) => f.frame)).toEqual(Array.from({ length: 500 }, (_, i) => 99_501 + i));
     expect(page.data.summary).toMatchObject({ framesDone: 100_000, medianSeconds: 3, peakMemoryMaxBytes: 100_000 });
     // The biggest page is 1000 rows: a bounded answer whatever the job's length.
-    expect(FrameStatsPage.parse((await call('GET', `/jobs/${job.id}/frames?pageSize=1000`)).body).data.frames).toHaveLength(1000);
+    expect(
+      FrameStatsPage.parse((await call('GET', `/jobs/${job.id}/frames?pageSize=1000`)).body).data.frames,
+    ).toHaveLength(1000);
     expect((await call('GET', `/jobs/${job.id}/frames?pageSize=1001`)).status).toBe(400);
   }, 120_000);
 
-  it('answers another workspace\'s job as missing, and a bad page as a validation error', async () => {
+  it("answers another workspace's job as missing, and a bad page as a validation error", async () => {
     const id = await renderingJob();
     const other = api(svc.baseUrl, await svc.createApiKey('elsewhere'));
     const hidden = await other('GET', `/jobs/${id}/frames`);

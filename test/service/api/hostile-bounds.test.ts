@@ -41,7 +41,12 @@ afterAll(() => svc?.close());
 
 function post(name: RouteName, path: string, body: unknown): Promise<Seen> {
   const route: RouteDef = ROUTES[name];
-  return sendRaw(`${svc.baseUrl}${path}`, { method: route.method, headers: { accept: 'application/json', authorization: `Bearer ${svc.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: HANG_MS });
+  return sendRaw(`${svc.baseUrl}${path}`, {
+    method: route.method,
+    headers: { accept: 'application/json', authorization: `Bearer ${svc.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    timeoutMs: HANG_MS,
+  });
 }
 
 /** A declared success matching the route's schema, or a declared 4xx with the spec's error body and its status. */
@@ -62,20 +67,32 @@ function declared(name: RouteName, seen: Seen, why: string): void {
 }
 
 const hex = (i: number) => createHash('sha256').update(`hostile-${i}`).digest('hex');
-const sizeArb = fc.oneof(fc.constant(64 * 2 ** 30), fc.constant(Number.MAX_SAFE_INTEGER), fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 1, max: 2 ** 40 }));
+const sizeArb = fc.oneof(
+  fc.constant(64 * 2 ** 30),
+  fc.constant(Number.MAX_SAFE_INTEGER),
+  fc.integer({ min: 1, max: 2 ** 31 }),
+  fc.integer({ min: 1, max: 2 ** 40 }),
+);
 
 describe('bounded requests under hostile input', () => {
   it('POST /uploads/blobs/query: thousands of huge blobs, many parts, hostile firstPart', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 2000 }), sizeArb, fc.option(fc.oneof(fc.integer({ min: 1, max: 20_000 }), fc.constant(Number.MAX_SAFE_INTEGER)), { nil: undefined }), async (count, size, firstPart) => {
-        const blobs = Array.from({ length: count }, (_, i) => ({ sha256: hex(i), size }));
-        const seen = await post('queryBlobs', ROUTES.queryBlobs.path, { blobs, ...(firstPart ? { firstPart } : {}) });
-        declared('queryBlobs', seen, `${count} blobs of ${size} bytes from part ${firstPart}`);
-        if (seen.status === 200) {
-          const parts = BlobQueryResult.parse(seen.body).missing.reduce((n, m) => n + m.parts.length, 0);
-          expect(parts).toBeLessThanOrEqual(MAX_PARTS_PER_QUERY_ANSWER);
-        }
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 2000 }),
+        sizeArb,
+        fc.option(fc.oneof(fc.integer({ min: 1, max: 20_000 }), fc.constant(Number.MAX_SAFE_INTEGER)), {
+          nil: undefined,
+        }),
+        async (count, size, firstPart) => {
+          const blobs = Array.from({ length: count }, (_, i) => ({ sha256: hex(i), size }));
+          const seen = await post('queryBlobs', ROUTES.queryBlobs.path, { blobs, ...(firstPart ? { firstPart } : {}) });
+          declared('queryBlobs', seen, `${count} blobs of ${size} bytes from part ${firstPart}`);
+          if (seen.status === 200) {
+            const parts = BlobQueryResult.parse(seen.body).missing.reduce((n, m) => n + m.parts.length, 0);
+            expect(parts).toBeLessThanOrEqual(MAX_PARTS_PER_QUERY_ANSWER);
+          }
+        },
+      ),
       { numRuns: Math.min(RUNS, 40) },
     );
   });
@@ -86,12 +103,16 @@ describe('bounded requests under hostile input', () => {
       fc.constant(whole),
       fc.integer({ min: 1, max: 1000 }).map((step) => `${whole}x${step}`),
       fc.integer({ min: 0, max: MAX_FRAME }).map(String),
-      fc.tuple(fc.integer({ min: 0, max: MAX_FRAME }), fc.integer({ min: 0, max: MAX_FRAME })).map(([a, b]) => `${Math.min(a, b)}-${Math.max(a, b)}`),
+      fc
+        .tuple(fc.integer({ min: 0, max: MAX_FRAME }), fc.integer({ min: 0, max: MAX_FRAME }))
+        .map(([a, b]) => `${Math.min(a, b)}-${Math.max(a, b)}`),
       fc.constantFrom('1-250', '250-1', '1-250x0', `0-${MAX_FRAME + 1}`, '9999999'),
     );
     await fc.assert(
       fc.asyncProperty(fc.array(range, { minLength: 1, maxLength: 100 }), fc.boolean(), async (ranges, asText) => {
-        const seen = await post('requeueJob', `/jobs/${ended.id}/requeue`, { frames: asText ? ranges.join(',') : ranges });
+        const seen = await post('requeueJob', `/jobs/${ended.id}/requeue`, {
+          frames: asText ? ranges.join(',') : ranges,
+        });
         declared('requeueJob', seen, `requeue of ${ranges.length} ranges (${ranges.slice(0, 3).join(',')}...)`);
       }),
       { numRuns: RUNS },
@@ -100,36 +121,46 @@ describe('bounded requests under hostile input', () => {
 
   it('GET /events and GET /jobs/{id}/logs?follow=true: a flood of streams gets 200 up to the cap, then 429 TOO_MANY_STREAMS', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.constantFrom('events', 'follow'), { minLength: PER_KEY + 1, maxLength: PER_KEY + 12 }), async (kinds) => {
-        const streams: OpenStream[] = [];
-        try {
-          const answers = await Promise.all(
-            kinds.map(async (kind) => {
-              const t0 = performance.now();
-              const path = kind === 'events' ? '/events' : `/jobs/${quiet.id}/logs?follow=true`;
-              const s = await openStream(`${svc.baseUrl}${path}`, { authorization: `Bearer ${svc.apiKey}`, accept: 'text/event-stream, text/plain' }, HANG_MS);
-              streams.push(s);
-              return { kind, s, ms: performance.now() - t0 };
-            }),
-          );
-          const why = JSON.stringify(answers.map((a) => [a.kind, a.s.status]));
-          expect(answers.filter((a) => a.s.status === 200).length, why).toBe(PER_KEY);
-          for (const a of answers) {
-            expect(a.ms, why).toBeLessThan(HANG_MS);
-            if (a.s.status === 200) continue;
-            expect([a.s.status, ErrorBody.parse(await a.s.json()).name], why).toEqual([429, 'TOO_MANY_STREAMS']);
-            expect(Number(a.s.headers['retry-after']), why).toBeGreaterThan(0);
+      fc.asyncProperty(
+        fc.array(fc.constantFrom('events', 'follow'), { minLength: PER_KEY + 1, maxLength: PER_KEY + 12 }),
+        async (kinds) => {
+          const streams: OpenStream[] = [];
+          try {
+            const answers = await Promise.all(
+              kinds.map(async (kind) => {
+                const t0 = performance.now();
+                const path = kind === 'events' ? '/events' : `/jobs/${quiet.id}/logs?follow=true`;
+                const s = await openStream(
+                  `${svc.baseUrl}${path}`,
+                  { authorization: `Bearer ${svc.apiKey}`, accept: 'text/event-stream, text/plain' },
+                  HANG_MS,
+                );
+                streams.push(s);
+                return { kind, s, ms: performance.now() - t0 };
+              }),
+            );
+            const why = JSON.stringify(answers.map((a) => [a.kind, a.s.status]));
+            expect(answers.filter((a) => a.s.status === 200).length, why).toBe(PER_KEY);
+            for (const a of answers) {
+              expect(a.ms, why).toBeLessThan(HANG_MS);
+              if (a.s.status === 200) continue;
+              expect([a.s.status, ErrorBody.parse(await a.s.json()).name], why).toEqual([429, 'TOO_MANY_STREAMS']);
+              expect(Number(a.s.headers['retry-after']), why).toBeGreaterThan(0);
+            }
+          } finally {
+            for (const s of streams) s.close();
           }
-        } finally {
-          for (const s of streams) s.close();
-        }
-        // Every place comes back once the streams are closed.
-        await waitUntil('the stream places freed', async () => {
-          const s = await openStream(`${svc.baseUrl}/events`, { authorization: `Bearer ${svc.apiKey}`, accept: 'text/event-stream' });
-          s.close();
-          return s.status === 200;
-        });
-      }),
+          // Every place comes back once the streams are closed.
+          await waitUntil('the stream places freed', async () => {
+            const s = await openStream(`${svc.baseUrl}/events`, {
+              authorization: `Bearer ${svc.apiKey}`,
+              accept: 'text/event-stream',
+            });
+            s.close();
+            return s.status === 200;
+          });
+        },
+      ),
       { numRuns: 8 },
     );
   });

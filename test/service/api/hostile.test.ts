@@ -33,15 +33,30 @@ const VALID_BODIES: Partial<Record<RouteName, Record<string, unknown>>> = {
   createJob: { slug: 'does-not-exist' },
   validateJob: {},
   renderJob: {
-    requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: ['1-3'], resolution: [64, 48], sampleCount: 4, cameraName: 'Camera' },
+    requestedRenderConfig: {
+      colorManagementPreset: 'default',
+      frameRanges: ['1-3'],
+      resolution: [64, 48],
+      sampleCount: 4,
+      cameraName: 'Camera',
+    },
   },
   requeueJob: { frames: '1-3' },
-  queryBlobs: { blobs: [{ sha256: 'ab'.repeat(32), size: 10, compression: 'gzip' }, { sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', size: 0 }] },
+  queryBlobs: {
+    blobs: [
+      { sha256: 'ab'.repeat(32), size: 10, compression: 'gzip' },
+      { sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', size: 0 },
+    ],
+  },
   commitUpload: {
     fileName: 'project.zip',
     entries: [
       { path: 'scene.blend', sha256: 'ab'.repeat(32), size: 10 },
-      { path: 'textures/empty.png', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', size: 0 },
+      {
+        path: 'textures/empty.png',
+        sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+        size: 0,
+      },
     ],
   },
 };
@@ -90,7 +105,12 @@ async function send(route: RouteDef, h: Hostile): Promise<Seen> {
     if (h.authorization !== undefined) headers.authorization = h.authorization;
   } else headers.authorization = `Bearer ${svc.apiKey}`;
   if (h.contentType !== undefined) headers['content-type'] = h.contentType;
-  return sendRaw(`${svc.baseUrl}${pathFor(route, h.id)}${h.query}`, { method: route.method, headers, body: h.body, timeoutMs: HANG_MS });
+  return sendRaw(`${svc.baseUrl}${pathFor(route, h.id)}${h.query}`, {
+    method: route.method,
+    headers,
+    body: h.body,
+    timeoutMs: HANG_MS,
+  });
 }
 
 /** The checks every answer must pass; `why` names the request in a failure. */
@@ -111,7 +131,11 @@ function checkAnswer(name: RouteName, h: Hostile, seen: Seen): void {
   const err = ErrorBody.safeParse(seen.body);
   expect(err.success, `${why}: not the spec's error body`).toBe(true);
   const errName = err.data!.name as ErrorName;
-  const allowed = new Set<ErrorName>([...route.errors, ...COMMON_ERRORS, ...(route.body || route.method !== 'GET' ? TRANSPORT_ERRORS : ['PAYLOAD_TOO_LARGE' as const])]);
+  const allowed = new Set<ErrorName>([
+    ...route.errors,
+    ...COMMON_ERRORS,
+    ...(route.body || route.method !== 'GET' ? TRANSPORT_ERRORS : ['PAYLOAD_TOO_LARGE' as const]),
+  ]);
   expect(allowed.has(errName), `${why}: ${errName} is not an error this route declares`).toBe(true);
   expect(seen.status, why).toBe(ERRORS[errName].status);
 }
@@ -129,27 +153,35 @@ describe('every endpoint under hostile input', () => {
     const route: RouteDef = ROUTES[name];
     it(`${route.method} ${route.path}: malformed bodies, ids, queries and content types get a declared answer`, async (ctx) => {
       if (!servedHere(route)) {
-        console.log(`${route.method} ${route.path}: skipped, this stack does not offer the ${route.extension} extension`);
+        console.log(
+          `${route.method} ${route.path}: skipped, this stack does not offer the ${route.extension} extension`,
+        );
         ctx.skip();
         return;
       }
       let slowest = 0;
       await fc.assert(
-        fc.asyncProperty(ids, queryArb, contentTypeArb, bodyArb(VALID_BODIES[name], BODY_LIMIT), async (id, query, contentType, body) => {
-          const h: Hostile = { id: resolveId(id), query, contentType, body };
-          fc.pre(!isOtherRoute(route, h.id));
-          const seen = await send(route, h);
-          slowest = Math.max(slowest, seen.ms);
-          checkAnswer(name, h, seen);
-          if (h.id === rivalJob.id && route.path.includes(':id')) {
-            // Another workspace's job is answered exactly as a job that does not exist.
-            const unknown = await send(route, { ...h, id: randomUUID() });
-            expect([seen.status, (seen.body as { name?: string }).name], 'a job of another workspace looks like no job at all').toEqual([
-              unknown.status,
-              (unknown.body as { name?: string }).name,
-            ]);
-          }
-        }),
+        fc.asyncProperty(
+          ids,
+          queryArb,
+          contentTypeArb,
+          bodyArb(VALID_BODIES[name], BODY_LIMIT),
+          async (id, query, contentType, body) => {
+            const h: Hostile = { id: resolveId(id), query, contentType, body };
+            fc.pre(!isOtherRoute(route, h.id));
+            const seen = await send(route, h);
+            slowest = Math.max(slowest, seen.ms);
+            checkAnswer(name, h, seen);
+            if (h.id === rivalJob.id && route.path.includes(':id')) {
+              // Another workspace's job is answered exactly as a job that does not exist.
+              const unknown = await send(route, { ...h, id: randomUUID() });
+              expect(
+                [seen.status, (seen.body as { name?: string }).name],
+                'a job of another workspace looks like no job at all',
+              ).toEqual([unknown.status, (unknown.body as { name?: string }).name]);
+            }
+          },
+        ),
         { numRuns: RUNS },
       );
       expect(slowest).toBeLessThan(HANG_MS);
@@ -165,20 +197,31 @@ describe('every endpoint under hostile input', () => {
       fc.constant('REVOKED_LIKE'),
     );
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...routeNames.filter((n) => servedHere(ROUTES[n]))), authArb, ids, async (name, authorization, id) => {
-        const route: RouteDef = ROUTES[name];
-        const forged = authorization === 'REVOKED_LIKE' ? `Bearer ${svc.apiKey.slice(0, -4)}AAAA` : authorization;
-        const h: Hostile = { id: resolveId(id), query: '', contentType: 'application/json', body: JSON.stringify(VALID_BODIES[name] ?? {}), authorization: forged };
-        fc.pre(!isOtherRoute(route, h.id));
-        const seen = await send(route, h);
-        expect(seen.status, `${route.method} ${route.path} with ${JSON.stringify(forged?.slice(0, 40))}`).toBe(401);
-        expect(ErrorBody.parse(seen.body).name).toBe('UNAUTHORIZED');
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...routeNames.filter((n) => servedHere(ROUTES[n]))),
+        authArb,
+        ids,
+        async (name, authorization, id) => {
+          const route: RouteDef = ROUTES[name];
+          const forged = authorization === 'REVOKED_LIKE' ? `Bearer ${svc.apiKey.slice(0, -4)}AAAA` : authorization;
+          const h: Hostile = {
+            id: resolveId(id),
+            query: '',
+            contentType: 'application/json',
+            body: JSON.stringify(VALID_BODIES[name] ?? {}),
+            authorization: forged,
+          };
+          fc.pre(!isOtherRoute(route, h.id));
+          const seen = await send(route, h);
+          expect(seen.status, `${route.method} ${route.path} with ${JSON.stringify(forged?.slice(0, 40))}`).toBe(401);
+          expect(ErrorBody.parse(seen.body).name).toBe('UNAUTHORIZED');
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
-  it('leaves the other workspace\'s job exactly as it was', async () => {
+  it("leaves the other workspace's job exactly as it was", async () => {
     const r = await api(svc.baseUrl, rivalKey)('GET', `/jobs/${rivalJob.id}`);
     expect(r.status).toBe(200);
     const after = (r.body as { data: Job }).data;
@@ -191,14 +234,28 @@ describe('every endpoint under hostile input', () => {
 /** A URL like `original` with one thing changed: a parameter's value, a parameter dropped or repeated, or its path. */
 function tamperedUrl(original: URL): fc.Arbitrary<URL> {
   const params = [...original.searchParams.keys()];
-  const flip = (v: string, i: number) => v.slice(0, i % Math.max(1, v.length)) + (v[i % Math.max(1, v.length)] === 'A' ? 'B' : 'A') + v.slice((i % Math.max(1, v.length)) + 1);
+  const flip = (v: string, i: number) =>
+    v.slice(0, i % Math.max(1, v.length)) +
+    (v[i % Math.max(1, v.length)] === 'A' ? 'B' : 'A') +
+    v.slice((i % Math.max(1, v.length)) + 1);
   return fc.oneof(
     // One parameter's value changed, emptied or replaced.
-    fc.tuple(fc.constantFrom(...params), fc.nat(), fc.oneof(fc.constant('FLIP'), fc.constant(''), fc.string({ maxLength: 30 }), fc.constantFrom('0', '-1', '99999999999', '1e3'))).map(([k, i, v]) => {
-      const u = new URL(original);
-      u.searchParams.set(k, v === 'FLIP' ? flip(u.searchParams.get(k) ?? '', i) : v);
-      return u;
-    }),
+    fc
+      .tuple(
+        fc.constantFrom(...params),
+        fc.nat(),
+        fc.oneof(
+          fc.constant('FLIP'),
+          fc.constant(''),
+          fc.string({ maxLength: 30 }),
+          fc.constantFrom('0', '-1', '99999999999', '1e3'),
+        ),
+      )
+      .map(([k, i, v]) => {
+        const u = new URL(original);
+        u.searchParams.set(k, v === 'FLIP' ? flip(u.searchParams.get(k) ?? '', i) : v);
+        return u;
+      }),
     // One parameter dropped, or duplicated with another value.
     fc.tuple(fc.constantFrom(...params), fc.boolean(), fc.string({ maxLength: 10 })).map(([k, drop, v]) => {
       const u = new URL(original);
@@ -245,7 +302,8 @@ describe('blob part URLs under tampering', () => {
     const call = api(svc.baseUrl, svc.apiKey);
     const bytes = Buffer.from('a blob part that must only arrive through its own URL');
     const blob = { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
-    const query = async () => BlobQueryResult.parse((await call('POST', '/uploads/blobs/query', { blobs: [blob] })).body);
+    const query = async () =>
+      BlobQueryResult.parse((await call('POST', '/uploads/blobs/query', { blobs: [blob] })).body);
     const original = new URL((await query()).missing[0]!.parts[0]!.uploadUrl);
     await fc.assert(
       fc.asyncProperty(tamperedUrl(original), async (u) => {

@@ -52,7 +52,7 @@ describe('POST /jobs', () => {
     expect(errorBody(r).name).toBe('UPLOAD_INCOMPLETE');
   });
 
-  it('does not know another workspace\'s slug (404)', async () => {
+  it("does not know another workspace's slug (404)", async () => {
     const t = await newUpload(call);
     await putBytes(t.uploadUrl, Buffer.from('x'));
     const r = await other('POST', '/jobs', { slug: t.slug });
@@ -67,7 +67,12 @@ describe('POST /jobs', () => {
     ['unknown field', { slug: 'up_x', fileName: 'a.blend' }],
     ['bad preflight', { slug: 'up_x', uploadPreflight: { schemaVersion: 1, source: 'elsewhere', blendFiles: [] } }],
   ])('refuses %s with 400', async (_n, body) => {
-    const r = await call('POST', '/jobs', body, body === undefined ? { headers: { 'content-type': 'application/json' }, raw: '' } : {});
+    const r = await call(
+      'POST',
+      '/jobs',
+      body,
+      body === undefined ? { headers: { 'content-type': 'application/json' }, raw: '' } : {},
+    );
     expect(r.status).toBe(400);
     expect(['VALIDATION_ERROR', 'INVALID_JSON']).toContain(errorBody(r).name);
   });
@@ -80,7 +85,7 @@ describe('POST /jobs', () => {
 });
 
 describe('GET /jobs/{id}', () => {
-  it('hides other workspaces\' jobs behind the same 404 as unknown ids', async () => {
+  it("hides other workspaces' jobs behind the same 404 as unknown ids", async () => {
     const job = await createJob(call);
     const theirs = await other('GET', `/jobs/${job.id}`);
     const unknown = await other('GET', '/jobs/00000000-0000-4000-8000-000000000000');
@@ -90,7 +95,12 @@ describe('GET /jobs/{id}', () => {
     expect(errorBody(theirs).message).toBe(errorBody(unknown).message);
     for (const action of ['validate', 'render', 'cancel', 'progress', 'downloads']) {
       const method = ['progress', 'downloads'].includes(action) ? 'GET' : 'POST';
-      const body = action === 'render' ? { requestedRenderConfig: { colorManagementPreset: 'default' } } : method === 'POST' ? {} : undefined;
+      const body =
+        action === 'render'
+          ? { requestedRenderConfig: { colorManagementPreset: 'default' } }
+          : method === 'POST'
+            ? {}
+            : undefined;
       const r = await other(method, `/jobs/${job.id}/${action}`, body);
       expect(r.status, action).toBe(404);
     }
@@ -105,7 +115,7 @@ describe('GET /jobs/{id}', () => {
 });
 
 describe('GET /jobs', () => {
-  it('lists only the workspace\'s jobs, newest first, with pagination and a status filter', async () => {
+  it("lists only the workspace's jobs, newest first, with pagination and a status filter", async () => {
     const svc2 = await startTestService();
     try {
       const mine = api(svc2.baseUrl, svc2.apiKey);

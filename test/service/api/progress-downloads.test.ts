@@ -18,7 +18,8 @@ beforeAll(async () => {
 afterAll(() => svc.close());
 
 async function move(id: string, path: JobStatus[]): Promise<void> {
-  for (let i = 1; i < path.length; i++) expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
+  for (let i = 1; i < path.length; i++)
+    expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
 }
 
 const FRAME = Buffer.from(Array.from({ length: 5000 }, (_, i) => i % 251));
@@ -28,22 +29,46 @@ async function completedJob(): Promise<Job> {
   const job = await createJob(call);
   await call('POST', `/jobs/${job.id}/validate`, {});
   await move(job.id, ['validating', 'validated']);
-  await call('POST', `/jobs/${job.id}/render`, { requestedRenderConfig: { colorManagementPreset: 'default', videoOutput: true } });
+  await call('POST', `/jobs/${job.id}/render`, {
+    requestedRenderConfig: { colorManagementPreset: 'default', videoOutput: true },
+  });
   await move(job.id, ['booting', 'rendering', 'finalizing']);
   const { storage, jobs } = svc.service.ports;
   const base = `outputs/${job.workspaceId}/${job.id}`;
   await storage.put(`${base}/frames/f_0001.png`, Readable.from([FRAME]));
   await storage.put(`${base}/composite/masks/mask0001.png`, Readable.from([Buffer.from('mask')]));
-  await jobs.update(job.id, {}, {
-    previewKey: `${base}/frames/f_0001.png`,
-    outputs: {
-      frames: [{ key: `${base}/frames/f_0001.png`, fileName: 'f_0001.png', view: null, outputType: 'frame', size: FRAME.length }],
-      composites: [{ key: `${base}/composite/masks/mask0001.png`, fileName: 'mask0001.png', relativePath: 'masks/mask0001.png', view: null, outputType: 'composite', compositeNodeName: 'File Output', size: 4 }],
-      framesZipKey: null,
-      compositesZipKey: null,
-      videos: [{ format: 'mp4', label: null, key: null, fps: 24, segment: { start: 1, end: 1 } }],
+  await jobs.update(
+    job.id,
+    {},
+    {
+      previewKey: `${base}/frames/f_0001.png`,
+      outputs: {
+        frames: [
+          {
+            key: `${base}/frames/f_0001.png`,
+            fileName: 'f_0001.png',
+            view: null,
+            outputType: 'frame',
+            size: FRAME.length,
+          },
+        ],
+        composites: [
+          {
+            key: `${base}/composite/masks/mask0001.png`,
+            fileName: 'mask0001.png',
+            relativePath: 'masks/mask0001.png',
+            view: null,
+            outputType: 'composite',
+            compositeNodeName: 'File Output',
+            size: 4,
+          },
+        ],
+        framesZipKey: null,
+        compositesZipKey: null,
+        videos: [{ format: 'mp4', label: null, key: null, fps: 24, segment: { start: 1, end: 1 } }],
+      },
     },
-  });
+  );
   await move(job.id, ['finalizing', 'completed']);
   return job;
 }
@@ -52,14 +77,30 @@ describe('progress', () => {
   it('gives null counters before a render produces them, then the stored counters', async () => {
     const job = await createJob(call);
     const before = JobProgressEnvelope.parse((await call('GET', `/jobs/${job.id}/progress`)).body).data;
-    expect(before).toMatchObject({ jobId: job.id, status: 'created', framesTotal: null, framesDone: null, percent: null });
+    expect(before).toMatchObject({
+      jobId: job.id,
+      status: 'created',
+      framesTotal: null,
+      framesDone: null,
+      percent: null,
+    });
     await call('POST', `/jobs/${job.id}/validate`, {});
     await move(job.id, ['validating', 'validated']);
     await call('POST', `/jobs/${job.id}/render`, { requestedRenderConfig: { colorManagementPreset: 'default' } });
     await move(job.id, ['booting', 'rendering']);
     await svc.service.ports.jobs.setProgress({
-      ...before, status: 'rendering', framesTotal: 10, framesDone: 4, framesRendering: 1, framesFailed: 0,
-      currentFrame: 5, currentSample: 2, samplesTotal: 4, percent: 45, etaSeconds: 12, updatedAt: new Date().toISOString(),
+      ...before,
+      status: 'rendering',
+      framesTotal: 10,
+      framesDone: 4,
+      framesRendering: 1,
+      framesFailed: 0,
+      currentFrame: 5,
+      currentSample: 2,
+      samplesTotal: 4,
+      percent: 45,
+      etaSeconds: 12,
+      updatedAt: new Date().toISOString(),
     });
     const during = JobProgressEnvelope.parse((await call('GET', `/jobs/${job.id}/progress`)).body).data;
     expect(during).toMatchObject({ status: 'rendering', framesTotal: 10, framesDone: 4, percent: 45 });
@@ -77,22 +118,41 @@ describe('downloads', () => {
   it('has empty lists and null zips before a render, and [] (expected, not ready) during one', async () => {
     const job = await createJob(call);
     const before = Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body);
-    expect(before).toMatchObject({ frames: [], compositeNodes: [], transforms: { framesZip: null, compositeNodesZip: null, video: {} } });
+    expect(before).toMatchObject({
+      frames: [],
+      compositeNodes: [],
+      transforms: { framesZip: null, compositeNodesZip: null, video: {} },
+    });
     await call('POST', `/jobs/${job.id}/validate`, {});
     await move(job.id, ['validating', 'validated']);
-    await call('POST', `/jobs/${job.id}/render`, { requestedRenderConfig: { colorManagementPreset: 'default', videoOutput: true } });
+    await call('POST', `/jobs/${job.id}/render`, {
+      requestedRenderConfig: { colorManagementPreset: 'default', videoOutput: true },
+    });
     const during = Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body);
     expect(during.transforms.framesZip).toEqual([]);
     expect(during.transforms.video.mp4?.[0]).toMatchObject({ expected: true, available: false, url: null });
   });
 
-  it('lists a completed job\'s outputs with signed URLs that serve the bytes, with Range', async () => {
+  it("lists a completed job's outputs with signed URLs that serve the bytes, with Range", async () => {
     const job = await completedJob();
     const d = Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body);
     expect(d.frames).toHaveLength(1);
-    expect(d.frameOutputs?.[0]).toMatchObject({ fileName: 'f_0001.png', outputType: 'frame', view: null, legacy: false });
-    expect(d.compositeNodeOutputs?.[0]).toMatchObject({ relativePath: 'masks/mask0001.png', compositeNodeName: 'File Output' });
-    expect(d.transforms.video.mp4?.[0]).toMatchObject({ expected: true, available: false, fps: 24, segment: { start: 1, end: 1 } });
+    expect(d.frameOutputs?.[0]).toMatchObject({
+      fileName: 'f_0001.png',
+      outputType: 'frame',
+      view: null,
+      legacy: false,
+    });
+    expect(d.compositeNodeOutputs?.[0]).toMatchObject({
+      relativePath: 'masks/mask0001.png',
+      compositeNodeName: 'File Output',
+    });
+    expect(d.transforms.video.mp4?.[0]).toMatchObject({
+      expected: true,
+      available: false,
+      fps: 24,
+      segment: { start: 1, end: 1 },
+    });
 
     const full = await fetch(d.frames[0]!);
     expect(full.status).toBe(200);
@@ -123,38 +183,41 @@ describe('downloads', () => {
     expect(after?.output?.isDeletedForClient).toBe(true);
   });
 
-  it.skipIf(filesOnly('checking download URL signatures'))('refuses tampered and expired download URLs with 403', async () => {
-    const job = await completedJob();
-    const askedAt = Date.now();
-    const d = Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body);
-    const answeredAt = Date.now();
-    const url = new URL(d.frames[0]!);
-    const renamed = new URL(url);
-    renamed.searchParams.set('fn', 'evil.exe');
-    const other = new URL(url);
-    other.pathname = other.pathname.replace('f_0001.png', 'f_0002.png');
-    for (const u of [renamed, other]) {
-      const r = await fetch(u);
-      expect(r.status).toBe(403);
-      expect(errorBody({ status: 403, headers: r.headers, body: await r.json() }).name).toBe('SIGNATURE_INVALID');
-    }
-    // The URL lasts downloadUrlTtlSeconds from when it was handed out...
-    const ttl = svc.config.downloadUrlTtlSeconds;
-    const exp = Number(url.searchParams.get('exp'));
-    expect(exp).toBeGreaterThanOrEqual(Math.floor(askedAt / 1000) + ttl);
-    expect(exp).toBeLessThanOrEqual(Math.floor(answeredAt / 1000) + ttl);
-    // ...and once that time has passed it is refused: the same URL signed with an expiry a second
-    // ago (the service's own key), instead of waiting out the lifetime on the real clock.
-    const signer = svc.service.ports.fsStorage!.signer;
-    const key = decodeURIComponent(url.pathname.slice('/storage/'.length));
-    const signed = (expiresAt: number) => {
-      const u = new URL(url);
-      u.search = signer.sign({ method: 'GET', key, expiresAt, params: { fn: url.searchParams.get('fn')! } });
-      return u;
-    };
-    expect((await fetch(signed(Math.floor(Date.now() / 1000) + 60))).status).toBe(200);
-    const late = await fetch(signed(Math.floor(Date.now() / 1000) - 1));
-    expect(late.status).toBe(403);
-    expect(errorBody({ status: 403, headers: late.headers, body: await late.json() }).name).toBe('URL_EXPIRED');
-  });
+  it.skipIf(filesOnly('checking download URL signatures'))(
+    'refuses tampered and expired download URLs with 403',
+    async () => {
+      const job = await completedJob();
+      const askedAt = Date.now();
+      const d = Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body);
+      const answeredAt = Date.now();
+      const url = new URL(d.frames[0]!);
+      const renamed = new URL(url);
+      renamed.searchParams.set('fn', 'evil.exe');
+      const other = new URL(url);
+      other.pathname = other.pathname.replace('f_0001.png', 'f_0002.png');
+      for (const u of [renamed, other]) {
+        const r = await fetch(u);
+        expect(r.status).toBe(403);
+        expect(errorBody({ status: 403, headers: r.headers, body: await r.json() }).name).toBe('SIGNATURE_INVALID');
+      }
+      // The URL lasts downloadUrlTtlSeconds from when it was handed out...
+      const ttl = svc.config.downloadUrlTtlSeconds;
+      const exp = Number(url.searchParams.get('exp'));
+      expect(exp).toBeGreaterThanOrEqual(Math.floor(askedAt / 1000) + ttl);
+      expect(exp).toBeLessThanOrEqual(Math.floor(answeredAt / 1000) + ttl);
+      // ...and once that time has passed it is refused: the same URL signed with an expiry a second
+      // ago (the service's own key), instead of waiting out the lifetime on the real clock.
+      const signer = svc.service.ports.fsStorage!.signer;
+      const key = decodeURIComponent(url.pathname.slice('/storage/'.length));
+      const signed = (expiresAt: number) => {
+        const u = new URL(url);
+        u.search = signer.sign({ method: 'GET', key, expiresAt, params: { fn: url.searchParams.get('fn')! } });
+        return u;
+      };
+      expect((await fetch(signed(Math.floor(Date.now() / 1000) + 60))).status).toBe(200);
+      const late = await fetch(signed(Math.floor(Date.now() / 1000) - 1));
+      expect(late.status).toBe(403);
+      expect(errorBody({ status: 403, headers: late.headers, body: await late.json() }).name).toBe('URL_EXPIRED');
+    },
+  );
 });

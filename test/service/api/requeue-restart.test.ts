@@ -28,7 +28,10 @@ describe('requeue across a restart and across instances', () => {
     const newJob = Job.parse(made.body);
     expect(newJob.status).toBe('validating');
     // Its validate task is queued, for the job now validating.
-    expect(await first.service.ports.queue.claim('w', ['validate'], 60_000)).toMatchObject({ jobId: newJob.id, kind: 'validate' });
+    expect(await first.service.ports.queue.claim('w', ['validate'], 60_000)).toMatchObject({
+      jobId: newJob.id,
+      kind: 'validate',
+    });
     await first.stop();
 
     // Same data folder and, on the scale stack, the same database, queue and bucket.

@@ -10,7 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobTask } from '../../../shared/api/dashboard.js';
 import type { Job } from '../../../shared/api/job.js';
 import { buildFixture } from '../../helpers/fixtures.js';
-import { fetchBytes, renderingPartway, startE2E, submit, tinyRender, validationOutcome, waitUntil, workDirOf, type E2E } from '../../helpers/e2e.js';
+import {
+  fetchBytes,
+  renderingPartway,
+  startE2E,
+  submit,
+  tinyRender,
+  validationOutcome,
+  waitUntil,
+  workDirOf,
+  type E2E,
+} from '../../helpers/e2e.js';
 import { api, errorBody, type Answer } from '../../helpers/http.js';
 
 /** Samples making a 64x48 frame take about half a second here, so a render can be stopped partway. */
@@ -32,7 +42,10 @@ const requeue = (id: string, body?: unknown): Promise<Answer<Job>> => call<Job>(
 
 async function renderedFrames(id: string): Promise<number[]> {
   const { body } = await call<{ data: JobTask[] }>('GET', `/jobs/${id}/tasks`);
-  return body.data.filter((t) => t.kind === 'render-chunk' && t.state === 'done').flatMap((t) => t.frames ?? []).sort((a, b) => a - b);
+  return body.data
+    .filter((t) => t.kind === 'render-chunk' && t.state === 'done')
+    .flatMap((t) => t.frames ?? [])
+    .sort((a, b) => a - b);
 }
 
 /** The job's frame files by name, downloaded through its signed URLs. */
@@ -55,7 +68,7 @@ describe('requeue a job canceled mid-render', () => {
 
     await client.cancelJob(id);
     // The worker keeps the finished frames, then removes the job's folder.
-    await waitUntil('the canceled job\'s folder to go', () => !existsSync(workDirOf(svc, id)), { timeoutMs: 60_000 });
+    await waitUntil("the canceled job's folder to go", () => !existsSync(workDirOf(svc, id)), { timeoutMs: 60_000 });
 
     // Two identical requests at once (`{}` and no body mean the same): one new job.
     const [a, b] = await Promise.all([requeue(id, {}), requeue(id)]);
@@ -67,7 +80,9 @@ describe('requeue a job canceled mid-render', () => {
     expect(newId).not.toBe(id);
     expect(a.body.workspaceId).toBe(svc.workspaceId);
     // Validated again, like any job.
-    expect(['validating', 'validated', 'booting', 'rendering', 'finalizing', 'completed']).toContain((await client.getJob(newId)).status);
+    expect(['validating', 'validated', 'booting', 'rendering', 'finalizing', 'completed']).toContain(
+      (await client.getJob(newId)).status,
+    );
     const later = await requeue(id, {});
     expect(later.status).toBe(200);
     expect(later.body.id).toBe(newId);
@@ -86,18 +101,28 @@ describe('requeue a job canceled mid-render', () => {
     expect(rendered.length).toBeGreaterThan(0);
     expect((await client.getJobProgress(newId)).framesDone).toBe(8);
     const files = await frameBytes(newId);
-    expect([...files.keys()].sort()).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((f) => `f_${String(f).padStart(4, '0')}.png`));
+    expect([...files.keys()].sort()).toEqual(
+      [1, 2, 3, 4, 5, 6, 7, 8].map((f) => `f_${String(f).padStart(4, '0')}.png`),
+    );
     for (const bytes of files.values()) expect(bytes.subarray(1, 4).toString()).toBe('PNG');
     expect(done.normalizedSeconds).toBeGreaterThan(0);
 
     // Linked both ways.
-    const from = await call<{ data: { jobId: string; requeuedFrom: unknown; requeues: { jobId: string; frames: string[] | null }[] } }>('GET', `/jobs/${id}/lineage`);
+    const from = await call<{
+      data: { jobId: string; requeuedFrom: unknown; requeues: { jobId: string; frames: string[] | null }[] };
+    }>('GET', `/jobs/${id}/lineage`);
     expect(from.body.data).toMatchObject({ jobId: id, requeuedFrom: null, requeues: [{ jobId: newId, frames: null }] });
-    const to = await call<{ data: { requeuedFrom: { jobId: string } | null; requeues: unknown[] } }>('GET', `/jobs/${newId}/lineage`);
+    const to = await call<{ data: { requeuedFrom: { jobId: string } | null; requeues: unknown[] } }>(
+      'GET',
+      `/jobs/${newId}/lineage`,
+    );
     expect(to.body.data).toMatchObject({ requeuedFrom: { jobId: id, frames: null }, requeues: [] });
 
     const ext = await client.extensions();
-    expect(ext.find((e) => e.name === 'job-requeue')).toMatchObject({ version: 1, routes: ['requeueJob', 'getJobLineage'] });
+    expect(ext.find((e) => e.name === 'job-requeue')).toMatchObject({
+      version: 1,
+      routes: ['requeueJob', 'getJobLineage'],
+    });
 
     // Another workspace sees neither the job nor its lineage, and cannot requeue it.
     const rival = api(svc.baseUrl, await svc.createApiKey('rival studio'));
@@ -113,7 +138,7 @@ describe('a chain of requeues', () => {
     const { client, svc } = e2e;
     const a = await renderingPartway(client, await buildFixture('basic'), '1-6', SLOW_SAMPLES);
     await client.cancelJob(a);
-    await waitUntil('the canceled job\'s folder to go', () => !existsSync(workDirOf(svc, a)), { timeoutMs: 60_000 });
+    await waitUntil("the canceled job's folder to go", () => !existsSync(workDirOf(svc, a)), { timeoutMs: 60_000 });
 
     const b = (await client.requeueJob(a)).job.id;
     expect((await client.cancelJob(b)).status).toBe('canceled');
@@ -134,7 +159,9 @@ describe('re-render chosen frames of a completed job', () => {
     const id = await submit(client, await buildFixture('basic'));
     expect((await validationOutcome(client, id)).status).toBe('validated');
     await client.renderJob(id, tinyRender('1-4'));
-    expect((await client.waitForStatus(id, [...ENDED], { intervalMs: 200, timeoutMs: 120_000 })).status).toBe('completed');
+    expect((await client.waitForStatus(id, [...ENDED], { intervalMs: 200, timeoutMs: 120_000 })).status).toBe(
+      'completed',
+    );
 
     const noFrames = await requeue(id, {});
     expect(noFrames.status).toBe(409);
@@ -158,11 +185,15 @@ describe('re-render chosen frames of a completed job', () => {
     const before = await frameBytes(id);
     const after = await frameBytes(newId);
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
-    for (const name of ['f_0001.png', 'f_0003.png', 'f_0004.png']) expect(after.get(name)!.equals(before.get(name)!), name).toBe(true);
+    for (const name of ['f_0001.png', 'f_0003.png', 'f_0004.png'])
+      expect(after.get(name)!.equals(before.get(name)!), name).toBe(true);
     expect(after.get('f_0002.png')!.subarray(1, 4).toString()).toBe('PNG');
     const downloads = await client.getDownloads(newId);
     expect(downloads.transforms.framesZip).not.toBeNull();
-    const lineage = await call<{ data: { requeues: { jobId: string; frames: string[] | null }[] } }>('GET', `/jobs/${id}/lineage`);
+    const lineage = await call<{ data: { requeues: { jobId: string; frames: string[] | null }[] } }>(
+      'GET',
+      `/jobs/${id}/lineage`,
+    );
     expect(lineage.body.data.requeues).toEqual([expect.objectContaining({ jobId: newId, frames: ['2'] })]);
   }, 400_000);
 });
@@ -173,13 +204,21 @@ describe('a project sent as blobs', () => {
     expect(await client.hasExtension('content-addressed-uploads')).toBe(true);
     const source = await buildFixture('basic');
     const bytes = await readFile(source);
-    const file = { path: 'shots/basic.blend', source, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, compression: 'gzip' as const };
+    const file = {
+      path: 'shots/basic.blend',
+      source,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      size: bytes.length,
+      compression: 'gzip' as const,
+    };
     const { upload } = await client.uploadBlobs([file], { fileName: 'project.zip' });
     const id = (await client.createJob({ slug: upload.slug })).id;
     await client.validateJob(id, {});
     expect((await validationOutcome(client, id)).status).toBe('validated');
     await client.renderJob(id, tinyRender('1-3'));
-    expect((await client.waitForStatus(id, [...ENDED], { intervalMs: 200, timeoutMs: 120_000 })).status).toBe('completed');
+    expect((await client.waitForStatus(id, [...ENDED], { intervalMs: 200, timeoutMs: 120_000 })).status).toBe(
+      'completed',
+    );
 
     const { job } = await client.requeueJob(id, { frames: '3' });
     const done = await client.waitForStatus(job.id, [...ENDED], { intervalMs: 200, timeoutMs: 180_000 });
@@ -188,7 +227,8 @@ describe('a project sent as blobs', () => {
     expect(await renderedFrames(job.id)).toEqual([3]);
     const before = await frameBytes(id);
     const after = await frameBytes(job.id);
-    for (const name of ['f_0001.png', 'f_0002.png']) expect(after.get(name)!.equals(before.get(name)!), name).toBe(true);
+    for (const name of ['f_0001.png', 'f_0002.png'])
+      expect(after.get(name)!.equals(before.get(name)!), name).toBe(true);
     expect(after.has('f_0003.png')).toBe(true);
   }, 400_000);
 });

@@ -35,18 +35,26 @@ async function completedWithOutputs(expiresInMs: number) {
   const path: JobStatus[] = ['created', 'validating', 'validated', 'booting', 'rendering', 'finalizing', 'completed'];
   const base = `outputs/${job.workspaceId}/${job.id}`;
   await storage.put(`${base}/frames/f_0001.png`, Readable.from([Buffer.from('frame')]));
-  await jobs.update(job.id, {}, {
-    previewKey: `${base}/frames/f_0001.png`,
-    outputs: {
-      frames: [{ key: `${base}/frames/f_0001.png`, fileName: 'f_0001.png', view: null, outputType: 'frame', size: 5 }],
-      composites: [],
-      framesZipKey: null,
-      compositesZipKey: null,
-      videos: [],
+  await jobs.update(
+    job.id,
+    {},
+    {
+      previewKey: `${base}/frames/f_0001.png`,
+      outputs: {
+        frames: [
+          { key: `${base}/frames/f_0001.png`, fileName: 'f_0001.png', view: null, outputType: 'frame', size: 5 },
+        ],
+        composites: [],
+        framesZipKey: null,
+        compositesZipKey: null,
+        videos: [],
+      },
     },
-  });
+  );
   for (let i = 1; i < path.length; i++) await jobs.transition(job.id, [path[i - 1]!], path[i]!);
-  await jobs.update(job.id, { output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() + expiresInMs).toISOString() } });
+  await jobs.update(job.id, {
+    output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() + expiresInMs).toISOString() },
+  });
   return { job, key: `${base}/frames/f_0001.png` };
 }
 
@@ -87,7 +95,10 @@ describe('finished tasks', () => {
       const t = await queue.claim('w', ['render-chunk'], 60_000);
       await queue.complete(t!.id, 'w');
       const sweepDaysLater = (days: number) =>
-        new RetentionSweeper({ ...own.service.ports, log: pino({ level: 'silent' }) }, { now: () => Date.now() + days * 86_400_000 }).sweep();
+        new RetentionSweeper(
+          { ...own.service.ports, log: pino({ level: 'silent' }) },
+          { now: () => Date.now() + days * 86_400_000 },
+        ).sweep();
       await sweepDaysLater(6);
       expect((await queue.jobTasks('rj')).map((x) => x.id)).toEqual(['r-done', 'r-open']);
       await sweepDaysLater(8);
@@ -110,7 +121,10 @@ describe('frames a stopped job kept for a requeue', () => {
       await mkdir(out.frames, { recursive: true });
       await writeFile(path.join(out.frames, 'f_0001.png'), 'frame one');
       await storage.put(`${base}/frames/f_0001.png`, Readable.from([Buffer.from('stored early')]));
-      await keepStoppedJob({ storage, jobs, settings: { workRoot, stageFrames: false, outputRetentionDays: 30 } }, (await jobs.getById(job.id))!);
+      await keepStoppedJob(
+        { storage, jobs, settings: { workRoot, stageFrames: false, outputRetentionDays: 30 } },
+        (await jobs.getById(job.id))!,
+      );
     } finally {
       await rm(workRoot, { recursive: true, force: true });
     }
@@ -122,13 +136,19 @@ describe('frames a stopped job kept for a requeue', () => {
     expect(Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body).frames).toEqual([]);
 
     const sweepDaysLater = (days: number) =>
-      new RetentionSweeper({ ...svc.service.ports, log: pino({ level: 'silent' }) }, { now: () => Date.now() + days * 86_400_000 }).sweep();
+      new RetentionSweeper(
+        { ...svc.service.ports, log: pino({ level: 'silent' }) },
+        { now: () => Date.now() + days * 86_400_000 },
+      ).sweep();
     await sweepDaysLater(29);
     expect(await storage.stat(keptKey)).toBeDefined();
     await sweepDaysLater(31);
     expect(await storage.stat(keptKey)).toBeUndefined();
     const after = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
-    expect(after).toMatchObject({ status: 'failed', output: { isDeletedForClient: true, scheduledForDeletionAt: null } });
+    expect(after).toMatchObject({
+      status: 'failed',
+      output: { isDeletedForClient: true, scheduledForDeletionAt: null },
+    });
   });
 });
 
@@ -141,7 +161,10 @@ describe('task logs of a job that stopped before any frame was kept', () => {
     await storage.put(logKey, Readable.from([Buffer.from('Blender 3.4 analysis output\n')]));
     expect((await call('POST', `/jobs/${job.id}/cancel`)).status).toBe(200);
     const sweepDaysLater = (days: number) =>
-      new RetentionSweeper({ ...svc.service.ports, log: pino({ level: 'silent' }) }, { now: () => Date.now() + days * 86_400_000 }).sweep();
+      new RetentionSweeper(
+        { ...svc.service.ports, log: pino({ level: 'silent' }) },
+        { now: () => Date.now() + days * 86_400_000 },
+      ).sweep();
     await sweepDaysLater(29);
     expect(await storage.stat(logKey)).toBeDefined();
     await sweepDaysLater(31);

@@ -42,7 +42,7 @@ const about = (id: string, status?: string) => (e: SseEvent) => {
 };
 
 describe('the job event stream', () => {
-  it('sends the workspace\'s jobs, then each status and counter change, and never another workspace\'s job', async () => {
+  it("sends the workspace's jobs, then each status and counter change, and never another workspace's job", async () => {
     const own = api(svc.baseUrl, svc.apiKey);
     const rivalKey = await svc.createApiKey('rival events');
     const rival = api(svc.baseUrl, rivalKey);
@@ -55,7 +55,7 @@ describe('the job event stream', () => {
     expect(mine.headers.get('x-request-id')).toBeTruthy();
     expect(mine.headers.get('x-ratelimit-limit')).toBeTruthy();
     await mine.next('the existing job in the snapshot', about(existing.id, 'created'));
-    await theirs.next('the rival\'s job in its own snapshot', about(rivalJob.id));
+    await theirs.next("the rival's job in its own snapshot", about(rivalJob.id));
 
     // Changes as a worker makes them, through the stores, in both workspaces.
     const fresh = await createJob(own);
@@ -68,14 +68,31 @@ describe('the job event stream', () => {
     await jobs.transition(fresh.id, ['validated'], 'booting');
     await jobs.transition(fresh.id, ['booting'], 'rendering');
     await jobs.setProgress({
-      jobId: fresh.id, status: 'rendering', framesTotal: 10, framesDone: 4, framesRendering: 1, framesFailed: 0,
-      currentFrame: 5, currentSample: 2, samplesTotal: 16, percent: 41, etaSeconds: 12, updatedAt: new Date().toISOString(),
+      jobId: fresh.id,
+      status: 'rendering',
+      framesTotal: 10,
+      framesDone: 4,
+      framesRendering: 1,
+      framesFailed: 0,
+      currentFrame: 5,
+      currentSample: 2,
+      samplesTotal: 16,
+      percent: 41,
+      etaSeconds: 12,
+      updatedAt: new Date().toISOString(),
     });
-    const counted = await mine.next('the frame counters', (e) => about(fresh.id, 'rendering')(e) && jobEvent(e)!.progress?.framesDone === 4);
+    const counted = await mine.next(
+      'the frame counters',
+      (e) => about(fresh.id, 'rendering')(e) && jobEvent(e)!.progress?.framesDone === 4,
+    );
     expect(jobEvent(counted)!.progress).toMatchObject({ framesTotal: 10, percent: 41, status: 'rendering' });
-    await theirs.next('the rival\'s own change', about(rivalJob.id, 'validating'));
+    await theirs.next("the rival's own change", about(rivalJob.id, 'validating'));
 
-    const seen = (s: SseStream) => s.events.map(jobEvent).filter((j): j is JobEvent => !!j).map((j) => j.job.id);
+    const seen = (s: SseStream) =>
+      s.events
+        .map(jobEvent)
+        .filter((j): j is JobEvent => !!j)
+        .map((j) => j.job.id);
     expect(seen(mine)).not.toContain(rivalJob.id);
     expect(seen(theirs)).not.toContain(fresh.id);
     expect(seen(theirs)).not.toContain(existing.id);

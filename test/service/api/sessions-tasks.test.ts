@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-describe('a job\'s tasks', () => {
+describe("a job's tasks", () => {
   it('lists validation, planning and each chunk with frames, state, worker, attempt, duration and exit reason', async () => {
     const call = api(svc.baseUrl, svc.apiKey);
     const job = await createJob(call);
@@ -55,14 +55,16 @@ describe('a job\'s tasks', () => {
     expect((await call('GET', `/jobs/${idle.id}/tasks`)).body).toEqual({ data: [] });
   });
 
-  it('answers another workspace\'s job like a missing one (404), and is listed by GET /extensions', async () => {
+  it("answers another workspace's job like a missing one (404), and is listed by GET /extensions", async () => {
     const rivalKey = await svc.createApiKey('rival tasks');
     const rivalJob = await createJob(api(svc.baseUrl, rivalKey));
     await svc.service.ports.queue.enqueue(newTasks.validate(rivalJob.id));
     const r = await api(svc.baseUrl, svc.apiKey)('GET', `/jobs/${rivalJob.id}/tasks`);
     expect(r.status).toBe(404);
     expect(errorBody(r).name).toBe('JOB_NOT_FOUND');
-    expect(errorBody(await api(svc.baseUrl, svc.apiKey)('GET', '/jobs/not-a-uuid/tasks')).name).toBe('VALIDATION_ERROR');
+    expect(errorBody(await api(svc.baseUrl, svc.apiKey)('GET', '/jobs/not-a-uuid/tasks')).name).toBe(
+      'VALIDATION_ERROR',
+    );
     const ext = ExtensionList.parse((await api(svc.baseUrl, svc.apiKey)('GET', '/extensions')).body).data.extensions;
     expect(ext.map((e) => [e.name, e.routes])).toEqual(
       expect.arrayContaining([

@@ -94,7 +94,9 @@ describe('CSRF', () => {
     }
     // Another session's token is no good either.
     const other = await signIn(svc.baseUrl, svc.apiKey);
-    expect((await s.call('POST', `/jobs/${job.id}/cancel`, undefined, { csrf: other.session.csrfToken })).status).toBe(403);
+    expect((await s.call('POST', `/jobs/${job.id}/cancel`, undefined, { csrf: other.session.csrfToken })).status).toBe(
+      403,
+    );
     expect(((await s.call('GET', `/jobs/${job.id}`)).body as { data: { status: string } }).data.status).toBe('created');
     const ok = await s.call('POST', `/jobs/${job.id}/cancel`, undefined, { csrf: true });
     expect(ok.status).toBe(200);
@@ -102,7 +104,9 @@ describe('CSRF', () => {
   });
 
   it('needs no token with a Bearer key (browsers never add one on their own)', async () => {
-    expect((await api(svc.baseUrl, svc.apiKey)('POST', '/uploads', { fileName: 'a.blend', fileType: 'blend' })).status).toBe(201);
+    expect(
+      (await api(svc.baseUrl, svc.apiKey)('POST', '/uploads', { fileName: 'a.blend', fileType: 'blend' })).status,
+    ).toBe(201);
   });
 });
 
@@ -168,13 +172,15 @@ describe('ending sessions', () => {
 });
 
 describe('isolation and transport security', () => {
-  it('shows a session only its own workspace: another workspace\'s job is a 404 and never listed', async () => {
+  it("shows a session only its own workspace: another workspace's job is a 404 and never listed", async () => {
     const rivalKey = await svc.createApiKey('rival');
     const rivalJob = await createJob(api(svc.baseUrl, rivalKey));
     const s = await signIn(svc.baseUrl, svc.apiKey);
     expect(errorBody(await s.call('GET', `/jobs/${rivalJob.id}`)).name).toBe('JOB_NOT_FOUND');
     expect(JSON.stringify((await s.call('GET', '/jobs?pageSize=100')).body)).not.toContain(rivalJob.id);
-    expect(errorBody(await s.call('POST', `/jobs/${rivalJob.id}/cancel`, undefined, { csrf: true })).name).toBe('JOB_NOT_FOUND');
+    expect(errorBody(await s.call('POST', `/jobs/${rivalJob.id}/cancel`, undefined, { csrf: true })).name).toBe(
+      'JOB_NOT_FOUND',
+    );
   });
 
   it('makes the cookie Secure and __Host- prefixed when the public URL is https (a TLS proxy in front)', async () => {
@@ -183,11 +189,17 @@ describe('isolation and transport security', () => {
       const r = await api(tls.baseUrl, undefined)('POST', '/sessions', { apiKey: svc.apiKey });
       const setCookie = r.headers.get('set-cookie') ?? '';
       expect(setCookie).toMatch(/^__Host-rb_session=[A-Za-z0-9_-]{43}; /);
-      expect(setCookie.split('; ')).toEqual(expect.arrayContaining(['Secure', 'HttpOnly', 'SameSite=Strict', 'Path=/']));
+      expect(setCookie.split('; ')).toEqual(
+        expect.arrayContaining(['Secure', 'HttpOnly', 'SameSite=Strict', 'Path=/']),
+      );
       // The plain name means nothing to this service.
-      const plain = await api(tls.baseUrl, undefined)('GET', '/jobs', undefined, { headers: { cookie: `rb_session=${setCookie.split(';')[0]!.split('=')[1]}` } });
+      const plain = await api(tls.baseUrl, undefined)('GET', '/jobs', undefined, {
+        headers: { cookie: `rb_session=${setCookie.split(';')[0]!.split('=')[1]}` },
+      });
       expect(plain.status).toBe(401);
-      const ok = await api(tls.baseUrl, undefined)('GET', '/jobs', undefined, { headers: { cookie: setCookie.split(';')[0]! } });
+      const ok = await api(tls.baseUrl, undefined)('GET', '/jobs', undefined, {
+        headers: { cookie: setCookie.split(';')[0]! },
+      });
       expect(ok.status).toBe(200);
     } finally {
       await tls.close();

@@ -24,16 +24,30 @@ const refused = (r: { status: number; body: unknown; headers: Headers }) => [r.s
 describe('workspace storage quota', () => {
   it('lets blobs in up to the quota, then refuses queries, commits and upload targets with a message saying what to do', async () => {
     const files = [0, 1].map((i) => ({ path: `a/${i}.bin`, bytes: noise(`quota-${i}`, 20 * 1024) }));
-    const q = await queryBlobs(call, files.map((f) => f.bytes));
+    const q = await queryBlobs(
+      call,
+      files.map((f) => f.bytes),
+    );
     await sendMissing(q.missing, new Map(files.map((f) => [sha256(f.bytes), f.bytes])));
     expect((await commit(call, files)).status).toBe(201);
     // 40 KiB held: 30 KiB more would pass the quota of 64 KiB.
     const more = await call('POST', '/uploads/blobs/query', { blobs: [ref(noise('quota-big', 30 * 1024))] });
     expect(refused(more)).toEqual([413, 'STORAGE_QUOTA_EXCEEDED']);
-    expect(errorBody(more).metadata).toMatchObject({ usedBytes: 40 * 1024, quotaBytes: QUOTA, addingBytes: 30 * 1024, usage: { blobs: 40 * 1024 } });
+    expect(errorBody(more).metadata).toMatchObject({
+      usedBytes: 40 * 1024,
+      quotaBytes: QUOTA,
+      addingBytes: 30 * 1024,
+      usage: { blobs: 40 * 1024 },
+    });
     expect(errorBody(more).message).toMatch(/ask the operator for a larger quota/);
     // What fits still goes in; held blobs cost nothing more.
-    expect((await call('POST', '/uploads/blobs/query', { blobs: [ref(noise('quota-small', 10 * 1024)), ...files.map((f) => ref(f.bytes))] })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/uploads/blobs/query', {
+          blobs: [ref(noise('quota-small', 10 * 1024)), ...files.map((f) => ref(f.bytes))],
+        })
+      ).status,
+    ).toBe(200);
     // A single-file upload fills the rest: from then on no new upload target, and no commit.
     await createJob(call, Buffer.alloc(30 * 1024, 1));
     const target = await call('POST', '/uploads', { fileName: 'next.blend', fileType: 'blend' });
@@ -47,8 +61,18 @@ describe('workspace storage quota', () => {
     const job = await createJob(own, Buffer.alloc(1000, 2));
     const usage = svc.service.ports.usage!;
     expect(await usage.usedBytes(job.workspaceId)).toEqual({ uploads: 1000, blobs: 0, outputs: 0, total: 1000 });
-    const frames = [1, 2].map((n) => ({ key: `k${n}`, fileName: `f_000${n}.png`, view: null, outputType: 'frame' as const, size: 2500 }));
-    await svc.service.ports.jobs.update(job.id, {}, { outputs: { frames, composites: [], framesZipKey: 'frames.zip', compositesZipKey: null, videos: [] } });
+    const frames = [1, 2].map((n) => ({
+      key: `k${n}`,
+      fileName: `f_000${n}.png`,
+      view: null,
+      outputType: 'frame' as const,
+      size: 2500,
+    }));
+    await svc.service.ports.jobs.update(
+      job.id,
+      {},
+      { outputs: { frames, composites: [], framesZipKey: 'frames.zip', compositesZipKey: null, videos: [] } },
+    );
     expect((await usage.usedBytes(job.workspaceId)).outputs).toBe(10_000);
     await svc.service.ports.jobs.update(job.id, { output: { isDeletedForClient: true, scheduledForDeletionAt: null } });
     expect((await usage.usedBytes(job.workspaceId)).outputs).toBe(0);
@@ -64,7 +88,11 @@ describe('workspace storage quota', () => {
 describe('resuming near the quota', () => {
   let near: TestService;
   beforeAll(async () => {
-    near = await startTestService({ workspaceStorageQuotaBytes: 200 * 1024, blobPartSizeBytes: 64 * 1024, rateLimitMax: 1_000_000 });
+    near = await startTestService({
+      workspaceStorageQuotaBytes: 200 * 1024,
+      blobPartSizeBytes: 64 * 1024,
+      rateLimitMax: 1_000_000,
+    });
   });
   afterAll(() => near?.close());
 
@@ -83,7 +111,8 @@ describe('resuming near the quota', () => {
     expect(again.status).toBe(200);
     expect(BlobQueryResult.parse(again.body).missing[0]!.parts.map((p) => p.uploaded)).toEqual([true, false]);
     // A new blob of the same size does not fit.
-    expect(refused(await own('POST', '/uploads/blobs/query', { blobs: [ref(noise('near-new', 100 * 1024))] }))).toEqual([413, 'STORAGE_QUOTA_EXCEEDED']);
+    expect(refused(await own('POST', '/uploads/blobs/query', { blobs: [ref(noise('near-new', 100 * 1024))] }))).toEqual(
+      [413, 'STORAGE_QUOTA_EXCEEDED'],
+    );
   });
 });
-

@@ -29,7 +29,10 @@ afterAll(async () => {
 
 async function stream(baseUrl: string, key: string, what: 'events' | 'follow', jobId = job.id): Promise<OpenStream> {
   const path = what === 'events' ? '/events' : `/jobs/${jobId}/logs?follow=true`;
-  const s = await openStream(`${baseUrl}${path}`, { authorization: `Bearer ${key}`, accept: 'text/event-stream, text/plain' });
+  const s = await openStream(`${baseUrl}${path}`, {
+    authorization: `Bearer ${key}`,
+    accept: 'text/event-stream, text/plain',
+  });
   open.push(s);
   return s;
 }
@@ -47,7 +50,11 @@ describe('stream caps', () => {
     const b = await stream(svc.baseUrl, svc.apiKey, 'follow');
     expect([a.status, b.status]).toEqual([200, 200]);
     for (const kind of ['events', 'follow'] as const) {
-      expect(await refusal(await stream(svc.baseUrl, svc.apiKey, kind)), kind).toEqual([429, 'TOO_MANY_STREAMS', 'key']);
+      expect(await refusal(await stream(svc.baseUrl, svc.apiKey, kind)), kind).toEqual([
+        429,
+        'TOO_MANY_STREAMS',
+        'key',
+      ]);
     }
     // A plain read of the log is no stream: still answered.
     expect((await call('GET', `/jobs/${job.id}/logs`)).status).toBe(200);
@@ -72,8 +79,17 @@ describe('stream lifetimes', () => {
   beforeAll(async () => {
     // One app whose streams last 1 s at most; one whose follows end after 1 s without news.
     const extra = { onJobCompleted: async () => undefined };
-    short = await appOn(svc, { ...extra, config: { ...svc.config, streamMaxSeconds: 1, logFollowIdleSeconds: 3600, maxStreamsPerKey: 10 }, eventStream: { heartbeatMs: 100 }, taskLogs: { followPollMs: 50 } });
-    idle = await appOn(svc, { ...extra, config: { ...svc.config, logFollowIdleSeconds: 1, maxStreamsPerKey: 10 }, taskLogs: { followPollMs: 50, followMaxPollMs: 200 } });
+    short = await appOn(svc, {
+      ...extra,
+      config: { ...svc.config, streamMaxSeconds: 1, logFollowIdleSeconds: 3600, maxStreamsPerKey: 10 },
+      eventStream: { heartbeatMs: 100 },
+      taskLogs: { followPollMs: 50 },
+    });
+    idle = await appOn(svc, {
+      ...extra,
+      config: { ...svc.config, logFollowIdleSeconds: 1, maxStreamsPerKey: 10 },
+      taskLogs: { followPollMs: 50, followMaxPollMs: 200 },
+    });
   });
   afterAll(async () => {
     await short?.close();
@@ -91,9 +107,13 @@ describe('stream lifetimes', () => {
   it('ends a log follow at its longest duration, and one of an idle job once it has been idle, each with a last line', async () => {
     const long = await stream(short.baseUrl, svc.apiKey, 'follow');
     await waitUntil('the follow to end', () => long.ended());
-    expect(long.text()).toMatch(/\[renderbridge\] this follow has been open for 1 s, the most this service allows: follow again to go on/);
+    expect(long.text()).toMatch(
+      /\[renderbridge\] this follow has been open for 1 s, the most this service allows: follow again to go on/,
+    );
     const quiet = await stream(idle.baseUrl, svc.apiKey, 'follow');
     await waitUntil('the idle follow to end', () => quiet.ended());
-    expect(quiet.text()).toMatch(/\[renderbridge\] the job has shown no new output and no change for 1 s: the follow ends here; follow again to go on/);
+    expect(quiet.text()).toMatch(
+      /\[renderbridge\] the job has shown no new output and no change for 1 s: the follow ends here; follow again to go on/,
+    );
   });
 });

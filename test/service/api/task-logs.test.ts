@@ -78,7 +78,13 @@ describe('GET /jobs/{id}/logs', () => {
     const index = TaskLogIndex.parse((await call('GET', `/jobs/${job.id}/logs/index`)).body).data;
     expect(index.tasks.map((t) => [t.id, t.attempts.map((a) => [a.attempt, a.state, a.live, a.worker])])).toEqual([
       [`validate:${job.id}`, [[1, 'done', false, 'farm-1/cpu1']]],
-      [chunkId, [[1, 'retried', false, 'farm-1/cpu1'], [2, 'interrupted', true, 'farm-1/cpu2']]],
+      [
+        chunkId,
+        [
+          [1, 'retried', false, 'farm-1/cpu1'],
+          [2, 'interrupted', true, 'farm-1/cpu2'],
+        ],
+      ],
     ]);
     const second = index.tasks[1]!.attempts[1]!;
     expect(second.storedBytes).toBeGreaterThan(0);
@@ -94,7 +100,9 @@ describe('GET /jobs/{id}/logs', () => {
 
   it('follows a running attempt: new lines arrive, new attempts show, and the stream ends once the job has ended', async () => {
     const { job, chunkId, running } = await jobWithLogs();
-    const res = await fetch(`${svc.baseUrl}/jobs/${job.id}/logs?follow=true`, { headers: { authorization: `Bearer ${svc.apiKey}` } });
+    const res = await fetch(`${svc.baseUrl}/jobs/${job.id}/logs?follow=true`, {
+      headers: { authorization: `Bearer ${svc.apiKey}` },
+    });
     expect(res.status).toBe(200);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let seen = '';
@@ -129,7 +137,10 @@ describe('GET /jobs/{id}/logs', () => {
   it('ends a follow of a job that has already ended at once, and of one attempt once it has ended', async () => {
     const { job, chunkId, running } = await jobWithLogs();
     await running.close('done');
-    const one = await call<string>('GET', `/jobs/${job.id}/logs?follow=true&task=${encodeURIComponent(chunkId)}&attempt=2`);
+    const one = await call<string>(
+      'GET',
+      `/jobs/${job.id}/logs?follow=true&task=${encodeURIComponent(chunkId)}&attempt=2`,
+    );
     expect(one.status).toBe(200);
     expect(one.body).toMatch(/attempt ended: done\n(.*\n)*\[renderbridge\] attempt 2 has ended/);
     await svc.service.ports.jobs.transition(job.id, ['created'], 'canceled');
@@ -138,7 +149,7 @@ describe('GET /jobs/{id}/logs', () => {
     expect(all.body).toMatch(/job canceled: end of the log\n$/);
   });
 
-  it('answers another workspace\'s job exactly like a missing one, and names missing tasks and attempts', async () => {
+  it("answers another workspace's job exactly like a missing one, and names missing tasks and attempts", async () => {
     const { job, chunkId } = await jobWithLogs();
     const rival = api(svc.baseUrl, await svc.createApiKey('rival studio'));
     for (const suffix of ['/logs', '/logs/index', '/logs?follow=true']) {
@@ -148,7 +159,10 @@ describe('GET /jobs/{id}/logs', () => {
       expect([none.status, errorBody(none).name]).toEqual([404, 'JOB_NOT_FOUND']);
     }
     const otherJob = await createJob(call);
-    for (const q of [`task=${encodeURIComponent(chunkId.replace(job.id, otherJob.id))}`, `task=${encodeURIComponent(chunkId)}&attempt=9`]) {
+    for (const q of [
+      `task=${encodeURIComponent(chunkId.replace(job.id, otherJob.id))}`,
+      `task=${encodeURIComponent(chunkId)}&attempt=9`,
+    ]) {
       const r = await call('GET', `/jobs/${job.id}/logs?${q}`);
       expect([r.status, errorBody(r).name], q).toEqual([404, 'TASK_LOG_NOT_FOUND']);
       expect(errorBody(r).message).toMatch(/logs\/index/);
@@ -157,7 +171,18 @@ describe('GET /jobs/{id}/logs', () => {
 
   it('refuses hostile queries with a 400 and the error body', async () => {
     const { job } = await jobWithLogs();
-    const bad = ['task=../../etc/passwd', 'task=chunk%3A..%2F..%3A1', 'task=' + 'a'.repeat(300), 'attempt=abc', 'attempt=0', 'attempt=99999999999999999999', 'attempt=1e400', 'follow=yes', 'tail=10', 'task=x&task=y'];
+    const bad = [
+      'task=../../etc/passwd',
+      'task=chunk%3A..%2F..%3A1',
+      'task=' + 'a'.repeat(300),
+      'attempt=abc',
+      'attempt=0',
+      'attempt=99999999999999999999',
+      'attempt=1e400',
+      'follow=yes',
+      'tail=10',
+      'task=x&task=y',
+    ];
     for (const q of bad) {
       const r = await call('GET', `/jobs/${job.id}/logs?${q}`);
       expect([r.status, errorBody(r).name], q).toEqual([400, 'VALIDATION_ERROR']);
@@ -167,13 +192,15 @@ describe('GET /jobs/{id}/logs', () => {
 });
 
 describe('retention', () => {
-  it('deletes a job\'s task logs together with its outputs', async () => {
+  it("deletes a job's task logs together with its outputs", async () => {
     const { job, running } = await jobWithLogs();
     await running.close('done');
     const { jobs, storage } = svc.service.ports;
     const path = ['created', 'validating', 'validated', 'booting', 'rendering', 'finalizing', 'completed'] as const;
     for (let i = 1; i < path.length; i++) await jobs.transition(job.id, [path[i - 1]!], path[i]!);
-    await jobs.update(job.id, { output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() - 1000).toISOString() } });
+    await jobs.update(job.id, {
+      output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() - 1000).toISOString() },
+    });
     expect((await storage.list(jobLogPrefix(job.workspaceId, job.id))).length).toBeGreaterThan(0);
     expect(await svc.service.retention.sweep()).toBeGreaterThanOrEqual(1);
     expect(await storage.list(jobLogPrefix(job.workspaceId, job.id))).toEqual([]);

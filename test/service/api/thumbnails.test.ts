@@ -29,8 +29,23 @@ beforeAll(async () => {
   call = api(svc.baseUrl, svc.apiKey);
   rival = api(svc.baseUrl, await svc.createApiKey('rival studio'));
   dir = await mkdtemp(path.join(tmpdir(), 'rb-thumbs-api-'));
-  for (const [name, size] of [['big_0001.png', '320x240'], ['big_0002.png', '320x240'], ['small_0003.png', '64x48']]) {
-    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=${size}`, '-frames:v', '1', path.join(dir, name!)]);
+  for (const [name, size] of [
+    ['big_0001.png', '320x240'],
+    ['big_0002.png', '320x240'],
+    ['small_0003.png', '64x48'],
+  ]) {
+    await run('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc=size=${size}`,
+      '-frames:v',
+      '1',
+      path.join(dir, name!),
+    ]);
   }
 });
 afterAll(async () => {
@@ -41,11 +56,14 @@ afterAll(async () => {
 /** A job of the test's workspace with thumbnails of frames 1-3 stored as a worker stores them. */
 async function jobWithThumbnails(): Promise<string> {
   const job = await createJob(call);
-  const stored = await storeThumbnails({ storage: svc.service.ports.storage, prefix: jobOutputPrefix(job.workspaceId, job.id), workDir: dir }, [
-    { frame: 1, file: path.join(dir, 'big_0001.png') },
-    { frame: 2, file: path.join(dir, 'big_0002.png') },
-    { frame: 3, file: path.join(dir, 'small_0003.png') },
-  ]);
+  const stored = await storeThumbnails(
+    { storage: svc.service.ports.storage, prefix: jobOutputPrefix(job.workspaceId, job.id), workDir: dir },
+    [
+      { frame: 1, file: path.join(dir, 'big_0001.png') },
+      { frame: 2, file: path.join(dir, 'big_0002.png') },
+      { frame: 3, file: path.join(dir, 'small_0003.png') },
+    ],
+  );
   expect(stored).toBe(3);
   return job.id;
 }
@@ -62,10 +80,13 @@ async function sizeOf(url: string, name: string): Promise<{ codec: string; width
 describe('frame thumbnails', () => {
   it('is listed by GET /extensions with its routes', async () => {
     const list = ExtensionList.parse((await call('GET', '/extensions')).body).data.extensions;
-    expect(list.find((e) => e.name === 'frame-thumbnails')).toMatchObject({ version: 1, routes: ['listJobThumbnails', 'getJobThumbnail'] });
+    expect(list.find((e) => e.name === 'frame-thumbnails')).toMatchObject({
+      version: 1,
+      routes: ['listJobThumbnails', 'getJobThumbnail'],
+    });
   });
 
-  it('lists a job\'s thumbnails in frame order with signed URLs of the scaled images', async () => {
+  it("lists a job's thumbnails in frame order with signed URLs of the scaled images", async () => {
     const id = await jobWithThumbnails();
     const list = ThumbnailList.parse((await call('GET', `/jobs/${id}/thumbnails`)).body);
     expect(list.data.thumbnails.map((t) => t.frame)).toEqual([1, 2, 3]);
@@ -88,34 +109,59 @@ describe('frame thumbnails', () => {
     const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
     // Frame 2 finished after 3 and 1 (two slots).
     await svc.service.ports.frameStats!.recordFrames(
-      [1, 3, 2].map((frame, i) => ({ jobId: id, frame, attempt: 1, renderSeconds: 1, peakMemoryBytes: null, device: 'CPU', slot: 'w/cpu-0', blenderVersion: null, finishedAt: at(i) })),
+      [1, 3, 2].map((frame, i) => ({
+        jobId: id,
+        frame,
+        attempt: 1,
+        renderSeconds: 1,
+        peakMemoryBytes: null,
+        device: 'CPU',
+        slot: 'w/cpu-0',
+        blenderVersion: null,
+        finishedAt: at(i),
+      })),
     );
     expect(ThumbnailList.parse((await call('GET', `/jobs/${id}/thumbnails`)).body).data.latest?.frame).toBe(2);
     const latest = await call('GET', `/jobs/${id}/thumbnails/image`);
     expect(latest.headers.get('x-thumbnail-frame')).toBe('2');
   });
 
-  it('serves one thumbnail\'s image, the latest without a frame, and 404 for a frame without one', async () => {
+  it("serves one thumbnail's image, the latest without a frame, and 404 for a frame without one", async () => {
     const id = await jobWithThumbnails();
-    const res = await fetch(`${svc.baseUrl}/jobs/${id}/thumbnails/image?frame=1`, { headers: { authorization: `Bearer ${svc.apiKey}` } });
+    const res = await fetch(`${svc.baseUrl}/jobs/${id}/thumbnails/image?frame=1`, {
+      headers: { authorization: `Bearer ${svc.apiKey}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/jpeg');
     expect(res.headers.get('x-thumbnail-frame')).toBe('1');
     const bytes = Buffer.from(await res.arrayBuffer());
     expect(bytes.subarray(0, 2).toString('hex')).toBe('ffd8');
-    const latest = await fetch(`${svc.baseUrl}/jobs/${id}/thumbnails/image`, { headers: { authorization: `Bearer ${svc.apiKey}` } });
-    expect([latest.status, latest.headers.get('content-type'), latest.headers.get('x-thumbnail-frame')]).toEqual([200, 'image/png', '3']);
+    const latest = await fetch(`${svc.baseUrl}/jobs/${id}/thumbnails/image`, {
+      headers: { authorization: `Bearer ${svc.apiKey}` },
+    });
+    expect([latest.status, latest.headers.get('content-type'), latest.headers.get('x-thumbnail-frame')]).toEqual([
+      200,
+      'image/png',
+      '3',
+    ]);
     expect(errorBody(await call('GET', `/jobs/${id}/thumbnails/image?frame=9`)).name).toBe('THUMBNAIL_NOT_FOUND');
     expect(errorBody(await call('GET', `/jobs/${id}/thumbnails/image?frame=x`)).name).toBe('VALIDATION_ERROR');
     // A job without thumbnails lists none and has no latest.
     const empty = await createJob(call);
-    expect(ThumbnailList.parse((await call('GET', `/jobs/${empty.id}/thumbnails`)).body).data).toMatchObject({ thumbnails: [], latest: null });
+    expect(ThumbnailList.parse((await call('GET', `/jobs/${empty.id}/thumbnails`)).body).data).toMatchObject({
+      thumbnails: [],
+      latest: null,
+    });
     expect((await call('GET', `/jobs/${empty.id}/thumbnails/image`)).status).toBe(404);
   });
 
   it('answers another workspace 404 for the list and the image, as for a job that does not exist', async () => {
     const id = await jobWithThumbnails();
-    for (const p of [`/jobs/${id}/thumbnails`, `/jobs/${id}/thumbnails/image`, `/jobs/${id}/thumbnails/image?frame=1`]) {
+    for (const p of [
+      `/jobs/${id}/thumbnails`,
+      `/jobs/${id}/thumbnails/image`,
+      `/jobs/${id}/thumbnails/image?frame=1`,
+    ]) {
       const r = await rival('GET', p);
       expect(r.status, p).toBe(404);
       expect(errorBody(r).name, p).toBe('JOB_NOT_FOUND');

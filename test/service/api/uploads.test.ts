@@ -32,7 +32,10 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 describe('POST /uploads', () => {
   it('returns a presigned target with slug and expiry for a .blend and a .zip', async () => {
-    for (const [fileName, fileType] of [['scene.blend', 'blend'], ['project.zip', 'zip']]) {
+    for (const [fileName, fileType] of [
+      ['scene.blend', 'blend'],
+      ['project.zip', 'zip'],
+    ]) {
       const r = await call('POST', '/uploads', { fileName, fileType });
       expect(r.status).toBe(201);
       const t = UploadTarget.parse(r.body);
@@ -69,7 +72,18 @@ describe('PUT to the uploadUrl', () => {
     const file = path.join(svc.dataDir, 'curl-upload.zip');
     const bytes = Buffer.alloc(20_000, 7);
     await writeFile(file, bytes);
-    const { stdout } = await run('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '-T', file, '-H', 'Content-Type: application/zip', t.uploadUrl]);
+    const { stdout } = await run('curl', [
+      '-sS',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-T',
+      file,
+      '-H',
+      'Content-Type: application/zip',
+      t.uploadUrl,
+    ]);
     expect(stdout).toBe('200');
     const job = await call('POST', '/jobs', { slug: t.slug });
     expect(job.status).toBe(201);
@@ -84,22 +98,46 @@ describe('PUT to the uploadUrl', () => {
     expect(errorBody(again).name).toBe('UPLOAD_ALREADY_COMPLETED');
   });
 
-  it.skipIf(filesOnly('checking upload URL signatures'))('refuses a tampered signature, key or expiry with 403 SIGNATURE_INVALID', async () => {
-    const t = await newUpload(call);
-    const u = new URL(t.uploadUrl);
-    const variants = [
-      (() => { const x = new URL(u); const sig = x.searchParams.get('sig')!; x.searchParams.set('sig', `${sig.startsWith('A') ? 'B' : 'A'}${sig.slice(1)}`); return x; })(),
-      (() => { const x = new URL(u); x.searchParams.set('exp', String(Number(x.searchParams.get('exp')) + 3600)); return x; })(),
-      (() => { const x = new URL(u); x.pathname = x.pathname.replace(/scene\.blend$/, 'other.blend'); return x; })(),
-      (() => { const x = new URL(u); x.searchParams.set('ft', 'zip'); return x; })(),
-      (() => { const x = new URL(u); x.searchParams.delete('sig'); return x; })(),
-    ];
-    for (const v of variants) {
-      const r = await putBytes(v.toString(), Buffer.from('x'));
-      expect(r.status).toBe(403);
-      expect(errorBody(r).name).toBe('SIGNATURE_INVALID');
-    }
-  });
+  it.skipIf(filesOnly('checking upload URL signatures'))(
+    'refuses a tampered signature, key or expiry with 403 SIGNATURE_INVALID',
+    async () => {
+      const t = await newUpload(call);
+      const u = new URL(t.uploadUrl);
+      const variants = [
+        (() => {
+          const x = new URL(u);
+          const sig = x.searchParams.get('sig')!;
+          x.searchParams.set('sig', `${sig.startsWith('A') ? 'B' : 'A'}${sig.slice(1)}`);
+          return x;
+        })(),
+        (() => {
+          const x = new URL(u);
+          x.searchParams.set('exp', String(Number(x.searchParams.get('exp')) + 3600));
+          return x;
+        })(),
+        (() => {
+          const x = new URL(u);
+          x.pathname = x.pathname.replace(/scene\.blend$/, 'other.blend');
+          return x;
+        })(),
+        (() => {
+          const x = new URL(u);
+          x.searchParams.set('ft', 'zip');
+          return x;
+        })(),
+        (() => {
+          const x = new URL(u);
+          x.searchParams.delete('sig');
+          return x;
+        })(),
+      ];
+      for (const v of variants) {
+        const r = await putBytes(v.toString(), Buffer.from('x'));
+        expect(r.status).toBe(403);
+        expect(errorBody(r).name).toBe('SIGNATURE_INVALID');
+      }
+    },
+  );
 
   it.skipIf(filesOnly('refusing GET on an upload URL'))('never lets an upload URL be used for GET', async () => {
     const t = await newUpload(call);
@@ -109,46 +147,59 @@ describe('PUT to the uploadUrl', () => {
     expect(errorBody({ status: r.status, headers: r.headers, body: await r.json() }).name).toBe('SIGNATURE_INVALID');
   });
 
-  it.skipIf(filesOnly('checking the upload Content-Type'))('refuses a Content-Type that does not match the file type with 415', async () => {
-    const t = await newUpload(call, 'project.zip');
-    const r = await putBytes(t.uploadUrl, Buffer.from('PK'), 'text/plain');
-    expect(r.status).toBe(415);
-    expect(errorBody(r).name).toBe('UNSUPPORTED_MEDIA_TYPE');
-    expect(errorBody(r).message).toContain('application/zip');
-  });
+  it.skipIf(filesOnly('checking the upload Content-Type'))(
+    'refuses a Content-Type that does not match the file type with 415',
+    async () => {
+      const t = await newUpload(call, 'project.zip');
+      const r = await putBytes(t.uploadUrl, Buffer.from('PK'), 'text/plain');
+      expect(r.status).toBe(415);
+      expect(errorBody(r).name).toBe('UNSUPPORTED_MEDIA_TYPE');
+      expect(errorBody(r).message).toContain('application/zip');
+    },
+  );
 
-  it.skipIf(filesOnly('refusing an oversize PUT'))('refuses a declared oversize upload with 413 before reading it', async () => {
-    const t = await newUpload(call);
-    const r = await putBytes(t.uploadUrl, Buffer.alloc(MAX + 1));
-    expect(r.status).toBe(413);
-    expect(errorBody(r).name).toBe('PAYLOAD_TOO_LARGE');
-  });
-
-  it.skipIf(filesOnly('stopping an oversize PUT'))('stops a chunked upload at the limit, removes the partial file, and the slug stays unusable', async () => {
-    const t = await newUpload(call);
-    const body = new ReadableStream<Uint8Array>({
-      start(c) {
-        for (let i = 0; i < 8; i++) c.enqueue(new Uint8Array(16 * 1024));
-        c.close();
-      },
-    });
-    const r = await fetch(t.uploadUrl, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/octet-stream' },
-      body,
-      duplex: 'half',
-    } as RequestInit).catch((e: unknown) => e);
-    if (r instanceof Response) {
+  it.skipIf(filesOnly('refusing an oversize PUT'))(
+    'refuses a declared oversize upload with 413 before reading it',
+    async () => {
+      const t = await newUpload(call);
+      const r = await putBytes(t.uploadUrl, Buffer.alloc(MAX + 1));
       expect(r.status).toBe(413);
-      expect(errorBody({ status: r.status, headers: r.headers, body: await r.json() }).name).toBe('PAYLOAD_TOO_LARGE');
-    }
-    // Whether or not the client read the answer, nothing partial may remain or count as uploaded.
-    const leftovers = (await filesUnder(path.join(svc.dataDir, 'objects'))).filter((f) => f.includes(t.slug) || f.includes('.tmp'));
-    expect(leftovers).toEqual([]);
-    const job = await call('POST', '/jobs', { slug: t.slug });
-    expect(job.status).toBe(409);
-    expect(errorBody(job).name).toBe('UPLOAD_INCOMPLETE');
-  });
+      expect(errorBody(r).name).toBe('PAYLOAD_TOO_LARGE');
+    },
+  );
+
+  it.skipIf(filesOnly('stopping an oversize PUT'))(
+    'stops a chunked upload at the limit, removes the partial file, and the slug stays unusable',
+    async () => {
+      const t = await newUpload(call);
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < 8; i++) c.enqueue(new Uint8Array(16 * 1024));
+          c.close();
+        },
+      });
+      const r = await fetch(t.uploadUrl, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/octet-stream' },
+        body,
+        duplex: 'half',
+      } as RequestInit).catch((e: unknown) => e);
+      if (r instanceof Response) {
+        expect(r.status).toBe(413);
+        expect(errorBody({ status: r.status, headers: r.headers, body: await r.json() }).name).toBe(
+          'PAYLOAD_TOO_LARGE',
+        );
+      }
+      // Whether or not the client read the answer, nothing partial may remain or count as uploaded.
+      const leftovers = (await filesUnder(path.join(svc.dataDir, 'objects'))).filter(
+        (f) => f.includes(t.slug) || f.includes('.tmp'),
+      );
+      expect(leftovers).toEqual([]);
+      const job = await call('POST', '/jobs', { slug: t.slug });
+      expect(job.status).toBe(409);
+      expect(errorBody(job).name).toBe('UPLOAD_INCOMPLETE');
+    },
+  );
 
   it.skipIf(filesOnly('dropping an interrupted PUT'))('treats an interrupted upload as never uploaded', async () => {
     const t = await newUpload(call);
@@ -158,7 +209,12 @@ describe('PUT to the uploadUrl', () => {
         sock.write(
           `PUT ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/octet-stream\r\nContent-Length: 50000\r\n\r\n`,
         );
-        sock.write(Buffer.alloc(10_000, 1), () => setTimeout(() => { sock.destroy(); resolve(); }, 100));
+        sock.write(Buffer.alloc(10_000, 1), () =>
+          setTimeout(() => {
+            sock.destroy();
+            resolve();
+          }, 100),
+        );
       });
       sock.on('error', reject);
     });
@@ -166,7 +222,9 @@ describe('PUT to the uploadUrl', () => {
     const job = await call('POST', '/jobs', { slug: t.slug });
     expect(job.status).toBe(409);
     expect(errorBody(job).name).toBe('UPLOAD_INCOMPLETE');
-    const leftovers = (await filesUnder(path.join(svc.dataDir, 'objects'))).filter((f) => f.includes(t.slug) || f.includes('.tmp'));
+    const leftovers = (await filesUnder(path.join(svc.dataDir, 'objects'))).filter(
+      (f) => f.includes(t.slug) || f.includes('.tmp'),
+    );
     expect(leftovers).toEqual([]);
     // The same URL still accepts the whole file afterwards.
     expect((await putBytes(t.uploadUrl, Buffer.alloc(50_000, 1))).status).toBe(200);
@@ -175,34 +233,40 @@ describe('PUT to the uploadUrl', () => {
 });
 
 describe('uploads straight to S3', () => {
-  it.skipIf(scaleOnly('the size check of an upload the service never saw (S3)'))('refuses a job whose S3 object is over the limit with 413 and deletes the object', async () => {
-    const t = await newUpload(call);
-    expect((await putBytes(t.uploadUrl, Buffer.alloc(MAX + 1, 7))).status).toBe(200);
-    const refused = await call('POST', '/jobs', { slug: t.slug });
-    expect(refused.status).toBe(413);
-    expect(errorBody(refused).name).toBe('PAYLOAD_TOO_LARGE');
-    expect((await call('POST', '/jobs', { slug: t.slug })).status).toBe(409);
-    // A file within the limit may still be sent to the same URL while it lasts.
-    expect((await putBytes(t.uploadUrl, Buffer.alloc(1000, 7))).status).toBe(200);
-    const created = await call('POST', '/jobs', { slug: t.slug });
-    expect(created.status).toBe(201);
-  });
+  it.skipIf(scaleOnly('the size check of an upload the service never saw (S3)'))(
+    'refuses a job whose S3 object is over the limit with 413 and deletes the object',
+    async () => {
+      const t = await newUpload(call);
+      expect((await putBytes(t.uploadUrl, Buffer.alloc(MAX + 1, 7))).status).toBe(200);
+      const refused = await call('POST', '/jobs', { slug: t.slug });
+      expect(refused.status).toBe(413);
+      expect(errorBody(refused).name).toBe('PAYLOAD_TOO_LARGE');
+      expect((await call('POST', '/jobs', { slug: t.slug })).status).toBe(409);
+      // A file within the limit may still be sent to the same URL while it lasts.
+      expect((await putBytes(t.uploadUrl, Buffer.alloc(1000, 7))).status).toBe(200);
+      const created = await call('POST', '/jobs', { slug: t.slug });
+      expect(created.status).toBe(201);
+    },
+  );
 });
 
 describe('expiry', () => {
-  it.skipIf(filesOnly('the URL_EXPIRED error body'))('refuses an upload URL after expiresAt with 403 URL_EXPIRED', async () => {
-    const short = await startTestService({ uploadUrlTtlSeconds: 1 });
-    try {
-      const t = await newUpload(api(short.baseUrl, short.apiKey));
-      await new Promise((r) => setTimeout(r, 2100));
-      const r = await putBytes(t.uploadUrl, Buffer.from('late'));
-      expect(r.status).toBe(403);
-      expect(errorBody(r).name).toBe('URL_EXPIRED');
-      const job = await api(short.baseUrl, short.apiKey)('POST', '/jobs', { slug: t.slug });
-      expect(job.status).toBe(409);
-      expect(errorBody(job).metadata.uploadUrlExpired).toBe(true);
-    } finally {
-      await short.close();
-    }
-  });
+  it.skipIf(filesOnly('the URL_EXPIRED error body'))(
+    'refuses an upload URL after expiresAt with 403 URL_EXPIRED',
+    async () => {
+      const short = await startTestService({ uploadUrlTtlSeconds: 1 });
+      try {
+        const t = await newUpload(api(short.baseUrl, short.apiKey));
+        await new Promise((r) => setTimeout(r, 2100));
+        const r = await putBytes(t.uploadUrl, Buffer.from('late'));
+        expect(r.status).toBe(403);
+        expect(errorBody(r).name).toBe('URL_EXPIRED');
+        const job = await api(short.baseUrl, short.apiKey)('POST', '/jobs', { slug: t.slug });
+        expect(job.status).toBe(409);
+        expect(errorBody(job).metadata.uploadUrlExpired).toBe(true);
+      } finally {
+        await short.close();
+      }
+    },
+  );
 });

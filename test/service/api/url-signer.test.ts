@@ -9,7 +9,12 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 
 it('accepts only the exact signature it issued, never another spelling of the same bytes', () => {
   const signer = new UrlSigner(randomBytes(32));
-  const fields = { method: 'PUT' as const, key: 'uploads/ws/up_x/scene.blend', expiresAt: Math.floor(Date.now() / 1000) + 600, params: { ft: 'blend' } };
+  const fields = {
+    method: 'PUT' as const,
+    key: 'uploads/ws/up_x/scene.blend',
+    expiresAt: Math.floor(Date.now() / 1000) + 600,
+    params: { ft: 'blend' },
+  };
   const sig = new URLSearchParams(signer.sign(fields)).get('sig')!;
   expect(signer.verify(fields, sig)).toEqual({ ok: true });
   const variants = [...ALPHABET].filter((c) => c !== sig.at(-1)).map((c) => sig.slice(0, -1) + c);

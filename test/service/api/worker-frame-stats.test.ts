@@ -33,7 +33,16 @@ async function workerOn(jobId: string): Promise<RemoteFrameStats> {
 }
 
 const stat = (jobId: string, frame: number, over: Partial<FrameStat> = {}): FrameStat => ({
-  jobId, frame, attempt: 1, renderSeconds: 12.5, peakMemoryBytes: 6 * 2 ** 30, device: 'OPTIX', slot: 'far-away/gpu-GPU-1', blenderVersion: '4.2.3', finishedAt: new Date().toISOString(), ...over,
+  jobId,
+  frame,
+  attempt: 1,
+  renderSeconds: 12.5,
+  peakMemoryBytes: 6 * 2 ** 30,
+  device: 'OPTIX',
+  slot: 'far-away/gpu-GPU-1',
+  blenderVersion: '4.2.3',
+  finishedAt: new Date().toISOString(),
+  ...over,
 });
 
 describe('frame statistics through the worker API', () => {
@@ -61,7 +70,10 @@ describe('frame statistics through the worker API', () => {
     expect(refused.status).toBe(404);
     const mixed = await fetch(`${svc.origin}/internal/worker/v1/jobs/${mine}/frames`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${(await createWorkerToken(svc.service.ports.workerTokens, `x-${randomUUID().slice(0, 6)}`)).token}` },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${(await createWorkerToken(svc.service.ports.workerTokens, `x-${randomUUID().slice(0, 6)}`)).token}`,
+      },
       body: JSON.stringify({ frames: [stat(other, 1)] }),
     });
     expect(mixed.status).toBe(400);

@@ -25,10 +25,20 @@ afterAll(async () => {
 });
 
 /** A raw call to the worker API, as any HTTP client would make it. */
-async function internal(token: string, method: string, route: string, body?: unknown, origin = svc.origin): Promise<Answer> {
+async function internal(
+  token: string,
+  method: string,
+  route: string,
+  body?: unknown,
+  origin = svc.origin,
+): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${origin}${WORKER_API_PREFIX}${route}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${origin}${WORKER_API_PREFIX}${route}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as unknown) : undefined };
 }
@@ -52,10 +62,13 @@ async function lease(name: string, jobId: string): Promise<string> {
 /** The answer for a job this worker may not see: the same for another workspace's job, another worker's and none. */
 function expectNotFound(r: Answer): void {
   expect(r.status).toBe(404);
-  expect(errorBody(r)).toMatchObject({ name: 'JOB_NOT_FOUND', message: expect.stringMatching(/among the jobs this worker holds a task of/) });
+  expect(errorBody(r)).toMatchObject({
+    name: 'JOB_NOT_FOUND',
+    message: expect.stringMatching(/among the jobs this worker holds a task of/),
+  });
 }
 
-describe('scoped to the worker\'s leases', () => {
+describe("scoped to the worker's leases", () => {
   it('answers a worker for the job of its lease, and for any other job as if it did not exist', async () => {
     const w1 = await newWorker();
     const w2 = await newWorker();
@@ -73,7 +86,9 @@ describe('scoped to the worker\'s leases', () => {
     // Another worker's job (in another workspace), and a job that does not exist: one answer.
     for (const id of [other, randomUUID()]) {
       expectNotFound(await internal(w1.token, 'GET', `/jobs/${id}`));
-      expectNotFound(await internal(w1.token, 'POST', `/jobs/${id}/transition`, { from: ['created'], to: 'validating' }));
+      expectNotFound(
+        await internal(w1.token, 'POST', `/jobs/${id}/transition`, { from: ['created'], to: 'validating' }),
+      );
       expectNotFound(await internal(w1.token, 'POST', `/jobs/${id}/update`, { patch: { normalizedSeconds: 99 } }));
       expectNotFound(await internal(w1.token, 'POST', `/jobs/${id}/completed`));
     }
@@ -96,13 +111,23 @@ describe('scoped to the worker\'s leases', () => {
     const kept = new Date(Date.now() + 86_400_000).toISOString();
     const updated = await internal(w.token, 'POST', `/jobs/${id}/update`, { patch: {}, internal: { keptUntil: kept } });
     expect(updated.status).toBe(200);
-    expect((await internal(w.token, 'POST', `/jobs/${id}/transition`, { from: ['canceled'], to: 'validating' })).status).toBe(400);
+    expect(
+      (await internal(w.token, 'POST', `/jobs/${id}/transition`, { from: ['canceled'], to: 'validating' })).status,
+    ).toBe(400);
   });
 
   it('reads the job a held job was requeued from only through `via`, and no other', async () => {
     const w = await newWorker();
-    const [source, requeued, unrelated] = [(await createJob(call)).id, (await createJob(call)).id, (await createJob(call)).id];
-    await svc.service.ports.jobs.update(requeued, {}, { requeue: { fromJobId: source, requestedConfig: null, rerender: null } });
+    const [source, requeued, unrelated] = [
+      (await createJob(call)).id,
+      (await createJob(call)).id,
+      (await createJob(call)).id,
+    ];
+    await svc.service.ports.jobs.update(
+      requeued,
+      {},
+      { requeue: { fromJobId: source, requestedConfig: null, rerender: null } },
+    );
     await lease(w.name, requeued);
     expectNotFound(await internal(w.token, 'GET', `/jobs/${source}`));
     expect((await internal(w.token, 'GET', `/jobs/${source}?via=${requeued}`)).status).toBe(200);
@@ -110,21 +135,33 @@ describe('scoped to the worker\'s leases', () => {
     expectNotFound(await internal(w.token, 'GET', `/jobs/${source}?via=${unrelated}`));
   });
 
-  it('takes heartbeats only under the token\'s own name', async () => {
+  it("takes heartbeats only under the token's own name", async () => {
     const w = await newWorker();
     const report = (id: string) => ({
-      id, name: id.split(':')[0], hostname: 'render-1', version: '1.0.0', startedAt: new Date().toISOString(), state: 'running',
-      heartbeatIntervalMs: 5000, slots: [], builds: [], gpus: [], blocklistedBy: [],
+      id,
+      name: id.split(':')[0],
+      hostname: 'render-1',
+      version: '1.0.0',
+      startedAt: new Date().toISOString(),
+      state: 'running',
+      heartbeatIntervalMs: 5000,
+      slots: [],
+      builds: [],
+      gpus: [],
+      blocklistedBy: [],
     });
     expect((await internal(w.token, 'POST', '/workers/heartbeat', report(`${w.name}:1`))).status).toBe(204);
     const r = await internal(w.token, 'POST', '/workers/heartbeat', report(`other-${w.name}:1`));
     expect(r.status).toBe(403);
-    expect(errorBody(r)).toMatchObject({ name: 'WORKER_ID_MISMATCH', details: [{ path: ['body', 'id'], message: `must start with "${w.name}:"` }] });
+    expect(errorBody(r)).toMatchObject({
+      name: 'WORKER_ID_MISMATCH',
+      details: [{ path: ['body', 'id'], message: `must start with "${w.name}:"` }],
+    });
   });
 });
 
 describe('the task queue through the worker API', () => {
-  it('leases, extends and ends tasks only under the token\'s own lease ids, and touches only its jobs', async () => {
+  it("leases, extends and ends tasks only under the token's own lease ids, and touches only its jobs", async () => {
     const w1 = await newWorker();
     const w2 = await newWorker();
     const q1 = new RemoteTaskQueue({ serviceUrls: [svc.origin], token: w1.token, retryDelayMs: 50 });
@@ -133,7 +170,11 @@ describe('the task queue through the worker API', () => {
     const other = (await createJob(call)).id;
     await svc.service.ports.queue.enqueue({ id: `validate:${id}`, jobId: id, kind: 'validate' });
 
-    const wrong = await internal(w1.token, 'POST', '/tasks/claim', { workerId: `${w2.name}:1:control`, kinds: ['validate'], leaseMs: 60_000 });
+    const wrong = await internal(w1.token, 'POST', '/tasks/claim', {
+      workerId: `${w2.name}:1:control`,
+      kinds: ['validate'],
+      leaseMs: 60_000,
+    });
     expect(wrong.status).toBe(403);
     expect(errorBody(wrong)).toMatchObject({ name: 'WORKER_ID_MISMATCH', details: [{ path: ['body', 'workerId'] }] });
 
@@ -149,7 +190,9 @@ describe('the task queue through the worker API', () => {
     await expect(q2.enqueue({ id: `render:${id}`, jobId: id, kind: 'render' })).rejects.toThrow(/404 JOB_NOT_FOUND/);
     await expect(q2.cancelJob(id)).rejects.toThrow(/404 JOB_NOT_FOUND/);
     await expect(q2.recordFailure(id, `${w2.name}/control`)).rejects.toThrow(/404 JOB_NOT_FOUND/);
-    await expect(q1.enqueue({ id: `render:${other}`, jobId: other, kind: 'render' })).rejects.toThrow(/404 JOB_NOT_FOUND/);
+    await expect(q1.enqueue({ id: `render:${other}`, jobId: other, kind: 'render' })).rejects.toThrow(
+      /404 JOB_NOT_FOUND/,
+    );
     await expect(q1.recordFailure(id, `${w2.name}/control`)).rejects.toThrow(/403 WORKER_ID_MISMATCH/);
 
     // Its own job: it may add the next task, count a failure of its own slot, and end its lease.
@@ -157,38 +200,70 @@ describe('the task queue through the worker API', () => {
     expect(await q1.recordFailure(id, `${w1.name}/control`)).toBe(1);
     expect(await q1.jobFailures(id)).toEqual({ [`${w1.name}/control`]: 1 });
     await q1.complete(task!.id, mine);
-    expect((await svc.service.ports.queue.jobTasks(id)).map((t) => [t.kind, t.state])).toEqual([['validate', 'done'], ['render', 'queued']]);
+    expect((await svc.service.ports.queue.jobTasks(id)).map((t) => [t.kind, t.state])).toEqual([
+      ['validate', 'done'],
+      ['render', 'queued'],
+    ]);
     expect((await q1.counts()).queued).toBeGreaterThanOrEqual(1);
   });
 });
 
 describe('internal state a worker writes', () => {
-  it('refuses output keys outside the job\'s own prefix with 400, and stores keys inside it', async () => {
+  it("refuses output keys outside the job's own prefix with 400, and stores keys inside it", async () => {
     const w = await newWorker();
     const id = (await createJob(call)).id;
     const victim = (await createJob(call)).id;
     await lease(w.name, id);
     const prefix = jobOutputPrefix(svc.workspaceId, id);
     const file = (key: string) => ({ key, fileName: 'f.png', view: null, outputType: 'frame', size: 1 });
-    const outputs = (key: string) => ({ frames: [file(key)], composites: [], framesZipKey: null, compositesZipKey: null, videos: [] });
-    for (const forged of [`${jobOutputPrefix(svc.workspaceId, victim)}/frames/0001.png`, `uploads/x/scene.blend`, `${prefix}/../${victim}/frames/0001.png`, `${prefix}x/frames/1.png`]) {
-      const r = await internal(w.token, 'POST', `/jobs/${id}/update`, { patch: {}, internal: { outputs: outputs(forged) } });
+    const outputs = (key: string) => ({
+      frames: [file(key)],
+      composites: [],
+      framesZipKey: null,
+      compositesZipKey: null,
+      videos: [],
+    });
+    for (const forged of [
+      `${jobOutputPrefix(svc.workspaceId, victim)}/frames/0001.png`,
+      `uploads/x/scene.blend`,
+      `${prefix}/../${victim}/frames/0001.png`,
+      `${prefix}x/frames/1.png`,
+    ]) {
+      const r = await internal(w.token, 'POST', `/jobs/${id}/update`, {
+        patch: {},
+        internal: { outputs: outputs(forged) },
+      });
       expect(r.status, forged).toBe(400);
-      expect(errorBody(r)).toMatchObject({ name: 'VALIDATION_ERROR', details: [{ code: 'key_outside_job', path: ['body', 'internal', 'outputs', 'frames', '0', 'key'] }] });
+      expect(errorBody(r)).toMatchObject({
+        name: 'VALIDATION_ERROR',
+        details: [{ code: 'key_outside_job', path: ['body', 'internal', 'outputs', 'frames', '0', 'key'] }],
+      });
     }
-    const preview = await internal(w.token, 'POST', `/jobs/${id}/update`, { patch: {}, internal: { previewKey: 'outputs/elsewhere/preview.jpg' } });
+    const preview = await internal(w.token, 'POST', `/jobs/${id}/update`, {
+      patch: {},
+      internal: { previewKey: 'outputs/elsewhere/preview.jpg' },
+    });
     expect(preview.status).toBe(400);
     // Fields only the service sets, and fields JobInternal does not have.
-    for (const extra of [{ sourceKey: 'uploads/other/scene.blend' }, { requeue: { fromJobId: victim, requestedConfig: null, rerender: null } }, { anything: 1 }]) {
+    for (const extra of [
+      { sourceKey: 'uploads/other/scene.blend' },
+      { requeue: { fromJobId: victim, requestedConfig: null, rerender: null } },
+      { anything: 1 },
+    ]) {
       const r = await internal(w.token, 'POST', `/jobs/${id}/update`, { patch: {}, internal: extra });
       expect(r.status, JSON.stringify(extra)).toBe(400);
       expect(errorBody(r).name).toBe('VALIDATION_ERROR');
     }
     expect((await svc.service.ports.jobs.getById(id))?.internal.outputs).toBeUndefined();
 
-    const good = await internal(w.token, 'POST', `/jobs/${id}/update`, { patch: {}, internal: { outputs: outputs(`${prefix}/frames/0001.png`), previewKey: `${prefix}/preview.jpg` } });
+    const good = await internal(w.token, 'POST', `/jobs/${id}/update`, {
+      patch: {},
+      internal: { outputs: outputs(`${prefix}/frames/0001.png`), previewKey: `${prefix}/preview.jpg` },
+    });
     expect(good.status).toBe(200);
-    expect((await svc.service.ports.jobs.getById(id))?.internal.outputs?.frames[0]?.key).toBe(`${prefix}/frames/0001.png`);
+    expect((await svc.service.ports.jobs.getById(id))?.internal.outputs?.frames[0]?.key).toBe(
+      `${prefix}/frames/0001.png`,
+    );
   });
 });
 
@@ -220,25 +295,42 @@ describe('renderbridge admin worker tokens', () => {
     expect(revoked.stdout).toContain(`of worker "${name}"`);
     const refused = await internal(token, 'GET', `/jobs/${id}`);
     expect(refused.status).toBe(401);
-    expect(errorBody(refused)).toMatchObject({ name: 'UNAUTHORIZED', message: expect.stringMatching(/revoked worker token/) });
-    expect((await runCli(['admin', 'revoke-worker-token', name, ...state], {})).stderr).toContain(`no active worker token with id or name "${name}"`);
+    expect(errorBody(refused)).toMatchObject({
+      name: 'UNAUTHORIZED',
+      message: expect.stringMatching(/revoked worker token/),
+    });
+    expect((await runCli(['admin', 'revoke-worker-token', name, ...state], {})).stderr).toContain(
+      `no active worker token with id or name "${name}"`,
+    );
     // Five CLI processes, each a few seconds to start on a loaded 2-core machine.
   }, 180_000);
 });
 
 describe('renderbridge worker with a per-worker token', () => {
-  it('runs under its token\'s name, and refuses a --name that says otherwise', async () => {
+  it("runs under its token's name, and refuses a --name that says otherwise", async () => {
     const { name, token } = await newWorker();
     const env = { RENDERBRIDGE_WORKER_TOKEN: token, AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' };
-    const args = ['worker', '--service-url', svc.origin, '--s3-bucket', 'b', '--s3-endpoint', 'http://127.0.0.1:9', '--workers', '1'];
+    const args = [
+      'worker',
+      '--service-url',
+      svc.origin,
+      '--s3-bucket',
+      'b',
+      '--s3-endpoint',
+      'http://127.0.0.1:9',
+      '--workers',
+      '1',
+    ];
     const r = await runCli([...args, '--name', 'someone-else'], env);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain(`this worker's token belongs to worker "${name}", but --name (or RENDERBRIDGE_WORKER_NAME) says "someone-else"`);
+    expect(r.stderr).toContain(
+      `this worker's token belongs to worker "${name}", but --name (or RENDERBRIDGE_WORKER_NAME) says "someone-else"`,
+    );
     expect(r.stderr).not.toContain(token);
   });
 });
 
-describe('the worker API\'s own budget and listener', () => {
+describe("the worker API's own budget and listener", () => {
   it('limits each worker token apart from API keys, and can listen on its own address only', async () => {
     const own = await startTestService({ workerApiPort: 0, workerApiRateLimitMax: 3, rateLimitMax: 10_000 });
     try {
@@ -251,7 +343,8 @@ describe('the worker API\'s own budget and listener', () => {
       expect(onPublic.status).toBe(404);
       expect(errorBody(onPublic).name).toBe('ROUTE_NOT_FOUND');
 
-      for (let i = 0; i < 3; i++) expect((await internal(token, 'GET', '/workers/me', undefined, origin)).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await internal(token, 'GET', '/workers/me', undefined, origin)).status).toBe(200);
       const limited = await internal(token, 'GET', '/workers/me', undefined, origin);
       expect(limited.status).toBe(429);
       expect(errorBody(limited).name).toBe('RATE_LIMITED');

@@ -19,7 +19,9 @@ beforeAll(async () => {
     startedAt: new Date().toISOString(),
     state: 'running',
     heartbeatIntervalMs: 5000,
-    slots: [{ id: 'cpu-0', device: { kind: 'cpu', name: 'CPU', uuid: null }, state: 'idle', tasks: [], warmJobId: null }],
+    slots: [
+      { id: 'cpu-0', device: { kind: 'cpu', name: 'CPU', uuid: null }, state: 'idle', tasks: [], warmJobId: null },
+    ],
     builds: [{ version: '4.2', path: '/opt/operator/secret/blender-4.2/blender', kind: 'release' }],
     gpus: [],
     blocklistedBy: [],
@@ -42,7 +44,9 @@ describe('workers as a tenant and as the operator see them', () => {
     const state = svc.config.databaseUrl ? ['--database-url', svc.config.databaseUrl] : ['--data-dir', svc.dataDir];
     const run = await runCli(['admin', 'workers', '--json', ...state], {});
     expect(run.code, run.stderr).toBe(0);
-    const { workers } = JSON.parse(run.stdout) as { workers: { name: string; hostname?: string; builds: { path?: string }[] }[] };
+    const { workers } = JSON.parse(run.stdout) as {
+      workers: { name: string; hostname?: string; builds: { path?: string }[] }[];
+    };
     const w = workers.find((x) => x.name === 'render-7')!;
     expect(w.hostname).toBe('secret-host.internal.example');
     expect(w.builds[0]!.path).toBe('/opt/operator/secret/blender-4.2/blender');

@@ -6,7 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { bullJobId } from '../../../service/adapters/bullmq/keys.js';
 import { BullmqTaskQueue } from '../../../service/adapters/bullmq/task-queue.js';
 import type { TaskKind, TaskQueue } from '../../../service/ports/tasks.js';
-import { deletePrefix, requireRedis, requireRedisServer, startThrowawayRedis, uniquePrefix, type ThrowawayRedis } from '../../helpers/redis.js';
+import {
+  deletePrefix,
+  requireRedis,
+  requireRedisServer,
+  startThrowawayRedis,
+  uniquePrefix,
+  type ThrowawayRedis,
+} from '../../helpers/redis.js';
 import { waitUntil } from '../../helpers/e2e.js';
 import { taskQueueConformance } from './task-queue.js';
 
@@ -51,7 +58,8 @@ describe.skipIf(!redisUrl)('BullMQ task queue on the test Redis', () => {
     const q = await BullmqTaskQueue.open({ redisUrl: redisUrl!, prefix, handOverGraceMs: 200 });
     const client = new Redis(redisUrl!, { maxRetriesPerRequest: null });
     const queues = new Map<TaskKind, Queue>();
-    const bull = (kind: TaskKind) => queues.get(kind) ?? queues.set(kind, new Queue(kind, { connection: client, prefix })).get(kind)!;
+    const bull = (kind: TaskKind) =>
+      queues.get(kind) ?? queues.set(kind, new Queue(kind, { connection: client, prefix })).get(kind)!;
     try {
       await fn(q, bull);
     } finally {
@@ -70,11 +78,17 @@ describe.skipIf(!redisUrl)('BullMQ task queue on the test Redis', () => {
       expect(handedAgain).toMatchObject({ id: 'validate:j', payload: { n: 1 }, attempts: 1 });
 
       await q.enqueue({ id: 'chunk:j:0', jobId: 'j', kind: 'render-chunk' });
-      await q.enqueue({ id: 'finalize:j', jobId: 'j', kind: 'finalize', payload: { last: true }, after: ['chunk:j:0'] });
+      await q.enqueue({
+        id: 'finalize:j',
+        jobId: 'j',
+        kind: 'finalize',
+        payload: { last: true },
+        after: ['chunk:j:0'],
+      });
       await q.complete((await q.claim('w', ['render-chunk'], 60_000))!.id, 'w');
       await bull('finalize').remove(bullJobId('finalize:j'));
       expect(await q.claim('w', ['finalize'], 60_000)).toBeUndefined();
-      const joined = await claimOnceFree(q, 'w', 'finalize', 'the freed join\'s hand-over grace to pass');
+      const joined = await claimOnceFree(q, 'w', 'finalize', "the freed join's hand-over grace to pass");
       expect(joined).toMatchObject({ id: 'finalize:j', payload: { last: true } });
     }));
 
@@ -84,7 +98,11 @@ describe.skipIf(!redisUrl)('BullMQ task queue on the test Redis', () => {
       await q.enqueue({ id: 'finalize:j', jobId: 'j', kind: 'finalize', after: ['chunk:j:0'] });
       await q.claim('w', ['render-chunk'], 200);
       // BullMQ's step of complete() went through, the adapter's own step did not.
-      await new Job(bull('render-chunk'), 'render-chunk', {}, {}, bullJobId('chunk:j:0')).moveToCompleted(null, 'w', false);
+      await new Job(bull('render-chunk'), 'render-chunk', {}, {}, bullJobId('chunk:j:0')).moveToCompleted(
+        null,
+        'w',
+        false,
+      );
       expect(await q.claim('w', ['finalize'], 60_000)).toBeUndefined();
       const freed = await claimOnceFree(q, 'w', 'finalize', 'the lost settling to be made up once the lease runs out');
       expect(freed.id).toBe('finalize:j');
@@ -96,7 +114,10 @@ describe.skipIf(!redisUrl)('BullMQ task queue on the test Redis', () => {
 
   it('hands each of 200 tasks to exactly one of 2 instances x 4 claimers', async () => {
     const prefix = uniquePrefix();
-    const [a, b] = await Promise.all([BullmqTaskQueue.open({ redisUrl: redisUrl!, prefix }), BullmqTaskQueue.open({ redisUrl: redisUrl!, prefix })]);
+    const [a, b] = await Promise.all([
+      BullmqTaskQueue.open({ redisUrl: redisUrl!, prefix }),
+      BullmqTaskQueue.open({ redisUrl: redisUrl!, prefix }),
+    ]);
     try {
       const ids = Array.from({ length: 200 }, (_, i) => `chunk:job${i % 7}:${i}`);
       for (const id of ids) await a.enqueue({ id, jobId: id.split(':')[1]!, kind: 'render-chunk' });
@@ -174,7 +195,7 @@ describe.skipIf(!canSpawnRedis)('BullMQ task queue when Redis fails', () => {
     await redis.restart('kill');
     await whenBack(queue);
     await queue.complete('kept', 'holder');
-    const again = await claimOnceFree(queue, 'survivor', 'render-chunk', 'the abandoned task\'s lease to run out');
+    const again = await claimOnceFree(queue, 'survivor', 'render-chunk', "the abandoned task's lease to run out");
     expect(again).toMatchObject({ id: 'abandoned', attempts: 2 });
     await queue.complete('abandoned', 'survivor');
     expect(await queue.jobTasks('j')).toEqual([
@@ -186,7 +207,12 @@ describe.skipIf(!canSpawnRedis)('BullMQ task queue when Redis fails', () => {
   it('fails calls within seconds while Redis is down, never showing the password', async () => {
     const password = 'pw-never-shown-7f3a';
     redis = await startThrowawayRedis({ password });
-    queue = await BullmqTaskQueue.open({ redisUrl: redis.url, prefix: 'rb', commandTimeoutMs: 2000, connectTimeoutMs: 2000 });
+    queue = await BullmqTaskQueue.open({
+      redisUrl: redis.url,
+      prefix: 'rb',
+      commandTimeoutMs: 2000,
+      connectTimeoutMs: 2000,
+    });
     await queue.enqueue({ id: 'v', jobId: 'j', kind: 'validate' });
     await redis.stop();
     const started = Date.now();

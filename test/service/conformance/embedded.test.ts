@@ -128,7 +128,8 @@ function startProcess(file: string) {
     end: () => proc.stdin.end(),
     next: async (): Promise<string> => {
       const r = await lines.next();
-      if (r.done) throw new Error(`the SQLite test process exited early (code ${String(await exited)}): see its stderr above`);
+      if (r.done)
+        throw new Error(`the SQLite test process exited early (code ${String(await exited)}): see its stderr above`);
       return r.value;
     },
     exited,
@@ -143,8 +144,18 @@ async function seedJobs(store: SqliteJobStore, workspaceId: string, count: numbe
     const slug = `up_${randomUUID()}`;
     const now = new Date().toISOString();
     const upload = {
-      slug, workspaceId, userId: 'u', fileName: 'scene.blend', fileType: 'blend' as const, objectKey: `uploads/${slug}/scene.blend`,
-      expiresAt: now, createdAt: now, completedAt: now, size: 10, sha256: null, jobId: null,
+      slug,
+      workspaceId,
+      userId: 'u',
+      fileName: 'scene.blend',
+      fileType: 'blend' as const,
+      objectKey: `uploads/${slug}/scene.blend`,
+      expiresAt: now,
+      createdAt: now,
+      completedAt: now,
+      size: 10,
+      sha256: null,
+      jobId: null,
     };
     await store.createUpload(upload);
     const rec = newJobRecord(upload, undefined);
@@ -174,7 +185,17 @@ describe('SQLite shared by two processes', () => {
         for (const id of taskIds) await queue.enqueue({ id, jobId: 'j', kind: 'render-chunk' });
         const eventIds = Array.from({ length: 60 }, () => `evt_${randomUUID()}`);
         for (const id of eventIds) {
-          await hooks.enqueue({ id, event: 'onRenderComplete', jobId: 'j', workspaceId: 'ws', status: 'completed', occurredAt: new Date().toISOString() }, Date.now() - 1000);
+          await hooks.enqueue(
+            {
+              id,
+              event: 'onRenderComplete',
+              jobId: 'j',
+              workspaceId: 'ws',
+              status: 'completed',
+              occurredAt: new Date().toISOString(),
+            },
+            Date.now() - 1000,
+          );
         }
         const ws = randomUUID();
         const jobIds = await seedJobs(jobs, ws, 20);

@@ -40,34 +40,59 @@ function frameStatsConformance(name: string, open: () => Promise<Harness>): void
   describe(`FrameStats conformance: ${name}`, () => {
     const withStore = withHarness(open);
 
-    it('keeps every field of each frame, bytes over 4 GiB and null memory included, for other connections', withStore(async ({ store, other }) => {
-      expect(await other.listFrames(JOB, { offset: 0, limit: 10 })).toEqual({ frames: [], total: 0 });
-      const rows: [FrameStat, FrameStat] = [stat(2), stat(1, { peakMemoryBytes: null, device: 'CPU', blenderVersion: null })];
-      await store.recordFrames(rows);
-      expect(await other.listFrames(JOB, { offset: 0, limit: 10 })).toEqual({ frames: [rows[1], rows[0]], total: 2 });
-      expect(await other.frameTimes(JOB)).toEqual([rows[1], rows[0]].map((r) => ({ frame: r.frame, renderSeconds: r.renderSeconds, peakMemoryBytes: r.peakMemoryBytes, slot: r.slot, finishedAt: r.finishedAt })));
-    }));
+    it(
+      'keeps every field of each frame, bytes over 4 GiB and null memory included, for other connections',
+      withStore(async ({ store, other }) => {
+        expect(await other.listFrames(JOB, { offset: 0, limit: 10 })).toEqual({ frames: [], total: 0 });
+        const rows: [FrameStat, FrameStat] = [
+          stat(2),
+          stat(1, { peakMemoryBytes: null, device: 'CPU', blenderVersion: null }),
+        ];
+        await store.recordFrames(rows);
+        expect(await other.listFrames(JOB, { offset: 0, limit: 10 })).toEqual({ frames: [rows[1], rows[0]], total: 2 });
+        expect(await other.frameTimes(JOB)).toEqual(
+          [rows[1], rows[0]].map((r) => ({
+            frame: r.frame,
+            renderSeconds: r.renderSeconds,
+            peakMemoryBytes: r.peakMemoryBytes,
+            slot: r.slot,
+            finishedAt: r.finishedAt,
+          })),
+        );
+      }),
+    );
 
-    it('holds one row per frame and attempt: a repeated report replaces it, a retry adds its own', withStore(async ({ store }) => {
-      await store.recordFrames([stat(5)]);
-      await store.recordFrames([stat(5, { renderSeconds: 9 })]);
-      await store.recordFrames([stat(5, { attempt: 2, renderSeconds: 3 })]);
-      const { frames, total } = await store.listFrames(JOB, { offset: 0, limit: 10 });
-      expect(total).toBe(2);
-      expect(frames.map((f) => [f.frame, f.attempt, f.renderSeconds])).toEqual([[5, 1, 9], [5, 2, 3]]);
-    }));
+    it(
+      'holds one row per frame and attempt: a repeated report replaces it, a retry adds its own',
+      withStore(async ({ store }) => {
+        await store.recordFrames([stat(5)]);
+        await store.recordFrames([stat(5, { renderSeconds: 9 })]);
+        await store.recordFrames([stat(5, { attempt: 2, renderSeconds: 3 })]);
+        const { frames, total } = await store.listFrames(JOB, { offset: 0, limit: 10 });
+        expect(total).toBe(2);
+        expect(frames.map((f) => [f.frame, f.attempt, f.renderSeconds])).toEqual([
+          [5, 1, 9],
+          [5, 2, 3],
+        ]);
+      }),
+    );
 
-    it('pages in frame order and keeps jobs apart', withStore(async ({ store }) => {
-      await store.recordFrames(Array.from({ length: 25 }, (_, i) => stat(25 - i)));
-      await store.recordFrames([stat(1, { jobId: '0b7a4c8e-8a51-4b43-9d2e-3f0f0e0c0a02' })]);
-      const page = await store.listFrames(JOB, { offset: 10, limit: 10 });
-      expect(page.total).toBe(25);
-      expect(page.frames.map((f) => f.frame)).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
-      expect((await store.listFrames(JOB, { offset: 20, limit: 10 })).frames.map((f) => f.frame)).toEqual([21, 22, 23, 24, 25]);
-      expect(await store.frameTimes('0b7a4c8e-8a51-4b43-9d2e-3f0f0e0c0a03')).toEqual([]);
-      // The latest to finish (frame 25 finished at :25 ... frame 21 at :21), still by frame.
-      expect((await store.frameTimes(JOB, { latest: 3 })).map((f) => f.frame)).toEqual([23, 24, 25]);
-    }));
+    it(
+      'pages in frame order and keeps jobs apart',
+      withStore(async ({ store }) => {
+        await store.recordFrames(Array.from({ length: 25 }, (_, i) => stat(25 - i)));
+        await store.recordFrames([stat(1, { jobId: '0b7a4c8e-8a51-4b43-9d2e-3f0f0e0c0a02' })]);
+        const page = await store.listFrames(JOB, { offset: 10, limit: 10 });
+        expect(page.total).toBe(25);
+        expect(page.frames.map((f) => f.frame)).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+        expect((await store.listFrames(JOB, { offset: 20, limit: 10 })).frames.map((f) => f.frame)).toEqual([
+          21, 22, 23, 24, 25,
+        ]);
+        expect(await store.frameTimes('0b7a4c8e-8a51-4b43-9d2e-3f0f0e0c0a03')).toEqual([]);
+        // The latest to finish (frame 25 finished at :25 ... frame 21 at :21), still by frame.
+        expect((await store.frameTimes(JOB, { latest: 3 })).map((f) => f.frame)).toEqual([23, 24, 25]);
+      }),
+    );
   });
 }
 

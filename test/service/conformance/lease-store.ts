@@ -22,27 +22,33 @@ export function leaseStoreConformance(name: string, open: () => Promise<LeaseHar
   describe(`LeaseStore conformance: ${name}`, () => {
     const withLeases = withHarness(open);
 
-    it('gives a lease to one instance at a time and lets its holder renew it', withLeases(async ({ a, b }) => {
-      expect(await a.acquire('retention', 'svc-a', 60_000)).toBe(true);
-      expect(await b.acquire('retention', 'svc-b', 60_000)).toBe(false);
-      expect(await a.acquire('retention', 'svc-a', 60_000)).toBe(true);
-      // Leases are per name.
-      expect(await b.acquire('webhooks', 'svc-b', 60_000)).toBe(true);
-      expect(await a.acquire('webhooks', 'svc-a', 60_000)).toBe(false);
-    }));
+    it(
+      'gives a lease to one instance at a time and lets its holder renew it',
+      withLeases(async ({ a, b }) => {
+        expect(await a.acquire('retention', 'svc-a', 60_000)).toBe(true);
+        expect(await b.acquire('retention', 'svc-b', 60_000)).toBe(false);
+        expect(await a.acquire('retention', 'svc-a', 60_000)).toBe(true);
+        // Leases are per name.
+        expect(await b.acquire('webhooks', 'svc-b', 60_000)).toBe(true);
+        expect(await a.acquire('webhooks', 'svc-a', 60_000)).toBe(false);
+      }),
+    );
 
-    it('hands the lease over when the holder stops renewing or releases it', withLeases(async ({ a, b, advance }) => {
-      expect(await a.acquire('sweep', 'svc-a', 100)).toBe(true);
-      expect(await b.acquire('sweep', 'svc-b', 100)).toBe(false);
-      advance(99);
-      expect(await b.acquire('sweep', 'svc-b', 100)).toBe(false);
-      advance(2);
-      expect(await b.acquire('sweep', 'svc-b', 60_000)).toBe(true);
-      expect(await a.acquire('sweep', 'svc-a', 60_000)).toBe(false);
-      await a.release('sweep', 'svc-a');
-      expect(await a.acquire('sweep', 'svc-a', 60_000)).toBe(false);
-      await b.release('sweep', 'svc-b');
-      expect(await a.acquire('sweep', 'svc-a', 60_000)).toBe(true);
-    }));
+    it(
+      'hands the lease over when the holder stops renewing or releases it',
+      withLeases(async ({ a, b, advance }) => {
+        expect(await a.acquire('sweep', 'svc-a', 100)).toBe(true);
+        expect(await b.acquire('sweep', 'svc-b', 100)).toBe(false);
+        advance(99);
+        expect(await b.acquire('sweep', 'svc-b', 100)).toBe(false);
+        advance(2);
+        expect(await b.acquire('sweep', 'svc-b', 60_000)).toBe(true);
+        expect(await a.acquire('sweep', 'svc-a', 60_000)).toBe(false);
+        await a.release('sweep', 'svc-a');
+        expect(await a.acquire('sweep', 'svc-a', 60_000)).toBe(false);
+        await b.release('sweep', 'svc-b');
+        expect(await a.acquire('sweep', 'svc-a', 60_000)).toBe(true);
+      }),
+    );
   });
 }

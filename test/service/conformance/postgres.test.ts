@@ -51,8 +51,18 @@ async function closedPort(): Promise<number> {
 async function addJob(store: JobStore, ws: string): Promise<JobRecord> {
   const slug = `up_${randomUUID()}`;
   const u = {
-    slug, workspaceId: ws, userId: 'u', fileName: 'scene.blend', fileType: 'blend' as const, objectKey: `uploads/${slug}`,
-    expiresAt: new Date(Date.now() + 1e6).toISOString(), createdAt: new Date().toISOString(), completedAt: null, size: 10, sha256: null, jobId: null,
+    slug,
+    workspaceId: ws,
+    userId: 'u',
+    fileName: 'scene.blend',
+    fileType: 'blend' as const,
+    objectKey: `uploads/${slug}`,
+    expiresAt: new Date(Date.now() + 1e6).toISOString(),
+    createdAt: new Date().toISOString(),
+    completedAt: null,
+    size: 10,
+    sha256: null,
+    jobId: null,
   };
   await store.createUpload(u);
   const rec = newJobRecord(u, undefined);
@@ -111,7 +121,11 @@ describe.skipIf(!pgUp)('PostgreSQL', () => {
 
   keyStoreConformance('PostgreSQL', async () => {
     const db = await instances(1);
-    return { store: new PgKeyStore(db.handles[0]!.db), other: async () => new PgKeyStore((await db.open()).db), close: db.close };
+    return {
+      store: new PgKeyStore(db.handles[0]!.db),
+      other: async () => new PgKeyStore((await db.open()).db),
+      close: db.close,
+    };
   });
 
   leaseStoreConformance('PostgreSQL', async () => {
@@ -147,7 +161,11 @@ describe.skipIf(!pgUp)('PostgreSQL', () => {
         for (const id of ids) await qa!.enqueue({ id, jobId: 'j', kind: 'render-chunk' });
         const claimer = async (queue: PgTaskQueue, worker: string) => {
           const got: string[] = [];
-          for (let t = await queue.claim(worker, ['render-chunk'], 60_000); t; t = await queue.claim(worker, ['render-chunk'], 60_000)) {
+          for (
+            let t = await queue.claim(worker, ['render-chunk'], 60_000);
+            t;
+            t = await queue.claim(worker, ['render-chunk'], 60_000)
+          ) {
             got.push(t.id);
             await queue.complete(t.id, worker);
           }
@@ -170,7 +188,9 @@ describe.skipIf(!pgUp)('PostgreSQL', () => {
         const ws = randomUUID();
         for (let round = 0; round < 10; round++) {
           const rec = await addJob(a!, ws);
-          const results = await Promise.all([a!, b!, a!, b!].map((s) => s.transition(rec.job.id, ['created'], 'validating')));
+          const results = await Promise.all(
+            [a!, b!, a!, b!].map((s) => s.transition(rec.job.id, ['created'], 'validating')),
+          );
           expect(results.filter(Boolean)).toHaveLength(1);
         }
         expect((await b!.list(ws, { page: 1, pageSize: 1, status: 'validating' })).total).toBe(10);
@@ -179,7 +199,10 @@ describe.skipIf(!pgUp)('PostgreSQL', () => {
         // An update racing a transition on another instance: both changes land, every time.
         for (let round = 0; round < 10; round++) {
           const rec = await addJob(a!, ws);
-          await Promise.all([a!.update(rec.job.id, { normalizedSeconds: round }), b!.transition(rec.job.id, ['created'], 'validating')]);
+          await Promise.all([
+            a!.update(rec.job.id, { normalizedSeconds: round }),
+            b!.transition(rec.job.id, ['created'], 'validating'),
+          ]);
           expect((await b!.get(ws, rec.job.id))?.job).toMatchObject({ status: 'validating', normalizedSeconds: round });
         }
         expect((await a!.list(ws, { page: 1, pageSize: 100, status: 'validating' })).total).toBe(20);

@@ -5,7 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { RedisRateLimiter } from '../../../service/adapters/redis-rate-limit.js';
 import { MemoryRateLimiter } from '../../../service/adapters/memory-rate-limit.js';
 import type { RateBudget } from '../../../service/domain/rate-budget.js';
-import { deletePrefix, requireRedis, requireRedisServer, startThrowawayRedis, uniquePrefix } from '../../helpers/redis.js';
+import {
+  deletePrefix,
+  requireRedis,
+  requireRedisServer,
+  startThrowawayRedis,
+  uniquePrefix,
+} from '../../helpers/redis.js';
 import { rateLimiterConformance } from './rate-limiter.js';
 
 const redisUrl = await requireRedis('the Redis rate-limiter tests');
@@ -13,7 +19,13 @@ const canSpawnRedis = requireRedisServer('the Redis rate-limiter outage test');
 
 /** Connected, and failing fast like the service's own limiter connection (no offline queue). */
 async function fastClient(url: string): Promise<Redis> {
-  const c = new Redis(url, { commandTimeout: 500, connectTimeout: 1000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+  const c = new Redis(url, {
+    commandTimeout: 500,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: true,
+  });
   c.on('error', () => undefined);
   await c.connect();
   return c;
@@ -84,7 +96,11 @@ describe.skipIf(!canSpawnRedis)('RedisRateLimiter when Redis goes away', () => {
     const redis = await startThrowawayRedis();
     const client = await fastClient(redis.url);
     const errors: string[] = [];
-    const limiter = new RedisRateLimiter(client, { max: 1, windowMs: 60_000 }, { keyPrefix: 'rl:', onError: (e) => errors.push(e.message) });
+    const limiter = new RedisRateLimiter(
+      client,
+      { max: 1, windowMs: 60_000 },
+      { keyPrefix: 'rl:', onError: (e) => errors.push(e.message) },
+    );
     try {
       expect((await limiter.take('k')).allowed).toBe(true);
       expect((await limiter.take('k')).allowed).toBe(false);

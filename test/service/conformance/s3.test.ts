@@ -57,7 +57,9 @@ describe('S3ObjectStorage on s3rver', () => {
   it('refuses a presigned URL signed with an access key the server does not know', async () => {
     await storage.put('keys/a.png', Readable.from([Buffer.from('a')]));
     const settings = { ...s3.settings, prefix: 'deploy-a/' };
-    const stranger = S3ObjectStorage.fromSettings(settings, { credentials: { accessKeyId: 'NOT-A-KEY', secretAccessKey: 'x' } });
+    const stranger = S3ObjectStorage.fromSettings(settings, {
+      credentials: { accessKeyId: 'NOT-A-KEY', secretAccessKey: 'x' },
+    });
     try {
       const res = await fetch(await stranger.presignGet('keys/a.png', { expiresAt: inAMinute(), fileName: 'a.png' }));
       expect(res.status).toBe(403);
@@ -68,9 +70,16 @@ describe('S3ObjectStorage on s3rver', () => {
   });
 
   it('refuses a presigned PUT past its expiry', async () => {
-    const url = await storage.presignPut('late/scene.blend', { expiresAt: new Date(Date.now() + 1000), fileType: 'blend' });
+    const url = await storage.presignPut('late/scene.blend', {
+      expiresAt: new Date(Date.now() + 1000),
+      fileType: 'blend',
+    });
     await new Promise((r) => setTimeout(r, 2100));
-    const res = await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: 'scene' });
+    const res = await fetch(url, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: 'scene',
+    });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain('Request has expired');
     expect(await storage.stat('late/scene.blend')).toBeUndefined();
@@ -89,7 +98,9 @@ describe('S3ObjectStorage on s3rver', () => {
   });
 
   it('clamps presigned URLs to the 7-day SigV4 maximum', async () => {
-    const url = new URL(await storage.presignGet('any/x.png', { expiresAt: new Date(Date.now() + 30 * 86400_000), fileName: 'x.png' }));
+    const url = new URL(
+      await storage.presignGet('any/x.png', { expiresAt: new Date(Date.now() + 30 * 86400_000), fileName: 'x.png' }),
+    );
     expect(url.searchParams.get('X-Amz-Expires')).toBe(String(7 * 24 * 3600));
   });
 
@@ -105,11 +116,15 @@ describe('S3ObjectStorage on s3rver', () => {
 
   it('names the download in Content-Disposition, with an ASCII fallback for other names', async () => {
     await storage.put('cd/0001.png', Readable.from([Buffer.from('png')]));
-    const plain = await fetch(await storage.presignGet('cd/0001.png', { expiresAt: inAMinute(), fileName: 'shot_0001.png' }));
+    const plain = await fetch(
+      await storage.presignGet('cd/0001.png', { expiresAt: inAMinute(), fileName: 'shot_0001.png' }),
+    );
     expect(plain.status).toBe(200);
     expect(plain.headers.get('content-disposition')).toBe('attachment; filename=shot_0001.png');
     expect(plain.headers.get('content-type')).toBe('image/png');
-    const accented = await fetch(await storage.presignGet('cd/0001.png', { expiresAt: inAMinute(), fileName: 'scène "1".png' }));
+    const accented = await fetch(
+      await storage.presignGet('cd/0001.png', { expiresAt: inAMinute(), fileName: 'scène "1".png' }),
+    );
     const cd = accented.headers.get('content-disposition') ?? '';
     expect(cd).toBe(`attachment; filename="sc?ne \\"1\\".png"; filename*=UTF-8''sc%C3%A8ne%20%221%22.png`);
   });
@@ -117,7 +132,9 @@ describe('S3ObjectStorage on s3rver', () => {
   it('puts a 20 MB stream as a multipart upload of several parts, with the right size and sha256', async () => {
     const data = randomBytes(20 * 1024 * 1024);
     // Socket-sized chunks, as a real upload arrives.
-    const chunks = Array.from({ length: Math.ceil(data.length / 65_536) }, (_, i) => data.subarray(i * 65_536, (i + 1) * 65_536));
+    const chunks = Array.from({ length: Math.ceil(data.length / 65_536) }, (_, i) =>
+      data.subarray(i * 65_536, (i + 1) * 65_536),
+    );
     sent = [];
     const r = await storage.put('big/render.zip', Readable.from(chunks));
     expect(r).toEqual({ size: data.length, sha256: createHash('sha256').update(data).digest('hex') });
@@ -138,7 +155,9 @@ describe('S3ObjectStorage on s3rver', () => {
     const chunk = Buffer.alloc(1024 * 1024, 7);
     const body = Readable.from(Array.from({ length: 20 }, () => chunk));
     sent = [];
-    await expect(storage.put('big/too-large.zip', body, { maxBytes: 18 * 1024 * 1024 })).rejects.toBeInstanceOf(ObjectTooLargeError);
+    await expect(storage.put('big/too-large.zip', body, { maxBytes: 18 * 1024 * 1024 })).rejects.toBeInstanceOf(
+      ObjectTooLargeError,
+    );
     // The parts already sent are dropped (s3rver answers the abort with 405, which must not hide the refusal).
     expect(sent.at(-1)).toBe('AbortMultipartUploadCommand');
     expect(sent.filter((c) => c === 'CompleteMultipartUploadCommand')).toEqual([]);
@@ -146,13 +165,17 @@ describe('S3ObjectStorage on s3rver', () => {
   });
 
   it('keeps every key under its prefix, and deletePrefix removes a folder but not its namesakes', async () => {
-    for (const k of ['jobs/1/a.png', 'jobs/1/sub/b.png', 'jobs/10/c.png']) await storage.put(k, Readable.from([Buffer.from(k)]));
-    await expect(storage.put('jobs/1/a.png', Readable.from([Buffer.from('again')]))).rejects.toBeInstanceOf(ObjectExistsError);
+    for (const k of ['jobs/1/a.png', 'jobs/1/sub/b.png', 'jobs/10/c.png'])
+      await storage.put(k, Readable.from([Buffer.from(k)]));
+    await expect(storage.put('jobs/1/a.png', Readable.from([Buffer.from('again')]))).rejects.toBeInstanceOf(
+      ObjectExistsError,
+    );
     await storage.deletePrefix('jobs/1');
-    const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.settings.bucket, Prefix: 'deploy-a/jobs/' }));
+    const listed = await client.send(
+      new ListObjectsV2Command({ Bucket: s3.settings.bucket, Prefix: 'deploy-a/jobs/' }),
+    );
     expect((listed.Contents ?? []).map((o) => o.Key)).toEqual(['deploy-a/jobs/10/c.png']);
   });
-
 });
 
 describe('S3ObjectStorage listings longer than one page', () => {

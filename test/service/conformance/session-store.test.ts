@@ -27,50 +27,91 @@ function sessionStoreConformance(name: string, open: () => Promise<Harness>): vo
   describe(`SessionStore conformance: ${name}`, () => {
     const withStore = withHarness(open);
 
-    it('finds a session by its id hash with its workspace and key state, and deletes it once', withStore(async ({ sessions, keys }) => {
-      const { record } = await createApiKey(keys, { workspace: 'studio', label: 'laptop' });
-      const id = newSessionId();
-      const now = Date.now();
-      await sessions.create({ idHash: hashSessionId(id), keyId: record.id, workspaceId: record.workspaceId, userId: record.userId, createdAt: now, lastSeenAt: now, expiresAt: now + 60_000 });
-      const found = await sessions.find(hashSessionId(id));
-      expect(found).toMatchObject({ keyId: record.id, workspaceId: record.workspaceId, workspaceName: 'studio', createdAt: now, lastSeenAt: now, expiresAt: now + 60_000, keyRevoked: false });
-      expect(found!.idHash.equals(hashSessionId(id))).toBe(true);
-      // The id itself finds nothing: only its hash is a key of the table.
-      expect(await sessions.find(Buffer.from(id))).toBeUndefined();
-      await sessions.touch(hashSessionId(id), now + 5000);
-      await sessions.touch(hashSessionId(id), now + 1000);
-      expect((await sessions.find(hashSessionId(id)))?.lastSeenAt).toBe(now + 5000);
-      expect(await sessions.delete(hashSessionId(id))).toBe(true);
-      expect(await sessions.delete(hashSessionId(id))).toBe(false);
-      expect(await sessions.find(hashSessionId(id))).toBeUndefined();
-    }));
+    it(
+      'finds a session by its id hash with its workspace and key state, and deletes it once',
+      withStore(async ({ sessions, keys }) => {
+        const { record } = await createApiKey(keys, { workspace: 'studio', label: 'laptop' });
+        const id = newSessionId();
+        const now = Date.now();
+        await sessions.create({
+          idHash: hashSessionId(id),
+          keyId: record.id,
+          workspaceId: record.workspaceId,
+          userId: record.userId,
+          createdAt: now,
+          lastSeenAt: now,
+          expiresAt: now + 60_000,
+        });
+        const found = await sessions.find(hashSessionId(id));
+        expect(found).toMatchObject({
+          keyId: record.id,
+          workspaceId: record.workspaceId,
+          workspaceName: 'studio',
+          createdAt: now,
+          lastSeenAt: now,
+          expiresAt: now + 60_000,
+          keyRevoked: false,
+        });
+        expect(found!.idHash.equals(hashSessionId(id))).toBe(true);
+        // The id itself finds nothing: only its hash is a key of the table.
+        expect(await sessions.find(Buffer.from(id))).toBeUndefined();
+        await sessions.touch(hashSessionId(id), now + 5000);
+        await sessions.touch(hashSessionId(id), now + 1000);
+        expect((await sessions.find(hashSessionId(id)))?.lastSeenAt).toBe(now + 5000);
+        expect(await sessions.delete(hashSessionId(id))).toBe(true);
+        expect(await sessions.delete(hashSessionId(id))).toBe(false);
+        expect(await sessions.find(hashSessionId(id))).toBeUndefined();
+      }),
+    );
 
-    it('shows a revoked key on the very next lookup', withStore(async ({ sessions, keys }) => {
-      const { record } = await createApiKey(keys, { workspace: 'studio', label: 'to revoke' });
-      const idHash = hashSessionId(newSessionId());
-      const now = Date.now();
-      await sessions.create({ idHash, keyId: record.id, workspaceId: record.workspaceId, userId: record.userId, createdAt: now, lastSeenAt: now, expiresAt: now + 60_000 });
-      await keys.revokeKey(record.id);
-      expect((await sessions.find(idHash))?.keyRevoked).toBe(true);
-    }));
-
-    it('sweeps sessions past their absolute expiry or idle too long, and keeps live ones', withStore(async ({ sessions, keys }) => {
-      const { record } = await createApiKey(keys, { workspace: 'studio', label: 'sweep' });
-      const now = Date.now();
-      const add = async (lastSeenAt: number, expiresAt: number) => {
+    it(
+      'shows a revoked key on the very next lookup',
+      withStore(async ({ sessions, keys }) => {
+        const { record } = await createApiKey(keys, { workspace: 'studio', label: 'to revoke' });
         const idHash = hashSessionId(newSessionId());
-        await sessions.create({ idHash, keyId: record.id, workspaceId: record.workspaceId, userId: record.userId, createdAt: now - 100_000, lastSeenAt, expiresAt });
-        return idHash;
-      };
-      const live = await add(now - 1000, now + 60_000);
-      const expired = await add(now - 1000, now - 1);
-      const idle = await add(now - 50_000, now + 60_000);
-      expect(await sessions.deleteEnded(now, now - 30_000, 100)).toBe(2);
-      expect(await sessions.find(live)).toBeDefined();
-      expect(await sessions.find(expired)).toBeUndefined();
-      expect(await sessions.find(idle)).toBeUndefined();
-      expect(await sessions.deleteEnded(now, now - 30_000, 100)).toBe(0);
-    }));
+        const now = Date.now();
+        await sessions.create({
+          idHash,
+          keyId: record.id,
+          workspaceId: record.workspaceId,
+          userId: record.userId,
+          createdAt: now,
+          lastSeenAt: now,
+          expiresAt: now + 60_000,
+        });
+        await keys.revokeKey(record.id);
+        expect((await sessions.find(idHash))?.keyRevoked).toBe(true);
+      }),
+    );
+
+    it(
+      'sweeps sessions past their absolute expiry or idle too long, and keeps live ones',
+      withStore(async ({ sessions, keys }) => {
+        const { record } = await createApiKey(keys, { workspace: 'studio', label: 'sweep' });
+        const now = Date.now();
+        const add = async (lastSeenAt: number, expiresAt: number) => {
+          const idHash = hashSessionId(newSessionId());
+          await sessions.create({
+            idHash,
+            keyId: record.id,
+            workspaceId: record.workspaceId,
+            userId: record.userId,
+            createdAt: now - 100_000,
+            lastSeenAt,
+            expiresAt,
+          });
+          return idHash;
+        };
+        const live = await add(now - 1000, now + 60_000);
+        const expired = await add(now - 1000, now - 1);
+        const idle = await add(now - 50_000, now + 60_000);
+        expect(await sessions.deleteEnded(now, now - 30_000, 100)).toBe(2);
+        expect(await sessions.find(live)).toBeDefined();
+        expect(await sessions.find(expired)).toBeUndefined();
+        expect(await sessions.find(idle)).toBeUndefined();
+        expect(await sessions.deleteEnded(now, now - 30_000, 100)).toBe(0);
+      }),
+    );
   });
 }
 

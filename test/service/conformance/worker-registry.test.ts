@@ -32,12 +32,26 @@ function report(id: string, over: Partial<WorkerReport> = {}): WorkerReport {
     state: 'running',
     heartbeatIntervalMs: 5000,
     slots: [
-      { id: 'control', device: { kind: 'control', name: 'CPU', uuid: null }, state: 'idle', tasks: [], warmJobId: null },
+      {
+        id: 'control',
+        device: { kind: 'control', name: 'CPU', uuid: null },
+        state: 'idle',
+        tasks: [],
+        warmJobId: null,
+      },
       {
         id: 'gpu-GPU-1',
         device: { kind: 'gpu', name: 'NVIDIA RTX 4090', uuid: 'GPU-1' },
         state: 'busy',
-        tasks: [{ jobId: 'job-1', taskId: 'chunk:job-1:0', kind: 'render-chunk', frames: [1, 2], startedAt: '2026-01-01T00:00:05.000Z' }],
+        tasks: [
+          {
+            jobId: 'job-1',
+            taskId: 'chunk:job-1:0',
+            kind: 'render-chunk',
+            frames: [1, 2],
+            startedAt: '2026-01-01T00:00:05.000Z',
+          },
+        ],
         warmJobId: 'job-1',
       },
     ],
@@ -52,35 +66,43 @@ function workerRegistryConformance(name: string, open: () => Promise<Harness>): 
   describe(`WorkerRegistry conformance: ${name}`, () => {
     const withRegistry = withHarness(open);
 
-    it('keeps each worker\'s latest report, stamped with the registry\'s clock, and shows it to other connections', withRegistry(async ({ registry, other, clock }) => {
-      expect(await registry.listWorkers()).toEqual([]);
-      clock.now = 1_000_000;
-      await registry.report(report('a:1'));
-      expect(await other.listWorkers()).toEqual([{ ...report('a:1'), heartbeatAt: 1_000_000 }]);
-      clock.now = 1_005_000;
-      const idle = report('a:1', { slots: [], blocklistedBy: [] });
-      await registry.report(idle);
-      expect(await other.listWorkers()).toEqual([{ ...idle, heartbeatAt: 1_005_000 }]);
-      clock.now = 1_006_000;
-      await registry.report(report('a:1', { state: 'stopped' }));
-      expect((await registry.listWorkers()).map((w) => [w.id, w.state, w.heartbeatAt])).toEqual([['a:1', 'stopped', 1_006_000]]);
-    }));
+    it(
+      "keeps each worker's latest report, stamped with the registry's clock, and shows it to other connections",
+      withRegistry(async ({ registry, other, clock }) => {
+        expect(await registry.listWorkers()).toEqual([]);
+        clock.now = 1_000_000;
+        await registry.report(report('a:1'));
+        expect(await other.listWorkers()).toEqual([{ ...report('a:1'), heartbeatAt: 1_000_000 }]);
+        clock.now = 1_005_000;
+        const idle = report('a:1', { slots: [], blocklistedBy: [] });
+        await registry.report(idle);
+        expect(await other.listWorkers()).toEqual([{ ...idle, heartbeatAt: 1_005_000 }]);
+        clock.now = 1_006_000;
+        await registry.report(report('a:1', { state: 'stopped' }));
+        expect((await registry.listWorkers()).map((w) => [w.id, w.state, w.heartbeatAt])).toEqual([
+          ['a:1', 'stopped', 1_006_000],
+        ]);
+      }),
+    );
 
-    it('lists workers by most recent heartbeat and prunes those silent since before a time', withRegistry(async ({ registry, clock }) => {
-      clock.now = 2_000_000;
-      await registry.report(report('old:1'));
-      clock.now = 3_000_000;
-      await registry.report(report('new:2'));
-      clock.now = 2_500_000;
-      await registry.report(report('mid:3'));
-      expect((await registry.listWorkers()).map((w) => w.id)).toEqual(['new:2', 'mid:3', 'old:1']);
-      expect(await registry.pruneWorkers(new Date(2_000_000))).toBe(0);
-      expect(await registry.pruneWorkers(new Date(2_600_000))).toBe(2);
-      expect((await registry.listWorkers()).map((w) => w.id)).toEqual(['new:2']);
-      // A pruned worker that reports again is back.
-      await registry.report(report('old:1'));
-      expect((await registry.listWorkers()).map((w) => w.id).sort()).toEqual(['new:2', 'old:1']);
-    }));
+    it(
+      'lists workers by most recent heartbeat and prunes those silent since before a time',
+      withRegistry(async ({ registry, clock }) => {
+        clock.now = 2_000_000;
+        await registry.report(report('old:1'));
+        clock.now = 3_000_000;
+        await registry.report(report('new:2'));
+        clock.now = 2_500_000;
+        await registry.report(report('mid:3'));
+        expect((await registry.listWorkers()).map((w) => w.id)).toEqual(['new:2', 'mid:3', 'old:1']);
+        expect(await registry.pruneWorkers(new Date(2_000_000))).toBe(0);
+        expect(await registry.pruneWorkers(new Date(2_600_000))).toBe(2);
+        expect((await registry.listWorkers()).map((w) => w.id)).toEqual(['new:2']);
+        // A pruned worker that reports again is back.
+        await registry.report(report('old:1'));
+        expect((await registry.listWorkers()).map((w) => w.id).sort()).toEqual(['new:2', 'old:1']);
+      }),
+    );
   });
 }
 

@@ -25,51 +25,72 @@ function workerTokenStoreConformance(name: string, open: () => Promise<Harness>)
   describe(`WorkerTokenStore conformance: ${name}`, () => {
     const withStore = withHarness(open);
 
-    it('finds a token by its hash only and lists it without the token or its hash', withStore(async ({ store, other }) => {
-      const { token, record } = await createWorkerToken(store, 'render-1');
-      expect(token).toMatch(/^rbw_[A-Za-z0-9_-]{43}$/);
-      expect(await other.findWorkerToken(hashWorkerToken(token))).toEqual({ ...record, lastUsedAt: null, revokedAt: null });
-      expect(await store.findWorkerToken(hashWorkerToken(`${token}x`))).toBeUndefined();
-      const listed = await other.listWorkerTokens();
-      expect(listed).toEqual([record]);
-      expect(JSON.stringify(listed)).not.toContain(token.slice(8));
-      expect(record.displayPrefix).toBe(token.slice(0, 8));
-    }));
+    it(
+      'finds a token by its hash only and lists it without the token or its hash',
+      withStore(async ({ store, other }) => {
+        const { token, record } = await createWorkerToken(store, 'render-1');
+        expect(token).toMatch(/^rbw_[A-Za-z0-9_-]{43}$/);
+        expect(await other.findWorkerToken(hashWorkerToken(token))).toEqual({
+          ...record,
+          lastUsedAt: null,
+          revokedAt: null,
+        });
+        expect(await store.findWorkerToken(hashWorkerToken(`${token}x`))).toBeUndefined();
+        const listed = await other.listWorkerTokens();
+        expect(listed).toEqual([record]);
+        expect(JSON.stringify(listed)).not.toContain(token.slice(8));
+        expect(record.displayPrefix).toBe(token.slice(0, 8));
+      }),
+    );
 
-    it('revokes by id or by name, once, and another connection sees it at the next lookup', withStore(async ({ store, other }) => {
-      const a = await createWorkerToken(store, 'gpu-a');
-      const b = await createWorkerToken(store, 'gpu-b');
-      // Warm both handles, then revoke through the other connection.
-      expect((await store.findWorkerToken(hashWorkerToken(a.token)))?.revokedAt).toBeNull();
-      expect((await other.revokeWorkerToken(a.record.id))?.name).toBe('gpu-a');
-      expect(typeof (await store.findWorkerToken(hashWorkerToken(a.token)))?.revokedAt).toBe('string');
-      expect(await other.revokeWorkerToken(a.record.id)).toBeUndefined();
-      expect((await store.revokeWorkerToken('gpu-b'))?.id).toBe(b.record.id);
-      expect(typeof (await other.findWorkerToken(hashWorkerToken(b.token)))?.revokedAt).toBe('string');
-      expect(await store.revokeWorkerToken('no-such-worker')).toBeUndefined();
-    }));
+    it(
+      'revokes by id or by name, once, and another connection sees it at the next lookup',
+      withStore(async ({ store, other }) => {
+        const a = await createWorkerToken(store, 'gpu-a');
+        const b = await createWorkerToken(store, 'gpu-b');
+        // Warm both handles, then revoke through the other connection.
+        expect((await store.findWorkerToken(hashWorkerToken(a.token)))?.revokedAt).toBeNull();
+        expect((await other.revokeWorkerToken(a.record.id))?.name).toBe('gpu-a');
+        expect(typeof (await store.findWorkerToken(hashWorkerToken(a.token)))?.revokedAt).toBe('string');
+        expect(await other.revokeWorkerToken(a.record.id)).toBeUndefined();
+        expect((await store.revokeWorkerToken('gpu-b'))?.id).toBe(b.record.id);
+        expect(typeof (await other.findWorkerToken(hashWorkerToken(b.token)))?.revokedAt).toBe('string');
+        expect(await store.revokeWorkerToken('no-such-worker')).toBeUndefined();
+      }),
+    );
 
-    it('keeps one active token per worker name; a revoked name can be given a new token', withStore(async ({ store, other }) => {
-      const first = await createWorkerToken(store, 'render-2');
-      await expect(createWorkerToken(other, 'render-2')).rejects.toThrow(/an active worker token named "render-2" exists: revoke it first/);
-      await store.revokeWorkerToken('render-2');
-      const second = await createWorkerToken(other, 'render-2');
-      expect(second.record.id).not.toBe(first.record.id);
-      const active = Object.fromEntries((await store.listWorkerTokens()).map((t) => [t.id, t.revokedAt === null]));
-      expect(active).toEqual({ [first.record.id]: false, [second.record.id]: true });
-    }));
+    it(
+      'keeps one active token per worker name; a revoked name can be given a new token',
+      withStore(async ({ store, other }) => {
+        const first = await createWorkerToken(store, 'render-2');
+        await expect(createWorkerToken(other, 'render-2')).rejects.toThrow(
+          /an active worker token named "render-2" exists: revoke it first/,
+        );
+        await store.revokeWorkerToken('render-2');
+        const second = await createWorkerToken(other, 'render-2');
+        expect(second.record.id).not.toBe(first.record.id);
+        const active = Object.fromEntries((await store.listWorkerTokens()).map((t) => [t.id, t.revokedAt === null]));
+        expect(active).toEqual({ [first.record.id]: false, [second.record.id]: true });
+      }),
+    );
 
-    it('records the last use', withStore(async ({ store, other }) => {
-      const { token, record } = await createWorkerToken(store, 'render-3');
-      await store.markWorkerTokenUsed(record.id, '2026-01-02T03:04:05.000Z');
-      expect((await other.findWorkerToken(hashWorkerToken(token)))?.lastUsedAt).toBe('2026-01-02T03:04:05.000Z');
-    }));
+    it(
+      'records the last use',
+      withStore(async ({ store, other }) => {
+        const { token, record } = await createWorkerToken(store, 'render-3');
+        await store.markWorkerTokenUsed(record.id, '2026-01-02T03:04:05.000Z');
+        expect((await other.findWorkerToken(hashWorkerToken(token)))?.lastUsedAt).toBe('2026-01-02T03:04:05.000Z');
+      }),
+    );
 
-    it('refuses a name that could not start a lease id', withStore(async ({ store }) => {
-      await expect(createWorkerToken(store, 'host:1')).rejects.toThrow(/not a worker name/);
-      await expect(createWorkerToken(store, '')).rejects.toThrow(/not a worker name/);
-      expect(await store.listWorkerTokens()).toEqual([]);
-    }));
+    it(
+      'refuses a name that could not start a lease id',
+      withStore(async ({ store }) => {
+        await expect(createWorkerToken(store, 'host:1')).rejects.toThrow(/not a worker name/);
+        await expect(createWorkerToken(store, '')).rejects.toThrow(/not a worker name/);
+        expect(await store.listWorkerTokens()).toEqual([]);
+      }),
+    );
   });
 }
 

@@ -11,7 +11,15 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { expect } from 'vitest';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 /** Kept after the run so a person can look at them. */
 export const SHOTS = path.join(tmpdir(), 'renderbridge-test-results');
 
@@ -19,7 +27,8 @@ export const SHOTS = path.join(tmpdir(), 'renderbridge-test-results');
 export function chromiumAndBlenderReady(what: string): boolean {
   const ready = existsSync(CHROMIUM) && spawnSync('sh', ['-c', 'command -v blender']).status === 0;
   if (!ready) {
-    if (process.env.CI === 'true') throw new Error(`${what} needs ${CHROMIUM} and blender (Debian: apt-get install chromium blender)`);
+    if (process.env.CI === 'true')
+      throw new Error(`${what} needs ${CHROMIUM} and blender (Debian: apt-get install chromium blender)`);
     console.warn(`skipping ${what}: ${CHROMIUM} or blender missing (Debian: apt-get install chromium blender)`);
   }
   return ready;

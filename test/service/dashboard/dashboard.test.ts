@@ -19,11 +19,22 @@ import { api } from '../../helpers/http.js';
 import { appOn } from './app-on.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const ready = existsSync(CHROMIUM) && spawnSync('sh', ['-c', 'command -v blender']).status === 0;
 if (!ready) {
-  if (process.env.CI === 'true') throw new Error(`the dashboard test needs ${CHROMIUM} and blender (Debian: apt-get install chromium blender)`);
-  console.warn(`skipping the dashboard test: ${CHROMIUM} or blender missing (Debian: apt-get install chromium blender)`);
+  if (process.env.CI === 'true')
+    throw new Error(`the dashboard test needs ${CHROMIUM} and blender (Debian: apt-get install chromium blender)`);
+  console.warn(
+    `skipping the dashboard test: ${CHROMIUM} or blender missing (Debian: apt-get install chromium blender)`,
+  );
 }
 const suite = ready ? describe : describe.skip;
 /** Kept after the run so a person can look at them. */
@@ -44,7 +55,10 @@ afterAll(async () => {
 });
 
 /** A fresh browser profile with the page's CSP violations and errors collected. */
-async function newPage(width = 1280, height = 900): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+async function newPage(
+  width = 1280,
+  height = 900,
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
   const problems: string[] = [];
@@ -65,7 +79,8 @@ async function signInAs(page: Page, origin: string, key: string): Promise<void> 
 }
 
 const row = (id: string) => `tr[data-job-id="${id}"]`;
-const statusOf = (page: Page, id: string) => page.$eval(`${row(id)} .status`, (el) => (el as HTMLElement).dataset.status ?? null).catch(() => null);
+const statusOf = (page: Page, id: string) =>
+  page.$eval(`${row(id)} .status`, (el) => (el as HTMLElement).dataset.status ?? null).catch(() => null);
 
 async function shot(page: Page, name: string): Promise<string> {
   const file = path.join(SHOTS, `dashboard-${name}.png`);
@@ -93,7 +108,11 @@ suite('farm dashboard in Chromium', () => {
     expect(await page.textContent('#workspace')).toBe('Workspace: studio');
     // The key left the form, and the page's storage holds nothing.
     expect(await page.inputValue('#api-key')).toBe('');
-    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([0, 0, '']);
+    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([
+      0,
+      0,
+      '',
+    ]);
 
     const jobId = await submit(client, await buildFixture('missing-texture'));
     await page.waitForSelector(row(jobId), { timeout: 30_000 });
@@ -123,7 +142,10 @@ suite('farm dashboard in Chromium', () => {
     // Followed live, without a reload: the render was seen running with frames counting up.
     expect(seen).toContain('rendering');
     expect(seen.at(-1)).toBe('completed');
-    expect(progress.some((p) => /^([1-9]|1\d|2[0-3]) \/ 24 frames/.test(p)), progress.join(' | ')).toBe(true);
+    expect(
+      progress.some((p) => /^([1-9]|1\d|2[0-3]) \/ 24 frames/.test(p)),
+      progress.join(' | '),
+    ).toBe(true);
     await shot(page, 'jobs');
 
     await page.click(`${row(jobId)} a.job-name`);
@@ -140,9 +162,15 @@ suite('farm dashboard in Chromium', () => {
     await page.waitForSelector('#config-table:not([hidden])');
     expect(await page.textContent('#config-table')).toMatch(/sampleCount\s*64/);
     expect(await page.textContent('#config-all')).toContain('expectedOutputs');
-    await waitUntil('the preview to load', () => page.$eval('#job-preview', (img) => (img as HTMLImageElement).naturalWidth > 0), { timeoutMs: 15_000 });
+    await waitUntil(
+      'the preview to load',
+      () => page.$eval('#job-preview', (img) => (img as HTMLImageElement).naturalWidth > 0),
+      { timeoutMs: 15_000 },
+    );
     await page.waitForSelector('#outputs li a');
-    const links = await page.$$eval('#outputs li a', (as) => as.map((a) => ({ text: a.textContent, href: (a as HTMLAnchorElement).href })));
+    const links = await page.$$eval('#outputs li a', (as) =>
+      as.map((a) => ({ text: a.textContent, href: (a as HTMLAnchorElement).href })),
+    );
     expect(links.some((l) => l.text === 'All frames (zip)')).toBe(true);
     const frame = links.find((l) => /\.png$/.test(l.text ?? ''));
     expect(frame, JSON.stringify(links.slice(0, 5))).toBeDefined();
@@ -151,20 +179,31 @@ suite('farm dashboard in Chromium', () => {
     await page.waitForSelector('#tasks-table:not([hidden])');
     const readTasks = () =>
       page.$$eval('#tasks-table tbody tr', (trs) =>
-        trs.map((tr) => ({ state: (tr as HTMLElement).dataset.state, cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '') })),
+        trs.map((tr) => ({
+          state: (tr as HTMLElement).dataset.state,
+          cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? ''),
+        })),
       );
     // The job turns completed inside finalize, a moment before that task ends: the page keeps
     // refreshing the table until every task has ended.
-    const tasks = await waitUntil('every task to show done', async () => {
-      const t = await readTasks();
-      return t.length > 0 && t.every((x) => x.state === 'done') ? t : undefined;
-    }, { timeoutMs: 15_000 });
-    expect(tasks.map((t) => t.cells[0])).toEqual(expect.arrayContaining(['Check scene', 'Plan render', 'Render', 'Finish outputs']));
+    const tasks = await waitUntil(
+      'every task to show done',
+      async () => {
+        const t = await readTasks();
+        return t.length > 0 && t.every((x) => x.state === 'done') ? t : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(tasks.map((t) => t.cells[0])).toEqual(
+      expect.arrayContaining(['Check scene', 'Plan render', 'Render', 'Finish outputs']),
+    );
     const renders = tasks.filter((t) => t.cells[0] === 'Render');
-    const frames = renders.flatMap((t) => t.cells[1]!.split(', ')).flatMap((r) => {
-      const [a, b] = r.split('-').map(Number);
-      return Array.from({ length: (b ?? a!) - a! + 1 }, (_, i) => a! + i);
-    });
+    const frames = renders
+      .flatMap((t) => t.cells[1]!.split(', '))
+      .flatMap((r) => {
+        const [a, b] = r.split('-').map(Number);
+        return Array.from({ length: (b ?? a!) - a! + 1 }, (_, i) => a! + i);
+      });
     expect(frames.sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
     for (const t of renders) {
       expect(t.cells[3], 'worker').not.toBe('');
@@ -177,7 +216,7 @@ suite('farm dashboard in Chromium', () => {
     await context.close();
   }, 360_000);
 
-  it('cancels a job from its page with the session\'s CSRF token, and refuses the same request without it', async () => {
+  it("cancels a job from its page with the session's CSRF token, and refuses the same request without it", async () => {
     const { svc, client } = e2e;
     const { context, page, problems } = await newPage();
     await signInAs(page, svc.origin, svc.apiKey);
@@ -202,7 +241,7 @@ suite('farm dashboard in Chromium', () => {
     await context.close();
   });
 
-  it('never shows another workspace\'s job, and falls back to polling when the event stream is blocked', async () => {
+  it("never shows another workspace's job, and falls back to polling when the event stream is blocked", async () => {
     const { svc } = e2e;
     const rivalKey = await svc.createApiKey('rival dashboard');
     const rivalJob = await createJob(api(svc.baseUrl, rivalKey));
@@ -220,7 +259,9 @@ suite('farm dashboard in Chromium', () => {
     // Nothing wider than the screen: the jobs table fits without scrolling sideways.
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
     await page.goto(`${svc.origin}/#/jobs/${rivalJob.id}`);
-    await page.waitForFunction(() => document.getElementById('notice')!.textContent === 'No such job in this workspace.');
+    await page.waitForFunction(
+      () => document.getElementById('notice')!.textContent === 'No such job in this workspace.',
+    );
     expect(await page.textContent('#view-job')).not.toContain(rivalJob.id);
     await shot(page, 'polling');
     await context.close();
@@ -239,7 +280,9 @@ suite('farm dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Show older jobs' }).click();
     await waitUntil('every job', async () => (await page.$$('#jobs-table tbody tr')).length === 53);
     // Newest first, the older page below.
-    const order = await page.$$eval('#jobs-table tbody tr', (trs) => trs.map((tr) => (tr as HTMLElement).dataset.jobId));
+    const order = await page.$$eval('#jobs-table tbody tr', (trs) =>
+      trs.map((tr) => (tr as HTMLElement).dataset.jobId),
+    );
     expect(order).toEqual([...made].reverse());
     expect(await page.isVisible('#jobs-older')).toBe(false);
     await context.close();
@@ -268,7 +311,9 @@ suite('farm dashboard in Chromium', () => {
       expect(await second.page.textContent('#notice')).toBe('Your session reached its maximum length. Sign in again.');
       await shot(second.page, 'expired');
       const stale = await cookieHeader(second.context);
-      expect((await api(moved.baseUrl, undefined)('GET', '/jobs', undefined, { headers: { cookie: stale } })).status).toBe(401);
+      expect(
+        (await api(moved.baseUrl, undefined)('GET', '/jobs', undefined, { headers: { cookie: stale } })).status,
+      ).toBe(401);
       await second.context.close();
     } finally {
       await moved.close();
@@ -280,7 +325,9 @@ suite('farm dashboard in Chromium', () => {
     const res = await page.goto(`${e2e.svc.origin}/docs`);
     expect(res?.headers()['content-security-policy']).toMatch(/default-src 'self'.*frame-ancestors 'none'/);
     await page.waitForSelector('.opblock-summary-path', { timeout: 30_000 });
-    const paths = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.textContent?.replace(/\u200b/g, '')));
+    const paths = await page.$$eval('.opblock-summary-path', (els) =>
+      els.map((e) => e.textContent?.replace(/\u200b/g, '')),
+    );
     expect(paths).toEqual(expect.arrayContaining(['/jobs', '/sessions', '/events', '/jobs/{id}/tasks']));
     await shot(page, 'docs');
     expect(problems).toEqual([]);

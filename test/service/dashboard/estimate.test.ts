@@ -45,7 +45,10 @@ const shownFigures = (page: Page): Promise<Shown> =>
       rows.map((r) => {
         const dd = r.querySelector('dd') as HTMLElement;
         const d = dd.dataset;
-        const band = d.value === undefined ? null : { value: Number(d.value), low: Number(d.low), high: Number(d.high), frames: Number(d.frames) };
+        const band =
+          d.value === undefined
+            ? null
+            : { value: Number(d.value), low: Number(d.low), high: Number(d.high), frames: Number(d.frames) };
         return [(r as HTMLElement).dataset.figure!, { text: dd.textContent ?? '', band }];
       }),
     ),
@@ -58,7 +61,10 @@ suite('estimate on the job page', () => {
     const { svc, client } = e2e;
     const call = api(svc.baseUrl, svc.apiKey);
     const id = await validatedId();
-    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, { width: 1280, height: 1200 });
+    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+      width: 1280,
+      height: 1200,
+    });
     await page.goto(`${svc.origin}/#/jobs/${id}`);
     await page.waitForSelector('#estimate-form:not([hidden])', { timeout: 30_000 });
     expect(await page.isHidden('#estimate-render')).toBe(true);
@@ -76,16 +82,28 @@ suite('estimate on the job page', () => {
     await page.waitForSelector('#estimate-state[data-state="ready"]', { timeout: 240_000 });
     await screenshot(page, 'estimate', 'ready');
 
-    const read = async (): Promise<Estimate> => EstimateEnvelope.parse((await call('GET', `/jobs/${id}/estimate`)).body).data;
+    const read = async (): Promise<Estimate> =>
+      EstimateEnvelope.parse((await call('GET', `/jobs/${id}/estimate`)).body).data;
     // The wall time is the farm's now, re-read by the page while the job waits: equal once the slot is free again.
-    const [est, shown] = await waitUntil('the page to show the wall time GET answers', async () => {
-      const [e, s] = [await read(), await shownFigures(page)];
-      return JSON.stringify(s.wall?.band) === JSON.stringify(e.figures?.wallSeconds) && ([e, s] as const);
-    }, { timeoutMs: 30_000, intervalMs: 250 });
-    expect(est).toMatchObject({ state: 'ready', sampleFrames: [1, 3, 5], framesTotal: 5, requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: ['1-5'] } });
+    const [est, shown] = await waitUntil(
+      'the page to show the wall time GET answers',
+      async () => {
+        const [e, s] = [await read(), await shownFigures(page)];
+        return JSON.stringify(s.wall?.band) === JSON.stringify(e.figures?.wallSeconds) && ([e, s] as const);
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(est).toMatchObject({
+      state: 'ready',
+      sampleFrames: [1, 3, 5],
+      framesTotal: 5,
+      requestedRenderConfig: { colorManagementPreset: 'default', frameRanges: ['1-5'] },
+    });
     const f = est.figures!;
     expect(shown.samples!.text).toBe('1, 3, 5 of 5 frames (kept for the render)');
-    expect(shown.wall!.text).toMatch(new RegExp(`for ${f.framesToRender} frames? left, from ${f.wallSeconds.frames} sample frames?$`));
+    expect(shown.wall!.text).toMatch(
+      new RegExp(`for ${f.framesToRender} frames? left, from ${f.wallSeconds.frames} sample frames?$`),
+    );
     expect(shown.compute).toMatchObject({ band: f.renderSeconds });
     expect(shown.compute!.text).toMatch(/ on CPU$/);
     expect(shown.normalized!.band).toEqual(f.normalizedSeconds);
@@ -93,7 +111,9 @@ suite('estimate on the job page', () => {
     expect(shown.memory).toEqual({ band: f.peakMemoryBytes, text: f.memory.summary });
     expect(shown.output!.band).toEqual(f.outputBytes);
     expect(shown.load!.band).toEqual(f.loadSeconds);
-    expect(shown.own!.text).toBe(`${est.ownCost.renderSeconds.toFixed(1)} s of rendering · ${Math.round(est.ownCost.normalizedSeconds)} normalized seconds · cost ${est.ownCost.cost!.toFixed(2)}`);
+    expect(shown.own!.text).toBe(
+      `${est.ownCost.renderSeconds.toFixed(1)} s of rendering · ${Math.round(est.ownCost.normalizedSeconds)} normalized seconds · cost ${est.ownCost.cost!.toFixed(2)}`,
+    );
     expect(await page.$$eval('#estimate-warnings li', (lis) => lis.map((li) => li.textContent))).toEqual(est.warnings);
     expect(await page.isHidden('#estimate-form')).toBe(true);
     const sampled = FrameStatsPage.parse((await call('GET', `/jobs/${id}/frames`)).body).data.frames;
@@ -124,7 +144,10 @@ suite('estimate on the job page', () => {
     await page.waitForSelector('#estimate-cancel:not([hidden])', { timeout: 30_000 });
     await page.click('#estimate-cancel');
     await page.waitForSelector('#estimate-state[data-state="canceled"]', { timeout: 30_000 });
-    expect(EstimateEnvelope.parse((await api(e2e.svc.baseUrl, e2e.svc.apiKey)('GET', `/jobs/${id}/estimate`)).body).data.state).toBe('canceled');
+    expect(
+      EstimateEnvelope.parse((await api(e2e.svc.baseUrl, e2e.svc.apiKey)('GET', `/jobs/${id}/estimate`)).body).data
+        .state,
+    ).toBe('canceled');
     // It may be asked for again.
     expect(await page.textContent('#estimate-start')).toBe('Estimate again');
     expect((await e2e.client.getJob(id)).status).toBe('validated');

@@ -27,21 +27,29 @@ afterAll(async () => {
 });
 
 const FRAMES = 10;
-const points = (page: import('playwright-core').Page) => page.$eval('#frames-chart', (el) => Number((el as HTMLElement).dataset.points ?? 0));
+const points = (page: import('playwright-core').Page) =>
+  page.$eval('#frames-chart', (el) => Number((el as HTMLElement).dataset.points ?? 0));
 
 suite('frame chart and ETA on the job page', () => {
   it('shows the ETA band while frames render and one chart point per finished frame', async () => {
     const { client, svc } = e2e;
     // Slow frames, so that the page opens with frames done and frames left.
     const id = await renderingPartway(client, await buildFixture('basic'), `1-${FRAMES}`, 2048, 2);
-    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, { width: 1280, height: 1000 });
+    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+      width: 1280,
+      height: 1000,
+    });
     await page.goto(`${svc.origin}/#/jobs/${id}`);
 
     // While it renders: the ETA in words with its band, and the chart with the frames so far.
     await page.waitForSelector('#job-eta:not([hidden])', { timeout: 60_000 });
     expect(await page.textContent('#job-eta')).toMatch(/^About .+ left \(.+ – .+\), from \d+ frames? on \d+ slots?$/);
     // One ETA on the page: the progress line leaves its own out meanwhile.
-    await waitUntil('the progress line without its own ETA', async () => !/left/.test((await page.textContent('#job-progress-text')) ?? ''), { timeoutMs: 10_000, intervalMs: 100 });
+    await waitUntil(
+      'the progress line without its own ETA',
+      async () => !/left/.test((await page.textContent('#job-progress-text')) ?? ''),
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
     await waitUntil('a chart point', async () => (await points(page)) >= 1, { timeoutMs: 60_000, intervalMs: 200 });
     expect(await page.$$eval('#frames-chart canvas', (els) => els.length)).toBeGreaterThan(0);
     await screenshot(page, 'frames', 'rendering');
@@ -49,9 +57,14 @@ suite('frame chart and ETA on the job page', () => {
     const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 300, timeoutMs: 300_000 });
     expect(done.status).toBe('completed');
     // Once it completed: every frame is a point, the ETA is gone, the summary counts them all.
-    await waitUntil('a point for every frame', async () => (await points(page)) === FRAMES, { timeoutMs: 60_000, intervalMs: 200 });
+    await waitUntil('a point for every frame', async () => (await points(page)) === FRAMES, {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
     await page.waitForSelector('#job-eta', { state: 'hidden', timeout: 60_000 });
-    expect(await page.textContent('#frames-summary')).toMatch(new RegExp(`^${FRAMES} frames finished · median [\\d.]+ s a frame`));
+    expect(await page.textContent('#frames-summary')).toMatch(
+      new RegExp(`^${FRAMES} frames finished · median [\\d.]+ s a frame`),
+    );
     const stats = FrameStatsPage.parse((await api(svc.baseUrl, svc.apiKey)('GET', `/jobs/${id}/frames`)).body).data;
     expect(stats.frames.map((f) => f.frame)).toEqual(Array.from({ length: FRAMES }, (_, i) => i + 1));
     // Rendered on this machine's CPU: Blender's RAM peak, the device, the slot and the build are there.

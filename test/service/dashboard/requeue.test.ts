@@ -46,7 +46,7 @@ async function failedPartway(): Promise<string> {
   expect(failed.status).toBe('failed');
   expect(failed.failedReason?.name).toBe('RETRIES_EXHAUSTED');
   // The worker keeps the finished frames, then removes the job's folder.
-  await waitUntil('the failed job\'s folder to go', () => !existsSync(workDirOf(svc, id)), { timeoutMs: 60_000 });
+  await waitUntil("the failed job's folder to go", () => !existsSync(workDirOf(svc, id)), { timeoutMs: 60_000 });
   return id;
 }
 
@@ -56,7 +56,10 @@ suite('requeue in the dashboard (Chromium)', () => {
     const oldId = await failedPartway();
     const progressBefore = await client.getJobProgress(oldId);
 
-    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, { width: 1280, height: 900 });
+    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+      width: 1280,
+      height: 900,
+    });
 
     await page.goto(`${svc.origin}/#/jobs/${oldId}`);
     await page.waitForSelector('#job-status[data-status="failed"]');
@@ -67,7 +70,10 @@ suite('requeue in the dashboard (Chromium)', () => {
     await shot(page, 'failed-job');
 
     await requeueButton.click();
-    await page.waitForFunction((old) => /^#\/jobs\/[0-9a-f-]{36}$/.test(location.hash) && !location.hash.includes(old), oldId);
+    await page.waitForFunction(
+      (old) => /^#\/jobs\/[0-9a-f-]{36}$/.test(location.hash) && !location.hash.includes(old),
+      oldId,
+    );
     const newId = decodeURIComponent(new URL(page.url()).hash.slice('#/jobs/'.length));
     expect(newId).not.toBe(oldId);
     await page.waitForSelector(`#job-lineage .requeued-from a[data-job-id="${oldId}"]`);
@@ -80,12 +86,16 @@ suite('requeue in the dashboard (Chromium)', () => {
 
     // Only the frames the failed job had not finished were rendered; all 8 are in the outputs.
     const { body } = await api(svc.baseUrl, svc.apiKey)<{ data: JobTask[] }>('GET', `/jobs/${newId}/tasks`);
-    const rendered = body.data.filter((t) => t.kind === 'render-chunk' && t.state === 'done').flatMap((t) => t.frames ?? []);
+    const rendered = body.data
+      .filter((t) => t.kind === 'render-chunk' && t.state === 'done')
+      .flatMap((t) => t.frames ?? []);
     const copied = FRAMES.filter((f) => !rendered.includes(f));
     expect(copied.length).toBeGreaterThanOrEqual(progressBefore.framesDone ?? 2);
     expect(rendered.length).toBeGreaterThan(0);
     const downloads = await client.getDownloads(newId);
-    expect((downloads.frameOutputs ?? []).map((o) => o.fileName).sort()).toEqual(FRAMES.map((f) => `f_${String(f).padStart(4, '0')}.png`));
+    expect((downloads.frameOutputs ?? []).map((o) => o.fileName).sort()).toEqual(
+      FRAMES.map((f) => `f_${String(f).padStart(4, '0')}.png`),
+    );
     const outputsShown = await page.$$eval('#outputs li a', (as) => as.map((a) => a.textContent ?? ''));
     for (const f of ['f_0001.png', 'f_0008.png']) expect(outputsShown).toContain(f);
 
@@ -99,7 +109,9 @@ suite('requeue in the dashboard (Chromium)', () => {
     // Requeue again on the failed job: the same new job opens, nothing new is made.
     await requeueButton.click();
     await page.waitForFunction((id) => location.hash === `#/jobs/${id}`, newId);
-    expect((await client.listJobs({ pageSize: 100 })).jobs.filter((j) => j.status !== 'failed').map((j) => j.id)).toEqual([newId]);
+    expect(
+      (await client.listJobs({ pageSize: 100 })).jobs.filter((j) => j.status !== 'failed').map((j) => j.id),
+    ).toEqual([newId]);
 
     // The completed job's page offers "Re-render frames…": a frame outside the job is refused on the
     // page, frame 3 makes a new job that renders only it.
@@ -111,7 +123,10 @@ suite('requeue in the dashboard (Chromium)', () => {
     await shot(page, 'rerender-refused');
     await page.getByLabel('Frames to render again').fill('3');
     await page.getByRole('button', { name: 'Re-render frames…' }).click();
-    await page.waitForFunction((id) => /^#\/jobs\/[0-9a-f-]{36}$/.test(location.hash) && !location.hash.includes(id), newId);
+    await page.waitForFunction(
+      (id) => /^#\/jobs\/[0-9a-f-]{36}$/.test(location.hash) && !location.hash.includes(id),
+      newId,
+    );
     const rerenderId = decodeURIComponent(new URL(page.url()).hash.slice('#/jobs/'.length));
     await page.waitForSelector(`#job-lineage .requeued-from a[data-job-id="${newId}"]`);
     expect(await page.textContent('#job-lineage')).toContain('(frames 3)');

@@ -10,7 +10,12 @@ export interface SignedIn {
   setCookie: string;
   session: Session;
   /** A call with the cookie; `csrf: true` adds the session's X-CSRF-Token. */
-  call<T = unknown>(method: string, path: string, body?: unknown, opts?: { csrf?: boolean | string; headers?: Record<string, string> }): Promise<Answer<T>>;
+  call<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: { csrf?: boolean | string; headers?: Record<string, string> },
+  ): Promise<Answer<T>>;
 }
 
 export async function signIn(baseUrl: string, apiKey: string): Promise<SignedIn> {

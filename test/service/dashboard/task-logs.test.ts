@@ -37,11 +37,17 @@ suite('task log on the job page', () => {
     await client.renderJob(id, tinyRender('1-4', { sampleCount: 2048 }));
     const chunk = await waitUntil(
       'a render task writing its log',
-      async () => (await client.jobLogIndex(id)).tasks.find((t) => t.kind === 'render-chunk' && t.attempts.some((a) => a.live && a.storedBytes > 0)),
+      async () =>
+        (await client.jobLogIndex(id)).tasks.find(
+          (t) => t.kind === 'render-chunk' && t.attempts.some((a) => a.live && a.storedBytes > 0),
+        ),
       { timeoutMs: 120_000, intervalMs: 200 },
     );
 
-    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, { width: 1280, height: 1000 });
+    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+      width: 1280,
+      height: 1000,
+    });
     await page.goto(`${svc.origin}/#/jobs/${id}`);
     await page.getByRole('button', { name: `Log of task ${chunk.id}` }).click();
     await page.waitForSelector('#log-section:not([hidden]) #log-text .log-line');
@@ -49,14 +55,19 @@ suite('task log on the job page', () => {
 
     // The log grows while Blender renders: more lines arrive without any reload.
     const first = await lineCount(page);
-    await waitUntil('the open log to grow', async () => (await lineCount(page)) > first, { timeoutMs: 120_000, intervalMs: 200 });
+    await waitUntil('the open log to grow', async () => (await lineCount(page)) > first, {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+    });
     expect(await page.textContent('#log-state')).toMatch(/Following/);
     await shot(page, 'live');
 
     await page.getByLabel('Search the log').fill('fra:');
     const matches = await page.$$eval('#log-text .log-line.match', (els) => els.length);
     expect(matches).toBeGreaterThan(0);
-    expect(await page.$$eval('#log-text .log-line.match mark', (els) => els.map((e) => e.textContent))).toContain('Fra:');
+    expect(await page.$$eval('#log-text .log-line.match mark', (els) => els.map((e) => e.textContent))).toContain(
+      'Fra:',
+    );
     expect(await page.textContent('#log-count')).toMatch(new RegExp(`^0 / \\d+ matches$`));
     await page.getByRole('button', { name: 'Next' }).click();
     await page.getByRole('button', { name: 'Next' }).click();
@@ -66,7 +77,9 @@ suite('task log on the job page', () => {
     await page.getByRole('button', { name: 'Previous' }).click();
     expect(await page.textContent('#log-count')).toMatch(/^1 \/ \d+ matches$/);
     await page.getByLabel('matching lines only').check();
-    const visible = await page.$$eval('#log-text .log-line', (els) => els.filter((e) => !(e as HTMLElement).hidden).map((e) => e.textContent ?? ''));
+    const visible = await page.$$eval('#log-text .log-line', (els) =>
+      els.filter((e) => !(e as HTMLElement).hidden).map((e) => e.textContent ?? ''),
+    );
     expect(visible.length).toBeGreaterThan(0);
     expect(visible.every((t) => /fra:/i.test(t))).toBe(true);
     await shot(page, 'search');

@@ -1,21 +1,51 @@
 // How a task and a session read to a person, from the stored facts: duration of a finished and
 // a running attempt, the exit reason in words, and when a session has ended (pure rules).
 import { describe, expect, it } from 'vitest';
-import { csrfMatches, csrfTokenFor, hashSessionId, newSessionId, sessionEnded, sessionEndsAt } from '../../../service/domain/sessions.js';
+import {
+  csrfMatches,
+  csrfTokenFor,
+  hashSessionId,
+  newSessionId,
+  sessionEnded,
+  sessionEndsAt,
+} from '../../../service/domain/sessions.js';
 import { framesOf, presentTask } from '../../../service/domain/task-runs.js';
 import type { TaskRun } from '../../../service/ports/tasks.js';
 
-const base: TaskRun = { id: 't', kind: 'render-chunk', state: 'queued', attempts: 0, lastError: null, frames: [1, 2], worker: null, startedAt: null, finishedAt: null };
+const base: TaskRun = {
+  id: 't',
+  kind: 'render-chunk',
+  state: 'queued',
+  attempts: 0,
+  lastError: null,
+  frames: [1, 2],
+  worker: null,
+  startedAt: null,
+  finishedAt: null,
+};
 
 describe('a task as the job page shows it', () => {
   it('times the latest attempt, up to now while it runs, and says how it ended or why it is retried', () => {
     const now = Date.parse('2026-01-01T00:01:00Z');
     expect(presentTask(base, now)).toMatchObject({ attempt: 0, durationSeconds: null, exitReason: null });
-    const running = { ...base, state: 'running' as const, attempts: 2, worker: 'host:gpu0', startedAt: '2026-01-01T00:00:30Z', lastError: 'Blender crashed' };
-    expect(presentTask(running, now)).toMatchObject({ durationSeconds: 30, exitReason: 'retrying after: Blender crashed', worker: 'host:gpu0' });
+    const running = {
+      ...base,
+      state: 'running' as const,
+      attempts: 2,
+      worker: 'host:gpu0',
+      startedAt: '2026-01-01T00:00:30Z',
+      lastError: 'Blender crashed',
+    };
+    expect(presentTask(running, now)).toMatchObject({
+      durationSeconds: 30,
+      exitReason: 'retrying after: Blender crashed',
+      worker: 'host:gpu0',
+    });
     const done = { ...running, state: 'done' as const, finishedAt: '2026-01-01T00:00:42.34Z', lastError: null };
     expect(presentTask(done, now)).toMatchObject({ durationSeconds: 12.3, exitReason: 'done' });
-    expect(presentTask({ ...done, state: 'failed', lastError: 'Error: out of memory' }, now).exitReason).toBe('Error: out of memory');
+    expect(presentTask({ ...done, state: 'failed', lastError: 'Error: out of memory' }, now).exitReason).toBe(
+      'Error: out of memory',
+    );
     expect(presentTask({ ...done, state: 'canceled' }, now).exitReason).toBe('canceled');
   });
 
@@ -31,7 +61,17 @@ describe('a task as the job page shows it', () => {
 
 describe('session rules', () => {
   const life = { idleMs: 30 * 60_000, maxMs: 12 * 3_600_000 };
-  const s = { idHash: Buffer.alloc(32), keyId: 'k', workspaceId: 'w', userId: 'u', workspaceName: 'studio', createdAt: 0, lastSeenAt: 1000, expiresAt: 100_000_000, keyRevoked: false };
+  const s = {
+    idHash: Buffer.alloc(32),
+    keyId: 'k',
+    workspaceId: 'w',
+    userId: 'u',
+    workspaceName: 'studio',
+    createdAt: 0,
+    lastSeenAt: 1000,
+    expiresAt: 100_000_000,
+    keyRevoked: false,
+  };
 
   it('ends a session when idle, past its absolute end, or with its key revoked, in that order of precedence', () => {
     expect(sessionEnded(s, 1000 + life.idleMs - 1, life)).toBeUndefined();

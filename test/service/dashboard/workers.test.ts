@@ -32,7 +32,10 @@ const renderSlot = 'article.worker tr[data-slot-id="cpu-0"]';
 suite('workers page in Chromium', () => {
   it('shows the worker, then its render slot busy with a real render of the job, then idle', async () => {
     const { client, svc } = e2e;
-    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, { width: 1280, height: 900 });
+    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+      width: 1280,
+      height: 900,
+    });
     await page.getByRole('link', { name: 'Workers' }).click();
     await page.waitForSelector('#view-workers:not([hidden])');
     expect(page.url()).toMatch(/#\/workers$/);
@@ -61,7 +64,9 @@ suite('workers page in Chromium', () => {
     await client.waitForStatus(jobId, ['completed'], { intervalMs: 200, timeoutMs: 240_000 });
     await waitUntil(
       'the render slot to show idle again',
-      async () => (await page.locator(renderSlot).getAttribute('data-state')) === 'idle' && (await page.locator(`${renderSlot} a.slot-job`).count()) === 0,
+      async () =>
+        (await page.locator(renderSlot).getAttribute('data-state')) === 'idle' &&
+        (await page.locator(`${renderSlot} a.slot-job`).count()) === 0,
       { timeoutMs: 30_000, intervalMs: 100 },
     );
     expect(await page.textContent('#queue-table tr[data-kind="render-chunk"] .running')).toBe('0');

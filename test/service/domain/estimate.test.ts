@@ -2,8 +2,18 @@
 // samples, and the figures, bands and words it answers from them.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { firstSampleFrames, pairPartner, refineSampleFrames, WARM_PAIR_MIN_FRAMES } from '../../../service/domain/estimate-samples.js';
-import { estimateFigures, parseRates, type EstimateInput, type FarmSlot } from '../../../service/domain/estimate-figures.js';
+import {
+  firstSampleFrames,
+  pairPartner,
+  refineSampleFrames,
+  WARM_PAIR_MIN_FRAMES,
+} from '../../../service/domain/estimate-samples.js';
+import {
+  estimateFigures,
+  parseRates,
+  type EstimateInput,
+  type FarmSlot,
+} from '../../../service/domain/estimate-figures.js';
 import { etaBand, renderRows } from '../../../service/domain/frame-eta.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -15,7 +25,10 @@ function input(over: Partial<EstimateInput> = {}): EstimateInput {
     samples: [1, 50, 100].map((frame) => ({ frame, seconds: 10, peakMemoryBytes: 2 * GiB, device: 'CPU' })),
     loadSeconds: [4],
     outputBytes: [1000, 1000, 1000],
-    slots: [{ kind: 'cpu', memoryBytes: 32 * GiB, free: true }, { kind: 'cpu', memoryBytes: 32 * GiB, free: true }],
+    slots: [
+      { kind: 'cpu', memoryBytes: 32 * GiB, free: true },
+      { kind: 'cpu', memoryBytes: 32 * GiB, free: true },
+    ],
     queueAheadSeconds: 0,
     rates: { CPU: 0.36 },
     ...over,
@@ -23,32 +36,78 @@ function input(over: Partial<EstimateInput> = {}): EstimateInput {
 }
 
 describe('sample frames', () => {
-  it('picks first, middle and last, distinct, in the job\'s order', () => {
+  it("picks first, middle and last, distinct, in the job's order", () => {
     expect(firstSampleFrames(range(1, 100))).toEqual([1, 50, 100]);
     expect(firstSampleFrames([7])).toEqual([7]);
     expect(firstSampleFrames([3, 9])).toEqual([3, 9]);
     fc.assert(
-      fc.property(fc.uniqueArray(fc.integer({ min: -1000, max: 100000 }), { minLength: 1, maxLength: 300 }), (frames) => {
-        const picked = firstSampleFrames(frames);
-        expect(picked[0]).toBe(frames[0]);
-        expect(picked.at(-1)).toBe(frames.at(-1));
-        expect(new Set(picked).size).toBe(picked.length);
-        expect(picked.length).toBe(Math.min(3, frames.length));
-        for (const f of picked) expect(frames).toContain(f);
-      }),
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: -1000, max: 100000 }), { minLength: 1, maxLength: 300 }),
+        (frames) => {
+          const picked = firstSampleFrames(frames);
+          expect(picked[0]).toBe(frames[0]);
+          expect(picked.at(-1)).toBe(frames.at(-1));
+          expect(new Set(picked).size).toBe(picked.length);
+          expect(picked.length).toBe(Math.min(3, frames.length));
+          for (const f of picked) expect(frames).toContain(f);
+        },
+      ),
     );
   });
 
   it('adds frames between samples whose times differ, steepest first, never one measured', () => {
-    const measured = [{ frame: 1, seconds: 1 }, { frame: 50, seconds: 1.2 }, { frame: 100, seconds: 8 }];
+    const measured = [
+      { frame: 1, seconds: 1 },
+      { frame: 50, seconds: 1.2 },
+      { frame: 100, seconds: 8 },
+    ];
     expect(refineSampleFrames(range(1, 100), measured, 4)).toEqual([75]);
-    expect(refineSampleFrames(range(1, 100), [{ frame: 1, seconds: 1 }, { frame: 50, seconds: 1 }, { frame: 100, seconds: 1 }], 4)).toEqual([]);
+    expect(
+      refineSampleFrames(
+        range(1, 100),
+        [
+          { frame: 1, seconds: 1 },
+          { frame: 50, seconds: 1 },
+          { frame: 100, seconds: 1 },
+        ],
+        4,
+      ),
+    ).toEqual([]);
     // 3x apart but 0.1 s: the noise of a loaded machine on a tiny frame, not a changing timeline.
-    expect(refineSampleFrames(range(1, 5), [{ frame: 1, seconds: 0.05 }, { frame: 3, seconds: 0.05 }, { frame: 5, seconds: 0.15 }], 4)).toEqual([]);
+    expect(
+      refineSampleFrames(
+        range(1, 5),
+        [
+          { frame: 1, seconds: 0.05 },
+          { frame: 3, seconds: 0.05 },
+          { frame: 5, seconds: 0.15 },
+        ],
+        4,
+      ),
+    ).toEqual([]);
     // Under a second apart, but 58 frames between them: the difference moves the estimate by 17 s.
-    expect(refineSampleFrames(range(1, 120), [{ frame: 2, seconds: 0.3 }, { frame: 61, seconds: 0.3 }, { frame: 120, seconds: 0.9 }], 4)).toEqual([90]);
+    expect(
+      refineSampleFrames(
+        range(1, 120),
+        [
+          { frame: 2, seconds: 0.3 },
+          { frame: 61, seconds: 0.3 },
+          { frame: 120, seconds: 0.9 },
+        ],
+        4,
+      ),
+    ).toEqual([90]);
     // The same times 4 frames apart move it by under a second: noise, not refined.
-    expect(refineSampleFrames(range(1, 5), [{ frame: 1, seconds: 0.3 }, { frame: 5, seconds: 0.9 }], 4)).toEqual([]);
+    expect(
+      refineSampleFrames(
+        range(1, 5),
+        [
+          { frame: 1, seconds: 0.3 },
+          { frame: 5, seconds: 0.9 },
+        ],
+        4,
+      ),
+    ).toEqual([]);
     fc.assert(
       fc.property(
         fc.integer({ min: 3, max: 400 }),
@@ -96,12 +155,27 @@ describe('warm pairs', () => {
 describe('the live ETA after an estimate', () => {
   it("rests on the render's own frames, not the estimate's cold samples", () => {
     // Three sampled frames alone in a fresh Blender (0.9 s each), then the render's warm frames (0.2 s).
-    const rows = [...[1, 24, 48].map((frame) => ({ frame, renderSeconds: 0.9 })), ...range(2, 10).map((frame) => ({ frame, renderSeconds: 0.2 }))];
+    const rows = [
+      ...[1, 24, 48].map((frame) => ({ frame, renderSeconds: 0.9 })),
+      ...range(2, 10).map((frame) => ({ frame, renderSeconds: 0.2 })),
+    ];
     const own = renderRows(rows, [1, 24, 48]);
     expect(own.map((r) => r.frame)).toEqual(range(2, 10));
     // 36 frames left on one slot: 7.2 s from the render's frames; the samples would have made it 90 % later.
-    expect(etaBand(own.map((r) => r.renderSeconds), 36, 1)!.seconds).toBeCloseTo(7.2, 1);
-    expect(etaBand(rows.map((r) => r.renderSeconds), 36, 1)!.seconds).toBeGreaterThan(7.2 * 1.5);
+    expect(
+      etaBand(
+        own.map((r) => r.renderSeconds),
+        36,
+        1,
+      )!.seconds,
+    ).toBeCloseTo(7.2, 1);
+    expect(
+      etaBand(
+        rows.map((r) => r.renderSeconds),
+        36,
+        1,
+      )!.seconds,
+    ).toBeGreaterThan(7.2 * 1.5);
     // No estimate: every row.
     expect(renderRows(rows, undefined)).toHaveLength(rows.length);
   });
@@ -125,19 +199,42 @@ describe('estimate figures', () => {
   });
 
   it('says a peak above the GPU slots does not fit them and fits the CPU slots', () => {
-    const slots: FarmSlot[] = [{ kind: 'gpu', memoryBytes: 8 * GiB, free: true }, { kind: 'cpu', memoryBytes: 64 * GiB, free: false }];
-    const f = estimateFigures(input({ slots, samples: [1, 50, 100].map((frame) => ({ frame, seconds: 3, peakMemoryBytes: 11 * GiB, device: 'OPTIX' })), rates: { GPU: 3.6 } }))!;
+    const slots: FarmSlot[] = [
+      { kind: 'gpu', memoryBytes: 8 * GiB, free: true },
+      { kind: 'cpu', memoryBytes: 64 * GiB, free: false },
+    ];
+    const f = estimateFigures(
+      input({
+        slots,
+        samples: [1, 50, 100].map((frame) => ({ frame, seconds: 3, peakMemoryBytes: 11 * GiB, device: 'OPTIX' })),
+        rates: { GPU: 3.6 },
+      }),
+    )!;
     expect(f.memorySummary).toContain('does not fit the 8 GB GPU slots');
     expect(f.memorySummary).toContain('fits the 64 GB CPU slots');
     expect(f.device).toBe('OPTIX');
-    expect(f.warnings).toContain('The peak memory does not fit the GPU slots the samples rendered on: the render would fail for memory there; it fits the CPU slots.');
+    expect(f.warnings).toContain(
+      'The peak memory does not fit the GPU slots the samples rendered on: the render would fail for memory there; it fits the CPU slots.',
+    );
     expect(f.normalizedSeconds.value).toBeCloseTo(f.renderSeconds.value * 5, 0);
     expect(f.cost!.value).toBeCloseTo(f.renderSeconds.value / 1000, 2);
   });
 
   it('warns in words where frame times vary, frames are few, no slot is free or no price is set', () => {
-    const varying = [1, 50, 100].map((frame, i) => ({ frame, seconds: [2, 4, 10][i]!, peakMemoryBytes: null, device: 'CPU' }));
-    const f = estimateFigures(input({ samples: varying, rates: {}, slots: [{ kind: 'cpu', memoryBytes: null, free: false }], queueAheadSeconds: 120 }))!;
+    const varying = [1, 50, 100].map((frame, i) => ({
+      frame,
+      seconds: [2, 4, 10][i]!,
+      peakMemoryBytes: null,
+      device: 'CPU',
+    }));
+    const f = estimateFigures(
+      input({
+        samples: varying,
+        rates: {},
+        slots: [{ kind: 'cpu', memoryBytes: null, free: false }],
+        queueAheadSeconds: 120,
+      }),
+    )!;
     expect(f.warnings).toContain('Frame times vary 5x along the timeline: the band is wide.');
     expect(f.warnings.some((w) => w.includes('No CPU slot is free now') && w.includes('120 s'))).toBe(true);
     expect(f.warnings.some((w) => w.includes('No price is configured for CPU'))).toBe(true);
@@ -151,15 +248,37 @@ describe('estimate figures', () => {
   it('keeps every band around its figure, with the frames it rests on', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ seconds: fc.double({ min: 0.01, max: 1000, noNaN: true }), mem: fc.option(fc.integer({ min: 1, max: 64 * GiB })) }), { minLength: 1, maxLength: 8 }),
+        fc.array(
+          fc.record({
+            seconds: fc.double({ min: 0.01, max: 1000, noNaN: true }),
+            mem: fc.option(fc.integer({ min: 1, max: 64 * GiB })),
+          }),
+          { minLength: 1, maxLength: 8 },
+        ),
         fc.integer({ min: 1, max: 16 }),
         fc.double({ min: 0, max: 1e5, noNaN: true }),
         (rows, free, queue) => {
           const frames = range(1, 200);
-          const samples = rows.map((r, i) => ({ frame: 1 + i * 20, seconds: r.seconds, peakMemoryBytes: r.mem, device: 'CPU' }));
-          const slots = Array.from({ length: free }, () => ({ kind: 'cpu' as const, memoryBytes: 16 * GiB, free: true }));
+          const samples = rows.map((r, i) => ({
+            frame: 1 + i * 20,
+            seconds: r.seconds,
+            peakMemoryBytes: r.mem,
+            device: 'CPU',
+          }));
+          const slots = Array.from({ length: free }, () => ({
+            kind: 'cpu' as const,
+            memoryBytes: 16 * GiB,
+            free: true,
+          }));
           const f = estimateFigures(input({ frames, samples, slots, queueAheadSeconds: queue }))!;
-          for (const b of [f.wallSeconds, f.renderSeconds, f.normalizedSeconds, f.cost!, f.loadSeconds!, f.outputBytes!]) {
+          for (const b of [
+            f.wallSeconds,
+            f.renderSeconds,
+            f.normalizedSeconds,
+            f.cost!,
+            f.loadSeconds!,
+            f.outputBytes!,
+          ]) {
             expect(b.low).toBeLessThanOrEqual(b.value + 1e-9);
             expect(b.value).toBeLessThanOrEqual(b.high + 1e-9);
           }
@@ -173,7 +292,7 @@ describe('estimate figures', () => {
     );
   });
 
-  it('reads the operator\'s rates and names a bad entry', () => {
+  it("reads the operator's rates and names a bad entry", () => {
     expect(parseRates('CPU=0.4, optix=2.5,GPU=2')).toEqual({ CPU: 0.4, OPTIX: 2.5, GPU: 2 });
     expect(parseRates('')).toEqual({});
     expect(() => parseRates('CPU:1')).toThrow('"CPU:1" is not DEVICE=PRICE');

@@ -12,7 +12,13 @@ import {
 } from '../../../service/domain/expected-outputs.js';
 import { BlenderLogParser } from '../../../blender/render/progress-parser.js';
 
-const stereo3d = { display_mode: 'ANAGLYPH', anaglyph_type: 'RED_CYAN', interlace_type: 'ROW_INTERLEAVED', use_interlace_swap: false, use_sidebyside_crosseyed: false };
+const stereo3d = {
+  display_mode: 'ANAGLYPH',
+  anaglyph_type: 'RED_CYAN',
+  interlace_type: 'ROW_INTERLEAVED',
+  use_interlace_swap: false,
+  use_sidebyside_crosseyed: false,
+};
 const view = (name: string, suffix: string, use = true) => ({ name, use, file_suffix: suffix, camera_suffix: suffix });
 
 /** The scene of test/fixtures/logs/blender-3.4-stereo-fileoutput.txt, as analyze.py reports it. */
@@ -20,12 +26,36 @@ const stereoScene: SceneMetadata = {
   outputFormat: 'PNG',
   useCompositing: true,
   compositionNodeTreeEnabled: true,
-  scenes: [{ name: 'Scene', is_active: true, world: 'World', unit_settings: { system: 'METRIC', scale_length: 1 }, gravity: [0, 0, -9.81] }],
+  scenes: [
+    {
+      name: 'Scene',
+      is_active: true,
+      world: 'World',
+      unit_settings: { system: 'METRIC', scale_length: 1 },
+      gravity: [0, 0, -9.81],
+    },
+  ],
   stereoscopySettings: [
-    { scene_name: 'Scene', use_multiview: true, views_format: 'STEREO_3D', views_output: 'INDIVIDUAL', views: [view('left', '_L'), view('right', '_R')], stereo_3d_format: stereo3d },
+    {
+      scene_name: 'Scene',
+      use_multiview: true,
+      views_format: 'STEREO_3D',
+      views_output: 'INDIVIDUAL',
+      views: [view('left', '_L'), view('right', '_R')],
+      stereo_3d_format: stereo3d,
+    },
   ],
   compositeOutputNodes: [
-    { name: 'File Output', label: '', base_path: '/tmp/y/comp/', format: 'PNG', slots: [{ name: 'Image', path: 'beauty_' }, { name: 'mask', path: 'mask' }] },
+    {
+      name: 'File Output',
+      label: '',
+      base_path: '/tmp/y/comp/',
+      format: 'PNG',
+      slots: [
+        { name: 'Image', path: 'beauty_' },
+        { name: 'mask', path: 'mask' },
+      ],
+    },
   ],
 };
 
@@ -58,7 +88,9 @@ describe('computeExpectedOutputs', () => {
       categories: [{ kind: 'camera', format: 'PNG', views: [], expectedFileCount: 3 }],
       totals: { files: 3, cameraFiles: 3, compositeFiles: 0 },
     });
-    expect(expectedFileNames({ outputFormat: 'PNG' }, 1)).toEqual([{ kind: 'camera', relativePath: 'f_0001.png', view: null }]);
+    expect(expectedFileNames({ outputFormat: 'PNG' }, 1)).toEqual([
+      { kind: 'camera', relativePath: 'f_0001.png', view: null },
+    ]);
   });
 
   it('counts stereo views per camera output and per File Output slot', () => {
@@ -76,7 +108,10 @@ describe('computeExpectedOutputs', () => {
   });
 
   it('matches, name for name, the files Blender 3.4 saved in the captured stereo log', () => {
-    const log = readFileSync(join(import.meta.dirname, '../../fixtures/logs/blender-3.4-stereo-fileoutput.txt'), 'utf8');
+    const log = readFileSync(
+      join(import.meta.dirname, '../../fixtures/logs/blender-3.4-stereo-fileoutput.txt'),
+      'utf8',
+    );
     const saved = new BlenderLogParser()
       .lines(log)
       .flatMap((e) => (e.type === 'saved' ? [e.path] : []))
@@ -100,20 +135,49 @@ describe('computeExpectedOutputs', () => {
     const scene: SceneMetadata = {
       outputFormat: 'TIFF',
       compositeOutputNodes: [
-        { name: 'ML', label: 'layers', base_path: '/tmp/z/ml/layers_', format: 'OPEN_EXR_MULTILAYER', slots: [{ name: 'beauty', path: 'beauty' }, { name: 'alpha', path: 'alpha' }] },
-        { name: 'JPG', label: '', base_path: '/tmp/z/j', format: 'JPEG', slots: [{ name: 'Image', path: 'sub/shot_##_v' }] },
+        {
+          name: 'ML',
+          label: 'layers',
+          base_path: '/tmp/z/ml/layers_',
+          format: 'OPEN_EXR_MULTILAYER',
+          slots: [
+            { name: 'beauty', path: 'beauty' },
+            { name: 'alpha', path: 'alpha' },
+          ],
+        },
+        {
+          name: 'JPG',
+          label: '',
+          base_path: '/tmp/z/j',
+          format: 'JPEG',
+          slots: [{ name: 'Image', path: 'sub/shot_##_v' }],
+        },
       ],
     };
-    expect(expectedFileNames(scene, 9, { cameraPattern: 'img_##.ext' }).map((f) => f.relativePath)).toEqual(['img_09.ext.tif', 'layers_0009.exr', 'sub/shot_09_v.jpg']);
+    expect(expectedFileNames(scene, 9, { cameraPattern: 'img_##.ext' }).map((f) => f.relativePath)).toEqual([
+      'img_09.ext.tif',
+      'layers_0009.exr',
+      'sub/shot_09_v.jpg',
+    ]);
     expect(computeExpectedOutputs(scene, [9, 10]).totals).toEqual({ files: 6, cameraFiles: 2, compositeFiles: 4 });
   });
 
   it('names a stereo multilayer EXR per view, as Blender 3.4 to 5.2 write it (test/blender/render-matrix)', () => {
     const scene: SceneMetadata = {
       ...stereoScene,
-      compositeOutputNodes: [{ name: 'ML', label: '', base_path: '/tmp/z/ml/layers_', format: 'OPEN_EXR_MULTILAYER', slots: [{ name: 'beauty', path: 'beauty' }] }],
+      compositeOutputNodes: [
+        {
+          name: 'ML',
+          label: '',
+          base_path: '/tmp/z/ml/layers_',
+          format: 'OPEN_EXR_MULTILAYER',
+          slots: [{ name: 'beauty', path: 'beauty' }],
+        },
+      ],
     };
-    const names = expectedFileNames(scene, 1).filter((f) => f.kind === 'composite').map((f) => [f.relativePath, f.view]);
+    const names = expectedFileNames(scene, 1)
+      .filter((f) => f.kind === 'composite')
+      .map((f) => [f.relativePath, f.view]);
     expect(names).toEqual([
       ['layers_0001_L.exr', 'left'],
       ['layers_0001_R.exr', 'right'],
@@ -121,16 +185,28 @@ describe('computeExpectedOutputs', () => {
   });
 
   it('ignores disabled views, extra views in STEREO_3D setup, and packed stereo files', () => {
-    const withViews = (views_format: string, views_output: string, views: ReturnType<typeof view>[]): SceneMetadata => ({
+    const withViews = (
+      views_format: string,
+      views_output: string,
+      views: ReturnType<typeof view>[],
+    ): SceneMetadata => ({
       ...stereoScene,
-      stereoscopySettings: [{ scene_name: 'Scene', use_multiview: true, views_format, views_output, views, stereo_3d_format: stereo3d }],
+      stereoscopySettings: [
+        { scene_name: 'Scene', use_multiview: true, views_format, views_output, views, stereo_3d_format: stereo3d },
+      ],
     });
     const three = [view('left', '_L'), view('right', '_R'), view('center', '_C')];
     expect(computeExpectedOutputs(withViews('STEREO_3D', 'INDIVIDUAL', three), [1]).viewMultiplier).toBe(2);
     expect(computeExpectedOutputs(withViews('MULTIVIEW', 'INDIVIDUAL', three), [1]).viewMultiplier).toBe(3);
-    const oneOn = computeExpectedOutputs(withViews('MULTIVIEW', 'INDIVIDUAL', [view('left', '_L'), view('right', '_R', false)]), [1]);
+    const oneOn = computeExpectedOutputs(
+      withViews('MULTIVIEW', 'INDIVIDUAL', [view('left', '_L'), view('right', '_R', false)]),
+      [1],
+    );
     expect(oneOn.viewMultiplier).toBe(1);
-    expect(expectedFileNames(withViews('MULTIVIEW', 'INDIVIDUAL', [view('left', '_L'), view('right', '_R', false)]), 1)[0]?.relativePath).toBe('f_0001.png');
+    expect(
+      expectedFileNames(withViews('MULTIVIEW', 'INDIVIDUAL', [view('left', '_L'), view('right', '_R', false)]), 1)[0]
+        ?.relativePath,
+    ).toBe('f_0001.png');
     const packed = computeExpectedOutputs(withViews('STEREO_3D', 'STEREO_3D', three), [1, 2]);
     expect(packed.categories[0]).toMatchObject({ kind: 'camera', views: [], expectedFileCount: 2 });
     expect(packed.categories[1]?.expectedFileCount).toBe(4);
@@ -146,6 +222,10 @@ describe('computeExpectedOutputs', () => {
 
 describe('compareOutputs', () => {
   it('reports missing, duplicated and unexpected files', () => {
-    expect(compareOutputs(['a', 'b', 'c'], ['a', 'a', 'c', 'z'])).toEqual({ missing: ['b'], duplicated: ['a'], unexpected: ['z'] });
+    expect(compareOutputs(['a', 'b', 'c'], ['a', 'a', 'c', 'z'])).toEqual({
+      missing: ['b'],
+      duplicated: ['a'],
+      unexpected: ['z'],
+    });
   });
 });

@@ -22,7 +22,7 @@ describe('etaBand', () => {
     expect(etaBand([3], 2, 8)!.slots).toBe(2);
   });
 
-  it('counts a frame in flight by what is left of it, and fewer frames than slots as one frame\'s time', () => {
+  it("counts a frame in flight by what is left of it, and fewer frames than slots as one frame's time", () => {
     // 2.5 frames left at 4 s on 2 slots: 5 s; 1.5 frames left on 4 slots: one frame, 4 s.
     expect(etaBand([4, 4], 2.5, 2)).toMatchObject({ seconds: 5, slots: 2 });
     expect(etaBand([4, 4], 1.5, 4)).toMatchObject({ seconds: 4, slots: 2 });
@@ -31,10 +31,16 @@ describe('etaBand', () => {
 
   it('never grows as frames finish, for any share of a frame', () => {
     fc.assert(
-      fc.property(times, fc.double({ min: 0, max: 1000, noNaN: true }), fc.double({ min: 0, max: 1000, noNaN: true }), fc.integer({ min: 1, max: 64 }), (s, a, b, slots) => {
-        const [less, more] = a <= b ? [a, b] : [b, a];
-        expect(etaBand(s, less, slots)!.seconds).toBeLessThanOrEqual(etaBand(s, more, slots)!.seconds);
-      }),
+      fc.property(
+        times,
+        fc.double({ min: 0, max: 1000, noNaN: true }),
+        fc.double({ min: 0, max: 1000, noNaN: true }),
+        fc.integer({ min: 1, max: 64 }),
+        (s, a, b, slots) => {
+          const [less, more] = a <= b ? [a, b] : [b, a];
+          expect(etaBand(s, less, slots)!.seconds).toBeLessThanOrEqual(etaBand(s, more, slots)!.seconds);
+        },
+      ),
     );
   });
 
@@ -63,7 +69,9 @@ describe('etaBand', () => {
         const once = etaBand(s, left, slots)!;
         const twice = etaBand([...s, ...s], left, slots)!;
         // Same distribution, more samples: a band no wider (relative to its centre).
-        expect(twice.highSeconds / Math.max(twice.seconds, 1e-9)).toBeLessThanOrEqual(once.highSeconds / Math.max(once.seconds, 1e-9) + 1e-6 + 0.1 / Math.max(once.seconds, 1e-9));
+        expect(twice.highSeconds / Math.max(twice.seconds, 1e-9)).toBeLessThanOrEqual(
+          once.highSeconds / Math.max(once.seconds, 1e-9) + 1e-6 + 0.1 / Math.max(once.seconds, 1e-9),
+        );
         expect(etaBand(s, left, slots + 1)!.seconds).toBeLessThanOrEqual(once.seconds);
         expect(etaBand(s, left + 1, slots)!.seconds).toBeGreaterThanOrEqual(once.seconds);
       }),
@@ -89,7 +97,10 @@ describe('the band holds', () => {
     for (let j = 0; j < jobs; j++) {
       // Lognormal frame times around a job's own scale, 40 to 400 frames on 1 to 8 slots.
       const scale = 1 + random() * 60;
-      const frames = Array.from({ length: 40 + Math.floor(random() * 360) }, () => scale * Math.exp(0.4 * Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random())));
+      const frames = Array.from(
+        { length: 40 + Math.floor(random() * 360) },
+        () => scale * Math.exp(0.4 * Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random())),
+      );
       const slots = 1 + Math.floor(random() * 8);
       const seen = Math.ceil(frames.length / 4);
       const eta = etaBand(frames.slice(0, seen), frames.length - seen, slots)!;
@@ -102,13 +113,34 @@ describe('the band holds', () => {
 
 describe('summarizeFrames', () => {
   it('gives the median, the 10th-90th percentile spread and the highest peak memory', () => {
-    const rows = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((s, i) => ({ frame: i + 1, renderSeconds: s, peakMemoryBytes: i === 3 ? null : 1000 * s }));
-    expect(summarizeFrames(rows)).toEqual({ framesDone: 11, medianSeconds: 6, p10Seconds: 2, p90Seconds: 10, peakMemoryMaxBytes: 11_000 });
+    const rows = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((s, i) => ({
+      frame: i + 1,
+      renderSeconds: s,
+      peakMemoryBytes: i === 3 ? null : 1000 * s,
+    }));
+    expect(summarizeFrames(rows)).toEqual({
+      framesDone: 11,
+      medianSeconds: 6,
+      p10Seconds: 2,
+      p90Seconds: 10,
+      peakMemoryMaxBytes: 11_000,
+    });
   });
 
   it('counts a frame rendered twice once, and says nothing before the first frame', () => {
-    expect(summarizeFrames([{ frame: 1, renderSeconds: 2, peakMemoryBytes: null }, { frame: 1, renderSeconds: 3, peakMemoryBytes: null }]).framesDone).toBe(1);
-    expect(summarizeFrames([])).toEqual({ framesDone: 0, medianSeconds: null, p10Seconds: null, p90Seconds: null, peakMemoryMaxBytes: null });
+    expect(
+      summarizeFrames([
+        { frame: 1, renderSeconds: 2, peakMemoryBytes: null },
+        { frame: 1, renderSeconds: 3, peakMemoryBytes: null },
+      ]).framesDone,
+    ).toBe(1);
+    expect(summarizeFrames([])).toEqual({
+      framesDone: 0,
+      medianSeconds: null,
+      p10Seconds: null,
+      p90Seconds: null,
+      peakMemoryMaxBytes: null,
+    });
   });
 
   it('keeps the spread ordered for any times', () => {
@@ -139,7 +171,15 @@ describe('activeSlots', () => {
   it('keeps a slow slot working for a few of its frames', () => {
     const now = 10_000_000;
     expect(activeSlots([{ renderSeconds: 300, slot: 'a/gpu-1', finishedAt: at(now - 600_000) }], now)).toBe(1);
-    expect(activeSlots([{ renderSeconds: 300, slot: 'a/gpu-1', finishedAt: at(now - 600_000) }, { renderSeconds: 300, slot: 'b/gpu-1', finishedAt: at(now) }], now)).toBe(2);
+    expect(
+      activeSlots(
+        [
+          { renderSeconds: 300, slot: 'a/gpu-1', finishedAt: at(now - 600_000) },
+          { renderSeconds: 300, slot: 'b/gpu-1', finishedAt: at(now) },
+        ],
+        now,
+      ),
+    ).toBe(2);
   });
 });
 

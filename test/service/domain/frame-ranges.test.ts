@@ -105,7 +105,9 @@ describe('remainingChunk', () => {
   const chunk: FrameChunk = { start: 1, end: 19, step: 2, frames: [1, 3, 5, 7, 9, 11, 13, 15, 17, 19] };
 
   it('retries only the frames after a crash', () => {
-    expect(remainingChunk(chunk, [1, 3, 5])).toEqual([{ start: 7, end: 19, step: 2, frames: [7, 9, 11, 13, 15, 17, 19] }]);
+    expect(remainingChunk(chunk, [1, 3, 5])).toEqual([
+      { start: 7, end: 19, step: 2, frames: [7, 9, 11, 13, 15, 17, 19] },
+    ]);
   });
 
   it('splits around frames done in the middle', () => {
@@ -123,7 +125,8 @@ describe('remainingChunk', () => {
 });
 
 describe('guidedChunks', () => {
-  const sizes = (frames: number[], opts: Parameters<typeof guidedChunks>[1]) => guidedChunks(frames, opts).map((c) => c.frames.length);
+  const sizes = (frames: number[], opts: Parameters<typeof guidedChunks>[1]) =>
+    guidedChunks(frames, opts).map((c) => c.frames.length);
   const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
   it('takes half of what is left per slot, at most maxChunk, ending in single frames', () => {
@@ -135,12 +138,15 @@ describe('guidedChunks', () => {
     expect(sizes(range(48), { slots: 2 })).toEqual([8, 8, 8, 6, 5, 4, 3, 2, 1, 1, 1, 1]);
   });
 
-  it('the farm\'s only slot gets maxChunk frames all along: no tail of single frames to finish with', () => {
+  it("the farm's only slot gets maxChunk frames all along: no tail of single frames to finish with", () => {
     expect(sizes(range(24), { slots: 1, alone: true })).toEqual([8, 8, 8]);
     expect(sizes(range(20), { slots: 1, alone: true })).toEqual([8, 8, 4]);
     expect(sizes(range(20), { slots: 1, alone: true, maxChunk: 1 })).toEqual(Array(20).fill(1));
     // Still one run per chunk.
-    expect(guidedChunks([...range(5), 10, 12, 14], { alone: true }).map((c) => [c.start, c.end, c.step])).toEqual([[1, 5, 1], [10, 14, 2]]);
+    expect(guidedChunks([...range(5), 10, 12, 14], { alone: true }).map((c) => [c.start, c.end, c.step])).toEqual([
+      [1, 5, 1],
+      [10, 14, 2],
+    ]);
   });
 
   it('covers every frame once, in order, each chunk one same-step run', () => {
@@ -167,8 +173,15 @@ describe('frame ranges as intervals', () => {
     return [...set].sort((a, b) => a - b);
   };
   const range = fc
-    .tuple(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 80 }), fc.integer({ min: 1, max: 7 }), fc.constantFrom('n', 'ab', 'abx'))
-    .map(([a, len, step, kind]) => (kind === 'n' ? `${a}` : kind === 'ab' ? `${a}-${a + len}` : `${a}-${a + len}x${step}`));
+    .tuple(
+      fc.integer({ min: 0, max: 300 }),
+      fc.integer({ min: 0, max: 80 }),
+      fc.integer({ min: 1, max: 7 }),
+      fc.constantFrom('n', 'ab', 'abx'),
+    )
+    .map(([a, len, step, kind]) =>
+      kind === 'n' ? `${a}` : kind === 'ab' ? `${a}-${a + len}` : `${a}-${a + len}x${step}`,
+    );
 
   it('list and count exactly the frames the ranges select, whatever their overlaps', () => {
     fc.assert(
@@ -188,17 +201,22 @@ describe('frame ranges as intervals', () => {
     expect(countFrames(['1-10x2', '2-10x2'])).toBe(10);
   });
 
-  it('split by a job\'s frames exactly as frame by frame, the lowest outside frames named', () => {
+  it("split by a job's frames exactly as frame by frame, the lowest outside frames named", () => {
     fc.assert(
-      fc.property(fc.array(range, { minLength: 1, maxLength: 12 }), fc.array(range, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 20 }), (ranges, job, named) => {
-        const want = naive(ranges);
-        const own = naive(job);
-        const split = splitSelection(selectFrames(ranges.map(parseFrameRange)), own, named);
-        expect(split.inside).toEqual(own.filter((f) => want.includes(f)));
-        const outside = want.filter((f) => !own.includes(f));
-        expect(split.outsideCount).toBe(outside.length);
-        expect(split.outsideFirst).toEqual(outside.slice(0, named));
-      }),
+      fc.property(
+        fc.array(range, { minLength: 1, maxLength: 12 }),
+        fc.array(range, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 20 }),
+        (ranges, job, named) => {
+          const want = naive(ranges);
+          const own = naive(job);
+          const split = splitSelection(selectFrames(ranges.map(parseFrameRange)), own, named);
+          expect(split.inside).toEqual(own.filter((f) => want.includes(f)));
+          const outside = want.filter((f) => !own.includes(f));
+          expect(split.outsideCount).toBe(outside.length);
+          expect(split.outsideFirst).toEqual(outside.slice(0, named));
+        },
+      ),
     );
   });
 

@@ -19,17 +19,29 @@ const frames = (from: number, to: number) => Array.from({ length: to - from + 1 
 describe('trendEta', () => {
   it('is the plain band where frame times do not change along the timeline', () => {
     const samples = [3, 3.2, 2.9, 3.1, 3, 2.8].map((seconds, i) => ({ frame: i + 1, seconds }));
-    expect(trendEta(samples, frames(7, 60), 54, 2)).toEqual(etaBand(samples.map((s) => s.seconds), 54, 2));
+    expect(trendEta(samples, frames(7, 60), 54, 2)).toEqual(
+      etaBand(
+        samples.map((s) => s.seconds),
+        54,
+        2,
+      ),
+    );
   });
 
-  it('follows frames that grow slower: the centre from the line, the band reaching down to the mean\'s', () => {
+  it("follows frames that grow slower: the centre from the line, the band reaching down to the mean's", () => {
     // 1 s at frame 1 growing 0.1 s a frame; 20 frames seen, 80 left on 2 slots.
     const samples = frames(1, 20).map((frame) => ({ frame, seconds: 0.9 + 0.1 * frame }));
     const truth = frames(21, 100).reduce((s, f) => s + 0.9 + 0.1 * f, 0) / 2;
     const eta = trendEta(samples, frames(21, 100), 80, 2)!;
     expect(eta.seconds).toBeCloseTo(truth, 0);
     expect(eta.highSeconds).toBeGreaterThan(truth);
-    expect(eta.lowSeconds).toBeLessThanOrEqual(etaBand(samples.map((s) => s.seconds), 80, 2)!.lowSeconds);
+    expect(eta.lowSeconds).toBeLessThanOrEqual(
+      etaBand(
+        samples.map((s) => s.seconds),
+        80,
+        2,
+      )!.lowSeconds,
+    );
   });
 
   it('never predicts a frame beyond four times the slowest seen, nor below a quarter of the fastest', () => {
@@ -46,10 +58,21 @@ describe('trendEta', () => {
       for (let j = 0; j < 200; j++) {
         const n = 40 + Math.floor(random() * 360);
         const scale = 1 + random() * 60;
-        const times = Array.from({ length: n }, (_, i) => scale * shape(i / n) * Math.exp(0.05 * Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random())));
+        const times = Array.from(
+          { length: n },
+          (_, i) =>
+            scale *
+            shape(i / n) *
+            Math.exp(0.05 * Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random())),
+        );
         const slots = 1 + Math.floor(random() * 8);
         const seen = Math.ceil(n / 4);
-        const eta = trendEta(times.slice(0, seen).map((seconds, i) => ({ frame: i + 1, seconds })), frames(seen + 1, n), n - seen, slots)!;
+        const eta = trendEta(
+          times.slice(0, seen).map((seconds, i) => ({ frame: i + 1, seconds })),
+          frames(seen + 1, n),
+          n - seen,
+          slots,
+        )!;
         const truth = times.slice(seen).reduce((a, b) => a + b, 0) / slots;
         if (truth >= eta.lowSeconds && truth <= eta.highSeconds) inside++;
         errors.push(Math.abs(eta.seconds - truth) / truth);
@@ -62,8 +85,17 @@ describe('trendEta', () => {
 
 describe('fitLine', () => {
   it('needs three frames at two positions at least', () => {
-    expect(fitLine([{ frame: 1, seconds: 1 }, { frame: 2, seconds: 2 }])).toBeNull();
+    expect(
+      fitLine([
+        { frame: 1, seconds: 1 },
+        { frame: 2, seconds: 2 },
+      ]),
+    ).toBeNull();
     expect(fitLine([1, 2, 3].map((seconds) => ({ frame: 5, seconds })))).toBeNull();
-    expect(fitLine([1, 2, 3].map((seconds) => ({ frame: seconds, seconds: 2 * seconds })))).toMatchObject({ a: 0, b: 2, t: Infinity });
+    expect(fitLine([1, 2, 3].map((seconds) => ({ frame: seconds, seconds: 2 * seconds })))).toMatchObject({
+      a: 0,
+      b: 2,
+      t: Infinity,
+    });
   });
 });

@@ -4,8 +4,20 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ACTIVE_STATUSES, CANCELABLE_STATUSES, JOB_STATUSES, TERMINAL_STATUSES, TRANSITIONS } from '../../../shared/job-status.js';
-import { assertMove, IllegalTransitionError, MOVES, moveJob, statesThatCanMoveTo } from '../../../service/domain/job-lifecycle.js';
+import {
+  ACTIVE_STATUSES,
+  CANCELABLE_STATUSES,
+  JOB_STATUSES,
+  TERMINAL_STATUSES,
+  TRANSITIONS,
+} from '../../../shared/job-status.js';
+import {
+  assertMove,
+  IllegalTransitionError,
+  MOVES,
+  moveJob,
+  statesThatCanMoveTo,
+} from '../../../service/domain/job-lifecycle.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -27,12 +39,21 @@ describe('job lifecycle', () => {
     expect([...TERMINAL_STATUSES].sort()).toEqual(['canceled', 'completed', 'failed']);
     expect(new Set(statesThatCanMoveTo('canceled'))).toEqual(CANCELABLE_STATUSES);
     expect(new Set(MOVES.fail.from)).toEqual(new Set(JOB_STATUSES.filter((s) => !TERMINAL_STATUSES.has(s))));
-    expect([...ACTIVE_STATUSES].sort()).toEqual(['booting', 'debugging', 'finalizing', 'rendering', 'suspended', 'validating']);
+    expect([...ACTIVE_STATUSES].sort()).toEqual([
+      'booting',
+      'debugging',
+      'finalizing',
+      'rendering',
+      'suspended',
+      'validating',
+    ]);
   });
 
-  it('hands the store exactly the move\'s states', async () => {
+  it("hands the store exactly the move's states", async () => {
     const calls: unknown[][] = [];
-    await moveJob({ transition: async (...a: unknown[]) => (calls.push(a), undefined) }, 'j1', 'startRender', { normalizedSeconds: 1 });
+    await moveJob({ transition: async (...a: unknown[]) => (calls.push(a), undefined) }, 'j1', 'startRender', {
+      normalizedSeconds: 1,
+    });
     expect(calls).toEqual([['j1', ['validated'], 'booting', { normalizedSeconds: 1 }, undefined]]);
   });
 

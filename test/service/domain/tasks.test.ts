@@ -11,15 +11,24 @@ describe('tasks', () => {
   it('derives every id from the job, so enqueueing twice names the same task', () => {
     expect(newTasks.validate('j')).toEqual({ id: 'validate:j', jobId: 'j', kind: 'validate' });
     expect(newTasks.render('j').id).toBe(newTasks.render('j').id);
-    expect(newTasks.chunk('j', chunk)).toMatchObject({ id: taskIds.chunk('j', 2), kind: 'render-chunk', payload: chunk });
-    expect(newTasks.finalize('j', ['a', 'b'])).toEqual({ id: 'finalize:j', jobId: 'j', kind: 'finalize', after: ['a', 'b'] });
+    expect(newTasks.chunk('j', chunk)).toMatchObject({
+      id: taskIds.chunk('j', 2),
+      kind: 'render-chunk',
+      payload: chunk,
+    });
+    expect(newTasks.finalize('j', ['a', 'b'])).toEqual({
+      id: 'finalize:j',
+      jobId: 'j',
+      kind: 'finalize',
+      after: ['a', 'b'],
+    });
   });
 
   it('refuses to build a chunk task without frames', () => {
     expect(() => newTasks.chunk('j', { ...chunk, frames: [] })).toThrow();
   });
 
-  it('reads a payload through its kind\'s schema and names the task when it cannot', () => {
+  it("reads a payload through its kind's schema and names the task when it cannot", () => {
     const task: Task = { id: 'chunk:j:2', jobId: 'j', kind: 'render-chunk', payload: chunk, attempts: 1 };
     expect(taskPayload({ ...task, kind: 'render-chunk' })).toEqual(chunk);
     const bad = { ...task, kind: 'render-chunk' as const, payload: { index: 2, start: '5' } };
@@ -29,7 +38,10 @@ describe('tasks', () => {
 
   it('places a task whose requirements are unreadable as one that needs nothing', () => {
     const base: Task = { id: 't', jobId: 'j', kind: 'render-chunk', payload: {}, attempts: 1 };
-    expect(requirementsOf({ ...base, payload: { requires: { blender: '3.4', minimumRamGiB: 8 } } })).toEqual({ blender: '3.4', minimumRamGiB: 8 });
+    expect(requirementsOf({ ...base, payload: { requires: { blender: '3.4', minimumRamGiB: 8 } } })).toEqual({
+      blender: '3.4',
+      minimumRamGiB: 8,
+    });
     expect(requirementsOf({ ...base, payload: { requires: { blender: 34 } } })).toEqual({});
   });
 });

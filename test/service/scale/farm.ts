@@ -127,7 +127,10 @@ export class FarmProcess {
 
   /** The last `n` lines of output, for a failure report. */
   tail(n = 40): string {
-    return [`--- ${this.name} (${this.alive ? 'running' : `exited ${this.child.exitCode ?? this.child.signalCode}`}) ---`, ...this.lines.slice(-n)].join('\n');
+    return [
+      `--- ${this.name} (${this.alive ? 'running' : `exited ${this.child.exitCode ?? this.child.signalCode}`}) ---`,
+      ...this.lines.slice(-n),
+    ].join('\n');
   }
 }
 
@@ -182,12 +185,41 @@ export async function startFarm(opts: FarmOptions): Promise<Farm> {
     const env: NodeJS.ProcessEnv = { ...process.env, ...s3.env };
     // Flags, not the environment, choose the engines: a stray RENDERBRIDGE_* of the caller must not.
     // Each worker gets its own token (below); the services need none.
-    for (const k of ['RENDERBRIDGE_WORKER_TOKEN', 'RENDERBRIDGE_DATABASE_URL', 'RENDERBRIDGE_REDIS_URL', 'RENDERBRIDGE_QUEUE_PREFIX', 'RENDERBRIDGE_S3_BUCKET', 'RENDERBRIDGE_S3_ENDPOINT', 'RENDERBRIDGE_S3_PREFIX']) delete env[k];
-    const engines = ['--redis-url', opts.redisUrl, '--queue-prefix', prefix, '--s3-bucket', s3.settings.bucket, '--s3-endpoint', s3.settings.endpoint!];
+    for (const k of [
+      'RENDERBRIDGE_WORKER_TOKEN',
+      'RENDERBRIDGE_DATABASE_URL',
+      'RENDERBRIDGE_REDIS_URL',
+      'RENDERBRIDGE_QUEUE_PREFIX',
+      'RENDERBRIDGE_S3_BUCKET',
+      'RENDERBRIDGE_S3_ENDPOINT',
+      'RENDERBRIDGE_S3_PREFIX',
+    ])
+      delete env[k];
+    const engines = [
+      '--redis-url',
+      opts.redisUrl,
+      '--queue-prefix',
+      prefix,
+      '--s3-bucket',
+      s3.settings.bucket,
+      '--s3-endpoint',
+      s3.settings.endpoint!,
+    ];
     const startTimeoutMs = opts.startTimeoutMs ?? 90_000;
 
-    const launch = async (name: string, args: string[], ready: RegExp, workDir?: string, own: NodeJS.ProcessEnv = {}): Promise<{ proc: FarmProcess; match: RegExpMatchArray }> => {
-      const child = spawn(process.execPath, [...CLI, ...args], { cwd: REPO_ROOT, env: { ...env, ...own }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const launch = async (
+      name: string,
+      args: string[],
+      ready: RegExp,
+      workDir?: string,
+      own: NodeJS.ProcessEnv = {},
+    ): Promise<{ proc: FarmProcess; match: RegExpMatchArray }> => {
+      const child = spawn(process.execPath, [...CLI, ...args], {
+        cwd: REPO_ROOT,
+        env: { ...env, ...own },
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const proc = new FarmProcess(name, child, workDir);
       procs.push(proc);
       const deadline = Date.now() + startTimeoutMs;
@@ -195,20 +227,40 @@ export async function startFarm(opts: FarmOptions): Promise<Farm> {
         const line = proc.lines.find((l) => l.startsWith('err ') && ready.test(l));
         if (line) return { proc, match: line.match(ready)! };
         if (!proc.alive) throw new Error(`${name} exited before it was ready:\n${proc.tail()}`);
-        if (Date.now() > deadline) throw new Error(`${name} was not ready within ${startTimeoutMs} ms:\n${proc.tail()}`);
+        if (Date.now() > deadline)
+          throw new Error(`${name} was not ready within ${startTimeoutMs} ms:\n${proc.tail()}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     };
 
     const services: FarmService[] = [];
-    const apiKey = (await run(process.execPath, [...CLI, 'admin', 'create-key', '--database-url', db.url, '--workspace', 'studio', '--label', 'farm'], { cwd: REPO_ROOT, env })).stdout
+    const apiKey = (
+      await run(
+        process.execPath,
+        [...CLI, 'admin', 'create-key', '--database-url', db.url, '--workspace', 'studio', '--label', 'farm'],
+        { cwd: REPO_ROOT, env },
+      )
+    ).stdout
       .trim()
       .split('\n')
       .at(-1)!;
     const startService = async (i: number): Promise<FarmService> => {
       const dataDir = path.join(root, `s${i}`);
       await mkdir(dataDir);
-      const args = ['service', '--port', '0', '--workers', '0', '--data-dir', dataDir, '--database-url', db.url, '--log-level', 'info', ...engines];
+      const args = [
+        'service',
+        '--port',
+        '0',
+        '--workers',
+        '0',
+        '--data-dir',
+        dataDir,
+        '--database-url',
+        db.url,
+        '--log-level',
+        'info',
+        ...engines,
+      ];
       const { proc, match } = await launch(`service s${i}`, args, /API base URL: (http:\/\/\S+)/);
       const baseUrl = match[1]!;
       return { proc, baseUrl, origin: new URL(baseUrl).origin, client: new RenderJobClient({ baseUrl, apiKey }) };
@@ -222,21 +274,40 @@ export async function startFarm(opts: FarmOptions): Promise<Farm> {
       await mkdir(dataDir);
       const blender = process.env.RENDERBRIDGE_TEST_BLENDER ? ['--blender', process.env.RENDERBRIDGE_TEST_BLENDER] : [];
       // Its own token, as an operator gives each render machine one: it opens only the jobs of its leases.
-      const token = (await run(process.execPath, [...CLI, 'admin', 'create-worker-token', '--database-url', db.url, '--name', name], { cwd: REPO_ROOT, env })).stdout.trim().split('\n').at(-1)!;
+      const token = (
+        await run(
+          process.execPath,
+          [...CLI, 'admin', 'create-worker-token', '--database-url', db.url, '--name', name],
+          { cwd: REPO_ROOT, env },
+        )
+      ).stdout
+        .trim()
+        .split('\n')
+        .at(-1)!;
       const args = [
         'worker',
         ...services.flatMap((s) => ['--service-url', s.origin]),
         ...engines,
         ...blender,
-        '--data-dir', dataDir,
-        '--name', name,
-        '--workers', '1',
-        '--chunk-frames', '1',
-        '--lease-seconds', String(opts.leaseSeconds ?? 3),
+        '--data-dir',
+        dataDir,
+        '--name',
+        name,
+        '--workers',
+        '1',
+        '--chunk-frames',
+        '1',
+        '--lease-seconds',
+        String(opts.leaseSeconds ?? 3),
         // The per-frame lines (`frame begun`) this harness reads are at debug.
-        '--log-level', 'debug',
+        '--log-level',
+        'debug',
       ];
-      return (await launch(`worker ${name}`, args, new RegExp(`renderbridge worker ${name}:`), dataDir, { RENDERBRIDGE_WORKER_TOKEN: token })).proc;
+      return (
+        await launch(`worker ${name}`, args, new RegExp(`renderbridge worker ${name}:`), dataDir, {
+          RENDERBRIDGE_WORKER_TOKEN: token,
+        })
+      ).proc;
     };
     const workers = await Promise.all(Array.from({ length: opts.workers ?? 3 }, () => startWorker()));
 

@@ -23,9 +23,11 @@ const LEASE_SECONDS = 3;
 const pgUp = await requirePostgres('the farm fault tests');
 const redisUrl = await requireRedis('the farm fault tests');
 const canSpawnRedis = requireRedisServer('the Redis restart farm test');
-const blender = spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
+const blender =
+  spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
 if (!blender) {
-  if (process.env.CI === 'true') throw new Error('Blender is missing: the farm fault tests render on CI (apt-get install blender)');
+  if (process.env.CI === 'true')
+    throw new Error('Blender is missing: the farm fault tests render on CI (apt-get install blender)');
   console.warn('skipping the farm fault tests: Blender is not installed (apt-get install blender)');
 }
 // The Redis restart test runs on its own redis-server, not on the shared one.
@@ -61,14 +63,21 @@ async function startTwelveFrames(client: RenderJobClient): Promise<string> {
   const target = await client.uploadProject(await buildFixture('basic'));
   const job = await client.createJob({ slug: target.slug });
   await client.validateJob(job.id, {});
-  const validated = await client.waitForStatus(job.id, ['validated', 'failed', 'canceled'], { intervalMs: 200, timeoutMs: 90_000 });
+  const validated = await client.waitForStatus(job.id, ['validated', 'failed', 'canceled'], {
+    intervalMs: 200,
+    timeoutMs: 90_000,
+  });
   expect(validated.status).toBe('validated');
   await client.renderJob(job.id, tinyRender('1-12'));
   return job.id;
 }
 
 /** Waits until one of `workers` is rendering a frame of the job (its Blender runs); returns it and the frame. */
-async function midFrame(client: RenderJobClient, id: string, workers: readonly FarmProcess[]): Promise<{ worker: FarmProcess; frame: number }> {
+async function midFrame(
+  client: RenderJobClient,
+  id: string,
+  workers: readonly FarmProcess[],
+): Promise<{ worker: FarmProcess; frame: number }> {
   return waitUntil(
     'a worker to be rendering a frame',
     async () => {
@@ -77,7 +86,8 @@ async function midFrame(client: RenderJobClient, id: string, workers: readonly F
         if (r) return { worker, frame: r.frame };
       }
       const { status } = await client.getJob(id);
-      if (status !== 'booting' && status !== 'rendering') throw new Error(`the job is ${status} before any worker was caught rendering`);
+      if (status !== 'booting' && status !== 'rendering')
+        throw new Error(`the job is ${status} before any worker was caught rendering`);
       return undefined;
     },
     { timeoutMs: 60_000, intervalMs: 50 },
@@ -86,7 +96,10 @@ async function midFrame(client: RenderJobClient, id: string, workers: readonly F
 
 /** What a user checks: the job completed, and its downloads list each frame once, each a 64x48 PNG. */
 async function expectEveryFrameOnce(client: RenderJobClient, id: string): Promise<void> {
-  const done = await client.waitForStatus(id, ['completed', 'failed', 'canceled'], { intervalMs: 250, timeoutMs: 150_000 });
+  const done = await client.waitForStatus(id, ['completed', 'failed', 'canceled'], {
+    intervalMs: 250,
+    timeoutMs: 150_000,
+  });
   expect(done.failedReason ?? null).toBeNull();
   expect(done.status).toBe('completed');
   const downloads = await client.getDownloads(id);
@@ -173,7 +186,11 @@ describe.skipIf(!canRender || redisUrl === undefined)('a farm of one service and
     expect(first.proc.alive).toBe(false);
     // The rest of the job's state went through the survivor's worker API. Its request log is
     // written asynchronously, so the line may follow the job's completion by a moment.
-    await waitUntil('the survivor to log the completion report', () => second.proc.lines.slice(secondBefore).some((l) => l.includes(`${jobRoutes}/completed`)), { timeoutMs: 10_000 });
+    await waitUntil(
+      'the survivor to log the completion report',
+      () => second.proc.lines.slice(secondBefore).some((l) => l.includes(`${jobRoutes}/completed`)),
+      { timeoutMs: 10_000 },
+    );
     await expectAllTasksDone(await queueOn(redisUrl!, f.prefix), id);
   }, 240_000);
 });
@@ -192,7 +209,11 @@ describe.skipIf(!canRender || !canSpawnRedis)('a farm on a Redis that restarts',
       'the render to be planned and a chunk to be running',
       async () => {
         const tasks = await queue.jobTasks(id);
-        return tasks.some((t) => t.kind === 'finalize') && tasks.some((t) => t.kind === 'render-chunk' && t.state === 'running') && tasks;
+        return (
+          tasks.some((t) => t.kind === 'finalize') &&
+          tasks.some((t) => t.kind === 'render-chunk' && t.state === 'running') &&
+          tasks
+        );
       },
       { timeoutMs: 60_000, intervalMs: 100 },
     );

@@ -26,7 +26,12 @@ describe('service /metrics', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toContain('text/plain');
     const text = await r.text();
-    expect(sample(text, 'renderbridge_http_request_duration_seconds_count{method="GET",route="/api/external/v1/jobs",status="200"}')).toBe(1);
+    expect(
+      sample(
+        text,
+        'renderbridge_http_request_duration_seconds_count{method="GET",route="/api/external/v1/jobs",status="200"}',
+      ),
+    ).toBe(1);
     // Route patterns, never raw URLs with ids.
     expect(text).not.toMatch(/route="[^"]*[0-9a-f]{8}-[0-9a-f]{4}-/);
     expect(sample(text, 'renderbridge_queue_tasks{state="queued"}')).toBe(1);
@@ -47,7 +52,9 @@ describe('service /metrics', () => {
     } finally {
       await open.close();
     }
-    expect(isLoopbackHost('127.0.0.1') && isLoopbackHost('::1') && isLoopbackHost('[::1]') && isLoopbackHost('localhost')).toBe(true);
+    expect(
+      isLoopbackHost('127.0.0.1') && isLoopbackHost('::1') && isLoopbackHost('[::1]') && isLoopbackHost('localhost'),
+    ).toBe(true);
     expect(isLoopbackHost('0.0.0.0') || isLoopbackHost('::') || isLoopbackHost('10.0.0.5')).toBe(false);
   });
 
@@ -73,37 +80,48 @@ describe('worker metrics', () => {
   beforeAll(async () => (e2e = await startE2E()), 60_000);
   afterAll(() => e2e.svc.close());
 
-  it('counts frames rendered, render seconds and tasks by outcome after a real render', { timeout: 180_000 }, async () => {
-    const { client, svc } = e2e;
-    const id = await submit(client, await buildFixture('basic'));
-    expect((await validationOutcome(client, id)).status).toBe('validated');
-    await client.renderJob(id, tinyRender('1-3'));
-    expect((await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 150_000 })).status).toBe('completed');
-    // The job turns completed inside its finalize task, which is counted once it ends, moments later.
-    const text = await waitUntil(
-      'the finalize task to be counted',
-      async () => {
-        const t = await (await fetch(`${svc.origin}/metrics`)).text();
-        return sample(t, 'renderbridge_tasks_total{kind="finalize",outcome="done"}') !== undefined ? t : undefined;
-      },
-      { timeoutMs: 30_000, intervalMs: 50 },
-    );
-    expect(sample(text, 'renderbridge_frames_rendered_total')).toBe(3);
-    expect(sample(text, 'renderbridge_render_seconds_total')).toBeGreaterThan(0);
-    expect(sample(text, 'renderbridge_tasks_total{kind="validate",outcome="done"}')).toBe(1);
-    expect(sample(text, 'renderbridge_tasks_total{kind="finalize",outcome="done"}')).toBe(1);
-    expect(sample(text, 'renderbridge_tasks_running{kind="render-chunk"}')).toBe(0);
-    expect(text).toMatch(/renderbridge_worker_info\{worker="[^"]+",blender="\d+\.\d+\.\d+[^"]*",gpus="[^"]*",vram_mb="[^"]*"\} 1/);
-  });
+  it(
+    'counts frames rendered, render seconds and tasks by outcome after a real render',
+    { timeout: 180_000 },
+    async () => {
+      const { client, svc } = e2e;
+      const id = await submit(client, await buildFixture('basic'));
+      expect((await validationOutcome(client, id)).status).toBe('validated');
+      await client.renderJob(id, tinyRender('1-3'));
+      expect(
+        (await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 150_000 })).status,
+      ).toBe('completed');
+      // The job turns completed inside its finalize task, which is counted once it ends, moments later.
+      const text = await waitUntil(
+        'the finalize task to be counted',
+        async () => {
+          const t = await (await fetch(`${svc.origin}/metrics`)).text();
+          return sample(t, 'renderbridge_tasks_total{kind="finalize",outcome="done"}') !== undefined ? t : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 50 },
+      );
+      expect(sample(text, 'renderbridge_frames_rendered_total')).toBe(3);
+      expect(sample(text, 'renderbridge_render_seconds_total')).toBeGreaterThan(0);
+      expect(sample(text, 'renderbridge_tasks_total{kind="validate",outcome="done"}')).toBe(1);
+      expect(sample(text, 'renderbridge_tasks_total{kind="finalize",outcome="done"}')).toBe(1);
+      expect(sample(text, 'renderbridge_tasks_running{kind="render-chunk"}')).toBe(0);
+      expect(text).toMatch(
+        /renderbridge_worker_info\{worker="[^"]+",blender="\d+\.\d+\.\d+[^"]*",gpus="[^"]*",vram_mb="[^"]*"\} 1/,
+      );
+    },
+  );
 
-  it('serves a worker process\'s registry on its own port, with the token when set', async () => {
+  it("serves a worker process's registry on its own port, with the token when set", async () => {
     const metrics = createMetrics({ defaultMetrics: false });
     metrics.taskStarted('render-chunk');
     metrics.taskEnded('render-chunk', 'done', 2.5, 4);
     const served = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0, token: 'w-token' });
     try {
       expect((await fetch(served.url)).status).toBe(401);
-      expect((await fetch(served.url.replace('/metrics', '/other'), { headers: { authorization: 'Bearer w-token' } })).status).toBe(404);
+      expect(
+        (await fetch(served.url.replace('/metrics', '/other'), { headers: { authorization: 'Bearer w-token' } }))
+          .status,
+      ).toBe(404);
       const text = await (await fetch(served.url, { headers: { authorization: 'Bearer w-token' } })).text();
       expect(sample(text, 'renderbridge_frames_rendered_total')).toBe(4);
       expect(sample(text, 'renderbridge_render_seconds_total')).toBe(2.5);

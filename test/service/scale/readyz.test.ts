@@ -13,10 +13,12 @@ import { startTestService, type TestService } from '../../helpers/service.js';
 
 const hasBlender = spawnSync('sh', ['-c', 'command -v blender']).status === 0;
 if (!hasBlender) {
-  if (process.env.CI === 'true') throw new Error('the /readyz fault test needs blender (Debian: apt-get install blender)');
+  if (process.env.CI === 'true')
+    throw new Error('the /readyz fault test needs blender (Debian: apt-get install blender)');
   console.warn('skipping the /readyz fault test: blender missing (Debian: apt-get install blender)');
 }
-const ready = hasBlender && (await requirePostgres('the /readyz fault test')) && requireRedisServer('the /readyz fault test');
+const ready =
+  hasBlender && (await requirePostgres('the /readyz fault test')) && requireRedisServer('the /readyz fault test');
 
 let redis: ThrowawayRedis | undefined;
 let s3: TestS3 | undefined;
@@ -53,32 +55,62 @@ describe.skipIf(!ready)('/readyz with engines failing', () => {
     db = await createTestDatabase();
     process.env.AWS_ACCESS_KEY_ID ??= s3.env.AWS_ACCESS_KEY_ID;
     process.env.AWS_SECRET_ACCESS_KEY ??= s3.env.AWS_SECRET_ACCESS_KEY;
-    svc = await startTestService({ databaseUrl: db.url, redisUrl: redis.url, s3: s3.settings, workers: 1, worker: { heartbeat: { intervalMs: 500 } } });
+    svc = await startTestService({
+      databaseUrl: db.url,
+      redisUrl: redis.url,
+      s3: s3.settings,
+      workers: 1,
+      worker: { heartbeat: { intervalMs: 500 } },
+    });
     const origin = svc.origin;
-    await waitUntil('the service to be ready', async () => ((await failedChecks(origin)).length === 0 ? true : undefined), { timeoutMs: 30_000 });
+    await waitUntil(
+      'the service to be ready',
+      async () => ((await failedChecks(origin)).length === 0 ? true : undefined),
+      { timeoutMs: 30_000 },
+    );
 
     await redis.down();
-    expect(await waitUntil('/readyz to name the queue', async () => {
-      const failed = await failedChecks(origin);
-      return failed.includes('queue') ? failed : undefined;
-    }, { timeoutMs: 30_000 })).toEqual(['queue']);
+    expect(
+      await waitUntil(
+        '/readyz to name the queue',
+        async () => {
+          const failed = await failedChecks(origin);
+          return failed.includes('queue') ? failed : undefined;
+        },
+        { timeoutMs: 30_000 },
+      ),
+    ).toEqual(['queue']);
     expect((await fetch(`${origin}/healthz`)).status).toBe(200);
     await redis.restart();
-    await waitUntil('ready again with Redis back', async () => ((await failedChecks(origin)).length === 0 ? true : undefined), { timeoutMs: 30_000 });
+    await waitUntil(
+      'ready again with Redis back',
+      async () => ((await failedChecks(origin)).length === 0 ? true : undefined),
+      { timeoutMs: 30_000 },
+    );
 
     await s3.close();
     s3 = undefined;
-    expect(await waitUntil('/readyz to name storage', async () => {
-      const failed = await failedChecks(origin);
-      return failed.includes('storage') ? failed : undefined;
-    }, { timeoutMs: 30_000 })).toEqual(['storage']);
+    expect(
+      await waitUntil(
+        '/readyz to name storage',
+        async () => {
+          const failed = await failedChecks(origin);
+          return failed.includes('storage') ? failed : undefined;
+        },
+        { timeoutMs: 30_000 },
+      ),
+    ).toEqual(['storage']);
 
     await db.drop();
     db = undefined;
-    const failed = await waitUntil('/readyz to name the database', async () => {
-      const f = await failedChecks(origin);
-      return f.includes('database') ? f : undefined;
-    }, { timeoutMs: 30_000 });
+    const failed = await waitUntil(
+      '/readyz to name the database',
+      async () => {
+        const f = await failedChecks(origin);
+        return f.includes('database') ? f : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     // The worker registry lives in the database too.
     expect(failed).toEqual(['database', 'storage', 'workers']);
     expect((await fetch(`${origin}/healthz`)).status).toBe(200);

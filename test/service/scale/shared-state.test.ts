@@ -12,7 +12,10 @@ import { TEST_STACK, startTestService, type TestService } from '../../helpers/se
 const ready =
   TEST_STACK === 'scale'
     ? (await requirePostgres('Shared-state tests')) && (await requireRedis('Shared-state tests')) !== undefined
-    : (console.warn('shared-state tests run in the api-on-scale-stack project only (two instances need PostgreSQL, Redis and S3)'), false);
+    : (console.warn(
+        'shared-state tests run in the api-on-scale-stack project only (two instances need PostgreSQL, Redis and S3)',
+      ),
+      false);
 
 describe.skipIf(!ready)('two service instances sharing the engines', () => {
   let a: TestService;
@@ -49,7 +52,9 @@ describe.skipIf(!ready)('two service instances sharing the engines', () => {
   it('runs the retention sweep on one instance only, and hands over when that one stops', async () => {
     const key = await a.createApiKey('sweep-ws');
     const job = await createJob(api(a.baseUrl, key));
-    await a.service.ports.jobs.update(job.id, { output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() - 1000).toISOString() } });
+    await a.service.ports.jobs.update(job.id, {
+      output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() - 1000).toISOString() },
+    });
     // Both instances' own sweepers try at once: the lease holder deletes, the other stands by.
     const swept = await Promise.all([a.service.retention.sweep(), b.service.retention.sweep()]);
     expect([...swept].sort()).toEqual([0, 1]);
@@ -59,7 +64,11 @@ describe.skipIf(!ready)('two service instances sharing the engines', () => {
     // A spare instance takes the lease once the holder is gone (it releases it on stop).
     const holderFirst = swept[0] === 1 ? a : b;
     const other = holderFirst === a ? b : a;
-    const spare = new RetentionSweeper({ ...other.service.ports, log: pino({ level: 'silent' }), lease: { store: other.service.leases, holder: 'spare' } });
+    const spare = new RetentionSweeper({
+      ...other.service.ports,
+      log: pino({ level: 'silent' }),
+      lease: { store: other.service.leases, holder: 'spare' },
+    });
     expect(await spare.sweep()).toBe(0);
     expect(await other.service.leases.acquire(RETENTION_LEASE, 'spare', 1000)).toBe(false);
     await holderFirst.service.retention.stop();

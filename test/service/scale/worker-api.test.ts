@@ -58,13 +58,22 @@ function remote(opts: Partial<RemoteWorkerJobsOptions> = {}): RemoteWorkerJobs {
 }
 
 /** A raw call to the worker API, as any HTTP client would make it. */
-async function internal(method: string, route: string, body?: unknown, opts: { token?: string | null; raw?: string; origin?: string } = {}): Promise<Answer> {
+async function internal(
+  method: string,
+  route: string,
+  body?: unknown,
+  opts: { token?: string | null; raw?: string; origin?: string } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   const token = opts.token === undefined ? TOKEN : opts.token;
   if (token !== null) headers.authorization = `Bearer ${token}`;
   const payload = opts.raw ?? (body === undefined ? undefined : JSON.stringify(body));
   if (payload !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${opts.origin ?? svc.origin}${WORKER_API_PREFIX}${route}`, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+  const res = await fetch(`${opts.origin ?? svc.origin}${WORKER_API_PREFIX}${route}`, {
+    method,
+    headers,
+    ...(payload !== undefined ? { body: payload } : {}),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as unknown) : undefined };
 }
@@ -78,8 +87,15 @@ async function publicJob(id: string): Promise<Job> {
 /** A job moved by the remote store through every step to `completed`. */
 async function completedJob(): Promise<string> {
   const { id } = await createJob(call);
-  const steps: [string, string][] = [['created', 'validating'], ['validating', 'validated'], ['validated', 'booting'], ['booting', 'rendering'], ['rendering', 'completed']];
-  for (const [from, to] of steps) expect((await jobs.transition(id, [from as never], to as never))?.job.status).toBe(to);
+  const steps: [string, string][] = [
+    ['created', 'validating'],
+    ['validating', 'validated'],
+    ['validated', 'booting'],
+    ['booting', 'rendering'],
+    ['rendering', 'completed'],
+  ];
+  for (const [from, to] of steps)
+    expect((await jobs.transition(id, [from as never], to as never))?.job.status).toBe(to);
   return id;
 }
 
@@ -109,7 +125,10 @@ beforeAll(async () => {
     hookHits++;
     req.resume().on('end', () => res.writeHead(200).end('ok'));
   });
-  await svc.service.webhooks.setWebhook(svc.workspaceId, { url: `${hook}/hook`, secret: randomBytes(32).toString('hex') });
+  await svc.service.webhooks.setWebhook(svc.workspaceId, {
+    url: `${hook}/hook`,
+    secret: randomBytes(32).toString('hex'),
+  });
 });
 afterAll(async () => {
   await svc?.close();
@@ -125,9 +144,18 @@ describe('RemoteWorkerJobs against the service', () => {
     expect(read?.internal.sourceKey).toEqual(expect.any(String));
     expect(await jobs.getById(randomUUID())).toBeUndefined();
 
-    const validating = await jobs.transition(id, ['created'], 'validating', {}, { validationConfig: { sceneToRender: 'Main' } });
+    const validating = await jobs.transition(
+      id,
+      ['created'],
+      'validating',
+      {},
+      { validationConfig: { sceneToRender: 'Main' } },
+    );
     expect(validating?.job.status).toBe('validating');
-    expect(validating?.internal).toMatchObject({ sourceKey: read?.internal.sourceKey, validationConfig: { sceneToRender: 'Main' } });
+    expect(validating?.internal).toMatchObject({
+      sourceKey: read?.internal.sourceKey,
+      validationConfig: { sceneToRender: 'Main' },
+    });
     const rootFolderId = randomUUID();
     const validated = await jobs.transition(id, ['validating'], 'validated', { rootFolderId, isAnalysisSkipped: true });
     expect(validated?.job).toMatchObject({ status: 'validated', rootFolderId, isAnalysisSkipped: true });
@@ -149,7 +177,14 @@ describe('RemoteWorkerJobs against the service', () => {
     await jobs.setProgress(progressOf(id));
     const r = await call<{ data: JobProgress }>('GET', `/jobs/${id}/progress`);
     expect(r.status).toBe(200);
-    expect(r.body.data).toMatchObject({ jobId: id, status: 'validating', framesTotal: 10, framesDone: 3, percent: 32.5, etaSeconds: 20 });
+    expect(r.body.data).toMatchObject({
+      jobId: id,
+      status: 'validating',
+      framesTotal: 10,
+      framesDone: 3,
+      percent: 32.5,
+      etaSeconds: 20,
+    });
   });
 
   it('completed() enqueues exactly one onRenderComplete delivery, however often it is called', async () => {
@@ -159,8 +194,17 @@ describe('RemoteWorkerJobs against the service', () => {
     await jobs.completed(rec!);
     const deliveries = await svc.service.webhooks.listForJob(id);
     expect(deliveries).toHaveLength(1);
-    expect(deliveries[0]!.event).toMatchObject({ event: 'onRenderComplete', jobId: id, status: 'completed', workspaceId: svc.workspaceId });
-    await waitUntil('the webhook to be delivered', async () => (await svc.service.webhooks.getDelivery(deliveries[0]!.id))?.state === 'delivered', { timeoutMs: 15_000 });
+    expect(deliveries[0]!.event).toMatchObject({
+      event: 'onRenderComplete',
+      jobId: id,
+      status: 'completed',
+      workspaceId: svc.workspaceId,
+    });
+    await waitUntil(
+      'the webhook to be delivered',
+      async () => (await svc.service.webhooks.getDelivery(deliveries[0]!.id))?.state === 'delivered',
+      { timeoutMs: 15_000 },
+    );
 
     // Only a completed job has a completion to report.
     const { id: open } = await createJob(call);
@@ -196,7 +240,9 @@ describe('authentication', () => {
 
   it('tells a worker with the wrong token what to fix, without echoing the token', async () => {
     const wrong = `wrong-${randomBytes(16).toString('hex')}`;
-    const err = await remote({ token: wrong }).getById(randomUUID()).catch((e: unknown) => e);
+    const err = await remote({ token: wrong })
+      .getById(randomUUID())
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkerApiError);
     expect(String(err)).toMatch(/401 UNAUTHORIZED.*RENDERBRIDGE_WORKER_TOKEN/);
     expect(String(err)).not.toContain(wrong);
@@ -214,8 +260,12 @@ describe('authentication', () => {
       const r = await internal('GET', `/jobs/${randomUUID()}`, undefined, { origin: plain.origin });
       expect(r.status).toBe(401);
       expect(errorBody(r).name).toBe('UNAUTHORIZED');
-      const err = await new RemoteWorkerJobs({ serviceUrls: [plain.origin], token: TOKEN }).getById(randomUUID()).catch((e: unknown) => e);
-      expect(String(err)).toMatch(/unknown or revoked; create this worker's own token with renderbridge admin create-worker-token/);
+      const err = await new RemoteWorkerJobs({ serviceUrls: [plain.origin], token: TOKEN })
+        .getById(randomUUID())
+        .catch((e: unknown) => e);
+      expect(String(err)).toMatch(
+        /unknown or revoked; create this worker's own token with renderbridge admin create-worker-token/,
+      );
       const { token } = await createWorkerToken(plain.service.ports.workerTokens, 'plain-1');
       expect(await new RemoteWorkerJobs({ serviceUrls: [plain.origin], token }).whoami()).toBe('plain-1');
       expect(await new RemoteWorkerJobs({ serviceUrls: [plain.origin], token }).getById(randomUUID())).toBeUndefined();
@@ -298,10 +348,14 @@ describe('failover across service URLs', () => {
     let hits = 0;
     const refusing = await serve((_req, res) => {
       hits++;
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'no', name: 'UNAUTHORIZED', details: [], type: 'api', metadata: {} }));
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ message: 'no', name: 'UNAUTHORIZED', details: [], type: 'api', metadata: {} }));
     });
     const { id } = await createJob(call);
-    const err = await remote({ serviceUrls: [refusing, svc.origin] }).getById(id).catch((e: unknown) => e);
+    const err = await remote({ serviceUrls: [refusing, svc.origin] })
+      .getById(id)
+      .catch((e: unknown) => e);
     expect((err as WorkerApiError).status).toBe(401);
     expect(String(err)).toContain(refusing);
     expect(hits).toBe(1);
@@ -310,7 +364,9 @@ describe('failover across service URLs', () => {
   it('gives up after retryForMs with a message naming each URL and what to check, never the token', async () => {
     const closed = await closedPortUrl();
     const started = Date.now();
-    const err = await remote({ serviceUrls: [closed], retryForMs: 600 }).getById(randomUUID()).catch((e: unknown) => e);
+    const err = await remote({ serviceUrls: [closed], retryForMs: 600 })
+      .getById(randomUUID())
+      .catch((e: unknown) => e);
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
     expect(String(err)).toContain(`${closed} (ECONNREFUSED`);
     expect(String(err)).toMatch(/reachable from this worker/);
@@ -323,9 +379,12 @@ describe('failover across service URLs', () => {
     // Forwards the request to the service, which applies it, then drops the connection.
     const lossy = await serve((req, res) => {
       forwarded++;
-      const up = request({ host: live.hostname, port: live.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-        answer.resume().on('end', () => res.socket?.destroy());
-      });
+      const up = request(
+        { host: live.hostname, port: live.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          answer.resume().on('end', () => res.socket?.destroy());
+        },
+      );
       req.pipe(up);
     });
     const { id } = await createJob(call);
@@ -340,9 +399,11 @@ describe('failover across service URLs', () => {
   });
 });
 
-const blender = spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
+const blender =
+  spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
 if (!blender) {
-  if (process.env.CI === 'true') throw new Error('Blender is missing: the remote worker render test needs it on CI (apt-get install blender)');
+  if (process.env.CI === 'true')
+    throw new Error('Blender is missing: the remote worker render test needs it on CI (apt-get install blender)');
   console.warn('skipping the remote worker render: Blender is not installed (apt-get install blender)');
 }
 
@@ -353,7 +414,12 @@ describe.skipIf(!blender)('a worker that sees jobs only through the worker API',
     const log = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });
     const remoteJobs = remote();
     const worker = await startWorker(
-      { jobs: remoteJobs, storage: svc.service.ports.storage, queue: svc.service.ports.queue, onCompleted: (rec) => remoteJobs.completed(rec) },
+      {
+        jobs: remoteJobs,
+        storage: svc.service.ports.storage,
+        queue: svc.service.ports.queue,
+        onCompleted: (rec) => remoteJobs.completed(rec),
+      },
       defaultConfig({ dataDir: workDir, workers: 1 }),
       log,
       { runtime: { heartbeatMs: 200, pollMs: 100, workerId: `remote-${randomUUID().slice(0, 8)}` } },
@@ -377,12 +443,17 @@ describe.skipIf(!blender)('a worker that sees jobs only through the worker API',
       expect(await client.getJobProgress(job.id)).toMatchObject({ framesTotal: 1, framesDone: 1 });
       // The worker reports the completion (which enqueues the webhook) just after the job turns
       // completed, so a fast poll may get there first.
-      await waitUntil('the onRenderComplete webhook enqueued', async () => (await svc.service.webhooks.listForJob(job.id)).length > 0, { timeoutMs: 10_000 });
+      await waitUntil(
+        'the onRenderComplete webhook enqueued',
+        async () => (await svc.service.webhooks.listForJob(job.id)).length > 0,
+        { timeoutMs: 10_000 },
+      );
       expect(await svc.service.webhooks.listForJob(job.id)).toHaveLength(1);
 
       // Every state change of the job went through the worker API.
       const seen = svc.logs.join('');
-      for (const route of ['transition', 'update', 'progress', 'completed']) expect(seen).toContain(`${WORKER_API_PREFIX}/jobs/${job.id}/${route}`);
+      for (const route of ['transition', 'update', 'progress', 'completed'])
+        expect(seen).toContain(`${WORKER_API_PREFIX}/jobs/${job.id}/${route}`);
     } catch (err) {
       console.error(logs.slice(-30).join(''));
       throw err;
@@ -417,15 +488,26 @@ describe.skipIf(!blender)('a worker that sees jobs only through the worker API',
       await client.renderJob(job.id, tinyRender('1-2'));
       const done = await client.waitForStatus(job.id, ['completed'], { intervalMs: 200, timeoutMs: 120_000 });
       expect(done.status).toBe('completed');
-      expect(((await client.getDownloads(job.id)).frameOutputs ?? []).map((f) => f.fileName)).toEqual(['f_0001.png', 'f_0002.png']);
+      expect(((await client.getDownloads(job.id)).frameOutputs ?? []).map((f) => f.fileName)).toEqual([
+        'f_0001.png',
+        'f_0002.png',
+      ]);
       // Every task ran under this worker's name, claimed through the worker API (the finalize
       // task is marked done just after it completed the job).
-      const runs = await waitUntil('every task of the job done', async () => {
-        const all = await svc.service.ports.queue.jobTaskRuns(job.id);
-        return all.every((r) => r.state === 'done') ? all : undefined;
-      }, { timeoutMs: 10_000 });
+      const runs = await waitUntil(
+        'every task of the job done',
+        async () => {
+          const all = await svc.service.ports.queue.jobTaskRuns(job.id);
+          return all.every((r) => r.state === 'done') ? all : undefined;
+        },
+        { timeoutMs: 10_000 },
+      );
       expect(runs.length).toBeGreaterThanOrEqual(3);
-      for (const r of runs) expect(r, r.id).toMatchObject({ state: 'done', worker: expect.stringMatching(new RegExp(`^${name}:${process.pid}:`)) });
+      for (const r of runs)
+        expect(r, r.id).toMatchObject({
+          state: 'done',
+          worker: expect.stringMatching(new RegExp(`^${name}:${process.pid}:`)),
+        });
       expect(svc.logs.join('')).toContain(`${WORKER_API_PREFIX}/tasks/claim`);
     } catch (err) {
       console.error(logs.slice(-30).join(''));

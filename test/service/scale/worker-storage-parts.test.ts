@@ -45,7 +45,9 @@ describe('a keyless worker storing an object in parts', () => {
     // 12 MiB and a bit in 5 MiB parts: three.
     expect(farm.svc.logs.join('').split(`${WORKER_API_PREFIX}/storage/multipart/part`).length - before).toBe(3);
 
-    await expect(runForJob(held.jobId, () => held.storage.putFile(key, file))).rejects.toBeInstanceOf(ObjectExistsError);
+    await expect(runForJob(held.jobId, () => held.storage.putFile(key, file))).rejects.toBeInstanceOf(
+      ObjectExistsError,
+    );
     // Another job's token cannot sign a part of this upload's key.
     const other = await farm.holdJob();
     const r = await fetch(`${farm.svc.origin}${WORKER_API_PREFIX}/storage/multipart/part`, {

@@ -27,13 +27,20 @@ beforeAll(async () => {
         if (path.includes('/staging/') && (req.url ?? '').includes('X-Amz-Signature') && !seen.has(id)) {
           seen.add(id);
           refused.push(id);
-          req.resume().on('end', () => res.writeHead(503, { 'content-type': 'application/xml' }).end('<Error><Code>SlowDown</Code></Error>'));
+          req
+            .resume()
+            .on('end', () =>
+              res.writeHead(503, { 'content-type': 'application/xml' }).end('<Error><Code>SlowDown</Code></Error>'),
+            );
           return;
         }
-        const forward = request({ host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
+        const forward = request(
+          { host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
         req.pipe(forward);
       });
       await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
@@ -49,7 +56,10 @@ afterAll(async () => {
 
 describe('S3 answering 503 once', () => {
   it('a keyless worker stores and reads whole objects and parts all the same', async () => {
-    const held = await farm.holdJob(undefined, { multipartAboveBytes: 6 * 1024 * 1024, partSizeBytes: 5 * 1024 * 1024 });
+    const held = await farm.holdJob(undefined, {
+      multipartAboveBytes: 6 * 1024 * 1024,
+      partSizeBytes: 5 * 1024 * 1024,
+    });
     const small = `staging/${held.jobId}/frames/r1`;
     const large = `staging/${held.jobId}/frames/r2`;
     const big = Buffer.alloc(11 * 1024 * 1024, 7);

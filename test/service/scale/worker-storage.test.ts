@@ -54,7 +54,7 @@ async function storageCall(token: string, route: string, body: unknown, origin =
 }
 
 describe('what a worker token opens through the storage routes', () => {
-  it('reads its job\'s upload and writes its outputs, but never another job\'s or workspace\'s objects', async () => {
+  it("reads its job's upload and writes its outputs, but never another job's or workspace's objects", async () => {
     const a = await holdJob();
     const b = await holdJob();
     const other = await holdJob(api(svc.baseUrl, await svc.createApiKey('elsewhere')));
@@ -76,7 +76,9 @@ describe('what a worker token opens through the storage routes', () => {
         expect(errorBody(r).name).toBe('JOB_NOT_FOUND');
       }
     }
-    expect((await storageCall(a.token, 'list', { jobId: a.jobId, prefix: `outputs/${b.workspaceId}/${b.jobId}` })).status).toBe(404);
+    expect(
+      (await storageCall(a.token, 'list', { jobId: a.jobId, prefix: `outputs/${b.workspaceId}/${b.jobId}` })).status,
+    ).toBe(404);
     // Another workspace's upload: missing too.
     const upload = await storageCall(a.token, 'read', { jobId: a.jobId, key: other.sourceKey });
     expect(upload.status).toBe(404);
@@ -106,7 +108,7 @@ describe('what a worker token opens through the storage routes', () => {
     expect((await buffer(await runForJob(a.jobId, () => a.storage.get(mine)))).toString()).toBe('a frame');
   });
 
-  it('a requeued job\'s worker reads the outputs of the job it came from, and never writes them', async () => {
+  it("a requeued job's worker reads the outputs of the job it came from, and never writes them", async () => {
     const from = await createJob(call);
     expect((await call('POST', `/jobs/${from.id}/cancel`, {})).status).toBeLessThan(300);
     const requeued = await call<{ id: string }>('POST', `/jobs/${from.id}/requeue`, {});
@@ -115,12 +117,17 @@ describe('what a worker token opens through the storage routes', () => {
     const name = `w-${randomUUID().slice(0, 8)}`;
     const { token } = await createWorkerToken(svc.service.ports.workerTokens, name);
     const queue = new RemoteTaskQueue({ serviceUrls: [svc.origin], token, retryDelayMs: 50 });
-    await waitUntil(`a task of ${jobId} claimed`, async () => (await queue.claim(`${name}:1`, ['validate', 'render'], 3_600_000))?.jobId === jobId);
+    await waitUntil(
+      `a task of ${jobId} claimed`,
+      async () => (await queue.claim(`${name}:1`, ['validate', 'render'], 3_600_000))?.jobId === jobId,
+    );
     const kept = `outputs/${svc.workspaceId}/${from.id}/kept/frames/rZl8wMDAxLnBuZw`;
     const stat = await storageCall(token, 'stat', { jobId, key: kept });
     expect(stat.status).toBe(200);
     expect(stat.body).toEqual({ data: null });
-    expect((await storageCall(token, 'list', { jobId, prefix: `outputs/${svc.workspaceId}/${from.id}/kept` })).body).toEqual({ data: [] });
+    expect(
+      (await storageCall(token, 'list', { jobId, prefix: `outputs/${svc.workspaceId}/${from.id}/kept` })).body,
+    ).toEqual({ data: [] });
     for (const route of ['write', 'delete']) {
       const r = await storageCall(token, route, { jobId, key: kept });
       expect(r.status, route).toBe(403);
@@ -128,7 +135,10 @@ describe('what a worker token opens through the storage routes', () => {
     }
     // A job outside the chain stays closed.
     const stranger = await createJob(call);
-    expect((await storageCall(token, 'stat', { jobId, key: `outputs/${svc.workspaceId}/${stranger.id}/kept/frames/x` })).status).toBe(404);
+    expect(
+      (await storageCall(token, 'stat', { jobId, key: `outputs/${svc.workspaceId}/${stranger.id}/kept/frames/x` }))
+        .status,
+    ).toBe(404);
   });
 
   it('signs URLs that S3 refuses once they expire', async () => {
@@ -136,17 +146,23 @@ describe('what a worker token opens through the storage routes', () => {
     const key = `logs/${a.workspaceId}/${a.jobId}/validate/a1-1.json`;
     await runForJob(a.jobId, () => a.storage.put(key, Readable.from([Buffer.from('{}')])));
     const read = await runForJob(a.jobId, () => a.storage.sign('read', key, 1));
-    const refused = await waitUntil('the signed GET to expire', async () => {
-      const r = await fetch(read.url);
-      const text = await r.text();
-      return r.status === 200 ? undefined : { status: r.status, text };
-    }, { timeoutMs: 15_000, intervalMs: 250 });
+    const refused = await waitUntil(
+      'the signed GET to expire',
+      async () => {
+        const r = await fetch(read.url);
+        const text = await r.text();
+        return r.status === 200 ? undefined : { status: r.status, text };
+      },
+      { timeoutMs: 15_000, intervalMs: 250 },
+    );
     expect(refused.status).toBe(403);
     expect(refused.text).toContain('Request has expired');
 
     const late = `staging/${a.jobId}/frames/late.png`;
     const write = await runForJob(a.jobId, () => a.storage.sign('write', late, 1));
-    await waitUntil('the signed PUT to pass its expiry', () => Date.now() > Date.parse(write.expiresAt) + 1000, { timeoutMs: 15_000 });
+    await waitUntil('the signed PUT to pass its expiry', () => Date.now() > Date.parse(write.expiresAt) + 1000, {
+      timeoutMs: 15_000,
+    });
     const put = await fetch(write.url, { method: 'PUT', headers: write.headers, body: 'frame' });
     expect(put.status).toBe(403);
     expect(await put.text()).toContain('Request has expired');
@@ -171,7 +187,7 @@ describe('what a worker token opens through the storage routes', () => {
     }
   });
 
-  it('a token that is not a worker\'s opens nothing', async () => {
+  it("a token that is not a worker's opens nothing", async () => {
     const a = await holdJob();
     const r = await storageCall(svc.apiKey, 'read', { jobId: a.jobId, key: a.sourceKey });
     expect(r.status).toBe(401);
@@ -187,14 +203,30 @@ describe('a service that cannot serve keyless workers', () => {
       const { token } = await createWorkerToken(files.service.ports.workerTokens, name);
       expect((await storageCall(token, 'read', { jobId: randomUUID(), key: 'x' }, files.origin)).status).toBe(404);
       const env: Record<string, string> = { RENDERBRIDGE_WORKER_TOKEN: token };
-      for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(AWS_|RENDERBRIDGE_|DATABASE_URL|REDIS_URL)/.test(k)) env[k] = v;
+      for (const [k, v] of Object.entries(process.env))
+        if (v !== undefined && !/^(AWS_|RENDERBRIDGE_|DATABASE_URL|REDIS_URL)/.test(k)) env[k] = v;
       const dir = await farm.tempDir();
       // Spawned, not spawnSync: the service answers from this process.
-      const child = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'worker', '--service-url', files.origin, '--data-dir', dir, '--workers', '1'], {
-        cwd: path.resolve(import.meta.dirname, '../../..'),
-        env,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'cli/index.ts',
+          'worker',
+          '--service-url',
+          files.origin,
+          '--data-dir',
+          dir,
+          '--workers',
+          '1',
+        ],
+        {
+          cwd: path.resolve(import.meta.dirname, '../../..'),
+          env,
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const status = await new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -20,7 +20,9 @@ async function admin(...args: string[]): Promise<{ stdout: string; stderr: strin
   registerAdminCommands(program);
   let stdout = '';
   let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => ((stdout += String(s)), true));
+  const out = vi
+    .spyOn(process.stdout, 'write')
+    .mockImplementation((s: string | Uint8Array) => ((stdout += String(s)), true));
   const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void (stdout += `${a.join(' ')}\n`));
   const err = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void (stderr += `${a.join(' ')}\n`));
   try {
@@ -52,7 +54,13 @@ afterEach(() => rm(dataDir, { recursive: true, force: true }));
 
 describe('renderbridge admin set-webhook', () => {
   it('stores the URL and prints the new signing secret once, on stdout', async () => {
-    const { stdout, stderr } = await admin('set-webhook', '--workspace', 'studio', '--url', 'https://hooks.example.com/render?token=t');
+    const { stdout, stderr } = await admin(
+      'set-webhook',
+      '--workspace',
+      'studio',
+      '--url',
+      'https://hooks.example.com/render?token=t',
+    );
     const secret = stdout.trim();
     expect(secret).toMatch(/^whsec_\S{43}$/);
     expect(stderr).toContain('Renderbridge-Signature');
@@ -65,20 +73,35 @@ describe('renderbridge admin set-webhook', () => {
   });
 
   it('replacing rotates the secret, unless --keep-secret', async () => {
-    const first = (await admin('set-webhook', '--workspace', 'studio', '--url', 'http://127.0.0.1:9000/a')).stdout.trim();
-    const kept = await admin('set-webhook', '--workspace', 'studio', '--url', 'http://127.0.0.1:9000/b', '--keep-secret');
+    const first = (
+      await admin('set-webhook', '--workspace', 'studio', '--url', 'http://127.0.0.1:9000/a')
+    ).stdout.trim();
+    const kept = await admin(
+      'set-webhook',
+      '--workspace',
+      'studio',
+      '--url',
+      'http://127.0.0.1:9000/b',
+      '--keep-secret',
+    );
     expect(kept.stdout).toBe('');
     expect(await storedWebhook()).toMatchObject({ url: 'http://127.0.0.1:9000/b', secret: first });
-    const second = (await admin('set-webhook', '--workspace', 'studio', '--url', 'http://127.0.0.1:9000/c')).stdout.trim();
+    const second = (
+      await admin('set-webhook', '--workspace', 'studio', '--url', 'http://127.0.0.1:9000/c')
+    ).stdout.trim();
     expect(second).not.toBe(first);
     expect((await storedWebhook())?.secret).toBe(second);
   });
 
   it('accepts only absolute http(s) URLs, and only known workspaces', async () => {
     for (const bad of ['ftp://example.com/x', 'not a url', '/relative', 'https://user:pw@example.com/']) {
-      await expect(admin('set-webhook', '--workspace', 'studio', '--url', bad)).rejects.toThrow(/must be http or https|not a URL|must not carry/);
+      await expect(admin('set-webhook', '--workspace', 'studio', '--url', bad)).rejects.toThrow(
+        /must be http or https|not a URL|must not carry/,
+      );
     }
-    await expect(admin('set-webhook', '--workspace', 'nope', '--url', 'https://example.com/')).rejects.toThrow(/no workspace named "nope"/);
+    await expect(admin('set-webhook', '--workspace', 'nope', '--url', 'https://example.com/')).rejects.toThrow(
+      /no workspace named "nope"/,
+    );
     expect(await storedWebhook()).toBeUndefined();
   });
 

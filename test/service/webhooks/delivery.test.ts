@@ -8,7 +8,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqlite, type SqliteHandle } from '../../../service/adapters/sqlite/db.js';
 import { openWebhookStore, type SqliteWebhookStore } from '../../../service/adapters/sqlite/webhook-store.js';
-import { enqueueRenderComplete, renderCompleteEventId, WebhookDispatcher, type DispatcherLogger } from '../../../service/webhooks/delivery.js';
+import {
+  enqueueRenderComplete,
+  renderCompleteEventId,
+  WebhookDispatcher,
+  type DispatcherLogger,
+} from '../../../service/webhooks/delivery.js';
 import { generateWebhookSecret, verifyWebhookSignature } from '../../../shared/webhooks/signing.js';
 
 interface Received {
@@ -49,7 +54,13 @@ beforeEach(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const verified = verifyWebhookSignature(secret, req.headers['renderbridge-signature'] as string, body, 300, Math.floor(receiverNowMs() / 1000)).ok;
+      const verified = verifyWebhookSignature(
+        secret,
+        req.headers['renderbridge-signature'] as string,
+        body,
+        300,
+        Math.floor(receiverNowMs() / 1000),
+      ).ok;
       received.push({ headers: req.headers, body, verified });
       res.statusCode = answers.shift() ?? 200;
       res.end('ok');
@@ -72,14 +83,27 @@ describe('webhook delivery', () => {
     let now = 1_750_000_000_000;
     receiverNowMs = () => now;
     const logs: string[] = [];
-    const d = new WebhookDispatcher({ store, now: () => now, random: () => 0.5, baseDelayMs: 1000, jitter: 0.2, logger: recordingLogger(logs) });
+    const d = new WebhookDispatcher({
+      store,
+      now: () => now,
+      random: () => 0.5,
+      baseDelayMs: 1000,
+      jitter: 0.2,
+      logger: recordingLogger(logs),
+    });
     const jobId = randomUUID();
     const event = await enqueueRenderComplete(store, { id: jobId, workspaceId: ws, status: 'completed' }, now);
     expect(event?.id).toBe(renderCompleteEventId(jobId));
 
     expect(await d.tick()).toBe(1);
     let state = await store.getDelivery(event!.id);
-    expect(state).toMatchObject({ state: 'pending', attempts: 1, lastStatus: 500, lastError: 'HTTP 500', nextAttemptAt: now + 900 });
+    expect(state).toMatchObject({
+      state: 'pending',
+      attempts: 1,
+      lastStatus: 500,
+      lastError: 'HTTP 500',
+      nextAttemptAt: now + 900,
+    });
     expect(await d.tick()).toBe(0); // not due yet
 
     now += 900;
@@ -94,7 +118,14 @@ describe('webhook delivery', () => {
       expect(r.headers['renderbridge-event']).toBe('onRenderComplete');
       expect(r.headers['renderbridge-event-id']).toBe(event!.id);
       expect(r.headers['renderbridge-delivery-attempt']).toBe(String(i + 1));
-      expect(JSON.parse(r.body)).toEqual({ id: event!.id, event: 'onRenderComplete', jobId, workspaceId: ws, status: 'completed', occurredAt: new Date(1_750_000_000_000).toISOString() });
+      expect(JSON.parse(r.body)).toEqual({
+        id: event!.id,
+        event: 'onRenderComplete',
+        jobId,
+        workspaceId: ws,
+        status: 'completed',
+        occurredAt: new Date(1_750_000_000_000).toISOString(),
+      });
     }
     // The same body on every attempt: receivers deduplicate on the id.
     expect(received[0]!.body).toBe(received[1]!.body);
@@ -107,7 +138,14 @@ describe('webhook delivery', () => {
   it('backs off exponentially up to the cap, and gives up after maxAttempts', async () => {
     answers = [503, 503, 503];
     let now = 0;
-    const d = new WebhookDispatcher({ store, now: () => now, random: () => 0, baseDelayMs: 100, maxDelayMs: 250, maxAttempts: 3 });
+    const d = new WebhookDispatcher({
+      store,
+      now: () => now,
+      random: () => 0,
+      baseDelayMs: 100,
+      maxDelayMs: 250,
+      maxAttempts: 3,
+    });
     expect([1, 2, 3, 4].map((n) => d.retryDelay(n))).toEqual([100, 200, 250, 250]);
     const ev = await enqueueRenderComplete(store, { id: randomUUID(), workspaceId: ws, status: 'completed' }, now);
     await d.tick();
@@ -115,7 +153,12 @@ describe('webhook delivery', () => {
     await d.tick();
     now = (await store.getDelivery(ev!.id))!.nextAttemptAt!;
     await d.tick();
-    expect(await store.getDelivery(ev!.id)).toMatchObject({ state: 'failed', attempts: 3, lastStatus: 503, nextAttemptAt: null });
+    expect(await store.getDelivery(ev!.id)).toMatchObject({
+      state: 'failed',
+      attempts: 3,
+      lastStatus: 503,
+      nextAttemptAt: null,
+    });
     now += 1e9;
     expect(await d.tick()).toBe(0);
     expect(received).toHaveLength(3);
@@ -165,7 +208,10 @@ describe('webhook delivery', () => {
     const ev = await enqueueRenderComplete(store, { id: randomUUID(), workspaceId: ws, status: 'completed' });
     expect(await store.removeWebhook(ws)).toBe(true);
     await d.tick();
-    expect(await store.getDelivery(ev!.id)).toMatchObject({ state: 'failed', lastError: 'the workspace has no webhook any more' });
+    expect(await store.getDelivery(ev!.id)).toMatchObject({
+      state: 'failed',
+      lastError: 'the workspace has no webhook any more',
+    });
     expect(received).toHaveLength(0);
   });
 
@@ -182,7 +228,11 @@ describe('webhook delivery', () => {
     handle = await openSqlite(file);
     store = openWebhookStore(handle);
     expect(await store.getWebhook(ws)).toMatchObject({ url, secret });
-    expect(await store.getDelivery(ev!.id)).toMatchObject({ state: 'pending', attempts: 1, nextAttemptAt: now + 30_000 });
+    expect(await store.getDelivery(ev!.id)).toMatchObject({
+      state: 'pending',
+      attempts: 1,
+      nextAttemptAt: now + 30_000,
+    });
     const d = new WebhookDispatcher({ store, now: () => now });
     expect(await d.tick()).toBe(0); // still leased
     now += 30_000;
@@ -192,7 +242,9 @@ describe('webhook delivery', () => {
 
     handle = await openSqlite(file);
     store = openWebhookStore(handle);
-    expect(await store.listForJob(jobId)).toMatchObject([{ id: ev!.id, state: 'delivered', attempts: 2, lastStatus: 200 }]);
+    expect(await store.listForJob(jobId)).toMatchObject([
+      { id: ev!.id, state: 'delivered', attempts: 2, lastStatus: 200 },
+    ]);
   });
 
   it('start() polls in the background and stop() waits for the attempt in flight', async () => {
@@ -201,7 +253,8 @@ describe('webhook delivery', () => {
     d.start();
     const ev = await enqueueRenderComplete(store, { id: randomUUID(), workspaceId: ws, status: 'completed' });
     const deadline = Date.now() + 5000;
-    while ((await store.getDelivery(ev!.id))?.state !== 'delivered' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while ((await store.getDelivery(ev!.id))?.state !== 'delivered' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     await d.stop();
     expect(await store.getDelivery(ev!.id)).toMatchObject({ state: 'delivered', attempts: 2 });
     expect(received.map((r) => r.verified)).toEqual([true, true]);

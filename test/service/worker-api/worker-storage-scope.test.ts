@@ -11,7 +11,10 @@ const P = '22222222-2222-4222-8222-222222222222';
 const Q = '33333333-3333-4333-8333-333333333333';
 
 function rec(id: string, over: Partial<JobRecord['internal']> = {}): JobRecord {
-  return { job: { id, workspaceId: W, status: 'rendering' }, internal: { sourceKey: `uploads/${W}/slug-a/scene.blend`, fileType: 'blend', ...over } } as unknown as JobRecord;
+  return {
+    job: { id, workspaceId: W, status: 'rendering' },
+    internal: { sourceKey: `uploads/${W}/slug-a/scene.blend`, fileType: 'blend', ...over },
+  } as unknown as JobRecord;
 }
 
 const noChain = async () => [];
@@ -22,8 +25,14 @@ const refusal = async (p: Promise<unknown>) => {
 };
 
 describe('worker storage scope', () => {
-  it('opens the job\'s own prefixes for writing, as folders (never a longer sibling)', async () => {
-    for (const key of [`outputs/${W}/${J}/frames/f_0001.png`, `logs/${W}/${J}/chunk-1/a1-5.log`, `staging/${J}/frames/r1`, `staging/${J}`, `staging/${J}/`]) {
+  it("opens the job's own prefixes for writing, as folders (never a longer sibling)", async () => {
+    for (const key of [
+      `outputs/${W}/${J}/frames/f_0001.png`,
+      `logs/${W}/${J}/chunk-1/a1-5.log`,
+      `staging/${J}/frames/r1`,
+      `staging/${J}`,
+      `staging/${J}/`,
+    ]) {
       expect(await accessOf(rec(J), key, noChain), key).toBe('write');
     }
     // A longer name is another job's folder: answered as missing.
@@ -31,7 +40,7 @@ describe('worker storage scope', () => {
     expect(await refusal(accessOf(rec(J), `outputs/${W}`, noChain))).toBe('STORAGE_KEY_NOT_IN_JOB');
   });
 
-  it('keeps a completed job\'s published outputs read only, its logs and staging writable for the clean-up', async () => {
+  it("keeps a completed job's published outputs read only, its logs and staging writable for the clean-up", async () => {
     const completed = rec(J);
     (completed.job as { status: string }).status = 'completed';
     expect(await accessOf(completed, `outputs/${W}/${J}/frames/f_0001.png`, noChain)).toBe('read');
@@ -40,7 +49,7 @@ describe('worker storage scope', () => {
     expect(await accessOf(completed, `logs/${W}/${J}/finalize/a1-5.log`, noChain)).toBe('write');
   });
 
-  it('opens its upload, or its workspace\'s blobs for a blob project, for reading only', async () => {
+  it("opens its upload, or its workspace's blobs for a blob project, for reading only", async () => {
     expect(await accessOf(rec(J), `uploads/${W}/slug-a/scene.blend`, noChain)).toBe('read');
     expect(await refusal(accessOf(rec(J), `uploads/${W}/slug-b/scene.blend`, noChain))).toBe('STORAGE_KEY_NOT_IN_JOB');
     expect(await refusal(accessOf(rec(J), `blobs/${W}/ab/abcd-10`, noChain))).toBe('STORAGE_KEY_NOT_IN_JOB');

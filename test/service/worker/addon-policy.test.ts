@@ -19,17 +19,35 @@ describe('bundled add-on policy', () => {
     expect(bundledAddonPolicy({ sandbox: true, bundledAddons: 'auto' })).toBe('sandboxed');
     expect(bundledAddonPolicy({ sandbox: false, bundledAddons: 'auto' })).toBe('off');
     expect(bundledAddonPolicy({ sandbox: true, bundledAddons: 'off' })).toBe('off');
-    expect(() => bundledAddonPolicy({ sandbox: false, bundledAddons: 'sandboxed' })).toThrow(/needs the sandbox: drop --no-sandbox, or pass --bundled-addons off/);
+    expect(() => bundledAddonPolicy({ sandbox: false, bundledAddons: 'sandboxed' })).toThrow(
+      /needs the sandbox: drop --no-sandbox, or pass --bundled-addons off/,
+    );
   });
 
-  it('sandboxed: the render puts the bundled folders on sys.path and enables the job\'s ids', () => {
-    const got = renderAddons('sandboxed', manifest, { addonsToUse: undefined, bundledAddonPathsToUse: undefined }, '/w/job/project');
+  it("sandboxed: the render puts the bundled folders on sys.path and enables the job's ids", () => {
+    const got = renderAddons(
+      'sandboxed',
+      manifest,
+      { addonsToUse: undefined, bundledAddonPathsToUse: undefined },
+      '/w/job/project',
+    );
     expect(got.paths).toEqual(['/w/job/project/addons']);
     expect(got.ids).toBeUndefined();
   });
 
-  it('off: no bundled folder, no bundled id, whatever the job names; Blender\'s own add-ons stay', () => {
-    const got = renderAddons('off', manifest, { addonsToUse: [{ id: 'evil', name: 'Evil' }, { id: 'sun_position', name: 'Sun Position' }], bundledAddonPathsToUse: ['addons/evil'] }, '/w/job/project');
+  it("off: no bundled folder, no bundled id, whatever the job names; Blender's own add-ons stay", () => {
+    const got = renderAddons(
+      'off',
+      manifest,
+      {
+        addonsToUse: [
+          { id: 'evil', name: 'Evil' },
+          { id: 'sun_position', name: 'Sun Position' },
+        ],
+        bundledAddonPathsToUse: ['addons/evil'],
+      },
+      '/w/job/project',
+    );
     expect(got).toEqual({ paths: [], ids: ['sun_position'] });
   });
 

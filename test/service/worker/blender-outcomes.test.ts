@@ -12,7 +12,12 @@ import {
   unreadableFile,
 } from '../../../blender/errors.js';
 import type { Task } from '../../../service/ports/tasks.js';
-import { asTaskOutcome, CanceledTaskError, FatalTaskError, RetryableTaskError } from '../../../service/worker/runtime/outcomes.js';
+import {
+  asTaskOutcome,
+  CanceledTaskError,
+  FatalTaskError,
+  RetryableTaskError,
+} from '../../../service/worker/runtime/outcomes.js';
 import { failedReasonOf } from '../../../service/worker/runtime/failed-reason.js';
 
 const argv = ['-b', '-Y', '--factory-startup', '-noaudio', '/w/scene.blend'];
@@ -29,12 +34,25 @@ describe('asTaskOutcome: blender errors as task outcomes', () => {
   });
 
   it.each([
-    ['a start failure', new BlenderStartError('cannot start Blender (/no/blender): ENOENT', { argv }, { cause: Object.assign(new Error('spawn'), { code: 'ENOENT' }) })],
+    [
+      'a start failure',
+      new BlenderStartError(
+        'cannot start Blender (/no/blender): ENOENT',
+        { argv },
+        { cause: Object.assign(new Error('spawn'), { code: 'ENOENT' }) },
+      ),
+    ],
     ['a timeout', new BlenderTimeoutError('Blender timed out after 6000 ms', { ...run, reason: 'timeout' })],
     ['an idle stop', new BlenderTimeoutError('Blender printed nothing for 4000 ms', { ...run, reason: 'idle' })],
     ['a crash', new BlenderCrashError('Blender crashed (SIGKILL)', { ...run, signal: 'SIGKILL', reason: 'crash' })],
-    ['a missing result', new BlenderResultError('scene analysis wrote no readable result', { exitCode: 0, lastLines: ['x'] })],
-    ['an unreadable version', new BlenderResultError('cannot read the version of /b/blender', { exitCode: 1, lastLines: [] })],
+    [
+      'a missing result',
+      new BlenderResultError('scene analysis wrote no readable result', { exitCode: 0, lastLines: ['x'] }),
+    ],
+    [
+      'an unreadable version',
+      new BlenderResultError('cannot read the version of /b/blender', { exitCode: 1, lastLines: [] }),
+    ],
   ])('%s is retried with the same message and details', (_what, err) => {
     const outcome = asTaskOutcome(err);
     expect(outcome).toBeInstanceOf(RetryableTaskError);
@@ -51,7 +69,14 @@ describe('asTaskOutcome: blender errors as task outcomes', () => {
     expect(reason).toMatchObject({
       name: 'RETRIES_EXHAUSTED',
       type: 'RENDER_FAILED',
-      errorDetails: { message: 'Blender crashed (SIGKILL) (gave up after 3 attempts)', attempts: 3, lastFrame: 3, lastLines: run.lastLines, reason: 'crash', signal: 'SIGKILL' },
+      errorDetails: {
+        message: 'Blender crashed (SIGKILL) (gave up after 3 attempts)',
+        attempts: 3,
+        lastFrame: 3,
+        lastLines: run.lastLines,
+        reason: 'crash',
+        signal: 'SIGKILL',
+      },
     });
     expect(reason.errorDetails.argv).toBeUndefined();
   });
@@ -65,7 +90,8 @@ describe('asTaskOutcome: blender errors as task outcomes', () => {
       name: 'SCENE_FILE_UNREADABLE',
       type: 'VALIDATION_FAILED',
       errorDetails: {
-        message: 'Blender cannot open broken.blend: it is damaged, not a .blend file, or saved by a much newer Blender.',
+        message:
+          'Blender cannot open broken.blend: it is damaged, not a .blend file, or saved by a much newer Blender.',
         lastLines: ['Error: File format is not supported'],
       },
     });

@@ -33,14 +33,31 @@ function newCache(maxBytes = 1024 ** 3, dir = path.join(base, 'blob-cache')): Bl
   return new BlobCache({ dir, maxBytes });
 }
 
-function assemble(s: CountedStorage | { storage: BlobSource }, cache: BlobCache, projectKey: string, job: string, limits = {}) {
-  return assembleBlobProject({ storage: s.storage, projectKey, workspaceId: WS, jobDir: path.join(base, 'work', job), cache, signal: new AbortController().signal, limits });
+function assemble(
+  s: CountedStorage | { storage: BlobSource },
+  cache: BlobCache,
+  projectKey: string,
+  job: string,
+  limits = {},
+) {
+  return assembleBlobProject({
+    storage: s.storage,
+    projectKey,
+    workspaceId: WS,
+    jobDir: path.join(base, 'work', job),
+    cache,
+    signal: new AbortController().signal,
+    limits,
+  });
 }
 
 /** Every file under the cache folder (blobs and anything else), relative. */
 async function cacheFiles(cache: BlobCache): Promise<string[]> {
   const all = await readdir(cache.dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  return all.filter((e) => e.isFile()).map((e) => path.relative(cache.dir, path.join(e.parentPath, e.name))).sort();
+  return all
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(cache.dir, path.join(e.parentPath, e.name)))
+    .sort();
 }
 
 const texture = (n: number, size = 64 * KiB) => Buffer.concat([Buffer.from(`texture ${n} `), randomBytes(size)]);
@@ -79,7 +96,11 @@ describe.each(STORAGES)('blob projects on $name', (kind) => {
     expect(r.manifest?.sceneFile).toBe('scenes/main.blend');
     // 4 distinct non-empty blobs, each read once; the empty file was never asked for.
     const distinct = [files[0]!, files[1]!, files[4]!, files[5]!];
-    expect(r.blobCache).toEqual({ hits: 0, misses: 4, bytesFetched: distinct.reduce((sum, f) => sum + Buffer.byteLength(f.data), 0) });
+    expect(r.blobCache).toEqual({
+      hits: 0,
+      misses: 4,
+      bytesFetched: distinct.reduce((sum, f) => sum + Buffer.byteLength(f.data), 0),
+    });
     expect(s.blobGets()).toHaveLength(4);
 
     const cached = await stat(cache.pathOf(blobOf(wood)));
@@ -103,7 +124,10 @@ describe.each(STORAGES)('blob projects on $name', (kind) => {
     expect((await assemble(s, cache, first, 'job-1')).blobCache).toMatchObject({ hits: 0, misses: 4 });
 
     const changed = Buffer.from('BLENDER second, edited');
-    const second = await storeProject(s.storage, WS, [{ path: 'a.blend', data: changed }, ...shared.map((data, i) => ({ path: `textures/${i}.png`, data }))]);
+    const second = await storeProject(s.storage, WS, [
+      { path: 'a.blend', data: changed },
+      ...shared.map((data, i) => ({ path: `textures/${i}.png`, data })),
+    ]);
     s.gets.length = 0;
     const r = await assemble(s, cache, second, 'job-2');
     expect(r.blobCache).toEqual({ hits: 3, misses: 1, bytesFetched: changed.length });
@@ -117,13 +141,24 @@ describe.each(STORAGES)('blob projects on $name', (kind) => {
     const tampered = Buffer.from(good);
     tampered[100] = tampered[100]! ^ 0xff;
     await s.storage.put(blobKey(WS, want), Readable.from([tampered]));
-    const key = await storeDocument(s.storage, WS, { version: 1, entries: [{ path: 'scene.blend', ...blobOf('BLENDER x') }, { path: 'tex.png', ...want }] });
+    const key = await storeDocument(s.storage, WS, {
+      version: 1,
+      entries: [
+        { path: 'scene.blend', ...blobOf('BLENDER x') },
+        { path: 'tex.png', ...want },
+      ],
+    });
     await s.storage.put(blobKey(WS, blobOf('BLENDER x')), Readable.from([Buffer.from('BLENDER x')]));
     const cache = newCache();
 
     const err = await assemble(s, cache, key, 'job-1').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BlobIntegrityError);
-    expect((err as BlobIntegrityError).details).toMatchObject({ code: 'BLOB_INTEGRITY', sha256: want.sha256, size: want.size, gotSize: want.size });
+    expect((err as BlobIntegrityError).details).toMatchObject({
+      code: 'BLOB_INTEGRITY',
+      sha256: want.sha256,
+      size: want.size,
+      gotSize: want.size,
+    });
     expect((err as BlobIntegrityError).details.gotSha256).toBe(blobOf(tampered).sha256);
     const outcome = asTaskOutcome(err);
     expect(outcome).toBeInstanceOf(RetryableTaskError);
@@ -146,7 +181,13 @@ describe.each(STORAGES)('blob projects on $name', (kind) => {
     const shared = [texture(10, 512 * KiB), texture(11, 512 * KiB)];
     const cache = newCache();
     const keys: string[] = [];
-    for (const name of ['one', 'two']) keys.push(await storeProject(s.storage, WS, [{ path: `${name}.blend`, data: `BLENDER ${name}` }, ...shared.map((data, i) => ({ path: `t/${i}.png`, data }))]));
+    for (const name of ['one', 'two'])
+      keys.push(
+        await storeProject(s.storage, WS, [
+          { path: `${name}.blend`, data: `BLENDER ${name}` },
+          ...shared.map((data, i) => ({ path: `t/${i}.png`, data })),
+        ]),
+      );
     s.gets.length = 0;
     const [a, b] = await Promise.all(keys.map((k, i) => assemble(s, cache, k, `job-${i}`)));
     expect(a!.files).toEqual(['one.blend', 't/0.png', 't/1.png']);
@@ -155,7 +196,9 @@ describe.each(STORAGES)('blob projects on $name', (kind) => {
     for (const k of s.blobGets()) counts.set(k, (counts.get(k) ?? 0) + 1);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect(counts.size).toBe(4);
-    expect(a!.blobCache.bytesFetched + b!.blobCache.bytesFetched).toBe(shared[0]!.length + shared[1]!.length + 'BLENDER one'.length + 'BLENDER two'.length);
+    expect(a!.blobCache.bytesFetched + b!.blobCache.bytesFetched).toBe(
+      shared[0]!.length + shared[1]!.length + 'BLENDER one'.length + 'BLENDER two'.length,
+    );
     for (const r of [a!, b!]) expect(await readFile(path.join(r.root, 't', '1.png'))).toEqual(shared[1]);
   });
 });
@@ -172,16 +215,32 @@ describe('the blob cache on one machine', () => {
   it('keeps under its cap, removing the least recently used blobs and never the ones in use', async () => {
     const cache = newCache(350 * KiB);
     const tex = [0, 1, 2, 3].map((n) => texture(n, 100 * KiB));
-    const project = async (job: string, ...pick: number[]) => assemble(s, cache, await storeProject(s.storage, WS, pick.map((n) => ({ path: `t${n}.png`, data: tex[n]! }))), job);
+    const project = async (job: string, ...pick: number[]) =>
+      assemble(
+        s,
+        cache,
+        await storeProject(
+          s.storage,
+          WS,
+          pick.map((n) => ({ path: `t${n}.png`, data: tex[n]! })),
+        ),
+        job,
+      );
     await project('j0', 0);
     await project('j1', 1);
     await project('j2', 2);
     // Blob 0 used again: now 1 is the least recently used.
     expect((await project('j3', 0)).blobCache.hits).toBe(1);
     const four = await project('j4', 3);
-    const held = (b: Buffer) => stat(cache.pathOf(blobOf(b))).then(() => true, () => false);
+    const held = (b: Buffer) =>
+      stat(cache.pathOf(blobOf(b))).then(
+        () => true,
+        () => false,
+      );
     expect(await Promise.all(tex.map(held))).toEqual([true, false, true, true]);
-    const sizes = await Promise.all((await cacheFiles(cache)).map(async (f) => (await stat(path.join(cache.dir, f))).size));
+    const sizes = await Promise.all(
+      (await cacheFiles(cache)).map(async (f) => (await stat(path.join(cache.dir, f))).size),
+    );
     expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(350 * KiB);
     // A removed blob is gone from the cache only: the project linked to it keeps its bytes.
     expect(await readFile(path.join(base, 'work', 'j1', 'project', 't1.png'))).toEqual(tex[1]);
@@ -207,7 +266,9 @@ describe('the blob cache on one machine', () => {
     if (root) await write;
     else await expect(write).rejects.toMatchObject({ code: 'EACCES' });
     const again = await assemble(s, cache, key, 'j2');
-    expect(again.blobCache).toEqual(root ? { hits: 0, misses: 1, bytesFetched: data.length } : { hits: 1, misses: 0, bytesFetched: 0 });
+    expect(again.blobCache).toEqual(
+      root ? { hits: 0, misses: 1, bytesFetched: data.length } : { hits: 1, misses: 0, bytesFetched: 0 },
+    );
     expect(await readFile(cache.pathOf(blobOf(data)))).toEqual(data);
     expect(await readFile(path.join(again.root, 't.png'))).toEqual(data);
   });
@@ -236,14 +297,22 @@ describe('the blob cache on one machine', () => {
     const data = texture(40, 1024 * KiB);
     const key = await storeProject(s.storage, WS, [{ path: 't.png', data }]);
     const dir = path.join(base, 'shared-cache');
-    const [a, b] = await Promise.all([assemble(s, newCache(undefined, dir), key, 'j1'), assemble(s, newCache(undefined, dir), key, 'j2')]);
+    const [a, b] = await Promise.all([
+      assemble(s, newCache(undefined, dir), key, 'j1'),
+      assemble(s, newCache(undefined, dir), key, 'j2'),
+    ]);
     for (const r of [a, b]) expect(await readFile(path.join(r.root, 't.png'))).toEqual(data);
-    expect((await readdir(path.join(dir, blobOf(data).sha256.slice(0, 2)))).filter((f) => f.endsWith('.part'))).toEqual([]);
+    expect((await readdir(path.join(dir, blobOf(data).sha256.slice(0, 2)))).filter((f) => f.endsWith('.part'))).toEqual(
+      [],
+    );
   });
 
   it('stops when its task is canceled mid-download, leaving no project and nothing half-cached', async () => {
     const data = texture(60, 2048 * KiB);
-    const key = await storeProject(s.storage, WS, [{ path: 'scene.blend', data: 'BLENDER' }, { path: 't.png', data }]);
+    const key = await storeProject(s.storage, WS, [
+      { path: 'scene.blend', data: 'BLENDER' },
+      { path: 't.png', data },
+    ]);
     const cache = newCache();
     const canceled = new AbortController();
     // The cancellation arrives as the first blob's bytes start to flow.
@@ -255,7 +324,14 @@ describe('the blob cache on one machine', () => {
       },
     };
     const jobDir = path.join(base, 'work', 'j1');
-    const err = await assembleBlobProject({ storage, projectKey: key, workspaceId: WS, jobDir, cache, signal: canceled.signal }).catch((e: unknown) => e);
+    const err = await assembleBlobProject({
+      storage,
+      projectKey: key,
+      workspaceId: WS,
+      jobDir,
+      cache,
+      signal: canceled.signal,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnpackAbortedError);
     expect(asTaskOutcome(err)).toBeInstanceOf(CanceledTaskError);
     expect(await readdir(jobDir)).toEqual([]);

@@ -21,7 +21,9 @@ afterEach(() => {
 
 async function parse(argv: string[]): Promise<UnpackOptions> {
   let seen: UnpackOptions | undefined;
-  const cmd = addUnpackOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action((o: UnpackOptions) => void (seen = o));
+  const cmd = addUnpackOptions(new Command('x').exitOverride().configureOutput({ writeErr: () => undefined })).action(
+    (o: UnpackOptions) => void (seen = o),
+  );
   await cmd.parseAsync(argv, { from: 'user' });
   return seen!;
 }
@@ -35,7 +37,11 @@ function cacheFrom(o: UnpackOptions, dataDir = '/srv/rb') {
 describe('--blob-cache-dir and --blob-cache-size', () => {
   it('default to blob-cache beside the work folder and 50 GiB, in --help of service and worker too', async () => {
     const c = cacheFrom(await parse([]));
-    expect(c).toEqual({ dir: path.resolve('/srv/rb/blob-cache'), maxBytes: 50 * GiB, workRoot: path.resolve('/srv/rb/work') });
+    expect(c).toEqual({
+      dir: path.resolve('/srv/rb/blob-cache'),
+      maxBytes: 50 * GiB,
+      workRoot: path.resolve('/srv/rb/work'),
+    });
     expect(path.dirname(c.dir)).toBe(path.dirname(c.workRoot));
     for (const help of Object.values(serviceAndWorkerHelp())) {
       expect(help).toContain('--blob-cache-dir <dir>');
@@ -49,7 +55,10 @@ describe('--blob-cache-dir and --blob-cache-size', () => {
     process.env.RENDERBRIDGE_BLOB_CACHE_DIR = '/cache/blobs';
     process.env.RENDERBRIDGE_BLOB_CACHE_SIZE = '200GiB';
     expect(cacheFrom(await parse([]))).toMatchObject({ dir: path.resolve('/cache/blobs'), maxBytes: 200 * GiB });
-    expect(cacheFrom(await parse(['--blob-cache-size', '1TiB', '--blob-cache-dir', '/fast/cache']))).toMatchObject({ dir: path.resolve('/fast/cache'), maxBytes: 1024 * GiB });
+    expect(cacheFrom(await parse(['--blob-cache-size', '1TiB', '--blob-cache-dir', '/fast/cache']))).toMatchObject({
+      dir: path.resolve('/fast/cache'),
+      maxBytes: 1024 * GiB,
+    });
   });
 
   it('refuse a bad size as a usage error naming the variable', async () => {

@@ -23,7 +23,13 @@ let files: ProjectFile[];
 async function projectFile(root: string, rel: string): Promise<ProjectFile> {
   const source = path.join(root, ...rel.split('/'));
   const bytes = await readFile(source);
-  return { path: rel, source, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, compression: rel.endsWith('.blend') ? 'gzip' : 'none' };
+  return {
+    path: rel,
+    source,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    size: bytes.length,
+    compression: rel.endsWith('.blend') ? 'gzip' : 'none',
+  };
 }
 
 /** The blob cache report the worker logged when it assembled `jobId`'s project. */
@@ -31,7 +37,10 @@ function assemblyReport(jobId: string): { hits: number; misses: number; bytesFet
   for (const chunk of e2e.svc.logs) {
     for (const line of chunk.split('\n')) {
       if (!line.includes('project assembled from blobs')) continue;
-      const entry = JSON.parse(line) as { jobId?: string; blobCache?: { hits: number; misses: number; bytesFetched: number } };
+      const entry = JSON.parse(line) as {
+        jobId?: string;
+        blobCache?: { hits: number; misses: number; bytesFetched: number };
+      };
       if (entry.jobId === jobId) return entry.blobCache;
     }
   }
@@ -51,7 +60,12 @@ beforeAll(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), 'rb-blob-render-'));
   const fixture = await buildPackProject(path.join(scratch, 'src'));
   const traced = await createTracer({ blender: process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender' })(fixture.main);
-  const zip = (await packProject({ blendFile: fixture.main, dependencies: traced.dependencies }, { zipPath: path.join(scratch, 'project.zip') })).zipPath;
+  const zip = (
+    await packProject(
+      { blendFile: fixture.main, dependencies: traced.dependencies },
+      { zipPath: path.join(scratch, 'project.zip') },
+    )
+  ).zipPath;
   // The packer's layout as files on disk: what its blob mode hashes and sends.
   const laidOut = await unpackSource({ source: zip, fileType: 'zip', jobDir: path.join(scratch, 'laid-out') });
   files = await Promise.all(laidOut.files.map((f) => projectFile(laidOut.root, f)));
@@ -76,7 +90,9 @@ describe('a job made from blobs', () => {
     // The project's files are the cache's inodes (read-only), not copies.
     const wood = files.find((f) => f.path === 'textures/wood.png')!;
     const inProject = await stat(path.join(workDirOf(svc, jobId), 'project', 'textures', 'wood.png'));
-    const cached = await stat(path.join(svc.dataDir, 'blob-cache', wood.sha256.slice(0, 2), `${wood.sha256}-${wood.size}`));
+    const cached = await stat(
+      path.join(svc.dataDir, 'blob-cache', wood.sha256.slice(0, 2), `${wood.sha256}-${wood.size}`),
+    );
     expect(inProject.ino).toBe(cached.ino);
     expect(cached.mode & 0o777).toBe(0o444);
 

@@ -25,7 +25,10 @@ export interface CountedStorage {
 }
 
 /** The two stores a worker reads blobs from: this machine's files, and S3. */
-export const STORAGES: { name: string; open(): Promise<ObjectStorage & { close?(): void; cleanup(): Promise<void> }> }[] = [
+export const STORAGES: {
+  name: string;
+  open(): Promise<ObjectStorage & { close?(): void; cleanup(): Promise<void> }>;
+}[] = [
   {
     name: 'filesystem storage',
     async open() {
@@ -58,7 +61,12 @@ export function counting(storage: ObjectStorage & { cleanup(): Promise<void> }):
     gets.push(key);
     return storage.get(key);
   };
-  return { storage: wrapped, gets, blobGets: () => gets.filter((k) => k.startsWith('blobs/')), close: () => storage.cleanup() };
+  return {
+    storage: wrapped,
+    gets,
+    blobGets: () => gets.filter((k) => k.startsWith('blobs/')),
+    close: () => storage.cleanup(),
+  };
 }
 
 export function blobOf(data: Buffer | string): BlobRef {
@@ -75,13 +83,24 @@ export async function storeProject(
 ): Promise<string> {
   for (const f of files) {
     const b = blobOf(f.data);
-    if (b.size > 0 && !(await storage.stat(blobKey(workspaceId, b)))) await storage.put(blobKey(workspaceId, b), Readable.from([Buffer.from(f.data)]));
+    if (b.size > 0 && !(await storage.stat(blobKey(workspaceId, b))))
+      await storage.put(blobKey(workspaceId, b), Readable.from([Buffer.from(f.data)]));
   }
-  return storeDocument(storage, workspaceId, { version: 1, entries: files.map((f) => ({ path: f.path, ...blobOf(f.data) })) }, slug);
+  return storeDocument(
+    storage,
+    workspaceId,
+    { version: 1, entries: files.map((f) => ({ path: f.path, ...blobOf(f.data) })) },
+    slug,
+  );
 }
 
 /** Stores a project document as given (hostile ones included); returns its key. */
-export async function storeDocument(storage: ObjectStorage, workspaceId: string, doc: unknown, slug = `up-${randomBytes(6).toString('hex')}`): Promise<string> {
+export async function storeDocument(
+  storage: ObjectStorage,
+  workspaceId: string,
+  doc: unknown,
+  slug = `up-${randomBytes(6).toString('hex')}`,
+): Promise<string> {
   const key = uploadKey(workspaceId, slug, BLOB_PROJECT_OBJECT);
   await storage.put(key, Readable.from([Buffer.from(JSON.stringify(doc))]));
   return key;

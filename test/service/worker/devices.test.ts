@@ -56,33 +56,52 @@ describe('nvidia-smi', () => {
   it.each([
     ['h100-80gb.csv', 'NVIDIA H100 80GB HBM3', 81559],
     ['h200.csv', 'NVIDIA H200', 143771],
-  ])('parses what a real GPU machine printed (%s) and plans one slot pinned to its UUID', async (file, name, memoryMiB) => {
-    const text = await readFile(new URL(`../../fixtures/nvidia-smi/${file}`, import.meta.url), 'utf8');
-    const gpus = parseNvidiaSmiCsv(text);
-    expect(gpus).toHaveLength(1);
-    expect(gpus[0]).toMatchObject({ index: 0, name, memoryMiB });
-    const uuid = gpus[0]!.uuid;
-    expect(uuid).toMatch(/^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    const slots = planSlots({ gpus, cpuCount: 16, machineCores: 16 });
-    expect(slots).toEqual([{ id: `gpu-${uuid}`, kind: 'gpu', gpuUuids: [uuid] }]);
-    const base = { sceneFile: '/p/scene.blend', settingsFile: '/p/settings.json', attemptDir: '/p/attempt', gpuUuids: slots[0]!.gpuUuids };
-    expect(warmInvocation(base).env).toEqual({ CUDA_VISIBLE_DEVICES: uuid });
-    expect(renderInvocation({ ...base, chunk: { start: 1, end: 2, step: 1 } }).env).toEqual({ CUDA_VISIBLE_DEVICES: uuid });
-  });
+  ])(
+    'parses what a real GPU machine printed (%s) and plans one slot pinned to its UUID',
+    async (file, name, memoryMiB) => {
+      const text = await readFile(new URL(`../../fixtures/nvidia-smi/${file}`, import.meta.url), 'utf8');
+      const gpus = parseNvidiaSmiCsv(text);
+      expect(gpus).toHaveLength(1);
+      expect(gpus[0]).toMatchObject({ index: 0, name, memoryMiB });
+      const uuid = gpus[0]!.uuid;
+      expect(uuid).toMatch(/^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      const slots = planSlots({ gpus, cpuCount: 16, machineCores: 16 });
+      expect(slots).toEqual([{ id: `gpu-${uuid}`, kind: 'gpu', gpuUuids: [uuid] }]);
+      const base = {
+        sceneFile: '/p/scene.blend',
+        settingsFile: '/p/settings.json',
+        attemptDir: '/p/attempt',
+        gpuUuids: slots[0]!.gpuUuids,
+      };
+      expect(warmInvocation(base).env).toEqual({ CUDA_VISIBLE_DEVICES: uuid });
+      expect(renderInvocation({ ...base, chunk: { start: 1, end: 2, step: 1 } }).env).toEqual({
+        CUDA_VISIBLE_DEVICES: uuid,
+      });
+    },
+  );
 
   it('a missing or failing nvidia-smi gives no GPU and a reason, never an error', async () => {
     expect(await detectGpus({ nvidiaSmi: join(work, 'no-such-nvidia-smi') })).toEqual([]);
     const missing = await detectGpuInventory({ nvidiaSmi: join(work, 'no-such-nvidia-smi') });
     expect(missing).toEqual({ gpus: [], note: expect.stringMatching(/not found/) });
     const failing = join(work, 'failing-smi');
-    await writeFile(failing, "#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\"\nexit 9\n");
+    await writeFile(
+      failing,
+      '#!/bin/sh\necho "NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver."\nexit 9\n',
+    );
     await chmod(failing, 0o755);
-    expect(await detectGpuInventory({ nvidiaSmi: failing })).toEqual({ gpus: [], note: expect.stringMatching(/failed: NVIDIA-SMI has failed/) });
+    expect(await detectGpuInventory({ nvidiaSmi: failing })).toEqual({
+      gpus: [],
+      note: expect.stringMatching(/failed: NVIDIA-SMI has failed/),
+    });
   });
 
   it('runs the query and parses its answer (a script standing in for the driver tool)', async () => {
     const fake = join(work, 'fake-smi');
-    await writeFile(fake, `#!/bin/sh\n[ "$1" = "--query-gpu=index,uuid,name,memory.total" ] && [ "$2" = "--format=csv,noheader,nounits" ] || exit 2\ncat <<'X'\n${SAMPLE}\nX\n`);
+    await writeFile(
+      fake,
+      `#!/bin/sh\n[ "$1" = "--query-gpu=index,uuid,name,memory.total" ] && [ "$2" = "--format=csv,noheader,nounits" ] || exit 2\ncat <<'X'\n${SAMPLE}\nX\n`,
+    );
     await chmod(fake, 0o755);
     expect((await detectGpus({ nvidiaSmi: fake })).map((g) => g.index)).toEqual([0, 1, 2]);
   });
@@ -97,7 +116,8 @@ describe('build capabilities', () => {
   }, 60_000);
 
   it('parses the probe line: kernel files say which backends need no compiler', () => {
-    const line = 'RB_CAPS {"oidn": true, "backends": ["NONE", "CUDA", "OPTIX", "HIP"], "kernels": ["kernel_sm_86.cubin.zst", "kernel_optix.ptx.zst", "kernel_gfx1030.fatbin.zst"]}';
+    const line =
+      'RB_CAPS {"oidn": true, "backends": ["NONE", "CUDA", "OPTIX", "HIP"], "kernels": ["kernel_sm_86.cubin.zst", "kernel_optix.ptx.zst", "kernel_gfx1030.fatbin.zst"]}';
     expect(parseCapabilitiesLine(['Blender 4.2.3', line])).toEqual({
       hasOpenImageDenoise: true,
       cyclesBackends: ['CUDA', 'OPTIX', 'HIP'],
@@ -143,14 +163,24 @@ describe('planSlots', () => {
   });
 
   it('a worker held to fewer cores than the machine has (taskset) renders with that many threads', () => {
-    expect(planSlots({ gpus: [], cpuCount: 1, machineCores: 2 })).toEqual([{ id: 'cpu-0', kind: 'cpu', gpuUuids: [], threads: 1 }]);
+    expect(planSlots({ gpus: [], cpuCount: 1, machineCores: 2 })).toEqual([
+      { id: 'cpu-0', kind: 'cpu', gpuUuids: [], threads: 1 },
+    ]);
     expect(planSlots({ gpus: [], cpuCount: 2, machineCores: 2 })).toEqual([{ id: 'cpu-0', kind: 'cpu', gpuUuids: [] }]);
   });
 });
 
 describe('capabilitiesFor', () => {
-  const debian: BuildCapabilities = { hasOpenImageDenoise: false, cyclesBackends: ['CUDA', 'HIP'], precompiledKernels: [] };
-  const official: BuildCapabilities = { hasOpenImageDenoise: true, cyclesBackends: ['CUDA', 'OPTIX', 'HIP'], precompiledKernels: ['CUDA', 'OPTIX', 'HIP'] };
+  const debian: BuildCapabilities = {
+    hasOpenImageDenoise: false,
+    cyclesBackends: ['CUDA', 'HIP'],
+    precompiledKernels: [],
+  };
+  const official: BuildCapabilities = {
+    hasOpenImageDenoise: true,
+    cyclesBackends: ['CUDA', 'OPTIX', 'HIP'],
+    precompiledKernels: ['CUDA', 'OPTIX', 'HIP'],
+  };
 
   it('no GPU: no backend, whatever the build has', () => {
     expect(capabilitiesFor({ version: '4.2.3', capabilities: official }, { gpus: [] })).toEqual({
@@ -173,8 +203,13 @@ describe('capabilitiesFor', () => {
       gpuCount: 1,
       parallelGpus: 2,
     });
-    expect(capabilitiesFor({ version: '3.4.1', capabilities: debian }, inv)).toMatchObject({ gpuBackends: [], gpuCount: 0 });
-    expect(capabilitiesFor({ version: '3.4.1', capabilities: debian }, inv, { runtimeKernelCompile: true })).toMatchObject({ gpuBackends: ['CUDA'], gpuCount: 1 });
+    expect(capabilitiesFor({ version: '3.4.1', capabilities: debian }, inv)).toMatchObject({
+      gpuBackends: [],
+      gpuCount: 0,
+    });
+    expect(
+      capabilitiesFor({ version: '3.4.1', capabilities: debian }, inv, { runtimeKernelCompile: true }),
+    ).toMatchObject({ gpuBackends: ['CUDA'], gpuCount: 1 });
   });
 
   // The GPUs are simulated (no GPU on these machines): what nvidia-smi would list.
@@ -186,7 +221,12 @@ describe('capabilitiesFor', () => {
     const own = resolveFinalConfig(scene, {}, { colorManagementPreset: 'default', computeDeviceType: 'CUDA' }, caps);
     expect(own.finalConfig).toMatchObject({ computeDeviceType: 'CUDA', renderDevice: 'GPU', gpuCount: 1 });
     expect(own.warnings).toEqual([]);
-    const asked = resolveFinalConfig(scene, {}, { colorManagementPreset: 'default', computeDeviceType: 'CUDA', gpuCount: 4 }, caps);
+    const asked = resolveFinalConfig(
+      scene,
+      {},
+      { colorManagementPreset: 'default', computeDeviceType: 'CUDA', gpuCount: 4 },
+      caps,
+    );
     expect(asked.finalConfig.gpuCount).toBe(1);
     expect(asked.warnings.map((w) => w.message)).toEqual([
       `gpuCount 4 asked for; each render process uses 1 GPU${n > 1 ? ` (this worker's ${n} GPUs render separate chunks side by side)` : ''}`,

@@ -10,7 +10,12 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FsObjectStorage } from '../../../service/adapters/fs-storage/fs-storage.js';
 import { UrlSigner } from '../../../service/adapters/fs-storage/url-signer.js';
-import { EarlyOutputs, frameOutputKey, compositeOutputKey, unchangedEarlyOutputs } from '../../../service/worker/outputs/early-outputs.js';
+import {
+  EarlyOutputs,
+  frameOutputKey,
+  compositeOutputKey,
+  unchangedEarlyOutputs,
+} from '../../../service/worker/outputs/early-outputs.js';
 import { outputLayout } from '../../../service/worker/outputs/chunk-files.js';
 import { finalizeOutputs, type ProducedFile } from '../../../service/worker/outputs/finalize-outputs.js';
 import { jobOutputPrefix } from '../../../service/domain/output-keys.js';
@@ -54,14 +59,23 @@ describe('early outputs', () => {
     // A leftover of an interrupted attempt that is no output.
     await storage.put(`${prefix}/frames/stale.png`, Readable.from([png(7)]));
     const reuse = await unchangedEarlyOutputs(jobDir);
-    expect([...reuse.keys()].map((f) => path.relative(out.outDir, f)).sort()).toEqual([path.join('composite', 'FileOut', 'beauty_0001.png'), path.join('frames', 'f_0001.png')]);
+    expect([...reuse.keys()].map((f) => path.relative(out.outDir, f)).sort()).toEqual([
+      path.join('composite', 'FileOut', 'beauty_0001.png'),
+      path.join('frames', 'f_0001.png'),
+    ]);
 
     const kept = storage.filePath(frameOutputKey(prefix, 'f_0001.png'));
     const before = await stat(kept);
     const files: ProducedFile[] = [
       { path: 'frames/f_0001.png', outputType: 'frame', view: null },
       { path: 'frames/f_0002.png', outputType: 'frame', view: null },
-      { path: 'composite/FileOut/beauty_0001.png', outputType: 'composite', view: null, relativePath: 'FileOut/beauty_0001.png', compositeNodeName: 'FileOut' },
+      {
+        path: 'composite/FileOut/beauty_0001.png',
+        outputType: 'composite',
+        view: null,
+        relativePath: 'FileOut/beauty_0001.png',
+        compositeNodeName: 'FileOut',
+      },
     ];
     // Early objects were stored unsynced: finalize persists the ones it reuses, in one batch, before it returns them.
     const persisted: string[][] = [];
@@ -71,8 +85,18 @@ describe('early outputs', () => {
         persisted.push([...keys]);
       },
     });
-    const result = await finalizeOutputs({ jobId, workspaceId: 'ws', outputDir: out.outDir, files, storage: watching, reuse, workDir: jobDir });
-    expect(persisted.map((keys) => [...keys].sort())).toEqual([[compositeOutputKey(prefix, 'FileOut/beauty_0001.png'), frameOutputKey(prefix, 'f_0001.png')].sort()]);
+    const result = await finalizeOutputs({
+      jobId,
+      workspaceId: 'ws',
+      outputDir: out.outDir,
+      files,
+      storage: watching,
+      reuse,
+      workDir: jobDir,
+    });
+    expect(persisted.map((keys) => [...keys].sort())).toEqual([
+      [compositeOutputKey(prefix, 'FileOut/beauty_0001.png'), frameOutputKey(prefix, 'f_0001.png')].sort(),
+    ]);
     // The reused object is the very one stored early; the re-rendered frame's object has its new bytes.
     expect((await stat(kept)).ino).toBe(before.ino);
     expect(result.outputs.frames.map((f) => [f.fileName, f.size])).toEqual([
@@ -84,7 +108,9 @@ describe('early outputs', () => {
     const chunks: Buffer[] = [];
     for await (const c of stored2) chunks.push(c as Buffer);
     expect(Buffer.concat(chunks).equals(png(42))).toBe(true);
-    expect(result.outputs.composites.map((f) => f.key)).toEqual([compositeOutputKey(prefix, 'FileOut/beauty_0001.png')]);
+    expect(result.outputs.composites.map((f) => f.key)).toEqual([
+      compositeOutputKey(prefix, 'FileOut/beauty_0001.png'),
+    ]);
     expect(result.outputs.framesZipKey).not.toBeNull();
   });
 
@@ -95,7 +121,9 @@ describe('early outputs', () => {
     await mkdir(out.frames, { recursive: true });
     const file = path.join(out.frames, 'f_0001.png');
     await writeFile(file, png(1));
-    await new EarlyOutputs(storage, jobOutputPrefix('ws', jobId), jobDir).store(out, [{ kind: 'camera', relativePath: 'f_0001.png' }]);
+    await new EarlyOutputs(storage, jobOutputPrefix('ws', jobId), jobDir).store(out, [
+      { kind: 'camera', relativePath: 'f_0001.png' },
+    ]);
     await copyFile(file, `${file}.bak`);
     await rm(file);
     expect((await unchangedEarlyOutputs(jobDir)).size).toBe(0);
@@ -122,7 +150,10 @@ describe('early outputs', () => {
     expect(batches).toEqual([]);
     // An interval of 0: each store persists what was stored since the last batch.
     const eager = new EarlyOutputs(watching, prefix, jobDir, { persistEveryMs: 0 });
-    await eager.store(out, [{ kind: 'camera', relativePath: 'f_0002.png' }, { kind: 'camera', relativePath: 'f_0003.png' }]);
+    await eager.store(out, [
+      { kind: 'camera', relativePath: 'f_0002.png' },
+      { kind: 'camera', relativePath: 'f_0003.png' },
+    ]);
     await eager.persisted();
     expect(batches).toEqual([[frameOutputKey(prefix, 'f_0002.png'), frameOutputKey(prefix, 'f_0003.png')]]);
     slow.close();

@@ -6,7 +6,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeMp4, FfmpegError, frameRate, makePreview, makeThumbnails, probe } from '../../../service/worker/outputs/ffmpeg.js';
+import {
+  encodeMp4,
+  FfmpegError,
+  frameRate,
+  makePreview,
+  makeThumbnails,
+  probe,
+} from '../../../service/worker/outputs/ffmpeg.js';
 
 const run = promisify(execFile);
 let dir: string;
@@ -14,7 +21,18 @@ let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'rb-ffmpeg-'));
   // 65x49: both sides odd, which x264 refuses unless padded.
-  await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=65x49:rate=24', '-frames:v', '5', path.join(dir, 'f_%04d.png')]);
+  await run('ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=65x49:rate=24',
+    '-frames:v',
+    '5',
+    path.join(dir, 'f_%04d.png'),
+  ]);
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -52,7 +70,9 @@ describe('encodeMp4', () => {
 
   it('fails with the tail of stderr and leaves no output', async () => {
     const out = path.join(dir, 'missing.mp4');
-    const err = await encodeMp4({ framePattern: path.join(dir, 'nope_%04d.png'), fps: 24, out }).catch((e: unknown) => e);
+    const err = await encodeMp4({ framePattern: path.join(dir, 'nope_%04d.png'), fps: 24, out }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(FfmpegError);
     expect((err as FfmpegError).stderrTail).toMatch(/nope_%04d\.png|No such file/);
     expect(existsSync(out)).toBe(false);
@@ -64,7 +84,13 @@ describe('encodeMp4', () => {
     const ac = new AbortController();
     // A long synthetic input, so the process is still running when the signal fires.
     const started = Date.now();
-    const p = encodeMp4({ framePattern: path.join(dir, 'f_%04d.png'), fps: 24, out, signal: ac.signal, ffmpegPath: 'ffmpeg' });
+    const p = encodeMp4({
+      framePattern: path.join(dir, 'f_%04d.png'),
+      fps: 24,
+      out,
+      signal: ac.signal,
+      ffmpegPath: 'ffmpeg',
+    });
     setTimeout(() => ac.abort(new Error('canceled')), 5);
     await expect(p).rejects.toThrow('canceled');
     expect(Date.now() - started).toBeLessThan(5000);
@@ -72,7 +98,9 @@ describe('encodeMp4', () => {
   });
 
   it('reports a missing executable clearly', async () => {
-    const err = await probe(path.join(dir, 'f_0001.png'), { ffprobePath: 'ffprobe-that-does-not-exist' }).catch((e: unknown) => e);
+    const err = await probe(path.join(dir, 'f_0001.png'), { ffprobePath: 'ffprobe-that-does-not-exist' }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(FfmpegError);
     expect((err as Error).message).toContain('not found');
   });
@@ -89,7 +117,18 @@ describe('makePreview', () => {
 
     // A render-sized frame: the default preview is 320 px wide and far smaller in bytes.
     const large = path.join(dir, 'large.png');
-    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=1280x720', '-frames:v', '1', large]);
+    await run('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=1280x720',
+      '-frames:v',
+      '1',
+      large,
+    ]);
     const small = path.join(dir, 'large-preview.jpg');
     await makePreview({ input: large, out: small });
     expect(await probe(small)).toMatchObject({ width: 320, height: 180 });
@@ -103,26 +142,71 @@ describe('makePreview', () => {
 
 describe('makeThumbnails', () => {
   /** The first byte of the thumbnail's gray image: its brightness, 0-255. */
-  const gray = async (file: string) => (await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], { encoding: 'buffer' })).stdout[0]!;
+  const gray = async (file: string) =>
+    (
+      await run(
+        'ffmpeg',
+        ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'gray', '-'],
+        { encoding: 'buffer' },
+      )
+    ).stdout[0]!;
 
   it('scales a run of frames to JPEGs of at most 256 px in one process, in order', async () => {
     const big = path.join(dir, 'big_%04d.png');
-    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=24', '-frames:v', '2', big]);
+    await run('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=320x240:rate=24',
+      '-frames:v',
+      '2',
+      big,
+    ]);
     const out = await mkdtemp(path.join(dir, 'thumbs-'));
-    const made = await makeThumbnails({ inputs: [path.join(dir, 'big_0002.png'), path.join(dir, 'big_0001.png')], outDir: out, tmpDir: dir });
+    const made = await makeThumbnails({
+      inputs: [path.join(dir, 'big_0002.png'), path.join(dir, 'big_0001.png')],
+      outDir: out,
+      tmpDir: dir,
+    });
     expect(made.map((f) => path.basename(f))).toEqual(['00000001.jpg', '00000002.jpg']);
     for (const f of made) expect(await probe(f)).toMatchObject({ codec: 'mjpeg', width: 256, height: 192 });
     // In the order given: the first thumbnail is frame 2's (testsrc's frames differ).
-    const again = await makeThumbnails({ inputs: [path.join(dir, 'big_0002.png')], outDir: await mkdtemp(path.join(dir, 'thumbs-')), tmpDir: dir });
+    const again = await makeThumbnails({
+      inputs: [path.join(dir, 'big_0002.png')],
+      outDir: await mkdtemp(path.join(dir, 'thumbs-')),
+      tmpDir: dir,
+    });
     expect((await readFile(made[0]!)).equals(await readFile(again[0]!))).toBe(true);
     // Never enlarged: a 65x49 frame keeps its size.
-    const [small] = await makeThumbnails({ inputs: [path.join(dir, 'f_0001.png')], outDir: await mkdtemp(path.join(dir, 'thumbs-')), tmpDir: dir });
+    const [small] = await makeThumbnails({
+      inputs: [path.join(dir, 'f_0001.png')],
+      outDir: await mkdtemp(path.join(dir, 'thumbs-')),
+      tmpDir: dir,
+    });
     expect(await probe(small!)).toMatchObject({ width: 65, height: 49 });
   });
 
   it('tone-maps scene-linear EXR: a 0.5 grey shows as the sRGB curve shows it, not as a dark 128', async () => {
     const exr = path.join(dir, 'grey.exr');
-    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=0x808080:size=64x48', '-frames:v', '1', '-pix_fmt', 'gbrpf32le', '-c:v', 'exr', exr]);
+    await run('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=0x808080:size=64x48',
+      '-frames:v',
+      '1',
+      '-pix_fmt',
+      'gbrpf32le',
+      '-c:v',
+      'exr',
+      exr,
+    ]);
     const out = await mkdtemp(path.join(dir, 'thumbs-'));
     const [thumb] = await makeThumbnails({ inputs: [exr], outDir: out, tmpDir: dir });
     expect(await probe(thumb!)).toMatchObject({ codec: 'mjpeg', width: 64, height: 48 });

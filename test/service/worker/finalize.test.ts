@@ -47,7 +47,18 @@ beforeAll(async () => {
   outputDir = path.join(root, 'out');
   await mkdir(path.join(outputDir, 'comp', 'beauty'), { recursive: true });
   const src = (size: string, pattern: string) =>
-    run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=${size}:rate=24`, '-frames:v', '5', path.join(outputDir, pattern)]);
+    run('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc=size=${size}:rate=24`,
+      '-frames:v',
+      '5',
+      path.join(outputDir, pattern),
+    ]);
   await src('65x49', 'f_%04d_L.png');
   await src('65x49', 'f_%04d_R.png');
   await src('64x48', 'comp/beauty/beauty_%04d.png');
@@ -71,18 +82,38 @@ const composites: ProducedFile[] = [
     relativePath: `beauty/beauty_000${n}.png`,
     compositeNodeName: 'File Output',
   })),
-  { path: 'comp/mask #1 (ü).png', outputType: 'composite', view: null, relativePath: 'mask #1 (ü).png', compositeNodeName: 'Mask' },
+  {
+    path: 'comp/mask #1 (ü).png',
+    outputType: 'composite',
+    view: null,
+    relativePath: 'mask #1 (ü).png',
+    compositeNodeName: 'Mask',
+  },
 ];
 
 describe('finalizeOutputs', () => {
   it('stores every file, streams both ZIPs, encodes an MP4 per view and makes a preview', async () => {
     const jobId = randomUUID();
     const prefix = jobOutputPrefix(ws, jobId);
-    const r = await finalizeOutputs({ jobId, workspaceId: ws, outputDir, files: [...frames, ...composites], storage, videoOutput: true, fps: 24, fpsBase: 1 });
+    const r = await finalizeOutputs({
+      jobId,
+      workspaceId: ws,
+      outputDir,
+      files: [...frames, ...composites],
+      storage,
+      videoOutput: true,
+      fps: 24,
+      fpsBase: 1,
+    });
     expect(r.warnings).toEqual([]);
 
     const { outputs } = r;
-    expect(outputs.frames.map((f) => [f.fileName, f.view])).toEqual([1, 2, 4, 5].flatMap((n) => [[`f_000${n}_L.png`, 'L'], [`f_000${n}_R.png`, 'R']]));
+    expect(outputs.frames.map((f) => [f.fileName, f.view])).toEqual(
+      [1, 2, 4, 5].flatMap((n) => [
+        [`f_000${n}_L.png`, 'L'],
+        [`f_000${n}_R.png`, 'R'],
+      ]),
+    );
     expect(outputs.frames[0]).toMatchObject({ key: `${prefix}/frames/f_0001_L.png`, outputType: 'frame' });
     for (const f of [...outputs.frames, ...outputs.composites]) expect((await storage.stat(f.key))?.size).toBe(f.size);
 
@@ -92,7 +123,11 @@ describe('finalizeOutputs', () => {
       ['beauty/beauty_0003.png', 'File Output'],
       ['mask #1 (ü).png', 'Mask'],
     ]);
-    expect(outputs.composites[3]).toMatchObject({ fileName: 'mask #1 (ü).png', key: `${prefix}/composites/mask _1 ___.png`, outputType: 'composite' });
+    expect(outputs.composites[3]).toMatchObject({
+      fileName: 'mask #1 (ü).png',
+      key: `${prefix}/composites/mask _1 ___.png`,
+      outputType: 'composite',
+    });
 
     expect(outputs.framesZipKey).toBe(`${prefix}/archives/${jobId}-frames.zip`);
     expect(await zipEntries(outputs.framesZipKey!)).toEqual(outputs.frames.map((f) => f.fileName).sort());
@@ -102,7 +137,9 @@ describe('finalizeOutputs', () => {
     expect(verbose).toMatch(/Stored/);
     expect(verbose).not.toMatch(/Defl/);
     // Bytes inside equal the stored frame.
-    const { stdout: inZip } = await run('unzip', ['-p', storage.filePath(outputs.framesZipKey!), 'f_0004_R.png'], { encoding: 'buffer' });
+    const { stdout: inZip } = await run('unzip', ['-p', storage.filePath(outputs.framesZipKey!), 'f_0004_R.png'], {
+      encoding: 'buffer',
+    });
     expect(inZip.length).toBe(outputs.frames.find((f) => f.fileName === 'f_0004_R.png')!.size);
 
     expect(outputs.videos).toEqual([
@@ -114,16 +151,30 @@ describe('finalizeOutputs', () => {
 
     // The frames are narrower than a preview: the middle frame of the first view is the preview as is.
     expect(r.previewKey).toBe(`${prefix}/preview.png`);
-    expect((await readFile(storage.filePath(r.previewKey!))).equals(await readFile(path.join(outputDir, 'f_0002_L.png')))).toBe(true);
+    expect(
+      (await readFile(storage.filePath(r.previewKey!))).equals(await readFile(path.join(outputDir, 'f_0002_L.png'))),
+    ).toBe(true);
     expect((await storedKeys()).every((k) => k.startsWith(`${prefix}/`))).toBe(true);
     // Every frame got the thumbnail its slot would have made (of its first view): PNGs this small are their own.
-    expect((await storedKeys()).filter((k) => k.includes('/thumbnails/'))).toEqual([1, 2, 4, 5].map((n) => `${prefix}/thumbnails/f${n}.png`));
-    expect((await readFile(storage.filePath(`${prefix}/thumbnails/f4.png`))).equals(await readFile(path.join(outputDir, 'f_0004_L.png')))).toBe(true);
+    expect((await storedKeys()).filter((k) => k.includes('/thumbnails/'))).toEqual(
+      [1, 2, 4, 5].map((n) => `${prefix}/thumbnails/f${n}.png`),
+    );
+    expect(
+      (await readFile(storage.filePath(`${prefix}/thumbnails/f4.png`))).equals(
+        await readFile(path.join(outputDir, 'f_0004_L.png')),
+      ),
+    ).toBe(true);
   });
 
   it('without video or composites: no MP4 and null composite ZIP; a retry replaces what an earlier attempt left', async () => {
     const jobId = randomUUID();
-    const opts = { jobId, workspaceId: ws, outputDir, files: [frame(1, null)].map((f) => ({ ...f, path: 'f_0001_L.png' })), storage };
+    const opts = {
+      jobId,
+      workspaceId: ws,
+      outputDir,
+      files: [frame(1, null)].map((f) => ({ ...f, path: 'f_0001_L.png' })),
+      storage,
+    };
     await finalizeOutputs(opts);
     const r = await finalizeOutputs(opts);
     expect(r.outputs).toMatchObject({ compositesZipKey: null, videos: [], composites: [] });
@@ -133,8 +184,19 @@ describe('finalizeOutputs', () => {
 
   it('an MP4 that cannot be made is listed as unavailable, with a warning, and the job still finalizes', async () => {
     const jobId = randomUUID();
-    const r = await finalizeOutputs({ jobId, workspaceId: ws, outputDir, files: [frame(1, 'L')], storage, videoOutput: true, fps: 24, ffmpeg: { ffmpegPath: path.join(root, 'no-ffmpeg') } });
-    expect(r.outputs.videos).toEqual([{ format: 'mp4', label: 'L', key: null, fps: 24, segment: { start: 1, end: 1 } }]);
+    const r = await finalizeOutputs({
+      jobId,
+      workspaceId: ws,
+      outputDir,
+      files: [frame(1, 'L')],
+      storage,
+      videoOutput: true,
+      fps: 24,
+      ffmpeg: { ffmpegPath: path.join(root, 'no-ffmpeg') },
+    });
+    expect(r.outputs.videos).toEqual([
+      { format: 'mp4', label: 'L', key: null, fps: 24, segment: { start: 1, end: 1 } },
+    ]);
     // A small PNG frame needs no ffmpeg to be a preview.
     expect(r.previewKey).toMatch(/preview\.png$/);
     expect(r.warnings.join('\n')).toMatch(/MP4 of view L not made.*not found/);
@@ -144,8 +206,25 @@ describe('finalizeOutputs', () => {
   it('scales a large frame down to a JPEG preview at most 320 px wide', async () => {
     const big = path.join(outputDir, 'big');
     await mkdir(big, { recursive: true });
-    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=24', '-frames:v', '1', path.join(big, 'f_0001.png')]);
-    const r = await finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: [{ path: 'big/f_0001.png', outputType: 'frame', view: null }], storage });
+    await run('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=640x360:rate=24',
+      '-frames:v',
+      '1',
+      path.join(big, 'f_0001.png'),
+    ]);
+    const r = await finalizeOutputs({
+      jobId: randomUUID(),
+      workspaceId: ws,
+      outputDir,
+      files: [{ path: 'big/f_0001.png', outputType: 'frame', view: null }],
+      storage,
+    });
     expect(r.previewKey).toMatch(/preview\.jpg$/);
     expect(await probe(storage.filePath(r.previewKey!))).toMatchObject({ width: 320, height: 180 });
   });
@@ -154,7 +233,16 @@ describe('finalizeOutputs', () => {
     const ac = new AbortController();
     ac.abort(new Error('job canceled'));
     await expect(
-      finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: frames, storage, videoOutput: true, fps: 24, signal: ac.signal }),
+      finalizeOutputs({
+        jobId: randomUUID(),
+        workspaceId: ws,
+        outputDir,
+        files: frames,
+        storage,
+        videoOutput: true,
+        fps: 24,
+        signal: ac.signal,
+      }),
     ).rejects.toThrow('job canceled');
     expect(await storedKeys()).toEqual([]);
   });
@@ -172,7 +260,16 @@ describe('finalizeOutputs', () => {
       putFile: async (...args: Parameters<ObjectStorage['putFile']>) => stored(await storage.putFile(...args)),
     });
     await expect(
-      finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: [...frames, ...composites], storage: counting, videoOutput: true, fps: 24, signal: ac.signal }),
+      finalizeOutputs({
+        jobId: randomUUID(),
+        workspaceId: ws,
+        outputDir,
+        files: [...frames, ...composites],
+        storage: counting,
+        videoOutput: true,
+        fps: 24,
+        signal: ac.signal,
+      }),
     ).rejects.toThrow('job canceled');
     expect(puts).toBeGreaterThanOrEqual(3);
     expect(await storedKeys()).toEqual([]);
@@ -191,7 +288,14 @@ describe('finalizeOutputs', () => {
       },
     });
     await expect(
-      finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: frames, storage: zipping, signal: ac.signal }),
+      finalizeOutputs({
+        jobId: randomUUID(),
+        workspaceId: ws,
+        outputDir,
+        files: frames,
+        storage: zipping,
+        signal: ac.signal,
+      }),
     ).rejects.toThrow('job canceled');
     expect(zipStarted).toBe(true);
     // Only the frames' thumbnails stay: the job's page lists them whatever becomes of the job.
@@ -200,7 +304,13 @@ describe('finalizeOutputs', () => {
 
   it('refuses files outside the output folder', async () => {
     await expect(
-      finalizeOutputs({ jobId: randomUUID(), workspaceId: ws, outputDir, files: [{ path: '../escape.png', outputType: 'frame', view: null }], storage }),
+      finalizeOutputs({
+        jobId: randomUUID(),
+        workspaceId: ws,
+        outputDir,
+        files: [{ path: '../escape.png', outputType: 'frame', view: null }],
+        storage,
+      }),
     ).rejects.toThrow(/outside/);
   });
 });
@@ -223,7 +333,11 @@ describe('streamZip', () => {
     const dir = path.join(root, `mixed-${randomUUID()}`);
     await mkdir(dir);
     const sizes = [10, 300_000, 0, 5000, 70_000, 1];
-    const files = sizes.map((n, i) => ({ path: path.join(dir, `e${i}.bin`), name: `sub/e${i}.bin`, bytes: randomBytes(n) }));
+    const files = sizes.map((n, i) => ({
+      path: path.join(dir, `e${i}.bin`),
+      name: `sub/e${i}.bin`,
+      bytes: randomBytes(n),
+    }));
     for (const [i, f] of files.entries()) {
       await writeFile(f.path, f.bytes);
       await chmod(f.path, i % 2 ? 0o640 : 0o600);
@@ -231,7 +345,12 @@ describe('streamZip', () => {
       await utimes(f.path, new Date(Date.UTC(2024, 0, 1 + 2 * i, 12)), new Date(Date.UTC(2024, 0, 1 + 2 * i, 12)));
     }
     // 64 KiB and over stream from disk; at most 1 byte of read files waits for the archive.
-    const key = await streamZip(files, (body) => storage.put('zips/mixed.zip', body).then(() => 'zips/mixed.zip'), undefined, { wholeFileMax: 65_536, readAheadBytes: 1 });
+    const key = await streamZip(
+      files,
+      (body) => storage.put('zips/mixed.zip', body).then(() => 'zips/mixed.zip'),
+      undefined,
+      { wholeFileMax: 65_536, readAheadBytes: 1 },
+    );
     const zip = storage.filePath(key);
     expect((await run('unzip', ['-Z1', zip])).stdout.trim().split('\n')).toEqual(files.map((f) => f.name));
     for (const f of files) {
@@ -255,7 +374,9 @@ describe('streamZip', () => {
     const fds = async () => (await readdir('/proc/self/fd')).length;
     const before = await fds();
     const entries = [...files.slice(0, 3), { path: path.join(dir, 'gone.bin'), name: 'gone.bin' }, ...files.slice(3)];
-    await expect(streamZip(entries, (body) => storage.put('zips/fds.zip', body), undefined, { wholeFileMax: 1000 })).rejects.toThrow(/ENOENT/);
+    await expect(
+      streamZip(entries, (body) => storage.put('zips/fds.zip', body), undefined, { wholeFileMax: 1000 }),
+    ).rejects.toThrow(/ENOENT/);
     // Handles opened ahead of the failure close as their reads settle.
     await expect.poll(fds).toBe(before);
     expect(await storedKeys()).toEqual([]);
@@ -285,7 +406,9 @@ describe('streamZip', () => {
       await new Promise((r) => setTimeout(r, 20));
       return storage.put('zips/aborted.zip', body);
     };
-    await expect(streamZip([{ path: path.join(outputDir, 'f_0001_L.png'), name: 'a.png' }], late, ac.signal)).rejects.toThrow('stop');
+    await expect(
+      streamZip([{ path: path.join(outputDir, 'f_0001_L.png'), name: 'a.png' }], late, ac.signal),
+    ).rejects.toThrow('stop');
     expect(await storedKeys()).toEqual([]);
   });
 });

@@ -32,7 +32,19 @@ async function damaged(ext: string, how: 'empty' | 'zeros' | 'cut'): Promise<str
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'rb-integrity-'));
   for (const ext of FORMATS) {
-    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=1', '-frames:v', '1', ...(ext === 'exr' ? ['-pix_fmt', 'gbrpf32le'] : []), whole(ext)]);
+    await run('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=64x48:rate=1',
+      '-frames:v',
+      '1',
+      ...(ext === 'exr' ? ['-pix_fmt', 'gbrpf32le'] : []),
+      whole(ext),
+    ]);
   }
   const past = new Date(Date.now() - 3600_000);
   for (const ext of FORMATS) await utimes(whole(ext), past, past);

@@ -41,7 +41,10 @@ describe('filesystem storage of local files', () => {
   });
 
   const shm = otherDisk();
-  if (!shm) console.log('skipped "copies a file from another disk": /dev/shm is missing or on the same device as the temp folder');
+  if (!shm)
+    console.log(
+      'skipped "copies a file from another disk": /dev/shm is missing or on the same device as the temp folder',
+    );
   it.skipIf(!shm)('copies a file from another disk whole, as a file of its own', async () => {
     const dir = await mkdtemp(path.join(shm!, 'rb-fs-files-'));
     try {
@@ -57,15 +60,17 @@ describe('filesystem storage of local files', () => {
     }
   });
 
-  it('persists objects stored unsynced by syncing each one\'s file, which on its own disk is the rendered file itself', async () => {
+  it("persists objects stored unsynced by syncing each one's file, which on its own disk is the rendered file itself", async () => {
     // What reaches the disk cannot be seen without pulling the power: the test watches the syncs
     // persist asks the kernel for (FileHandle.datasync, the fdatasync(2) call) and which file each is.
-    const files = await Promise.all([3, 4].map(async (n) => {
-      const file = path.join(root, `f_000${n}.png`);
-      await writeFile(file, randomBytes(10_000));
-      await storage.putFile(`ws/job/frames/f_000${n}.png`, file, { sync: false });
-      return file;
-    }));
+    const files = await Promise.all(
+      [3, 4].map(async (n) => {
+        const file = path.join(root, `f_000${n}.png`);
+        await writeFile(file, randomBytes(10_000));
+        await storage.putFile(`ws/job/frames/f_000${n}.png`, file, { sync: false });
+        return file;
+      }),
+    );
     const probe = await open(files[0]!, 'r');
     const proto = Object.getPrototypeOf(probe) as { datasync: (this: FileHandle) => Promise<void> };
     await probe.close();

@@ -50,7 +50,8 @@ async function enqueue(n: number): Promise<{ jobId: string; ids: string[] }> {
   return { jobId: job.id, ids };
 }
 
-const allDone = (jobId: string) => async () => (await svc.service.ports.queue.jobTasks(jobId)).every((t) => t.state === 'done');
+const allDone = (jobId: string) => async () =>
+  (await svc.service.ports.queue.jobTasks(jobId)).every((t) => t.state === 'done');
 
 describe('lane depth', () => {
   it('holds the next task while the current one runs, once it is handed off; never more than two', async () => {
@@ -75,7 +76,10 @@ describe('lane depth', () => {
     const deep = lane('deep', 2, false);
     await waitUntil('the first task', () => deep.running.size === 1, { timeoutMs: 10_000, intervalMs: 10 });
     const other = lane('other', 1, false);
-    await waitUntil('the other lane to take the second task', () => other.running.size === 1, { timeoutMs: 10_000, intervalMs: 10 });
+    await waitUntil('the other lane to take the second task', () => other.running.size === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+    });
     expect(deep.ran).toEqual([ids[0]]);
     expect(other.ran).toEqual([ids[1]]);
     deep.release.get(ids[0]!)!();

@@ -21,7 +21,11 @@ const started: WorkerRuntime[] = [];
 afterEach(async () => void (await Promise.all(started.splice(0).map((r) => r.stop()))));
 
 const build = (major: number, minor: number): BlenderBuild =>
-  ({ binary: `/opt/blender-${major}.${minor}/blender`, version: { major, minor, patch: 1, text: `${major}.${minor}.1` }, isDefault: false }) as BlenderBuild;
+  ({
+    binary: `/opt/blender-${major}.${minor}/blender`,
+    version: { major, minor, patch: 1, text: `${major}.${minor}.1` },
+    isDefault: false,
+  }) as BlenderBuild;
 
 /** A worker runtime on the test service's queue; with `lines`, its log lines (JSON) are kept there. */
 function runtime(
@@ -33,7 +37,10 @@ function runtime(
   lines?: string[],
 ): WorkerRuntime {
   const { jobs, queue } = svc.service.ports;
-  const placement = new Placement({ queue, builds }, { blocklistThreshold: threshold, totalMemoryBytes: memoryGiB * 2 ** 30 });
+  const placement = new Placement(
+    { queue, builds },
+    { blocklistThreshold: threshold, totalMemoryBytes: memoryGiB * 2 ** 30 },
+  );
   const log = lines ? pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }) : pino({ level: 'silent' });
   const rt = new WorkerRuntime(
     { jobs, queue, log, placement },
@@ -41,7 +48,15 @@ function runtime(
     { 'render-chunk': handler },
     // refusalDelayMs a multiple of pollMs: without the runtime's jitter the refusing worker's
     // polls phase-lock onto the task's due time and the capable worker can starve.
-    { workerName: name, workerId: name, pollMs: 20, heartbeatMs: 50, retryBaseMs: 10, maxAttempts: 5, refusalDelayMs: 40 },
+    {
+      workerName: name,
+      workerId: name,
+      pollMs: 20,
+      heartbeatMs: 50,
+      retryBaseMs: 10,
+      maxAttempts: 5,
+      refusalDelayMs: 40,
+    },
   );
   started.push(rt);
   return rt;
@@ -73,7 +88,8 @@ describe('placement', () => {
   it('keeps a failing slot off the job after the threshold; the healthy worker renders the rest', async () => {
     const job = await createJob(api(svc.baseUrl, svc.apiKey));
     const { queue } = svc.service.ports;
-    for (let i = 0; i < 6; i++) await queue.enqueue({ id: `bl-${job.id}-${i}`, jobId: job.id, kind: 'render-chunk', payload: { index: i } });
+    for (let i = 0; i < 6; i++)
+      await queue.enqueue({ id: `bl-${job.id}-${i}`, jobId: job.id, kind: 'render-chunk', payload: { index: i } });
     const ranBy = new Map<string, string>();
     const broken = runtime('broken-gpu', [], async () => {
       throw new RetryableTaskError('CUDA error: illegal address');
@@ -93,7 +109,12 @@ describe('placement', () => {
   it('hands a task planned for Blender 4.1 only to a worker that has 4.1', async () => {
     const job = await createJob(api(svc.baseUrl, svc.apiKey));
     const { queue } = svc.service.ports;
-    await queue.enqueue({ id: `v-${job.id}`, jobId: job.id, kind: 'render-chunk', payload: { requires: { blender: '4.1' } } });
+    await queue.enqueue({
+      id: `v-${job.id}`,
+      jobId: job.id,
+      kind: 'render-chunk',
+      payload: { requires: { blender: '4.1' } },
+    });
     const seen: string[] = [];
     const lines: string[] = [];
     const old = runtime('old', [build(3, 6)], async () => void seen.push('old'), 2, 64, lines);
@@ -113,12 +134,24 @@ describe('placement', () => {
 
   it('a validation handed on for a file of 5.2 is left by workers whose builds cannot open it, and taken by one that can', async () => {
     const job = await createJob(api(svc.baseUrl, svc.apiKey));
-    const task: Task = { id: `validate:${job.id}:opens-5_2`, jobId: job.id, kind: 'validate', payload: { requires: { opens: '5.2' } }, attempts: 1 };
+    const task: Task = {
+      id: `validate:${job.id}:opens-5_2`,
+      jobId: job.id,
+      kind: 'validate',
+      payload: { requires: { opens: '5.2' } },
+      attempts: 1,
+    };
     const old = new Placement({ queue: svc.service.ports.queue, builds: [build(3, 4), build(4, 3)] });
-    expect(await old.refusal(task, 'old/control')).toBe('needs a Blender that opens files of 5.2; this worker has 3.4, 4.3');
-    expect(await new Placement({ queue: svc.service.ports.queue, builds: [build(5, 2)] }).refusal(task, 'new/control')).toBeUndefined();
+    expect(await old.refusal(task, 'old/control')).toBe(
+      'needs a Blender that opens files of 5.2; this worker has 3.4, 4.3',
+    );
+    expect(
+      await new Placement({ queue: svc.service.ports.queue, builds: [build(5, 2)] }).refusal(task, 'new/control'),
+    ).toBeUndefined();
     // A newer major opens it as well (the worker then routes among its own builds).
-    expect(await new Placement({ queue: svc.service.ports.queue, builds: [build(6, 0)] }).refusal(task, 'newer/control')).toBeUndefined();
+    expect(
+      await new Placement({ queue: svc.service.ports.queue, builds: [build(6, 0)] }).refusal(task, 'newer/control'),
+    ).toBeUndefined();
   });
 
   it('leaves a task that just failed on a slot once for another slot, then runs it there if nobody took it', async () => {
@@ -140,7 +173,12 @@ describe('placement', () => {
   it('leaves a job that needs more memory (minimumRam) to a machine that has it', async () => {
     const job = await createJob(api(svc.baseUrl, svc.apiKey));
     const { queue } = svc.service.ports;
-    await queue.enqueue({ id: `m-${job.id}`, jobId: job.id, kind: 'render-chunk', payload: { requires: { minimumRamGiB: 32 } } });
+    await queue.enqueue({
+      id: `m-${job.id}`,
+      jobId: job.id,
+      kind: 'render-chunk',
+      payload: { requires: { minimumRamGiB: 32 } },
+    });
     const seen: string[] = [];
     const lines: string[] = [];
     const small = runtime('small', [], async () => void seen.push('small'), 2, 16, lines);

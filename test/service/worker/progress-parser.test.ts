@@ -51,15 +51,25 @@ describe('BlenderLogParser on a real stereo log with a File Output node', () => 
 describe('BlenderLogParser on other formats', () => {
   it('reads Blender 4.x and EEVEE sample lines', () => {
     const p = new BlenderLogParser();
-    expect(p.line('Fra:7 Mem:120.5M (Peak 130.1M) | Time:00:01.20 | Mem:0.00M, Peak:0.00M | Scene, ViewLayer | Rendering 1 / 4 samples')).toEqual([
+    expect(
+      p.line(
+        'Fra:7 Mem:120.5M (Peak 130.1M) | Time:00:01.20 | Mem:0.00M, Peak:0.00M | Scene, ViewLayer | Rendering 1 / 4 samples',
+      ),
+    ).toEqual([
       { type: 'frameStarted', frame: 7 },
       { type: 'sample', frame: 7, done: 1, total: 4 },
     ]);
-    expect(p.line('Fra:7 Mem:120.5M (Peak 130.1M) | Time:00:02.20 | Remaining:00:00.50 | Mem:1.00M, Peak:1.00M | Scene, ViewLayer | Sample 64/128')).toEqual([
-      { type: 'sample', frame: 7, done: 64, total: 128 },
+    expect(
+      p.line(
+        'Fra:7 Mem:120.5M (Peak 130.1M) | Time:00:02.20 | Remaining:00:00.50 | Mem:1.00M, Peak:1.00M | Scene, ViewLayer | Sample 64/128',
+      ),
+    ).toEqual([{ type: 'sample', frame: 7, done: 64, total: 128 }]);
+    expect(p.line("Saved: 'C:\\renders\\f_0007.png'\r")).toEqual([
+      { type: 'saved', frame: 7, path: 'C:\\renders\\f_0007.png' },
     ]);
-    expect(p.line("Saved: 'C:\\renders\\f_0007.png'\r")).toEqual([{ type: 'saved', frame: 7, path: 'C:\\renders\\f_0007.png' }]);
-    expect(p.line(' Time: 01:02:03.50 (Saving: 00:00.18)')).toEqual([{ type: 'frameFinished', frame: 7, seconds: 3723.5 }]);
+    expect(p.line(' Time: 01:02:03.50 (Saving: 00:00.18)')).toEqual([
+      { type: 'frameFinished', frame: 7, seconds: 3723.5 },
+    ]);
     expect(p.currentFrame).toBeNull();
     // A failure report still names the frame reached (errorDetails.lastFrame), finished or not.
     expect(p.lastFrame).toBe(7);
@@ -68,9 +78,13 @@ describe('BlenderLogParser on other formats', () => {
 
   it('reports errors and warnings with the frame in flight', () => {
     const p = new BlenderLogParser();
-    expect(p.line('Error: Build without OpenImageDenoiser')).toEqual([{ type: 'error', frame: null, message: 'Build without OpenImageDenoiser' }]);
+    expect(p.line('Error: Build without OpenImageDenoiser')).toEqual([
+      { type: 'error', frame: null, message: 'Build without OpenImageDenoiser' },
+    ]);
     p.line('Fra:3 Mem:1M | Time:00:00.01 | Scene, ViewLayer | Synchronizing object | Cube');
-    expect(p.line("Warning: Path '/x/tex.png' not found")).toEqual([{ type: 'warning', frame: 3, message: "Path '/x/tex.png' not found" }]);
+    expect(p.line("Warning: Path '/x/tex.png' not found")).toEqual([
+      { type: 'warning', frame: 3, message: "Path '/x/tex.png' not found" },
+    ]);
     expect(p.line('Blender quit')).toEqual([]);
     expect(p.line('Read blend: "/job/project/a.blend"')).toEqual([]);
   });
@@ -98,7 +112,13 @@ describe('ProgressTracker', () => {
   it('folds the real log into counters, with an ETA from wall-clock frame time', () => {
     const c = clock();
     const tr = new ProgressTracker({ jobId: JOB, frames: [1, 2, 3, 4, 5, 6], slots: 2, now: c.now });
-    expect(tr.snapshot('rendering')).toMatchObject({ framesTotal: 6, framesDone: 0, percent: 0, etaSeconds: null, updatedAt: null });
+    expect(tr.snapshot('rendering')).toMatchObject({
+      framesTotal: 6,
+      framesDone: 0,
+      percent: 0,
+      etaSeconds: null,
+      updatedAt: null,
+    });
     const parser = new BlenderLogParser();
     let lastEventAt = 0;
     for (const line of fixture('blender-3.4-cycles.txt').split('\n')) {
@@ -107,7 +127,13 @@ describe('ProgressTracker', () => {
         lastEventAt = c.now();
         if (ev.type === 'sample' && ev.frame === 3 && ev.done === 1) {
           const mid = tr.snapshot('rendering');
-          expect(mid).toMatchObject({ framesDone: 2, framesRendering: 1, currentFrame: 3, currentSample: 1, samplesTotal: 4 });
+          expect(mid).toMatchObject({
+            framesDone: 2,
+            framesRendering: 1,
+            currentFrame: 3,
+            currentSample: 1,
+            samplesTotal: 4,
+          });
           expect(mid.percent).toBeCloseTo(((2 + 0.25) / 6) * 100, 1);
         }
       }
@@ -115,7 +141,14 @@ describe('ProgressTracker', () => {
     }
     const p = tr.snapshot('rendering');
     expect(JobProgress.parse(p)).toEqual(p);
-    expect(p).toMatchObject({ framesTotal: 6, framesDone: 3, framesRendering: 0, framesFailed: 0, currentFrame: null, percent: 50 });
+    expect(p).toMatchObject({
+      framesTotal: 6,
+      framesDone: 3,
+      framesRendering: 0,
+      framesFailed: 0,
+      currentFrame: null,
+      percent: 50,
+    });
     // 3 frames left, 2 slots, each frame took ~43 lines x 10 ms of wall clock.
     expect(tr.meanFrameSeconds).toBeGreaterThan(0.3);
     expect(p.etaSeconds).toBeCloseTo((3 * (tr.meanFrameSeconds as number)) / 2, 1);
@@ -128,7 +161,13 @@ describe('ProgressTracker', () => {
     tr.apply('a', { type: 'frameStarted', frame: 1 });
     tr.apply('b', { type: 'frameStarted', frame: 3 });
     tr.apply('b', { type: 'sample', frame: 3, done: 2, total: 4 });
-    expect(tr.snapshot('rendering')).toMatchObject({ framesRendering: 2, currentFrame: 3, currentSample: 2, samplesTotal: 4, percent: 12.5 });
+    expect(tr.snapshot('rendering')).toMatchObject({
+      framesRendering: 2,
+      currentFrame: 3,
+      currentSample: 2,
+      samplesTotal: 4,
+      percent: 12.5,
+    });
     c.tick(2000);
     tr.apply('a', { type: 'frameFinished', frame: 1, seconds: 1.9 });
     tr.chunkEnded('b', true);
@@ -152,19 +191,30 @@ describe('ProgressTracker', () => {
     tr.apply('a', { type: 'sample', frame: 1, done: 1, total: 2 });
     expect(tr.snapshot('rendering').percent).toBe(100);
     tr.apply('a', { type: 'frameFinished', frame: 1, seconds: 0.5 });
-    expect(tr.snapshot('finalizing')).toMatchObject({ status: 'finalizing', framesDone: 1, percent: 100, etaSeconds: 0 });
+    expect(tr.snapshot('finalizing')).toMatchObject({
+      status: 'finalizing',
+      framesDone: 1,
+      percent: 100,
+      etaSeconds: 0,
+    });
     expect(tr.complete).toBe(true);
     expect(tr.meanFrameSeconds).toBe(0.5); // frozen clock: Blender's own figure is the fallback
   });
 
-  it('keeps the next frame in flight when a frame\'s finish arrives after it started', () => {
+  it("keeps the next frame in flight when a frame's finish arrives after it started", () => {
     // The worker counts a frame once its files are moved, by then Blender may be on the next one.
     const tr = new ProgressTracker({ jobId: JOB, frames: [1, 2, 3], now: () => 0 });
     tr.apply('a', { type: 'frameStarted', frame: 1 });
     tr.apply('a', { type: 'frameStarted', frame: 2 });
     tr.apply('a', { type: 'frameFinished', frame: 1, seconds: 0.5 });
     tr.apply('a', { type: 'sample', frame: 2, done: 2, total: 4 });
-    expect(tr.snapshot('rendering')).toMatchObject({ framesDone: 1, framesRendering: 1, currentFrame: 2, currentSample: 2, percent: 50 });
+    expect(tr.snapshot('rendering')).toMatchObject({
+      framesDone: 1,
+      framesRendering: 1,
+      currentFrame: 2,
+      currentSample: 2,
+      percent: 50,
+    });
     tr.chunkEnded('a', true);
     expect(tr.snapshot('rendering')).toMatchObject({ framesDone: 1, framesFailed: 1, framesRendering: 0 });
   });

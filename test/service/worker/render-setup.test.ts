@@ -14,7 +14,12 @@ import { type RenderCapabilities, resolveFinalConfig } from '../../../service/do
 import { type BlenderRunResult, PYTHON_SCRIPT_EXIT_CODE, runBlender } from '../../../blender/run.js';
 import { type BuildForCapabilities, capabilitiesFor } from '../../../service/worker/runtime/devices.js';
 import { classifySavedPath, renderInvocation } from '../../../blender/render/render-invocation.js';
-import { compositeFolders, parseSetupLine, type RenderSettings, renderSettingsFrom } from '../../../blender/render/render-settings.js';
+import {
+  compositeFolders,
+  parseSetupLine,
+  type RenderSettings,
+  renderSettingsFrom,
+} from '../../../blender/render/render-settings.js';
 import { parseDeviceLine } from '../../../blender/render/device-report.js';
 import { billedRun } from '../../../service/domain/normalized-seconds.js';
 import { buildFixture, type FixtureName } from '../../helpers/fixtures.js';
@@ -27,8 +32,19 @@ const DEBIAN_BUILD: BuildForCapabilities = {
 };
 const CAPS: RenderCapabilities = capabilitiesFor(DEBIAN_BUILD, { gpus: [] });
 
-const sceneInfo = { name: 'Scene', is_active: true, world: 'World', unit_settings: { system: 'METRIC', scale_length: 1 }, gravity: [0, 0, -9.81] };
-const cam = (name: string, active: boolean) => ({ objectName: name, dataName: name, type: 'PERSP', isSavedActive: active });
+const sceneInfo = {
+  name: 'Scene',
+  is_active: true,
+  world: 'World',
+  unit_settings: { system: 'METRIC', scale_length: 1 },
+  gravity: [0, 0, -9.81],
+};
+const cam = (name: string, active: boolean) => ({
+  objectName: name,
+  dataName: name,
+  type: 'PERSP',
+  isSavedActive: active,
+});
 /** The fixtures' scene metadata, as the analysis reports it (only what rendering reads). */
 function sceneOf(fixture: FixtureName): SceneMetadata {
   const base: SceneMetadata = {
@@ -45,10 +61,25 @@ function sceneOf(fixture: FixtureName): SceneMetadata {
     useCompositing: true,
     compositionNodeTreeEnabled: false,
   };
-  if (fixture === 'basic') return { ...base, renderFrameRange: [1, 24], sceneCameras: [cam('CamA', true), cam('CamB', false)], activeViewLayer: 'Main' };
+  if (fixture === 'basic')
+    return {
+      ...base,
+      renderFrameRange: [1, 24],
+      sceneCameras: [cam('CamA', true), cam('CamB', false)],
+      activeViewLayer: 'Main',
+    };
   if (fixture === 'denoise') return { ...base, denoisingEnabled: true, denoiserType: 'OPENIMAGEDENOISE' };
   if (fixture === 'compositor') {
-    const node = { name: 'FileOut', label: '', base_path: '//fileout/', format: 'PNG', slots: [{ name: 'Image', path: 'beauty_' }, { name: 'mask', path: 'mask' }] };
+    const node = {
+      name: 'FileOut',
+      label: '',
+      base_path: '//fileout/',
+      format: 'PNG',
+      slots: [
+        { name: 'Image', path: 'beauty_' },
+        { name: 'mask', path: 'mask' },
+      ],
+    };
     return { ...base, compositionNodeTreeEnabled: true, compositeOutputNodes: [node] };
   }
   return base;
@@ -73,7 +104,17 @@ interface Run {
 }
 
 const CASES: Record<string, Case> = {
-  basic: { fixture: 'basic', requested: { colorManagementPreset: 'default', frameRanges: ['1-2'], activeCamera: 'CamB', activeViewLayer: 'Alt', sampleCount: 4, resolution: [64, 48] } },
+  basic: {
+    fixture: 'basic',
+    requested: {
+      colorManagementPreset: 'default',
+      frameRanges: ['1-2'],
+      activeCamera: 'CamB',
+      activeViewLayer: 'Alt',
+      sampleCount: 4,
+      resolution: [64, 48],
+    },
+  },
   compositor: { fixture: 'compositor', requested: { colorManagementPreset: 'default', frameRanges: ['1'] } },
   denoiseOff: { fixture: 'denoise', requested: { colorManagementPreset: 'default', frameRanges: ['1'] } },
   denoiseFile: {
@@ -81,15 +122,26 @@ const CASES: Record<string, Case> = {
     requested: { colorManagementPreset: 'default', frameRanges: ['1'] },
     tweak: (s) => delete s.denoise,
   },
-  badCamera: { fixture: 'basic', requested: { colorManagementPreset: 'default', frameRanges: ['1'], activeCamera: 'NoSuchCam' } },
-  cudaPinned: { fixture: 'basic', requested: { colorManagementPreset: 'default', frameRanges: ['1'], computeDeviceType: 'CUDA' }, simulatedGpu: true },
+  badCamera: {
+    fixture: 'basic',
+    requested: { colorManagementPreset: 'default', frameRanges: ['1'], activeCamera: 'NoSuchCam' },
+  },
+  cudaPinned: {
+    fixture: 'basic',
+    requested: { colorManagementPreset: 'default', frameRanges: ['1'], computeDeviceType: 'CUDA' },
+    simulatedGpu: true,
+  },
 };
 /**
  * No GPU exists on these machines: this inventory is a test double for nvidia-smi, so the plan is
  * CUDA and the chunk is pinned to a UUID no driver knows, and the real Blender finds no device.
  */
 const SIMULATED_GPU = 'GPU-5e0f0000-0000-4000-8000-000000000000';
-const GPU_CAPS = capabilitiesFor(DEBIAN_BUILD, { gpus: [{ index: 0, uuid: SIMULATED_GPU, name: 'Simulated GPU', memoryMiB: 8192 }] }, { runtimeKernelCompile: true });
+const GPU_CAPS = capabilitiesFor(
+  DEBIAN_BUILD,
+  { gpus: [{ index: 0, uuid: SIMULATED_GPU, name: 'Simulated GPU', memoryMiB: 8192 }] },
+  { runtimeKernelCompile: true },
+);
 
 let work: string;
 const runs = new Map<string, Run>();
@@ -101,19 +153,44 @@ function run(key: string): Run {
 
 async function render(key: string, c: Case): Promise<Run> {
   const blend = await buildFixture(c.fixture, { blender: BLENDER });
-  const { finalConfig: final, frames } = resolveFinalConfig(sceneOf(c.fixture), { sceneToRender: 'Scene' }, c.requested, c.simulatedGpu ? GPU_CAPS : CAPS);
+  const { finalConfig: final, frames } = resolveFinalConfig(
+    sceneOf(c.fixture),
+    { sceneToRender: 'Scene' },
+    c.requested,
+    c.simulatedGpu ? GPU_CAPS : CAPS,
+  );
   const pin = c.simulatedGpu ? { gpuUuids: [SIMULATED_GPU] } : {};
   const attemptDir = join(work, key);
   const compositeDir = join(attemptDir, 'composite');
   await mkdir(compositeDir, { recursive: true });
-  const settings = renderSettingsFrom(final, { compositeDir, requested: c.requested, ...(c.simulatedGpu ? { allowCpuFallback: true } : {}), ...pin });
+  const settings = renderSettingsFrom(final, {
+    compositeDir,
+    requested: c.requested,
+    ...(c.simulatedGpu ? { allowCpuFallback: true } : {}),
+    ...pin,
+  });
   c.tweak?.(settings);
   const settingsFile = join(work, `${key}.settings.json`);
   await writeFile(settingsFile, JSON.stringify(settings));
   const chunk = { start: frames[0]!, end: frames[frames.length - 1]!, step: 1, frames };
-  const inv = renderInvocation({ binary: BLENDER, sceneFile: blend, sceneName: final.sceneToRender, settingsFile, attemptDir, chunk, deviceType: final.computeDeviceType, ...pin });
+  const inv = renderInvocation({
+    binary: BLENDER,
+    sceneFile: blend,
+    sceneName: final.sceneToRender,
+    settingsFile,
+    attemptDir,
+    chunk,
+    deviceType: final.computeDeviceType,
+    ...pin,
+  });
   const lines: string[] = [];
-  const result = await runBlender({ ...inv, cwd: attemptDir, timeoutMs: 120_000, lastLinesCount: 60, onLine: (_s, l) => lines.push(l) });
+  const result = await runBlender({
+    ...inv,
+    cwd: attemptDir,
+    timeoutMs: 120_000,
+    lastLinesCount: 60,
+    onLine: (_s, l) => lines.push(l),
+  });
   return { final, settings, attemptDir, compositeDir, blend, result, lines };
 }
 
@@ -158,9 +235,26 @@ describe('render chunk with render_setup.py', () => {
     expect(r.result.exitCode, r.result.lastLines.join('\n')).toBe(0);
     const argv = r.result.argv;
     expect(argv.slice(argv.indexOf(r.blend), argv.indexOf('--python'))).toEqual([r.blend, '-S', 'Scene']);
-    expect(argv.slice(argv.indexOf('-o'), argv.indexOf('--'))).toEqual(['-o', join(r.attemptDir, 'f_####'), '-s', '1', '-e', '2', '-j', '1', '-a']);
+    expect(argv.slice(argv.indexOf('-o'), argv.indexOf('--'))).toEqual([
+      '-o',
+      join(r.attemptDir, 'f_####'),
+      '-s',
+      '1',
+      '-e',
+      '2',
+      '-j',
+      '1',
+      '-a',
+    ]);
     const s = summary(r);
-    expect(s).toMatchObject({ device: 'CPU', camera: 'CamB', viewLayers: ['Alt'], engine: 'CYCLES', denoise: false, resolution: [64, 48, 100] });
+    expect(s).toMatchObject({
+      device: 'CPU',
+      camera: 'CamB',
+      viewLayers: ['Alt'],
+      engine: 'CYCLES',
+      denoise: false,
+      resolution: [64, 48, 100],
+    });
     expect(r.lines.some((l) => l.includes('| Scene, Alt |'))).toBe(true);
     expect(r.lines.some((l) => l.includes('| Scene, Main |'))).toBe(false);
     const expected = [1, 2].flatMap((f) => expectedFileNames(r.final, f, { sceneName: 'Scene' }));
@@ -182,16 +276,21 @@ describe('render chunk with render_setup.py', () => {
     ]);
     const want = expected.map((e) => ({
       kind: e.kind,
-      relativePath: e.kind === 'composite' ? `${r.settings.compositeFolders[e.nodeName!]}/${e.relativePath}` : e.relativePath,
+      relativePath:
+        e.kind === 'composite' ? `${r.settings.compositeFolders[e.nodeName!]}/${e.relativePath}` : e.relativePath,
     }));
     expect(existsSync(join(r.compositeDir, 'FileOut', 'beauty_0001.png'))).toBe(true);
     expect(pngSize(join(r.compositeDir, 'FileOut', 'mask0001.png'))).toEqual([64, 48]);
-    expect(savedPaths(r.lines).map((p) => classifySavedPath(p, r)).sort((a, b) => a.relativePath.localeCompare(b.relativePath))).toEqual(
-      want.sort((a, b) => a.relativePath.localeCompare(b.relativePath)),
-    );
+    expect(
+      savedPaths(r.lines)
+        .map((p) => classifySavedPath(p, r))
+        .sort((a, b) => a.relativePath.localeCompare(b.relativePath)),
+    ).toEqual(want.sort((a, b) => a.relativePath.localeCompare(b.relativePath)));
     // Nothing was written where the file's own base path (`//fileout/`) points.
     expect(existsSync(join(dirname(r.blend), 'fileout'))).toBe(false);
-    expect(summary(r).fileOutputs).toEqual([{ name: 'FileOut', folder: 'FileOut', basePath: `${r.compositeDir}/FileOut/` }]);
+    expect(summary(r).fileOutputs).toEqual([
+      { name: 'FileOut', folder: 'FileOut', basePath: `${r.compositeDir}/FileOut/` },
+    ]);
   });
 
   it('turns the file denoising off when the build has no OpenImageDenoise; left to the file, render_setup.py turns it off too, with a warning', () => {
@@ -207,7 +306,10 @@ describe('render chunk with render_setup.py', () => {
     // would stop with "Build without OpenImageDenoise"): the frame renders without it, and says so.
     const file = run('denoiseFile');
     expect(file.result.exitCode, file.result.lastLines.join('\n')).toBe(0);
-    expect(file.lines.map(parseSetupLine)).toContainEqual({ type: 'warning', message: expect.stringMatching(/has no denoiser.*denoising off/) });
+    expect(file.lines.map(parseSetupLine)).toContainEqual({
+      type: 'warning',
+      message: expect.stringMatching(/has no denoiser.*denoising off/),
+    });
     expect(summary(file).denoise).toBe(false);
     expect(pngSize(join(file.attemptDir, 'f_0001.png'))).toEqual([64, 48]);
   });
@@ -233,17 +335,27 @@ describe('the device a chunk really used (RB_DEVICE, billed per run)', () => {
     const reports = r.lines.map(parseDeviceLine).filter((d) => d !== undefined);
     expect(reports).toEqual([{ requested: 'CUDA', device: 'CPU', gpus: 0 }]);
     expect(billedRun(2, reports[0])).toEqual({ seconds: 2, device: 'CPU' });
-    expect(r.lines.map(parseSetupLine)).toContainEqual({ type: 'warning', message: 'no CUDA device is visible: rendering on the CPU' });
+    expect(r.lines.map(parseSetupLine)).toContainEqual({
+      type: 'warning',
+      message: 'no CUDA device is visible: rendering on the CPU',
+    });
     expect(pngSize(join(r.attemptDir, 'f_0001.png'))).toEqual([64, 48]);
     // A CPU plan reports the CPU too.
-    expect(run('basic').lines.map(parseDeviceLine).filter(Boolean)).toEqual([{ requested: 'CPU', device: 'CPU', gpus: 0 }]);
+    expect(run('basic').lines.map(parseDeviceLine).filter(Boolean)).toEqual([
+      { requested: 'CPU', device: 'CPU', gpus: 0 },
+    ]);
   });
 });
 
 describe('device choice at the final-config level', () => {
   it('CUDA asked on a machine without GPUs renders on the CPU, with a warning', () => {
     expect(CAPS.gpuBackends).toEqual([]);
-    const { finalConfig } = resolveFinalConfig(sceneOf('basic'), {}, { colorManagementPreset: 'default', computeDeviceType: 'CUDA' }, CAPS);
+    const { finalConfig } = resolveFinalConfig(
+      sceneOf('basic'),
+      {},
+      { colorManagementPreset: 'default', computeDeviceType: 'CUDA' },
+      CAPS,
+    );
     expect(finalConfig.computeDeviceType).toBe('CPU');
     expect(finalConfig.analysisWarnings?.map((w) => w.code)).toContain('DEVICE_UNAVAILABLE');
     expect(renderSettingsFrom(finalConfig, { compositeDir: '/tmp/x' }).device).toEqual({ type: 'CPU' });
@@ -254,7 +366,10 @@ describe('render-invocation helpers (pure)', () => {
   const dirs = { attemptDir: '/w/a1', compositeDir: '/w/a1/composite' };
 
   it('classifySavedPath: composite first, camera next, anything outside rejected', () => {
-    expect(classifySavedPath('/w/a1/composite/FileOut/sub/x_0001.png', dirs)).toEqual({ kind: 'composite', relativePath: 'FileOut/sub/x_0001.png' });
+    expect(classifySavedPath('/w/a1/composite/FileOut/sub/x_0001.png', dirs)).toEqual({
+      kind: 'composite',
+      relativePath: 'FileOut/sub/x_0001.png',
+    });
     expect(classifySavedPath('/w/a1/f_0001_L.png', dirs)).toEqual({ kind: 'camera', relativePath: 'f_0001_L.png' });
     expect(() => classifySavedPath('/w/a2/f_0001.png', dirs)).toThrow(/outside/);
     expect(() => classifySavedPath('/w/a1/../a2/f_0001.png', dirs)).toThrow(/outside/);
@@ -279,9 +394,18 @@ describe('render-invocation helpers (pure)', () => {
     expect(compositeFolders(['a/b', 'a_b', 'A_B', '.hidden'])).toEqual(['a_b', 'a_b-2', 'A_B-3', 'f.hidden']);
     const { finalConfig } = resolveFinalConfig(sceneOf('basic'), {}, { colorManagementPreset: 'aces' }, CAPS);
     expect(finalConfig.activeViewLayer).toBe('Main');
-    const s = renderSettingsFrom(finalConfig, { compositeDir: '/w/c', requested: { colorManagementPreset: 'aces' }, addonPaths: ['/w/addons'] });
+    const s = renderSettingsFrom(finalConfig, {
+      compositeDir: '/w/c',
+      requested: { colorManagementPreset: 'aces' },
+      addonPaths: ['/w/addons'],
+    });
     expect(s.viewLayer).toBeUndefined();
-    expect(s).toMatchObject({ camera: 'CamA', colorManagement: 'aces', addons: { ids: [], paths: ['/w/addons'] }, device: { type: 'CPU' } });
+    expect(s).toMatchObject({
+      camera: 'CamA',
+      colorManagement: 'aces',
+      addons: { ids: [], paths: ['/w/addons'] },
+      device: { type: 'CPU' },
+    });
     expect(renderSettingsFrom(finalConfig, { compositeDir: '/w/c' }).viewLayer).toBe('Main');
     expect(() => renderSettingsFrom(finalConfig, { compositeDir: 'c' })).toThrow(/absolute/);
   });

@@ -23,7 +23,8 @@ const log = pino({ level: 'silent' });
 /** Enqueues `n` render chunks of a new job and claims them as `worker`. */
 async function claimed(n: number, worker: string): Promise<{ jobId: string; tasks: Task[] }> {
   const job = await createJob(api(svc.baseUrl, svc.apiKey));
-  for (let i = 0; i < n; i++) await svc.service.ports.queue.enqueue({ id: `b-${job.id}-${i}`, jobId: job.id, kind: 'render-chunk' });
+  for (let i = 0; i < n; i++)
+    await svc.service.ports.queue.enqueue({ id: `b-${job.id}-${i}`, jobId: job.id, kind: 'render-chunk' });
   const tasks: Task[] = [];
   for (let i = 0; i < n; i++) tasks.push((await svc.service.ports.queue.claim(worker, ['render-chunk'], LEASE_MS))!);
   expect(tasks.map((t) => t.jobId)).toEqual(Array(n).fill(job.id));

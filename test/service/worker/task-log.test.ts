@@ -32,7 +32,14 @@ function open(jobId: string, opts: { maxBytes?: number; attempt?: number } = {})
   return new TaskLog({
     storage,
     stem: runStem(WS, jobId, taskLogSegment(taskId, jobId)!, opts.attempt ?? 1, Date.now()),
-    start: { taskId, kind: 'render-chunk', attempt: opts.attempt ?? 1, worker: 'host/cpu0', startedAt: new Date().toISOString(), frames: [1, 2] },
+    start: {
+      taskId,
+      kind: 'render-chunk',
+      attempt: opts.attempt ?? 1,
+      worker: 'host/cpu0',
+      startedAt: new Date().toISOString(),
+      frames: [1, 2],
+    },
     flushMs: 60_000, // flushed by hand: the test decides when bytes are stored
     redact: ['/srv/rb/work'],
     ...(opts.maxBytes ? { maxBytes: opts.maxBytes } : {}),
@@ -41,7 +48,9 @@ function open(jobId: string, opts: { maxBytes?: number; attempt?: number } = {})
 
 async function text(jobId: string): Promise<{ text: string; live: boolean }[]> {
   const runs = await listRuns(storage, WS, jobId);
-  return Promise.all(runs.map(async (r) => ({ text: Buffer.concat((await readRun(storage, r, 0)).chunks).toString(), live: !r.end })));
+  return Promise.all(
+    runs.map(async (r) => ({ text: Buffer.concat((await readRun(storage, r, 0)).chunks).toString(), live: !r.end })),
+  );
 }
 
 describe('HeadTail', () => {
@@ -86,7 +95,9 @@ describe('TaskLog on file storage', () => {
     const mid = await text('job-live');
     expect(mid).toHaveLength(1);
     expect(mid[0]!.live).toBe(true);
-    expect(mid[0]!.text).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z Read blend: <worker>\/job-live\/project\/scene\.blend\n.*Z \[stderr\] Warning: something\n$/);
+    expect(mid[0]!.text).toMatch(
+      /^\d{4}-\d\d-\d\dT[\d:.]+Z Read blend: <worker>\/job-live\/project\/scene\.blend\n.*Z \[stderr\] Warning: something\n$/,
+    );
     expect(mid[0]!.text).not.toContain('/srv/rb');
 
     log.line('stdout', 'Fra:1 Mem:10M | Sample 4/4');
@@ -98,7 +109,11 @@ describe('TaskLog on file storage', () => {
     expect(end).toEqual([{ live: false, text: expect.stringContaining('Fra:1 Mem:10M') }]);
     expect(end[0]!.text).toMatch(/\[renderbridge\] attempt ended: done\n$/);
     const keys = (await storage.list(jobLogPrefix(WS, 'job-live'))).map((o) => path.basename(o.key));
-    expect(keys.sort()).toEqual([expect.stringMatching(/^a1-\d+\.end\.json$/), expect.stringMatching(/^a1-\d+\.json$/), expect.stringMatching(/^a1-\d+\.log$/)]);
+    expect(keys.sort()).toEqual([
+      expect.stringMatching(/^a1-\d+\.end\.json$/),
+      expect.stringMatching(/^a1-\d+\.json$/),
+      expect.stringMatching(/^a1-\d+\.log$/),
+    ]);
   });
 
   it('stores a run that ends before its first flush as its three objects only, no segment', async () => {
@@ -108,9 +123,15 @@ describe('TaskLog on file storage', () => {
     expect(await storage.list(jobLogPrefix(WS, 'job-short'))).toEqual([]);
     await log.close('done');
     const keys = (await storage.list(jobLogPrefix(WS, 'job-short'))).map((o) => path.basename(o.key));
-    expect(keys.sort()).toEqual([expect.stringMatching(/^a1-\d+\.end\.json$/), expect.stringMatching(/^a1-\d+\.json$/), expect.stringMatching(/^a1-\d+\.log$/)]);
+    expect(keys.sort()).toEqual([
+      expect.stringMatching(/^a1-\d+\.end\.json$/),
+      expect.stringMatching(/^a1-\d+\.json$/),
+      expect.stringMatching(/^a1-\d+\.log$/),
+    ]);
     const end = await text('job-short');
-    expect(end).toEqual([{ live: false, text: expect.stringMatching(/Z Fra:7 Mem:10M \| Sample 4\/4\n.*attempt ended: done\n$/) }]);
+    expect(end).toEqual([
+      { live: false, text: expect.stringMatching(/Z Fra:7 Mem:10M \| Sample 4\/4\n.*attempt ended: done\n$/) },
+    ]);
   });
 
   it('still serves the segments of a run whose worker died before ending it', async () => {
@@ -126,7 +147,12 @@ describe('TaskLog on file storage', () => {
     expect(runs[0]!.segments.length).toBe(5);
     const { chunks, to } = await readRun(storage, runs[0]!, 0);
     const t = Buffer.concat(chunks).toString();
-    expect(t.split('\n').filter(Boolean).map((l) => l.replace(/^\S+ /, ''))).toEqual([0, 1, 2, 3, 4].map((i) => `Fra:${i} rendering`));
+    expect(
+      t
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.replace(/^\S+ /, '')),
+    ).toEqual([0, 1, 2, 3, 4].map((i) => `Fra:${i} rendering`));
     // Reading on from where a follower stopped gives only what is new.
     expect((await readRun(storage, runs[0]!, to)).chunks).toEqual([]);
     const half = (await readRun(storage, runs[0]!, runs[0]!.segments[2]!.offset)).chunks;
@@ -156,19 +182,22 @@ describe('TaskLog on file storage', () => {
     expect(final!.text).toMatch(/attempt ended: failed: Blender crashed \(SIGKILL\) in <worker>\/job-big\n$/);
     expect(Buffer.byteLength(final!.text)).toBeLessThan(4096 + 200);
     // Every line whole: a timestamp, then the text.
-    for (const l of final!.text.split('\n').filter(Boolean)) expect(l).toMatch(/^(\S+Z (line \d{4} y{40}|\[renderbridge\] .*)|\[\.\.\. \d+ bytes omitted \.\.\.\])$/);
+    for (const l of final!.text.split('\n').filter(Boolean))
+      expect(l).toMatch(/^(\S+Z (line \d{4} y{40}|\[renderbridge\] .*)|\[\.\.\. \d+ bytes omitted \.\.\.\])$/);
   });
 
-  it('takes ffmpeg\'s own lines, so a failed finalize explains itself in its log', async () => {
+  it("takes ffmpeg's own lines, so a failed finalize explains itself in its log", async () => {
     const lines: string[] = [];
     const bad = path.join(root, 'not-an-image.png');
     await writeFile(bad, 'this is not a PNG');
-    await expect(makePreview({ input: bad, out: path.join(root, 'preview.jpg'), onLine: (_s, l) => lines.push(l) })).rejects.toThrow(/ffmpeg exited/);
+    await expect(
+      makePreview({ input: bad, out: path.join(root, 'preview.jpg'), onLine: (_s, l) => lines.push(l) }),
+    ).rejects.toThrow(/ffmpeg exited/);
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.join('\n')).toMatch(/not-an-image\.png|Invalid data/);
   });
 
-  it('names task folders from task ids and refuses ids that are no task\'s', () => {
+  it("names task folders from task ids and refuses ids that are no task's", () => {
     expect(taskLogSegment('chunk:j1:12', 'j1')).toBe('chunk-12');
     expect(taskLogSegment('validate:j1', 'j1')).toBe('validate');
     expect(taskLogSegment('../etc/passwd', 'j1')).toBeUndefined();

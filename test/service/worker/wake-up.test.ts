@@ -71,8 +71,18 @@ async function postgresFarm(withBullmq: boolean): Promise<Farm> {
 async function addJob(jobs: PgJobStore): Promise<string> {
   const slug = `up_${randomUUID()}`;
   const u = {
-    slug, workspaceId: 'ws', userId: 'u', fileName: 'scene.blend', fileType: 'blend' as const, objectKey: `uploads/${slug}`,
-    expiresAt: new Date(Date.now() + 1e6).toISOString(), createdAt: new Date().toISOString(), completedAt: null, size: 10, sha256: null, jobId: null,
+    slug,
+    workspaceId: 'ws',
+    userId: 'u',
+    fileName: 'scene.blend',
+    fileType: 'blend' as const,
+    objectKey: `uploads/${slug}`,
+    expiresAt: new Date(Date.now() + 1e6).toISOString(),
+    createdAt: new Date().toISOString(),
+    completedAt: null,
+    size: 10,
+    sha256: null,
+    jobId: null,
   };
   await jobs.createUpload(u);
   const rec = newJobRecord(u, undefined);
@@ -117,9 +127,11 @@ async function measure(farm: Farm): Promise<{ single: number[]; burst: number[] 
   const off = farm.consumer.onReady?.((kind) => heard.push(kind));
   teardown.push(async () => off?.());
   for (let i = 0; !heard.includes('validate'); i++) {
-    if (i >= 30) throw new Error('the worker\'s ready listener heard nothing after 30 probing enqueues');
+    if (i >= 30) throw new Error("the worker's ready listener heard nothing after 30 probing enqueues");
     await farm.producer.enqueue({ id: `probe-${i}`, jobId, kind: 'validate' });
-    await waitUntil('a probe signal', () => heard.includes('validate'), { timeoutMs: 500, intervalMs: 5 }).catch(() => undefined);
+    await waitUntil('a probe signal', () => heard.includes('validate'), { timeoutMs: 500, intervalMs: 5 }).catch(
+      () => undefined,
+    );
   }
   // One by one: each starts, is let go and ends before the next is enqueued, as on an idle farm.
   const single: string[] = [];
@@ -138,7 +150,7 @@ async function measure(farm: Farm): Promise<{ single: number[]; burst: number[] 
     // A task that never starts shows as an infinite delay in the assertion's message.
     .catch(() => undefined);
   const delay = (id: string) => (startedAt.get(id) ?? Infinity) - enqueuedAt.get(id)!;
-  console.log(`start delays: one by one ${single.map(delay).join(", ")} ms; burst ${burst.map(delay).join(", ")} ms`);
+  console.log(`start delays: one by one ${single.map(delay).join(', ')} ms; burst ${burst.map(delay).join(', ')} ms`);
   return { single: single.map(delay), burst: burst.map(delay) };
 }
 
@@ -150,9 +162,12 @@ describe.skipIf(!pgUp)('idle workers wake up when another process enqueues', () 
     expect(Math.max(...burst), `burst delays ${burst.join(', ')} ms`).toBeLessThan(BURST_MAX_MS);
   });
 
-  it.skipIf(!redisUrl)('BullMQ queue (Redis pub/sub): each task starts within moments, not at the 10 s poll', async () => {
-    const { single, burst } = await measure(await postgresFarm(true));
-    expect(Math.max(...single), `single delays ${single.join(', ')} ms`).toBeLessThan(SINGLE_MAX_MS);
-    expect(Math.max(...burst), `burst delays ${burst.join(', ')} ms`).toBeLessThan(BURST_MAX_MS);
-  });
+  it.skipIf(!redisUrl)(
+    'BullMQ queue (Redis pub/sub): each task starts within moments, not at the 10 s poll',
+    async () => {
+      const { single, burst } = await measure(await postgresFarm(true));
+      expect(Math.max(...single), `single delays ${single.join(', ')} ms`).toBeLessThan(SINGLE_MAX_MS);
+      expect(Math.max(...burst), `burst delays ${burst.join(', ')} ms`).toBeLessThan(BURST_MAX_MS);
+    },
+  );
 });

@@ -46,7 +46,12 @@ async function starter(): Promise<() => WarmBlender> {
     samples: 2,
   };
   await writeFile(join(dir, 'settings.json'), JSON.stringify(settings));
-  const invocation = warmInvocation({ binary: BLENDER, sceneFile: scene, settingsFile: join(dir, 'settings.json'), attemptDir: join(dir, 'frames') });
+  const invocation = warmInvocation({
+    binary: BLENDER,
+    sceneFile: scene,
+    settingsFile: join(dir, 'settings.json'),
+    attemptDir: join(dir, 'frames'),
+  });
   return () => WarmBlender.start({ invocation, cwd: dir, loadLimits: FRAME, killGraceMs: 2000 });
 }
 
@@ -57,7 +62,13 @@ function pool(opts: ConstructorParameters<typeof WarmPool>[0]): WarmPool<WarmBle
 }
 
 /** Renders one frame in the slot's process for `key`; returns that process. */
-async function frame(p: WarmPool<WarmBlender>, slot: string, key: string, start: () => WarmBlender, f: number): Promise<WarmBlender> {
+async function frame(
+  p: WarmPool<WarmBlender>,
+  slot: string,
+  key: string,
+  start: () => WarmBlender,
+  f: number,
+): Promise<WarmBlender> {
   return p.use(slot, key, key, start, async (w) => {
     await w.ready;
     await w.render({ run: { start: f, end: f, step: 1 }, limits: FRAME });
@@ -75,10 +86,15 @@ describe('WarmPool', () => {
     expect(a1.alive).toBe(true);
     const b = await frame(p, 'cpu-1', 'job-a', start, 3);
     expect(b).not.toBe(a1);
-    expect(p.live().map((l) => l.slot).sort()).toEqual(['cpu-0', 'cpu-1']);
+    expect(
+      p
+        .live()
+        .map((l) => l.slot)
+        .sort(),
+    ).toEqual(['cpu-0', 'cpu-1']);
   }, 120_000);
 
-  it('a frame of another job waits for the slot\'s frame in progress, then replaces its process', async () => {
+  it("a frame of another job waits for the slot's frame in progress, then replaces its process", async () => {
     const p = pool({ idleMs: 60_000 });
     const [startA, startB] = [await starter(), await starter()];
     const order: string[] = [];
@@ -139,11 +155,13 @@ describe('WarmPool', () => {
     const w = await frame(p, 'cpu-0', 'job-a', await starter(), 1);
     expect(w.alive).toBe(true);
     // The child fills what it is told to hold and says so; the buffers stay touched while it lives.
-    const script = "const held = []; process.on('message', (n) => { const b = Buffer.allocUnsafe(n); b.fill(7); held.push(b); process.send('held'); }); setInterval(() => held.forEach((b) => b[0]++), 1000);";
+    const script =
+      "const held = []; process.on('message', (n) => { const b = Buffer.allocUnsafe(n); b.fill(7); held.push(b); process.send('held'); }); setInterval(() => held.forEach((b) => b[0]++), 1000);";
     const hog = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const take = (bytes: number) =>
       new Promise<void>((resolve, reject) => {
-        const exited = (code: number | null) => reject(new Error(`the memory-holding process exited (${code}) before holding its memory`));
+        const exited = (code: number | null) =>
+          reject(new Error(`the memory-holding process exited (${code}) before holding its memory`));
         hog.once('exit', exited);
         hog.once('message', () => {
           hog.off('exit', exited);
@@ -165,7 +183,7 @@ describe('WarmPool', () => {
     }
   }, 120_000);
 
-  it('ends a job\'s processes when the job ends', async () => {
+  it("ends a job's processes when the job ends", async () => {
     const p = pool({ idleMs: 60_000 });
     const start = await starter();
     const w = await frame(p, 'cpu-0', 'job-a', start, 1);

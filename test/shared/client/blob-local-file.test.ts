@@ -33,14 +33,21 @@ describe('a project file that cannot be read at upload time', () => {
     ['gzip-encoded in memory', 'scene.blend'],
   ])('fails at once naming the file, not the network (%s)', async (_how, name) => {
     env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB });
-    const client = new RenderJobClient({ baseUrl: env.baseUrl, apiKey: env.svc.apiKey, baseDelayMs: 50, maxDelayMs: 200 });
+    const client = new RenderJobClient({
+      baseUrl: env.baseUrl,
+      apiKey: env.svc.apiKey,
+      baseDelayMs: 50,
+      maxDelayMs: 200,
+    });
     const file = project.files.find((f) => f.path.endsWith(name));
     if (!file) throw new Error(`fixture lacks ${name}`);
     await rm(file.source);
     const retries: unknown[] = [];
     // One part at a time, the file's parts first: nothing else is in flight when it fails.
     const files = [file, ...project.files.filter((f) => f !== file)];
-    const err = await client.uploadBlobs(files, { fileName: 'scene.zip', concurrency: 1, onRetry: (r) => retries.push(r) }).catch((e: unknown) => e);
+    const err = await client
+      .uploadBlobs(files, { fileName: 'scene.zip', concurrency: 1, onRetry: (r) => retries.push(r) })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LocalFileError);
     expect(err).not.toBeInstanceOf(NetworkError);
     expect((err as LocalFileError).file).toBe(file.source);

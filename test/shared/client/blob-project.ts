@@ -34,7 +34,13 @@ export interface BlobProject {
 async function fileOf(dir: string, name: string, compression: ProjectFile['compression']): Promise<ProjectFile> {
   const source = path.join(dir, name);
   const bytes = await readFile(source);
-  return { path: `project/${name}`, source, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, compression };
+  return {
+    path: `project/${name}`,
+    source,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    size: bytes.length,
+    compression,
+  };
 }
 
 export async function writeBlobProject(dir: string): Promise<BlobProject> {

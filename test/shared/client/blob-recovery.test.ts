@@ -37,11 +37,15 @@ function clientOf(e: ProxiedService): RenderJobClient {
 }
 
 /** The client's own API calls, with a hook on each query's answer. */
-function seam(client: RenderJobClient, onAnswer: (answer: BlobQueryResult, n: number) => Promise<BlobQueryResult> | BlobQueryResult): BlobUploadApi & { queries: number; commits: number } {
+function seam(
+  client: RenderJobClient,
+  onAnswer: (answer: BlobQueryResult, n: number) => Promise<BlobQueryResult> | BlobQueryResult,
+): BlobUploadApi & { queries: number; commits: number } {
   const api = {
     queries: 0,
     commits: 0,
-    queryBlobs: async (body: Parameters<BlobUploadApi['queryBlobs']>[0], o: { signal?: AbortSignal | undefined }) => onAnswer(await client.queryBlobs(body, o), ++api.queries),
+    queryBlobs: async (body: Parameters<BlobUploadApi['queryBlobs']>[0], o: { signal?: AbortSignal | undefined }) =>
+      onAnswer(await client.queryBlobs(body, o), ++api.queries),
     commitUpload: (body: Parameters<BlobUploadApi['commitUpload']>[0], o: { signal?: AbortSignal | undefined }) => {
       api.commits++;
       return client.commitUpload(body, o);
@@ -50,7 +54,8 @@ function seam(client: RenderJobClient, onAnswer: (answer: BlobQueryResult, n: nu
   return api;
 }
 
-const passedExpiry = (answer: BlobQueryResult) => waitUntil('the part URLs to expire', () => Date.now() > Date.parse(answer.expiresAt) + 1000, { timeoutMs: 20_000 });
+const passedExpiry = (answer: BlobQueryResult) =>
+  waitUntil('the part URLs to expire', () => Date.now() > Date.parse(answer.expiresAt) + 1000, { timeoutMs: 20_000 });
 
 describe('blob upload recovery (files storage)', () => {
   it('queries again when the service answers URL_EXPIRED, and completes with the new URLs', async () => {
@@ -65,7 +70,10 @@ describe('blob upload recovery (files storage)', () => {
     });
     const result = await uploadBlobs(api, project.files, { fileName: 'scene.zip', concurrency: 1 });
     expect(api.queries).toBeGreaterThanOrEqual(2);
-    const refused = env.svc.logs.join('').split('\n').filter((l) => l.includes('"statusCode":403') && l.includes('"res"'));
+    const refused = env.svc.logs
+      .join('')
+      .split('\n')
+      .filter((l) => l.includes('"statusCode":403') && l.includes('"res"'));
     expect(refused.length).toBeGreaterThanOrEqual(1);
     expect(result.bytesSent).toBe(project.uniqueBytes);
     expect((await client.createJob({ slug: result.upload.slug })).status).toBe('created');
@@ -107,7 +115,9 @@ describe('blob upload recovery (files storage)', () => {
     const metal = project.files.find((f) => f.path.endsWith('metal.exr'));
     if (!metal) throw new Error('fixture lacks metal.exr');
     // The first answer forgets metal.exr, as if it had been held then collected before the commit.
-    const api = seam(client, (answer, n) => (n === 1 ? { ...answer, missing: answer.missing.filter((m) => m.sha256 !== metal.sha256) } : answer));
+    const api = seam(client, (answer, n) =>
+      n === 1 ? { ...answer, missing: answer.missing.filter((m) => m.sha256 !== metal.sha256) } : answer,
+    );
     const result = await uploadBlobs(api, project.files, { fileName: 'scene.zip' });
     expect(api.commits).toBe(2);
     expect(api.queries).toBe(2);

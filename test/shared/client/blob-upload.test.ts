@@ -36,7 +36,8 @@ function clientOf(e: ProxiedService): RenderJobClient {
   return new RenderJobClient({ baseUrl: e.baseUrl, apiKey: e.svc.apiKey, baseDelayMs: 50, maxDelayMs: 200 });
 }
 
-const partPuts = (e: ProxiedService): number => e.proxy.requests().filter((r) => e.blobPut.test(`${r} HTTP/1.1`)).length;
+const partPuts = (e: ProxiedService): number =>
+  e.proxy.requests().filter((r) => e.blobPut.test(`${r} HTTP/1.1`)).length;
 
 describe.each<StorageKind>(['files', 's3'])('blob upload (%s storage)', (storage) => {
   it('sends the project once, then only what changed, and each commit creates a job', async () => {
@@ -45,14 +46,21 @@ describe.each<StorageKind>(['files', 's3'])('blob upload (%s storage)', (storage
     expect(await client.hasExtension('content-addressed-uploads')).toBe(true);
 
     const progress: BlobUploadProgress[] = [];
-    const first = await client.uploadBlobs(project.files, { fileName: 'scene.zip', onProgress: (p) => progress.push(p) });
+    const first = await client.uploadBlobs(project.files, {
+      fileName: 'scene.zip',
+      onProgress: (p) => progress.push(p),
+    });
     expect(first.bytesSkipped).toBe(0);
     expect(first.bytesSent).toBe(project.uniqueBytes);
     // The textures do not compress and the copy is not sent again; the .blend goes gzip-encoded.
     const textures = 3 * TEXTURE_BYTES;
     expect(env.proxy.up()).toBeGreaterThan(textures);
     expect(env.proxy.up()).toBeLessThan(project.uniqueBytes + OVERHEAD);
-    expect(progress.at(-1)).toMatchObject({ bytesDone: project.uniqueBytes, bytesTotal: project.uniqueBytes, etaSeconds: 0 });
+    expect(progress.at(-1)).toMatchObject({
+      bytesDone: project.uniqueBytes,
+      bytesTotal: project.uniqueBytes,
+      etaSeconds: 0,
+    });
     expect(first.upload).toMatchObject({ fileName: 'scene.zip', fileCount: project.files.length });
     expect((await client.createJob({ slug: first.upload.slug })).status).toBe('created');
 
@@ -80,7 +88,10 @@ describe.each<StorageKind>(['files', 's3'])('blob upload (%s storage)', (storage
     env.proxy.cut({ request: env.blobPut, afterBytes: 600 * 1024 });
     const client = clientOf(env);
     const retries: Error[] = [];
-    const result = await client.uploadBlobs(project.files, { fileName: 'scene.zip', onRetry: (r) => retries.push(r.error) });
+    const result = await client.uploadBlobs(project.files, {
+      fileName: 'scene.zip',
+      onRetry: (r) => retries.push(r.error),
+    });
 
     expect(env.proxy.cuts()).toBe(1);
     expect(result.retries).toBe(1);

@@ -33,7 +33,8 @@ afterAll(async () => {
 });
 
 async function move(id: string, path: JobStatus[]): Promise<void> {
-  for (let i = 1; i < path.length; i++) expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
+  for (let i = 1; i < path.length; i++)
+    expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
 }
 
 /** A job rendering 10 frames, frames 1-4 done on two slots, as the worker records them. */
@@ -57,7 +58,9 @@ describe('client: frame statistics', () => {
     const first = await client.listJobFrames(id, { pageSize: 3 });
     expect(first.pagination).toEqual({ page: 1, pageSize: 3, total: 4, totalPages: 2 });
     expect(first.data.jobId).toBe(id);
-    expect(first.data.frames.map((f) => [f.frame, f.renderSeconds, f.peakMemoryBytes, f.device, f.slot, f.blenderVersion])).toEqual([
+    expect(
+      first.data.frames.map((f) => [f.frame, f.renderSeconds, f.peakMemoryBytes, f.device, f.slot, f.blenderVersion]),
+    ).toEqual([
       [1, 2, 100_000_000, 'CPU', 'w/cpu-0', '4.2.3'],
       [2, 2, 200_000_000, 'CPU', 'w/cpu-1', '4.2.3'],
       [3, 3, 300_000_000, 'CPU', 'w/cpu-0', '4.2.3'],
@@ -72,7 +75,7 @@ describe('client: frame statistics', () => {
     expect(all.pagination).toEqual({ page: 1, pageSize: 500, total: 4, totalPages: 1 });
   });
 
-  it('getJobProgress carries etaBand in its type, equal to the frames route\'s eta', async () => {
+  it("getJobProgress carries etaBand in its type, equal to the frames route's eta", async () => {
     const id = await renderingJob();
     const progress = await client.getJobProgress(id);
     // Typed: no cast needed to read the extension's field.
@@ -86,13 +89,18 @@ describe('client: frame statistics', () => {
     expect((await client.getJobProgress(id)).etaBand ?? null).toBeNull();
   });
 
-  it('answers a bad page size and another workspace\'s job with the service\'s errors', async () => {
+  it("answers a bad page size and another workspace's job with the service's errors", async () => {
     const id = await renderingJob();
     const bad = await client.listJobFrames(id, { pageSize: 5000 }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(ApiError);
     expect((bad as ApiError).status).toBe(400);
     expect((bad as ApiError).body.name).toBe('VALIDATION_ERROR');
-    const other = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: await svc.createApiKey('elsewhere'), baseDelayMs: 10, maxDelayMs: 1000 });
+    const other = new RenderJobClient({
+      baseUrl: svc.baseUrl,
+      apiKey: await svc.createApiKey('elsewhere'),
+      baseDelayMs: 10,
+      maxDelayMs: 1000,
+    });
     const missing = await other.listJobFrames(id).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(ApiError);
     expect((missing as ApiError).status).toBe(404);

@@ -14,17 +14,26 @@ afterEach(async () => {
 
 async function clientFor(handler: Handler, options: Partial<ConstructorParameters<typeof RenderJobClient>[0]> = {}) {
   server = await startServer(handler);
-  const client = new RenderJobClient({ baseUrl: server.baseUrl, apiKey: 'rb_live_test', baseDelayMs: 5, maxDelayMs: 2000, ...options });
+  const client = new RenderJobClient({
+    baseUrl: server.baseUrl,
+    apiKey: 'rb_live_test',
+    baseDelayMs: 5,
+    maxDelayMs: 2000,
+    ...options,
+  });
   return { client, srv: server };
 }
 
 describe('requests', () => {
   it('sends bearer auth, JSON bodies and queries, and parses typed answers', async () => {
     const job = makeJob('created');
-    const { client, srv } = await clientFor((req, res) => {
-      if (req.method === 'POST') sendJson(res, 201, { ...job, unknownKey: 'stripped' });
-      else sendJson(res, 200, { jobs: [job], pagination: { page: 2, pageSize: 5, total: 6, totalPages: 2 } });
-    }, { userAgent: 'rb-test/1' });
+    const { client, srv } = await clientFor(
+      (req, res) => {
+        if (req.method === 'POST') sendJson(res, 201, { ...job, unknownKey: 'stripped' });
+        else sendJson(res, 200, { jobs: [job], pagination: { page: 2, pageSize: 5, total: 6, totalPages: 2 } });
+      },
+      { userAgent: 'rb-test/1' },
+    );
 
     const created = await client.createJob({ slug: 'abc' });
     expect(created).toEqual(job);
@@ -81,7 +90,9 @@ describe('requests', () => {
   });
 
   it('refuses a baseUrl without the API prefix', () => {
-    expect(() => new RenderJobClient({ baseUrl: 'http://127.0.0.1:1/api', apiKey: 'k' })).toThrow(/\/api\/external\/v1/);
+    expect(() => new RenderJobClient({ baseUrl: 'http://127.0.0.1:1/api', apiKey: 'k' })).toThrow(
+      /\/api\/external\/v1/,
+    );
   });
 });
 
@@ -112,10 +123,13 @@ describe('errors', () => {
   });
 
   it('names a non-JSON 429 after the registry entry', async () => {
-    const { client, srv } = await clientFor((_req, res) => {
-      res.writeHead(429, { 'content-type': 'text/plain' });
-      res.end('slow down');
-    }, { maxRetries: 2 });
+    const { client, srv } = await clientFor(
+      (_req, res) => {
+        res.writeHead(429, { 'content-type': 'text/plain' });
+        res.end('slow down');
+      },
+      { maxRetries: 2 },
+    );
     const err = (await client.listProgress().catch((e: unknown) => e)) as ApiError;
     expect(err.errorName).toBe('RATE_LIMITED');
     // Exhausting the retries still ends with the ApiError: one attempt plus maxRetries.
@@ -143,7 +157,10 @@ describe('retries', () => {
   it('honours an HTTP-date Retry-After', async () => {
     const { client, srv } = await clientFor((_req, res, _body, i) => {
       // HTTP-dates have whole-second precision: 2 s ahead is at least 1 s of wait.
-      if (i === 0) sendJson(res, 429, errorBody('RATE_LIMITED', 'later'), { 'Retry-After': new Date(Date.now() + 2000).toUTCString() });
+      if (i === 0)
+        sendJson(res, 429, errorBody('RATE_LIMITED', 'later'), {
+          'Retry-After': new Date(Date.now() + 2000).toUTCString(),
+        });
       else sendJson(res, 200, { data: [] });
     });
     expect(await client.listProgress()).toEqual([]);
@@ -167,9 +184,12 @@ describe('retries', () => {
   });
 
   it('retries a GET and a retry-safe POST on network errors, then throws NetworkError; another POST is tried once', async () => {
-    const { client, srv } = await clientFor((req) => {
-      req.socket.destroy();
-    }, { maxRetries: 2 });
+    const { client, srv } = await clientFor(
+      (req) => {
+        req.socket.destroy();
+      },
+      { maxRetries: 2 },
+    );
     const getErr = await client.listJobs().catch((e: unknown) => e);
     expect(getErr).toBeInstanceOf(NetworkError);
     expect((getErr as NetworkError).timedOut).toBe(false);
@@ -196,7 +216,9 @@ describe('retries', () => {
   });
 
   it('stops a back-off pause when the caller aborts, with the abort reason', async () => {
-    const { client, srv } = await clientFor((_req, res) => sendJson(res, 429, errorBody('RATE_LIMITED', 'x'), { 'Retry-After': '10' }));
+    const { client, srv } = await clientFor((_req, res) =>
+      sendJson(res, 429, errorBody('RATE_LIMITED', 'x'), { 'Retry-After': '10' }),
+    );
     const controller = new AbortController();
     const reason = new Error('user gave up');
     setTimeout(() => controller.abort(reason), 100);

@@ -48,7 +48,8 @@ async function newJob(c: RenderJobClient = client): Promise<Job> {
 async function workerMoves(id: string, path: JobStatus[]): Promise<void> {
   for (let i = 1; i < path.length; i++) {
     const [from, to] = [path[i - 1], path[i]];
-    if (!from || !to || !(await svc.service.ports.jobs.transition(id, [from], to))) throw new Error(`cannot move ${id} to ${to}`);
+    if (!from || !to || !(await svc.service.ports.jobs.transition(id, [from], to)))
+      throw new Error(`cannot move ${id} to ${to}`);
   }
 }
 
@@ -142,9 +143,10 @@ describe('client against the reference service', () => {
   it('answers typed errors for refused calls', async () => {
     const job = await newJob();
     expect((await apiError(client.getJob(randomUUID()))).errorName).toBe('JOB_NOT_FOUND');
-    expect((await apiError(client.renderJob(job.id, { requestedRenderConfig: { colorManagementPreset: 'default' } }))).errorName).toBe(
-      'RENDER_NOT_ALLOWED',
-    );
+    expect(
+      (await apiError(client.renderJob(job.id, { requestedRenderConfig: { colorManagementPreset: 'default' } })))
+        .errorName,
+    ).toBe('RENDER_NOT_ALLOWED');
     await client.validateJob(job.id);
     const again = await apiError(client.validateJob(job.id));
     expect(again.status).toBe(400);
@@ -199,22 +201,36 @@ describe('client against the reference service', () => {
     await client.renderJob(job.id, { requestedRenderConfig: { colorManagementPreset: 'default', videoOutput: true } });
     const during = await client.getDownloads(job.id);
     expect(zipLinks(during.transforms.framesZip)).toEqual({ state: 'pending', urls: [] });
-    expect(videoLinks(during.transforms.video)).toMatchObject([{ key: 'mp4', format: 'mp4', expected: true, available: false, url: null }]);
+    expect(videoLinks(during.transforms.video)).toMatchObject([
+      { key: 'mp4', format: 'mp4', expected: true, available: false, url: null },
+    ]);
 
     // Publish outputs as the worker's finalize step does, then complete.
     await workerMoves(job.id, ['booting', 'rendering', 'finalizing']);
     const frame = randomBytes(3000);
     const base = `outputs/${job.workspaceId}/${job.id}`;
     await svc.service.ports.storage.put(`${base}/frames/f_0001.png`, Readable.from([frame]));
-    await svc.service.ports.jobs.update(job.id, {}, {
-      outputs: {
-        frames: [{ key: `${base}/frames/f_0001.png`, fileName: 'f_0001.png', view: null, outputType: 'frame', size: frame.length }],
-        composites: [],
-        framesZipKey: null,
-        compositesZipKey: null,
-        videos: [],
+    await svc.service.ports.jobs.update(
+      job.id,
+      {},
+      {
+        outputs: {
+          frames: [
+            {
+              key: `${base}/frames/f_0001.png`,
+              fileName: 'f_0001.png',
+              view: null,
+              outputType: 'frame',
+              size: frame.length,
+            },
+          ],
+          composites: [],
+          framesZipKey: null,
+          compositesZipKey: null,
+          videos: [],
+        },
       },
-    });
+    );
     await workerMoves(job.id, ['finalizing', 'completed']);
 
     const done = await client.getDownloads(job.id);
@@ -223,6 +239,8 @@ describe('client against the reference service', () => {
     const res = await fetch(outputs[0]?.url ?? '');
     expect(Buffer.from(await res.arrayBuffer()).equals(frame)).toBe(true);
     // The legacy list names the same file.
-    expect(collectOutputs({ frames: done.frames, compositeNodes: done.compositeNodes })).toMatchObject([{ fileName: 'f_0001.png', legacy: true }]);
+    expect(collectOutputs({ frames: done.frames, compositeNodes: done.compositeNodes })).toMatchObject([
+      { fileName: 'f_0001.png', legacy: true },
+    ]);
   });
 });

@@ -22,7 +22,15 @@ const compositeEntry: DownloadOutput = {
   compositeNodeName: 'File Output',
   legacy: false,
 };
-const video: VideoEntry = { format: 'mp4', label: null, expected: true, available: true, url: `${S}/v.mp4`, fps: 24, segment: null };
+const video: VideoEntry = {
+  format: 'mp4',
+  label: null,
+  expected: true,
+  available: true,
+  url: `${S}/v.mp4`,
+  fps: 24,
+  segment: null,
+};
 
 function downloads(extra: Partial<Downloads> = {}): Downloads {
   // Built through the schema so the fixtures are answers the service could really send.
@@ -38,7 +46,15 @@ describe('collectOutputs', () => {
   it('prefers the structured outputs', () => {
     const out = collectOutputs(downloads({ frameOutputs: [frameEntry], compositeNodeOutputs: [compositeEntry] }));
     expect(out).toEqual([
-      { url: frameEntry.url, fileName: 'frame_0001.png', relativePath: null, view: 'L', outputType: 'frame', compositeNodeName: null, legacy: false },
+      {
+        url: frameEntry.url,
+        fileName: 'frame_0001.png',
+        relativePath: null,
+        view: 'L',
+        outputType: 'frame',
+        compositeNodeName: null,
+        legacy: false,
+      },
       {
         url: compositeEntry.url,
         fileName: 'depth_0001.exr',
@@ -102,7 +118,13 @@ describe('zipOutputs', () => {
 
 describe('videoLinks', () => {
   it('flattens every format with its key', () => {
-    const pending: VideoEntry = { ...video, label: 'part 2', available: false, url: null, segment: { start: 101, end: 200 } };
+    const pending: VideoEntry = {
+      ...video,
+      label: 'part 2',
+      available: false,
+      url: null,
+      segment: { start: 101, end: 200 },
+    };
     const links = videoLinks({ mp4: [video, pending], webm: [{ ...video, format: 'webm' }] });
     expect(links.map((l) => [l.key, l.format, l.label, l.available])).toEqual([
       ['mp4', 'mp4', null, true],

@@ -38,7 +38,13 @@ export async function startServer(handler: Handler): Promise<TestServer> {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const index = requests.length;
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: body.toString('utf8'), at: Date.now() - started });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: body.toString('utf8'),
+        at: Date.now() - started,
+      });
       Promise.resolve(handler(req, res, body, index)).catch((err: unknown) => {
         res.statusCode = 599;
         res.end(String(err));
@@ -60,13 +66,22 @@ export async function startServer(handler: Handler): Promise<TestServer> {
   };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
   res.end(JSON.stringify(body));
 }
 
 /** A spec error body, as the service sends it. */
-export function errorBody(name: string, message: string, details: { code: string; path: string[]; message: string }[] = []) {
+export function errorBody(
+  name: string,
+  message: string,
+  details: { code: string; path: string[]; message: string }[] = [],
+) {
   return { message, name, details, type: details.length > 0 ? 'zod' : 'api', metadata: { requestId: 'req-1' } };
 }
 

@@ -89,7 +89,14 @@ it('cancels once when the answer to cancel is lost: the canceled job is the answ
 
 it('waits for a link that drops and comes back, and says so; past its patience it says the connection dropped', async () => {
   const downs: number[] = [];
-  const patient = new RenderJobClient({ baseUrl: ps.baseUrl, apiKey: ps.svc.apiKey, baseDelayMs: 1, maxDelayMs: 5, maxRetries: 1, onReconnect: (i) => downs.push(i.downMs) });
+  const patient = new RenderJobClient({
+    baseUrl: ps.baseUrl,
+    apiKey: ps.svc.apiKey,
+    baseDelayMs: 1,
+    maxDelayMs: 5,
+    maxRetries: 1,
+    onReconnect: (i) => downs.push(i.downMs),
+  });
   await patient.listJobs({});
   ps.proxy.linkDown();
   const refusedBefore = ps.proxy.refused();
@@ -101,21 +108,36 @@ it('waits for a link that drops and comes back, and says so; past its patience i
   expect(downs).toHaveLength(1);
   expect(downs[0]).toBeGreaterThan(0);
 
-  const brief = new RenderJobClient({ baseUrl: ps.baseUrl, apiKey: ps.svc.apiKey, baseDelayMs: 1, maxDelayMs: 5, maxRetries: 1, reconnectPatienceMs: 300 });
+  const brief = new RenderJobClient({
+    baseUrl: ps.baseUrl,
+    apiKey: ps.svc.apiKey,
+    baseDelayMs: 1,
+    maxDelayMs: 5,
+    maxRetries: 1,
+    reconnectPatienceMs: 300,
+  });
   await brief.listJobs({});
   ps.proxy.linkDown();
   try {
     const err = await brief.listJobs({}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as NetworkError).dropped?.waitedMs).toBeGreaterThanOrEqual(300);
-    expect((err as NetworkError).message).toMatch(/the service answered \d+ s before, so the connection dropped and did not come back within \d+ s/);
+    expect((err as NetworkError).message).toMatch(
+      /the service answered \d+ s before, so the connection dropped and did not come back within \d+ s/,
+    );
   } finally {
     ps.proxy.linkUp();
   }
 });
 
 it('gives up on a service that never answered after maxRetries, without calling it a dropped connection', async () => {
-  const nowhere = new RenderJobClient({ baseUrl: 'http://127.0.0.1:9/api/external/v1', apiKey: ps.svc.apiKey, baseDelayMs: 1, maxDelayMs: 5, maxRetries: 2 });
+  const nowhere = new RenderJobClient({
+    baseUrl: 'http://127.0.0.1:9/api/external/v1',
+    apiKey: ps.svc.apiKey,
+    baseDelayMs: 1,
+    maxDelayMs: 5,
+    maxRetries: 2,
+  });
   const err = await nowhere.listJobs({}).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(NetworkError);
   expect((err as NetworkError).dropped).toBeUndefined();

@@ -43,14 +43,21 @@ async function storedFile(dataDir: string, slug: string): Promise<Buffer> {
 }
 
 /** A raw PUT to a presigned URL: status and parsed JSON body; `hold` leaves the request open after `body`. */
-function rawPut(url: string, body: Buffer, headers: Record<string, string>, hold = false): { answer: Promise<{ status: number; body: Record<string, unknown> }>; req: http.ClientRequest } {
+function rawPut(
+  url: string,
+  body: Buffer,
+  headers: Record<string, string>,
+  hold = false,
+): { answer: Promise<{ status: number; body: Record<string, unknown> }>; req: http.ClientRequest } {
   const req = http.request(url, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', ...headers } });
   const answer = new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
     req.once('error', reject);
     req.once('response', (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (d: string) => (text += d));
-      res.once('end', () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }));
+      res.once('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }),
+      );
     });
   });
   answer.catch(() => undefined);
@@ -66,11 +73,17 @@ describe('single PUT resumed over a link that drops (resumable-uploads)', () => 
     env = undefined;
   });
 
-  it('the link goes down halfway and comes back: the rest is sent, at most 1.2x the file in all, and the stored file is the client\'s', async () => {
+  it("the link goes down halfway and comes back: the rest is sent, at most 1.2x the file in all, and the stored file is the client's", async () => {
     if (!filesOnly('resuming a PUT')) return;
     env = await startProxiedService('files');
     const e = env;
-    const client = new RenderJobClient({ baseUrl: e.baseUrl, apiKey: e.svc.apiKey, baseDelayMs: 50, maxDelayMs: 200, maxRetries: 2 });
+    const client = new RenderJobClient({
+      baseUrl: e.baseUrl,
+      apiKey: e.svc.apiKey,
+      baseDelayMs: 50,
+      maxDelayMs: 200,
+      maxRetries: 2,
+    });
     expect(await client.hasExtension('resumable-uploads')).toBe(true);
     e.proxy.reset();
     let outage: Promise<unknown> | undefined;
@@ -81,7 +94,9 @@ describe('single PUT resumed over a link that drops (resumable-uploads)', () => 
         if (outage || sent < SIZE / 2) return;
         // Down (every open connection reset, new ones refused) until the client was refused 4 times.
         e.proxy.linkDown();
-        outage = waitUntil('four refused connections', () => e.proxy.refused() >= 4, { intervalMs: 20 }).finally(() => e.proxy.linkUp());
+        outage = waitUntil('four refused connections', () => e.proxy.refused() >= 4, { intervalMs: 20 }).finally(() =>
+          e.proxy.linkUp(),
+        );
       },
     });
     await outage;
@@ -110,17 +125,39 @@ describe('the storage route keeps and continues a broken PUT', () => {
     const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
     const target = await client.createUpload({ fileName: 'scene.blend', fileType: 'blend' });
     // The first PUT sends some of the file, then its connection breaks: what arrived is kept.
-    const first = rawPut(target.uploadUrl, bytes.subarray(0, 3 * 1024 * 1024), { 'content-length': String(SIZE) }, true);
+    const first = rawPut(
+      target.uploadUrl,
+      bytes.subarray(0, 3 * 1024 * 1024),
+      { 'content-length': String(SIZE) },
+      true,
+    );
     await new Promise<void>((resolve) => first.req.write(Buffer.alloc(0), () => resolve()));
     first.req.destroy();
-    const half = await waitUntil('bytes kept', async () => (await client.getUpload(target.slug)).receivedBytes || undefined, { intervalMs: 20 });
-    expect(await client.getUpload(target.slug)).toMatchObject({ completed: false, receivedBytes: half, totalBytes: SIZE });
+    const half = await waitUntil(
+      'bytes kept',
+      async () => (await client.getUpload(target.slug)).receivedBytes || undefined,
+      { intervalMs: 20 },
+    );
+    expect(await client.getUpload(target.slug)).toMatchObject({
+      completed: false,
+      receivedBytes: half,
+      totalBytes: SIZE,
+    });
 
-    const past = rawPut(target.uploadUrl, bytes.subarray(half + 10), { 'content-length': String(SIZE - half - 10), 'content-range': `bytes ${half + 10}-${SIZE - 1}/${SIZE}` });
+    const past = rawPut(target.uploadUrl, bytes.subarray(half + 10), {
+      'content-length': String(SIZE - half - 10),
+      'content-range': `bytes ${half + 10}-${SIZE - 1}/${SIZE}`,
+    });
     const refused = await past.answer;
     expect(refused.status).toBe(409);
-    expect(refused.body).toMatchObject({ name: 'UPLOAD_RESUME_MISMATCH', metadata: { receivedBytes: half, totalBytes: SIZE } });
-    const badRange = await rawPut(target.uploadUrl, bytes.subarray(half), { 'content-length': String(SIZE - half), 'content-range': `bytes ${half}-${SIZE - 2}/${SIZE}` }).answer;
+    expect(refused.body).toMatchObject({
+      name: 'UPLOAD_RESUME_MISMATCH',
+      metadata: { receivedBytes: half, totalBytes: SIZE },
+    });
+    const badRange = await rawPut(target.uploadUrl, bytes.subarray(half), {
+      'content-length': String(SIZE - half),
+      'content-range': `bytes ${half}-${SIZE - 2}/${SIZE}`,
+    }).answer;
     expect(badRange.status).toBe(400);
 
     // A plain PUT (the spec's) of other bytes starts the file over: the kept half is not used.
@@ -142,9 +179,14 @@ describe('the storage route keeps and continues a broken PUT', () => {
     const half = 5 * 1024 * 1024;
     // Half is sent, and the request stays open: the service cannot tell it from a slow client.
     const first = rawPut(target.uploadUrl, bytes.subarray(0, half), { 'content-length': String(SIZE) }, true);
-    await waitUntil('bytes kept', async () => (await client.getUpload(target.slug)).receivedBytes >= 4 * 1024 * 1024, { intervalMs: 20 });
+    await waitUntil('bytes kept', async () => (await client.getUpload(target.slug)).receivedBytes >= 4 * 1024 * 1024, {
+      intervalMs: 20,
+    });
     const from = (await client.getUpload(target.slug)).receivedBytes;
-    const resume = await rawPut(target.uploadUrl, bytes.subarray(from), { 'content-length': String(SIZE - from), 'content-range': `bytes ${from}-${SIZE - 1}/${SIZE}` }).answer;
+    const resume = await rawPut(target.uploadUrl, bytes.subarray(from), {
+      'content-length': String(SIZE - from),
+      'content-range': `bytes ${from}-${SIZE - 1}/${SIZE}`,
+    }).answer;
     expect(resume.status).toBe(200);
     expect(resume.body).toMatchObject({ size: SIZE, sha256: sha(bytes) });
     // The older PUT was ended by the newer one.

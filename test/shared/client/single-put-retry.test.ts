@@ -37,7 +37,14 @@ afterEach(async () => {
 
 function clientOf(e: ProxiedService, maxRetries = 5, reconnectPatienceMs?: number): RenderJobClient {
   // Short back-off: the test is about what is sent again, not about how long the client waits.
-  return new RenderJobClient({ baseUrl: e.baseUrl, apiKey: e.svc.apiKey, baseDelayMs: 50, maxDelayMs: 200, maxRetries, ...(reconnectPatienceMs === undefined ? {} : { reconnectPatienceMs }) });
+  return new RenderJobClient({
+    baseUrl: e.baseUrl,
+    apiKey: e.svc.apiKey,
+    baseDelayMs: 50,
+    maxDelayMs: 200,
+    maxRetries,
+    ...(reconnectPatienceMs === undefined ? {} : { reconnectPatienceMs }),
+  });
 }
 
 describe.each<StorageKind>(['files', 's3'])('single PUT retried (%s storage)', (storage) => {
@@ -47,7 +54,10 @@ describe.each<StorageKind>(['files', 's3'])('single PUT retried (%s storage)', (
     const client = clientOf(env);
     const retries: UploadRetry[] = [];
     const progress: number[] = [];
-    const target = await client.uploadProject(file, { onRetry: (r) => retries.push(r), onProgress: (sent) => progress.push(sent) });
+    const target = await client.uploadProject(file, {
+      onRetry: (r) => retries.push(r),
+      onProgress: (sent) => progress.push(sent),
+    });
 
     expect(env.proxy.cuts()).toBe(1);
     expect(retries).toHaveLength(1);

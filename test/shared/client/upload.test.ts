@@ -68,7 +68,9 @@ describe('uploadFile', () => {
   it('throws ApiError with the parsed body when storage refuses', async () => {
     const body = errorBody('URL_EXPIRED', 'The signed URL has expired.');
     server = await startServer((_req, res) => sendJson(res, 403, body));
-    const err = (await uploadFile(`${server.origin}/bucket/key?sig=secret`, blendPath).catch((e: unknown) => e)) as ApiError;
+    const err = (await uploadFile(`${server.origin}/bucket/key?sig=secret`, blendPath).catch(
+      (e: unknown) => e,
+    )) as ApiError;
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(403);
     expect(err.body).toEqual(body);
@@ -113,7 +115,11 @@ describe('uploadProject', () => {
     await writeFile(zipPath, zipBytes);
     server = await startServer((req, res, body) => {
       if (req.method === 'POST') {
-        sendJson(res, 201, { uploadUrl: `${server?.origin}/storage/up-1?sig=x`, slug: 'up-1', expiresAt: new Date(Date.now() + 60_000).toISOString() });
+        sendJson(res, 201, {
+          uploadUrl: `${server?.origin}/storage/up-1?sig=x`,
+          slug: 'up-1',
+          expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        });
       } else {
         res.writeHead(sha256(body) === sha256(zipBytes) ? 200 : 400);
         res.end();

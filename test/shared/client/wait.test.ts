@@ -30,7 +30,10 @@ describe('waitForStatus', () => {
   it('polls until a target status and reports every state', async () => {
     const { client, job, polls } = await jobServer(['created', 'validating', 'validating', 'validated']);
     const seen: JobStatus[] = [];
-    const done = await client.waitForStatus(job.id, ['validated'], { intervalMs: 10, onUpdate: (j) => seen.push(j.status) });
+    const done = await client.waitForStatus(job.id, ['validated'], {
+      intervalMs: 10,
+      onUpdate: (j) => seen.push(j.status),
+    });
     expect(done.status).toBe('validated');
     expect(done.id).toBe(job.id);
     expect(seen).toEqual(['created', 'validating', 'validating', 'validated']);
@@ -46,9 +49,15 @@ describe('waitForStatus', () => {
   });
 
   it('throws JobStoppedError with failedReason when the job fails', async () => {
-    const failedReason = { name: 'NoCamera', type: 'VALIDATION_FAILED' as const, errorDetails: { message: 'the scene has no camera' } };
+    const failedReason = {
+      name: 'NoCamera',
+      type: 'VALIDATION_FAILED' as const,
+      errorDetails: { message: 'the scene has no camera' },
+    };
     const { client, job } = await jobServer(['validating', 'failed'], { failedReason });
-    const err = (await client.waitForStatus(job.id, ['validated'], { intervalMs: 10 }).catch((e: unknown) => e)) as JobStoppedError;
+    const err = (await client
+      .waitForStatus(job.id, ['validated'], { intervalMs: 10 })
+      .catch((e: unknown) => e)) as JobStoppedError;
     expect(err).toBeInstanceOf(JobStoppedError);
     expect(err.status).toBe('failed');
     expect(err.failedReason).toEqual(failedReason);
@@ -58,14 +67,18 @@ describe('waitForStatus', () => {
 
   it('stops on any final state that is not a target, and accepts one that is', async () => {
     const canceled = await jobServer(['rendering', 'canceled']);
-    const err = (await canceled.client.waitForStatus(canceled.job.id, ['completed'], { intervalMs: 10 }).catch((e: unknown) => e)) as JobStoppedError;
+    const err = (await canceled.client
+      .waitForStatus(canceled.job.id, ['completed'], { intervalMs: 10 })
+      .catch((e: unknown) => e)) as JobStoppedError;
     expect(err).toBeInstanceOf(JobStoppedError);
     expect(err.status).toBe('canceled');
     expect(err.failedReason).toBeNull();
     await server?.close();
 
     const completed = await jobServer(['completed']);
-    await expect(completed.client.waitForStatus(completed.job.id, ['validated'], { intervalMs: 10 })).rejects.toBeInstanceOf(JobStoppedError);
+    await expect(
+      completed.client.waitForStatus(completed.job.id, ['validated'], { intervalMs: 10 }),
+    ).rejects.toBeInstanceOf(JobStoppedError);
     await server?.close();
 
     const failed = await jobServer(['failed']);
@@ -75,7 +88,9 @@ describe('waitForStatus', () => {
   it('gives up after timeoutMs with the last state seen', async () => {
     const { client, job } = await jobServer(['rendering']);
     const started = Date.now();
-    const err = (await client.waitForStatus(job.id, ['completed'], { intervalMs: 20, timeoutMs: 150 }).catch((e: unknown) => e)) as WaitTimeoutError;
+    const err = (await client
+      .waitForStatus(job.id, ['completed'], { intervalMs: 20, timeoutMs: 150 })
+      .catch((e: unknown) => e)) as WaitTimeoutError;
     expect(err).toBeInstanceOf(WaitTimeoutError);
     expect(err.lastJob?.status).toBe('rendering');
     const elapsed = Date.now() - started;
@@ -88,7 +103,9 @@ describe('waitForStatus', () => {
     // The server never answers; requestTimeoutMs (30 s) must not decide when the wait ends.
     server = await startServer(() => undefined);
     const client = new RenderJobClient({ baseUrl: server.baseUrl, apiKey: 'rb_live_k' });
-    const err = (await client.waitForStatus(makeJob('created').id, ['validated'], { timeoutMs: 100 }).catch((e: unknown) => e)) as WaitTimeoutError;
+    const err = (await client
+      .waitForStatus(makeJob('created').id, ['validated'], { timeoutMs: 100 })
+      .catch((e: unknown) => e)) as WaitTimeoutError;
     expect(err).toBeInstanceOf(WaitTimeoutError);
     expect(err.lastJob).toBeUndefined();
   });
@@ -115,7 +132,10 @@ describe('iterateJobs', () => {
       const page = Number(url.searchParams.get('page'));
       const size = Number(url.searchParams.get('pageSize'));
       const jobs = all.slice((page - 1) * size, page * size);
-      sendJson(res, 200, { jobs, pagination: { page, pageSize: size, total: all.length, totalPages: Math.ceil(all.length / size) } });
+      sendJson(res, 200, {
+        jobs,
+        pagination: { page, pageSize: size, total: all.length, totalPages: Math.ceil(all.length / size) },
+      });
     });
     const client = new RenderJobClient({ baseUrl: server.baseUrl, apiKey: 'rb_live_k' });
     const ids: string[] = [];
@@ -132,7 +152,10 @@ describe('iterateJobs', () => {
     const first = [makeJob('created'), makeJob('created')];
     server = await startServer((req, res) => {
       const page = Number(new URL(req.url ?? '', 'http://x').searchParams.get('page'));
-      sendJson(res, 200, { jobs: page === 1 ? first : [], pagination: { page, pageSize: 2, total: 10, totalPages: 5 } });
+      sendJson(res, 200, {
+        jobs: page === 1 ? first : [],
+        pagination: { page, pageSize: 2, total: 10, totalPages: 5 },
+      });
     });
     const client = new RenderJobClient({ baseUrl: server.baseUrl, apiKey: 'rb_live_k' });
     const ids: string[] = [];

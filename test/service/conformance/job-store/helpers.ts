@@ -17,9 +17,18 @@ export type JobSource = Pick<UploadStore, 'createUpload' | 'createJobFromUpload'
 export function upload(workspaceId: string): UploadRecord & { size: number } {
   const slug = `up_${randomUUID()}`;
   return {
-    slug, workspaceId, userId: randomUUID(), fileName: 'scene.blend', fileType: 'blend',
-    objectKey: `uploads/${workspaceId}/${slug}/scene.blend`, expiresAt: new Date(Date.now() + 1e6).toISOString(),
-    createdAt: new Date().toISOString(), completedAt: null, size: 10, sha256: null, jobId: null,
+    slug,
+    workspaceId,
+    userId: randomUUID(),
+    fileName: 'scene.blend',
+    fileType: 'blend',
+    objectKey: `uploads/${workspaceId}/${slug}/scene.blend`,
+    expiresAt: new Date(Date.now() + 1e6).toISOString(),
+    createdAt: new Date().toISOString(),
+    completedAt: null,
+    size: 10,
+    sha256: null,
+    jobId: null,
   };
 }
 

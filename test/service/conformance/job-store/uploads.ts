@@ -13,21 +13,28 @@ export function uploadStoreConformance(open: () => Promise<StoreHarness<Claimed>
   describe('UploadStore', () => {
     const withStore = withHarness(open);
 
-    it('creates a job from an upload once, and only in the upload\'s workspace', withStore(async ({ store }: StoreHarness<Claimed>) => {
-      const ws = randomUUID();
-      const u = upload(ws);
-      await store.createUpload(u);
-      expect(await store.getUpload(randomUUID(), u.slug)).toBeUndefined();
-      await store.completeUpload(u.slug, 10, 'abc');
-      expect(await store.getUpload(ws, u.slug)).toMatchObject({ size: 10, sha256: 'abc', jobId: null });
-      const rec = newJobRecord(u, undefined);
-      await store.createJobFromUpload(u.slug, rec);
-      await expect(store.createJobFromUpload(u.slug, newJobRecord(u, undefined))).rejects.toMatchObject({ reason: 'UPLOAD_ALREADY_USED' });
-      await expect(store.createJobFromUpload('up_missing', newJobRecord(u, undefined))).rejects.toBeInstanceOf(UploadClaimError);
-      expect((await store.getUpload(ws, u.slug))?.jobId).toBe(rec.job.id);
-      expect((await store.get(ws, rec.job.id))?.job).toEqual(rec.job);
-      expect(await store.get(randomUUID(), rec.job.id)).toBeUndefined();
-      expect((await store.getById(rec.job.id))?.internal).toEqual(rec.internal);
-    }));
+    it(
+      "creates a job from an upload once, and only in the upload's workspace",
+      withStore(async ({ store }: StoreHarness<Claimed>) => {
+        const ws = randomUUID();
+        const u = upload(ws);
+        await store.createUpload(u);
+        expect(await store.getUpload(randomUUID(), u.slug)).toBeUndefined();
+        await store.completeUpload(u.slug, 10, 'abc');
+        expect(await store.getUpload(ws, u.slug)).toMatchObject({ size: 10, sha256: 'abc', jobId: null });
+        const rec = newJobRecord(u, undefined);
+        await store.createJobFromUpload(u.slug, rec);
+        await expect(store.createJobFromUpload(u.slug, newJobRecord(u, undefined))).rejects.toMatchObject({
+          reason: 'UPLOAD_ALREADY_USED',
+        });
+        await expect(store.createJobFromUpload('up_missing', newJobRecord(u, undefined))).rejects.toBeInstanceOf(
+          UploadClaimError,
+        );
+        expect((await store.getUpload(ws, u.slug))?.jobId).toBe(rec.job.id);
+        expect((await store.get(ws, rec.job.id))?.job).toEqual(rec.job);
+        expect(await store.get(randomUUID(), rec.job.id)).toBeUndefined();
+        expect((await store.getById(rec.job.id))?.internal).toEqual(rec.internal);
+      }),
+    );
   });
 }
