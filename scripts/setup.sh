@@ -25,10 +25,10 @@ if [ "${1:-}" = "test" ]; then
   # over a D-Bus session, read back with secret-tool) holds the API key; Chromium (driven by
   # playwright-core) tests the tray app's job window; zsh and fish check the completion scripts;
   # nginx sits in front of the service in the reverse-proxy test; systemd-analyze verifies the
-  # units under deploy/.
+  # units under deploy/; flake8 checks the Python (npm run lint).
   need+=([curl]=curl [zip]=zip [unzip]=unzip [secret-tool]=libsecret-tools [gnome-keyring-daemon]=gnome-keyring
     [dbus-launch]=dbus-x11 [dbus-run-session]=dbus [chromium]=chromium [zsh]=zsh [fish]=fish [nginx]=nginx
-    [systemd-analyze]=systemd)
+    [systemd-analyze]=systemd [flake8]=flake8)
 fi
 missing=()
 for cmd in "${!need[@]}"; do

@@ -48,6 +48,7 @@ import analyze_memory  # noqa: E402  (sibling module: the memory estimate)
 from analyze_render import g, render_settings  # noqa: E402  (sibling module: render settings)
 import remap_paths  # noqa: E402  (../remap: the packer's path remaps)
 
+
 def parse_args(argv):
     """--out, --scene, --remaps, --addons after `--`; anything else is left alone."""
     parser = argparse.ArgumentParser(prog='analyze.py', add_help=False)
@@ -112,7 +113,8 @@ def cameras(scene, res, warn):
     if not objs:
         warn('NO_CAMERA', True, 'Scene %r has no camera; add one before rendering.' % scene.name)
     elif scene.camera is None:
-        warn('NO_ACTIVE_CAMERA', False, 'Scene %r has no active camera; Blender renders with %r.' % (scene.name, objs[0].name))
+        warn('NO_ACTIVE_CAMERA', False,
+             'Scene %r has no active camera; Blender renders with %r.' % (scene.name, objs[0].name))
 
 
 def look(scene, res):
@@ -124,8 +126,9 @@ def look(scene, res):
     w = scene.world
     res['worldSettings'] = None if w is None else {
         'name': w.name, 'ambient_color': nums(g(w, 'ambient_color', None) or w.color),
-        'mist_settings': {'use_mist': bool(g(w.mist_settings, 'use_mist', False)), 'start': float(w.mist_settings.start),
-                          'depth': float(w.mist_settings.depth), 'falloff': w.mist_settings.falloff}}
+        'mist_settings': {'use_mist': bool(g(w.mist_settings, 'use_mist', False)),
+                          'start': float(w.mist_settings.start), 'depth': float(w.mist_settings.depth),
+                          'falloff': w.mist_settings.falloff}}
 
 
 def stereo(scene, res):

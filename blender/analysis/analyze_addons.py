@@ -108,7 +108,8 @@ def find_uses():
         names = [i for i in saved_nodes.get((t.name, n.name), ()) if not hasattr(bpy.types, i)] or [None]
         uses += [('node', i, "node '%s' in tree '%s'" % (n.name, t.name)) for i in names]
     # Abstract bases (4.x's HydraRenderEngine) have no bl_idname: only registered engines name one.
-    engines = BUILTIN_ENGINES | {i for i in (getattr(c, 'bl_idname', None) for c in _subclasses(bpy.types.RenderEngine)) if i}
+    registered = (getattr(c, 'bl_idname', None) for c in _subclasses(bpy.types.RenderEngine))
+    engines = BUILTIN_ENGINES | {i for i in registered if i}
     for scene, engine in sorted((dna or {}).get('engines', {}).items()):
         if engine and engine not in engines:
             uses.append(('engine', engine, "scene '%s'" % scene))

@@ -10,7 +10,8 @@ import bpy
 
 # The add-on's module of Blender's own files (host-addon/renderbridge beside blender/, in the
 # source tree and in dist/): one rule for the collector and the analysis.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'host-addon', 'renderbridge'))
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(_ROOT, 'host-addon', 'renderbridge'))
 from blender_own import bundled_asset, install_roots  # noqa: E402
 
 UDIM = re.compile(r'<UDIM>|<UVTILE>')
@@ -132,7 +133,8 @@ def missing_files(res, warn):
     libs = [m for m in missing if m[0] == 'Library']
     rest = [m for m in missing if m[0] != 'Library']
     if rest:
-        names = ', '.join('%s %s' % (m[0], m[1]) for m in rest[:10]) + (' and %d more' % (len(rest) - 10) if len(rest) > 10 else '')
+        names = ', '.join('%s %s' % (m[0], m[1]) for m in rest[:10])
+        names += ' and %d more' % (len(rest) - 10) if len(rest) > 10 else ''
         warn('MISSING_FILES', False, '%d external file(s) not found (%s); they render as missing (e.g. magenta '
              'textures). Pack them or include them in the archive.' % (len(rest), names))
     if libs:

@@ -92,7 +92,10 @@ def _reads_image(mat):
 
 
 def _render_topology(verts, faces, loops, levels):
-    """Triangles and vertices a mesh renders with after `levels` of Catmull-Clark: each n-gon becomes n quads, then 4 per level."""
+    """Triangles and vertices a mesh renders with after `levels` of Catmull-Clark.
+
+    Each n-gon becomes n quads, then every quad becomes 4 at each level.
+    """
     if levels <= 0:
         return loops - 2 * faces, verts
     quads = loops * 4 ** (levels - 1)
@@ -150,8 +153,8 @@ def vram_metadata(scene, res):
             meshes[o.data.name] = (o.data, max(levels, had), uv or reads_uv)
             for slot in o.material_slots:
                 mat = slot.material
-                method = getattr(mat, 'displacement_method', None) or getattr(getattr(mat, 'cycles', None),
-                                                                             'displacement_method', 'BUMP')
+                method = (getattr(mat, 'displacement_method', None)
+                          or getattr(getattr(mat, 'cycles', None), 'displacement_method', 'BUMP'))
                 if mat and method in ('DISPLACEMENT', 'BOTH'):
                     risk['hasDisplacement'] = True
     geo = {'objectCount': len(objs), 'meshObjectCount': sum(1 for o in objs if o.type == 'MESH'),
@@ -163,7 +166,8 @@ def vram_metadata(scene, res):
         geo['faceCount'] += len(mesh.polygons)
         tris, verts = _render_topology(len(mesh.vertices), len(loops), sum(loops), levels)
         geo['triangleCount'] += tris
-        geo['estimatedBytes'] += tris * (BYTES_PER_TRIANGLE + (BYTES_PER_UV_TRIANGLE if uv else 0)) + verts * BYTES_PER_VERTEX
+        per_triangle = BYTES_PER_TRIANGLE + (BYTES_PER_UV_TRIANGLE if uv else 0)
+        geo['estimatedBytes'] += tris * per_triangle + verts * BYTES_PER_VERTEX
     geo['estimatedBytes'] += strands['segments'] * BYTES_PER_STRAND_SEGMENT + strands['instances'] * BYTES_PER_INSTANCE
     geo['hairSegmentCount'] = strands['segments']
     geo['particleInstanceCount'] = strands['instances']
@@ -179,7 +183,8 @@ def vram_metadata(scene, res):
     # Sized by the model: within 30 % either way. What it cannot size from the file (geometry nodes,
     # volumes' grids, adaptive subdivision's dicing, displacement on it) only raises the top of the band.
     unsized = [k for k, on in (('geometry nodes', risk['hasGeometryNodes']), ('volumes', risk['hasVolumes']),
-                               ('adaptive subdivision', adaptive), ('images of unknown size', tex['unknownSizeCount'] > 0))
+                               ('adaptive subdivision', adaptive),
+                               ('images of unknown size', tex['unknownSizeCount'] > 0))
                if on]
     res['vramMetadata'] = {'schemaVersion': 2, 'sceneName': scene.name, 'textures': tex, 'geometry': geo,
                            'riskFeatures': risk,

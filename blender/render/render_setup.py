@@ -174,7 +174,8 @@ def report_device(dev, used):
     `device` is CPU after a fallback (no usable GPU of the asked type) and ENGINE_DEFAULT for
     engines other than Cycles; `gpus` counts the GPUs Cycles will render with.
     """
-    line = {'requested': (dev or {}).get('type') or 'CPU', 'device': used['device'], 'gpus': len(used.get('gpus') or [])}
+    line = {'requested': (dev or {}).get('type') or 'CPU', 'device': used['device'],
+            'gpus': len(used.get('gpus') or [])}
     print('RB_DEVICE ' + json.dumps(line), flush=True)
 
 

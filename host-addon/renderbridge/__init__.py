@@ -11,10 +11,11 @@ bl_info = {
     'category': 'Render',
 }
 
-import bpy
+# Blender's convention puts bl_info first, hence the imports below it (E402).
+import bpy  # noqa: E402
 
 
-from . import operators_jobs, operators_submit, panels, preferences, properties, session
+from . import operators_jobs, operators_submit, panels, preferences, properties, session  # noqa: E402
 
 _CLASSES = (properties.CLASSES + preferences.CLASSES + operators_submit.CLASSES + operators_jobs.CLASSES
             + panels.CLASSES)

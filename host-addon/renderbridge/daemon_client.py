@@ -102,7 +102,8 @@ def loopback_ip(host):
         infos = []
     ips = [info[4][0] for info in infos if ipaddress.ip_address(info[4][0].split('%')[0]).is_loopback]
     if not ips:
-        raise DaemonError('DAEMON_ADDRESS_REFUSED', not_local_message('"localhost" does not resolve to a loopback address here'))
+        raise DaemonError('DAEMON_ADDRESS_REFUSED',
+                          not_local_message('"localhost" does not resolve to a loopback address here'))
     return '127.0.0.1' if '127.0.0.1' in ips else ips[0]
 
 
@@ -168,7 +169,8 @@ class DaemonClient:
             except ConnectionRefusedError:
                 raise DaemonError('DAEMON_NOT_RUNNING', NOT_RUNNING + f' (nothing answers on {host}:{port})') from None
             except (socket.timeout, OSError) as err:
-                raise DaemonError('DAEMON_UNREACHABLE', f'Could not connect to the daemon at {host}:{port}: {err}') from None
+                raise DaemonError('DAEMON_UNREACHABLE',
+                                  f'Could not connect to the daemon at {host}:{port}: {err}') from None
             read_timeout = timeout or self.read_timeout
             conn.sock.settimeout(read_timeout)
             try:
@@ -176,10 +178,12 @@ class DaemonClient:
                 res = conn.getresponse()
                 raw = res.read()
             except socket.timeout:
-                raise DaemonError('DAEMON_TIMEOUT', f'The daemon did not answer {method} {path} within {read_timeout:g} s: '
+                raise DaemonError('DAEMON_TIMEOUT',
+                                  f'The daemon did not answer {method} {path} within {read_timeout:g} s: '
                                   'it may be busy; try again, or restart it with `renderbridge daemon`.') from None
             except (OSError, http.client.HTTPException) as err:
-                raise DaemonError('DAEMON_UNREACHABLE', f'The connection to the daemon failed during {method} {path}: {err}') from None
+                raise DaemonError('DAEMON_UNREACHABLE',
+                                  f'The connection to the daemon failed during {method} {path}: {err}') from None
         finally:
             conn.close()
         try:
@@ -227,4 +231,5 @@ class DaemonClient:
         return self.request('POST', '/jobs/' + quote(job_id, safe='') + '/cancel')
 
     def download(self, job_id, out_dir=None):
-        return self.request('POST', '/jobs/' + quote(job_id, safe='') + '/download', {'outDir': out_dir} if out_dir else {})
+        body = {'outDir': out_dir} if out_dir else {}
+        return self.request('POST', '/jobs/' + quote(job_id, safe='') + '/download', body)

@@ -5,7 +5,6 @@
 # .blend that holds the data block (a linked data block's library, else the main file). Library
 # paths themselves are held relative to the main file: Blender rewrites nested ones on load.
 import os
-import re
 
 import bpy
 

@@ -39,4 +39,3 @@ class RENDERBRIDGE_AP_preferences(bpy.types.AddonPreferences):
 
 
 CLASSES = (RENDERBRIDGE_AP_preferences,)
-

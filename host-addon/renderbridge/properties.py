@@ -40,7 +40,8 @@ class RENDERBRIDGE_PG_settings(bpy.types.PropertyGroup):
         name='Ranges', default='1-10', description='Frame ranges: N, A-B or A-BxSTEP, separated by commas')
     camera: bpy.props.PointerProperty(
         name='Camera', type=bpy.types.Object, poll=_is_camera, description="Camera to render (empty: the scene's)")
-    view_layer: bpy.props.StringProperty(name='View layer', description='View layer to render (empty: every enabled one)')
+    view_layer: bpy.props.StringProperty(
+        name='View layer', description='View layer to render (empty: every enabled one)')
     output_format: bpy.props.EnumProperty(name='Format', items=FORMATS, default='DEFAULT')
     video: bpy.props.EnumProperty(name='MP4', items=VIDEO, default='DEFAULT')
     notes: bpy.props.StringProperty(name='Notes', description='Notes sent with the job')

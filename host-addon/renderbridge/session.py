@@ -185,7 +185,8 @@ class Session:
     # -- job actions ----------------------------------------------------------------------------
     def job_action(self, verb, job_id, out_dir=None):
         client = self.client()
-        call = {'cancel': lambda _p: client.cancel(job_id), 'download': lambda _p: client.download(job_id, out_dir)}[verb]
+        call = {'cancel': lambda _p: client.cancel(job_id),
+                'download': lambda _p: client.download(job_id, out_dir)}[verb]
         self.worker.run(call, lambda res, err: self._on_job_action(verb, job_id, res, err))
 
     def _on_job_action(self, verb, job_id, res, err):

@@ -35,8 +35,8 @@ deps.add('//seq/f_0001.png', os.path.join(work, 'seq', 'f_0001.png'), 'image', b
 deps.add('//cache', os.path.join(work, 'cache'), 'cache', os.path.join(work, 'lib.blend'), 'OBsmoke', 'directory')
 deps.add('//lib.blend', os.path.join(work, 'lib.blend'), 'library', blend, 'LIlib.blend')
 # addons.to_bundle() of the panel's add-on list.
-addons = [{'module': 'my_addon', 'name': 'My add-on', 'path': os.path.join(work, 'addons', 'my_addon'), 'addonType': 'user',
-           'selected': True},
+addons = [{'module': 'my_addon', 'name': 'My add-on', 'path': os.path.join(work, 'addons', 'my_addon'),
+           'addonType': 'user', 'selected': True},
           {'module': 'other', 'name': 'Other', 'path': os.path.join(work, 'addons', 'other.py'), 'addonType': 'user',
            'selected': False}]
 
@@ -45,8 +45,8 @@ call('start pack', lambda: client.start_pack(blend, deps.items(), addons))
 call('start pack (path only)', lambda: client.start_pack(blend))
 call('start pack (no dependencies found)', lambda: client.start_pack(blend, [], []))
 call('pack state', lambda: client.get_pack('9b3c1d2e-5f60-4a71-8b92-a3b4c5d6e7f8'))
-full = submit_body.build_settings(frames=submit_body.parse_frame_ranges('1-10, 20 30-40x2'), camera='Camera', view_layer='ViewLayer',
-                                  output_format='OPEN_EXR', video=True, notes='  first pass  ')
+full = submit_body.build_settings(frames=submit_body.parse_frame_ranges('1-10, 20 30-40x2'), camera='Camera',
+                                  view_layer='ViewLayer', output_format='OPEN_EXR', video=True, notes='  first pass  ')
 out_dir = submit_body.output_folder(os.path.join(work, 'renders'), blend, now=0)
 call('submit render', lambda: client.submit('pack-1', full, 'render', out_dir))
 call('submit check', lambda: client.submit('pack-1', submit_body.build_settings(frames=['1']), 'check'))

@@ -30,7 +30,8 @@ class WorkerTests(unittest.TestCase):
     def test_task_runs_on_another_thread_and_its_result_comes_back_on_drain(self):
         main = threading.get_ident()
         got = []
-        self.worker.run(lambda post: threading.get_ident(), lambda res, err: got.append((res, err, threading.get_ident())))
+        self.worker.run(lambda post: threading.get_ident(),
+                        lambda res, err: got.append((res, err, threading.get_ident())))
         # Tasks run in order: once the next one has run, the first one's result is queued.
         after = threading.Event()
         self.worker.run(lambda post: after.set())

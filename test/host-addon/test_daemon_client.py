@@ -79,7 +79,8 @@ def require_real_daemon():
     """Skips, saying why, when the test runs outside test/host-addon/daemon-client.test.ts (which fails on any skip)."""
     missing = [name for name in ENV if not os.environ.get(name)]
     if missing:
-        raise unittest.SkipTest(f'no real daemon ({", ".join(missing)} unset): run through test/host-addon/daemon-client.test.ts')
+        raise unittest.SkipTest(f'no real daemon ({", ".join(missing)} unset): '
+                                'run through test/host-addon/daemon-client.test.ts')
 
 
 class Calls(unittest.TestCase):
@@ -131,8 +132,10 @@ class Calls(unittest.TestCase):
             time.sleep(0.1)
         self.assertEqual(state['state'], 'ready', state.get('error'))
         pack = state['result']
-        self.assertEqual((pack['sourcePath'], pack['fileCount'], pack['sceneFile']), (self.blend, 1, os.path.basename(self.blend)))
-        self.assertEqual([f['path'] for f in pack['files']], [os.path.basename(self.blend), 'renderbridge-manifest.json'])
+        self.assertEqual((pack['sourcePath'], pack['fileCount'], pack['sceneFile']),
+                         (self.blend, 1, os.path.basename(self.blend)))
+        self.assertEqual([f['path'] for f in pack['files']],
+                         [os.path.basename(self.blend), 'renderbridge-manifest.json'])
         with self.assertRaises(daemon_client.DaemonError) as ctx:
             keyless.get_pack('no-such-pack')
         self.assertEqual((ctx.exception.name, ctx.exception.status), ('DAEMON_NOT_FOUND', 404))
@@ -206,7 +209,8 @@ class Failures(unittest.TestCase):
         listener.bind(('127.0.0.1', 0))
         listener.listen(5)  # accepts connections (backlog) but never reads or answers
         with tempfile.TemporaryDirectory() as tmp:
-            client = daemon_client.DaemonClient(state_path=write_state(tmp, listener.getsockname()[1], 'x' * 43), read_timeout=0.5)
+            state_path = write_state(tmp, listener.getsockname()[1], 'x' * 43)
+            client = daemon_client.DaemonClient(state_path=state_path, read_timeout=0.5)
             started = time.monotonic()
             with self.assertRaises(daemon_client.DaemonError) as ctx:
                 client.jobs()
@@ -218,7 +222,8 @@ class Failures(unittest.TestCase):
         self.assertLess(took, 4.5)
 
     def test_a_body_that_is_not_an_error_body(self):
-        self.assertEqual(daemon_client.error_message(502, None)[1], 'The daemon answered HTTP 502 without an error message.')
+        self.assertEqual(daemon_client.error_message(502, None)[1],
+                         'The daemon answered HTTP 502 without an error message.')
 
 
 class FarmConnection(unittest.TestCase):
@@ -235,7 +240,8 @@ class FarmConnection(unittest.TestCase):
     def test_the_farm_and_profile_the_daemon_uses(self):
         health = self.client('RB_TEST_DAEMON_STATE').health()
         self.assertEqual(farm_status.farm_of(health), f'{self.farm} (profile "default")')
-        self.assertEqual(farm_status.current_farm(self.client('RB_TEST_DAEMON_STATE')), f'{self.farm} (profile "default")')
+        self.assertEqual(farm_status.current_farm(self.client('RB_TEST_DAEMON_STATE')),
+                         f'{self.farm} (profile "default")')
         self.assertEqual(farm_status.farm_of(None), '')
 
     def test_connection_answered_by_the_farm(self):

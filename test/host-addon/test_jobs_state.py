@@ -21,7 +21,8 @@ class JobsModelTests(unittest.TestCase):
     def test_newest_first_limited_with_progress_and_download(self):
         model = jobs_state.JobsModel(limit=2)
         model.update([
-            tracked('a', 'completed', '2024-01-01', download={'state': 'done', 'outDir': '/out/a', 'files': 3, 'filesDone': 3}),
+            tracked('a', 'completed', '2024-01-01',
+                    download={'state': 'done', 'outDir': '/out/a', 'files': 3, 'filesDone': 3}),
             tracked('b', 'rendering', '2024-01-03', progress={'percent': 42.4, 'framesDone': 1, 'framesTotal': 3}),
             tracked('c', 'failed', '2024-01-02'),
         ])
@@ -44,14 +45,16 @@ class JobsModelTests(unittest.TestCase):
 class ActivityTests(unittest.TestCase):
     def test_failed_submission_carries_the_error_name_and_message(self):
         act = jobs_state.Activity('render')
-        ended = act.apply_submission({'step': 'failed', 'jobId': None, 'error': {'name': 'NO_API_KEY', 'message': 'Store one.'}})
+        ended = act.apply_submission(
+            {'step': 'failed', 'jobId': None, 'error': {'name': 'NO_API_KEY', 'message': 'Store one.'}})
         self.assertTrue(ended)
         self.assertEqual(act.error, 'NO_API_KEY: Store one.')
 
     def test_a_failed_pack_shows_the_daemons_error_name_and_message(self):
         act = jobs_state.Activity('render')
         act.step, act.message = 'packing', 'Packing the project...'
-        got = act.apply_pack({'state': 'failed', 'error': {'name': 'PACK_FAILED', 'message': 'The folder cannot be made.'}})
+        got = act.apply_pack(
+            {'state': 'failed', 'error': {'name': 'PACK_FAILED', 'message': 'The folder cannot be made.'}})
         self.assertEqual(got, 'failed')
         self.assertEqual((act.step, act.finished, act.transfer), ('failed', True, None))
         self.assertEqual(act.error, 'PACK_FAILED: The folder cannot be made.')
@@ -76,8 +79,8 @@ class ActivityTests(unittest.TestCase):
         act = jobs_state.Activity('render')
         self.assertTrue(act.read_failed('pack', Err(404, 'DAEMON_NOT_FOUND: No pack p.')))
         self.assertEqual((act.step, act.finished), ('failed', True))
-        self.assertEqual(act.error, 'Could not read the pack: the daemon no longer has it (it was restarted, or the pack '
-                                    'expired), so nothing was sent: press "Render on farm" again.')
+        self.assertEqual(act.error, 'Could not read the pack: the daemon no longer has it (it was restarted, or the '
+                                    'pack expired), so nothing was sent: press "Render on farm" again.')
         act = jobs_state.Activity('check')
         self.assertTrue(act.read_failed('submission', Err(404, 'DAEMON_NOT_FOUND: No submission s.')))
         self.assertEqual(act.error, 'Could not read the submission: the daemon no longer has it (it was restarted): '
@@ -103,15 +106,16 @@ class ActivityTests(unittest.TestCase):
 
     def test_a_failed_validation_shows_the_warnings_it_failed_with(self):
         act = jobs_state.Activity('check')
-        act.apply_analysis({'job': {'status': 'failed', 'analysis': None, 'failedReason': {'errorDetails': {'warnings': [
-            {'code': 'NO_CAMERA', 'message': 'The scene has no camera', 'blocking': True}]}}}})
+        act.apply_analysis({'job': {'status': 'failed', 'analysis': None, 'failedReason': {'errorDetails': {
+            'warnings': [{'code': 'NO_CAMERA', 'message': 'The scene has no camera', 'blocking': True}]}}}})
         self.assertEqual(act.blocking, [{'code': 'NO_CAMERA', 'message': 'The scene has no camera', 'blocking': True}])
 
 
 class SubmitBodyTests(unittest.TestCase):
     def test_frame_ranges(self):
         self.assertEqual(submit_body.parse_frame_ranges(' 1-10, 20 30-40x2;7'), ['1-10', '20', '30-40x2', '7'])
-        for bad, why in (('', 'at least one'), ('1-', 'not a frame range'), ('5-2', 'comes after'), ('a', 'not a frame range')):
+        for bad, why in (('', 'at least one'), ('1-', 'not a frame range'), ('5-2', 'comes after'),
+                         ('a', 'not a frame range')):
             with self.assertRaises(ValueError) as ctx:
                 submit_body.parse_frame_ranges(bad)
             self.assertIn(why, str(ctx.exception))
@@ -143,17 +147,28 @@ class SubmitBodyTests(unittest.TestCase):
         self.assertEqual(submit_body.save_plan('/p/shot.blend', False), 'ok')
         self.assertIn('File > Save As', submit_body.NEVER_SAVED)
 
+    def test_save_hint_of_the_panel(self):
+        # Drawn in a real window too: save-first-window.test.ts.
+        level, text = submit_body.save_hint('', False)
+        self.assertEqual(level, 'ERROR')
+        self.assertIn('File > Save As', text)
+        level, text = submit_body.save_hint('/p/shot.blend', True)
+        self.assertEqual(level, 'INFO')
+        self.assertIn('save them first', text)
+        self.assertIsNone(submit_body.save_hint('/p/shot.blend', False))
+
     def test_what_the_buttons_say_when_they_cannot_start(self):
-        self.assertEqual(submit_body.save_first('Render on farm'), 'Save the file first, then click "Render on farm" again.')
+        self.assertEqual(submit_body.save_first('Render on farm'),
+                         'Save the file first, then click "Render on farm" again.')
         # Blender's RuntimeError text: "Error: " first, a newline last.
         err = RuntimeError('Error: Cannot open file /gone/shot.blend@ for writing: No such file or directory\n')
         self.assertEqual(submit_body.could_not_save('/gone/shot.blend', err),
-                         'Could not save /gone/shot.blend (Cannot open file /gone/shot.blend@ for writing: No such file or '
-                         'directory): the farm renders the saved file, so nothing was sent. Save it where you can write '
-                         '(File > Save As), then try again.')
+                         'Could not save /gone/shot.blend (Cannot open file /gone/shot.blend@ for writing: No such '
+                         'file or directory): the farm renders the saved file, so nothing was sent. Save it where you '
+                         'can write (File > Save As), then try again.')
         self.assertEqual(submit_body.not_on_disk('/p/shot.blend'),
-                         '/p/shot.blend is no longer on disk (moved or deleted since it was opened), so there is nothing '
-                         'to pack: save it again (File > Save As), then try again.')
+                         '/p/shot.blend is no longer on disk (moved or deleted since it was opened), so there is '
+                         'nothing to pack: save it again (File > Save As), then try again.')
         self.assertIn('choose one of its view layers', submit_body.no_view_layer('Gone', 'Scene'))
         for text in (submit_body.NEVER_SAVED, submit_body.save_first('Check'), submit_body.could_not_save('/a', err),
                      submit_body.not_on_disk('/a')):

@@ -155,7 +155,8 @@ class Allowed(unittest.TestCase):
         port = self.serve(socket.AF_INET, '127.0.0.1')
         Stand_in.seen.clear()
         with tempfile.TemporaryDirectory() as tmp, Connects() as c:
-            got = daemon_client.DaemonClient(address=f'http://localhost:{port}', state_path=write_state(tmp, 1)).health()
+            client = daemon_client.DaemonClient(address=f'http://localhost:{port}', state_path=write_state(tmp, 1))
+            got = client.health()
         self.assertEqual(got, {'status': 'ok'})
         self.assertEqual(c.seen, [('127.0.0.1', port)])
         self.assertEqual(Stand_in.seen, [{'auth': f'Bearer {TOKEN}', 'client': '127.0.0.1'}])

@@ -75,8 +75,9 @@ class Network(unittest.TestCase):
                 self.assertEqual(found, set(), f'{name} imports {found}')
 
     def test_every_http_connection_has_a_timeout(self):
+        connects = ('HTTPConnection', 'create_connection', 'urlopen')
         calls = [n for n in ast.walk(parse('daemon_client.py')) if isinstance(n, ast.Call)
-                 and isinstance(n.func, ast.Attribute) and n.func.attr in ('HTTPConnection', 'create_connection', 'urlopen')]
+                 and isinstance(n.func, ast.Attribute) and n.func.attr in connects]
         self.assertGreater(len(calls), 0)
         for call in calls:
             self.assertIn('timeout', [k.arg for k in call.keywords], f'line {call.lineno}: no timeout')

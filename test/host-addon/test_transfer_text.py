@@ -34,28 +34,33 @@ class FormatTests(unittest.TestCase):
         self.assertEqual([transfer_text.format_bytes(n) for n, _ in cases], [t for _, t in cases])
 
     def test_durations(self):
-        self.assertEqual([transfer_text.format_duration(s) for s in (0, 4.6, 65, 3725)], ['0 s', '5 s', '1 min 05 s', '1 h 02 min'])
+        self.assertEqual([transfer_text.format_duration(s) for s in (0, 4.6, 65, 3725)],
+                         ['0 s', '5 s', '1 min 05 s', '1 h 02 min'])
 
     def test_the_packing_line_of_the_issue(self):
         line = transfer_text.pack_line(pack_state(progress=transfer(120 * MB, 500 * MB, 80 * MB, 4.8)))
         self.assertEqual(line, 'Packing 120 MB / 500 MB \u00b7 80 MB/s \u00b7 5 s left')
 
     def test_rate_and_time_left_only_once_known(self):
-        self.assertEqual(transfer_text.pack_line(pack_state(progress=transfer(64_000, 500 * MB))), 'Packing 64 kB / 500 MB')
+        self.assertEqual(transfer_text.pack_line(pack_state(progress=transfer(64_000, 500 * MB))),
+                         'Packing 64 kB / 500 MB')
         self.assertEqual(transfer_text.pack_line(pack_state(phase=None)), 'Packing...')
-        self.assertEqual(transfer_text.pack_line(pack_state(phase='tracing')), 'Finding the files the scene uses (Blender)...')
+        self.assertEqual(transfer_text.pack_line(pack_state(phase='tracing')),
+                         'Finding the files the scene uses (Blender)...')
         self.assertEqual(transfer_text.pack_line(pack_state(phase='zipping', progress=transfer(MB, 2 * MB, MB, 1))),
                          'Zipping 1.0 MB / 2.0 MB \u00b7 1.0 MB/s \u00b7 1 s left')
 
     def test_ready_and_failed_packs(self):
         ready = pack_state('ready', None, result={'fileCount': 12, 'bytes': 500 * MB})
         self.assertEqual(transfer_text.pack_line(ready), 'Packed 12 file(s), 500 MB')
-        failed = pack_state('failed', 'hashing', error={'name': 'PACK_FAILED', 'message': '"/p/a.png" could not be read'})
+        failed = pack_state('failed', 'hashing',
+                            error={'name': 'PACK_FAILED', 'message': '"/p/a.png" could not be read'})
         self.assertEqual(transfer_text.pack_line(failed), 'Packing failed: "/p/a.png" could not be read')
 
     def test_the_upload_line_names_what_the_farm_already_had(self):
         up = dict(transfer(40 * MB, 160 * MB, 20 * MB, 6), mode='blobs', bytesSkipped=340 * MB, retries=0)
-        self.assertEqual(transfer_text.upload_line(up), 'Uploading 40 MB / 160 MB \u00b7 20 MB/s \u00b7 6 s left (340 MB already on the farm)')
+        self.assertEqual(transfer_text.upload_line(up),
+                         'Uploading 40 MB / 160 MB \u00b7 20 MB/s \u00b7 6 s left (340 MB already on the farm)')
         single = dict(transfer(5 * MB, 10 * MB), mode='single-put', bytesSkipped=0, retries=2)
         self.assertEqual(transfer_text.upload_line(single), 'Uploading 5.0 MB / 10 MB, 2 retries')
 
@@ -63,8 +68,10 @@ class FormatTests(unittest.TestCase):
         self.assertEqual(transfer_text.submission_line(submission('packing', pack=transfer(MB, 4 * MB, MB, 3))),
                          'Packing 1.0 MB / 4.0 MB \u00b7 1.0 MB/s \u00b7 3 s left')
         # A daemon that reports no upload Transfer yet: the byte counters still give a line.
-        self.assertEqual(transfer_text.submission_line(submission('uploading', uploaded=MB, total=2 * MB)), 'Uploading 1.0 MB / 2.0 MB')
-        self.assertEqual(transfer_text.submission_line(submission('uploading', pack=transfer(MB, 2 * MB, MB, 1), total=2 * MB)),
+        self.assertEqual(transfer_text.submission_line(submission('uploading', uploaded=MB, total=2 * MB)),
+                         'Uploading 1.0 MB / 2.0 MB')
+        zipping = submission('uploading', pack=transfer(MB, 2 * MB, MB, 1), total=2 * MB)
+        self.assertEqual(transfer_text.submission_line(zipping),
                          'Zipping 1.0 MB / 2.0 MB \u00b7 1.0 MB/s \u00b7 1 s left')
         self.assertIsNone(transfer_text.submission_line(submission('rendering')))
 
@@ -74,7 +81,8 @@ class ActivityTransferTests(unittest.TestCase):
         act = jobs_state.Activity('render')
         self.assertIsNone(act.apply_pack(pack_state(progress=transfer(120 * MB, 500 * MB, 80 * MB, 4.8))))
         self.assertEqual(act.transfer, 'Packing 120 MB / 500 MB \u00b7 80 MB/s \u00b7 5 s left')
-        ready = pack_state('ready', None, result={'fileCount': 3, 'bytes': 500 * MB, 'warnings': [{'code': 'MISSING_FILES', 'message': '1 file missing'}]})
+        ready = pack_state('ready', None, result={
+            'fileCount': 3, 'bytes': 500 * MB, 'warnings': [{'code': 'MISSING_FILES', 'message': '1 file missing'}]})
         self.assertEqual(act.apply_pack(ready), 'ready')
         self.assertEqual(act.pack_warnings, ['1 file missing'])
         up = dict(transfer(0, 160 * MB), mode='blobs', bytesSkipped=340 * MB, retries=0)
@@ -87,7 +95,8 @@ class ActivityTransferTests(unittest.TestCase):
         act = jobs_state.Activity('check')
         err = {'name': 'PACK_FAILED', 'message': 'The main .blend does not exist'}
         self.assertEqual(act.apply_pack(pack_state('failed', error=err)), 'failed')
-        self.assertEqual((act.finished, act.step, act.error), (True, 'failed', 'PACK_FAILED: The main .blend does not exist'))
+        self.assertEqual((act.finished, act.step, act.error),
+                         (True, 'failed', 'PACK_FAILED: The main .blend does not exist'))
         self.assertIsNone(act.transfer)
 
 

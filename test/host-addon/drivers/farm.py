@@ -39,7 +39,9 @@ def activity():
 
 def job_row(job_id):
     r = s.jobs.find(job_id)
-    return None if r is None else {'status': r.status, 'label': r.label(), 'outDir': r.out_dir, 'download': r.download_state}
+    if r is None:
+        return None
+    return {'status': r.status, 'label': r.label(), 'outDir': r.out_dir, 'download': r.download_state}
 
 
 health = _addon.pump('the daemon health answer', lambda: s.health or s.connection_error, 15)
@@ -89,7 +91,8 @@ elif scenario == 'cancel':
     rb.frame_ranges = '1-20000'
     rb.view_layer = 'Main'
     out['ops'] = sorted(bpy.ops.renderbridge.render())
-    _addon.pump('the job to render', lambda: s.activity.job_id and (job_row(s.activity.job_id) or {}).get('status') == 'rendering', 180)
+    _addon.pump('the job to render',
+                lambda: s.activity.job_id and (job_row(s.activity.job_id) or {}).get('status') == 'rendering', 180)
     job_id = s.activity.job_id
     out['before'] = job_row(job_id)
     out['cancel'] = sorted(bpy.ops.renderbridge.cancel_job(job_id=job_id))

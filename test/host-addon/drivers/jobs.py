@@ -56,7 +56,8 @@ if scenario == 'download':
     out['notice'] = s.notice
     accepted = time.time()
     _addon.pump('the job row to show the download done',
-                lambda: s.jobs.updated_at and s.jobs.updated_at > accepted and (job_row(job_id) or {}).get('download') in ('done', 'failed'), 60)
+                lambda: (s.jobs.updated_at and s.jobs.updated_at > accepted
+                         and (job_row(job_id) or {}).get('download') in ('done', 'failed')), 60)
     out['job'] = job_row(job_id)
     folder = s.jobs.find(job_id).out_dir
     out['files'] = listing(folder) if folder and os.path.isdir(folder) else []

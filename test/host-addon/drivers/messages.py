@@ -41,7 +41,8 @@ def activity():
 
 def record(name, op=None, **extra):
     """What the artist sees now: the button's report, the activity and the panel (alert lines start with `!`)."""
-    out['steps'][name] = {'op': op, 'activity': activity(), 'panel': _addon.draw_all()['RENDERBRIDGE_PT_render'], **extra}
+    out['steps'][name] = {'op': op, 'activity': activity(),
+                          'panel': _addon.draw_all()['RENDERBRIDGE_PT_render'], **extra}
 
 
 def press(op):
