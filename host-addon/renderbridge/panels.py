@@ -2,7 +2,7 @@
 # farm box of the preferences. Drawing reads the session's plain state only; it never calls the network.
 import bpy
 
-from . import farm_status, session
+from . import farm_status, session, submit_body
 
 
 def draw_connection(layout, s):
@@ -76,6 +76,17 @@ def draw_activity(layout, act):
             col.label(text=line)
 
 
+def draw_save_hint(layout):
+    """Says before any click that the file must be saved (never saved) or will be (unsaved changes)."""
+    hint = submit_body.save_hint(bpy.data.filepath, bpy.data.is_dirty)
+    if hint is None:
+        return
+    col = layout.column()
+    col.alert = hint[0] == 'ERROR'
+    for i, line in enumerate(wrap(hint[1])):
+        col.label(text=line, icon=hint[0] if i == 0 else 'BLANK1')
+
+
 def draw_jobs(layout, s):
     box = layout.box()
     box.label(text='Recent jobs')
@@ -102,6 +113,7 @@ def draw(layout, context):
         return
     draw_connection(layout, s)
     draw_settings(layout, context.scene)
+    draw_save_hint(layout)
     row = layout.row(align=True)
     row.scale_y = 1.3
     row.operator('renderbridge.check', icon='VIEWZOOM')

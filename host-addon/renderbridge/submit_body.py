@@ -83,6 +83,17 @@ def save_plan(filepath, is_dirty):
 NEVER_SAVED = 'The file has never been saved: save it (File > Save As), then try again.'
 
 
+def save_hint(filepath, is_dirty):
+    """The panel's line above Check and Render on farm, before any click: ('ERROR', text) for a file
+    never saved, ('INFO', text) for unsaved changes, None for a saved file without changes."""
+    plan = save_plan(filepath, is_dirty)
+    if plan == 'save_as':
+        return 'ERROR', 'Not saved yet: save the file (File > Save As) before Check or Render on farm.'
+    if plan == 'save':
+        return 'INFO', 'Unsaved changes: Check and Render on farm save them first (the farm renders the saved file).'
+    return None
+
+
 # What the Check and Render on farm buttons say when they cannot start (each says what to do next).
 def save_first(label):
     """The warning of a click on a never saved file, while Blender's Save As dialog opens."""
