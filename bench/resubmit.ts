@@ -8,19 +8,24 @@
 // (RENDERBRIDGE_BLOB_UPLOADS=0: the spec's single PUT), in the same run. Targets (extension):
 // changed re-submit bytes <= 1.1 x (changed file + manifest) and time <= 25% of the first
 // submit's; unchanged < 1 MB; with the drop the submit completes by itself and sends <= 1.2 x the
-// project. Needs root. Not a test; `npm run bench:resubmit` (BENCH_QUICK=1: 4 textures of 5 MB).
+// project. With the extension, the same first / changed / unchanged steps also go through a
+// `renderbridge daemon` kept running in the artist namespace, driven by the add-on's calls (its own
+// workspace and home); target: one texture changed, first frame within 4.0 s. Needs root. Not a
+// test; `npm run bench:resubmit` (BENCH_QUICK=1: 4 textures of 5 MB; BENCH_LOOP=1: only those
+// re-submit steps, extension mode, printed and not written to bench/RESULTS.md).
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { atExit, REPO_ROOT } from './lib/children.js';
+import { collectDependencies, startArtistDaemon, submitThroughDaemon } from './lib/daemon-artist.js';
 import { createKey, startProxy, startService, ECHO_PORT, PING_PORT, type Proxy } from './lib/farm.js';
 import { loadNote, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { createNetns, type Netns } from './lib/netns.js';
 import { buildProject, writeRandomFile, type Project } from './lib/resubmit-project.js';
-import { reportResubmit, requestSequence, type ModeResult } from './lib/resubmit-report.js';
-import { runStep, type Drop, type StepResult } from './lib/resubmit-step.js';
+import { DAEMON_SUFFIX, reportResubmit, requestSequence, type ModeResult } from './lib/resubmit-report.js';
+import { runStep, type Drop, type StepResult, type Submitter } from './lib/resubmit-step.js';
 import type { RttResult } from './lib/rtt-probe.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -29,10 +34,12 @@ const TEXTURE_BYTES = (QUICK ? 5 : 25) * 1e6;
 const RATE_MBIT = 200;
 const DELAY_MS = 10;
 const DROP_MS = 5000;
+/** Only the re-submit loop (first, changed, unchanged; CLI and daemon), extension mode, not written to RESULTS.md. */
+const LOOP = process.env.BENCH_LOOP === '1';
 
 const MODES = [
-  { name: 'extension', env: {} },
-  { name: 'single PUT', env: { RENDERBRIDGE_BLOB_UPLOADS: '0' } },
+  { name: 'extension', env: {}, daemon: true },
+  { name: 'single PUT', env: { RENDERBRIDGE_BLOB_UPLOADS: '0' }, daemon: false },
 ] as const;
 
 /** The tiny TCP ping from the artist namespace; `port` on the farm end of the link. */
@@ -57,7 +64,7 @@ async function runMode(
   project: Project,
   work: string,
   mode: (typeof MODES)[number],
-): Promise<ModeResult> {
+): Promise<ModeResult[]> {
   const dir = path.join(work, mode.name.replace(/\W+/g, '-'));
   const dataDir = path.join(dir, 'data');
   await mkdir(dataDir, { recursive: true });
@@ -65,13 +72,14 @@ async function runMode(
   // that it starts with no blobs held, like a first submit.
   const key = createKey(dataDir, 'bench');
   const dropKeys = [createKey(dataDir, 'bench-drop'), createKey(dataDir, 'bench-drop-reset')];
+  const daemonKey = createKey(dataDir, 'bench-daemon');
   const service = await startService(ns, dataDir, mode.env, path.join(dir, 'service.log'), key);
   console.log(`\n== ${mode.name}: service offers [${service.extensions.join(', ') || 'no extensions'}]`);
-  const steps: StepResult[] = [];
-  const step = async (name: string, home: string, apiKey: string, drop?: Drop) => {
+  let steps: StepResult[] = [];
+  const step = async (name: string, home: string, apiKey: string, drop?: Drop, submit?: Submitter) => {
     spawnSync('sync');
     await mkdir(home, { recursive: true });
-    console.log(`-- ${mode.name}: ${name}`);
+    console.log(`-- ${mode.name}${submit ? DAEMON_SUFFIX : ''}: ${name}`);
     const r = await runStep(
       ns,
       proxy,
@@ -79,6 +87,7 @@ async function runMode(
       name,
       { blend: project.blend, home, apiKey, serviceOrigin: service.artistOrigin },
       drop,
+      submit,
     );
     console.log(
       r.ok
@@ -88,13 +97,37 @@ async function runMode(
     console.log(`   requests (s from the CLI's start): ${requestSequence(r)}`);
     steps.push(r);
   };
+  const results: ModeResult[] = [];
+  const changed = project.textures[Math.floor(project.textures.length / 2)]!;
   try {
     const home = path.join(dir, 'home');
     await step('first submit', home, key);
-    const changed = project.textures[Math.floor(project.textures.length / 2)]!;
     await writeRandomFile(changed, project.textureBytes);
     await step('one texture changed', home, key);
     await step('nothing changed', home, key);
+    if (mode.daemon) {
+      const cliSteps = steps;
+      steps = [];
+      const daemonHome = path.join(dir, 'home-daemon');
+      const daemon = await startArtistDaemon(ns, {
+        home: daemonHome,
+        apiKey: daemonKey,
+        serviceOrigin: service.artistOrigin,
+      });
+      try {
+        const deps = await collectDependencies(project.blend);
+        const viaDaemon: Submitter = (i) => submitThroughDaemon(ns, daemon, i.blend, deps);
+        await step('first submit', daemonHome, daemonKey, undefined, viaDaemon);
+        await writeRandomFile(changed, project.textureBytes);
+        await step('one texture changed', daemonHome, daemonKey, undefined, viaDaemon);
+        await step('nothing changed', daemonHome, daemonKey, undefined, viaDaemon);
+      } finally {
+        await daemon.stop();
+      }
+      results.push({ mode: `${mode.name}${DAEMON_SUFFIX}`, extensions: service.extensions, steps });
+      steps = cliSteps;
+    }
+    if (LOOP) return [{ mode: mode.name, extensions: service.extensions, steps }, ...results];
     const half = project.totalBytes / 2;
     await step(`link down ${DROP_MS / 1000} s mid-upload`, path.join(dir, 'home-drop'), dropKeys[0]!, {
       afterBytes: half,
@@ -110,7 +143,7 @@ async function runMode(
     await service.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
-  return { mode: mode.name, extensions: service.extensions, steps };
+  return [{ mode: mode.name, extensions: service.extensions, steps }, ...results];
 }
 
 async function main(): Promise<void> {
@@ -130,12 +163,13 @@ async function main(): Promise<void> {
   );
   const modes: ModeResult[] = [];
   try {
-    for (const mode of MODES) modes.push(await runMode(ns, proxy, project, work, mode));
+    for (const mode of LOOP ? MODES.slice(0, 1) : MODES) modes.push(...(await runMode(ns, proxy, project, work, mode)));
   } finally {
     await proxy.stop();
   }
   const others = otherLoad();
   await reportResubmit({
+    write: !LOOP,
     project,
     modes,
     rtt,

@@ -2,7 +2,7 @@
 // first frame, with the bytes the artist sent on the link and, where asked, the link dropped in
 // the middle of the upload. The job is then left to complete so the next step starts on a
 // quiet farm.
-import { submitFromArtist, type SubmitInput } from './artist.js';
+import { submitFromArtist, type SubmitInput, type SubmitOutcome } from './artist.js';
 import type { RequestLogEntry } from './delay-proxy.js';
 import type { Proxy, Service } from './farm.js';
 import type { Netns } from './netns.js';
@@ -40,7 +40,15 @@ export interface StepResult {
   startedAt: number;
   firstFrameAt: number | null;
   drop: { at: number; resets: number; proxyBytes: number } | null;
+  /** Through the daemon: when its pack turned ready and when the add-on asked for the submission (epoch ms). */
+  marks?: { packReadyAt: number | null; submittedAt: number | null };
 }
+
+/** Starts one submit (the CLI by default; the add-on's calls to a daemon in the daemon leg). */
+export type Submitter = (input: SubmitInput) => {
+  done: Promise<SubmitOutcome & { marks?: StepResult['marks'] }>;
+  exited: () => boolean;
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const nowMs = (): number => performance.timeOrigin + performance.now();
@@ -88,10 +96,11 @@ export async function runStep(
   step: string,
   input: SubmitInput,
   drop?: Drop,
+  submit: Submitter = (i) => submitFromArtist(ns, i),
 ): Promise<StepResult> {
   const c0 = ns.counters();
   const p0 = await proxy.counts();
-  const run = submitFromArtist(ns, input);
+  const run = submit(input);
   let dropped: StepResult['drop'] = null;
   if (drop) {
     // Watch the proxy's count; drop once about half of the project went through.
@@ -124,6 +133,7 @@ export async function runStep(
     bytesSkipped: s?.upload?.bytesSkipped ?? null,
     startedAt: out.startedAt,
     drop: dropped,
+    ...(out.marks ? { marks: out.marks } : {}),
   };
   const requests = async () => (await proxy.requests()).filter((r) => r.at >= out.startedAt);
   if (out.code !== 0 || !s?.jobId) {
