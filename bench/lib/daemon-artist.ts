@@ -127,7 +127,7 @@ export function submitThroughDaemon(
       child.once('close', resolve);
     });
     exited = true;
-    let out: DriverOutput | null = null;
+    let out: DriverOutput | null;
     try {
       out = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as DriverOutput;
     } catch {
