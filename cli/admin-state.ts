@@ -53,7 +53,8 @@ export async function openAdminState(o: AdminStateOptions): Promise<StateEngine>
   const exists = existsSync(path.join(d.dir, SQLITE_FILE_NAME));
   if (!exists && !o.init) throw new CliError(noDatabaseMessage(d));
   console.error(
-    `renderbridge admin: using data folder ${d.dir} (${describe(d)})${exists ? '' : '; created a new database there (--init)'}`,
+    `renderbridge admin: using data folder ${d.dir} ` +
+      `(${describe(d)})${exists ? '' : '; created a new database there (--init)'}`,
   );
   return openState({ dataDir: d.dir, databaseUrl: undefined } as ServiceConfig);
 }
@@ -61,7 +62,8 @@ export async function openAdminState(o: AdminStateOptions): Promise<StateEngine>
 function noDatabaseMessage(d: ResolvedDataDir): string {
   const lines = [
     `no renderbridge database in ${d.dir} (${describe(d)}); nothing was created.`,
-    "Start the service first (`renderbridge service` creates it), pass --data-dir DIR (or set RENDERBRIDGE_DATA_DIR) naming the service's data folder, or add --init to create a new one there.",
+    'Start the service first (`renderbridge service` creates it), pass --data-dir DIR (or set ' +
+      "RENDERBRIDGE_DATA_DIR) naming the service's data folder, or add --init to create a new one there.",
   ];
   // Versions before the stable default kept the data in ./.renderbridge/service of whatever folder the service ran in.
   const legacy = path.resolve(LEGACY_DATA_DIR);
@@ -73,7 +75,9 @@ function noDatabaseMessage(d: ResolvedDataDir): string {
   return lines.join('\n');
 }
 
-/** Refuses a PostgreSQL database the service has not set up (or set up for an older version) at this version's schema. */
+/**
+ * Refuses a PostgreSQL database the service has not set up (or set up for an older version) at this version's schema.
+ */
 export async function requireMigratedPostgres(url: string, where: string): Promise<void> {
   const [{ default: pg }, { checkUrl, connectError }, { pgMigrations }] = await Promise.all([
     import('pg'),
@@ -104,8 +108,12 @@ export async function requireMigratedPostgres(url: string, where: string): Promi
     const fresh = done.size === 0;
     throw new CliError(
       fresh
-        ? `the PostgreSQL database ${where} has no renderbridge tables; nothing was created.\nStart the service on it first (it creates them), check --database-url (or RENDERBRIDGE_DATABASE_URL), or add --init to create them from here.`
-        : `the PostgreSQL database ${where} lacks this version's schema changes (${missing.join(', ')}); nothing was changed.\nUpgrade and restart the service (it migrates), or add --init to migrate from here.`,
+        ? `the PostgreSQL database ${where} has no renderbridge tables; nothing was created.\nStart the ` +
+            `service on it first (it creates them), check --database-url (or RENDERBRIDGE_DATABASE_URL), or add ` +
+            `--init to create them from here.`
+        : `the PostgreSQL database ${where} lacks this version's schema changes (${missing.join(', ')}); ` +
+            `nothing was changed.\nUpgrade and restart the service (it migrates), or add --init to migrate from ` +
+            `here.`,
     );
   } finally {
     await client.end().catch(() => undefined);

@@ -12,7 +12,8 @@ export function registerAdminWorkersCommand(admin: Command): void {
     admin
       .command('workers')
       .description(
-        "List the farm's workers as the operator sees them: with host names and Blender build paths (GET /workers shows API keys neither)",
+        "List the farm's workers as the operator sees them: with host names and Blender build paths (GET " +
+          '/workers shows API keys neither)',
       )
       .option('--json', 'print JSON for scripts'),
   ).action(async (o: AdminStateOptions & { json?: boolean }) => {

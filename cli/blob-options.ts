@@ -40,7 +40,8 @@ export function addBlobOptions(cmd: Command): Command {
     .addOption(
       new Option(
         '--no-blob-uploads',
-        'turn the content-addressed upload extension off: its routes answer 404, GET /extensions lists none (env RENDERBRIDGE_BLOB_UPLOADS=0)',
+        'turn the content-addressed upload extension off: its routes answer 404, GET /extensions lists none ' +
+          '(env RENDERBRIDGE_BLOB_UPLOADS=0)',
       ),
     )
     .addOption(

@@ -19,7 +19,9 @@ export function withConnectionOptions(cmd: Command): Command {
   return cmd
     .option(
       '--service <url>',
-      "service URL: a bare origin such as http://farm:8420 (the API prefix /api/external/v1 is added) or the API root (env: RENDERBRIDGE_SERVICE_URL; else the profile's serviceUrl; default the bundled service on 127.0.0.1:8420)",
+      'service URL: a bare origin such as http://farm:8420 (the API prefix /api/external/v1 is added) or the ' +
+        "API root (env: RENDERBRIDGE_SERVICE_URL; else the profile's serviceUrl; default the bundled service " +
+        'on 127.0.0.1:8420)',
     )
     .option('--json', 'print one JSON document on stdout for scripts, errors included (no progress display)')
     .option(

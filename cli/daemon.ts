@@ -31,28 +31,34 @@ export function registerDaemonCommand(program: Command): void {
     .description('Run the local bridge (127.0.0.1 only) that the Blender add-on and the tray app talk to')
     .option(
       '--port <port>',
-      "port on 127.0.0.1 (env: RENDERBRIDGE_DAEMON_PORT; default 47615; 0 = any free one; read at start, while the profile's settings follow edits of config.toml)",
+      'port on 127.0.0.1 (env: RENDERBRIDGE_DAEMON_PORT; default 47615; 0 = any free one; read at start, ' +
+        "while the profile's settings follow edits of config.toml)",
       parsePort,
     )
     .option(
       '--service <url>',
-      "service origin or API root (env: RENDERBRIDGE_SERVICE_URL; else the profile's serviceUrl; default http://127.0.0.1:8420)",
+      "service origin or API root (env: RENDERBRIDGE_SERVICE_URL; else the profile's serviceUrl; default " +
+        'http://127.0.0.1:8420)',
     )
     .option(
       '--hot-folder <dir>',
-      "watch this folder: a .blend or .zip written there is submitted (env: RENDERBRIDGE_HOT_FOLDER; else the profile's hotFolder; default none)",
+      'watch this folder: a .blend or .zip written there is submitted (env: RENDERBRIDGE_HOT_FOLDER; else ' +
+        "the profile's hotFolder; default none)",
     )
     .option(
       '--downloads <dir>',
-      "parent of the per-job output folders (env: RENDERBRIDGE_DOWNLOADS; else the profile's downloadsDir; default ~/renderbridge-outputs)",
+      "parent of the per-job output folders (env: RENDERBRIDGE_DOWNLOADS; else the profile's downloadsDir; " +
+        'default ~/renderbridge-outputs)',
     )
     .option(
       '--blender <path>',
-      "Blender used to find the files a .blend needs (env: RENDERBRIDGE_BLENDER; else the profile's blender; default blender on PATH)",
+      "Blender used to find the files a .blend needs (env: RENDERBRIDGE_BLENDER; else the profile's blender; " +
+        'default blender on PATH)',
     )
     .option(
       '--state-dir <dir>',
-      "folder of the state file with the port and token (default: the platform's state folder, $XDG_STATE_HOME/renderbridge on Linux)",
+      "folder of the state file with the port and token (default: the platform's state folder, " +
+        '$XDG_STATE_HOME/renderbridge on Linux)',
     )
     .option('--log-level <level>', 'fatal, error, warn, info, debug or silent', 'info')
     .option('--print-state', 'print where the state file is and whether a daemon is running, then exit')
@@ -86,9 +92,9 @@ export function registerDaemonCommand(program: Command): void {
       console.error(`renderbridge daemon ${VERSION} listening on ${daemon.origin} (127.0.0.1 only)`);
       console.error(`  service:     ${config.serviceUrl} (profile "${config.profile}", ${config.configFile})`);
       console.error(`  state file:  ${daemon.stateFile} (port and access token, mode 0600)`);
-      console.error(
-        `  API key:     ${health ? `from the ${health === 'env' ? 'RENDERBRIDGE_API_KEY variable' : 'OS keychain'}` : 'none: store one with `renderbridge login` or the tray app, or set RENDERBRIDGE_API_KEY'}`,
-      );
+      const keyFrom = health === 'env' ? 'RENDERBRIDGE_API_KEY variable' : 'OS keychain';
+      const noKey = 'none: store one with `renderbridge login` or the tray app, or set RENDERBRIDGE_API_KEY';
+      console.error(`  API key:     ${health ? `from the ${keyFrom}` : noKey}`);
       console.error(`  downloads:   ${config.downloadsDir}`);
       if (config.hotFolder) console.error(`  hot folder:  ${config.hotFolder}`);
       const stop = (signal: string): void => {

@@ -39,20 +39,25 @@ export function bandText(b: EstimateBand, fmt: (n: number) => string = formatDur
 
 /** The human lines of an estimate. */
 export function estimateLines(e: Estimate): string[] {
-  const head = `Estimate of job ${e.jobId}: ${e.state}${e.sampleFrames.length ? `, from frames ${e.sampleFrames.join(', ')}` : ''}.`;
+  const head =
+    `Estimate of ` +
+    `job ${e.jobId}: ${e.state}${e.sampleFrames.length ? `, from frames ${e.sampleFrames.join(', ')}` : ''}.`;
   if (e.state === 'failed') return [head, e.reason ?? 'It could not be made.'];
   const f = e.figures;
   if (!f) return [head, 'No sample frame is measured yet.'];
   const money = (n: number) => n.toFixed(2);
   const lines = [
     head,
-    `  Wall time on this farm now: ${bandText(f.wallSeconds)} for ${f.framesToRender} frames left (rests on ${f.wallSeconds.frames} frames)`,
-    `  Compute: ${bandText(f.renderSeconds)} on ${f.device}; ${bandText(f.normalizedSeconds, (n) => `${Math.round(n)}`)} normalized seconds`,
+    `  Wall time on this farm now: ${bandText(f.wallSeconds)} for ${f.framesToRender} frames left (rests ` +
+      `on ${f.wallSeconds.frames} frames)`,
+    `  Compute: ${bandText(f.renderSeconds)} ` +
+      `on ${f.device}; ${bandText(f.normalizedSeconds, (n) => `${Math.round(n)}`)} normalized seconds`,
     `  Cost: ${f.cost ? bandText(f.cost, money) : 'no price configured'}`,
     `  ${f.memory.summary}`,
     ...(f.outputBytes ? [`  Output: ${bandText(f.outputBytes, (n) => formatBytes(Math.round(n)))}`] : []),
     ...(f.loadSeconds ? [`  Scene load: ${bandText(f.loadSeconds, (n) => `${n.toFixed(1)}s`)}`] : []),
-    `  The estimate itself: ${e.ownCost.renderSeconds.toFixed(1)}s of rendering${e.ownCost.cost !== null ? `, cost ${money(e.ownCost.cost)}` : ''}`,
+    `  The estimate itself: ${e.ownCost.renderSeconds.toFixed(1)}s of ` +
+      `rendering${e.ownCost.cost !== null ? `, cost ${money(e.ownCost.cost)}` : ''}`,
   ];
   return [...lines, ...e.warnings.map((w) => `  Warning: ${w}`)];
 }
@@ -89,7 +94,9 @@ export function registerEstimateCommand(program: Command): void {
       program
         .command('estimate')
         .description(
-          `Estimate what rendering a validated job takes on this farm now (time, cost, peak memory, output size, with bands) from sample frames rendered on it and kept for the render; exit ${EXIT.NOT_OFFERED} where the service does not offer it`,
+          `Estimate what rendering a validated job takes on this farm now (time, cost, peak memory, output ` +
+            `size, with bands) from sample frames rendered on it and kept for the render; ` +
+            `exit ${EXIT.NOT_OFFERED} where the service does not offer it`,
         )
         .argument('<id>', 'job id (validated)')
         .option(

@@ -21,7 +21,8 @@ const EXAMPLES: Record<string, readonly string[]> = {
   'admin remove-webhook': ['renderbridge admin remove-webhook --workspace studio'],
   'admin create-worker-token': [
     'renderbridge admin create-worker-token --name gpu-1',
-    'renderbridge admin create-worker-token --name gpu-1 | tail -n1 | sed "s/^/RENDERBRIDGE_WORKER_TOKEN=/" > worker.env',
+    'renderbridge admin create-worker-token --name gpu-1 | tail -n1 | sed "s/^/RENDERBRIDGE_WORKER_TOKEN=/" ' +
+      '> worker.env',
   ],
   'admin list-worker-tokens': ['renderbridge admin list-worker-tokens', 'renderbridge admin list-worker-tokens --json'],
   'admin revoke-worker-token': ['renderbridge admin revoke-worker-token gpu-1'],

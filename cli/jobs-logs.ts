@@ -20,7 +20,8 @@ export function registerJobLogsCommand(jobs: Command): void {
     jobs
       .command('logs')
       .description(
-        `Print a job's task logs (every attempt of every task, Blender's full output), where the service offers them (task-logs extension); exit ${EXIT.NOT_OFFERED} where it does not`,
+        `Print a job's task logs (every attempt of every task, Blender's full output), where the service ` +
+          `offers them (task-logs extension); exit ${EXIT.NOT_OFFERED} where it does not`,
       )
       .argument('<id>', 'job id')
       .option(

@@ -13,7 +13,9 @@ export function registerJobRequeueCommand(jobs: Command): void {
     jobs
       .command('requeue')
       .description(
-        `Requeue a failed or canceled job as a new job (no upload: validated again, rendered with the same settings, copying the frames it finished), or render chosen frames of a completed job again; exit ${EXIT.NOT_OFFERED} where the service does not offer it`,
+        `Requeue a failed or canceled job as a new job (no upload: validated again, rendered with the same ` +
+          `settings, copying the frames it finished), or render chosen frames of a completed job again; ` +
+          `exit ${EXIT.NOT_OFFERED} where the service does not offer it`,
       )
       .argument('<id>', 'job id')
       .option(

@@ -41,7 +41,9 @@ export function registerJobWaitCommands(jobs: Command): void {
     jobs
       .command('wait')
       .description(
-        `Wait until a job ends: exit ${EXIT.OK} completed, ${EXIT.VALIDATION_FAILED} failed validation, ${EXIT.RENDER_FAILED} failed rendering, ${EXIT.CANCELED} canceled, ${EXIT.TIMEOUT} --timeout ran out`,
+        `Wait until a job ends: exit ${EXIT.OK} completed, ${EXIT.VALIDATION_FAILED} failed ` +
+          `validation, ${EXIT.RENDER_FAILED} failed rendering, ${EXIT.CANCELED} canceled, ${EXIT.TIMEOUT} ` +
+          `--timeout ran out`,
       ),
   ).action(async (id: string, o: WaitOptions) => {
     const client = await clientProvider(cliConfig(o)).client();

@@ -58,12 +58,16 @@ export function registerJobsCommands(program: Command): void {
     out.line(jobLine(job));
     if (progress.framesTotal != null)
       out.line(
-        `frames: ${progress.framesDone ?? 0}/${progress.framesTotal} done${progress.framesFailed ? `, ${progress.framesFailed} failed` : ''}${progress.percent != null ? ` (${progress.percent.toFixed(0)}%)` : ''}`,
+        `frames: ${progress.framesDone ?? 0}/${progress.framesTotal} done` +
+          (progress.framesFailed ? `, ${progress.framesFailed} failed` : '') +
+          (progress.percent != null ? ` (${progress.percent.toFixed(0)}%)` : ''),
       );
     const band = (progress as WatchedProgress).etaBand;
     if (band)
       out.line(
-        `ETA: ${formatDuration(band.seconds)} (${formatDuration(band.lowSeconds)}-${formatDuration(band.highSeconds)}), from ${band.samples} frames on ${band.slots} slots`,
+        `ETA: ${formatDuration(band.seconds)} ` +
+          `(${formatDuration(band.lowSeconds)}-${formatDuration(band.highSeconds)}), from ${band.samples} ` +
+          `frames on ${band.slots} slots`,
       );
     if (job.failedReason)
       out.line(`failed: ${job.failedReason.name}: ${String(job.failedReason.errorDetails.message ?? '')}`);

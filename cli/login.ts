@@ -22,7 +22,8 @@ interface LoginOptions extends ProfileOption {
 }
 
 const NO_KEYCHAIN =
-  'no OS keychain answers, so the key was not stored (renderbridge keeps keys only in the OS keychain, never in a file): unlock or install one (Linux: a Secret Service such as gnome-keyring) and try again';
+  'no OS keychain answers, so the key was not stored (renderbridge keeps keys only in the OS keychain, never ' +
+  'in a file): unlock or install one (Linux: a Secret Service such as gnome-keyring) and try again';
 
 function keychainProblem(err: unknown): CliError {
   const why =
@@ -47,11 +48,13 @@ export function registerLoginCommands(program: Command): void {
   program
     .command('login')
     .description(
-      'Store the API key of a profile in the OS keychain, after checking it against the service (the key is read from a prompt without echo, or from stdin)',
+      'Store the API key of a profile in the OS keychain, after checking it against the service (the key is ' +
+        'read from a prompt without echo, or from stdin)',
     )
     .option(
       '--service <url>',
-      "the farm of this profile: an origin such as http://farm:8420, saved in the profile (env: RENDERBRIDGE_SERVICE_URL; else the profile's serviceUrl)",
+      'the farm of this profile: an origin such as http://farm:8420, saved in the profile (env: ' +
+        "RENDERBRIDGE_SERVICE_URL; else the profile's serviceUrl)",
     )
     .option('--json', 'print JSON')
     .action(async (o: LoginOptions) => {
@@ -80,7 +83,8 @@ export function registerLoginCommands(program: Command): void {
       rememberProfile(profile, o.service);
       if (o.json) return printJson({ ok: true, profile, serviceUrl, keychain: entry });
       console.error(
-        `Logged in to ${serviceUrl} (profile "${profile}"): the key is in the OS keychain (${entry.service} / ${entry.account}).`,
+        `Logged in to ${serviceUrl} (profile "${profile}"): the key is in the OS keychain (${entry.service} ` +
+          `/ ${entry.account}).`,
       );
     });
 

@@ -45,7 +45,8 @@ export function parseFields(spec: string | undefined): string[][] | undefined {
     .filter((f) => f !== '');
   if (paths.length === 0 || paths.some((p) => p.split('.').some((s) => s === ''))) {
     throw new CliError(
-      `--fields takes comma-separated field names, dotted paths allowed (e.g. id,status,progress.percent), got ${JSON.stringify(spec)}`,
+      `--fields takes comma-separated field names, dotted paths allowed (e.g. id,status,progress.percent), ` +
+        `got ${JSON.stringify(spec)}`,
       EXIT.USAGE,
     );
   }

@@ -24,7 +24,8 @@ export function addRenderOptions(cmd: Command): Command {
     .addOption(
       new Option(
         '--render-mode <mode>',
-        'warm: one Blender per slot and job keeps the scene loaded and renders the frames it claims; chunked: one Blender per chunk of frames',
+        'warm: one Blender per slot and job keeps the scene loaded and renders the frames it claims; ' +
+          'chunked: one Blender per chunk of frames',
       )
         .env('RENDERBRIDGE_RENDER_MODE')
         .choices(['warm', 'chunked'])
@@ -51,7 +52,8 @@ export function addRenderOptions(cmd: Command): Command {
     .addOption(
       new Option(
         '--task-log-max-bytes <size>',
-        "most bytes of each task run's log kept: its first and last halves, the middle counted as omitted (bytes, or e.g. 16MiB)",
+        "most bytes of each task run's log kept: its first and last halves, the middle counted as omitted " +
+          '(bytes, or e.g. 16MiB)',
       )
         .env('RENDERBRIDGE_TASK_LOG_MAX_BYTES')
         .argParser(parseByteSize)

@@ -63,19 +63,24 @@ export function registerServiceCommand(program: Command): void {
       const legacy = path.resolve(LEGACY_DATA_DIR);
       if (!config.databaseUrl && data.from === 'default' && existsSync(path.join(legacy, SQLITE_FILE_NAME))) {
         console.error(
-          `  note:         ${legacy} holds a database of an earlier version; pass --data-dir ${LEGACY_DATA_DIR} to keep using it`,
+          `  note:         ${legacy} holds a database of an earlier version; pass ` +
+            `--data-dir ${LEGACY_DATA_DIR} to keep using it`,
         );
       }
       const e = svc.engines;
       console.error(`  engines:      state ${e.state}, queue ${e.queue}, storage ${e.storage}`);
       console.error(
-        `  worker API:   ${svc.workerApiOrigin ?? svc.origin}/internal/worker/v1 (per-worker tokens: renderbridge admin create-worker-token${config.workerToken ? '; also the DEPRECATED farm-wide RENDERBRIDGE_WORKER_TOKEN' : ''})`,
+        `  worker API:   ${svc.workerApiOrigin ?? svc.origin}/internal/worker/v1 (per-worker tokens: ` +
+          'renderbridge admin create-worker-token' +
+          (config.workerToken ? '; also the DEPRECATED farm-wide RENDERBRIDGE_WORKER_TOKEN' : '') +
+          ')',
       );
       console.error(`  extensions:   ${config.blobUploads ? 'content-addressed-uploads' : 'none (--no-blob-uploads)'}`);
       const w = svc.worker;
       console.error(
         w.runtime
-          ? `  worker:       ${w.slots.map((s) => s.id).join(', ')} with Blender ${w.builds.map((b) => b.version.text).join(', ')}`
+          ? `  worker:       ${w.slots.map((s) => s.id).join(', ')} with ` +
+              `Blender ${w.builds.map((b) => b.version.text).join(', ')}`
           : config.workers === 0
             ? '  worker:       none in this process (run `renderbridge worker` beside it)'
             : '  worker:       NOT running: no Blender found (apt-get install blender, or --blender PATH)',

@@ -53,7 +53,8 @@ export function addSettingOptions(cmd: Command, command: SettingCommand, default
     .addOption(
       new Option(
         '--config <file>',
-        'JSON config file of settings (keys as in docs/reference/configuration.md); flags and environment variables beat it',
+        'JSON config file of settings (keys as in docs/reference/configuration.md); flags and environment ' +
+          'variables beat it',
       ).env('RENDERBRIDGE_CONFIG'),
     )
     .option(
@@ -103,7 +104,9 @@ function state(cmd: Command): State {
   return s;
 }
 
-/** The ServiceConfig fields of the options addSettingOptions added, plus the unflagged secrets (environment, else file). */
+/**
+ * The ServiceConfig fields of the options addSettingOptions added, plus the unflagged secrets (environment, else file).
+ */
 export function tableConfig(cmd: Command): Partial<ServiceConfig> {
   const st = state(cmd);
   const out: Record<string, unknown> = {};

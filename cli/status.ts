@@ -42,7 +42,8 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description(
-      'Show the farm and profile in use, whether an API key is stored, whether the daemon runs and whether Blender is found',
+      'Show the farm and profile in use, whether an API key is stored, whether the daemon runs and whether ' +
+        'Blender is found',
     )
     .option('--service <url>', "the farm to report on (env: RENDERBRIDGE_SERVICE_URL; else the profile's serviceUrl)")
     .option('--json', 'print JSON')
@@ -72,14 +73,14 @@ export function registerStatusCommand(program: Command): void {
       if (o.json) return printJson(doc);
       console.log(`farm:    ${doc.serviceUrl.value}  (${doc.serviceUrl.source})`);
       console.log(`profile: ${doc.profile.value}  (${doc.profile.source})`);
-      console.log(
-        `key:     ${keySource ? `yes, from the ${keySource === 'env' ? 'RENDERBRIDGE_API_KEY variable' : 'OS keychain'}` : `none: run \`renderbridge login${config.profile === 'default' ? '' : ` --profile ${config.profile}`}\``}${doc.key.keychainProblem ? ` (${doc.key.keychainProblem})` : ''}`,
-      );
-      console.log(
-        `daemon:  ${live ? `running, pid ${live.pid} on 127.0.0.1:${live.port}` : 'not running (start it with: renderbridge daemon)'}`,
-      );
-      console.log(
-        `blender: ${blender ? blender : `${config.blender} not found (set it with: renderbridge config set blender PATH)`}`,
-      );
+      const login = `renderbridge login${config.profile === 'default' ? '' : ` --profile ${config.profile}`}`;
+      const key = keySource
+        ? `yes, from the ${keySource === 'env' ? 'RENDERBRIDGE_API_KEY variable' : 'OS keychain'}`
+        : `none: run \`${login}\``;
+      console.log(`key:     ${key}${doc.key.keychainProblem ? ` (${doc.key.keychainProblem})` : ''}`);
+      const notRunning = 'not running (start it with: renderbridge daemon)';
+      console.log(`daemon:  ${live ? `running, pid ${live.pid} on 127.0.0.1:${live.port}` : notRunning}`);
+      const notFound = `${config.blender} not found (set it with: renderbridge config set blender PATH)`;
+      console.log(`blender: ${blender ? blender : notFound}`);
     });
 }

@@ -39,7 +39,8 @@ export async function estimateThenRender(
 ): Promise<ExitCode> {
   if (!(await client.hasExtension('estimate'))) {
     throw new CliError(
-      `this service does not offer estimates (GET /extensions does not list the estimate extension); job ${jobId} is validated and not rendered`,
+      `this service does not offer estimates (GET /extensions does not list the estimate extension); ` +
+        `job ${jobId} is validated and not rendered`,
       EXIT.NOT_OFFERED,
       'ESTIMATE_NOT_OFFERED',
     );
@@ -53,11 +54,13 @@ export async function estimateThenRender(
   out.result({ ...extra, jobId, estimate, rendered: render }, ok ? EXIT.OK : EXIT.FAILURE);
   if (render)
     out.line(
-      `Job ${jobId} is rendering (the sampled frames are kept). Follow it with: renderbridge jobs watch ${jobId}; fetch it with: renderbridge jobs download ${jobId}`,
+      `Job ${jobId} is rendering (the sampled frames are kept). Follow it with: renderbridge jobs ` +
+        `watch ${jobId}; fetch it with: renderbridge jobs download ${jobId}`,
     );
   else if (ok)
     out.line(
-      `Job ${jobId} stays validated, not rendered; a render with the same settings (POST /jobs/${jobId}/render) keeps the sampled frames.`,
+      `Job ${jobId} stays validated, not rendered; a render with the same settings (POST ` +
+        `/jobs/${jobId}/render) keeps the sampled frames.`,
     );
   return ok ? EXIT.OK : EXIT.FAILURE;
 }

@@ -50,7 +50,8 @@ export function withRenderOverrides(cmd: Command): Command {
     )
     .option(
       '--resolution <WxH>',
-      "output size in pixels, e.g. 1920x1080 (each side 4-65536; default: profile: overrides.resolution, else the file's)",
+      'output size in pixels, e.g. 1920x1080 (each side 4-65536; default: profile: overrides.resolution, ' +
+        "else the file's)",
       parseResolution,
     )
     .option(
@@ -60,7 +61,8 @@ export function withRenderOverrides(cmd: Command): Command {
     )
     .option(
       '--device <type>',
-      `compute device (${ComputeDeviceType.options.join(', ')}; default: profile: overrides.computeDeviceType, else the service's)`,
+      `compute device (${ComputeDeviceType.options.join(', ')}; default: profile: ` +
+        `overrides.computeDeviceType, else the service's)`,
       by(ComputeDeviceType, (v) => v.toUpperCase()),
     )
     .option(
@@ -70,12 +72,14 @@ export function withRenderOverrides(cmd: Command): Command {
     )
     .option(
       '--blender-version <version>',
-      "Blender version to render with, e.g. 4.2 or 3.4.1 (default: profile: overrides.hostVersionForRender, else the service's)",
+      'Blender version to render with, e.g. 4.2 or 3.4.1 (default: profile: overrides.hostVersionForRender, ' +
+        "else the service's)",
       by(F.hostVersionForRender.unwrap()),
     )
     .option(
       '--color-management <preset>',
-      `color management (${ColorManagementPreset.options.join(', ')}; default: profile: overrides.colorManagementPreset, else default)`,
+      `color management (${ColorManagementPreset.options.join(', ')}; default: profile: ` +
+        `overrides.colorManagementPreset, else default)`,
       by(ColorManagementPreset, (v) => v.toLowerCase()),
     )
     .option(

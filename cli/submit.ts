@@ -45,7 +45,8 @@ export function registerSubmitCommand(program: Command): void {
         .argument('<path>', 'a .blend (its files are found by running Blender headless), a project folder, or a .zip')
         .option(
           '--frames <ranges>',
-          "frames to render, e.g. 1-10, 1-100x5 or 1,5,9 (repeatable; default: profile: overrides.frameRanges, else the file's range)",
+          'frames to render, e.g. 1-10, 1-100x5 or 1,5,9 (repeatable; default: profile: ' +
+            "overrides.frameRanges, else the file's range)",
           collectRanges,
           [],
         )
@@ -59,7 +60,8 @@ export function registerSubmitCommand(program: Command): void {
         )
         .option(
           '--format <format>',
-          "output format, e.g. PNG, JPEG, OPEN_EXR (env: RENDERBRIDGE_OUTPUT_FORMAT; else profile: outputFormat; default: the file's)",
+          'output format, e.g. PNG, JPEG, OPEN_EXR (env: RENDERBRIDGE_OUTPUT_FORMAT; else profile: ' +
+            "outputFormat; default: the file's)",
         )
         .option(
           '--video',
@@ -68,18 +70,21 @@ export function registerSubmitCommand(program: Command): void {
         .option('--no-video', 'no MP4, whatever the environment or the profile says')
         .option(
           '--out <dir>',
-          'folder the outputs go to (default: <downloads folder>/<name>-<job id>; the downloads folder from env: RENDERBRIDGE_DOWNLOADS, else profile: downloadsDir)',
+          'folder the outputs go to (default: <downloads folder>/<name>-<job id>; the downloads folder from ' +
+            'env: RENDERBRIDGE_DOWNLOADS, else profile: downloadsDir)',
         )
         .option('--no-wait', 'return once the render has started; print the job id')
         .option('--no-download', 'do not download the outputs when the job completes')
         .option(
           '--estimate',
-          'once validated, estimate the render (time, cost, memory) from sample frames, show it and ask before rendering (extension estimate); the render is then not waited for',
+          'once validated, estimate the render (time, cost, memory) from sample frames, show it and ask ' +
+            'before rendering (extension estimate); the render is then not waited for',
         )
         .option('--yes', 'with --estimate: render without asking')
         .option(
           '--blender <path>',
-          "Blender used to find the .blend's files (env: RENDERBRIDGE_BLENDER; else profile: blender; default: blender on PATH)",
+          "Blender used to find the .blend's files (env: RENDERBRIDGE_BLENDER; else profile: blender; " +
+            'default: blender on PATH)',
         ),
     ),
   ).action(async (target: string, o: SubmitOptions) => {
@@ -175,7 +180,8 @@ function reportPack(pack: PackResult, display: Display): void {
       display.note(`  ${m.path}${m.usedBy.length ? ` (used by ${m.usedBy.join(', ')})` : ''}`);
   }
   display.note(
-    `packed ${pack.fileCount} file(s), ${formatBytes(pack.bytes)}; scene ${pack.sceneFile || '(chosen by the service)'}`,
+    `packed ${pack.fileCount} file(s), ${formatBytes(pack.bytes)}; ` +
+      `scene ${pack.sceneFile || '(chosen by the service)'}`,
   );
 }
 

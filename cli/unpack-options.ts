@@ -46,7 +46,8 @@ export function addUnpackOptions(cmd: Command): Command {
     .addOption(
       new Option(
         '--blob-cache-dir <dir>',
-        'where this worker keeps the blobs of content-addressed uploads (default: blob-cache beside the work folder, in the data folder)',
+        'where this worker keeps the blobs of content-addressed uploads (default: blob-cache beside the work ' +
+          'folder, in the data folder)',
       ).env('RENDERBRIDGE_BLOB_CACHE_DIR'),
     )
     .addOption(

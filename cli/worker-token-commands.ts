@@ -68,7 +68,8 @@ export function registerWorkerTokenCommands(admin: Command): void {
     for (const t of list) {
       const state = t.revokedAt ? `revoked ${t.revokedAt}` : 'active';
       console.log(
-        `${t.id}  ${t.displayPrefix}…  ${t.name}  created ${t.createdAt}  last used ${t.lastUsedAt ?? 'never'}  ${state}`,
+        `${t.id}  ${t.displayPrefix}…  ${t.name}  created ${t.createdAt}  last ` +
+          `used ${t.lastUsedAt ?? 'never'}  ${state}`,
       );
     }
   });

@@ -47,13 +47,17 @@ async function remoteName(jobs: RemoteWorkerJobs, o: WorkerOptions, nameChosen: 
   if (tokenName === null) return o.name;
   if (nameChosen && o.name !== tokenName) {
     throw new Error(
-      `this worker's token belongs to worker "${tokenName}", but --name (or RENDERBRIDGE_WORKER_NAME) says "${o.name}": drop --name (the token names the worker), or use the token created for "${o.name}"`,
+      `this worker's token belongs to worker "${tokenName}", but --name (or RENDERBRIDGE_WORKER_NAME) says ` +
+        `"${o.name}": drop --name (the token names the worker), or use the token created for "${o.name}"`,
     );
   }
   return tokenName;
 }
 
-/** Ports of a worker on another machine: job state through the service; tasks and files through it too, unless the operator shares them. */
+/**
+ * Ports of a worker on another machine: job state through the service; tasks and files through it too, unless the
+ * operator shares them.
+ */
 async function remotePorts(
   o: WorkerOptions,
   config: ServiceConfig,
@@ -62,7 +66,8 @@ async function remotePorts(
   const token = config.workerToken;
   if (!token)
     throw new Error(
-      "set RENDERBRIDGE_WORKER_TOKEN to this worker's token: create it on the service with renderbridge admin create-worker-token --name NAME",
+      "set RENDERBRIDGE_WORKER_TOKEN to this worker's token: create it on the service with renderbridge " +
+        'admin create-worker-token --name NAME',
     );
   const jobs = new RemoteWorkerJobs({ serviceUrls: o.serviceUrl, token });
   const name = await remoteName(jobs, o, nameChosen);
@@ -113,8 +118,8 @@ async function remotePorts(
 
 /**
  * `renderbridge worker`: render slots in their own process. With --service-url it runs on any
- * machine (job state, tasks and files through the service's worker API, or tasks and files shared directly when given); without,
- * it works beside a service on the same data folder and engines.
+ * machine (job state, tasks and files through the service's worker API, or tasks and files shared directly when given);
+ * without, it works beside a service on the same data folder and engines.
  */
 export function registerWorkerCommand(program: Command): void {
   const cmd = program
@@ -122,7 +127,8 @@ export function registerWorkerCommand(program: Command): void {
     .description('Run render slots: beside a service (same --data-dir), or on another machine with --service-url')
     .option(
       '--data-dir <dir>',
-      `the service's data folder (same machine; default: ${DATA_DIR_DEFAULT}), or this worker's work folder with --service-url (default ./.renderbridge/worker)`,
+      `the service's data folder (same machine; default: ${DATA_DIR_DEFAULT}), or this worker's work folder ` +
+        `with --service-url (default ./.renderbridge/worker)`,
     );
   addRenderOptions(addUnpackOptions(addEngineOptions(cmd)));
   // Last: the table adds only the settings the modules above did not (the worker process's own too).
@@ -197,7 +203,8 @@ export function registerWorkerCommand(program: Command): void {
           })
         : undefined;
     console.error(
-      `renderbridge worker ${o.name}: ${worker.slots.map((s) => s.id).join(', ')} with Blender ${worker.builds.map((b) => b.version.text).join(', ')}`,
+      `renderbridge worker ${o.name}: ${worker.slots.map((s) => s.id).join(', ')} with ` +
+        `Blender ${worker.builds.map((b) => b.version.text).join(', ')}`,
     );
     console.error(remote ? `  reporting to ${o.serviceUrl.join(', ')}` : `  beside the service on ${config.dataDir}`);
     if (remote)

@@ -37,12 +37,15 @@ function buildNote(b: WorkerInfo['builds'][number]): string {
 /** The lines of one worker, as a person reads them. */
 export function workerLines(w: WorkerInfo): string[] {
   const lines = [
-    `${w.name}  ${w.state}  (${w.hostname ? `${w.hostname}, ` : ''}renderbridge ${w.version}, last heartbeat ${w.secondsSinceHeartbeat.toFixed(0)} s ago, id ${w.id})`,
+    `${w.name}  ${w.state}  (${w.hostname ? `${w.hostname}, ` : ''}renderbridge ${w.version}, last ` +
+      `heartbeat ${w.secondsSinceHeartbeat.toFixed(0)} s ago, id ${w.id})`,
   ];
   for (const s of w.slots) {
     const tasks = s.tasks.map(
       (t) =>
-        `${KIND_WORDS[t.kind] ?? t.kind} of ${t.jobId ? `job ${t.jobId}${t.jobName ? ` (${t.jobName})` : ''}` : 'a job of another workspace'}${frames(t.frames)}`,
+        `${KIND_WORDS[t.kind] ?? t.kind} of ` +
+        (t.jobId ? `job ${t.jobId}${t.jobName ? ` (${t.jobName})` : ''}` : 'a job of another workspace') +
+        frames(t.frames),
     );
     lines.push(
       `  ${s.id.padEnd(12)} ${s.device.name.padEnd(24)} ${s.state.padEnd(8)} ${tasks.join('; then ')}`.trimEnd(),
@@ -54,7 +57,8 @@ export function workerLines(w: WorkerInfo): string[] {
   lines.push(`  Blender: ${w.builds.map((b) => `${b.version}${buildNote(b)}`).join(', ') || 'none'}`);
   for (const b of w.blocklistedBy)
     lines.push(
-      `  kept off job ${b.jobId}${b.jobName ? ` (${b.jobName})` : ''} by its blocklist: ${b.failures} failed tasks on ${b.slots.join(', ')}`,
+      `  kept off job ${b.jobId}${b.jobName ? ` (${b.jobName})` : ''} by its blocklist: ${b.failures} failed ` +
+        `tasks on ${b.slots.join(', ')}`,
     );
   return lines;
 }
@@ -64,13 +68,15 @@ export function registerWorkersCommand(program: Command): void {
     program
       .command('workers')
       .description(
-        "List the farm's workers: slots and what they run, GPUs, Blender builds, last heartbeat; and the queue by task kind",
+        "List the farm's workers: slots and what they run, GPUs, Blender builds, last heartbeat; and the " +
+          'queue by task kind',
       ),
   ).action(async (o: ConnectionOptions) => {
     const client = await clientProvider(cliConfig(o)).client();
     if (!(await client.hasExtension('workers'))) {
       throw new CliError(
-        'This service does not list its workers (no "workers" extension in GET /extensions): update the service to a renderbridge version that has it.',
+        'This service does not list its workers (no "workers" extension in GET /extensions): update the ' +
+          'service to a renderbridge version that has it.',
         EXIT.FAILURE,
       );
     }
@@ -82,8 +88,7 @@ export function registerWorkersCommand(program: Command): void {
         'No worker has reported: start one with `renderbridge worker`, or run the service with --workers 1 or more.',
       );
     for (const w of data.workers) for (const l of workerLines(w)) out.line(l);
-    out.line(
-      `queue: ${data.queue.map((q) => `${KIND_WORDS[q.kind] ?? q.kind} ${q.queued} queued, ${q.running} running`).join('; ')}`,
-    );
+    const queues = data.queue.map((q) => `${KIND_WORDS[q.kind] ?? q.kind} ${q.queued} queued, ${q.running} running`);
+    out.line(`queue: ${queues.join('; ')}`);
   });
 }

@@ -18,12 +18,14 @@ export const ERRORS = {
   VALIDATE_NOT_ALLOWED: {
     status: 400,
     message:
-      'Validation can start only from status "created": a validated job goes straight to render, and a new upload needs a new job.',
+      'Validation can start only from status "created": a validated job goes straight to render, and a new ' +
+      'upload needs a new job.',
   },
   METRICS_UNAUTHORIZED: {
     status: 401,
     message:
-      'This service protects /metrics: send "Authorization: Bearer <metrics token>" (RENDERBRIDGE_METRICS_TOKEN of the service).',
+      'This service protects /metrics: send "Authorization: Bearer <metrics token>" ' +
+      '(RENDERBRIDGE_METRICS_TOKEN of the service).',
   },
   UNAUTHORIZED: {
     status: 401,
@@ -38,17 +40,23 @@ export const ERRORS = {
   CSRF_TOKEN_INVALID: {
     status: 403,
     message:
-      'This request came with a dashboard session cookie but without its CSRF token: send the csrfToken from POST /sessions (or GET /sessions/current) in the X-CSRF-Token header, or use "Authorization: Bearer <API_KEY>".',
+      'This request came with a dashboard session cookie but without its CSRF token: send the csrfToken from ' +
+      'POST /sessions (or GET /sessions/current) in the X-CSRF-Token header, or use "Authorization: Bearer ' +
+      '<API_KEY>".',
   },
   WORKER_ID_MISMATCH: {
     status: 403,
     message:
-      'This worker token belongs to another worker: a worker reports under its token\'s name only (ids starting "<name>:"). Give each worker its own token (renderbridge admin create-worker-token --name NAME); renderbridge worker takes its name from the token.',
+      "This worker token belongs to another worker: a worker reports under its token's name only (ids " +
+      'starting "<name>:"). Give each worker its own token (renderbridge admin create-worker-token --name ' +
+      'NAME); renderbridge worker takes its name from the token.',
   },
   STORAGE_KEY_NOT_IN_JOB: {
     status: 403,
     message:
-      "This object key is not one of the job's: a worker reads and writes only its job's outputs, task logs and staged frames, and reads its upload or blobs and the outputs of the jobs it was requeued from. Worker API only.",
+      "This object key is not one of the job's: a worker reads and writes only its job's outputs, task logs " +
+      'and staged frames, and reads its upload or blobs and the outputs of the jobs it was requeued from. ' +
+      'Worker API only.',
   },
   URL_EXPIRED: {
     status: 403,
@@ -69,7 +77,8 @@ export const ERRORS = {
   TASK_LOG_NOT_FOUND: {
     status: 404,
     message:
-      "This job has no log for that task or attempt (it has not started, or the task id is not one of this job's): list what there is with GET /jobs/{id}/logs/index.",
+      'This job has no log for that task or attempt (it has not started, or the task id is not one of this ' +
+      "job's): list what there is with GET /jobs/{id}/logs/index.",
   },
   THUMBNAIL_NOT_FOUND: {
     status: 404,
@@ -83,7 +92,8 @@ export const ERRORS = {
   SESSION_NOT_FOUND: {
     status: 404,
     message:
-      'This request was not made with a dashboard session (it used an API key): sign in with POST /sessions to get one.',
+      'This request was not made with a dashboard session (it used an API key): sign in with POST /sessions ' +
+      'to get one.',
   },
   ROUTE_NOT_FOUND: {
     status: 404,
@@ -93,27 +103,33 @@ export const ERRORS = {
   NOT_ACCEPTABLE: {
     status: 406,
     message:
-      'This endpoint answers with a Server-Sent Events stream: send "Accept: text/event-stream" (EventSource does), or poll GET /jobs and GET /jobs/progress instead.',
+      'This endpoint answers with a Server-Sent Events stream: send "Accept: text/event-stream" (EventSource ' +
+      'does), or poll GET /jobs and GET /jobs/progress instead.',
   },
   RENDER_NOT_ALLOWED: {
     status: 409,
     message:
-      'Render can start only once the job is "validated": poll GET /jobs/{id} until it is, and stop on "failed" or "canceled".',
+      'Render can start only once the job is "validated": poll GET /jobs/{id} until it is, and stop on ' +
+      '"failed" or "canceled".',
   },
   JOB_NOT_REQUEUEABLE: {
     status: 409,
     message:
-      'Only a failed or canceled job can be requeued, and a completed one only with the frames to render again ({"frames": "1-10,15"}): wait until the job has ended, or cancel it first.',
+      'Only a failed or canceled job can be requeued, and a completed one only with the frames to render ' +
+      'again ({"frames": "1-10,15"}): wait until the job has ended, or cancel it first.',
   },
   ESTIMATE_NOT_ALLOWED: {
     status: 409,
     message:
-      'An estimate can start only while the job is "validated" and its render has not been asked for: poll GET /jobs/{id} until it is validated; a job already rendering shows its ETA in GET /jobs/{id}/progress.',
+      'An estimate can start only while the job is "validated" and its render has not been asked for: poll ' +
+      'GET /jobs/{id} until it is validated; a job already rendering shows its ETA in GET ' +
+      '/jobs/{id}/progress.',
   },
   ESTIMATE_IN_PROGRESS: {
     status: 409,
     message:
-      "This job's estimate of another render request is still sampling: read it with GET /jobs/{id}/estimate, or cancel it with DELETE /jobs/{id}/estimate and ask again.",
+      "This job's estimate of another render request is still sampling: read it with GET " +
+      '/jobs/{id}/estimate, or cancel it with DELETE /jobs/{id}/estimate and ask again.',
   },
   CANCEL_NOT_ALLOWED: {
     status: 409,
@@ -122,12 +138,14 @@ export const ERRORS = {
   OBJECT_ALREADY_EXISTS: {
     status: 409,
     message:
-      'An object is already stored under this key, and objects are never replaced: keep the stored one, or write under another key. Worker API only.',
+      'An object is already stored under this key, and objects are never replaced: keep the stored one, or ' +
+      'write under another key. Worker API only.',
   },
   UPLOAD_INCOMPLETE: {
     status: 409,
     message:
-      'The file was never completely uploaded: PUT it to the uploadUrl (or request a new upload target if it expired), then create the job.',
+      'The file was never completely uploaded: PUT it to the uploadUrl (or request a new upload target if it ' +
+      'expired), then create the job.',
   },
   UPLOAD_ALREADY_USED: {
     status: 409,
@@ -140,38 +158,47 @@ export const ERRORS = {
   UPLOAD_RESUME_MISMATCH: {
     status: 409,
     message:
-      'This PUT continues an upload from a byte the service does not hold (its Content-Range starts past the bytes kept, or names another total size): send the rest from metadata.receivedBytes (GET /uploads/{slug} says it too), or PUT the whole file again without Content-Range.',
+      'This PUT continues an upload from a byte the service does not hold (its Content-Range starts past the ' +
+      'bytes kept, or names another total size): send the rest from metadata.receivedBytes (GET ' +
+      '/uploads/{slug} says it too), or PUT the whole file again without Content-Range.',
   },
   BLOBS_MISSING: {
     status: 409,
     message:
-      'The workspace does not hold every blob the project names (never sent, or collected since): query them again with POST /uploads/blobs/query, send the missing ones, then commit.',
+      'The workspace does not hold every blob the project names (never sent, or collected since): query them ' +
+      'again with POST /uploads/blobs/query, send the missing ones, then commit.',
   },
   LENGTH_REQUIRED: { status: 411, message: 'Send the file with a Content-Length header or chunked transfer encoding.' },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     message:
-      'The upload is too large: files must be below the service limit (5 GiB by default); split the project or remove unused data.',
+      'The upload is too large: files must be below the service limit (5 GiB by default); split the project ' +
+      'or remove unused data.',
   },
   STORAGE_QUOTA_EXCEEDED: {
     status: 413,
     message:
-      'Your workspace has used its storage quota (uploads, blobs and job outputs; metadata says how much): download what you need and wait until older outputs pass their retention, send a smaller project, or ask the operator for a larger quota (--workspace-storage-quota).',
+      'Your workspace has used its storage quota (uploads, blobs and job outputs; metadata says how much): ' +
+      'download what you need and wait until older outputs pass their retention, send a smaller project, or ' +
+      'ask the operator for a larger quota (--workspace-storage-quota).',
   },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     message:
-      'Wrong Content-Type: send JSON as application/json, and uploads with the type matching the file (application/zip for a .zip, application/octet-stream for a .blend).',
+      'Wrong Content-Type: send JSON as application/json, and uploads with the type matching the file ' +
+      '(application/zip for a .zip, application/octet-stream for a .blend).',
   },
   BLOB_PART_SIZE_MISMATCH: {
     status: 400,
     message:
-      'The part is not the length its URL was signed for: send exactly the bytes [offset, offset + length) of the blob, raw or gzip-encoded.',
+      'The part is not the length its URL was signed for: send exactly the bytes [offset, offset + length) ' +
+      'of the blob, raw or gzip-encoded.',
   },
   BLOB_HASH_MISMATCH: {
     status: 422,
     message:
-      "The blob's bytes do not hash to the announced sha256, so it was not stored: hash the file again (it may have changed while uploading), query again and resend it.",
+      "The blob's bytes do not hash to the announced sha256, so it was not stored: hash the file again (it " +
+      'may have changed while uploading), query again and resend it.',
   },
   RANGE_NOT_SATISFIABLE: {
     status: 416,
@@ -184,7 +211,8 @@ export const ERRORS = {
   TOO_MANY_STREAMS: {
     status: 429,
     message:
-      'Too many open streams (log follows and event streams) for this API key or this service: close one you no longer watch, then retry after the Retry-After seconds.',
+      'Too many open streams (log follows and event streams) for this API key or this service: close one you ' +
+      'no longer watch, then retry after the Retry-After seconds.',
   },
   INTERNAL_ERROR: {
     status: 500,
@@ -195,7 +223,8 @@ export const ERRORS = {
   SERVICE_NOT_READY: {
     status: 503,
     message:
-      'This instance is not ready: a check of GET /readyz failed (the database, the task queue, storage, or no worker with a fresh heartbeat); see details for which and what to do.',
+      'This instance is not ready: a check of GET /readyz failed (the database, the task queue, storage, or ' +
+      'no worker with a fresh heartbeat); see details for which and what to do.',
   },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -43,7 +43,10 @@ export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(
 /** Unfinished states in which the job waits for its client's next call, not for work. */
 const AWAITING_CLIENT: ReadonlySet<JobStatus> = new Set(['created', 'validated']);
 
-/** States in which work runs or waits; `GET /jobs/progress` reports these: every unfinished state but those awaiting the client. */
+/**
+ * States in which work runs or waits; `GET /jobs/progress` reports these: every unfinished state but those awaiting the
+ * client.
+ */
 export const ACTIVE_STATUSES: ReadonlySet<JobStatus> = new Set(
   JOB_STATUSES.filter((s) => !TERMINAL_STATUSES.has(s) && !AWAITING_CLIENT.has(s)),
 );

@@ -127,9 +127,11 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
         'PUT one part of a blob to an uploadUrl from POST /uploads/blobs/query (extension: content-addressed-uploads)',
       description:
         'The raw bytes [offset, offset + length) of the blob, Content-Type application/octet-stream, optionally with ' +
-        'Content-Encoding: gzip. A part may be sent again (a retry replaces it). Once every part is in, the service hashes ' +
+        ('Content-Encoding: gzip. A part may be sent again (a retry replaces it). Once every part is in, the ' +
+          'service hashes ') +
         'the whole blob: bytes that do not match its sha256 are refused (422 BLOB_HASH_MISMATCH) and never stored. ' +
-        'A 503 SERVICE_UNAVAILABLE means the blob is being deleted after its retention period: query again after Retry-After. ' +
+        ('A 503 SERVICE_UNAVAILABLE means the blob is being deleted after its retention period: query again ' +
+          'after Retry-After. ') +
         'The URL is signed and expires; no Authorization header is needed.',
       servers: [{ url: '/' }],
       tags: ['extension: content-addressed-uploads'],
@@ -171,7 +173,9 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
           in: 'cookie',
           name: 'rb_session',
           description:
-            "Dashboard session from POST /sessions (extension dashboard-sessions): HttpOnly, SameSite=Strict; named __Host-rb_session and Secure when the service's public URL is https. Requests other than GET must also send the session's X-CSRF-Token.",
+            'Dashboard session from POST /sessions (extension dashboard-sessions): HttpOnly, ' +
+            "SameSite=Strict; named __Host-rb_session and Secure when the service's public URL is https. " +
+            "Requests other than GET must also send the session's X-CSRF-Token.",
         },
       },
     },

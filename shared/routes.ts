@@ -44,7 +44,10 @@ export interface RouteDef {
    * `image/*` for an image's bytes (JPEG or PNG, named by Content-Type).
    */
   readonly produces?: 'text/event-stream' | 'text/plain' | 'image/*';
-  /** How the route authenticates. Default `key`: Bearer key or session cookie; `sign-in`: the key may come in the body instead. */
+  /**
+   * How the route authenticates. Default `key`: Bearer key or session cookie; `sign-in`: the key may come in the body
+   * instead.
+   */
   readonly auth?: 'sign-in';
   /** Errors this endpoint can answer besides the ones every endpoint can (COMMON_ERRORS). */
   readonly errors: readonly ErrorName[];
@@ -242,7 +245,8 @@ export const ROUTES = {
     method: 'GET',
     path: '/events',
     summary:
-      'Server-Sent Events: a `job` event per recent job, then one whenever a job of the workspace changes; heartbeat comments',
+      'Server-Sent Events: a `job` event per recent job, then one whenever a job of the workspace changes; ' +
+      'heartbeat comments',
     query: EventsQuery,
     responses: { 200: JobEvent },
     produces: 'text/event-stream',
@@ -263,7 +267,8 @@ export const ROUTES = {
     method: 'POST',
     path: '/jobs/:id/requeue',
     summary:
-      'Requeue a failed or canceled job (or re-render chosen frames of a completed one) as a new job from the same stored project; a repeat answers the same new job',
+      'Requeue a failed or canceled job (or re-render chosen frames of a completed one) as a new job from ' +
+      'the same stored project; a repeat answers the same new job',
     ...jobRoute,
     body: RequeueBody,
     responses: { 201: Job, 200: Job },
@@ -285,7 +290,8 @@ export const ROUTES = {
     method: 'GET',
     path: '/workers',
     summary:
-      "The farm's workers (slots and what each runs, GPUs, Blender builds, last heartbeat, blocklisting jobs) and the queue's open tasks by kind",
+      "The farm's workers (slots and what each runs, GPUs, Blender builds, last heartbeat, blocklisting " +
+      "jobs) and the queue's open tasks by kind",
     responses: { 200: WorkerList },
     errors: [],
     extension: 'workers',
@@ -294,7 +300,8 @@ export const ROUTES = {
     method: 'GET',
     path: '/jobs/:id/logs',
     summary:
-      "The logs of a job's tasks as text: every attempt of every task in task order under a header line; `task`/`attempt` narrow it, `follow=true` streams new lines until the job has ended",
+      "The logs of a job's tasks as text: every attempt of every task in task order under a header line; " +
+      '`task`/`attempt` narrow it, `follow=true` streams new lines until the job has ended',
     ...jobRoute,
     query: TaskLogQuery,
     responses: { 200: TaskLogText },
@@ -317,7 +324,8 @@ export const ROUTES = {
     method: 'GET',
     path: '/jobs/:id/frames',
     summary:
-      'Per-frame statistics of a job (time, peak memory, device, slot, build), paged by frame, with a summary and the live ETA band',
+      'Per-frame statistics of a job (time, peak memory, device, slot, build), paged by frame, with a ' +
+      'summary and the live ETA band',
     ...jobRoute,
     query: FrameStatsQuery,
     responses: { 200: FrameStatsPage },
@@ -328,7 +336,8 @@ export const ROUTES = {
     method: 'GET',
     path: '/jobs/:id/thumbnails',
     summary:
-      "Thumbnails of a job's finished frames (at most 256 px a side), in frame order, each with a signed URL, the latest finished one, and the shot's fps for a flip-book; listed while the job renders",
+      "Thumbnails of a job's finished frames (at most 256 px a side), in frame order, each with a signed " +
+      "URL, the latest finished one, and the shot's fps for a flip-book; listed while the job renders",
     ...jobRoute,
     query: ThumbnailsQuery,
     responses: { 200: ThumbnailList },
@@ -339,7 +348,8 @@ export const ROUTES = {
     method: 'GET',
     path: '/jobs/:id/thumbnails/image',
     summary:
-      "One thumbnail's image (JPEG or PNG): of `frame`, or of the frame that finished last; the X-Thumbnail-Frame header names the frame",
+      "One thumbnail's image (JPEG or PNG): of `frame`, or of the frame that finished last; the " +
+      'X-Thumbnail-Frame header names the frame',
     ...jobRoute,
     query: ThumbnailQuery,
     responses: { 200: ThumbnailImage },
@@ -351,7 +361,9 @@ export const ROUTES = {
     method: 'POST',
     path: '/jobs/:id/estimate',
     summary:
-      "Estimate a validated job's render (wall time, compute, cost, peak memory, output size, with bands) by rendering sample frames on the farm, kept for the render; the job stays validated; a repeat with the same request answers the same estimate",
+      "Estimate a validated job's render (wall time, compute, cost, peak memory, output size, with bands) by " +
+      'rendering sample frames on the farm, kept for the render; the job stays validated; a repeat with the ' +
+      'same request answers the same estimate',
     ...jobRoute,
     body: StartRenderBody,
     responses: { 202: EstimateEnvelope, 200: EstimateEnvelope },
@@ -371,7 +383,8 @@ export const ROUTES = {
     method: 'GET',
     path: '/jobs/:id/estimate',
     summary:
-      "A job's estimate: its state, the sampled frames, the figures with their bands (refined as frames finish) and warnings",
+      "A job's estimate: its state, the sampled frames, the figures with their bands (refined as frames " +
+      'finish) and warnings',
     ...jobRoute,
     responses: { 200: EstimateEnvelope },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'ESTIMATE_NOT_FOUND'],
@@ -381,7 +394,8 @@ export const ROUTES = {
     method: 'DELETE',
     path: '/jobs/:id/estimate',
     summary:
-      "Cancel a job's estimate that is still sampling, or set a failed one aside so the same request may be asked again (the job stays validated; a ready estimate is answered as it is)",
+      "Cancel a job's estimate that is still sampling, or set a failed one aside so the same request may be " +
+      'asked again (the job stays validated; a ready estimate is answered as it is)',
     ...jobRoute,
     responses: { 200: EstimateEnvelope },
     errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'ESTIMATE_NOT_FOUND'],

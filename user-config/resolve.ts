@@ -48,7 +48,9 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const written: Profile | undefined = input.config.data.profiles?.[profile.value];
   if (!written && profile.value !== DEFAULT_PROFILE && !input.allowMissingProfile) {
     throw new ConfigError(
-      `profile "${profile.value}" (from ${profile.source}) is not in ${input.config.path}: create it with \`renderbridge config set --profile ${profile.value} serviceUrl URL\` or \`renderbridge login --profile ${profile.value} --service URL\``,
+      `profile "${profile.value}" (from ${profile.source}) is not in ${input.config.path}: create it with ` +
+        `\`renderbridge config set --profile ${profile.value} serviceUrl URL\` or \`renderbridge login ` +
+        `--profile ${profile.value} --service URL\``,
       'profile',
     );
   }

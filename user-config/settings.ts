@@ -9,7 +9,10 @@ import { normalizeServiceUrl } from '../shared/service-url.js';
 import { DAEMON_DEFAULT_PORT } from '../shared/daemon/api.js';
 
 export interface SettingValues {
-  /** Service API root, ending in /api/external/v1 (a bare origin gets the prefix). Default `http://127.0.0.1:8420/api/external/v1` (the bundled service). Env RENDERBRIDGE_SERVICE_URL. */
+  /**
+   * Service API root, ending in /api/external/v1 (a bare origin gets the prefix). Default
+   * `http://127.0.0.1:8420/api/external/v1` (the bundled service). Env RENDERBRIDGE_SERVICE_URL.
+   */
   serviceUrl: string;
   /** Parent of the per-job output folders. Default `~/renderbridge-outputs`. Env RENDERBRIDGE_DOWNLOADS. */
   downloadsDir: string;
@@ -17,7 +20,9 @@ export interface SettingValues {
   hotFolder: string | null;
   /** Blender used to trace a .blend's dependencies. Default `blender` on PATH. Env RENDERBRIDGE_BLENDER. */
   blender: string;
-  /** Output format of a submission that names none (e.g. PNG). Default none: the file's. Env RENDERBRIDGE_OUTPUT_FORMAT. */
+  /**
+   * Output format of a submission that names none (e.g. PNG). Default none: the file's. Env RENDERBRIDGE_OUTPUT_FORMAT.
+   */
   outputFormat: string | null;
   /** Whether a submission that does not say also makes a video. Default none: the service's. Env RENDERBRIDGE_VIDEO. */
   video: boolean | null;
@@ -25,7 +30,10 @@ export interface SettingValues {
   overrides: Record<string, unknown>;
   /** The daemon's port on 127.0.0.1. Default 47615; 0 picks a free one. Env RENDERBRIDGE_DAEMON_PORT. */
   daemonPort: number;
-  /** Seconds a lost connection to the service is waited for before a submission fails. Default 120; 0: a few quick retries. Env RENDERBRIDGE_RECONNECT_PATIENCE. */
+  /**
+   * Seconds a lost connection to the service is waited for before a submission fails. Default 120; 0: a few quick
+   * retries. Env RENDERBRIDGE_RECONNECT_PATIENCE.
+   */
   reconnectPatience: number;
 }
 export type SettingName = keyof SettingValues;

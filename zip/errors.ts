@@ -58,7 +58,9 @@ export class DiskSpaceError extends Error {
 
   constructor(freeBytes: number, neededBytes: number, minFreeBytes: number) {
     super(
-      `The worker's disk has ${freeBytes} bytes free; unpacking this project needs ${neededBytes} bytes and keeps ${minFreeBytes} bytes free for the render. Free space in the worker's work folder; the task is retried.`,
+      `The worker's disk has ${freeBytes} bytes free; unpacking this project needs ${neededBytes} bytes and ` +
+        `keeps ${minFreeBytes} bytes free for the render. Free space in the worker's work folder; the task is ` +
+        `retried.`,
     );
     this.freeBytes = freeBytes;
     this.neededBytes = neededBytes;

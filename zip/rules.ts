@@ -116,7 +116,8 @@ export function checkEntryEncoding(raw: string, encrypted: boolean, method: numb
   if (method !== 0 && method !== 8) {
     throw new UnpackError(
       'ZIP_UNSUPPORTED_METHOD',
-      `The archive entry "${printable(raw)}" uses compression method ${method}; only stored and deflated entries are supported.`,
+      `The archive entry "${printable(raw)}" uses compression method ${method}; only stored and deflated ` +
+        `entries are supported.`,
       { entry: printable(raw), method },
     );
   }
@@ -126,7 +127,9 @@ export function tooLargeError(limits: UnpackLimits, bytes: number): UnpackError 
   const gib = (limits.maxTotalBytes / 1024 ** 3).toFixed(limits.maxTotalBytes % 1024 ** 3 === 0 ? 0 : 2);
   return new UnpackError(
     'ZIP_TOO_LARGE',
-    `The archive expands to more than this service's quota of ${limits.maxTotalBytes} bytes (${gib} GiB) per job; split the project into smaller jobs, or ask the farm's operator to raise it (renderbridge service|worker --unpack-quota, or RENDERBRIDGE_UNPACK_QUOTA).`,
+    `The archive expands to more than this service's quota of ${limits.maxTotalBytes} bytes (${gib} GiB) per ` +
+      `job; split the project into smaller jobs, or ask the farm's operator to raise it (renderbridge ` +
+      `service|worker --unpack-quota, or RENDERBRIDGE_UNPACK_QUOTA).`,
     { maxTotalBytes: limits.maxTotalBytes, bytes },
   );
 }
@@ -150,7 +153,8 @@ export function checkOverlaps(extents: readonly EntryExtent[]): void {
     if (cur.start < prev.end) {
       throw new UnpackError(
         'ZIP_OVERLAPPING_ENTRIES',
-        `The archive entries "${printable(prev.raw)}" and "${printable(cur.raw)}" share bytes; the archive is malformed (or a zip bomb). Repack the project.`,
+        `The archive entries "${printable(prev.raw)}" and "${printable(cur.raw)}" share bytes; the archive ` +
+          `is malformed (or a zip bomb). Repack the project.`,
         {
           entry: printable(cur.raw),
           overlaps: printable(prev.raw),

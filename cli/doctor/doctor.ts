@@ -65,7 +65,8 @@ export function registerDoctorCommand(program: Command): void {
   const cmd = program
     .command('doctor')
     .description(
-      'Check what a farm machine needs (Blender and its devices, EEVEE, ffmpeg, GPUs, disk, database, Redis, S3, clock) and print what to fix',
+      'Check what a farm machine needs (Blender and its devices, EEVEE, ffmpeg, GPUs, disk, database, Redis, ' +
+        'S3, clock) and print what to fix',
     )
     .option('--data-dir <dir>', `the service's or worker's data folder (default: ${DATA_DIR_DEFAULT})`)
     .option(

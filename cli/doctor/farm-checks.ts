@@ -18,7 +18,8 @@ export async function databaseCheck(o: { databaseUrl?: string; dataDir: string }
       : warn(
           'database',
           `no database in ${o.dataDir} yet`,
-          "Start `renderbridge service` once (it creates the database), or pass --data-dir / --database-url naming the farm's.",
+          'Start `renderbridge service` once (it creates the database), or pass --data-dir / --database-url ' +
+            "naming the farm's.",
         );
   }
   try {
@@ -28,7 +29,8 @@ export async function databaseCheck(o: { databaseUrl?: string; dataDir: string }
     return fail(
       'database',
       reason(err),
-      'Check --database-url (RENDERBRIDGE_DATABASE_URL), that PostgreSQL runs and accepts this user, and start the service once to create the schema.',
+      'Check --database-url (RENDERBRIDGE_DATABASE_URL), that PostgreSQL runs and accepts this user, and ' +
+        'start the service once to create the schema.',
     );
   }
 }
@@ -90,7 +92,9 @@ export async function s3Check(settings: S3Settings | undefined): Promise<CheckRe
     return fail(
       's3',
       `${where}: ${reason(err)}`,
-      'Check the bucket name, --s3-endpoint and --s3-region, and that the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the instance role) may GetObject, PutObject, DeleteObject and ListBucket.',
+      'Check the bucket name, --s3-endpoint and --s3-region, and that the credentials ' +
+        '(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the instance role) may GetObject, PutObject, DeleteObject ' +
+        'and ListBucket.',
     );
   } finally {
     storage?.close();
@@ -121,7 +125,8 @@ export async function clockCheck(serviceUrl: string | undefined, maxSkewMs = 200
       return fail(
         'clock',
         detail,
-        'Synchronise the clocks (systemd-timesyncd or chrony on every machine): signed URLs and task leases are judged by time.',
+        'Synchronise the clocks (systemd-timesyncd or chrony on every machine): signed URLs and task leases ' +
+          'are judged by time.',
       );
     return ok('clock', detail);
   } catch (err) {

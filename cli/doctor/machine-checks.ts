@@ -50,14 +50,17 @@ export async function blenderChecks(
           : 'no precompiled GPU kernels';
       const kind =
         b.kind === 'root' ? ' (system root, run in bubblewrap)' : b.kind === 'release' ? ' (release folder)' : '';
-      const detail = `${b.version.text} at ${b.binary}${kind}${b.isDefault ? ' (default)' : ''}; Cycles GPU backends: ${gpu} (${kernels}); denoiser: ${caps.hasOpenImageDenoise ? 'yes' : 'no'}`;
+      const detail =
+        `${b.version.text} at ${b.binary}${kind}${b.isDefault ? ' (default)' : ''}; Cycles GPU ` +
+        `backends: ${gpu} (${kernels}); denoiser: ${caps.hasOpenImageDenoise ? 'yes' : 'no'}`;
       results.push(
         caps.hasOpenImageDenoise
           ? ok('blender', detail)
           : warn(
               'blender',
               detail,
-              'This build has no OpenImageDenoise: jobs asking for denoising render without it (DENOISER_UNAVAILABLE). Use an official Blender build to denoise.',
+              'This build has no OpenImageDenoise: jobs asking for denoising render without it ' +
+                '(DENOISER_UNAVAILABLE). Use an official Blender build to denoise.',
             ),
       );
     } catch (err) {
@@ -92,7 +95,8 @@ export async function sandboxCheck(build: BlenderBuild | undefined, on: boolean)
     : fail(
         'sandbox',
         `does not work: ${r.reason}`,
-        'Install bubblewrap (apt-get install bubblewrap) and allow user namespaces; a worker refuses to start without it (or runs unsandboxed with --no-sandbox).',
+        'Install bubblewrap (apt-get install bubblewrap) and allow user namespaces; a worker refuses to ' +
+          'start without it (or runs unsandboxed with --no-sandbox).',
       );
 }
 
@@ -120,7 +124,8 @@ export async function eeveeCheck(build: BlenderBuild | undefined): Promise<Check
     return fail(
       'eevee',
       `EEVEE could not render${last ? `: ${last}` : ''}`,
-      "Install EGL (Debian: apt install libegl1); on a GPU machine, the NVIDIA driver's EGL library. Cycles jobs are not affected.",
+      "Install EGL (Debian: apt install libegl1); on a GPU machine, the NVIDIA driver's EGL library. Cycles " +
+        'jobs are not affected.',
     );
   } catch (err) {
     return fail('eevee', `EEVEE could not render: ${reason(err)}`, 'Install EGL (Debian: apt install libegl1).');

@@ -34,7 +34,10 @@ export const EstimateFigures = z
     device: z.string(),
     /** Frames the render still renders: the job's frames less the sampled ones it keeps. */
     framesToRender: z.int().min(0),
-    /** From POST /render to the last frame on this farm now: the queue ahead, a scene load, the frames over the free slots. */
+    /**
+     * From POST /render to the last frame on this farm now: the queue ahead, a scene load, the frames over the free
+     * slots.
+     */
     wallSeconds: EstimateBand,
     /** Render seconds of the frames left, one after another. */
     renderSeconds: EstimateBand,
@@ -49,7 +52,10 @@ export const EstimateFigures = z
     /** Blender's reported peak per frame (RAM on a CPU, device memory on a GPU); null where it printed none. */
     peakMemoryBytes: EstimateBand.nullable(),
     memory: z.object({
-      /** In words: "Peak memory about 9.1 GB (up to 10.2 GB): does not fit the 8 GB GPU slots; fits the 64 GB CPU slots." */
+      /**
+       * In words: "Peak memory about 9.1 GB (up to 10.2 GB): does not fit the 8 GB GPU slots; fits the 64 GB CPU
+       * slots."
+       */
       summary: z.string(),
       slots: z.array(EstimateSlotFit),
     }),
@@ -66,7 +72,9 @@ export const Estimate = z
     requestedRenderConfig: RequestedConfig,
     /** One sentence when the estimate could not be made (the scene fails to load, no worker has a fitting build). */
     reason: z.string().nullable(),
-    /** Frames rendered for the estimate, kept: a render with the same requestedRenderConfig does not render them again. */
+    /**
+     * Frames rendered for the estimate, kept: a render with the same requestedRenderConfig does not render them again.
+     */
     sampleFrames: z.array(z.int()),
     /** The job's frames under this request; null until a worker resolved them. */
     framesTotal: z.int().min(0).nullable(),

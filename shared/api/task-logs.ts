@@ -13,7 +13,10 @@ export const TaskLogQuery = z.strictObject({
   task: TaskId.optional(),
   /** Only this attempt (1 is the first run); with `task`. */
   attempt: z.coerce.number().int().min(1).max(1000).optional(),
-  /** `true`: keep the response open and send new bytes of running attempts (and new tasks and attempts) until the job has ended. */
+  /**
+   * `true`: keep the response open and send new bytes of running attempts (and new tasks and attempts) until the job
+   * has ended.
+   */
   follow: z.enum(['true', 'false']).optional(),
 });
 export type TaskLogQuery = z.input<typeof TaskLogQuery>;
@@ -24,7 +27,8 @@ export const TaskLogIndexQuery = z.strictObject({ task: TaskId.optional() });
 export const TaskLogText = z.string().meta({
   id: 'TaskLogText',
   description:
-    'Each run of each task attempt under a header line `==> task ID (KIND, frames F), attempt N, worker W: STATE <==`, then its timestamped lines.',
+    'Each run of each task attempt under a header line `==> task ID (KIND, frames F), attempt N, worker W: ' +
+    'STATE <==`, then its timestamped lines.',
 });
 
 export const TaskLogAttempt = z
@@ -36,7 +40,10 @@ export const TaskLogAttempt = z
     worker: z.string().nullable(),
     startedAt: z.string().nullable(),
     endedAt: z.string().nullable(),
-    /** done, failed, retried, canceled, released; `running` while it runs; `interrupted` when its worker stopped writing without ending it. */
+    /**
+     * done, failed, retried, canceled, released; `running` while it runs; `interrupted` when its worker stopped writing
+     * without ending it.
+     */
     state: z.string(),
     /** True while the log is stored as live segments (running, or interrupted). */
     live: z.boolean(),

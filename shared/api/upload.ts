@@ -77,7 +77,9 @@ export const UploadState = z
     completed: z.boolean(),
     /** Bytes the service holds: the file's size once completed, else those kept of a broken PUT (0: none). */
     receivedBytes: z.int().min(0),
-    /** The size the kept PUT announced (its Content-Length), or the file's once completed; null while nothing is kept. */
+    /**
+     * The size the kept PUT announced (its Content-Length), or the file's once completed; null while nothing is kept.
+     */
     totalBytes: z.int().min(0).nullable(),
   })
   .meta({ id: 'UploadState' });

@@ -6,7 +6,10 @@ import { DateTime } from './common.js';
 
 const TaskKindName = z.enum(['validate', 'render', 'render-chunk', 'finalize']);
 
-/** A task a slot holds. Another workspace's task shows only its kind: `jobId`, `jobName`, `taskId` and `frames` are null. */
+/**
+ * A task a slot holds. Another workspace's task shows only its kind: `jobId`, `jobName`, `taskId` and `frames` are
+ * null.
+ */
 export const WorkerSlotTask = z
   .object({
     kind: TaskKindName,
@@ -24,7 +27,10 @@ export const WorkerSlot = z
     /** `control` (validation, planning, finalize), `cpu-<n>` or `gpu-<uuid>`. */
     id: z.string(),
     device: z.object({ kind: z.enum(['cpu', 'gpu', 'control']), name: z.string(), uuid: z.string().nullable() }),
-    /** `loading`: its Blender is loading a scene; `busy`: it runs a task; `idle`. A lost or stopped worker's slots are idle. */
+    /**
+     * `loading`: its Blender is loading a scene; `busy`: it runs a task; `idle`. A lost or stopped worker's slots are
+     * idle.
+     */
     state: z.enum(['idle', 'busy', 'loading']),
     /** The running task first; a warm slot may hold a second one, queued in Blender. */
     tasks: z.array(WorkerSlotTask),
@@ -51,7 +57,10 @@ export const WorkerInfo = z
     heartbeatIntervalSeconds: z.number().positive(),
     slots: z.array(WorkerSlot),
     gpus: z.array(z.object({ name: z.string(), uuid: z.string(), memoryMiB: z.number() })),
-    /** False when the worker's operator turned the Blender sandbox off (--no-sandbox); absent from workers that do not say. */
+    /**
+     * False when the worker's operator turned the Blender sandbox off (--no-sandbox); absent from workers that do not
+     * say.
+     */
     sandbox: z.boolean().optional(),
     builds: z.array(
       z.object({

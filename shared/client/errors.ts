@@ -51,7 +51,8 @@ export class NetworkError extends Error {
     const why = timedOut ? 'timed out' : cause instanceof Error ? describeCause(cause) : String(cause);
     const waited = dropped?.waitedMs ? ` and did not come back within ${Math.round(dropped.waitedMs / 1000)} s` : '';
     const after = dropped
-      ? `; the service answered ${Math.round(dropped.answeredAgoMs / 1000)} s before, so the connection dropped${waited}`
+      ? `; the service answered ${Math.round(dropped.answeredAgoMs / 1000)} s before, so the connection ` +
+        `dropped${waited}`
       : '';
     super(`${method} ${url}: ${why}${after}`, { cause });
     this.timedOut = timedOut;

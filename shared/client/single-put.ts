@@ -38,7 +38,10 @@ export interface SinglePutOptions extends BackoffOptions {
   filePath: string;
   body: CreateUploadBody;
   contentType: string;
-  /** Called as bytes are handed to the socket, counting those the service held before a resumed PUT; starts again from 0 on a retry that sends the whole file. */
+  /**
+   * Called as bytes are handed to the socket, counting those the service held before a resumed PUT; starts again from 0
+   * on a retry that sends the whole file.
+   */
   onProgress?: ((sentBytes: number, totalBytes: number) => void) | undefined;
   /** Told before each retry. */
   onRetry?: ((retry: UploadRetry) => void) | undefined;

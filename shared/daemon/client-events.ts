@@ -12,7 +12,9 @@ export interface EventFrame {
   retryMs?: number;
 }
 
-/** Parses one frame (the text between blank lines). Comments, unknown event names and frames without data give no event. */
+/**
+ * Parses one frame (the text between blank lines). Comments, unknown event names and frames without data give no event.
+ */
 export function parseEventFrame(raw: string): EventFrame {
   let event: string | undefined;
   let data: string | undefined;

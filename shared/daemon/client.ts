@@ -18,12 +18,15 @@ export const DAEMON_CLIENT_ERRORS = {
   },
   DAEMON_BAD_RESPONSE: {
     message:
-      'The daemon answered with a body off its API contract: check that the address is a renderbridge daemon of the same version.',
+      'The daemon answered with a body off its API contract: check that the address is a renderbridge daemon ' +
+      'of the same version.',
   },
 } as const;
 export type DaemonClientErrorName = keyof typeof DAEMON_CLIENT_ERRORS;
 
-/** A failed call. `status` is the HTTP status, 0 when no answer came; `body` the error body (name, message, details). */
+/**
+ * A failed call. `status` is the HTTP status, 0 when no answer came; `body` the error body (name, message, details).
+ */
 export class DaemonClientError extends Error {
   override readonly name = 'DaemonClientError';
   constructor(
@@ -56,7 +59,10 @@ export interface DaemonClientOptions {
   token: string;
   /** fetch implementation. Default: the global fetch. */
   fetch?: typeof fetch;
-  /** Time limit of each call until its answer is read, in ms. Default 30000; POST /pack has none (packing takes as long as it takes) unless given. */
+  /**
+   * Time limit of each call until its answer is read, in ms. Default 30000; POST /pack has none (packing takes as long
+   * as it takes) unless given.
+   */
   timeoutMs?: number;
 }
 
@@ -87,12 +93,18 @@ export class DaemonClient {
     return this.call('health', { signal });
   }
 
-  /** POST /pack: packs a .blend, a folder or a .zip while the call waits (no time limit unless the client's timeoutMs was given). Prefer startPack. */
+  /**
+   * POST /pack: packs a .blend, a folder or a .zip while the call waits (no time limit unless the client's timeoutMs
+   * was given). Prefer startPack.
+   */
   pack(body: BodyOf<'pack'>, signal?: AbortSignal): Promise<Answer<'pack'>> {
     return this.call('pack', { body, signal, timeoutMs: this.options.timeoutMs ?? null });
   }
 
-  /** POST /packs: starts packing in the background; answers its first state (202). Follow it with getPack or the `pack` event. */
+  /**
+   * POST /packs: starts packing in the background; answers its first state (202). Follow it with getPack or the `pack`
+   * event.
+   */
   startPack(body: BodyOf<'startPack'>, signal?: AbortSignal): Promise<Answer<'startPack'>> {
     return this.call('startPack', { body, signal });
   }

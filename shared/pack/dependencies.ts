@@ -17,7 +17,10 @@ export const DependencyPattern = z.enum([
 export type DependencyPattern = z.infer<typeof DependencyPattern>;
 
 export const CollectedDependency = z.object({
-  /** The path exactly as the data block holds it: `//textures/wood.png`, `/mnt/assets/wood.png`, `C:\\maps\\a.<UDIM>.png`. */
+  /**
+   * The path exactly as the data block holds it: `//textures/wood.png`, `/mnt/assets/wood.png`,
+   * `C:\\maps\\a.<UDIM>.png`.
+   */
   path: z.string().min(1).max(4096),
   /** The same path made absolute on the packing machine (`//` resolved against `blendFile`). */
   absolute: z.string().min(1).max(4096),
