@@ -7,22 +7,34 @@ import { resolveConfig, type ResolvedConfig } from '../user-config/resolve.js';
 import type { SettingName, SettingValues } from '../user-config/settings.js';
 import { join } from 'node:path';
 
-/** The daemon's settings: the person's settings it uses (their doc comments say defaults and variables; serviceUrl follows edits of config.toml) and its own. */
+/**
+ * The daemon's settings: the person's settings it uses (their doc comments say defaults and variables; serviceUrl
+ * follows edits of config.toml) and its own.
+ */
 export interface DaemonConfig extends Pick<
   SettingValues,
   'serviceUrl' | 'downloadsDir' | 'hotFolder' | 'blender' | 'outputFormat' | 'video' | 'overrides' | 'reconnectPatience'
 > {
-  /** Profile of config.toml in use (its keychain entry holds the API key). Default `default`. Env RENDERBRIDGE_PROFILE. Follows edits of config.toml. */
+  /**
+   * Profile of config.toml in use (its keychain entry holds the API key). Default `default`. Env RENDERBRIDGE_PROFILE.
+   * Follows edits of config.toml.
+   */
   profile: string;
   /** config.toml the daemon follows for edits; null: none (settings from the environment and overrides only). */
   configFile: string | null;
   /** Port on 127.0.0.1. Default 47615; 0 picks a free one. Env RENDERBRIDGE_DAEMON_PORT. */
   port: number;
-  /** Folder of the state file (port and token). Default: the platform's state folder (`$XDG_STATE_HOME/renderbridge` on Linux). */
+  /**
+   * Folder of the state file (port and token). Default: the platform's state folder (`$XDG_STATE_HOME/renderbridge` on
+   * Linux).
+   */
   stateDir: string;
   /** Where packed zips wait for upload; removed after a submission ends. Default `<stateDir>/packs`. */
   workDir: string;
-  /** Shared secret of the service's onRenderComplete webhooks; null turns the receiver off. Env RENDERBRIDGE_WEBHOOK_SECRET. */
+  /**
+   * Shared secret of the service's onRenderComplete webhooks; null turns the receiver off. Env
+   * RENDERBRIDGE_WEBHOOK_SECRET.
+   */
   webhookSecret: string | null;
   /** Poll interval while a job of the workspace is active. Default 1000 ms. */
   pollActiveMs: number;

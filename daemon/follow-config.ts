@@ -34,7 +34,10 @@ export interface FollowConfigOptions {
   /** Re-reads the file and resolves it with the daemon's flags and environment; throws on a bad edit. */
   reload: () => DaemonConfig;
   logger: FollowLogger;
-  /** Called after a change applied, with the settings that changed (e.g. to read the new profile's key, to re-watch the hot folder). */
+  /**
+   * Called after a change applied, with the settings that changed (e.g. to read the new profile's key, to re-watch the
+   * hot folder).
+   */
   onChange?: (changed: LiveSetting[]) => void;
 }
 
@@ -72,7 +75,8 @@ export async function followConfigFile(config: DaemonConfig, options: FollowConf
     if (restart.length)
       options.logger.warn(
         { file, settings: restart },
-        'config.toml changed settings that apply at the next start of the daemon (the port: the add-on and the tray find the daemon by it)',
+        'config.toml changed settings that apply at the next start of the daemon (the port: the add-on and ' +
+          'the tray find the daemon by it)',
       );
     if (changes.length) options.onChange?.(changes);
   };

@@ -32,11 +32,19 @@ export interface StartDaemonOptions {
   version?: string;
   /** pino logger, or false for none. Default: createDaemonLogger('info') on stdout. */
   logger?: Logger | false;
-  /** Where the API key is read first. Default: the OS keychain entry of config.profile through keytar; null: RENDERBRIDGE_API_KEY only. */
+  /**
+   * Where the API key is read first. Default: the OS keychain entry of config.profile through keytar; null:
+   * RENDERBRIDGE_API_KEY only.
+   */
   keychain?: Keychain | null;
-  /** Re-reads config.toml (with the daemon's flags) when config.configFile changes; default: the file is not followed. */
+  /**
+   * Re-reads config.toml (with the daemon's flags) when config.configFile changes; default: the file is not followed.
+   */
   reloadConfig?: () => DaemonConfig;
-  /** Told which settings an edit of config.toml changed, after they applied to the config (startBridgeDaemon re-watches the hot folder). */
+  /**
+   * Told which settings an edit of config.toml changed, after they applied to the config (startBridgeDaemon re-watches
+   * the hot folder).
+   */
   onConfigChange?: (changed: LiveSetting[]) => void;
   /** Where RENDERBRIDGE_API_KEY is read. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
@@ -115,7 +123,8 @@ async function alreadyRunning(stateDir: string): Promise<DaemonStartError | unde
   if (!live) return undefined;
   return new DaemonStartError(
     'ALREADY_RUNNING',
-    `another renderbridge daemon (pid ${live.pid}) is running on 127.0.0.1:${live.port} (state file ${live.stateFile}): ` +
+    `another renderbridge daemon (pid ${live.pid}) is running on 127.0.0.1:${live.port} (state ` +
+      `file ${live.stateFile}): ` +
       `use it, or stop it with \`kill ${live.pid}\` and start again`,
     live.pid,
   );
@@ -194,7 +203,8 @@ export async function startDaemon(config: DaemonConfig, options: StartDaemonOpti
         (await alreadyRunning(config.stateDir)) ??
         new DaemonStartError(
           'PORT_IN_USE',
-          `port ${config.port} on 127.0.0.1 is already in use by another program: choose another with --port or RENDERBRIDGE_DAEMON_PORT (0 picks a free one)`,
+          `port ${config.port} on 127.0.0.1 is already in use by another program: choose another with --port ` +
+            `or RENDERBRIDGE_DAEMON_PORT (0 picks a free one)`,
         )
       );
     }

@@ -83,7 +83,8 @@ export function isProcessAlive(pid: number): boolean {
 /**
  * The daemon a state file describes, when it is really running: its process is alive and
  * `GET /health` on its port answers 200 with the daemon's Health body to its token (DaemonClient).
- * Null for a stale file (crashed daemon, reused pid, port taken over by something else). `timeoutMs` bounds the probe (default 1500).
+ * Null for a stale file (crashed daemon, reused pid, port taken over
+ * by something else). `timeoutMs` bounds the probe (default 1500).
  */
 export async function findLiveDaemon(
   stateDir: string,

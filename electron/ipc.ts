@@ -11,7 +11,9 @@ export const IPC = {
   settingsStatus: 'settings:status',
   /** Checks a service URL with a key (or the profile's stored one): a real `GET /jobs?pageSize=1`. */
   settingsTest: 'settings:test-connection',
-  /** Checks URL and key together, then stores the key in the profile's keychain entry and the settings in config.toml. */
+  /**
+   * Checks URL and key together, then stores the key in the profile's keychain entry and the settings in config.toml.
+   */
   settingsSave: 'settings:save-key',
   /** Removes the stored key of a profile. */
   settingsClear: 'settings:clear-key',
@@ -46,7 +48,10 @@ export interface ProfileSummary {
   keyStored: boolean;
 }
 
-/** Answer of settings:status: the keychain, the profile in use (`serviceUrl` is the API root it resolves to) and every profile. */
+/**
+ * Answer of settings:status: the keychain, the profile in use (`serviceUrl` is the API root it resolves to) and every
+ * profile.
+ */
 export type FarmStatus = KeyStatus & {
   profile: string;
   profiles: ProfileSummary[];
@@ -55,7 +60,10 @@ export type FarmStatus = KeyStatus & {
   configProblem?: string;
 };
 
-/** Request of settings:test-connection: the URL and profile in the window, a typed key or none to test the profile's stored one. */
+/**
+ * Request of settings:test-connection: the URL and profile in the window, a typed key or none to test the profile's
+ * stored one.
+ */
 export interface TestConnectionRequest {
   serviceUrl: string;
   profile: string;

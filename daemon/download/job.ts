@@ -118,7 +118,8 @@ export async function downloadJobOutputs(
         report,
         outputError(
           'OUTPUTS_DELETED',
-          `The outputs of job ${jobId} were deleted after their retention period; render the project again to get them.`,
+          `The outputs of job ${jobId} were deleted after their retention period; render the project again ` +
+            `to get them.`,
         ),
         emit,
       );
@@ -145,7 +146,8 @@ export async function downloadJobOutputs(
       report,
       outputError(
         'DOWNLOAD_FAILED',
-        `The output folder "${path.resolve(outDir)}" cannot be made (${why}): choose another folder and download the outputs again (renderbridge jobs download ${jobId} --out FOLDER).`,
+        `The output folder "${path.resolve(outDir)}" cannot be made (${why}): choose another folder and ` +
+          `download the outputs again (renderbridge jobs download ${jobId} --out FOLDER).`,
         [],
         { outDir: path.resolve(outDir), code: made.code ?? null },
       ),

@@ -45,7 +45,8 @@ export function toErrorAnswer(err: unknown): ErrorAnswer {
   }
   if (err instanceof ResponseFormatError) {
     const message =
-      'The render service answered with a body that does not match the API contract: check that the service URL points at a renderbridge-compatible service.';
+      'The render service answered with a body that does not match the API contract: check that the service ' +
+      'URL points at a renderbridge-compatible service.';
     return daemonAnswer(new DaemonError('SERVICE_UNREACHABLE', message, { reason: err.message }));
   }
   if (hasZodFastifySchemaValidationErrors(err)) {

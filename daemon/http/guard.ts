@@ -19,7 +19,9 @@ export interface GuardOptions {
   port: () => number | undefined;
   /** Paths authenticated otherwise (the webhook receiver). Default none. */
   publicPaths?: readonly string[];
-  /** Path prefix of static files served without the token (GET/HEAD only; Origin and Host still checked). Default none. */
+  /**
+   * Path prefix of static files served without the token (GET/HEAD only; Origin and Host still checked). Default none.
+   */
   assetPrefix?: string;
 }
 

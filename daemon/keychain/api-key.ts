@@ -16,7 +16,9 @@ export interface ApiKeyLogger {
 }
 
 export interface ApiKeyProviderOptions {
-  /** Service API root (config.serviceUrl), or a function read at every call (the daemon follows edits of config.toml). */
+  /**
+   * Service API root (config.serviceUrl), or a function read at every call (the daemon follows edits of config.toml).
+   */
   serviceUrl: string | (() => string);
   /** The keychain adapter; null reads the environment only. */
   keychain: Keychain | null;
@@ -24,7 +26,10 @@ export interface ApiKeyProviderOptions {
   env?: NodeJS.ProcessEnv;
   /** How long a key read from the keychain is trusted before it is read again. Default 5000 ms. */
   keyRefreshMs?: number;
-  /** Options of the clients made (timeouts, retries, fetch). Default: the client's defaults, user agent `renderbridge-daemon`. */
+  /**
+   * Options of the clients made (timeouts, retries, fetch). Default: the client's defaults, user agent
+   * `renderbridge-daemon`.
+   */
   clientOptions?: Omit<RenderJobClientOptions, 'baseUrl' | 'apiKey'>;
   /** Default: none. */
   logger?: ApiKeyLogger;

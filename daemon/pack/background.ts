@@ -97,7 +97,8 @@ export function createBackgroundPacks(deps: BackgroundPacksDeps): BackgroundPack
             ? new DaemonError('PACK_FAILED', 'The daemon stopped while packing; pack the project again.').toBody()
             : new DaemonError(
                 'PACK_FAILED',
-                `Packing failed unexpectedly (${err instanceof Error ? err.message : String(err)}); retry, and report the daemon's log if it happens again.`,
+                `Packing failed unexpectedly (${err instanceof Error ? err.message : String(err)}); retry, ` +
+                  `and report the daemon's log if it happens again.`,
               ).toBody();
       publish(e, { state: 'failed', error });
       expire(packId, e, deps.keepFailedMs ?? 600_000, false);

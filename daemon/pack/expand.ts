@@ -148,7 +148,8 @@ export async function expandAddon(addon: AddonToBundle, infos: FileInfos): Promi
   if (s?.isFile()) {
     if (!abs.toLowerCase().endsWith('.py'))
       throw packFailed(
-        `The add-on "${addon.module}" at "${abs}" is neither a folder nor a .py file; pick the add-on's folder or file.`,
+        `The add-on "${addon.module}" at "${abs}" is neither a folder nor a .py file; pick the add-on's ` +
+          `folder or file.`,
       );
     await infos.get(abs);
     return { addon: { ...addon, path: abs }, single: true, files: [] };

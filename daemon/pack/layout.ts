@@ -73,7 +73,10 @@ export interface Layout {
 export interface LayoutOptions {
   /** Path flavour of the packing machine. Default: this platform's (`path`). */
   pathApi?: PathApi;
-  /** A key equal for two paths of one file (device + inode), used only when two paths clash. Default: none (a clash fails). */
+  /**
+   * A key equal for two paths of one file (device + inode), used only when two paths clash. Default: none (a clash
+   * fails).
+   */
   identity?: (source: string) => string | undefined;
 }
 
@@ -174,7 +177,8 @@ export function planLayout(
     const m = a.addon.module;
     if (m.includes('/') || m.includes('\\') || archivePathProblem(m))
       throw packFailed(
-        `The add-on module name "${m}" cannot be a folder name in the archive; bundle add-ons by their Python module name.`,
+        `The add-on module name "${m}" cannot be a folder name in the archive; bundle add-ons by their ` +
+          `Python module name.`,
       );
     if (manifestAddons.some((x) => x.id === m))
       throw packFailed(`Two add-ons to bundle have the module name "${m}"; select only one of them.`);
@@ -232,7 +236,8 @@ function resolveClashes(candidates: Candidate[], identity?: (s: string) => strin
       const same = identity?.(keep.source);
       if (same === undefined || same !== identity?.(other.source)) {
         throw packFailed(
-          `"${keep.source}" and "${other.source}" would both be stored as "${keep.path}" (their names differ only in letter case or Unicode form); rename one of them and retry.`,
+          `"${keep.source}" and "${other.source}" would both be stored as "${keep.path}" (their names differ ` +
+            `only in letter case or Unicode form); rename one of them and retry.`,
         );
       }
       alias.set(other.source, keep.path);
@@ -250,7 +255,8 @@ function resolveClashes(candidates: Candidate[], identity?: (s: string) => strin
       const dir = parts.slice(0, i).join('/');
       if (fileKeys.has(clashKey(dir)))
         throw packFailed(
-          `"${e.source}" would be stored under "${dir}/", but a file takes the name "${dir}"; rename one of them and retry.`,
+          `"${e.source}" would be stored under "${dir}/", but a file takes the name "${dir}"; rename one of ` +
+            `them and retry.`,
         );
     }
   }

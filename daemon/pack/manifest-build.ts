@@ -52,7 +52,8 @@ export function buildManifest(
   const bytes = Buffer.from(`${JSON.stringify(parsed.data, null, 1)}\n`);
   if (bytes.length > MAX_MANIFEST_BYTES)
     throw packFailed(
-      `The project has too many files for one manifest (${bytes.length} bytes, at most ${MAX_MANIFEST_BYTES}); pack fewer files.`,
+      `The project has too many files for one manifest (${bytes.length} bytes, at ` +
+        `most ${MAX_MANIFEST_BYTES}); pack fewer files.`,
     );
   return { manifest: parsed.data, bytes };
 }

@@ -194,7 +194,8 @@ function layoutWarnings(layout: Layout): DaemonWarning[] {
 function linkWarning(link: string): DaemonWarning {
   return {
     code: 'LINKED_FOLDER_SKIPPED',
-    message: `"${link}" links to a folder and was not followed; copy its files into the project if the scene needs them.`,
+    message:
+      `"${link}" links to a folder and was not followed; copy its files into the project if the scene needs ` + `them.`,
   };
 }
 
@@ -206,9 +207,11 @@ function missingWarning(missing: Layout['missing']): DaemonWarning {
     message:
       `${missing.length} file(s) the scene uses were not found and are not in the archive` +
       (libs > 0
-        ? ` (${libs} linked librar${libs === 1 ? 'y' : 'ies'}: the render service refuses a scene whose libraries are missing)`
+        ? ` (${libs} linked librar${libs === 1 ? 'y' : 'ies'}: the render service refuses a scene whose ` +
+          `libraries are missing)`
         : '') +
-      `: ${shown.join(', ')}${missing.length > shown.length ? ', ...' : ''}. Relink or restore them and pack again, or render without them.`,
+      (`: ${shown.join(', ')}${missing.length > shown.length ? ', ...' : ''}. Relink or restore them and pack ` +
+        `again, or render without them.`),
   };
 }
 
@@ -282,7 +285,8 @@ export async function writePack(
     await rm(tmp, { force: true });
     if (err instanceof DaemonError || options.signal?.aborted) throw err;
     throw packFailed(
-      `Writing "${zipPath}" failed (${(err as Error).message}); check the free space and permissions of its folder, then retry.`,
+      `Writing "${zipPath}" failed (${(err as Error).message}); check the free space and permissions of its ` +
+        `folder, then retry.`,
       { file: zipPath },
     );
   }

@@ -140,7 +140,9 @@ export function createPacker(deps: PackerDeps): Packer {
     if (sceneFile === '')
       warnings.push({
         code: 'SCENE_FILE_AMBIGUOUS',
-        message: `The zip holds several .blend files (${scenes.join(', ')}); choose one with validationConfig.pathToFileForRender.`,
+        message:
+          `The zip holds several .blend files (${scenes.join(', ')}); choose one with ` +
+          `validationConfig.pathToFileForRender.`,
       });
     return {
       packId,
@@ -256,7 +258,8 @@ export function createPacker(deps: PackerDeps): Packer {
         await rm(dir, { recursive: true, force: true }).catch(() => undefined);
         throw new DaemonError(
           'PACK_FAILED',
-          `Writing "${manifestPath}" failed (${(err as Error).message}); check the free space and permissions of the daemon's work folder, then retry.`,
+          `Writing "${manifestPath}" failed (${(err as Error).message}); check the free space and ` +
+            `permissions of the daemon's work folder, then retry.`,
           { file: manifestPath },
         );
       }

@@ -100,7 +100,8 @@ export async function takeSnapshot(
 ): Promise<Snapshot> {
   await mkdir(dir, { recursive: true }).catch((err: unknown) => {
     throw packFailed(
-      `The daemon's pack folder "${dir}" cannot be created (${(err as Error).message}); check its free space and permissions, then retry.`,
+      `The daemon's pack folder "${dir}" cannot be created (${(err as Error).message}); check its free space ` +
+        `and permissions, then retry.`,
       { file: dir },
     );
   });
@@ -110,7 +111,9 @@ export async function takeSnapshot(
   const reserve = (f: PlannedFile): void => {
     if (!budget.take(f.size)) {
       throw packFailed(
-        `The .blend files of this pack do not fit in the daemon's pack store (${budget.limitBytes} bytes of copies at most, with the packs waiting to be sent): submit or discard the waiting packs, then pack again.`,
+        `The .blend files of this pack do not fit in the daemon's pack store (${budget.limitBytes} bytes of ` +
+          `copies at most, with the packs waiting to be sent): submit or discard the waiting packs, then pack ` +
+          `again.`,
         { file: f.source, limitBytes: budget.limitBytes },
       );
     }
@@ -158,7 +161,8 @@ export async function checkSnapshot(file: SnapshotFile): Promise<void> {
 export function changedAfterPacking(source: string, what: string): DaemonError {
   return new DaemonError(
     'PACK_CHANGED',
-    `"${source}" ${what} after the project was packed, so the farm would not render what was packed: pack again (press Render again), then submit.`,
+    `"${source}" ${what} after the project was packed, so the farm would not render what was packed: pack ` +
+      `again (press Render again), then submit.`,
     { file: source },
   );
 }
@@ -176,7 +180,8 @@ async function copyBlend(f: PlannedFile, dest: string, reserve: (f: PlannedFile)
     } catch (err) {
       if (!(await stat(f.source).catch(() => null))) throw vanished(f);
       throw packFailed(
-        `Copying "${f.source}" into the daemon's pack folder failed (${(err as Error).message}); check the free space of "${path.dirname(dest)}", then retry.`,
+        `Copying "${f.source}" into the daemon's pack folder failed (${(err as Error).message}); check the ` +
+          `free space of "${path.dirname(dest)}", then retry.`,
         { file: f.source },
       );
     }
@@ -246,7 +251,8 @@ async function linkFile(f: PlannedFile, dest: string): Promise<SnapshotFile> {
     if (code === 'ENOENT') throw vanished(f);
     if (!NO_LINK.has(code))
       throw packFailed(
-        `Linking "${f.source}" into the daemon's pack folder failed (${(err as Error).message}); check its free space and permissions, then retry.`,
+        `Linking "${f.source}" into the daemon's pack folder failed (${(err as Error).message}); check its ` +
+          `free space and permissions, then retry.`,
         { file: f.source },
       );
     return {
@@ -284,14 +290,16 @@ function identityOf(s: { dev: bigint; ino: bigint }): string | undefined {
 
 function vanished(f: PlannedFile): DaemonError {
   return packFailed(
-    `"${f.source}" vanished while the project was being packed (moved or deleted); restore it or relink it, then pack again.`,
+    `"${f.source}" vanished while the project was being packed (moved or deleted); restore it or relink it, ` +
+      `then pack again.`,
     { file: f.source },
   );
 }
 
 function savedWhilePacking(f: PlannedFile): DaemonError {
   return packFailed(
-    `"${f.source}" changed while the project was being packed (it was being saved?); wait for the save to finish, then pack again.`,
+    `"${f.source}" changed while the project was being packed (it was being saved?); wait for the save to ` +
+      `finish, then pack again.`,
     { file: f.source },
   );
 }

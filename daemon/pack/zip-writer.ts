@@ -139,7 +139,8 @@ async function addFile(
 ): Promise<ZipWritten> {
   const unreadable = (err: unknown) =>
     packFailed(
-      `"${input.source}" could not be read (${(err as Error).message}); check that it exists and is readable, then retry.`,
+      `"${input.source}" could not be read (${(err as Error).message}); check that it exists and is ` +
+        `readable, then retry.`,
       { file: input.source },
     );
   let fh: FileHandle;

@@ -59,7 +59,8 @@ export const thumbnailRoutes: FastifyPluginAsyncZod<ThumbnailRouteDeps> = async 
       await t.body.cancel();
       throw new DaemonError(
         'SERVICE_UNREACHABLE',
-        `The render service answered a thumbnail with ${t.contentType}: check that the service URL points at a renderbridge-compatible service.`,
+        `The render service answered a thumbnail with ${t.contentType}: check that the service URL points at ` +
+          `a renderbridge-compatible service.`,
       );
     }
     return reply

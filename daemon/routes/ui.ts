@@ -1,6 +1,6 @@
 // The job window: a static page at /ui/ (HTML, JS, CSS from daemon/ui/, no build step) that lists
-// the jobs and the packs and uploads in progress, and follows them live. The files hold no data, so they are served without the token
-// (the guard lets GET/HEAD under UI_PREFIX through, still checking Origin and Host); the page reads
+// the jobs and the packs and uploads in progress, and follows them live. The files hold no data, so they are served
+// without the token (the guard lets GET/HEAD under UI_PREFIX through, still checking Origin and Host); the page reads
 // the token from its URL fragment (`/ui/#token=...`, never sent to the server) and calls the API
 // with `Authorization: Bearer`. A strict CSP allows scripts, styles and API calls from the daemon
 // only, and images from the daemon and the service (preview thumbnails are presigned URLs).

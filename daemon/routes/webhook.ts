@@ -29,7 +29,8 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRouteDeps> = async (app, d
     if (!deps.secret)
       throw new DaemonError(
         'DAEMON_NOT_FOUND',
-        'The webhook receiver is off: start the daemon with a webhook secret (RENDERBRIDGE_WEBHOOK_SECRET) to turn it on.',
+        'The webhook receiver is off: start the daemon with a webhook secret (RENDERBRIDGE_WEBHOOK_SECRET) ' +
+          'to turn it on.',
       );
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const header = req.headers[SIGNATURE_HEADER.toLowerCase()];

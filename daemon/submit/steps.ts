@@ -95,7 +95,9 @@ export function failureBody(err: unknown): ErrorBody {
   if (err instanceof LocalFileError) {
     return new DaemonError(
       'PACK_CHANGED',
-      `"${err.file}" could not be read for the upload (${err.code === 'ENOENT' ? 'it was moved or deleted' : (err.code ?? 'unreadable')}): restore it or pack the project again, then submit.`,
+      `"${err.file}" could not be read for the upload ` +
+        `(${err.code === 'ENOENT' ? 'it was moved or deleted' : (err.code ?? 'unreadable')}): restore it or ` +
+        `pack the project again, then submit.`,
       { file: err.file },
     ).toBody();
   }
@@ -120,7 +122,9 @@ export function failureBody(err: unknown): ErrorBody {
   if (err instanceof UploadUrlsExpiredError) {
     return {
       name: 'SUBMISSION_FAILED',
-      message: `The upload stopped: ${err.message}. Check that this computer's clock is right (it may be ahead of the service's), then submit again.`,
+      message:
+        `The upload stopped: ${err.message}. Check that this computer's clock is right (it may be ahead of the ` +
+        `service's), then submit again.`,
       details: [],
       type: 'api',
       metadata: { queries: err.queries },

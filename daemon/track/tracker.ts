@@ -16,7 +16,9 @@ import { DaemonError } from '../errors.js';
 import type { ClientProvider, Downloads, EventSink, Tracker } from '../ports.js';
 
 export interface JobTrackerOptions {
-  /** Clients of the configured service; use one whose client does not retry (maxRetries 0) so 429s reach the tracker. */
+  /**
+   * Clients of the configured service; use one whose client does not retry (maxRetries 0) so 429s reach the tracker.
+   */
   clients: ClientProvider;
   events: EventSink;
   /** Starts downloads of completed jobs that have an outDir. Default: none (nothing is downloaded). */

@@ -342,7 +342,8 @@ async function main() {
   if (!token) {
     setConnection('offline', 'no token');
     showMessage(
-      'Open this page from the tray app, or add #token=<daemon token> to its address (renderbridge daemon --print-state shows where the state file with the token is).',
+      'Open this page from the tray app, or add #token=<daemon token> to its address (renderbridge daemon ' +
+        '--print-state shows where the state file with the token is).',
     );
     return;
   }

@@ -39,7 +39,10 @@
 
   function packLine(state) {
     if (state.state === 'ready')
-      return `Packed ${(state.result && state.result.fileCount) || 0} file(s), ${formatBytes(state.result && state.result.bytes)}`;
+      return (
+        `Packed ${(state.result && state.result.fileCount) || 0} ` +
+        `file(s), ${formatBytes(state.result && state.result.bytes)}`
+      );
     if (state.state === 'failed')
       return `Packing failed: ${(state.error && state.error.message) || 'see the daemon log'}`;
     if (state.phase === 'tracing') return 'Finding the files the scene uses (Blender)…';

@@ -36,6 +36,12 @@ export function daemonCommand(
 /** The message of the "Install the Blender add-on…" menu item. */
 export function addonInstructions(zip: string, exists: boolean): string {
   if (!exists)
-    return `The add-on zip is missing from this build (${zip}). Build it with \`npm run build:addon\` and package the app again.`;
-  return `The Blender add-on is at:\n${zip}\n\nIn Blender: Edit > Preferences > Add-ons > Install…, choose this file, then enable "Renderbridge".`;
+    return (
+      `The add-on zip is missing from this build (${zip}). Build it with \`npm run build:addon\` and package ` +
+      `the app again.`
+    );
+  return (
+    `The Blender add-on is at:\n${zip}\n\nIn Blender: Edit > Preferences > Add-ons > Install…, choose this ` +
+    `file, then enable "Renderbridge".`
+  );
 }

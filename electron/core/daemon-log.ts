@@ -24,7 +24,10 @@ import type { DaemonStatus } from './supervisor.js';
 export type DaemonLogStream = 'stdout' | 'stderr';
 
 export interface DaemonLogOptions {
-  /** Folder of the log files (the platform's log folder in the app: user-config's userDirs().logs); created with mode 0700. Required. */
+  /**
+   * Folder of the log files (the platform's log folder in the app: user-config's userDirs().logs); created with mode
+   * 0700. Required.
+   */
   dir: string;
   /** Name of the current file; old ones get `.1` (newest) to `.<keep>`. Default `daemon.log`. */
   fileName?: string;
@@ -32,7 +35,9 @@ export interface DaemonLogOptions {
   maxBytes?: number;
   /** Rotated files kept besides the current one. Default 3 (`daemon.log.1` to `daemon.log.3`). */
   keep?: number;
-  /** Longest unterminated output kept waiting for its newline; beyond it the part is written as a line. Default 64 KiB. */
+  /**
+   * Longest unterminated output kept waiting for its newline; beyond it the part is written as a line. Default 64 KiB.
+   */
   maxLineBytes?: number;
   /** Secrets known right now (the running daemon's token), masked wherever they appear. Default none. */
   secrets?: () => Iterable<string | null | undefined>;
@@ -100,7 +105,8 @@ export class DaemonLog {
       this.note(`daemon running (pid ${s.pid}, port ${s.port}${s.external ? ', started outside the app' : ''})`);
     else if (s.state === 'crashed')
       this.note(
-        `daemon ended (${s.lastExit ?? 'unknown'}); next start in ${Math.max(0, (s.nextStartAt ?? Date.now()) - Date.now())} ms`,
+        `daemon ended (${s.lastExit ?? 'unknown'}); next start ` +
+          `in ${Math.max(0, (s.nextStartAt ?? Date.now()) - Date.now())} ms`,
       );
     else this.note(`daemon stopped${s.lastExit ? ` (${s.lastExit})` : ''}`);
   }

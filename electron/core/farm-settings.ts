@@ -136,7 +136,9 @@ export class FarmSettings {
         return {
           ok: false,
           problem: 'KEYCHAIN_UNAVAILABLE',
-          message: `The OS keychain did not store the key (${(err as Error).message}): unlock it and try again. ${NOT_SAVED}`,
+          message:
+            `The OS keychain did not store the key (${(err as Error).message}): unlock it and try ` +
+            `again. ${NOT_SAVED}`,
         };
       }
     }
@@ -154,13 +156,17 @@ export class FarmSettings {
       return {
         ok: false,
         problem: 'CONFIG_INVALID',
-        message: `${why}: check that the folder is writable. ${key !== undefined ? 'The key is in the OS keychain; ' : ''}the settings were not saved.`,
+        message:
+          `${why}: check that the folder is ` +
+          `writable. ${key !== undefined ? 'The key is in the OS keychain; ' : ''}the settings were not saved.`,
       };
     }
     const keyLine = key !== undefined ? 'The key is saved in the OS keychain' : 'The stored key is kept';
     return {
       ok: true,
-      message: `${checked.message} ${keyLine} and profile "${profile}" in ${this.options.configFile}; the running daemon follows config.toml within a few seconds.${this.overridden()}`,
+      message:
+        `${checked.message} ${keyLine} and profile "${profile}" in ${this.options.configFile}; the running ` +
+        `daemon follows config.toml within a few seconds.${this.overridden()}`,
     };
   }
 
@@ -195,7 +201,8 @@ export class FarmSettings {
       return {
         ok: false,
         result: bad(
-          `Profile: "${request.profile}" is not a profile name: use letters, digits, "-" and "_", starting with a letter or digit.`,
+          `Profile: "${request.profile}" is not a profile name: use letters, digits, "-" and "_", starting ` +
+            `with a letter or digit.`,
         ),
       };
     if (!withFolder) return { ok: true, value: { typedUrl, apiRoot, profile: profile.data } };

@@ -21,7 +21,9 @@ export interface KeychainSettingsOptions {
 }
 
 const NO_KEYCHAIN =
-  'No OS keychain is available, so the API key was not saved. Renderbridge keeps the key only in the OS keychain, never in a file: unlock or install one (Linux: a Secret Service such as gnome-keyring) and try again.';
+  'No OS keychain is available, so the API key was not saved. Renderbridge keeps the key only in the OS ' +
+  'keychain, never in a file: unlock or install one (Linux: a Secret Service such as gnome-keyring) and try ' +
+  'again.';
 
 export class KeychainSettings {
   constructor(private readonly options: KeychainSettingsOptions) {}
@@ -105,14 +107,18 @@ export class KeychainSettings {
         return {
           ok: false,
           problem: 'UNAUTHORIZED',
-          message: `The service refused this key (401 ${err.errorName}): check that it is a valid, unrevoked key of your workspace.`,
+          message:
+            `The service refused this key (401 ${err.errorName}): check that it is a valid, unrevoked key of ` +
+            `your workspace.`,
         };
       }
       if (err instanceof NetworkError) {
         return {
           ok: false,
           problem: 'SERVICE_UNREACHABLE',
-          message: `The service at ${this.options.serviceUrl} did not answer (${err.timedOut ? 'timed out' : 'connection failed'}): check the service URL and the network.`,
+          message:
+            `The service at ${this.options.serviceUrl} did not answer ` +
+            `(${err.timedOut ? 'timed out' : 'connection failed'}): check the service URL and the network.`,
         };
       }
       if (err instanceof ApiError) {

@@ -24,7 +24,8 @@ export function notificationFor(e: RenderComplete): NotificationModel | null {
       title: 'Render complete',
       body: e.outDir
         ? `${name} is done. Click to open ${e.outDir}.`
-        : `${name} is done. Its outputs stay on the farm (not downloaded): get them with Download in the Blender add-on's Recent jobs, or renderbridge jobs download ${e.jobId}.`,
+        : `${name} is done. Its outputs stay on the farm (not downloaded): get them with Download in the ` +
+          `Blender add-on's Recent jobs, or renderbridge jobs download ${e.jobId}.`,
       openPath: e.outDir,
       urgency: 'normal',
     };

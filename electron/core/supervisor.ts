@@ -103,7 +103,8 @@ export class DaemonSupervisor {
         off();
         reject(
           new Error(
-            `the daemon was not running after ${timeoutMs} ms (state ${this.status.state}, last exit ${this.status.lastExit ?? 'none'})`,
+            `the daemon was not running after ${timeoutMs} ms (state ${this.status.state}, last ` +
+              `exit ${this.status.lastExit ?? 'none'})`,
           ),
         );
       }, timeoutMs);

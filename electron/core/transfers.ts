@@ -44,7 +44,10 @@ export function applyTransferEvent(t: Transfers, e: DaemonEvent): Transfers {
   return t;
 }
 
-/** The transfers from GET /submissions after a (re)connection; packs in progress are kept (they show up again at their next event). */
+/**
+ * The transfers from GET /submissions after a (re)connection; packs in progress are kept (they show up again at their
+ * next event).
+ */
 export function transfersFromSubmissions(list: readonly Submission[], previous: Transfers = NO_TRANSFERS): Transfers {
   return {
     packs: previous.packs,

@@ -4,7 +4,8 @@ import type { WebContents, WebPreferences } from 'electron';
 
 /** CSP of the app's own pages, as their <meta> tag carries it: nothing but their own files. */
 export const APP_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'none'; base-uri 'none'; form-action 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'none'; base-uri " +
+  "'none'; form-action 'none'";
 /** The same as a response header, plus what only a header can say (frame-ancestors is ignored in <meta>). */
 export const APP_CSP_HEADER = `${APP_CSP}; frame-ancestors 'none'`;
 

@@ -185,7 +185,10 @@ export function startTrayApp(deps: TrayAppDeps): void {
   });
 }
 
-/** The settings of the active profile of config.toml; a broken file is shown to the artist, then the environment's settings are used. */
+/**
+ * The settings of the active profile of config.toml; a broken file is shown to the artist, then the environment's
+ * settings are used.
+ */
 function trayConfig(): DaemonConfig {
   try {
     return loadDaemonConfig(process.env, {});
