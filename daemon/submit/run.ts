@@ -2,12 +2,14 @@
 // packing -> uploading -> creating -> validating -> rendering -> done (or failed at any step).
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import type { Job } from '../../shared/api/job.js';
 import type { RenderJobClient } from '../../shared/client/client.js';
 import { TransferRate } from '../../shared/client/transfer-rate.js';
 import type { DownloadState, PackResult, Submission, SubmitRequest, Transfer } from '../../shared/daemon/api.js';
 import { downloadJobOutputs } from '../download/job.js';
 import { DaemonError } from '../errors.js';
 import type { ClientProvider, Downloads, Packer, Tracker } from '../ports.js';
+import { estimateStep, reusedJob } from './estimate.js';
 import { defaultOutDir, failureBody, renderConfigFrom, throttle } from './steps.js';
 import { uploadPack, type UploadState } from './upload.js';
 
@@ -47,7 +49,7 @@ export function newSubmission(req: SubmitRequest, id: string = randomUUID()): Su
   const now = new Date().toISOString();
   return {
     id,
-    path: req.pack?.path ?? req.packId ?? '',
+    path: req.pack?.path ?? req.packId ?? req.jobId ?? '',
     step: 'packing',
     jobId: null,
     uploadedBytes: 0,
@@ -57,6 +59,7 @@ export function newSubmission(req: SubmitRequest, id: string = randomUUID()): Su
     preflight: null,
     warnings: [],
     error: null,
+    estimate: null,
     outDir: null,
     createdAt: now,
     updatedAt: now,
@@ -95,65 +98,88 @@ export async function runSubmission(
   let discardOnFailure = false;
 
   try {
-    update({ step: 'packing' });
-    if (req.packId !== undefined) {
-      pack = deps.packer.get(req.packId);
-      if (!pack)
-        throw new DaemonError(
-          'DAEMON_NOT_FOUND',
-          `No pack ${req.packId}: it was submitted, or dropped when one of its files changed, or expired; pack the project again (POST /pack).`,
-        );
-    } else if (req.pack) {
-      const packRate = new TransferRate();
-      pack = await deps.packer.pack(req.pack, {
-        signal,
-        onProgress: (done, total) =>
-          packProgress(total > 0 && done === total, {
-            bytesDone: done,
-            bytesTotal: total,
-            ...packRate.update(done, total),
-          }),
-      });
-      discardOnFailure = true;
+    let client: RenderJobClient;
+    let job: Job;
+    if (req.jobId !== undefined) {
+      // A job uploaded before (an estimate's): rendered or estimated as it is, nothing packed or sent.
+      client = await deps.clients.client();
+      update({ step: 'validating', jobId: req.jobId });
+      job = await reusedJob(client, req.jobId, { signal, pollMs });
     } else {
-      throw new DaemonError('DAEMON_BAD_REQUEST', 'Give exactly one of packId and pack.');
+      update({ step: 'packing' });
+      if (req.packId !== undefined) {
+        pack = deps.packer.get(req.packId);
+        if (!pack)
+          throw new DaemonError(
+            'DAEMON_NOT_FOUND',
+            `No pack ${req.packId}: it was submitted, or dropped when one of its files changed, or expired; pack the project again (POST /pack).`,
+          );
+      } else if (req.pack) {
+        const packRate = new TransferRate();
+        pack = await deps.packer.pack(req.pack, {
+          signal,
+          onProgress: (done, total) =>
+            packProgress(total > 0 && done === total, {
+              bytesDone: done,
+              bytesTotal: total,
+              ...packRate.update(done, total),
+            }),
+        });
+        discardOnFailure = true;
+      } else {
+        throw new DaemonError('DAEMON_BAD_REQUEST', 'Give exactly one of packId and pack.');
+      }
+      update({
+        path: pack.sourcePath,
+        preflight: pack.preflight,
+        warnings: [...pack.warnings],
+        totalBytes: pack.bytes,
+      });
+
+      client = await deps.clients.client();
+      update({ step: 'uploading', uploadedBytes: 0 });
+      const uploaded = await uploadPack(client, deps.packer, pack, {
+        signal,
+        concurrency: deps.uploadConcurrency,
+        onUpload: (u) => uploadProgress(u.bytesDone === u.bytesTotal, u),
+        onZip: (progress) =>
+          packProgress(progress.bytesTotal > 0 && progress.bytesDone === progress.bytesTotal, progress),
+      });
+      discardOnFailure = false;
+      await deps.packer.discard(pack.packId).catch(() => undefined);
+
+      update({ step: 'creating' });
+      job = await client.createJob({ slug: uploaded.slug, uploadPreflight: pack.preflight }, { signal });
+      update({ jobId: job.id });
+
+      update({ step: 'validating' });
+      const validationConfig = { ...req.settings.validationConfig };
+      if (!validationConfig.pathToFileForRender && pack.sceneFile)
+        validationConfig.pathToFileForRender = pack.sceneFile;
+      await client.validateJob(job.id, { validationConfig }, { signal });
+      // Validation often ends within a second or two (a scene the farm analysed before): polled
+      // soon after it starts, then less often, so the render is asked for without a poll's delay.
+      await client.waitForStatus(job.id, ['validated'], {
+        intervalMs: pollMs,
+        firstIntervalMs: Math.min(pollMs, FIRST_POLL_MS),
+        signal,
+      });
     }
-    update({ path: pack.sourcePath, preflight: pack.preflight, warnings: [...pack.warnings], totalBytes: pack.bytes });
-
-    const client = await deps.clients.client();
-    update({ step: 'uploading', uploadedBytes: 0 });
-    const uploaded = await uploadPack(client, deps.packer, pack, {
-      signal,
-      concurrency: deps.uploadConcurrency,
-      onUpload: (u) => uploadProgress(u.bytesDone === u.bytesTotal, u),
-      onZip: (progress) =>
-        packProgress(progress.bytesTotal > 0 && progress.bytesDone === progress.bytesTotal, progress),
-    });
-    discardOnFailure = false;
-    await deps.packer.discard(pack.packId).catch(() => undefined);
-
-    update({ step: 'creating' });
-    const job = await client.createJob({ slug: uploaded.slug, uploadPreflight: pack.preflight }, { signal });
-    update({ jobId: job.id });
-
-    update({ step: 'validating' });
-    const validationConfig = { ...req.settings.validationConfig };
-    if (!validationConfig.pathToFileForRender && pack.sceneFile) validationConfig.pathToFileForRender = pack.sceneFile;
-    await client.validateJob(job.id, { validationConfig }, { signal });
-    // Validation often ends within a second or two (a scene the farm analysed before): polled
-    // soon after it starts, then less often, so the render is asked for without a poll's delay.
-    await client.waitForStatus(job.id, ['validated'], {
-      intervalMs: pollMs,
-      firstIntervalMs: Math.min(pollMs, FIRST_POLL_MS),
-      signal,
-    });
     if (req.mode === 'check') {
+      update({ step: 'done' });
+      return { ...s, warnings: [...s.warnings] };
+    }
+    if (req.mode === 'estimate') {
+      await estimateStep(client, job.id, renderConfigFrom(req.settings), update, { signal, pollMs });
       update({ step: 'done' });
       return { ...s, warnings: [...s.warnings] };
     }
 
     const downloadsDir = typeof deps.downloadsDir === 'function' ? deps.downloadsDir() : deps.downloadsDir;
-    const outDir = path.resolve(req.outDir ?? defaultOutDir(downloadsDir, req.pack?.path ?? pack.sceneFile, job.id));
+    const outDir = path.resolve(
+      req.outDir ??
+        defaultOutDir(downloadsDir, req.pack?.path ?? pack?.sceneFile ?? job.sceneFile?.name ?? 'job', job.id),
+    );
     await client.renderJob(job.id, { requestedRenderConfig: renderConfigFrom(req.settings) }, { signal });
     update({ step: 'rendering', outDir: req.download ? outDir : null });
     deps.tracker?.setOutDir(job.id, req.download ? outDir : null);

@@ -3,6 +3,7 @@
 // and Server-Sent Events live here once; the daemon validates with them, clients parse with them.
 import { z } from 'zod';
 import { ErrorBody } from '../api/error-body.js';
+import { Estimate } from '../api/estimate.js';
 import { FrameRange, RequestedRenderConfig } from '../api/render-config.js';
 import { Job, ValidationConfig } from '../api/job.js';
 import { JobProgress } from '../api/progress.js';
@@ -136,22 +137,41 @@ export const SubmitRequest = z
     /** A pack made by POST /pack (its preflight already shown), or a path to pack now. */
     packId: z.string().optional(),
     pack: PackRequest.optional(),
+    /** A job already uploaded and `validated` (e.g. by an `estimate` submission): rendered or estimated without a new upload. */
+    jobId: z.string().min(1).max(200).optional(),
     settings: SubmitSettings.default({}),
     /** Folder the outputs go to; default: a folder per job under the downloads folder. */
     outDir: z.string().min(1).max(4096).optional(),
     /** Download the outputs when the job completes (default true). */
     download: z.boolean().default(true),
-    /** `check` uploads and validates only (the add-on's "Check"): the submission is `done` once the job is validated; read its analysis warnings with GET /jobs/:id. Default `render`. */
-    mode: z.enum(['render', 'check']).optional(),
+    /**
+     * `check` uploads and validates only (the add-on's "Check"): the submission is `done` once the job is validated;
+     * read its analysis warnings with GET /jobs/:id. `estimate` goes on to the service's estimate (extension
+     * estimate) of the render these settings ask for, and is `done` once it is ready, the job still `validated`:
+     * submit `{jobId, settings}` with the same settings to render it, the sampled frames kept. Default `render`.
+     */
+    mode: z.enum(['render', 'check', 'estimate']).optional(),
   })
-  .refine((b) => (b.packId === undefined) !== (b.pack === undefined), 'give exactly one of packId and pack');
+  .refine(
+    (b) => [b.packId, b.pack, b.jobId].filter((v) => v !== undefined).length === 1,
+    'give exactly one of packId, pack and jobId',
+  );
 export type SubmitRequest = z.infer<typeof SubmitRequest>;
 
 /** How a submission's project travels: blobs the service lacks (extension content-addressed-uploads), or the spec's single PUT of a zip. */
 export const UploadMode = z.enum(['blobs', 'single-put']);
 export type UploadMode = z.infer<typeof UploadMode>;
 
-export const SubmissionStep = z.enum(['packing', 'uploading', 'creating', 'validating', 'rendering', 'done', 'failed']);
+export const SubmissionStep = z.enum([
+  'packing',
+  'uploading',
+  'creating',
+  'validating',
+  'estimating',
+  'rendering',
+  'done',
+  'failed',
+]);
 export type SubmissionStep = z.infer<typeof SubmissionStep>;
 
 export const Submission = z.object({
@@ -177,6 +197,8 @@ export const Submission = z.object({
   warnings: z.array(DaemonWarning),
   /** The service's (or the daemon's) error body when step is `failed`. */
   error: ErrorBody.nullable(),
+  /** The service's estimate (mode `estimate`), refined while it samples; null (or absent) before it starts. */
+  estimate: Estimate.nullable().optional(),
   outDir: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -292,6 +314,10 @@ export const DAEMON_ROUTES = {
     path: '/jobs/:id/thumbnails/image',
     response: z.string().meta({ format: 'binary' }),
   },
+  /** The job's estimate as the service has it (extension estimate); start one with POST /submissions, mode `estimate`. */
+  getJobEstimate: { status: 200, method: 'GET', path: '/jobs/:id/estimate', response: Estimate },
+  /** Cancels the job's estimate while it samples (the job stays `validated`); the submission following it fails ESTIMATE_CANCELED. */
+  cancelJobEstimate: { status: 200, method: 'DELETE', path: '/jobs/:id/estimate', response: Estimate },
   events: { status: 200, method: 'GET', path: '/events', response: z.never() },
 } as const;
 export type DaemonRouteName = keyof typeof DAEMON_ROUTES;

@@ -85,6 +85,21 @@ export const DAEMON_ERRORS = {
     message:
       'The submission was stopped before it finished (the daemon shut down or it was interrupted): submit again.',
   },
+  ESTIMATE_NOT_OFFERED: {
+    status: 409,
+    message:
+      'This render service does not offer estimates (its GET /extensions does not list estimate): render without one, or ask the farm operator for a service that estimates.',
+  },
+  ESTIMATE_FAILED: {
+    status: 422,
+    message:
+      'The farm could not estimate this render (the message says why, e.g. no worker has a fitting Blender build): fix that and estimate again, or render without an estimate.',
+  },
+  ESTIMATE_CANCELED: {
+    status: 409,
+    message:
+      'The estimate was canceled before it was ready; the job stays validated: estimate it again, or render it (POST /submissions with its jobId).',
+  },
   DAEMON_INTERNAL_ERROR: {
     status: 500,
     message:

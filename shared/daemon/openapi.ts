@@ -46,6 +46,8 @@ export const DAEMON_ROUTE_ERRORS: Record<DaemonRouteName, readonly DaemonErrorNa
   downloadJob: ['DAEMON_BAD_REQUEST', 'DAEMON_NOT_FOUND', ...SERVICE],
   listJobThumbnails: ['DAEMON_BAD_REQUEST', ...SERVICE],
   getJobThumbnail: ['DAEMON_BAD_REQUEST', ...SERVICE],
+  getJobEstimate: ['DAEMON_BAD_REQUEST', ...SERVICE],
+  cancelJobEstimate: ['DAEMON_BAD_REQUEST', ...SERVICE],
   events: [],
 };
 
@@ -58,6 +60,8 @@ const PARAMS: Partial<Record<DaemonRouteName, z.ZodObject>> = {
   downloadJob: JobIdParams,
   listJobThumbnails: JobIdParams,
   getJobThumbnail: JobIdParams,
+  getJobEstimate: JobIdParams,
+  cancelJobEstimate: JobIdParams,
 };
 
 /** Query parameters. */
