@@ -115,6 +115,11 @@ export const pgMigrationScripts: Record<string, string[]> = {
     // The ETA reads a job's latest frames to finish on every progress poll.
     `create index frame_stats_job_finished on frame_stats (job_id, finished_at)`,
   ],
+  // Scene analyses the validate handler may reuse (service/worker/analysis-cache), by workspace first.
+  '011_analysis_cache': [
+    `create table analysis_cache (workspace_id text not null, cache_key text not null, analysis text not null,
+      created_at text not null, primary key (workspace_id, cache_key))`,
+  ],
 };
 
 /**

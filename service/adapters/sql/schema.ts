@@ -155,4 +155,11 @@ export interface DB {
     blender_version: string | null;
     finished_at: string;
   };
+  /** Scene analyses by workspace and analysis key (017 / 011; service/worker/analysis-cache). */
+  analysis_cache: {
+    workspace_id: string;
+    cache_key: string;
+    analysis: string;
+    created_at: string;
+  };
 }
