@@ -218,6 +218,17 @@ class DaemonClient:
             body['outDir'] = out_dir
         return self.request('POST', '/submissions', body)
 
+    def submit_job(self, job_id, settings, mode='render', out_dir=None):
+        """Renders (or estimates) a job uploaded before, e.g. by an estimate: nothing is packed or sent again."""
+        body = {'jobId': job_id, 'settings': settings, 'mode': mode}
+        if out_dir:
+            body['outDir'] = out_dir
+        return self.request('POST', '/submissions', body)
+
+    def cancel_estimate(self, job_id):
+        """Stops the job's estimate while it samples; the job stays validated."""
+        return self.request('DELETE', '/jobs/' + quote(job_id, safe='') + '/estimate')
+
     def submission(self, submission_id):
         return self.request('GET', '/submissions/' + quote(submission_id, safe=''))
 

@@ -95,7 +95,7 @@ class Activity:
     """The Check or Render on farm the artist started last."""
 
     def __init__(self, mode):
-        self.mode = mode  # 'check' or 'render'
+        self.mode = mode  # 'check', 'estimate' or 'render'
         self.step = 'collecting'
         self.message = ''
         self.error = None  # a readable message when it failed
@@ -108,12 +108,14 @@ class Activity:
         self.pack_id = None  # the background pack (POST /packs) this submission waits for
         self.transfer = None  # the packing / uploading line (bytes, rate, time left), None otherwise
         self.farm = ''  # the farm that answered: its service URL and the daemon's profile (farm_status.farm_of)
+        self.estimate = None  # the service's Estimate (mode 'estimate'), refined while it samples
+        self.plan = None  # estimate_text.Plan: what an estimate was made of, for Render on farm to reuse
         self.finished = False
 
     @property
     def title(self):
         """The button that started it, as the artist reads it."""
-        return 'Check' if self.mode == 'check' else 'Render on farm'
+        return {'check': 'Check', 'estimate': 'Estimate'}.get(self.mode, 'Render on farm')
 
     def fail(self, message):
         self.error = message
@@ -158,6 +160,7 @@ class Activity:
         self.transfer = transfer_text.submission_line(sub)
         self.job_id = sub.get('jobId') or self.job_id
         self.out_dir = sub.get('outDir') or self.out_dir
+        self.estimate = sub.get('estimate') or self.estimate
         if sub.get('step') == 'failed':
             err = sub.get('error') or {}
             self.error = f"{err.get('name', 'SUBMISSION_FAILED')}: {err.get('message', 'the submission failed')}"

@@ -1,10 +1,12 @@
-# "Check" and "Render on farm": save, collect the dependencies (bpy, main thread), report missing
-# files before anything is uploaded, then pack and submit through the daemon on the worker thread.
+# "Check", "Estimate" and "Render on farm": save, collect the dependencies (bpy, main thread), report
+# missing files before anything is uploaded, then pack and submit through the daemon on the worker
+# thread. Render on farm after a ready Estimate of the same file and settings renders that job instead:
+# nothing is packed or uploaded again, and the farm keeps the sampled frames.
 import os
 
 import bpy
 
-from . import addon_prefs, addons, dependencies, jobs_state, session, submit_body
+from . import addon_prefs, addons, dependencies, estimate_text, jobs_state, session, submit_body
 
 
 def settings_body(context):
@@ -15,7 +17,8 @@ def settings_body(context):
     if rb.frame_mode == 'CUSTOM':
         frames = submit_body.parse_frame_ranges(rb.frame_ranges)
     else:
-        frames = [f'{scene.frame_start}-{scene.frame_end}' if scene.frame_end > scene.frame_start else str(scene.frame_start)]
+        whole = scene.frame_end > scene.frame_start
+        frames = [f'{scene.frame_start}-{scene.frame_end}' if whole else str(scene.frame_start)]
         if scene.frame_step > 1:
             frames = [f'{scene.frame_start}-{scene.frame_end}x{scene.frame_step}']
     fmt = prefs.default_format if rb.output_format == 'DEFAULT' else rb.output_format
@@ -78,7 +81,19 @@ class _Submit:
             # Saved, but moved or deleted since (a sync tool, another program): the daemon would not find it.
             self.report({'ERROR'}, submit_body.not_on_disk(bpy.data.filepath))
             return {'CANCELLED'}
+        blend = os.path.abspath(bpy.data.filepath)
+        mtime = os.stat(blend).st_mtime_ns
+        out_dir = None
+        if self.mode == 'render':
+            downloads = bpy.path.abspath(addon_prefs.get(context).download_folder)
+            out_dir = submit_body.output_folder(downloads, bpy.data.filepath)
+            if s.estimated is not None and s.estimated.reusable(settings, blend, mtime):
+                s.render_estimated(jobs_state.Activity('render'), settings, out_dir)
+                self.report({'INFO'}, 'Render on farm: rendering the estimated job (nothing uploaded again)...')
+                return {'FINISHED'}
         act = jobs_state.Activity(self.mode)
+        if self.mode == 'estimate':
+            act.plan = estimate_text.Plan(settings, blend, mtime)
         s.activity = act
         collected = dependencies.collect()
         act.missing = submit_body.missing_files(collected['dependencies'])
@@ -88,11 +103,8 @@ class _Submit:
             act.finished = True
             self.report({'WARNING'}, act.message + ' Fix the paths, or choose "Continue anyway".')
             return {'CANCELLED'}
-        out_dir = None
-        if self.mode == 'render':
-            out_dir = submit_body.output_folder(bpy.path.abspath(addon_prefs.get(context).download_folder), bpy.data.filepath)
         act.step, act.message = 'packing', session.STEP_TEXT['packing']
-        s.submit(act, os.path.abspath(bpy.data.filepath), collected['dependencies'], addons.to_bundle(rb), settings, out_dir)
+        s.submit(act, blend, collected['dependencies'], addons.to_bundle(rb), settings, out_dir)
         if act.missing:
             self.report({'WARNING'}, submit_body.describe_missing(act.missing) + ': uploading anyway.')
         self.report({'INFO'}, f'{self.bl_label}: packing and uploading through the renderbridge daemon...')
@@ -104,6 +116,29 @@ class RENDERBRIDGE_OT_check(_Submit, bpy.types.Operator):
     bl_idname = 'renderbridge.check'
     bl_label = 'Check'
     mode = 'check'
+
+
+class RENDERBRIDGE_OT_estimate(_Submit, bpy.types.Operator):
+    """Upload the scene and let the farm render a few sample frames: time, cost and memory before you render"""
+    bl_idname = 'renderbridge.estimate'
+    bl_label = 'Estimate'
+    mode = 'estimate'
+
+
+class RENDERBRIDGE_OT_cancel_estimate(bpy.types.Operator):
+    """Stop the estimate on the farm (the uploaded job stays, to estimate or render later)"""
+    bl_idname = 'renderbridge.cancel_estimate'
+    bl_label = 'Cancel estimate'
+
+    @classmethod
+    def poll(cls, context):
+        s = session.current()
+        act = s and s.activity
+        return bool(act and act.mode == 'estimate' and act.job_id and not act.finished)
+
+    def execute(self, context):
+        session.current().cancel_estimate(session.current().activity)
+        return {'FINISHED'}
 
 
 class RENDERBRIDGE_OT_render(_Submit, bpy.types.Operator):
@@ -125,4 +160,5 @@ class RENDERBRIDGE_OT_refresh_addons(bpy.types.Operator):
         return {'FINISHED'}
 
 
-CLASSES = (RENDERBRIDGE_OT_check, RENDERBRIDGE_OT_render, RENDERBRIDGE_OT_refresh_addons)
+CLASSES = (RENDERBRIDGE_OT_check, RENDERBRIDGE_OT_estimate, RENDERBRIDGE_OT_cancel_estimate, RENDERBRIDGE_OT_render,
+           RENDERBRIDGE_OT_refresh_addons)

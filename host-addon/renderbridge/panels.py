@@ -2,7 +2,7 @@
 # farm box of the preferences. Drawing reads the session's plain state only; it never calls the network.
 import bpy
 
-from . import farm_status, session, submit_body
+from . import estimate_text, farm_status, session, submit_body
 
 
 def draw_connection(layout, s):
@@ -61,7 +61,8 @@ def draw_activity(layout, act):
             col.label(text=f"Missing: {dep['path']}", icon='ERROR')
         if act.step == 'missing':
             row = box.row()
-            op = row.operator('renderbridge.check' if act.mode == 'check' else 'renderbridge.render', text='Continue anyway')
+            op = row.operator('renderbridge.' + {'check': 'check', 'estimate': 'estimate'}.get(act.mode, 'render'),
+                              text='Continue anyway')
             op.allow_missing = True
     for w in act.warnings:
         col = box.column()
@@ -69,11 +70,23 @@ def draw_activity(layout, act):
         col.label(text=f"{w['code']}: {w['message']}", icon='CANCEL' if w['blocking'] else 'INFO')
     for text in act.pack_warnings:
         box.label(text=text, icon='INFO')
+    draw_estimate(box, act)
     if act.error:
         col = box.column()
         col.alert = True
         for line in wrap(act.error):
             col.label(text=line)
+
+
+def draw_estimate(box, act):
+    """The estimate's figures with their bands and warnings, and Cancel while the farm samples."""
+    for text in estimate_text.lines(act.estimate):
+        col = box.column()
+        col.alert = text.startswith('Warning:') or 'does not fit' in text
+        for i, line in enumerate(wrap(text)):
+            col.label(text=line, icon='BLANK1' if i else ('ERROR' if col.alert else 'DOT'))
+    if act.mode == 'estimate' and act.job_id and not act.finished:
+        box.operator('renderbridge.cancel_estimate', icon='CANCEL')
 
 
 def draw_save_hint(layout):
@@ -117,6 +130,7 @@ def draw(layout, context):
     row = layout.row(align=True)
     row.scale_y = 1.3
     row.operator('renderbridge.check', icon='VIEWZOOM')
+    row.operator('renderbridge.estimate', icon='TIME')
     row.operator('renderbridge.render', icon='RENDER_ANIMATION')
     if s.activity is not None:
         draw_activity(layout, s.activity)
@@ -134,7 +148,8 @@ def draw_farm(layout, s):
         col.label(text=s.connection_error or 'Connecting to the renderbridge daemon...', icon='ERROR')
     else:
         col.label(text=f"Farm: {h.get('serviceUrl', '')}", icon='WORLD')
-        col.label(text=f"Profile: {h.get('profile', '')} (set in config.toml: renderbridge config, or the tray app's Settings)")
+        profile = h.get('profile', '')
+        col.label(text=f"Profile: {profile} (set in config.toml: renderbridge config, or the tray app's Settings)")
         col.label(text='API key: stored' if h.get('apiKeyConfigured') else 'API key: none for this profile',
                   icon='CHECKMARK' if h.get('apiKeyConfigured') else 'ERROR')
     if getattr(bpy.app, 'online_access', None) is False:

@@ -7,7 +7,7 @@ import time
 
 import bpy
 
-from . import addon_prefs, background, daemon_client, farm_status, jobs_state
+from . import addon_prefs, background, daemon_client, estimate_text, farm_status, jobs_state
 
 TICK_S = 0.5
 HEALTH_S = 5.0
@@ -29,6 +29,7 @@ class Session:
         self.connection_test = None  # (level, message) of the last Test connection
         self._next = {'health': 0.0, 'jobs': 0.0, 'submission': 0.0, 'pack': 0.0}
         self._submit_args = None  # (settings, out_dir) of the activity, sent once its pack is ready
+        self.estimated = None  # estimate_text.Plan of the last ready estimate: Render on farm renders its job
 
     def client(self):
         """A daemon client from the preferences (read here, on the main thread)."""
@@ -118,6 +119,9 @@ class Session:
             act.finished = True
             if act.error is None and act.mode == 'render':
                 act.message = f'Rendered; frames downloaded to {act.out_dir}'
+            if act.error is None and act.mode == 'estimate' and act.plan is not None:
+                act.plan.job_id = act.job_id
+                self.estimated, act.message = act.plan, estimate_text.READY
             self._next['jobs'] = 0.0
 
     def _on_analysis(self, act, res, err):
@@ -182,6 +186,23 @@ class Session:
         act.message = STEP_TEXT.get(act.step, act.step)
         self._next['submission'] = 0.0
 
+    def render_estimated(self, act, settings, out_dir):
+        """Renders the estimated job (POST /submissions by jobId): no pack, no upload; the farm keeps the
+        sampled frames. The estimate is used up: a job renders once."""
+        client = self.client()
+        job_id, self.estimated, self.activity = self.estimated.job_id, None, act
+        act.job_id, act.step, act.message = job_id, 'validating', 'Rendering the estimated job...'
+        self.worker.run(lambda _post: client.submit_job(job_id, settings, 'render', out_dir),
+                        lambda sub, e: self._on_submitted(act, sub, e), key='submit')
+
+    def cancel_estimate(self, act):
+        """Stops the estimate on the farm; the submission's next poll then ends it (ESTIMATE_CANCELED)."""
+        client = self.client()
+        job_id = act.job_id
+        act.message = 'Canceling the estimate...'
+        self.worker.run(lambda _post: client.cancel_estimate(job_id),
+                        lambda _res, err: err is not None and setattr(act, 'message', f'Cancel failed: {err}'))
+
     # -- job actions ----------------------------------------------------------------------------
     def job_action(self, verb, job_id, out_dir=None):
         client = self.client()
@@ -209,6 +230,7 @@ STEP_TEXT = {
     'uploading': 'Uploading...',
     'creating': 'Creating the job...',
     'validating': 'The farm is checking the scene...',
+    'estimating': 'Estimating: the farm renders sample frames...',
     'rendering': 'Rendering on the farm (see Recent jobs)...',
     'done': 'Done',
     'failed': 'Failed',

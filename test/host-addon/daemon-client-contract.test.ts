@@ -204,8 +204,8 @@ describe('the add-on daemon client against shared/daemon/openapi.json', () => {
         );
       },
     );
-    expect(JSON.parse(stdout)).toHaveLength(14);
-    expect(recorded).toHaveLength(14);
+    expect(JSON.parse(stdout)).toHaveLength(17);
+    expect(recorded).toHaveLength(17);
     for (const r of recorded) expect(r.problems, `${r.method} ${r.path} ${JSON.stringify(r.body)}`).toEqual([]);
     // The bodies really are the add-on's: the collector's dependencies and submit_body's settings.
     const pack = recorded.find(
@@ -219,14 +219,14 @@ describe('the add-on daemon client against shared/daemon/openapi.json', () => {
       'file',
     ]);
     const modes = recorded.filter((r) => r.route === 'POST /submissions').map((r) => (r.body as { mode: string }).mode);
-    expect(modes).toEqual(['render', 'check', 'render']);
+    expect(modes).toEqual(['render', 'check', 'render', 'estimate', 'render']);
     // Every call written in the client was made (so none escapes the checks above).
     expect(new Set(recorded.map((r) => r.route))).toEqual(new Set(await callsInClient()));
   });
 
   it('uses only routes in the document in every call written in daemon_client.py', async () => {
     const calls = await callsInClient();
-    expect(calls).toHaveLength(9);
+    expect(calls).toHaveLength(11);
     for (const c of calls) {
       const [method, template] = c.split(' ') as [string, string];
       expect(doc.paths[template]?.[method.toLowerCase()], c).toBeDefined();
