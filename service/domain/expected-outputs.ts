@@ -172,7 +172,9 @@ function plan(
   return { views, outputs };
 }
 
-/** `finalConfig.expectedOutputs` for rendering `frames` of `scene` (scene metadata with the render overrides applied). */
+/**
+ * `finalConfig.expectedOutputs` for rendering `frames` of `scene` (scene metadata with the render overrides applied).
+ */
 export function computeExpectedOutputs(
   scene: SceneInput,
   frames: readonly number[],

@@ -43,7 +43,9 @@ export function expandFrameRanges(ranges: readonly string[], maxFrames = MAX_FRA
   return out;
 }
 
-/** Frames of the scene's own range (`renderFrameRange` [start, end] and `frameStep`), for jobs without `frameRanges`. */
+/**
+ * Frames of the scene's own range (`renderFrameRange` [start, end] and `frameStep`), for jobs without `frameRanges`.
+ */
 export function sceneFrames(renderFrameRange: readonly number[], frameStep = 1): number[] {
   const [start, end] = renderFrameRange;
   if (start === undefined || end === undefined) return [];

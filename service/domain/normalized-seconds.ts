@@ -80,8 +80,10 @@ export function finalConfigFromRuns(final: FinalConfig, runs: readonly RenderRun
     code: 'DEVICE_FALLBACK',
     blocking: false,
     message: all
-      ? `${planned} was planned (${final.gpuCount ?? 1} GPU per render process) but no Blender run found a usable ${planned} device: the render ran on the CPU and is billed at the CPU factor`
-      : `${onCpu} of ${runs.length} Blender runs found no usable ${planned} device and rendered on the CPU (billed at the CPU factor)`,
+      ? `${planned} was planned (${final.gpuCount ?? 1} GPU per render process) but no Blender run found a ` +
+        `usable ${planned} device: the render ran on the CPU and is billed at the CPU factor`
+      : `${onCpu} of ${runs.length} Blender runs found no usable ${planned} device and rendered on the CPU ` +
+        `(billed at the CPU factor)`,
   };
   return {
     ...final,

@@ -17,7 +17,9 @@ export function jobLogPrefix(workspaceId: string, jobId: string): string {
 /** Task ids as the queue makes them (`chunk:<job>:3`): letters, digits, `:`, `_`, `-`. */
 export const TASK_ID_PATTERN = /^[a-z][a-z-]*:[A-Za-z0-9:_-]{1,190}$/;
 
-/** A task's folder name: its id without the job id (`chunk:<job>:3` -> `chunk-3`); undefined for ids that are no task's. */
+/**
+ * A task's folder name: its id without the job id (`chunk:<job>:3` -> `chunk-3`); undefined for ids that are no task's.
+ */
 export function taskLogSegment(taskId: string, jobId: string): string | undefined {
   if (!TASK_ID_PATTERN.test(taskId)) return undefined;
   const parts = taskId.split(':').filter((p) => p !== jobId);

@@ -19,7 +19,10 @@ export function hashWorkerToken(token: string): Buffer {
 /** Why `name` cannot name a worker, or undefined when it can. */
 export function workerNameProblem(name: string): string | undefined {
   if (WORKER_NAME_PATTERN.test(name)) return undefined;
-  return `"${name}" is not a worker name: use 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit (no ":")`;
+  return (
+    `"${name}" is not a worker name: use 1-63 letters, digits, ".", "_" or "-", starting with a letter or ` +
+    `digit (no ":")`
+  );
 }
 
 /** Creates a token for the worker `name`; the token itself is returned once, never stored. */

@@ -25,7 +25,9 @@ export async function chargeFailure(
   if (d.allowed) return err;
   const seconds = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
   return new ApiError('RATE_LIMITED', {
-    message: `Too many failed authentications from this address: wait ${seconds} s (Retry-After), then send a valid API key of your workspace as "Authorization: Bearer <API_KEY>".`,
+    message:
+      `Too many failed authentications from this address: wait ${seconds} s (Retry-After), then send a valid ` +
+      `API key of your workspace as "Authorization: Bearer <API_KEY>".`,
     metadata: { reason: 'authentication-failures', limit: d.limit, retryAfterSeconds: seconds },
     headers: { 'retry-after': String(seconds) },
   });

@@ -27,7 +27,10 @@ type Found = Awaited<ReturnType<KeyStore['findByHash']>>;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The sign-in route (POST /sessions): it checks the key in its body itself, so a request without Authorization reaches it. */
+    /**
+     * The sign-in route (POST /sessions): it checks the key in its body itself, so a request without Authorization
+     * reaches it.
+     */
     signIn?: boolean;
   }
 }

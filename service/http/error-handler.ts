@@ -70,7 +70,8 @@ export function installErrorHandling(app: FastifyInstance): void {
 /** What the router refuses before any route runs: a path parameter it cannot decode, or one longer than any id. */
 const ROUTER_REFUSALS: Record<string, string> = {
   FST_ERR_BAD_URL:
-    'The URL has a malformed percent-encoding (a % not followed by two hex digits): encode path parameters with encodeURIComponent.',
+    'The URL has a malformed percent-encoding (a % not followed by two hex digits): encode path parameters ' +
+    'with encodeURIComponent.',
   FST_ERR_MAX_PARAM_LENGTH:
     'A path parameter is far longer than any id: job ids are UUIDs such as 3f2b8c1e-9d4a-4e6f-8b7c-2a1d0e9f8c7b.',
 };

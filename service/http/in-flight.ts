@@ -28,7 +28,9 @@ export class InFlightLimit {
     if (now >= this.max) {
       return done(
         new ApiError('RATE_LIMITED', {
-          message: `This API key already has ${this.max} ${this.what} in progress: wait for their answers, then send the next one.`,
+          message:
+            `This API key already has ${this.max} ${this.what} in progress: wait for their answers, then send ` +
+            `the next one.`,
           metadata: { inFlightLimit: this.max, retryAfterSeconds: 1 },
           headers: { 'retry-after': '1' },
         }),

@@ -4,7 +4,9 @@ import type { DestinationStream } from 'pino';
 import pretty from 'pino-pretty';
 import type { ServiceConfig } from '../config.js';
 
-/** `auto` is pretty exactly when stdout is a terminal (a person watching), JSON otherwise (journald, a file, a pipe). */
+/**
+ * `auto` is pretty exactly when stdout is a terminal (a person watching), JSON otherwise (journald, a file, a pipe).
+ */
 export function resolveLogFormat(
   format: ServiceConfig['logFormat'],
   stdout: { isTTY?: boolean } = process.stdout,

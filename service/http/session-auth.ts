@@ -71,7 +71,9 @@ export class SessionAuth {
     return { id, found: live };
   }
 
-  /** Whether the session still authenticates, without counting as activity (a long event stream must not keep it alive). */
+  /**
+   * Whether the session still authenticates, without counting as activity (a long event stream must not keep it alive).
+   */
   async alive(id: string): Promise<boolean> {
     const found = await this.deps.store.find(hashSessionId(id));
     return !!found && !sessionEnded(found, this.now(), this.deps.life);

@@ -2,7 +2,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export interface SessionCookie {
-  /** `__Host-rb_session` when Secure (the prefix makes browsers refuse it without Secure and Path=/), else `rb_session`. */
+  /**
+   * `__Host-rb_session` when Secure (the prefix makes browsers refuse it without Secure and Path=/), else `rb_session`.
+   */
   name: string;
   secure: boolean;
   /** Max-Age, seconds: the session's absolute lifetime (the server ends idle sessions sooner). */

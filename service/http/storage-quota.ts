@@ -48,7 +48,11 @@ export class StorageQuota {
       if (used.total + addingBytes <= quota) return;
     }
     throw new ApiError('STORAGE_QUOTA_EXCEEDED', {
-      message: `Your workspace keeps ${gib(used.total)} (uploads ${gib(used.uploads)}, blobs ${gib(used.blobs)}, job outputs ${gib(used.outputs)})${addingBytes ? ` and this would add ${gib(addingBytes)}` : ''}, over its storage quota of ${gib(quota)}: wait until older outputs pass their retention, send a smaller project, or ask the operator for a larger quota (--workspace-storage-quota).`,
+      message:
+        `Your workspace keeps ${gib(used.total)} (uploads ${gib(used.uploads)}, blobs ${gib(used.blobs)}, job ` +
+        `outputs ${gib(used.outputs)})${addingBytes ? ` and this would add ${gib(addingBytes)}` : ''}, over ` +
+        `its storage quota of ${gib(quota)}: wait until older outputs pass their retention, send a smaller ` +
+        `project, or ask the operator for a larger quota (--workspace-storage-quota).`,
       metadata: {
         usedBytes: used.total,
         quotaBytes: quota,

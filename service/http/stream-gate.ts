@@ -39,14 +39,16 @@ export class StreamGate {
       });
     if (mine >= this.opts.perKey) {
       throw refuse(
-        `This API key already holds ${mine} open streams (log follows and event streams), the most one key may: close one (each dashboard tab or --follow holds one), then retry after ${seconds} s.`,
+        `This API key already holds ${mine} open streams (log follows and event streams), the most one key ` +
+          `may: close one (each dashboard tab or --follow holds one), then retry after ${seconds} s.`,
         this.opts.perKey,
         'key',
       );
     }
     if (this.total >= this.opts.perProcess) {
       throw refuse(
-        `This service holds its most open streams (${this.opts.perProcess}): retry after ${seconds} s, or poll GET /jobs/{id} instead of following.`,
+        `This service holds its most open streams (${this.opts.perProcess}): retry after ${seconds} s, or ` +
+          `poll GET /jobs/{id} instead of following.`,
         this.opts.perProcess,
         'process',
       );

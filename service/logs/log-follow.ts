@@ -133,7 +133,8 @@ export async function* followLog(o: FollowOptions): AsyncGenerator<Buffer> {
       }
     }
     // A change of the job (status, progress written to it) or of its tasks counts as activity too.
-    const seen = `${rec?.job.status}|${rec?.job.updatedAt}|${tasks.map((x) => `${x.id}:${x.state}:${x.attempts}`).join(',')}`;
+    const taskStates = tasks.map((x) => `${x.id}:${x.state}:${x.attempts}`).join(',');
+    const seen = `${rec?.job.status}|${rec?.job.updatedAt}|${taskStates}`;
     if (seen !== lastSeen) moved = true;
     lastSeen = seen;
     if (moved) {
@@ -144,13 +145,15 @@ export async function* followLog(o: FollowOptions): AsyncGenerator<Buffer> {
     }
     if (t - openedAt >= o.maxMs) {
       yield Buffer.from(
-        `\n[renderbridge] this follow has been open for ${seconds(o.maxMs)} s, the most this service allows: follow again to go on (the job goes on)\n`,
+        `\n[renderbridge] this follow has been open for ${seconds(o.maxMs)} s, the most this service allows: ` +
+          `follow again to go on (the job goes on)\n`,
       );
       return;
     }
     if (t - lastChangeAt >= o.idleMs) {
       yield Buffer.from(
-        `\n[renderbridge] the job has shown no new output and no change for ${seconds(o.idleMs)} s: the follow ends here; follow again to go on (the job goes on)\n`,
+        `\n[renderbridge] the job has shown no new output and no change for ${seconds(o.idleMs)} s: the ` +
+          `follow ends here; follow again to go on (the job goes on)\n`,
       );
       return;
     }

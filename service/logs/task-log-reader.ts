@@ -58,7 +58,9 @@ export interface ListRunsOptions {
   taskSeg?: string;
   /** Only this attempt's runs. */
   attempt?: number;
-  /** Start and end records by run id, kept across calls (follow lists every second; records never change once written). */
+  /**
+   * Start and end records by run id, kept across calls (follow lists every second; records never change once written).
+   */
   known?: Map<string, { start?: RunStart; end?: RunEnd }>;
 }
 
@@ -167,5 +169,8 @@ export function runHeader(run: ReadRun, task: TaskRun | undefined, state: string
   const frames = frameText(run.start?.frames ?? task?.frames);
   const id = run.start?.taskId ?? task?.id ?? run.taskSeg;
   const worker = run.start?.worker ?? 'unknown worker';
-  return `==> task ${id} (${kind}${frames ? `, frames ${frames}` : ''}), attempt ${run.attempt}, worker ${worker}: ${state} <==\n`;
+  return (
+    `==> task ${id} (${kind}${frames ? `, frames ${frames}` : ''}), attempt ${run.attempt}, ` +
+    `worker ${worker}: ${state} <==\n`
+  );
 }

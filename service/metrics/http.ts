@@ -25,7 +25,8 @@ function allowed(header: string | undefined, token: string | undefined, loopback
 }
 
 const NO_TOKEN =
-  'This service listens beyond loopback and has no metrics token, so /metrics is closed: set RENDERBRIDGE_METRICS_TOKEN on the service and send "Authorization: Bearer <metrics token>".';
+  'This service listens beyond loopback and has no metrics token, so /metrics is closed: set ' +
+  'RENDERBRIDGE_METRICS_TOKEN on the service and send "Authorization: Bearer <metrics token>".';
 
 /**
  * Records every request's duration and serves /metrics: with bearer `token` when set; without one

@@ -47,7 +47,10 @@ export interface JobInternal {
     chunkTaskIds: string[];
     frames: number;
     slots: number;
-    /** Frames copied from the job this one was requeued from, or kept by its estimate (frame ranges), not rendered; counted as done. */
+    /**
+     * Frames copied from the job this one was requeued from, or kept by its estimate (frame ranges), not rendered;
+     * counted as done.
+     */
     copiedFrames?: string[];
   };
   /** A failed or canceled job that kept finished frames for a requeue (kept-frames.ts): when retention deletes them. */
@@ -55,7 +58,10 @@ export interface JobInternal {
   /** Set on a job made by POST /jobs/{id}/requeue (job-requeue extension, service/domain/requeue.ts). */
   requeue?: {
     fromJobId: string;
-    /** The old job's request, rendered once validation passes; null: it never asked for a render, so this job waits in `validated`. */
+    /**
+     * The old job's request, rendered once validation passes; null: it never asked for a render, so this job waits in
+     * `validated`.
+     */
     requestedConfig: RequestedConfig | null;
     /** Frame ranges to render again even where the old job has them; null: only the frames it lacks render. */
     rerender: string[] | null;
@@ -149,7 +155,9 @@ export interface JobRecords {
   ): Promise<JobRecord | undefined>;
   /** Updates fields without a status change (outputs, analysis, normalizedSeconds, ...). */
   update(id: string, patch: JobPatch, internal?: Partial<JobInternal>): Promise<JobRecord | undefined>;
-  /** Jobs whose outputs are due for deletion at `now` (scheduledForDeletionAt passed, not yet deleted), oldest first. */
+  /**
+   * Jobs whose outputs are due for deletion at `now` (scheduledForDeletionAt passed, not yet deleted), oldest first.
+   */
   listExpired(now: Date, limit: number): Promise<JobRecord[]>;
 }
 

@@ -30,7 +30,10 @@ export interface WorkerTokenAdmin {
   /** Fails when an active token already has this name (one identity, one live credential). */
   createWorkerToken(rec: Omit<WorkerTokenRecord, 'lastUsedAt' | 'revokedAt'>, hash: Buffer): Promise<void>;
   listWorkerTokens(): Promise<WorkerTokenRecord[]>;
-  /** Revokes the active token with this id, or else the active token with this name; the revoked record, or undefined when none. */
+  /**
+   * Revokes the active token with this id, or else the active token with this name; the revoked record, or undefined
+   * when none.
+   */
   revokeWorkerToken(idOrName: string): Promise<WorkerTokenRecord | undefined>;
 }
 

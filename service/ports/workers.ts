@@ -46,7 +46,10 @@ export interface WorkerReport {
   /** `kind`: how the build starts (blender/build-kind.ts); absent in reports of older workers. */
   builds: { version: string; path: string; kind?: 'executable' | 'release' | 'root' }[];
   gpus: { name: string; uuid: string; memoryMiB: number }[];
-  /** Whether its Blenders run in the sandbox (false: the operator passed --no-sandbox); absent in reports of older workers. */
+  /**
+   * Whether its Blenders run in the sandbox (false: the operator passed --no-sandbox); absent in reports of older
+   * workers.
+   */
   sandbox?: boolean;
   /** Jobs whose per-job blocklist keeps some of its slots off them now. */
   blocklistedBy: { jobId: string; slots: string[]; failures: number }[];

@@ -40,12 +40,17 @@ export const blobCommitRoutes: FastifyPluginAsyncZod<BlobApiDeps> = async (app, 
         if (check.problem === 'paths') throw new ApiError('VALIDATION_ERROR', { details: check.details });
         if (check.problem === 'tooManyEntries') {
           throw new ApiError('PAYLOAD_TOO_LARGE', {
-            message: `The project has ${check.entries} files; this service renders projects of at most ${check.maxEntries}: split it into smaller jobs.`,
+            message:
+              `The project has ${check.entries} files; this service renders projects of at ` +
+              `most ${check.maxEntries}: split it into smaller jobs.`,
             metadata: { maxEntries: check.maxEntries, entries: check.entries },
           });
         }
         throw new ApiError('PAYLOAD_TOO_LARGE', {
-          message: `The project's files add up to ${check.bytes} bytes, over this service's per-job quota of ${check.maxBytes} bytes: split it into smaller jobs, or ask the farm's operator to raise --unpack-quota.`,
+          message:
+            `The project's files add up to ${check.bytes} bytes, over this service's per-job quota ` +
+            `of ${check.maxBytes} bytes: split it into smaller jobs, or ask the farm's operator to raise ` +
+            `--unpack-quota.`,
           metadata: { maxBytes: check.maxBytes, bytes: check.bytes },
         });
       }

@@ -105,7 +105,8 @@ export async function blobPartRoutes(app: FastifyInstance, deps: BlobPartRouteDe
       if (err instanceof BlobBusyError) {
         throw new ApiError('SERVICE_UNAVAILABLE', {
           message:
-            'This blob is being deleted after its retention period right now: query it again in a few seconds (POST /uploads/blobs/query) and send it again.',
+            'This blob is being deleted after its retention period right now: query it again in a few ' +
+            'seconds (POST /uploads/blobs/query) and send it again.',
           headers: { 'retry-after': '5' },
         });
       }

@@ -154,7 +154,9 @@ export const blobQueryRoutes: FastifyPluginAsyncZod<BlobApiDeps> = async (app, d
       const tooBig = asked.find((b) => b.size > quota);
       if (tooBig) {
         throw new ApiError('PAYLOAD_TOO_LARGE', {
-          message: `A blob of ${tooBig.size} bytes is larger than this service's per-job quota of ${quota} bytes: no project holding it can be rendered here.`,
+          message:
+            `A blob of ${tooBig.size} bytes is larger than this service's per-job quota of ${quota} bytes: no ` +
+            `project holding it can be rendered here.`,
           metadata: { maxBytes: quota, sha256: tooBig.sha256, size: tooBig.size },
         });
       }
@@ -166,7 +168,10 @@ export const blobQueryRoutes: FastifyPluginAsyncZod<BlobApiDeps> = async (app, d
             {
               code: 'too_big',
               path: ['body', 'firstPart'],
-              message: `firstPart ${firstPart} is past the parts of the first blob (${first ? partCount(first.size, partSize) : 0} of ${partSize} bytes): use the continueFrom of the previous answer`,
+              message:
+                `firstPart ${firstPart} is past the parts of the first blob ` +
+                `(${first ? partCount(first.size, partSize) : 0} of ${partSize} bytes): use the continueFrom ` +
+                `of the previous answer`,
             },
           ],
         });
@@ -180,7 +185,9 @@ export const blobQueryRoutes: FastifyPluginAsyncZod<BlobApiDeps> = async (app, d
       const missingBytes = absent.reduce((sum, b) => sum + b.size, 0);
       if (missingBytes > quota) {
         throw new ApiError('PAYLOAD_TOO_LARGE', {
-          message: `The blobs this query lacks hold ${missingBytes} bytes, more than this service's per-job quota of ${quota} bytes: query one project at a time, and split a project larger than that.`,
+          message:
+            `The blobs this query lacks hold ${missingBytes} bytes, more than this service's per-job quota ` +
+            `of ${quota} bytes: query one project at a time, and split a project larger than that.`,
           metadata: { maxBytes: quota, missingBytes, missingCount: absent.length },
         });
       }

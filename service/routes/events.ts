@@ -2,8 +2,9 @@
 // from the JobFeed. A stream opens with a `job` event per recent job, then sends one whenever a
 // job changes; a comment line every heartbeat keeps proxies from closing it. A stream opened with
 // a dashboard session ends (event `session-ended`) once that session has: signed out, expired,
-// or its key revoked; one opened with a key ends (event `key-revoked`) once the key is revoked. A client too slow to take the events is cut off (it reconnects and starts
-// from a fresh snapshot) rather than held in memory. Streams are capped per key and per process
+// or its key revoked; one opened with a key ends (event `key-revoked`) once the key is revoked. A client too slow to
+// take the events is cut off (it reconnects and starts from a fresh snapshot) rather than held in memory. Streams are
+// capped per key and per process
 // (StreamGate: 429 TOO_MANY_STREAMS) and last at most `maxMs`, ending with `stream-ended`: a
 // stream nobody closes must not hold its place forever; EventSource reconnects by itself.
 import type { ServerResponse } from 'node:http';

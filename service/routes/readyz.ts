@@ -83,17 +83,20 @@ export const readyzRoutes: FastifyPluginAsync<ReadinessDeps> = async (app, deps)
       database: result(
         database,
         () =>
-          `the state database ${why(database.err, timeoutMs)}: check that it runs and that --database-url (or the data folder) is right`,
+          `the state database ${why(database.err, timeoutMs)}: check that it runs and that --database-url ` +
+          `(or the data folder) is right`,
       ),
       queue: result(
         queue,
         () =>
-          `the task queue ${why(queue.err, timeoutMs)}: check that Redis (--redis-url) or the database holding the queue runs`,
+          `the task queue ${why(queue.err, timeoutMs)}: check that Redis (--redis-url) or the database ` +
+          `holding the queue runs`,
       ),
       storage: result(
         storage,
         () =>
-          `object storage ${why(storage.err, timeoutMs)}: check that the S3 endpoint and bucket (--s3-*) answer, or that the data folder is readable`,
+          `object storage ${why(storage.err, timeoutMs)}: check that the S3 endpoint and bucket (--s3-*) ` +
+          `answer, or that the data folder is readable`,
       ),
       workers: result(workers, () => workerAdvice(workers.err, deps.inProcessWorkers, timeoutMs)),
     };
@@ -130,5 +133,8 @@ function workerAdvice(err: unknown, inProcess: boolean, timeoutMs: number): stri
     : 'this service runs no worker itself (--workers 0)';
   const remote =
     err.known > 0 ? `the ${err.known} known worker(s) are lost or stopped` : 'no `renderbridge worker` has reported';
-  return `no worker has a fresh heartbeat: ${own} and ${remote}; start a worker (renderbridge worker) that reaches this service, or run the service with --workers 1 or more`;
+  return (
+    `no worker has a fresh heartbeat: ${own} and ${remote}; start a worker (renderbridge worker) that reaches ` +
+    `this service, or run the service with --workers 1 or more`
+  );
 }

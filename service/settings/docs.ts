@@ -27,9 +27,12 @@ export function settingsMarkdown(): string {
     );
     for (const s of rows) {
       const flag = s.flag ? `\`${s.flag.split(' ')[0]}\`` : '(none: a secret)';
-      const meaning = `${s.help[0]!.toUpperCase()}${s.help.slice(1)}. Takes ${allowed(s.kind)}${s.secret ? '; never printed' : ''}.`;
+      const meaning =
+        `${s.help[0]!.toUpperCase()}${s.help.slice(1)}. ` +
+        `Takes ${allowed(s.kind)}${s.secret ? '; never printed' : ''}.`;
       out.push(
-        `| \`${s.key}\` | ${flag} | \`${envName(s)}\` | ${cell(s.defaultText)} | ${s.commands.join(', ')} | ${cell(meaning)} |`,
+        `| \`${s.key}\` | ${flag} | \`${envName(s)}\` | ${cell(s.defaultText)} | ${s.commands.join(', ')} ` +
+          `| ${cell(meaning)} |`,
       );
     }
     out.push('');

@@ -53,9 +53,15 @@ export function allowed(kind: Kind): string {
     case 'number':
       return `a number above ${kind.above}`;
     case 'bytes':
-      return `a size from ${size(kind.min)}${kind.max === undefined ? ' up' : ` to ${size(kind.max)}`}: bytes, or with a unit (500MiB, 8GiB)`;
+      return (
+        `a size from ${size(kind.min)}${kind.max === undefined ? ' up' : ` to ${size(kind.max)}`}: bytes, or ` +
+        `with a unit (500MiB, 8GiB)`
+      );
     case 'duration':
-      return `a duration of at least ${kind.min} ${kind.unit === 's' ? 'seconds' : 'ms'}: a number of ${kind.unit === 's' ? 'seconds' : 'milliseconds'}, or with a unit (500ms, 90s, 15m, 6h, 1d)`;
+      return (
+        `a duration of at least ${kind.min} ${kind.unit === 's' ? 'seconds' : 'ms'}: a number ` +
+        `of ${kind.unit === 's' ? 'seconds' : 'milliseconds'}, or with a unit (500ms, 90s, 15m, 6h, 1d)`
+      );
     case 'bool':
       return 'true or false (also 1/0, yes/no, on/off)';
     case 'choice':

@@ -24,7 +24,9 @@ export type SettingGroup = (typeof SETTING_GROUPS)[number];
 export interface Setting {
   /** Key in the config file: a ServiceConfig field, `s3.<field>` for S3Settings, else the worker process's own. */
   key: string;
-  /** Flag with its placeholder (`--rate-limit <n>`); none for secrets, which never go on a command line (ps shows it). */
+  /**
+   * Flag with its placeholder (`--rate-limit <n>`); none for secrets, which never go on a command line (ps shows it).
+   */
   flag?: string;
   /** Environment variable. Default: RENDERBRIDGE_ and the flag in upper snake case. */
   env?: string;
@@ -69,7 +71,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Listening and URLs',
     commands: SERVICE,
     defaultText: 'none: on the public listener',
-    help: 'serve the internal worker API (/internal/worker/v1) on a listener of its own, e.g. on a farm-only network; the public listener then does not serve it',
+    help:
+      'serve the internal worker API (/internal/worker/v1) on a listener of its own, e.g. on a farm-only ' +
+      'network; the public listener then does not serve it',
   },
   {
     key: 'workerApiHost',
@@ -87,7 +91,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Listening and URLs',
     commands: SERVICE,
     defaultText: 'http://HOST:PORT',
-    help: 'origin clients reach the service at (behind a proxy), used in presigned URLs; https makes the dashboard cookie Secure',
+    help:
+      'origin clients reach the service at (behind a proxy), used in presigned URLs; https makes the dashboard ' +
+      'cookie Secure',
   },
   {
     key: 'dataDir',
@@ -96,7 +102,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Listening and URLs',
     commands: BOTH,
     defaultText: '$XDG_DATA_HOME/renderbridge/service',
-    help: 'SQLite database, stored files, URL-signing secret, work folder (a remote worker: its work folder, default ./.renderbridge/worker)',
+    help:
+      'SQLite database, stored files, URL-signing secret, work folder (a remote worker: its work folder, ' +
+      'default ./.renderbridge/worker)',
   },
   {
     key: 'instanceId',
@@ -159,7 +167,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Limits',
     commands: SERVICE,
     defaultText: '6000',
-    help: "worker API requests per worker token per window (per instance) before 429 RATE_LIMITED, apart from API keys' budgets",
+    help:
+      'worker API requests per worker token per window (per instance) before 429 RATE_LIMITED, apart from API ' +
+      "keys' budgets",
   },
   {
     key: 'rateLimitWindowMs',
@@ -177,7 +187,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Limits',
     commands: SERVICE,
     defaultText: '60',
-    help: 'failed authentications per remote address per window before they answer 429 RATE_LIMITED; valid keys are never refused',
+    help:
+      'failed authentications per remote address per window before they answer 429 RATE_LIMITED; valid keys ' +
+      'are never refused',
   },
   {
     key: 'authFailureWindowMs',
@@ -222,7 +234,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Limits',
     commands: SERVICE,
     defaultText: 'none: estimates give no cost',
-    help: 'price per hour of rendering by device for estimates (POST /jobs/{id}/estimate), e.g. CPU=0.4,OPTIX=2.5; GPU= covers any GPU device',
+    help:
+      'price per hour of rendering by device for estimates (POST /jobs/{id}/estimate), e.g. CPU=0.4,OPTIX=2.5; ' +
+      'GPU= covers any GPU device',
   },
   {
     key: 'logFollowIdleSeconds',
@@ -240,7 +254,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Limits',
     commands: SERVICE,
     defaultText: '1TiB',
-    help: 'bytes one workspace may keep stored (uploads, blobs, job outputs); past it new uploads answer 413 STORAGE_QUOTA_EXCEEDED',
+    help:
+      'bytes one workspace may keep stored (uploads, blobs, job outputs); past it new uploads answer 413 ' +
+      'STORAGE_QUOTA_EXCEEDED',
   },
   {
     key: 'outputRetentionDays',
@@ -267,7 +283,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Logging',
     commands: BOTH,
     defaultText: 'info',
-    help: 'pino log level; info logs writes and failed requests, debug also successful reads (polls) and per-frame events',
+    help:
+      'pino log level; info logs writes and failed requests, debug also successful reads (polls) and per-frame ' +
+      'events',
   },
   {
     key: 'logFormat',
@@ -276,7 +294,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Logging',
     commands: BOTH,
     defaultText: 'auto',
-    help: 'pretty: one coloured line per event; json: one JSON object per line; auto: pretty when stdout is a terminal, else json',
+    help:
+      'pretty: one coloured line per event; json: one JSON object per line; auto: pretty when stdout is a ' +
+      'terminal, else json',
   },
   {
     key: 'taskLogMaxBytes',
@@ -380,7 +400,9 @@ export const SETTINGS: readonly Setting[] = [
     commands: BOTH,
     defaultText: 'none',
     secret: 'value',
-    help: "worker: this worker's own token (renderbridge admin create-worker-token --name NAME); service: a deprecated farm-wide token, accepted for every job with a warning at start",
+    help:
+      "worker: this worker's own token (renderbridge admin create-worker-token --name NAME); service: a " +
+      'deprecated farm-wide token, accepted for every job with a warning at start',
   },
   {
     key: 'metricsToken',
@@ -399,7 +421,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Render slots',
     commands: BOTH,
     defaultText: 'auto',
-    help: 'render slots: auto (one per NVIDIA GPU, else one CPU slot), N CPU slots, or 0 for none in this process (service)',
+    help:
+      'render slots: auto (one per NVIDIA GPU, else one CPU slot), N CPU slots, or 0 for none in this process ' +
+      '(service)',
   },
   {
     key: 'blenderPaths',
@@ -409,7 +433,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Render slots',
     commands: BOTH,
     defaultText: 'none',
-    help: 'extra Blender builds (repeatable; the variable comma-separated): an executable, an unpacked release folder or a system root; RENDERBRIDGE_BLENDER_X_Y and PATH are searched too',
+    help:
+      'extra Blender builds (repeatable; the variable comma-separated): an executable, an unpacked release ' +
+      'folder or a system root; RENDERBRIDGE_BLENDER_X_Y and PATH are searched too',
   },
   {
     key: 'sandbox',
@@ -419,7 +445,10 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Render slots',
     commands: BOTH,
     defaultText: 'on',
-    help: 'run Blender in a bubblewrap sandbox (no network, only the job folder writable, no farm secrets); off: a warning at start, shown by doctor and the workers page. A worker refuses to start when the sandbox does not work',
+    help:
+      'run Blender in a bubblewrap sandbox (no network, only the job folder writable, no farm secrets); off: a ' +
+      'warning at start, shown by doctor and the workers page. A worker refuses to start when the sandbox does ' +
+      'not work',
   },
   {
     key: 'renderNice',
@@ -429,7 +458,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Render slots',
     commands: BOTH,
     defaultText: '10',
-    help: 'CPU niceness added to every Blender the worker starts, so the service and the worker keep answering while renders take every core; 0: the same priority as the service',
+    help:
+      'CPU niceness added to every Blender the worker starts, so the service and the worker keep answering ' +
+      'while renders take every core; 0: the same priority as the service',
   },
   {
     key: 'bundledAddons',
@@ -439,7 +470,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Render slots',
     commands: BOTH,
     defaultText: 'auto',
-    help: "add-ons a project bundles: sandboxed: enabled in the job's sandboxed Blender; off: never enabled (validation warns ADDON_REFUSED); auto: sandboxed when the sandbox is on, else off",
+    help:
+      "add-ons a project bundles: sandboxed: enabled in the job's sandboxed Blender; off: never enabled " +
+      '(validation warns ADDON_REFUSED); auto: sandboxed when the sandbox is on, else off',
   },
   {
     key: 'blenderFromPath',
@@ -449,7 +482,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Render slots',
     commands: BOTH,
     defaultText: 'on',
-    help: 'the `blender` found in PATH as a build; off: only --blender and RENDERBRIDGE_BLENDER_X_Y builds (a worker dedicated to other versions)',
+    help:
+      'the `blender` found in PATH as a build; off: only --blender and RENDERBRIDGE_BLENDER_X_Y builds (a ' +
+      'worker dedicated to other versions)',
   },
   {
     key: 'renderMode',
@@ -458,7 +493,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Render slots',
     commands: BOTH,
     defaultText: 'warm',
-    help: 'warm: one Blender per slot and job keeps the scene loaded and renders the frames it claims; chunked: one Blender per chunk of frames',
+    help:
+      'warm: one Blender per slot and job keeps the scene loaded and renders the frames it claims; chunked: ' +
+      'one Blender per chunk of frames',
   },
   {
     key: 'warmIdleSeconds',
@@ -485,7 +522,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Render slots',
     commands: BOTH,
     defaultText: 'warm 8, chunked 8-50 by slots',
-    help: 'most frames per render task when this process plans a render (warm: shrinking to 1 at the end of a job; a large farm sets 1-2)',
+    help:
+      'most frames per render task when this process plans a render (warm: shrinking to 1 at the end of a job; ' +
+      'a large farm sets 1-2)',
   },
   {
     key: 'leaseSeconds',
@@ -575,7 +614,9 @@ export const SETTINGS: readonly Setting[] = [
     group: 'Unpacking and the blob cache',
     commands: BOTH,
     defaultText: '<data-dir>/blob-cache',
-    help: "where the worker keeps the blobs of content-addressed uploads; on the work folder's disk projects are hard links into it",
+    help:
+      "where the worker keeps the blobs of content-addressed uploads; on the work folder's disk projects are " +
+      'hard links into it',
   },
   {
     key: 'blobCacheMaxBytes',

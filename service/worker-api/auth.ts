@@ -25,7 +25,9 @@ declare module 'fastify' {
 }
 
 const UNAUTHORIZED_MESSAGE =
-  'Missing, unknown or revoked worker token: send "Authorization: Bearer <token>" with this worker\'s own token (create one with renderbridge admin create-worker-token --name NAME and give it to the worker as RENDERBRIDGE_WORKER_TOKEN). API keys do not work here.';
+  'Missing, unknown or revoked worker token: send "Authorization: Bearer <token>" with this worker\'s own ' +
+  'token (create one with renderbridge admin create-worker-token --name NAME and give it to the worker as ' +
+  'RENDERBRIDGE_WORKER_TOKEN). API keys do not work here.';
 
 /** A last-used stamp is written at most this often per token: a write per call would cost more than the lookup. */
 const MARK_USED_EVERY_MS = 60_000;

@@ -9,7 +9,10 @@ export interface WorkerApiClientOptions {
    * appended). Tried in order; the one that last answered is tried first. At least one.
    */
   serviceUrls: readonly string[];
-  /** This worker's token (renderbridge admin create-worker-token), or the deprecated farm-wide one. Required; never logged. */
+  /**
+   * This worker's token (renderbridge admin create-worker-token), or the deprecated farm-wide one. Required; never
+   * logged.
+   */
   token: string;
   /** Limit of one request, from connect to the end of the body. Default 10000 ms. */
   timeoutMs?: number;
@@ -97,7 +100,8 @@ export class WorkerApiClient {
     });
     if (!opts.token)
       throw new Error(
-        "worker API: the worker token is empty: set RENDERBRIDGE_WORKER_TOKEN to this worker's token (renderbridge admin create-worker-token --name NAME)",
+        "worker API: the worker token is empty: set RENDERBRIDGE_WORKER_TOKEN to this worker's token " +
+          '(renderbridge admin create-worker-token --name NAME)',
       );
     this.token = opts.token;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
@@ -161,8 +165,10 @@ export class WorkerApiClient {
     }
     const tried = [...failures].map(([url, why]) => `${url} (${why})`).join('; ');
     throw new WorkerApiError(
-      `worker API: ${method} ${path} got no answer from any service URL within ${Math.round(this.retryForMs / 1000)} s: ${tried}. ` +
-        "Check that these URLs are the service's worker API (its own --worker-api-port when it has one) and reachable from this worker.",
+      `worker API: ${method} ${path} got no answer from any service URL ` +
+        `within ${Math.round(this.retryForMs / 1000)} s: ${tried}. ` +
+        ("Check that these URLs are the service's worker API (its own --worker-api-port when it has one) and " +
+          'reachable from this worker.'),
       null,
       null,
     );
@@ -175,14 +181,16 @@ export class WorkerApiClient {
     const at = `${answer.url} refused ${method} ${path} with ${answer.status}${name ? ` ${name}` : ''}`;
     if (answer.status === 401) {
       return new WorkerApiError(
-        `${at}: the worker token is unknown or revoked; create this worker's own token with renderbridge admin create-worker-token --name NAME on the service and set it as RENDERBRIDGE_WORKER_TOKEN here.`,
+        `${at}: the worker token is unknown or revoked; create this worker's own token with renderbridge ` +
+          `admin create-worker-token --name NAME on the service and set it as RENDERBRIDGE_WORKER_TOKEN here.`,
         401,
         name,
       );
     }
     if (name === 'ROUTE_NOT_FOUND') {
       return new WorkerApiError(
-        `${at}: this URL serves no worker API; if the service has one of its own (--worker-api-port), give that address as --service-url, and run the same renderbridge version on service and workers.`,
+        `${at}: this URL serves no worker API; if the service has one of its own (--worker-api-port), give ` +
+          `that address as --service-url, and run the same renderbridge version on service and workers.`,
         answer.status,
         name,
       );
@@ -211,7 +219,8 @@ function parseJson(text: string, url: string, method: string, path: string): unk
     return JSON.parse(text) as unknown;
   } catch {
     throw new WorkerApiError(
-      `${url} answered ${method} ${path} with a body that is not JSON: check that this URL points at the renderbridge service, not a proxy's error page.`,
+      `${url} answered ${method} ${path} with a body that is not JSON: check that this URL points at the ` +
+        `renderbridge service, not a proxy's error page.`,
       null,
       null,
     );

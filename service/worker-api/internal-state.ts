@@ -52,7 +52,8 @@ export const WorkerInternalWire = z.strictObject({
     })
     .optional(),
   keptUntil: iso.optional(),
-  // The estimate's measurements (worker/handlers/estimate-sample.ts); its request is the service's, sent back unchanged.
+  // The estimate's measurements (worker/handlers/estimate-sample.ts);
+  // its request is the service's, sent back unchanged.
   estimate: z
     .strictObject({
       requestedConfig: RequestedConfig,
@@ -123,7 +124,9 @@ export function checkWorkerInternal(
   );
   if (outside.length > 0) {
     throw new ApiError('VALIDATION_ERROR', {
-      message: `Storage keys in the job's internal state must lie under the job's own prefix "${prefix}": a worker stores a job's outputs only there.`,
+      message:
+        `Storage keys in the job's internal state must lie under the job's own prefix "${prefix}": a worker ` +
+        `stores a job's outputs only there.`,
       details: outside.slice(0, 20).map(({ path }) => ({
         code: 'key_outside_job',
         path: ['body', 'internal', ...path],

@@ -8,7 +8,9 @@ import { frameReportPath } from './frame-routes.js';
 export class RemoteFrameStats implements FrameStatsWriter {
   private readonly api: WorkerApiClient;
 
-  /** Same options as the worker's job store; retryForMs defaults to 10000 ms: a statistic is worth less than a frame. */
+  /**
+   * Same options as the worker's job store; retryForMs defaults to 10000 ms: a statistic is worth less than a frame.
+   */
   constructor(opts: WorkerApiClientOptions) {
     this.api = new WorkerApiClient({ retryForMs: 10_000, ...opts });
   }
@@ -22,7 +24,8 @@ export class RemoteFrameStats implements FrameStatsWriter {
       if (a.status === 204) continue;
       if (a.status >= 400) throw this.api.refusal(a, 'POST', path);
       throw new WorkerApiError(
-        `${a.url} answered POST ${path} with ${a.status}, expected 204: run the same renderbridge version on service and workers.`,
+        `${a.url} answered POST ${path} with ${a.status}, expected 204: run the same renderbridge version on ` +
+          `service and workers.`,
         a.status,
         null,
       );

@@ -28,7 +28,8 @@ export class RemoteWorkerJobs implements WorkerJobStore {
 
   /** Undefined also for a job this worker holds no task of: the service answers it as missing. */
   async getById(id: string, opts: { via?: string } = {}): Promise<JobRecord | undefined> {
-    const path = `${workerApiPath('getJob', id)}${opts.via && opts.via !== id ? `?via=${encodeURIComponent(opts.via)}` : ''}`;
+    const via = opts.via && opts.via !== id ? `?via=${encodeURIComponent(opts.via)}` : '';
+    const path = `${workerApiPath('getJob', id)}${via}`;
     const a = await this.api.call('GET', path);
     if (isJobNotFound(a)) return undefined;
     return toRecord(this.expect(a, 'GET', path, 200, JobRecordWire));
@@ -84,7 +85,9 @@ export class RemoteWorkerJobs implements WorkerJobStore {
     return this.expect(await this.api.call('GET', path), 'GET', path, 200, WhoamiAnswer).name;
   }
 
-  /** Reports the job completed: the service enqueues its onRenderComplete webhook (once, however often this is called). */
+  /**
+   * Reports the job completed: the service enqueues its onRenderComplete webhook (once, however often this is called).
+   */
   async completed(rec: JobRecord): Promise<void> {
     const path = workerApiPath('completed', rec.job.id);
     this.expect(await this.api.call('POST', path), 'POST', path, 204);
@@ -103,7 +106,8 @@ export class RemoteWorkerJobs implements WorkerJobStore {
     if (a.status !== status) {
       if (a.status >= 400) throw this.api.refusal(a, method, path);
       throw new WorkerApiError(
-        `${a.url} answered ${method} ${path} with ${a.status}, expected ${status}: run the same renderbridge version on service and workers.`,
+        `${a.url} answered ${method} ${path} with ${a.status}, expected ${status}: run the same renderbridge ` +
+          `version on service and workers.`,
         a.status,
         null,
       );
@@ -113,7 +117,9 @@ export class RemoteWorkerJobs implements WorkerJobStore {
     if (!parsed.success) {
       const first = parsed.error.issues[0];
       throw new WorkerApiError(
-        `${a.url} answered ${method} ${path} with an unexpected body (${first ? `${first.path.join('.')}: ${first.message}` : 'invalid'}): run the same renderbridge version on service and workers.`,
+        `${a.url} answered ${method} ${path} with an unexpected body ` +
+          `(${first ? `${first.path.join('.')}: ${first.message}` : 'invalid'}): run the same renderbridge ` +
+          `version on service and workers.`,
         a.status,
         null,
       );

@@ -109,7 +109,8 @@ export class RemoteTaskQueue implements TaskQueue {
     const parsed = schema.safeParse(a.body);
     if (!parsed.success) {
       throw new WorkerApiError(
-        `${a.url} answered ${method} ${path} with an unexpected body: run the same renderbridge version on service and workers.`,
+        `${a.url} answered ${method} ${path} with an unexpected body: run the same renderbridge version on ` +
+          `service and workers.`,
         a.status,
         null,
       );

@@ -18,7 +18,8 @@ export class RemoteWorkerReporter implements WorkerReporter {
     if (a.status === 204) return;
     if (a.status >= 400) throw this.api.refusal(a, 'POST', path);
     throw new WorkerApiError(
-      `${a.url} answered POST ${path} with ${a.status}, expected 204: run the same renderbridge version on service and workers.`,
+      `${a.url} answered POST ${path} with ${a.status}, expected 204: run the same renderbridge version on ` +
+        `service and workers.`,
       a.status,
       null,
     );

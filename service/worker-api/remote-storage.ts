@@ -40,7 +40,9 @@ export interface RemoteWorkerStorageOptions extends WorkerApiClientOptions {
   spoolDir: string;
   /** Objects larger than this go up in parts (S3 takes at most 5 GiB in one PUT). Default 5 GiB. */
   multipartAboveBytes?: number;
-  /** Bytes per part, at least 5 MiB (S3's smallest but the last), raised so no upload needs over 10,000. Default 64 MiB. */
+  /**
+   * Bytes per part, at least 5 MiB (S3's smallest but the last), raised so no upload needs over 10,000. Default 64 MiB.
+   */
   partSizeBytes?: number;
 }
 
@@ -68,8 +70,10 @@ export class RemoteWorkerStorage implements ObjectStorage {
     if (a.status === 200 && InfoAnswer.safeParse(a.body).success) return;
     if (a.status === 404) {
       throw new Error(
-        `${a.url} offers workers no storage: the service keeps files in its own folder (or is older than this worker). ` +
-          'Run the service on S3 (--s3-bucket) for workers without bucket keys, or give this worker the bucket (--s3-bucket and its credentials).',
+        `${a.url} offers workers no storage: the service keeps files in its own folder (or is older than ` +
+          `this worker). ` +
+          ('Run the service on S3 (--s3-bucket) for workers without bucket keys, or give this worker the ' +
+            'bucket (--s3-bucket and its credentials).'),
       );
     }
     throw a.status >= 400
@@ -178,7 +182,9 @@ export class RemoteWorkerStorage implements ObjectStorage {
     }
   }
 
-  /** A multipart upload, each part on a URL asked for right before it goes; aborted (its parts dropped) on any failure. */
+  /**
+   * A multipart upload, each part on a URL asked for right before it goes; aborted (its parts dropped) on any failure.
+   */
   private async putParts(key: string, fh: FileHandle, size: number, signal?: AbortSignal): Promise<void> {
     const partSize = Math.max(this.partSize, Math.ceil(size / MAX_PARTS));
     const { uploadId } = await this.ask(STORAGE_ROUTES.multipartStart, { key }, key, 200, StartAnswer).catch(
@@ -260,14 +266,16 @@ export class RemoteWorkerStorage implements ObjectStorage {
     const jobId = currentJob() ?? jobOfKey(key);
     if (!jobId)
       throw new Error(
-        `no job to ask the service for object ${key} for: a remote worker's storage works only inside a task or a job's cleanup`,
+        `no job to ask the service for object ${key} for: a remote worker's storage works only inside a task ` +
+          `or a job's cleanup`,
       );
     const path = `${WORKER_API_PREFIX}${route}`;
     const a = await this.api.call('POST', path, { jobId, ...body });
     if (a.status !== status) {
       if (a.status >= 400) throw this.api.refusal(a, 'POST', path);
       throw new WorkerApiError(
-        `${a.url} answered POST ${path} with ${a.status}, expected ${status}: run the same renderbridge version on service and workers.`,
+        `${a.url} answered POST ${path} with ${a.status}, expected ${status}: run the same renderbridge ` +
+          `version on service and workers.`,
         a.status,
         null,
       );
@@ -276,7 +284,8 @@ export class RemoteWorkerStorage implements ObjectStorage {
     const parsed = schema.safeParse(a.body);
     if (!parsed.success)
       throw new WorkerApiError(
-        `${a.url} answered POST ${path} with an unexpected body: run the same renderbridge version on service and workers.`,
+        `${a.url} answered POST ${path} with an unexpected body: run the same renderbridge version on ` +
+          `service and workers.`,
         a.status,
         null,
       );

@@ -28,7 +28,10 @@ import type { FrameStatsWriter } from '../ports/frame-stats.js';
 import { workerStorageRoutes, type WorkerObjectStorage } from './storage-routes.js';
 
 export interface WorkerApiOptions {
-  /** Per-worker tokens (the state store; renderbridge admin create-worker-token). Default none: only `legacyToken` works. */
+  /**
+   * Per-worker tokens (the state store; renderbridge admin create-worker-token). Default none: only `legacyToken`
+   * works.
+   */
   tokens?: WorkerTokenAuth;
   /** The deprecated farm-wide token (config.workerToken): not scoped to leases. Default none. */
   legacyToken?: string;
@@ -49,7 +52,10 @@ export interface WorkerApiOptions {
   queue?: WorkerQueue;
   /** Where remote workers' frame statistics go (extension frame-stats). Default none: the route is not offered. */
   frameStats?: FrameStatsWriter;
-  /** The service's storage, for the storage routes (remote workers without bucket keys). Default none: those routes are not offered. */
+  /**
+   * The service's storage, for the storage routes (remote workers without bucket keys). Default none: those routes are
+   * not offered.
+   */
   storage?: WorkerObjectStorage;
   /** Reports background failures (a last-used stamp not written). Default: dropped. */
   onError?: (err: unknown) => void;
@@ -153,7 +159,9 @@ export const workerApiRoutes: FastifyPluginAsyncZod<WorkerApiOptions> = async (a
     const rec = await scope.job(workerOf(req), req.params.id);
     if (rec.job.status !== 'completed') {
       throw new ApiError('VALIDATION_ERROR', {
-        message: `The job is "${rec.job.status}", not completed: report completion only after the transition to "completed" succeeded.`,
+        message:
+          `The job is "${rec.job.status}", not completed: report completion only after the transition to ` +
+          `"completed" succeeded.`,
         details: [{ code: 'job_not_completed', path: ['params', 'id'], message: `job status is "${rec.job.status}"` }],
         metadata: { jobId: rec.job.id, status: rec.job.status },
       });

@@ -14,7 +14,8 @@ const MAX_CHAIN = 10;
 export function jobNotFound(id: string): ApiError {
   return new ApiError('JOB_NOT_FOUND', {
     message:
-      'No job with this id among the jobs this worker holds a task of: it may have been deleted, its task may have gone to another worker (the lease ran out), or the worker talks to another deployment.',
+      'No job with this id among the jobs this worker holds a task of: it may have been deleted, its task ' +
+      'may have gone to another worker (the lease ran out), or the worker talks to another deployment.',
     metadata: { jobId: id },
   });
 }

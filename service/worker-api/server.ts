@@ -9,7 +9,10 @@ import { WORKER_API_PREFIX } from './contract.js';
 import { workerApiRoutes, type WorkerApiOptions } from './routes.js';
 import { canSignWorkerPuts } from './storage-routes.js';
 
-/** On when the service can authenticate a worker: per-worker tokens (the state store), or the deprecated farm-wide token. */
+/**
+ * On when the service can authenticate a worker: per-worker tokens (the state store), or the deprecated farm-wide
+ * token.
+ */
 export function workerApiEnabled(deps: Pick<AppDeps, 'config' | 'workerTokens'>): boolean {
   return Boolean(deps.workerTokens || deps.config.workerToken);
 }
@@ -26,7 +29,8 @@ export function workerApiOptions(deps: AppDeps, onError?: (err: unknown) => void
     jobs: deps.jobs,
     tasks: deps.taskRuns,
     onJobCompleted: deps.onJobCompleted,
-    // In memory per instance, whatever limits tenants: a worker's budget is its own and never shares Redis round trips with the public API.
+    // In memory per instance, whatever limits tenants: a worker's budget
+    // is its own and never shares Redis round trips with the public API.
     limiter: new MemoryRateLimiter({ max: deps.config.workerApiRateLimitMax, windowMs: deps.config.rateLimitWindowMs }),
     ...(deps.workerTokens ? { tokens: deps.workerTokens } : {}),
     ...(deps.config.workerToken ? { legacyToken: deps.config.workerToken } : {}),

@@ -124,7 +124,8 @@ export const workerStorageRoutes: FastifyPluginAsyncZod<StorageRouteOptions> = a
     async (req, reply) => {
       const { jobId, key, uploadId, parts } = req.body;
       await check(req, jobId, key, 'write');
-      // Looked first for servers that ignore If-None-Match on completion: the parts are dropped, the stored object kept.
+      // Looked first for servers that ignore If-None-Match on
+      // completion: the parts are dropped, the stored object kept.
       if (await storage.stat(key)) {
         await signer.abortMultipart(key, uploadId).catch(() => undefined);
         throw exists(jobId, key);

@@ -19,7 +19,8 @@ for _, bid in ipairs(redis.call('ZRANGE', B .. 'job:' .. ARGV[3], 0, -1)) do
     -- Tasks enqueued before pl was kept: the payload lives in BullMQ's job once BullMQ has it.
     if not text then src, text = 'd', redis.call('HGET', Q .. f[2] .. ':' .. bid, 'data') end
     local fin = redis.call('ZSCORE', B .. 'fin', bid)
-    table.insert(out, {f[1], f[2], f[3], f[4], f[5] or false, f[6] or false, f[7] or false, f[8] or false, fin or false, src, text or false})
+    table.insert(out, {f[1], f[2], f[3], f[4], f[5] or false, f[6] or false, f[7] or false, f[8] or false, fin or \
+false, src, text or false})
   end
 end
 return out

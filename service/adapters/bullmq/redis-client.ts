@@ -75,7 +75,8 @@ export async function connectRedis(
     client.disconnect();
     const reason = redactError(err, url).message;
     throw new Error(
-      `cannot reach Redis at ${redactRedisUrl(url)}: ${reason}. Is redis-server running there (check the Redis URL setting)?`,
+      `cannot reach Redis at ${redactRedisUrl(url)}: ${reason}. Is redis-server running there (check the ` +
+        `Redis URL setting)?`,
       { cause: err },
     );
   }

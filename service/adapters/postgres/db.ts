@@ -66,7 +66,8 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     opts.onIdleError ??
     ((err: Error) =>
       console.warn(
-        `renderbridge: an idle PostgreSQL connection failed (${scrub(err.message, url)}); it is replaced on the next query`,
+        `renderbridge: an idle PostgreSQL connection failed (${scrub(err.message, url)}); it is replaced on ` +
+          `the next query`,
       ));
   // Without a listener, an idle connection's error would crash the process.
   pool.on('error', onIdleError);

@@ -65,7 +65,8 @@ export class PgJobStore extends SqlJobStore {
       select t.total, p.*
       from (select coalesce(sum(n), 0)::bigint as total from job_counts where ${where}) t
       left join lateral (
-        select ${columns} from jobs where ${where} order by seq desc limit ${opts.pageSize} offset ${(opts.page - 1) * opts.pageSize}
+        select ${columns} from jobs where ${where} order by seq desc
+        limit ${opts.pageSize} offset ${(opts.page - 1) * opts.pageSize}
       ) p on true`.execute(this.db);
     return { total: rows[0]?.total ?? 0, rows: rows.filter((r) => r.doc !== null) as unknown as R[] };
   }
@@ -105,7 +106,8 @@ export class PgJobStore extends SqlJobStore {
       ? sql`, counted as (
           insert into job_counts (workspace_id, status, n)
           select upd.workspace_id, m.status, m.n
-          from upd cross join (values ${sql.join(moves.map((m) => sql`(${m.status}::text, ${m.n}::integer)`))}) as m (status, n)
+          from upd
+          cross join (values ${sql.join(moves.map((m) => sql`(${m.status}::text, ${m.n}::integer)`))}) as m (status, n)
           on conflict (workspace_id, status) do update set n = job_counts.n + excluded.n)`
       : sql``;
     const { rows } = await sql<{ n: number }>`

@@ -32,9 +32,15 @@ import { S3WorkerSigner } from './worker-signer.js';
 export interface S3StorageOptions {
   client: S3Client;
   bucket: string;
-  /** Key prefix inside the bucket (`a/b` and `a/b/` both mean keys under `a/b/`), so deployments can share a bucket. Default none. */
+  /**
+   * Key prefix inside the bucket (`a/b` and `a/b/` both mean keys under `a/b/`), so deployments can share a bucket.
+   * Default none.
+   */
   prefix?: string;
-  /** Bytes per multipart part: S3 needs at least 5 MiB and allows 10,000 parts (8 MiB: objects up to 78 GiB). Default 8 MiB. */
+  /**
+   * Bytes per multipart part: S3 needs at least 5 MiB and allows 10,000 parts (8 MiB: objects up to 78 GiB). Default 8
+   * MiB.
+   */
   partSizeBytes?: number;
   /** Parts in flight at once per put(); memory is about (queueSize + 1) × partSizeBytes per put. Default 4. */
   queueSize?: number;
@@ -244,7 +250,8 @@ export class S3ObjectStorage implements ObjectStorage {
           const first = failed[0]!;
           throw new Error(
             `could not delete ${failed.length} object(s) under ${prefix} in bucket ${this.bucket} ` +
-              `(first: ${first.Key ?? '?'}: ${first.Code ?? 'error'} ${first.Message ?? ''}); check s3:DeleteObject permission and retry`,
+              (`(first: ${first.Key ?? '?'}: ${first.Code ?? 'error'} ${first.Message ?? ''}); check ` +
+                `s3:DeleteObject permission and retry`),
           );
         }
       }

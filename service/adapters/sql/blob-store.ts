@@ -16,14 +16,16 @@ export function liveReference(nowIso: string): RawBuilder<unknown> {
   return sql`exists (
     select 1 from blob_refs r join uploads u on u.slug = r.slug left join jobs j on j.id = u.job_id
     where r.workspace_id = b.workspace_id and r.sha256 = b.sha256 and r.size = b.size
-      and ((u.job_id is null and u.expires_at > ${nowIso}) or (u.job_id is not null and (j.status is null or j.status not in (${terminal})))
+      and ((u.job_id is null and u.expires_at > ${nowIso})
+        or (u.job_id is not null and (j.status is null or j.status not in (${terminal})))
         or ${liveRequeue(sql.ref('u.slug'))}))`;
 }
 
 /** Whether an unfinished job requeued from the upload `slug` still renders its project. */
 function liveRequeue(slug: RawBuilder<unknown>): RawBuilder<unknown> {
   const terminal = sql.join([...TERMINAL_STATUSES]);
-  return sql`exists (select 1 from job_requeues q join jobs jq on jq.id = q.job_id where q.upload_slug = ${slug} and jq.status not in (${terminal}))`;
+  return sql`exists (select 1 from job_requeues q join jobs jq on jq.id = q.job_id
+    where q.upload_slug = ${slug} and jq.status not in (${terminal}))`;
 }
 
 /**

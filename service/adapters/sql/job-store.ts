@@ -30,7 +30,10 @@ export abstract class SqlJobStore implements JobStore, RequeueStore {
   abstract list(workspaceId: string, opts: ListOptions): Promise<{ records: JobRecord[]; total: number }>;
   abstract getJson(workspaceId: string, id: string): Promise<StoredJobJson | undefined>;
   abstract listJson(workspaceId: string, opts: ListOptions): Promise<{ items: StoredJobJson[]; total: number }>;
-  /** Applies what `decide` returns for the current record, atomically; undefined when it returned nothing or the job is missing. */
+  /**
+   * Applies what `decide` returns for the current record, atomically; undefined when it returned nothing or the job is
+   * missing.
+   */
   protected abstract write(id: string, decide: (rec: JobRecord) => JobChange): Promise<JobRecord | undefined>;
 
   /** Keeps job_counts in step; runs inside the caller's transaction. */

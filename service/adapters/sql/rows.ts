@@ -54,7 +54,10 @@ export function uploadRow(u: UploadRecord): DB['uploads'] {
   };
 }
 
-/** When the job's outputs (or the frames a stopped job kept for a requeue) expire, while they exist (ISO strings sort by time). */
+/**
+ * When the job's outputs (or the frames a stopped job kept for a requeue) expire, while they exist (ISO strings sort by
+ * time).
+ */
 function deleteAfter(rec: JobRecord): string | null {
   const o = rec.job.output;
   return o && !o.isDeletedForClient ? (o.scheduledForDeletionAt ?? rec.internal.keptUntil ?? null) : null;

@@ -6,7 +6,8 @@ import type { DB } from './schema.js';
 export class WorkerTokenNameTaken extends Error {
   constructor(readonly workerName: string) {
     super(
-      `an active worker token named "${workerName}" exists: revoke it first (renderbridge admin revoke-worker-token ${workerName}) or pick another name`,
+      `an active worker token named "${workerName}" exists: revoke it first (renderbridge admin ` +
+        `revoke-worker-token ${workerName}) or pick another name`,
     );
     this.name = 'WorkerTokenNameTaken';
   }

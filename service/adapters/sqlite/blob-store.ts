@@ -23,14 +23,17 @@ export class SqliteBlobStore extends SqlBlobStore {
     super(handle.db);
     const raw = handle.raw;
     const touch: Statement<[number, string, string, number]> = raw.prepare(
-      'update blobs set last_used_at = ? where workspace_id = ? and sha256 = ? and size = ? and collecting_since is null',
+      'update blobs set last_used_at = ? where workspace_id = ? and sha256 = ? and size = ? and ' +
+        'collecting_since is null',
     );
     this.touchTx = raw.transaction((workspaceId, blobs, nowMs) =>
       blobs.filter((b) => touch.run(nowMs, workspaceId, b.sha256, b.size).changes > 0),
     );
     const insertUpload: Statement<[DB['uploads']]> = raw.prepare(
-      `insert into uploads (slug, workspace_id, user_id, file_name, file_type, object_key, expires_at, created_at, completed_at, size, sha256, job_id, source_format)
-       values (@slug, @workspace_id, @user_id, @file_name, @file_type, @object_key, @expires_at, @created_at, @completed_at, @size, @sha256, @job_id, @source_format)`,
+      `insert into uploads (slug, workspace_id, user_id, file_name, file_type, object_key, expires_at, created_at, \
+completed_at, size, sha256, job_id, source_format)
+       values (@slug, @workspace_id, @user_id, @file_name, @file_type, @object_key, @expires_at, @created_at, \
+@completed_at, @size, @sha256, @job_id, @source_format)`,
     );
     const insertRef: Statement<[string, string, string, number]> = raw.prepare(
       'insert or ignore into blob_refs (slug, workspace_id, sha256, size) values (?, ?, ?, ?)',

@@ -76,15 +76,18 @@ type RequeueLink = Parameters<SqlJobStore['createRequeue']>[0];
  */
 function requeueWriter(raw: Database) {
   const claim: Statement<[string, string, string, string, string | null, string], void> = raw.prepare(
-    `insert into job_requeues (source_job_id, selection, job_id, workspace_id, upload_slug, created_at) values (?, ?, ?, ?, ?, ?)
+    `insert into job_requeues (source_job_id, selection, job_id, workspace_id, upload_slug, created_at) values (?, ?, \
+?, ?, ?, ?)
      on conflict (source_job_id, selection) do nothing`,
   );
   const existing: Statement<[string, string], { job_id: string }> = raw.prepare(
     'select job_id from job_requeues where source_job_id = ? and selection = ?',
   );
   const insertJob: Statement<[WriteColumns & { created_at: string; workspace_id: string }], void> = raw.prepare(
-    `insert into jobs (id, workspace_id, created_at, status, updated_at, doc, internal, preview_key, delete_after, output_bytes)
-     values (@id, @workspace_id, @created_at, @status, @updated_at, @doc, @internal, @preview_key, @delete_after, @output_bytes)`,
+    `insert into jobs (id, workspace_id, created_at, status, updated_at, doc, internal, preview_key, delete_after, \
+output_bytes)
+     values (@id, @workspace_id, @created_at, @status, @updated_at, @doc, @internal, @preview_key, @delete_after, \
+@output_bytes)`,
   );
   const count: Statement<[string, string, number], void> = raw.prepare(
     `insert into job_counts (workspace_id, status, n) values (?, ?, ?)

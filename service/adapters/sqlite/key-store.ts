@@ -24,7 +24,8 @@ export class SqliteKeyStore extends SqlKeyStore {
     super(handle.db);
     this.commits = handle.commits;
     this.byHash = handle.raw.prepare(
-      `select k.id, k.workspace_id, w.name as workspace_name, k.user_id, k.label, k.display_prefix, k.created_at, k.revoked_at, k.key_hash
+      `select k.id, k.workspace_id, w.name as workspace_name, k.user_id, k.label, k.display_prefix, k.created_at, \
+k.revoked_at, k.key_hash
        from api_keys k join workspaces w on w.id = k.workspace_id where k.key_hash = ?`,
     );
   }

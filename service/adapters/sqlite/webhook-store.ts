@@ -22,7 +22,8 @@ export class SqliteWebhookStore extends SqlWebhookStore {
        order by next_attempt_at, seq limit ?`,
     );
     const lease: Statement<[number, string, string], DeliveryRow> = handle.raw.prepare(
-      'update webhook_deliveries set attempts = attempts + 1, next_attempt_at = ?, updated_at = ? where id = ? returning *',
+      'update webhook_deliveries set attempts = attempts + 1, next_attempt_at = ?, updated_at = ? where id = ' +
+        '? returning *',
     );
     this.claimTx = handle.raw.transaction((now, limit, leaseUntil, updatedAt) =>
       due.all(now, limit).map((r) => lease.get(leaseUntil, updatedAt, r.id)!),

@@ -47,7 +47,10 @@ const REQUEST_FIELDS = [
   'activeViewLayer',
 ];
 
-/** The render request the page sends: the CLI's defaults (the file's own settings), the job's requested config, the frames field. */
+/**
+ * The render request the page sends: the CLI's defaults (the file's own settings), the job's requested config, the
+ * frames field.
+ */
 export function requestFor(job, framesText) {
   const req = { colorManagementPreset: 'default' };
   for (const k of REQUEST_FIELDS)
@@ -121,7 +124,8 @@ function figureRows(e) {
       row(
         'wall',
         'Wall time on this farm now',
-        `${bandText(f.wallSeconds)} for ${plural(f.framesToRender, 'frame')} left, from ${plural(f.wallSeconds.frames, 'sample frame')}`,
+        `${bandText(f.wallSeconds)} for ${plural(f.framesToRender, 'frame')} left, ` +
+          `from ${plural(f.wallSeconds.frames, 'sample frame')}`,
         f.wallSeconds,
       ),
       row('compute', 'Compute', `${bandText(f.renderSeconds)} on ${f.device}`, f.renderSeconds),

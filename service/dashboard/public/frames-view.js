@@ -22,7 +22,8 @@ let pagesRead = 1;
 /** "about 4 min (3 min – 6 min), from 12 frames on 2 slots" */
 export function etaText(eta) {
   if (!eta) return '';
-  const tail = `from ${eta.samples} frame${eta.samples === 1 ? '' : 's'} on ${eta.slots} slot${eta.slots === 1 ? '' : 's'}`;
+  const plural = (n) => (n === 1 ? '' : 's');
+  const tail = `from ${eta.samples} frame${plural(eta.samples)} on ${eta.slots} slot${plural(eta.slots)}`;
   return `About ${duration(eta.seconds)} left (${duration(eta.lowSeconds)} – ${duration(eta.highSeconds)}), ${tail}`;
 }
 
@@ -30,7 +31,10 @@ function summaryText(s) {
   if (!s.framesDone) return '';
   const spread = s.p10Seconds !== null ? ` (10–90%: ${s.p10Seconds} – ${s.p90Seconds} s)` : '';
   const mem = s.peakMemoryMaxBytes !== null ? ` · highest peak memory ${bytes(s.peakMemoryMaxBytes)}` : '';
-  return `${s.framesDone} frame${s.framesDone === 1 ? '' : 's'} finished · median ${s.medianSeconds} s a frame${spread}${mem}`;
+  return (
+    `${s.framesDone} frame${s.framesDone === 1 ? '' : 's'} finished · median ${s.medianSeconds} s a ` +
+    `frame${spread}${mem}`
+  );
 }
 
 async function fetchAll(id) {

@@ -1,6 +1,6 @@
 // One job's page: status and progress, cancel, preview, warnings with what to do, the render
-// settings used (finalConfig), the rendered frames (thumbs-view.js), output downloads and the tasks table. Room for later parts (task
-// logs, requeue) is a section each below the tasks.
+// settings used (finalConfig), the rendered frames (thumbs-view.js), output downloads and the tasks table. Room for
+// later parts (task logs, requeue) is a section each below the tasks.
 import { api } from './api.js';
 import { closeLog, decorateTaskRows } from './log-view.js';
 import { adviceFor, warningsOf } from './advice.js';

@@ -69,7 +69,9 @@ async function checkProduced(
     const names = damaged.map((f) => path.relative(out.outDir, f));
     throw FatalTaskError.render(
       'FRAMES_MISSING',
-      `${names.length} rendered file(s) were left damaged by a machine crash (${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}): requeue the job to render their frames again.`,
+      `${names.length} rendered file(s) were left damaged by a machine crash ` +
+        `(${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}): requeue the job to render their ` +
+        `frames again.`,
       { damaged: names },
     );
   }

@@ -6,8 +6,8 @@
 // sync: a sync per frame is a journal commit that stalls Blender's own saves of the next frames.
 // Instead the objects stored meanwhile are persisted in one batch every few seconds, in the
 // background (a power loss mid-render finds at most those seconds' frames unwritten), and finalize
-// persists the reused ones before it publishes them. Nothing is published before finalize records the outputs; a job that stops
-// (canceled, failed) has these objects deleted with its folder, its finished frames kept apart
+// persists the reused ones before it publishes them. Nothing is published before finalize records the outputs; a job
+// that stops (canceled, failed) has these objects deleted with its folder, its finished frames kept apart
 // for a requeue (kept-frames.ts). One machine only: with
 // frames staged for other machines, finalize stores everything itself.
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
@@ -70,7 +70,10 @@ export class EarlyOutputs {
     this.persistEveryMs = opts.persistEveryMs ?? PERSIST_EVERY_MS;
   }
 
-  /** Puts the files just moved into `out/` and notes them; an object already there (a retried frame) is left to finalize. */
+  /**
+   * Puts the files just moved into `out/` and notes them; an object already there (a retried frame) is left to
+   * finalize.
+   */
   async store(out: OutputLayout, moved: readonly SavedPath[]): Promise<void> {
     const lines: string[] = [];
     for (const f of moved) {

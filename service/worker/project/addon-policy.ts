@@ -25,7 +25,10 @@ export function addonRefusedWarning(refused: readonly ResolvedAddon[]): Analysis
   };
 }
 
-/** What a render enables: the bundled add-ons' folders (put first on sys.path) and, when the policy changes them, the ids. */
+/**
+ * What a render enables: the bundled add-ons' folders (put first on sys.path) and, when the policy changes them, the
+ * ids.
+ */
 export interface RenderAddons {
   paths: string[];
   /** Add-on ids to enable; undefined = those of `final.addonsToUse`. */

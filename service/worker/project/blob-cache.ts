@@ -2,8 +2,9 @@
 // and size, so a texture a machine already has is not downloaded again for the next job. Each
 // blob is fetched through a sha256 check into a temporary file, synced, made read-only (0444:
 // projects are hard links to it, and a Blender that wrote to its copy must not reach the cache)
-// and linked into place, its modification time set to a fixed seal (SEALED_MTIME). Several render slots, and several worker processes on one data folder,
-// share it: one process downloads a blob once however many of its prepares want it; two
+// and linked into place, its modification time set to a fixed seal (SEALED_MTIME). Several render slots, and several
+// worker processes on one data folder, share it: one process downloads a blob once however many of its prepares want
+// it; two
 // processes may both download it, and the second link finds the first's identical bytes. The
 // cache keeps under its cap by removing the least recently used blobs (by access time: a hit
 // touches it, and reads do), never those a prepare of this process is using; a blob another

@@ -16,7 +16,10 @@ export class BlobIntegrityError extends Error {
     readonly got: { sha256: string | null; size: number },
   ) {
     super(
-      `The stored blob ${blob.sha256} (${blob.size} bytes) read back as ${got.sha256 === null ? `more than ${blob.size} bytes` : `${got.size} bytes with sha256 ${got.sha256}`}; it was damaged in storage or on its way to this worker. The task is retried; if the stored copy is damaged for good, the farm's operator must delete it so that the next upload sends it again.`,
+      `The stored blob ${blob.sha256} (${blob.size} bytes) read back as ` +
+        (got.sha256 === null ? `more than ${blob.size} bytes` : `${got.size} bytes with sha256 ${got.sha256}`) +
+        '; it was damaged in storage or on its way to this worker. The task is retried; if the stored copy is ' +
+        "damaged for good, the farm's operator must delete it so that the next upload sends it again.",
     );
   }
 

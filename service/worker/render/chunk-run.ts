@@ -141,7 +141,8 @@ export async function renderPart(job: JobRun, task: Task, ctx: TaskContext, part
       onSpawn: (pid) => {
         ctx.log.info({ pid, frames: `${part.start}-${part.end}x${part.step}` }, 'blender started');
         ctx.taskLog?.note(
-          `Blender started (pid ${pid}) for frames ${part.start}-${part.end}${part.step > 1 ? ` step ${part.step}` : ''}`,
+          `Blender started (pid ${pid}) for ` +
+            `frames ${part.start}-${part.end}${part.step > 1 ? ` step ${part.step}` : ''}`,
         );
       },
       onLine: (stream, line) => output.line(stream, line),

@@ -39,7 +39,9 @@ export async function startRequeuedRender(
         name: 'REQUEUE_CONFIG_INVALID',
         type: 'VALIDATION_FAILED',
         errorDetails: {
-          message: `The old job's render request does not fit the scene any more: ${problems.map((p) => p.message).join('; ')}`,
+          message:
+            `The old job's render request does not fit the scene any ` +
+            `more: ${problems.map((p) => p.message).join('; ')}`,
           problems,
         },
       });

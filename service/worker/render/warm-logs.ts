@@ -32,7 +32,8 @@ export class WarmLogs {
       this.sink = log;
     } else {
       log.note(
-        `frames render in warm Blender ${this.label}, which loaded the scene during task ${this.loadLogOwner}: that task's log holds the load`,
+        `frames render in warm Blender ${this.label}, which loaded the scene during ` +
+          `task ${this.loadLogOwner}: that task's log holds the load`,
       );
     }
   }

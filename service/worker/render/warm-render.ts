@@ -196,7 +196,9 @@ export class WarmRender {
     throw new RetryableTaskError(`Blender finished frame ${unwritten[0]} without writing it`, details);
   }
 
-  /** Blender saved a frame: bill it, move its files into out/, count it, thumbnail it (in order, off Blender's output). */
+  /**
+   * Blender saved a frame: bill it, move its files into out/, count it, thumbnail it (in order, off Blender's output).
+   */
   private finished(job: JobRun, task: Task, ctx: TaskContext, c: InFlight, ms: number, unwritten: number[]): void {
     job.later(ctx.log, async () => {
       await this.bill(job, `f${c.frame}-a${task.attempts}`, ms, ctx.log, c.frame);
@@ -316,11 +318,11 @@ export class WarmRender {
         this.setupErrors.length > 0 ||
         (err instanceof BlenderExitError && blender.lastLines.some((l) => /^Error: /.test(l)))
       ) {
-        throw FatalTaskError.render(
-          'BLENDER_FAILED',
-          `Blender failed: ${this.setupErrors[0] ?? blender.lastLines.findLast((l) => /^Error: /.test(l)) ?? String((err as Error).message)}`,
-          details,
-        );
+        const why =
+          this.setupErrors[0] ??
+          blender.lastLines.findLast((l) => /^Error: /.test(l)) ??
+          String((err as Error).message);
+        throw FatalTaskError.render('BLENDER_FAILED', `Blender failed: ${why}`, details);
       }
       if (err instanceof BlenderRunError) Object.assign(err.details, details);
       throw err;

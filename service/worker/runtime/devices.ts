@@ -25,7 +25,9 @@ export interface DeviceInventory {
   note?: string;
 }
 
-/** Parses `nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits`. Bad lines are skipped. */
+/**
+ * Parses `nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits`. Bad lines are skipped.
+ */
 export function parseNvidiaSmiCsv(text: string): GpuInfo[] {
   const gpus: GpuInfo[] = [];
   for (const line of text.split(/\r?\n/)) {
@@ -107,7 +109,10 @@ export interface BuildCapabilities {
   precompiledKernels: CyclesBackend[];
 }
 
-/** Runs inside Blender; one JSON line. Kernel file names: kernel_sm_86.cubin(.zst), kernel_optix.ptx(.zst), kernel_gfx1030.fatbin(.zst). */
+/**
+ * Runs inside Blender; one JSON line. Kernel file names: kernel_sm_86.cubin(.zst), kernel_optix.ptx(.zst),
+ * kernel_gfx1030.fatbin(.zst).
+ */
 const PROBE_EXPR = `
 import bpy, json, os
 c = {'oidn': bool(getattr(bpy.app.build_options, 'openimagedenoise', False)), 'backends': [], 'kernels': []}
@@ -173,7 +178,10 @@ export class BuildCapabilitiesCache extends PerBinaryCache<BuildCapabilities> {
   }
 }
 
-/** Asks `binary` (one Blender start, ~1 s) what it can do; pass the worker's cache to ask once. Throws RetryableTaskError. */
+/**
+ * Asks `binary` (one Blender start, ~1 s) what it can do; pass the worker's cache to ask once. Throws
+ * RetryableTaskError.
+ */
 export function probeBuildCapabilities(binary = 'blender', cache?: BuildCapabilitiesCache): Promise<BuildCapabilities> {
   return cache ? cache.get(binary) : runProbe(binary);
 }

@@ -24,9 +24,15 @@ export interface WorkerSettings {
   analysisTimeoutMs: number;
   /** Limit for one render chunk's Blender run; in warm mode, for a scene load and for each frame. Default 6 h. */
   chunkTimeoutMs: number;
-  /** A chunk (warm: a load or a frame) whose Blender prints nothing for this long is taken as hung. Default 900000 ms (15 min). */
+  /**
+   * A chunk (warm: a load or a frame) whose Blender prints nothing for this long is taken as hung. Default 900000 ms
+   * (15 min).
+   */
   chunkIdleTimeoutMs: number;
-  /** Zip limits for uploaded projects. Default DEFAULT_UNPACK_LIMITS: 10,000 entries, a 64 GiB quota per job, 1 GiB kept free. */
+  /**
+   * Zip limits for uploaded projects. Default DEFAULT_UNPACK_LIMITS: 10,000 entries, a 64 GiB quota per job, 1 GiB kept
+   * free.
+   */
   unpackLimits?: Partial<UnpackLimits>;
   /** Blobs of content-addressed uploads kept on this machine. Default `<dataDir>/blob-cache`, at most 50 GiB. */
   blobCache: BlobCacheOptions;
@@ -100,7 +106,10 @@ export interface WorkerEnv {
    * then hands a file it cannot open to any worker that can (TaskRequirements.opens).
    */
   farmBuilds?: () => Promise<BlenderVersion[]>;
-  /** When this worker started (epoch ms): rendered files older than that may be left damaged by a machine crash (frame-integrity.ts). */
+  /**
+   * When this worker started (epoch ms): rendered files older than that may be left damaged by a machine crash
+   * (frame-integrity.ts).
+   */
   startedAt: number;
   settings: WorkerSettings;
   /** The blob cache of `settings.blobCache`, one per worker process so its slots share downloads. */
@@ -149,7 +158,8 @@ export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
 export function bundledAddonPolicy(config: Pick<ServiceConfig, 'sandbox' | 'bundledAddons'>): 'sandboxed' | 'off' {
   if (config.bundledAddons === 'sandboxed' && !config.sandbox) {
     throw new Error(
-      "--bundled-addons sandboxed needs the sandbox: drop --no-sandbox, or pass --bundled-addons off (a bundled add-on outside the sandbox could read this machine's files and secrets)",
+      '--bundled-addons sandboxed needs the sandbox: drop --no-sandbox, or pass --bundled-addons off (a ' +
+        "bundled add-on outside the sandbox could read this machine's files and secrets)",
     );
   }
   if (config.bundledAddons === 'auto') return config.sandbox ? 'sandboxed' : 'off';

@@ -313,7 +313,8 @@ export class WorkerRuntime {
       }
       const reason = redactPaths(failedReasonOf(err, task), this.deps.privatePaths ?? []);
       log.error({ err, failedReason: reason }, 'task failed for good; failing the job');
-      // The job first, while this worker still holds the task: a remote worker's token opens only the jobs of its leases.
+      // The job first, while this worker still holds the task: a
+      // remote worker's token opens only the jobs of its leases.
       await moveJob(jobs, task.jobId, 'fail', { failedReason: reason });
       await queue.fail(task.id, workerId, {
         retryable: false,

@@ -40,7 +40,10 @@ export class TaskBeats {
     this.now = opts.now ?? Date.now;
   }
 
-  /** Beats for `task` (just claimed) until the returned function is called; aborts `controller` on a cancel or a lost lease. */
+  /**
+   * Beats for `task` (just claimed) until the returned function is called; aborts `controller` on a cancel or a lost
+   * lease.
+   */
   start(task: Task, workerId: string, controller: AbortController, log: Logger): () => void {
     const entry: Beating = { task, workerId, controller, log, extendedAt: this.now() };
     this.live.add(entry);
