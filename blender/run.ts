@@ -273,22 +273,9 @@ function launch(
     how = launchFor(opts, argv);
   } catch (err) {
     watch.settled = true;
-    return void s.reject(
-      new BlenderStartError(
-        `cannot start Blender (${opts.binary ?? 'blender'}): ${(err as Error).message}`,
-        { argv },
-        { cause: err },
-      ),
-    );
+    return void s.reject(startError(opts, argv, (err as Error).message, err));
   }
-  // nice execs Blender (or bwrap) in place: the pid and its process group stay the run's own.
-  const nice = opts.nice && opts.nice > 0 ? Math.min(19, Math.trunc(opts.nice)) : 0;
-  const child = spawn(nice ? 'nice' : how.command, nice ? ['-n', String(nice), how.command, ...how.args] : how.args, {
-    cwd: opts.cwd,
-    env: { ...blenderEnv(), ...how.env, ...opts.env },
-    detached: true,
-    stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnChild(opts, how);
   const pid = child.pid;
   watch.pid = pid;
   // A write after Blender died fails with EPIPE: the exit handling below reports what happened.
@@ -303,18 +290,15 @@ function launch(
     opts.signal?.removeEventListener('abort', onAbort);
     process.removeListener('exit', onParentExit);
   };
-  if (child.stdout)
-    readLines(
-      child.stdout,
-      () => watch.output(),
-      (line) => pushLine('stdout', line),
-    );
-  if (child.stderr)
-    readLines(
-      child.stderr,
-      () => watch.output(),
-      (line) => pushLine('stderr', line),
-    );
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const readable = child[stream];
+    if (readable)
+      readLines(
+        readable,
+        () => watch.output(),
+        (line) => pushLine(stream, line),
+      );
+  }
   child.on('spawn', () => {
     if (pid !== undefined) opts.onSpawn?.(pid);
   });
@@ -325,13 +309,7 @@ function launch(
     if (watch.settled) return;
     cleanup();
     const e = err as NodeJS.ErrnoException;
-    s.reject(
-      new BlenderStartError(
-        `cannot start Blender (${opts.binary ?? 'blender'}): ${e.code ?? e.message}`,
-        { argv },
-        { cause: err },
-      ),
-    );
+    s.reject(startError(opts, argv, e.code ?? e.message, err));
   });
   child.on('exit', () => {
     // Blender is gone; anything it left in its group goes too, so no pipe stays open.
@@ -353,6 +331,22 @@ function launch(
     });
   });
   return child;
+}
+
+function startError(opts: RunBlenderOptions, argv: string[], why: string, cause: unknown) {
+  return new BlenderStartError(`cannot start Blender (${opts.binary ?? 'blender'}): ${why}`, { argv }, { cause });
+}
+
+/** Blender (or its sandbox) in a process group of its own, so a stop takes everything it started. */
+function spawnChild(opts: RunBlenderOptions & { stdin?: boolean }, how: Launch) {
+  // nice execs Blender (or bwrap) in place: the pid and its process group stay the run's own.
+  const nice = opts.nice && opts.nice > 0 ? Math.min(19, Math.trunc(opts.nice)) : 0;
+  return spawn(nice ? 'nice' : how.command, nice ? ['-n', String(nice), how.command, ...how.args] : how.args, {
+    cwd: opts.cwd,
+    env: { ...blenderEnv(), ...how.env, ...opts.env },
+    detached: true,
+    stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** Splits a stream into lines (`onData` on every chunk); a runaway line without newline is cut at MAX_LINE_CHARS. */

@@ -76,6 +76,27 @@ export function analyzeScriptPath(): string {
   return scriptBeside(import.meta.url, 'analyze.py');
 }
 
+/** The script's arguments; remaps and add-ons go in files, as a project can carry thousands of remaps. */
+async function analysisArgs(opts: AnalyzeSceneOptions, outFile: string): Promise<string[]> {
+  const scriptArgs = ['--out', outFile, ...(opts.scene !== undefined ? ['--scene', opts.scene] : [])];
+  if (opts.pathRemaps && opts.pathRemaps.remaps.length > 0) {
+    const remapFile = join(opts.workDir, 'path-remaps.json');
+    await writeFile(remapFile, JSON.stringify({ root: resolve(opts.pathRemaps.root), remaps: opts.pathRemaps.remaps }));
+    scriptArgs.push('--remaps', remapFile);
+  }
+  if (opts.addons) {
+    const addonFile = join(opts.workDir, 'analysis-addons.json');
+    const addons = {
+      bundled: opts.addons.bundled.map((a) => ({ id: a.id, path: resolve(a.path) })),
+      selected: opts.addons.selected,
+      refused: opts.addons.refused === true,
+    };
+    await writeFile(addonFile, JSON.stringify(addons));
+    scriptArgs.push('--addons', addonFile);
+  }
+  return scriptArgs;
+}
+
 /**
  * Runs the analysis. Throws BlenderFileUnreadableError (Blender exits 1 with one of its
  * cannot-load messages, or fell back to its factory scene), BlenderResultError (the script failed
@@ -85,25 +106,7 @@ export async function analyzeScene(opts: AnalyzeSceneOptions): Promise<SceneAnal
   const outFile = join(opts.workDir, 'scene-analysis.json');
   await rm(outFile, { force: true });
   let version: BlenderVersion | undefined;
-  const scriptArgs = ['--out', outFile, ...(opts.scene !== undefined ? ['--scene', opts.scene] : [])];
-  if (opts.pathRemaps && opts.pathRemaps.remaps.length > 0) {
-    // A file, not arguments: a project can carry thousands of remaps.
-    const remapFile = join(opts.workDir, 'path-remaps.json');
-    await writeFile(remapFile, JSON.stringify({ root: resolve(opts.pathRemaps.root), remaps: opts.pathRemaps.remaps }));
-    scriptArgs.push('--remaps', remapFile);
-  }
-  if (opts.addons) {
-    const addonFile = join(opts.workDir, 'analysis-addons.json');
-    await writeFile(
-      addonFile,
-      JSON.stringify({
-        bundled: opts.addons.bundled.map((a) => ({ id: a.id, path: resolve(a.path) })),
-        selected: opts.addons.selected,
-        refused: opts.addons.refused === true,
-      }),
-    );
-    scriptArgs.push('--addons', addonFile);
-  }
+  const scriptArgs = await analysisArgs(opts, outFile);
   let remap: RemapSummary | undefined;
   const run = await runBlender({
     binary: opts.blender,

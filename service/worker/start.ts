@@ -109,12 +109,7 @@ export async function startWorker(
   const selfId = `${workerName}:${process.pid}`;
   const env = workerEnv(ports, { settings, builds, devices, slots, workerName, selfId, tuning }, log);
   const warm = settings.renderMode === 'warm';
-  const lanes: Lane[] = [
-    // Short CPU work never waits behind a long render chunk.
-    { name: 'control', kinds: ['validate', 'render', 'finalize'] },
-    // Warm slots hold a second task: its frame waits in Blender's stdin while the current one renders.
-    ...slots.map((slot) => ({ name: slot.id, kinds: ['render-chunk'] as const, slot, depth: warm ? 2 : 1 })),
-  ];
+  const lanes = workerLanes(slots, warm);
   const pool = new WarmPool<WarmRender>({
     idleMs: settings.warmIdleMs,
     minFreeMemoryBytes: settings.warmMinFreeMemoryBytes,
@@ -135,13 +130,7 @@ export async function startWorker(
       log,
       onJobStopped: (jobId) => runForJob(jobId, () => stoppedJobCleanup(env, jobId, jobEnded, log)),
       privatePaths: [settings.workRoot],
-      openTaskLog: taskLogOpener({
-        storage: env.storage,
-        log,
-        redact: [settings.workRoot],
-        ...(settings.taskLogMaxBytes !== undefined ? { maxBytes: settings.taskLogMaxBytes } : {}),
-        ...(settings.taskLogFlushMs !== undefined ? { flushMs: settings.taskLogFlushMs } : {}),
-      }),
+      openTaskLog: taskLogs(env.storage, settings, log),
       placement,
       activity,
       ...(ports.metrics ? { metrics: ports.metrics } : {}),
@@ -161,35 +150,59 @@ export async function startWorker(
   runtime.start();
   const heartbeat = ports.registry
     ? workerHeartbeat(ports.registry, {
-        selfId,
-        workerName,
-        builds,
-        devices,
-        settings,
-        lanes,
-        activity,
-        pool,
-        placement,
-        tuning,
-        log,
+        ...{ selfId, workerName, builds, devices, settings, lanes },
+        ...{ activity, pool, placement, tuning, log },
       })
     : undefined;
   heartbeat?.start();
-  ports.metrics?.describeWorker({
-    worker: workerName,
-    blender: builds.map((b) => b.version.text),
-    gpus: devices.gpus.map((g) => ({ name: g.name, vramMb: g.memoryMiB })),
-  });
-  log.info(
-    { blender: builds.map((b) => `${b.version.text} ${b.binary}`), slots: slots.map((s) => s.id) },
-    'worker started',
-  );
+  announce(ports, log, { workerName, builds, devices, slots });
   const stop = async () => {
     await runtime.stop();
     await pool.close();
     await heartbeat?.stop();
   };
   return { runtime, slots, builds, kick: () => runtime.kick(), stop };
+}
+
+/** One control lane, so short CPU work never waits behind a long render chunk, and one lane per slot. */
+function workerLanes(slots: StartedWorker['slots'], warm: boolean): Lane[] {
+  return [
+    { name: 'control', kinds: ['validate', 'render', 'finalize'] },
+    // Warm slots hold a second task: its frame waits in Blender's stdin while the current one renders.
+    ...slots.map((slot) => ({ name: slot.id, kinds: ['render-chunk'] as const, slot, depth: warm ? 2 : 1 })),
+  ];
+}
+
+function taskLogs(storage: WorkerEnv['storage'], settings: WorkerEnv['settings'], log: Logger) {
+  return taskLogOpener({
+    storage,
+    log,
+    redact: [settings.workRoot],
+    ...(settings.taskLogMaxBytes !== undefined ? { maxBytes: settings.taskLogMaxBytes } : {}),
+    ...(settings.taskLogFlushMs !== undefined ? { flushMs: settings.taskLogFlushMs } : {}),
+  });
+}
+
+/** Tells the metrics and the log what this worker brings. */
+function announce(
+  ports: WorkerPorts,
+  log: Logger,
+  w: {
+    workerName: string;
+    builds: readonly BlenderBuild[];
+    devices: WorkerEnv['devices'];
+    slots: StartedWorker['slots'];
+  },
+) {
+  ports.metrics?.describeWorker({
+    worker: w.workerName,
+    blender: w.builds.map((b) => b.version.text),
+    gpus: w.devices.gpus.map((g) => ({ name: g.name, vramMb: g.memoryMiB })),
+  });
+  log.info(
+    { blender: w.builds.map((b) => `${b.version.text} ${b.binary}`), slots: w.slots.map((s) => s.id) },
+    'worker started',
+  );
 }
 
 /** This machine's Blender builds, none when there is none or the sandbox they must run in does not work. */

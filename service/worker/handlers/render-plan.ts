@@ -28,58 +28,20 @@ export function renderPlanHandler(env: WorkerEnv, planned?: (rec: JobRecord) => 
       throw FatalTaskError.render('NOT_VALIDATED', 'The job has no analysis: validate it before rendering.');
     }
     const requested = rec.job.requestedConfig ?? {};
-    // The file's version from the analysis (a job validated before routing existed: its asked version).
-    const file = parseRequestedVersion(scene.hostFileVersion) ?? parseRequestedVersion(scene.hostVersionForRender);
-    const asked = parseRequestedVersion(requested.hostVersionForRender);
-    if (!file)
-      throw FatalTaskError.render(
-        'NOT_VALIDATED',
-        'The analysis does not say which Blender saved the file: validate it again.',
-      );
-    const route = await routeBlender(env, file, asked);
-    if (route.where === 'nowhere')
-      throw FatalTaskError.render('BLENDER_VERSION_UNAVAILABLE', route.message, {
-        fileVersion: `${file.major}.${file.minor}`,
-      });
-    if (route.where === 'elsewhere') {
-      ctx.log.info({ requires: route.requires }, 'planning handed on to a worker with a fitting Blender');
-      await env.queue.enqueue(newTasks.routed('render', rec.job.id, route.requires));
-      return;
-    }
-    const picked = route;
+    const picked = await routeRender(env, rec, scene, ctx);
+    if (!picked) return;
     const caps = await env.capabilities(picked.build);
     const { finalConfig, frames } = resolveFinalConfig(scene, rec.job.analysis?.config ?? {}, requested, {
       ...caps,
       ...(picked.note ? { buildNote: picked.note } : {}),
     });
     if (frames.length === 0) throw FatalTaskError.render('NO_FRAMES', 'The frame ranges select no frame.');
-    // A requeued job copies the frames its old job finished: only the others are rendered.
-    const requeued = await copyRequeuedFrames(env, rec, finalConfig, frames, ctx.log);
-    // An estimate of the same request kept its sample frames: they are not rendered again either.
-    const estimated = await copyEstimatedFrames(
-      env,
-      { ...rec, job: { ...rec.job, requestedConfig: requested } },
-      finalConfig,
-      frames.filter((f) => !requeued.includes(f)),
-      ctx.log,
-    );
-    const copied = [...requeued, ...estimated].sort((a, b) => a - b);
+    const copied = await framesKept(env, rec, finalConfig, frames, ctx);
     const skip = new Set(copied);
-    const toRender = frames.filter((f) => !skip.has(f));
-    // Warm slots keep the scene loaded between tasks: chunks shrink to single frames as the job ends
-    // (chunkFrames caps them). Chunked mode amortises one Blender start per chunk.
-    const fixed = env.settings.chunkFrames;
-    // The farm's live slots when the registry can say (a failed read only loses the shortcut below).
-    const farm = env.settings.renderMode === 'warm' ? await env.farmSlots?.().catch(() => undefined) : undefined;
-    const slots = Math.max(1, farm ?? env.renderSlots);
-    const chunks =
-      env.settings.renderMode === 'warm'
-        ? guidedChunks(toRender, {
-            slots,
-            alone: farm !== undefined && slots <= 1,
-            ...(fixed ? { maxChunk: fixed } : {}),
-          })
-        : chunkFrames(toRender, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
+    const chunks = await planChunks(
+      env,
+      frames.filter((f) => !skip.has(f)),
+    );
     const chunkTaskIds = chunks.map((_, i) => taskIds.chunk(rec.job.id, i));
     ctx.log.info(
       { frames: frames.length, chunks: chunks.length, blender: picked.build.version.text },
@@ -116,4 +78,63 @@ export function renderPlanHandler(env: WorkerEnv, planned?: (rec: JobRecord) => 
     }
     await env.queue.enqueue(newTasks.finalize(rec.job.id, chunkTaskIds));
   };
+}
+
+type Ctx = Parameters<TaskHandler>[1];
+type AnalysisOutput = NonNullable<NonNullable<JobRecord['job']['analysis']>['output']>;
+
+/** The build that renders here, or undefined when planning was handed on to a worker that has one. */
+async function routeRender(env: WorkerEnv, rec: JobRecord, scene: AnalysisOutput, ctx: Ctx) {
+  // The file's version from the analysis (a job validated before routing existed: its asked version).
+  const file = parseRequestedVersion(scene.hostFileVersion) ?? parseRequestedVersion(scene.hostVersionForRender);
+  const asked = parseRequestedVersion(rec.job.requestedConfig?.hostVersionForRender);
+  if (!file)
+    throw FatalTaskError.render(
+      'NOT_VALIDATED',
+      'The analysis does not say which Blender saved the file: validate it again.',
+    );
+  const route = await routeBlender(env, file, asked);
+  if (route.where === 'nowhere')
+    throw FatalTaskError.render('BLENDER_VERSION_UNAVAILABLE', route.message, {
+      fileVersion: `${file.major}.${file.minor}`,
+    });
+  if (route.where === 'elsewhere') {
+    ctx.log.info({ requires: route.requires }, 'planning handed on to a worker with a fitting Blender');
+    await env.queue.enqueue(newTasks.routed('render', rec.job.id, route.requires));
+    return undefined;
+  }
+  return route;
+}
+
+/** Frames another job already rendered for this one, copied rather than rendered again (sorted). */
+async function framesKept(
+  env: WorkerEnv,
+  rec: JobRecord,
+  finalConfig: Parameters<typeof copyRequeuedFrames>[2],
+  frames: number[],
+  ctx: Ctx,
+) {
+  // A requeued job copies the frames its old job finished: only the others are rendered.
+  const requeued = await copyRequeuedFrames(env, rec, finalConfig, frames, ctx.log);
+  // An estimate of the same request kept its sample frames: they are not rendered again either.
+  const estimated = await copyEstimatedFrames(
+    env,
+    { ...rec, job: { ...rec.job, requestedConfig: rec.job.requestedConfig ?? {} } },
+    finalConfig,
+    frames.filter((f) => !requeued.includes(f)),
+    ctx.log,
+  );
+  return [...requeued, ...estimated].sort((a, b) => a - b);
+}
+
+async function planChunks(env: WorkerEnv, toRender: number[]) {
+  // Warm slots keep the scene loaded between tasks: chunks shrink to single frames as the job ends
+  // (chunkFrames caps them). Chunked mode amortises one Blender start per chunk.
+  const fixed = env.settings.chunkFrames;
+  // The farm's live slots when the registry can say (a failed read only loses the shortcut below).
+  const farm = env.settings.renderMode === 'warm' ? await env.farmSlots?.().catch(() => undefined) : undefined;
+  const slots = Math.max(1, farm ?? env.renderSlots);
+  return env.settings.renderMode === 'warm'
+    ? guidedChunks(toRender, { slots, alone: farm !== undefined && slots <= 1, ...(fixed ? { maxChunk: fixed } : {}) })
+    : chunkFrames(toRender, { slots: env.renderSlots, ...(fixed ? { minChunk: fixed, maxChunk: fixed } : {}) });
 }

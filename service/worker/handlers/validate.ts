@@ -5,7 +5,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Analysis } from '../../../shared/api/analysis.js';
 import type { Job } from '../../../shared/api/job.js';
-import type { JobInternal } from '../../ports/jobs.js';
+import type { JobInternal, JobRecord } from '../../ports/jobs.js';
 import { analyzeScene } from '../../../blender/analysis/analyze-scene.js';
 import { moveJob, stoppedJobInternal } from '../../domain/job-lifecycle.js';
 import { readBlendHeader } from '../../../blender/blend-header.js';
@@ -40,106 +40,148 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
     });
     if (project.blobCache) ctx.log.info({ blobCache: project.blobCache }, 'project assembled from blobs');
     const scenePath = pickSceneFile(project.files, vc, project.manifest);
-    const { refused, addons, addonsToUse } = chosenAddons(env, project, vc);
+    const chosen = chosenAddons(env, project, vc);
     const file = projectFilePath(project, scenePath);
-    // The Blender that opens the file, chosen before any Blender starts: a 5.x file is "not a blend
-    // file" to 4.x and 3.x, and that opaque error must never reach the artist.
-    const header = await readBlendHeader(file);
-    const route = await routeBlender(env, header);
-    if (route.where === 'nowhere') {
-      throw FatalTaskError.validation('BLENDER_VERSION_UNAVAILABLE', route.message, { fileVersion: header.text });
-    }
-    if (route.where === 'elsewhere') {
-      ctx.log.info(
-        { fileVersion: header.text, requires: route.requires },
-        'validation handed on to a worker with a fitting Blender',
-      );
-      ctx.taskLog?.note(
-        `The file was saved with Blender ${header.text}; this worker has ${env.builds.map((b) => b.version.text).join(', ')}: handed on to a worker that has a fitting build.`,
-      );
-      await env.queue.enqueue(newTasks.routed('validate', rec.job.id, route.requires));
-      return;
-    }
-    const { build } = route;
-    const result = await analyzeScene({
-      blender: build.binary,
-      file,
-      workDir: project.jobDir,
-      signal: ctx.signal,
-      timeoutMs: env.settings.analysisTimeoutMs,
-      sandbox: env.settings.sandbox,
-      ...(env.settings.renderNice ? { nice: env.settings.renderNice } : {}),
-      onLine: (stream, line) => ctx.taskLog?.line(stream, line),
-      pathToFileForRender: scenePath,
-      // A bare .blend is stored as scene.blend: answers show the name the client gave it.
-      shownName: path.basename(scenePath),
-      ...(vc.sceneToRender ? { scene: vc.sceneToRender } : {}),
-      // Files the packer moved into the archive from outside the project (absolute paths).
-      pathRemaps: { root: project.root, remaps: project.manifest?.remaps ?? [] },
-      // `output.addons` describes this file: what its data needs, attributed to the pack's add-ons or
-      // Blender's own, plus every bundled one; those the render will not enable get ADDON_REQUIRED.
-      addons: {
-        bundled: (project.manifest?.addons ?? []).map((a) => ({
-          id: a.id,
-          path: path.join(project.root, ...a.path.split('/')),
-        })),
-        selected: [...addonsToUse.map((a) => a.id), ...addons.map((a) => a.id)],
-        refused: refused.length > 0,
-      },
-    });
-    if (refused.length > 0) result.warnings.push(addonRefusedWarning(refused));
-    if (result.remap) ctx.log.info({ remap: result.remap }, 'packed paths remapped');
-    // Blender names missing files by their absolute path on this worker
-    // (`<workRoot>/<jobId>/project/textures/x.png`): show them as the client knows them, relative
-    // to its upload; the worker's folders mean nothing to the client and are not its business.
-    const report = result.output.hostMissingFilesReport;
-    if (report)
-      result.output.hostMissingFilesReport = report.map((line) => line.split(project.root + path.sep).join(''));
-    const blocking = result.warnings.filter((w) => w.blocking);
-    const sceneName = vc.sceneToRender ?? result.output.scenes?.find((s) => s.is_active)?.name;
-    const config = {
-      pathToFileForRender: scenePath,
-      ...(sceneName ? { sceneToRender: sceneName } : {}),
-      addonsToUse,
-      bundledAddonPathsToUse: addons.map((a) => a.relativePath),
-    };
-    const patch = await analysedJob(rec.job, {
-      config,
-      output: result.output,
-      failed: blocking.length > 0,
-      startedAt,
-      file,
-      scenePath,
-    });
-    ctx.log.info({ scenePath, warnings: result.warnings.map((w) => w.code), ms: result.durationMs }, 'scene analysed');
-    if (blocking.length) {
-      const reason = new FatalTaskError({
-        name: 'SCENE_NOT_RENDERABLE',
-        type: 'VALIDATION_FAILED',
-        errorDetails: {
-          message: `The scene cannot be rendered: ${blocking.map((w) => w.message).join('; ')}`,
-          warnings: blocking,
-        },
-      });
-      // Keep the analysis so the client can see every warning, not only the blocking ones.
-      await moveJob(
-        env.jobs,
-        rec.job.id,
-        'rejectScene',
-        { ...patch, failedReason: reason.failedReason },
-        stoppedJobInternal(env.settings.outputRetentionDays),
-      );
-      return;
-    }
-    const validated = await moveJob(env.jobs, rec.job.id, 'markValidated', patch, {
-      validationConfig: { ...vc, pathToFileForRender: scenePath, ...(sceneName ? { sceneToRender: sceneName } : {}) },
-    });
-    if (validated) await startRequeuedRender(env, validated, ctx.log);
+    const build = await buildForFile(env, rec.job.id, file, ctx);
+    if (!build) return;
+    const result = await analyse(env, { project, vc, scenePath, file, binary: build.binary, chosen }, ctx);
+    await recordAnalysis(env, rec, { result, vc, scenePath, file, startedAt, chosen }, ctx);
   };
 }
 
+type Ctx = Parameters<TaskHandler>[1];
+type ValidationConfig = NonNullable<JobInternal['validationConfig']>;
+type Chosen = ReturnType<typeof chosenAddons>;
+
+/**
+ * The Blender that opens the file, chosen before any Blender starts: a 5.x file is "not a blend file" to
+ * 4.x and 3.x, and that opaque error must never reach the artist. Undefined when handed on to another worker.
+ */
+async function buildForFile(env: WorkerEnv, jobId: string, file: string, ctx: Ctx) {
+  const header = await readBlendHeader(file);
+  const route = await routeBlender(env, header);
+  if (route.where === 'nowhere') {
+    throw FatalTaskError.validation('BLENDER_VERSION_UNAVAILABLE', route.message, { fileVersion: header.text });
+  }
+  if (route.where === 'elsewhere') {
+    ctx.log.info(
+      { fileVersion: header.text, requires: route.requires },
+      'validation handed on to a worker with a fitting Blender',
+    );
+    const here = env.builds.map((b) => b.version.text).join(', ');
+    ctx.taskLog?.note(
+      `The file was saved with Blender ${header.text}; this worker has ${here}: ` +
+        'handed on to a worker that has a fitting build.',
+    );
+    await env.queue.enqueue(newTasks.routed('validate', jobId, route.requires));
+    return undefined;
+  }
+  return route.build;
+}
+
+interface AnalyseInput {
+  project: PreparedProject;
+  vc: ValidationConfig;
+  scenePath: string;
+  file: string;
+  binary: string;
+  chosen: Chosen;
+}
+
+async function analyse(env: WorkerEnv, input: AnalyseInput, ctx: Ctx) {
+  const { project, vc, scenePath, chosen } = input;
+  const result = await analyzeScene({
+    blender: input.binary,
+    file: input.file,
+    workDir: project.jobDir,
+    signal: ctx.signal,
+    timeoutMs: env.settings.analysisTimeoutMs,
+    sandbox: env.settings.sandbox,
+    ...(env.settings.renderNice ? { nice: env.settings.renderNice } : {}),
+    onLine: (stream, line) => ctx.taskLog?.line(stream, line),
+    pathToFileForRender: scenePath,
+    // A bare .blend is stored as scene.blend: answers show the name the client gave it.
+    shownName: path.basename(scenePath),
+    ...(vc.sceneToRender ? { scene: vc.sceneToRender } : {}),
+    // Files the packer moved into the archive from outside the project (absolute paths).
+    pathRemaps: { root: project.root, remaps: project.manifest?.remaps ?? [] },
+    // `output.addons` describes this file: what its data needs, attributed to the pack's add-ons or
+    // Blender's own, plus every bundled one; those the render will not enable get ADDON_REQUIRED.
+    addons: {
+      bundled: (project.manifest?.addons ?? []).map((a) => ({
+        id: a.id,
+        path: path.join(project.root, ...a.path.split('/')),
+      })),
+      selected: [...chosen.addonsToUse.map((a) => a.id), ...chosen.addons.map((a) => a.id)],
+      refused: chosen.refused.length > 0,
+    },
+  });
+  if (chosen.refused.length > 0) result.warnings.push(addonRefusedWarning(chosen.refused));
+  if (result.remap) ctx.log.info({ remap: result.remap }, 'packed paths remapped');
+  // Blender names missing files by their absolute path on this worker
+  // (`<workRoot>/<jobId>/project/textures/x.png`): show them as the client knows them, relative
+  // to its upload; the worker's folders mean nothing to the client and are not its business.
+  const report = result.output.hostMissingFilesReport;
+  if (report) result.output.hostMissingFilesReport = report.map((line) => line.split(project.root + path.sep).join(''));
+  return result;
+}
+
+interface Analysed {
+  result: Awaited<ReturnType<typeof analyzeScene>>;
+  vc: ValidationConfig;
+  scenePath: string;
+  file: string;
+  startedAt: string;
+  chosen: Chosen;
+}
+
+/** Moves the job to `validated`, or to `failed` with the blocking warnings, keeping the whole analysis. */
+async function recordAnalysis(env: WorkerEnv, rec: JobRecord, analysed: Analysed, ctx: Ctx) {
+  const { result, vc, scenePath, chosen } = analysed;
+  const blocking = result.warnings.filter((w) => w.blocking);
+  const sceneName = vc.sceneToRender ?? result.output.scenes?.find((s) => s.is_active)?.name;
+  const config = {
+    pathToFileForRender: scenePath,
+    ...(sceneName ? { sceneToRender: sceneName } : {}),
+    addonsToUse: chosen.addonsToUse,
+    bundledAddonPathsToUse: chosen.addons.map((a) => a.relativePath),
+  };
+  const patch = await analysedJob(rec.job, {
+    config,
+    output: result.output,
+    failed: blocking.length > 0,
+    startedAt: analysed.startedAt,
+    file: analysed.file,
+    scenePath,
+  });
+  ctx.log.info({ scenePath, warnings: result.warnings.map((w) => w.code), ms: result.durationMs }, 'scene analysed');
+  if (blocking.length) {
+    const reason = new FatalTaskError({
+      name: 'SCENE_NOT_RENDERABLE',
+      type: 'VALIDATION_FAILED',
+      errorDetails: {
+        message: `The scene cannot be rendered: ${blocking.map((w) => w.message).join('; ')}`,
+        warnings: blocking,
+      },
+    });
+    // Keep the analysis so the client can see every warning, not only the blocking ones.
+    await moveJob(
+      env.jobs,
+      rec.job.id,
+      'rejectScene',
+      { ...patch, failedReason: reason.failedReason },
+      stoppedJobInternal(env.settings.outputRetentionDays),
+    );
+    return;
+  }
+  const validated = await moveJob(env.jobs, rec.job.id, 'markValidated', patch, {
+    validationConfig: { ...vc, pathToFileForRender: scenePath, ...(sceneName ? { sceneToRender: sceneName } : {}) },
+  });
+  if (validated) await startRequeuedRender(env, validated, ctx.log);
+}
+
 /** The add-ons the render enables: the project's bundled ones unless the policy refuses them. */
-function chosenAddons(env: WorkerEnv, project: PreparedProject, vc: NonNullable<JobInternal['validationConfig']>) {
+function chosenAddons(env: WorkerEnv, project: PreparedProject, vc: ValidationConfig) {
   const wanted = resolveBundledAddons(project.manifest, vc.addonsToUse, vc.bundledAddonPathsToUse, {
     root: project.root,
     files: project.files,

@@ -118,9 +118,8 @@ async function pool<T, R>(items: readonly T[], n: number, fn: (item: T) => Promi
   return results;
 }
 
-export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResult> {
-  const { storage, signal } = o;
-  signal?.throwIfAborted();
+/** The files to store, their keys, and the objects stored early under those very keys (kept). */
+async function planKeys(o: FinalizeOptions) {
   const outputDir = path.resolve(o.outputDir);
   const prefix = o.keyPrefix ?? jobOutputPrefix(o.workspaceId, o.jobId);
   const local: LocalFile[] = o.files.map((f) => {
@@ -138,7 +137,6 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
       if (!(await stat(f.abs)).isFile()) throw new Error(`output is not a file: ${f.path}`);
     }),
   );
-
   // Keys first (in order: a name taken twice gets -2): what was stored early under its key is kept.
   const frameKeys = new Set<string>();
   const frameKey = new Map(
@@ -153,6 +151,13 @@ export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResul
     const early = o.reuse?.get(f.abs);
     if (early?.key === key) kept.set(key, early.size);
   }
+  return { prefix, frames, composites, frameKey, compositeKey, kept };
+}
+
+export async function finalizeOutputs(o: FinalizeOptions): Promise<FinalizeResult> {
+  const { storage, signal } = o;
+  signal?.throwIfAborted();
+  const { prefix, frames, composites, frameKey, compositeKey, kept } = await planKeys(o);
 
   const workDir = await mkdtemp(path.join(o.workDir ?? tmpdir(), 'rb-finalize-'));
   try {
