@@ -103,7 +103,7 @@ export interface AppDeps extends ServiceContext {
   taskLogs?: { followPollMs?: number; followGraceMs?: number; followMaxPollMs?: number };
   /** Knobs of GET /events (tests shorten them). Defaults: a read of each watched workspace every 1000 ms, a heartbeat every 15000 ms. */
   eventStream?: { pollMs?: number; heartbeatMs?: number };
-  /** The clock sessions expire by, epoch ms. Default Date.now (tests move it). */
+  /** The clock sessions and upload URLs expire by, epoch ms. Default Date.now (tests move it). */
   clock?: () => number;
   /**
    * The worker registry and the queue's load (extension workers: GET /workers, and the worker
@@ -215,6 +215,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       signer: fs.signer,
       root: fs.root,
       maxUploadBytes: deps.config.maxUploadBytes,
+      ...(deps.clock ? { clock: deps.clock } : {}),
       ...(partials ? { partials, partialTtlMs: deps.config.uploadUrlTtlSeconds * 1000 } : {}),
       onPutComplete: async (key, result) => {
         const slug = slugOfUploadKey(key);
@@ -256,6 +257,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         keys: deps.keys,
         ...(deps.events ? { events: deps.events } : {}),
         ...(quota ? { quota } : {}),
+        ...(deps.clock ? { clock: deps.clock } : {}),
       };
       await api.register(uploadRoutes, ctx);
       if (partials) await api.register(uploadStateRoutes, { ctx, partials });

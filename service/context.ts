@@ -16,6 +16,8 @@ export interface ServiceContext {
   events?: JobEvents;
   /** Each workspace's storage quota, checked where new bytes come in. Default none: unlimited. */
   quota?: StorageQuota;
+  /** The clock upload URLs expire by, epoch ms. Default Date.now (tests move it past an expiry). */
+  clock?: () => number;
 }
 
 export interface JobEvents {

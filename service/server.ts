@@ -76,6 +76,8 @@ export interface StartOptions {
   retention?: RetentionOptions;
   /** Blob collector knobs (tests: a clock days ahead). */
   blobCollector?: BlobCollectorOptions;
+  /** The clock sessions and upload URLs expire by, epoch ms (AppDeps.clock). Default Date.now (tests move it). */
+  clock?: () => number;
 }
 
 /** Opens the embedded stack, listens, starts the worker and webhook delivery, and returns a handle whose close() drains and shuts down. */
@@ -100,6 +102,7 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
     metrics,
     onJobCompleted: onCompleted,
     ...(opts.version ? { version: opts.version } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
   };
   const app = await buildApp(appDeps);
   const workerApp =

@@ -14,6 +14,7 @@ export class MemoryRateLimiter implements RateLimiter {
     private readonly opts: {
       /** Buckets kept. Default 100000 (a few MB). */
       maxKeys?: number;
+      /** The clock buckets refill by, epoch ms. Default Date.now. */
       now?: () => number;
     } = {},
   ) {}

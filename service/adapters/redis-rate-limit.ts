@@ -1,6 +1,6 @@
 // Rate-limit buckets in Redis, so a key's budget is per farm, not per service instance. One Lua
 // script per request: the bucket is read, refilled by Redis's own clock (instances' clocks
-// may differ) and charged atomically.
+// may differ; tests hand in their own) and charged atomically.
 import type { Redis } from 'ioredis';
 import type { RateBudget } from '../domain/rate-budget.js';
 import type { RateDecision, RateLimiter } from '../ports/rate-limit.js';
@@ -10,8 +10,11 @@ const TAKE = `
 local max = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local need = math.min(math.max(tonumber(ARGV[3]), 1), max)
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(ARGV[4])
+if now == nil then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local perMs = max / window
 local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = tonumber(b[1]) or max
@@ -34,6 +37,7 @@ type TakeCommand = (
   max: number,
   windowMs: number,
   cost: number,
+  ...now: number[]
 ) => Promise<[number, number, number, number]>;
 
 export class RedisRateLimiter implements RateLimiter {
@@ -47,7 +51,12 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(
     private readonly client: Redis,
     private readonly budget: RateBudget,
-    private readonly opts: { keyPrefix: string; onError?: (err: Error) => void },
+    private readonly opts: {
+      keyPrefix: string;
+      onError?: (err: Error) => void;
+      /** The clock buckets refill by, epoch ms. Default Redis's own (TIME), the same for every instance. */
+      now?: () => number;
+    },
   ) {
     client.defineCommand('renderbridgeTakeToken', { numberOfKeys: 1, lua: TAKE });
     this.run = (client as unknown as { renderbridgeTakeToken: TakeCommand }).renderbridgeTakeToken.bind(client);
@@ -60,6 +69,7 @@ export class RedisRateLimiter implements RateLimiter {
         this.budget.max,
         this.budget.windowMs,
         cost,
+        ...(this.opts.now ? [this.opts.now()] : []),
       );
       return { allowed: allowed === 1, limit: this.budget.max, remaining, retryAfterMs, resetMs };
     } catch (err) {

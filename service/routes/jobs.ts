@@ -17,6 +17,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 export const jobRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx) => {
   const ttl = ctx.config.downloadUrlTtlSeconds;
+  const clock = ctx.clock ?? Date.now;
 
   const create = ROUTES.createJob;
   app.post(create.path, { schema: { body: create.body } }, async (req, reply) => {
@@ -25,7 +26,7 @@ export const jobRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx)
     const upload = await ctx.jobs.getUpload(auth.workspaceId, slug);
     if (!upload) throw new ApiError('UPLOAD_NOT_FOUND', { metadata: { slug } });
     if (upload.jobId) throw new ApiError('UPLOAD_ALREADY_USED', { metadata: { slug, jobId: upload.jobId } });
-    if (upload.sourceFormat === 'blobs' && Date.parse(upload.expiresAt) < Date.now()) {
+    if (upload.sourceFormat === 'blobs' && Date.parse(upload.expiresAt) < clock()) {
       // An expired commit no longer keeps its blobs: they may be collected under the job.
       throw new ApiError('UPLOAD_INCOMPLETE', {
         message:
@@ -38,7 +39,7 @@ export const jobRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx)
       // Storage that takes PUTs directly (S3) never tells the service: look for the object.
       const stored = await ctx.storage.stat(upload.objectKey);
       if (!stored) {
-        const expired = Date.parse(upload.expiresAt) < Date.now();
+        const expired = Date.parse(upload.expiresAt) < clock();
         throw new ApiError('UPLOAD_INCOMPLETE', { metadata: { slug, uploadUrlExpired: expired } });
       }
       if (stored.size > ctx.config.maxUploadBytes) {

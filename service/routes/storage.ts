@@ -25,6 +25,8 @@ export interface StorageRouteDeps {
   partials?: PartialUploads;
   /** Kept bytes untouched this long are removed (an upload URL's lifetime), ms. Default 6 h. */
   partialTtlMs?: number;
+  /** The clock URLs expire by, epoch ms. Default Date.now (tests move it past an expiry). */
+  clock?: () => number;
 }
 
 /** How often kept bytes of abandoned uploads are looked for. */
@@ -69,7 +71,8 @@ function verified(req: FastifyRequest, deps: StorageRouteDeps, method: SignedMet
     if (v === undefined) throw new ApiError('SIGNATURE_INVALID');
     params[name] = v;
   }
-  const r = deps.signer.verify({ method, key, expiresAt: Number(q.exp), params }, q.sig);
+  const nowSeconds = (deps.clock ?? Date.now)() / 1000;
+  const r = deps.signer.verify({ method, key, expiresAt: Number(q.exp), params }, q.sig, nowSeconds);
   if (!r.ok) throw new ApiError(r.reason);
   return key;
 }

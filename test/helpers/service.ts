@@ -107,10 +107,12 @@ export async function startTestService(
     dataDir?: string;
     worker?: WorkerTuning;
     webhooks?: StartOptions['webhooks'];
+    /** The clock sessions and upload URLs expire by (StartOptions.clock). Default Date.now. */
+    clock?: StartOptions['clock'];
   } = {},
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'rb-svc-')));
-  const { worker, webhooks, ...rest } = options;
+  const { worker, webhooks, clock, ...rest } = options;
   // A restart test passes the engines of the first service back in (its databaseUrl etc.).
   const engines = TEST_STACK === 'scale' && !rest.databaseUrl ? await scaleEngines() : undefined;
   // debug: tests read the per-frame lines (render time billed, frame begun).
@@ -126,6 +128,7 @@ export async function startTestService(
     logger: createLogger(config.logLevel, sink),
     ...(worker ? { worker } : {}),
     ...(webhooks ? { webhooks } : {}),
+    ...(clock ? { clock } : {}),
   });
   // A second connection to the same database, as `renderbridge admin` would open.
   const store = await openKeyStore(config);

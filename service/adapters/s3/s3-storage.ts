@@ -46,6 +46,8 @@ export interface S3StorageOptions {
   queueSize?: number;
   /** Keys per ListObjectsV2 page, and so per DeleteObjects batch (S3 allows at most 1000 for both). Default 1000. */
   listPageSize?: number;
+  /** The clock presigned URLs are signed by, epoch ms. Default Date.now (tests sign in the past). */
+  now?: () => number;
 }
 
 /**
@@ -57,8 +59,8 @@ const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 /** ListObjectsV2 pages and DeleteObjects batches hold at most 1000 keys. */
 const MAX_KEYS = 1000;
 
-function presignSeconds(expiresAt: Date): number {
-  const s = Math.ceil((expiresAt.getTime() - Date.now()) / 1000);
+function presignSeconds(expiresAt: Date, now: number): number {
+  const s = Math.ceil((expiresAt.getTime() - now) / 1000);
   return Math.min(MAX_PRESIGN_SECONDS, Math.max(1, s));
 }
 
@@ -73,6 +75,7 @@ export class S3ObjectStorage implements ObjectStorage {
   private readonly partSize: number;
   private readonly queueSize: number;
   private readonly pageSize: number;
+  private readonly now: () => number;
 
   constructor(opts: S3StorageOptions) {
     this.client = opts.client;
@@ -82,6 +85,13 @@ export class S3ObjectStorage implements ObjectStorage {
     this.partSize = opts.partSizeBytes ?? 8 * 1024 * 1024;
     this.queueSize = opts.queueSize ?? 4;
     this.pageSize = Math.min(MAX_KEYS, opts.listPageSize ?? MAX_KEYS);
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** When a URL signed now is signed, and for how many seconds, to last until `expiresAt`. */
+  private signing(expiresAt: Date): { signingDate: Date; expiresIn: number } {
+    const now = this.now();
+    return { signingDate: new Date(now), expiresIn: presignSeconds(expiresAt, now) };
   }
 
   static fromSettings(
@@ -114,7 +124,7 @@ export class S3ObjectStorage implements ObjectStorage {
     });
     // The presigner leaves content-type unsigned unless told otherwise.
     return getSignedUrl(this.client, cmd, {
-      expiresIn: presignSeconds(opts.expiresAt),
+      ...this.signing(opts.expiresAt),
       signableHeaders: new Set(['content-type']),
     });
   }
@@ -128,7 +138,7 @@ export class S3ObjectStorage implements ObjectStorage {
       ResponseContentType: contentTypeOf(opts.fileName),
       ResponseCacheControl: 'private, no-store',
     });
-    return getSignedUrl(this.client, cmd, { expiresIn: presignSeconds(opts.expiresAt) });
+    return getSignedUrl(this.client, cmd, this.signing(opts.expiresAt));
   }
 
   /** What the worker API's storage routes sign and run for workers without bucket keys. */

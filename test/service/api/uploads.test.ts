@@ -3,7 +3,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Job } from '../../../shared/api/job.js';
 import { UploadTarget } from '../../../shared/api/upload.js';
 import { putBytes, newUpload, type Call } from '../../helpers/flow.js';
@@ -204,21 +204,28 @@ describe('PUT to the uploadUrl', () => {
   it.skipIf(filesOnly('dropping an interrupted PUT'))('treats an interrupted upload as never uploaded', async () => {
     const t = await newUpload(call);
     const u = new URL(t.uploadUrl);
+    const sent = 10_000;
     await new Promise<void>((resolve, reject) => {
       const sock = connect(Number(u.port), u.hostname, () => {
         sock.write(
           `PUT ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/octet-stream\r\nContent-Length: 50000\r\n\r\n`,
         );
-        sock.write(Buffer.alloc(10_000, 1), () =>
-          setTimeout(() => {
-            sock.destroy();
-            resolve();
-          }, 100),
-        );
+        // Closing once the bytes are handed over ends the body short of its Content-Length.
+        sock.write(Buffer.alloc(sent, 1), () => {
+          sock.destroy();
+          resolve();
+        });
       });
       sock.on('error', reject);
     });
-    await new Promise((r) => setTimeout(r, 200));
+    // The service took the broken PUT in (it keeps what came, to be resumed): judged from then on.
+    await vi.waitFor(
+      async () => {
+        const state = await call('GET', `/uploads/${t.slug}`);
+        expect(state.body).toMatchObject({ data: { completed: false, totalBytes: 50_000 } });
+      },
+      { timeout: 20_000, interval: 50 },
+    );
     const job = await call('POST', '/jobs', { slug: t.slug });
     expect(job.status).toBe(409);
     expect(errorBody(job).name).toBe('UPLOAD_INCOMPLETE');
@@ -254,10 +261,12 @@ describe('expiry', () => {
   it.skipIf(filesOnly('the URL_EXPIRED error body'))(
     'refuses an upload URL after expiresAt with 403 URL_EXPIRED',
     async () => {
-      const short = await startTestService({ uploadUrlTtlSeconds: 1 });
+      // The service's clock moves past the URL's expiry: no real second is waited out.
+      let ahead = 0;
+      const short = await startTestService({ clock: () => Date.now() + ahead });
       try {
         const t = await newUpload(api(short.baseUrl, short.apiKey));
-        await new Promise((r) => setTimeout(r, 2100));
+        ahead = (short.config.uploadUrlTtlSeconds + 1) * 1000;
         const r = await putBytes(t.uploadUrl, Buffer.from('late'));
         expect(r.status).toBe(403);
         expect(errorBody(r).name).toBe('URL_EXPIRED');

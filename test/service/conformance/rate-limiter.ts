@@ -5,20 +5,23 @@ import type { RateLimiter } from '../../../service/ports/rate-limit.js';
 import { withHarness } from './with-harness.js';
 
 export interface RateLimiterHarness {
-  /** A limiter with `budget`; `other()` is a second instance on the same backing store (null when it has none). */
+  /**
+   * A limiter with `budget` whose buckets refill by `now` (default: its own clock); `other()` is a
+   * second instance on the same backing store (null when it has none).
+   */
   open(
     budget: RateBudget,
+    now?: () => number,
   ): Promise<{ limiter: RateLimiter; other: (() => Promise<RateLimiter>) | null; close(): Promise<void> }>;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function rateLimiterConformance(name: string, harness: RateLimiterHarness): void {
   describe(`RateLimiter conformance: ${name}`, () => {
     const withLimiter = (
       budget: RateBudget,
       fn: (h: Awaited<ReturnType<RateLimiterHarness['open']>>) => Promise<void>,
-    ) => withHarness(() => harness.open(budget))(fn);
+      now?: () => number,
+    ) => withHarness(() => harness.open(budget, now))(fn);
 
     it(
       'allows a burst of max, then refuses and says when the next request is allowed',
@@ -65,22 +68,30 @@ export function rateLimiterConformance(name: string, harness: RateLimiterHarness
       }),
     );
 
+    // The limiter's clock is the test's: time moves by exactly what each step needs, however slowly the machine runs.
+    let now = Date.UTC(2026, 0, 1);
     it(
       'refills continuously: a spent budget allows again after windowMs / max',
-      withLimiter({ max: 4, windowMs: 400 }, async ({ limiter }) => {
-        for (let i = 0; i < 4; i++) expect((await limiter.take('key-r')).allowed).toBe(true);
-        const refused = await limiter.take('key-r');
-        expect(refused.allowed).toBe(false);
-        expect(refused.retryAfterMs).toBeLessThanOrEqual(100);
-        await sleep(refused.retryAfterMs + 30);
-        expect((await limiter.take('key-r')).allowed).toBe(true);
-        expect((await limiter.take('key-r')).allowed).toBe(false);
-        // Never more than max at once, however long the key was idle.
-        await sleep(600);
-        const burst = [];
-        for (let i = 0; i < 6; i++) burst.push((await limiter.take('key-r')).allowed);
-        expect(burst).toEqual([true, true, true, true, false, false]);
-      }),
+      withLimiter(
+        { max: 4, windowMs: 60_000 },
+        async ({ limiter }) => {
+          for (let i = 0; i < 4; i++) expect((await limiter.take('key-r')).allowed).toBe(true);
+          const refused = await limiter.take('key-r');
+          expect(refused.allowed).toBe(false);
+          // One token per 15 s.
+          expect(refused.retryAfterMs).toBeGreaterThan(14_000);
+          expect(refused.retryAfterMs).toBeLessThanOrEqual(15_000);
+          now += refused.retryAfterMs;
+          expect((await limiter.take('key-r')).allowed).toBe(true);
+          expect((await limiter.take('key-r')).allowed).toBe(false);
+          // Never more than max at once, however long the key was idle.
+          now += 10 * 60_000;
+          const burst = [];
+          for (let i = 0; i < 6; i++) burst.push((await limiter.take('key-r')).allowed);
+          expect(burst).toEqual([true, true, true, true, false, false]);
+        },
+        () => now,
+      ),
     );
 
     it(
