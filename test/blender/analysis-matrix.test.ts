@@ -68,27 +68,31 @@ describe.each(usableBuilds('analysis matrix').map((b) => [b.minor, b] as const))
       );
     }, 600_000);
 
-    it('analyses every app template that ships with it without a failed section, and the result fits the API schema', () => {
-      expect(templates.map((t) => basename(dirname(t)))).toEqual(
-        expect.arrayContaining(['2D_Animation', 'Sculpting', 'VFX', 'Video_Editing']),
-      );
-      for (const key of [...results.keys()]) {
-        const r = of(key);
-        expect(
-          r.warnings.filter((w) => w.code === 'ANALYSIS_SECTION_FAILED' || w.code === 'ANALYSIS_FIELD_DROPPED'),
-          key,
-        ).toEqual([]);
-        expect(SceneMetadata.safeParse(r.output).success, key).toBe(true);
-        expect(`${r.blenderVersion?.major}.${r.blenderVersion?.minor}`, key).toBe(build.minor);
-      }
-      for (const t of templates) {
-        const r = of(`template:${basename(dirname(t))}`);
-        expect(r.output.fileName).toBe('startup.blend');
-        // Files of Blender's own (the 5.2 templates link its Essentials brushes) are never missing.
-        expect(r.output.missingFiles, t).toEqual([]);
-        expect(codes(`template:${basename(dirname(t))}`).filter((c) => c.startsWith('MISSING_'))).toEqual([]);
-      }
-    });
+    it(
+      'analyses every app template that ships with it without a failed section, and the result fits the API ' +
+        'schema',
+      () => {
+        expect(templates.map((t) => basename(dirname(t)))).toEqual(
+          expect.arrayContaining(['2D_Animation', 'Sculpting', 'VFX', 'Video_Editing']),
+        );
+        for (const key of [...results.keys()]) {
+          const r = of(key);
+          expect(
+            r.warnings.filter((w) => w.code === 'ANALYSIS_SECTION_FAILED' || w.code === 'ANALYSIS_FIELD_DROPPED'),
+            key,
+          ).toEqual([]);
+          expect(SceneMetadata.safeParse(r.output).success, key).toBe(true);
+          expect(`${r.blenderVersion?.major}.${r.blenderVersion?.minor}`, key).toBe(build.minor);
+        }
+        for (const t of templates) {
+          const r = of(`template:${basename(dirname(t))}`);
+          expect(r.output.fileName).toBe('startup.blend');
+          // Files of Blender's own (the 5.2 templates link its Essentials brushes) are never missing.
+          expect(r.output.missingFiles, t).toEqual([]);
+          expect(codes(`template:${basename(dirname(t))}`).filter((c) => c.startsWith('MISSING_'))).toEqual([]);
+        }
+      },
+    );
 
     it(`reports EEVEE by the id this build has (${eeveeOf(build)}), as render setup maps either name to it`, () => {
       // The templates render with EEVEE.
@@ -145,52 +149,65 @@ describe.each(usableBuilds('analysis matrix').map((b) => [b.minor, b] as const))
       expect(expectedFileNames(final, 1).map((f) => f.relativePath)).toEqual(['f_0001_L.png', 'f_0001_R.png']);
     });
 
-    it("Blender's own files (bundled assets of another installation, this build's data files) are not missing; the user's are", () => {
-      const r = of('blender-assets');
-      expect(r.output.missingFiles).toEqual([['Image', 'Gone', '//textures/gone.png']]);
-      expect(codes('blender-assets')).toContain('MISSING_FILES');
-      expect(codes('blender-assets')).not.toContain('MISSING_LIBRARIES');
-      const text = r.warnings.map((w) => w.message).join('\n');
-      expect(text).not.toMatch(/essentials|not-shipped/);
-      expect(r.output.hostMissingFilesReport?.join('\n')).not.toMatch(/essentials|not-shipped/);
-    });
+    it(
+      "Blender's own files (bundled assets of another installation, this build's data files) are not missing; " +
+        "the user's are",
+      () => {
+        const r = of('blender-assets');
+        expect(r.output.missingFiles).toEqual([['Image', 'Gone', '//textures/gone.png']]);
+        expect(codes('blender-assets')).toContain('MISSING_FILES');
+        expect(codes('blender-assets')).not.toContain('MISSING_LIBRARIES');
+        const text = r.warnings.map((w) => w.message).join('\n');
+        expect(text).not.toMatch(/essentials|not-shipped/);
+        expect(r.output.hostMissingFilesReport?.join('\n')).not.toMatch(/essentials|not-shipped/);
+      },
+    );
 
-    it("an add-on's data is found without the add-on: its node tree and node types, its property group, its engine", () => {
-      // 5.x keeps bpy.props' ID properties apart from the user's and saves files in a new block layout.
-      expect(of('addon-nodes').output.addons).toEqual(['rb_test_nodes']);
-      expect(of('addon-nodes').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(
-        /bundled add-on rb_test_nodes, which is not selected: node tree type 'RBTestTreeType' .*node type 'RBTestNode' .*property group 'rb_test_props'/,
-      );
-      const engine = of('addon-engine');
-      expect(engine.output.addons).toEqual(['RBTestNode', 'RBTestTreeType', 'RB_TEST_ENGINE', 'rb_test_props']);
-      expect(engine.output.renderEngine).toBeUndefined();
-      expect(engine.warnings.find((w) => w.code === 'UNSUPPORTED_ENGINE')).toMatchObject({
-        blocking: true,
-        message: expect.stringContaining('RB_TEST_ENGINE'),
-      });
-    });
+    it(
+      "an add-on's data is found without the add-on: its node tree and node types, its property group, its " + 'engine',
+      () => {
+        // 5.x keeps bpy.props' ID properties apart from the user's and saves files in a new block layout.
+        expect(of('addon-nodes').output.addons).toEqual(['rb_test_nodes']);
+        expect(of('addon-nodes').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(
+          /bundled add-on rb_test_nodes, which is not selected: node tree type 'RBTestTreeType' .*node type 'RBTestNode' .*property group 'rb_test_props'/,
+        );
+        const engine = of('addon-engine');
+        expect(engine.output.addons).toEqual(['RBTestNode', 'RBTestTreeType', 'RB_TEST_ENGINE', 'rb_test_props']);
+        expect(engine.output.renderEngine).toBeUndefined();
+        expect(engine.warnings.find((w) => w.code === 'UNSUPPORTED_ENGINE')).toMatchObject({
+          blocking: true,
+          message: expect.stringContaining('RB_TEST_ENGINE'),
+        });
+      },
+    );
 
-    it('odd: no camera, a missing library, UDIM and Windows-style paths, unbaked simulations; Python that is not run', () => {
-      const odd = of('odd');
-      expect(codes('odd').sort()).toEqual(['MISSING_CACHE', 'MISSING_FILES', 'MISSING_LIBRARIES', 'NO_CAMERA']);
-      expect(
-        odd.output.missingFiles?.map(([kind, name, path]) =>
-          kind === 'Library' ? [kind, basename(path!)] : [kind, name, path],
-        ),
-      ).toEqual([
-        ['Image', 'Tiles', '//udim/tex.1001.png'],
-        ['Image', 'WinPath', '//textures/windows.png'],
-        ['Library', expect.stringMatching(/\.lib\.blend$/)],
-      ]);
-      expect(odd.output.missingCaches?.map((c) => c.type).sort()).toEqual(['CLOTH', 'PARTICLES']);
-      expect(odd.output.vramMetadata?.riskFeatures).toMatchObject({
-        hasSubdivision: true,
-        hasGeometryNodes: true,
-        hasHairOrParticles: true,
-      });
-      expect(codes('autoexec')).toEqual(['AUTOEXEC_DISABLED']);
-      expect(of('autoexec').warnings[0]?.message).toMatch(/1 auto-run script\(s\) \(autorun\.py\) and 1 Python driver/);
-    });
+    it(
+      'odd: no camera, a missing library, UDIM and Windows-style paths, unbaked simulations; Python that is ' +
+        'not run',
+      () => {
+        const odd = of('odd');
+        expect(codes('odd').sort()).toEqual(['MISSING_CACHE', 'MISSING_FILES', 'MISSING_LIBRARIES', 'NO_CAMERA']);
+        expect(
+          odd.output.missingFiles?.map(([kind, name, path]) =>
+            kind === 'Library' ? [kind, basename(path!)] : [kind, name, path],
+          ),
+        ).toEqual([
+          ['Image', 'Tiles', '//udim/tex.1001.png'],
+          ['Image', 'WinPath', '//textures/windows.png'],
+          ['Library', expect.stringMatching(/\.lib\.blend$/)],
+        ]);
+        expect(odd.output.missingCaches?.map((c) => c.type).sort()).toEqual(['CLOTH', 'PARTICLES']);
+        expect(odd.output.vramMetadata?.riskFeatures).toMatchObject({
+          hasSubdivision: true,
+          hasGeometryNodes: true,
+          hasHairOrParticles: true,
+        });
+        expect(codes('autoexec')).toEqual(['AUTOEXEC_DISABLED']);
+        expect(of('autoexec').warnings[0]?.message).toMatch(
+          /1 auto-run script\(s\) \(autorun\.py\) and 1 Python driver/,
+        );
+      },
+    );
 
     it('VRAM metadata and the frame, camera and view layer fields the worker plans with', () => {
       const o = of('basic').output;

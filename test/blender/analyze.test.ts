@@ -178,40 +178,48 @@ describe('analyzeScene', () => {
     expect(codes('basic')).not.toContain('MISSING_CACHE');
   });
 
-  it("addons: what each file's data needs (not the worker's own add-ons), attributed to bundled or Blender's add-ons", () => {
-    for (const name of FIXTURE_NAMES.filter((n) => !n.startsWith('addon-')))
-      expect(result(name).output.addons, name).toEqual([]);
-    for (const name of FIXTURE_NAMES)
-      expect(codes(name).filter((c) => c === 'ADDON_REQUIRED').length, name).toBe(name.startsWith('addon-') ? 1 : 0);
-    // No add-on here defines these: the saved identifiers themselves (node types read from the file's bytes).
-    expect(result('addon-nodes').output.addons).toEqual(['RBTestNode', 'RBTestTreeType', 'rb_test_props']);
-    const nodes = result('addon-nodes').warnings.find((w) => w.code === 'ADDON_REQUIRED');
-    expect(nodes?.blocking).toBe(false);
-    expect(nodes?.message).toMatch(
-      /node tree type 'RBTestTreeType' \(tree 'RB Tree'\).*node type 'RBTestNode' \(node 'RB Node' in tree 'RB Tree'\).*property group 'rb_test_props' \(Scene 'Scene'\)/,
-    );
-    // Blender's own Sun Position add-on, off with factory settings, found from its scene property group.
-    expect(result('addon-sun').output.addons).toEqual(['sun_position']);
-    expect(result('addon-sun').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(
-      /sun_position.*sun_pos_properties.*addonsToUse/,
-    );
-    // Bundled and selected: every identifier is the bundled module's, and nothing is left to warn about.
-    expect(result('addon-nodes-bundled').output.addons).toEqual(['rb_test_nodes']);
-    expect(codes('addon-nodes-bundled')).not.toContain('ADDON_REQUIRED');
-    expect(result('addon-nodes-unselected').output.addons).toEqual(['rb_test_nodes']);
-    expect(result('addon-nodes-unselected').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(
-      /bundled add-on rb_test_nodes, which is not selected/,
-    );
-    expect(result('addon-nodes').output.renderEngine).toBe('CYCLES');
-  });
+  it(
+    "addons: what each file's data needs (not the worker's own add-ons), attributed to bundled or Blender's " +
+      'add-ons',
+    () => {
+      for (const name of FIXTURE_NAMES.filter((n) => !n.startsWith('addon-')))
+        expect(result(name).output.addons, name).toEqual([]);
+      for (const name of FIXTURE_NAMES)
+        expect(codes(name).filter((c) => c === 'ADDON_REQUIRED').length, name).toBe(name.startsWith('addon-') ? 1 : 0);
+      // No add-on here defines these: the saved identifiers themselves (node types read from the file's bytes).
+      expect(result('addon-nodes').output.addons).toEqual(['RBTestNode', 'RBTestTreeType', 'rb_test_props']);
+      const nodes = result('addon-nodes').warnings.find((w) => w.code === 'ADDON_REQUIRED');
+      expect(nodes?.blocking).toBe(false);
+      expect(nodes?.message).toMatch(
+        /node tree type 'RBTestTreeType' \(tree 'RB Tree'\).*node type 'RBTestNode' \(node 'RB Node' in tree 'RB Tree'\).*property group 'rb_test_props' \(Scene 'Scene'\)/,
+      );
+      // Blender's own Sun Position add-on, off with factory settings, found from its scene property group.
+      expect(result('addon-sun').output.addons).toEqual(['sun_position']);
+      expect(result('addon-sun').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(
+        /sun_position.*sun_pos_properties.*addonsToUse/,
+      );
+      // Bundled and selected: every identifier is the bundled module's, and nothing is left to warn about.
+      expect(result('addon-nodes-bundled').output.addons).toEqual(['rb_test_nodes']);
+      expect(codes('addon-nodes-bundled')).not.toContain('ADDON_REQUIRED');
+      expect(result('addon-nodes-unselected').output.addons).toEqual(['rb_test_nodes']);
+      expect(result('addon-nodes-unselected').warnings.find((w) => w.code === 'ADDON_REQUIRED')?.message).toMatch(
+        /bundled add-on rb_test_nodes, which is not selected/,
+      );
+      expect(result('addon-nodes').output.renderEngine).toBe('CYCLES');
+    },
+  );
 
-  it("an add-on's render engine that is not registered is named and blocks, instead of showing Blender's EEVEE fallback", () => {
-    const r = result('addon-engine');
-    expect(r.output.addons).toEqual(['RBTestNode', 'RBTestTreeType', 'RB_TEST_ENGINE', 'rb_test_props']);
-    expect(r.output.renderEngine).toBeUndefined();
-    expect(r.warnings.find((w) => w.code === 'UNSUPPORTED_ENGINE')).toMatchObject({ blocking: true });
-    expect(r.warnings.find((w) => w.code === 'UNSUPPORTED_ENGINE')?.message).toContain('RB_TEST_ENGINE');
-  });
+  it(
+    "an add-on's render engine that is not registered is named and blocks, instead of showing Blender's EEVEE " +
+      'fallback',
+    () => {
+      const r = result('addon-engine');
+      expect(r.output.addons).toEqual(['RBTestNode', 'RBTestTreeType', 'RB_TEST_ENGINE', 'rb_test_props']);
+      expect(r.output.renderEngine).toBeUndefined();
+      expect(r.warnings.find((w) => w.code === 'UNSUPPORTED_ENGINE')).toMatchObject({ blocking: true });
+      expect(r.warnings.find((w) => w.code === 'UNSUPPORTED_ENGINE')?.message).toContain('RB_TEST_ENGINE');
+    },
+  );
 
   it('a scene name not in the file is a blocking warning', () => {
     const w = result('basic-wrong-scene').warnings.find((x) => x.code === 'SCENE_NOT_FOUND');

@@ -32,7 +32,8 @@ describe('peak memory per frame', () => {
   it("reads a GPU frame's device peak apart from the host's, in any unit", () => {
     const frames = framesOf(
       [
-        'Fra:12 Mem:230.52M (Peak 231.04M) | Time:00:01.02 | Mem:5120.00M, Peak:7168.25M | Scene, ViewLayer | Sample 1/128',
+        'Fra:12 Mem:230.52M (Peak 231.04M) | Time:00:01.02 | Mem:5120.00M, Peak:7168.25M | Scene, ViewLayer ' +
+          '| Sample 1/128',
         'Fra:12 Mem:231.00M (Peak 240.00M) | Time:00:09.50 | Mem:2.5G, Peak:7.5G | Scene, ViewLayer | Sample 128/128',
         ' Time: 00:09.61 (Saving: 00:00.11)',
       ].join('\n'),

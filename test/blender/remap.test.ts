@@ -70,13 +70,16 @@ afterAll(async () => {
 });
 
 describe('worker path remap', () => {
-  it('without the remaps the moved project misses its absolute files and its library (the failure the remap fixes)', () => {
-    const codes = without.warnings.map((w) => w.code);
-    expect(codes).toContain('MISSING_LIBRARIES');
-    const missing = (without.output.missingFiles ?? []).map((m) => m[2]);
-    expect(missing).toEqual(expect.arrayContaining([join(fixture.root, 'assets', 'abs_red.png'), fixture.library]));
-    expect(without.remap).toBeUndefined();
-  });
+  it(
+    'without the remaps the moved project misses its absolute files and its library (the failure the remap ' + 'fixes)',
+    () => {
+      const codes = without.warnings.map((w) => w.code);
+      expect(codes).toContain('MISSING_LIBRARIES');
+      const missing = (without.output.missingFiles ?? []).map((m) => m[2]);
+      expect(missing).toEqual(expect.arrayContaining([join(fixture.root, 'assets', 'abs_red.png'), fixture.library]));
+      expect(without.remap).toBeUndefined();
+    },
+  );
 
   it('analysis with the remaps finds every file except the one reported missing, and the library is loaded', () => {
     expect(withRemaps.remap).toEqual({ remapped: 4, failed: [], unused: 1 });
@@ -95,12 +98,16 @@ describe('worker path remap', () => {
     expect(without.output.vramMetadata?.geometry.meshObjectCount).toBe(6);
   });
 
-  it('a render with the remaps shows every texture: absolute, out of the project, in the library, sequence and UDIM', async () => {
-    expect(render.result.exitCode, render.result.lastLines.join('\n')).toBe(0);
-    const ok = render.lines.map(parseSetupLine).find((p) => p?.type === 'ok');
-    expect(ok?.type === 'ok' && ok.summary.remappedPaths).toBe(4);
-    expect(render.lines.filter((l) => l.startsWith('RB_WARNING'))).toEqual([]);
-    // `missing` is magenta: Blender's colour for an image it cannot find.
-    expect(mismatches(await cellColours(render.png))).toEqual({});
-  });
+  it(
+    'a render with the remaps shows every texture: absolute, out of the project, in the library, sequence and ' +
+      'UDIM',
+    async () => {
+      expect(render.result.exitCode, render.result.lastLines.join('\n')).toBe(0);
+      const ok = render.lines.map(parseSetupLine).find((p) => p?.type === 'ok');
+      expect(ok?.type === 'ok' && ok.summary.remappedPaths).toBe(4);
+      expect(render.lines.filter((l) => l.startsWith('RB_WARNING'))).toEqual([]);
+      // `missing` is magenta: Blender's colour for an image it cannot find.
+      expect(mismatches(await cellColours(render.png))).toEqual({});
+    },
+  );
 });

@@ -277,35 +277,39 @@ describe.each(usableBuilds('render matrix').map((b) => [b.minor, b] as const))(
       ]);
     }, 600_000);
 
-    it('a chunk writes the camera frames and the File Output files where the worker expects them, and reports each frame', async () => {
-      const { job, result, lines } = get<Chunk>('chunk');
-      expect(result.exitCode, result.lastLines.join('\n')).toBe(0);
-      expect(expected(job, [1, 2])).toEqual([
-        'composite/FileOut/beauty_0001.png',
-        'composite/FileOut/beauty_0002.png',
-        'composite/FileOut/mask0001.png',
-        'composite/FileOut/mask0002.png',
-        'frames/f_0001.png',
-        'frames/f_0002.png',
-      ]);
-      expect(await written(job)).toEqual(expected(job, [1, 2]));
-      for (const f of await written(job)) expect(m.pngSize(join(job.dir, f)), f).toEqual([64, 48]);
-      expect(m.setupSummary(lines).fileOutputs).toEqual([
-        { name: 'FileOut', folder: 'FileOut', basePath: `${job.composite}/FileOut/` },
-      ]);
-      // What the worker's parser makes of Blender's lines: each frame started, saved and finished once.
-      const events = m.eventsOf(lines);
-      expect(m.framesStarted(events)).toEqual([1, 2]);
-      expect(m.framesFinished(events)).toEqual([1, 2]);
-      const saved = m
-        .savedPaths(events)
-        .map((p) => classifySavedPath(p, { attemptDir: job.frames, compositeDir: job.composite }));
-      expect(saved.map((s) => `${s.kind === 'camera' ? 'frames' : 'composite'}/${s.relativePath}`).sort()).toEqual(
-        expected(job, [1, 2]),
-      );
-    });
+    it(
+      'a chunk writes the camera frames and the File Output files where the worker expects them, and reports ' +
+        'each frame',
+      async () => {
+        const { job, result, lines } = get<Chunk>('chunk');
+        expect(result.exitCode, result.lastLines.join('\n')).toBe(0);
+        expect(expected(job, [1, 2])).toEqual([
+          'composite/FileOut/beauty_0001.png',
+          'composite/FileOut/beauty_0002.png',
+          'composite/FileOut/mask0001.png',
+          'composite/FileOut/mask0002.png',
+          'frames/f_0001.png',
+          'frames/f_0002.png',
+        ]);
+        expect(await written(job)).toEqual(expected(job, [1, 2]));
+        for (const f of await written(job)) expect(m.pngSize(join(job.dir, f)), f).toEqual([64, 48]);
+        expect(m.setupSummary(lines).fileOutputs).toEqual([
+          { name: 'FileOut', folder: 'FileOut', basePath: `${job.composite}/FileOut/` },
+        ]);
+        // What the worker's parser makes of Blender's lines: each frame started, saved and finished once.
+        const events = m.eventsOf(lines);
+        expect(m.framesStarted(events)).toEqual([1, 2]);
+        expect(m.framesFinished(events)).toEqual([1, 2]);
+        const saved = m
+          .savedPaths(events)
+          .map((p) => classifySavedPath(p, { attemptDir: job.frames, compositeDir: job.composite }));
+        expect(saved.map((s) => `${s.kind === 'camera' ? 'frames' : 'composite'}/${s.relativePath}`).sort()).toEqual(
+          expected(job, [1, 2]),
+        );
+      },
+    );
 
-    it('the warm loop writes the same files, frame by frame, each frame with its own progress and saved lines', async () => {
+    it('the warm loop writes the same files frame by frame, each with its own progress and saved lines', async () => {
       const { job, lines, done } = get<Warm>('warm');
       expect(done).toEqual([2, 1]);
       const files = await written(job);
@@ -326,24 +330,29 @@ describe.each(usableBuilds('render matrix').map((b) => [b.minor, b] as const))(
       }
     });
 
-    it('File Output nodes with sub folders, frame digits, a multilayer EXR and (5.x) path templates: the files the worker expects', async () => {
-      const { job, result } = get<Chunk>('multi');
-      expect(result.exitCode, result.lastLines.join('\n')).toBe(0);
-      const want = [
-        'composite/Beauty/beauty_0001.png',
-        'composite/Beauty/sub/deep_01_v.png',
-        'composite/Layers/layers_0001.exr',
-        'composite/Named/Scene_64_img0001.png',
-        'frames/f_0001.png',
-      ];
-      expect(expected(job, [1])).toEqual(want);
-      expect(await written(job)).toEqual(want);
-      for (const f of want.filter((x) => x.endsWith('.png'))) expect(m.pngSize(join(job.dir, f)), f).toEqual([64, 48]);
-      // OpenEXR's magic number.
-      expect((await readFile(join(job.dir, 'composite/Layers/layers_0001.exr'))).subarray(0, 4).toString('hex')).toBe(
-        '762f3101',
-      );
-    });
+    it(
+      'File Output nodes with sub folders, frame digits, a multilayer EXR and (5.x) path templates: the files ' +
+        'the worker expects',
+      async () => {
+        const { job, result } = get<Chunk>('multi');
+        expect(result.exitCode, result.lastLines.join('\n')).toBe(0);
+        const want = [
+          'composite/Beauty/beauty_0001.png',
+          'composite/Beauty/sub/deep_01_v.png',
+          'composite/Layers/layers_0001.exr',
+          'composite/Named/Scene_64_img0001.png',
+          'frames/f_0001.png',
+        ];
+        expect(expected(job, [1])).toEqual(want);
+        expect(await written(job)).toEqual(want);
+        for (const f of want.filter((x) => x.endsWith('.png')))
+          expect(m.pngSize(join(job.dir, f)), f).toEqual([64, 48]);
+        // OpenEXR's magic number.
+        expect((await readFile(join(job.dir, 'composite/Layers/layers_0001.exr'))).subarray(0, 4).toString('hex')).toBe(
+          '762f3101',
+        );
+      },
+    );
 
     it('stereo writes the left and right views of each frame', async () => {
       const { job, result } = get<Chunk>('stereo');
@@ -353,7 +362,7 @@ describe.each(usableBuilds('render matrix').map((b) => [b.minor, b] as const))(
       for (const f of await written(job)) expect(m.pngSize(join(job.dir, f))).toEqual([64, 48]);
     });
 
-    it('denoising on, asked or from the file, renders without it on a build without a denoiser and says so', async () => {
+    it('denoising on (asked or from the file) renders without it on a build with no denoiser, says so', async () => {
       for (const key of ['denoiseAsked', 'denoiseFile']) {
         const { job, result, lines } = get<Chunk>(key);
         expect(result.exitCode, `${key}:\n${result.lastLines.join('\n')}`).toBe(0);
@@ -364,7 +373,7 @@ describe.each(usableBuilds('render matrix').map((b) => [b.minor, b] as const))(
       }
     });
 
-    it(`${otherEevee} asked sets the build's ${eevee}; a CUDA render with no GPU reports the CPU it really uses`, () => {
+    it(`${otherEevee} asked sets the build's ${eevee}; a CUDA render with no GPU reports the CPU it uses`, () => {
       const ee = get<Chunk>('eevee');
       expect(ee.result.exitCode, ee.result.lastLines.join('\n')).toBe(0);
       expect(m.setupSummary(ee.lines)).toMatchObject({ engine: eevee, device: 'ENGINE_DEFAULT' });

@@ -173,20 +173,27 @@ describe.each(usableBuilds('trace matrix').map((b) => [b.minor, b] as const))(
       expect([...traced].sort(byPath)).toEqual(expected.sort(byPath));
     });
 
-    it("never lists Blender's own files: another installation's bundled assets, this build's data files, its templates' Essentials", () => {
-      expect(assets.map((d) => [d.kind, d.path])).toEqual([['image', '//textures/gone.png']]);
-      expect(assets[0]).toMatchObject({ blendFile: assetsFile, usedBy: ['IMGone'] });
-      // The 2D Animation template links Blender's Essentials brushes on 5.x: from its own installation.
-      expect(template).toEqual([]);
-    });
+    it(
+      "never lists Blender's own files: another installation's bundled assets, this build's data files, its " +
+        "templates' Essentials",
+      () => {
+        expect(assets.map((d) => [d.kind, d.path])).toEqual([['image', '//textures/gone.png']]);
+        expect(assets[0]).toMatchObject({ blendFile: assetsFile, usedBy: ['IMGone'] });
+        // The 2D Animation template links Blender's Essentials brushes on 5.x: from its own installation.
+        expect(template).toEqual([]);
+      },
+    );
 
-    it('analysis with the remaps finds every moved file and loads the library; only the missing texture is missing', () => {
-      expect(withRemaps.remap).toEqual({ remapped: 4, failed: [], unused: 0 });
-      expect(withRemaps.warnings.map((w) => w.code)).not.toContain('MISSING_LIBRARIES');
-      expect(withRemaps.warnings.map((w) => w.code)).not.toContain('ANALYSIS_SECTION_FAILED');
-      expect(withRemaps.output.missingFiles).toEqual([['Image', 'missing.png', '//../textures/missing.png']]);
-      expect(withRemaps.output.linkedData?.map((l) => l.path)).toEqual(['//../libs/props.blend']);
-    });
+    it(
+      'analysis with the remaps finds every moved file and loads the library; only the missing texture is ' + 'missing',
+      () => {
+        expect(withRemaps.remap).toEqual({ remapped: 4, failed: [], unused: 0 });
+        expect(withRemaps.warnings.map((w) => w.code)).not.toContain('MISSING_LIBRARIES');
+        expect(withRemaps.warnings.map((w) => w.code)).not.toContain('ANALYSIS_SECTION_FAILED');
+        expect(withRemaps.output.missingFiles).toEqual([['Image', 'missing.png', '//../textures/missing.png']]);
+        expect(withRemaps.output.linkedData?.map((l) => l.path)).toEqual(['//../libs/props.blend']);
+      },
+    );
 
     it('the render with the remaps shows every texture in its cell (the missing one magenta)', async () => {
       expect(render.result.exitCode, render.result.lastLines.join('\n')).toBe(0);

@@ -16,7 +16,8 @@ import {
 import { BlenderLogParser } from '../../blender/render/progress-parser.js';
 import { renderInvocation, warmInvocation } from '../../blender/render/render-invocation.js';
 import type { RenderSettings } from '../../blender/render/render-settings.js';
-import { parseLoopLine, WarmBlender, type FrameRun } from '../../blender/render/warm-process.js';
+import { WarmBlender, type FrameRun } from '../../blender/render/warm-process.js';
+import { parseLoopLine } from '../../blender/render/loop-lines.js';
 import { runBlender } from '../../blender/run.js';
 import type { BlenderLimits } from '../../blender/run-watch.js';
 import { buildFixture, type FixtureName } from '../helpers/fixtures.js';
@@ -188,10 +189,12 @@ describe('persistent data', () => {
 });
 
 describe('when things go wrong', () => {
-  /** 64x48 at this many samples takes seconds here, and Cycles prints nothing between its first and last sample lines. */
+  /**
+   * 64x48 at this many samples takes seconds here, and Cycles prints nothing between its first and last sample lines.
+   */
   const SLOW = { samples: 20_000 };
 
-  it('a crash fails the frame in progress with the signal and the last lines; the queued frame is handed back', async () => {
+  it('a crash fails the frame in progress with the signal and last lines; the queued one is handed back', async () => {
     const d = await dirsFor('crash', SLOW);
     const w = warm(await buildFixture('basic'), d);
     await w.ready;
@@ -278,7 +281,7 @@ describe('when things go wrong', () => {
     expect(w.alive).toBe(false);
   }, 120_000);
 
-  it('a setup error (no such camera) ends the load with exit code 3 and the setup error in the last lines', async () => {
+  it('a setup error (no such camera) ends the load with exit code 3 and the error in the last lines', async () => {
     const d = await dirsFor('bad-camera', { camera: 'NoSuchCamera' });
     const w = warm(await buildFixture('basic'), d);
     const err = await w.ready.then(

@@ -29,21 +29,27 @@ describe('renderbridge config', { timeout: 120_000 }, () => {
     expect(JSON.parse(r.stdout)).toEqual({ path: file, exists: false });
   });
 
-  it('set writes the active profile atomically, creating the folder, and refuses a bad value without touching the file', async () => {
-    expect((await cli(['config', 'set', 'serviceUrl', 'http://127.0.0.2:8420'])).code).toBe(EXIT.OK);
-    expect((await cli(['--profile', 'studio', 'config', 'set', 'serviceUrl', 'http://farm:8420'])).code).toBe(EXIT.OK);
-    expect((await cli(['config', 'set', 'overrides', '{ sampleCount = 16 }', '--profile', 'studio'])).code).toBe(
-      EXIT.OK,
-    );
-    const before = await readFile(file, 'utf8');
-    expect(before).toContain('[profiles.studio]');
-    const bad = await cli(['config', 'set', 'serviceUrl', 'farm:8420']);
-    expect(bad.code).toBe(EXIT.USAGE);
-    expect(bad.stderr).toContain('serviceUrl (from the command line)');
-    expect((await cli(['config', 'set', 'sevriceUrl', 'http://x'])).code).toBe(EXIT.USAGE);
-    expect((await cli(['config', 'set', 'overrides', '{ sampleCount = "many" }'])).code).toBe(EXIT.USAGE);
-    expect(await readFile(file, 'utf8')).toBe(before);
-  });
+  it(
+    'set writes the active profile atomically, creating the folder, and refuses a bad value without touching ' +
+      'the file',
+    async () => {
+      expect((await cli(['config', 'set', 'serviceUrl', 'http://127.0.0.2:8420'])).code).toBe(EXIT.OK);
+      expect((await cli(['--profile', 'studio', 'config', 'set', 'serviceUrl', 'http://farm:8420'])).code).toBe(
+        EXIT.OK,
+      );
+      expect((await cli(['config', 'set', 'overrides', '{ sampleCount = 16 }', '--profile', 'studio'])).code).toBe(
+        EXIT.OK,
+      );
+      const before = await readFile(file, 'utf8');
+      expect(before).toContain('[profiles.studio]');
+      const bad = await cli(['config', 'set', 'serviceUrl', 'farm:8420']);
+      expect(bad.code).toBe(EXIT.USAGE);
+      expect(bad.stderr).toContain('serviceUrl (from the command line)');
+      expect((await cli(['config', 'set', 'sevriceUrl', 'http://x'])).code).toBe(EXIT.USAGE);
+      expect((await cli(['config', 'set', 'overrides', '{ sampleCount = "many" }'])).code).toBe(EXIT.USAGE);
+      expect(await readFile(file, 'utf8')).toBe(before);
+    },
+  );
 
   it('list and get show flag > env > profile > default, each with its source', async () => {
     const fromProfile = JSON.parse((await cli(['config', 'list', '--json'])).stdout);

@@ -79,23 +79,28 @@ describe('renderbridge doctor with builds of every kind', () => {
 });
 
 describe('renderbridge doctor', () => {
-  it('finds this machine ready for the service it names: Blender with its devices, EEVEE, ffmpeg, disk, database, clock', async () => {
-    const results = await runDoctor({ ...base, eevee: true, dataDir: svc.dataDir, serviceUrl: svc.baseUrl });
-    expect(byName(results, 'blender')[0]).toMatchObject({
-      detail: expect.stringMatching(/^\d+\.\d+\.\d+ at .*blender.*Cycles GPU backends: /),
-    });
-    expect(one(results, 'eevee')).toMatchObject({ status: 'ok' });
-    expect(one(results, 'sandbox')).toMatchObject({
-      status: 'ok',
-      detail: expect.stringMatching(/bubblewrap: no network/),
-    });
-    expect(one(results, 'ffmpeg')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/libx264/) });
-    expect(one(results, 'gpus').status).toMatch(/ok|warn/);
-    expect(one(results, 'disk')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/GiB free/) });
-    expect(one(results, 'database')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/SQLite/) });
-    expect(one(results, 'clock')).toMatchObject({ status: 'ok' });
-    expect(results.filter((r) => r.status === 'fail')).toEqual([]);
-  }, 180_000);
+  it(
+    'finds this machine ready for the service it names: Blender with its devices, EEVEE, ffmpeg, disk, ' +
+      'database, clock',
+    async () => {
+      const results = await runDoctor({ ...base, eevee: true, dataDir: svc.dataDir, serviceUrl: svc.baseUrl });
+      expect(byName(results, 'blender')[0]).toMatchObject({
+        detail: expect.stringMatching(/^\d+\.\d+\.\d+ at .*blender.*Cycles GPU backends: /),
+      });
+      expect(one(results, 'eevee')).toMatchObject({ status: 'ok' });
+      expect(one(results, 'sandbox')).toMatchObject({
+        status: 'ok',
+        detail: expect.stringMatching(/bubblewrap: no network/),
+      });
+      expect(one(results, 'ffmpeg')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/libx264/) });
+      expect(one(results, 'gpus').status).toMatch(/ok|warn/);
+      expect(one(results, 'disk')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/GiB free/) });
+      expect(one(results, 'database')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/SQLite/) });
+      expect(one(results, 'clock')).toMatchObject({ status: 'ok' });
+      expect(results.filter((r) => r.status === 'fail')).toEqual([]);
+    },
+    180_000,
+  );
 
   it('fails a clock an hour off, and a disk below the free space tasks need, saying what to do', async () => {
     const results = await runDoctor({ ...base, dataDir: tmpdir(), serviceUrl: skewedUrl, minFreeDisk: 2 ** 60 });

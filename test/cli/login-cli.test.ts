@@ -86,36 +86,43 @@ describe.skipIf(missing.length > 0)('renderbridge login, logout, status', { time
     expect(flagged.serviceUrl).toEqual({ value: 'http://127.0.0.3:1/api/external/v1', source: 'flag --service' });
   });
 
-  it('login checks the key with the service, stores it under the profile and never on disk; a refused key is not stored', async () => {
-    const refused = await cli(['login', '--profile', 'studio', '--service', svc.origin, '--json'], 'rb_live_not-a-key');
-    expect(refused.code).toBe(EXIT.AUTH);
-    expect(keyring.lookup('renderbridge', 'api-key:studio')).toBeNull();
+  it(
+    'login checks the key with the service, stores it under the profile and never on disk; a refused key is ' +
+      'not stored',
+    async () => {
+      const refused = await cli(
+        ['login', '--profile', 'studio', '--service', svc.origin, '--json'],
+        'rb_live_not-a-key',
+      );
+      expect(refused.code).toBe(EXIT.AUTH);
+      expect(keyring.lookup('renderbridge', 'api-key:studio')).toBeNull();
 
-    const key = await svc.createApiKey('studio-ws');
-    const r = await cli(['login', '--profile', 'studio', '--service', svc.origin, '--json'], `${key}\n`);
-    expect(r.code, r.stderr).toBe(EXIT.OK);
-    expect(JSON.parse(r.stdout)).toEqual({
-      ok: true,
-      profile: 'studio',
-      serviceUrl: svc.baseUrl,
-      keychain: { service: 'renderbridge', account: 'api-key:studio' },
-    });
-    expect(keyring.lookup('renderbridge', 'api-key:studio')).toBe(key);
-    expect(keyring.lookup('renderbridge', 'api-key')).toBe(svc.apiKey);
-    const toml = await readFile(path.join(home, '.config', 'renderbridge', 'config.toml'), 'utf8');
-    expect(toml).toContain('[profiles.studio]');
-    expect(await filesContaining(home, key)).toEqual([]);
+      const key = await svc.createApiKey('studio-ws');
+      const r = await cli(['login', '--profile', 'studio', '--service', svc.origin, '--json'], `${key}\n`);
+      expect(r.code, r.stderr).toBe(EXIT.OK);
+      expect(JSON.parse(r.stdout)).toEqual({
+        ok: true,
+        profile: 'studio',
+        serviceUrl: svc.baseUrl,
+        keychain: { service: 'renderbridge', account: 'api-key:studio' },
+      });
+      expect(keyring.lookup('renderbridge', 'api-key:studio')).toBe(key);
+      expect(keyring.lookup('renderbridge', 'api-key')).toBe(svc.apiKey);
+      const toml = await readFile(path.join(home, '.config', 'renderbridge', 'config.toml'), 'utf8');
+      expect(toml).toContain('[profiles.studio]');
+      expect(await filesContaining(home, key)).toEqual([]);
 
-    const status = JSON.parse((await cli(['status', '--json', '--profile', 'studio'])).stdout);
-    expect(status.serviceUrl.source).toBe(
-      `profile "studio" in ${path.join(home, '.config', 'renderbridge', 'config.toml')}`,
-    );
-    expect(status.key).toMatchObject({
-      present: true,
-      source: 'keychain',
-      keychainEntry: { account: 'api-key:studio' },
-    });
-  });
+      const status = JSON.parse((await cli(['status', '--json', '--profile', 'studio'])).stdout);
+      expect(status.serviceUrl.source).toBe(
+        `profile "studio" in ${path.join(home, '.config', 'renderbridge', 'config.toml')}`,
+      );
+      expect(status.key).toMatchObject({
+        present: true,
+        source: 'keychain',
+        keychainEntry: { account: 'api-key:studio' },
+      });
+    },
+  );
 
   it('logout removes only that profile’s entry', async () => {
     const r = await cli(['logout', '--profile', 'studio', '--json']);

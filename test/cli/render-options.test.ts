@@ -34,7 +34,7 @@ function settingsFrom(o: RenderOptions) {
 }
 
 describe('render options', () => {
-  it('default to warm processes ended after 60 s idle or below 1 GiB available, in --help of service and worker', async () => {
+  it('default to warm processes ended after 60 s idle or below 1 GiB free, in service and worker --help', async () => {
     expect(settingsFrom(await parse([]))).toEqual({
       renderMode: 'warm',
       warmIdleMs: 60_000,

@@ -117,32 +117,37 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
     expect(doc(r.stdout).ok).toBe(true);
   }, 30_000);
 
-  it('prints the task logs of a real render: every task, one attempt, the index as JSON, and a follow that ends with the job', async () => {
-    const all = await cli(['jobs', 'logs', doneId]);
-    expect(all.code, all.stderr).toBe(EXIT.OK);
-    expect(all.stdout).toMatch(
-      new RegExp(`^==> task validate:${doneId} \\(validate\\), attempt 1, worker \\S+: done <==$`, 'm'),
-    );
-    expect(all.stdout).toMatch(/^==> task chunk:\S+ \(render-chunk, frames 1\), attempt 1, worker \S+: done <==$/m);
-    expect(all.stdout).toMatch(/Z Fra:1 /);
-    const chunk = `chunk:${doneId}:0`;
-    const one = await cli(['jobs', 'logs', doneId, '--task', chunk, '--attempt', '1']);
-    expect(one.code, one.stderr).toBe(EXIT.OK);
-    expect(one.stdout.split('\n').filter((l) => l.startsWith('==> '))).toHaveLength(1);
-    expect(one.stdout).toContain('attempt ended: done');
-    const j = await cli(['jobs', 'logs', doneId, '--json']);
-    const index = doc(j.stdout) as Doc & { tasks: { id: string; attempts: { state: string }[] }[] };
-    expect(index).toMatchObject({ ok: true, exitCode: 0, jobId: doneId });
-    expect(index.tasks.map((t) => t.id)).toContain(chunk);
-    expect(index.tasks.every((t) => t.attempts.every((a) => a.state === 'done'))).toBe(true);
-    // Following a job that has ended prints what there is and ends at once.
-    const ended = await cli(['jobs', 'logs', doneId, '--follow']);
-    expect(ended.code).toBe(EXIT.OK);
-    expect(ended.stdout).toMatch(/job completed: end of the log\n$/);
-    const missing = await cli(['jobs', 'logs', doneId, '--task', `chunk:${doneId}:999`]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/TASK_LOG_NOT_FOUND|no log for that task/);
-  }, 60_000);
+  it(
+    'prints the task logs of a real render: every task, one attempt, the index as JSON, and a follow that ends ' +
+      'with the job',
+    async () => {
+      const all = await cli(['jobs', 'logs', doneId]);
+      expect(all.code, all.stderr).toBe(EXIT.OK);
+      expect(all.stdout).toMatch(
+        new RegExp(`^==> task validate:${doneId} \\(validate\\), attempt 1, worker \\S+: done <==$`, 'm'),
+      );
+      expect(all.stdout).toMatch(/^==> task chunk:\S+ \(render-chunk, frames 1\), attempt 1, worker \S+: done <==$/m);
+      expect(all.stdout).toMatch(/Z Fra:1 /);
+      const chunk = `chunk:${doneId}:0`;
+      const one = await cli(['jobs', 'logs', doneId, '--task', chunk, '--attempt', '1']);
+      expect(one.code, one.stderr).toBe(EXIT.OK);
+      expect(one.stdout.split('\n').filter((l) => l.startsWith('==> '))).toHaveLength(1);
+      expect(one.stdout).toContain('attempt ended: done');
+      const j = await cli(['jobs', 'logs', doneId, '--json']);
+      const index = doc(j.stdout) as Doc & { tasks: { id: string; attempts: { state: string }[] }[] };
+      expect(index).toMatchObject({ ok: true, exitCode: 0, jobId: doneId });
+      expect(index.tasks.map((t) => t.id)).toContain(chunk);
+      expect(index.tasks.every((t) => t.attempts.every((a) => a.state === 'done'))).toBe(true);
+      // Following a job that has ended prints what there is and ends at once.
+      const ended = await cli(['jobs', 'logs', doneId, '--follow']);
+      expect(ended.code).toBe(EXIT.OK);
+      expect(ended.stdout).toMatch(/job completed: end of the log\n$/);
+      const missing = await cli(['jobs', 'logs', doneId, '--task', `chunk:${doneId}:999`]);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/TASK_LOG_NOT_FOUND|no log for that task/);
+    },
+    60_000,
+  );
 
   it("follows a running job's logs until the job completes, then exits 0", async () => {
     const s = await submitNoWait([await buildFixture('basic'), '--frames', '1-2']);
@@ -242,7 +247,7 @@ describe('renderbridge jobs wait / show / logs, as a script runs them', () => {
     expect(human.stderr).toMatch(/failed/);
   }, 300_000);
 
-  it('sends the submit overrides as requestedConfig; a long job times out (9), is watched, then canceled (5)', async () => {
+  it('sends the overrides as requestedConfig; a long job times out (9), is watched, then canceled (5)', async () => {
     const s = await submitNoWait([
       await buildFixture('basic'),
       ...['--frames', '1-24', '--samples', '3000', '--resolution', '640x480', '--resolution-percentage', '50'],
@@ -300,54 +305,67 @@ describe('renderbridge submit overrides, completion and help (no service needed)
     }
   }, 60_000);
 
-  it('prints bash, zsh and fish completion scripts that each shell accepts and that complete "renderbridge jo" to jobs', async () => {
-    const r = await cli(['completion', 'bash']);
-    expect(r.code).toBe(0);
-    const file = path.join(await mkdtemp(path.join(tmpdir(), 'rb-compl-')), 'renderbridge.bash');
-    await writeFile(file, r.stdout);
-    expect(spawnSync('bash', ['-n', file]).status).toBe(0);
-    const script = `source ${JSON.stringify(file)}; complete -p renderbridge; COMP_WORDS=(renderbridge jo); COMP_CWORD=1; $(complete -p renderbridge | sed -E 's/.*-F ([^ ]+).*/\\1/'); echo "got:\${COMPREPLY[*]}"; COMP_WORDS=(renderbridge jobs wait x --ti); COMP_CWORD=4; _renderbridge_complete; echo "opt:\${COMPREPLY[*]}"`;
-    const out = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
-    expect(out.stdout).toMatch(/complete -F \S+ renderbridge/);
-    expect(out.stdout).toContain('got:jobs\n');
-    expect(out.stdout).toContain('opt:--timeout\n');
-    // zsh runs the same function through bashcompinit; its completion system filters by the
-    // typed prefix itself, so the check is that the right list comes back at each position.
-    const zsh = await cli(['completion', 'zsh']);
-    expect(zsh.code).toBe(0);
-    const zshFile = path.join(path.dirname(file), 'renderbridge.zsh');
-    await writeFile(zshFile, zsh.stdout);
-    expect(spawnSync('zsh', ['-n', zshFile]).status).toBe(0);
-    const zshOut = spawnSync(
-      'zsh',
-      [
-        '-fc',
-        `autoload -U compinit && compinit -u -D; source ${JSON.stringify(zshFile)}; COMP_WORDS=(renderbridge jo); COMP_CWORD=1; _renderbridge_complete; print -r -- "top:\${COMPREPLY[*]}"; COMP_WORDS=(renderbridge jobs wait x --ti); COMP_CWORD=4; _renderbridge_complete; print -r -- "opt:\${COMPREPLY[*]}"`,
-      ],
-      { encoding: 'utf8' },
-    );
-    expect(zshOut.stderr).toBe('');
-    expect(zshOut.stdout).toMatch(/^top:.*\bjobs\b/m);
-    expect(zshOut.stdout).toMatch(/^opt:.*--timeout/m);
-    expect(zshOut.stdout).not.toMatch(/^opt:(.* )?service( |$)/m);
-    const fish = await cli(['completion', 'fish']);
-    expect(fish.code).toBe(0);
-    const fishFile = path.join(path.dirname(file), 'renderbridge.fish');
-    await writeFile(fishFile, fish.stdout);
-    expect(spawnSync('fish', ['--no-execute', fishFile]).status).toBe(0);
-    const fishOut = spawnSync(
-      'fish',
-      [
-        '-c',
-        `source ${JSON.stringify(fishFile)}; complete -C "renderbridge jo"; complete -C "renderbridge jobs wait x --ti"`,
-      ],
-      { encoding: 'utf8' },
-    );
-    expect(fishOut.stdout.split('\n').map((l) => l.split('\t')[0])).toEqual(
-      expect.arrayContaining(['jobs', '--timeout']),
-    );
-    expect((await cli(['completion', 'tcsh'])).code).toBe(EXIT.USAGE);
-  }, 60_000);
+  it(
+    'prints bash, zsh and fish completion scripts that each shell accepts and that complete "renderbridge jo" ' +
+      'to jobs',
+    async () => {
+      const r = await cli(['completion', 'bash']);
+      expect(r.code).toBe(0);
+      const file = path.join(await mkdtemp(path.join(tmpdir(), 'rb-compl-')), 'renderbridge.bash');
+      await writeFile(file, r.stdout);
+      expect(spawnSync('bash', ['-n', file]).status).toBe(0);
+      const script =
+        `source ${JSON.stringify(file)}; complete -p renderbridge; COMP_WORDS=(renderbridge jo); COMP_CWORD=1; ` +
+        `$(complete -p renderbridge | sed -E 's/.*-F ([^ ]+).*/\\1/'); echo "got:\${COMPREPLY[*]}"; ` +
+        `COMP_WORDS=(renderbridge jobs wait x --ti); COMP_CWORD=4; _renderbridge_complete; echo ` +
+        `"opt:\${COMPREPLY[*]}"`;
+      const out = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
+      expect(out.stdout).toMatch(/complete -F \S+ renderbridge/);
+      expect(out.stdout).toContain('got:jobs\n');
+      expect(out.stdout).toContain('opt:--timeout\n');
+      // zsh runs the same function through bashcompinit; its completion system filters by the
+      // typed prefix itself, so the check is that the right list comes back at each position.
+      const zsh = await cli(['completion', 'zsh']);
+      expect(zsh.code).toBe(0);
+      const zshFile = path.join(path.dirname(file), 'renderbridge.zsh');
+      await writeFile(zshFile, zsh.stdout);
+      expect(spawnSync('zsh', ['-n', zshFile]).status).toBe(0);
+      const zshOut = spawnSync(
+        'zsh',
+        [
+          '-fc',
+          `autoload -U compinit && compinit -u -D; source ${JSON.stringify(zshFile)}; COMP_WORDS=(renderbridge ` +
+            `jo); COMP_CWORD=1; _renderbridge_complete; print -r -- "top:\${COMPREPLY[*]}"; ` +
+            `COMP_WORDS=(renderbridge jobs wait x --ti); COMP_CWORD=4; _renderbridge_complete; print -r -- ` +
+            `"opt:\${COMPREPLY[*]}"`,
+        ],
+        { encoding: 'utf8' },
+      );
+      expect(zshOut.stderr).toBe('');
+      expect(zshOut.stdout).toMatch(/^top:.*\bjobs\b/m);
+      expect(zshOut.stdout).toMatch(/^opt:.*--timeout/m);
+      expect(zshOut.stdout).not.toMatch(/^opt:(.* )?service( |$)/m);
+      const fish = await cli(['completion', 'fish']);
+      expect(fish.code).toBe(0);
+      const fishFile = path.join(path.dirname(file), 'renderbridge.fish');
+      await writeFile(fishFile, fish.stdout);
+      expect(spawnSync('fish', ['--no-execute', fishFile]).status).toBe(0);
+      const fishOut = spawnSync(
+        'fish',
+        [
+          '-c',
+          `source ${JSON.stringify(fishFile)}; complete -C "renderbridge jo"; complete -C "renderbridge jobs ` +
+            `wait x --ti"`,
+        ],
+        { encoding: 'utf8' },
+      );
+      expect(fishOut.stdout.split('\n').map((l) => l.split('\t')[0])).toEqual(
+        expect.arrayContaining(['jobs', '--timeout']),
+      );
+      expect((await cli(['completion', 'tcsh'])).code).toBe(EXIT.USAGE);
+    },
+    60_000,
+  );
 
   it("ends every command's help with examples", async () => {
     const paths = [

@@ -47,41 +47,45 @@ function freePort(): Promise<number> {
 }
 
 describe('renderbridge service settings', () => {
-  it('--print-config: flag beats environment beats file beats default, each value with its source, secrets redacted', async () => {
-    const file = await configFile('print.json', {
-      port: 9100,
-      rateLimitMax: 100,
-      downloadUrlTtlSeconds: '15m',
-      outputRetentionDays: 3,
-      blobPartSizeBytes: '16MiB',
-      databaseUrl: 'postgres://rb:hunter2@db.internal:5432/rb',
-      workerToken: 'token-from-file',
-      s3: { bucket: 'renders', accessKeyId: 'AKIAFILE', secretAccessKey: 'secret-from-file' },
-    });
-    const r = await runCli(['service', '--print-config', '--port', '9200', '--data-dir', path.join(dir, 'data')], {
-      HOME: dir,
-      RENDERBRIDGE_CONFIG: file,
-      RENDERBRIDGE_PORT: '9300',
-      RENDERBRIDGE_RATE_LIMIT: '7',
-      RENDERBRIDGE_METRICS_TOKEN: 'metrics-secret',
-    });
-    expect(r.code, r.stderr).toBe(0);
-    const rows = printed(r.stdout);
-    expect(rows.get('port')).toEqual({ value: '9200', source: 'flag --port' });
-    expect(rows.get('rateLimitMax')).toEqual({ value: '7', source: 'env RENDERBRIDGE_RATE_LIMIT' });
-    expect(rows.get('downloadUrlTtlSeconds')).toEqual({ value: '900', source: `file ${file}` });
-    expect(rows.get('outputRetentionDays')).toEqual({ value: '3', source: `file ${file}` });
-    expect(rows.get('blobPartSizeBytes')).toEqual({ value: String(16 * 1024 ** 2), source: `file ${file}` });
-    expect(rows.get('uploadUrlTtlSeconds')).toEqual({ value: '21600', source: 'default' });
-    expect(rows.get('s3.bucket')).toEqual({ value: 'renders', source: `file ${file}` });
-    expect(rows.get('databaseUrl')?.value).toBe('postgres://rb:redacted@db.internal:5432/rb');
-    expect(rows.get('workerToken')).toEqual({ value: '[redacted]', source: `file ${file}` });
-    expect(rows.get('metricsToken')).toEqual({ value: '[redacted]', source: 'env RENDERBRIDGE_METRICS_TOKEN' });
-    expect(rows.get('s3.secretAccessKey')?.value).toBe('[redacted]');
-    for (const secret of ['hunter2', 'token-from-file', 'metrics-secret', 'secret-from-file', 'AKIAFILE'])
-      expect(r.stdout).not.toContain(secret);
-    expect(r.stdout).toContain(`# config file: ${file}`);
-  });
+  it(
+    '--print-config: flag beats environment beats file beats default, each value with its source, secrets ' +
+      'redacted',
+    async () => {
+      const file = await configFile('print.json', {
+        port: 9100,
+        rateLimitMax: 100,
+        downloadUrlTtlSeconds: '15m',
+        outputRetentionDays: 3,
+        blobPartSizeBytes: '16MiB',
+        databaseUrl: 'postgres://rb:hunter2@db.internal:5432/rb',
+        workerToken: 'token-from-file',
+        s3: { bucket: 'renders', accessKeyId: 'AKIAFILE', secretAccessKey: 'secret-from-file' },
+      });
+      const r = await runCli(['service', '--print-config', '--port', '9200', '--data-dir', path.join(dir, 'data')], {
+        HOME: dir,
+        RENDERBRIDGE_CONFIG: file,
+        RENDERBRIDGE_PORT: '9300',
+        RENDERBRIDGE_RATE_LIMIT: '7',
+        RENDERBRIDGE_METRICS_TOKEN: 'metrics-secret',
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const rows = printed(r.stdout);
+      expect(rows.get('port')).toEqual({ value: '9200', source: 'flag --port' });
+      expect(rows.get('rateLimitMax')).toEqual({ value: '7', source: 'env RENDERBRIDGE_RATE_LIMIT' });
+      expect(rows.get('downloadUrlTtlSeconds')).toEqual({ value: '900', source: `file ${file}` });
+      expect(rows.get('outputRetentionDays')).toEqual({ value: '3', source: `file ${file}` });
+      expect(rows.get('blobPartSizeBytes')).toEqual({ value: String(16 * 1024 ** 2), source: `file ${file}` });
+      expect(rows.get('uploadUrlTtlSeconds')).toEqual({ value: '21600', source: 'default' });
+      expect(rows.get('s3.bucket')).toEqual({ value: 'renders', source: `file ${file}` });
+      expect(rows.get('databaseUrl')?.value).toBe('postgres://rb:redacted@db.internal:5432/rb');
+      expect(rows.get('workerToken')).toEqual({ value: '[redacted]', source: `file ${file}` });
+      expect(rows.get('metricsToken')).toEqual({ value: '[redacted]', source: 'env RENDERBRIDGE_METRICS_TOKEN' });
+      expect(rows.get('s3.secretAccessKey')?.value).toBe('[redacted]');
+      for (const secret of ['hunter2', 'token-from-file', 'metrics-secret', 'secret-from-file', 'AKIAFILE'])
+        expect(r.stdout).not.toContain(secret);
+      expect(r.stdout).toContain(`# config file: ${file}`);
+    },
+  );
 
   it('--print-config of a worker: its own settings from the file, the variable over it', async () => {
     const file = await configFile('worker.json', {
@@ -119,7 +123,8 @@ describe('renderbridge service settings', () => {
     async () => {
       const data = path.join(dir, 'svc');
       const port = await freePort();
-      // File: rate limit 100, a 10 min upload URL, the public URL; the environment lowers the rate limit to 3, the flag sets 5 min.
+      // File: rate limit 100, a 10 min upload URL, the public URL; the
+      // environment lowers the rate limit to 3, the flag sets 5 min.
       const file = await configFile('svc.json', {
         port,
         rateLimitMax: 100,

@@ -45,9 +45,10 @@ async function serviceOutput(terminal: boolean, extra: string[] = []): Promise<s
     dir,
     ...extra,
   ];
+  // In a terminal, script gives the command a pseudo-terminal as stdin, stdout and stderr; its own output is what
+  // the terminal showed.
   const child = terminal
-    ? // script gives the command a pseudo-terminal as stdin, stdout and stderr; its own output is what the terminal showed.
-      spawn('script', ['-qfec', argv.map(quote).join(' '), '/dev/null'], {
+    ? spawn('script', ['-qfec', argv.map(quote).join(' '), '/dev/null'], {
         env: { PATH: process.env.PATH, HOME: dir, TERM: 'xterm' },
         stdio: ['pipe', 'pipe', 'pipe'],
       })

@@ -59,7 +59,7 @@ describe('renderbridge submit', () => {
   let jobId = '';
   let out = '';
 
-  it('packs a .blend with the files Blender finds, renders it and leaves the frame on disk (exit 0, --json)', async () => {
+  it('packs a .blend with the files Blender finds, renders it, leaves the frame on disk (exit 0, --json)', async () => {
     const project = await buildPackProject(await mkdtemp(path.join(tmpdir(), 'rb-cli-proj-')));
     out = path.join(home, 'shot');
     const r = await cli(['submit', project.main, '--frames', '1', '--out', out, '--json']);
@@ -149,7 +149,8 @@ describe('renderbridge submit', () => {
     const r = await running;
     expect(r.code, r.stdout + r.stderr).toBe(EXIT.CANCELED);
     expect(r.stderr).toContain(
-      `rendering failed (job ${rendering}): JOB_CANCELED: Job ${rendering} was canceled: submit the project again to render it.`,
+      `rendering failed (job ${rendering}): JOB_CANCELED: Job ${rendering} was canceled: submit the project ` +
+        `again to render it.`,
     );
   }, 300_000);
 
@@ -161,7 +162,9 @@ describe('renderbridge submit', () => {
     expect(r.code, r.stdout + r.stderr).toBe(EXIT.DOWNLOAD_FAILED);
     expect(r.stderr).toMatch(
       new RegExp(
-        `failed \\(job ([0-9a-f-]{36})\\): DOWNLOAD_FAILED: The output folder "${blocked}" cannot be made \\(a file is in the way\\): choose another folder and download the outputs again \\(renderbridge jobs download \\1 --out FOLDER\\)\\.`,
+        `failed \\(job ([0-9a-f-]{36})\\): DOWNLOAD_FAILED: The output folder "${blocked}" cannot be made ` +
+          `\\(a file is in the way\\): choose another folder and download the outputs again \\(renderbridge ` +
+          `jobs download \\1 --out FOLDER\\)\\.`,
       ),
     );
   }, 240_000);

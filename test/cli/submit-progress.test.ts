@@ -141,36 +141,40 @@ describe('renderbridge submit progress lines (log mode)', () => {
     expect(lines).toHaveLength(11);
   });
 
-  it('prints the upload with its rate, time left and the bytes the farm already had, and says so once when nothing is left to send', () => {
-    const out = sink();
-    const display = createDisplay({ json: false, stream: out.stream });
-    const up = (done: number, patch: Partial<NonNullable<Submission['upload']>> = {}) =>
-      submission({
-        upload: {
-          ...transfer(done, 160 * MB, 20 * MB, (160 * MB - done) / (20 * MB)),
-          mode: 'blobs',
-          bytesSkipped: 340 * MB,
-          retries: 0,
-          ...patch,
-        },
-      });
-    display.submission(up(0));
-    display.submission(up(80 * MB));
-    display.submission(up(81 * MB)); // the same tenth: no line
-    display.submission(submission({ step: 'creating' }));
-    expect(out.lines()).toEqual([
-      'step: uploading',
-      'upload: Uploading 0 B / 160 MB · 20 MB/s · 8 s left (340 MB already on the farm)',
-      'upload: Uploading 80 MB / 160 MB · 20 MB/s · 4 s left (340 MB already on the farm)',
-      'step: creating',
-    ]);
-    const again = sink();
-    const resubmit = createDisplay({ json: false, stream: again.stream });
-    const nothing = submission({ upload: { ...transfer(0, 0), mode: 'blobs', bytesSkipped: 500 * MB, retries: 0 } });
-    resubmit.submission(nothing);
-    resubmit.submission(nothing);
-    expect(again.lines()).toEqual(['step: uploading', 'upload: Uploading… (500 MB already on the farm)']);
-  });
+  it(
+    'prints the upload with its rate, time left and the bytes the farm already had, and says so once when ' +
+      'nothing is left to send',
+    () => {
+      const out = sink();
+      const display = createDisplay({ json: false, stream: out.stream });
+      const up = (done: number, patch: Partial<NonNullable<Submission['upload']>> = {}) =>
+        submission({
+          upload: {
+            ...transfer(done, 160 * MB, 20 * MB, (160 * MB - done) / (20 * MB)),
+            mode: 'blobs',
+            bytesSkipped: 340 * MB,
+            retries: 0,
+            ...patch,
+          },
+        });
+      display.submission(up(0));
+      display.submission(up(80 * MB));
+      display.submission(up(81 * MB)); // the same tenth: no line
+      display.submission(submission({ step: 'creating' }));
+      expect(out.lines()).toEqual([
+        'step: uploading',
+        'upload: Uploading 0 B / 160 MB · 20 MB/s · 8 s left (340 MB already on the farm)',
+        'upload: Uploading 80 MB / 160 MB · 20 MB/s · 4 s left (340 MB already on the farm)',
+        'step: creating',
+      ]);
+      const again = sink();
+      const resubmit = createDisplay({ json: false, stream: again.stream });
+      const nothing = submission({ upload: { ...transfer(0, 0), mode: 'blobs', bytesSkipped: 500 * MB, retries: 0 } });
+      resubmit.submission(nothing);
+      resubmit.submission(nothing);
+      expect(again.lines()).toEqual(['step: uploading', 'upload: Uploading… (500 MB already on the farm)']);
+    },
+  );
 
   it('prints nothing but notes with --json, and nothing at all with --quiet', () => {
     const json = sink();

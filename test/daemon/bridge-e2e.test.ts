@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 describe('bridge daemon, all parts', () => {
-  it('packs a .blend with its preflight, renders it and announces renderComplete with the downloaded folder', async () => {
+  it('packs a .blend with its preflight, renders it, announces renderComplete with the downloaded folder', async () => {
     const call = daemonCall(daemon);
     const project = await buildPackProject(path.join(work, 'project'));
 

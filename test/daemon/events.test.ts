@@ -61,7 +61,7 @@ function submission(path: string): Submission {
 }
 
 describe('SSE /events', () => {
-  it('frames each event as id, event name and one line of JSON matching DAEMON_EVENTS, with heartbeats between', async () => {
+  it('frames each event as id, name and one line of JSON matching DAEMON_EVENTS, with heartbeats between', async () => {
     const sse = await openSse(td.daemon.origin, td.daemon.token);
     try {
       expect(sse.status).toBe(200);

@@ -23,7 +23,7 @@ async function health(t: TestDaemon): Promise<Health> {
 }
 
 describe('config.toml followed by the daemon', () => {
-  it('applies a new serviceUrl and profile to the next request, and keeps the last good config on a broken edit', async () => {
+  it('applies a new serviceUrl and profile to the next request; a broken edit keeps the last good config', async () => {
     root = await mkdtemp(path.join(tmpdir(), 'rb-follow-'));
     const env = { XDG_CONFIG_HOME: path.join(root, 'config') };
     const file = path.join(root, 'config', 'renderbridge', 'config.toml');

@@ -40,7 +40,7 @@ function errorName(json: unknown): string {
 }
 
 describe('daemon guard', () => {
-  it('answers /health to the token from the state file, with the version and whether a key is set, never the key', async () => {
+  it("answers /health to the state file's token with the version and whether a key is set, never the key", async () => {
     const { state } = await readStateFile(td.stateDir);
     expect(state?.port).toBe(td.daemon.port);
     const res = await rawRequest(`${td.daemon.origin}/health`, {
@@ -89,7 +89,7 @@ describe('daemon guard', () => {
     }
   });
 
-  it('checks the token before it refuses a path the router cannot read, then answers 400 with the error body', async () => {
+  it('checks the token before it refuses a path the router cannot read, then answers 400, an error body', async () => {
     // A stray % and an overlong id are refused by fastify's router, before the usual hooks run.
     for (const p of ['/jobs/%zz', '/jobs/%', `/jobs/${'a'.repeat(3000)}`, '/submissions/%E0%A4%A']) {
       const anonymous = await rawRequest(`${td.daemon.origin}${p}`);
@@ -149,7 +149,7 @@ describe('daemon guard', () => {
     }
   });
 
-  it("serves the job window's files without the token (they hold no data) under a strict CSP, and nothing else", async () => {
+  it("serves the job window's files (they hold no data) without the token under a strict CSP; no more", async () => {
     const page = await rawRequest(`${td.daemon.origin}/ui/`);
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);

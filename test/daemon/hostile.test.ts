@@ -100,7 +100,7 @@ const swept = (Object.keys(DAEMON_ROUTES) as DaemonRouteName[]).filter((n) => n 
 describe('the daemon under hostile input', () => {
   for (const name of swept) {
     const route = DAEMON_ROUTES[name];
-    it(`${route.method} ${route.path}: malformed bodies, ids, queries and content types get a registered answer`, async () => {
+    it(`${route.method} ${route.path}: bad bodies, ids, queries, content types get a registered answer`, async () => {
       await fc.assert(
         fc.asyncProperty(
           idArb(),
@@ -125,7 +125,9 @@ describe('the daemon under hostile input', () => {
             });
             check(
               name,
-              `${route.method} ${p.slice(0, 80)}${query.slice(0, 60)} type=${contentType} body=${JSON.stringify(body?.slice(0, 120))} -> ${seen.status} ${JSON.stringify(seen.body).slice(0, 300)}`,
+              `${route.method} ${p.slice(0, 80)}${query.slice(0, 60)} type=${contentType} ` +
+                `body=${JSON.stringify(body?.slice(0, 120))} ` +
+                `-> ${seen.status} ${JSON.stringify(seen.body).slice(0, 300)}`,
               seen,
             );
           },

@@ -45,10 +45,13 @@ describe('daemon OpenAPI document', () => {
       expect(schema).toMatchObject({ $ref: expect.stringMatching(/^#\/components\/schemas\//) });
   });
 
-  it('matches the committed shared/daemon/openapi.json (run `npm run openapi` after changing the daemon contract)', async () => {
-    const committed = JSON.parse(
-      await readFile(new URL('../../shared/daemon/openapi.json', import.meta.url), 'utf8'),
-    ) as unknown;
-    expect(doc).toEqual(committed);
-  });
+  it(
+    'matches the committed shared/daemon/openapi.json (run `npm run openapi` after changing the daemon ' + 'contract)',
+    async () => {
+      const committed = JSON.parse(
+        await readFile(new URL('../../shared/daemon/openapi.json', import.meta.url), 'utf8'),
+      ) as unknown;
+      expect(doc).toEqual(committed);
+    },
+  );
 });

@@ -53,44 +53,49 @@ const packEvents = (events: { event: string; data: unknown }[], id: string) =>
     .filter((s) => s.packId === id);
 
 describe('background packs', () => {
-  it('POST /packs answers 202 at once; pack events show hashing progress; GET /packs/:id reaches ready with the result', async () => {
-    const dir = project('big', 48);
-    const sse = await openSse(td.daemon.origin, td.daemon.token);
-    const client = new DaemonClient({ origin: td.daemon.origin, token: td.daemon.token });
-    const started = await client.startPack({ path: dir });
-    expect(started).toMatchObject({ state: 'packing', result: null, error: null });
-    const ready = await waitUntil('the pack ready', async () => {
-      const s = await client.getPack(started.packId);
-      return s.state !== 'packing' && s;
-    });
-    expect(ready.error).toBeNull();
-    expect(ready.state).toBe('ready');
-    expect(ready.result).toMatchObject({
-      packId: started.packId,
-      sceneFile: 'scene.blend',
-      fileCount: 5,
-      zipPath: null,
-    });
-    expect(ready.progress.bytesDone).toBe(ready.progress.bytesTotal);
-    const total = 48 * 1024 * 1024 + 200_012;
-    expect(ready.progress.bytesTotal).toBe(total);
+  it(
+    'POST /packs answers 202 at once; pack events show hashing progress; GET /packs/:id reaches ready with the ' +
+      'result',
+    async () => {
+      const dir = project('big', 48);
+      const sse = await openSse(td.daemon.origin, td.daemon.token);
+      const client = new DaemonClient({ origin: td.daemon.origin, token: td.daemon.token });
+      const started = await client.startPack({ path: dir });
+      expect(started).toMatchObject({ state: 'packing', result: null, error: null });
+      const ready = await waitUntil('the pack ready', async () => {
+        const s = await client.getPack(started.packId);
+        return s.state !== 'packing' && s;
+      });
+      expect(ready.error).toBeNull();
+      expect(ready.state).toBe('ready');
+      expect(ready.result).toMatchObject({
+        packId: started.packId,
+        sceneFile: 'scene.blend',
+        fileCount: 5,
+        zipPath: null,
+      });
+      expect(ready.progress.bytesDone).toBe(ready.progress.bytesTotal);
+      const total = 48 * 1024 * 1024 + 200_012;
+      expect(ready.progress.bytesTotal).toBe(total);
 
-    const events = await sse.waitFor('the ready pack event', (r) => {
-      const mine = packEvents(r.events(), started.packId);
-      return mine.some((s) => s.state === 'ready') && mine;
-    });
-    sse.close();
-    expect(events[0]).toMatchObject({ state: 'packing', phase: null });
-    const hashing = events.filter((s) => s.phase === 'hashing');
-    // The phase's first read is published at once: some bytes done, not all.
-    expect(hashing.length).toBeGreaterThan(0);
-    expect(hashing[0]!.progress.bytesDone).toBeGreaterThan(0);
-    expect(hashing[0]!.progress.bytesDone).toBeLessThan(total);
-    expect(hashing.every((s) => s.progress.bytesTotal === total)).toBe(true);
-    const done = hashing.map((s) => s.progress.bytesDone);
-    expect([...done].sort((a, b) => a - b)).toEqual(done);
-    expect(events.at(-1)).toMatchObject({ state: 'ready', phase: null, result: { packId: started.packId } });
-  }, 60_000);
+      const events = await sse.waitFor('the ready pack event', (r) => {
+        const mine = packEvents(r.events(), started.packId);
+        return mine.some((s) => s.state === 'ready') && mine;
+      });
+      sse.close();
+      expect(events[0]).toMatchObject({ state: 'packing', phase: null });
+      const hashing = events.filter((s) => s.phase === 'hashing');
+      // The phase's first read is published at once: some bytes done, not all.
+      expect(hashing.length).toBeGreaterThan(0);
+      expect(hashing[0]!.progress.bytesDone).toBeGreaterThan(0);
+      expect(hashing[0]!.progress.bytesDone).toBeLessThan(total);
+      expect(hashing.every((s) => s.progress.bytesTotal === total)).toBe(true);
+      const done = hashing.map((s) => s.progress.bytesDone);
+      expect([...done].sort((a, b) => a - b)).toEqual(done);
+      expect(events.at(-1)).toMatchObject({ state: 'ready', phase: null, result: { packId: started.packId } });
+    },
+    60_000,
+  );
 
   it('a failing pack reports its error body in GET /packs/:id and its last event', async () => {
     const missing = path.join(work, 'nope', 'scene.blend');

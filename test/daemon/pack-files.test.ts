@@ -68,7 +68,7 @@ function request(): PackRequest {
 }
 
 describe('the packed file list', () => {
-  it('lists every file with its sha256, size and compression, plus the manifest written in the work folder', async () => {
+  it('lists every file with its sha256, size and compression, and the manifest in the work folder', async () => {
     const packer = createPacker({ workDir, trace: noTrace, createdBy: 'renderbridge-daemon/test' });
     const phases = new Set<string>();
     const pack = await packer.pack(request(), { onProgress: (_d, _t, phase) => phases.add(phase) });
@@ -161,35 +161,41 @@ describe('the packed file list', () => {
 describe('the hash cache', () => {
   const cacheFile = () => join(base, 'state', 'hash-cache.json');
 
-  it('reads only files whose size, mtime or inode changed, across packers (the cache file), and rehashes a file changed in place', async () => {
-    const first = new HashCache({ file: cacheFile() });
-    const one = await createPacker({ workDir, trace: noTrace, createdBy: 'test', hashCache: first }).pack(request());
-    expect(first.stats()).toMatchObject({ hits: 0, misses: 5, entries: 5 });
-    expect(statSync(cacheFile()).mode & 0o777).toBe(0o600);
-    expect(readdirSync(join(base, 'state'))).toEqual(['hash-cache.json']); // no temporary file left
+  it(
+    'reads only files whose size, mtime or inode changed, across packers (the cache file), and rehashes a file ' +
+      'changed in place',
+    async () => {
+      const first = new HashCache({ file: cacheFile() });
+      const one = await createPacker({ workDir, trace: noTrace, createdBy: 'test', hashCache: first }).pack(request());
+      expect(first.stats()).toMatchObject({ hits: 0, misses: 5, entries: 5 });
+      expect(statSync(cacheFile()).mode & 0o777).toBe(0o600);
+      expect(readdirSync(join(base, 'state'))).toEqual(['hash-cache.json']); // no temporary file left
 
-    // A new packer (a restarted daemon) with the cache read back from its file.
-    const second = new HashCache({ file: cacheFile() });
-    const two = await createPacker({ workDir, trace: noTrace, createdBy: 'test', hashCache: second }).pack(request());
-    expect(second.stats()).toMatchObject({ hits: 5, misses: 0 });
-    expect(two.files.map((f) => [f.path, f.sha256, f.compression])).toEqual(
-      one.files.map((f) => [f.path, f.sha256, f.compression]),
-    );
+      // A new packer (a restarted daemon) with the cache read back from its file.
+      const second = new HashCache({ file: cacheFile() });
+      const two = await createPacker({ workDir, trace: noTrace, createdBy: 'test', hashCache: second }).pack(request());
+      expect(second.stats()).toMatchObject({ hits: 5, misses: 0 });
+      expect(two.files.map((f) => [f.path, f.sha256, f.compression])).toEqual(
+        one.files.map((f) => [f.path, f.sha256, f.compression]),
+      );
 
-    // Same size, same inode, new bytes and a new (still old) mtime: read again.
-    const inode = statSync(files.notes).ino;
-    const fd = openSync(files.notes, 'r+');
-    writeSync(fd, Buffer.from('CHANGED'), 0, 7, 100);
-    closeSync(fd);
-    utimesSync(files.notes, past(30), past(30));
-    expect(statSync(files.notes)).toMatchObject({ ino: inode, size: 80_000 });
-    const third = new HashCache({ file: cacheFile() });
-    const three = await createPacker({ workDir, trace: noTrace, createdBy: 'test', hashCache: third }).pack(request());
-    expect(third.stats()).toMatchObject({ hits: 4, misses: 1 });
-    const notes = three.files.find((f) => f.path === 'shots/notes.txt')!;
-    expect(notes.sha256).toBe(sha256(files.notes));
-    expect(notes.sha256).not.toBe(one.files.find((f) => f.path === 'shots/notes.txt')!.sha256);
-  });
+      // Same size, same inode, new bytes and a new (still old) mtime: read again.
+      const inode = statSync(files.notes).ino;
+      const fd = openSync(files.notes, 'r+');
+      writeSync(fd, Buffer.from('CHANGED'), 0, 7, 100);
+      closeSync(fd);
+      utimesSync(files.notes, past(30), past(30));
+      expect(statSync(files.notes)).toMatchObject({ ino: inode, size: 80_000 });
+      const third = new HashCache({ file: cacheFile() });
+      const three = await createPacker({ workDir, trace: noTrace, createdBy: 'test', hashCache: third }).pack(
+        request(),
+      );
+      expect(third.stats()).toMatchObject({ hits: 4, misses: 1 });
+      const notes = three.files.find((f) => f.path === 'shots/notes.txt')!;
+      expect(notes.sha256).toBe(sha256(files.notes));
+      expect(notes.sha256).not.toBe(one.files.find((f) => f.path === 'shots/notes.txt')!.sha256);
+    },
+  );
 
   it('does not keep a file modified in the last seconds (its mtime may not move on the next write)', async () => {
     const cache = new HashCache();

@@ -36,7 +36,8 @@ if bad is not None:
     sys.exit("bad CRC in " + bad)
 names = z.namelist()
 m = json.loads(z.read("renderbridge-manifest.json")) if "renderbridge-manifest.json" in names else None
-print(json.dumps({"entries": [{"name": i.filename, "method": i.compress_type, "size": i.file_size, "mode": i.external_attr >> 16} for i in z.infolist()], "manifest": m}))
+print(json.dumps({"entries": [{"name": i.filename, "method": i.compress_type, "size": i.file_size, "mode": \
+i.external_attr >> 16} for i in z.infolist()], "manifest": m}))
 `;
 
 /** Every entry of `zip` in archive order, and its manifest; fails when a CRC is wrong. */

@@ -70,51 +70,55 @@ describe('projectRoot', () => {
 });
 
 describe('planLayout', () => {
-  it('keeps files under the root in place, mirrors the others under _external/, and remaps what does not resolve by itself', () => {
-    const lib = '/mnt/assets/props/props.blend';
-    const layout = planLayout(
-      MAIN,
-      [
-        found({ path: '//../tex/wood.png', absolute: '/home/ann/proj/tex/wood.png', kind: 'image', blendFile: MAIN }),
-        // Absolute, although inside the root: remapped all the same.
-        found({
-          path: '/home/ann/proj/tex/oak.png',
-          absolute: '/home/ann/proj/tex/oak.png',
-          kind: 'image',
-          blendFile: MAIN,
-        }),
-        found({ path: lib, absolute: lib, kind: 'library', blendFile: MAIN }),
-        // The library's own relative texture: mirrored beside it, so its // path still resolves.
-        found({ path: '//tex/rock.png', absolute: '/mnt/assets/props/tex/rock.png', kind: 'image', blendFile: lib }),
-        // Mirroring keeps the library's relative path to another external file working...
-        found({ path: '//../../../srv/hdri.exr', absolute: '/srv/hdri.exr', kind: 'image', blendFile: lib }),
-        // ...but not one with more '..' than folders (the OS stops at '/', the archive does not).
-        found({ path: '//../../../../srv/sky.exr', absolute: '/srv/sky.exr', kind: 'image', blendFile: lib }),
-      ],
-      [],
-      { pathApi: path.posix },
-    );
-    expect(layout.root).toBe('/home/ann/proj');
-    expect(layout.sceneFile).toBe('shots/sh010.blend');
-    expect(layout.entries.map((e) => [e.path, e.source, e.kind])).toEqual([
-      ['_external/mnt/assets/props/props.blend', lib, 'library'],
-      ['_external/mnt/assets/props/tex/rock.png', '/mnt/assets/props/tex/rock.png', 'image'],
-      ['_external/srv/hdri.exr', '/srv/hdri.exr', 'image'],
-      ['_external/srv/sky.exr', '/srv/sky.exr', 'image'],
-      ['shots/sh010.blend', MAIN, 'blend'],
-      ['tex/oak.png', '/home/ann/proj/tex/oak.png', 'image'],
-      ['tex/wood.png', '/home/ann/proj/tex/wood.png', 'image'],
-    ]);
-    expect(layout.remaps).toEqual([
-      {
-        from: '//../../../../srv/sky.exr',
-        to: '_external/srv/sky.exr',
-        blendFile: '_external/mnt/assets/props/props.blend',
-      },
-      { from: '/home/ann/proj/tex/oak.png', to: 'tex/oak.png', blendFile: 'shots/sh010.blend' },
-      { from: lib, to: '_external/mnt/assets/props/props.blend', blendFile: 'shots/sh010.blend' },
-    ]);
-  });
+  it(
+    'keeps files under the root in place, mirrors the others under _external/, and remaps what does not ' +
+      'resolve by itself',
+    () => {
+      const lib = '/mnt/assets/props/props.blend';
+      const layout = planLayout(
+        MAIN,
+        [
+          found({ path: '//../tex/wood.png', absolute: '/home/ann/proj/tex/wood.png', kind: 'image', blendFile: MAIN }),
+          // Absolute, although inside the root: remapped all the same.
+          found({
+            path: '/home/ann/proj/tex/oak.png',
+            absolute: '/home/ann/proj/tex/oak.png',
+            kind: 'image',
+            blendFile: MAIN,
+          }),
+          found({ path: lib, absolute: lib, kind: 'library', blendFile: MAIN }),
+          // The library's own relative texture: mirrored beside it, so its // path still resolves.
+          found({ path: '//tex/rock.png', absolute: '/mnt/assets/props/tex/rock.png', kind: 'image', blendFile: lib }),
+          // Mirroring keeps the library's relative path to another external file working...
+          found({ path: '//../../../srv/hdri.exr', absolute: '/srv/hdri.exr', kind: 'image', blendFile: lib }),
+          // ...but not one with more '..' than folders (the OS stops at '/', the archive does not).
+          found({ path: '//../../../../srv/sky.exr', absolute: '/srv/sky.exr', kind: 'image', blendFile: lib }),
+        ],
+        [],
+        { pathApi: path.posix },
+      );
+      expect(layout.root).toBe('/home/ann/proj');
+      expect(layout.sceneFile).toBe('shots/sh010.blend');
+      expect(layout.entries.map((e) => [e.path, e.source, e.kind])).toEqual([
+        ['_external/mnt/assets/props/props.blend', lib, 'library'],
+        ['_external/mnt/assets/props/tex/rock.png', '/mnt/assets/props/tex/rock.png', 'image'],
+        ['_external/srv/hdri.exr', '/srv/hdri.exr', 'image'],
+        ['_external/srv/sky.exr', '/srv/sky.exr', 'image'],
+        ['shots/sh010.blend', MAIN, 'blend'],
+        ['tex/oak.png', '/home/ann/proj/tex/oak.png', 'image'],
+        ['tex/wood.png', '/home/ann/proj/tex/wood.png', 'image'],
+      ]);
+      expect(layout.remaps).toEqual([
+        {
+          from: '//../../../../srv/sky.exr',
+          to: '_external/srv/sky.exr',
+          blendFile: '_external/mnt/assets/props/props.blend',
+        },
+        { from: '/home/ann/proj/tex/oak.png', to: 'tex/oak.png', blendFile: 'shots/sh010.blend' },
+        { from: lib, to: '_external/mnt/assets/props/props.blend', blendFile: 'shots/sh010.blend' },
+      ]);
+    },
+  );
 
   it('places Windows drives and UNC shares deterministically and remaps them', () => {
     const main = 'C:\\proj\\scene.blend';

@@ -109,7 +109,7 @@ describe('the pack store on disk', () => {
     expect(await readdir(workDir)).toEqual([]);
   });
 
-  it('packs an unchanged .blend again from the copy a waiting pack holds, and copies it afresh once saved again', async () => {
+  it('packs an unchanged .blend again from the copy a waiting pack holds; copies it afresh once saved', async () => {
     // Saved a while ago: its copy cannot hold a save that landed within the timestamp resolution.
     const past = new Date(Date.now() - 60_000);
     utimesSync(main, past, past);

@@ -29,93 +29,101 @@ function methods(zip: string): Record<string, number> {
 }
 
 describe('packProject', () => {
-  it('packs the scene with its relative and absolute dependencies, and the manifest lists every file with its real size and sha256', async () => {
-    const wood = put(join(proj, 'tex', 'wood.png'), randomBytes(100_000));
-    const notes = put(join(proj, 'shots', 'notes.txt'), textBytes(50_000));
-    const hdri = put(join(base, 'library', 'hdri', 'sky.exr'), randomBytes(70_000));
-    const zipPath = join(base, 'out.zip');
-    const out = await packProject(
-      {
-        blendFile: main,
-        dependencies: [
-          dep({ path: '//../tex/wood.png', absolute: wood, kind: 'image', blendFile: main, usedBy: ['IMwood'] }),
-          dep({ path: '//notes.txt', absolute: notes, kind: 'text', blendFile: main }),
-          dep({ path: hdri, absolute: hdri, kind: 'image', blendFile: main }),
-        ],
-      },
-      { zipPath, createdBy: 'renderbridge-daemon/test' },
-    );
-    const ext = `_external${join(base, 'library', 'hdri', 'sky.exr')}`;
-    const read = readZip(zipPath);
-    expect(read.entries.map((e) => e.name)).toEqual([
-      ext,
-      'shots/notes.txt',
-      'shots/sh010.blend',
-      'tex/wood.png',
-      'renderbridge-manifest.json',
-    ]);
-    expect(read.manifest).toEqual(out.manifest);
-    expect(out).toMatchObject({ zipPath, fileCount: 4, sceneFile: 'shots/sh010.blend', warnings: [] });
-    expect(out.bytes).toBe(readFileSync(zipPath).length);
-    const m = out.manifest;
-    expect(m).toMatchObject({
-      version: 1,
-      sceneFile: 'shots/sh010.blend',
-      createdBy: 'renderbridge-daemon/test',
-      missing: [],
-      addons: [],
-    });
-    expect(m.entries).toEqual(
-      [
-        [ext, hdri, 'image'],
-        ['shots/notes.txt', notes, 'text'],
-        ['shots/sh010.blend', main, 'blend'],
-        ['tex/wood.png', wood, 'image'],
-      ].map(([path, source, kind]) => ({
-        path,
-        source,
-        kind,
-        size: readFileSync(source!).length,
-        sha256: sha256(source!),
-        deflated: !/\.(png|exr)$/.test(path!),
-      })),
-    );
-    expect(m.remaps).toEqual([{ from: hdri, to: ext, blendFile: 'shots/sh010.blend' }]);
-    // Compressed images are stored, text and the uncompressed .blend deflated.
-    expect(methods(zipPath)).toEqual({
-      [ext]: STORED,
-      'shots/notes.txt': DEFLATED,
-      'shots/sh010.blend': DEFLATED,
-      'tex/wood.png': STORED,
-      'renderbridge-manifest.json': DEFLATED,
-    });
-  });
+  it(
+    'packs the scene with its relative and absolute dependencies, and the manifest lists every file with its ' +
+      'real size and sha256',
+    async () => {
+      const wood = put(join(proj, 'tex', 'wood.png'), randomBytes(100_000));
+      const notes = put(join(proj, 'shots', 'notes.txt'), textBytes(50_000));
+      const hdri = put(join(base, 'library', 'hdri', 'sky.exr'), randomBytes(70_000));
+      const zipPath = join(base, 'out.zip');
+      const out = await packProject(
+        {
+          blendFile: main,
+          dependencies: [
+            dep({ path: '//../tex/wood.png', absolute: wood, kind: 'image', blendFile: main, usedBy: ['IMwood'] }),
+            dep({ path: '//notes.txt', absolute: notes, kind: 'text', blendFile: main }),
+            dep({ path: hdri, absolute: hdri, kind: 'image', blendFile: main }),
+          ],
+        },
+        { zipPath, createdBy: 'renderbridge-daemon/test' },
+      );
+      const ext = `_external${join(base, 'library', 'hdri', 'sky.exr')}`;
+      const read = readZip(zipPath);
+      expect(read.entries.map((e) => e.name)).toEqual([
+        ext,
+        'shots/notes.txt',
+        'shots/sh010.blend',
+        'tex/wood.png',
+        'renderbridge-manifest.json',
+      ]);
+      expect(read.manifest).toEqual(out.manifest);
+      expect(out).toMatchObject({ zipPath, fileCount: 4, sceneFile: 'shots/sh010.blend', warnings: [] });
+      expect(out.bytes).toBe(readFileSync(zipPath).length);
+      const m = out.manifest;
+      expect(m).toMatchObject({
+        version: 1,
+        sceneFile: 'shots/sh010.blend',
+        createdBy: 'renderbridge-daemon/test',
+        missing: [],
+        addons: [],
+      });
+      expect(m.entries).toEqual(
+        [
+          [ext, hdri, 'image'],
+          ['shots/notes.txt', notes, 'text'],
+          ['shots/sh010.blend', main, 'blend'],
+          ['tex/wood.png', wood, 'image'],
+        ].map(([path, source, kind]) => ({
+          path,
+          source,
+          kind,
+          size: readFileSync(source!).length,
+          sha256: sha256(source!),
+          deflated: !/\.(png|exr)$/.test(path!),
+        })),
+      );
+      expect(m.remaps).toEqual([{ from: hdri, to: ext, blendFile: 'shots/sh010.blend' }]);
+      // Compressed images are stored, text and the uncompressed .blend deflated.
+      expect(methods(zipPath)).toEqual({
+        [ext]: STORED,
+        'shots/notes.txt': DEFLATED,
+        'shots/sh010.blend': DEFLATED,
+        'tex/wood.png': STORED,
+        'renderbridge-manifest.json': DEFLATED,
+      });
+    },
+  );
 
-  it('stores what would not shrink (noise under any name, a compressed .blend) and deflates even data that shrinks 1000:1', async () => {
-    const files = {
-      noise: put(join(proj, 'shots', 'noise.bin'), randomBytes(300_000)),
-      zstdLike: put(join(proj, 'shots', 'lib.blend'), gzipSync(textBytes(500_000))),
-      zeros: put(join(proj, 'shots', 'empty.cache'), Buffer.alloc(3 * 1024 * 1024)),
-      empty: put(join(proj, 'shots', 'nothing.txt'), ''),
-      text: put(join(proj, 'shots', 'mesh.obj'), textBytes(300_000)),
-    };
-    const zipPath = join(base, 'out.zip');
-    await packProject(
-      {
-        blendFile: main,
-        dependencies: Object.values(files).map((f) => dep({ path: f, absolute: f, kind: 'other', blendFile: main })),
-      },
-      { zipPath },
-    );
-    expect(methods(zipPath)).toMatchObject({
-      'noise.bin': STORED,
-      'lib.blend': STORED,
-      // The worker judges no compression ratio (it has a per-job quota): zeros are deflated.
-      'empty.cache': DEFLATED,
-      'nothing.txt': STORED,
-      'mesh.obj': DEFLATED,
-    });
-  });
+  it(
+    'stores what would not shrink (noise under any name, a compressed .blend) and deflates even data that ' +
+      'shrinks 1000:1',
+    async () => {
+      const files = {
+        noise: put(join(proj, 'shots', 'noise.bin'), randomBytes(300_000)),
+        zstdLike: put(join(proj, 'shots', 'lib.blend'), gzipSync(textBytes(500_000))),
+        zeros: put(join(proj, 'shots', 'empty.cache'), Buffer.alloc(3 * 1024 * 1024)),
+        empty: put(join(proj, 'shots', 'nothing.txt'), ''),
+        text: put(join(proj, 'shots', 'mesh.obj'), textBytes(300_000)),
+      };
+      const zipPath = join(base, 'out.zip');
+      await packProject(
+        {
+          blendFile: main,
+          dependencies: Object.values(files).map((f) => dep({ path: f, absolute: f, kind: 'other', blendFile: main })),
+        },
+        { zipPath },
+      );
+      expect(methods(zipPath)).toMatchObject({
+        'noise.bin': STORED,
+        'lib.blend': STORED,
+        // The worker judges no compression ratio (it has a per-job quota): zeros are deflated.
+        'empty.cache': DEFLATED,
+        'nothing.txt': STORED,
+        'mesh.obj': DEFLATED,
+      });
+    },
+  );
 
   it('reports missing dependencies in the manifest and a MISSING_FILES warning, and still packs the rest', async () => {
     const wood = put(join(proj, 'shots', 'wood.png'), randomBytes(1000));
@@ -220,7 +228,7 @@ describe('packProject', () => {
     ]);
   });
 
-  it('bundles the selected folder and single-file add-ons (without __pycache__) and leaves unselected ones out', async () => {
+  it('bundles the selected folder and single-file add-ons (no __pycache__), leaves unselected ones out', async () => {
     const rig = join(base, 'addons', 'rigtools');
     put(join(rig, '__init__.py'), 'bl_info = {"name": "Rig Tools"}\n');
     put(join(rig, 'ops', 'snap.py'), 'def snap(): pass\n');
@@ -340,25 +348,29 @@ describe('packProject', () => {
     expect(progress.length).toBeGreaterThan(50);
   });
 
-  it('fails with PACK_FAILED when the main .blend is missing or a name cannot be stored, and leaves no zip behind', async () => {
-    const zipPath = join(base, 'out.zip');
-    expect(
-      (await packFailure(packProject({ blendFile: join(proj, 'nope.blend'), dependencies: [] }, { zipPath }))).message,
-    ).toContain('nope.blend');
-    const a = put(join(proj, 'shots', 'Wood.png'), 'A');
-    const b = put(join(proj, 'shots', 'wood.png'), 'B');
-    const err = await packFailure(
-      packProject(
-        {
-          blendFile: main,
-          dependencies: [a, b].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })),
-        },
-        { zipPath },
-      ),
-    );
-    expect(err.message).toContain('letter case');
-    expect(readdirSync(base)).toEqual(['proj']);
-  });
+  it(
+    'fails with PACK_FAILED when the main .blend is missing or a name cannot be stored, and leaves no zip ' + 'behind',
+    async () => {
+      const zipPath = join(base, 'out.zip');
+      expect(
+        (await packFailure(packProject({ blendFile: join(proj, 'nope.blend'), dependencies: [] }, { zipPath })))
+          .message,
+      ).toContain('nope.blend');
+      const a = put(join(proj, 'shots', 'Wood.png'), 'A');
+      const b = put(join(proj, 'shots', 'wood.png'), 'B');
+      const err = await packFailure(
+        packProject(
+          {
+            blendFile: main,
+            dependencies: [a, b].map((f) => dep({ path: f, absolute: f, kind: 'image', blendFile: main })),
+          },
+          { zipPath },
+        ),
+      );
+      expect(err.message).toContain('letter case');
+      expect(readdirSync(base)).toEqual(['proj']);
+    },
+  );
 
   it('stores one file reached through two spellings (a link) once', async () => {
     const real = put(join(proj, 'shots', 'Wood.png'), randomBytes(100));

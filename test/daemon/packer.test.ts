@@ -67,7 +67,7 @@ describe('packFolder', () => {
     expect(out.warnings.map((w) => w.code)).toEqual(['FILE_SKIPPED']);
   });
 
-  it('prefers the only top-level .blend, takes sceneFile when given, and lists the choices when it cannot tell', async () => {
+  it('prefers the only top-level .blend, takes sceneFile when given, lists the choices if it cannot tell', async () => {
     put(join(proj, 'libs', 'props.blend'), 'BLENDER-v304');
     expect((await packFailure(packFolder(proj, { zipPath: join(base, 'a.zip') }))).metadata.choices).toEqual([
       'libs/props.blend',
@@ -98,50 +98,54 @@ describe('createPacker', () => {
     put(join(proj, 'tex', 'wood.png'), randomBytes(100));
   });
 
-  it('packs a .blend with the dependencies given, or traces them, hashing its files; zip() writes <packId>.zip on demand', async () => {
-    const packer = createPacker({ workDir, trace, createdBy: 'renderbridge-daemon/test' });
-    const given = await packer.pack({ path: main, dependencies: [] });
-    expect(traced).toEqual([]);
-    expect(given.zipPath).toBeNull();
-    expect(given).toMatchObject({ fileCount: 1, sceneFile: 'sh010.blend', missing: [], remaps: [], warnings: [] });
-    expect(given.files.map((f) => f.path)).toEqual(['sh010.blend', 'renderbridge-manifest.json']);
-    expect(given.preflight).toEqual({
-      schemaVersion: 1,
-      source: 'client_zip_inspection',
-      blendFiles: ['sh010.blend'],
-      packerManifestPreview: { manifestPath: 'renderbridge-manifest.json', bundledAddons: [] },
-    });
-    const viaTrace = await packer.pack({ path: main });
-    expect(traced).toEqual([main]);
-    // Blender found '//../tex/wood.png': packed beside shots/, the project rooted at proj/.
-    expect(viaTrace).toMatchObject({
-      zipPath: null,
-      fileCount: 2,
-      sceneFile: 'shots/sh010.blend',
-      missing: [],
-      remaps: [],
-      warnings: [],
-    });
-    expect(viaTrace.files.map((f) => f.path)).toEqual([
-      'shots/sh010.blend',
-      'tex/wood.png',
-      'renderbridge-manifest.json',
-    ]);
-    const zipPath = await packer.zip(viaTrace.packId);
-    expect(zipPath).toBe(join(workDir, `${viaTrace.packId}.zip`));
-    expect(readZip(zipPath).entries.map((e) => e.name)).toEqual([
-      'shots/sh010.blend',
-      'tex/wood.png',
-      'renderbridge-manifest.json',
-    ]);
-    expect(readZip(zipPath).manifest?.createdBy).toBe('renderbridge-daemon/test');
-    expect(packer.get(viaTrace.packId)).toEqual({ ...viaTrace, zipPath });
-    // Each pack has its folder (the manifest); the zip only where one was asked for.
-    expect(readdirSync(workDir).sort()).toEqual([given.packId, viaTrace.packId, `${viaTrace.packId}.zip`].sort());
-    await packer.discard(viaTrace.packId);
-    expect(readdirSync(workDir)).toEqual([given.packId]);
-    expect(packer.get(viaTrace.packId)).toBeUndefined();
-  });
+  it(
+    'packs a .blend with the dependencies given, or traces them, hashing its files; zip() writes <packId>.zip ' +
+      'on demand',
+    async () => {
+      const packer = createPacker({ workDir, trace, createdBy: 'renderbridge-daemon/test' });
+      const given = await packer.pack({ path: main, dependencies: [] });
+      expect(traced).toEqual([]);
+      expect(given.zipPath).toBeNull();
+      expect(given).toMatchObject({ fileCount: 1, sceneFile: 'sh010.blend', missing: [], remaps: [], warnings: [] });
+      expect(given.files.map((f) => f.path)).toEqual(['sh010.blend', 'renderbridge-manifest.json']);
+      expect(given.preflight).toEqual({
+        schemaVersion: 1,
+        source: 'client_zip_inspection',
+        blendFiles: ['sh010.blend'],
+        packerManifestPreview: { manifestPath: 'renderbridge-manifest.json', bundledAddons: [] },
+      });
+      const viaTrace = await packer.pack({ path: main });
+      expect(traced).toEqual([main]);
+      // Blender found '//../tex/wood.png': packed beside shots/, the project rooted at proj/.
+      expect(viaTrace).toMatchObject({
+        zipPath: null,
+        fileCount: 2,
+        sceneFile: 'shots/sh010.blend',
+        missing: [],
+        remaps: [],
+        warnings: [],
+      });
+      expect(viaTrace.files.map((f) => f.path)).toEqual([
+        'shots/sh010.blend',
+        'tex/wood.png',
+        'renderbridge-manifest.json',
+      ]);
+      const zipPath = await packer.zip(viaTrace.packId);
+      expect(zipPath).toBe(join(workDir, `${viaTrace.packId}.zip`));
+      expect(readZip(zipPath).entries.map((e) => e.name)).toEqual([
+        'shots/sh010.blend',
+        'tex/wood.png',
+        'renderbridge-manifest.json',
+      ]);
+      expect(readZip(zipPath).manifest?.createdBy).toBe('renderbridge-daemon/test');
+      expect(packer.get(viaTrace.packId)).toEqual({ ...viaTrace, zipPath });
+      // Each pack has its folder (the manifest); the zip only where one was asked for.
+      expect(readdirSync(workDir).sort()).toEqual([given.packId, viaTrace.packId, `${viaTrace.packId}.zip`].sort());
+      await packer.discard(viaTrace.packId);
+      expect(readdirSync(workDir)).toEqual([given.packId]);
+      expect(packer.get(viaTrace.packId)).toBeUndefined();
+    },
+  );
 
   it('packs a folder, inspects a .zip without repacking it, and never deletes a user zip', async () => {
     const packer = createPacker({ workDir, trace, createdBy: 'test' });

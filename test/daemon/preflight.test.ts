@@ -24,51 +24,62 @@ function zipFile(entries: Parameters<typeof buildZip>[0]): string {
 }
 
 describe('inspectZip', () => {
-  it("previews a packed project: its scene files and bundled add-ons, and the artist's unselected add-ons as not bundled", async () => {
-    const main = put(join(base, 'proj', 'scene.blend'), 'BLENDER-v304');
-    const lib = put(join(base, 'proj', 'libs', 'props.blend'), 'BLENDER-v304');
-    const rig = join(base, 'addons', 'rigtools');
-    put(join(rig, '__init__.py'), 'bl_info = {}\n');
-    const quick = put(join(base, 'addons', 'quick.py'), 'bl_info = {}\n');
-    const addons = [
-      { module: 'rigtools', name: 'Rig Tools', path: rig, addonType: 'addon', selected: true },
-      { module: 'quick', name: 'Quick', path: quick, addonType: 'addon', selected: false },
-    ];
-    const out = await packProject(
-      {
-        blendFile: main,
-        dependencies: [
-          { path: '//libs/props.blend', absolute: lib, kind: 'library', pattern: 'file', blendFile: main, usedBy: [] },
-        ],
-        addons,
-      },
-      { zipPath: join(base, 'out.zip') },
-    );
-    const preflight = await inspectZip(out.zipPath, addons);
-    expect(UploadPreflight.parse(preflight)).toEqual(preflight);
-    expect(preflight).toEqual({
-      schemaVersion: 1,
-      source: 'client_zip_inspection',
-      blendFiles: ['libs/props.blend', 'scene.blend'],
-      packerManifestPreview: {
-        manifestPath: PACK_MANIFEST_NAME,
-        bundledAddons: [
-          {
-            bundledPathInPack: '_addons/rigtools',
-            name: 'Rig Tools',
-            module: 'rigtools',
-            addonType: 'addon',
-            selectedForBundle: true,
-          },
-          { bundledPathInPack: '', name: 'Quick', module: 'quick', addonType: 'addon', selectedForBundle: false },
-        ],
-      },
-    });
-    // Without the artist's list, only what the manifest bundles.
-    expect((await inspectZip(out.zipPath)).packerManifestPreview?.bundledAddons.map((a) => a.module)).toEqual([
-      'rigtools',
-    ]);
-  });
+  it(
+    "previews a packed project: its scene files and bundled add-ons, and the artist's unselected add-ons as " +
+      'not bundled',
+    async () => {
+      const main = put(join(base, 'proj', 'scene.blend'), 'BLENDER-v304');
+      const lib = put(join(base, 'proj', 'libs', 'props.blend'), 'BLENDER-v304');
+      const rig = join(base, 'addons', 'rigtools');
+      put(join(rig, '__init__.py'), 'bl_info = {}\n');
+      const quick = put(join(base, 'addons', 'quick.py'), 'bl_info = {}\n');
+      const addons = [
+        { module: 'rigtools', name: 'Rig Tools', path: rig, addonType: 'addon', selected: true },
+        { module: 'quick', name: 'Quick', path: quick, addonType: 'addon', selected: false },
+      ];
+      const out = await packProject(
+        {
+          blendFile: main,
+          dependencies: [
+            {
+              path: '//libs/props.blend',
+              absolute: lib,
+              kind: 'library',
+              pattern: 'file',
+              blendFile: main,
+              usedBy: [],
+            },
+          ],
+          addons,
+        },
+        { zipPath: join(base, 'out.zip') },
+      );
+      const preflight = await inspectZip(out.zipPath, addons);
+      expect(UploadPreflight.parse(preflight)).toEqual(preflight);
+      expect(preflight).toEqual({
+        schemaVersion: 1,
+        source: 'client_zip_inspection',
+        blendFiles: ['libs/props.blend', 'scene.blend'],
+        packerManifestPreview: {
+          manifestPath: PACK_MANIFEST_NAME,
+          bundledAddons: [
+            {
+              bundledPathInPack: '_addons/rigtools',
+              name: 'Rig Tools',
+              module: 'rigtools',
+              addonType: 'addon',
+              selectedForBundle: true,
+            },
+            { bundledPathInPack: '', name: 'Quick', module: 'quick', addonType: 'addon', selectedForBundle: false },
+          ],
+        },
+      });
+      // Without the artist's list, only what the manifest bundles.
+      expect((await inspectZip(out.zipPath)).packerManifestPreview?.bundledAddons.map((a) => a.module)).toEqual([
+        'rigtools',
+      ]);
+    },
+  );
 
   it('lists the .blend files of a hand-made zip (no backups, no macOS metadata) and previews no manifest', async () => {
     const src = join(base, 'src');
@@ -98,20 +109,24 @@ describe('inspectZip', () => {
     );
   });
 
-  it('refuses a manifest that is not JSON, does not match the schema, or is larger than the cap (counted on real bytes)', async () => {
-    const scene = { name: 'scene.blend', data: 'BLENDER-v304' };
-    expect(
-      (await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{nope' }])))).message,
-    ).toContain('not valid JSON');
-    expect(
-      (await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{"version": 2}' }])))).message,
-    ).toContain('schema');
-    const huge = `{"version":1,"sceneFile":"scene.blend"${' '.repeat(MAX_MANIFEST_BYTES)}}`;
-    expect(
-      (await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: huge }])))).message,
-    ).toContain('larger than');
-    // A header that understates the size: the bytes are counted, not the claim.
-    const liar = zipFile([scene, { name: PACK_MANIFEST_NAME, data: huge, declaredSize: 100 }]);
-    await packFailure(inspectZip(liar));
-  });
+  it(
+    'refuses a manifest that is not JSON, does not match the schema, or is larger than the cap (counted on ' +
+      'real bytes)',
+    async () => {
+      const scene = { name: 'scene.blend', data: 'BLENDER-v304' };
+      expect(
+        (await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{nope' }])))).message,
+      ).toContain('not valid JSON');
+      expect(
+        (await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: '{"version": 2}' }])))).message,
+      ).toContain('schema');
+      const huge = `{"version":1,"sceneFile":"scene.blend"${' '.repeat(MAX_MANIFEST_BYTES)}}`;
+      expect(
+        (await packFailure(inspectZip(zipFile([scene, { name: PACK_MANIFEST_NAME, data: huge }])))).message,
+      ).toContain('larger than');
+      // A header that understates the size: the bytes are counted, not the claim.
+      const liar = zipFile([scene, { name: PACK_MANIFEST_NAME, data: huge, declaredSize: 100 }]);
+      await packFailure(inspectZip(liar));
+    },
+  );
 });

@@ -28,7 +28,7 @@ afterAll(async () => {
 const mode = (p: string): number => statSync(p).mode & 0o777;
 
 describe('daemon state file', () => {
-  it('is written with mode 0600 in a folder made 0700, holds port, pid and token, and is removed on close', async () => {
+  it('is written with mode 0600 in a folder made 0700, holds port, pid and token, is removed on close', async () => {
     const stateDir = path.join(root, 'fresh', 'renderbridge');
     const td = await startTestDaemon({ serviceUrl: svc.baseUrl, stateDir });
     const file = stateFilePath(stateDir);

@@ -60,7 +60,7 @@ async function deps(options: Partial<RenderJobClientOptions> = {}): Promise<Subm
 }
 
 describe('a submission over a flaky link', () => {
-  it('survives the link going down at every step and a lost answer to validate: the job renders, validated once', async () => {
+  it('survives the link going down at each step and a lost validate answer: it renders, validated once', async () => {
     const outages: SubmissionStep[] = [];
     const downs: number[] = [];
     ps.proxy.reset();
@@ -97,27 +97,32 @@ describe('a submission over a flaky link', () => {
     expect(job.status).toBe('completed');
   }, 600_000);
 
-  it('a link that does not come back within the patience: the connection dropped, check the network, not the service URL', async () => {
-    let downed = false;
-    const onUpdate = (s: Submission): void => {
-      if (s.step !== 'validating' || downed) return;
-      downed = true;
-      ps.proxy.linkDown();
-    };
-    try {
-      const s = await runSubmission(
-        { pack: { path: zip }, settings, download: false },
-        await deps({ reconnectPatienceMs: 1500 }),
-        onUpdate,
-      );
-      expect(s.step).toBe('failed');
-      expect(s.error?.name).toBe('SERVICE_UNREACHABLE');
-      expect(s.error?.message).toMatch(
-        /the connection dropped and did not come back within \d+ s: check this computer's network connection, then submit again/,
-      );
-      expect(s.error?.message).not.toMatch(/service URL/);
-    } finally {
-      ps.proxy.linkUp();
-    }
-  }, 300_000);
+  it(
+    'a link that does not come back within the patience: the connection dropped, check the network, not the ' +
+      'service URL',
+    async () => {
+      let downed = false;
+      const onUpdate = (s: Submission): void => {
+        if (s.step !== 'validating' || downed) return;
+        downed = true;
+        ps.proxy.linkDown();
+      };
+      try {
+        const s = await runSubmission(
+          { pack: { path: zip }, settings, download: false },
+          await deps({ reconnectPatienceMs: 1500 }),
+          onUpdate,
+        );
+        expect(s.step).toBe('failed');
+        expect(s.error?.name).toBe('SERVICE_UNREACHABLE');
+        expect(s.error?.message).toMatch(
+          /the connection dropped and did not come back within \d+ s: check this computer's network connection, then submit again/,
+        );
+        expect(s.error?.message).not.toMatch(/service URL/);
+      } finally {
+        ps.proxy.linkUp();
+      }
+    },
+    300_000,
+  );
 });

@@ -3,12 +3,11 @@
 // cause and says what to do, and only a service that does not answer is blamed on the service
 // URL. The tray notifies these (no job exists yet); the add-on and the CLI print "NAME: message".
 // PACK_CHANGED over the blob upload is caused in pack-snapshot.test.ts. A job that fails on the farm
-// ends the submission with its failedReason's own name (BLENDER_FAILED here); JOB_FAILED names only a
-// job that ended `failed` without a reason, which the reference service never leaves (every move to
-// `failed` carries one: service/worker/runtime/runtime.ts, handlers/validate.ts, render/requeue-render.ts).
-// SIZE_MISMATCH, a download error, cannot be caused through the real service: it serves each output
-// with the length it announces, and node's HTTP client turns a shorter body into a connection error
-// (NETWORK_ERROR) and stops reading a longer one at the announced length.
+// ends the submission with its failedReason's own name (BLENDER_FAILED here). Two the reference
+// service never causes are caused elsewhere: JOB_FAILED (a job ended `failed` without a reason, which
+// the spec allows and this service never does) against a spec-only stand-in farm in
+// job-failed-no-reason.test.ts, and SIZE_MISMATCH (every try of a download got fewer bytes than
+// announced) through a stand-in proxy in front of the storage in download-size-mismatch.test.ts.
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, truncateSync } from 'node:fs';
 import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -87,50 +86,59 @@ describe('what a failed submission says', () => {
     expect(e.message).toContain(workDir);
   });
 
-  it('a scene that fails to render on the farm: the failedReason (BLENDER_FAILED) with its job; the tray says "Render failed"', async () => {
-    // Validation sees the camera; Blender, at render time, cannot resolve it (its library shadows it).
-    const s = await runSubmission(
-      { pack: { path: await buildFixture('shadowed-camera') }, settings, download: false },
-      deps(),
-    );
-    const e = failure(s, 'BLENDER_FAILED', /camera 'Shot' not found/);
-    expect(s.jobId).toEqual(expect.any(String));
-    expect(e.metadata).toMatchObject({
-      jobId: s.jobId,
-      status: 'failed',
-      failedReason: { name: 'BLENDER_FAILED', type: 'RENDER_FAILED' },
-    });
-    // A job exists: the tray notifies its renderComplete, not the submission.
-    expect(submissionNotification(s)).toBeNull();
-    const job = await stack.e2e.client.getJob(s.jobId!);
-    expect(notificationFor({ jobId: job.id, status: 'failed', job, outDir: null })).toMatchObject({
-      title: 'Render failed',
-      body: expect.stringMatching(/ failed — BLENDER_FAILED: .*camera 'Shot' not found/) as string,
-    });
-  }, 240_000);
+  it(
+    'a scene that fails to render on the farm: the failedReason (BLENDER_FAILED) with its job; the tray says ' +
+      '"Render failed"',
+    async () => {
+      // Validation sees the camera; Blender, at render time, cannot resolve it (its library shadows it).
+      const s = await runSubmission(
+        { pack: { path: await buildFixture('shadowed-camera') }, settings, download: false },
+        deps(),
+      );
+      const e = failure(s, 'BLENDER_FAILED', /camera 'Shot' not found/);
+      expect(s.jobId).toEqual(expect.any(String));
+      expect(e.metadata).toMatchObject({
+        jobId: s.jobId,
+        status: 'failed',
+        failedReason: { name: 'BLENDER_FAILED', type: 'RENDER_FAILED' },
+      });
+      // A job exists: the tray notifies its renderComplete, not the submission.
+      expect(submissionNotification(s)).toBeNull();
+      const job = await stack.e2e.client.getJob(s.jobId!);
+      expect(notificationFor({ jobId: job.id, status: 'failed', job, outDir: null })).toMatchObject({
+        title: 'Render failed',
+        body: expect.stringMatching(/ failed — BLENDER_FAILED: .*camera 'Shot' not found/) as string,
+      });
+    },
+    240_000,
+  );
 
   it('a pack id the daemon no longer has: DAEMON_NOT_FOUND, pack again', async () => {
     const s = await runSubmission({ packId: 'gone', settings, download: false }, deps());
     failure(s, 'DAEMON_NOT_FOUND', /pack the project again/);
   });
 
-  it('a zip deleted between pack and upload: PACK_CHANGED naming it, not the service; the stale pack is not sent again', async () => {
-    const own = path.join(stack.scratch, 'own.zip');
-    await copyFile(zip, own);
-    const pack = await stack.packer.pack({ path: own });
-    await rm(own);
-    const s = await runSubmission({ packId: pack.packId, settings, download: false }, deps());
-    const e = failure(
-      s,
-      'PACK_CHANGED',
-      /could not be read for the upload \(it was moved or deleted\): restore it or pack the project again/,
-    );
-    expect(e.message).toContain(own);
-    expect(submissionNotification(s)?.body).toContain(own);
-    // Submitting the same pack again says to pack again, rather than failing the same way.
-    const again = await runSubmission({ packId: pack.packId, settings, download: false }, deps());
-    failure(again, 'DAEMON_NOT_FOUND', /dropped when one of its files changed.*pack the project again/);
-  });
+  it(
+    'a zip deleted between pack and upload: PACK_CHANGED naming it, not the service; the stale pack is not ' +
+      'sent again',
+    async () => {
+      const own = path.join(stack.scratch, 'own.zip');
+      await copyFile(zip, own);
+      const pack = await stack.packer.pack({ path: own });
+      await rm(own);
+      const s = await runSubmission({ packId: pack.packId, settings, download: false }, deps());
+      const e = failure(
+        s,
+        'PACK_CHANGED',
+        /could not be read for the upload \(it was moved or deleted\): restore it or pack the project again/,
+      );
+      expect(e.message).toContain(own);
+      expect(submissionNotification(s)?.body).toContain(own);
+      // Submitting the same pack again says to pack again, rather than failing the same way.
+      const again = await runSubmission({ packId: pack.packId, settings, download: false }, deps());
+      failure(again, 'DAEMON_NOT_FOUND', /dropped when one of its files changed.*pack the project again/);
+    },
+  );
 
   it('a zip rewritten while it is being sent: PACK_CHANGED naming it, pack again', async () => {
     // The scene and 8 MiB of noise (stored): the PUT is far from its end at its first progress.
@@ -167,61 +175,69 @@ describe('what a failed submission says', () => {
     expect(e.message).toContain(own);
   });
 
-  it('a texture written in place after packing, sent to a service without the blob upload (zip): PACK_CHANGED naming it, pack again', async () => {
-    const svc = await startTestService({ blobUploads: false });
-    try {
-      const folder = path.join(stack.scratch, 'zipped');
-      await mkdir(folder, { recursive: true });
-      await copyFile(await buildFixture('basic'), path.join(folder, 'scene.blend'));
-      const texture = path.join(folder, 'wood.png');
-      await writeFile(texture, randomBytes(64 * 1024));
-      const pack = await stack.packer.pack({ path: folder });
-      // Repainted and saved over the same file: the pack's link sees the new bytes too.
-      await writeFile(texture, randomBytes(64 * 1024));
-      const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
-      const clients = { client: async () => client, apiKeySource: async () => 'env' as const };
-      const s = await runSubmission({ packId: pack.packId, settings, download: false }, deps({ clients }));
-      const e = failure(
-        s,
-        'PACK_CHANGED',
-        /was changed after the project was packed, so the farm would not render what was packed: pack again/,
-      );
-      expect(e.message).toContain(texture);
-      expect(s.upload).toBeNull();
-      // Dropped: the same pack is not zipped again.
-      const again = await runSubmission({ packId: pack.packId, settings, download: false }, deps({ clients }));
-      failure(again, 'DAEMON_NOT_FOUND', /pack the project again/);
-    } finally {
-      await svc.close();
-    }
-  });
+  it(
+    'a texture written in place after packing, sent to a service without the blob upload (zip): PACK_CHANGED ' +
+      'naming it, pack again',
+    async () => {
+      const svc = await startTestService({ blobUploads: false });
+      try {
+        const folder = path.join(stack.scratch, 'zipped');
+        await mkdir(folder, { recursive: true });
+        await copyFile(await buildFixture('basic'), path.join(folder, 'scene.blend'));
+        const texture = path.join(folder, 'wood.png');
+        await writeFile(texture, randomBytes(64 * 1024));
+        const pack = await stack.packer.pack({ path: folder });
+        // Repainted and saved over the same file: the pack's link sees the new bytes too.
+        await writeFile(texture, randomBytes(64 * 1024));
+        const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
+        const clients = { client: async () => client, apiKeySource: async () => 'env' as const };
+        const s = await runSubmission({ packId: pack.packId, settings, download: false }, deps({ clients }));
+        const e = failure(
+          s,
+          'PACK_CHANGED',
+          /was changed after the project was packed, so the farm would not render what was packed: pack again/,
+        );
+        expect(e.message).toContain(texture);
+        expect(s.upload).toBeNull();
+        // Dropped: the same pack is not zipped again.
+        const again = await runSubmission({ packId: pack.packId, settings, download: false }, deps({ clients }));
+        failure(again, 'DAEMON_NOT_FOUND', /pack the project again/);
+      } finally {
+        await svc.close();
+      }
+    },
+  );
 
-  it("upload URLs that have always expired (this clock far ahead of the service's): SUBMISSION_FAILED, check the clock", async () => {
-    // The service signs part URLs that expired an hour before they are handed out, as a client
-    // whose clock runs more than the URLs' lifetime ahead sees every one of them.
-    const svc = await startTestService({ uploadUrlTtlSeconds: -3600 });
-    try {
-      const folder = path.join(stack.scratch, 'skewed');
-      await mkdir(folder, { recursive: true });
-      await copyFile(await buildFixture('basic'), path.join(folder, 'scene.blend'));
-      await writeFile(path.join(folder, 'notes.txt'), 'a second file');
-      const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
-      const s = await runSubmission(
-        { pack: { path: folder }, settings, download: false },
-        deps({ clients: { client: async () => client, apiKeySource: async () => 'env' } }),
-      );
-      const e = failure(
-        s,
-        'SUBMISSION_FAILED',
-        /upload URLs had expired each time before the parts could be sent \(20 queries\)\. Check that this computer's clock is right.*then submit again/,
-      );
-      expect(e.metadata).toEqual({ queries: 20 });
-      expect(s.jobId).toBeNull();
-      expect(submissionNotification(s)?.body).toMatch(/clock/);
-    } finally {
-      await svc.close();
-    }
-  });
+  it(
+    "upload URLs that have always expired (this clock far ahead of the service's): SUBMISSION_FAILED, check " +
+      'the clock',
+    async () => {
+      // The service signs part URLs that expired an hour before they are handed out, as a client
+      // whose clock runs more than the URLs' lifetime ahead sees every one of them.
+      const svc = await startTestService({ uploadUrlTtlSeconds: -3600 });
+      try {
+        const folder = path.join(stack.scratch, 'skewed');
+        await mkdir(folder, { recursive: true });
+        await copyFile(await buildFixture('basic'), path.join(folder, 'scene.blend'));
+        await writeFile(path.join(folder, 'notes.txt'), 'a second file');
+        const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
+        const s = await runSubmission(
+          { pack: { path: folder }, settings, download: false },
+          deps({ clients: { client: async () => client, apiKeySource: async () => 'env' } }),
+        );
+        const e = failure(
+          s,
+          'SUBMISSION_FAILED',
+          /upload URLs had expired each time before the parts could be sent \(20 queries\)\. Check that this computer's clock is right.*then submit again/,
+        );
+        expect(e.metadata).toEqual({ queries: 20 });
+        expect(s.jobId).toBeNull();
+        expect(submissionNotification(s)?.body).toMatch(/clock/);
+      } finally {
+        await svc.close();
+      }
+    },
+  );
 
   it('a service that does not answer: SERVICE_UNREACHABLE naming the URL, check the service URL', async () => {
     // A port that was just free: nothing listens there.

@@ -45,7 +45,9 @@ afterEach(async () => {
   farm = undefined;
 });
 
-/** Service with its worker, a proxy in front of it (its URLs signed for the proxy), a daemon talking through the proxy. */
+/**
+ * Service with its worker, a proxy in front of it (its URLs signed for the proxy), a daemon talking through the proxy.
+ */
 async function startFarm(name: string, blobUploads: boolean): Promise<Farm> {
   const proxy = await startCountingProxy();
   const e2e = await startE2E({ publicUrl: proxy.origin, blobUploads });
@@ -87,58 +89,68 @@ async function submitAndSettle(f: Farm, body: Record<string, unknown>): Promise<
 }
 
 describe('submissions and the content-addressed upload', () => {
-  it('sends the project as blobs (a cut part sent again) and renders it; a second submission sends little more than the manifest', async () => {
-    farm = await startFarm('blobs', true);
-    // One part's connection dies after its first kilobyte: that part alone is sent again.
-    farm.proxy.cut({ request: /^PUT \/blobs\//, afterBytes: 1024 });
-    const outDir = path.join(work, 'blobs-out');
-    const first = await submitAndSettle(farm, { pack: { path: project.main }, settings: { frames: ['1'] }, outDir });
-    expect(first.error).toBeNull();
-    expect(first.step).toBe('done');
-    expect(first.upload).toMatchObject({ mode: 'blobs', bytesSkipped: 0, retries: 1 });
-    expect(farm.proxy.cuts()).toBe(1);
-    const sent = first.upload?.bytesTotal ?? 0;
-    expect(first.upload?.bytesDone).toBe(sent);
-    expect(sent).toBeGreaterThan(0);
-    expect(first.uploadedBytes).toBe(sent);
-    // The job rendered from its blobs: the frame is in the folder.
-    expect((await readdir(outDir)).some((f) => f.endsWith('.png'))).toBe(true);
-    const job = await farm.e2e.client.getJob(first.jobId ?? '');
-    expect(job.status).toBe('completed');
+  it(
+    'sends the project as blobs (a cut part sent again) and renders it; a second submission sends little more ' +
+      'than the manifest',
+    async () => {
+      farm = await startFarm('blobs', true);
+      // One part's connection dies after its first kilobyte: that part alone is sent again.
+      farm.proxy.cut({ request: /^PUT \/blobs\//, afterBytes: 1024 });
+      const outDir = path.join(work, 'blobs-out');
+      const first = await submitAndSettle(farm, { pack: { path: project.main }, settings: { frames: ['1'] }, outDir });
+      expect(first.error).toBeNull();
+      expect(first.step).toBe('done');
+      expect(first.upload).toMatchObject({ mode: 'blobs', bytesSkipped: 0, retries: 1 });
+      expect(farm.proxy.cuts()).toBe(1);
+      const sent = first.upload?.bytesTotal ?? 0;
+      expect(first.upload?.bytesDone).toBe(sent);
+      expect(sent).toBeGreaterThan(0);
+      expect(first.uploadedBytes).toBe(sent);
+      // The job rendered from its blobs: the frame is in the folder.
+      expect((await readdir(outDir)).some((f) => f.endsWith('.png'))).toBe(true);
+      const job = await farm.e2e.client.getJob(first.jobId ?? '');
+      expect(job.status).toBe('completed');
 
-    farm.proxy.reset();
-    const second = await submitAndSettle(farm, {
-      pack: { path: project.main },
-      settings: { frames: ['1'] },
-      mode: 'check',
-    });
-    expect(second.error).toBeNull();
-    expect(second.step).toBe('done');
-    expect(second.upload?.mode).toBe('blobs');
-    // Everything but the pack's manifest (which names this pack) was already on the farm.
-    expect(second.upload?.bytesSkipped).toBeGreaterThan(sent / 2);
-    expect(second.upload?.bytesTotal).toBeLessThan(64 * 1024);
-    expect(farm.proxy.up()).toBeLessThan(1 * MiB);
-  }, 240_000);
+      farm.proxy.reset();
+      const second = await submitAndSettle(farm, {
+        pack: { path: project.main },
+        settings: { frames: ['1'] },
+        mode: 'check',
+      });
+      expect(second.error).toBeNull();
+      expect(second.step).toBe('done');
+      expect(second.upload?.mode).toBe('blobs');
+      // Everything but the pack's manifest (which names this pack) was already on the farm.
+      expect(second.upload?.bytesSkipped).toBeGreaterThan(sent / 2);
+      expect(second.upload?.bytesTotal).toBeLessThan(64 * 1024);
+      expect(farm.proxy.up()).toBeLessThan(1 * MiB);
+    },
+    240_000,
+  );
 
-  it('falls back to the single PUT of a zip when the service has the extension turned off, sent again when cut, and the job renders', async () => {
-    farm = await startFarm('single', false);
-    expect(await farm.e2e.client.hasExtension('content-addressed-uploads')).toBe(false);
-    // The first PUT's connection dies after its first kilobyte: the zip is sent again from the start.
-    farm.proxy.cut({ request: /^PUT \/storage\//, afterBytes: 1024 });
-    const outDir = path.join(work, 'single-out');
-    const done = await submitAndSettle(farm, { pack: { path: project.main }, settings: { frames: ['1'] }, outDir });
-    expect(done.error).toBeNull();
-    expect(done.step).toBe('done');
-    expect(done.upload).toMatchObject({ mode: 'single-put', bytesSkipped: 0, retries: 1 });
-    expect(farm.proxy.cuts()).toBe(1);
-    expect(done.upload?.bytesDone).toBe(done.upload?.bytesTotal);
-    // The packer zipped on demand: the zipping progress was reported before the PUT.
-    expect(done.pack?.bytesTotal).toBeGreaterThan(0);
-    expect(farm.proxy.requests().filter((r) => r.startsWith('PUT /storage/'))).toHaveLength(2);
-    expect(farm.proxy.requests().some((r) => r.startsWith('PUT /blobs/'))).toBe(false);
-    expect((await readdir(outDir)).some((f) => f.endsWith('.png'))).toBe(true);
-  }, 240_000);
+  it(
+    'falls back to the single PUT of a zip when the service has the extension turned off, sent again when cut, ' +
+      'and the job renders',
+    async () => {
+      farm = await startFarm('single', false);
+      expect(await farm.e2e.client.hasExtension('content-addressed-uploads')).toBe(false);
+      // The first PUT's connection dies after its first kilobyte: the zip is sent again from the start.
+      farm.proxy.cut({ request: /^PUT \/storage\//, afterBytes: 1024 });
+      const outDir = path.join(work, 'single-out');
+      const done = await submitAndSettle(farm, { pack: { path: project.main }, settings: { frames: ['1'] }, outDir });
+      expect(done.error).toBeNull();
+      expect(done.step).toBe('done');
+      expect(done.upload).toMatchObject({ mode: 'single-put', bytesSkipped: 0, retries: 1 });
+      expect(farm.proxy.cuts()).toBe(1);
+      expect(done.upload?.bytesDone).toBe(done.upload?.bytesTotal);
+      // The packer zipped on demand: the zipping progress was reported before the PUT.
+      expect(done.pack?.bytesTotal).toBeGreaterThan(0);
+      expect(farm.proxy.requests().filter((r) => r.startsWith('PUT /storage/'))).toHaveLength(2);
+      expect(farm.proxy.requests().some((r) => r.startsWith('PUT /blobs/'))).toBe(false);
+      expect((await readdir(outDir)).some((f) => f.endsWith('.png'))).toBe(true);
+    },
+    240_000,
+  );
 
   it('renderbridge submit --json reports the upload mode and bytes, skipped bytes on a second run', async () => {
     farm = await startFarm('cli', true);

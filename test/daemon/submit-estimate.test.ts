@@ -64,59 +64,64 @@ async function follow(body: SubmitRequest | Record<string, unknown>, timeoutMs =
 const stepsOf = (seen: Submission[]) => seen.map((s) => s.step).filter((s, i, all) => i === 0 || all[i - 1] !== s);
 
 describe('daemon estimate', () => {
-  it('estimates as for a render, stopping at validated; the render by jobId uploads nothing and keeps the sampled frames', async () => {
-    const settings = { frames: ['1-9'], renderConfig: tiny };
-    const seen = await follow({ pack: { path: zip }, settings, mode: 'estimate' });
-    const final = seen.at(-1)!;
-    expect(final.error).toBeNull();
-    // Polls may miss a short step (creating): the ones that last are seen, in order.
-    expect(stepsOf(seen)[0]).toBe('packing');
-    expect(stepsOf(seen).slice(-3)).toEqual(['validating', 'estimating', 'done']);
-    expect(stepsOf(seen)).toContain('uploading');
-    const jobId = final.jobId!;
-    const est = final.estimate!;
-    expect(est).toMatchObject({ jobId, state: 'ready', reason: null, sampleFrames: [1, 5, 9], framesTotal: 9 });
-    const f = est.figures!;
-    expect(f.framesToRender).toBe(6);
-    expect(f.wallSeconds.value).toBeGreaterThan(0);
-    for (const b of [f.wallSeconds, f.renderSeconds, f.cost!, f.peakMemoryBytes!]) {
-      expect(b.frames).toBeGreaterThanOrEqual(3);
-      expect(b.low).toBeLessThanOrEqual(b.value);
-      expect(b.value).toBeLessThanOrEqual(b.high);
-    }
-    expect(f.memory.summary).toMatch(/^Peak memory about /);
-    expect((await e2e.client.getJob(jobId)).status).toBe('validated');
-    // The daemon's own GET answers the service's estimate.
-    const read = await call('GET', `/jobs/${jobId}/estimate`);
-    expect(read.status).toBe(200);
-    expect(Estimate.parse(read.json)).toMatchObject({ state: 'ready', sampleFrames: [1, 5, 9] });
+  it(
+    'estimates as for a render, stopping at validated; the render by jobId uploads nothing and keeps the ' +
+      'sampled frames',
+    async () => {
+      const settings = { frames: ['1-9'], renderConfig: tiny };
+      const seen = await follow({ pack: { path: zip }, settings, mode: 'estimate' });
+      const final = seen.at(-1)!;
+      expect(final.error).toBeNull();
+      // Polls may miss a short step (creating): the ones that last are seen, in order.
+      expect(stepsOf(seen)[0]).toBe('packing');
+      expect(stepsOf(seen).slice(-3)).toEqual(['validating', 'estimating', 'done']);
+      expect(stepsOf(seen)).toContain('uploading');
+      const jobId = final.jobId!;
+      const est = final.estimate!;
+      expect(est).toMatchObject({ jobId, state: 'ready', reason: null, sampleFrames: [1, 5, 9], framesTotal: 9 });
+      const f = est.figures!;
+      expect(f.framesToRender).toBe(6);
+      expect(f.wallSeconds.value).toBeGreaterThan(0);
+      for (const b of [f.wallSeconds, f.renderSeconds, f.cost!, f.peakMemoryBytes!]) {
+        expect(b.frames).toBeGreaterThanOrEqual(3);
+        expect(b.low).toBeLessThanOrEqual(b.value);
+        expect(b.value).toBeLessThanOrEqual(b.high);
+      }
+      expect(f.memory.summary).toMatch(/^Peak memory about /);
+      expect((await e2e.client.getJob(jobId)).status).toBe('validated');
+      // The daemon's own GET answers the service's estimate.
+      const read = await call('GET', `/jobs/${jobId}/estimate`);
+      expect(read.status).toBe(200);
+      expect(Estimate.parse(read.json)).toMatchObject({ state: 'ready', sampleFrames: [1, 5, 9] });
 
-    // Estimating the same job again (by its id) answers the same estimate, nothing uploaded.
-    const again = (await follow({ jobId, settings, mode: 'estimate' })).at(-1)!;
-    expect(again).toMatchObject({ step: 'done', upload: null, jobId });
-    expect(again.estimate).toMatchObject({ startedAt: est.startedAt, finishedAt: est.finishedAt });
+      // Estimating the same job again (by its id) answers the same estimate, nothing uploaded.
+      const again = (await follow({ jobId, settings, mode: 'estimate' })).at(-1)!;
+      expect(again).toMatchObject({ step: 'done', upload: null, jobId });
+      expect(again.estimate).toMatchObject({ startedAt: est.startedAt, finishedAt: est.finishedAt });
 
-    const service = api(e2e.svc.baseUrl, e2e.svc.apiKey);
-    const rowsOf = async () => FrameStatsPage.parse((await service('GET', `/jobs/${jobId}/frames`)).body).data.frames;
-    const sampled = await rowsOf();
-    expect(sampled.map((r) => r.frame)).toEqual([1, 5, 9]);
+      const service = api(e2e.svc.baseUrl, e2e.svc.apiKey);
+      const rowsOf = async () => FrameStatsPage.parse((await service('GET', `/jobs/${jobId}/frames`)).body).data.frames;
+      const sampled = await rowsOf();
+      expect(sampled.map((r) => r.frame)).toEqual([1, 5, 9]);
 
-    const outDir = path.join(work, 'rendered');
-    await mkdir(outDir);
-    const rendered = await follow({ jobId, settings, outDir });
-    expect(rendered.at(-1)!.error).toBeNull();
-    expect(stepsOf(rendered)).not.toContain('uploading');
-    expect(stepsOf(rendered).at(-1)).toBe('done');
-    expect(rendered.every((s) => s.upload === null && s.pack === null)).toBe(true);
-    // Every frame is downloaded; the sampled ones were rendered once, for the estimate.
-    const files = (await readdir(outDir, { recursive: true })).filter((f) => /\.png$/.test(f));
-    expect(files).toHaveLength(9);
-    const rows = await rowsOf();
-    expect(rows.map((r) => r.frame)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    for (const s of sampled) expect(rows.find((r) => r.frame === s.frame)).toEqual(s);
-  }, 600_000);
+      const outDir = path.join(work, 'rendered');
+      await mkdir(outDir);
+      const rendered = await follow({ jobId, settings, outDir });
+      expect(rendered.at(-1)!.error).toBeNull();
+      expect(stepsOf(rendered)).not.toContain('uploading');
+      expect(stepsOf(rendered).at(-1)).toBe('done');
+      expect(rendered.every((s) => s.upload === null && s.pack === null)).toBe(true);
+      // Every frame is downloaded; the sampled ones were rendered once, for the estimate.
+      const files = (await readdir(outDir, { recursive: true })).filter((f) => /\.png$/.test(f));
+      expect(files).toHaveLength(9);
+      const rows = await rowsOf();
+      expect(rows.map((r) => r.frame)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      for (const s of sampled) expect(rows.find((r) => r.frame === s.frame)).toEqual(s);
+    },
+    600_000,
+  );
 
-  it('DELETE /jobs/:id/estimate stops an estimate; its submission ends ESTIMATE_CANCELED, the job validated', async () => {
+  it('DELETE /jobs/:id/estimate stops an estimate: the submission ends ESTIMATE_CANCELED, job validated', async () => {
     // Slow frames, so the cancel comes while it samples.
     const settings = { frames: ['1-40'], renderConfig: { resolution: [320, 240], sampleCount: 4000 } };
     const started = Submission.parse(

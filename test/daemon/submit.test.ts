@@ -39,62 +39,69 @@ function steps(updates: Submission[]): string[] {
 }
 
 describe('createSubmissions', () => {
-  it('takes a zip through every step, publishing upload bytes, and downloads the outputs with their compositor folders', async () => {
-    const zip = path.join(scratch, 'shot.zip');
-    await buildFixtureZip(['compositor'], zip);
-    const events: DaemonEvent[] = [];
-    const downloadsDir = path.join(scratch, 'outputs');
-    const submissions = createSubmissions({
-      clients,
-      packer,
-      events: { publish: (e) => events.push(e) },
-      downloadsDir,
-      pollMs: 200,
-      progressIntervalMs: 0,
-    });
+  it(
+    'takes a zip through every step, publishing upload bytes, and downloads the outputs with their compositor ' +
+      'folders',
+    async () => {
+      const zip = path.join(scratch, 'shot.zip');
+      await buildFixtureZip(['compositor'], zip);
+      const events: DaemonEvent[] = [];
+      const downloadsDir = path.join(scratch, 'outputs');
+      const submissions = createSubmissions({
+        clients,
+        packer,
+        events: { publish: (e) => events.push(e) },
+        downloadsDir,
+        pollMs: 200,
+        progressIntervalMs: 0,
+      });
 
-    const started = submissions.start(request(zip));
-    expect(started.step).toBe('packing');
-    const final = await submissions.settled(started.id);
-    expect(final.error).toBeNull();
-    expect(final.step).toBe('done');
-    expect(submissions.get(started.id)).toEqual(final);
-    expect(submissions.list().map((s) => s.id)).toEqual([started.id]);
+      const started = submissions.start(request(zip));
+      expect(started.step).toBe('packing');
+      const final = await submissions.settled(started.id);
+      expect(final.error).toBeNull();
+      expect(final.step).toBe('done');
+      expect(submissions.get(started.id)).toEqual(final);
+      expect(submissions.list().map((s) => s.id)).toEqual([started.id]);
 
-    const updates = events.filter((e) => e.event === 'submission').map((e) => e.data as Submission);
-    expect(updates.every((s) => s.id === started.id)).toBe(true);
-    expect(steps(updates)).toEqual(['packing', 'uploading', 'creating', 'validating', 'rendering', 'done']);
-    const size = (await stat(zip)).size;
-    const uploading = updates.filter((s) => s.step === 'uploading' && s.uploadedBytes > 0).map((s) => s.uploadedBytes);
-    expect(uploading.length).toBeGreaterThan(1);
-    expect(uploading).toEqual([...uploading].sort((a, b) => a - b));
-    expect(uploading.at(-1)).toBe(size);
-    expect(final).toMatchObject({ uploadedBytes: size, totalBytes: size, path: zip });
-    expect(final.preflight?.blendFiles).toEqual(['project/compositor.blend']);
+      const updates = events.filter((e) => e.event === 'submission').map((e) => e.data as Submission);
+      expect(updates.every((s) => s.id === started.id)).toBe(true);
+      expect(steps(updates)).toEqual(['packing', 'uploading', 'creating', 'validating', 'rendering', 'done']);
+      const size = (await stat(zip)).size;
+      const uploading = updates
+        .filter((s) => s.step === 'uploading' && s.uploadedBytes > 0)
+        .map((s) => s.uploadedBytes);
+      expect(uploading.length).toBeGreaterThan(1);
+      expect(uploading).toEqual([...uploading].sort((a, b) => a - b));
+      expect(uploading.at(-1)).toBe(size);
+      expect(final).toMatchObject({ uploadedBytes: size, totalBytes: size, path: zip });
+      expect(final.preflight?.blendFiles).toEqual(['project/compositor.blend']);
 
-    // The job got the settings and the packer's preflight; the user's zip is still there.
-    const job = await e2e.client.getJob(final.jobId!);
-    expect(job.status).toBe('completed');
-    expect(job.requestedConfig).toMatchObject({
-      frameRanges: ['1-2'],
-      sampleCount: 4,
-      colorManagementPreset: 'default',
-    });
-    expect(job.uploadPreflight?.blendFiles).toEqual(['project/compositor.blend']);
-    expect((await stat(zip)).size).toBe(size);
+      // The job got the settings and the packer's preflight; the user's zip is still there.
+      const job = await e2e.client.getJob(final.jobId!);
+      expect(job.status).toBe('completed');
+      expect(job.requestedConfig).toMatchObject({
+        frameRanges: ['1-2'],
+        sampleCount: 4,
+        colorManagementPreset: 'default',
+      });
+      expect(job.uploadPreflight?.blendFiles).toEqual(['project/compositor.blend']);
+      expect((await stat(zip)).size).toBe(size);
 
-    expect(final.outDir).toBe(path.join(downloadsDir, `shot-${final.jobId!.slice(0, 8)}`));
-    expect(await filesUnder(final.outDir!)).toEqual(
-      [
-        'FileOut/beauty_0001.png',
-        'FileOut/beauty_0002.png',
-        'FileOut/mask0001.png',
-        'FileOut/mask0002.png',
-        'f_0001.png',
-        'f_0002.png',
-      ].sort(),
-    );
-  }, 240_000);
+      expect(final.outDir).toBe(path.join(downloadsDir, `shot-${final.jobId!.slice(0, 8)}`));
+      expect(await filesUnder(final.outDir!)).toEqual(
+        [
+          'FileOut/beauty_0001.png',
+          'FileOut/beauty_0002.png',
+          'FileOut/mask0001.png',
+          'FileOut/mask0002.png',
+          'f_0001.png',
+          'f_0002.png',
+        ].sort(),
+      );
+    },
+    240_000,
+  );
 
   it("ends a project that fails validation as failed, carrying the job's failedReason", async () => {
     const zip = path.join(scratch, 'nocam.zip');

@@ -79,7 +79,7 @@ describe('webhook receiver', () => {
     expect(done).toMatchObject({ data: { status: 'canceled', job: { id: job.id, status: 'canceled' } } });
   });
 
-  it('refuses a wrong signature, a stale timestamp, a changed body and a missing header, and polls nothing', async () => {
+  it('refuses a wrong signature, a stale timestamp, a changed body, a missing header, and polls nothing', async () => {
     const body = eventBody(randomUUID());
     const old = Math.floor(Date.now() / 1000) - 3600;
     const cases: [string, string, Record<string, string>, string][] = [

@@ -65,7 +65,7 @@ describe('service settings table', () => {
     }
   });
 
-  it('is what docs/reference/configuration.md and the systemd env example list (npm run config-docs writes them)', () => {
+  it('is what docs/reference/configuration.md and the systemd env example list (npm run config-docs)', () => {
     const page = readFileSync('docs/reference/configuration.md', 'utf8');
     expect(between(page, README_BEGIN, README_END)).toBe(settingsMarkdown().trim());
     const example = readFileSync('deploy/systemd/renderbridge.env.example', 'utf8');

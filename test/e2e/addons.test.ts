@@ -121,33 +121,38 @@ describe('bundled add-ons', () => {
     expect(await minAlpha(await renderFirstFrame(without.id))).toBe(255);
   }, 180_000);
 
-  it("analysis.output.addons describes each file: what its data needs plus the pack's add-ons, never the worker's own", async () => {
-    const { client } = e2e;
-    const ids = {
-      plain: await submit(client, await buildFixture('basic')),
-      probe: await submit(client, zip),
-      nodes: await submit(client, nodesZip),
-      sun: await submit(client, await buildFixture('addon-sun')),
-    };
-    const out = async (id: string) => (await validationOutcome(client, id)).analysis?.output;
-    const required = (o: Awaited<ReturnType<typeof out>>) =>
-      o?.analysisWarnings?.filter((w) => w.code === 'ADDON_REQUIRED') ?? [];
-    const plain = await out(ids.plain);
-    expect(plain?.addons).toEqual([]);
-    expect(required(plain)).toEqual([]);
-    // basic.blend needs nothing; the pack bundles the film probe.
-    const probe = await out(ids.probe);
-    expect(probe?.addons).toEqual(['rb_film_probe']);
-    expect(required(probe)).toEqual([]);
-    // The node tree, node and scene property group are all found in the bundled add-on's source.
-    const nodes = await out(ids.nodes);
-    expect(nodes?.addons).toEqual(['rb_test_nodes']);
-    expect(required(nodes)).toEqual([]);
-    // Blender's own add-on, off with factory settings: named, with what to do.
-    const sun = await out(ids.sun);
-    expect(sun?.addons).toEqual(['sun_position']);
-    expect(required(sun)[0]?.message).toMatch(/sun_position.*addonsToUse/);
-  }, 180_000);
+  it(
+    "analysis.output.addons describes each file: what its data needs plus the pack's add-ons, never the " +
+      "worker's own",
+    async () => {
+      const { client } = e2e;
+      const ids = {
+        plain: await submit(client, await buildFixture('basic')),
+        probe: await submit(client, zip),
+        nodes: await submit(client, nodesZip),
+        sun: await submit(client, await buildFixture('addon-sun')),
+      };
+      const out = async (id: string) => (await validationOutcome(client, id)).analysis?.output;
+      const required = (o: Awaited<ReturnType<typeof out>>) =>
+        o?.analysisWarnings?.filter((w) => w.code === 'ADDON_REQUIRED') ?? [];
+      const plain = await out(ids.plain);
+      expect(plain?.addons).toEqual([]);
+      expect(required(plain)).toEqual([]);
+      // basic.blend needs nothing; the pack bundles the film probe.
+      const probe = await out(ids.probe);
+      expect(probe?.addons).toEqual(['rb_film_probe']);
+      expect(required(probe)).toEqual([]);
+      // The node tree, node and scene property group are all found in the bundled add-on's source.
+      const nodes = await out(ids.nodes);
+      expect(nodes?.addons).toEqual(['rb_test_nodes']);
+      expect(required(nodes)).toEqual([]);
+      // Blender's own add-on, off with factory settings: named, with what to do.
+      const sun = await out(ids.sun);
+      expect(sun?.addons).toEqual(['sun_position']);
+      expect(required(sun)[0]?.message).toMatch(/sun_position.*addonsToUse/);
+    },
+    180_000,
+  );
 
   it('renders without an add-on that fails to load, and says so in finalConfig', async () => {
     const { client } = e2e;

@@ -51,7 +51,7 @@ describe('power loss mid-render', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('renders damaged frames again; one damaged later fails finalize, and its requeue renders only that frame', async () => {
+  it('renders damaged frames again; one damaged later fails finalize, its requeue renders only it', async () => {
     const first = await startE2E({ dataDir });
     services.push(first);
     const { id, workDir, finished } = await stoppedPartway(first, await buildFixture('basic'), 4);

@@ -38,54 +38,58 @@ afterAll(async () => {
 });
 
 describe('Blender killed on every attempt of a frame', () => {
-  it(`fails the job with RETRIES_EXHAUSTED after ${ATTEMPTS} attempts of that frame, naming it and the last lines`, async () => {
-    const { client, svc } = e2e;
-    const id = await submit(client, await buildFixture('basic'));
-    expect((await validationOutcome(client, id)).status).toBe('validated');
-    await client.renderJob(id, tinyRender('1-3', { sampleCount: SLOW_SAMPLES }));
-    const workDir = workDirOf(svc, id);
+  it(
+    `fails the job with RETRIES_EXHAUSTED after ${ATTEMPTS} attempts of that frame, naming it and the last ` + `lines`,
+    async () => {
+      const { client, svc } = e2e;
+      const id = await submit(client, await buildFixture('basic'));
+      expect((await validationOutcome(client, id)).status).toBe('validated');
+      await client.renderJob(id, tinyRender('1-3', { sampleCount: SLOW_SAMPLES }));
+      const workDir = workDirOf(svc, id);
 
-    const killed: ProcInfo[] = [];
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      // A Blender of this job not killed yet, rendering frame 1. Processes are read before progress:
-      // a failed attempt publishes its progress (frame 1 no longer in flight) at once, so frame 1
-      // in flight seen after a new process is that process's own.
-      const blender = await waitUntil(
-        `attempt ${attempt} of frame 1 to render`,
-        async () => {
-          const fresh = blenderProcesses(workDir).filter((p) => !killed.some((k) => k.pid === p.pid));
-          if (fresh.length !== 1) return undefined;
-          const progress = await client.getJobProgress(id);
-          if (progress.status === 'failed' || progress.status === 'completed')
-            throw new Error(`the job ended (${progress.status}) at attempt ${attempt}`);
-          return progress.currentFrame === 1 && (progress.framesRendering ?? 0) > 0 ? fresh[0] : undefined;
-        },
-        { timeoutMs: 120_000, intervalMs: 50 },
-      );
-      expect(blender.argv).toContain('-Y');
-      process.kill(blender.pid, 'SIGKILL');
-      killed.push(blender);
-    }
+      const killed: ProcInfo[] = [];
+      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        // A Blender of this job not killed yet, rendering frame 1. Processes are read before progress:
+        // a failed attempt publishes its progress (frame 1 no longer in flight) at once, so frame 1
+        // in flight seen after a new process is that process's own.
+        const blender = await waitUntil(
+          `attempt ${attempt} of frame 1 to render`,
+          async () => {
+            const fresh = blenderProcesses(workDir).filter((p) => !killed.some((k) => k.pid === p.pid));
+            if (fresh.length !== 1) return undefined;
+            const progress = await client.getJobProgress(id);
+            if (progress.status === 'failed' || progress.status === 'completed')
+              throw new Error(`the job ended (${progress.status}) at attempt ${attempt}`);
+            return progress.currentFrame === 1 && (progress.framesRendering ?? 0) > 0 ? fresh[0] : undefined;
+          },
+          { timeoutMs: 120_000, intervalMs: 50 },
+        );
+        expect(blender.argv).toContain('-Y');
+        process.kill(blender.pid, 'SIGKILL');
+        killed.push(blender);
+      }
 
-    const job = await client.waitForStatus(id, ['failed'], { intervalMs: 200, timeoutMs: 60_000 });
-    expect(job.failedReason).toMatchObject({ name: 'RETRIES_EXHAUSTED', type: 'RENDER_FAILED' });
-    const details = job.failedReason!.errorDetails;
-    expect(details.attempts).toBe(ATTEMPTS);
-    expect(String(details.message)).toContain(`after ${ATTEMPTS} attempts`);
-    expect(String(details.message)).toMatch(/SIGKILL/);
-    expect(details.lastFrame).toBe(1);
-    const lastLines = details.lastLines as string[];
-    expect(lastLines.length).toBeGreaterThan(0);
-    expect(lastLines.length).toBeLessThanOrEqual(20);
-    expect(lastLines.some((l) => l.startsWith('Fra:1 '))).toBe(true);
-    // Worker folders and Blender's argv stay on the worker.
-    expect(details.argv).toBeUndefined();
-    expect(JSON.stringify(job.failedReason)).not.toContain(svc.dataDir);
-    // No attempt beyond the configured ones: nothing runs for the failed job.
-    await waitUntil("the job's Blender to be gone", () => blenderProcesses(workDir).length === 0, {
-      timeoutMs: 30_000,
-    });
-  }, 300_000);
+      const job = await client.waitForStatus(id, ['failed'], { intervalMs: 200, timeoutMs: 60_000 });
+      expect(job.failedReason).toMatchObject({ name: 'RETRIES_EXHAUSTED', type: 'RENDER_FAILED' });
+      const details = job.failedReason!.errorDetails;
+      expect(details.attempts).toBe(ATTEMPTS);
+      expect(String(details.message)).toContain(`after ${ATTEMPTS} attempts`);
+      expect(String(details.message)).toMatch(/SIGKILL/);
+      expect(details.lastFrame).toBe(1);
+      const lastLines = details.lastLines as string[];
+      expect(lastLines.length).toBeGreaterThan(0);
+      expect(lastLines.length).toBeLessThanOrEqual(20);
+      expect(lastLines.some((l) => l.startsWith('Fra:1 '))).toBe(true);
+      // Worker folders and Blender's argv stay on the worker.
+      expect(details.argv).toBeUndefined();
+      expect(JSON.stringify(job.failedReason)).not.toContain(svc.dataDir);
+      // No attempt beyond the configured ones: nothing runs for the failed job.
+      await waitUntil("the job's Blender to be gone", () => blenderProcesses(workDir).length === 0, {
+        timeoutMs: 30_000,
+      });
+    },
+    300_000,
+  );
 });
 
 describe('Blender errors out on the camera', () => {

@@ -49,57 +49,62 @@ async function logText(e: E2E, id: string, query: Parameters<E2E['client']['jobL
 }
 
 describe('warm mode', () => {
-  it("keeps every task's log: the load in the first render task's, each frame in its own task's, followed live to the end", async () => {
-    const { client, svc } = warm;
-    const id = await submit(client, await buildFixture('basic'));
-    expect((await validationOutcome(client, id)).status).toBe('validated');
-    await client.renderJob(id, tinyRender('1-3', { sampleCount: 64 }));
-    // Follow from now: the stream ends by itself once the job has completed.
-    const followed = logText(warm, id, { follow: true });
-    const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 180_000 });
-    expect(done.status).toBe('completed');
-    const live = await followed;
-    expect(live).toMatch(/\[renderbridge\] job completed: end of the log\n$/);
+  it(
+    "keeps every task's log: the load in the first render task's, each frame in its own task's, followed live " +
+      'to the end',
+    async () => {
+      const { client, svc } = warm;
+      const id = await submit(client, await buildFixture('basic'));
+      expect((await validationOutcome(client, id)).status).toBe('validated');
+      await client.renderJob(id, tinyRender('1-3', { sampleCount: 64 }));
+      // Follow from now: the stream ends by itself once the job has completed.
+      const followed = logText(warm, id, { follow: true });
+      const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 180_000 });
+      expect(done.status).toBe('completed');
+      const live = await followed;
+      expect(live).toMatch(/\[renderbridge\] job completed: end of the log\n$/);
 
-    // The finalize task completes the job, then closes its own log: wait for that, as the failed
-    // render below waits for its task's log.
-    await waitUntil("every task's log to be closed, finalize's included", async () => {
+      // The finalize task completes the job, then closes its own log: wait for that, as the failed
+      // render below waits for its task's log.
+      await waitUntil("every task's log to be closed, finalize's included", async () => {
+        const index = await client.jobLogIndex(id);
+        return index.tasks.some((t) => t.kind === 'finalize' && t.attempts.length > 0) &&
+          index.tasks.every((t) => t.attempts.every((a) => !a.live))
+          ? true
+          : undefined;
+      });
+      const runs = runsOf(await logText(warm, id));
+      const kinds = runs.map((r) => /\((\w[\w-]*)/.exec(r.header)![1]);
+      expect(kinds[0]).toBe('validate');
+      expect(kinds[1]).toBe('render');
+      expect(kinds.at(-1)).toBe('finalize');
+      const chunks = runs.filter((r) => r.header.includes('(render-chunk'));
+      expect(chunks.length).toBeGreaterThanOrEqual(1);
+      for (const r of runs) expect(r.header, r.header).toMatch(/, attempt 1, worker \S+: done <==$/);
+      // Validation ran Blender: its analysis output is in its log.
+      expect(runs[0]!.body).toMatch(/Blender/);
+      // The first chunk holds the scene load; every chunk its frames as Blender printed them.
+      expect(chunks[0]!.body).toMatch(/loads the scene for this job/);
+      expect(chunks[0]!.body).toMatch(/Read blend/);
+      for (const c of chunks) {
+        const frames = /frames ([\d,-]+)\)/.exec(c.header)![1]!;
+        const first = Number(frames.split(/[-,]/)[0]);
+        expect(c.body, c.header).toMatch(new RegExp(`Z Fra:${first} `));
+        expect(c.body, c.header).toMatch(/Saved: /);
+        expect(c.body).toMatch(/\[renderbridge\] attempt ended: done\n+$/);
+      }
+      for (const c of chunks.slice(1))
+        expect(c.body).toMatch(/loaded the scene during task chunk:\S+ attempt 1: that task's log holds the load/);
+      // Worker folders never reach the client.
+      expect(live + runs.map((r) => r.body).join('')).not.toContain(svc.dataDir);
+
       const index = await client.jobLogIndex(id);
-      return index.tasks.some((t) => t.kind === 'finalize' && t.attempts.length > 0) &&
-        index.tasks.every((t) => t.attempts.every((a) => !a.live))
-        ? true
-        : undefined;
-    });
-    const runs = runsOf(await logText(warm, id));
-    const kinds = runs.map((r) => /\((\w[\w-]*)/.exec(r.header)![1]);
-    expect(kinds[0]).toBe('validate');
-    expect(kinds[1]).toBe('render');
-    expect(kinds.at(-1)).toBe('finalize');
-    const chunks = runs.filter((r) => r.header.includes('(render-chunk'));
-    expect(chunks.length).toBeGreaterThanOrEqual(1);
-    for (const r of runs) expect(r.header, r.header).toMatch(/, attempt 1, worker \S+: done <==$/);
-    // Validation ran Blender: its analysis output is in its log.
-    expect(runs[0]!.body).toMatch(/Blender/);
-    // The first chunk holds the scene load; every chunk its frames as Blender printed them.
-    expect(chunks[0]!.body).toMatch(/loads the scene for this job/);
-    expect(chunks[0]!.body).toMatch(/Read blend/);
-    for (const c of chunks) {
-      const frames = /frames ([\d,-]+)\)/.exec(c.header)![1]!;
-      const first = Number(frames.split(/[-,]/)[0]);
-      expect(c.body, c.header).toMatch(new RegExp(`Z Fra:${first} `));
-      expect(c.body, c.header).toMatch(/Saved: /);
-      expect(c.body).toMatch(/\[renderbridge\] attempt ended: done\n+$/);
-    }
-    for (const c of chunks.slice(1))
-      expect(c.body).toMatch(/loaded the scene during task chunk:\S+ attempt 1: that task's log holds the load/);
-    // Worker folders never reach the client.
-    expect(live + runs.map((r) => r.body).join('')).not.toContain(svc.dataDir);
-
-    const index = await client.jobLogIndex(id);
-    expect(
-      index.tasks.every((t) => t.attempts.length === 1 && t.attempts[0]!.state === 'done' && !t.attempts[0]!.live),
-    ).toBe(true);
-  }, 300_000);
+      expect(
+        index.tasks.every((t) => t.attempts.length === 1 && t.attempts[0]!.state === 'done' && !t.attempts[0]!.live),
+      ).toBe(true);
+    },
+    300_000,
+  );
 
   it("keeps Blender's own error in the log of a render that fails", async () => {
     const { client } = warm;
@@ -121,7 +126,7 @@ describe('warm mode', () => {
 });
 
 describe('a Blender killed mid-frame', () => {
-  it("keeps the killed attempt's log (retried, with the crash) beside the attempt that rendered the frame", async () => {
+  it("keeps the killed attempt's log (retried, with the crash) by the attempt that rendered the frame", async () => {
     const { client, svc } = warm;
     const id = await submit(client, await buildFixture('basic'));
     expect((await validationOutcome(client, id)).status).toBe('validated');

@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 describe('two slots, one job', () => {
-  it('each slot loads the scene once and both render frames until none is left, ending within about a frame', async () => {
+  it('each slot loads the scene once; both render frames until none is left, ending within about a frame', async () => {
     const { client, svc } = e2e;
     const id = await submit(client, await buildFixture('basic'));
     expect((await validationOutcome(client, id)).status).toBe('validated');

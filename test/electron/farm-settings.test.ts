@@ -94,7 +94,8 @@ suite('tray settings: farm, profile and folder', () => {
   it('lists the profiles of the file with their own keys, and saving with the stored key keeps it', async () => {
     const { settings, file } = await settingsWith(
       'profiles',
-      `defaultProfile = "studio"\n[profiles.studio]\nserviceUrl = "${svc!.origin}"\n[profiles.home]\nserviceUrl = "http://127.0.0.1:9"\n`,
+      `defaultProfile = "studio"\n[profiles.studio]\nserviceUrl = ` +
+        `"${svc!.origin}"\n[profiles.home]\nserviceUrl = "http://127.0.0.1:9"\n`,
     );
     await new KeytarKeychain(keychainEntryFor('studio')).set(svc!.apiKey);
     const status = await settings.status();

@@ -146,7 +146,7 @@ describe('tray and app icons', () => {
     }
   });
 
-  it('draws the four tray states as different shapes, greys "stopped", and stands out on light and dark panels', async () => {
+  it('draws the four tray states as different shapes, greys "stopped", shows on light and dark panels', async () => {
     const imgs = Object.fromEntries(
       await Promise.all(STATES.map(async (s) => [s, await image(RESOURCES, `tray-${s}.png`)] as const)),
     );

@@ -2,8 +2,8 @@
 // /usr/bin/chromium) against a real daemon, a reference service with a worker and real Blender:
 // jobs appear live from the event stream, a progress bar moves during a 24-frame render, Cancel on
 // another job cancels it on the service, the preview thumbnail loads under the page's CSP, the
-// job's frame thumbnails show through the daemon, and a screenshot is saved. In the tray app the same page opens in an Electron window (not runnable
-// here: no Electron binary). A page on another origin cannot call the daemon.
+// job's frame thumbnails show through the daemon, and a screenshot is saved. In the tray app the same page opens in an
+// Electron window (not runnable here: no Electron binary). A page on another origin cannot call the daemon.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -67,7 +67,7 @@ const barOf = (page: Page, id: string) =>
     .catch(() => null);
 
 suite('job window in Chromium', () => {
-  it('lists jobs live, moves a progress bar during a real render, cancels another job and shows the preview', async () => {
+  it('lists jobs live, moves a progress bar in a real render, cancels another job and shows the preview', async () => {
     const page = await browser.newPage({ viewport: { width: 1100, height: 420 } });
     const cspErrors: string[] = [];
     page.on('console', (m) => {

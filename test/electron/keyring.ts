@@ -16,7 +16,8 @@ export function missingKeyringTools(): string[] {
     throw new Error(`the keychain tests need ${missing.join(', ')} (Debian: gnome-keyring dbus-x11 libsecret-tools)`);
   if (missing.length)
     console.warn(
-      `skipping the keychain tests: ${missing.join(', ')} not installed (Debian: apt-get install gnome-keyring dbus-x11 libsecret-tools)`,
+      `skipping the keychain tests: ${missing.join(', ')} not installed (Debian: apt-get install ` +
+        `gnome-keyring dbus-x11 libsecret-tools)`,
     );
   return missing;
 }
@@ -34,7 +35,8 @@ export interface KeyringSession {
 export async function startKeyringSession(): Promise<KeyringSession> {
   const home = await mkdtemp(path.join(tmpdir(), 'rb-tray-keyring-'));
   const script =
-    'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; echo "PID=$$"; echo "ADDR=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
+    'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; echo "PID=$$"; echo ' +
+    '"ADDR=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
   const child = spawn('dbus-run-session', ['--', 'sh', '-c', script], {
     env: {
       PATH: process.env.PATH,

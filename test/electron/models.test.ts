@@ -89,7 +89,8 @@ beforeAll(async () => {
       state = applyDaemonEvent(state, e);
       menus.push(trayMenu(state, running, { outputsDir: config.downloadsDir }));
       tooltips.push(trayIcon(state, running).tooltip);
-      // As main/index.ts: a notification for each renderComplete, and for a submission that failed before it made a job.
+      // As main/index.ts: a notification for each renderComplete,
+      // and for a submission that failed before it made a job.
       if (e.event === 'renderComplete') completions.push(e.data);
       if (e.event === 'submission') submissions.push(e.data);
       const n =
@@ -209,83 +210,90 @@ describe('tray models from a real daemon', () => {
     });
   }, 300_000);
 
-  it('a render with downloading off notifies "Render complete" saying how to get its outputs; a canceled one notifies nothing', async () => {
-    const call = daemonCall(daemon);
-    const renderConfig = { resolution: [64, 48], sampleCount: 4, colorManagementPreset: 'default' };
-    const jobOf = (id: string) =>
-      waitUntil(
-        `the job of submission ${id}`,
-        async () => ((await call('GET', `/submissions/${id}`)).json as Submission).jobId ?? undefined,
-        { timeoutMs: 120_000 },
+  it(
+    'a render with downloading off notifies "Render complete" saying how to get its outputs; a canceled one ' +
+      'notifies nothing',
+    async () => {
+      const call = daemonCall(daemon);
+      const renderConfig = { resolution: [64, 48], sampleCount: 4, colorManagementPreset: 'default' };
+      const jobOf = (id: string) =>
+        waitUntil(
+          `the job of submission ${id}`,
+          async () => ((await call('GET', `/submissions/${id}`)).json as Submission).jobId ?? undefined,
+          { timeoutMs: 120_000 },
+        );
+      const before = notifications.length;
+
+      const kept = path.join(work, 'kept.zip');
+      await buildFixtureZip(['basic'], kept, 'kept');
+      const started = await call('POST', '/submissions', {
+        pack: { path: kept },
+        settings: { frames: ['1'], renderConfig },
+        download: false,
+      });
+      expect(started.status, started.text).toBe(202);
+      const keptJob = await jobOf((started.json as Submission).id);
+      const done = await waitUntil('its renderComplete', () => completions.find((c) => c.jobId === keptJob), {
+        timeoutMs: 180_000,
+      });
+      expect(done).toMatchObject({ status: 'completed', outDir: null });
+      const n = notificationFor(done);
+      expect(n).toEqual({
+        title: 'Render complete',
+        body:
+          `basic.blend is done. Its outputs stay on the farm (not downloaded): get them with Download in the ` +
+          `Blender add-on's Recent jobs, or renderbridge jobs download ${keptJob}.`,
+        openPath: null,
+        urgency: 'normal',
+      });
+      expect(notifications.slice(before)).toEqual([n]);
+      // Under Recent it opens the job window (there is no folder to open).
+      const recent = trayMenu(state, running, { outputsDir: path.join(work, 'outputs') }).filter(
+        (i) => i.kind === 'item' && i.label === '✓ basic.blend — completed',
       );
-    const before = notifications.length;
+      expect(recent).toContainEqual({
+        kind: 'item',
+        label: '✓ basic.blend — completed',
+        enabled: true,
+        action: { type: 'openJobWindow' },
+      });
 
-    const kept = path.join(work, 'kept.zip');
-    await buildFixtureZip(['basic'], kept, 'kept');
-    const started = await call('POST', '/submissions', {
-      pack: { path: kept },
-      settings: { frames: ['1'], renderConfig },
-      download: false,
-    });
-    expect(started.status, started.text).toBe(202);
-    const keptJob = await jobOf((started.json as Submission).id);
-    const done = await waitUntil('its renderComplete', () => completions.find((c) => c.jobId === keptJob), {
-      timeoutMs: 180_000,
-    });
-    expect(done).toMatchObject({ status: 'completed', outDir: null });
-    const n = notificationFor(done);
-    expect(n).toEqual({
-      title: 'Render complete',
-      body: `basic.blend is done. Its outputs stay on the farm (not downloaded): get them with Download in the Blender add-on's Recent jobs, or renderbridge jobs download ${keptJob}.`,
-      openPath: null,
-      urgency: 'normal',
-    });
-    expect(notifications.slice(before)).toEqual([n]);
-    // Under Recent it opens the job window (there is no folder to open).
-    const recent = trayMenu(state, running, { outputsDir: path.join(work, 'outputs') }).filter(
-      (i) => i.kind === 'item' && i.label === '✓ basic.blend — completed',
-    );
-    expect(recent).toContainEqual({
-      kind: 'item',
-      label: '✓ basic.blend — completed',
-      enabled: true,
-      action: { type: 'openJobWindow' },
-    });
-
-    // Long enough to be caught rendering: many frames at many samples.
-    const long = path.join(work, 'long.zip');
-    await buildFixtureZip(['basic'], long, 'long');
-    const sent = await call('POST', '/submissions', {
-      pack: { path: long },
-      settings: { frames: ['1-250'], renderConfig: { ...renderConfig, sampleCount: 4096 } },
-      outDir: path.join(work, 'long-out'),
-    });
-    expect(sent.status, sent.text).toBe(202);
-    const subId = (sent.json as Submission).id;
-    const longJob = await jobOf(subId);
-    await waitUntil('the tray to show it rendering', () => state.jobs[longJob]?.job.status === 'rendering', {
-      timeoutMs: 120_000,
-    });
-    expect(trayIcon(state, running).tooltip).toMatch(/^Renderbridge: basic\.blend rendering/);
-    const canceled = await call('POST', `/jobs/${longJob}/cancel`);
-    expect(canceled.status, canceled.text).toBe(200);
-    // Its renderComplete and its failed submission are the events that could have notified.
-    const end = await waitUntil('its renderComplete', () => completions.find((c) => c.jobId === longJob), {
-      timeoutMs: 60_000,
-    });
-    expect(end.status).toBe('canceled');
-    expect(notificationFor(end)).toBeNull();
-    const sub = await waitUntil(
-      'its submission to fail',
-      () => submissions.find((x) => x.id === subId && x.step === 'failed'),
-      { timeoutMs: 60_000 },
-    );
-    expect(sub.error?.name).toBe('JOB_CANCELED');
-    expect(submissionNotification(sub)).toBeNull();
-    expect(notifications.slice(before)).toEqual([n]);
-    // Gone from the active jobs, and not listed under Recent (which lists what completed or failed).
-    expect(labels(trayMenu(state, running, { outputsDir: '/o' }))).toContain('No active jobs');
-    expect(recentJobs(state, 20).map((r) => r.job.id)).not.toContain(longJob);
-    expect(trayIcon(state, running).icon).toBe('idle');
-  }, 300_000);
+      // Long enough to be caught rendering: many frames at many samples.
+      const long = path.join(work, 'long.zip');
+      await buildFixtureZip(['basic'], long, 'long');
+      const sent = await call('POST', '/submissions', {
+        pack: { path: long },
+        settings: { frames: ['1-250'], renderConfig: { ...renderConfig, sampleCount: 4096 } },
+        outDir: path.join(work, 'long-out'),
+      });
+      expect(sent.status, sent.text).toBe(202);
+      const subId = (sent.json as Submission).id;
+      const longJob = await jobOf(subId);
+      await waitUntil('the tray to show it rendering', () => state.jobs[longJob]?.job.status === 'rendering', {
+        timeoutMs: 120_000,
+      });
+      expect(trayIcon(state, running).tooltip).toMatch(/^Renderbridge: basic\.blend rendering/);
+      const canceled = await call('POST', `/jobs/${longJob}/cancel`);
+      expect(canceled.status, canceled.text).toBe(200);
+      // Its renderComplete and its failed submission are the events that could have notified.
+      const end = await waitUntil('its renderComplete', () => completions.find((c) => c.jobId === longJob), {
+        timeoutMs: 60_000,
+      });
+      expect(end.status).toBe('canceled');
+      expect(notificationFor(end)).toBeNull();
+      const sub = await waitUntil(
+        'its submission to fail',
+        () => submissions.find((x) => x.id === subId && x.step === 'failed'),
+        { timeoutMs: 60_000 },
+      );
+      expect(sub.error?.name).toBe('JOB_CANCELED');
+      expect(submissionNotification(sub)).toBeNull();
+      expect(notifications.slice(before)).toEqual([n]);
+      // Gone from the active jobs, and not listed under Recent (which lists what completed or failed).
+      expect(labels(trayMenu(state, running, { outputsDir: '/o' }))).toContain('No active jobs');
+      expect(recentJobs(state, 20).map((r) => r.job.id)).not.toContain(longJob);
+      expect(trayIcon(state, running).icon).toBe('idle');
+    },
+    300_000,
+  );
 });

@@ -71,7 +71,7 @@ describe('tray app security (Electron binary not available: checked through its 
     expect(prevented('will-attach-webview', {}, {})).toBe(true);
   });
 
-  it('main enables the sandbox first, builds every window through the hardening, and applies a strict CSP', async () => {
+  it('main enables the sandbox first, builds every window through the hardening, applies a strict CSP', async () => {
     const index = await src('electron/main/index.ts');
     const enable = index.indexOf('app.enableSandbox();');
     expect(enable).toBeGreaterThan(0);
@@ -149,21 +149,28 @@ describe('tray app security (Electron binary not available: checked through its 
     expect(main).toContain('enableSandbox');
   }, 60_000);
 
-  it('electron-builder.yml is valid for electron-builder and targets AppImage, deb, dmg and nsis with the add-on inside', async () => {
-    const yaml = require('js-yaml') as { load(text: string): unknown };
-    const Ajv = require('ajv') as new (o: object) => {
-      compile(s: object): ((d: unknown) => boolean) & { errors?: unknown };
-    };
-    const schema = JSON.parse(await src('node_modules/app-builder-lib/scheme.json')) as object;
-    const validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
-    const config = yaml.load(await src('electron-builder.yml')) as Record<string, Record<string, unknown> & unknown[]>;
-    expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
-    expect(config.linux!.target).toEqual(['AppImage', 'deb']);
-    expect(config.mac!.target).toBe('dmg');
-    expect(config.win!.target).toBe('nsis');
-    expect(config.extraResources).toEqual([{ from: 'dist/renderbridge-addon.zip', to: 'renderbridge-addon.zip' }]);
-    expect(config.extraMetadata).toEqual({ main: 'dist-electron/main/index.cjs' });
-    // A wrong key is caught by the same check (so the check can fail).
-    expect(validate({ ...config, linux: { ...config.linux, targett: 'AppImage' } })).toBe(false);
-  });
+  it(
+    'electron-builder.yml is valid for electron-builder and targets AppImage, deb, dmg and nsis with the ' +
+      'add-on inside',
+    async () => {
+      const yaml = require('js-yaml') as { load(text: string): unknown };
+      const Ajv = require('ajv') as new (o: object) => {
+        compile(s: object): ((d: unknown) => boolean) & { errors?: unknown };
+      };
+      const schema = JSON.parse(await src('node_modules/app-builder-lib/scheme.json')) as object;
+      const validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
+      const config = yaml.load(await src('electron-builder.yml')) as Record<
+        string,
+        Record<string, unknown> & unknown[]
+      >;
+      expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
+      expect(config.linux!.target).toEqual(['AppImage', 'deb']);
+      expect(config.mac!.target).toBe('dmg');
+      expect(config.win!.target).toBe('nsis');
+      expect(config.extraResources).toEqual([{ from: 'dist/renderbridge-addon.zip', to: 'renderbridge-addon.zip' }]);
+      expect(config.extraMetadata).toEqual({ main: 'dist-electron/main/index.cjs' });
+      // A wrong key is caught by the same check (so the check can fail).
+      expect(validate({ ...config, linux: { ...config.linux, targett: 'AppImage' } })).toBe(false);
+    },
+  );
 });

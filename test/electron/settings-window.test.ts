@@ -77,7 +77,9 @@ interface UserFiles {
   configFile: string;
 }
 
-/** A fresh per-user config folder whose default profile points at `serviceUrl` (as `renderbridge config set` writes it). */
+/**
+ * A fresh per-user config folder whose default profile points at `serviceUrl` (as `renderbridge config set` writes it).
+ */
 async function userFiles(serviceUrl: string): Promise<UserFiles> {
   const root = await mkdtemp(path.join(tmpdir(), 'rb-settings-user-'));
   const configFile = path.join(root, 'config', 'renderbridge', 'config.toml');
@@ -174,88 +176,92 @@ suite('settings window page in Chromium', () => {
 });
 
 suite('settings window: a second farm and a new profile', () => {
-  it('checks URL and key together, saves nothing on a refused key, then saves URL, profile, folder and key, and the running daemon follows', async () => {
-    const farmB = await startTestService({ host: '127.0.0.2' });
-    const files = await userFiles(svc!.origin);
-    const reloadConfig = () =>
-      loadDaemonConfig(files.env, {}, undefined, { port: 0, stateDir: path.join(files.root, 'state') });
-    const td = await startTestDaemon(reloadConfig(), { reloadConfig, apiKey: 'rb_live_daemon-key' });
-    const health = async () =>
-      Health.parse(
-        (await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}` } }))
-          .json,
-      );
-    const before = await readFile(files.configFile, 'utf8');
-    const lookupB = () => keyring!.lookup(KEYCHAIN_SERVICE, keychainEntryFor('farm-b').account);
-    try {
-      expect(farmB.origin).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
-      expect(await health()).toMatchObject({ serviceUrl: svc!.baseUrl, profile: 'default' });
-      const { page, cspErrors } = await openSettings(farmSettings(files));
-      await page.waitForSelector('#keychain:has-text("No API key is stored yet.")');
-      expect(await page.inputValue('#profile')).toBe('default');
-      expect(await page.inputValue('#url')).toBe(svc!.origin);
+  it(
+    'checks URL and key together, saves nothing on a refused key, then saves URL, profile, folder and key, and ' +
+      'the running daemon follows',
+    async () => {
+      const farmB = await startTestService({ host: '127.0.0.2' });
+      const files = await userFiles(svc!.origin);
+      const reloadConfig = () =>
+        loadDaemonConfig(files.env, {}, undefined, { port: 0, stateDir: path.join(files.root, 'state') });
+      const td = await startTestDaemon(reloadConfig(), { reloadConfig, apiKey: 'rb_live_daemon-key' });
+      const health = async () =>
+        Health.parse(
+          (await rawRequest(`${td.daemon.origin}/health`, { headers: { authorization: `Bearer ${td.daemon.token}` } }))
+            .json,
+        );
+      const before = await readFile(files.configFile, 'utf8');
+      const lookupB = () => keyring!.lookup(KEYCHAIN_SERVICE, keychainEntryFor('farm-b').account);
+      try {
+        expect(farmB.origin).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+        expect(await health()).toMatchObject({ serviceUrl: svc!.baseUrl, profile: 'default' });
+        const { page, cspErrors } = await openSettings(farmSettings(files));
+        await page.waitForSelector('#keychain:has-text("No API key is stored yet.")');
+        expect(await page.inputValue('#profile')).toBe('default');
+        expect(await page.inputValue('#url')).toBe(svc!.origin);
 
-      // A new profile for the second farm, typed as an artist would: a bare origin.
-      const downloads = path.join(files.root, 'renders-b');
-      await page.fill('#profile', 'farm-b');
-      await page.fill('#url', farmB.origin);
-      await page.fill('#downloads', downloads);
+        // A new profile for the second farm, typed as an artist would: a bare origin.
+        const downloads = path.join(files.root, 'renders-b');
+        await page.fill('#profile', 'farm-b');
+        await page.fill('#url', farmB.origin);
+        await page.fill('#downloads', downloads);
 
-      // The first farm's key is not a key of the second farm: refused, and nothing saved.
-      await page.fill('#key', svc!.apiKey);
-      await page.click('#save');
-      await page.waitForSelector('#result[data-ok="false"]:has-text("not saved")');
-      expect(await page.textContent('#result')).toMatch(/refused this key \(401 UNAUTHORIZED\)/);
-      expect(await readFile(files.configFile, 'utf8')).toBe(before);
-      expect(lookupB()).toBeNull();
+        // The first farm's key is not a key of the second farm: refused, and nothing saved.
+        await page.fill('#key', svc!.apiKey);
+        await page.click('#save');
+        await page.waitForSelector('#result[data-ok="false"]:has-text("not saved")');
+        expect(await page.textContent('#result')).toMatch(/refused this key \(401 UNAUTHORIZED\)/);
+        expect(await readFile(files.configFile, 'utf8')).toBe(before);
+        expect(lookupB()).toBeNull();
 
-      // The right key at a URL where nothing answers: says so, saves nothing.
-      await page.fill('#key', farmB.apiKey);
-      await page.fill('#url', 'http://127.0.0.2:9');
-      await page.click('#test');
-      await page.waitForSelector('#result[data-ok="false"]');
-      expect(await page.textContent('#result')).toMatch(
-        /http:\/\/127\.0\.0\.2:9\/api\/external\/v1 did not answer.*check the service URL/,
-      );
-      await page.fill('#url', 'farm-b:8420');
-      await page.click('#test');
-      await page.waitForSelector('#result[data-ok="false"]:has-text("Service URL")');
+        // The right key at a URL where nothing answers: says so, saves nothing.
+        await page.fill('#key', farmB.apiKey);
+        await page.fill('#url', 'http://127.0.0.2:9');
+        await page.click('#test');
+        await page.waitForSelector('#result[data-ok="false"]');
+        expect(await page.textContent('#result')).toMatch(
+          /http:\/\/127\.0\.0\.2:9\/api\/external\/v1 did not answer.*check the service URL/,
+        );
+        await page.fill('#url', 'farm-b:8420');
+        await page.click('#test');
+        await page.waitForSelector('#result[data-ok="false"]:has-text("Service URL")');
 
-      await page.fill('#url', farmB.origin);
-      await page.click('#test');
-      await page.waitForSelector(`#result[data-ok="true"]:has-text("Connected to ${farmB.baseUrl}")`);
-      await page.click('#save');
-      await page.waitForSelector('#result[data-ok="true"]:has-text("saved in the OS keychain")');
-      await page.waitForSelector('#active:has-text("farm-b")');
-      expect(await page.textContent('#service')).toBe(farmB.baseUrl);
-      expect(await page.inputValue('#key')).toBe('');
-      expect(await page.content()).not.toContain(farmB.apiKey);
-      await mkdir(path.dirname(SCREENSHOT), { recursive: true });
-      // The size of the tray's Settings window (electron/main/windows.ts).
-      await page.setViewportSize({ width: 560, height: 600 });
-      await page.screenshot({ path: SCREENSHOT, fullPage: true });
-      expect((await stat(SCREENSHOT)).size).toBeGreaterThan(1000);
-      console.log(`settings window screenshot: ${SCREENSHOT}`);
-      expect(cspErrors, cspErrors.join('\n')).toEqual([]);
-      await page.close();
+        await page.fill('#url', farmB.origin);
+        await page.click('#test');
+        await page.waitForSelector(`#result[data-ok="true"]:has-text("Connected to ${farmB.baseUrl}")`);
+        await page.click('#save');
+        await page.waitForSelector('#result[data-ok="true"]:has-text("saved in the OS keychain")');
+        await page.waitForSelector('#active:has-text("farm-b")');
+        expect(await page.textContent('#service')).toBe(farmB.baseUrl);
+        expect(await page.inputValue('#key')).toBe('');
+        expect(await page.content()).not.toContain(farmB.apiKey);
+        await mkdir(path.dirname(SCREENSHOT), { recursive: true });
+        // The size of the tray's Settings window (electron/main/windows.ts).
+        await page.setViewportSize({ width: 560, height: 600 });
+        await page.screenshot({ path: SCREENSHOT, fullPage: true });
+        expect((await stat(SCREENSHOT)).size).toBeGreaterThan(1000);
+        console.log(`settings window screenshot: ${SCREENSHOT}`);
+        expect(cspErrors, cspErrors.join('\n')).toEqual([]);
+        await page.close();
 
-      // config.toml read back: the profile with the URL as typed and the folder, now the default one.
-      const saved = loadConfigFile(files.configFile).data;
-      expect(saved.defaultProfile).toBe('farm-b');
-      expect(saved.profiles?.['farm-b']).toEqual({ serviceUrl: farmB.origin, downloadsDir: downloads });
-      expect(saved.profiles?.default).toEqual({ serviceUrl: svc!.origin });
-      // The key in farm-b's own keychain entry, as `secret-tool lookup` shows it; the default entry untouched.
-      expect(lookupB()).toBe(farmB.apiKey);
-      expect(lookup()).toBeNull();
-      // The running daemon follows the edit without a restart.
-      await waitUntil('the daemon on the new farm', async () => (await health()).serviceUrl === farmB.baseUrl, {
-        timeoutMs: 10_000,
-      });
-      expect((await health()).profile).toBe('farm-b');
-    } finally {
-      await td.close();
-      await farmB.close();
-      await rm(files.root, { recursive: true, force: true });
-    }
-  });
+        // config.toml read back: the profile with the URL as typed and the folder, now the default one.
+        const saved = loadConfigFile(files.configFile).data;
+        expect(saved.defaultProfile).toBe('farm-b');
+        expect(saved.profiles?.['farm-b']).toEqual({ serviceUrl: farmB.origin, downloadsDir: downloads });
+        expect(saved.profiles?.default).toEqual({ serviceUrl: svc!.origin });
+        // The key in farm-b's own keychain entry, as `secret-tool lookup` shows it; the default entry untouched.
+        expect(lookupB()).toBe(farmB.apiKey);
+        expect(lookup()).toBeNull();
+        // The running daemon follows the edit without a restart.
+        await waitUntil('the daemon on the new farm', async () => (await health()).serviceUrl === farmB.baseUrl, {
+          timeoutMs: 10_000,
+        });
+        expect((await health()).profile).toBe('farm-b');
+      } finally {
+        await td.close();
+        await farmB.close();
+        await rm(files.root, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -126,7 +126,7 @@ describe('daemon supervision', () => {
     }
   }, 180_000);
 
-  it('uses a daemon already running on the state folder, never stops it, and starts its own once it is gone', async () => {
+  it('uses a daemon already running on the state folder, never stops it, starts its own once it is gone', async () => {
     const stateDir = path.join(work, 'shared-state');
     // A daemon the user started by hand (here in this test process) on the same state folder.
     const byHand = await startTestDaemon({ serviceUrl: 'http://127.0.0.1:9/api/external/v1', stateDir });

@@ -84,26 +84,35 @@ const labels = (s: TrayState) =>
   trayMenu(s, running, { outputsDir: '/o' }).map((i) => ('label' in i ? i.label : '---'));
 
 describe('tray transfers from event sequences', () => {
-  it('shows a background pack, then the submission uploading with what the farm already had, then nothing once it is sent', () => {
-    let s = EMPTY_TRAY_STATE;
-    s = applyDaemonEvent(s, pack({ progress: t(120 * MB, 500 * MB, 80 * MB, 4.8) }));
-    expect(trayIcon(s, running)).toEqual({
-      icon: 'busy',
-      tooltip: 'Renderbridge: Packing 120 MB / 500 MB · 80 MB/s · 5 s left',
-    });
-    expect(labels(s).slice(2, 5)).toEqual(['Sending (1)', 'Packing 120 MB / 500 MB · 80 MB/s · 5 s left', '---']);
-    const upload = { ...t(40 * MB, 160 * MB, 20 * MB, 6), mode: 'blobs' as const, bytesSkipped: 340 * MB, retries: 0 };
-    s = applyDaemonEvent(s, sub({ step: 'uploading', upload }));
-    expect(trayIcon(s, running).tooltip).toBe('Renderbridge: Packing 120 MB / 500 MB · 80 MB/s · 5 s left (+1 more)');
-    s = applyDaemonEvent(s, pack({ state: 'ready', phase: null }));
-    expect(trayIcon(s, running).tooltip).toBe(
-      'Renderbridge: scene.blend — Uploading 40 MB / 160 MB · 20 MB/s · 6 s left (340 MB already on the farm)',
-    );
-    s = applyDaemonEvent(s, sub({ step: 'creating', upload: { ...upload, bytesDone: 160 * MB } }));
-    expect(s.transfers).toEqual({ packs: {}, submissions: {} });
-    expect(trayIcon(s, running).tooltip).toMatch(/no active jobs$/);
-    expect(labels(s)).not.toContain('Sending (1)');
-  });
+  it(
+    'shows a background pack, then the submission uploading with what the farm already had, then nothing once ' +
+      'it is sent',
+    () => {
+      let s = EMPTY_TRAY_STATE;
+      s = applyDaemonEvent(s, pack({ progress: t(120 * MB, 500 * MB, 80 * MB, 4.8) }));
+      expect(trayIcon(s, running)).toEqual({
+        icon: 'busy',
+        tooltip: 'Renderbridge: Packing 120 MB / 500 MB · 80 MB/s · 5 s left',
+      });
+      expect(labels(s).slice(2, 5)).toEqual(['Sending (1)', 'Packing 120 MB / 500 MB · 80 MB/s · 5 s left', '---']);
+      const upload = {
+        ...t(40 * MB, 160 * MB, 20 * MB, 6),
+        mode: 'blobs' as const,
+        bytesSkipped: 340 * MB,
+        retries: 0,
+      };
+      s = applyDaemonEvent(s, sub({ step: 'uploading', upload }));
+      expect(trayIcon(s, running).tooltip).toBe('Renderbridge: Packing 120 MB / 500 MB · 80 MB/s · 5 s left (+1 more)');
+      s = applyDaemonEvent(s, pack({ state: 'ready', phase: null }));
+      expect(trayIcon(s, running).tooltip).toBe(
+        'Renderbridge: scene.blend — Uploading 40 MB / 160 MB · 20 MB/s · 6 s left (340 MB already on the farm)',
+      );
+      s = applyDaemonEvent(s, sub({ step: 'creating', upload: { ...upload, bytesDone: 160 * MB } }));
+      expect(s.transfers).toEqual({ packs: {}, submissions: {} });
+      expect(trayIcon(s, running).tooltip).toMatch(/no active jobs$/);
+      expect(labels(s)).not.toContain('Sending (1)');
+    },
+  );
 
   it('drops a failed pack and takes the moving submissions from GET /submissions after a reconnection', () => {
     let s = applyDaemonEvent(EMPTY_TRAY_STATE, pack({}));
@@ -179,7 +188,7 @@ describe('tray and job window from a real daemon', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it('shows packing and uploading with their bytes in the tooltip and the job window, then neither once sent', async () => {
+  it('shows packing and uploading with their bytes in tooltip and job window, then neither once sent', async () => {
     const project = path.join(work, 'shot010');
     put(path.join(project, 'scene.blend'), Buffer.concat([Buffer.from('BLENDER-v304'), textBytes(200_000)]));
     for (let i = 0; i < 4; i++) put(path.join(project, 'cache', `part${i}.bin`), textBytes(12_450_000, i));

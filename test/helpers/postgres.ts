@@ -5,7 +5,10 @@ import { openPostgres } from '../../service/adapters/postgres/db.js';
 import { connectError, redactUrl } from '../../service/adapters/postgres/errors.js';
 import { pgMigrationScripts } from '../../service/adapters/postgres/migrations.js';
 
-/** The server tests use: RENDERBRIDGE_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/test (a role that may create databases). */
+/**
+ * The server tests use: RENDERBRIDGE_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/test (a role that may
+ * create databases).
+ */
 export function postgresTestUrl(): string {
   return process.env.RENDERBRIDGE_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
 }
@@ -46,7 +49,9 @@ export async function postgresProbe(url = postgresTestUrl()): Promise<{ ok: true
 export async function requirePostgres(what: string): Promise<boolean> {
   const probe = await postgresProbe();
   if (probe.ok) return true;
-  const message = `${what} need PostgreSQL, which is not reachable: ${probe.reason}. Start PostgreSQL or point RENDERBRIDGE_TEST_PG_URL at a server.`;
+  const message =
+    `${what} need PostgreSQL, which is not reachable: ${probe.reason}. Start PostgreSQL or point ` +
+    `RENDERBRIDGE_TEST_PG_URL at a server.`;
   if (process.env.CI === 'true') throw new Error(message);
   console.warn(`SKIPPED: ${message}`);
   return false;

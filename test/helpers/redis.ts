@@ -42,7 +42,9 @@ export async function redisProbe(url = TEST_REDIS_URL): Promise<{ ok: true } | {
 export async function requireRedis(what: string, url = TEST_REDIS_URL): Promise<string | undefined> {
   const probe = await redisProbe(url);
   if (probe.ok) return url;
-  const why = `${what} need Redis at ${redactRedisUrl(url)}, which does not answer (${probe.reason}). Start redis-server or set RENDERBRIDGE_TEST_REDIS_URL`;
+  const why =
+    `${what} need Redis at ${redactRedisUrl(url)}, which does not answer (${probe.reason}). Start redis-server ` +
+    `or set RENDERBRIDGE_TEST_REDIS_URL`;
   if (process.env.CI === 'true') throw new Error(why);
   console.warn(`skipping: ${why}`);
   return undefined;

@@ -156,31 +156,37 @@ describe.each(usableBuilds('add-on operators end to end'))(
       );
     }, 300_000);
 
-    it('Check on the packing fixture collects inside Blender: one missing file, the rest packed, the chosen add-on bundled', async () => {
-      const project = await buildPackProject(path.join(work, 'pack-project'));
-      await mkdir(path.join(home.scripts, 'addons'), { recursive: true });
-      await writeFile(
-        path.join(home.scripts, 'addons', 'rb_helper_addon.py'),
-        "bl_info = {'name': 'RB helper', 'blender': (3, 4, 0), 'category': 'Render'}\n\ndef register():\n    pass\n\ndef unregister():\n    pass\n",
-      );
-      const got = await farm(project.main, 'check-missing', ['', 'rb_helper_addon']);
-      expect(got.first).toEqual(['CANCELLED']);
-      expect(got.first_activity?.missing).toEqual(['//../textures/missing.png']);
-      expect(got.addons).toEqual([
-        { module: 'rb_helper_addon', path: path.join(home.scripts, 'addons', 'rb_helper_addon.py'), selected: true },
-      ]);
-      expect(got.activity.error).toBeNull();
-      expect(got.activity.step).toBe('done');
-      expect(got.activity.warnings.map((w) => w.code)).toContain('MISSING_FILES');
-      expect(got.activity.warnings.filter((w) => w.blocking)).toEqual([]);
-      const job = await jobOf(got.activity.jobId!);
-      const preflight = job.uploadPreflight as {
-        blendFiles: string[];
-        packerManifestPreview: { bundledAddons: unknown[] };
-      };
-      expect(preflight.blendFiles).toEqual(expect.arrayContaining(['scenes/main.blend', 'libs/props.blend']));
-      expect(JSON.stringify(preflight.packerManifestPreview.bundledAddons)).toContain('rb_helper_addon');
-    }, 300_000);
+    it(
+      'Check on the packing fixture collects inside Blender: one missing file, the rest packed, the chosen ' +
+        'add-on bundled',
+      async () => {
+        const project = await buildPackProject(path.join(work, 'pack-project'));
+        await mkdir(path.join(home.scripts, 'addons'), { recursive: true });
+        await writeFile(
+          path.join(home.scripts, 'addons', 'rb_helper_addon.py'),
+          "bl_info = {'name': 'RB helper', 'blender': (3, 4, 0), 'category': 'Render'}\n\ndef register():\n    " +
+            'pass\n\ndef unregister():\n    pass\n',
+        );
+        const got = await farm(project.main, 'check-missing', ['', 'rb_helper_addon']);
+        expect(got.first).toEqual(['CANCELLED']);
+        expect(got.first_activity?.missing).toEqual(['//../textures/missing.png']);
+        expect(got.addons).toEqual([
+          { module: 'rb_helper_addon', path: path.join(home.scripts, 'addons', 'rb_helper_addon.py'), selected: true },
+        ]);
+        expect(got.activity.error).toBeNull();
+        expect(got.activity.step).toBe('done');
+        expect(got.activity.warnings.map((w) => w.code)).toContain('MISSING_FILES');
+        expect(got.activity.warnings.filter((w) => w.blocking)).toEqual([]);
+        const job = await jobOf(got.activity.jobId!);
+        const preflight = job.uploadPreflight as {
+          blendFiles: string[];
+          packerManifestPreview: { bundledAddons: unknown[] };
+        };
+        expect(preflight.blendFiles).toEqual(expect.arrayContaining(['scenes/main.blend', 'libs/props.blend']));
+        expect(JSON.stringify(preflight.packerManifestPreview.bundledAddons)).toContain('rb_helper_addon');
+      },
+      300_000,
+    );
 
     it('Render on farm of frames 1-3 ends with the 3 frames in the download folder', async () => {
       const file = await copyOf('basic', 'render');

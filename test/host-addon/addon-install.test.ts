@@ -147,7 +147,10 @@ describe.each(usableBuilds('add-on install'))('add-on on Blender $minor', (build
     }
   }, 180_000);
 
-  it(`installs as ${extension ? 'an extension with `blender -c extension install-file`' : 'a legacy add-on with addon_install'} and enables`, () => {
+  const installedAs = extension
+    ? 'an extension with `blender -c extension install-file`'
+    : 'a legacy add-on with addon_install';
+  it(`installs as ${installedAs} and enables`, () => {
     expect(got.blender.slice(0, 2).join('.')).toBe(build.minor);
     expect(got.module).toBe(addonModule(build));
     if (extension) {
@@ -194,23 +197,27 @@ describe.each(usableBuilds('add-on install'))('add-on on Blender $minor', (build
     );
   });
 
-  it('refuses a daemon address that is not this computer, in the panel and in every button, and never connects to it', () => {
-    const refused = got.refused!;
-    expect(refused.refresh).toEqual({ result: ['FINISHED'] });
-    expect(refused.connection_error).toContain(REFUSED);
-    for (const op of [refused.check, refused.render, refused.test_connection, refused.cancel]) {
-      expect(op.result).toEqual(['CANCELLED']);
-      expect(op.error).toContain(REFUSED);
-    }
-    expect(refused.activity).toBeNull();
-    const panel = refused.drawn.RENDERBRIDGE_PT_render!;
-    expect(panel[0]).toBe('!Daemon address refused');
-    expect(panel.join(' ')).toContain('is not this computer');
-    expect(refused.drawn.preferences!.filter((l) => l.startsWith('!')).join(' ')).toContain(
-      'clear "Daemon address" in the add-on preferences',
-    );
-    if (connections !== undefined) expect(connections, 'connections to the refused address').toBe(0);
-  });
+  it(
+    'refuses a daemon address that is not this computer, in the panel and in every button, and never connects ' +
+      'to it',
+    () => {
+      const refused = got.refused!;
+      expect(refused.refresh).toEqual({ result: ['FINISHED'] });
+      expect(refused.connection_error).toContain(REFUSED);
+      for (const op of [refused.check, refused.render, refused.test_connection, refused.cancel]) {
+        expect(op.result).toEqual(['CANCELLED']);
+        expect(op.error).toContain(REFUSED);
+      }
+      expect(refused.activity).toBeNull();
+      const panel = refused.drawn.RENDERBRIDGE_PT_render!;
+      expect(panel[0]).toBe('!Daemon address refused');
+      expect(panel.join(' ')).toContain('is not this computer');
+      expect(refused.drawn.preferences!.filter((l) => l.startsWith('!')).join(' ')).toContain(
+        'clear "Daemon address" in the add-on preferences',
+      );
+      if (connections !== undefined) expect(connections, 'connections to the refused address').toBe(0);
+    },
+  );
 
   // Blender 4.2+ has "Allow Online Access" (off by default in a factory-settings background run).
   // Decision (daemon_client.py): talking to the daemon over loopback is not online access, so the

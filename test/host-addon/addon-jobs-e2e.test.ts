@@ -141,37 +141,42 @@ describe.each(usableBuilds('add-on recent jobs and saving'))('add-on on Blender 
       for (const f of pngs) expect((await readFile(path.join(folder, f))).subarray(1, 4).toString()).toBe('PNG');
     }, 300_000);
 
-    it('Download again after a frame was deleted and another left half-written: skips the complete one, restores the rest', async () => {
-      const names = (await readdir(folder, { recursive: true })).filter((f) => f.endsWith('.png')).sort();
-      expect(names).toHaveLength(3);
-      const [gone, half, kept] = names.map((n) => path.join(folder, n)) as [string, string, string];
-      const [goneBytes, halfBytes] = await Promise.all([readFile(gone), readFile(half)]);
-      const keptMtime = (await stat(kept)).mtimeMs;
-      await rm(gone);
-      // A download cut off half way: the daemon writes to NAME.part and renames when complete.
-      await rename(half, `${half}.part`);
-      await truncate(`${half}.part`, Math.floor(halfBytes.length / 2));
-      await new Promise((r) => setTimeout(r, 20));
+    it(
+      'Download again after a frame was deleted and another left half-written: skips the complete one, ' +
+        'restores the rest',
+      async () => {
+        const names = (await readdir(folder, { recursive: true })).filter((f) => f.endsWith('.png')).sort();
+        expect(names).toHaveLength(3);
+        const [gone, half, kept] = names.map((n) => path.join(folder, n)) as [string, string, string];
+        const [goneBytes, halfBytes] = await Promise.all([readFile(gone), readFile(half)]);
+        const keptMtime = (await stat(kept)).mtimeMs;
+        await rm(gone);
+        // A download cut off half way: the daemon writes to NAME.part and renames when complete.
+        await rename(half, `${half}.part`);
+        await truncate(`${half}.part`, Math.floor(halfBytes.length / 2));
+        await new Promise((r) => setTimeout(r, 20));
 
-      const got = await jobs('download-2', ['download', jobId, downloads()]);
-      expect(got.before?.download).toBe('done');
-      expect(got.download).toEqual({ result: ['FINISHED'] });
-      expect(got.job).toMatchObject({
-        status: 'completed',
-        download: 'done',
-        outDir: folder,
-        files: 3,
-        filesDone: 3,
-        skipped: 1,
-      });
-      expect(got.files!.filter((f) => f.endsWith('.png'))).toHaveLength(3);
-      expect(got.files!.some((f) => f.endsWith('.part'))).toBe(false);
-      expect(await readFile(gone)).toEqual(goneBytes);
-      expect(await readFile(half)).toEqual(halfBytes);
-      expect((await stat(kept)).mtimeMs).toBe(keptMtime);
-    }, 300_000);
+        const got = await jobs('download-2', ['download', jobId, downloads()]);
+        expect(got.before?.download).toBe('done');
+        expect(got.download).toEqual({ result: ['FINISHED'] });
+        expect(got.job).toMatchObject({
+          status: 'completed',
+          download: 'done',
+          outDir: folder,
+          files: 3,
+          filesDone: 3,
+          skipped: 1,
+        });
+        expect(got.files!.filter((f) => f.endsWith('.png'))).toHaveLength(3);
+        expect(got.files!.some((f) => f.endsWith('.part'))).toBe(false);
+        expect(await readFile(gone)).toEqual(goneBytes);
+        expect(await readFile(half)).toEqual(halfBytes);
+        expect((await stat(kept)).mtimeMs).toBe(keptMtime);
+      },
+      300_000,
+    );
 
-    it("Open folder hands the job's output folder to the OS opener; a folder that does not exist is refused", async () => {
+    it("Open folder hands the job's output folder to the OS opener; a missing folder is refused", async () => {
       // No desktop session exists here, so a stand-in for the desktop's opener (xdg-open) comes first
       // on PATH: it only writes the folder it was asked to open to a file.
       const bin = path.join(work, 'stand-in-bin');

@@ -173,7 +173,8 @@ describe.each(usableBuilds('add-on failure messages'))('add-on failure messages 
     const step = result.steps['gone']!;
     expect(step.op?.result).toEqual(['CANCELLED']);
     expect(step.op?.error).toContain(
-      `${path.join(work, 'scene', 'basic.blend')} is no longer on disk (moved or deleted since it was opened), so there is nothing to pack: save it again (File > Save As), then try again.`,
+      `${path.join(work, 'scene', 'basic.blend')} is no longer on disk (moved or deleted since it was ` +
+        `opened), so there is nothing to pack: save it again (File > Save As), then try again.`,
     );
     expect(step.activity).toBeNull();
   });
@@ -181,26 +182,32 @@ describe.each(usableBuilds('add-on failure messages'))('add-on failure messages 
   it('a texture repainted once packed: PACK_CHANGED naming it, pack again', () => {
     const error = failed('changed', 'Render on farm');
     expect(error).toBe(
-      `PACK_CHANGED: "${texture}" was changed after the project was packed, so the farm would not render what was packed: pack again (press Render again), then submit.`,
+      `PACK_CHANGED: "${texture}" was changed after the project was packed, so the farm would not render ` +
+        `what was packed: pack again (press Render again), then submit.`,
     );
   });
 
-  it('the daemon stops while the pack is followed, then a daemon without that pack answers: "Could not read the pack", press again', () => {
-    const unreadable = result.steps['pack-unreadable']!;
-    // While nothing answers, the panel says why and keeps following the pack.
-    expect(unreadable.activity).toMatchObject({ finished: false, error: null });
-    expect(unreadable.activity?.message).toMatch(
-      /^Could not read the pack: The renderbridge daemon is not running: start it with `renderbridge daemon` \(or start the tray app\), then try again\. \(no state file at .*nowhere\/renderbridge\/daemon\.json\)$/,
-    );
-    expect(
-      unreadable.panel.some((l) =>
-        l.startsWith('Check: Could not read the pack: The renderbridge daemon is not running'),
-      ),
-    ).toBe(true);
-    expect(failed('pack-gone', 'Check')).toBe(
-      'Could not read the pack: the daemon no longer has it (it was restarted, or the pack expired), so nothing was sent: press "Check" again.',
-    );
-  });
+  it(
+    'the daemon stops while the pack is followed, then a daemon without that pack answers: "Could not read the ' +
+      'pack", press again',
+    () => {
+      const unreadable = result.steps['pack-unreadable']!;
+      // While nothing answers, the panel says why and keeps following the pack.
+      expect(unreadable.activity).toMatchObject({ finished: false, error: null });
+      expect(unreadable.activity?.message).toMatch(
+        /^Could not read the pack: The renderbridge daemon is not running: start it with `renderbridge daemon` \(or start the tray app\), then try again\. \(no state file at .*nowhere\/renderbridge\/daemon\.json\)$/,
+      );
+      expect(
+        unreadable.panel.some((l) =>
+          l.startsWith('Check: Could not read the pack: The renderbridge daemon is not running'),
+        ),
+      ).toBe(true);
+      expect(failed('pack-gone', 'Check')).toBe(
+        'Could not read the pack: the daemon no longer has it (it was restarted, or the pack expired), so ' +
+          'nothing was sent: press "Check" again.',
+      );
+    },
+  );
 
   it('upload URLs that have always expired: SUBMISSION_FAILED, check the clock', () => {
     expect(failed('skewed', 'Check')).toMatch(
@@ -226,7 +233,8 @@ describe.each(usableBuilds('add-on failure messages'))('add-on failure messages 
     const step = result.steps['submission-gone']!;
     expect(step.activity?.submissionId).toEqual(expect.any(String));
     expect(failed('submission-gone', 'Check')).toBe(
-      'Could not read the submission: the daemon no longer has it (it was restarted): see Recent jobs for its job; if it is not there, press "Check" again.',
+      'Could not read the submission: the daemon no longer has it (it was restarted): see Recent jobs for ' +
+        'its job; if it is not there, press "Check" again.',
     );
     // That submission did reach the main daemon, which made its job.
     const sub = (await daemonCall(main)('GET', `/submissions/${step.activity!.submissionId!}`)).json as {
@@ -241,7 +249,8 @@ describe.each(usableBuilds('add-on failure messages'))('add-on failure messages 
     expect(step.op?.result).toEqual(['CANCELLED']);
     expect(oneLine(step.op!.error!)).toContain(`Could not save ${step.path!} (`);
     expect(step.op?.error).toContain(
-      '): the farm renders the saved file, so nothing was sent. Save it where you can write (File > Save As), then try again.',
+      '): the farm renders the saved file, so nothing was sent. Save it where you can write (File > Save ' +
+        'As), then try again.',
     );
   });
 });

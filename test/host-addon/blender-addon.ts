@@ -104,7 +104,8 @@ async function installOnce(home: BlenderHome, zip: string): Promise<string[]> {
   });
   if (res.exitCode !== 0 || !lines.some((l) => /\b(Installed|Reinstalled) "renderbridge"/.test(l))) {
     throw new Error(
-      `extension install-file failed on Blender ${home.build.minor} (exit ${res.exitCode}):\n${lines.slice(-40).join('\n')}`,
+      `extension install-file failed on Blender ${home.build.minor} ` +
+        `(exit ${res.exitCode}):\n${lines.slice(-40).join('\n')}`,
     );
   }
   return lines;
@@ -151,7 +152,8 @@ export async function runDriver<T>(opts: {
   });
   if (res.exitCode !== 0)
     throw new Error(
-      `driver ${opts.name} failed on Blender ${home.build.minor} (exit ${res.exitCode}):\n${lines.slice(-60).join('\n')}`,
+      `driver ${opts.name} failed on Blender ${home.build.minor} ` +
+        `(exit ${res.exitCode}):\n${lines.slice(-60).join('\n')}`,
     );
   return JSON.parse(await readFile(opts.result, 'utf8')) as T;
 }

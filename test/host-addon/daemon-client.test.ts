@@ -49,7 +49,8 @@ describe('host-addon/renderbridge/daemon_client.py', () => {
     const keyed = await bridge('keyed', svc.apiKey);
     const keyless = await bridge('keyless', ''); // '' reads as no key configured
     const wrongKey = await bridge('wrongkey', 'rb_live_not-a-key-of-this-service-000000000');
-    const noFarm = await bridge('nofarm', svc.apiKey, 'http://127.0.0.1:9/api/external/v1'); // nothing listens on port 9
+    // Nothing listens on port 9.
+    const noFarm = await bridge('nofarm', svc.apiKey, 'http://127.0.0.1:9/api/external/v1');
     const blend = await buildFixture('basic');
     const job = await createJob(api(svc.baseUrl, svc.apiKey));
     // The python test lists the daemon's jobs: wait until its tracker has seen this one.

@@ -3,7 +3,8 @@
 // (test_jobs_state.py), opener.py (test_opener.py), transfer_text.py with the activity's progress line
 // (test_transfer_text.py), the 4.2 extension manifest (test_manifest.py, tomllib), daemon_client.py's
 // loopback-only rule (test_loopback.py) and the add-on's structural rules (test_rules.py: __init__ only
-// registers, no bpy on the worker thread, timeouts). daemon_client.py runs against the real daemon in daemon-client.test.ts.
+// registers, no bpy on the worker thread, timeouts). daemon_client.py
+// runs against the real daemon in daemon-client.test.ts.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';

@@ -113,7 +113,8 @@ describe('resolveConfig', () => {
     expect(
       thrown(() => resolveConfig({ config, env: { RENDERBRIDGE_RECONNECT_PATIENCE: 'forever' }, home })).message,
     ).toBe(
-      'reconnectPatience (from env RENDERBRIDGE_RECONNECT_PATIENCE): "forever" is not a whole number of seconds (0-3600)',
+      'reconnectPatience (from env RENDERBRIDGE_RECONNECT_PATIENCE): "forever" is not a whole number of ' +
+        'seconds (0-3600)',
     );
     expect(thrown(() => resolveConfig({ config, env: {}, home, flags: { serviceUrl: 'farm:8420' } })).message).toMatch(
       /^serviceUrl \(from flag --service\): /,

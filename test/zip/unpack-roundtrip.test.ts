@@ -107,7 +107,7 @@ const extArb = fc.constantFrom('bphys', 'vdb', 'blend', 'txt', 'bin', 'png', 'ab
 const fileArb = fc.record({ kind: kindArb, size: sizeArb, ext: extArb, seed: fc.nat(1_000_000) });
 
 describe('pack then unpack', () => {
-  it('restores every file byte for byte, whatever its compressibility (one run with a 256 MiB sparse cache)', async () => {
+  it('restores every file byte for byte, whatever its compressibility (one run: a 256 MiB sparse cache)', async () => {
     await fc.assert(fc.asyncProperty(fc.array(fileArb, { minLength: 1, maxLength: 4 }), roundTrip), {
       numRuns: RUNS,
       // Always tried first: the large files the issue is about, as Blender writes them.

@@ -262,19 +262,23 @@ describe('unpackSource: hostile archives are refused with a typed error and noth
     expect((err as NodeJS.ErrnoException).code).toBe('ENOENT');
   });
 
-  it('keeps highly compressible files: how well data compresses is no reason to refuse it (bombs stop at the quota)', async () => {
-    const zeros = Buffer.alloc(20 * 1024 * 1024);
-    const r = await unzip(
-      writeZip([
-        { name: 'a.blend', data: 'x' },
-        { name: 'log.txt', data: Buffer.alloc(900_000, 0x41) },
-        { name: 'cache/zeros.bin', data: zeros },
-      ]),
-    );
-    expect(r.files).toEqual(['a.blend', 'cache/zeros.bin', 'log.txt']);
-    expect(statSync(join(r.root, 'cache', 'zeros.bin')).size).toBe(zeros.length);
-    expect(deflateRawSync(zeros).length).toBeLessThan(zeros.length / 1000);
-  });
+  it(
+    'keeps highly compressible files: how well data compresses is no reason to refuse it (bombs stop at the ' +
+      'quota)',
+    async () => {
+      const zeros = Buffer.alloc(20 * 1024 * 1024);
+      const r = await unzip(
+        writeZip([
+          { name: 'a.blend', data: 'x' },
+          { name: 'log.txt', data: Buffer.alloc(900_000, 0x41) },
+          { name: 'cache/zeros.bin', data: zeros },
+        ]),
+      );
+      expect(r.files).toEqual(['a.blend', 'cache/zeros.bin', 'log.txt']);
+      expect(statSync(join(r.root, 'cache', 'zeros.bin')).size).toBe(zeros.length);
+      expect(deflateRawSync(zeros).length).toBeLessThan(zeros.length / 1000);
+    },
+  );
 });
 
 describe('pickSceneFile', () => {

@@ -8,7 +8,10 @@ export interface RawEntry {
   data?: Buffer | string;
   /** 0 = stored, 8 = deflated. Default 8. */
   method?: 0 | 8;
-  /** Unix mode (type and permission bits) stored in the high 16 bits of the external attributes. Default 0o100644 (0o040755 for names ending in /). */
+  /**
+   * Unix mode (type and permission bits) stored in the high 16 bits of the external attributes. Default 0o100644
+   * (0o040755 for names ending in /).
+   */
   mode?: number;
   /** General purpose flags; bit 0 = encrypted, bit 11 = UTF-8 names. Default 0x800. */
   flags?: number;

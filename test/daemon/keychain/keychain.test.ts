@@ -24,7 +24,8 @@ if (missingTools.length > 0) {
   if (process.env.CI === 'true')
     throw new Error(`keychain tests need ${missingTools.join(', ')} (Debian: gnome-keyring dbus-x11 libsecret-tools)`);
   console.warn(
-    `skipping the keychain tests: ${missingTools.join(', ')} not installed (Debian: apt-get install gnome-keyring dbus-x11 libsecret-tools)`,
+    `skipping the keychain tests: ${missingTools.join(', ')} not installed (Debian: apt-get install ` +
+      `gnome-keyring dbus-x11 libsecret-tools)`,
   );
 }
 const suite = missingTools.length === 0 ? describe : describe.skip;
@@ -36,7 +37,8 @@ let sessionShellPid: number | undefined;
 /** Starts `dbus-run-session` with an unlocked gnome-keyring; resolves with the bus address. */
 async function startKeyringSession(dir: string): Promise<string> {
   const script =
-    'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; echo "PID=$$"; echo "ADDR=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
+    'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; echo "PID=$$"; echo ' +
+    '"ADDR=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
   const child = spawn('dbus-run-session', ['--', 'sh', '-c', script], {
     env: {
       PATH: process.env.PATH,

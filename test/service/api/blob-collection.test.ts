@@ -47,71 +47,79 @@ async function jobFrom(files: { path: string; bytes: Buffer }[], statuses: JobSt
 }
 
 describe('blob collection', () => {
-  it('never collects a blob a queued or rendering job needs, and collects unreferenced ones after the retention time', async () => {
-    const [queued, rendering, shared, finished, committedOnly, loose] = [
-      'queued',
-      'rendering',
-      'shared',
-      'finished',
-      'committed',
-      'loose',
-    ].map((s) => noise(s, 3000)) as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
-    const partial = noise('partial', 3 * PART);
-    const queuedJob = await jobFrom([{ path: 'a.png', bytes: queued }]);
-    const renderingJob = await jobFrom(
-      [
-        { path: 'b.png', bytes: rendering },
-        { path: 'shared.png', bytes: shared },
-      ],
-      ['validating', 'validated', 'booting', 'rendering'],
-    );
-    await jobFrom(
-      [
-        { path: 'f.png', bytes: finished },
-        { path: 'shared.png', bytes: shared },
-      ],
-      ['validating', 'failed'],
-    );
-    await uploadProject(call, [{ path: 'c.png', bytes: committedOnly }]);
-    const looseUrl = (await queryBlobs(call, [loose])).missing[0]!.parts[0]!.uploadUrl;
-    expect((await putPart(looseUrl, loose)).body.blobComplete).toBe(true);
-    const partialPart = (await queryBlobs(call, [partial])).missing[0]!.parts[0]!;
-    expect((await putPart(partialPart.uploadUrl, partial.subarray(0, PART))).status).toBe(200);
-    const partsPrefix = blobPartsPrefix(svc.workspaceId, ref(partial), PART);
-    expect(await svc.service.ports.storage.list(partsPrefix)).toHaveLength(1);
-
-    // Within the retention time nothing goes.
-    expect(await collector.sweep()).toEqual({ blobs: 0, parts: 0 });
-
-    now += 31 * DAY;
-    expect(await collector.sweep()).toEqual({ blobs: 3, parts: 1 });
-    // The jobs' blobs are all there, bytes intact, and still held.
-    for (const b of [queued, rendering, shared]) {
-      expect(await isStored(b)).toBe(true);
-      expect((await buffer(await svc.service.ports.storage.get(blobKey(svc.workspaceId, ref(b))))).equals(b)).toBe(
-        true,
+  it(
+    'never collects a blob a queued or rendering job needs, and collects unreferenced ones after the retention ' +
+      'time',
+    async () => {
+      const [queued, rendering, shared, finished, committedOnly, loose] = [
+        'queued',
+        'rendering',
+        'shared',
+        'finished',
+        'committed',
+        'loose',
+      ].map((s) => noise(s, 3000)) as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
+      const partial = noise('partial', 3 * PART);
+      const queuedJob = await jobFrom([{ path: 'a.png', bytes: queued }]);
+      const renderingJob = await jobFrom(
+        [
+          { path: 'b.png', bytes: rendering },
+          { path: 'shared.png', bytes: shared },
+        ],
+        ['validating', 'validated', 'booting', 'rendering'],
       );
-    }
-    expect((await queryBlobs(call, [queued, rendering, shared])).missing).toEqual([]);
-    // The finished job's own blob, the expired commit's and the loose one are gone, and asked for again.
-    for (const b of [finished, committedOnly, loose]) expect(await isStored(b)).toBe(false);
-    expect((await queryBlobs(call, [finished, committedOnly, loose])).missing).toHaveLength(3);
-    expect(await svc.service.ports.storage.list(partsPrefix)).toEqual([]);
-    expect((await queryBlobs(call, [partial])).missing[0]!.parts.map((p) => p.uploaded)).toEqual([false, false, false]);
+      await jobFrom(
+        [
+          { path: 'f.png', bytes: finished },
+          { path: 'shared.png', bytes: shared },
+        ],
+        ['validating', 'failed'],
+      );
+      await uploadProject(call, [{ path: 'c.png', bytes: committedOnly }]);
+      const looseUrl = (await queryBlobs(call, [loose])).missing[0]!.parts[0]!.uploadUrl;
+      expect((await putPart(looseUrl, loose)).body.blobComplete).toBe(true);
+      const partialPart = (await queryBlobs(call, [partial])).missing[0]!.parts[0]!;
+      expect((await putPart(partialPart.uploadUrl, partial.subarray(0, PART))).status).toBe(200);
+      const partsPrefix = blobPartsPrefix(svc.workspaceId, ref(partial), PART);
+      expect(await svc.service.ports.storage.list(partsPrefix)).toHaveLength(1);
 
-    // Once the jobs end, their blobs follow.
-    await svc.service.ports.jobs.transition(renderingJob.id, ['rendering'], 'completed');
-    await svc.service.ports.jobs.transition(queuedJob.id, ['created'], 'canceled');
-    expect(await collector.sweep()).toEqual({ blobs: 3, parts: 0 });
-    for (const b of [queued, rendering, shared]) expect(await isStored(b)).toBe(false);
+      // Within the retention time nothing goes.
+      expect(await collector.sweep()).toEqual({ blobs: 0, parts: 0 });
 
-    // A collected blob is simply sent again.
-    const again = (await queryBlobs(call, [loose])).missing[0]!.parts[0]!.uploadUrl;
-    expect((await putPart(again, loose)).body.blobComplete).toBe(true);
-    expect(await isStored(loose)).toBe(true);
-  });
+      now += 31 * DAY;
+      expect(await collector.sweep()).toEqual({ blobs: 3, parts: 1 });
+      // The jobs' blobs are all there, bytes intact, and still held.
+      for (const b of [queued, rendering, shared]) {
+        expect(await isStored(b)).toBe(true);
+        expect((await buffer(await svc.service.ports.storage.get(blobKey(svc.workspaceId, ref(b))))).equals(b)).toBe(
+          true,
+        );
+      }
+      expect((await queryBlobs(call, [queued, rendering, shared])).missing).toEqual([]);
+      // The finished job's own blob, the expired commit's and the loose one are gone, and asked for again.
+      for (const b of [finished, committedOnly, loose]) expect(await isStored(b)).toBe(false);
+      expect((await queryBlobs(call, [finished, committedOnly, loose])).missing).toHaveLength(3);
+      expect(await svc.service.ports.storage.list(partsPrefix)).toEqual([]);
+      expect((await queryBlobs(call, [partial])).missing[0]!.parts.map((p) => p.uploaded)).toEqual([
+        false,
+        false,
+        false,
+      ]);
 
-  it('answers 503 to a part completing a blob the collector is deleting, and takes it once the deletion is done', async () => {
+      // Once the jobs end, their blobs follow.
+      await svc.service.ports.jobs.transition(renderingJob.id, ['rendering'], 'completed');
+      await svc.service.ports.jobs.transition(queuedJob.id, ['created'], 'canceled');
+      expect(await collector.sweep()).toEqual({ blobs: 3, parts: 0 });
+      for (const b of [queued, rendering, shared]) expect(await isStored(b)).toBe(false);
+
+      // A collected blob is simply sent again.
+      const again = (await queryBlobs(call, [loose])).missing[0]!.parts[0]!.uploadUrl;
+      expect((await putPart(again, loose)).body.blobComplete).toBe(true);
+      expect(await isStored(loose)).toBe(true);
+    },
+  );
+
+  it('answers 503 to a part completing a blob the collector is deleting, and takes it once it is deleted', async () => {
     const bytes = noise('contested', 2000);
     const url = (await queryBlobs(call, [bytes])).missing[0]!.parts[0]!.uploadUrl;
     expect((await putPart(url, bytes)).body.blobComplete).toBe(true);

@@ -23,7 +23,7 @@ const commitEntries = (entries: { path: string; sha256: string; size: number }[]
   call('POST', '/uploads/commit', { fileName: 'p.zip', entries });
 
 describe('commits the worker would refuse', () => {
-  it('refuses two entries on one path (also up to case or Unicode normalisation) and a file where a folder is', async () => {
+  it('refuses two entries on one path (also up to case or Unicode form), a file where a folder is', async () => {
     const cases: [string, string][] = [
       ['Textures/Wood.png', 'textures/wood.png'],
       ['caf\u00e9.png', 'cafe\u0301.png'],

@@ -1,6 +1,6 @@
 // A blob query is bounded (issue 25): what it lacks must fit the per-job quota before one URL is
-// signed, and one answer lists at most MAX_PARTS_PER_QUERY_ANSWER (1,000) parts, the rest fetched by asking again from its
-// `continueFrom`. The typed client follows the pages, so an honest project larger than one answer
+// signed, and one answer lists at most MAX_PARTS_PER_QUERY_ANSWER (1,000) parts, the rest fetched by asking again from
+// its `continueFrom`. The typed client follows the pages, so an honest project larger than one answer
 // still uploads and commits.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -28,7 +28,7 @@ afterAll(() => svc.close());
 const fake = (i: number, size: number) => ({ sha256: sha256(Buffer.from(`fake-${i}`)), size });
 
 describe('blob query bounds', () => {
-  it('refuses, before signing anything, a query whose missing blobs add up to more than the per-job quota', async () => {
+  it('refuses, before signing anything, a query whose missing blobs add up to over the per-job quota', async () => {
     const quota = svc.config.unpackQuotaBytes;
     // The attack of the issue: 2,000 blobs each at the quota (about 200 KB of JSON).
     const flood = Array.from({ length: 2000 }, (_, i) => fake(i, quota));
@@ -117,7 +117,7 @@ describe('a query is charged to its key by the work it asks for', () => {
   });
   afterAll(() => limited.close());
 
-  it('costs one token per URLS_PER_TOKEN URLs signed, and refuses before signing when the budget is short', async () => {
+  it('costs one token per URLS_PER_TOKEN URLs signed; refuses before signing when the budget is short', async () => {
     const q = api(limited.baseUrl, limited.apiKey);
     const full = { blobs: [fake(20, MAX_PARTS_PER_QUERY_ANSWER * PART)] };
     const extra = MAX_PARTS_PER_QUERY_ANSWER / URLS_PER_TOKEN;
@@ -172,7 +172,7 @@ describe('a key has at most two blob queries or commits in progress at once', ()
     };
   }
 
-  it('refuses a third with 429 and Retry-After 1, serves another key meanwhile, and the next once one ends', async () => {
+  it('refuses a third with 429 and Retry-After 1, serves another key meanwhile, the next once one ends', async () => {
     // Three held at once: whichever the service counts last is refused at once, its body unread. Which
     // one that is, is not known: on the scale stack authentication is asynchronous, so the order of
     // arrival is not the order of counting.

@@ -222,7 +222,7 @@ describe('content-addressed uploads', () => {
     expect((await queryBlobs(call, [bytes])).missing[0]!.parts.every((p) => !p.uploaded)).toBe(true);
   });
 
-  it("keeps blobs per workspace: another workspace with the same file neither sees nor uses the first one's", async () => {
+  it("keeps blobs per workspace: another with the same file neither sees nor uses the first one's", async () => {
     const shared = noise('shared texture', 3000);
     const files = [{ path: 'tex.png', bytes: shared }];
     await uploadProject(call, files);

@@ -74,25 +74,29 @@ describe('error bodies', () => {
     }
   });
 
-  it('refuses text with the NUL character on every stack (PostgreSQL cannot store it), but not an escaped backslash before u0000', async () => {
-    for (const raw of [
-      '{"slug":"a\\u0000"}',
-      '{"slug":"\\\\\\u0000"}',
-      '{"slug":"x","uploadPreflight":{"k\\u0000":1}}',
-    ]) {
-      const r = await call('POST', '/jobs', undefined, { headers: { 'content-type': 'application/json' }, raw });
-      expect(r.status, raw).toBe(400);
-      const body = errorBody(r);
-      expect(body.name).toBe('VALIDATION_ERROR');
-      expect(body.details[0]).toMatchObject({ code: 'nul_character', path: ['body'] });
-    }
-    // A backslash followed by the text u0000 is fine: this slug simply does not exist.
-    const literal = await call('POST', '/jobs', undefined, {
-      headers: { 'content-type': 'application/json' },
-      raw: '{"slug":"a\\\\u0000"}',
-    });
-    expect(errorBody(literal).name).toBe('UPLOAD_NOT_FOUND');
-  });
+  it(
+    'refuses text with the NUL character on every stack (PostgreSQL cannot store it), but not an escaped ' +
+      'backslash before u0000',
+    async () => {
+      for (const raw of [
+        '{"slug":"a\\u0000"}',
+        '{"slug":"\\\\\\u0000"}',
+        '{"slug":"x","uploadPreflight":{"k\\u0000":1}}',
+      ]) {
+        const r = await call('POST', '/jobs', undefined, { headers: { 'content-type': 'application/json' }, raw });
+        expect(r.status, raw).toBe(400);
+        const body = errorBody(r);
+        expect(body.name).toBe('VALIDATION_ERROR');
+        expect(body.details[0]).toMatchObject({ code: 'nul_character', path: ['body'] });
+      }
+      // A backslash followed by the text u0000 is fine: this slug simply does not exist.
+      const literal = await call('POST', '/jobs', undefined, {
+        headers: { 'content-type': 'application/json' },
+        raw: '{"slug":"a\\\\u0000"}',
+      });
+      expect(errorBody(literal).name).toBe('UPLOAD_NOT_FOUND');
+    },
+  );
 
   it('answers a path the router cannot read with 400 VALIDATION_ERROR after checking the key', async () => {
     for (const p of ['/jobs/%zz', '/jobs/%/progress', `/jobs/${'a'.repeat(3000)}`]) {

@@ -87,7 +87,7 @@ describe('estimate against the farm', () => {
     });
   });
 
-  it("says a peak above the GPUs' memory does not fit the GPU slots, and spreads frames over the free ones", async () => {
+  it("says a peak above the GPUs' memory does not fit the GPU slots; spreads frames over the free ones", async () => {
     const id = await sampledOnGpu(11 * GiB);
     const { data } = EstimateEnvelope.parse((await call('GET', `/jobs/${id}/estimate`)).body);
     const f = data.figures!;

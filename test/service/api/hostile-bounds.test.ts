@@ -119,49 +119,53 @@ describe('bounded requests under hostile input', () => {
     );
   });
 
-  it('GET /events and GET /jobs/{id}/logs?follow=true: a flood of streams gets 200 up to the cap, then 429 TOO_MANY_STREAMS', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.constantFrom('events', 'follow'), { minLength: PER_KEY + 1, maxLength: PER_KEY + 12 }),
-        async (kinds) => {
-          const streams: OpenStream[] = [];
-          try {
-            const answers = await Promise.all(
-              kinds.map(async (kind) => {
-                const t0 = performance.now();
-                const path = kind === 'events' ? '/events' : `/jobs/${quiet.id}/logs?follow=true`;
-                const s = await openStream(
-                  `${svc.baseUrl}${path}`,
-                  { authorization: `Bearer ${svc.apiKey}`, accept: 'text/event-stream, text/plain' },
-                  HANG_MS,
-                );
-                streams.push(s);
-                return { kind, s, ms: performance.now() - t0 };
-              }),
-            );
-            const why = JSON.stringify(answers.map((a) => [a.kind, a.s.status]));
-            expect(answers.filter((a) => a.s.status === 200).length, why).toBe(PER_KEY);
-            for (const a of answers) {
-              expect(a.ms, why).toBeLessThan(HANG_MS);
-              if (a.s.status === 200) continue;
-              expect([a.s.status, ErrorBody.parse(await a.s.json()).name], why).toEqual([429, 'TOO_MANY_STREAMS']);
-              expect(Number(a.s.headers['retry-after']), why).toBeGreaterThan(0);
+  it(
+    'GET /events and GET /jobs/{id}/logs?follow=true: a flood of streams gets 200 up to the cap, then 429 ' +
+      'TOO_MANY_STREAMS',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.constantFrom('events', 'follow'), { minLength: PER_KEY + 1, maxLength: PER_KEY + 12 }),
+          async (kinds) => {
+            const streams: OpenStream[] = [];
+            try {
+              const answers = await Promise.all(
+                kinds.map(async (kind) => {
+                  const t0 = performance.now();
+                  const path = kind === 'events' ? '/events' : `/jobs/${quiet.id}/logs?follow=true`;
+                  const s = await openStream(
+                    `${svc.baseUrl}${path}`,
+                    { authorization: `Bearer ${svc.apiKey}`, accept: 'text/event-stream, text/plain' },
+                    HANG_MS,
+                  );
+                  streams.push(s);
+                  return { kind, s, ms: performance.now() - t0 };
+                }),
+              );
+              const why = JSON.stringify(answers.map((a) => [a.kind, a.s.status]));
+              expect(answers.filter((a) => a.s.status === 200).length, why).toBe(PER_KEY);
+              for (const a of answers) {
+                expect(a.ms, why).toBeLessThan(HANG_MS);
+                if (a.s.status === 200) continue;
+                expect([a.s.status, ErrorBody.parse(await a.s.json()).name], why).toEqual([429, 'TOO_MANY_STREAMS']);
+                expect(Number(a.s.headers['retry-after']), why).toBeGreaterThan(0);
+              }
+            } finally {
+              for (const s of streams) s.close();
             }
-          } finally {
-            for (const s of streams) s.close();
-          }
-          // Every place comes back once the streams are closed.
-          await waitUntil('the stream places freed', async () => {
-            const s = await openStream(`${svc.baseUrl}/events`, {
-              authorization: `Bearer ${svc.apiKey}`,
-              accept: 'text/event-stream',
+            // Every place comes back once the streams are closed.
+            await waitUntil('the stream places freed', async () => {
+              const s = await openStream(`${svc.baseUrl}/events`, {
+                authorization: `Bearer ${svc.apiKey}`,
+                accept: 'text/event-stream',
+              });
+              s.close();
+              return s.status === 200;
             });
-            s.close();
-            return s.status === 200;
-          });
-        },
-      ),
-      { numRuns: 8 },
-    );
-  });
+          },
+        ),
+        { numRuns: 8 },
+      );
+    },
+  );
 });

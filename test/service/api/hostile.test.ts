@@ -116,7 +116,10 @@ async function send(route: RouteDef, h: Hostile): Promise<Seen> {
 /** The checks every answer must pass; `why` names the request in a failure. */
 function checkAnswer(name: RouteName, h: Hostile, seen: Seen): void {
   const route: RouteDef = ROUTES[name];
-  const why = `${route.method} ${route.path} id=${JSON.stringify(h.id.slice(0, 60))} query=${JSON.stringify(h.query.slice(0, 60))} type=${h.contentType} body=${JSON.stringify(h.body?.slice(0, 120))} -> ${seen.status} ${JSON.stringify(seen.body).slice(0, 300)}`;
+  const why =
+    `${route.method} ${route.path} id=${JSON.stringify(h.id.slice(0, 60))} ` +
+    `query=${JSON.stringify(h.query.slice(0, 60))} type=${h.contentType} ` +
+    `body=${JSON.stringify(h.body?.slice(0, 120))} -> ${seen.status} ${JSON.stringify(seen.body).slice(0, 300)}`;
   expect(seen.status, why).toBeGreaterThanOrEqual(200);
   expect(seen.status, why).toBeLessThan(500);
   if (seen.status < 300) {
@@ -151,7 +154,7 @@ const routeNames = Object.keys(ROUTES) as RouteName[];
 describe('every endpoint under hostile input', () => {
   for (const name of routeNames) {
     const route: RouteDef = ROUTES[name];
-    it(`${route.method} ${route.path}: malformed bodies, ids, queries and content types get a declared answer`, async (ctx) => {
+    it(`${route.method} ${route.path}: bad bodies, ids, queries, content types: a declared answer`, async (ctx) => {
       if (!servedHere(route)) {
         console.log(
           `${route.method} ${route.path}: skipped, this stack does not offer the ${route.extension} extension`,
@@ -188,7 +191,7 @@ describe('every endpoint under hostile input', () => {
     });
   }
 
-  it('refuses forged, malformed and missing credentials on every endpoint with 401 and says how to authenticate', async () => {
+  it('refuses forged, malformed and missing credentials everywhere with 401, says how to authenticate', async () => {
     const authArb = fc.oneof(
       fc.constant(undefined),
       fc.string({ maxLength: 80 }).filter((s) => /^[\x20-\x7e]*$/.test(s)),
@@ -273,50 +276,58 @@ function tamperedUrl(original: URL): fc.Arbitrary<URL> {
 }
 
 describe.skipIf(filesOnly('tampered presigned upload URLs'))('presigned upload URLs under tampering', () => {
-  it('refuses every changed URL (signature, expiry, key, type, extra or missing parameters) with 403/404 and the error body, and none of them completes the upload', async () => {
-    const call = api(svc.baseUrl, svc.apiKey);
-    const target = await newUpload(call);
-    const original = new URL(target.uploadUrl);
-    const tamper = tamperedUrl(original);
-    await fc.assert(
-      fc.asyncProperty(tamper, async (u) => {
-        fc.pre(u.href !== original.href);
-        const r = await putBytes(u.href, Buffer.from('BLENDER-v304 tampered'));
-        const why = `PUT ${u.pathname}${u.search} -> ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
-        expect([400, 403, 404], why).toContain(r.status);
-        const body = ErrorBody.safeParse(r.body);
-        expect(body.success, why).toBe(true);
-      }),
-      { numRuns: RUNS },
-    );
-    // Nothing arrived: the job cannot be created until the real URL receives the file.
-    const early = await call('POST', '/jobs', { slug: target.slug });
-    expect(ErrorBody.parse(early.body).name).toBe('UPLOAD_INCOMPLETE');
-    expect((await putBytes(target.uploadUrl, Buffer.from('BLENDER-v304 real'))).status).toBe(200);
-    expect((await call('POST', '/jobs', { slug: target.slug })).status).toBe(201);
-  });
+  it(
+    'refuses every changed URL (signature, expiry, key, type, extra or missing parameters) with 403/404 and ' +
+      'the error body, and none of them completes the upload',
+    async () => {
+      const call = api(svc.baseUrl, svc.apiKey);
+      const target = await newUpload(call);
+      const original = new URL(target.uploadUrl);
+      const tamper = tamperedUrl(original);
+      await fc.assert(
+        fc.asyncProperty(tamper, async (u) => {
+          fc.pre(u.href !== original.href);
+          const r = await putBytes(u.href, Buffer.from('BLENDER-v304 tampered'));
+          const why = `PUT ${u.pathname}${u.search} -> ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
+          expect([400, 403, 404], why).toContain(r.status);
+          const body = ErrorBody.safeParse(r.body);
+          expect(body.success, why).toBe(true);
+        }),
+        { numRuns: RUNS },
+      );
+      // Nothing arrived: the job cannot be created until the real URL receives the file.
+      const early = await call('POST', '/jobs', { slug: target.slug });
+      expect(ErrorBody.parse(early.body).name).toBe('UPLOAD_INCOMPLETE');
+      expect((await putBytes(target.uploadUrl, Buffer.from('BLENDER-v304 real'))).status).toBe(200);
+      expect((await call('POST', '/jobs', { slug: target.slug })).status).toBe(201);
+    },
+  );
 });
 
 describe('blob part URLs under tampering', () => {
-  it('refuses every changed part URL (signature, expiry, part size, workspace, blob, part number) with the error body, and stores nothing', async () => {
-    const call = api(svc.baseUrl, svc.apiKey);
-    const bytes = Buffer.from('a blob part that must only arrive through its own URL');
-    const blob = { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
-    const query = async () =>
-      BlobQueryResult.parse((await call('POST', '/uploads/blobs/query', { blobs: [blob] })).body);
-    const original = new URL((await query()).missing[0]!.parts[0]!.uploadUrl);
-    await fc.assert(
-      fc.asyncProperty(tamperedUrl(original), async (u) => {
-        fc.pre(u.href !== original.href);
-        const r = await putBytes(u.href, bytes);
-        const why = `PUT ${u.pathname}${u.search} -> ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
-        expect([400, 403, 404], why).toContain(r.status);
-        expect(ErrorBody.safeParse(r.body).success, why).toBe(true);
-      }),
-      { numRuns: RUNS },
-    );
-    expect((await query()).missing).toHaveLength(1);
-    expect((await putBytes(original.href, bytes)).status).toBe(200);
-    expect((await query()).missing).toEqual([]);
-  });
+  it(
+    'refuses every changed part URL (signature, expiry, part size, workspace, blob, part number) with the ' +
+      'error body, and stores nothing',
+    async () => {
+      const call = api(svc.baseUrl, svc.apiKey);
+      const bytes = Buffer.from('a blob part that must only arrive through its own URL');
+      const blob = { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+      const query = async () =>
+        BlobQueryResult.parse((await call('POST', '/uploads/blobs/query', { blobs: [blob] })).body);
+      const original = new URL((await query()).missing[0]!.parts[0]!.uploadUrl);
+      await fc.assert(
+        fc.asyncProperty(tamperedUrl(original), async (u) => {
+          fc.pre(u.href !== original.href);
+          const r = await putBytes(u.href, bytes);
+          const why = `PUT ${u.pathname}${u.search} -> ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
+          expect([400, 403, 404], why).toContain(r.status);
+          expect(ErrorBody.safeParse(r.body).success, why).toBe(true);
+        }),
+        { numRuns: RUNS },
+      );
+      expect((await query()).missing).toHaveLength(1);
+      expect((await putBytes(original.href, bytes)).status).toBe(200);
+      expect((await query()).missing).toEqual([]);
+    },
+  );
 });

@@ -110,7 +110,7 @@ describe('finished tasks', () => {
 });
 
 describe('frames a stopped job kept for a requeue', () => {
-  it('are kept unpublished (what was stored early goes) until outputRetentionDays, then deleted by the sweeper', async () => {
+  it('are kept unpublished (early ones go) until outputRetentionDays, then deleted by the sweeper', async () => {
     const job = await createJob(call);
     const { jobs, storage } = svc.service.ports;
     await jobs.transition(job.id, ['created'], 'failed');

@@ -122,7 +122,7 @@ describe('the job event stream', () => {
     expect(s.ended()).toBe(false);
   });
 
-  it('answers 406 to a client that only takes JSON, 401 without credentials, and 400 to unknown parameters', async () => {
+  it('answers 406 to a client that only takes JSON, 401 without credentials, 400 to unknown parameters', async () => {
     const r = await api(svc.baseUrl, svc.apiKey)('GET', '/events');
     expect(r.status).toBe(406);
     expect(errorBody(r).name).toBe('NOT_ACCEPTABLE');

@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => svc.close());
 
 describe("a job's tasks", () => {
-  it('lists validation, planning and each chunk with frames, state, worker, attempt, duration and exit reason', async () => {
+  it('lists validation, planning, each chunk with frames, state, worker, attempt, duration, exit reason', async () => {
     const call = api(svc.baseUrl, svc.apiKey);
     const job = await createJob(call);
     const other = await createJob(call);

@@ -30,27 +30,31 @@ async function revokeKeysOf(workspace: string): Promise<void> {
 }
 
 describe('signing in', () => {
-  it('exchanges a key in the body for an HttpOnly, SameSite=Strict cookie (not Secure over http) that then works for the API', async () => {
-    const s = await signIn(svc.baseUrl, svc.apiKey);
-    expect(s.setCookie).toMatch(/^rb_session=[A-Za-z0-9_-]{43}; /);
-    const attrs = s.setCookie.split('; ').slice(1);
-    expect(attrs).toEqual(expect.arrayContaining(['Path=/', 'HttpOnly', 'SameSite=Strict']));
-    expect(attrs).not.toContain('Secure');
-    expect(s.session.workspace).toEqual({ id: svc.workspaceId, name: 'studio' });
-    expect(Date.parse(s.session.expiresAt)).toBeGreaterThan(Date.now());
-    expect(Date.parse(s.session.maxExpiresAt)).toBeGreaterThanOrEqual(Date.parse(s.session.expiresAt));
-    // The key is not in the answer: the browser never holds it after this request.
-    expect(JSON.stringify(s.session)).not.toContain(svc.apiKey);
-    expect((await s.call('GET', '/jobs')).status).toBe(200);
-    const current = await s.call('GET', '/sessions/current');
-    expect(current.status).toBe(200);
-    expect(current.headers.get('cache-control')).toBe('no-store');
-    expect(SessionEnvelope.parse(current.body).data.csrfToken).toBe(s.session.csrfToken);
-    // Neither the key nor the session id reaches the log.
-    const id = s.cookie.split('=')[1]!;
-    expect(svc.logs.join('')).not.toContain(id);
-    expect(svc.logs.join('')).not.toContain(svc.apiKey);
-  });
+  it(
+    'exchanges a key in the body for an HttpOnly, SameSite=Strict cookie (not Secure over http) that then ' +
+      'works for the API',
+    async () => {
+      const s = await signIn(svc.baseUrl, svc.apiKey);
+      expect(s.setCookie).toMatch(/^rb_session=[A-Za-z0-9_-]{43}; /);
+      const attrs = s.setCookie.split('; ').slice(1);
+      expect(attrs).toEqual(expect.arrayContaining(['Path=/', 'HttpOnly', 'SameSite=Strict']));
+      expect(attrs).not.toContain('Secure');
+      expect(s.session.workspace).toEqual({ id: svc.workspaceId, name: 'studio' });
+      expect(Date.parse(s.session.expiresAt)).toBeGreaterThan(Date.now());
+      expect(Date.parse(s.session.maxExpiresAt)).toBeGreaterThanOrEqual(Date.parse(s.session.expiresAt));
+      // The key is not in the answer: the browser never holds it after this request.
+      expect(JSON.stringify(s.session)).not.toContain(svc.apiKey);
+      expect((await s.call('GET', '/jobs')).status).toBe(200);
+      const current = await s.call('GET', '/sessions/current');
+      expect(current.status).toBe(200);
+      expect(current.headers.get('cache-control')).toBe('no-store');
+      expect(SessionEnvelope.parse(current.body).data.csrfToken).toBe(s.session.csrfToken);
+      // Neither the key nor the session id reaches the log.
+      const id = s.cookie.split('=')[1]!;
+      expect(svc.logs.join('')).not.toContain(id);
+      expect(svc.logs.join('')).not.toContain(svc.apiKey);
+    },
+  );
 
   it('also signs in with a Bearer key and no body', async () => {
     const r = await api(svc.baseUrl, svc.apiKey)('POST', '/sessions');
@@ -71,7 +75,7 @@ describe('signing in', () => {
     expect(errorBody(await anon('POST', '/sessions', { apiKey: svc.apiKey, extra: 1 })).name).toBe('VALIDATION_ERROR');
   });
 
-  it('answers GET /sessions/current with 404 SESSION_NOT_FOUND to a Bearer key, and 401 to no credentials', async () => {
+  it('answers GET /sessions/current with 404 SESSION_NOT_FOUND to a Bearer key, 401 to no credentials', async () => {
     expect(errorBody(await api(svc.baseUrl, svc.apiKey)('GET', '/sessions/current')).name).toBe('SESSION_NOT_FOUND');
     expect((await api(svc.baseUrl, undefined)('GET', '/sessions/current')).status).toBe(401);
   });
@@ -84,7 +88,7 @@ describe('signing in', () => {
 });
 
 describe('CSRF', () => {
-  it('refuses a state-changing request with the cookie but no or a wrong X-CSRF-Token (403), and does nothing', async () => {
+  it('refuses a state-changing request with the cookie but no or a wrong X-CSRF-Token (403), no change', async () => {
     const s = await signIn(svc.baseUrl, svc.apiKey);
     const job = await createJob(api(svc.baseUrl, svc.apiKey));
     for (const csrf of [undefined, 'x'.repeat(43), `${s.session.csrfToken}x`]) {
@@ -111,7 +115,7 @@ describe('CSRF', () => {
 });
 
 describe('ending sessions', () => {
-  it('signs out on the server: the old cookie gets 401 afterwards, and sign-out itself needs the CSRF token', async () => {
+  it('signs out on the server: the old cookie gets 401 afterwards; sign-out itself needs the CSRF token', async () => {
     const s = await signIn(svc.baseUrl, svc.apiKey);
     expect(errorBody(await s.call('DELETE', '/sessions/current')).name).toBe('CSRF_TOKEN_INVALID');
     const out = await s.call('DELETE', '/sessions/current', undefined, { csrf: true });

@@ -22,39 +22,43 @@ afterAll(() => svc?.close());
 const refused = (r: { status: number; body: unknown; headers: Headers }) => [r.status, errorBody(r).name];
 
 describe('workspace storage quota', () => {
-  it('lets blobs in up to the quota, then refuses queries, commits and upload targets with a message saying what to do', async () => {
-    const files = [0, 1].map((i) => ({ path: `a/${i}.bin`, bytes: noise(`quota-${i}`, 20 * 1024) }));
-    const q = await queryBlobs(
-      call,
-      files.map((f) => f.bytes),
-    );
-    await sendMissing(q.missing, new Map(files.map((f) => [sha256(f.bytes), f.bytes])));
-    expect((await commit(call, files)).status).toBe(201);
-    // 40 KiB held: 30 KiB more would pass the quota of 64 KiB.
-    const more = await call('POST', '/uploads/blobs/query', { blobs: [ref(noise('quota-big', 30 * 1024))] });
-    expect(refused(more)).toEqual([413, 'STORAGE_QUOTA_EXCEEDED']);
-    expect(errorBody(more).metadata).toMatchObject({
-      usedBytes: 40 * 1024,
-      quotaBytes: QUOTA,
-      addingBytes: 30 * 1024,
-      usage: { blobs: 40 * 1024 },
-    });
-    expect(errorBody(more).message).toMatch(/ask the operator for a larger quota/);
-    // What fits still goes in; held blobs cost nothing more.
-    expect(
-      (
-        await call('POST', '/uploads/blobs/query', {
-          blobs: [ref(noise('quota-small', 10 * 1024)), ...files.map((f) => ref(f.bytes))],
-        })
-      ).status,
-    ).toBe(200);
-    // A single-file upload fills the rest: from then on no new upload target, and no commit.
-    await createJob(call, Buffer.alloc(30 * 1024, 1));
-    const target = await call('POST', '/uploads', { fileName: 'next.blend', fileType: 'blend' });
-    expect(refused(target)).toEqual([413, 'STORAGE_QUOTA_EXCEEDED']);
-    expect(errorBody(target).metadata).toMatchObject({ usage: { uploads: 30 * 1024, blobs: 40 * 1024 } });
-    expect(refused(await commit(call, files))).toEqual([413, 'STORAGE_QUOTA_EXCEEDED']);
-  });
+  it(
+    'lets blobs in up to the quota, then refuses queries, commits and upload targets with a message saying ' +
+      'what to do',
+    async () => {
+      const files = [0, 1].map((i) => ({ path: `a/${i}.bin`, bytes: noise(`quota-${i}`, 20 * 1024) }));
+      const q = await queryBlobs(
+        call,
+        files.map((f) => f.bytes),
+      );
+      await sendMissing(q.missing, new Map(files.map((f) => [sha256(f.bytes), f.bytes])));
+      expect((await commit(call, files)).status).toBe(201);
+      // 40 KiB held: 30 KiB more would pass the quota of 64 KiB.
+      const more = await call('POST', '/uploads/blobs/query', { blobs: [ref(noise('quota-big', 30 * 1024))] });
+      expect(refused(more)).toEqual([413, 'STORAGE_QUOTA_EXCEEDED']);
+      expect(errorBody(more).metadata).toMatchObject({
+        usedBytes: 40 * 1024,
+        quotaBytes: QUOTA,
+        addingBytes: 30 * 1024,
+        usage: { blobs: 40 * 1024 },
+      });
+      expect(errorBody(more).message).toMatch(/ask the operator for a larger quota/);
+      // What fits still goes in; held blobs cost nothing more.
+      expect(
+        (
+          await call('POST', '/uploads/blobs/query', {
+            blobs: [ref(noise('quota-small', 10 * 1024)), ...files.map((f) => ref(f.bytes))],
+          })
+        ).status,
+      ).toBe(200);
+      // A single-file upload fills the rest: from then on no new upload target, and no commit.
+      await createJob(call, Buffer.alloc(30 * 1024, 1));
+      const target = await call('POST', '/uploads', { fileName: 'next.blend', fileType: 'blend' });
+      expect(refused(target)).toEqual([413, 'STORAGE_QUOTA_EXCEEDED']);
+      expect(errorBody(target).metadata).toMatchObject({ usage: { uploads: 30 * 1024, blobs: 40 * 1024 } });
+      expect(refused(await commit(call, files))).toEqual([413, 'STORAGE_QUOTA_EXCEEDED']);
+    },
+  );
 
   it("counts a job's published outputs (again for their zip) until retention deletes them", async () => {
     const own = api(svc.baseUrl, await svc.createApiKey('outputs'));

@@ -45,32 +45,40 @@ async function refusal(s: OpenStream): Promise<[number, string, unknown]> {
 }
 
 describe('stream caps', () => {
-  it('refuses a key its third stream with 429 TOO_MANY_STREAMS, lets other keys in, and frees the place when a stream closes', async () => {
-    const a = await stream(svc.baseUrl, svc.apiKey, 'events');
-    const b = await stream(svc.baseUrl, svc.apiKey, 'follow');
-    expect([a.status, b.status]).toEqual([200, 200]);
-    for (const kind of ['events', 'follow'] as const) {
-      expect(await refusal(await stream(svc.baseUrl, svc.apiKey, kind)), kind).toEqual([
+  it(
+    'refuses a key its third stream with 429 TOO_MANY_STREAMS, lets other keys in, and frees the place when a ' +
+      'stream closes',
+    async () => {
+      const a = await stream(svc.baseUrl, svc.apiKey, 'events');
+      const b = await stream(svc.baseUrl, svc.apiKey, 'follow');
+      expect([a.status, b.status]).toEqual([200, 200]);
+      for (const kind of ['events', 'follow'] as const) {
+        expect(await refusal(await stream(svc.baseUrl, svc.apiKey, kind)), kind).toEqual([
+          429,
+          'TOO_MANY_STREAMS',
+          'key',
+        ]);
+      }
+      // A plain read of the log is no stream: still answered.
+      expect((await call('GET', `/jobs/${job.id}/logs`)).status).toBe(200);
+      // Another tenant has its own places, until the process is full (3).
+      const otherKey = await svc.createApiKey('other tenant');
+      const c = await stream(svc.baseUrl, otherKey, 'events');
+      expect(c.status).toBe(200);
+      expect(await refusal(await stream(svc.baseUrl, otherKey, 'events'))).toEqual([
         429,
         'TOO_MANY_STREAMS',
-        'key',
+        'process',
       ]);
-    }
-    // A plain read of the log is no stream: still answered.
-    expect((await call('GET', `/jobs/${job.id}/logs`)).status).toBe(200);
-    // Another tenant has its own places, until the process is full (3).
-    const otherKey = await svc.createApiKey('other tenant');
-    const c = await stream(svc.baseUrl, otherKey, 'events');
-    expect(c.status).toBe(200);
-    expect(await refusal(await stream(svc.baseUrl, otherKey, 'events'))).toEqual([429, 'TOO_MANY_STREAMS', 'process']);
-    // Closing a stream gives its place back.
-    for (const s of [a, b, c]) s.close();
-    await waitUntil('a place freed', async () => {
-      const s = await stream(svc.baseUrl, svc.apiKey, 'events');
-      s.close();
-      return s.status === 200;
-    });
-  });
+      // Closing a stream gives its place back.
+      for (const s of [a, b, c]) s.close();
+      await waitUntil('a place freed', async () => {
+        const s = await stream(svc.baseUrl, svc.apiKey, 'events');
+        s.close();
+        return s.status === 200;
+      });
+    },
+  );
 });
 
 describe('stream lifetimes', () => {
@@ -104,16 +112,20 @@ describe('stream lifetimes', () => {
     expect(JSON.parse(last![1]!)).toMatchObject({ reason: 'max-duration', reconnect: true, maxSeconds: 1 });
   });
 
-  it('ends a log follow at its longest duration, and one of an idle job once it has been idle, each with a last line', async () => {
-    const long = await stream(short.baseUrl, svc.apiKey, 'follow');
-    await waitUntil('the follow to end', () => long.ended());
-    expect(long.text()).toMatch(
-      /\[renderbridge\] this follow has been open for 1 s, the most this service allows: follow again to go on/,
-    );
-    const quiet = await stream(idle.baseUrl, svc.apiKey, 'follow');
-    await waitUntil('the idle follow to end', () => quiet.ended());
-    expect(quiet.text()).toMatch(
-      /\[renderbridge\] the job has shown no new output and no change for 1 s: the follow ends here; follow again to go on/,
-    );
-  });
+  it(
+    'ends a log follow at its longest duration, and one of an idle job once it has been idle, each with a last ' +
+      'line',
+    async () => {
+      const long = await stream(short.baseUrl, svc.apiKey, 'follow');
+      await waitUntil('the follow to end', () => long.ended());
+      expect(long.text()).toMatch(
+        /\[renderbridge\] this follow has been open for 1 s, the most this service allows: follow again to go on/,
+      );
+      const quiet = await stream(idle.baseUrl, svc.apiKey, 'follow');
+      await waitUntil('the idle follow to end', () => quiet.ended());
+      expect(quiet.text()).toMatch(
+        /\[renderbridge\] the job has shown no new output and no change for 1 s: the follow ends here; follow again to go on/,
+      );
+    },
+  );
 });

@@ -55,50 +55,56 @@ async function jobWithLogs(): Promise<{ job: Job; chunkId: string; running: Task
 }
 
 describe('GET /jobs/{id}/logs', () => {
-  it('lists every run of every task in task order, each under a header naming task, frames, attempt, worker and state', async () => {
-    const { job, chunkId, running } = await jobWithLogs();
-    const r = await call<string>('GET', `/jobs/${job.id}/logs`);
-    expect(r.status).toBe(200);
-    expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
-    const headers = r.body.split('\n').filter((l) => l.startsWith('==> '));
-    expect(headers).toEqual([
-      `==> task validate:${job.id} (validate), attempt 1, worker farm-1/cpu1: done <==`,
-      `==> task ${chunkId} (render-chunk, frames 1-2), attempt 1, worker farm-1/cpu1: retried <==`,
-      `==> task ${chunkId} (render-chunk, frames 1-2), attempt 2, worker farm-1/cpu2: interrupted <==`,
-    ]);
-    expect(r.body).toMatch(/Z \[stderr\] Error: Out of memory\n.*attempt ended: retried: Blender crashed \(SIGKILL\)/);
-    expect(r.body).toContain('Sample 2/4');
+  it(
+    'lists every run of every task in task order, each under a header naming task, frames, attempt, worker and ' +
+      'state',
+    async () => {
+      const { job, chunkId, running } = await jobWithLogs();
+      const r = await call<string>('GET', `/jobs/${job.id}/logs`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
+      const headers = r.body.split('\n').filter((l) => l.startsWith('==> '));
+      expect(headers).toEqual([
+        `==> task validate:${job.id} (validate), attempt 1, worker farm-1/cpu1: done <==`,
+        `==> task ${chunkId} (render-chunk, frames 1-2), attempt 1, worker farm-1/cpu1: retried <==`,
+        `==> task ${chunkId} (render-chunk, frames 1-2), attempt 2, worker farm-1/cpu2: interrupted <==`,
+      ]);
+      expect(r.body).toMatch(
+        /Z \[stderr\] Error: Out of memory\n.*attempt ended: retried: Blender crashed \(SIGKILL\)/,
+      );
+      expect(r.body).toContain('Sample 2/4');
 
-    const one = await call<string>('GET', `/jobs/${job.id}/logs?task=${encodeURIComponent(chunkId)}&attempt=1`);
-    expect(one.status).toBe(200);
-    expect(one.body).toContain('Error: Out of memory');
-    expect(one.body).not.toContain('Sample 2/4');
-    expect(one.body).not.toContain('analysing');
+      const one = await call<string>('GET', `/jobs/${job.id}/logs?task=${encodeURIComponent(chunkId)}&attempt=1`);
+      expect(one.status).toBe(200);
+      expect(one.body).toContain('Error: Out of memory');
+      expect(one.body).not.toContain('Sample 2/4');
+      expect(one.body).not.toContain('analysing');
 
-    const index = TaskLogIndex.parse((await call('GET', `/jobs/${job.id}/logs/index`)).body).data;
-    expect(index.tasks.map((t) => [t.id, t.attempts.map((a) => [a.attempt, a.state, a.live, a.worker])])).toEqual([
-      [`validate:${job.id}`, [[1, 'done', false, 'farm-1/cpu1']]],
-      [
-        chunkId,
+      const index = TaskLogIndex.parse((await call('GET', `/jobs/${job.id}/logs/index`)).body).data;
+      expect(index.tasks.map((t) => [t.id, t.attempts.map((a) => [a.attempt, a.state, a.live, a.worker])])).toEqual([
+        [`validate:${job.id}`, [[1, 'done', false, 'farm-1/cpu1']]],
         [
-          [1, 'retried', false, 'farm-1/cpu1'],
-          [2, 'interrupted', true, 'farm-1/cpu2'],
+          chunkId,
+          [
+            [1, 'retried', false, 'farm-1/cpu1'],
+            [2, 'interrupted', true, 'farm-1/cpu2'],
+          ],
         ],
-      ],
-    ]);
-    const second = index.tasks[1]!.attempts[1]!;
-    expect(second.storedBytes).toBeGreaterThan(0);
-    expect(second.omittedBytes).toBe(0);
-    await running.close('done');
-    // The same through the typed client.
-    expect((await client.jobLogIndex(job.id, { task: chunkId })).tasks.map((t) => t.id)).toEqual([chunkId]);
-    let text = '';
-    for await (const part of client.jobLogs(job.id, { task: chunkId, attempt: 2 })) text += part;
-    expect(text).toContain('attempt ended: done');
-    expect(await client.hasExtension('task-logs')).toBe(true);
-  });
+      ]);
+      const second = index.tasks[1]!.attempts[1]!;
+      expect(second.storedBytes).toBeGreaterThan(0);
+      expect(second.omittedBytes).toBe(0);
+      await running.close('done');
+      // The same through the typed client.
+      expect((await client.jobLogIndex(job.id, { task: chunkId })).tasks.map((t) => t.id)).toEqual([chunkId]);
+      let text = '';
+      for await (const part of client.jobLogs(job.id, { task: chunkId, attempt: 2 })) text += part;
+      expect(text).toContain('attempt ended: done');
+      expect(await client.hasExtension('task-logs')).toBe(true);
+    },
+  );
 
-  it('follows a running attempt: new lines arrive, new attempts show, and the stream ends once the job has ended', async () => {
+  it('follows a running attempt: new lines arrive, new attempts show, the stream ends once the job ends', async () => {
     const { job, chunkId, running } = await jobWithLogs();
     const res = await fetch(`${svc.baseUrl}/jobs/${job.id}/logs?follow=true`, {
       headers: { authorization: `Bearer ${svc.apiKey}` },

@@ -68,11 +68,12 @@ describe('frame statistics through the worker API', () => {
     const refused = (await remote.recordFrames([stat(other, 1)]).catch((e: unknown) => e)) as WorkerApiError;
     expect(refused).toBeInstanceOf(WorkerApiError);
     expect(refused.status).toBe(404);
+    const token = (await createWorkerToken(svc.service.ports.workerTokens, `x-${randomUUID().slice(0, 6)}`)).token;
     const mixed = await fetch(`${svc.origin}/internal/worker/v1/jobs/${mine}/frames`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        authorization: `Bearer ${(await createWorkerToken(svc.service.ports.workerTokens, `x-${randomUUID().slice(0, 6)}`)).token}`,
+        authorization: `Bearer ${token}`,
       },
       body: JSON.stringify({ frames: [stat(other, 1)] }),
     });

@@ -102,7 +102,7 @@ describe("scoped to the worker's leases", () => {
     expectNotFound(await internal(w1.token, 'GET', `/jobs/${mine}`));
   });
 
-  it('still opens an ended job whose task the worker ran (the cleanup after a cancel), but moves it nowhere', async () => {
+  it('still opens an ended job whose task the worker ran (cleanup after a cancel), but moves it nowhere', async () => {
     const w = await newWorker();
     const id = (await createJob(call)).id;
     await lease(w.name, id);

@@ -77,7 +77,8 @@ describe('workers extension and /readyz', () => {
   });
 
   it.skipIf(!hasBlender)(
-    'shows the in-process worker: slots, builds, a slot busy with a real render (nameless to another workspace), then idle, then stopped',
+    'shows the in-process worker: slots, builds, a slot busy with a real render (nameless to another ' +
+      'workspace), then idle, then stopped',
     async () => {
       const svc = await service({
         workers: 1,
@@ -158,7 +159,8 @@ describe('workers extension and /readyz', () => {
   );
 
   it.skipIf(!hasBlender)(
-    'shows a `renderbridge worker` on another machine, reporting through the internal worker API: stopped when it stops, lost when it dies',
+    'shows a `renderbridge worker` on another machine, reporting through the internal worker API: stopped ' +
+      'when it stops, lost when it dies',
     async () => {
       // On the embedded stack the service keeps SQLite but shares an S3 bucket with the worker. The
       // worker gets no queue URL on either stack: it claims its tasks through the worker API.

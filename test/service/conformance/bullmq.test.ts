@@ -185,7 +185,7 @@ describe.skipIf(!canSpawnRedis)('BullMQ task queue when Redis fails', () => {
     expect(seen.at(-1)).toBe('finalize:j0');
   });
 
-  it('lets the holder complete a task claimed before a restart, and re-queues an abandoned one after its lease', async () => {
+  it('lets the holder complete a task claimed before a restart; requeues an abandoned one past its lease', async () => {
     redis = await startThrowawayRedis();
     queue = await BullmqTaskQueue.open({ redisUrl: redis.url, prefix: 'rb' });
     await queue.enqueue({ id: 'kept', jobId: 'j', kind: 'render-chunk' });

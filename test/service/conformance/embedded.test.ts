@@ -101,9 +101,12 @@ const h = await openSqlite(file);
 console.log('opened');
 const jobIds = JSON.parse(await next());
 const [queue, hooks, jobs] = [new SqliteTaskQueue(h), openWebhookStore(h), new SqliteJobStore(h)];
-const tasks = async (w) => { const ids = []; for (let t; (t = await queue.claim(w, ['render-chunk'], 60000)); ) ids.push(t.id); return ids; };
-const deliveries = async () => { const ids = []; for (let b; (b = await hooks.claimDue(Date.now(), 3, 60000)).length; ) ids.push(...b.map((d) => d.id)); return ids; };
-const move = async () => { const ids = []; for (const id of jobIds) if (await jobs.transition(id, ['created'], 'validating')) ids.push(id); return ids; };
+const tasks = async (w) => { const ids = []; for (let t; (t = await queue.claim(w, ['render-chunk'], 60000)); ) \
+ids.push(t.id); return ids; };
+const deliveries = async () => { const ids = []; for (let b; (b = await hooks.claimDue(Date.now(), 3, 60000)).length; \
+) ids.push(...b.map((d) => d.id)); return ids; };
+const move = async () => { const ids = []; for (const id of jobIds) if (await jobs.transition(id, ['created'], \
+'validating')) ids.push(id); return ids; };
 const got = await Promise.all([tasks('a'), tasks('b'), tasks('c'), tasks('d'), deliveries(), deliveries(), move()]);
 console.log(JSON.stringify({ tasks: got.slice(0, 4).flat(), deliveries: got.slice(4, 6).flat(), moved: got[6] }));
 await h.close();
@@ -166,7 +169,7 @@ async function seedJobs(store: SqliteJobStore, workspaceId: string, count: numbe
 }
 
 describe('SQLite shared by two processes', () => {
-  it('opens a new file from both at once, then claims each task and delivery once and moves each job once', async () => {
+  it('opens a new file from both at once, then claims each task and delivery once, moves each job once', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'rb-procs-'));
     const file = path.join(dir, 'db.sqlite');
     const procs = [startProcess(file), startProcess(file)];

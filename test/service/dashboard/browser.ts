@@ -39,7 +39,9 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 }
 
-/** A new page signed in to the dashboard at `origin` with `apiKey`; `problems` gathers CSP violations and page errors. */
+/**
+ * A new page signed in to the dashboard at `origin` with `apiKey`; `problems` gathers CSP violations and page errors.
+ */
 export async function signedInPage(
   browser: Browser,
   origin: string,

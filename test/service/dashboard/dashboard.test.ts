@@ -100,121 +100,126 @@ async function cookieHeader(context: BrowserContext): Promise<string> {
 }
 
 suite('farm dashboard in Chromium', () => {
-  it('signs in, follows a real render live to completed, and shows the job page with warnings, settings, preview, outputs and tasks', async () => {
-    const { client, svc } = e2e;
-    const { context, page, problems } = await newPage();
-    await signInAs(page, svc.origin, svc.apiKey);
-    await page.waitForSelector('#connection[data-state="live"]');
-    expect(await page.textContent('#workspace')).toBe('Workspace: studio');
-    // The key left the form, and the page's storage holds nothing.
-    expect(await page.inputValue('#api-key')).toBe('');
-    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([
-      0,
-      0,
-      '',
-    ]);
+  it(
+    'signs in, follows a real render live to completed, and shows the job page with warnings, settings, ' +
+      'preview, outputs and tasks',
+    async () => {
+      const { client, svc } = e2e;
+      const { context, page, problems } = await newPage();
+      await signInAs(page, svc.origin, svc.apiKey);
+      await page.waitForSelector('#connection[data-state="live"]');
+      expect(await page.textContent('#workspace')).toBe('Workspace: studio');
+      // The key left the form, and the page's storage holds nothing.
+      expect(await page.inputValue('#api-key')).toBe('');
+      expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([
+        0,
+        0,
+        '',
+      ]);
 
-    const jobId = await submit(client, await buildFixture('missing-texture'));
-    await page.waitForSelector(row(jobId), { timeout: 30_000 });
-    await client.waitForStatus(jobId, ['validated'], { intervalMs: 150, timeoutMs: 90_000 });
-    // Long enough (several seconds) for the page to show frames counting up between 0 and 24.
-    await client.renderJob(jobId, tinyRender('1-24', { sampleCount: 64, resolution: [192, 144] }));
+      const jobId = await submit(client, await buildFixture('missing-texture'));
+      await page.waitForSelector(row(jobId), { timeout: 30_000 });
+      await client.waitForStatus(jobId, ['validated'], { intervalMs: 150, timeoutMs: 90_000 });
+      // Long enough (several seconds) for the page to show frames counting up between 0 and 24.
+      await client.renderJob(jobId, tinyRender('1-24', { sampleCount: 64, resolution: [192, 144] }));
 
-    const seen: string[] = [];
-    const progress: string[] = [];
-    let midShot = false;
-    await waitUntil(
-      'the job to complete in the page',
-      async () => {
-        const s = await statusOf(page, jobId);
-        if (s && seen.at(-1) !== s) seen.push(s);
-        const p = await page.textContent(`${row(jobId)} .progress-text`).catch(() => null);
-        if (p && progress.at(-1) !== p) progress.push(p);
-        if (!midShot && p && /^([1-9]|1\d|2[0-3]) \/ 24 frames/.test(p)) {
-          midShot = true;
-          await shot(page, 'jobs-rendering');
-        }
-        return s === 'completed';
-      },
-      { timeoutMs: 240_000, intervalMs: 50 },
-    );
-    console.log(`statuses seen: ${seen.join(' > ')}; progress texts: ${progress.join(' | ')}`);
-    // Followed live, without a reload: the render was seen running with frames counting up.
-    expect(seen).toContain('rendering');
-    expect(seen.at(-1)).toBe('completed');
-    expect(
-      progress.some((p) => /^([1-9]|1\d|2[0-3]) \/ 24 frames/.test(p)),
-      progress.join(' | '),
-    ).toBe(true);
-    await shot(page, 'jobs');
-
-    await page.click(`${row(jobId)} a.job-name`);
-    await page.waitForSelector('#view-job:not([hidden])');
-    // The view shows before the job's answer fills it in: wait for its status.
-    await page.waitForSelector('#job-status:not(:empty)');
-    expect(await page.textContent('#job-status')).toBe('Completed');
-    // The missing texture in words, with what to do.
-    const warning = page.locator('#warnings li[data-code="MISSING_FILES"]');
-    await warning.waitFor();
-    expect(await warning.locator('.message').textContent()).toContain('MissingTex');
-    expect(await warning.locator('.advice').textContent()).toMatch(/Pack the project/);
-    // finalConfig as a table, the preview (a signed URL) under the CSP, the outputs as signed links.
-    await page.waitForSelector('#config-table:not([hidden])');
-    expect(await page.textContent('#config-table')).toMatch(/sampleCount\s*64/);
-    expect(await page.textContent('#config-all')).toContain('expectedOutputs');
-    await waitUntil(
-      'the preview to load',
-      () => page.$eval('#job-preview', (img) => (img as HTMLImageElement).naturalWidth > 0),
-      { timeoutMs: 15_000 },
-    );
-    await page.waitForSelector('#outputs li a');
-    const links = await page.$$eval('#outputs li a', (as) =>
-      as.map((a) => ({ text: a.textContent, href: (a as HTMLAnchorElement).href })),
-    );
-    expect(links.some((l) => l.text === 'All frames (zip)')).toBe(true);
-    const frame = links.find((l) => /\.png$/.test(l.text ?? ''));
-    expect(frame, JSON.stringify(links.slice(0, 5))).toBeDefined();
-    expect((await fetch(frame!.href)).status).toBe(200);
-    // The tasks: validation, planning, the render chunks covering the 24 frames, finalize.
-    await page.waitForSelector('#tasks-table:not([hidden])');
-    const readTasks = () =>
-      page.$$eval('#tasks-table tbody tr', (trs) =>
-        trs.map((tr) => ({
-          state: (tr as HTMLElement).dataset.state,
-          cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? ''),
-        })),
+      const seen: string[] = [];
+      const progress: string[] = [];
+      let midShot = false;
+      await waitUntil(
+        'the job to complete in the page',
+        async () => {
+          const s = await statusOf(page, jobId);
+          if (s && seen.at(-1) !== s) seen.push(s);
+          const p = await page.textContent(`${row(jobId)} .progress-text`).catch(() => null);
+          if (p && progress.at(-1) !== p) progress.push(p);
+          if (!midShot && p && /^([1-9]|1\d|2[0-3]) \/ 24 frames/.test(p)) {
+            midShot = true;
+            await shot(page, 'jobs-rendering');
+          }
+          return s === 'completed';
+        },
+        { timeoutMs: 240_000, intervalMs: 50 },
       );
-    // The job turns completed inside finalize, a moment before that task ends: the page keeps
-    // refreshing the table until every task has ended.
-    const tasks = await waitUntil(
-      'every task to show done',
-      async () => {
-        const t = await readTasks();
-        return t.length > 0 && t.every((x) => x.state === 'done') ? t : undefined;
-      },
-      { timeoutMs: 15_000 },
-    );
-    expect(tasks.map((t) => t.cells[0])).toEqual(
-      expect.arrayContaining(['Check scene', 'Plan render', 'Render', 'Finish outputs']),
-    );
-    const renders = tasks.filter((t) => t.cells[0] === 'Render');
-    const frames = renders
-      .flatMap((t) => t.cells[1]!.split(', '))
-      .flatMap((r) => {
-        const [a, b] = r.split('-').map(Number);
-        return Array.from({ length: (b ?? a!) - a! + 1 }, (_, i) => a! + i);
-      });
-    expect(frames.sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
-    for (const t of renders) {
-      expect(t.cells[3], 'worker').not.toBe('');
-      expect(Number(t.cells[4]), 'attempt').toBeGreaterThanOrEqual(1);
-      expect(t.cells[5], 'duration').toMatch(/\d+(\.\d)? s|min/);
-      expect(t.cells[6], 'exit reason').toBe('done');
-    }
-    await shot(page, 'job-page');
-    expect(problems).toEqual([]);
-    await context.close();
-  }, 360_000);
+      console.log(`statuses seen: ${seen.join(' > ')}; progress texts: ${progress.join(' | ')}`);
+      // Followed live, without a reload: the render was seen running with frames counting up.
+      expect(seen).toContain('rendering');
+      expect(seen.at(-1)).toBe('completed');
+      expect(
+        progress.some((p) => /^([1-9]|1\d|2[0-3]) \/ 24 frames/.test(p)),
+        progress.join(' | '),
+      ).toBe(true);
+      await shot(page, 'jobs');
+
+      await page.click(`${row(jobId)} a.job-name`);
+      await page.waitForSelector('#view-job:not([hidden])');
+      // The view shows before the job's answer fills it in: wait for its status.
+      await page.waitForSelector('#job-status:not(:empty)');
+      expect(await page.textContent('#job-status')).toBe('Completed');
+      // The missing texture in words, with what to do.
+      const warning = page.locator('#warnings li[data-code="MISSING_FILES"]');
+      await warning.waitFor();
+      expect(await warning.locator('.message').textContent()).toContain('MissingTex');
+      expect(await warning.locator('.advice').textContent()).toMatch(/Pack the project/);
+      // finalConfig as a table, the preview (a signed URL) under the CSP, the outputs as signed links.
+      await page.waitForSelector('#config-table:not([hidden])');
+      expect(await page.textContent('#config-table')).toMatch(/sampleCount\s*64/);
+      expect(await page.textContent('#config-all')).toContain('expectedOutputs');
+      await waitUntil(
+        'the preview to load',
+        () => page.$eval('#job-preview', (img) => (img as HTMLImageElement).naturalWidth > 0),
+        { timeoutMs: 15_000 },
+      );
+      await page.waitForSelector('#outputs li a');
+      const links = await page.$$eval('#outputs li a', (as) =>
+        as.map((a) => ({ text: a.textContent, href: (a as HTMLAnchorElement).href })),
+      );
+      expect(links.some((l) => l.text === 'All frames (zip)')).toBe(true);
+      const frame = links.find((l) => /\.png$/.test(l.text ?? ''));
+      expect(frame, JSON.stringify(links.slice(0, 5))).toBeDefined();
+      expect((await fetch(frame!.href)).status).toBe(200);
+      // The tasks: validation, planning, the render chunks covering the 24 frames, finalize.
+      await page.waitForSelector('#tasks-table:not([hidden])');
+      const readTasks = () =>
+        page.$$eval('#tasks-table tbody tr', (trs) =>
+          trs.map((tr) => ({
+            state: (tr as HTMLElement).dataset.state,
+            cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? ''),
+          })),
+        );
+      // The job turns completed inside finalize, a moment before that task ends: the page keeps
+      // refreshing the table until every task has ended.
+      const tasks = await waitUntil(
+        'every task to show done',
+        async () => {
+          const t = await readTasks();
+          return t.length > 0 && t.every((x) => x.state === 'done') ? t : undefined;
+        },
+        { timeoutMs: 15_000 },
+      );
+      expect(tasks.map((t) => t.cells[0])).toEqual(
+        expect.arrayContaining(['Check scene', 'Plan render', 'Render', 'Finish outputs']),
+      );
+      const renders = tasks.filter((t) => t.cells[0] === 'Render');
+      const frames = renders
+        .flatMap((t) => t.cells[1]!.split(', '))
+        .flatMap((r) => {
+          const [a, b] = r.split('-').map(Number);
+          return Array.from({ length: (b ?? a!) - a! + 1 }, (_, i) => a! + i);
+        });
+      expect(frames.sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+      for (const t of renders) {
+        expect(t.cells[3], 'worker').not.toBe('');
+        expect(Number(t.cells[4]), 'attempt').toBeGreaterThanOrEqual(1);
+        expect(t.cells[5], 'duration').toMatch(/\d+(\.\d)? s|min/);
+        expect(t.cells[6], 'exit reason').toBe('done');
+      }
+      await shot(page, 'job-page');
+      expect(problems).toEqual([]);
+      await context.close();
+    },
+    360_000,
+  );
 
   it("cancels a job from its page with the session's CSRF token, and refuses the same request without it", async () => {
     const { svc, client } = e2e;

@@ -112,7 +112,8 @@ suite('estimate on the job page', () => {
     expect(shown.output!.band).toEqual(f.outputBytes);
     expect(shown.load!.band).toEqual(f.loadSeconds);
     expect(shown.own!.text).toBe(
-      `${est.ownCost.renderSeconds.toFixed(1)} s of rendering · ${Math.round(est.ownCost.normalizedSeconds)} normalized seconds · cost ${est.ownCost.cost!.toFixed(2)}`,
+      `${est.ownCost.renderSeconds.toFixed(1)} s of rendering · ${Math.round(est.ownCost.normalizedSeconds)} ` +
+        `normalized seconds · cost ${est.ownCost.cost!.toFixed(2)}`,
     );
     expect(await page.$$eval('#estimate-warnings li', (lis) => lis.map((li) => li.textContent))).toEqual(est.warnings);
     expect(await page.isHidden('#estimate-form')).toBe(true);

@@ -16,11 +16,15 @@ describe('etaBand', () => {
     expect(eta).toMatchObject({ samples: 4, slots: 2 });
   });
 
-  it('is unknown before the first frame, zero when nothing is left, and never spreads frames over more slots than frames', () => {
-    expect(etaBand([], 10, 4)).toBeNull();
-    expect(etaBand([3, 4], 0, 4)).toEqual({ seconds: 0, lowSeconds: 0, highSeconds: 0, samples: 2, slots: 1 });
-    expect(etaBand([3], 2, 8)!.slots).toBe(2);
-  });
+  it(
+    'is unknown before the first frame, zero when nothing is left, and never spreads frames over more slots ' +
+      'than frames',
+    () => {
+      expect(etaBand([], 10, 4)).toBeNull();
+      expect(etaBand([3, 4], 0, 4)).toEqual({ seconds: 0, lowSeconds: 0, highSeconds: 0, samples: 2, slots: 1 });
+      expect(etaBand([3], 2, 8)!.slots).toBe(2);
+    },
+  );
 
   it("counts a frame in flight by what is left of it, and fewer frames than slots as one frame's time", () => {
     // 2.5 frames left at 4 s on 2 slots: 5 s; 1.5 frames left on 4 slots: one frame, 4 s.

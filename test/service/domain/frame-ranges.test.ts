@@ -193,13 +193,17 @@ describe('frame ranges as intervals', () => {
     );
   });
 
-  it('count 100 copies of the whole frame space as one interval, and refuse a selection over the limit before listing it', () => {
-    const flood = Array.from({ length: 100 }, () => `0-${MAX_FRAME}`);
-    expect(countFrames(flood)).toBe(MAX_FRAME + 1);
-    expect(countFrames([...flood, `0-${MAX_FRAME}x3`, '5-9'])).toBe(MAX_FRAME + 1);
-    expect(() => expandFrameRanges(flood, 1000)).toThrow(/more than 1000 frames/);
-    expect(countFrames(['1-10x2', '2-10x2'])).toBe(10);
-  });
+  it(
+    'count 100 copies of the whole frame space as one interval, and refuse a selection over the limit before ' +
+      'listing it',
+    () => {
+      const flood = Array.from({ length: 100 }, () => `0-${MAX_FRAME}`);
+      expect(countFrames(flood)).toBe(MAX_FRAME + 1);
+      expect(countFrames([...flood, `0-${MAX_FRAME}x3`, '5-9'])).toBe(MAX_FRAME + 1);
+      expect(() => expandFrameRanges(flood, 1000)).toThrow(/more than 1000 frames/);
+      expect(countFrames(['1-10x2', '2-10x2'])).toBe(10);
+    },
+  );
 
   it("split by a job's frames exactly as frame by frame, the lowest outside frames named", () => {
     fc.assert(

@@ -78,34 +78,38 @@ describe('planRequeue', () => {
 });
 
 describe('newRequeuedRecord', () => {
-  it('makes a fresh job of the same workspace, user and stored project, carrying the old request to render after validation', () => {
-    const old = job('failed', ['1-4']);
-    const rec = newRequeuedRecord(old, ['2']);
-    expect(rec.job).toMatchObject({
-      status: 'created',
-      workspaceId: 'ws',
-      userId: 'u',
-      failedReason: null,
-      finalConfig: null,
-      analysis: null,
-      normalizedSeconds: 0,
-    });
-    expect(rec.job.id).not.toBe(old.job.id);
-    expect(rec.job.sceneFile?.name).toBe('shot.blend');
-    expect(rec.internal).toEqual({
-      sourceKey: 'uploads/ws/up_1/shot.blend',
-      fileType: 'blend',
-      validationConfig: { pathToFileForRender: 'shot.blend' },
-      requeue: { fromJobId: old.job.id, requestedConfig: { frameRanges: ['1-4'], sampleCount: 4 }, rerender: ['2'] },
-    });
-    // A job that never asked for a render: the new one waits in `validated` for POST /render.
-    expect(newRequeuedRecord(job('canceled'), null).internal.requeue?.requestedConfig).toBeNull();
-    // A requeue canceled before its render started passes on the request it carried.
-    const canceled = { ...rec, job: { ...rec.job, status: 'canceled' as const } };
-    expect(newRequeuedRecord(canceled, null).internal.requeue).toEqual({
-      fromJobId: rec.job.id,
-      requestedConfig: { frameRanges: ['1-4'], sampleCount: 4 },
-      rerender: null,
-    });
-  });
+  it(
+    'makes a fresh job of the same workspace, user and stored project, carrying the old request to render ' +
+      'after validation',
+    () => {
+      const old = job('failed', ['1-4']);
+      const rec = newRequeuedRecord(old, ['2']);
+      expect(rec.job).toMatchObject({
+        status: 'created',
+        workspaceId: 'ws',
+        userId: 'u',
+        failedReason: null,
+        finalConfig: null,
+        analysis: null,
+        normalizedSeconds: 0,
+      });
+      expect(rec.job.id).not.toBe(old.job.id);
+      expect(rec.job.sceneFile?.name).toBe('shot.blend');
+      expect(rec.internal).toEqual({
+        sourceKey: 'uploads/ws/up_1/shot.blend',
+        fileType: 'blend',
+        validationConfig: { pathToFileForRender: 'shot.blend' },
+        requeue: { fromJobId: old.job.id, requestedConfig: { frameRanges: ['1-4'], sampleCount: 4 }, rerender: ['2'] },
+      });
+      // A job that never asked for a render: the new one waits in `validated` for POST /render.
+      expect(newRequeuedRecord(job('canceled'), null).internal.requeue?.requestedConfig).toBeNull();
+      // A requeue canceled before its render started passes on the request it carried.
+      const canceled = { ...rec, job: { ...rec.job, status: 'canceled' as const } };
+      expect(newRequeuedRecord(canceled, null).internal.requeue).toEqual({
+        fromJobId: rec.job.id,
+        requestedConfig: { frameRanges: ['1-4'], sampleCount: 4 },
+        rerender: null,
+      });
+    },
+  );
 });

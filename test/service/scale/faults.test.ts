@@ -141,37 +141,42 @@ async function expectAllTasksDone(queue: BullmqTaskQueue, id: string): Promise<T
 }
 
 describe.skipIf(!canRender || redisUrl === undefined)('a farm of one service and three workers', () => {
-  it('kill -9 of a worker mid-frame: its task goes back to the queue after the lease, and the job completes with every frame once', async () => {
-    const f = await farmOn(redisUrl!);
-    const queue = await queueOn(redisUrl!, f.prefix);
-    const { client } = f.services[0]!;
-    const id = await startTwelveFrames(client);
+  it(
+    'kill -9 of a worker mid-frame: its task goes back to the queue after the lease, and the job completes ' +
+      'with every frame once',
+    async () => {
+      const f = await farmOn(redisUrl!);
+      const queue = await queueOn(redisUrl!, f.prefix);
+      const { client } = f.services[0]!;
+      const id = await startTwelveFrames(client);
 
-    const { worker: victim, frame } = await midFrame(client, id, f.workers);
-    const taskId = taskIds.chunk(id, frame - 1);
-    const killedAt = Date.now();
-    await victim.kill();
-    expect(victim.renders()).toEqual([]);
+      const { worker: victim, frame } = await midFrame(client, id, f.workers);
+      const taskId = taskIds.chunk(id, frame - 1);
+      const killedAt = Date.now();
+      await victim.kill();
+      expect(victim.renders()).toEqual([]);
 
-    // The survivors take the dead worker's task once its lease has run out.
-    const retried = await waitUntil(
-      `${taskId} to be claimed again`,
-      async () => (await queue.jobTasks(id)).find((t) => t.id === taskId && t.attempts >= 2),
-      { timeoutMs: 60_000, intervalMs: 100 },
-    );
-    const backAfterMs = Date.now() - killedAt;
-    expect(retried.attempts).toBeGreaterThanOrEqual(2);
-    expect(backAfterMs).toBeGreaterThanOrEqual(LEASE_SECONDS * 1000 - 500);
-    // Lease plus the time a surviving worker needs to finish the frame it was on.
-    expect(backAfterMs).toBeLessThan(45_000);
+      // The survivors take the dead worker's task once its lease has run out.
+      const retried = await waitUntil(
+        `${taskId} to be claimed again`,
+        async () => (await queue.jobTasks(id)).find((t) => t.id === taskId && t.attempts >= 2),
+        { timeoutMs: 60_000, intervalMs: 100 },
+      );
+      const backAfterMs = Date.now() - killedAt;
+      expect(retried.attempts).toBeGreaterThanOrEqual(2);
+      expect(backAfterMs).toBeGreaterThanOrEqual(LEASE_SECONDS * 1000 - 500);
+      // Lease plus the time a surviving worker needs to finish the frame it was on.
+      expect(backAfterMs).toBeLessThan(45_000);
 
-    await expectEveryFrameOnce(client, id);
-    const tasks = await expectAllTasksDone(queue, id);
-    expect(tasks.find((t) => t.id === taskId)?.attempts).toBeGreaterThanOrEqual(2);
-    expect(victim.alive).toBe(false);
-  }, 240_000);
+      await expectEveryFrameOnce(client, id);
+      const tasks = await expectAllTasksDone(queue, id);
+      expect(tasks.find((t) => t.id === taskId)?.attempts).toBeGreaterThanOrEqual(2);
+      expect(victim.alive).toBe(false);
+    },
+    240_000,
+  );
 
-  it('two service instances: kill -9 of the one the workers report to, mid-render; the other finishes the job', async () => {
+  it('two service instances: kill -9 of the one workers report to, mid-render; the other finishes it', async () => {
     const f = await farmOn(redisUrl!, 2);
     const [first, second] = f.services as [Farm['services'][0], Farm['services'][0]];
     // The job is created and watched through the instance that survives; workers report to the first one first.
@@ -196,7 +201,7 @@ describe.skipIf(!canRender || redisUrl === undefined)('a farm of one service and
 });
 
 describe.skipIf(!canRender || !canSpawnRedis)('a farm on a Redis that restarts', () => {
-  it('a Redis restart mid-job (kill -9, append-only file) loses no task: the job completes with every frame once', async () => {
+  it('a Redis restart mid-job (kill -9, append-only file) loses no task: the job has every frame once', async () => {
     const redis: ThrowawayRedis = await startThrowawayRedis();
     teardown.push(() => redis.stop());
     const f = await farmOn(redis.url);

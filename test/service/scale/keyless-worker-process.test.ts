@@ -130,7 +130,8 @@ describe.skipIf(!blender)('`renderbridge worker` with only the service URL and i
       withWorkerLog(async () => {
         const id = await renderingPartway(client, await buildFixture('basic'), '1-8', 384);
         await client.cancelJob(id);
-        // The worker keeps the finished frames under the job's outputs (through the storage routes), then removes its folder.
+        // The worker keeps the finished frames under the job's outputs
+        // (through the storage routes), then removes its folder.
         await waitUntil("the canceled job's folder to go", () => !existsSync(path.join(dataDir, 'work', id)), {
           timeoutMs: 60_000,
         });

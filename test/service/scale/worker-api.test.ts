@@ -137,34 +137,41 @@ afterAll(async () => {
 });
 
 describe('RemoteWorkerJobs against the service', () => {
-  it('reads a job created through the public API and moves it created -> validating -> validated with patches; a stale move returns undefined', async () => {
-    const { id } = await createJob(call);
-    const read = await jobs.getById(id);
-    expect(read?.job).toMatchObject({ id, status: 'created', workspaceId: svc.workspaceId });
-    expect(read?.internal.sourceKey).toEqual(expect.any(String));
-    expect(await jobs.getById(randomUUID())).toBeUndefined();
+  it(
+    'reads a job created through the public API and moves it created -> validating -> validated with patches; ' +
+      'a stale move returns undefined',
+    async () => {
+      const { id } = await createJob(call);
+      const read = await jobs.getById(id);
+      expect(read?.job).toMatchObject({ id, status: 'created', workspaceId: svc.workspaceId });
+      expect(read?.internal.sourceKey).toEqual(expect.any(String));
+      expect(await jobs.getById(randomUUID())).toBeUndefined();
 
-    const validating = await jobs.transition(
-      id,
-      ['created'],
-      'validating',
-      {},
-      { validationConfig: { sceneToRender: 'Main' } },
-    );
-    expect(validating?.job.status).toBe('validating');
-    expect(validating?.internal).toMatchObject({
-      sourceKey: read?.internal.sourceKey,
-      validationConfig: { sceneToRender: 'Main' },
-    });
-    const rootFolderId = randomUUID();
-    const validated = await jobs.transition(id, ['validating'], 'validated', { rootFolderId, isAnalysisSkipped: true });
-    expect(validated?.job).toMatchObject({ status: 'validated', rootFolderId, isAnalysisSkipped: true });
-    expect(await publicJob(id)).toMatchObject({ status: 'validated', rootFolderId, isAnalysisSkipped: true });
+      const validating = await jobs.transition(
+        id,
+        ['created'],
+        'validating',
+        {},
+        { validationConfig: { sceneToRender: 'Main' } },
+      );
+      expect(validating?.job.status).toBe('validating');
+      expect(validating?.internal).toMatchObject({
+        sourceKey: read?.internal.sourceKey,
+        validationConfig: { sceneToRender: 'Main' },
+      });
+      const rootFolderId = randomUUID();
+      const validated = await jobs.transition(id, ['validating'], 'validated', {
+        rootFolderId,
+        isAnalysisSkipped: true,
+      });
+      expect(validated?.job).toMatchObject({ status: 'validated', rootFolderId, isAnalysisSkipped: true });
+      expect(await publicJob(id)).toMatchObject({ status: 'validated', rootFolderId, isAnalysisSkipped: true });
 
-    expect(await jobs.transition(id, ['created'], 'validating')).toBeUndefined();
-    expect(await jobs.transition(randomUUID(), ['created'], 'validating')).toBeUndefined();
-    expect((await publicJob(id)).status).toBe('validated');
-  });
+      expect(await jobs.transition(id, ['created'], 'validating')).toBeUndefined();
+      expect(await jobs.transition(randomUUID(), ['created'], 'validating')).toBeUndefined();
+      expect((await publicJob(id)).status).toBe('validated');
+    },
+  );
 
   it('update and setProgress show up in the public GET /jobs/{id} and its progress', async () => {
     const { id } = await createJob(call);
@@ -463,7 +470,7 @@ describe.skipIf(!blender)('a worker that sees jobs only through the worker API',
     }
   }, 240_000);
 
-  it('renders a job with its own token and no queue credential: tasks and job state all through the worker API', async () => {
+  it('renders a job with its own token, no queue credential: tasks and job state all via the worker API', async () => {
     const workDir = await mkdtemp(path.join(tmpdir(), 'rb-remote-worker-'));
     const logs: string[] = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });

@@ -215,7 +215,7 @@ describe('webhook delivery', () => {
     expect(received).toHaveLength(0);
   });
 
-  it('keeps delivery state across closing and reopening the database, and retries an attempt cut off by a crash', async () => {
+  it('keeps delivery state across closing and reopening the database; retries an attempt a crash cut off', async () => {
     const file = path.join(dir, 'renderbridge.sqlite');
     let now = 1_000_000;
     const jobId = randomUUID();

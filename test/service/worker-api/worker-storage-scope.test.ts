@@ -40,7 +40,7 @@ describe('worker storage scope', () => {
     expect(await refusal(accessOf(rec(J), `outputs/${W}`, noChain))).toBe('STORAGE_KEY_NOT_IN_JOB');
   });
 
-  it("keeps a completed job's published outputs read only, its logs and staging writable for the clean-up", async () => {
+  it("keeps a completed job's published outputs read only, logs and staging writable for the clean-up", async () => {
     const completed = rec(J);
     (completed.job as { status: string }).status = 'completed';
     expect(await accessOf(completed, `outputs/${W}/${J}/frames/f_0001.png`, noChain)).toBe('read');

@@ -29,13 +29,17 @@ describe('routeBlender', () => {
     expect(r).toMatchObject({ where: 'here', exact: true, build: { version: { text: '5.2.2' } } });
   });
 
-  it('hands on to the version the farm has when this worker lacks it, even if one of its own builds could open the file', async () => {
-    // A 4.1 file: the farm's nearest newer build is 4.3; this worker's 5.2 would open it, but 4.3 changes less.
-    expect(await routeBlender({ builds: [build('5.2.2')], farmBuilds: farm }, file('4.1'))).toEqual({
-      where: 'elsewhere',
-      requires: { blender: '4.3' },
-    });
-  });
+  it(
+    'hands on to the version the farm has when this worker lacks it, even if one of its own builds could open ' +
+      'the file',
+    async () => {
+      // A 4.1 file: the farm's nearest newer build is 4.3; this worker's 5.2 would open it, but 4.3 changes less.
+      expect(await routeBlender({ builds: [build('5.2.2')], farmBuilds: farm }, file('4.1'))).toEqual({
+        where: 'elsewhere',
+        requires: { blender: '4.3' },
+      });
+    },
+  );
 
   it('refuses in words when no build of the farm opens the file', async () => {
     const r = await routeBlender(

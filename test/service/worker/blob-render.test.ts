@@ -102,7 +102,8 @@ describe('a job made from blobs', () => {
     const frames = (await client.getDownloads(jobId)).frameOutputs ?? [];
     const png = path.join(scratch, 'f_0001.png');
     await writeFile(png, await fetchBytes(frames[0]!.url));
-    // Red (absolute), green, orange and yellow (the library's own, absolute and out-of-project) cells, magenta for the missing file.
+    // Red (absolute), green, orange and yellow (the library's own,
+    // absolute and out-of-project) cells, magenta for the missing file.
     expect(mismatches(await cellColours(png))).toEqual({});
   }, 240_000);
 

@@ -74,7 +74,9 @@ export function blobOf(data: Buffer | string): BlobRef {
   return { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
 }
 
-/** Stores each file's blob (empty ones are never stored, as the service does) and the project document; returns its key. */
+/**
+ * Stores each file's blob (empty ones are never stored, as the service does) and the project document; returns its key.
+ */
 export async function storeProject(
   storage: ObjectStorage,
   workspaceId: string,

@@ -100,7 +100,8 @@ describe('nvidia-smi', () => {
     const fake = join(work, 'fake-smi');
     await writeFile(
       fake,
-      `#!/bin/sh\n[ "$1" = "--query-gpu=index,uuid,name,memory.total" ] && [ "$2" = "--format=csv,noheader,nounits" ] || exit 2\ncat <<'X'\n${SAMPLE}\nX\n`,
+      `#!/bin/sh\n[ "$1" = "--query-gpu=index,uuid,name,memory.total" ] && [ "$2" = ` +
+        `"--format=csv,noheader,nounits" ] || exit 2\ncat <<'X'\n${SAMPLE}\nX\n`,
     );
     await chmod(fake, 0o755);
     expect((await detectGpus({ nvidiaSmi: fake })).map((g) => g.index)).toEqual([0, 1, 2]);
@@ -117,7 +118,8 @@ describe('build capabilities', () => {
 
   it('parses the probe line: kernel files say which backends need no compiler', () => {
     const line =
-      'RB_CAPS {"oidn": true, "backends": ["NONE", "CUDA", "OPTIX", "HIP"], "kernels": ["kernel_sm_86.cubin.zst", "kernel_optix.ptx.zst", "kernel_gfx1030.fatbin.zst"]}';
+      'RB_CAPS {"oidn": true, "backends": ["NONE", "CUDA", "OPTIX", "HIP"], "kernels": ' +
+      '["kernel_sm_86.cubin.zst", "kernel_optix.ptx.zst", "kernel_gfx1030.fatbin.zst"]}';
     expect(parseCapabilitiesLine(['Blender 4.2.3', line])).toEqual({
       hasOpenImageDenoise: true,
       cyclesBackends: ['CUDA', 'OPTIX', 'HIP'],
@@ -229,7 +231,8 @@ describe('capabilitiesFor', () => {
     );
     expect(asked.finalConfig.gpuCount).toBe(1);
     expect(asked.warnings.map((w) => w.message)).toEqual([
-      `gpuCount 4 asked for; each render process uses 1 GPU${n > 1 ? ` (this worker's ${n} GPUs render separate chunks side by side)` : ''}`,
+      `gpuCount 4 asked for; each render process uses 1 ` +
+        `GPU${n > 1 ? ` (this worker's ${n} GPUs render separate chunks side by side)` : ''}`,
     ]);
   });
 });

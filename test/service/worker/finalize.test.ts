@@ -166,7 +166,7 @@ describe('finalizeOutputs', () => {
     ).toBe(true);
   });
 
-  it('without video or composites: no MP4 and null composite ZIP; a retry replaces what an earlier attempt left', async () => {
+  it('without video or composites: no MP4, null composite ZIP; a retry replaces what an earlier try left', async () => {
     const jobId = randomUUID();
     const opts = {
       jobId,
@@ -329,42 +329,46 @@ describe('streamZip', () => {
     expect(await storedKeys()).toEqual([]);
   });
 
-  it('reads small files whole and streams large ones, in order, with their bytes, dates and modes, however little it may read ahead', async () => {
-    const dir = path.join(root, `mixed-${randomUUID()}`);
-    await mkdir(dir);
-    const sizes = [10, 300_000, 0, 5000, 70_000, 1];
-    const files = sizes.map((n, i) => ({
-      path: path.join(dir, `e${i}.bin`),
-      name: `sub/e${i}.bin`,
-      bytes: randomBytes(n),
-    }));
-    for (const [i, f] of files.entries()) {
-      await writeFile(f.path, f.bytes);
-      await chmod(f.path, i % 2 ? 0o640 : 0o600);
-      // Dates two days apart: a ZIP keeps local time to 2 s, and each entry must carry its file's.
-      await utimes(f.path, new Date(Date.UTC(2024, 0, 1 + 2 * i, 12)), new Date(Date.UTC(2024, 0, 1 + 2 * i, 12)));
-    }
-    // 64 KiB and over stream from disk; at most 1 byte of read files waits for the archive.
-    const key = await streamZip(
-      files,
-      (body) => storage.put('zips/mixed.zip', body).then(() => 'zips/mixed.zip'),
-      undefined,
-      { wholeFileMax: 65_536, readAheadBytes: 1 },
-    );
-    const zip = storage.filePath(key);
-    expect((await run('unzip', ['-Z1', zip])).stdout.trim().split('\n')).toEqual(files.map((f) => f.name));
-    for (const f of files) {
-      const { stdout } = await run('unzip', ['-p', zip, f.name], { encoding: 'buffer' });
-      expect(Buffer.compare(stdout, f.bytes)).toBe(0);
-    }
-    const out = path.join(dir, 'x');
-    await run('unzip', ['-q', zip, '-d', out]);
-    for (const [i, f] of files.entries()) {
-      const st = await stat(path.join(out, f.name));
-      expect(st.mode & 0o777).toBe(i % 2 ? 0o640 : 0o600);
-      expect(Math.abs(st.mtimeMs - Date.UTC(2024, 0, 1 + 2 * i, 12))).toBeLessThanOrEqual(2000);
-    }
-  });
+  it(
+    'reads small files whole and streams large ones, in order, with their bytes, dates and modes, however ' +
+      'little it may read ahead',
+    async () => {
+      const dir = path.join(root, `mixed-${randomUUID()}`);
+      await mkdir(dir);
+      const sizes = [10, 300_000, 0, 5000, 70_000, 1];
+      const files = sizes.map((n, i) => ({
+        path: path.join(dir, `e${i}.bin`),
+        name: `sub/e${i}.bin`,
+        bytes: randomBytes(n),
+      }));
+      for (const [i, f] of files.entries()) {
+        await writeFile(f.path, f.bytes);
+        await chmod(f.path, i % 2 ? 0o640 : 0o600);
+        // Dates two days apart: a ZIP keeps local time to 2 s, and each entry must carry its file's.
+        await utimes(f.path, new Date(Date.UTC(2024, 0, 1 + 2 * i, 12)), new Date(Date.UTC(2024, 0, 1 + 2 * i, 12)));
+      }
+      // 64 KiB and over stream from disk; at most 1 byte of read files waits for the archive.
+      const key = await streamZip(
+        files,
+        (body) => storage.put('zips/mixed.zip', body).then(() => 'zips/mixed.zip'),
+        undefined,
+        { wholeFileMax: 65_536, readAheadBytes: 1 },
+      );
+      const zip = storage.filePath(key);
+      expect((await run('unzip', ['-Z1', zip])).stdout.trim().split('\n')).toEqual(files.map((f) => f.name));
+      for (const f of files) {
+        const { stdout } = await run('unzip', ['-p', zip, f.name], { encoding: 'buffer' });
+        expect(Buffer.compare(stdout, f.bytes)).toBe(0);
+      }
+      const out = path.join(dir, 'x');
+      await run('unzip', ['-q', zip, '-d', out]);
+      for (const [i, f] of files.entries()) {
+        const st = await stat(path.join(out, f.name));
+        expect(st.mode & 0o777).toBe(i % 2 ? 0o640 : 0o600);
+        expect(Math.abs(st.mtimeMs - Date.UTC(2024, 0, 1 + 2 * i, 12))).toBeLessThanOrEqual(2000);
+      }
+    },
+  );
 
   it('a missing file among large ones fails the archive and leaves no file open', async () => {
     const dir = path.join(root, `fds-${randomUUID()}`);

@@ -60,32 +60,36 @@ describe('filesystem storage of local files', () => {
     }
   });
 
-  it("persists objects stored unsynced by syncing each one's file, which on its own disk is the rendered file itself", async () => {
-    // What reaches the disk cannot be seen without pulling the power: the test watches the syncs
-    // persist asks the kernel for (FileHandle.datasync, the fdatasync(2) call) and which file each is.
-    const files = await Promise.all(
-      [3, 4].map(async (n) => {
-        const file = path.join(root, `f_000${n}.png`);
-        await writeFile(file, randomBytes(10_000));
-        await storage.putFile(`ws/job/frames/f_000${n}.png`, file, { sync: false });
-        return file;
-      }),
-    );
-    const probe = await open(files[0]!, 'r');
-    const proto = Object.getPrototypeOf(probe) as { datasync: (this: FileHandle) => Promise<void> };
-    await probe.close();
-    const real = proto.datasync;
-    const synced: number[] = [];
-    proto.datasync = async function (this: FileHandle) {
-      synced.push((await this.stat()).ino);
-      return real.call(this);
-    };
-    try {
-      await storage.persist(['ws/job/frames/f_0003.png', 'ws/job/frames/gone.png', 'ws/job/frames/f_0004.png']);
-    } finally {
-      proto.datasync = real;
-    }
-    const inodes = await Promise.all(files.map(async (f) => (await stat(f)).ino));
-    expect(synced.sort()).toEqual(inodes.sort());
-  });
+  it(
+    "persists objects stored unsynced by syncing each one's file, which on its own disk is the rendered file " +
+      'itself',
+    async () => {
+      // What reaches the disk cannot be seen without pulling the power: the test watches the syncs
+      // persist asks the kernel for (FileHandle.datasync, the fdatasync(2) call) and which file each is.
+      const files = await Promise.all(
+        [3, 4].map(async (n) => {
+          const file = path.join(root, `f_000${n}.png`);
+          await writeFile(file, randomBytes(10_000));
+          await storage.putFile(`ws/job/frames/f_000${n}.png`, file, { sync: false });
+          return file;
+        }),
+      );
+      const probe = await open(files[0]!, 'r');
+      const proto = Object.getPrototypeOf(probe) as { datasync: (this: FileHandle) => Promise<void> };
+      await probe.close();
+      const real = proto.datasync;
+      const synced: number[] = [];
+      proto.datasync = async function (this: FileHandle) {
+        synced.push((await this.stat()).ino);
+        return real.call(this);
+      };
+      try {
+        await storage.persist(['ws/job/frames/f_0003.png', 'ws/job/frames/gone.png', 'ws/job/frames/f_0004.png']);
+      } finally {
+        proto.datasync = real;
+      }
+      const inodes = await Promise.all(files.map(async (f) => (await stat(f)).ino));
+      expect(synced.sort()).toEqual(inodes.sort());
+    },
+  );
 });

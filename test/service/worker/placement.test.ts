@@ -132,29 +132,33 @@ describe('placement', () => {
     expect(seen).toEqual(['fresh']);
   });
 
-  it('a validation handed on for a file of 5.2 is left by workers whose builds cannot open it, and taken by one that can', async () => {
-    const job = await createJob(api(svc.baseUrl, svc.apiKey));
-    const task: Task = {
-      id: `validate:${job.id}:opens-5_2`,
-      jobId: job.id,
-      kind: 'validate',
-      payload: { requires: { opens: '5.2' } },
-      attempts: 1,
-    };
-    const old = new Placement({ queue: svc.service.ports.queue, builds: [build(3, 4), build(4, 3)] });
-    expect(await old.refusal(task, 'old/control')).toBe(
-      'needs a Blender that opens files of 5.2; this worker has 3.4, 4.3',
-    );
-    expect(
-      await new Placement({ queue: svc.service.ports.queue, builds: [build(5, 2)] }).refusal(task, 'new/control'),
-    ).toBeUndefined();
-    // A newer major opens it as well (the worker then routes among its own builds).
-    expect(
-      await new Placement({ queue: svc.service.ports.queue, builds: [build(6, 0)] }).refusal(task, 'newer/control'),
-    ).toBeUndefined();
-  });
+  it(
+    'a validation handed on for a file of 5.2 is left by workers whose builds cannot open it, and taken by one ' +
+      'that can',
+    async () => {
+      const job = await createJob(api(svc.baseUrl, svc.apiKey));
+      const task: Task = {
+        id: `validate:${job.id}:opens-5_2`,
+        jobId: job.id,
+        kind: 'validate',
+        payload: { requires: { opens: '5.2' } },
+        attempts: 1,
+      };
+      const old = new Placement({ queue: svc.service.ports.queue, builds: [build(3, 4), build(4, 3)] });
+      expect(await old.refusal(task, 'old/control')).toBe(
+        'needs a Blender that opens files of 5.2; this worker has 3.4, 4.3',
+      );
+      expect(
+        await new Placement({ queue: svc.service.ports.queue, builds: [build(5, 2)] }).refusal(task, 'new/control'),
+      ).toBeUndefined();
+      // A newer major opens it as well (the worker then routes among its own builds).
+      expect(
+        await new Placement({ queue: svc.service.ports.queue, builds: [build(6, 0)] }).refusal(task, 'newer/control'),
+      ).toBeUndefined();
+    },
+  );
 
-  it('leaves a task that just failed on a slot once for another slot, then runs it there if nobody took it', async () => {
+  it('leaves a task that just failed on a slot once for another slot, runs it there if nobody took it', async () => {
     const job = await createJob(api(svc.baseUrl, svc.apiKey));
     const placement = new Placement({ queue: svc.service.ports.queue, builds: [] }, { blocklistThreshold: 5 });
     const task: Task = { id: `f-${job.id}`, jobId: job.id, kind: 'render-chunk', payload: {}, attempts: 1 };

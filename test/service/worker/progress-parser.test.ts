@@ -53,7 +53,8 @@ describe('BlenderLogParser on other formats', () => {
     const p = new BlenderLogParser();
     expect(
       p.line(
-        'Fra:7 Mem:120.5M (Peak 130.1M) | Time:00:01.20 | Mem:0.00M, Peak:0.00M | Scene, ViewLayer | Rendering 1 / 4 samples',
+        'Fra:7 Mem:120.5M (Peak 130.1M) | Time:00:01.20 | Mem:0.00M, Peak:0.00M | Scene, ViewLayer | ' +
+          'Rendering 1 / 4 samples',
       ),
     ).toEqual([
       { type: 'frameStarted', frame: 7 },
@@ -61,7 +62,8 @@ describe('BlenderLogParser on other formats', () => {
     ]);
     expect(
       p.line(
-        'Fra:7 Mem:120.5M (Peak 130.1M) | Time:00:02.20 | Remaining:00:00.50 | Mem:1.00M, Peak:1.00M | Scene, ViewLayer | Sample 64/128',
+        'Fra:7 Mem:120.5M (Peak 130.1M) | Time:00:02.20 | Remaining:00:00.50 | Mem:1.00M, Peak:1.00M | ' +
+          'Scene, ViewLayer | Sample 64/128',
       ),
     ).toEqual([{ type: 'sample', frame: 7, done: 64, total: 128 }]);
     expect(p.line("Saved: 'C:\\renders\\f_0007.png'\r")).toEqual([

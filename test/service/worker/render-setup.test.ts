@@ -293,26 +293,30 @@ describe('render chunk with render_setup.py', () => {
     ]);
   });
 
-  it('turns the file denoising off when the build has no OpenImageDenoise; left to the file, render_setup.py turns it off too, with a warning', () => {
-    const off = run('denoiseOff');
-    expect(off.final.denoisingEnabled).toBe(false);
-    expect(off.final.analysisWarnings?.map((w) => w.code)).toContain('DENOISER_UNAVAILABLE');
-    expect(off.settings.denoise).toEqual({ enabled: false, denoiser: 'OPENIMAGEDENOISE', useGpu: false });
-    expect(off.result.exitCode, off.result.lastLines.join('\n')).toBe(0);
-    expect(summary(off).denoise).toBe(false);
-    expect(pngSize(join(off.attemptDir, 'f_0001.png'))).toEqual([64, 48]);
+  it(
+    'turns the file denoising off when the build has no OpenImageDenoise; left to the file, render_setup.py ' +
+      'turns it off too, with a warning',
+    () => {
+      const off = run('denoiseOff');
+      expect(off.final.denoisingEnabled).toBe(false);
+      expect(off.final.analysisWarnings?.map((w) => w.code)).toContain('DENOISER_UNAVAILABLE');
+      expect(off.settings.denoise).toEqual({ enabled: false, denoiser: 'OPENIMAGEDENOISE', useGpu: false });
+      expect(off.result.exitCode, off.result.lastLines.join('\n')).toBe(0);
+      expect(summary(off).denoise).toBe(false);
+      expect(pngSize(join(off.attemptDir, 'f_0001.png'))).toEqual([64, 48]);
 
-    // Settings without `denoise` keep the file's choice, which this build cannot run (Cycles alone
-    // would stop with "Build without OpenImageDenoise"): the frame renders without it, and says so.
-    const file = run('denoiseFile');
-    expect(file.result.exitCode, file.result.lastLines.join('\n')).toBe(0);
-    expect(file.lines.map(parseSetupLine)).toContainEqual({
-      type: 'warning',
-      message: expect.stringMatching(/has no denoiser.*denoising off/),
-    });
-    expect(summary(file).denoise).toBe(false);
-    expect(pngSize(join(file.attemptDir, 'f_0001.png'))).toEqual([64, 48]);
-  });
+      // Settings without `denoise` keep the file's choice, which this build cannot run (Cycles alone
+      // would stop with "Build without OpenImageDenoise"): the frame renders without it, and says so.
+      const file = run('denoiseFile');
+      expect(file.result.exitCode, file.result.lastLines.join('\n')).toBe(0);
+      expect(file.lines.map(parseSetupLine)).toContainEqual({
+        type: 'warning',
+        message: expect.stringMatching(/has no denoiser.*denoising off/),
+      });
+      expect(summary(file).denoise).toBe(false);
+      expect(pngSize(join(file.attemptDir, 'f_0001.png'))).toEqual([64, 48]);
+    },
+  );
 
   it('a bad camera name exits 3 with the message, before rendering anything', () => {
     const r = run('badCamera');
@@ -390,23 +394,26 @@ describe('render-invocation helpers (pure)', () => {
     expect(() => renderInvocation({ ...base, attemptDir: 'rel' })).toThrow(/absolute/);
   });
 
-  it('compositeFolders: safe names, unique ignoring case; settings keep the file view layers unless one was asked', () => {
-    expect(compositeFolders(['a/b', 'a_b', 'A_B', '.hidden'])).toEqual(['a_b', 'a_b-2', 'A_B-3', 'f.hidden']);
-    const { finalConfig } = resolveFinalConfig(sceneOf('basic'), {}, { colorManagementPreset: 'aces' }, CAPS);
-    expect(finalConfig.activeViewLayer).toBe('Main');
-    const s = renderSettingsFrom(finalConfig, {
-      compositeDir: '/w/c',
-      requested: { colorManagementPreset: 'aces' },
-      addonPaths: ['/w/addons'],
-    });
-    expect(s.viewLayer).toBeUndefined();
-    expect(s).toMatchObject({
-      camera: 'CamA',
-      colorManagement: 'aces',
-      addons: { ids: [], paths: ['/w/addons'] },
-      device: { type: 'CPU' },
-    });
-    expect(renderSettingsFrom(finalConfig, { compositeDir: '/w/c' }).viewLayer).toBe('Main');
-    expect(() => renderSettingsFrom(finalConfig, { compositeDir: 'c' })).toThrow(/absolute/);
-  });
+  it(
+    'compositeFolders: safe names, unique ignoring case; settings keep the file view layers unless one was ' + 'asked',
+    () => {
+      expect(compositeFolders(['a/b', 'a_b', 'A_B', '.hidden'])).toEqual(['a_b', 'a_b-2', 'A_B-3', 'f.hidden']);
+      const { finalConfig } = resolveFinalConfig(sceneOf('basic'), {}, { colorManagementPreset: 'aces' }, CAPS);
+      expect(finalConfig.activeViewLayer).toBe('Main');
+      const s = renderSettingsFrom(finalConfig, {
+        compositeDir: '/w/c',
+        requested: { colorManagementPreset: 'aces' },
+        addonPaths: ['/w/addons'],
+      });
+      expect(s.viewLayer).toBeUndefined();
+      expect(s).toMatchObject({
+        camera: 'CamA',
+        colorManagement: 'aces',
+        addons: { ids: [], paths: ['/w/addons'] },
+        device: { type: 'CPU' },
+      });
+      expect(renderSettingsFrom(finalConfig, { compositeDir: '/w/c' }).viewLayer).toBe('Main');
+      expect(() => renderSettingsFrom(finalConfig, { compositeDir: 'c' })).toThrow(/absolute/);
+    },
+  );
 });

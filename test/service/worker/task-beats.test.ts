@@ -48,33 +48,37 @@ function beats(clock: { t: number }) {
 }
 
 describe('task heartbeats', () => {
-  it('read each job once per beat, extend leases only once a quarter of the lease has passed, and the queue keeps the tasks', async () => {
-    const worker = 'beats-a';
-    const one = await claimed(2, worker);
-    const other = await claimed(1, worker);
-    const clock = { t: 1_000_000 };
-    const { b, reads, extensions } = beats(clock);
-    const controllers = [...one.tasks, ...other.tasks].map(() => new AbortController());
-    const stops = [...one.tasks, ...other.tasks].map((t, i) => b.start(t, worker, controllers[i]!, log));
-    try {
-      for (let i = 1; i <= 13; i++) {
+  it(
+    'read each job once per beat, extend leases only once a quarter of the lease has passed, and the queue ' +
+      'keeps the tasks',
+    async () => {
+      const worker = 'beats-a';
+      const one = await claimed(2, worker);
+      const other = await claimed(1, worker);
+      const clock = { t: 1_000_000 };
+      const { b, reads, extensions } = beats(clock);
+      const controllers = [...one.tasks, ...other.tasks].map(() => new AbortController());
+      const stops = [...one.tasks, ...other.tasks].map((t, i) => b.start(t, worker, controllers[i]!, log));
+      try {
+        for (let i = 1; i <= 13; i++) {
+          clock.t += BEAT_MS;
+          await b.beat();
+        }
+        // 13 beats of 3 tasks of 2 jobs: 2 reads a beat, no extension before a quarter of the lease less a beat (7 s).
+        expect(reads.length).toBe(26);
+        expect(reads.filter((id) => id === one.jobId).length).toBe(13);
+        expect(extensions).toEqual([]);
         clock.t += BEAT_MS;
         await b.beat();
+        expect(extensions.sort()).toEqual([...one.tasks, ...other.tasks].map((t) => t.id).sort());
+        // The extension was real: the tasks are still this worker's, none can be claimed by another.
+        expect(await svc.service.ports.queue.claim('beats-thief', ['render-chunk'], LEASE_MS)).toBeUndefined();
+        expect(controllers.every((c) => !c.signal.aborted)).toBe(true);
+      } finally {
+        for (const stop of stops) stop();
       }
-      // 13 beats of 3 tasks of 2 jobs: 2 reads a beat, no extension before a quarter of the lease less a beat (7 s).
-      expect(reads.length).toBe(26);
-      expect(reads.filter((id) => id === one.jobId).length).toBe(13);
-      expect(extensions).toEqual([]);
-      clock.t += BEAT_MS;
-      await b.beat();
-      expect(extensions.sort()).toEqual([...one.tasks, ...other.tasks].map((t) => t.id).sort());
-      // The extension was real: the tasks are still this worker's, none can be claimed by another.
-      expect(await svc.service.ports.queue.claim('beats-thief', ['render-chunk'], LEASE_MS)).toBeUndefined();
-      expect(controllers.every((c) => !c.signal.aborted)).toBe(true);
-    } finally {
-      for (const stop of stops) stop();
-    }
-  });
+    },
+  );
 
   it('stop the tasks of a canceled job, and only those, at the next beat', async () => {
     const worker = 'beats-b';

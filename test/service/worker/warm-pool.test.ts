@@ -156,7 +156,8 @@ describe('WarmPool', () => {
     expect(w.alive).toBe(true);
     // The child fills what it is told to hold and says so; the buffers stay touched while it lives.
     const script =
-      "const held = []; process.on('message', (n) => { const b = Buffer.allocUnsafe(n); b.fill(7); held.push(b); process.send('held'); }); setInterval(() => held.forEach((b) => b[0]++), 1000);";
+      "const held = []; process.on('message', (n) => { const b = Buffer.allocUnsafe(n); b.fill(7); " +
+      "held.push(b); process.send('held'); }); setInterval(() => held.forEach((b) => b[0]++), 1000);";
     const hog = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const take = (bytes: number) =>
       new Promise<void>((resolve, reject) => {

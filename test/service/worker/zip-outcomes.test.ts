@@ -45,7 +45,8 @@ describe('asTaskOutcome: zip errors as task outcomes', () => {
     const outcome = asTaskOutcome(new DiskSpaceError(500, 2000, 100));
     expect(outcome).toBeInstanceOf(RetryableTaskError);
     expect((outcome as RetryableTaskError).message).toBe(
-      "The worker's disk has 500 bytes free; unpacking this project needs 2000 bytes and keeps 100 bytes free for the render. Free space in the worker's work folder; the task is retried.",
+      "The worker's disk has 500 bytes free; unpacking this project needs 2000 bytes and keeps 100 bytes " +
+        "free for the render. Free space in the worker's work folder; the task is retried.",
     );
     expect((outcome as RetryableTaskError).details).toEqual({
       code: 'WORKER_DISK_FULL',

@@ -183,26 +183,31 @@ describe('retries', () => {
     expect(srv.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
-  it('retries a GET and a retry-safe POST on network errors, then throws NetworkError; another POST is tried once', async () => {
-    const { client, srv } = await clientFor(
-      (req) => {
-        req.socket.destroy();
-      },
-      { maxRetries: 2 },
-    );
-    const getErr = await client.listJobs().catch((e: unknown) => e);
-    expect(getErr).toBeInstanceOf(NetworkError);
-    expect((getErr as NetworkError).timedOut).toBe(false);
-    expect(srv.requests).toHaveLength(3);
+  it(
+    'retries a GET and a retry-safe POST on network errors, then throws NetworkError; another POST is tried ' + 'once',
+    async () => {
+      const { client, srv } = await clientFor(
+        (req) => {
+          req.socket.destroy();
+        },
+        { maxRetries: 2 },
+      );
+      const getErr = await client.listJobs().catch((e: unknown) => e);
+      expect(getErr).toBeInstanceOf(NetworkError);
+      expect((getErr as NetworkError).timedOut).toBe(false);
+      expect(srv.requests).toHaveLength(3);
 
-    // A second upload target nobody uses expires: POST /uploads is retried like a GET.
-    await expect(client.createUpload({ fileName: 'a.blend', fileType: 'blend' })).rejects.toBeInstanceOf(NetworkError);
-    expect(srv.requests).toHaveLength(6);
-    // POST /jobs is not retry-safe, and a service that never answered gets no patience: one try.
-    const before = srv.requests.length;
-    await expect(client.createJob({ slug: 'up_x' })).rejects.toBeInstanceOf(NetworkError);
-    expect(srv.requests.length - before).toBe(1);
-  });
+      // A second upload target nobody uses expires: POST /uploads is retried like a GET.
+      await expect(client.createUpload({ fileName: 'a.blend', fileType: 'blend' })).rejects.toBeInstanceOf(
+        NetworkError,
+      );
+      expect(srv.requests).toHaveLength(6);
+      // POST /jobs is not retry-safe, and a service that never answered gets no patience: one try.
+      const before = srv.requests.length;
+      await expect(client.createJob({ slug: 'up_x' })).rejects.toBeInstanceOf(NetworkError);
+      expect(srv.requests.length - before).toBe(1);
+    },
+  );
 
   it('gives up an attempt after requestTimeoutMs with a timed-out NetworkError', async () => {
     // Never answers: only the client's timeout can end the call.

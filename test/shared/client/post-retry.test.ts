@@ -55,27 +55,30 @@ it('creates one job per slug when POST /jobs breaks: asked again, the job the sl
   expect((await direct.listJobs({})).pagination.total).toBe(before + 2);
 });
 
-it('validates once when validate breaks: resent when the service never read it, read back when its answer was lost', async () => {
-  // Cut before the service read the request: the job is still `created`, so validate goes again.
-  const c = await client.commitUpload({ fileName: 'c.zip', entries: [{ path: 'scene.blend', ...EMPTY }] });
-  const early = await direct.createJob({ slug: c.slug });
-  ps.proxy.cut({ request: /^POST \S*\/validate /, afterBytes: 10 });
-  const sent = await client.validateJob(early.id, {});
-  expect(sent.id).toBe(early.id);
-  expect(sent.status).not.toBe('created');
+it(
+  'validates once when validate breaks: resent when the service never read it, read back when its answer was ' + 'lost',
+  async () => {
+    // Cut before the service read the request: the job is still `created`, so validate goes again.
+    const c = await client.commitUpload({ fileName: 'c.zip', entries: [{ path: 'scene.blend', ...EMPTY }] });
+    const early = await direct.createJob({ slug: c.slug });
+    ps.proxy.cut({ request: /^POST \S*\/validate /, afterBytes: 10 });
+    const sent = await client.validateJob(early.id, {});
+    expect(sent.id).toBe(early.id);
+    expect(sent.status).not.toBe('created');
 
-  // The service validated, then the answer was lost: a second validate would be a 400, so the
-  // client reads the job instead and answers it; no second validate is sent.
-  const d = await client.commitUpload({ fileName: 'd.zip', entries: [{ path: 'scene.blend', ...EMPTY }] });
-  const late = await direct.createJob({ slug: d.slug });
-  ps.proxy.reset();
-  ps.proxy.cut({ request: /^POST \S*\/validate /, afterBytes: 0, answer: true });
-  const read = await client.validateJob(late.id, {});
-  expect(read.id).toBe(late.id);
-  expect(read.status).not.toBe('created');
-  expect(ps.proxy.requests().filter((r) => r.endsWith('/validate'))).toHaveLength(1);
-  expect(ps.proxy.requests()).toContain(`GET ${new URL(ps.baseUrl).pathname}/jobs/${late.id}`);
-});
+    // The service validated, then the answer was lost: a second validate would be a 400, so the
+    // client reads the job instead and answers it; no second validate is sent.
+    const d = await client.commitUpload({ fileName: 'd.zip', entries: [{ path: 'scene.blend', ...EMPTY }] });
+    const late = await direct.createJob({ slug: d.slug });
+    ps.proxy.reset();
+    ps.proxy.cut({ request: /^POST \S*\/validate /, afterBytes: 0, answer: true });
+    const read = await client.validateJob(late.id, {});
+    expect(read.id).toBe(late.id);
+    expect(read.status).not.toBe('created');
+    expect(ps.proxy.requests().filter((r) => r.endsWith('/validate'))).toHaveLength(1);
+    expect(ps.proxy.requests()).toContain(`GET ${new URL(ps.baseUrl).pathname}/jobs/${late.id}`);
+  },
+);
 
 it('cancels once when the answer to cancel is lost: the canceled job is the answer, not a 409', async () => {
   const e = await client.commitUpload({ fileName: 'e.zip', entries: [{ path: 'scene.blend', ...EMPTY }] });
@@ -87,7 +90,7 @@ it('cancels once when the answer to cancel is lost: the canceled job is the answ
   expect(ps.proxy.requests().filter((r) => r.endsWith('/cancel'))).toHaveLength(1);
 });
 
-it('waits for a link that drops and comes back, and says so; past its patience it says the connection dropped', async () => {
+it('waits for a link that drops and comes back, says so; past its patience, says the connection dropped', async () => {
   const downs: number[] = [];
   const patient = new RenderJobClient({
     baseUrl: ps.baseUrl,

@@ -73,43 +73,48 @@ describe('single PUT resumed over a link that drops (resumable-uploads)', () => 
     env = undefined;
   });
 
-  it("the link goes down halfway and comes back: the rest is sent, at most 1.2x the file in all, and the stored file is the client's", async () => {
-    if (!filesOnly('resuming a PUT')) return;
-    env = await startProxiedService('files');
-    const e = env;
-    const client = new RenderJobClient({
-      baseUrl: e.baseUrl,
-      apiKey: e.svc.apiKey,
-      baseDelayMs: 50,
-      maxDelayMs: 200,
-      maxRetries: 2,
-    });
-    expect(await client.hasExtension('resumable-uploads')).toBe(true);
-    e.proxy.reset();
-    let outage: Promise<unknown> | undefined;
-    const retries: UploadRetry[] = [];
-    const target = await client.uploadProject(file, {
-      onRetry: (r) => retries.push(r),
-      onProgress: (sent) => {
-        if (outage || sent < SIZE / 2) return;
-        // Down (every open connection reset, new ones refused) until the client was refused 4 times.
-        e.proxy.linkDown();
-        outage = waitUntil('four refused connections', () => e.proxy.refused() >= 4, { intervalMs: 20 }).finally(() =>
-          e.proxy.linkUp(),
-        );
-      },
-    });
-    await outage;
-    expect(e.proxy.refused()).toBeGreaterThanOrEqual(4);
-    expect(retries.length).toBeGreaterThanOrEqual(1);
-    expect(retries.at(-1)?.fromByte).toBeGreaterThan(0);
-    expect(e.proxy.requests().filter((r) => r.startsWith('PUT'))).toHaveLength(2);
-    expect(e.proxy.up()).toBeLessThanOrEqual(1.2 * SIZE);
-    expect(sha(await storedFile(e.svc.dataDir, target.slug))).toBe(sha(bytes));
-    const state = await client.getUpload(target.slug);
-    expect(state).toMatchObject({ completed: true, receivedBytes: SIZE, totalBytes: SIZE });
-    expect((await client.createJob({ slug: target.slug })).status).toBe('created');
-  }, 120_000);
+  it(
+    'the link goes down halfway and comes back: the rest is sent, at most 1.2x the file in all, and the stored ' +
+      "file is the client's",
+    async () => {
+      if (!filesOnly('resuming a PUT')) return;
+      env = await startProxiedService('files');
+      const e = env;
+      const client = new RenderJobClient({
+        baseUrl: e.baseUrl,
+        apiKey: e.svc.apiKey,
+        baseDelayMs: 50,
+        maxDelayMs: 200,
+        maxRetries: 2,
+      });
+      expect(await client.hasExtension('resumable-uploads')).toBe(true);
+      e.proxy.reset();
+      let outage: Promise<unknown> | undefined;
+      const retries: UploadRetry[] = [];
+      const target = await client.uploadProject(file, {
+        onRetry: (r) => retries.push(r),
+        onProgress: (sent) => {
+          if (outage || sent < SIZE / 2) return;
+          // Down (every open connection reset, new ones refused) until the client was refused 4 times.
+          e.proxy.linkDown();
+          outage = waitUntil('four refused connections', () => e.proxy.refused() >= 4, { intervalMs: 20 }).finally(() =>
+            e.proxy.linkUp(),
+          );
+        },
+      });
+      await outage;
+      expect(e.proxy.refused()).toBeGreaterThanOrEqual(4);
+      expect(retries.length).toBeGreaterThanOrEqual(1);
+      expect(retries.at(-1)?.fromByte).toBeGreaterThan(0);
+      expect(e.proxy.requests().filter((r) => r.startsWith('PUT'))).toHaveLength(2);
+      expect(e.proxy.up()).toBeLessThanOrEqual(1.2 * SIZE);
+      expect(sha(await storedFile(e.svc.dataDir, target.slug))).toBe(sha(bytes));
+      const state = await client.getUpload(target.slug);
+      expect(state).toMatchObject({ completed: true, receivedBytes: SIZE, totalBytes: SIZE });
+      expect((await client.createJob({ slug: target.slug })).status).toBe('created');
+    },
+    120_000,
+  );
 });
 
 describe('the storage route keeps and continues a broken PUT', () => {
@@ -119,57 +124,62 @@ describe('the storage route keeps and continues a broken PUT', () => {
     svc = undefined;
   });
 
-  it('a resume past the kept bytes is refused with what is held; a plain PUT starts over; another workspace cannot see the upload', async () => {
-    if (!filesOnly('resuming a PUT')) return;
-    svc = await startTestService();
-    const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
-    const target = await client.createUpload({ fileName: 'scene.blend', fileType: 'blend' });
-    // The first PUT sends some of the file, then its connection breaks: what arrived is kept.
-    const first = rawPut(
-      target.uploadUrl,
-      bytes.subarray(0, 3 * 1024 * 1024),
-      { 'content-length': String(SIZE) },
-      true,
-    );
-    await new Promise<void>((resolve) => first.req.write(Buffer.alloc(0), () => resolve()));
-    first.req.destroy();
-    const half = await waitUntil(
-      'bytes kept',
-      async () => (await client.getUpload(target.slug)).receivedBytes || undefined,
-      { intervalMs: 20 },
-    );
-    expect(await client.getUpload(target.slug)).toMatchObject({
-      completed: false,
-      receivedBytes: half,
-      totalBytes: SIZE,
-    });
+  it(
+    'a resume past the kept bytes is refused with what is held; a plain PUT starts over; another workspace ' +
+      'cannot see the upload',
+    async () => {
+      if (!filesOnly('resuming a PUT')) return;
+      svc = await startTestService();
+      const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
+      const target = await client.createUpload({ fileName: 'scene.blend', fileType: 'blend' });
+      // The first PUT sends some of the file, then its connection breaks: what arrived is kept.
+      const first = rawPut(
+        target.uploadUrl,
+        bytes.subarray(0, 3 * 1024 * 1024),
+        { 'content-length': String(SIZE) },
+        true,
+      );
+      await new Promise<void>((resolve) => first.req.write(Buffer.alloc(0), () => resolve()));
+      first.req.destroy();
+      const half = await waitUntil(
+        'bytes kept',
+        async () => (await client.getUpload(target.slug)).receivedBytes || undefined,
+        { intervalMs: 20 },
+      );
+      expect(await client.getUpload(target.slug)).toMatchObject({
+        completed: false,
+        receivedBytes: half,
+        totalBytes: SIZE,
+      });
 
-    const past = rawPut(target.uploadUrl, bytes.subarray(half + 10), {
-      'content-length': String(SIZE - half - 10),
-      'content-range': `bytes ${half + 10}-${SIZE - 1}/${SIZE}`,
-    });
-    const refused = await past.answer;
-    expect(refused.status).toBe(409);
-    expect(refused.body).toMatchObject({
-      name: 'UPLOAD_RESUME_MISMATCH',
-      metadata: { receivedBytes: half, totalBytes: SIZE },
-    });
-    const badRange = await rawPut(target.uploadUrl, bytes.subarray(half), {
-      'content-length': String(SIZE - half),
-      'content-range': `bytes ${half}-${SIZE - 2}/${SIZE}`,
-    }).answer;
-    expect(badRange.status).toBe(400);
+      const past = rawPut(target.uploadUrl, bytes.subarray(half + 10), {
+        'content-length': String(SIZE - half - 10),
+        'content-range': `bytes ${half + 10}-${SIZE - 1}/${SIZE}`,
+      });
+      const refused = await past.answer;
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({
+        name: 'UPLOAD_RESUME_MISMATCH',
+        metadata: { receivedBytes: half, totalBytes: SIZE },
+      });
+      const badRange = await rawPut(target.uploadUrl, bytes.subarray(half), {
+        'content-length': String(SIZE - half),
+        'content-range': `bytes ${half}-${SIZE - 2}/${SIZE}`,
+      }).answer;
+      expect(badRange.status).toBe(400);
 
-    // A plain PUT (the spec's) of other bytes starts the file over: the kept half is not used.
-    const other = Buffer.from(bytes.subarray(0, 1024 * 1024)).fill(7, 100);
-    const plain = await rawPut(target.uploadUrl, other, { 'content-length': String(other.length) }).answer;
-    expect(plain.status).toBe(200);
-    expect(plain.body).toMatchObject({ size: other.length, sha256: sha(other) });
-    expect(await client.getUpload(target.slug)).toMatchObject({ completed: true, receivedBytes: other.length });
+      // A plain PUT (the spec's) of other bytes starts the file over: the kept half is not used.
+      const other = Buffer.from(bytes.subarray(0, 1024 * 1024)).fill(7, 100);
+      const plain = await rawPut(target.uploadUrl, other, { 'content-length': String(other.length) }).answer;
+      expect(plain.status).toBe(200);
+      expect(plain.body).toMatchObject({ size: other.length, sha256: sha(other) });
+      expect(await client.getUpload(target.slug)).toMatchObject({ completed: true, receivedBytes: other.length });
 
-    const stranger = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: await svc.createApiKey('elsewhere') });
-    await expect(stranger.getUpload(target.slug)).rejects.toMatchObject({ errorName: 'UPLOAD_NOT_FOUND' });
-  }, 60_000);
+      const stranger = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: await svc.createApiKey('elsewhere') });
+      await expect(stranger.getUpload(target.slug)).rejects.toMatchObject({ errorName: 'UPLOAD_NOT_FOUND' });
+    },
+    60_000,
+  );
 
   it('a resume continues the kept bytes exactly, and wins over a PUT the service still thinks is running', async () => {
     if (!filesOnly('resuming a PUT')) return;

@@ -48,44 +48,48 @@ function clientOf(e: ProxiedService, maxRetries = 5, reconnectPatienceMs?: numbe
 }
 
 describe.each<StorageKind>(['files', 's3'])('single PUT retried (%s storage)', (storage) => {
-  it(`sends the file again ${storage === 's3' ? 'from the start' : 'from where the service got to'} after the connection is cut mid-upload, and the job is created`, async () => {
-    env = await startProxiedService(storage, {}, 'storage');
-    env.proxy.cut({ request: env.uploadPut, afterBytes: 1024 * 1024 });
-    const client = clientOf(env);
-    const retries: UploadRetry[] = [];
-    const progress: number[] = [];
-    const target = await client.uploadProject(file, {
-      onRetry: (r) => retries.push(r),
-      onProgress: (sent) => progress.push(sent),
-    });
+  it(
+    `sends the file again ${storage === 's3' ? 'from the start' : 'from where the service got to'} after the ` +
+      `connection is cut mid-upload, and the job is created`,
+    async () => {
+      env = await startProxiedService(storage, {}, 'storage');
+      env.proxy.cut({ request: env.uploadPut, afterBytes: 1024 * 1024 });
+      const client = clientOf(env);
+      const retries: UploadRetry[] = [];
+      const progress: number[] = [];
+      const target = await client.uploadProject(file, {
+        onRetry: (r) => retries.push(r),
+        onProgress: (sent) => progress.push(sent),
+      });
 
-    expect(env.proxy.cuts()).toBe(1);
-    expect(retries).toHaveLength(1);
-    expect(retries[0]?.error).toBeInstanceOf(NetworkError);
-    // The target is valid for hours: the retry goes to the same one.
-    expect(retries[0]?.newTarget).toBe(false);
-    expect(env.proxy.requests().filter((r) => r.startsWith('PUT'))).toHaveLength(2);
-    if (storage === 's3') {
-      // The cut part went once, then the whole file again; progress starts over.
-      expect(retries[0]?.fromByte).toBe(0);
-      expect(env.proxy.up()).toBeGreaterThan(SIZE + 1024 * 1024 - 1);
-      const restart = progress.findIndex((p, i) => i > 0 && p < (progress[i - 1] as number));
-      expect(restart).toBeGreaterThan(0);
-    } else {
-      // The service kept what reached it (a reset loses what its socket had not read yet, more on a
-      // loaded machine): the retry sends the rest from there, not the whole file again.
-      const from = retries[0]?.fromByte ?? 0;
-      expect(from).toBeGreaterThan(0);
-      // The cut MiB, then the file from `from` on (requests' headers aside).
-      expect(env.proxy.up()).toBeLessThan(1024 * 1024 + (SIZE - from) + 64 * 1024);
-    }
-    expect(progress.at(-1)).toBe(SIZE);
+      expect(env.proxy.cuts()).toBe(1);
+      expect(retries).toHaveLength(1);
+      expect(retries[0]?.error).toBeInstanceOf(NetworkError);
+      // The target is valid for hours: the retry goes to the same one.
+      expect(retries[0]?.newTarget).toBe(false);
+      expect(env.proxy.requests().filter((r) => r.startsWith('PUT'))).toHaveLength(2);
+      if (storage === 's3') {
+        // The cut part went once, then the whole file again; progress starts over.
+        expect(retries[0]?.fromByte).toBe(0);
+        expect(env.proxy.up()).toBeGreaterThan(SIZE + 1024 * 1024 - 1);
+        const restart = progress.findIndex((p, i) => i > 0 && p < (progress[i - 1] as number));
+        expect(restart).toBeGreaterThan(0);
+      } else {
+        // The service kept what reached it (a reset loses what its socket had not read yet, more on a
+        // loaded machine): the retry sends the rest from there, not the whole file again.
+        const from = retries[0]?.fromByte ?? 0;
+        expect(from).toBeGreaterThan(0);
+        // The cut MiB, then the file from `from` on (requests' headers aside).
+        expect(env.proxy.up()).toBeLessThan(1024 * 1024 + (SIZE - from) + 64 * 1024);
+      }
+      expect(progress.at(-1)).toBe(SIZE);
 
-    const job = await client.createJob({ slug: target.slug });
-    expect(job.status).toBe('created');
-  });
+      const job = await client.createJob({ slug: target.slug });
+      expect(job.status).toBe('created');
+    },
+  );
 
-  it('asks for a new upload target when the old one expires before the retry, and the first slug stays unusable', async () => {
+  it('asks for a new upload target if the old one expired before the retry; the first slug stays dead', async () => {
     // 30 s targets: less than the client's 60 s margin, so any retry goes to a new target.
     env = await startProxiedService(storage, { uploadUrlTtlSeconds: 30 }, 'storage');
     env.proxy.cut({ request: env.uploadPut, afterBytes: 512 * 1024 });
