@@ -25,10 +25,11 @@ if [ "${1:-}" = "test" ]; then
   # over a D-Bus session, read back with secret-tool) holds the API key; Chromium (driven by
   # playwright-core) tests the tray app's job window; zsh and fish check the completion scripts;
   # nginx sits in front of the service in the reverse-proxy test; systemd-analyze verifies the
-  # units under deploy/; flake8 checks the Python (npm run lint).
+  # units under deploy/; flake8 checks the Python (npm run lint); Xvfb gives Blender a screen for the
+  # add-on's tests in a real window.
   need+=([curl]=curl [zip]=zip [unzip]=unzip [secret-tool]=libsecret-tools [gnome-keyring-daemon]=gnome-keyring
     [dbus-launch]=dbus-x11 [dbus-run-session]=dbus [chromium]=chromium [zsh]=zsh [fish]=fish [nginx]=nginx
-    [systemd-analyze]=systemd [flake8]=flake8)
+    [systemd-analyze]=systemd [flake8]=flake8 [Xvfb]=xvfb)
 fi
 missing=()
 for cmd in "${!need[@]}"; do
@@ -36,6 +37,11 @@ for cmd in "${!need[@]}"; do
 done
 # EEVEE renders headless through EGL, which Debian's blender does not pull in by itself.
 [ -e /usr/lib/x86_64-linux-gnu/libEGL.so.1 ] || [ -e /usr/lib/aarch64-linux-gnu/libEGL.so.1 ] || missing+=(libegl1)
+# Blender's window under Xvfb draws with Mesa's software OpenGL (a test machine has no GPU to draw with).
+if [ "${1:-}" = "test" ]; then
+  [ -e /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so ] || [ -e /usr/lib/aarch64-linux-gnu/dri/swrast_dri.so ] ||
+    missing+=(libgl1-mesa-dri)
+fi
 # keytar (the daemon's keychain) builds from source against libsecret's headers.
 [ -d /usr/include/libsecret-1 ] || missing+=(libsecret-1-dev)
 if [ ${#missing[@]} -gt 0 ]; then
