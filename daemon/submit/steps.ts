@@ -55,7 +55,11 @@ export function jobStoppedBody(job: Job): ErrorBody {
   if (!reason) {
     return {
       name: 'JOB_FAILED',
-      message: `Job ${job.id} ended "${job.status}" without a reason: see the job in the service.`,
+      // The spec fills failedReason "when available": a farm may have no words for a failure.
+      message:
+        `Job ${job.id} failed on the farm, which gave no reason: look at the job there ` +
+        `(renderbridge jobs show ${job.id}, or the farm's dashboard), then submit again; ` +
+        "if it fails again, ask the farm's operator why.",
       details: [],
       type: 'api',
       metadata: { jobId: job.id },

@@ -33,7 +33,11 @@ export function notificationFor(e: RenderComplete): NotificationModel | null {
   if (e.status === 'failed')
     return {
       title: 'Render failed',
-      body: `${name} failed — ${failureText(e.job)}`,
+      // A farm may fail a job without a reason (the spec fills failedReason "when available").
+      body: e.job.failedReason
+        ? `${name} failed — ${failureText(e.job)}`
+        : `${name} failed on the farm, which gave no reason: look at the job there ` +
+          `(renderbridge jobs show ${e.jobId}), then render it again; if it fails again, ask the farm's operator why.`,
       openPath: null,
       urgency: 'critical',
     };
