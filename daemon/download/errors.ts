@@ -30,10 +30,17 @@ export function errorBodyOf(err: unknown): ErrorBody {
   if (err instanceof ApiError) return err.body;
   if (err instanceof DaemonError) return err.toBody();
   if (err instanceof SizeMismatchError) {
-    return outputError('SIZE_MISMATCH', `${err.message}: the file was not kept; run the download again.`, [], {
-      expected: err.expected,
-      received: err.received,
-    });
+    return outputError(
+      'SIZE_MISMATCH',
+      `${err.message}: the file was not kept. Run the download again (it resumes); if this keeps happening, ` +
+        'something between this computer and the farm (a proxy or a cache) changes the files: ' +
+        "tell the farm's operator.",
+      [],
+      {
+        expected: err.expected,
+        received: err.received,
+      },
+    );
   }
   if (err instanceof NetworkError)
     return outputError(

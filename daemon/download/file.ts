@@ -117,6 +117,17 @@ export async function downloadFile(url: string, dest: string, options: DownloadF
       continue;
     }
     const size = (await stat(part)).size;
+    if (total === null && !append) {
+      // A body sent without a length (ended by closing the connection) that a dropped link cut short
+      // looks complete: keep it only if the size the server announces for the file agrees.
+      try {
+        total = await probeSize(url, http);
+      } catch (err) {
+        if (!isTransient(err)) throw err;
+        lastError = err;
+        continue;
+      }
+    }
     if (total === null || size === total)
       return finish(part, dest, size, partSize > 0 && append ? 'resumed' : 'downloaded', report);
     // Longer than announced cannot be resumed; shorter is resumed on the next try.
