@@ -3,7 +3,7 @@
 // output size, each with a band and the number of frames it rests on, and warnings in words.
 // Pure: the route gathers the samples, the farm's slots and the queue, and calls this.
 import { DEVICE_PERFORMANCE_FACTORS } from './normalized-seconds.js';
-import { trendEta } from './frame-trend.js';
+import { FRAME_NOISE, profileSum } from './frame-profile.js';
 
 /** A figure with the band it should fall in and the frames (or loads) it rests on. */
 export interface Band {
@@ -38,6 +38,13 @@ export interface EstimateInput {
   kept?: readonly number[];
   /** Scene load seconds measured (one per Blender that loaded it). */
   loadSeconds: readonly number[];
+  /**
+   * What a fresh Blender's first frame took beyond a warm one (kernels, images, shaders), one per
+   * Blender: each slot the render starts pays it once. Default none.
+   */
+  warmupSeconds?: readonly number[];
+  /** Seconds the farm spends on a render beyond its Blenders (planning, finalize). Default 0. */
+  overheadSeconds?: number;
   /** Output bytes of each sampled frame. */
   outputBytes: readonly number[];
   slots: readonly FarmSlot[];
@@ -145,23 +152,35 @@ export function estimateFigures(input: EstimateInput): EstimateFigures | null {
   const freeSlots = Math.max(1, ofKind.filter((s) => s.free).length);
   const timeline = samples.map((s) => ({ frame: s.frame, seconds: s.seconds }));
   const zero: Band = { value: 0, low: 0, high: 0, basis: samples.length };
-  // Compute: every frame left, one after another; wall: the same spread over the free slots.
-  const compute = trendEta(timeline, remaining, remaining.length, 1);
-  const spread = trendEta(timeline, remaining, remaining.length, freeSlots);
-  const renderSeconds: Band = compute
-    ? { value: compute.seconds, low: compute.lowSeconds, high: compute.highSeconds, basis: samples.length }
-    : zero;
-  const load = meanBand(input.loadSeconds);
-  const queue = Math.max(0, input.queueAheadSeconds);
-  const loadAdd = remaining.length > 0 && load ? load : { value: 0, low: 0, high: 0 };
-  const wallSeconds: Band = spread
+  // Compute: every frame left on the line through the samples, one after another.
+  const sum = remaining.length ? profileSum(timeline, remaining) : null;
+  const r = FRAME_NOISE + 0.5 / Math.sqrt(samples.length);
+  const renderSeconds: Band = sum
     ? {
-        value: round(queue + loadAdd.value + spread.seconds),
-        low: round(queue + loadAdd.low + spread.lowSeconds),
-        high: round(queue + loadAdd.high + spread.highSeconds),
+        value: round(sum.value),
+        low: round(Math.min(sum.value, sum.low) / (1 + r)),
+        high: round(Math.max(sum.value, sum.high) * (1 + r)),
         basis: samples.length,
       }
     : zero;
+  const load = meanBand(input.loadSeconds);
+  const warmup = meanBand(input.warmupSeconds ?? []);
+  const queue = Math.max(0, input.queueAheadSeconds);
+  // Wall: each slot the render uses loads the scene and warms up once, in parallel, then renders
+  // its share of the frames; the farm's own fixed time comes on top.
+  const parallel = Math.max(1, Math.min(freeSlots, remaining.length));
+  const fixed = (edge: 'value' | 'low' | 'high') =>
+    queue +
+    Math.max(0, input.overheadSeconds ?? 0) +
+    (remaining.length > 0 ? (load?.[edge] ?? 0) + (warmup?.[edge] ?? 0) : 0);
+  const wallSeconds: Band = sum
+    ? {
+        value: round(fixed('value') + renderSeconds.value / parallel),
+        low: round(fixed('low') + renderSeconds.low / parallel),
+        high: round(fixed('high') + renderSeconds.high / parallel),
+        basis: samples.length,
+      }
+    : { ...zero, value: round(queue), low: round(queue), high: round(queue) };
   const factor = DEVICE_PERFORMANCE_FACTORS[device as keyof typeof DEVICE_PERFORMANCE_FACTORS] ?? 1;
   const rate = rateFor(input.rates, device);
   const peaks = samples.map((s) => s.peakMemoryBytes).filter((p): p is number => p !== null && p > 0);

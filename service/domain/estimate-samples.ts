@@ -1,13 +1,16 @@
-// Which frames an estimate renders (extension estimate): first, middle and last of the job's
-// frame list, then, once those are measured, more frames between two samples whose times differ
-// a lot, where the timeline changes most. On a job long enough, each sample is rendered as a pair
-// of neighbouring frames in one Blender run, and the second one is the sample: a frame alone in a
-// fresh Blender pays that run's warm-up (kernels, images, shaders: 0.9 s against 0.2 s for the
-// Sculpting template at 64x48 here, 14 s against 0.1 s for EEVEE), which the render pays once per
-// slot, not per frame. Pure.
+// Which frames an estimate renders (extension estimate), all in one warm Blender run: on a job
+// long enough, the job's first frame first, cold (a fresh Blender's first frame pays its warm-up:
+// 0.9 s against 0.2 s for the Sculpting template at 64x48 here, 14 s against 0.1 s for EEVEE),
+// then the samples, warm as the render's frames are: the second frame, the quarters and the last;
+// then, once those are measured, more frames between two samples whose times differ a lot, where
+// the timeline changes most. The cold frame's excess over the second is the warm-up the render
+// pays once per slot. Pure.
 
 /** Frames the first pass renders at most: first, middle and last (fewer for a shorter job). */
 export const FIRST_PASS = 3;
+
+/** Jobs of at least this many frames sample the quarters too: a heavy region between first, middle and last shows. */
+export const QUARTERS_MIN_FRAMES = 40;
 
 /** Two neighbouring samples whose times differ by more than this factor get a frame between them. */
 export const REFINE_RATIO = 1.5;
@@ -22,34 +25,42 @@ export const REFINE_RATIO = 1.5;
 export const REFINE_MIN_SECONDS = 1;
 
 /**
- * Jobs of at least this many frames sample in pairs (pairPartner): the second frame of a pair costs
- * little beside the run's load, and a cold frame would stand for every frame of a long job.
+ * Jobs of at least this many frames render their first frame cold, as a lead (leadFrame), before
+ * the samples: the second frame costs little beside the run's load, and a cold first sample would
+ * stand for a whole stretch of a long job. A shorter job's first sample is its cold frame, as the
+ * render's first frame is; the sample budget (refineBudget) keeps its warm-up from asking for more.
  */
 export const WARM_PAIR_MIN_FRAMES = 12;
 
-/**
- * The frame rendered with `frame` so that one of the two is warm: the job's next frame, else its
- * previous one (the last frame), unless `taken` has it; null when neither is free. The pair renders
- * in the job's order, and its later frame is the sample.
- */
-export function pairPartner(frames: readonly number[], frame: number, taken: ReadonlySet<number>): number | null {
-  const i = frames.indexOf(frame);
-  if (i < 0) return null;
-  for (const j of [i + 1, i - 1]) {
-    const f = frames[j];
-    if (f !== undefined && !taken.has(f) && f !== frame) return f;
-  }
-  return null;
+/** The frame rendered first and cold, not a sample (its excess is the warm-up): the first, on a long enough job. */
+export function leadFrame(frames: readonly number[]): number | null {
+  return frames.length >= WARM_PAIR_MIN_FRAMES ? frames[0]! : null;
 }
 
 /**
- * The first pass: first, middle and last of `frames` (in the job's order), without repeats.
- * `frames` is the job's frame list; an empty list picks nothing.
+ * The first pass, in the order rendered: first (the second frame behind a lead), the quarters on a
+ * job of QUARTERS_MIN_FRAMES or more, middle and last of `frames` (in the job's order), without
+ * repeats. `frames` is the job's frame list; an empty list picks nothing.
  */
 export function firstSampleFrames(frames: readonly number[]): number[] {
   if (frames.length === 0) return [];
-  const idx = [0, Math.floor((frames.length - 1) / 2), frames.length - 1];
+  const n = frames.length - 1;
+  const first = leadFrame(frames) === null ? 0 : 1;
+  const points = frames.length >= QUARTERS_MIN_FRAMES ? [0.25, 0.5, 0.75] : [0.5];
+  const idx = [first, ...points.map((p) => first + Math.floor((n - first) * p)), n];
   return [...new Set(idx.map((i) => frames[i]!))];
+}
+
+/**
+ * Of a job's frames, the share an estimate renders at most (lead, first pass and refinement
+ * together), and never fewer than a first pass: the estimate's own cost stays under a tenth of a
+ * long job's render, as issue 28 asks, with the run's load on top.
+ */
+export const SAMPLE_SHARE = 0.06;
+
+/** Frames the refinement may still add once `rendered` frames (lead and first pass) are done. */
+export function refineBudget(frames: number, rendered: number, max: number): number {
+  return Math.max(0, Math.min(max, Math.floor(frames * SAMPLE_SHARE) - rendered));
 }
 
 export interface MeasuredFrame {

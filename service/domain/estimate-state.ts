@@ -20,6 +20,8 @@ export interface EstimateInternal {
   samples?: { frame: number; seconds: number; peakMemoryBytes: number | null; device: string }[];
   /** Seconds each Blender run took to load the scene before its frame. */
   loadSeconds?: number[];
+  /** What the run's cold first frame took beyond a warm one (estimate-samples.ts's lead frame). */
+  warmupSeconds?: number[];
   /** Bytes of each sampled frame's files, in `frames` order. */
   outputBytes?: number[];
   /** The estimate's own Blender runs: seconds, and normalizedSeconds as billing counts them. */
@@ -31,6 +33,21 @@ export interface EstimateInternal {
 
 /** Task id of a job's estimate: one per job, so a repeated enqueue adds nothing. */
 export const estimateTaskId = (jobId: string) => `estimate:${jobId}`;
+
+/**
+ * What the live ETA takes from a job's estimate: the frames it kept (never the render's own) and,
+ * when it sampled the request the job renders, its samples as the timeline's profile.
+ */
+export function estimateProfile(
+  est: EstimateInternal | undefined,
+  requested: RequestedConfig | undefined,
+): { kept: number[]; profile?: { frame: number; seconds: number }[] } | undefined {
+  if (!est) return undefined;
+  const kept = est.frames ?? [];
+  const same = est.state !== 'failed' && requested !== undefined && sameRequest(est.requestedConfig, requested);
+  if (!same || !est.samples?.length) return { kept: same ? kept : [] };
+  return { kept, profile: est.samples.map((s) => ({ frame: s.frame, seconds: s.seconds })) };
+}
 
 /** Whether a render request is the one the estimate sampled (only then are its frames reused). */
 export function sameRequest(a: RequestedConfig, b: RequestedConfig): boolean {

@@ -62,6 +62,7 @@ export async function presentEstimate(
     samples,
     kept: est.frames ?? [],
     loadSeconds: est.loadSeconds ?? [],
+    warmupSeconds: est.warmupSeconds ?? [],
     outputBytes: est.outputBytes ?? [],
     slots,
     queueAheadSeconds,

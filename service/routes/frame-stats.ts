@@ -7,10 +7,12 @@ import type { EtaBand } from '../../shared/api/frame-stats.js';
 import type { JobProgress } from '../../shared/api/progress.js';
 import { activeSlots, etaBand, renderRows, summarizeFrames } from '../domain/frame-eta.js';
 import { expandFrameRanges } from '../domain/frame-ranges.js';
-import { trendEta } from '../domain/frame-trend.js';
+import { profileEta, warmRows } from '../domain/frame-profile.js';
+import { trendEta, type FrameSample } from '../domain/frame-trend.js';
 import { requireAuth } from '../http/auth.js';
 import type { ServiceContext } from '../context.js';
 import type { FrameStatsReader, FrameTime } from '../ports/frame-stats.js';
+import { estimateProfile } from '../domain/estimate-state.js';
 import { loadJob } from './jobs.js';
 
 export interface FrameStatsRouteDeps {
@@ -31,14 +33,18 @@ const RENDERING = new Set(['booting', 'rendering']);
  * progress's own (copied frames of a requeue count as done; frames in flight by their samples
  * still to render), divided among the slots that finished a frame lately. With the job's frame
  * list, frame times that change along the timeline are followed (frame-trend.ts): the frames left
- * are taken to be the last ones (slots claim frames in order). Null when the job is not rendering
- * or no frame has finished.
+ * are taken to be the last ones (slots claim frames in order), the estimate's kept frames left out.
+ * With the estimate's samples (`estimate.profile`, of the same request), their profile along the
+ * timeline, scaled by what the render's own frames took, is the shape (frame-profile.ts): a line
+ * fitted to the first quarter cannot see subdivision's 4^level growth or a heavy region ahead.
+ * Null when the job is not rendering or no frame has finished.
  */
 export function progressEta(
   progress: Pick<JobProgress, 'status' | 'framesTotal' | 'framesDone' | 'percent'>,
   rows: readonly FrameTime[],
   now: number,
   frames?: readonly number[],
+  estimate?: { kept?: readonly number[]; profile?: readonly FrameSample[] },
 ): EtaBand | null {
   const { framesTotal: total, framesDone: done, percent } = progress;
   if (!RENDERING.has(progress.status) || total === null || done === null || rows.length === 0) return null;
@@ -51,13 +57,15 @@ export function progressEta(
       left,
       slots,
     );
-  const remaining = frames.slice(Math.max(0, frames.length - Math.ceil(left)));
-  return trendEta(
-    rows.map((r) => ({ frame: r.frame, seconds: r.renderSeconds })),
-    remaining,
-    left,
-    slots,
-  );
+  const kept = new Set(estimate?.kept ?? []);
+  const own = kept.size ? frames.filter((f) => !kept.has(f)) : frames;
+  const remaining = own.slice(Math.max(0, own.length - Math.ceil(left)));
+  const seen = rows.map((r) => ({ frame: r.frame, seconds: r.renderSeconds }));
+  if (estimate?.profile && estimate.profile.length >= 2) {
+    const warm = warmRows(rows).map((r) => ({ frame: r.frame, seconds: r.renderSeconds }));
+    return profileEta(estimate.profile, warm, remaining, left, slots);
+  }
+  return trendEta(seen, remaining, left, slots);
 }
 
 /** The job's frames in order, or none when it has no plan yet (or ranges this service refuses). */
@@ -86,7 +94,13 @@ export const frameStatsRoutes: FastifyPluginAsyncZod<FrameStatsRouteDeps> = asyn
     const own = renderRows(rows, rec.internal.estimate?.frames);
     const recent = own.length > ETA_FRAMES ? latest(own, ETA_FRAMES) : own;
     const eta = progress
-      ? progressEta({ ...progress, status: rec.job.status }, recent, now(), jobFrames(rec.job.finalConfig?.frameRanges))
+      ? progressEta(
+          { ...progress, status: rec.job.status },
+          recent,
+          now(),
+          jobFrames(rec.job.finalConfig?.frameRanges),
+          estimateProfile(rec.internal.estimate, rec.job.requestedConfig),
+        )
       : null;
     return {
       data: {

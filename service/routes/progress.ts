@@ -8,6 +8,7 @@ import { renderRows } from '../domain/frame-eta.js';
 import type { ServiceContext } from '../context.js';
 import type { FrameStatsReader } from '../ports/frame-stats.js';
 import { ETA_FRAMES, jobFrames, progressEta } from './frame-stats.js';
+import { estimateProfile } from '../domain/estimate-state.js';
 import { loadJob } from './jobs.js';
 
 /** `frameStats`: the frame-stats extension's rows, for the progress's `etaBand`. Default none: no `etaBand`. */
@@ -30,7 +31,8 @@ export const progressRoutes: FastifyPluginAsyncZod<ServiceContext & { frameStats
         ? renderRows(await ctx.frameStats.frameTimes(rec.job.id, { latest: ETA_FRAMES }), rec.internal.estimate?.frames)
         : [];
     const frames = rows.length ? jobFrames(rec.job.finalConfig?.frameRanges) : [];
-    return { data: { ...data, etaBand: progressEta(data, rows, Date.now(), frames) } };
+    const estimate = estimateProfile(rec.internal.estimate, rec.job.requestedConfig);
+    return { data: { ...data, etaBand: progressEta(data, rows, Date.now(), frames, estimate) } };
   });
 
   const all = ROUTES.listProgress;

@@ -1,20 +1,15 @@
 // The worker's part of an estimate (extension estimate): on a render slot, with the job's real
-// settings (the request resolved as the render's plan would: render-plan.ts), it renders first,
-// middle and last frame, then frames between samples whose times differ, each in a Blender run of
-// its own so each run measures a scene load; on a long job each with its next frame, which is the
-// sample (warm, as the render's frames are: estimate-samples.ts). Frames go through the chunked render path
-// (render/chunk-run.ts's renderPart: same settings, parser, frame statistics) into a folder of
-// their own; their files are kept in storage for the render to copy (outputs/estimate-frames.ts). The job stays `validated`: its
+// settings (the request resolved as the render's plan would: render-plan.ts), it renders the
+// sample frames (estimate-samples.ts) in one warm Blender (render/warm-render.ts, as a warm
+// render's slot does: same settings, parser, frame statistics), so the run measures one scene load
+// and the samples are warm as the render's frames are; one run in place of one per sample also
+// keeps the estimate's own cost down. Frames land in a folder of their own; their files are kept
+// in storage for the render to copy (outputs/estimate-frames.ts). The job stays `validated`: its
 // progress is not written, and its status never moves here.
 import path from 'node:path';
 import { parseRequestedVersion, minorVersion } from '../../../blender/builds.js';
 import type { EstimateInternal } from '../../domain/estimate-state.js';
-import {
-  firstSampleFrames,
-  pairPartner,
-  refineSampleFrames,
-  WARM_PAIR_MIN_FRAMES,
-} from '../../domain/estimate-samples.js';
+import { firstSampleFrames, leadFrame, refineBudget, refineSampleFrames } from '../../domain/estimate-samples.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
 import { formatFrameRanges } from '../../domain/frame-ranges.js';
 import { normalizedSeconds } from '../../domain/normalized-seconds.js';
@@ -28,12 +23,13 @@ import { routeBlender } from '../runtime/blender-route.js';
 import { redactPaths } from '../runtime/failed-reason.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import type { TaskContext, TaskHandler } from '../runtime/runtime.js';
-import { renderPart } from '../render/chunk-run.js';
+import { planBinary } from '../render/blender-setup.js';
 import { JobRun } from '../render/job-run.js';
 import { ProgressTracker } from '../render/progress-tracker.js';
+import { WarmRender } from '../render/warm-render.js';
 
 /** Frames added after the first pass at most, where frame times differ. */
-export const MAX_REFINE_FRAMES = 2;
+export const MAX_REFINE_FRAMES = 3;
 
 /** Whether a task is an estimate's (it travels as a render-chunk task so that render slots take it). */
 export const isEstimateTask = (task: Pick<Task, 'id'>) => task.id.startsWith('estimate:');
@@ -171,7 +167,7 @@ async function sample(
   }
 }
 
-/** Renders the sample frames one Blender run each, saving the estimate after each. */
+/** Renders the sample frames in one warm Blender, saving the estimate after each. */
 async function sampleFrames(
   env: WorkerEnv,
   task: Task,
@@ -181,54 +177,96 @@ async function sampleFrames(
   frames: number[],
   measured: FrameStat[],
 ): Promise<void> {
+  const t0 = Date.now();
+  const warm = WarmRender.start({
+    env: run.env,
+    run,
+    lane: ctx.lane.name,
+    slot: ctx.lane.slot,
+    binary: planBinary(env, run.plan),
+    log: ctx.log,
+  });
+  let sampled: number[] | undefined;
+  try {
+    await warm.setup;
+    // One load, as each slot of a warm render pays it: start, scene, settings.
+    const load = (Date.now() - t0) / 1000;
+    sampled = await renderSamples(env, task, ctx, est, { run, warm, frames, measured, load });
+  } finally {
+    warm.kill();
+    await warm.ended;
+  }
+  // Ready once Blender is gone: the slot reads free to whoever reads the estimate then.
+  if (!sampled) return;
+  await saveEstimate(env.jobs, ctx.job.job.id, est.startedAt, { state: 'ready', finishedAt: new Date().toISOString() });
+  ctx.log.info({ frames: sampled }, 'estimate sampled');
+}
+
+interface SampleRun {
+  run: JobRun;
+  warm: WarmRender;
+  frames: number[];
+  measured: FrameStat[];
+  load: number;
+}
+
+/** The lead frame (cold), the first pass, then refinement one frame at a time where neighbours differ. */
+async function renderSamples(
+  env: WorkerEnv,
+  task: Task,
+  ctx: TaskContext,
+  est: EstimateInternal,
+  { run, warm, frames, measured, load }: SampleRun,
+): Promise<number[] | undefined> {
   const rec = ctx.job;
   const prefix = estimatePrefix(rec.job.workspaceId, rec.job.id, est.startedAt);
   const done: number[] = [];
   const samples: NonNullable<EstimateInternal['samples']> = [];
-  const loads: number[] = [];
   const bytes: number[] = [];
+  let cold: FrameStat | undefined;
   const renderOne = async (frame: number) => {
-    // A long job's sample renders with a neighbour, in the job's order; the later of the two is warm and is the sample.
-    const partner = frames.length >= WARM_PAIR_MIN_FRAMES ? pairPartner(frames, frame, new Set(done)) : null;
-    const pair = partner === null ? [frame] : [Math.min(frame, partner), Math.max(frame, partner)];
-    const t0 = Date.now();
     const before = measured.length;
-    const part = { start: pair[0]!, end: pair.at(-1)!, step: pair.length > 1 ? pair[1]! - pair[0]! : 1, frames: pair };
-    await renderPart(run, task, ctx, part);
-    const rows = pair.map((f) => measured.slice(before).find((r) => r.frame === f));
-    const missing = pair.find((_, i) => !rows[i]);
-    if (missing !== undefined) throw new Error(`Blender finished without writing frame ${missing}`);
-    const warm = rows.at(-1)!;
-    // All the run took beyond its frames at the warm pace is its load: start, scene, the first frame's warm-up.
-    loads.push(Math.max(0, (Date.now() - t0) / 1000 - warm.renderSeconds * pair.length));
-    const kept = await keepEstimateFiles(env.storage, prefix, run.out, pair);
-    done.push(...pair);
-    const peaks = rows.map((r) => r!.peakMemoryBytes).filter((p): p is number => p !== null);
-    samples.push({
-      frame: warm.frame,
-      seconds: warm.renderSeconds,
-      peakMemoryBytes: peaks.length ? Math.max(...peaks) : null,
-      device: warm.device,
-    });
-    bytes.push(...pair.map((f) => kept.get(f) ?? 0));
+    await warm.render(run, { start: frame, end: frame, step: 1 }, task, ctx, false);
+    const row = measured.slice(before).find((r) => r.frame === frame);
+    if (!row) throw new Error(`Blender finished without writing frame ${frame}`);
+    const kept = await keepEstimateFiles(env.storage, prefix, run.out, [frame]);
+    done.push(frame);
+    bytes.push(kept.get(frame) ?? 0);
+    return row;
+  };
+  const save = async () => {
     const runs = await readRunsFile(path.join(run.project.jobDir, RENDER_SECONDS_FILE), 'CPU');
+    // The cold frame's excess over the first warm sample is the warm-up each render slot pays once.
+    const warmup = cold && samples[0] ? [Math.max(0, cold.renderSeconds - samples[0].seconds)] : [];
     return saveEstimate(env.jobs, rec.job.id, est.startedAt, {
       frames: [...done],
       samples: [...samples],
       frameRanges: formatFrameRanges(frames),
-      loadSeconds: [...loads],
+      loadSeconds: [Math.round(load * 100) / 100],
+      warmupSeconds: warmup,
       outputBytes: [...bytes],
       ownSeconds: Math.round(runs.reduce((s, r) => s + r.seconds, 0) * 10) / 10,
       ownNormalizedSeconds: normalizedSeconds(runs),
       blenderVersion: run.plan.blenderVersion,
     });
   };
-  for (const f of firstSampleFrames(frames)) if (!done.includes(f) && !(await renderOne(f))) return;
-  const times = samples.map((r) => ({ frame: r.frame, seconds: r.seconds }));
-  for (const f of refineSampleFrames(frames, times, MAX_REFINE_FRAMES))
-    if (!done.includes(f) && !(await renderOne(f))) return;
-  await saveEstimate(env.jobs, rec.job.id, est.startedAt, { state: 'ready', finishedAt: new Date().toISOString() });
-  ctx.log.info({ frames: done }, 'estimate sampled');
+  const sampleOne = async (frame: number) => {
+    const row = await renderOne(frame);
+    samples.push({ frame, seconds: row.renderSeconds, peakMemoryBytes: row.peakMemoryBytes, device: row.device });
+    return save();
+  };
+  const lead = leadFrame(frames);
+  if (lead !== null) cold = await renderOne(lead);
+  // Undefined once a save finds the estimate canceled or replaced: nothing more is written.
+  for (const f of firstSampleFrames(frames)) if (!done.includes(f) && !(await sampleOne(f))) return undefined;
+  // One at a time: a gap split once may still hold the steepest change (subdivision's last levels).
+  for (let i = refineBudget(frames.length, done.length, MAX_REFINE_FRAMES); i > 0; i--) {
+    const times = samples.map((r) => ({ frame: r.frame, seconds: r.seconds }));
+    const next = refineSampleFrames(frames, times, 1).find((f) => !done.includes(f));
+    if (next === undefined) break;
+    if (!(await sampleOne(next))) return undefined;
+  }
+  return done;
 }
 
 /** The render slots' handler, with estimate tasks sent to runEstimate. */

@@ -4,7 +4,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   firstSampleFrames,
-  pairPartner,
+  leadFrame,
+  QUARTERS_MIN_FRAMES,
+  refineBudget,
   refineSampleFrames,
   WARM_PAIR_MIN_FRAMES,
 } from '../../../service/domain/estimate-samples.js';
@@ -36,8 +38,12 @@ function input(over: Partial<EstimateInput> = {}): EstimateInput {
 }
 
 describe('sample frames', () => {
-  it("picks first, middle and last, distinct, in the job's order", () => {
-    expect(firstSampleFrames(range(1, 100))).toEqual([1, 50, 100]);
+  it("picks first, middle and last, the quarters on a long job, distinct, in the job's order", () => {
+    // 100 frames: frame 1 renders first, cold (the lead); the samples are warm: 2, the quarters and 100.
+    expect(firstSampleFrames(range(1, 100))).toEqual([2, 26, 51, 75, 100]);
+    expect(firstSampleFrames(range(1, 9))).toEqual([1, 5, 9]);
+    expect(firstSampleFrames(range(1, 3))).toEqual([1, 2, 3]);
+    expect(firstSampleFrames(range(1, 20))).toEqual([2, 11, 20]);
     expect(firstSampleFrames([7])).toEqual([7]);
     expect(firstSampleFrames([3, 9])).toEqual([3, 9]);
     fc.assert(
@@ -45,10 +51,14 @@ describe('sample frames', () => {
         fc.uniqueArray(fc.integer({ min: -1000, max: 100000 }), { minLength: 1, maxLength: 300 }),
         (frames) => {
           const picked = firstSampleFrames(frames);
-          expect(picked[0]).toBe(frames[0]);
+          const lead = leadFrame(frames);
+          expect(picked[0]).toBe(frames[lead === null ? 0 : 1]);
           expect(picked.at(-1)).toBe(frames.at(-1));
           expect(new Set(picked).size).toBe(picked.length);
-          expect(picked.length).toBe(Math.min(3, frames.length));
+          if (lead !== null) expect(picked).not.toContain(lead);
+          expect(picked.length).toBe(
+            Math.min(frames.length >= QUARTERS_MIN_FRAMES ? 5 : 3, frames.length - (lead === null ? 0 : 1)),
+          );
           for (const f of picked) expect(frames).toContain(f);
         },
       ),
@@ -128,20 +138,27 @@ describe('sample frames', () => {
   });
 });
 
-describe('warm pairs', () => {
-  it('pairs a sample with the next frame, the last one with the frame before, never with a frame taken', () => {
-    const frames = range(1, 120);
+describe('the sample budget', () => {
+  it('refines a long job by at most 6 % of its frames in all, a short one not at all', () => {
+    expect(refineBudget(150, 6, 3)).toBe(3);
+    expect(refineBudget(120, 6, 3)).toBe(1);
+    expect(refineBudget(100, 6, 3)).toBe(0);
+    expect(refineBudget(9, 4, 3)).toBe(0);
+    expect(refineBudget(10_000, 6, 3)).toBe(3);
+  });
+});
+
+describe('the lead frame', () => {
+  it("renders a long job's first frame cold before the samples, a short job's none", () => {
     expect(WARM_PAIR_MIN_FRAMES).toBeLessThanOrEqual(120);
-    // First, middle and last of 120 frames: 1, 60, 120; each pair renders in order and its later frame is the sample.
-    expect(firstSampleFrames(frames).map((f) => pairPartner(frames, f, new Set()))).toEqual([2, 61, 119]);
-    expect(pairPartner(frames, 60, new Set([61]))).toBe(59);
-    expect(pairPartner(frames, 60, new Set([59, 61]))).toBeNull();
-    expect(pairPartner([10, 20, 30], 30, new Set())).toBe(20);
-    expect(pairPartner([7], 7, new Set())).toBeNull();
-    expect(pairPartner(frames, 500, new Set())).toBeNull();
+    expect(leadFrame(range(1, 120))).toBe(1);
+    expect(leadFrame([30, 20, 10, ...range(40, 60)])).toBe(30);
+    expect(leadFrame(range(1, 9))).toBeNull();
+    expect(leadFrame(range(1, WARM_PAIR_MIN_FRAMES - 1))).toBeNull();
+    expect(leadFrame([])).toBeNull();
   });
 
-  it('leaves every frame the estimate kept out of the frames still to render, the cold ones of its pairs too', () => {
+  it('leaves every frame the estimate kept out of the frames still to render, the cold lead too', () => {
     const samples = [2, 61, 120].map((frame) => ({ frame, seconds: 10, peakMemoryBytes: 2 * GiB, device: 'CPU' }));
     const f = estimateFigures(input({ frames: range(1, 120), samples, kept: [1, 2, 60, 61, 119, 120] }))!;
     expect(f.framesToRender).toBe(114);
