@@ -57,7 +57,9 @@ export const DAEMON_ERRORS = {
   SIZE_MISMATCH: {
     status: 502,
     message:
-      'A downloaded file did not have the size the service announced, so it was not kept: run the download again.',
+      'A downloaded file did not have the size the service announced, so it was not kept: run the download again ' +
+      '(it resumes); if it keeps happening, a proxy or cache between this computer and the farm changes the files: ' +
+      "tell the farm's operator.",
   },
   NETWORK_ERROR: {
     status: 502,
@@ -69,7 +71,9 @@ export const DAEMON_ERRORS = {
   },
   JOB_FAILED: {
     status: 422,
-    message: 'The job failed on the farm: see failedReason in metadata, fix the project and submit it again.',
+    message:
+      'The job failed on the farm, which gave no reason (no failedReason): look at the job there ' +
+      "(renderbridge jobs show ID), then submit again; if it fails again, ask the farm's operator why.",
   },
   JOB_CANCELED: {
     status: 409,
