@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_ESTIMATE_SCENES?.split(',').filter(Boolean);
   const scenes = only ? SCENES.filter((s) => only.includes(s.name)) : SCENES;
   const files = new Map<string, string>();
-  for (const s of scenes) files.set(s.name, await buildScene(s.name));
+  for (const s of scenes) files.set(s.name, await buildScene(s));
   const busy = await quietCheck();
   const otherLoad = otherLoadMeter();
   const t0 = performance.now();
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const errs = runs.map(sceneErrors);
   const tables = sceneRows(runs, errs);
   const v = verdicts(errs);
-  for (const t of [tables.time, tables.memory, tables.cost, v.rows]) console.log(`\n${consoleTable(t)}`);
+  for (const t of [tables.time, tables.parts, tables.memory, tables.cost, v.rows]) console.log(`\n${consoleTable(t)}`);
   const scenesMd = markdownTable(
     scenes.map((s) => ({
       scene: s.name,
@@ -67,6 +67,10 @@ ${scenesMd}
 Wall time and live ETA:
 
 ${markdownTable(tables.time)}
+
+Where the time went (the estimate's one warm Blender; the render from POST /render: to its first frame's row, between its first and last rows, after the last to \`completed\`):
+
+${markdownTable(tables.parts)}
 
 Peak memory (MiB, as Blender reports it: Cycles' own peak on the CPU; EEVEE's is Blender's whole allocation):
 

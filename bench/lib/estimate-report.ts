@@ -35,14 +35,17 @@ const maxOf = (xs: readonly (number | null)[]) => {
 };
 
 /**
- * Blendergrid's frames: first, middle and last, each the first frame of its own Blender run (where
- * the estimate rendered pairs, in the order it rendered them, the first of each pair: that is the
- * frame alone in a fresh Blender, as Blendergrid renders it).
+ * Blendergrid's frames: first, middle and last of the job, from the estimate's warm samples (the
+ * sample nearest each; the cold lead frame, rendered first, is not one): its method on the same
+ * samples, without our profile, warm-up or band.
  */
 export function blendergridFrames(r: SceneRun): number[] {
   const e = r.estimate;
-  const paired = e.sampleFrames.length === 2 * e.figures!.renderSeconds.frames;
-  return (paired ? e.sampleFrames.filter((_, i) => i % 2 === 0) : e.sampleFrames).slice(0, 3);
+  const lead = e.sampleFrames.length === e.figures!.renderSeconds.frames + 1 ? e.sampleFrames[0] : undefined;
+  const samples = e.sampleFrames.filter((f) => f !== lead);
+  const total = r.scene.frames;
+  const nearest = (at: number) => samples.reduce((a, b) => (Math.abs(b - at) < Math.abs(a - at) ? b : a));
+  return [...new Set([1, Math.floor((total + 1) / 2), total].map(nearest))];
 }
 
 /** Blendergrid's method: 3 frames (first, middle, last), their mean time scaled to every frame left, plus the load; no band. */
@@ -92,7 +95,7 @@ const mib = (n: number | null) => (n === null ? 'n/a' : (n / 2 ** 20).toFixed(1)
 export function sceneRows(
   runs: readonly SceneRun[],
   errs: readonly SceneErrors[],
-): { time: Row[]; memory: Row[]; cost: Row[] } {
+): { time: Row[]; memory: Row[]; cost: Row[]; parts: Row[] } {
   const time = errs.map((e, i) => ({
     scene: e.name,
     frames: String(e.frames),
@@ -129,7 +132,24 @@ export function sceneRows(
     'render wall s': s1(e.truthWall),
     'own / render': pct(e.costShare).replace('+', ''),
   }));
-  return { time, memory, cost };
+  const parts = runs.map((r) => {
+    const e = r.estimate;
+    const row = (f: number | undefined) => r.sampleRows.find((x) => x.frame === f)?.renderSeconds;
+    const lead = e.sampleFrames.length === e.figures!.renderSeconds.frames + 1 ? e.sampleFrames[0] : undefined;
+    const cold = row(lead);
+    const warm = row(e.sampleFrames[1]);
+    return {
+      scene: r.scene.name,
+      'estimate: load s': s1(e.figures!.loadSeconds?.value ?? 0),
+      'cold lead frame s': cold === undefined ? 'n/a' : s1(cold),
+      'first warm sample s': warm === undefined ? 'n/a' : s1(warm),
+      'render: to its first frame s': s1(r.firstFrameAt),
+      'its frames s': s1(r.lastFrameAt - r.firstFrameAt),
+      'after its last frame s': s1(r.renderWall - r.lastFrameAt),
+      'frame s, sum of rows': s1(r.renderRows.reduce((a, x) => a + x.renderSeconds, 0)),
+    };
+  });
+  return { time, memory, cost, parts };
 }
 
 export function verdicts(errs: readonly SceneErrors[]): { rows: Row[]; pass: boolean } {

@@ -17,6 +17,9 @@ export interface SceneRun {
   renderRows: FrameStat[];
   /** POST /render to the job's completion stamp, seconds. */
   renderWall: number;
+  /** POST /render to its first and last frame rows' finishedAt, seconds: the fixed costs before and after. */
+  firstFrameAt: number;
+  lastFrameAt: number;
   /** POST estimate to its finishedAt, seconds. */
   estimateWall: number;
   /** The live ETA at the first poll with a quarter of the frames done, and when that was (s after POST /render). */
@@ -93,12 +96,15 @@ export async function runScene(client: RenderJobClient, file: string, s: Estimat
   const renderRows = (await allRows(client, id)).filter((r) => !sampled.has(r.frame));
   const out = (await client.getDownloads(id)).frameOutputs ?? [];
   if (out.length !== s.frames) throw new Error(`the ${s.name} render delivered ${out.length} frames, not ${s.frames}`);
+  const stamps = renderRows.map((r) => (Date.parse(r.finishedAt) - t0Wall) / 1000);
   return {
     scene: s,
     estimate,
     sampleRows: sampleRows.filter((r) => sampled.has(r.frame)),
     renderRows,
     renderWall,
+    firstFrameAt: Math.min(...stamps),
+    lastFrameAt: Math.max(...stamps),
     estimateWall,
     eta25,
     analysis,

@@ -11,7 +11,10 @@ import { promisify } from 'node:util';
 import type { RenderRequest } from './render-jobs.js';
 
 const run = promisify(execFile);
-const SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'estimate_scenes.py');
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SCRIPT = path.join(HERE, 'estimate_scenes.py');
+/** The fixtures' helpers the builder imports: a change there is a new scene too. */
+const COMMON = path.join(HERE, '..', '..', 'test', 'fixtures', 'blend', '_common.py');
 
 export interface EstimateScene {
   name: string;
@@ -24,11 +27,11 @@ export interface EstimateScene {
 }
 
 /**
- * Sizes chosen so that the whole bench takes about 10 minutes on this 2-core machine: the three
- * 120-frame jobs (the estimate's cost target is for jobs of 100 frames or more) at tiny sizes but
- * enough samples that a warm frame takes most of a second (at 64x48 and 8 samples the particles'
- * frames took 0.07 s warm, and the job was its fixed costs), the others shorter. EEVEE is slow here
- * (no GPU: Mesa's software OpenGL, seconds of shader compilation per Blender), so it gets 12 frames.
+ * Sizes chosen so that the whole bench takes about 15 minutes on this 2-core machine, every job of
+ * 100 frames or more (the estimate's cost target is for those), frames of a few tenths of a second
+ * warm (at 64x48 and 8 samples the particles' frames took 0.07 s warm, and the job was its fixed
+ * costs). EEVEE is slow here (no GPU: Mesa's software OpenGL, 2-6 s a frame, seconds of shader
+ * compilation per Blender), so it gets 100 frames at the smallest size.
  */
 export const SCENES: readonly EstimateScene[] = [
   {
@@ -42,31 +45,31 @@ export const SCENES: readonly EstimateScene[] = [
   {
     name: 'subdivision',
     what: 'Subdivision levels keyframed 0 to 5 on a Suzanne',
-    frames: 120,
+    frames: 150,
     width: 96,
     height: 72,
     samples: 32,
   },
   {
     name: 'particles',
-    what: 'baked particle cache, 3,000 icosphere instances born over frames 1-100',
-    frames: 120,
+    what: 'baked particle cache, 3,000 icosphere instances born over the first five sixths',
+    frames: 150,
     width: 96,
     height: 72,
-    samples: 32,
+    samples: 64,
   },
   {
     name: 'textures',
     what: 'eight 1024x1024 generated images (two float) sliding into view',
-    frames: 24,
-    width: 96,
-    height: 72,
-    samples: 16,
+    frames: 150,
+    width: 128,
+    height: 96,
+    samples: 32,
   },
   {
     name: 'eevee',
     what: 'EEVEE (software OpenGL), soft shadows, bloom, subdivision 1 to 4',
-    frames: 12,
+    frames: 100,
     width: 64,
     height: 48,
     samples: 4,
@@ -74,10 +77,10 @@ export const SCENES: readonly EstimateScene[] = [
   {
     name: 'template',
     what: "Blender's Sculpting template (startup.blend as shipped) in Cycles, camera dollying in",
-    frames: 48,
+    frames: 150,
     width: 96,
     height: 72,
-    samples: 32,
+    samples: 64,
   },
 ];
 
@@ -89,19 +92,29 @@ export const requestOf = (s: EstimateScene): RenderRequest => ({
 });
 
 /** The scene's .blend, built by Blender once per version of the builder script. */
-export async function buildScene(name: string): Promise<string> {
-  const hash = createHash('sha256').update(readFileSync(SCRIPT)).update(name).digest('hex').slice(0, 16);
+export async function buildScene(s: Pick<EstimateScene, 'name' | 'frames'>): Promise<string> {
+  const { name } = s;
+  const hash = createHash('sha256')
+    .update(readFileSync(SCRIPT))
+    .update(readFileSync(COMMON))
+    .update(`${name}:${s.frames}`)
+    .digest('hex')
+    .slice(0, 16);
   const dir = path.join(os.tmpdir(), `rb-bench-estimate-${hash}`);
   const target = path.join(dir, `${name}.blend`);
   if (existsSync(target)) return target;
   await mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `${name}.${process.pid}.tmp.blend`);
   try {
-    await run('blender', ['-b', '--factory-startup', '-noaudio', '--python', SCRIPT, '--', tmp, name], {
-      cwd: dir,
-      maxBuffer: 64 * 1024 * 1024,
-      timeout: 300_000,
-    });
+    await run(
+      'blender',
+      ['-b', '--factory-startup', '-noaudio', '--python', SCRIPT, '--', tmp, name, String(s.frames)],
+      {
+        cwd: dir,
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: 300_000,
+      },
+    );
   } catch (err) {
     await rm(tmp, { force: true });
     throw new Error(`building the ${name} scene failed: ${(err as Error).message.split('\n').slice(-5).join('\n')}`, {

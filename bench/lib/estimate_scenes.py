@@ -1,17 +1,17 @@
 # The scenes of bench:estimate, each with a cost that changes along its timeline. Usage:
 #   blender -b --factory-startup -noaudio --python estimate_scenes.py -- OUT.blend SCENE
-# SCENE is one of:
-#   flythrough  Cycles, 120 frames: the camera starts on an empty sky and flies into a cluster of
-#               glass monkeys (transmission, many bounces): frames get dearer as it comes closer.
-#   subdivision Cycles, 120 frames: a Subdivision modifier whose levels are keyframed 0 to 5, so
-#               both the frame time and the memory grow (the analysis reads frame 1's level 0).
-#   textures    Cycles, 24 frames: eight 1024x1024 generated images (float ones among them) on
-#               planes that slide into view one after another.
-#   eevee       EEVEE, 12 frames: a Suzanne whose subdivision grows, soft shadows, bloom.
-#   particles   Cycles, 120 frames: a baked particle cache (emission over frames 1-100), each
+# SCENE is one of (FRAMES, the job's length, comes from estimate-scenes.ts):
+#   flythrough  Cycles: the camera starts on an empty sky and flies into a cluster of glass
+#               monkeys (transmission, many bounces): frames get dearer as it comes closer.
+#   subdivision Cycles: a Subdivision modifier whose levels are keyframed 0 to 5, so both the
+#               frame time and the memory grow (the analysis reads frame 1's level 0).
+#   textures    Cycles: eight 1024x1024 generated images (float ones among them) on planes that
+#               slide into view one after another.
+#   eevee       EEVEE: a Suzanne whose subdivision grows, soft shadows, bloom.
+#   particles   Cycles: a baked particle cache (emission over the first five sixths), each
 #               particle an icosphere instance: the cost grows with the particles born.
 #   template    Blender's own Sculpting template (its startup.blend, as shipped), rendered with
-#               Cycles, its camera dollying towards the sphere over 48 frames.
+#               Cycles, its camera dollying towards the sphere.
 # Every scene renders on the CPU, without denoising, to PNG; the bench sets resolution and samples.
 import math
 import os
@@ -19,26 +19,20 @@ import sys
 
 import bpy
 
+# The fixtures' shared helpers (tiny_render): test/fixtures/blend/_common.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'test', 'fixtures', 'blend'))
+import _common  # noqa: E402
+
 
 def args():
     rest = sys.argv[sys.argv.index('--') + 1:] if '--' in sys.argv else []
-    if len(rest) < 2:
-        raise SystemExit('usage: blender -b --python estimate_scenes.py -- OUT.blend SCENE')
-    return rest[0], rest[1]
+    if len(rest) < 3:
+        raise SystemExit('usage: blender -b --python estimate_scenes.py -- OUT.blend SCENE FRAMES')
+    return rest[0], rest[1], int(rest[2])
 
 
 def cycles(scene, frames):
-    scene.render.engine = 'CYCLES'
-    scene.cycles.device = 'CPU'
-    scene.cycles.samples = 16
-    scene.cycles.use_adaptive_sampling = False
-    scene.cycles.use_denoising = False
-    scene.render.resolution_x, scene.render.resolution_y = 64, 48
-    scene.render.resolution_percentage = 100
-    scene.render.image_settings.file_format = 'PNG'
-    scene.frame_start, scene.frame_end = frames
-    for vl in scene.view_layers:
-        vl.cycles.use_denoising = False
+    _common.tiny_render(scene, frames=frames, samples=16)
 
 
 def material(name, **inputs):
@@ -74,8 +68,8 @@ def camera_path(cam, start, end, frames, target=None):
         c.target = target
 
 
-def flythrough(scene):
-    cycles(scene, (1, 120))
+def flythrough(scene, n):
+    cycles(scene, (1, n))
     scene.cycles.max_bounces = 16
     scene.cycles.transmission_bounces = 16
     scene.cycles.glossy_bounces = 8
@@ -84,7 +78,8 @@ def flythrough(scene):
     glass = material('Glass', **{'Transmission': 1.0, 'Roughness': 0.05, 'IOR': 1.45})
     for i in range(12):
         a = i * 2.4
-        bpy.ops.mesh.primitive_monkey_add(location=(math.cos(a) * (1 + i * 0.25), 40 + math.sin(a) * (1 + i * 0.25), (i % 3) - 1))
+        r = 1 + i * 0.25
+        bpy.ops.mesh.primitive_monkey_add(location=(math.cos(a) * r, 40 + math.sin(a) * r, (i % 3) - 1))
         m = bpy.context.object
         m.modifiers.new('Subdivision', 'SUBSURF').render_levels = 2
         m.data.materials.append(glass)
@@ -101,28 +96,34 @@ def flythrough(scene):
     cam.keyframe_insert('rotation_euler', frame=1)
     cam.location = (0, 30, 3)
     cam.rotation_euler = (math.radians(90), 0, 0)
-    cam.keyframe_insert('location', frame=120)
-    cam.keyframe_insert('rotation_euler', frame=120)
+    cam.keyframe_insert('location', frame=n)
+    cam.keyframe_insert('rotation_euler', frame=n)
 
 
-def subdivision(scene):
-    cycles(scene, (1, 120))
+def growing_monkey(scene, n, levels):
+    """A Suzanne whose Subdivision levels are keyframed from levels[0] at frame 1 to levels[1] at frame n."""
     clear(scene)
     sun(scene)
     bpy.ops.mesh.primitive_monkey_add(location=(0, 0, 0))
     m = bpy.context.object
     mod = m.modifiers.new('Subdivision', 'SUBSURF')
-    for f, level in ((1, 0), (120, 5)):
+    for f, level in ((1, levels[0]), (n, levels[1])):
         mod.levels = mod.render_levels = level
         m.keyframe_insert('modifiers["Subdivision"].render_levels', frame=f)
         m.keyframe_insert('modifiers["Subdivision"].levels', frame=f)
-    m.data.materials.append(material('Clay', **{'Roughness': 0.5}))
     scene.frame_set(1)
-    camera_path(scene.camera, (4, -4, 3), (3, -3, 2), (1, 120), m)
+    camera_path(scene.camera, (4, -4, 3), (3, -3, 2), (1, n), m)
+    return m
 
 
-def textures(scene):
-    cycles(scene, (1, 24))
+def subdivision(scene, n):
+    cycles(scene, (1, n))
+    m = growing_monkey(scene, n, (0, 5))
+    m.data.materials.append(material('Clay', **{'Roughness': 0.5}))
+
+
+def textures(scene, n):
+    cycles(scene, (1, n))
     clear(scene)
     sun(scene)
     for i in range(8):
@@ -138,10 +139,10 @@ def textures(scene):
     cam = scene.camera
     cam.constraints.clear()
     cam.rotation_euler = (math.radians(90), 0, 0)
-    camera_path(cam, (0, -4, 0), (15.4, -6, 0), (1, 24))
+    camera_path(cam, (0, -4, 0), (15.4, -6, 0), (1, n))
 
 
-def eevee(scene):
+def eevee(scene, n):
     scene.render.engine = 'BLENDER_EEVEE'
     scene.eevee.taa_render_samples = 4
     scene.eevee.use_soft_shadows = True
@@ -149,22 +150,12 @@ def eevee(scene):
     scene.render.resolution_x, scene.render.resolution_y = 64, 48
     scene.render.resolution_percentage = 100
     scene.render.image_settings.file_format = 'PNG'
-    scene.frame_start, scene.frame_end = 1, 12
-    clear(scene)
-    sun(scene)
-    bpy.ops.mesh.primitive_monkey_add(location=(0, 0, 0))
-    m = bpy.context.object
-    mod = m.modifiers.new('Subdivision', 'SUBSURF')
-    for f, level in ((1, 1), (12, 4)):
-        mod.levels = mod.render_levels = level
-        m.keyframe_insert('modifiers["Subdivision"].render_levels', frame=f)
-        m.keyframe_insert('modifiers["Subdivision"].levels', frame=f)
-    scene.frame_set(1)
-    camera_path(scene.camera, (4, -4, 3), (3, -3, 2), (1, 12), m)
+    scene.frame_start, scene.frame_end = 1, n
+    growing_monkey(scene, n, (1, 4))
 
 
-def particles(scene):
-    cycles(scene, (1, 120))
+def particles(scene, n):
+    cycles(scene, (1, n))
     clear(scene)
     sun(scene)
     bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.08, location=(0, 0, -20))
@@ -175,8 +166,8 @@ def particles(scene):
     emitter.modifiers.new('Particles', 'PARTICLE_SYSTEM')
     ps = emitter.particle_systems[0].settings
     ps.count = 3000
-    ps.frame_start, ps.frame_end = 1, 100
-    ps.lifetime = 200
+    ps.frame_start, ps.frame_end = 1, n * 5 // 6
+    ps.lifetime = 2 * n
     ps.render_type = 'OBJECT'
     ps.instance_object = ball
     ps.particle_size = 1.0
@@ -185,7 +176,7 @@ def particles(scene):
     ground = bpy.context.object
     ground.modifiers.new('Collision', 'COLLISION')
     cache = emitter.particle_systems[0].point_cache
-    cache.frame_start, cache.frame_end = 1, 120
+    cache.frame_start, cache.frame_end = 1, n
     with bpy.context.temp_override(point_cache=cache):
         bpy.ops.ptcache.bake(bake=True)
     scene.frame_set(1)
@@ -196,28 +187,29 @@ def particles(scene):
     c.target = ground
 
 
-def template(scene):
-    path = os.path.join(bpy.utils.system_resource('SCRIPTS'), 'startup', 'bl_app_templates_system', 'Sculpting', 'startup.blend')
-    bpy.ops.wm.open_mainfile(filepath=path, load_ui=False)
+def template(scene, n):
+    blend = os.path.join(bpy.utils.system_resource('SCRIPTS'), 'startup', 'bl_app_templates_system', 'Sculpting',
+                         'startup.blend')
+    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False)
     scene = bpy.context.scene
-    cycles(scene, (1, 48))
+    cycles(scene, (1, n))
     cam = scene.camera or next(o for o in scene.objects if o.type == 'CAMERA')
     scene.camera = cam
     sphere = next(o for o in scene.objects if o.type == 'MESH')
     start = tuple(cam.location)
     end = tuple(sphere.location[i] + (cam.location[i] - sphere.location[i]) * 0.35 for i in range(3))
-    camera_path(cam, start, end, (1, 48))
+    camera_path(cam, start, end, (1, n))
     return scene
 
 
 def main():
-    out, name = args()
+    out, name, n = args()
     scene = bpy.context.scene
     build = {'flythrough': flythrough, 'subdivision': subdivision, 'textures': textures, 'eevee': eevee,
              'particles': particles, 'template': template}.get(name)
     if build is None:
         raise SystemExit('unknown scene %r' % name)
-    build(scene)
+    build(scene, n)
     bpy.ops.wm.save_as_mainfile(filepath=out, compress=False, relative_remap=False)
     print('SCENE_SAVED', out)
 
