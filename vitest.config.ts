@@ -48,7 +48,8 @@ export default defineConfig(async () => {
   const scale = missing.length === 0 || process.env.CI === 'true';
   if (!scale) {
     console.warn(
-      `Skipping the API suite on PostgreSQL + Redis + S3: ${missing.join(' and ')} unreachable (set RENDERBRIDGE_TEST_PG_URL / RENDERBRIDGE_TEST_REDIS_URL).`,
+      `Skipping the API suite on PostgreSQL + Redis + S3: ${missing.join(' and ')} unreachable (set ` +
+        `RENDERBRIDGE_TEST_PG_URL / RENDERBRIDGE_TEST_REDIS_URL).`,
     );
   }
   return {

@@ -180,7 +180,8 @@ async function main(): Promise<void> {
       // on the machine): its req/s is understated and the ratio overstated.
       if (med(BARE, (m) => m.serverCpu) < 0.85) {
         notes.push(
-          `**${c.endpoint}: the bare server did not use a full core; its req/s is a lower bound and the ratio is overstated.**`,
+          `**${c.endpoint}: the bare server did not use a full core; its req/s is a lower bound and the ` +
+            `ratio is overstated.**`,
         );
       }
       failed ||= !(ratio >= TARGET_RATIO && p99 < TARGET_P99_MS && clean);
@@ -212,9 +213,11 @@ ${CONNECTIONS} connections, ${SECONDS} s per measurement after a ${WARMUP_SECOND
 ${ROUNDS} rounds per endpoint, rotating which server goes first; the targets use the **median** of the rounds.
 GET /jobs/{id} cycles through ${ROTATE_IDS} job ids, which the service soon answers from its document cache (as for
 clients polling their jobs; the cache follows the service's own writes at once and other processes'
-commits within a millisecond); "any of all jobs" asks for one of all ${JOBS.toLocaleString('en-US')} at random per request,
+commits within a millisecond); "any of all jobs" asks for one of all ${JOBS.toLocaleString('en-US')} at random per \
+request,
 mostly cache misses read from SQLite. The service runs compiled (dist/, as \`renderbridge service\`
-does), with its per-request work on: authentication, rate limiting, request ids, metrics. The baseline ("a bare fastify route returning
+does), with its per-request work on: authentication, rate limiting, request ids, metrics. The baseline ("a bare \
+fastify route returning
 the same JSON") is a fastify 5 route with no plugins, auth or database whose handler returns the JSON
 value the service answered (${getBody.length} B for one job, ${listBody.length} B for the list), which
 fastify serialises per request, as any route does. Also shown, as a floor: the same bare route sending

@@ -142,13 +142,17 @@ async function main(): Promise<void> {
       },
       {
         measure: 'baseline: the same reads, nobody attacking, p50 / p99',
-        value: `${percentile(baseline, 50).toFixed(1)} / ${percentile(baseline, 99).toFixed(1)} ms (${baseline.length} reads, first ${BASELINE_SECONDS} s of the render)`,
+        value:
+          `${percentile(baseline, 50).toFixed(1)} / ${percentile(baseline, 99).toFixed(1)} ms ` +
+          `(${baseline.length} reads, first ${BASELINE_SECONDS} s of the render)`,
         target: '',
         verdict: '',
       },
       {
         measure: "other tenant's GET /jobs/{id} p50 / max",
-        value: `${percentile(latencies, 50).toFixed(1)} / ${Math.max(...latencies).toFixed(1)} ms (${latencies.length} reads, ${failures} not 200)`,
+        value:
+          `${percentile(latencies, 50).toFixed(1)} / ${Math.max(...latencies).toFixed(1)} ms ` +
+          `(${latencies.length} reads, ${failures} not 200)`,
         target: '',
         verdict: '',
       },
@@ -170,7 +174,13 @@ async function main(): Promise<void> {
     console.log(consoleTable(rows));
     console.log(consoleTable(attackRows));
     const body = [
-      `The other tenant first reads its job for ${BASELINE_SECONDS} s with nobody attacking (the baseline), then one API key attacks for ${SECONDS} s (each attack in 2 concurrent loops, from a process of its own at nice ${ATTACKER_NICE}, standing in for a client on another machine: at the service's priority it would take this 2-core machine's CPU from the service, which no remote client can; the rates below show the attack it still sends; the farm's renders run at nice 10, \`--render-nice\`) while another tenant renders ${FRAMES} frames (the \`basic\` scene, 160x90, 4 samples, one in-process render slot) and reads its job every ${VICTIM_EVERY_MS} ms.`,
+      `The other tenant first reads its job for ${BASELINE_SECONDS} s with nobody attacking (the baseline), ` +
+        `then one API key attacks for ${SECONDS} s (each attack in 2 concurrent loops, from a process of its ` +
+        `own at nice ${ATTACKER_NICE}, standing in for a client on another machine: at the service's priority ` +
+        `it would take this 2-core machine's CPU from the service, which no remote client can; the rates below ` +
+        `show the attack it still sends; the farm's renders run at nice 10, \`--render-nice\`) while another ` +
+        `tenant renders ${FRAMES} frames (the \`basic\` scene, 160x90, 4 samples, one in-process render slot) ` +
+        `and reads its job every ${VICTIM_EVERY_MS} ms.`,
       '',
       machineMarkdown(),
       loadNote(before, load),

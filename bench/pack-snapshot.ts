@@ -178,7 +178,8 @@ async function main(): Promise<void> {
     },
   ];
   console.log(
-    `\n${consoleTable(rows)}\n\n${consoleTable(summary)}\nextra disk per kept pack: ${fmt.mib(extra)} (.blend files: ${fmt.mib(blendBytes)})`,
+    `\n${consoleTable(rows)}\n\n${consoleTable(summary)}\nextra disk per kept pack: ${fmt.mib(extra)} ` +
+      `(.blend files: ${fmt.mib(blendBytes)})`,
   );
   const body = `${machineMarkdown()}
 ${loadNote(busy, others)}

@@ -231,7 +231,9 @@ async function main(): Promise<void> {
             throw new Error('unzip -t found errors in the packer zip');
           record(round, 'packer', answer.seconds, answer.bytes, {
             'CPU s': (cpu.user - cpu0.user + cpu.sys - cpu0.sys).toFixed(2),
-            'RSS growth': `${(growth.at(-1)! / MB).toFixed(1)} MB (${(before / MB).toFixed(0)} -> ${(peak / MB).toFixed(0)} MB)`,
+            'RSS growth':
+              `${(growth.at(-1)! / MB).toFixed(1)} MB (${(before / MB).toFixed(0)} ` +
+              `-> ${(peak / MB).toFixed(0)} MB)`,
           });
         }
         await rm(out);

@@ -23,7 +23,9 @@ import { serviceVsBare, stepper, type Outcome, type Scene } from './lib/render-s
 import { sandboxOverhead } from './lib/render-sandbox.js';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 9));
-/** As bench/render.ts: one small-job round's ratio spreads several percent, and 31 rounds narrow the median to about 2%. */
+/**
+ * As bench/render.ts: one small-job round's ratio spreads several percent, and 31 rounds narrow the median to about 2%.
+ */
 const SMALL_ROUNDS = Math.max(1, Number(process.env.BENCH_SMALL_ROUNDS ?? 31));
 /** BENCH_BUILDS=4.3 (comma-separated minors): only those roots in the versions part. Default both. */
 const BUILDS = process.env.BENCH_BUILDS?.split(',').map((b) => b.trim());
@@ -113,7 +115,8 @@ async function main(): Promise<void> {
     );
   }
   if (!ONLY || ONLY === 'sandbox') {
-    // PATH's build (3.4) and the newest root: the sandbox binds a system folder for the one and a whole root for the other.
+    // PATH's build (3.4) and the newest root: the sandbox binds a
+    // system folder for the one and a whole root for the other.
     const latest = roots().at(-1)!;
     const here: Scene = { file: await buildFixture('monkeys'), frames: 120, width: 160, height: 120, samples: 16 };
     const there: Scene = {

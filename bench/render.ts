@@ -101,7 +101,8 @@ in a child process (\`dist/\`, logging off) on a fresh data folder; each job upl
 \`updatedAt\`, same clock): planning, the slot's warm Blender (load once, frames claimed as guided chunks
 shrinking to single frames), each frame's files moved and stored as they finish, finalize (zips,
 preview). "First frame" is \`POST /render\` until the job turns \`rendering\` (Blender's first \`Fra:\`
-line), polled every 50 ms, then every second (as the bridge daemon polls an active job). ${SMALL_ROUNDS} round(s) of the small job, ${ROUNDS} of the
+line), polled every 50 ms, then every second (as the bridge daemon polls an active job). ${SMALL_ROUNDS} round(s) of \
+the small job, ${ROUNDS} of the
 subdivision scene and ${HEAVY_ROUNDS} of the heavy one, alternating which goes first, after one warm-up job. The verdict
 is the **median of the rounds' ratios**: a round's two runs are back to back, so the drift of this shared machine's
 speed (10-20% within minutes, the same Blender command timed alone) cancels within each ratio; the ratio of the

@@ -66,7 +66,8 @@ export async function engineMissing(engine: EngineName): Promise<string | undefi
     const p = await redisProbe();
     return p.ok
       ? undefined
-      : `BullMQ needs Redis at ${redactRedisUrl(TEST_REDIS_URL)} (${p.reason}); start redis-server or set RENDERBRIDGE_TEST_REDIS_URL`;
+      : `BullMQ needs Redis at ${redactRedisUrl(TEST_REDIS_URL)} (${p.reason}); start redis-server or set ` +
+          `RENDERBRIDGE_TEST_REDIS_URL`;
   }
   if (engine === 'postgres') {
     const p = await postgresProbe();

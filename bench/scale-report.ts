@@ -98,17 +98,28 @@ export function limitLines(all: Measurement[], engines: EngineName[], s: ReportS
       v((p) => p.completeMs),
     ];
     const cpu = v((p) => p.workerCpu) + v((p) => p.producerCpu) + (e === 'embedded' ? 0 : v((p) => p.serverCpu));
-    const split = `claim ${claim.toFixed(1)} ms, job read + placement + handler ${(lane - claim - complete).toFixed(1)} ms, complete ${complete.toFixed(1)} ms`;
+    const split =
+      `claim ${claim.toFixed(1)} ms, job read + placement + handler ${(lane - claim - complete).toFixed(1)} ` +
+      `ms, complete ${complete.toFixed(1)} ms`;
     const n = os.cpus().length;
     const cpuBound = cpu >= 0.75 * n;
-    let cpuNote = `; workers, producer and server used ${cpu.toFixed(2)} of ${n} cores${cpuBound ? ' (near all of them: on this machine CPU is the next limit, and more lanes would mostly share it)' : ''}`;
+    const nearAll = ' (near all of them: on this machine CPU is the next limit, and more lanes would mostly share it)';
+    let cpuNote = `; workers, producer and server used ${cpu.toFixed(2)} of ${n} cores${cpuBound ? nearAll : ''}`;
     let why: string;
     if (busy >= 0.8) {
-      why = `the workers: the ${lanes} render lanes were busy ${fmt.pct(busy)} of the time, and a task holds a lane ${lane.toFixed(1)} ms (${split}), so ${lanes} lanes top out near ${fmt.int((lanes * 1000) / lane)} tasks/s`;
+      why =
+        `the workers: the ${lanes} render lanes were busy ${fmt.pct(busy)} of the time, and a task holds a ` +
+        `lane ${lane.toFixed(1)} ms (${split}), so ${lanes} lanes top out ` +
+        `near ${fmt.int((lanes * 1000) / lane)} tasks/s`;
     } else if (tps >= 0.9 * enq) {
-      why = `the producer: one process enqueuing one task at a time reached ${fmt.int(enq)} tasks/s (${(1000 / enq).toFixed(1)} ms per enqueue) and the workers kept pace, their lanes busy ${fmt.pct(busy)} of the time (${split})`;
+      why =
+        `the producer: one process enqueuing one task at a time reached ${fmt.int(enq)} tasks/s ` +
+        `(${(1000 / enq).toFixed(1)} ms per enqueue) and the workers kept pace, their lanes ` +
+        `busy ${fmt.pct(busy)} of the time (${split})`;
     } else if (cpuBound) {
-      why = `the machine's CPU: workers, producer and server used ${cpu.toFixed(2)} of ${n} cores, while neither the lanes (busy ${fmt.pct(busy)}; ${split}) nor the producer (${fmt.int(enq)} tasks/s) were saturated`;
+      why =
+        `the machine's CPU: workers, producer and server used ${cpu.toFixed(2)} of ${n} cores, while neither ` +
+        `the lanes (busy ${fmt.pct(busy)}; ${split}) nor the producer (${fmt.int(enq)} tasks/s) were saturated`;
       cpuNote = '';
     } else {
       why = `neither the lanes (busy ${fmt.pct(busy)}; ${split}) nor the producer (${fmt.int(enq)} tasks/s) alone`;
@@ -117,7 +128,12 @@ export function limitLines(all: Measurement[], engines: EngineName[], s: ReportS
   });
   const p99s = engines.map((e) => `${ENGINE_LABEL[e]} ${ms(med(all, e, 'steady', (p) => p.p99))}`).join(', ');
   lines.push(
-    `- **Steady, delay p99: ${p99s}.** On BullMQ and PostgreSQL an enqueue in another process wakes one idle lane at once (a ready signal: Redis pub/sub, PostgreSQL NOTIFY), so the delay is the signal's trip plus a claim. The embedded SQLite queue has no signal across processes: a task enqueued while the lanes are idle waits for the next poll of one of them (every 200 ms, the runtime's \`pollMs\` default; a worker process also wakes its own idle lanes after each task it completes). More throughput needs more lanes or a shorter per-task path.`,
+    `- **Steady, delay p99: ${p99s}.** On BullMQ and PostgreSQL an enqueue in another process wakes one idle ` +
+      `lane at once (a ready signal: Redis pub/sub, PostgreSQL NOTIFY), so the delay is the signal's trip plus ` +
+      `a claim. The embedded SQLite queue has no signal across processes: a task enqueued while the lanes are ` +
+      `idle waits for the next poll of one of them (every 200 ms, the runtime's \`pollMs\` default; a worker ` +
+      `process also wakes its own idle lanes after each task it completes). More throughput needs more lanes ` +
+      `or a shorter per-task path.`,
   );
   return lines;
 }
@@ -126,13 +142,16 @@ export function limitLines(all: Measurement[], engines: EngineName[], s: ReportS
 export function setupText(s: ReportSettings, where: { redis: string; postgres: string }): string {
   const total = s.jobs * s.tasksPerJob;
   return `Setup: ${fmt.int(s.jobs)} real job records (SQLite job store, seeded as bench:api does), each given
-${s.tasksPerJob} one-frame \`render-chunk\` tasks shaped as render-plan.ts makes them: ${fmt.int(total)} tasks in the burst.
+${s.tasksPerJob} one-frame \`render-chunk\` tasks shaped as render-plan.ts makes them: ${fmt.int(total)} tasks in the \
+burst.
 They are consumed by ${s.processes} worker processes, each running the real \`WorkerRuntime\`
 (service/worker/runtime/runtime.ts) with one control lane (validate, render, finalize: it only polls here)
-and ${s.lanes} render lanes, as a worker with ${s.lanes} render slots has: ${s.processes * s.lanes} lanes take \`render-chunk\` tasks, ${s.processes * (s.lanes + 1)} lanes poll.
+and ${s.lanes} render lanes, as a worker with ${s.lanes} render slots has: ${s.processes * s.lanes} lanes take \
+\`render-chunk\` tasks, ${s.processes * (s.lanes + 1)} lanes poll.
 Per task the runtime does what it does on a farm: claim (30 s lease), read the job
 (\`jobs.getById\`), check placement (the job's blocklist, read from the queue), run the handler,
-complete; heartbeats every 500 ms while a task runs${s.taskMs < 500 ? ' (none is due with tasks this short)' : ''}. A lane
+complete; heartbeats every 500 ms while a task runs${s.taskMs < 500 ? ' (none is due with tasks this short)' : ''}. A \
+lane
 claims again at once after a task, and polls every 200 ms (the runtime's default) while the queue is
 empty. The producer is another process: on BullMQ and PostgreSQL its enqueues wake one idle lane
 through the queue's ready signal (Redis pub/sub, NOTIFY/LISTEN), as on a farm; the embedded queue
@@ -144,14 +163,16 @@ the queue differs: the embedded queue in that file (the producer and the worker 
 BullMQ 6 on Redis at ${where.redis} (a key prefix of its own, deleted afterwards), PostgreSQL's queue on
 ${where.postgres} (a database of its own, dropped afterwards). Each row starts from a fresh copy of the
 seeded data and a fresh queue, with worker processes started for it; an untimed warm-up of
-${fmt.int(s.warmupJobs * s.tasksPerJob)} tasks comes first. Nothing is pinned: the workers, the producer and the queue's server share the
+${fmt.int(s.warmupJobs * s.tasksPerJob)} tasks comes first. Nothing is pinned: the workers, the producer and the \
+queue's server share the
 machine's ${os.cpus().length} cores.
 
 Phases, one after the other on the same worker processes:
 - **burst**: this process (the producer) enqueues all ${fmt.int(total)} tasks as fast as \`enqueue()\` returns, job
   after job (as render-plan.ts does), while the workers are already claiming. Its tasks/s is the
   throughput; its delays are mostly time spent behind the backlog.
-- **steady**: the tasks of the first ${fmt.int(s.steadyJobs)} jobs (${fmt.int(s.steadyJobs * s.tasksPerJob)} tasks) enqueued at a steady ${fmt.int(s.rate)} tasks/s.
+- **steady**: the tasks of the first ${fmt.int(s.steadyJobs)} jobs (${fmt.int(s.steadyJobs * s.tasksPerJob)} tasks) \
+enqueued at a steady ${fmt.int(s.rate)} tasks/s.
   While a queue keeps up, its tasks/s is just that rate and the delay is scheduling latency: mostly
   how soon an idle lane polls again. "(behind)" marks a queue that did not keep up (enqueues below
   90% of the rate, or tasks/s below 90% of the enqueue rate): its delays then include backlog.
@@ -167,5 +188,6 @@ no lane ever idle); "idle polls/s" counts claims that found nothing, all lanes t
 are averages over the phase in cores (1.00 = one core): all worker processes together, the producer,
 and Redis (INFO cpu) or PostgreSQL (its processes). Every run checks that each enqueued task ran
 exactly once, on its first attempt, and was completed, and that the queue's counts agree; it fails
-otherwise. ${s.rounds} round${s.rounds > 1 ? 's, rotating which queue goes first; the summary and the limits use the **median**' : ''}.`;
+otherwise. ${s.rounds} \
+round${s.rounds > 1 ? 's, rotating which queue goes first; the summary and the limits use the **median**' : ''}.`;
 }

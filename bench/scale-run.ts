@@ -91,7 +91,8 @@ async function waitDone(
     if (c.done >= total) return;
     if (Date.now() > until) {
       throw new Error(
-        `only ${c.done} of ${total} tasks done after ${timeoutMs / 1000} s (${c.queued} queued, ${c.running} running): the workers stalled (see their output above)`,
+        `only ${c.done} of ${total} tasks done after ${timeoutMs / 1000} s (${c.queued} queued, ${c.running} ` +
+          `running): the workers stalled (see their output above)`,
       );
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -192,7 +193,8 @@ export async function measure(engine: EngineName, o: RunOptions): Promise<Measur
     const c = await queue.counts();
     if (c.done !== enqueued.length || c.queued + c.running + c.failed > 0) {
       throw new Error(
-        `the queue reports ${JSON.stringify(c)} after ${enqueued.length} tasks ran once each: its counts disagree with the workers`,
+        `the queue reports ${JSON.stringify(c)} after ${enqueued.length} tasks ran once each: its counts ` +
+          `disagree with the workers`,
       );
     }
     const result = (p: typeof burst): PhaseResult => {

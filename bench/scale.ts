@@ -122,7 +122,8 @@ async function main(): Promise<void> {
 
   const quick = FULL_SIZE
     ? ''
-    : `\n**Quick run (BENCH_SCALE_JOBS=${JOBS}, BENCH_SCALE_TASKS_PER_JOB=${TASKS_PER_JOB}): not the issue's 1,000 jobs x 10 tasks. Run \`npm run bench:scale\` on a quiet machine for the real numbers.**\n`;
+    : `\n**Quick run (BENCH_SCALE_JOBS=${JOBS}, BENCH_SCALE_TASKS_PER_JOB=${TASKS_PER_JOB}): not the issue's ` +
+      `1,000 jobs x 10 tasks. Run \`npm run bench:scale\` on a quiet machine for the real numbers.**\n`;
   const body = `${machineMarkdown()}
 ${loadNote(busy, others)}
 ${quick}
@@ -130,7 +131,8 @@ ${setupText(settings, { redis: redisServer(), postgres: pgServer() })}
 
 ${markdownTable(rows)}
 
-Summary${ROUNDS > 1 ? ' (medians)' : ''}; ratios are each queue over the embedded one (above 1x: more tasks/s, or a longer delay):
+Summary${ROUNDS > 1 ? ' (medians)' : ''}; ratios are each queue over the embedded one (above 1x: more tasks/s, or a \
+longer delay):
 
 ${markdownTable(sum)}
 

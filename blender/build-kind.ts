@@ -49,7 +49,8 @@ export function buildKind(path: string): BuildKind {
   if (executable(join(path, 'blender'))) return 'release';
   if (executable(join(path, 'usr/bin/blender')) && existsSync(join(path, 'etc/os-release'))) return 'root';
   throw new BuildPathError(
-    `${path} is a folder without a Blender: expected an unpacked release (${path}/blender) or a system root (${path}/usr/bin/blender)`,
+    `${path} is a folder without a Blender: expected an unpacked release (${path}/blender) or a system root ` +
+      `(${path}/usr/bin/blender)`,
   );
 }
 
@@ -90,7 +91,10 @@ const SYSTEM_DIRS = new Set([
   'lost+found',
 ]);
 
-/** The host's top-level data folders (`/home`, `/srv`, `/mnt`, `/tmp`, ...): for a run that reads files anywhere (a dependency trace). */
+/**
+ * The host's top-level data folders (`/home`, `/srv`, `/mnt`, `/tmp`, ...): for a run that reads files anywhere (a
+ * dependency trace).
+ */
 export function hostDataDirs(): string[] {
   return readdirSync('/', { withFileTypes: true })
     .filter((d) => d.isDirectory() && !SYSTEM_DIRS.has(d.name))
@@ -153,7 +157,10 @@ export interface LaunchOptions {
   devices?: readonly string[];
 }
 
-/** Files of the host's /etc a Blender run needs (the libraries' configuration, fonts, time zone, users); never the rest (service configs, credentials). */
+/**
+ * Files of the host's /etc a Blender run needs (the libraries' configuration, fonts, time zone, users); never the rest
+ * (service configs, credentials).
+ */
 const HOST_ETC = [
   'ld.so.cache',
   'ld.so.conf',
@@ -216,7 +223,8 @@ export function launchBuild(
     throw new BuildPathError(
       kind === 'root'
         ? `${path} is a system root, which runs in bubblewrap: install it (apt-get install bubblewrap)`
-        : 'Blender runs in a sandbox made by bubblewrap, which is not installed: install it (apt-get install bubblewrap), or start the worker with --no-sandbox',
+        : 'Blender runs in a sandbox made by bubblewrap, which is not installed: install it (apt-get install ' +
+            'bubblewrap), or start the worker with --no-sandbox',
     );
   }
   // On an empty `/` (bubblewrap's own tmpfs): the system read-only (the root's, or the host's), host
@@ -257,7 +265,8 @@ export function launchBuild(
     if (hidden) {
       throw new BuildPathError(
         `${hidden} cannot be shown to the Blender in the system root ${path}: the root brings its own /usr and /etc. ` +
-          'Keep renderbridge and its data folders elsewhere (a home or /srv), or use a release folder or an executable build.',
+          ('Keep renderbridge and its data folders elsewhere (a home or /srv), or use a release folder or an ' +
+            'executable build.'),
       );
     }
   }

@@ -37,7 +37,10 @@ export class BlenderTimeoutError extends BlenderRunError {
   override readonly name = 'BlenderTimeoutError';
 }
 
-/** Blender died of a signal (a crash, the OOM killer). Details: argv, exitCode, signal, durationMs, lastLines, reason 'crash'. */
+/**
+ * Blender died of a signal (a crash, the OOM killer). Details: argv, exitCode, signal, durationMs, lastLines, reason
+ * 'crash'.
+ */
 export class BlenderCrashError extends BlenderRunError {
   override readonly name = 'BlenderCrashError';
 }
@@ -50,7 +53,9 @@ export class BlenderResultError extends BlenderError {
   override readonly name = 'BlenderResultError';
 }
 
-/** Blender cannot open the .blend: damaged, not a .blend file, or saved by a much newer Blender. The same on every try. */
+/**
+ * Blender cannot open the .blend: damaged, not a .blend file, or saved by a much newer Blender. The same on every try.
+ */
 export class BlenderFileUnreadableError extends BlenderError {
   override readonly name = 'BlenderFileUnreadableError';
 }

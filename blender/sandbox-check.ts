@@ -44,7 +44,9 @@ export async function checkSandbox(binary: string): Promise<SandboxCheck> {
     if (res.exitCode !== 0 || text === undefined) {
       return {
         ok: false,
-        reason: `a sandboxed Blender did not run (exit ${res.exitCode}): ${res.lastLines.slice(-3).join(' | ') || 'no output'}`,
+        reason:
+          `a sandboxed Blender did not run ` +
+          `(exit ${res.exitCode}): ${res.lastLines.slice(-3).join(' | ') || 'no output'}`,
       };
     }
     const seen = JSON.parse(text) as { env: string[]; connected: boolean };

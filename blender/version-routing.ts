@@ -69,7 +69,9 @@ export function routeVersion<T extends VersionLike>(
     version: v,
     minor: text(v),
     exact: false,
-    note: `${why}: ${fmt(v)}, the newest build that opens it, renders it; it is older, so what newer versions added may be missing or render differently.`,
+    note:
+      `${why}: ${fmt(v)}, the newest build that opens it, renders it; it is older, so what newer versions ` +
+      `added may be missing or render differently.`,
   };
 }
 
@@ -85,7 +87,9 @@ export function noBuildMessage(file: VersionLike, available: readonly VersionLik
   const have = [...new Set([...available].sort(cmp).map(fmt))];
   return (
     `This file was saved with Blender ${text(file)}, and no Blender on the farm can open it ` +
-    `(the farm has ${have.length ? have.join(', ') : 'no Blender'}). Ask the farm's operator to install Blender ${text(file)} ` +
-    `or newer on a worker (unpack the official release archive and pass its folder with --blender), or save the file with one of those versions.`
+    (`(the farm has ${have.length ? have.join(', ') : 'no Blender'}). Ask the farm's operator to install ` +
+      `Blender ${text(file)} `) +
+    (`or newer on a worker (unpack the official release archive and pass its folder with --blender), or save ` +
+      `the file with one of those versions.`)
   );
 }

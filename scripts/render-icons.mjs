@@ -51,7 +51,9 @@ try {
     await page.setViewportSize({ width: t.size, height: t.size });
     // Inline rather than <img>: nothing to wait for, and the SVG fills the viewport exactly.
     await page.setContent(
-      `<!doctype html><html><head><style>html,body{margin:0;background:transparent}svg{display:block;width:100vw;height:100vh}</style></head><body>${svg}</body></html>`,
+      '<!doctype html><html><head><style>html,body{margin:0;background:transparent}' +
+        'svg{display:block;width:100vw;height:100vh}</style></head>' +
+        `<body>${svg}</body></html>`,
     );
     const png = await page.screenshot({ omitBackground: true, type: 'png' });
     await writeFile(path.join(out, t.png), png);

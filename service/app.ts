@@ -90,7 +90,10 @@ export interface AppDeps extends ServiceContext {
    * and the origin they point at. Required while `config.blobUploads` is on (the default).
    */
   blobs?: { store: BlobStore; signer: UrlSigner; publicUrl: () => string };
-  /** Dashboard sessions (extension dashboard-sessions: sign-in, the cookie). Default none: no sign-in, cookies are ignored. */
+  /**
+   * Dashboard sessions (extension dashboard-sessions: sign-in, the cookie). Default none: no sign-in, cookies are
+   * ignored.
+   */
   sessions?: SessionStore;
   /** A job's tasks with who ran them and when (extension job-tasks). Default none: the route is not offered. */
   taskRuns?: TaskRunReader;
@@ -101,7 +104,10 @@ export interface AppDeps extends ServiceContext {
    * backing off to one every 15000 ms while nothing changes, 10000 ms for runs still open once the job ended.
    */
   taskLogs?: { followPollMs?: number; followGraceMs?: number; followMaxPollMs?: number };
-  /** Knobs of GET /events (tests shorten them). Defaults: a read of each watched workspace every 1000 ms, a heartbeat every 15000 ms. */
+  /**
+   * Knobs of GET /events (tests shorten them). Defaults: a read of each watched workspace every 1000 ms, a heartbeat
+   * every 15000 ms.
+   */
   eventStream?: { pollMs?: number; heartbeatMs?: number };
   /** The clock sessions and upload URLs expire by, epoch ms. Default Date.now (tests move it). */
   clock?: () => number;
@@ -120,7 +126,10 @@ export interface AppDeps extends ServiceContext {
    * it), so they need no queue credentials. Default none: those routes are not offered.
    */
   taskLeases?: WorkerQueue;
-  /** Per-frame statistics (extension frame-stats: GET /jobs/{id}/frames, the progress's `etaBand`, the worker API's frame reports). Default none: the extension is off. */
+  /**
+   * Per-frame statistics (extension frame-stats: GET /jobs/{id}/frames, the progress's `etaBand`, the worker API's
+   * frame reports). Default none: the extension is off.
+   */
   frameStats?: FrameStatsStore;
   /** What GET /readyz checks (openStack provides it). Default none: no /readyz route. */
   readiness?: Omit<ReadinessDeps, 'inProcessWorkers'>;
@@ -138,7 +147,10 @@ function sessionAuth(deps: AppDeps): SessionAuth | undefined {
   });
 }
 
-/** Where preview images may come from besides the page's origin: the public URL, the S3 endpoint (any https host on AWS itself). */
+/**
+ * Where preview images may come from besides the page's origin: the public URL, the S3 endpoint (any https host on AWS
+ * itself).
+ */
 function imageOrigins(deps: AppDeps): string[] {
   const s3 = deps.config.s3;
   return [...originOf(deps.config.publicUrl), ...originOf(s3?.endpoint), ...(s3 && !s3.endpoint ? ['https:'] : [])];
@@ -159,7 +171,8 @@ function blobExtension(
   if (!deps.config.blobUploads) return undefined;
   if (!deps.blobs)
     throw new Error(
-      'buildApp: config.blobUploads turns the content-addressed upload extension on, which needs deps.blobs (openStack provides it)',
+      'buildApp: config.blobUploads turns the content-addressed upload extension on, which needs deps.blobs ' +
+        '(openStack provides it)',
     );
   const urls = new BlobPartUrls(deps.blobs.signer, deps.blobs.publicUrl);
   const receiver = new BlobReceiver({ index: deps.blobs.store, storage: deps.storage });

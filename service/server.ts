@@ -80,7 +80,10 @@ export interface StartOptions {
   clock?: () => number;
 }
 
-/** Opens the embedded stack, listens, starts the worker and webhook delivery, and returns a handle whose close() drains and shuts down. */
+/**
+ * Opens the embedded stack, listens, starts the worker and webhook delivery, and returns a handle whose close() drains
+ * and shuts down.
+ */
 export async function startService(config: ServiceConfig, opts: StartOptions = {}): Promise<RunningService> {
   const logger = opts.logger === undefined ? createLogger(config.logLevel, undefined, config.logFormat) : opts.logger;
   const log = logger || pino({ level: 'silent' });
@@ -109,7 +112,9 @@ export async function startService(config: ServiceConfig, opts: StartOptions = {
     config.workerApiPort !== undefined && workerApiEnabled(appDeps) ? await buildWorkerApiApp(appDeps) : undefined;
   if (config.workerToken) {
     log.warn(
-      'RENDERBRIDGE_WORKER_TOKEN on the service is a deprecated farm-wide worker token: whoever holds it can act on every job of every workspace. Create one token per worker (renderbridge admin create-worker-token --name NAME), move the workers to them, then unset it on the service.',
+      'RENDERBRIDGE_WORKER_TOKEN on the service is a deprecated farm-wide worker token: whoever holds it can ' +
+        'act on every job of every workspace. Create one token per worker (renderbridge admin ' +
+        'create-worker-token --name NAME), move the workers to them, then unset it on the service.',
     );
   }
   let workerApiOrigin: string | undefined;

@@ -25,7 +25,10 @@ export interface RequestLogEntry {
   method: string;
   /** Without the query string. */
   path: string;
-  /** Times are epoch ms (performance.timeOrigin + performance.now(): comparable between processes), as the proxy saw the bytes arrive. */
+  /**
+   * Times are epoch ms (performance.timeOrigin + performance.now(): comparable between processes), as the proxy saw the
+   * bytes arrive.
+   */
   at: number;
   /** The request's last byte (headers and body) from the client. */
   lastUpAt: number;

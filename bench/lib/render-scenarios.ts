@@ -218,7 +218,9 @@ export async function otherModes(s: Scene, perFrameSample: number): Promise<Row[
   rows.push({
     scene: 'subdivision',
     round: '1',
-    run: `bare, one process per frame (${sample.length} of ${s.frames} frames timed, x ${(s.frames / sample.length).toFixed(1)})`,
+    run:
+      `bare, one process per frame (${sample.length} of ${s.frames} frames timed, ` +
+      `x ${(s.frames / sample.length).toFixed(1)})`,
     'wall s': s2((t * s.frames) / sample.length),
   });
   return rows;
@@ -269,7 +271,9 @@ export async function twoWorkers(s: Scene, target: number): Promise<Outcome> {
     rows: [
       {
         scene: 'heavy, 2 workers x 1 thread',
-        run: `bare, 2 processes at once, 1 thread and 1 core each, ${k} frames between them spread over the shot (every ${step}th; reference)`,
+        run:
+          `bare, 2 processes at once, 1 thread and 1 core each, ${k} frames between them spread over the shot ` +
+          `(every ${step}th; reference)`,
         'wall s': s2(ref.seconds),
         'load s': s2(load),
         'frame s': s2(frameS),

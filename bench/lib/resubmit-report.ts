@@ -39,6 +39,7 @@ export interface ReportInput {
 }
 
 const MB = 1e6;
+const QUICK_NOTE = "\n- **BENCH_QUICK=1: a small project, for development; not the benchmark's numbers**";
 const mb = (b: number) => `${(b / MB).toFixed(b < 10 * MB ? 3 : 1)} MB`;
 const s1 = (x: number | null | undefined) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(1));
 const isManifest = (r: RequestLogEntry) => r.method === 'POST' && /\/uploads\/(blobs\/query|commit)$/.test(r.path);
@@ -261,12 +262,16 @@ export async function reportResubmit(input: ReportInput): Promise<void> {
       .slice(3)
       .map(
         (r) =>
-          `- ${m.mode}, ${r.step}: ${r.drop ? `dropped after ${mb(r.drop.proxyBytes)} had passed the proxy${r.drop.resets ? `, ${r.drop.resets} connection(s) reset` : ''}` : 'did not happen (the upload ended first)'}`,
+          `- ${m.mode}, ${r.step}: ` +
+          (r.drop
+            ? `dropped after ${mb(r.drop.proxyBytes)} had passed the proxy` +
+              (r.drop.resets ? `, ${r.drop.resets} connection(s) reset` : '')
+            : 'did not happen (the upload ended first)'),
       ),
   );
 
   const body = `${machineMarkdown()}
-${input.load}${input.quick ? "\n- **BENCH_QUICK=1: a small project, for development; not the benchmark's numbers**" : ''}
+${input.load}${input.quick ? QUICK_NOTE : ''}
 
 **The link.** Two network namespaces (artist, farm) joined by a veth pair; tc \`htb\` at
 ${input.rateMbit} Mbit/s on both ends (egress each way):
@@ -280,20 +285,24 @@ the farm namespace that holds every chunk ${input.delayMs} ms in each direction 
 new connection one more round trip (the handshake); the artist reaches the service only through it
 (the service's \`--public-url\` is the proxy, so upload URLs go through it too). Measured from the
 artist namespace with a tiny TCP ping (1 byte, 30 round trips, to an echo server behind the same
-proxy): RTT median **${rtt.proxied.medianMs.toFixed(1)} ms** (min ${rtt.proxied.minMs.toFixed(1)}, max ${rtt.proxied.maxMs.toFixed(1)}), connect to first echo
-${rtt.proxied.firstEchoMs.toFixed(1)} ms; the bare link without the proxy: ${rtt.bare.medianMs.toFixed(2)} ms. TCP's own acknowledgements are not
+proxy): RTT median **${rtt.proxied.medianMs.toFixed(1)} ms** (min ${rtt.proxied.minMs.toFixed(1)}, \
+max ${rtt.proxied.maxMs.toFixed(1)}), connect to first echo
+${rtt.proxied.firstEchoMs.toFixed(1)} ms; the bare link without the proxy: ${rtt.bare.medianMs.toFixed(2)} ms. TCP's \
+own acknowledgements are not
 delayed (the kernels send them), so the bulk rate is the shaped one; request/response exchanges
 pay the full round trip.
 
 **The project.** scene.blend (built in Blender by bench/lib/resubmit_scene.py: Cycles, 64x48, 4
 samples, one frame, its material mixing every texture, so all are real dependencies) and
-${project.textures.length} textures of ${mb(project.textureBytes)} random bytes each: ${mb(project.totalBytes)} in all. "One texture changed"
+${project.textures.length} textures of ${mb(project.textureBytes)} random bytes each: ${mb(project.totalBytes)} in \
+all. "One texture changed"
 rewrites one of them with new random bytes.
 
 **The sides.** The farm: \`renderbridge service\` (dist/, SQLite, local files, one embedded worker
 slot with Blender 3.4) on a fresh temp data dir per mode, first with the content-addressed upload
 extension, then restarted with \`RENDERBRIDGE_BLOB_UPLOADS=0\` (the spec's single PUT). GET
-/extensions answered: ${modes.map((m) => `${m.mode}: [${m.extensions.join(', ') || 'none'}]`).join('; ')}. The artist: \`renderbridge submit
+/extensions answered: ${modes.map((m) => `${m.mode}: [${m.extensions.join(', ') || 'none'}]`).join('; ')}. The artist: \
+\`renderbridge submit
 scene.blend --frames 1 --no-wait --no-download --json\` (the daemon's packer and submission code,
 the shared client), its home folder (user config, the packer's caches) kept between the steps of
 a mode, fresh for each link-drop step, which also uses a new workspace so no blob is held yet.

@@ -62,7 +62,9 @@ export interface RenderInvocationOptions {
   sandbox?: boolean;
   /** CPU niceness added to Blender's (RunBlenderOptions.nice). Default 0. */
   nice?: number;
-  /** Major version of the build (`5`): 5.x needs its logger on to print progress lines. Default: assumed 5.x or later. */
+  /**
+   * Major version of the build (`5`): 5.x needs its logger on to print progress lines. Default: assumed 5.x or later.
+   */
   blenderMajor?: number;
 }
 

@@ -51,13 +51,15 @@ export async function estimateStep(
   if (estimate.state === 'failed')
     throw new DaemonError(
       'ESTIMATE_FAILED',
-      `${estimate.reason ?? 'The farm could not estimate this render.'} The job stays validated: fix that and estimate again, or render without an estimate.`,
+      `${estimate.reason ?? 'The farm could not estimate this render.'} The job stays validated: fix that ` +
+        `and estimate again, or render without an estimate.`,
       { jobId },
     );
   if (estimate.state === 'canceled')
     throw new DaemonError(
       'ESTIMATE_CANCELED',
-      `The estimate of job ${jobId} was canceled before it was ready; the job stays validated: estimate it again, or render it.`,
+      `The estimate of job ${jobId} was canceled before it was ready; the job stays validated: estimate it ` +
+        `again, or render it.`,
       { jobId },
     );
   return estimate;

@@ -112,7 +112,8 @@ export async function runSubmission(
         if (!pack)
           throw new DaemonError(
             'DAEMON_NOT_FOUND',
-            `No pack ${req.packId}: it was submitted, or dropped when one of its files changed, or expired; pack the project again (POST /pack).`,
+            `No pack ${req.packId}: it was submitted, or dropped when one of its files changed, or expired; ` +
+              `pack the project again (POST /pack).`,
           );
       } else if (req.pack) {
         const packRate = new TransferRate();
@@ -198,7 +199,8 @@ export async function runSubmission(
         ? {
             name: 'SUBMISSION_ABORTED',
             message:
-              'The submission was stopped before it ended (interrupted, or the daemon shut down): submit again; a job already created keeps its state in the service.',
+              'The submission was stopped before it ended (interrupted, or the daemon shut down): submit ' +
+              'again; a job already created keeps its state in the service.',
             details: [],
             type: 'api' as const,
             metadata: {},

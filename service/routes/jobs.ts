@@ -30,7 +30,8 @@ export const jobRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app, ctx)
       // An expired commit no longer keeps its blobs: they may be collected under the job.
       throw new ApiError('UPLOAD_INCOMPLETE', {
         message:
-          'This committed project expired before a job was created from it: commit it again (POST /uploads/commit), then create the job with the new slug.',
+          'This committed project expired before a job was created from it: commit it again (POST ' +
+          '/uploads/commit), then create the job with the new slug.',
         metadata: { slug, uploadUrlExpired: true },
       });
     }

@@ -52,7 +52,9 @@ function resumeRange(
         : undefined;
   if (problem) {
     throw new ApiError('VALIDATION_ERROR', {
-      message: `Content-Range ${problem}: send the rest of the file as "bytes N-(TOTAL-1)/TOTAL" with N the bytes the service holds, or the whole file without Content-Range.`,
+      message:
+        `Content-Range ${problem}: send the rest of the file as "bytes N-(TOTAL-1)/TOTAL" with N the bytes the ` +
+        `service holds, or the whole file without Content-Range.`,
       details: [{ code: 'invalid_header', path: ['headers', 'content-range'], message: problem }],
     });
   }

@@ -60,7 +60,10 @@ export const Transfer = z.object({
 });
 export type Transfer = z.infer<typeof Transfer>;
 
-/** What to pack: a .blend (with the dependencies the add-on collected, or traced by headless Blender), a folder, or a ready .zip. */
+/**
+ * What to pack: a .blend (with the dependencies the add-on collected, or traced by headless Blender), a folder, or a
+ * ready .zip.
+ */
 export const PackRequest = z.strictObject({
   /** Absolute path of a .blend, a project folder or a .zip. */
   path: z.string().min(1).max(4096),
@@ -137,7 +140,10 @@ export const SubmitRequest = z
     /** A pack made by POST /pack (its preflight already shown), or a path to pack now. */
     packId: z.string().optional(),
     pack: PackRequest.optional(),
-    /** A job already uploaded and `validated` (e.g. by an `estimate` submission): rendered or estimated without a new upload. */
+    /**
+     * A job already uploaded and `validated` (e.g. by an `estimate` submission): rendered or estimated without a new
+     * upload.
+     */
     jobId: z.string().min(1).max(200).optional(),
     settings: SubmitSettings.default({}),
     /** Folder the outputs go to; default: a folder per job under the downloads folder. */
@@ -158,7 +164,10 @@ export const SubmitRequest = z
   );
 export type SubmitRequest = z.infer<typeof SubmitRequest>;
 
-/** How a submission's project travels: blobs the service lacks (extension content-addressed-uploads), or the spec's single PUT of a zip. */
+/**
+ * How a submission's project travels: blobs the service lacks (extension content-addressed-uploads), or the spec's
+ * single PUT of a zip.
+ */
 export const UploadMode = z.enum(['blobs', 'single-put']);
 export type UploadMode = z.infer<typeof UploadMode>;
 
@@ -240,7 +249,9 @@ export const RenderComplete = z.object({
 });
 export type RenderComplete = z.infer<typeof RenderComplete>;
 
-/** A frame thumbnail as the daemon hands it to the job window: the image comes from the daemon, which holds the API key. */
+/**
+ * A frame thumbnail as the daemon hands it to the job window: the image comes from the daemon, which holds the API key.
+ */
 export const DaemonThumbnail = z.object({
   frame: z.int().min(0),
   /** The daemon's own path of the image (GET, with the daemon's token). */
@@ -248,7 +259,9 @@ export const DaemonThumbnail = z.object({
 });
 export type DaemonThumbnail = z.infer<typeof DaemonThumbnail>;
 
-/** A job's frame thumbnails (the service's extension frame-thumbnails), the first DAEMON_MAX_THUMBNAILS in frame order. */
+/**
+ * A job's frame thumbnails (the service's extension frame-thumbnails), the first DAEMON_MAX_THUMBNAILS in frame order.
+ */
 export const DaemonThumbnails = z.object({
   jobId: z.string(),
   /** The shot's frame rate; null until the render is planned. */
@@ -314,9 +327,14 @@ export const DAEMON_ROUTES = {
     path: '/jobs/:id/thumbnails/image',
     response: z.string().meta({ format: 'binary' }),
   },
-  /** The job's estimate as the service has it (extension estimate); start one with POST /submissions, mode `estimate`. */
+  /**
+   * The job's estimate as the service has it (extension estimate); start one with POST /submissions, mode `estimate`.
+   */
   getJobEstimate: { status: 200, method: 'GET', path: '/jobs/:id/estimate', response: Estimate },
-  /** Cancels the job's estimate while it samples (the job stays `validated`); the submission following it fails ESTIMATE_CANCELED. */
+  /**
+   * Cancels the job's estimate while it samples (the job stays `validated`); the submission following it fails
+   * ESTIMATE_CANCELED.
+   */
   cancelJobEstimate: { status: 200, method: 'DELETE', path: '/jobs/:id/estimate', response: Estimate },
   events: { status: 200, method: 'GET', path: '/events', response: z.never() },
 } as const;

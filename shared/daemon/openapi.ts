@@ -80,7 +80,8 @@ export const DaemonEventFrame = z
   )
   .meta({
     description:
-      'A frame of the stream, shown as JSON: `event: <event>` then `data: <data as one line of JSON>` and a blank line.',
+      'A frame of the stream, shown as JSON: `event: <event>` then `data: <data as one line of JSON>` and a ' +
+      'blank line.',
   });
 
 export function openApiPath(path: string): string {
@@ -118,8 +119,10 @@ function successResponse(name: DaemonRouteName): ResponseObject {
   return {
     description:
       'Server-Sent Events, until the caller disconnects: each frame is `event: <name>` and `data: <JSON>`; ' +
-      'a `retry:` line says how long to wait before reconnecting; missed events are not replayed (read GET /jobs after each connection). ' +
-      `Events: ${Object.keys(DAEMON_EVENTS).join(', ')}; the \`x-events\` extension maps each to the schema of its data.`,
+      ('a `retry:` line says how long to wait before reconnecting; missed events are not replayed (read GET ' +
+        '/jobs after each connection). ') +
+      (`Events: ${Object.keys(DAEMON_EVENTS).join(', ')}; the \`x-events\` extension maps each to the schema ` +
+        `of its data.`),
     content: { 'text/event-stream': { schema: DaemonEventFrame } },
   };
 }
@@ -146,7 +149,10 @@ interface FrameSchema {
   oneOf: { properties: { event: { const: string }; data: unknown } }[];
 }
 
-/** Adds `x-events` to GET /events: event name -> the schema of its data, read off the generated frame schema (so refs match). */
+/**
+ * Adds `x-events` to GET /events: event name -> the schema of its data, read off the generated frame schema (so refs
+ * match).
+ */
 function withEventMap(doc: Document): Document {
   const get = doc.paths?.['/events']?.get as
     | (Record<string, unknown> & { responses: Record<string, { content: Record<string, { schema: FrameSchema }> }> })
@@ -169,9 +175,12 @@ export function buildDaemonOpenApiDocument(): Document {
       title: 'renderbridge bridge daemon (local API)',
       version: String(DaemonState.shape.version.value),
       description:
-        'The local bridge on 127.0.0.1 that the Blender add-on, the tray app and the CLI call. Find its port and token in the ' +
-        "state file (daemon.json, DaemonState). Requests with an Origin header other than the daemon's own, or a Host other than " +
-        '127.0.0.1/localhost, are refused (403). Errors of the render service (shared/openapi.json) pass through unchanged, ' +
+        'The local bridge on 127.0.0.1 that the Blender add-on, the tray app and the CLI call. Find its port ' +
+        'and token in the ' +
+        ("state file (daemon.json, DaemonState). Requests with an Origin header other than the daemon's own, " +
+          'or a Host other than ') +
+        ('127.0.0.1/localhost, are refused (403). Errors of the render service (shared/openapi.json) pass ' +
+          'through unchanged, ') +
         'with their own name and status, in the same ErrorBody.',
     },
     servers: [{ url: 'http://127.0.0.1:47615', description: 'Default port; the state file has the real one' }],

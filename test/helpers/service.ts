@@ -24,7 +24,8 @@ export const TEST_STACK: 'embedded' | 'scale' = process.env.RENDERBRIDGE_TEST_ST
 export function filesOnly(what: string): boolean {
   if (TEST_STACK === 'embedded') return false;
   console.warn(
-    `skipped on the scale stack: ${what} is the service's own file storage; on S3 the bucket does it (test/service/conformance/s3.test.ts)`,
+    `skipped on the scale stack: ${what} is the service's own file storage; on S3 the bucket does it ` +
+      `(test/service/conformance/s3.test.ts)`,
   );
   return true;
 }

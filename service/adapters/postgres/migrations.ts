@@ -13,26 +13,33 @@ export const pgMigrationScripts: Record<string, string[]> = {
       id text primary key, workspace_id text not null references workspaces (id), name text not null,
       created_at text not null, constraint users_ws_name unique (workspace_id, name))`,
     `create table api_keys (
-      id text primary key, workspace_id text not null references workspaces (id), user_id text not null references users (id),
-      label text not null, key_hash bytea not null unique, display_prefix text not null, created_at text not null, revoked_at text)`,
+      id text primary key, workspace_id text not null references workspaces (id), user_id text not null references \
+users (id),
+      label text not null, key_hash bytea not null unique, display_prefix text not null, created_at text not null, \
+revoked_at text)`,
     `create table uploads (
-      slug text primary key, workspace_id text not null, user_id text not null, file_name text not null, file_type text not null,
+      slug text primary key, workspace_id text not null, user_id text not null, file_name text not null, file_type \
+text not null,
       object_key text not null, expires_at text not null, created_at text not null, completed_at text,
       size bigint, sha256 text, job_id text)`,
     // preview_key: the object to sign when serving the job (null: none, or outputs deleted).
     // delete_after: output.scheduledForDeletionAt while the outputs still exist, else null.
     `create table jobs (
       seq bigint generated always as identity primary key, id text not null unique, workspace_id text not null,
-      status text not null, created_at text not null, updated_at text not null, doc text not null, internal text not null,
+      status text not null, created_at text not null, updated_at text not null, doc text not null, internal text not \
+null,
       preview_key text, delete_after text)`,
     `create index jobs_ws_seq on jobs (workspace_id, seq)`,
     `create index jobs_ws_status_seq on jobs (workspace_id, status, seq)`,
     `create index jobs_delete_after on jobs (delete_after) where delete_after is not null`,
     // Per-workspace, per-status counts kept in step with every job write: list totals are O(1).
-    `create table job_counts (workspace_id text not null, status text not null, n integer not null, primary key (workspace_id, status))`,
-    `create table job_progress (job_id text primary key, workspace_id text not null, doc text not null, updated_at text not null)`,
+    `create table job_counts (workspace_id text not null, status text not null, n integer not null, primary ` +
+      `key (workspace_id, status))`,
+    `create table job_progress (job_id text primary key, workspace_id text not null, doc text not null, ` +
+      `updated_at text not null)`,
     `create table tasks (
-      seq bigint generated always as identity primary key, id text not null unique, job_id text not null, kind text not null,
+      seq bigint generated always as identity primary key, id text not null unique, job_id text not null, kind text \
+not null,
       payload text not null, state text not null, attempts integer not null default 0, run_after bigint not null,
       worker_id text, lease_until bigint, last_error text, created_at text not null, updated_at text not null)`,
     `create index tasks_ready on tasks (state, kind, run_after, seq)`,
@@ -40,14 +47,18 @@ export const pgMigrationScripts: Record<string, string[]> = {
     // A task may wait for others (a job's finalize waits for its render chunks).
     `create table task_deps (task_id text not null, dep_id text not null, primary key (task_id, dep_id))`,
     // Failed tasks per worker and job: the per-job blocklist.
-    `create table task_failures (job_id text not null, worker text not null, n integer not null, primary key (job_id, worker))`,
+    `create table task_failures (job_id text not null, worker text not null, n integer not null, primary key ` +
+      `(job_id, worker))`,
     // Named leases for scheduled work that runs once across instances (epoch ms).
     `create table leases (name text primary key, holder text not null, "until" bigint not null)`,
-    `create table webhooks (workspace_id text primary key, url text not null, secret text not null, created_at text not null, updated_at text not null)`,
+    `create table webhooks (workspace_id text primary key, url text not null, secret text not null, ` +
+      `created_at text not null, updated_at text not null)`,
     `create table webhook_deliveries (
       seq bigint generated always as identity primary key, id text not null unique, workspace_id text not null,
-      job_id text not null, event text not null, payload text not null, state text not null, attempts integer not null default 0,
-      next_attempt_at bigint, last_status integer, last_error text, created_at text not null, updated_at text not null, delivered_at text)`,
+      job_id text not null, event text not null, payload text not null, state text not null, attempts integer not null \
+default 0,
+      next_attempt_at bigint, last_status integer, last_error text, created_at text not null, updated_at text not \
+null, delivered_at text)`,
     `create index webhook_deliveries_due on webhook_deliveries (state, next_attempt_at, seq)`,
     `create index webhook_deliveries_job on webhook_deliveries (job_id, seq)`,
   ],
@@ -65,10 +76,12 @@ export const pgMigrationScripts: Record<string, string[]> = {
       last_used_at bigint not null, collecting_since bigint, primary key (workspace_id, sha256, size))`,
     `create index blobs_last_used on blobs (last_used_at)`,
     `create table blob_refs (
-      slug text not null, workspace_id text not null, sha256 text not null, size bigint not null, primary key (slug, sha256, size))`,
+      slug text not null, workspace_id text not null, sha256 text not null, size bigint not null, primary key (slug, \
+sha256, size))`,
     `create index blob_refs_blob on blob_refs (workspace_id, sha256, size)`,
     `create table blob_uploads (
-      workspace_id text not null, sha256 text not null, size bigint not null, part_size bigint not null, updated_at bigint not null,
+      workspace_id text not null, sha256 text not null, size bigint not null, part_size bigint not null, updated_at \
+bigint not null,
       primary key (workspace_id, sha256, size, part_size))`,
     `create index blob_uploads_updated on blob_uploads (updated_at)`,
     `create table service_secrets (name text primary key, value text not null)`,

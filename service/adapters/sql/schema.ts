@@ -46,7 +46,9 @@ export interface DB {
     preview_key: string | null;
     /** output.scheduledForDeletionAt while the outputs still exist, else null (006). */
     delete_after: string | null;
-    /** Bytes of the job's published outputs while they exist, else 0: the workspace storage quota sums it (015 / 009). */
+    /**
+     * Bytes of the job's published outputs while they exist, else 0: the workspace storage quota sums it (015 / 009).
+     */
     output_bytes: number;
   };
   job_counts: { workspace_id: string; status: string; n: number };
@@ -124,7 +126,10 @@ export interface DB {
   };
   /** The worker registry (012 / 006): each worker process's latest report (JSON) and when it arrived (epoch ms). */
   workers: { id: string; doc: string; heartbeat_at: number };
-  /** Requeues (013 / 007): the job made from `source_job_id` for a frame selection ('' = every frame it lacked), and the upload it renders. */
+  /**
+   * Requeues (013 / 007): the job made from `source_job_id` for a frame selection ('' = every frame it lacked), and the
+   * upload it renders.
+   */
   job_requeues: {
     source_job_id: string;
     selection: string;

@@ -95,9 +95,8 @@ export const migrations: Record<string, Migration> = {
         .addColumn('n', 'integer', (c) => c.notNull())
         .addPrimaryKeyConstraint('job_counts_pk', ['workspace_id', 'status'])
         .execute();
-      await sql`insert into job_counts (workspace_id, status, n) select workspace_id, status, count(*) from jobs group by workspace_id, status`.execute(
-        db,
-      );
+      await sql`insert into job_counts (workspace_id, status, n)
+        select workspace_id, status, count(*) from jobs group by workspace_id, status`.execute(db);
     },
   },
   '003_job_preview_key': {

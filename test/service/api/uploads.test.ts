@@ -208,7 +208,8 @@ describe('PUT to the uploadUrl', () => {
     await new Promise<void>((resolve, reject) => {
       const sock = connect(Number(u.port), u.hostname, () => {
         sock.write(
-          `PUT ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/octet-stream\r\nContent-Length: 50000\r\n\r\n`,
+          `PUT ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: ` +
+            `application/octet-stream\r\nContent-Length: 50000\r\n\r\n`,
         );
         // Closing once the bytes are handed over ends the body short of its Content-Length.
         sock.write(Buffer.alloc(sent, 1), () => {

@@ -87,7 +87,7 @@ describe('the analysis cache', () => {
     expect(runs).toBe(2);
   }, 120_000);
 
-  it('analyses again when a file of the project is resized or moved; changed bytes of the same size are not read', async () => {
+  it('analyses again when a project file is resized or moved; changed bytes of the same size go unread', async () => {
     const texture = randomBytes(2048);
     expect((await analyse(await jobFolder(texture))).cache).toBe('miss');
     const before = runs;
