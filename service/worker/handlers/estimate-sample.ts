@@ -224,15 +224,19 @@ async function renderSamples(
   const samples: NonNullable<EstimateInternal['samples']> = [];
   const bytes: number[] = [];
   let cold: FrameStat | undefined;
-  const renderOne = async (frame: number) => {
+  // Frames handed to Blender together, as a render's queued runs are: Blender goes from one to the
+  // next while the worker stores the last one's files and thumbnails, so the samples share the
+  // cores as the render's frames do (handed one at a time, they would have them to themselves).
+  const renderMany = async (list: readonly number[]) => {
     const before = measured.length;
-    await warm.render(run, { start: frame, end: frame, step: 1 }, task, ctx, false);
-    const row = measured.slice(before).find((r) => r.frame === frame);
-    if (!row) throw new Error(`Blender finished without writing frame ${frame}`);
-    const kept = await keepEstimateFiles(env.storage, prefix, run.out, [frame]);
-    done.push(frame);
-    bytes.push(kept.get(frame) ?? 0);
-    return row;
+    await Promise.all(list.map((f) => warm.render(run, { start: f, end: f, step: 1 }, task, ctx, false)));
+    const rows = list.map((f) => measured.slice(before).find((r) => r.frame === f));
+    const missing = list.find((_, i) => !rows[i]);
+    if (missing !== undefined) throw new Error(`Blender finished without writing frame ${missing}`);
+    const kept = await keepEstimateFiles(env.storage, prefix, run.out, list);
+    done.push(...list);
+    bytes.push(...list.map((f) => kept.get(f) ?? 0));
+    return rows as FrameStat[];
   };
   const save = async () => {
     const runs = await readRunsFile(path.join(run.project.jobDir, RENDER_SECONDS_FILE), 'CPU');
@@ -250,21 +254,22 @@ async function renderSamples(
       blenderVersion: run.plan.blenderVersion,
     });
   };
-  const sampleOne = async (frame: number) => {
-    const row = await renderOne(frame);
-    samples.push({ frame, seconds: row.renderSeconds, peakMemoryBytes: row.peakMemoryBytes, device: row.device });
+  const addSamples = async (rows: readonly FrameStat[]) => {
+    for (const r of rows)
+      samples.push({ frame: r.frame, seconds: r.renderSeconds, peakMemoryBytes: r.peakMemoryBytes, device: r.device });
     return save();
   };
   const lead = leadFrame(frames);
-  if (lead !== null) cold = await renderOne(lead);
+  const firstRows = await renderMany([...(lead !== null ? [lead] : []), ...firstSampleFrames(frames)]);
+  if (lead !== null) cold = firstRows.shift();
   // Undefined once a save finds the estimate canceled or replaced: nothing more is written.
-  for (const f of firstSampleFrames(frames)) if (!done.includes(f) && !(await sampleOne(f))) return undefined;
+  if (!(await addSamples(firstRows))) return undefined;
   // One at a time: a gap split once may still hold the steepest change (subdivision's last levels).
   for (let i = refineBudget(frames.length, done.length, MAX_REFINE_FRAMES); i > 0; i--) {
     const times = samples.map((r) => ({ frame: r.frame, seconds: r.seconds }));
     const next = refineSampleFrames(frames, times, 1).find((f) => !done.includes(f));
     if (next === undefined) break;
-    if (!(await sampleOne(next))) return undefined;
+    if (!(await addSamples(await renderMany([next])))) return undefined;
   }
   return done;
 }
