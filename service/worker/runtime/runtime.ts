@@ -1,16 +1,16 @@
 // The worker runtime: lanes that claim tasks from the queue and run their handlers. One control
 // lane runs the short CPU tasks (validate, plan a render, finalize); one render lane per slot
 // (GPU, or the CPU) runs render chunks. A claimed task is a lease, kept by a heartbeat that also
-// notices cancellation and kills the work at once (task-beats.ts).
+// notices cancellation and kills the work at once (task-beats.ts); what a failed run means for its
+// task and job is task-failure.ts.
 import os from 'node:os';
 import type { Logger } from 'pino';
 import { TERMINAL_STATUSES } from '../../../shared/job-status.js';
 import type { JobRecord, WorkerJobStore } from '../../ports/jobs.js';
 import type { Task, TaskKind, TaskLeases, TaskSubmitter } from '../../ports/tasks.js';
-import { moveJob } from '../../domain/job-lifecycle.js';
-import { failedReasonOf, redactPaths } from './failed-reason.js';
 import type { Slot } from './devices.js';
-import { asTaskOutcome, CanceledTaskError, FatalTaskError } from './outcomes.js';
+import { CanceledTaskError, FatalTaskError } from './outcomes.js';
+import { settleFailure } from './task-failure.js';
 import type { TaskOutcome, WorkerMetrics } from '../../metrics/registry.js';
 import type { Placement } from './placement.js';
 import { IdleLanes } from './idle-lanes.js';
@@ -248,7 +248,19 @@ export class WorkerRuntime {
       this.kick();
     } catch (err) {
       failure = err;
-      outcome = await this.settleFailure(task, lane, workerId, err, controller.signal, log);
+      outcome = await settleFailure(
+        { ...this.deps, maxAttempts: this.opts.maxAttempts, retryBaseMs: this.opts.retryBaseMs },
+        {
+          task,
+          slotName: this.slotName(lane),
+          workerId,
+          thrown: err,
+          signal: controller.signal,
+          log,
+          stopping: () => this.stopping,
+          jobStopped: () => this.jobStopped(task.jobId, log),
+        },
+      );
     } finally {
       stopBeating();
       this.running.delete(entry);
@@ -275,56 +287,5 @@ export class WorkerRuntime {
     await this.deps
       .onJobStopped?.(jobId)
       .catch((err: unknown) => log.warn({ err }, 'cleaning up a stopped job failed'));
-  }
-
-  private async settleFailure(
-    task: Task,
-    lane: Lane,
-    workerId: string,
-    thrown: unknown,
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<TaskOutcome> {
-    const { queue, jobs } = this.deps;
-    const err = asTaskOutcome(thrown);
-    try {
-      if (err instanceof CanceledTaskError || (signal.aborted && !(err instanceof FatalTaskError))) {
-        // Canceled: the task is already out of the queue. Stopping: give the task back untouched.
-        // A restart is not the task's fault: its attempt does not count.
-        if (this.stopping) await queue.release(task.id, workerId);
-        else await this.jobStopped(task.jobId, log);
-        log.info({ reason: String(signal.reason ?? err) }, 'task stopped');
-        return this.stopping ? 'released' : 'canceled';
-      }
-      const retryable = !(err instanceof FatalTaskError);
-      if (retryable) {
-        const count = await this.deps.placement?.failed(task, this.slotName(lane));
-        if (count !== undefined) log.info({ failuresOnJob: count }, 'failure counted for the per-job blocklist');
-      }
-      if (retryable && task.attempts < this.opts.maxAttempts) {
-        const retryAfterMs = this.opts.retryBaseMs * 2 ** (task.attempts - 1);
-        log.warn({ err, retryAfterMs }, 'task failed; will retry');
-        await queue.fail(task.id, workerId, {
-          retryable: true,
-          message: String((err as Error).message ?? err),
-          retryAfterMs,
-        });
-        return 'retried';
-      }
-      const reason = redactPaths(failedReasonOf(err, task), this.deps.privatePaths ?? []);
-      log.error({ err, failedReason: reason }, 'task failed for good; failing the job');
-      // The job first, while this worker still holds the task: a
-      // remote worker's token opens only the jobs of its leases.
-      await moveJob(jobs, task.jobId, 'fail', { failedReason: reason });
-      await queue.fail(task.id, workerId, {
-        retryable: false,
-        message: String(reason.errorDetails.message ?? reason.name),
-      });
-      await queue.cancelJob(task.jobId);
-      await this.jobStopped(task.jobId, log);
-    } catch (inner) {
-      log.error({ err: inner }, 'recording a task failure failed; the lease will run out and the task return');
-    }
-    return 'failed';
   }
 }
