@@ -31,7 +31,10 @@ export interface AnalyzeSceneOptions {
   timeoutMs?: number;
   /** Written into `pathToFileForRender` (e.g. the path inside the uploaded archive). Default: the file's name. */
   pathToFileForRender?: string;
-  /** The file's name as the client knows it, for `output.fileName` and messages (a bare upload is stored as scene.blend). Default: its name on disk. */
+  /**
+   * The file's name as the client knows it, for `output.fileName` and messages (a bare upload is stored as
+   * scene.blend). Default: its name on disk.
+   */
   shownName?: string;
   /** Extra environment for Blender. Default none. */
   env?: Record<string, string | undefined>;
@@ -55,7 +58,10 @@ export interface AnalyzeSceneOptions {
 export interface AnalysisAddons {
   bundled: Array<{ id: string; path: string }>;
   selected: string[];
-  /** The farm runs no bundled add-on (--bundled-addons off): ADDON_REQUIRED says so instead of "select it". Default false. */
+  /**
+   * The farm runs no bundled add-on (--bundled-addons off): ADDON_REQUIRED says so instead of "select it".
+   * Default false.
+   */
   refused?: boolean;
 }
 

@@ -34,7 +34,10 @@ export interface EstimateInput {
   /** The job's frames, in order. */
   frames: readonly number[];
   samples: readonly SampleFrame[];
-  /** Every frame the estimate rendered and kept (the samples and the cold frames paired with them): the render skips them. Default: the samples. */
+  /**
+   * Every frame the estimate rendered and kept (the samples and the cold frames paired with them): the render skips
+   * them. Default: the samples.
+   */
   kept?: readonly number[];
   /** Scene load seconds measured (one per Blender that loaded it). */
   loadSeconds: readonly number[];
@@ -248,12 +251,14 @@ function estimateWarnings(
   if (own?.fits === 'no') {
     const other = fits.find((f) => f.kind !== farm.kind && f.fits === 'yes');
     w.push(
-      `The peak memory does not fit the ${farm.kind.toUpperCase()} slots the samples rendered on: the render would fail for memory there${other ? `; it fits the ${other.kind.toUpperCase()} slots` : ''}.`,
+      `The peak memory does not fit the ${farm.kind.toUpperCase()} slots the samples rendered on: the render ` +
+        `would fail for memory there${other ? `; it fits the ${other.kind.toUpperCase()} slots` : ''}.`,
     );
   }
   if (!farm.free)
     w.push(
-      `No ${farm.kind.toUpperCase()} slot is free now: the wall time counts ${Math.round(farm.queue)} s of queued work ahead.`,
+      `No ${farm.kind.toUpperCase()} slot is free now: the wall time counts ${Math.round(farm.queue)} s of ` +
+        `queued work ahead.`,
     );
   if (!farm.rate)
     w.push(`No price is configured for ${farm.device} rendering (--estimate-rates): the cost is not estimated.`);

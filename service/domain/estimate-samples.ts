@@ -70,8 +70,9 @@ export interface MeasuredFrame {
 
 /**
  * The second pass: for each pair of neighbouring measured frames whose times differ by more than
- * REFINE_RATIO and could move the estimate by more than REFINE_MIN_SECONDS, the job's frame half way between them (when one lies strictly between), the
- * pairs with the largest difference first, `max` at most. Nothing already measured comes back.
+ * REFINE_RATIO and could move the estimate by more than REFINE_MIN_SECONDS, the job's frame half way between them (when
+ * one lies strictly between), the pairs with the largest difference first, `max` at most. Nothing already measured
+ * comes back.
  */
 export function refineSampleFrames(
   frames: readonly number[],

@@ -146,7 +146,8 @@ export const estimateRoutes: FastifyPluginAsyncZod<EstimateRouteDeps> = async (a
     const old = rec.internal.estimate;
     // The same request again: the same estimate (replayed even once the job has moved on).
     if (old && old.state !== 'canceled' && sameRequest(old.requestedConfig, cfg)) {
-      // A crash between the record and its task below left it sampling with no task: the repeat enqueues it (a no-op otherwise).
+      // A crash between the record and its task below left it sampling
+      // with no task: the repeat enqueues it (a no-op otherwise).
       if (old.state === 'sampling' && rec.job.status === 'validated' && !rec.internal.renderRequestedAt)
         await enqueue(rec.job.id, old);
       return reply

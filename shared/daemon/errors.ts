@@ -7,12 +7,14 @@ export const DAEMON_ERRORS = {
   DAEMON_UNAUTHORIZED: {
     status: 401,
     message:
-      'Missing or wrong daemon token: send "Authorization: Bearer <token>" with the token from the daemon state file (renderbridge daemon --print-state shows where it is).',
+      'Missing or wrong daemon token: send "Authorization: Bearer <token>" with the token from the daemon ' +
+      'state file (renderbridge daemon --print-state shows where it is).',
   },
   DAEMON_FORBIDDEN_ORIGIN: {
     status: 403,
     message:
-      'Requests from web pages of other origins and for other host names are refused: call the daemon from a local program, or open its job window at http://127.0.0.1:<port>/ui/.',
+      'Requests from web pages of other origins and for other host names are refused: call the daemon from a ' +
+      'local program, or open its job window at http://127.0.0.1:<port>/ui/.',
   },
   DAEMON_NOT_FOUND: {
     status: 404,
@@ -34,12 +36,14 @@ export const DAEMON_ERRORS = {
   PACK_CHANGED: {
     status: 409,
     message:
-      'A file of the pack changed, moved or vanished after the project was packed, so the farm would not render what was packed: pack again (press Render again), then submit.',
+      'A file of the pack changed, moved or vanished after the project was packed, so the farm would not ' +
+      'render what was packed: pack again (press Render again), then submit.',
   },
   SERVICE_UNREACHABLE: {
     status: 502,
     message:
-      'The render service did not answer: check the service URL (renderbridge daemon --service URL) and that it is running.',
+      'The render service did not answer: check the service URL (renderbridge daemon --service URL) and that ' +
+      'it is running.',
   },
   JOB_NOT_COMPLETED: {
     status: 409,
@@ -82,7 +86,8 @@ export const DAEMON_ERRORS = {
   SUBMISSION_FAILED: {
     status: 502,
     message:
-      "The submission stopped for a reason no other error names (e.g. the upload URLs kept expiring: check this computer's clock): see the message, then submit again.",
+      'The submission stopped for a reason no other error names (e.g. the upload URLs kept expiring: check ' +
+      "this computer's clock): see the message, then submit again.",
   },
   SUBMISSION_ABORTED: {
     status: 409,
@@ -92,22 +97,26 @@ export const DAEMON_ERRORS = {
   ESTIMATE_NOT_OFFERED: {
     status: 409,
     message:
-      'This render service does not offer estimates (its GET /extensions does not list estimate): render without one, or ask the farm operator for a service that estimates.',
+      'This render service does not offer estimates (its GET /extensions does not list estimate): render ' +
+      'without one, or ask the farm operator for a service that estimates.',
   },
   ESTIMATE_FAILED: {
     status: 422,
     message:
-      'The farm could not estimate this render (the message says why, e.g. no worker has a fitting Blender build): fix that and estimate again, or render without an estimate.',
+      'The farm could not estimate this render (the message says why, e.g. no worker has a fitting Blender ' +
+      'build): fix that and estimate again, or render without an estimate.',
   },
   ESTIMATE_CANCELED: {
     status: 409,
     message:
-      'The estimate was canceled before it was ready; the job stays validated: estimate it again, or render it (POST /submissions with its jobId).',
+      'The estimate was canceled before it was ready; the job stays validated: estimate it again, or render ' +
+      'it (POST /submissions with its jobId).',
   },
   DAEMON_INTERNAL_ERROR: {
     status: 500,
     message:
-      'The daemon failed unexpectedly: retry, and if it keeps happening restart it (renderbridge daemon) and report its log.',
+      'The daemon failed unexpectedly: retry, and if it keeps happening restart it (renderbridge daemon) and ' +
+      'report its log.',
   },
   WEBHOOK_SIGNATURE_INVALID: {
     status: 401,

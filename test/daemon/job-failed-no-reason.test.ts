@@ -78,7 +78,7 @@ afterAll(async () => {
 const WHAT_TO_DO = /failed on the farm, which gave no reason: look at the job there \(renderbridge jobs show [\w-]+/;
 
 describe('a job the farm fails without a reason', () => {
-  it('the daemon ends the submission JOB_FAILED saying what to do; the job is failed; the tray says the same', async () => {
+  it('the daemon ends the submission JOB_FAILED saying what to do; the job failed; the tray says so', async () => {
     const call = daemonCall(daemon);
     const started = await call('POST', '/submissions', {
       pack: { path: zip },

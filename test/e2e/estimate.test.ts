@@ -2,7 +2,8 @@
 // POST /jobs/{id}/estimate renders first, middle and last frame of a validated job in one Blender
 // on a render slot (one scene load), answers figures with bands resting on those frames, a repeat
 // answers the same estimate, the later render of the same request does not render the sampled
-// frames again, a cancel stops an estimate, and the spec's error bodies answer another workspace and a job not validated.
+// frames again, a cancel stops an estimate, and the spec's error
+// bodies answer another workspace and a job not validated.
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -54,7 +55,10 @@ const ended = (id: string) =>
     { timeoutMs: 240_000, intervalMs: 200 },
   );
 
-/** Estimates a 9-frame job, checks its figures and its replay, then renders it: the sampled frames are not rendered again. */
+/**
+ * Estimates a 9-frame job, checks its figures and its replay, then renders it: the sampled frames are not rendered
+ * again.
+ */
 async function estimateThenRender(): Promise<void> {
   const id = await validatedJob();
   const body = tinyRender('1-9');

@@ -174,7 +174,7 @@ describe.skipIf(!XVFB).each(builds)('the save-first warnings in a Blender $minor
     expect(s.activity, seen(s)).toBeNull();
   });
 
-  it('unsaved changes: the panel says they are saved first; the click asks: Esc sends nothing, OK saves, sends', (ctx) => {
+  it('unsaved changes: the panel says they are saved first; the dialog: Esc sends nothing, OK saves, sends', (ctx) => {
     keepOnFailure(ctx);
     const s = got.steps.unsaved_changes;
     expect([s.filepath, s.is_dirty], seen(s)).toEqual([path.join(work, 'saved.blend'), true]);

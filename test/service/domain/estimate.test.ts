@@ -231,7 +231,8 @@ describe('estimate figures', () => {
     expect(f.memorySummary).toContain('fits the 64 GB CPU slots');
     expect(f.device).toBe('OPTIX');
     expect(f.warnings).toContain(
-      'The peak memory does not fit the GPU slots the samples rendered on: the render would fail for memory there; it fits the CPU slots.',
+      'The peak memory does not fit the GPU slots the samples rendered on: the render would fail for memory ' +
+        'there; it fits the CPU slots.',
     );
     expect(f.normalizedSeconds.value).toBeCloseTo(f.renderSeconds.value * 5, 0);
     expect(f.cost!.value).toBeCloseTo(f.renderSeconds.value / 1000, 2);
