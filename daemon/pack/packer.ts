@@ -1,10 +1,11 @@
 // The Packer port (daemon/ports.ts): plans a project (a .blend with the dependencies the add-on
 // sent or traced with headless Blender, or a folder as it is), takes a snapshot of its files into
-// `<workDir>/<packId>/files/` (snapshot.ts: .blend files copied, the others hard-linked), checksums
-// them through the hash cache and writes the manifest beside them: the content-addressed upload
-// sends the snapshot (uploadSource), so what was packed is what renders however the artist's files
-// change meanwhile. zip() writes the archive on demand for a service without that upload, from the
-// same snapshot and manifest. A .zip is only inspected: it is uploaded as the user made it.
+// `<workDir>/<packId>/files/` (snapshot.ts: .blend files copied, the others hard-linked),
+// checksums them through the hash cache (both in snapshot-hash.ts) and writes the manifest beside
+// them: the content-addressed upload sends the snapshot (uploadSource), so what was packed is what
+// renders however the artist's files change meanwhile. zip() writes the archive on demand for a
+// service without that upload, from the same snapshot and manifest. A .zip is only inspected
+// (own-zip.ts): it is uploaded as the user made it.
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,11 +15,12 @@ import { DaemonError } from '../errors.js';
 import type { Packer, PackProgress, TraceFn, UploadSource } from '../ports.js';
 import { chooseCompression, SAMPLE_BYTES } from './compressibility.js';
 import { HashCache } from './hash-cache.js';
-import { hashFiles } from './hash-files.js';
 import { buildManifest, type BuiltManifest } from './manifest-build.js';
 import { planFolder, planProject, writePack, type PackPlan } from './pack-project.js';
-import { preflightOf, summariseZip } from './preflight.js';
-import { checkSnapshot, CopyBudget, isBlend, takeSnapshot, type Snapshot, type SnapshotFile } from './snapshot.js';
+import { packOwnZip } from './own-zip.js';
+import { preflightOf } from './preflight.js';
+import { CopyBudget, type Snapshot, type SnapshotFile } from './snapshot.js';
+import { type HashedFile, snapshotAndHash, uploadSourceOf } from './snapshot-hash.js';
 
 export interface PackerDeps {
   /** Folder of each pack's manifest (`<packId>/`) and zip (`<packId>.zip`), created when missing. */
@@ -122,103 +124,6 @@ export function createPacker(deps: PackerDeps): Packer {
     return planProject({ blendFile: source, dependencies, ...(req.addons ? { addons: req.addons } : {}) });
   }
 
-  async function packOwnZip(packId: string, source: string, req: PackRequest): Promise<PackResult> {
-    // The user's own zip: inspected, never repacked (and never deleted by discard()).
-    const s = await stat(source).catch(() => null);
-    if (!s?.isFile())
-      throw new DaemonError('PACK_FAILED', `"${source}" does not exist or is not a file; check the path and retry.`, {
-        file: source,
-      });
-    const summary = await summariseZip(source, req.addons);
-    const warnings: DaemonWarning[] = [];
-    const scenes = summary.preflight.blendFiles;
-    if (scenes.length === 0)
-      throw new DaemonError('PACK_FAILED', `"${source}" holds no .blend file; add the scene to the zip and retry.`, {
-        file: source,
-      });
-    const sceneFile = summary.manifest?.sceneFile ?? (scenes.length === 1 ? (scenes[0] as string) : '');
-    if (sceneFile === '')
-      warnings.push({
-        code: 'SCENE_FILE_AMBIGUOUS',
-        message:
-          `The zip holds several .blend files (${scenes.join(', ')}); choose one with ` +
-          `validationConfig.pathToFileForRender.`,
-      });
-    return {
-      packId,
-      sourcePath: source,
-      zipPath: source,
-      files: [],
-      bytes: s.size,
-      fileCount: summary.fileCount,
-      sceneFile,
-      preflight: summary.preflight,
-      missing: summary.manifest?.missing ?? [],
-      remaps: summary.manifest?.remaps ?? [],
-      warnings,
-    };
-  }
-
-  /**
-   * Takes the snapshot, then hashes it (so the checksums are those of what the upload sends), in
-   * two streams that overlap: the linked files (no bytes copied) are hashed while the .blend files
-   * are still being copied, which hides most of the copying's time. Results in plan order.
-   */
-  async function snapshotAndHash(
-    files: PackPlan['files'],
-    dir: string,
-    options: { signal?: AbortSignal; onProgress?: PackProgress },
-  ) {
-    const stop = new AbortController();
-    const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-    const total = files.reduce((n, f) => n + f.size, 0);
-    const done = [0, 0];
-    const groups = [
-      files.map((f, i) => ({ f, i })).filter(({ f }) => !isBlend(f.name)),
-      files.map((f, i) => ({ f, i })).filter(({ f }) => isBlend(f.name)),
-    ];
-    const outSnap = new Array<SnapshotFile>(files.length);
-    const outHash = new Array<Awaited<ReturnType<typeof hashFiles>>[number]>(files.length);
-    const ended = await Promise.allSettled(
-      groups.map(async (group, g) => {
-        let taken: Snapshot | undefined;
-        try {
-          const part = group.map(({ f }) => f);
-          taken = await takeSnapshot(part, path.join(dir, g === 0 ? 'l' : 'c'), { budget, reuse: keptCopy, signal });
-          const files = taken.files;
-          const sums = await hashFiles(
-            part.map((f, k) => ({ ...f, readFrom: files[k] as SnapshotFile })),
-            {
-              cache,
-              signal,
-              onProgress: (d) => {
-                done[g] = d;
-                options.onProgress?.((done[0] ?? 0) + (done[1] ?? 0), total, 'hashing');
-              },
-            },
-          );
-          group.forEach(({ i }, k) => {
-            outSnap[i] = files[k] as SnapshotFile;
-            outHash[i] = sums[k] as (typeof outHash)[number];
-          });
-          return taken.copiedBytes;
-        } catch (err) {
-          // What this group copied goes back to the budget (a failed takeSnapshot gave back its own).
-          budget.give(taken?.copiedBytes ?? 0);
-          stop.abort(err);
-          throw err;
-        }
-      }),
-    );
-    const copied = ended.map((e) => (e.status === 'fulfilled' ? e.value : 0)).reduce((n, c) => n + c, 0);
-    const failed = ended.find((e): e is PromiseRejectedResult => e.status === 'rejected');
-    if (failed) {
-      budget.give(copied);
-      throw failed.reason;
-    }
-    return { snapshot: { files: outSnap, copiedBytes: copied } as Snapshot, hashed: outHash };
-  }
-
   return {
     async pack(req, options = {}) {
       const packId = options.id ?? randomUUID();
@@ -234,9 +139,14 @@ export function createPacker(deps: PackerDeps): Packer {
       const dir = dirOf(packId);
       await sweep();
       let snapshot: Snapshot;
-      let hashed: Awaited<ReturnType<typeof hashFiles>>;
+      let hashed: HashedFile[];
       try {
-        ({ snapshot, hashed } = await snapshotAndHash(planned.files, path.join(dir, 'files'), options));
+        ({ snapshot, hashed } = await snapshotAndHash(
+          planned.files,
+          path.join(dir, 'files'),
+          { budget, reuse: keptCopy, cache },
+          options,
+        ));
       } catch (err) {
         // A folder that could not be made cannot be removed either (ENOTDIR): the first error is the one to tell.
         await rm(dir, { recursive: true, force: true }).catch(() => undefined);
@@ -376,20 +286,5 @@ export function createPacker(deps: PackerDeps): Packer {
       if (pack.result.zipPath !== null) await rm(pack.result.zipPath, { force: true });
       await rm(dirOf(packId), { recursive: true, force: true });
     },
-  };
-}
-
-/** The pack's files as the upload reads them: each from its snapshot, checked before and after each part. */
-function uploadSourceOf(files: readonly PackedFile[], snapshot: Snapshot): UploadSource {
-  const bySnapshot = new Map(snapshot.files.map((f) => [f.path, f]));
-  const bySource = new Map(snapshot.files.map((f) => [f.source, f]));
-  return {
-    // The manifest (the last file) is the packer's own and has no snapshot: it is read as is.
-    files: files.map((f) => ({ ...f, source: bySource.get(f.source)?.path ?? f.source })),
-    check: async (source) => {
-      const taken = bySnapshot.get(source);
-      if (taken) await checkSnapshot(taken);
-    },
-    original: (source) => bySnapshot.get(source)?.source ?? source,
   };
 }
