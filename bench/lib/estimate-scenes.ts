@@ -44,7 +44,7 @@ export const SCENES: readonly EstimateScene[] = [
   },
   {
     name: 'subdivision',
-    what: 'Subdivision levels keyframed 0 to 5 on a Suzanne',
+    what: 'Subdivision levels keyframed 0 to 5 on a Suzanne, the top held over the last fifth',
     frames: 150,
     width: 96,
     height: 72,
@@ -68,7 +68,7 @@ export const SCENES: readonly EstimateScene[] = [
   },
   {
     name: 'eevee',
-    what: 'EEVEE (software OpenGL), soft shadows, bloom, subdivision 1 to 4',
+    what: 'EEVEE (software OpenGL), soft shadows, bloom, subdivision 1 to 4 (held over the last fifth)',
     frames: 100,
     width: 64,
     height: 48,
