@@ -1,8 +1,9 @@
-// The only module that starts ffmpeg and ffprobe. Processes get an argument array (no shell, so
-// no quoting of user file names), are killed when the AbortSignal fires, and failures carry the
-// tail of stderr, which is where ffmpeg says what went wrong.
+// The only module that starts ffmpeg and ffprobe (runFfmpeg; what they are asked to make:
+// ffmpeg-video.ts, ffmpeg-images.ts), and ffprobe's reading of a video. Processes get an argument
+// array (no shell, so no quoting of user file names), are killed when the AbortSignal fires, and
+// failures carry the tail of stderr, which is where ffmpeg says what went wrong.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rename, rm, symlink } from 'node:fs/promises';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -32,7 +33,7 @@ const TAIL_BYTES = 4096;
 const MAX_STDOUT = 4 * 1024 * 1024;
 
 /** Runs one process to completion; resolves with stdout (used for ffprobe's JSON). */
-function run(
+export function runFfmpeg(
   cmd: string,
   args: string[],
   signal: AbortSignal | undefined,
@@ -77,51 +78,11 @@ function run(
   });
 }
 
-/** fps / fpsBase as an exact rational for ffmpeg: 24 / 1.001 -> "24000/1001". */
-export function frameRate(fps: number, fpsBase = 1): string {
-  if (!(fps > 0) || !(fpsBase > 0)) throw new RangeError(`invalid frame rate ${fps}/${fpsBase}`);
-  let num = fps;
-  let den = fpsBase;
-  // Scale both until whole (Blender's fps_base is a float such as 1.001).
-  for (let i = 0; i < 6 && (!Number.isInteger(num) || !Number.isInteger(den)); i++) {
-    num *= 10;
-    den *= 10;
-  }
-  num = Math.round(num);
-  den = Math.round(den);
-  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
-  const g = gcd(num, den);
-  return den / g === 1 ? `${num / g}` : `${num / g}/${den / g}`;
-}
-
-export interface EncodeMp4Options extends FfmpegRunOptions {
-  /**
-   * The frames: either a printf pattern (`/dir/f_%04d.png`, numbered from `startNumber`) or an
-   * ordered list of files of one extension. A list may have gaps (missing frame numbers): its
-   * frames play one after another.
-   */
-  framePattern?: string;
-  /** First number of `framePattern`. Default 1 (as for ffmpeg's image2 demuxer, it must exist). */
-  startNumber?: number;
-  frames?: readonly string[];
-  /** Blender's fps and fps_base: the video plays at fps / fpsBase. fpsBase defaults to 1. */
-  fps: number;
-  fpsBase?: number;
-  /** Output .mp4 path; written under a temporary name and renamed when complete. */
-  out: string;
-  /** x264 constant rate factor (lower is better). Default 18 (visually near lossless). */
-  crf?: number;
-  /** x264 preset. Default 'medium'. */
-  preset?: string;
-  /** Where the numbered links of a frame list go. Default: the OS temp folder. */
-  tmpDir?: string;
-}
-
 /**
  * Sequentially numbered symlinks (`00000001.ext`, ...) in a new folder: any list of files of one
  * type (gaps, odd names) becomes one image2 sequence, numbered from 1.
  */
-async function linkSequence(
+export async function linkSequence(
   files: readonly string[],
   tmpDir: string | undefined,
   label: string,
@@ -142,166 +103,6 @@ async function linkSequence(
     throw err;
   }
   return { dir, pattern: path.join(dir, `%08d${ext}`) };
-}
-
-/** Encodes frames to H.264/yuv420p MP4, padding odd sizes to even (x264 refuses odd ones). */
-export async function encodeMp4(o: EncodeMp4Options): Promise<void> {
-  if ((o.framePattern === undefined) === (o.frames === undefined))
-    throw new TypeError('encodeMp4 needs exactly one of framePattern or frames');
-  const rate = frameRate(o.fps, o.fpsBase ?? 1);
-  let linkDir: string | undefined;
-  let pattern = o.framePattern;
-  let start = o.startNumber ?? 1;
-  try {
-    if (o.frames) {
-      const linked = await linkSequence(o.frames, o.tmpDir, 'rb-mp4-', o.signal);
-      linkDir = linked.dir;
-      pattern = linked.pattern;
-      start = 1;
-    }
-    const part = `${o.out}.part`;
-    const args = [
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-y',
-      '-framerate',
-      rate,
-      '-start_number',
-      String(start),
-      '-i',
-      pattern!,
-      '-vf',
-      'pad=ceil(iw/2)*2:ceil(ih/2)*2',
-      '-c:v',
-      'libx264',
-      '-pix_fmt',
-      'yuv420p',
-      '-preset',
-      o.preset ?? 'medium',
-      '-crf',
-      String(o.crf ?? 18),
-      '-r',
-      rate,
-      '-movflags',
-      '+faststart',
-      '-f',
-      'mp4',
-      part,
-    ];
-    try {
-      await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal, o.onLine);
-      await rename(part, o.out);
-    } finally {
-      await rm(part, { force: true });
-    }
-  } finally {
-    if (linkDir) await rm(linkDir, { recursive: true, force: true });
-  }
-}
-
-export interface PreviewOptions extends FfmpegRunOptions {
-  /** An image (PNG, JPEG, EXR, ...) or a video, whose first frame is used. */
-  input: string;
-  /** Output path; .jpg/.jpeg gives JPEG, .png gives PNG. */
-  out: string;
-  /** Widest the preview may be; smaller images are not enlarged. Default 320. */
-  maxWidth?: number;
-}
-
-/** A small preview image, keeping the aspect ratio. */
-export async function makePreview(o: PreviewOptions): Promise<void> {
-  const maxWidth = o.maxWidth ?? 320;
-  const jpeg = /\.jpe?g$/i.test(o.out);
-  const args = [
-    '-hide_banner',
-    '-nostdin',
-    '-loglevel',
-    'error',
-    '-y',
-    '-i',
-    o.input,
-    '-frames:v',
-    '1',
-    '-vf',
-    `scale='min(${maxWidth},iw)':-1`,
-    ...(jpeg ? ['-q:v', '4', '-pix_fmt', 'yuvj420p'] : []),
-    '-update',
-    '1',
-    o.out,
-  ];
-  await run(o.ffmpegPath ?? 'ffmpeg', args, o.signal, o.onLine);
-}
-
-export interface ThumbnailsOptions extends FfmpegRunOptions {
-  /**
-   * Images of one file type (PNG, JPEG, EXR, ...) and one size, as a job's frames are (the encoder
-   * keeps the first image's output size): a thumbnail each, in this order.
-   */
-  inputs: readonly string[];
-  /** An empty folder the thumbnails go to: `00000001.jpg`, `00000002.jpg`, ... one per input. */
-  outDir: string;
-  /** Longest side, pixels; smaller images are not enlarged. Default 256. */
-  maxSide?: number;
-  /** Where the numbered links of the inputs go. Default: the OS temp folder. */
-  tmpDir?: string;
-}
-
-/** Scene-linear formats: their values are light, not display values, and need a view transform. */
-const LINEAR = /\.(exr|hdr)$/i;
-
-/**
- * A tone map for scene-linear frames: highlights above 1 rolled off (mobius keeps the values
- * within range as they are), then the sRGB curve, as Blender's Standard view shows them. Without
- * it an EXR thumbnail is dark and its highlights clip.
- */
-const TONE_MAP =
-  'zscale=tin=linear:t=linear:npl=100,format=gbrpf32le,tonemap=mobius:desat=0,zscale=t=iec61966-2-1:m=bt709:r=full,';
-
-/**
- * JPEG thumbnails of a run of images in one ffmpeg process (each start costs ~50 ms of CPU),
- * keeping the aspect ratio. Answers the thumbnails' paths in input order. Scene-linear inputs are
- * tone-mapped; where this ffmpeg lacks zscale (built without zimg), the EXR decoder's sRGB curve
- * stands in (no roll-off: highlights clip).
- */
-export async function makeThumbnails(o: ThumbnailsOptions): Promise<string[]> {
-  const side = o.maxSide ?? 256;
-  const linear = LINEAR.test(o.inputs[0] ?? '');
-  const { dir, pattern } = await linkSequence(o.inputs, o.tmpDir, 'rb-thumbs-', o.signal);
-  const scale = `scale=w='min(${side},iw)':h='min(${side},ih)':force_original_aspect_ratio=decrease,format=yuvj420p`;
-  const args = (toneMap: boolean, trc: boolean) => [
-    '-hide_banner',
-    '-nostdin',
-    '-loglevel',
-    'error',
-    '-y',
-    ...(trc ? ['-apply_trc', 'iec61966_2_1'] : []),
-    '-start_number',
-    '1',
-    '-i',
-    pattern,
-    '-vf',
-    `${toneMap ? TONE_MAP : ''}${scale}`,
-    '-q:v',
-    '4',
-    '-start_number',
-    '1',
-    '-f',
-    'image2',
-    path.join(o.outDir, '%08d.jpg'),
-  ];
-  try {
-    try {
-      await run(o.ffmpegPath ?? 'ffmpeg', args(linear, false), o.signal, o.onLine);
-    } catch (err) {
-      if (!linear || !(err instanceof FfmpegError) || !/No such filter/i.test(err.stderrTail)) throw err;
-      await run(o.ffmpegPath ?? 'ffmpeg', args(false, true), o.signal, o.onLine);
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-  return o.inputs.map((_, i) => path.join(o.outDir, `${String(i + 1).padStart(8, '0')}.jpg`));
 }
 
 export interface ProbeResult {
@@ -337,7 +138,7 @@ export async function probe(file: string, o: FfmpegRunOptions & { countFrames?: 
     'json',
     file,
   ];
-  const json = JSON.parse(await run(o.ffprobePath ?? 'ffprobe', args, o.signal)) as FfprobeJson;
+  const json = JSON.parse(await runFfmpeg(o.ffprobePath ?? 'ffprobe', args, o.signal)) as FfprobeJson;
   const s = json.streams?.[0];
   if (!s) throw new FfmpegError(`ffprobe found no video stream in ${file}`, 0, '');
   const num = (v: unknown) =>

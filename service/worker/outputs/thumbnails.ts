@@ -18,7 +18,8 @@ import type { FinalConfig } from '../../../shared/api/analysis.js';
 import { parseThumbnailKey, thumbnailFolder, thumbnailKey } from '../../domain/thumbnails.js';
 import { ObjectExistsError, type ObjectStorage } from '../../ports/storage.js';
 import { filesOfFrame, placeOf, type OutputLayout } from './chunk-files.js';
-import { makeThumbnails, type FfmpegRunOptions } from './ffmpeg.js';
+import type { FfmpegRunOptions } from './ffmpeg.js';
+import { makeThumbnails } from './ffmpeg-images.js';
 
 /** A finished frame's image: the first camera view's file. */
 export interface FrameImage {

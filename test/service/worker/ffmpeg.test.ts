@@ -6,14 +6,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  encodeMp4,
-  FfmpegError,
-  frameRate,
-  makePreview,
-  makeThumbnails,
-  probe,
-} from '../../../service/worker/outputs/ffmpeg.js';
+import { FfmpegError, probe } from '../../../service/worker/outputs/ffmpeg.js';
+import { makePreview, makeThumbnails } from '../../../service/worker/outputs/ffmpeg-images.js';
+import { encodeMp4, frameRate } from '../../../service/worker/outputs/ffmpeg-video.js';
 
 const run = promisify(execFile);
 let dir: string;

@@ -14,7 +14,7 @@ import { jobLogPrefix, runStem, taskLogSegment } from '../../../service/domain/t
 import { listRuns, readRun } from '../../../service/logs/task-log-reader.js';
 import { HeadTail } from '../../../service/worker/logs/head-tail.js';
 import { TaskLog } from '../../../service/worker/logs/task-log.js';
-import { makePreview } from '../../../service/worker/outputs/ffmpeg.js';
+import { makePreview } from '../../../service/worker/outputs/ffmpeg-images.js';
 
 let root: string;
 let storage: FsObjectStorage;
