@@ -1,16 +1,16 @@
-// The only module that starts Blender. Every run is headless, with user-file Python disabled
+// The only module that starts Blender (launched through run-launch.ts; its lines and outcome read
+// by run-output.ts). Every run is headless, with user-file Python disabled
 // (`-Y`), factory settings (no user add-ons or preferences leaking in) and no audio device.
 // Blender runs in its own process group so that cancel, timeout and parent exit can kill it
 // together with anything it started (render threads are threads, but add-ons may fork).
 // `runBlender` runs one command to its end; `startBlender` keeps a process that reads commands on
 // stdin (the warm render loop), with limits re-armed per piece of work.
-import { spawn } from 'node:child_process';
-import { constants as osConstants } from 'node:os';
-import { basename, dirname } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
-import { findInPath, launchBuild, scriptFolders, type Launch, type RunAccess } from './build-kind.js';
-import { BlenderCanceledError, BlenderCrashError, BlenderStartError, BlenderTimeoutError } from './errors.js';
-import { killGroup, RunWatch, waitGroupGone, type BlenderLimits, type StopReason } from './run-watch.js';
+import type { spawn } from 'node:child_process';
+import type { Launch, RunAccess } from './build-kind.js';
+import { BlenderCanceledError } from './errors.js';
+import { launchFor, spawnChild, startError } from './run-launch.js';
+import { readLines, runOutcome } from './run-output.js';
+import { killGroup, RunWatch, waitGroupGone, type BlenderLimits } from './run-watch.js';
 
 /** Flags every Blender run gets, before anything else. */
 export const BLENDER_BASE_ARGS: readonly string[] = ['-b', '-Y', '--factory-startup', '-noaudio'];
@@ -64,7 +64,10 @@ export interface RunBlenderOptions {
   nice?: number;
   /** Working directory. Default: the current one. */
   cwd?: string;
-  /** Whole-run limit in ms; past it the group is killed and the run rejects (BlenderTimeoutError). Default 6 h; 0 = none. */
+  /**
+   * Whole-run limit in ms; past it the group is killed and the run rejects (BlenderTimeoutError).
+   * Default 6 h; 0 = none.
+   */
   timeoutMs?: number;
   /** Limit in ms without any output line; catches hangs. Default 0 (off: long frames can be silent). */
   idleTimeoutMs?: number;
@@ -91,56 +94,6 @@ export interface BlenderRunResult {
   argv: string[];
 }
 
-/**
- * Variables of the worker's environment Blender may see: locale, time zone, PATH, HOME and temp
- * folders, and the GPU runtimes' own settings. Everything else (the worker token, S3 keys,
- * DATABASE_URL, REDIS_URL) stays out: the file's Python and its add-ons run inside Blender.
- */
-export const BLENDER_ENV_ALLOWED: readonly (string | RegExp)[] = [
-  'PATH',
-  'HOME',
-  'USER',
-  'LANG',
-  'LANGUAGE',
-  /^LC_/,
-  'TZ',
-  'TMPDIR',
-  'TMP',
-  'TEMP',
-  'OCIO',
-  /^(CUDA|HIP|ROCR|GPU_DEVICE|NVIDIA|__GL|__NV)_/,
-  'XDG_RUNTIME_DIR',
-];
-
-/** The allow-listed part of an environment. */
-export function blenderEnv(from: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(from)) {
-    if (v !== undefined && BLENDER_ENV_ALLOWED.some((a) => (typeof a === 'string' ? a === k : a.test(k)))) out[k] = v;
-  }
-  return out;
-}
-
-/** The command for a run: a bare name (`blender`) is looked up in PATH; a path is a build of any kind. */
-function launchFor(opts: RunBlenderOptions, argv: string[]): Launch {
-  const name = opts.binary ?? 'blender';
-  if (!name.includes('/') && !opts.sandbox) return { command: name, args: argv, env: {} };
-  const binary = name.includes('/') ? name : findInPath(name, process.env.PATH);
-  if (!binary) throw new Error(`${name} is not in PATH`);
-  const cwd = opts.cwd ?? process.cwd();
-  const access: RunAccess = {
-    write: opts.access?.write ?? [cwd],
-    read: opts.access?.read ?? [
-      ...(opts.pythonScript ? scriptFolders(opts.pythonScript) : []),
-      ...(opts.file ? [dirname(opts.file)] : []),
-    ],
-  };
-  return launchBuild(binary, argv, access, {
-    cwd,
-    ...(opts.sandbox ? { sandbox: true, devices: opts.devices ?? [] } : {}),
-  });
-}
-
 /** Flags that would let a file's own Python run; refused, since uploaded files are untrusted. */
 const FORBIDDEN_ARGS = new Set(['-y', '--enable-autoexec']);
 
@@ -160,14 +113,6 @@ export function blenderArgv(opts: RunBlenderOptions): string[] {
   if (opts.scriptArgs && opts.scriptArgs.length > 0) argv.push('--', ...opts.scriptArgs);
   return argv;
 }
-
-/** The name of signal number `n`, if it is one. */
-function signalName(n: number): NodeJS.Signals | undefined {
-  return (Object.entries(osConstants.signals) as [NodeJS.Signals, number][]).find(([, v]) => v === n)?.[0];
-}
-
-/** Longest line kept; a runaway line without newline is cut rather than buffered forever. */
-const MAX_LINE_CHARS = 16_384;
 
 /** Runs Blender once and waits for it. See RunBlenderOptions for defaults. */
 export function runBlender(opts: RunBlenderOptions): Promise<BlenderRunResult> {
@@ -192,7 +137,10 @@ export interface BlenderProcess {
   send(line: string): boolean;
   /** The last output lines kept so far (both streams), oldest first. */
   readonly lastLines: readonly string[];
-  /** Replaces the limits from now on (a long-lived process arms them per piece of work, and disarms them while it waits). */
+  /**
+   * Replaces the limits from now on (a long-lived process arms them per piece of work, and disarms
+   * them while it waits).
+   */
   limit(limits: BlenderLimits): void;
   /** The limits in force now (0 = off): the start's, or the last `limit()`'s. */
   readonly limits: BlenderLimits;
@@ -331,69 +279,4 @@ function launch(
     });
   });
   return child;
-}
-
-function startError(opts: RunBlenderOptions, argv: string[], why: string, cause: unknown) {
-  return new BlenderStartError(`cannot start Blender (${opts.binary ?? 'blender'}): ${why}`, { argv }, { cause });
-}
-
-/** Blender (or its sandbox) in a process group of its own, so a stop takes everything it started. */
-function spawnChild(opts: RunBlenderOptions & { stdin?: boolean }, how: Launch) {
-  // nice execs Blender (or bwrap) in place: the pid and its process group stay the run's own.
-  const nice = opts.nice && opts.nice > 0 ? Math.min(19, Math.trunc(opts.nice)) : 0;
-  return spawn(nice ? 'nice' : how.command, nice ? ['-n', String(nice), how.command, ...how.args] : how.args, {
-    cwd: opts.cwd,
-    env: { ...blenderEnv(), ...how.env, ...opts.env },
-    detached: true,
-    stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-  });
-}
-
-/** Splits a stream into lines (`onData` on every chunk); a runaway line without newline is cut at MAX_LINE_CHARS. */
-function readLines(readable: NodeJS.ReadableStream, onData: () => void, push: (line: string) => void): void {
-  const decoder = new StringDecoder('utf8');
-  let pending = '';
-  readable.on('data', (chunk: Buffer) => {
-    onData();
-    pending += decoder.write(chunk);
-    let start = 0;
-    for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
-      push(pending.slice(start, nl).replace(/\r$/, ''));
-      start = nl + 1;
-    }
-    pending = pending.slice(start);
-    if (pending.length > MAX_LINE_CHARS) {
-      push(pending.slice(0, MAX_LINE_CHARS));
-      pending = '';
-    }
-  });
-  readable.on('end', () => {
-    pending += decoder.end();
-    if (pending) push(pending.replace(/\r$/, ''));
-    pending = '';
-  });
-}
-
-/** How a run ended, as its result or its error. */
-function runOutcome(
-  how: Launch,
-  exitCode: number | null,
-  exitSignal: NodeJS.Signals | null,
-  stopReason: StopReason | undefined,
-  limits: BlenderLimits,
-  run: { argv: string[]; durationMs: number; lastLines: string[] },
-): BlenderRunResult | Error {
-  // bubblewrap exits with 128 + N when Blender inside it died of signal N: a crash is a crash
-  // whichever way the build was started (Blender's own exit codes are small).
-  const inner =
-    basename(how.command) === 'bwrap' && exitCode !== null && exitCode > 128 ? signalName(exitCode - 128) : undefined;
-  const [code, sig] = inner ? [null, inner] : [exitCode, exitSignal];
-  const details = { argv: run.argv, exitCode: code, signal: sig, durationMs: run.durationMs, lastLines: run.lastLines };
-  if (stopReason === 'abort') return new BlenderCanceledError('Blender stopped: task canceled');
-  if (stopReason === 'timeout')
-    return new BlenderTimeoutError(`Blender timed out after ${limits.totalMs} ms`, { ...details, reason: 'timeout' });
-  if (stopReason === 'idle')
-    return new BlenderTimeoutError(`Blender printed nothing for ${limits.idleMs} ms`, { ...details, reason: 'idle' });
-  if (sig) return new BlenderCrashError(`Blender crashed (${sig})`, { ...details, reason: 'crash' });
-  return { exitCode: code ?? -1, signal: null, durationMs: run.durationMs, lastLines: run.lastLines, argv: run.argv };
 }
