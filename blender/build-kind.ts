@@ -92,8 +92,8 @@ const SYSTEM_DIRS = new Set([
 ]);
 
 /**
- * The host's top-level data folders (`/home`, `/srv`, `/mnt`, `/tmp`, ...): for a run that reads files anywhere (a
- * dependency trace).
+ * The host's top-level data folders (`/home`, `/srv`, `/mnt`, `/tmp`, ...): for a run that reads files
+ * anywhere (a dependency trace).
  */
 export function hostDataDirs(): string[] {
   return readdirSync('/', { withFileTypes: true })

@@ -38,8 +38,8 @@ export class BlenderTimeoutError extends BlenderRunError {
 }
 
 /**
- * Blender died of a signal (a crash, the OOM killer). Details: argv, exitCode, signal, durationMs, lastLines, reason
- * 'crash'.
+ * Blender died of a signal (a crash, the OOM killer). Details: argv, exitCode, signal,
+ * durationMs, lastLines, reason 'crash'.
  */
 export class BlenderCrashError extends BlenderRunError {
   override readonly name = 'BlenderCrashError';

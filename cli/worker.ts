@@ -55,8 +55,8 @@ async function remoteName(jobs: RemoteWorkerJobs, o: WorkerOptions, nameChosen: 
 }
 
 /**
- * Ports of a worker on another machine: job state through the service; tasks and files through it too, unless the
- * operator shares them.
+ * Ports of a worker on another machine: job state through the service; tasks and files through it too,
+ * unless the operator shares them.
  */
 async function remotePorts(
   o: WorkerOptions,

@@ -25,8 +25,8 @@ export interface DaemonConfig extends Pick<
   /** Port on 127.0.0.1. Default 47615; 0 picks a free one. Env RENDERBRIDGE_DAEMON_PORT. */
   port: number;
   /**
-   * Folder of the state file (port and token). Default: the platform's state folder (`$XDG_STATE_HOME/renderbridge` on
-   * Linux).
+   * Folder of the state file (port and token). Default: the platform's state folder
+   * (`$XDG_STATE_HOME/renderbridge` on Linux).
    */
   stateDir: string;
   /** Where packed zips wait for upload; removed after a submission ends. Default `<stateDir>/packs`. */

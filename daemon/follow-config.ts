@@ -35,8 +35,8 @@ export interface FollowConfigOptions {
   reload: () => DaemonConfig;
   logger: FollowLogger;
   /**
-   * Called after a change applied, with the settings that changed (e.g. to read the new profile's key, to re-watch the
-   * hot folder).
+   * Called after a change applied, with the settings that changed (e.g. to read the new profile's
+   * key, to re-watch the hot folder).
    */
   onChange?: (changed: LiveSetting[]) => void;
 }

@@ -81,8 +81,8 @@ export interface Packer {
   /** Forgets the pack and removes what the packer wrote for it (its manifest, its snapshot, its zip). */
   discard(packId: string): Promise<void>;
   /**
-   * What an upload of the pack reads; undefined for an unknown pack and a user's own zip (then `files` are read as
-   * listed).
+   * What an upload of the pack reads; undefined for an unknown pack and a user's own zip
+   * (then `files` are read as listed).
    */
   uploadSource?(packId: string): UploadSource | undefined;
 }

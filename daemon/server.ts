@@ -42,8 +42,8 @@ export interface StartDaemonOptions {
    */
   reloadConfig?: () => DaemonConfig;
   /**
-   * Told which settings an edit of config.toml changed, after they applied to the config (startBridgeDaemon re-watches
-   * the hot folder).
+   * Told which settings an edit of config.toml changed, after they applied to the config
+   * (startBridgeDaemon re-watches the hot folder).
    */
   onConfigChange?: (changed: LiveSetting[]) => void;
   /** Where RENDERBRIDGE_API_KEY is read. Default `process.env`. */

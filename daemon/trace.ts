@@ -10,8 +10,8 @@ import type { TraceFn } from './ports.js';
 
 export interface TracerDeps {
   /**
-   * Blender executable (RENDERBRIDGE_BLENDER / --blender); a function is read at each trace (the daemon's follows
-   * config.toml).
+   * Blender executable (RENDERBRIDGE_BLENDER / --blender); a function is read at each trace (the
+   * daemon's follows config.toml).
    */
   blender: string | (() => string);
   /** Whole-run limit. Default 120000 ms. */

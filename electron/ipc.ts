@@ -49,8 +49,8 @@ export interface ProfileSummary {
 }
 
 /**
- * Answer of settings:status: the keychain, the profile in use (`serviceUrl` is the API root it resolves to) and every
- * profile.
+ * Answer of settings:status: the keychain, the profile in use (`serviceUrl` is the API root it
+ * resolves to) and every profile.
  */
 export type FarmStatus = KeyStatus & {
   profile: string;
@@ -61,8 +61,8 @@ export type FarmStatus = KeyStatus & {
 };
 
 /**
- * Request of settings:test-connection: the URL and profile in the window, a typed key or none to test the profile's
- * stored one.
+ * Request of settings:test-connection: the URL and profile in the window, a typed key or none to
+ * test the profile's stored one.
  */
 export interface TestConnectionRequest {
   serviceUrl: string;

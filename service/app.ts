@@ -91,8 +91,8 @@ export interface AppDeps extends ServiceContext {
    */
   blobs?: { store: BlobStore; signer: UrlSigner; publicUrl: () => string };
   /**
-   * Dashboard sessions (extension dashboard-sessions: sign-in, the cookie). Default none: no sign-in, cookies are
-   * ignored.
+   * Dashboard sessions (extension dashboard-sessions: sign-in, the cookie). Default none:
+   * no sign-in, cookies are ignored.
    */
   sessions?: SessionStore;
   /** A job's tasks with who ran them and when (extension job-tasks). Default none: the route is not offered. */
@@ -105,8 +105,8 @@ export interface AppDeps extends ServiceContext {
    */
   taskLogs?: { followPollMs?: number; followGraceMs?: number; followMaxPollMs?: number };
   /**
-   * Knobs of GET /events (tests shorten them). Defaults: a read of each watched workspace every 1000 ms, a heartbeat
-   * every 15000 ms.
+   * Knobs of GET /events (tests shorten them). Defaults: a read of each watched workspace every 1000
+   * ms, a heartbeat every 15000 ms.
    */
   eventStream?: { pollMs?: number; heartbeatMs?: number };
   /** The clock sessions and upload URLs expire by, epoch ms. Default Date.now (tests move it). */
@@ -148,8 +148,8 @@ function sessionAuth(deps: AppDeps): SessionAuth | undefined {
 }
 
 /**
- * Where preview images may come from besides the page's origin: the public URL, the S3 endpoint (any https host on AWS
- * itself).
+ * Where preview images may come from besides the page's origin: the public URL, the S3 endpoint
+ * (any https host on AWS itself).
  */
 function imageOrigins(deps: AppDeps): string[] {
   const s3 = deps.config.s3;

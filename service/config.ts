@@ -12,15 +12,15 @@ export interface S3Settings {
   /** Default `us-east-1`. */
   region: string;
   /**
-   * Path-style URLs (`endpoint/bucket/key`), which most S3-compatible servers need. Default true when `endpoint` is
-   * set.
+   * Path-style URLs (`endpoint/bucket/key`), which most S3-compatible servers need.
+   * Default true when `endpoint` is set.
    */
   forcePathStyle: boolean;
   /** Key prefix inside the bucket, so several deployments can share one. Default none. */
   prefix: string;
   /**
-   * Access key from the config file (`s3.accessKeyId`). Default none: the AWS SDK's chain (AWS_ACCESS_KEY_ID, ~/.aws,
-   * instance role).
+   * Access key from the config file (`s3.accessKeyId`). Default none: the AWS SDK's chain
+   * (AWS_ACCESS_KEY_ID, ~/.aws, instance role).
    */
   accessKeyId?: string;
   /** Secret key from the config file, with accessKeyId. Default none. */
@@ -48,8 +48,8 @@ export interface ServiceConfig {
   /** Interface of the worker API's own listener (with workerApiPort). Default: `host`. */
   workerApiHost: string | undefined;
   /**
-   * Worker API requests per worker token per rate-limit window, apart from API keys' budgets (per instance). Default
-   * 6000.
+   * Worker API requests per worker token per rate-limit window, apart from API keys'
+   * budgets (per instance). Default 6000.
    */
   workerApiRateLimitMax: number;
   /** Lifetime of an upload URL, seconds. Default 21600 (6 h): long enough for a 5 GiB upload on a slow line. */
@@ -79,13 +79,13 @@ export interface ServiceConfig {
   /** Streams this process holds open, all keys together (`--max-streams`). Default 1000. */
   maxStreams: number;
   /**
-   * Longest a stream stays open, seconds; it then ends saying the client may reconnect (`--stream-max-duration`).
-   * Default 3600.
+   * Longest a stream stays open, seconds; it then ends saying the client may reconnect
+   * (`--stream-max-duration`). Default 3600.
    */
   streamMaxSeconds: number;
   /**
-   * A log follow whose job showed no new bytes or change this long ends, saying so (`--log-follow-idle`), seconds.
-   * Default 1800.
+   * A log follow whose job showed no new bytes or change this long ends, saying so
+   * (`--log-follow-idle`), seconds. Default 1800.
    */
   logFollowIdleSeconds: number;
   /**
@@ -191,13 +191,13 @@ export interface ServiceConfig {
    */
   logFormat: 'auto' | 'pretty' | 'json';
   /**
-   * Most frames per render task this process plans (`--chunk-frames`). Default none: WorkerSettings.chunkFrames'
-   * default.
+   * Most frames per render task this process plans (`--chunk-frames`). Default none:
+   * WorkerSettings.chunkFrames' default.
    */
   chunkFrames: number | undefined;
   /**
-   * Seconds before the tasks of a worker that stopped heartbeating go back to the queue (`--lease-seconds`). Default
-   * 30.
+   * Seconds before the tasks of a worker that stopped heartbeating go back to the queue
+   * (`--lease-seconds`). Default 30.
    */
   leaseSeconds: number;
   /** Limit for one validation's Blender run, seconds (`--analysis-timeout`). Default 300. */
@@ -213,13 +213,13 @@ export interface ServiceConfig {
   /** ffprobe executable (`--ffprobe`, `RENDERBRIDGE_FFPROBE`). Default `ffprobe` on PATH. */
   ffprobe: string | undefined;
   /**
-   * PostgreSQL URL for state instead of SQLite under dataDir (`--database-url`, `RENDERBRIDGE_DATABASE_URL`). Default
-   * none.
+   * PostgreSQL URL for state instead of SQLite under dataDir (`--database-url`,
+   * `RENDERBRIDGE_DATABASE_URL`). Default none.
    */
   databaseUrl: string | undefined;
   /**
-   * Redis URL for the BullMQ task queue instead of the database-backed queue (`--redis-url`, `RENDERBRIDGE_REDIS_URL`).
-   * Default none.
+   * Redis URL for the BullMQ task queue instead of the database-backed queue (`--redis-url`,
+   * `RENDERBRIDGE_REDIS_URL`). Default none.
    */
   redisUrl: string | undefined;
   /** Key prefix of the BullMQ queues, so deployments can share one Redis. Default `renderbridge`. */
@@ -234,8 +234,8 @@ export interface ServiceConfig {
    */
   workerToken: string | undefined;
   /**
-   * Bearer token /metrics requires (`RENDERBRIDGE_METRICS_TOKEN`); unset = open, for a scraper on a private network.
-   * Default none.
+   * Bearer token /metrics requires (`RENDERBRIDGE_METRICS_TOKEN`); unset = open, for a scraper on a
+   * private network. Default none.
    */
   metricsToken: string | undefined;
   /** Names this service instance in leases and logs. Default `HOST:PID:RANDOM`. */
@@ -279,8 +279,8 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
 export const DEFAULT_BLOB_CACHE_MAX_BYTES = 50 * 1024 ** 3;
 
 /**
- * The data folder the first Renderbridge versions used, relative to the current folder: only looked at to warn about
- * it.
+ * The data folder the first Renderbridge versions used, relative to the current folder:
+ * only looked at to warn about it.
  */
 export const LEGACY_DATA_DIR = path.join('.renderbridge', 'service');
 

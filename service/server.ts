@@ -81,8 +81,8 @@ export interface StartOptions {
 }
 
 /**
- * Opens the embedded stack, listens, starts the worker and webhook delivery, and returns a handle whose close() drains
- * and shuts down.
+ * Opens the embedded stack, listens, starts the worker and webhook delivery, and returns a handle whose
+ * close() drains and shuts down.
  */
 export async function startService(config: ServiceConfig, opts: StartOptions = {}): Promise<RunningService> {
   const logger = opts.logger === undefined ? createLogger(config.logLevel, undefined, config.logFormat) : opts.logger;

@@ -18,8 +18,8 @@ import type { WebhookStore } from './webhooks/ports.js';
 
 export interface Stack {
   /**
-   * The app's dependencies, with the whole queue: the in-process worker and housekeeping use more of it than the
-   * routes.
+   * The app's dependencies, with the whole queue: the in-process worker and housekeeping
+   * use more of it than the routes.
    */
   deps: Omit<AppDeps, 'logger' | 'queue' | 'workerTokens'> & { queue: TaskQueue; workerTokens: WorkerTokenStore };
   /** Webhook endpoints and the delivery outbox (onRenderComplete). */

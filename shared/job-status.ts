@@ -44,8 +44,8 @@ export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(
 const AWAITING_CLIENT: ReadonlySet<JobStatus> = new Set(['created', 'validated']);
 
 /**
- * States in which work runs or waits; `GET /jobs/progress` reports these: every unfinished state but those awaiting the
- * client.
+ * States in which work runs or waits; `GET /jobs/progress` reports these: every unfinished state
+ * but those awaiting the client.
  */
 export const ACTIVE_STATUSES: ReadonlySet<JobStatus> = new Set(
   JOB_STATUSES.filter((s) => !TERMINAL_STATUSES.has(s) && !AWAITING_CLIENT.has(s)),

@@ -45,8 +45,8 @@ export interface RouteDef {
    */
   readonly produces?: 'text/event-stream' | 'text/plain' | 'image/*';
   /**
-   * How the route authenticates. Default `key`: Bearer key or session cookie; `sign-in`: the key may come in the body
-   * instead.
+   * How the route authenticates. Default `key`: Bearer key or session cookie; `sign-in`: the
+   * key may come in the body instead.
    */
   readonly auth?: 'sign-in';
   /** Errors this endpoint can answer besides the ones every endpoint can (COMMON_ERRORS). */

@@ -3,8 +3,8 @@
 import type yauzl from 'yauzl';
 
 /**
- * Reads the next entry; resolves null at the end. Errors the zip file emitted in between are kept in `pending` and
- * thrown here.
+ * Reads the next entry; resolves null at the end. Errors the zip file emitted in between are
+ * kept in `pending` and thrown here.
  */
 export function nextEntry(zip: yauzl.ZipFile, pending: { error: Error | null }): Promise<yauzl.Entry | null> {
   if (pending.error) return Promise.reject(pending.error);

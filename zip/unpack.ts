@@ -166,8 +166,8 @@ async function planEntries(
 }
 
 /**
- * The headers' sizes bound what will be written (yauzl stops an entry at its declared size), so the disk is checked
- * once, up front.
+ * The headers' sizes bound what will be written (yauzl stops an entry at its declared size), so the
+ * disk is checked once, up front.
  */
 async function checkFreeSpace(tmp: string, planned: readonly Planned[], limits: UnpackLimits): Promise<void> {
   await ensureFreeSpace(

@@ -26,8 +26,8 @@ export interface RequestLogEntry {
   /** Without the query string. */
   path: string;
   /**
-   * Times are epoch ms (performance.timeOrigin + performance.now(): comparable between processes), as the proxy saw the
-   * bytes arrive.
+   * Times are epoch ms (performance.timeOrigin + performance.now(): comparable between processes), as
+   * the proxy saw the bytes arrive.
    */
   at: number;
   /** The request's last byte (headers and body) from the client. */

@@ -30,8 +30,8 @@ export interface RenderServiceOptions {
   config?: Partial<ServiceConfig>;
   tuning?: WorkerTuning;
   /**
-   * Worker processes beside the service, one slot each, each pinned to its CPU list, named `<workerName>1`, `2`...
-   * Default none.
+   * Worker processes beside the service, one slot each, each pinned to its CPU list, named
+   * `<workerName>1`, `2`... Default none.
    */
   workers?: { cpus: string }[];
   /** The service logs to this file. Default: no log. */

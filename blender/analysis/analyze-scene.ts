@@ -59,8 +59,8 @@ export interface AnalysisAddons {
   bundled: Array<{ id: string; path: string }>;
   selected: string[];
   /**
-   * The farm runs no bundled add-on (--bundled-addons off): ADDON_REQUIRED says so instead of "select it".
-   * Default false.
+   * The farm runs no bundled add-on (--bundled-addons off): ADDON_REQUIRED says so instead
+   * of "select it". Default false.
    */
   refused?: boolean;
 }

@@ -27,8 +27,8 @@ export interface ApiKeyProviderOptions {
   /** How long a key read from the keychain is trusted before it is read again. Default 5000 ms. */
   keyRefreshMs?: number;
   /**
-   * Options of the clients made (timeouts, retries, fetch). Default: the client's defaults, user agent
-   * `renderbridge-daemon`.
+   * Options of the clients made (timeouts, retries, fetch). Default: the client's defaults,
+   * user agent `renderbridge-daemon`.
    */
   clientOptions?: Omit<RenderJobClientOptions, 'baseUrl' | 'apiKey'>;
   /** Default: none. */

@@ -44,8 +44,8 @@ export interface HashFilesOptions {
 }
 
 /**
- * Checksums of `files`, in their order. An unreadable file fails with PACK_FAILED; an abort rejects with the signal's
- * reason.
+ * Checksums of `files`, in their order. An unreadable file fails with PACK_FAILED; an abort
+ * rejects with the signal's reason.
  */
 export async function hashFiles(files: readonly HashInput[], options: HashFilesOptions = {}): Promise<HashedFile[]> {
   options.signal?.throwIfAborted();

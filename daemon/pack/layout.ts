@@ -74,8 +74,8 @@ export interface LayoutOptions {
   /** Path flavour of the packing machine. Default: this platform's (`path`). */
   pathApi?: PathApi;
   /**
-   * A key equal for two paths of one file (device + inode), used only when two paths clash. Default: none (a clash
-   * fails).
+   * A key equal for two paths of one file (device + inode), used only when two paths clash.
+   * Default: none (a clash fails).
    */
   identity?: (source: string) => string | undefined;
 }

@@ -45,8 +45,8 @@ export function applyTransferEvent(t: Transfers, e: DaemonEvent): Transfers {
 }
 
 /**
- * The transfers from GET /submissions after a (re)connection; packs in progress are kept (they show up again at their
- * next event).
+ * The transfers from GET /submissions after a (re)connection; packs in progress are kept (they show
+ * up again at their next event).
  */
 export function transfersFromSubmissions(list: readonly Submission[], previous: Transfers = NO_TRANSFERS): Transfers {
   return {

@@ -20,8 +20,8 @@ export interface TrayState {
 export const EMPTY_TRAY_STATE: TrayState = { jobs: {}, finished: [], transfers: NO_TRANSFERS };
 
 /**
- * A fresh state from `GET /jobs` (after a (re)connection), keeping the renderComplete events and transfers already
- * seen.
+ * A fresh state from `GET /jobs` (after a (re)connection), keeping the renderComplete
+ * events and transfers already seen.
  */
 export function trayStateFromJobs(jobs: readonly TrackedJob[], previous: TrayState = EMPTY_TRAY_STATE): TrayState {
   return {

@@ -186,8 +186,8 @@ export function startTrayApp(deps: TrayAppDeps): void {
 }
 
 /**
- * The settings of the active profile of config.toml; a broken file is shown to the artist, then the environment's
- * settings are used.
+ * The settings of the active profile of config.toml; a broken file is shown to the artist, then the
+ * environment's settings are used.
  */
 function trayConfig(): DaemonConfig {
   try {

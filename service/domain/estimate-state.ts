@@ -17,8 +17,8 @@ export interface EstimateInternal {
   /** The job's frames under this request, as ranges (a worker resolved them). */
   frameRanges?: string[];
   /**
-   * Each sampled frame as its frame-statistics row measured it (kept here: the render's rows come later, by the
-   * thousand).
+   * Each sampled frame as its frame-statistics row measured it (kept here: the render's
+   * rows come later, by the thousand).
    */
   samples?: { frame: number; seconds: number; peakMemoryBytes: number | null; device: string }[];
   /** Seconds each Blender run took to load the scene before its frame. */

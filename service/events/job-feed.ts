@@ -20,8 +20,8 @@ export interface JobFeedDeps {
   /** Pause between two reads of a workspace's jobs, ms: how late a change may be streamed. Default 1000. */
   pollMs?: number;
   /**
-   * Newest jobs of a workspace that the feed follows (and sends when a stream opens), besides every running one.
-   * Default 50.
+   * Newest jobs of a workspace that the feed follows (and sends when a stream opens), besides
+   * every running one. Default 50.
    */
   recent?: number;
   /** Told about a failed read (the feed tries again at the next poll). Default: dropped. */

@@ -28,8 +28,8 @@ type Found = Awaited<ReturnType<KeyStore['findByHash']>>;
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * The sign-in route (POST /sessions): it checks the key in its body itself, so a request without Authorization
-     * reaches it.
+     * The sign-in route (POST /sessions): it checks the key in its body itself, so a request
+     * without Authorization reaches it.
      */
     signIn?: boolean;
   }

@@ -48,8 +48,8 @@ export interface JobInternal {
     frames: number;
     slots: number;
     /**
-     * Frames copied from the job this one was requeued from, or kept by its estimate (frame ranges), not rendered;
-     * counted as done.
+     * Frames copied from the job this one was requeued from, or kept by its estimate (frame ranges),
+     * not rendered; counted as done.
      */
     copiedFrames?: string[];
   };
@@ -59,8 +59,8 @@ export interface JobInternal {
   requeue?: {
     fromJobId: string;
     /**
-     * The old job's request, rendered once validation passes; null: it never asked for a render, so this job waits in
-     * `validated`.
+     * The old job's request, rendered once validation passes; null: it never asked for a render, so
+     * this job waits in `validated`.
      */
     requestedConfig: RequestedConfig | null;
     /** Frame ranges to render again even where the old job has them; null: only the frames it lacks render. */

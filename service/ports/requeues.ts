@@ -6,8 +6,8 @@ export interface RequeueLinkRecord {
   sourceJobId: string;
   jobId: string;
   /**
-   * The frames asked to render again, canonical (`formatFrameRanges` joined by commas); '' for every frame the old job
-   * lacked.
+   * The frames asked to render again, canonical (`formatFrameRanges` joined by commas); '' for
+   * every frame the old job lacked.
    */
   selection: string;
   createdAt: string;

@@ -31,8 +31,8 @@ export interface WorkerTokenAdmin {
   createWorkerToken(rec: Omit<WorkerTokenRecord, 'lastUsedAt' | 'revokedAt'>, hash: Buffer): Promise<void>;
   listWorkerTokens(): Promise<WorkerTokenRecord[]>;
   /**
-   * Revokes the active token with this id, or else the active token with this name; the revoked record, or undefined
-   * when none.
+   * Revokes the active token with this id, or else the active token with this name; the revoked
+   * record, or undefined when none.
    */
   revokeWorkerToken(idOrName: string): Promise<WorkerTokenRecord | undefined>;
 }

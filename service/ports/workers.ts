@@ -47,8 +47,8 @@ export interface WorkerReport {
   builds: { version: string; path: string; kind?: 'executable' | 'release' | 'root' }[];
   gpus: { name: string; uuid: string; memoryMiB: number }[];
   /**
-   * Whether its Blenders run in the sandbox (false: the operator passed --no-sandbox); absent in reports of older
-   * workers.
+   * Whether its Blenders run in the sandbox (false: the operator passed --no-sandbox);
+   * absent in reports of older workers.
    */
   sandbox?: boolean;
   /** Jobs whose per-job blocklist keeps some of its slots off them now. */

@@ -26,8 +26,8 @@ export interface TaskLogRouteDeps {
   /** How often a followed log is read again. Default 1000 ms (workers store new bytes about once a second). */
   followPollMs?: number;
   /**
-   * How long a follow waits, once the job has ended, for runs not closed yet (a dead worker never closes its). Default
-   * 10000 ms.
+   * How long a follow waits, once the job has ended, for runs not closed yet (a dead worker never
+   * closes its). Default 10000 ms.
    */
   followGraceMs?: number;
   /** Longest pause between polls of a follow while nothing changes. Default 15000 ms. */

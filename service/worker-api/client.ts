@@ -10,8 +10,8 @@ export interface WorkerApiClientOptions {
    */
   serviceUrls: readonly string[];
   /**
-   * This worker's token (renderbridge admin create-worker-token), or the deprecated farm-wide one. Required; never
-   * logged.
+   * This worker's token (renderbridge admin create-worker-token), or the deprecated
+   * farm-wide one. Required; never logged.
    */
   token: string;
   /** Limit of one request, from connect to the end of the body. Default 10000 ms. */

@@ -29,8 +29,8 @@ import { workerStorageRoutes, type WorkerObjectStorage } from './storage-routes.
 
 export interface WorkerApiOptions {
   /**
-   * Per-worker tokens (the state store; renderbridge admin create-worker-token). Default none: only `legacyToken`
-   * works.
+   * Per-worker tokens (the state store; renderbridge admin create-worker-token). Default
+   * none: only `legacyToken` works.
    */
   tokens?: WorkerTokenAuth;
   /** The deprecated farm-wide token (config.workerToken): not scoped to leases. Default none. */
@@ -53,8 +53,8 @@ export interface WorkerApiOptions {
   /** Where remote workers' frame statistics go (extension frame-stats). Default none: the route is not offered. */
   frameStats?: FrameStatsWriter;
   /**
-   * The service's storage, for the storage routes (remote workers without bucket keys). Default none: those routes are
-   * not offered.
+   * The service's storage, for the storage routes (remote workers without bucket keys). Default
+   * none: those routes are not offered.
    */
   storage?: WorkerObjectStorage;
   /** Reports background failures (a last-used stamp not written). Default: dropped. */

@@ -10,8 +10,8 @@ import { workerApiRoutes, type WorkerApiOptions } from './routes.js';
 import { canSignWorkerPuts } from './storage-routes.js';
 
 /**
- * On when the service can authenticate a worker: per-worker tokens (the state store), or the deprecated farm-wide
- * token.
+ * On when the service can authenticate a worker: per-worker tokens (the state store), or
+ * the deprecated farm-wide token.
  */
 export function workerApiEnabled(deps: Pick<AppDeps, 'config' | 'workerTokens'>): boolean {
   return Boolean(deps.workerTokens || deps.config.workerToken);

@@ -15,8 +15,8 @@ function within(key: string, folder: string): boolean {
 }
 
 /**
- * The job a key belongs to, read from its layout (outputs/W/J, logs/W/J, staging/J); undefined for uploads, blobs,
- * anything else.
+ * The job a key belongs to, read from its layout (outputs/W/J, logs/W/J, staging/J); undefined for
+ * uploads, blobs, anything else.
  */
 export function jobOfKey(key: string): string | undefined {
   const m = /^(?:outputs|logs)\/[^/]+\/([^/]+)/.exec(key) ?? /^staging\/([^/]+)/.exec(key);

@@ -53,8 +53,8 @@ export const JobTask = z
     /** Seconds of the latest attempt: until it ended, or until now while it runs. */
     durationSeconds: z.number().min(0).nullable(),
     /**
-     * How it ended or why it is being retried: `done`, `canceled`, or the error. Null while it has not ended nor
-     * failed.
+     * How it ended or why it is being retried: `done`, `canceled`, or the error. Null
+     * while it has not ended nor failed.
      */
     exitReason: z.string().nullable(),
   })

@@ -35,8 +35,8 @@ export const EstimateFigures = z
     /** Frames the render still renders: the job's frames less the sampled ones it keeps. */
     framesToRender: z.int().min(0),
     /**
-     * From POST /render to the last frame on this farm now: the queue ahead, a scene load, the frames over the free
-     * slots.
+     * From POST /render to the last frame on this farm now: the queue ahead, a scene load,
+     * the frames over the free slots.
      */
     wallSeconds: EstimateBand,
     /** Render seconds of the frames left, one after another. */
@@ -53,8 +53,8 @@ export const EstimateFigures = z
     peakMemoryBytes: EstimateBand.nullable(),
     memory: z.object({
       /**
-       * In words: "Peak memory about 9.1 GB (up to 10.2 GB): does not fit the 8 GB GPU slots; fits the 64 GB CPU
-       * slots."
+       * In words: "Peak memory about 9.1 GB (up to 10.2 GB): does not fit the 8 GB GPU
+       * slots; fits the 64 GB CPU slots."
        */
       summary: z.string(),
       slots: z.array(EstimateSlotFit),

@@ -83,8 +83,8 @@ export type FrameStatsPage = z.infer<typeof FrameStatsPage>;
 /** GET /jobs/{id}/progress with the frame-stats extension: the spec's fields, plus `etaBand`. */
 export const JobProgressWithEta = JobProgress.extend({
   /**
-   * Extension frame-stats: the ETA with its band, from the frames finished so far; null when unknown. Absent without
-   * the extension.
+   * Extension frame-stats: the ETA with its band, from the frames finished so far; null when
+   * unknown. Absent without the extension.
    */
   etaBand: EtaBand.nullable().optional(),
 }).meta({ id: 'JobProgressWithEta' });

@@ -148,8 +148,8 @@ export const VramMetadata = z.object({
   estimatedLowBytes: num.optional(),
   estimatedHighBytes: num.optional(),
   /**
-   * What the model cannot size from the file (geometry nodes, volumes, adaptive subdivision...): it raises the band's
-   * top.
+   * What the model cannot size from the file (geometry nodes, volumes, adaptive
+   * subdivision...): it raises the band's top.
    */
   unsizedFeatures: z.array(str).optional(),
 });

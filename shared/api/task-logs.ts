@@ -14,8 +14,8 @@ export const TaskLogQuery = z.strictObject({
   /** Only this attempt (1 is the first run); with `task`. */
   attempt: z.coerce.number().int().min(1).max(1000).optional(),
   /**
-   * `true`: keep the response open and send new bytes of running attempts (and new tasks and attempts) until the job
-   * has ended.
+   * `true`: keep the response open and send new bytes of running attempts (and new tasks and
+   * attempts) until the job has ended.
    */
   follow: z.enum(['true', 'false']).optional(),
 });
@@ -41,8 +41,8 @@ export const TaskLogAttempt = z
     startedAt: z.string().nullable(),
     endedAt: z.string().nullable(),
     /**
-     * done, failed, retried, canceled, released; `running` while it runs; `interrupted` when its worker stopped writing
-     * without ending it.
+     * done, failed, retried, canceled, released; `running` while it runs; `interrupted` when its worker
+     * stopped writing without ending it.
      */
     state: z.string(),
     /** True while the log is stored as live segments (running, or interrupted). */

@@ -7,8 +7,8 @@ import { DateTime } from './common.js';
 const TaskKindName = z.enum(['validate', 'render', 'render-chunk', 'finalize']);
 
 /**
- * A task a slot holds. Another workspace's task shows only its kind: `jobId`, `jobName`, `taskId` and `frames` are
- * null.
+ * A task a slot holds. Another workspace's task shows only its kind: `jobId`, `jobName`,
+ * `taskId` and `frames` are null.
  */
 export const WorkerSlotTask = z
   .object({
@@ -28,8 +28,8 @@ export const WorkerSlot = z
     id: z.string(),
     device: z.object({ kind: z.enum(['cpu', 'gpu', 'control']), name: z.string(), uuid: z.string().nullable() }),
     /**
-     * `loading`: its Blender is loading a scene; `busy`: it runs a task; `idle`. A lost or stopped worker's slots are
-     * idle.
+     * `loading`: its Blender is loading a scene; `busy`: it runs a task; `idle`. A lost or
+     * stopped worker's slots are idle.
      */
     state: z.enum(['idle', 'busy', 'loading']),
     /** The running task first; a warm slot may hold a second one, queued in Blender. */
@@ -58,8 +58,8 @@ export const WorkerInfo = z
     slots: z.array(WorkerSlot),
     gpus: z.array(z.object({ name: z.string(), uuid: z.string(), memoryMiB: z.number() })),
     /**
-     * False when the worker's operator turned the Blender sandbox off (--no-sandbox); absent from workers that do not
-     * say.
+     * False when the worker's operator turned the Blender sandbox off (--no-sandbox);
+     * absent from workers that do not say.
      */
     sandbox: z.boolean().optional(),
     builds: z.array(

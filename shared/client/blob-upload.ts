@@ -47,8 +47,8 @@ export interface UploadBlobsOptions {
   /** Retries of one part after a network error or a 5xx answer. Default 5. */
   maxPartRetries?: number;
   /**
-   * A part whose connection was lost is tried again past maxPartRetries until it has been lost this long, ms. Default
-   * 0.
+   * A part whose connection was lost is tried again past maxPartRetries until it has been
+   * lost this long, ms. Default 0.
    */
   reconnectPatienceMs?: number;
   /** Ceiling of the first retry delay of a part, doubled per retry (full jitter), ms. Default 500. */

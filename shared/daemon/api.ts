@@ -61,8 +61,8 @@ export const Transfer = z.object({
 export type Transfer = z.infer<typeof Transfer>;
 
 /**
- * What to pack: a .blend (with the dependencies the add-on collected, or traced by headless Blender), a folder, or a
- * ready .zip.
+ * What to pack: a .blend (with the dependencies the add-on collected, or traced by headless
+ * Blender), a folder, or a ready .zip.
  */
 export const PackRequest = z.strictObject({
   /** Absolute path of a .blend, a project folder or a .zip. */
@@ -141,8 +141,8 @@ export const SubmitRequest = z
     packId: z.string().optional(),
     pack: PackRequest.optional(),
     /**
-     * A job already uploaded and `validated` (e.g. by an `estimate` submission): rendered or estimated without a new
-     * upload.
+     * A job already uploaded and `validated` (e.g. by an `estimate` submission): rendered or
+     * estimated without a new upload.
      */
     jobId: z.string().min(1).max(200).optional(),
     settings: SubmitSettings.default({}),
@@ -165,8 +165,8 @@ export const SubmitRequest = z
 export type SubmitRequest = z.infer<typeof SubmitRequest>;
 
 /**
- * How a submission's project travels: blobs the service lacks (extension content-addressed-uploads), or the spec's
- * single PUT of a zip.
+ * How a submission's project travels: blobs the service lacks (extension content-addressed-uploads), or
+ * the spec's single PUT of a zip.
  */
 export const UploadMode = z.enum(['blobs', 'single-put']);
 export type UploadMode = z.infer<typeof UploadMode>;
@@ -332,8 +332,8 @@ export const DAEMON_ROUTES = {
    */
   getJobEstimate: { status: 200, method: 'GET', path: '/jobs/:id/estimate', response: Estimate },
   /**
-   * Cancels the job's estimate while it samples (the job stays `validated`); the submission following it fails
-   * ESTIMATE_CANCELED.
+   * Cancels the job's estimate while it samples (the job stays `validated`); the submission
+   * following it fails ESTIMATE_CANCELED.
    */
   cancelJobEstimate: { status: 200, method: 'DELETE', path: '/jobs/:id/estimate', response: Estimate },
   events: { status: 200, method: 'GET', path: '/events', response: z.never() },

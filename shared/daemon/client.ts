@@ -102,8 +102,8 @@ export class DaemonClient {
   }
 
   /**
-   * POST /packs: starts packing in the background; answers its first state (202). Follow it with getPack or the `pack`
-   * event.
+   * POST /packs: starts packing in the background; answers its first state (202). Follow it
+   * with getPack or the `pack` event.
    */
   startPack(body: BodyOf<'startPack'>, signal?: AbortSignal): Promise<Answer<'startPack'>> {
     return this.call('startPack', { body, signal });

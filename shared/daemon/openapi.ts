@@ -150,8 +150,8 @@ interface FrameSchema {
 }
 
 /**
- * Adds `x-events` to GET /events: event name -> the schema of its data, read off the generated frame schema (so refs
- * match).
+ * Adds `x-events` to GET /events: event name -> the schema of its data, read off the
+ * generated frame schema (so refs match).
  */
 function withEventMap(doc: Document): Document {
   const get = doc.paths?.['/events']?.get as

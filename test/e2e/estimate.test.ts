@@ -56,8 +56,8 @@ const ended = (id: string) =>
   );
 
 /**
- * Estimates a 9-frame job, checks its figures and its replay, then renders it: the sampled frames are not rendered
- * again.
+ * Estimates a 9-frame job, checks its figures and its replay, then renders it: the sampled
+ * frames are not rendered again.
  */
 async function estimateThenRender(): Promise<void> {
   const id = await validatedJob();

@@ -48,8 +48,8 @@ const SCRIPTS_DIR = fileURLToPath(new URL('../fixtures/blend/', import.meta.url)
 
 export interface BuildFixtureOptions {
   /**
-   * The Blender build that saves it (an executable or a root folder). Default `$RENDERBRIDGE_TEST_BLENDER` or
-   * `blender`.
+   * The Blender build that saves it (an executable or a root folder). Default
+   * `$RENDERBRIDGE_TEST_BLENDER` or `blender`.
    */
   blender?: string;
   /** Builder arguments after OUT.blend. Default none; for `autoexec`, the marker path of fixtureMarker(). */

@@ -36,8 +36,8 @@ export interface KeylessFarm {
 
 export interface KeylessFarmOptions {
   /**
-   * The S3 endpoint the service (and so its signed URLs) uses, given s3rver's: e.g. a proxy in front of it. Default
-   * s3rver's.
+   * The S3 endpoint the service (and so its signed URLs) uses, given s3rver's: e.g. a proxy in
+   * front of it. Default s3rver's.
    */
   endpoint?: (s3rver: string) => Promise<string>;
 }

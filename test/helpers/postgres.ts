@@ -6,8 +6,8 @@ import { connectError, redactUrl } from '../../service/adapters/postgres/errors.
 import { pgMigrationScripts } from '../../service/adapters/postgres/migrations.js';
 
 /**
- * The server tests use: RENDERBRIDGE_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/test (a role that may
- * create databases).
+ * The server tests use: RENDERBRIDGE_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/test (a
+ * role that may create databases).
  */
 export function postgresTestUrl(): string {
   return process.env.RENDERBRIDGE_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';

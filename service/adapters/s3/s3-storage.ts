@@ -33,13 +33,13 @@ export interface S3StorageOptions {
   client: S3Client;
   bucket: string;
   /**
-   * Key prefix inside the bucket (`a/b` and `a/b/` both mean keys under `a/b/`), so deployments can share a bucket.
-   * Default none.
+   * Key prefix inside the bucket (`a/b` and `a/b/` both mean keys under `a/b/`), so deployments
+   * can share a bucket. Default none.
    */
   prefix?: string;
   /**
-   * Bytes per multipart part: S3 needs at least 5 MiB and allows 10,000 parts (8 MiB: objects up to 78 GiB). Default 8
-   * MiB.
+   * Bytes per multipart part: S3 needs at least 5 MiB and allows 10,000 parts (8 MiB:
+   * objects up to 78 GiB). Default 8 MiB.
    */
   partSizeBytes?: number;
   /** Parts in flight at once per put(); memory is about (queueSize + 1) × partSizeBytes per put. Default 4. */

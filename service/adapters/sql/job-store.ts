@@ -31,8 +31,8 @@ export abstract class SqlJobStore implements JobStore, RequeueStore {
   abstract getJson(workspaceId: string, id: string): Promise<StoredJobJson | undefined>;
   abstract listJson(workspaceId: string, opts: ListOptions): Promise<{ items: StoredJobJson[]; total: number }>;
   /**
-   * Applies what `decide` returns for the current record, atomically; undefined when it returned nothing or the job is
-   * missing.
+   * Applies what `decide` returns for the current record, atomically; undefined when it returned
+   * nothing or the job is missing.
    */
   protected abstract write(id: string, decide: (rec: JobRecord) => JobChange): Promise<JobRecord | undefined>;
 

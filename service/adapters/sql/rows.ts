@@ -55,8 +55,8 @@ export function uploadRow(u: UploadRecord): DB['uploads'] {
 }
 
 /**
- * When the job's outputs (or the frames a stopped job kept for a requeue) expire, while they exist (ISO strings sort by
- * time).
+ * When the job's outputs (or the frames a stopped job kept for a requeue) expire, while they
+ * exist (ISO strings sort by time).
  */
 function deleteAfter(rec: JobRecord): string | null {
   const o = rec.job.output;

@@ -127,8 +127,8 @@ export interface DB {
   /** The worker registry (012 / 006): each worker process's latest report (JSON) and when it arrived (epoch ms). */
   workers: { id: string; doc: string; heartbeat_at: number };
   /**
-   * Requeues (013 / 007): the job made from `source_job_id` for a frame selection ('' = every frame it lacked), and the
-   * upload it renders.
+   * Requeues (013 / 007): the job made from `source_job_id` for a frame selection ('' = every frame it
+   * lacked), and the upload it renders.
    */
   job_requeues: {
     source_job_id: string;

@@ -48,8 +48,8 @@ const REQUEST_FIELDS = [
 ];
 
 /**
- * The render request the page sends: the CLI's defaults (the file's own settings), the job's requested config, the
- * frames field.
+ * The render request the page sends: the CLI's defaults (the file's own settings), the job's
+ * requested config, the frames field.
  */
 export function requestFor(job, framesText) {
   const req = { colorManagementPreset: 'default' };

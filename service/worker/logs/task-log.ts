@@ -133,8 +133,8 @@ export class TaskLog implements TaskLogLines {
   private stampText = '';
 
   /**
-   * The time of a line: Blender prints dozens in the same millisecond, and formatting one costs more than the rest of
-   * the line.
+   * The time of a line: Blender prints dozens in the same millisecond, and formatting one costs
+   * more than the rest of the line.
    */
   private stamp(): string {
     const now = Date.now();

@@ -71,8 +71,8 @@ export class EarlyOutputs {
   }
 
   /**
-   * Puts the files just moved into `out/` and notes them; an object already there (a retried frame) is left to
-   * finalize.
+   * Puts the files just moved into `out/` and notes them; an object already there (a
+   * retried frame) is left to finalize.
    */
   async store(out: OutputLayout, moved: readonly SavedPath[]): Promise<void> {
     const lines: string[] = [];

@@ -26,8 +26,8 @@ export function addonRefusedWarning(refused: readonly ResolvedAddon[]): Analysis
 }
 
 /**
- * What a render enables: the bundled add-ons' folders (put first on sys.path) and, when the policy changes them, the
- * ids.
+ * What a render enables: the bundled add-ons' folders (put first on sys.path) and, when
+ * the policy changes them, the ids.
  */
 export interface RenderAddons {
   paths: string[];

@@ -179,8 +179,8 @@ export class BuildCapabilitiesCache extends PerBinaryCache<BuildCapabilities> {
 }
 
 /**
- * Asks `binary` (one Blender start, ~1 s) what it can do; pass the worker's cache to ask once. Throws
- * RetryableTaskError.
+ * Asks `binary` (one Blender start, ~1 s) what it can do; pass the worker's cache to ask
+ * once. Throws RetryableTaskError.
  */
 export function probeBuildCapabilities(binary = 'blender', cache?: BuildCapabilitiesCache): Promise<BuildCapabilities> {
   return cache ? cache.get(binary) : runProbe(binary);

@@ -25,13 +25,13 @@ export interface WorkerSettings {
   /** Limit for one render chunk's Blender run; in warm mode, for a scene load and for each frame. Default 6 h. */
   chunkTimeoutMs: number;
   /**
-   * A chunk (warm: a load or a frame) whose Blender prints nothing for this long is taken as hung. Default 900000 ms
-   * (15 min).
+   * A chunk (warm: a load or a frame) whose Blender prints nothing for this long is taken as
+   * hung. Default 900000 ms (15 min).
    */
   chunkIdleTimeoutMs: number;
   /**
-   * Zip limits for uploaded projects. Default DEFAULT_UNPACK_LIMITS: 10,000 entries, a 64 GiB quota per job, 1 GiB kept
-   * free.
+   * Zip limits for uploaded projects. Default DEFAULT_UNPACK_LIMITS: 10,000 entries, a 64 GiB
+   * quota per job, 1 GiB kept free.
    */
   unpackLimits?: Partial<UnpackLimits>;
   /** Blobs of content-addressed uploads kept on this machine. Default `<dataDir>/blob-cache`, at most 50 GiB. */
@@ -107,8 +107,8 @@ export interface WorkerEnv {
    */
   farmBuilds?: () => Promise<BlenderVersion[]>;
   /**
-   * When this worker started (epoch ms): rendered files older than that may be left damaged by a machine crash
-   * (frame-integrity.ts).
+   * When this worker started (epoch ms): rendered files older than that may be left damaged by a
+   * machine crash (frame-integrity.ts).
    */
   startedAt: number;
   settings: WorkerSettings;

@@ -41,8 +41,8 @@ export class TaskBeats {
   }
 
   /**
-   * Beats for `task` (just claimed) until the returned function is called; aborts `controller` on a cancel or a lost
-   * lease.
+   * Beats for `task` (just claimed) until the returned function is called; aborts
+   * `controller` on a cancel or a lost lease.
    */
   start(task: Task, workerId: string, controller: AbortController, log: Logger): () => void {
     const entry: Beating = { task, workerId, controller, log, extendedAt: this.now() };

@@ -16,8 +16,8 @@ export interface StorageHarness {
 
 export interface ConformanceScope {
   /**
-   * Whether the adapter signs URLs for clients (presignGet/presignPut). Default true; a remote worker's storage signs
-   * none.
+   * Whether the adapter signs URLs for clients (presignGet/presignPut). Default true; a
+   * remote worker's storage signs none.
    */
   presign?: boolean;
 }

@@ -21,8 +21,8 @@ const pgUp = await requirePostgres('the worker wake-up tests');
 const redisUrl = await requireRedis('the worker wake-up test on BullMQ');
 const POLL_MS = 10_000;
 /**
- * Longest start delay of a task enqueued alone: a quarter of the poll, so only a signal explains it, with room for a
- * busy CI machine.
+ * Longest start delay of a task enqueued alone: a quarter of the poll, so only a signal explains it,
+ * with room for a busy CI machine.
  */
 const SINGLE_MAX_MS = POLL_MS / 4;
 /** Longest start delay in the burst (three wait for a lane): still half the poll. */

@@ -180,8 +180,8 @@ export function taskLeasesConformance(name: string, open: () => Promise<QueueHar
           wake?.();
         });
         /**
-         * Resolves once `done()` holds, re-checked on every signal; throws after `withinMs` (generous: a busy CI
-         * machine).
+         * Resolves once `done()` holds, re-checked on every signal; throws after `withinMs`
+         * (generous: a busy CI machine).
          */
         const signalled = async (what: string, done: () => boolean, withinMs = 15_000) => {
           const deadline = Date.now() + withinMs;
