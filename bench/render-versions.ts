@@ -146,7 +146,8 @@ in). Service: the bench's service child (logging off, one slot) with only that b
 --no-blender-from-path\`). "renderbridge service": \`node bin/renderbridge.js service --data-dir D --host 127.0.0.1
 --port P\` with every default (slots, logging at info, pretty lines as on a terminal, read as they come),
 then the same with \`--log-level silent\`. Sandbox: the bench's service child with Blender in the sandbox
-against the same child started with \`--no-sandbox\`, alternating, on PATH's 3.4 and on the newest root. Timing, rounds and verdicts as in the first part: the median of the
+against the same child started with \`--no-sandbox\`, alternating, on PATH's 3.4 and on the newest root. \
+Timing, rounds and verdicts as in the first part: the median of the
 rounds' paired ratios (${SMALL_ROUNDS} small-job rounds, ${ROUNDS} subdivision rounds). The service's Blenders run
 in the sandbox, in a PID namespace of their own: their CPU is not rolled up into the service's reaped children
 ("Blender CPU s" near 0 for the service) and shows as "other load" instead; the walls are unaffected.
