@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { buildCandidates, probeBuilds, type BlenderBuild } from '../../blender/builds.js';
 import { runBlender } from '../../blender/run.js';
 import { checkSandbox } from '../../blender/sandbox-check.js';
-import { detectGpuInventory, probeBuildCapabilities } from '../../service/worker/runtime/devices.js';
+import { detectGpuInventory, probeBuildCapabilities } from '../../blender/devices.js';
 import { fail, ok, reason, skip, warn, type CheckResult } from './check.js';
 
 const run = promisify(execFile);

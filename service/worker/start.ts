@@ -14,15 +14,8 @@ import type { TaskQueue } from '../ports/tasks.js';
 import { BlenderVersionCache } from '../../blender/version.js';
 import { buildCandidates, probeBuilds, type BlenderBuild } from '../../blender/builds.js';
 import { checkSandbox } from '../../blender/sandbox-check.js';
-import {
-  BuildCapabilitiesCache,
-  capabilitiesFor,
-  detectGpuInventory,
-  planSlots,
-  type CapabilitiesOptions,
-  type DeviceInventory,
-  type Slot,
-} from './runtime/devices.js';
+import { BuildCapabilitiesCache, detectGpuInventory, type DeviceInventory } from '../../blender/devices.js';
+import { capabilitiesFor, planSlots, type CapabilitiesOptions, type Slot } from './runtime/devices.js';
 import { defaultWorkerSettings, type WorkerEnv, type WorkerSettings } from './runtime/env.js';
 import { finalizeHandler } from './handlers/finalize.js';
 import { renderChunkHandler } from './handlers/render-chunk.js';

@@ -10,7 +10,7 @@
 // test/service/domain/normalized-seconds.test.ts.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../shared/client/client.js';
-import type { GpuInfo } from '../../service/worker/runtime/devices.js';
+import type { GpuInfo } from '../../blender/devices.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { billedPieces } from '../helpers/e2e.js';
 import { startTestService } from '../helpers/service.js';

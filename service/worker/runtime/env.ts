@@ -9,7 +9,7 @@ import type { TaskQueue } from '../../ports/tasks.js';
 import type { BlenderBuild } from '../../../blender/builds.js';
 import type { BlenderVersion } from '../../../blender/version.js';
 import type { RenderCapabilities } from '../../domain/final-config.js';
-import type { DeviceInventory } from './devices.js';
+import type { DeviceInventory } from '../../../blender/devices.js';
 import type { UnpackLimits } from '../../../zip/rules.js';
 import type { BlobCache, BlobCacheOptions } from '../project/blob-cache.js';
 

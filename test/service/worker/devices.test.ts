@@ -7,15 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BuildCapabilities,
   BuildCapabilitiesCache,
-  capabilitiesFor,
   detectGpuInventory,
   detectGpus,
   type GpuInfo,
   parseCapabilitiesLine,
   parseNvidiaSmiCsv,
-  planSlots,
   probeBuildCapabilities,
-} from '../../../service/worker/runtime/devices.js';
+} from '../../../blender/devices.js';
+import { capabilitiesFor, planSlots } from '../../../service/worker/runtime/devices.js';
 import { resolveFinalConfig } from '../../../service/domain/final-config.js';
 import { renderInvocation, warmInvocation } from '../../../blender/render/render-invocation.js';
 import type { SceneMetadata } from '../../../shared/api/scene.js';
