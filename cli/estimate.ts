@@ -39,9 +39,8 @@ export function bandText(b: EstimateBand, fmt: (n: number) => string = formatDur
 
 /** The human lines of an estimate. */
 export function estimateLines(e: Estimate): string[] {
-  const head =
-    `Estimate of ` +
-    `job ${e.jobId}: ${e.state}${e.sampleFrames.length ? `, from frames ${e.sampleFrames.join(', ')}` : ''}.`;
+  const from = e.sampleFrames.length ? `, from frames ${e.sampleFrames.join(', ')}` : '';
+  const head = `Estimate of job ${e.jobId}: ${e.state}${from}.`;
   if (e.state === 'failed') return [head, e.reason ?? 'It could not be made.'];
   const f = e.figures;
   if (!f) return [head, 'No sample frame is measured yet.'];
