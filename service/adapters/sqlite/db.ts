@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { Database as Driver } from './driver.js';
 import { CommitWatch } from './commit-watch.js';
 import { Kysely, Migrator, SqliteDialect, sql, type MigrationResultSet } from 'kysely';
 import { cachedStatements } from './statement-cache.js';
@@ -55,7 +56,7 @@ async function enableWal(sqlite: Database.Database): Promise<void> {
 
 /** Opens (creating if needed) the SQLite database and brings its schema up to date. */
 export async function openSqlite(file: string): Promise<SqliteHandle> {
-  const sqlite = new Database(file);
+  const sqlite = new Driver(file);
   // First: a writer that finds the file locked by another process waits up to 5 s instead of
   // failing at once (switching a new file to WAL below takes a lock too).
   sqlite.pragma('busy_timeout = 5000');
