@@ -49,7 +49,7 @@ export default defineConfig(async () => {
   if (!scale) {
     console.warn(
       `Skipping the API suite on PostgreSQL + Redis + S3: ${missing.join(' and ')} unreachable (set ` +
-        `RENDERBRIDGE_TEST_PG_URL / RENDERBRIDGE_TEST_REDIS_URL).`,
+        'RENDERBRIDGE_TEST_PG_URL / RENDERBRIDGE_TEST_REDIS_URL).',
     );
   }
   return {

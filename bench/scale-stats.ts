@@ -97,7 +97,7 @@ export function indexRecords(all: readonly WorkerRecords[]): Map<string, TaskRec
   if (twice.length)
     throw new Error(
       `${twice.length} tasks ran more than once (e.g. ${twice.slice(0, 3).join(', ')}): the queue handed a ` +
-        `task out twice`,
+        'task out twice',
     );
   if (doneTwice.length)
     throw new Error(`${doneTwice.length} tasks were completed twice (e.g. ${doneTwice.slice(0, 3).join(', ')})`);
@@ -114,8 +114,8 @@ export function checkExactlyOnce(enqueued: readonly string[], byId: Map<string, 
   const missing = enqueued.filter((id) => !byId.has(id));
   if (missing.length)
     throw new Error(
-      `${missing.length} of ${enqueued.length} tasks never ran (e.g. ${missing.slice(0, 3).join(', ')}): ` +
-        `tasks were lost`,
+      `${missing.length} of ${enqueued.length} tasks never ran (e.g. ${missing.slice(0, 3).join(', ')}): tasks ` +
+        'were lost',
     );
   const extra = [...byId.keys()].filter((id) => !expected.has(id));
   if (extra.length)

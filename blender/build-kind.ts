@@ -264,9 +264,9 @@ export function launchBuild(
     const hidden = [...write, ...access.read].find(underSystem);
     if (hidden) {
       throw new BuildPathError(
-        `${hidden} cannot be shown to the Blender in the system root ${path}: the root brings its own /usr and /etc. ` +
-          ('Keep renderbridge and its data folders elsewhere (a home or /srv), or use a release folder or an ' +
-            'executable build.'),
+        `${hidden} cannot be shown to the Blender in the system root ${path}: the root brings its own /usr and ` +
+          '/etc. Keep renderbridge and its data folders elsewhere (a home or /srv), or use a release folder or ' +
+          'an executable build.',
       );
     }
   }

@@ -45,8 +45,8 @@ export async function checkSandbox(binary: string): Promise<SandboxCheck> {
       return {
         ok: false,
         reason:
-          `a sandboxed Blender did not run ` +
-          `(exit ${res.exitCode}): ${res.lastLines.slice(-3).join(' | ') || 'no output'}`,
+          `a sandboxed Blender did not run (exit ${res.exitCode}): ` +
+          `${res.lastLines.slice(-3).join(' | ') || 'no output'}`,
       };
     }
     const seen = JSON.parse(text) as { env: string[]; connected: boolean };

@@ -86,10 +86,9 @@ function fmt(v: VersionLike): string {
 export function noBuildMessage(file: VersionLike, available: readonly VersionLike[]): string {
   const have = [...new Set([...available].sort(cmp).map(fmt))];
   return (
-    `This file was saved with Blender ${text(file)}, and no Blender on the farm can open it ` +
-    (`(the farm has ${have.length ? have.join(', ') : 'no Blender'}). Ask the farm's operator to install ` +
-      `Blender ${text(file)} `) +
-    (`or newer on a worker (unpack the official release archive and pass its folder with --blender), or save ` +
-      `the file with one of those versions.`)
+    `This file was saved with Blender ${text(file)}, and no Blender on the farm can open it (the farm has ` +
+    `${have.length ? have.join(', ') : 'no Blender'}). Ask the farm's operator to install Blender ${text(file)} ` +
+    'or newer on a worker (unpack the official release archive and pass its folder with --blender), or save ' +
+    'the file with one of those versions.'
   );
 }

@@ -111,9 +111,8 @@ export async function requireMigratedPostgres(url: string, where: string): Promi
         ? `the PostgreSQL database ${where} has no renderbridge tables; nothing was created.\nStart the ` +
             `service on it first (it creates them), check --database-url (or RENDERBRIDGE_DATABASE_URL), or add ` +
             `--init to create them from here.`
-        : `the PostgreSQL database ${where} lacks this version's schema changes (${missing.join(', ')}); ` +
-            `nothing was changed.\nUpgrade and restart the service (it migrates), or add --init to migrate from ` +
-            `here.`,
+        : `the PostgreSQL database ${where} lacks this version's schema changes (${missing.join(', ')}); nothing ` +
+            'was changed.\nUpgrade and restart the service (it migrates), or add --init to migrate from here.',
     );
   } finally {
     await client.end().catch(() => undefined);

@@ -79,8 +79,8 @@ export function registerServiceCommand(program: Command): void {
       const w = svc.worker;
       console.error(
         w.runtime
-          ? `  worker:       ${w.slots.map((s) => s.id).join(', ')} with ` +
-              `Blender ${w.builds.map((b) => b.version.text).join(', ')}`
+          ? `  worker:       ${w.slots.map((s) => s.id).join(', ')} with Blender ` +
+              `${w.builds.map((b) => b.version.text).join(', ')}`
           : config.workers === 0
             ? '  worker:       none in this process (run `renderbridge worker` beside it)'
             : '  worker:       NOT running: no Blender found (apt-get install blender, or --blender PATH)',

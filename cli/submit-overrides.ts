@@ -61,8 +61,8 @@ export function withRenderOverrides(cmd: Command): Command {
     )
     .option(
       '--device <type>',
-      `compute device (${ComputeDeviceType.options.join(', ')}; default: profile: ` +
-        `overrides.computeDeviceType, else the service's)`,
+      `compute device (${ComputeDeviceType.options.join(', ')}; default: profile: overrides.computeDeviceType, ` +
+        "else the service's)",
       by(ComputeDeviceType, (v) => v.toUpperCase()),
     )
     .option(
@@ -79,7 +79,7 @@ export function withRenderOverrides(cmd: Command): Command {
     .option(
       '--color-management <preset>',
       `color management (${ColorManagementPreset.options.join(', ')}; default: profile: ` +
-        `overrides.colorManagementPreset, else default)`,
+        'overrides.colorManagementPreset, else default)',
       by(ColorManagementPreset, (v) => v.toLowerCase()),
     )
     .option(

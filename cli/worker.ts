@@ -203,8 +203,8 @@ export function registerWorkerCommand(program: Command): void {
           })
         : undefined;
     console.error(
-      `renderbridge worker ${o.name}: ${worker.slots.map((s) => s.id).join(', ')} with ` +
-        `Blender ${worker.builds.map((b) => b.version.text).join(', ')}`,
+      `renderbridge worker ${o.name}: ${worker.slots.map((s) => s.id).join(', ')} with Blender ` +
+        `${worker.builds.map((b) => b.version.text).join(', ')}`,
     );
     console.error(remote ? `  reporting to ${o.serviceUrl.join(', ')}` : `  beside the service on ${config.dataDir}`);
     if (remote)

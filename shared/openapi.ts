@@ -126,13 +126,12 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
       summary:
         'PUT one part of a blob to an uploadUrl from POST /uploads/blobs/query (extension: content-addressed-uploads)',
       description:
-        'The raw bytes [offset, offset + length) of the blob, Content-Type application/octet-stream, optionally with ' +
-        ('Content-Encoding: gzip. A part may be sent again (a retry replaces it). Once every part is in, the ' +
-          'service hashes ') +
-        'the whole blob: bytes that do not match its sha256 are refused (422 BLOB_HASH_MISMATCH) and never stored. ' +
-        ('A 503 SERVICE_UNAVAILABLE means the blob is being deleted after its retention period: query again ' +
-          'after Retry-After. ') +
-        'The URL is signed and expires; no Authorization header is needed.',
+        'The raw bytes [offset, offset + length) of the blob, Content-Type application/octet-stream, ' +
+        'optionally with Content-Encoding: gzip. A part may be sent again (a retry replaces it). Once every ' +
+        'part is in, the service hashes the whole blob: bytes that do not match its sha256 are refused (422 ' +
+        'BLOB_HASH_MISMATCH) and never stored. A 503 SERVICE_UNAVAILABLE means the blob is being deleted after ' +
+        'its retention period: query again after Retry-After. The URL is signed and expires; no Authorization ' +
+        'header is needed.',
       servers: [{ url: '/' }],
       tags: ['extension: content-addressed-uploads'],
       'x-renderbridge-extension': 'content-addressed-uploads',

@@ -120,10 +120,9 @@ export async function cpuBusy(ms = 1000): Promise<number> {
 export function loadNote(before: number, during: OtherLoad): string {
   const warn = during.others + during.steal > 0.2 ? ' (**not quiet: rerun for trustworthy numbers**)' : '';
   return (
-    `- Other load: ${(before * 100).toFixed(0)}% of all cores busy in the second before the run; during it, ` +
-    `on average, ` +
-    `other programs used ${during.others.toFixed(2)} cores, kernel threads (writeback) ${during.kernel.toFixed(2)}, ` +
-    `hypervisor steal ${during.steal.toFixed(2)}${warn}`
+    `- Other load: ${(before * 100).toFixed(0)}% of all cores busy in the second before the run; during it, on ` +
+    `average, other programs used ${during.others.toFixed(2)} cores, kernel threads (writeback) ` +
+    `${during.kernel.toFixed(2)}, hypervisor steal ${during.steal.toFixed(2)}${warn}`
   );
 }
 

@@ -25,7 +25,7 @@ export async function packOwnZip(packId: string, source: string, req: PackReques
       code: 'SCENE_FILE_AMBIGUOUS',
       message:
         `The zip holds several .blend files (${scenes.join(', ')}); choose one with ` +
-        `validationConfig.pathToFileForRender.`,
+        'validationConfig.pathToFileForRender.',
     });
   return {
     packId,

@@ -90,8 +90,8 @@ export function planRequeue(rec: JobRecord, body: RequeueBody): RequeuePlan {
           code: 'frames_outside',
           path: FRAMES_PATH,
           message:
-            `Frames outside this job: ${formatFrameRanges(outside).join(',')}${more}; choose ` +
-            `among ${formatFrameRanges(own).join(',')}.`,
+            `Frames outside this job: ${formatFrameRanges(outside).join(',')}${more}; choose among ` +
+            `${formatFrameRanges(own).join(',')}.`,
         },
       ],
     };

@@ -51,8 +51,8 @@ function describeIssue(file: string, issue: z.core.$ZodIssue): string {
   const setting = SETTINGS.find((s) => s.key === where);
   if (issue.code === 'invalid_type' && !setting) return `${file}: "${where || '(top)'}" must be an object of settings`;
   return (
-    `${file}: key ` +
-    `"${where}": ${setting && issue.code !== 'custom' ? `expected ${allowed(setting.kind)}` : issue.message}`
+    `${file}: key "${where}": ` +
+    `${setting && issue.code !== 'custom' ? `expected ${allowed(setting.kind)}` : issue.message}`
   );
 }
 

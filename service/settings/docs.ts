@@ -31,8 +31,8 @@ export function settingsMarkdown(): string {
         `${s.help[0]!.toUpperCase()}${s.help.slice(1)}. ` +
         `Takes ${allowed(s.kind)}${s.secret ? '; never printed' : ''}.`;
       out.push(
-        `| \`${s.key}\` | ${flag} | \`${envName(s)}\` | ${cell(s.defaultText)} | ${s.commands.join(', ')} ` +
-          `| ${cell(meaning)} |`,
+        `| \`${s.key}\` | ${flag} | \`${envName(s)}\` | ${cell(s.defaultText)} | ${s.commands.join(', ')} | ` +
+          `${cell(meaning)} |`,
       );
     }
     out.push('');

@@ -165,10 +165,9 @@ export class WorkerApiClient {
     }
     const tried = [...failures].map(([url, why]) => `${url} (${why})`).join('; ');
     throw new WorkerApiError(
-      `worker API: ${method} ${path} got no answer from any service URL ` +
-        `within ${Math.round(this.retryForMs / 1000)} s: ${tried}. ` +
-        ("Check that these URLs are the service's worker API (its own --worker-api-port when it has one) and " +
-          'reachable from this worker.'),
+      `worker API: ${method} ${path} got no answer from any service URL within ` +
+        `${Math.round(this.retryForMs / 1000)} s: ${tried}. Check that these URLs are the service's worker API ` +
+        '(its own --worker-api-port when it has one) and reachable from this worker.',
       null,
       null,
     );

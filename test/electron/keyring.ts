@@ -16,8 +16,8 @@ export function missingKeyringTools(): string[] {
     throw new Error(`the keychain tests need ${missing.join(', ')} (Debian: gnome-keyring dbus-x11 libsecret-tools)`);
   if (missing.length)
     console.warn(
-      `skipping the keychain tests: ${missing.join(', ')} not installed (Debian: apt-get install ` +
-        `gnome-keyring dbus-x11 libsecret-tools)`,
+      `skipping the keychain tests: ${missing.join(', ')} not installed (Debian: apt-get install gnome-keyring ` +
+        'dbus-x11 libsecret-tools)',
     );
   return missing;
 }

@@ -200,8 +200,8 @@ describe('the add-on daemon client against shared/daemon/openapi.json', () => {
     const { stdout } = await run('python3', [SCRIPT, state, work, JOB_ID], { timeout: 60_000 }).catch(
       (err: { stderr?: string; stdout?: string }) => {
         throw new Error(
-          `contract_calls.py ` +
-            `failed:\n${err.stdout ?? ''}${err.stderr ?? ''}\nrequests: ${JSON.stringify(recorded, null, 2)}`,
+          `contract_calls.py failed:\n${err.stdout ?? ''}${err.stderr ?? ''}\nrequests: ` +
+            `${JSON.stringify(recorded, null, 2)}`,
         );
       },
     );

@@ -259,9 +259,9 @@ export class S3ObjectStorage implements ObjectStorage {
         if (failed.length > 0) {
           const first = failed[0]!;
           throw new Error(
-            `could not delete ${failed.length} object(s) under ${prefix} in bucket ${this.bucket} ` +
-              (`(first: ${first.Key ?? '?'}: ${first.Code ?? 'error'} ${first.Message ?? ''}); check ` +
-                `s3:DeleteObject permission and retry`),
+            `could not delete ${failed.length} object(s) under ${prefix} in bucket ${this.bucket} (first: ` +
+              `${first.Key ?? '?'}: ${first.Code ?? 'error'} ${first.Message ?? ''}); check s3:DeleteObject ` +
+              'permission and retry',
           );
         }
       }

@@ -40,8 +40,8 @@ export async function startRequeuedRender(
         type: 'VALIDATION_FAILED',
         errorDetails: {
           message:
-            `The old job's render request does not fit the scene any ` +
-            `more: ${problems.map((p) => p.message).join('; ')}`,
+            "The old job's render request does not fit the scene any more: " +
+            `${problems.map((p) => p.message).join('; ')}`,
           problems,
         },
       });

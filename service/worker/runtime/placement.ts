@@ -68,8 +68,8 @@ export class Placement {
     const file = opens ? parseRequestedVersion(opens) : undefined;
     if (file && this.deps.builds.length > 0 && !this.deps.builds.some((b) => canOpen(b.version, file))) {
       return (
-        `needs a Blender that opens files of ${opens}; this worker ` +
-        `has ${[...new Set(this.deps.builds.map(minorVersion))].join(', ')}`
+        `needs a Blender that opens files of ${opens}; this worker has ` +
+        `${[...new Set(this.deps.builds.map(minorVersion))].join(', ')}`
       );
     }
     const here = `${task.id}\n${slot}`;

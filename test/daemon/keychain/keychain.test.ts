@@ -25,7 +25,7 @@ if (missingTools.length > 0) {
     throw new Error(`keychain tests need ${missingTools.join(', ')} (Debian: gnome-keyring dbus-x11 libsecret-tools)`);
   console.warn(
     `skipping the keychain tests: ${missingTools.join(', ')} not installed (Debian: apt-get install ` +
-      `gnome-keyring dbus-x11 libsecret-tools)`,
+      'gnome-keyring dbus-x11 libsecret-tools)',
   );
 }
 const suite = missingTools.length === 0 ? describe : describe.skip;
