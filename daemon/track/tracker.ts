@@ -37,6 +37,8 @@ export interface JobTrackerOptions {
   maxTrackedJobs?: number;
   /** Default: none. */
   logger?: TrackerLogger;
+  /** Told of each wait between polls as it begins, with its length (tests, diagnostics). Default: none. */
+  onPause?: (ms: number, kickable: boolean) => void;
 }
 
 export interface TrackerLogger {
@@ -54,8 +56,8 @@ interface Entry {
 export class JobTracker implements Tracker {
   private readonly jobs = new Map<string, Entry>();
   private readonly outDirs = new Map<string, string | null>();
-  private readonly opts: Required<Omit<JobTrackerOptions, 'downloads' | 'logger'>> &
-    Pick<JobTrackerOptions, 'downloads' | 'logger'>;
+  private readonly opts: Required<Omit<JobTrackerOptions, 'downloads' | 'logger' | 'onPause'>> &
+    Pick<JobTrackerOptions, 'downloads' | 'logger' | 'onPause'>;
   private controller = new AbortController();
   private loop: Promise<void> | undefined;
   private running = false;
@@ -176,6 +178,7 @@ export class JobTracker implements Tracker {
   /** Waits `ms`; a kick() ends a kickable wait early (never a Retry-After one), stop() any wait. */
   private async pause(ms: number, kickable: boolean): Promise<void> {
     this.pauseKickable = kickable;
+    this.opts.onPause?.(ms, kickable);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       function done(): void {

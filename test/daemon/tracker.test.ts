@@ -39,8 +39,6 @@ interface Harness {
   seen: Seen[];
   events: DaemonEvent[];
   env: NodeJS.ProcessEnv;
-  /** Start times of the polls (each begins with GET /jobs?page=1). */
-  pollTimes(): number[];
 }
 
 const started: JobTracker[] = [];
@@ -48,7 +46,7 @@ const started: JobTracker[] = [];
 function track(
   baseUrl: string,
   apiKey: string | undefined,
-  knobs: { pollActiveMs: number; pollIdleMs: number; maxBackoffMs?: number },
+  knobs: { pollActiveMs: number; pollIdleMs: number; maxBackoffMs?: number; onPause?: (ms: number) => void },
 ): Harness {
   const seen: Seen[] = [];
   const events: DaemonEvent[] = [];
@@ -69,12 +67,8 @@ function track(
     seen,
     events,
     env,
-    pollTimes: () => seen.filter((s) => s.path.startsWith('/api/external/v1/jobs?page=1')).map((s) => s.at),
   };
 }
-
-const countIn = (times: number[], from: number, to: number): number => times.filter((t) => t >= from && t < to).length;
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let svc: TestService;
 
@@ -123,15 +117,14 @@ describe('JobTracker', () => {
     expect(h.events.some((e) => e.event === 'job' && e.data.job.id === old.id)).toBe(false);
   });
 
-  it('polls every pollActiveMs while a job is active and every pollIdleMs while none is', async () => {
+  it('waits pollActiveMs between polls while a job is active and pollIdleMs while none is', async () => {
     const key = await svc.createApiKey('tracker-rates');
     const call = api(svc.baseUrl, key);
-    const h = track(svc.baseUrl, key, { pollActiveMs: 100, pollIdleMs: 800 });
-    await waitUntil('the first poll', () => h.tracker.polls >= 1);
-
-    const idleFrom = Date.now();
-    await pause(2400);
-    const idle = countIn(h.pollTimes(), idleFrom, Date.now());
+    // The waits the tracker chooses, observed as they begin: no poll is counted against the clock.
+    const pauses: number[] = [];
+    const h = track(svc.baseUrl, key, { pollActiveMs: 100, pollIdleMs: 800, onPause: (ms) => pauses.push(ms) });
+    await waitUntil('the first wait', () => pauses.length >= 1);
+    expect(pauses).toEqual([800]);
 
     const job = await createJob(call);
     await call('POST', `/jobs/${job.id}/validate`, {});
@@ -141,9 +134,9 @@ describe('JobTracker', () => {
       () => h.tracker.list().find((t) => t.job.id === job.id)?.job.status === 'validating',
       { timeoutMs: 5000 },
     );
-    const activeFrom = Date.now();
-    await pause(1500);
-    const active = countIn(h.pollTimes(), activeFrom, Date.now());
+    const activeFrom = pauses.length;
+    await waitUntil('three waits while active', () => pauses.length >= activeFrom + 3, { timeoutMs: 5000 });
+    expect(new Set(pauses.slice(activeFrom))).toEqual(new Set([100]));
 
     await call('POST', `/jobs/${job.id}/cancel`);
     await waitUntil(
@@ -151,15 +144,9 @@ describe('JobTracker', () => {
       () => h.tracker.list().find((t) => t.job.id === job.id)?.job.status === 'canceled',
       { timeoutMs: 5000 },
     );
-    const idleAgainFrom = Date.now();
-    await pause(2400);
-    const idleAgain = countIn(h.pollTimes(), idleAgainFrom, Date.now());
-
-    // 2.4 s at 800 ms is 3 polls; 1.5 s at 100 ms is about 13 (a busy machine may lose a few).
-    expect(idle).toBeGreaterThanOrEqual(2);
-    expect(idle).toBeLessThanOrEqual(4);
-    expect(active).toBeGreaterThanOrEqual(7);
-    expect(idleAgain).toBeLessThanOrEqual(4);
+    const idleFrom = pauses.length;
+    await waitUntil('a wait once idle again', () => pauses.length >= idleFrom + 1, { timeoutMs: 5000 });
+    expect(pauses.slice(idleFrom)).toEqual([800]);
   });
 
   it('waits the Retry-After of a 429 before calling again, even when kicked', async () => {
@@ -205,8 +192,11 @@ describe('JobTracker', () => {
   });
 
   it('waits without calling the service until a key is configured, then starts tracking', async () => {
-    const h = track(svc.baseUrl, undefined, { pollActiveMs: 100, pollIdleMs: 200 });
-    await pause(600);
+    const pauses: number[] = [];
+    const h = track(svc.baseUrl, undefined, { pollActiveMs: 100, pollIdleMs: 200, onPause: (ms) => pauses.push(ms) });
+    // Two rounds without a key: each ends in the idle wait, with no call to the service.
+    await waitUntil('two waits for a key', () => pauses.length >= 2, { timeoutMs: 5000 });
+    expect(pauses.slice(0, 2)).toEqual([200, 200]);
     expect(h.seen).toHaveLength(0);
     expect(h.tracker.polls).toBe(0);
     h.env.RENDERBRIDGE_API_KEY = svc.apiKey;
