@@ -7,7 +7,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { LEGACY_DATA_DIR, type ServiceConfig } from '../service/config.js';
+import type { ServiceConfig } from '../service/config.js';
+import { LEGACY_DATA_DIR } from '../service/config-defaults.js';
 import { SQLITE_FILE_NAME, type StateEngine } from '../service/local-stack.js';
 import { openState } from '../service/stack.js';
 import { databaseOption } from './engines.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { defaultDataDir } from '../service/config.js';
+import { defaultDataDir } from '../service/config-defaults.js';
 
 /** The default of every `--data-dir` that means the service's data folder, for help texts. */
 export const DATA_DIR_DEFAULT =

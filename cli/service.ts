@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { defaultConfig, LEGACY_DATA_DIR } from '../service/config.js';
+import { defaultConfig, LEGACY_DATA_DIR } from '../service/config-defaults.js';
 import { SQLITE_FILE_NAME } from '../service/local-stack.js';
 import { openKeyStore } from '../service/stack.js';
 import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';

@@ -3,7 +3,8 @@
 // in-process worker, and `worker`). Each also reads an environment variable, so systemd units
 // and containers need no flags.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { DEFAULT_BLOB_CACHE_MAX_BYTES, type ServiceConfig } from '../service/config.js';
+import type { ServiceConfig } from '../service/config.js';
+import { DEFAULT_BLOB_CACHE_MAX_BYTES } from '../service/config-defaults.js';
 import { DEFAULT_UNPACK_LIMITS } from '../zip/rules.js';
 
 export interface UnpackOptions {

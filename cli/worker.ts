@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { defaultConfig, type ServiceConfig } from '../service/config.js';
+import type { ServiceConfig } from '../service/config.js';
+import { defaultConfig } from '../service/config-defaults.js';
 import { startMetricsServer } from '../service/metrics/http.js';
 import { createMetrics, type Metrics } from '../service/metrics/registry.js';
 import type { ObjectStorage } from '../service/ports/storage.js';

@@ -11,7 +11,7 @@ import type { ServiceConfig } from '../../service/config.js';
 import type { WorkerTuning } from '../../service/worker/start.js';
 import { REPO_ROOT } from './children.js';
 
-type Config = typeof import('../../service/config.js');
+type Config = typeof import('../../service/config-defaults.js');
 type Server = typeof import('../../service/server.js');
 type Stack = typeof import('../../service/stack.js');
 type Start = typeof import('../../service/worker/start.js');
@@ -32,7 +32,7 @@ async function load<T>(rel: string): Promise<T> {
 
 process.once('message', (input: RenderChildInput) => {
   void (async () => {
-    const { defaultConfig } = await load<Config>('service/config.js');
+    const { defaultConfig } = await load<Config>('service/config-defaults.js');
     const config = defaultConfig({ ...input.config, host: '127.0.0.1', port: 0, logLevel: 'silent' });
     let close: () => Promise<void>;
     if (input.role === 'service') {

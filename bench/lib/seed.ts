@@ -1,7 +1,7 @@
 // Real job records for benchmarks, written straight through the embedded store (10,000 HTTP
 // uploads would take minutes and measure the upload, not what the benchmark is about).
 import { randomBytes } from 'node:crypto';
-import { defaultConfig } from '../../service/config.js';
+import { defaultConfig } from '../../service/config-defaults.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
 import { newJobRecord, uploadKey } from '../../service/domain/jobs.js';
 import { openLocalStack } from '../../service/stack.js';

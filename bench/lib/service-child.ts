@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type { ServiceConfig } from '../../service/config.js';
 import { REPO_ROOT } from './children.js';
 
-type Config = typeof import('../../service/config.js');
+type Config = typeof import('../../service/config-defaults.js');
 type Server = typeof import('../../service/server.js');
 
 async function load<T>(rel: string): Promise<T> {
@@ -19,7 +19,7 @@ async function load<T>(rel: string): Promise<T> {
 
 process.once('message', (overrides: Partial<ServiceConfig>) => {
   void (async () => {
-    const { defaultConfig } = await load<Config>('service/config.js');
+    const { defaultConfig } = await load<Config>('service/config-defaults.js');
     const { startService } = await load<Server>('service/server.js');
     const config = defaultConfig({ workers: 0, ...overrides, host: '127.0.0.1', port: 0, logLevel: 'silent' });
     const svc = await startService(config, { logger: false });

@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addBlobOptions, blobConfig, type BlobOptions } from '../../cli/blob-options.js';
 import { registerServiceCommand } from '../../cli/service.js';
-import { defaultConfig } from '../../service/config.js';
+import { defaultConfig } from '../../service/config-defaults.js';
 
 const VARS = ['RENDERBRIDGE_BLOB_UPLOADS', 'RENDERBRIDGE_BLOB_PART_SIZE', 'RENDERBRIDGE_BLOB_RETENTION_DAYS'] as const;
 

@@ -3,7 +3,7 @@
 // That the Blender process then runs at it is test/blender/nice-matrix.test.ts.
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../cli/exit-codes.js';
-import { defaultConfig } from '../../service/config.js';
+import { defaultConfig } from '../../service/config-defaults.js';
 import { defaultWorkerSettings } from '../../service/worker/runtime/env.js';
 import { runCli } from '../helpers/cli-run.js';
 

@@ -4,7 +4,7 @@
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addRenderOptions, renderConfig, type RenderOptions } from '../../cli/render-options.js';
-import { defaultConfig } from '../../service/config.js';
+import { defaultConfig } from '../../service/config-defaults.js';
 import { defaultWorkerSettings } from '../../service/worker/runtime/env.js';
 import { serviceAndWorkerHelp } from '../helpers/command-help.js';
 

@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addSessionOptions, sessionConfig, type SessionOptions } from '../../cli/session-options.js';
 import { registerServiceCommand } from '../../cli/service.js';
-import { defaultConfig } from '../../service/config.js';
+import { defaultConfig } from '../../service/config-defaults.js';
 
 const VARS = ['RENDERBRIDGE_SESSION_IDLE_MINUTES', 'RENDERBRIDGE_SESSION_MAX_HOURS'] as const;
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addUnpackOptions, parseByteSize, unpackConfig, type UnpackOptions } from '../../cli/unpack-options.js';
-import { defaultConfig } from '../../service/config.js';
+import { defaultConfig } from '../../service/config-defaults.js';
 import { defaultWorkerSettings } from '../../service/worker/runtime/env.js';
 import { DiskSpaceError, UnpackError } from '../../zip/errors.js';
 import { unpackSource } from '../../zip/unpack.js';

@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { registerServiceCommand } from '../../cli/service.js';
 import { registerWorkerCommand } from '../../cli/worker.js';
-import { defaultConfig } from '../../service/config.js';
+import { defaultConfig } from '../../service/config-defaults.js';
 import {
   ENV_BEGIN,
   ENV_END,

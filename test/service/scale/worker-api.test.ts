@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfig } from '../../../service/config.js';
+import { defaultConfig } from '../../../service/config-defaults.js';
 import { createWorkerToken } from '../../../service/domain/worker-tokens.js';
 import { WorkerApiError } from '../../../service/worker-api/client.js';
 import { WORKER_API_PREFIX } from '../../../service/worker-api/contract.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addUnpackOptions, unpackConfig, type UnpackOptions } from '../../../cli/unpack-options.js';
-import { defaultConfig } from '../../../service/config.js';
+import { defaultConfig } from '../../../service/config-defaults.js';
 import { defaultWorkerSettings } from '../../../service/worker/runtime/env.js';
 import { serviceAndWorkerHelp } from '../../helpers/command-help.js';
 
