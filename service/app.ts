@@ -5,7 +5,6 @@ import type { FsObjectStorage } from './adapters/fs-storage/fs-storage.js';
 import type { ServiceContext } from './context.js';
 import { slugOfUploadKey } from './domain/jobs.js';
 import { makeAuthenticate } from './http/auth.js';
-import { jsonBodyParser } from './http/json-body.js';
 import { MemoryRateLimiter } from './adapters/memory-rate-limit.js';
 import { InFlightLimit } from './http/in-flight.js';
 import type { RateLimiter } from './ports/rate-limit.js';
@@ -16,42 +15,26 @@ import type { Metrics } from './metrics/registry.js';
 import { BlobReceiver } from './blobs/blob-receiver.js';
 import { BlobPartUrls } from './blobs/part-urls.js';
 import type { BlobStore } from './ports/blobs.js';
-import { blobCommitRoutes } from './routes/blob-commit.js';
 import { blobPartRoutes } from './routes/blob-parts.js';
-import { blobQueryRoutes, type BlobApiDeps } from './routes/blob-query.js';
-import { extensionRoutes } from './routes/extensions.js';
-import { jobActionRoutes } from './routes/job-actions.js';
-import { jobRoutes } from './routes/jobs.js';
-import { progressRoutes } from './routes/progress.js';
+import type { BlobApiDeps } from './routes/blob-query.js';
 import { storageRoutes } from './routes/storage.js';
 import { PartialUploads } from './adapters/fs-storage/partial-uploads.js';
-import { uploadRoutes, uploadStateRoutes } from './routes/uploads.js';
 import { WORKER_API_PREFIX } from './worker-api/contract.js';
 import { dashboardRoutes, originOf } from './dashboard/routes.js';
-import { JobFeed } from './events/job-feed.js';
 import { SessionAuth } from './http/session-auth.js';
 import { sessionCookie } from './http/session-cookie.js';
 import type { SessionStore } from './ports/sessions.js';
 import type { TaskRunReader } from './ports/tasks.js';
-import { eventRoutes } from './routes/events.js';
-import { sessionRoutes } from './routes/sessions.js';
-import { taskRoutes } from './routes/tasks.js';
-import { frameStatsRoutes } from './routes/frame-stats.js';
-import { estimateRoutes } from './routes/estimate.js';
-import { thumbnailRoutes } from './routes/thumbnails.js';
 import type { FrameStatsStore } from './ports/frame-stats.js';
-import { taskLogRoutes } from './routes/task-logs.js';
 import { baseApp } from './http/base-app.js';
-import { requeueRoutes } from './routes/requeue.js';
+import { apiRoutes } from './api-routes.js';
 import type { RequeueStore } from './ports/requeues.js';
-import type { ExtensionName } from '../shared/extensions.js';
 import { workerApiRoutes } from './worker-api/routes.js';
 import { workerApiEnabled, workerApiOptions } from './worker-api/server.js';
 import type { WorkerTokenAuth } from './ports/worker-tokens.js';
 import type { WorkerQueue } from './worker-api/task-routes.js';
 import type { WorkerRegistryReader, WorkerReporter } from './ports/workers.js';
 import type { QueueLoad } from './ports/tasks.js';
-import { workerRoutes } from './routes/workers.js';
 import { readyzRoutes, type ReadinessDeps } from './routes/readyz.js';
 import { StreamGate } from './http/stream-gate.js';
 import { StorageQuota } from './http/storage-quota.js';
@@ -253,80 +236,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   await app.register(
-    async (api) => {
-      // The API speaks JSON only: any other body type is a 415, never parsed as text.
-      api.removeContentTypeParser(['text/plain', 'application/json']);
-      api.addContentTypeParser(
-        'application/json',
-        { parseAs: 'string' },
-        jsonBodyParser(api.getDefaultJsonParser('error', 'error')),
-      );
-      api.addHook('onRequest', authenticate);
-      const ctx: ServiceContext = {
-        config: deps.config,
-        jobs: deps.jobs,
-        storage: deps.storage,
-        queue: deps.queue,
-        keys: deps.keys,
-        ...(deps.events ? { events: deps.events } : {}),
-        ...(quota ? { quota } : {}),
-        ...(deps.clock ? { clock: deps.clock } : {}),
-      };
-      await api.register(uploadRoutes, ctx);
-      if (partials) await api.register(uploadStateRoutes, { ctx, partials });
-      await api.register(jobRoutes, ctx);
-      await api.register(jobActionRoutes, ctx);
-      await api.register(progressRoutes, { ...ctx, ...(deps.frameStats ? { frameStats: deps.frameStats } : {}) });
-      const enabled: ExtensionName[] = [
-        ...(blobs ? ['content-addressed-uploads' as const] : []),
-        ...(partials ? ['resumable-uploads' as const] : []),
-        ...(sessions ? ['dashboard-sessions' as const] : []),
-        'job-events',
-        ...(deps.taskRuns ? ['job-tasks' as const] : []),
-        ...(deps.requeues ? ['job-requeue' as const] : []),
-        ...(deps.workers ? ['workers' as const] : []),
-        ...(deps.taskRuns ? ['task-logs' as const] : []),
-        ...(deps.frameStats ? ['frame-stats' as const, 'estimate' as const] : []),
-        'frame-thumbnails',
-      ];
-      await api.register(extensionRoutes, { enabled });
-      if (sessions) await api.register(sessionRoutes, { keys: deps.keys, limiter, sessions, failures });
-      const feed = new JobFeed({
-        jobs: deps.jobs,
-        storage: deps.storage,
-        urlTtlSeconds: deps.config.downloadUrlTtlSeconds,
-        ...(deps.eventStream?.pollMs ? { pollMs: deps.eventStream.pollMs } : {}),
-        onError: (err, workspaceId) =>
-          app.log.warn({ err, workspaceId }, 'reading job changes for the event stream failed'),
-      });
-      await api.register(eventRoutes, {
-        feed,
-        keys: deps.keys,
-        gate: streams,
-        maxMs: deps.config.streamMaxSeconds * 1000,
+    async (api) =>
+      apiRoutes(api, {
+        deps,
+        authenticate,
+        limiter,
+        failures,
+        streams,
         ...(sessions ? { sessions } : {}),
-        ...(deps.eventStream?.heartbeatMs ? { heartbeatMs: deps.eventStream.heartbeatMs } : {}),
-      });
-      if (deps.taskRuns) await api.register(taskRoutes, { ctx, tasks: deps.taskRuns });
-      if (deps.taskRuns)
-        await api.register(taskLogRoutes, { ctx, tasks: deps.taskRuns, gate: streams, ...deps.taskLogs });
-      if (deps.requeues) await api.register(requeueRoutes, { ctx, requeues: deps.requeues });
-      if (deps.frameStats) await api.register(frameStatsRoutes, { ctx, frames: deps.frameStats });
-      // The estimate measures its frames as frame statistics do: it comes with them.
-      if (deps.frameStats)
-        await api.register(estimateRoutes, { ctx, ...(deps.workers ? { workers: deps.workers } : {}) });
-      await api.register(thumbnailRoutes, { ctx, ...(deps.frameStats ? { frames: deps.frameStats } : {}) });
-      if (deps.workers)
-        await api.register(workerRoutes, {
-          registry: deps.workers.registry,
-          queue: deps.workers.queue,
-          jobs: deps.jobs,
-        });
-      if (blobs) {
-        await api.register(blobQueryRoutes, blobs.api);
-        await api.register(blobCommitRoutes, blobs.api);
-      }
-    },
+        ...(partials ? { partials } : {}),
+        ...(quota ? { quota } : {}),
+        ...(blobs ? { blobs: blobs.api } : {}),
+      }),
     { prefix: API_PREFIX },
   );
   return app;
