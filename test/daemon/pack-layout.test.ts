@@ -1,14 +1,8 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DaemonError } from '../../daemon/errors.js';
-import {
-  mirrorPath,
-  placePath,
-  planLayout,
-  projectRoot,
-  type ExpandedAddon,
-  type ExpandedDependency,
-} from '../../daemon/pack/layout.js';
+import { mirrorPath, placePath, projectRoot } from '../../daemon/pack/archive-paths.js';
+import { planLayout, type ExpandedAddon, type ExpandedDependency } from '../../daemon/pack/layout.js';
 import type { CollectedDependencyInput } from '../../shared/pack/dependencies.js';
 import { dep } from './pack-helpers.js';
 
