@@ -22,6 +22,8 @@ const FILES = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
   'transfer.js': 'text/javascript; charset=utf-8',
+  'estimate.js': 'text/javascript; charset=utf-8',
+  'flipbook.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
 } as const;
 

@@ -1,6 +1,7 @@
 // The job window: lists the daemon's jobs and follows them live, with the packs and uploads in
-// progress above them (lines from transfer.js), and a job's frame thumbnails under its row (images
-// fetched through the daemon, which holds the API key, and shown as blob: URLs). The token comes from the URL
+// progress above them (lines from transfer.js), a validated job's Estimate (estimate.js), and a job's
+// frame thumbnails under its row with a flip-book of them (flipbook.js; images fetched through the
+// daemon, which holds the API key, and shown as blob: URLs). The token comes from the URL
 // fragment (#token=..., which browsers never send to the server) and goes in the Authorization
 // header of every call; the event stream is read with fetch (EventSource cannot set headers).
 // Text goes through textContent only, never innerHTML.
@@ -30,8 +31,11 @@ function showMessage(text) {
   el.textContent = text || '';
 }
 
-async function api(method, path) {
-  const res = await fetch(path, { method, headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
+async function api(method, path, payload) {
+  const headers = { authorization: `Bearer ${token}` };
+  if (payload !== undefined) headers['content-type'] = 'application/json';
+  const sent = payload === undefined ? undefined : JSON.stringify(payload);
+  const res = await fetch(path, { method, headers, body: sent, cache: 'no-store' });
   const body = await res.json().catch(() => null);
   if (!res.ok) throw new Error(body && body.message ? body.message : `${method} ${path} answered ${res.status}`);
   return body;
@@ -91,9 +95,14 @@ function rowFor(id) {
   frames.textContent = 'Frames';
   frames.setAttribute('aria-expanded', 'false');
   frames.addEventListener('click', () => toggleFrames(id, frames));
-  actions.append(cancel, frames);
+  const estimate = make('button', 'estimate');
+  estimate.type = 'button';
+  estimate.textContent = 'Estimate';
+  estimate.hidden = true;
+  estimate.addEventListener('click', () => void window.rbEstimate.start(id));
+  actions.append(cancel, frames, estimate);
   tr.append(preview, name, statusCell, progressCell, outputs, actions);
-  row = { tr, img, title, sub, status, why, bar, ptext, outputs, cancel };
+  row = { tr, img, title, sub, status, why, bar, ptext, outputs, cancel, estimate };
   rows.set(id, row);
   return row;
 }
@@ -119,6 +128,7 @@ function update(t) {
       ? ''
       : '—';
   r.cancel.hidden = TERMINAL.has(job.status);
+  r.estimate.hidden = !window.rbEstimate.canEstimate(job);
 }
 
 function render() {
@@ -126,7 +136,11 @@ function render() {
   const sorted = [...jobs.values()].sort((a, b) => b.job.createdAt.localeCompare(a.job.createdAt));
   for (const t of sorted) update(t);
   body.replaceChildren(
-    ...sorted.flatMap((t) => [rowFor(t.job.id).tr, ...(framesOpen.has(t.job.id) ? [framesOpen.get(t.job.id).tr] : [])]),
+    ...sorted.flatMap((t) => [
+      rowFor(t.job.id).tr,
+      ...window.rbEstimate.rowsFor(t.job.id),
+      ...(framesOpen.has(t.job.id) ? [framesOpen.get(t.job.id).tr] : []),
+    ]),
   );
   $('empty').hidden = sorted.length > 0;
 }
@@ -198,6 +212,7 @@ function toggleFrames(id, button) {
   const open = framesOpen.get(id);
   if (open) {
     framesOpen.delete(id);
+    open.flip.stop();
     for (const url of open.urls) URL.revokeObjectURL(url);
   } else {
     const tr = make('tr', 'frames-row');
@@ -214,10 +229,13 @@ function toggleFrames(id, button) {
     strip.dataset.count = '0';
     const empty = make('p', 'frames-empty');
     empty.textContent = 'No frame has a thumbnail yet.';
-    td.append(head, strip, empty);
+    const flip = window.rbFlipbook.create(make);
+    td.append(head, strip, empty, flip.el);
     tr.append(td);
     framesOpen.set(id, {
       tr,
+      flip,
+      frameUrls: new Map(),
       strip,
       latest,
       caption,
@@ -255,8 +273,11 @@ async function refreshFrames(id, force = false) {
       f.items.set(t.frame, li);
       const url = await imageUrl(t.url);
       f.urls.push(url);
+      f.frameUrls.set(t.frame, url);
       img.src = url;
     }
+    f.flip.setFrames([...f.frameUrls].map(([frame, url]) => ({ frame, url })));
+    f.flip.setFps(list.fps);
     f.strip.replaceChildren(...[...f.items.keys()].sort((a, b) => a - b).map((k) => f.items.get(k)));
     f.strip.dataset.count = String(f.items.size);
     f.empty.hidden = f.items.size > 0;
@@ -276,6 +297,7 @@ async function refreshFrames(id, force = false) {
 }
 
 function onEvent(name, data) {
+  if (name === 'submission') window.rbEstimate.onSubmission(data);
   if (name === 'pack' || name === 'submission') return onTransfer(name, data);
   const jobId = name === 'job' ? data.job.id : data.jobId;
   // A frame finished (or the job ended): its thumbnail may be there now.
@@ -298,6 +320,8 @@ async function loadJobs() {
   for (const t of list) jobs.set(t.job.id, t);
   for (const key of [...transfers.keys()]) if (key.startsWith('submission:')) transfers.delete(key);
   for (const s of submissions) onTransfer('submission', s);
+  // Oldest first, so a job's latest estimate is the one shown.
+  for (const s of [...submissions].reverse()) window.rbEstimate.onSubmission(s);
   render();
   renderTransfers();
 }
@@ -339,6 +363,7 @@ async function readStream() {
 }
 
 async function main() {
+  window.rbEstimate.init({ api, make, rerender: render });
   if (!token) {
     setConnection('offline', 'no token');
     showMessage(
