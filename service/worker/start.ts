@@ -75,7 +75,10 @@ export interface WorkerPorts {
   metrics?: Metrics;
   /** The worker registry this worker reports itself to (extension workers). Default none. */
   registry?: WorkerReporter;
-  /** The registry as the render planner reads it (the farm's live render slots). Default none: only this worker's slots are known. */
+  /**
+   * The registry as the render planner reads it (the farm's live render slots). Default none: only
+   * this worker's slots are known.
+   */
   farm?: WorkerRegistryReader;
 }
 
@@ -216,12 +219,15 @@ async function usableBuilds(config: ServiceConfig, log: Logger): Promise<readonl
     const check = await checkSandbox(probed.builds[0]!.binary);
     if (!check.ok) {
       throw new Error(
-        `the Blender sandbox does not work on this machine (${check.reason}): install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or start with --no-sandbox to run Blender unsandboxed (not for files you do not trust)`,
+        `the Blender sandbox does not work on this machine (${check.reason}): install bubblewrap (apt-get ` +
+          `install bubblewrap) and allow user namespaces, or start with --no-sandbox to run Blender ` +
+          `unsandboxed (not for files you do not trust)`,
       );
     }
   } else {
     log.warn(
-      "Blender runs WITHOUT the sandbox (--no-sandbox): a project's scripts can reach this machine's network and files; its bundled add-ons are not enabled",
+      "Blender runs WITHOUT the sandbox (--no-sandbox): a project's scripts can reach this machine's network " +
+        'and files; its bundled add-ons are not enabled',
     );
   }
   return probed.builds;
