@@ -51,7 +51,8 @@
     const own = e.ownCost || {};
     if (e.state === 'ready' && own.renderSeconds)
       out.push(
-        `The estimate itself took ${duration(own.renderSeconds)} of rendering${own.cost != null ? `, cost ${money(own.cost)}` : ''}`,
+        `The estimate itself took ${duration(own.renderSeconds)} of rendering` +
+          (own.cost != null ? `, cost ${money(own.cost)}` : ''),
       );
     for (const w of e.warnings || []) out.push(`Warning: ${w}`);
     return out;
@@ -97,13 +98,14 @@
   function draw(en) {
     const e = en.estimate;
     en.tr.dataset.state = en.error ? 'failed' : e ? e.state : 'starting';
+    const waiting = en.step === 'estimating' ? 'the farm renders sample frames…' : 'uploading nothing, starting…';
     en.head.textContent = en.error
       ? `Estimate: ${en.error}`
       : en.rendering
         ? 'Rendering the estimated job (the sampled frames are kept).'
         : e && e.state === 'ready'
           ? 'Estimate ready: Render renders this job, keeping the sampled frames.'
-          : `Estimate: ${en.step === 'estimating' ? 'the farm renders sample frames…' : 'uploading nothing, starting…'}`;
+          : `Estimate: ${waiting}`;
     en.body.replaceChildren(
       ...lines(e).map((text) => {
         const li = ctx.make('li', text.startsWith('Warning:') || text.includes('does not fit') ? 'alert' : '');

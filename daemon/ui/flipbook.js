@@ -29,7 +29,8 @@
       if (img.getAttribute('src') !== f.url) img.src = f.url;
       img.hidden = false;
       if (el.dataset.frame !== String(f.frame)) el.dataset.frame = String(f.frame);
-      caption.textContent = `Frame ${f.frame} (${at + 1}/${frames.length}) · ${fps} fps${fpsKnown ? '' : ' (the shot’s rate is not known yet)'}`;
+      const unknown = fpsKnown ? '' : ' (the shot’s rate is not known yet)';
+      caption.textContent = `Frame ${f.frame} (${at + 1}/${frames.length}) · ${fps} fps${unknown}`;
     }
 
     function stop() {
