@@ -14,6 +14,7 @@ import type { TrackedJob } from '../../shared/daemon/api.js';
 import { ACTIVE_STATUSES, isTerminal } from '../../shared/job-status.js';
 import { DaemonError } from '../errors.js';
 import type { ClientProvider, Downloads, EventSink, Tracker } from '../ports.js';
+import { pollDelay } from './poll-delay.js';
 
 export interface JobTrackerOptions {
   /**
@@ -283,29 +284,4 @@ export class JobTracker implements Tracker {
       this.outDirs.delete(e.job.id);
     }
   }
-}
-
-/**
- * How long to wait after a failed poll: the Retry-After of a 429 (not shortened by kick()),
- * the idle interval while no API key is configured, else pollActiveMs doubled per consecutive
- * failure up to maxBackoffMs.
- */
-export function pollDelay(
-  err: unknown,
-  failures: number,
-  opts: { pollActiveMs: number; pollIdleMs: number; maxBackoffMs: number },
-  logger?: TrackerLogger,
-): { ms: number; kickable: boolean } {
-  if (err instanceof DaemonError && err.code === 'NO_API_KEY') {
-    return { ms: opts.pollIdleMs, kickable: true };
-  }
-  const backoff = Math.min(opts.maxBackoffMs, Math.max(opts.pollActiveMs, 250) * 2 ** Math.max(0, failures - 1));
-  if (err instanceof ApiError && err.status === 429) {
-    const ms = err.retryAfterMs ?? backoff;
-    logger?.warn({ retryAfterMs: ms }, 'the service rate-limits this key: waiting before the next poll');
-    return { ms, kickable: false };
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  logger?.warn({ err: message, failures, retryInMs: backoff }, 'polling the service failed');
-  return { ms: backoff, kickable: true };
 }
