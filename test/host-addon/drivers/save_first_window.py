@@ -269,6 +269,8 @@ def script():
     before = _addon.session().activity
     step['click'] = yield from click('renderbridge.render')
     yield lambda: _addon.session().activity is not before
+    # Sent: with no daemon to take it, the activity ends saying how to start one.
+    yield lambda: _addon.session().activity.finished
     yield from redrawn()
     step['reports'] = reports()
     step['saved_meanwhile'] = os.stat(saved).st_mtime_ns != mtime
