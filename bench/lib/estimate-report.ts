@@ -35,14 +35,22 @@ const maxOf = (xs: readonly (number | null)[]) => {
 };
 
 /**
+ * The estimate's warm samples, from the frames it kept in the order it rendered them: not the cold
+ * lead (the first, on a job of 12 frames or more), nor a run-up (a frame followed by the next one).
+ */
+export function estimateSamples(r: SceneRun): { lead: number | undefined; samples: number[] } {
+  const kept = r.estimate.sampleFrames;
+  const lead = r.scene.frames >= 12 ? kept[0] : undefined;
+  const samples = kept.filter((f, i) => !(i === 0 && lead !== undefined) && kept[i + 1] !== f + 1);
+  return { lead, samples };
+}
+
+/**
  * Blendergrid's frames: first, middle and last of the job, from the estimate's warm samples (the
- * sample nearest each; the cold lead frame, rendered first, is not one): its method on the same
- * samples, without our profile, warm-up or band.
+ * sample nearest each): its method on the same samples, without our profile, warm-up or band.
  */
 export function blendergridFrames(r: SceneRun): number[] {
-  const e = r.estimate;
-  const lead = e.sampleFrames.length === e.figures!.renderSeconds.frames + 1 ? e.sampleFrames[0] : undefined;
-  const samples = e.sampleFrames.filter((f) => f !== lead);
+  const { samples } = estimateSamples(r);
   const total = r.scene.frames;
   const nearest = (at: number) => samples.reduce((a, b) => (Math.abs(b - at) < Math.abs(a - at) ? b : a));
   return [...new Set([1, Math.floor((total + 1) / 2), total].map(nearest))];
@@ -135,9 +143,9 @@ export function sceneRows(
   const parts = runs.map((r) => {
     const e = r.estimate;
     const row = (f: number | undefined) => r.sampleRows.find((x) => x.frame === f)?.renderSeconds;
-    const lead = e.sampleFrames.length === e.figures!.renderSeconds.frames + 1 ? e.sampleFrames[0] : undefined;
+    const { lead, samples } = estimateSamples(r);
     const cold = row(lead);
-    const warm = row(e.sampleFrames[1]);
+    const warm = row(samples[0]);
     return {
       scene: r.scene.name,
       'estimate: load s': s1(e.figures!.loadSeconds?.value ?? 0),

@@ -28,7 +28,7 @@ export const REFINE_MIN_SECONDS = 1;
  * Jobs of at least this many frames render their first frame cold, as a lead (leadFrame), before
  * the samples: the second frame costs little beside the run's load, and a cold first sample would
  * stand for a whole stretch of a long job. A shorter job's first sample is its cold frame, as the
- * render's first frame is; the sample budget (refineBudget) keeps its warm-up from asking for more.
+ * render's first frame is; the sample budget (sampleBudget) keeps its warm-up from asking for more.
  */
 export const WARM_PAIR_MIN_FRAMES = 12;
 
@@ -52,15 +52,28 @@ export function firstSampleFrames(frames: readonly number[]): number[] {
 }
 
 /**
- * Of a job's frames, the share an estimate renders at most (lead, first pass and refinement
- * together), and never fewer than a first pass: the estimate's own cost stays under a tenth of a
- * long job's render, as issue 28 asks, with the run's load on top.
+ * Of a job's frames, the share an estimate renders at most (lead, run-ups, first pass and
+ * refinement together): the estimate's own cost stays near a tenth of a long job's render, with the
+ * run's load on top.
  */
-export const SAMPLE_SHARE = 0.06;
+export const SAMPLE_SHARE = 0.08;
 
-/** Frames the refinement may still add once `rendered` frames (lead and first pass) are done. */
-export function refineBudget(frames: number, rendered: number, max: number): number {
-  return Math.max(0, Math.min(max, Math.floor(frames * SAMPLE_SHARE) - rendered));
+/** Frames an estimate of a job of `frames` frames renders at most. */
+export function sampleBudget(frames: number): number {
+  return Math.floor(frames * SAMPLE_SHARE);
+}
+
+/**
+ * The frame rendered just before `sample` in the same Blender, on a job long enough to have a lead:
+ * the job's previous frame, unless taken. Jumping along the timeline, a sample is the first frame
+ * at its point (a new subdivision level, particles born since, EEVEE's batches), which the render's
+ * consecutive frames pay once; behind its run-up it costs what they cost. Null without one.
+ */
+export function runUpFrame(frames: readonly number[], sample: number, taken: ReadonlySet<number>): number | null {
+  if (frames.length < WARM_PAIR_MIN_FRAMES) return null;
+  const i = frames.indexOf(sample);
+  const p = i > 0 ? frames[i - 1]! : undefined;
+  return p === undefined || taken.has(p) ? null : p;
 }
 
 export interface MeasuredFrame {

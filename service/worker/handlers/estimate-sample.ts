@@ -9,7 +9,13 @@
 import path from 'node:path';
 import { parseRequestedVersion, minorVersion } from '../../../blender/builds.js';
 import type { EstimateInternal } from '../../domain/estimate-state.js';
-import { firstSampleFrames, leadFrame, refineBudget, refineSampleFrames } from '../../domain/estimate-samples.js';
+import {
+  firstSampleFrames,
+  leadFrame,
+  refineSampleFrames,
+  runUpFrame,
+  sampleBudget,
+} from '../../domain/estimate-samples.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
 import { formatFrameRanges } from '../../domain/frame-ranges.js';
 import { normalizedSeconds } from '../../domain/normalized-seconds.js';
@@ -259,17 +265,28 @@ async function renderSamples(
       samples.push({ frame: r.frame, seconds: r.renderSeconds, peakMemoryBytes: r.peakMemoryBytes, device: r.device });
     return save();
   };
+  // The lead, then each sample behind its run-up, handed to Blender together.
   const lead = leadFrame(frames);
-  const firstRows = await renderMany([...(lead !== null ? [lead] : []), ...firstSampleFrames(frames)]);
-  if (lead !== null) cold = firstRows.shift();
+  const batch: number[] = lead !== null ? [lead] : [];
+  const first = firstSampleFrames(frames);
+  for (const f of first) {
+    const up = runUpFrame(frames, f, new Set(batch));
+    batch.push(...(up !== null ? [up, f] : [f]));
+  }
+  const byFrame = new Map((await renderMany(batch)).map((r) => [r.frame, r] as const));
+  if (lead !== null) cold = byFrame.get(lead);
   // Undefined once a save finds the estimate canceled or replaced: nothing more is written.
-  if (!(await addSamples(firstRows))) return undefined;
+  if (!(await addSamples(first.map((f) => byFrame.get(f)!)))) return undefined;
   // One at a time: a gap split once may still hold the steepest change (subdivision's last levels).
-  for (let i = refineBudget(frames.length, done.length, MAX_REFINE_FRAMES); i > 0; i--) {
+  const budget = sampleBudget(frames.length);
+  for (let i = 0; i < MAX_REFINE_FRAMES; i++) {
     const times = samples.map((r) => ({ frame: r.frame, seconds: r.seconds }));
     const next = refineSampleFrames(frames, times, 1).find((f) => !done.includes(f));
     if (next === undefined) break;
-    if (!(await addSamples(await renderMany([next])))) return undefined;
+    const up = runUpFrame(frames, next, new Set(done));
+    const list = up !== null ? [up, next] : [next];
+    if (done.length + list.length > budget) break;
+    if (!(await addSamples((await renderMany(list)).slice(-1)))) return undefined;
   }
   return done;
 }

@@ -6,7 +6,8 @@ import {
   firstSampleFrames,
   leadFrame,
   QUARTERS_MIN_FRAMES,
-  refineBudget,
+  runUpFrame,
+  sampleBudget,
   refineSampleFrames,
   WARM_PAIR_MIN_FRAMES,
 } from '../../../service/domain/estimate-samples.js';
@@ -138,13 +139,21 @@ describe('sample frames', () => {
   });
 });
 
-describe('the sample budget', () => {
-  it('refines a long job by at most 6 % of its frames in all, a short one not at all', () => {
-    expect(refineBudget(150, 6, 3)).toBe(3);
-    expect(refineBudget(120, 6, 3)).toBe(1);
-    expect(refineBudget(100, 6, 3)).toBe(0);
-    expect(refineBudget(9, 4, 3)).toBe(0);
-    expect(refineBudget(10_000, 6, 3)).toBe(3);
+describe('the sample budget and run-ups', () => {
+  it('renders at most 8 % of a job in all', () => {
+    expect(sampleBudget(150)).toBe(12);
+    expect(sampleBudget(120)).toBe(9);
+    expect(sampleBudget(9)).toBe(0);
+  });
+
+  it("renders a long job's sample behind the frame before it, unless taken or first", () => {
+    const frames = range(1, 150);
+    expect(runUpFrame(frames, 76, new Set())).toBe(75);
+    expect(runUpFrame(frames, 2, new Set([1]))).toBeNull();
+    expect(runUpFrame(frames, 1, new Set())).toBeNull();
+    expect(runUpFrame([10, 20, 30, ...range(40, 60)], 30, new Set())).toBe(20);
+    // A short job samples without them (its samples are a third of it already).
+    expect(runUpFrame(range(1, 9), 5, new Set())).toBeNull();
   });
 });
 
