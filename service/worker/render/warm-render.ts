@@ -2,17 +2,9 @@
 // folder its files land in, the device it really renders on (billed), the setup's warnings, and
 // the billing of its load. The slot's WarmPool keeps it between the job's frames; `frame()`
 // renders one, moves its files into `out/` and bills it. Setup and frame failures come out as
-// task outcomes: a setup error or a Blender error line is fatal (BLENDER_FAILED, the same on
-// every try), a crash or a hang is the run's own error (retryable) carrying the frame and the
-// last lines.
+// task outcomes (warm-failures.ts).
 import type { Logger } from 'pino';
-import {
-  BlenderCanceledError,
-  BlenderExitError,
-  BlenderFrameError,
-  BlenderRunError,
-  FrameNotStartedError,
-} from '../../../blender/errors.js';
+import { BlenderCanceledError, BlenderRunError, FrameNotStartedError } from '../../../blender/errors.js';
 import { parseDeviceLine, type DeviceReport } from '../../../blender/render/device-report.js';
 import { BlenderLogParser } from '../../../blender/render/progress-parser.js';
 import { warmInvocation } from '../../../blender/render/render-invocation.js';
@@ -35,6 +27,7 @@ import { blenderSetup } from './blender-setup.js';
 import { recordFrame } from './frame-recorder.js';
 import { WarmLogs } from './warm-logs.js';
 import { reportSetupWarnings, type JobRun } from './job-run.js';
+import { frameFailure, setupFailure } from './warm-failures.js';
 
 let started = 0;
 
@@ -181,7 +174,7 @@ export class WarmRender {
       }
       job.publish(ctx.log, true);
       await job.settled();
-      throw this.frameFailure(err, task, failed?.frame ?? frames.start, errors);
+      throw frameFailure(err, task, failed?.frame ?? frames.start, errors, this.blender?.lastLines ?? []);
     }
     await job.settled();
     if (unwritten.length === 0) return;
@@ -304,28 +297,7 @@ export class WarmRender {
       await reportSetupWarnings(env, run.jobId, this.warnings);
     } catch (err) {
       await this.bill(run, 'load', Date.now() - t0, log).catch(() => undefined);
-      if (err instanceof BlenderCanceledError) throw err;
-      const lastLines = blender.lastLines.slice(-20);
-      const details = {
-        attempts: 1,
-        lastFrame: null,
-        lastLines,
-        errors: this.setupErrors,
-        ...(err instanceof BlenderExitError ? { exitCode: err.details.exitCode } : {}),
-      };
-      // A bad camera, scene, view layer or device, or a file Blender cannot read: the same on every try.
-      if (
-        this.setupErrors.length > 0 ||
-        (err instanceof BlenderExitError && blender.lastLines.some((l) => /^Error: /.test(l)))
-      ) {
-        const why =
-          this.setupErrors[0] ??
-          blender.lastLines.findLast((l) => /^Error: /.test(l)) ??
-          String((err as Error).message);
-        throw FatalTaskError.render('BLENDER_FAILED', `Blender failed: ${why}`, details);
-      }
-      if (err instanceof BlenderRunError) Object.assign(err.details, details);
-      throw err;
+      throw setupFailure(err, blender.lastLines, this.setupErrors);
     }
   }
 
@@ -338,22 +310,5 @@ export class WarmRender {
       'render time billed',
     );
     await job.bill(`${this.label}-${piece}`, run);
-  }
-
-  /** A frame that failed, as a task outcome; the report names the attempt, the frame and the last lines. */
-  private frameFailure(err: unknown, task: Task, frame: number, errors: string[]): unknown {
-    const lastLines = ((err as { details?: { lastLines?: unknown } }).details?.lastLines as string[] | undefined) ?? [
-      ...(this.blender?.lastLines ?? []),
-    ];
-    const details = { attempts: task.attempts, lastFrame: frame, lastLines: lastLines.slice(-20), errors };
-    if (err instanceof BlenderFrameError || (err instanceof BlenderExitError && errors.length > 0)) {
-      return FatalTaskError.render(
-        'BLENDER_FAILED',
-        `Blender failed at frame ${frame}: ${errors[0] ?? err.message}`,
-        details,
-      );
-    }
-    if (err instanceof BlenderRunError) Object.assign(err.details, details);
-    return err;
   }
 }
