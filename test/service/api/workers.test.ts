@@ -20,7 +20,7 @@ import { api, errorBody } from '../../helpers/http.js';
 import { startS3, type TestS3 } from '../../helpers/s3.js';
 import { startTestService, TEST_STACK, type TestService } from '../../helpers/service.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const hasBlender = spawnSync('sh', ['-c', 'command -v blender']).status === 0;
 if (!hasBlender) {
   if (process.env.CI === 'true') throw new Error('the workers tests need blender (Debian: apt-get install blender)');

@@ -17,7 +17,7 @@ import { createTestDatabase } from '../../helpers/postgres.js';
 import { deletePrefix, uniquePrefix } from '../../helpers/redis.js';
 import { startS3, type TestS3 } from '../../helpers/s3.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = ['--import', 'tsx', 'cli/index.ts'];
 /** Lines of output kept per process (for the failure report and log checks). */
 const LOG_LINES = 20_000;
