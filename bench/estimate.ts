@@ -34,7 +34,10 @@ async function main(): Promise<void> {
       runs.push(r);
       const e = sceneErrors(r);
       console.log(
-        `estimate ${r.estimate.figures!.wallSeconds.value} s [${r.estimate.figures!.wallSeconds.low}-${r.estimate.figures!.wallSeconds.high}] on frames ${r.estimate.sampleFrames.join(',')}; render ${r.renderWall.toFixed(1)} s; error ${(e.oursError * 100).toFixed(0)}%, Blendergrid ${(e.blendergridError * 100).toFixed(0)}%`,
+        `estimate ${r.estimate.figures!.wallSeconds.value} s ` +
+          `[${r.estimate.figures!.wallSeconds.low}-${r.estimate.figures!.wallSeconds.high}] on ` +
+          `frames ${r.estimate.sampleFrames.join(',')}; render ${r.renderWall.toFixed(1)} s; ` +
+          `error ${(e.oursError * 100).toFixed(0)}%, Blendergrid ${(e.blendergridError * 100).toFixed(0)}%`,
       );
     }
   } finally {
@@ -57,10 +60,23 @@ async function main(): Promise<void> {
   );
   const body = `${machineMarkdown()}
 ${loadNote(busy, others)}
-- The machine was shared with other work (tests and builds of other sessions; the bench ran under \`flock /tmp/heavy-tests.lock\`, which only keeps out the work that takes the same lock): frame times drift with that load, and the errors carry it.
+- The machine was shared with other work (tests and builds of other sessions; the bench ran under \`flock \
+/tmp/heavy-tests.lock\`, which only keeps out the work that takes the same lock): frame times drift with that load, \
+and the errors carry it.
 - The whole run took ${minutes.toFixed(1)} minutes.
 
-Farm: the reference service (\`dist/\`, in a child process, logging off) with one render slot, on a fresh data folder, Blender 3.4 (PATH), \`--estimate-rates CPU=1\`. For each scene, through the API: upload, create, validate (the analysis-only memory estimate is its \`vramMetadata\`), \`POST /jobs/{id}/estimate\` with the render's request, polled until \`ready\`; then \`POST /render\` with the same request (the sampled frames are kept, not rendered again), timed to the job's completion stamp. The truth is that render: its wall time (POST /render to \`completed\`), and the highest peak memory Blender reported for its own frames (the sampled ones excluded). The estimate's figure is \`wallSeconds\` (queue ahead, a scene load, the frames left over the free slots). Blendergrid's method is computed on the same samples: the first three sampled frames (first, middle, last), their mean time times the frames left, plus the same measured load; its peak is the highest of those three frames. The live ETA is the job progress's \`etaBand\` at the first poll (every 200 ms) with a quarter of the frames done, against the time that really remained. Cost: the estimate's own Blender seconds (\`ownCost.renderSeconds\`) over the render's wall, and the estimate's wall (\`startedAt\` to \`finishedAt\`).
+Farm: the reference service (\`dist/\`, in a child process, logging off) with one render slot, on a fresh data folder, \
+Blender 3.4 (PATH), \`--estimate-rates CPU=1\`. For each scene, through the API: upload, create, validate (the \
+analysis-only memory estimate is its \`vramMetadata\`), \`POST /jobs/{id}/estimate\` with the render's request, polled \
+until \`ready\`; then \`POST /render\` with the same request (the sampled frames are kept, not rendered again), timed \
+to the job's completion stamp. The truth is that render: its wall time (POST /render to \`completed\`), and the \
+highest peak memory Blender reported for its own frames (the sampled ones excluded). The estimate's figure is \
+\`wallSeconds\` (queue ahead, a scene load, the frames left over the free slots). Blendergrid's method is computed on \
+the same samples: the first three sampled frames (first, middle, last), their mean time times the frames left, plus \
+the same measured load; its peak is the highest of those three frames. The live ETA is the job progress's \`etaBand\` \
+at the first poll (every 200 ms) with a quarter of the frames done, against the time that really remained. Cost: the \
+estimate's own Blender seconds (\`ownCost.renderSeconds\`) over the render's wall, and the estimate's wall \
+(\`startedAt\` to \`finishedAt\`).
 
 ${scenesMd}
 
@@ -68,7 +84,8 @@ Wall time and live ETA:
 
 ${markdownTable(tables.time)}
 
-Where the time went (the estimate's one warm Blender; the render from POST /render: to its first frame's row, between its first and last rows, after the last to \`completed\`):
+Where the time went (the estimate's one warm Blender; the render from POST /render: to its first frame's row, between \
+its first and last rows, after the last to \`completed\`):
 
 ${markdownTable(tables.parts)}
 

@@ -13,7 +13,10 @@ export interface SceneErrors {
   inBand: boolean;
   blendergrid: number;
   blendergridError: number;
-  /** Peak memory: the truth (the render's own frames), ours from the samples, Blendergrid's (its 3 frames), the analysis alone. */
+  /**
+   * Peak memory: the truth (the render's own frames), ours from the samples, Blendergrid's (its
+   * 3 frames), the analysis alone.
+   */
   truthPeak: number | null;
   samplePeakError: number | null;
   blendergridPeakError: number | null;
@@ -56,7 +59,10 @@ export function blendergridFrames(r: SceneRun): number[] {
   return [...new Set([1, Math.floor((total + 1) / 2), total].map(nearest))];
 }
 
-/** Blendergrid's method: 3 frames (first, middle, last), their mean time scaled to every frame left, plus the load; no band. */
+/**
+ * Blendergrid's method: 3 frames (first, middle, last), their mean time scaled to every
+ * frame left, plus the load; no band.
+ */
 export function blendergridWall(r: SceneRun): number {
   const f = r.estimate.figures!;
   const first3 = blendergridFrames(r);

@@ -24,7 +24,9 @@ export interface SceneRun {
   estimateWall: number;
   /** The live ETA at the first poll with a quarter of the frames done, and when that was (s after POST /render). */
   eta25: { at: number; framesDone: number; eta: EtaBand | null } | null;
-  /** The analysis-only memory estimate: vramMetadata's total (or the sum of its parts), with its band where it has one. */
+  /**
+   * The analysis-only memory estimate: vramMetadata's total (or the sum of its parts), with its band where it has one.
+   */
   analysis: { bytes: number; low: number | null; high: number | null } | null;
 }
 
@@ -40,7 +42,10 @@ async function allRows(client: RenderJobClient, id: string): Promise<FrameStat[]
   }
 }
 
-/** The analysis-only estimate of a validated job: vramMetadata.estimatedBytes, or textures + geometry where the analysis predates it. */
+/**
+ * The analysis-only estimate of a validated job: vramMetadata.estimatedBytes, or textures + geometry
+ * where the analysis predates it.
+ */
 function analysisBytes(job: Awaited<ReturnType<RenderJobClient['getJob']>>): SceneRun['analysis'] {
   const v = job.analysis?.output?.vramMetadata as
     | {

@@ -48,7 +48,8 @@ class RENDERBRIDGE_OT_download_job(bpy.types.Operator):
         row = s.jobs.find(self.job_id)
         out_dir = None
         if root:
-            out_dir = row.out_dir if row and row.out_dir else os.path.join(root, f'{row.name if row else "job"}-{self.job_id[:8]}')
+            name = f'{row.name if row else "job"}-{self.job_id[:8]}'
+            out_dir = row.out_dir if row and row.out_dir else os.path.join(root, name)
         s.job_action('download', self.job_id, out_dir)
         self.report({'INFO'}, f'Downloading job {self.job_id[:8]}...')
         return {'FINISHED'}
@@ -92,5 +93,5 @@ class RENDERBRIDGE_OT_test_connection(bpy.types.Operator):
         return {'FINISHED'}
 
 
-CLASSES = (RENDERBRIDGE_OT_cancel_job, RENDERBRIDGE_OT_download_job, RENDERBRIDGE_OT_open_folder, RENDERBRIDGE_OT_refresh,
-           RENDERBRIDGE_OT_test_connection)
+CLASSES = (RENDERBRIDGE_OT_cancel_job, RENDERBRIDGE_OT_download_job, RENDERBRIDGE_OT_open_folder,
+           RENDERBRIDGE_OT_refresh, RENDERBRIDGE_OT_test_connection)
