@@ -18,6 +18,8 @@ import type { StorageUsage } from './ports/usage.js';
 import { SqlWorkerTokenStore } from './adapters/sql/worker-token-store.js';
 import { SqlFrameStats } from './adapters/sql/frame-stats.js';
 import type { FrameStatsStore } from './ports/frame-stats.js';
+import { SqlAnalysisCache } from './adapters/sql/analysis-cache.js';
+import type { AnalysisCacheStore } from './worker/analysis-cache/port.js';
 import type { BlobStore } from './ports/blobs.js';
 import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { JobStore } from './ports/jobs.js';
@@ -52,6 +54,8 @@ export interface StateEngine {
   workerTokens: WorkerTokenStore;
   /** Per-frame statistics (extension frame-stats). */
   frameStats: FrameStatsStore;
+  /** Scene analyses validation reuses (service/worker/analysis-cache). */
+  analysisCache: AnalysisCacheStore;
   /** Bytes each workspace keeps stored, for its storage quota. */
   usage: StorageUsage;
   /** Resolves once the database answered a trivial query (/readyz). */
@@ -86,6 +90,7 @@ export async function openLocalState(dataDir: string): Promise<StateEngine> {
     workers: new SqlWorkerRegistry(sqlite.db),
     workerTokens: new SqlWorkerTokenStore(sqlite.db),
     frameStats: new SqlFrameStats(sqlite.db),
+    analysisCache: new SqlAnalysisCache(sqlite.db),
     usage: new SqlStorageUsage(sqlite.db),
     ping: async () => void sqlite.raw.prepare('select 1').get(),
     close: () => sqlite.close(),

@@ -15,13 +15,19 @@ import type { TaskQueue } from './ports/tasks.js';
 import type { WorkerRegistry } from './ports/workers.js';
 import type { WorkerTokenStore } from './ports/worker-tokens.js';
 import type { WebhookStore } from './webhooks/ports.js';
+import type { AnalysisCacheStore } from './worker/analysis-cache/port.js';
 
 export interface Stack {
   /**
    * The app's dependencies, with the whole queue: the in-process worker and housekeeping
    * use more of it than the routes.
    */
-  deps: Omit<AppDeps, 'logger' | 'queue' | 'workerTokens'> & { queue: TaskQueue; workerTokens: WorkerTokenStore };
+  deps: Omit<AppDeps, 'logger' | 'queue' | 'workerTokens'> & {
+    queue: TaskQueue;
+    workerTokens: WorkerTokenStore;
+    /** Scene analyses the in-process worker's validations reuse (WorkerEnv.analysisCache). */
+    analysisCache: AnalysisCacheStore;
+  };
   /** Webhook endpoints and the delivery outbox (onRenderComplete). */
   webhooks: WebhookStore;
   /** Leases for scheduled work that runs once across instances. */
@@ -53,6 +59,7 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
   const { SqlStorageUsage } = await import('./adapters/sql/storage-usage.js');
   const { SqlWorkerTokenStore } = await import('./adapters/sql/worker-token-store.js');
   const { SqlFrameStats } = await import('./adapters/sql/frame-stats.js');
+  const { SqlAnalysisCache } = await import('./adapters/sql/analysis-cache.js');
   const { sql } = await import('kysely');
   const pg = await openPostgres(config.databaseUrl);
   const warn = (err: Error) =>
@@ -71,6 +78,7 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
     workers: new SqlWorkerRegistry(pg.db),
     workerTokens: new SqlWorkerTokenStore(pg.db),
     frameStats: new SqlFrameStats(pg.db),
+    analysisCache: new SqlAnalysisCache(pg.db),
     usage: new SqlStorageUsage(pg.db),
     ping: async () => void (await sql`select 1`.execute(pg.db)),
     close: async () => {
@@ -190,6 +198,7 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
         workers: { registry: state.workers, queue },
         workerTokens: state.workerTokens,
         frameStats: state.frameStats,
+        analysisCache: state.analysisCache,
         taskLeases: queue,
         readiness: { database: state.ping, queue, storage, workers: state.workers },
         usage: state.usage,

@@ -7,6 +7,7 @@ import type { Metrics } from '../metrics/registry.js';
 import type { Logger } from 'pino';
 import type { ServiceConfig } from '../config.js';
 import type { FrameStatsWriter } from '../ports/frame-stats.js';
+import type { AnalysisCacheStore } from './analysis-cache/port.js';
 import type { JobRecord, WorkerJobStore } from '../ports/jobs.js';
 import type { ObjectStorage } from '../ports/storage.js';
 import { runForJob } from '../job-scope.js';
@@ -71,6 +72,8 @@ export interface WorkerPorts {
   onCompleted?: (rec: JobRecord) => Promise<void>;
   /** Where finished frames' statistics go (extension frame-stats). Default none: not recorded. */
   frameStats?: FrameStatsWriter;
+  /** Scene analyses validation may reuse (WorkerEnv.analysisCache). Default none: every validation runs Blender. */
+  analysisCache?: AnalysisCacheStore;
   /** Where task counts, durations and this worker's inventory are reported. Default none. */
   metrics?: Metrics;
   /** The worker registry this worker reports itself to (extension workers). Default none. */
@@ -255,6 +258,7 @@ function workerEnv(ports: WorkerPorts, m: Machine, log: Logger): WorkerEnv {
     jobs: ports.jobs,
     workerName: m.workerName,
     ...(ports.frameStats ? { frameStats: ports.frameStats } : {}),
+    ...(ports.analysisCache ? { analysisCache: ports.analysisCache } : {}),
     storage: ports.storage,
     queue: ports.queue,
     builds,

@@ -1,12 +1,15 @@
-// Validation: unpack the upload safely, pick the scene file, analyse it in Blender, and move
-// the job to `validated` (or `failed` with the blocking warnings).
+// Validation: unpack the upload safely, pick the scene file, analyse it in Blender (or reuse the
+// workspace's analysis of the same files and build: analysis-cache/), and move the job to
+// `validated` (or `failed` with the blocking warnings).
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Analysis } from '../../../shared/api/analysis.js';
 import type { Job } from '../../../shared/api/job.js';
 import type { JobInternal, JobRecord } from '../../ports/jobs.js';
-import { analyzeScene } from '../../../blender/analysis/analyze-scene.js';
+import type { SceneAnalysis } from '../../../blender/analysis/analyze-scene.js';
+import type { BlenderBuild } from '../../../blender/builds.js';
+import { analyzeWithCache } from '../analysis-cache/cached-analysis.js';
 import { moveJob, stoppedJobInternal } from '../../domain/job-lifecycle.js';
 import { readBlendHeader } from '../../../blender/blend-header.js';
 import { newTasks } from '../../domain/tasks.js';
@@ -44,7 +47,8 @@ export function validateHandler(env: WorkerEnv): TaskHandler {
     const file = projectFilePath(project, scenePath);
     const build = await buildForFile(env, rec.job.id, file, ctx);
     if (!build) return;
-    const result = await analyse(env, { project, vc, scenePath, file, binary: build.binary, chosen }, ctx);
+    const workspaceId = rec.job.workspaceId;
+    const result = await analyse(env, { project, vc, scenePath, file, build, chosen, workspaceId }, ctx);
     await recordAnalysis(env, rec, { result, vc, scenePath, file, startedAt, chosen }, ctx);
   };
 }
@@ -84,14 +88,17 @@ interface AnalyseInput {
   vc: ValidationConfig;
   scenePath: string;
   file: string;
-  binary: string;
+  build: BlenderBuild;
   chosen: Chosen;
+  workspaceId: string;
 }
 
 async function analyse(env: WorkerEnv, input: AnalyseInput, ctx: Ctx) {
-  const { project, vc, scenePath, chosen } = input;
-  const result = await analyzeScene({
-    blender: input.binary,
+  const { project, vc, scenePath, chosen, build } = input;
+  const store = env.analysisCache;
+  const cached = { store, workspaceId: input.workspaceId, build, project, log: ctx.log };
+  const { analysis: result, cache } = await analyzeWithCache(cached, {
+    blender: build.binary,
     file: input.file,
     workDir: project.jobDir,
     signal: ctx.signal,
@@ -116,6 +123,13 @@ async function analyse(env: WorkerEnv, input: AnalyseInput, ctx: Ctx) {
       refused: chosen.refused.length > 0,
     },
   });
+  if (cache === 'hit') {
+    ctx.log.info({ analysisCache: 'hit', build: build.version.text }, 'scene analysis reused');
+    ctx.taskLog?.note(
+      `Analysis reused: this workspace's analysis of the same .blend and add-on files, file paths and sizes ` +
+        `with Blender ${build.version.text}; Blender was not started.`,
+    );
+  }
   if (chosen.refused.length > 0) result.warnings.push(addonRefusedWarning(chosen.refused));
   if (result.remap) ctx.log.info({ remap: result.remap }, 'packed paths remapped');
   // Blender names missing files by their absolute path on this worker
@@ -127,7 +141,7 @@ async function analyse(env: WorkerEnv, input: AnalyseInput, ctx: Ctx) {
 }
 
 interface Analysed {
-  result: Awaited<ReturnType<typeof analyzeScene>>;
+  result: SceneAnalysis;
   vc: ValidationConfig;
   scenePath: string;
   file: string;

@@ -12,6 +12,7 @@ import type { RenderCapabilities } from '../../domain/final-config.js';
 import type { DeviceInventory } from '../../../blender/devices.js';
 import type { UnpackLimits } from '../../../zip/rules.js';
 import type { BlobCache, BlobCacheOptions } from '../project/blob-cache.js';
+import type { AnalysisCacheStore } from '../analysis-cache/port.js';
 
 export type RenderMode = 'warm' | 'chunked';
 
@@ -114,6 +115,11 @@ export interface WorkerEnv {
   settings: WorkerSettings;
   /** The blob cache of `settings.blobCache`, one per worker process so its slots share downloads. */
   blobCache: BlobCache;
+  /**
+   * Scene analyses validation may reuse (the same files and build in the same workspace). Default
+   * none: every validation runs Blender (a remote worker, which has no database).
+   */
+  analysisCache?: AnalysisCacheStore;
 }
 
 /** The worker settings of a service config: what `service` and `worker` start a worker with. */
