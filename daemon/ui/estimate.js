@@ -47,7 +47,8 @@
     out.push(f.cost ? `Cost: ${band(f.cost, money)}` : 'Cost: no price is set on this farm');
     out.push(`Memory: ${f.memory.summary}`);
     if (f.outputBytes) out.push(`Output: ${band(f.outputBytes, size)}`);
-    out.push(`Rests on ${f.wallSeconds.frames} sampled frame(s): ${sampled}`);
+    // A figure may rest on fewer samples than frames were rendered (frames sampled in pairs).
+    out.push(`Rests on ${f.wallSeconds.frames} sample(s) from frames ${sampled}`);
     const own = e.ownCost || {};
     if (e.state === 'ready' && own.renderSeconds)
       out.push(

@@ -61,7 +61,8 @@ def lines(estimate):
     out.append(f"Memory: {f['memory']['summary']}")
     if f.get('outputBytes'):
         out.append(f"Output: {band(f['outputBytes'], size)}")
-    out.append(f"Rests on {wall['frames']} sampled frame(s): {frames_text(sampled)}")
+    # A figure may rest on fewer samples than frames were rendered (frames sampled in pairs).
+    out.append(f"Rests on {wall['frames']} sample(s) from frames {frames_text(sampled)}")
     own = estimate.get('ownCost') or {}
     if state == 'ready' and own.get('renderSeconds'):
         paid = f", cost {money(own['cost'])}" if own.get('cost') is not None else ''

@@ -78,9 +78,13 @@ describe('daemon estimate', () => {
       expect(stepsOf(seen)).toContain('uploading');
       const jobId = final.jobId!;
       const est = final.estimate!;
-      expect(est).toMatchObject({ jobId, state: 'ready', reason: null, sampleFrames: [1, 5, 9], framesTotal: 9 });
+      expect(est).toMatchObject({ jobId, state: 'ready', reason: null, framesTotal: 9 });
+      // The service picks the frames (at least first, middle and last).
+      const picked = est.sampleFrames;
+      expect(picked).toEqual(expect.arrayContaining([1, 9]));
+      expect(picked.length).toBeGreaterThanOrEqual(3);
       const f = est.figures!;
-      expect(f.framesToRender).toBe(6);
+      expect(f.framesToRender).toBe(9 - picked.length);
       expect(f.wallSeconds.value).toBeGreaterThan(0);
       for (const b of [f.wallSeconds, f.renderSeconds, f.cost!, f.peakMemoryBytes!]) {
         expect(b.frames).toBeGreaterThanOrEqual(3);
@@ -92,7 +96,7 @@ describe('daemon estimate', () => {
       // The daemon's own GET answers the service's estimate.
       const read = await call('GET', `/jobs/${jobId}/estimate`);
       expect(read.status).toBe(200);
-      expect(Estimate.parse(read.json)).toMatchObject({ state: 'ready', sampleFrames: [1, 5, 9] });
+      expect(Estimate.parse(read.json)).toMatchObject({ state: 'ready', sampleFrames: picked });
 
       // Estimating the same job again (by its id) answers the same estimate, nothing uploaded.
       const again = (await follow({ jobId, settings, mode: 'estimate' })).at(-1)!;
@@ -102,7 +106,7 @@ describe('daemon estimate', () => {
       const service = api(e2e.svc.baseUrl, e2e.svc.apiKey);
       const rowsOf = async () => FrameStatsPage.parse((await service('GET', `/jobs/${jobId}/frames`)).body).data.frames;
       const sampled = await rowsOf();
-      expect(sampled.map((r) => r.frame)).toEqual([1, 5, 9]);
+      expect(sampled.map((r) => r.frame)).toEqual(picked);
 
       const outDir = path.join(work, 'rendered');
       await mkdir(outDir);

@@ -42,7 +42,7 @@ class LinesTests(unittest.TestCase):
             'Memory: Peak memory about 9.1 GB (up to 10.2 GB): does not fit the 8 GB GPU slots; '
             'fits the 64 GB CPU slots.',
             'Output: 2.5 GB (2.2 GB to 2.9 GB)',
-            'Rests on 3 sampled frame(s): 1, 50, 100',
+            'Rests on 3 sample(s) from frames 1, 50, 100',
             'The estimate itself took 1 min 50 s of rendering, cost 0.11',
             'Warning: Frame times vary 5x along the timeline: the band is wide.',
         ])
