@@ -3,11 +3,9 @@
 // real thumbnail code and real ffmpeg (frames from ffmpeg's test source), then reads as a client
 // does: frames in order with signed URLs whose bytes are the thumbnails (a large frame scaled to
 // 256 px, a small PNG as it is), the latest frame, the image route, and 404 for another workspace.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ThumbnailList } from '../../../shared/api/thumbnails.js';
 import { ExtensionList } from '../../../shared/extensions.js';
@@ -17,8 +15,8 @@ import { storeThumbnails } from '../../../service/worker/outputs/thumbnails.js';
 import { createJob, type Call } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
+import { writeTestFrames } from '../../helpers/test-frames.js';
 
-const run = promisify(execFile);
 let svc: TestService;
 let call: Call;
 let rival: Call;
@@ -34,18 +32,7 @@ beforeAll(async () => {
     ['big_0002.png', '320x240'],
     ['small_0003.png', '64x48'],
   ]) {
-    await run('ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc=size=${size}`,
-      '-frames:v',
-      '1',
-      path.join(dir, name!),
-    ]);
+    await writeTestFrames(path.join(dir, name!), `testsrc=size=${size}`);
   }
 });
 afterAll(async () => {

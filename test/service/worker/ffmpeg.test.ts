@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FfmpegError, probe } from '../../../service/worker/outputs/ffmpeg.js';
 import { makePreview, makeThumbnails } from '../../../service/worker/outputs/ffmpeg-images.js';
 import { encodeMp4, frameRate } from '../../../service/worker/outputs/ffmpeg-video.js';
+import { writeTestFrames } from '../../helpers/test-frames.js';
 
 const run = promisify(execFile);
 let dir: string;
@@ -16,18 +17,7 @@ let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'rb-ffmpeg-'));
   // 65x49: both sides odd, which x264 refuses unless padded.
-  await run('ffmpeg', [
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc=size=65x49:rate=24',
-    '-frames:v',
-    '5',
-    path.join(dir, 'f_%04d.png'),
-  ]);
+  await writeTestFrames(path.join(dir, 'f_%04d.png'), 'testsrc=size=65x49:rate=24', { frames: 5 });
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -112,18 +102,7 @@ describe('makePreview', () => {
 
     // A render-sized frame: the default preview is 320 px wide and far smaller in bytes.
     const large = path.join(dir, 'large.png');
-    await run('ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc=size=1280x720',
-      '-frames:v',
-      '1',
-      large,
-    ]);
+    await writeTestFrames(large, 'testsrc=size=1280x720');
     const small = path.join(dir, 'large-preview.jpg');
     await makePreview({ input: large, out: small });
     expect(await probe(small)).toMatchObject({ width: 320, height: 180 });
@@ -148,18 +127,7 @@ describe('makeThumbnails', () => {
 
   it('scales a run of frames to JPEGs of at most 256 px in one process, in order', async () => {
     const big = path.join(dir, 'big_%04d.png');
-    await run('ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc=size=320x240:rate=24',
-      '-frames:v',
-      '2',
-      big,
-    ]);
+    await writeTestFrames(big, 'testsrc=size=320x240:rate=24', { frames: 2 });
     const out = await mkdtemp(path.join(dir, 'thumbs-'));
     const made = await makeThumbnails({
       inputs: [path.join(dir, 'big_0002.png'), path.join(dir, 'big_0001.png')],
@@ -186,22 +154,7 @@ describe('makeThumbnails', () => {
 
   it('tone-maps scene-linear EXR: a 0.5 grey shows as the sRGB curve shows it, not as a dark 128', async () => {
     const exr = path.join(dir, 'grey.exr');
-    await run('ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'color=c=0x808080:size=64x48',
-      '-frames:v',
-      '1',
-      '-pix_fmt',
-      'gbrpf32le',
-      '-c:v',
-      'exr',
-      exr,
-    ]);
+    await writeTestFrames(exr, 'color=c=0x808080:size=64x48', { args: ['-pix_fmt', 'gbrpf32le', '-c:v', 'exr'] });
     const out = await mkdtemp(path.join(dir, 'thumbs-'));
     const [thumb] = await makeThumbnails({ inputs: [exr], outDir: out, tmpDir: dir });
     expect(await probe(thumb!)).toMatchObject({ codec: 'mjpeg', width: 64, height: 48 });

@@ -13,6 +13,7 @@ import { probe } from '../../../service/worker/outputs/ffmpeg.js';
 import { finalizeOutputs, type ProducedFile } from '../../../service/worker/outputs/finalize-outputs.js';
 import { jobOutputPrefix } from '../../../service/domain/output-keys.js';
 import { streamZip } from '../../../zip/stream-zip.js';
+import { writeTestFrames } from '../../helpers/test-frames.js';
 
 const run = promisify(execFile);
 let root: string;
@@ -47,18 +48,7 @@ beforeAll(async () => {
   outputDir = path.join(root, 'out');
   await mkdir(path.join(outputDir, 'comp', 'beauty'), { recursive: true });
   const src = (size: string, pattern: string) =>
-    run('ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc=size=${size}:rate=24`,
-      '-frames:v',
-      '5',
-      path.join(outputDir, pattern),
-    ]);
+    writeTestFrames(path.join(outputDir, pattern), `testsrc=size=${size}:rate=24`, { frames: 5 });
   await src('65x49', 'f_%04d_L.png');
   await src('65x49', 'f_%04d_R.png');
   await src('64x48', 'comp/beauty/beauty_%04d.png');
@@ -206,18 +196,7 @@ describe('finalizeOutputs', () => {
   it('scales a large frame down to a JPEG preview at most 320 px wide', async () => {
     const big = path.join(outputDir, 'big');
     await mkdir(big, { recursive: true });
-    await run('ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc=size=640x360:rate=24',
-      '-frames:v',
-      '1',
-      path.join(big, 'f_0001.png'),
-    ]);
+    await writeTestFrames(path.join(big, 'f_0001.png'), 'testsrc=size=640x360:rate=24');
     const r = await finalizeOutputs({
       jobId: randomUUID(),
       workspaceId: ws,

@@ -1,15 +1,13 @@
 // What a machine crash can leave of rendered files, on real files from ffmpeg's image encoders:
 // a file that exists but is empty, cut short or zeros is damaged; a whole one in any frame format
 // is not; and only files older than the worker are read at all.
-import { execFile } from 'node:child_process';
 import { mkdtemp, open, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { damagedFiles, looksWhole } from '../../../service/worker/outputs/frame-integrity.js';
+import { writeTestFrames } from '../../helpers/test-frames.js';
 
-const run = promisify(execFile);
 let dir: string;
 const FORMATS = ['png', 'jpg', 'exr', 'tif'] as const;
 const whole = (ext: string) => path.join(dir, `whole.${ext}`);
@@ -32,19 +30,9 @@ async function damaged(ext: string, how: 'empty' | 'zeros' | 'cut'): Promise<str
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'rb-integrity-'));
   for (const ext of FORMATS) {
-    await run('ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc=size=64x48:rate=1',
-      '-frames:v',
-      '1',
-      ...(ext === 'exr' ? ['-pix_fmt', 'gbrpf32le'] : []),
-      whole(ext),
-    ]);
+    await writeTestFrames(whole(ext), 'testsrc=size=64x48:rate=1', {
+      args: ext === 'exr' ? ['-pix_fmt', 'gbrpf32le'] : [],
+    });
   }
   const past = new Date(Date.now() - 3600_000);
   for (const ext of FORMATS) await utimes(whole(ext), past, past);
