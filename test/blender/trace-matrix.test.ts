@@ -17,7 +17,13 @@ import { renderSettingsFrom } from '../../blender/render/render-settings.js';
 import { traceDependencies } from '../../blender/trace/trace-dependencies.js';
 import { type BlenderRunResult, runBlender } from '../../blender/run.js';
 import { type TestBuild, usableBuilds } from '../helpers/blender-builds.js';
-import { cellColours, layOutByHand, mismatches, type PackProject } from '../helpers/pack-fixture.js';
+import {
+  cellColours,
+  collectedDependencies,
+  layOutByHand,
+  mismatches,
+  type PackProject,
+} from '../helpers/pack-fixture.js';
 import { finalOf, fixtureOf, pool, setupSummary, templateFiles } from './matrix.js';
 
 const PACK_SCRIPT = fileURLToPath(new URL('../fixtures/blend/build_pack_project.py', import.meta.url));
@@ -118,59 +124,8 @@ describe.each(usableBuilds('trace matrix').map((b) => [b.minor, b] as const))(
     }, 600_000);
 
     it('lists every external file of the main file and its linked library, as the packer needs them', () => {
-      const { proj, root, main, library } = p;
-      const dep = (
-        d: Partial<CollectedDependency> & Pick<CollectedDependency, 'path' | 'absolute' | 'usedBy'>,
-      ): CollectedDependency => ({ kind: 'image', pattern: 'file', blendFile: main, ...d });
-      const seq = [1, 2, 3, 4, 5].map((i) => join(proj, 'seq', `frame_000${i}.png`));
-      const expected: CollectedDependency[] = [
-        dep({
-          path: join(root, 'assets', 'abs_red.png'),
-          absolute: join(root, 'assets', 'abs_red.png'),
-          usedBy: ['IMabs_red.png'],
-        }),
-        dep({
-          path: '//../seq/frame_0001.png',
-          absolute: seq[0]!,
-          pattern: 'sequence',
-          files: seq,
-          usedBy: ['IMframe_0001.png'],
-        }),
-        dep({
-          path: '//../textures/missing.png',
-          absolute: join(proj, 'textures', 'missing.png'),
-          usedBy: ['IMmissing.png'],
-        }),
-        dep({
-          path: '//../textures/tile.<UDIM>.png',
-          absolute: join(proj, 'textures', 'tile.<UDIM>.png'),
-          pattern: 'udim',
-          files: [join(proj, 'textures', 'tile.1001.png'), join(proj, 'textures', 'tile.1002.png')],
-          usedBy: ['IMtile.png'],
-        }),
-        dep({ path: '//../textures/wood.png', absolute: join(proj, 'textures', 'wood.png'), usedBy: ['IMwood.png'] }),
-        dep({
-          path: join(root, 'assets', 'lib_abs.png'),
-          absolute: join(root, 'assets', 'lib_abs.png'),
-          blendFile: library,
-          usedBy: ['IMlib_abs.png'],
-        }),
-        dep({
-          path: '//tex/prop.png',
-          absolute: join(proj, 'libs', 'tex', 'prop.png'),
-          blendFile: library,
-          usedBy: ['IMprop.png'],
-        }),
-        dep({
-          path: '//../../shared/outside.png',
-          absolute: join(root, 'shared', 'outside.png'),
-          blendFile: library,
-          usedBy: ['IMoutside.png'],
-        }),
-        dep({ path: library, absolute: library, kind: 'library', usedBy: ['LIprops.blend'] }),
-      ];
       const byPath = (a: CollectedDependency, b: CollectedDependency) => a.path.localeCompare(b.path);
-      expect([...traced].sort(byPath)).toEqual(expected.sort(byPath));
+      expect([...traced].sort(byPath)).toEqual(collectedDependencies(p).sort(byPath));
     });
 
     it(

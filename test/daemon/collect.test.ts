@@ -10,7 +10,7 @@ import type { CollectedDependency } from '../../shared/pack/dependencies.js';
 import { DaemonError } from '../../daemon/errors.js';
 import { createTracer } from '../../daemon/trace.js';
 import { blenderProcesses, waitUntil } from '../helpers/e2e.js';
-import { buildPackProject, type PackProject } from '../helpers/pack-fixture.js';
+import { buildPackProject, collectedDependencies, type PackProject } from '../helpers/pack-fixture.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
 let work: string;
@@ -32,65 +32,8 @@ describe('dependency trace with headless Blender', () => {
     'lists every external file of the main file and of its linked library, and nothing packed, generated or ' +
       'built in',
     () => {
-      const { proj, root, main, library } = p;
-      const dep = (
-        d: Partial<CollectedDependency> & Pick<CollectedDependency, 'path' | 'absolute' | 'usedBy'>,
-      ): CollectedDependency => ({
-        kind: 'image',
-        pattern: 'file',
-        blendFile: main,
-        ...d,
-      });
-      const seq = [1, 2, 3, 4, 5].map((i) => join(proj, 'seq', `frame_000${i}.png`));
-      const expected: CollectedDependency[] = [
-        dep({
-          path: join(root, 'assets', 'abs_red.png'),
-          absolute: join(root, 'assets', 'abs_red.png'),
-          usedBy: ['IMabs_red.png'],
-        }),
-        dep({
-          path: '//../seq/frame_0001.png',
-          absolute: seq[0]!,
-          pattern: 'sequence',
-          files: seq,
-          usedBy: ['IMframe_0001.png'],
-        }),
-        dep({
-          path: '//../textures/missing.png',
-          absolute: join(proj, 'textures', 'missing.png'),
-          usedBy: ['IMmissing.png'],
-        }),
-        dep({
-          path: '//../textures/tile.<UDIM>.png',
-          absolute: join(proj, 'textures', 'tile.<UDIM>.png'),
-          pattern: 'udim',
-          files: [join(proj, 'textures', 'tile.1001.png'), join(proj, 'textures', 'tile.1002.png')],
-          usedBy: ['IMtile.png'],
-        }),
-        dep({ path: '//../textures/wood.png', absolute: join(proj, 'textures', 'wood.png'), usedBy: ['IMwood.png'] }),
-        // The library's own data: `//` is the library's folder, and the library is the holding file.
-        dep({
-          path: join(root, 'assets', 'lib_abs.png'),
-          absolute: join(root, 'assets', 'lib_abs.png'),
-          blendFile: library,
-          usedBy: ['IMlib_abs.png'],
-        }),
-        dep({
-          path: '//tex/prop.png',
-          absolute: join(proj, 'libs', 'tex', 'prop.png'),
-          blendFile: library,
-          usedBy: ['IMprop.png'],
-        }),
-        dep({
-          path: '//../../shared/outside.png',
-          absolute: join(root, 'shared', 'outside.png'),
-          blendFile: library,
-          usedBy: ['IMoutside.png'],
-        }),
-        dep({ path: library, absolute: library, kind: 'library', usedBy: ['LIprops.blend'] }),
-      ];
       const byPath = (a: CollectedDependency, b: CollectedDependency) => a.path.localeCompare(b.path);
-      expect([...traced.dependencies].sort(byPath)).toEqual(expected.sort(byPath));
+      expect([...traced.dependencies].sort(byPath)).toEqual(collectedDependencies(p).sort(byPath));
       expect(traced.warnings).toEqual([]);
     },
   );

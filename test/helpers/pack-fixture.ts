@@ -9,6 +9,7 @@ import { copyFile, mkdir, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import type { CollectedDependency } from '../../shared/pack/dependencies.js';
 import { EXTERNAL_DIR, PACK_MANIFEST_NAME, type PackManifest } from '../../shared/pack/manifest.js';
 import type { RequestedConfig } from '../../shared/api/render-config.js';
 import { resolveFinalConfig } from '../../service/domain/final-config.js';
@@ -51,6 +52,65 @@ export async function buildPackProject(
     throw new Error(`building the pack fixture failed (exit ${res.exitCode}):\n${res.lastLines.join('\n')}`);
   const proj = path.join(root, 'proj');
   return { root, proj, main: path.join(proj, 'scenes', 'main.blend'), library: path.join(proj, 'libs', 'props.blend') };
+}
+
+/**
+ * Every external file of the fixture, its own and its linked library's, as the add-on's collector lists them (in no
+ * order): kind, pattern, files, holding .blend and users. Nothing packed, generated or built in.
+ */
+export function collectedDependencies(p: PackProject): CollectedDependency[] {
+  const { proj, root, main, library } = p;
+  const dep = (
+    d: Partial<CollectedDependency> & Pick<CollectedDependency, 'path' | 'absolute' | 'usedBy'>,
+  ): CollectedDependency => ({ kind: 'image', pattern: 'file', blendFile: main, ...d });
+  const seq = [1, 2, 3, 4, 5].map((i) => path.join(proj, 'seq', `frame_000${i}.png`));
+  return [
+    dep({
+      path: path.join(root, 'assets', 'abs_red.png'),
+      absolute: path.join(root, 'assets', 'abs_red.png'),
+      usedBy: ['IMabs_red.png'],
+    }),
+    dep({
+      path: '//../seq/frame_0001.png',
+      absolute: seq[0]!,
+      pattern: 'sequence',
+      files: seq,
+      usedBy: ['IMframe_0001.png'],
+    }),
+    dep({
+      path: '//../textures/missing.png',
+      absolute: path.join(proj, 'textures', 'missing.png'),
+      usedBy: ['IMmissing.png'],
+    }),
+    dep({
+      path: '//../textures/tile.<UDIM>.png',
+      absolute: path.join(proj, 'textures', 'tile.<UDIM>.png'),
+      pattern: 'udim',
+      files: [path.join(proj, 'textures', 'tile.1001.png'), path.join(proj, 'textures', 'tile.1002.png')],
+      usedBy: ['IMtile.png'],
+    }),
+    dep({ path: '//../textures/wood.png', absolute: path.join(proj, 'textures', 'wood.png'), usedBy: ['IMwood.png'] }),
+    // The library's own data: `//` is the library's folder, and the library is the holding file.
+    dep({
+      path: path.join(root, 'assets', 'lib_abs.png'),
+      absolute: path.join(root, 'assets', 'lib_abs.png'),
+      blendFile: library,
+      usedBy: ['IMlib_abs.png'],
+    }),
+    dep({
+      path: '//tex/prop.png',
+      absolute: path.join(proj, 'libs', 'tex', 'prop.png'),
+      blendFile: library,
+      usedBy: ['IMprop.png'],
+    }),
+    dep({
+      path: '//../../shared/outside.png',
+      absolute: path.join(root, 'shared', 'outside.png'),
+      blendFile: library,
+      usedBy: ['IMoutside.png'],
+    }),
+    dep({ path: library, absolute: library, kind: 'library', usedBy: ['LIprops.blend'] }),
+  ];
 }
 
 /** Where the packer puts a file from outside the project: `_external/<absolute path without its leading />`. */
