@@ -10,10 +10,9 @@ import { PgKeyStore } from '../../../service/adapters/postgres/key-store.js';
 import { PgLeaseStore } from '../../../service/adapters/postgres/lease-store.js';
 import { PgTaskQueue, signalledPgTaskQueue } from '../../../service/adapters/postgres/task-queue.js';
 import { pgMigrations } from '../../../service/adapters/postgres/migrations.js';
-import { newJobRecord } from '../../../service/domain/jobs.js';
-import type { JobRecord, JobStore } from '../../../service/ports/jobs.js';
 import { createTestDatabase, requirePostgres } from '../../helpers/postgres.js';
 import { jobStoreConformance } from './job-store.js';
+import { addJob } from './job-store/helpers.js';
 import { keyStoreConformance } from './key-store.js';
 import { handClock, leaseStoreConformance } from './lease-store.js';
 import { taskQueueConformance } from './task-queue.js';
@@ -46,28 +45,6 @@ async function closedPort(): Promise<number> {
   const { port } = srv.address() as { port: number };
   await new Promise((resolve) => srv.close(resolve));
   return port;
-}
-
-async function addJob(store: JobStore, ws: string): Promise<JobRecord> {
-  const slug = `up_${randomUUID()}`;
-  const u = {
-    slug,
-    workspaceId: ws,
-    userId: 'u',
-    fileName: 'scene.blend',
-    fileType: 'blend' as const,
-    objectKey: `uploads/${slug}`,
-    expiresAt: new Date(Date.now() + 1e6).toISOString(),
-    createdAt: new Date().toISOString(),
-    completedAt: null,
-    size: 10,
-    sha256: null,
-    jobId: null,
-  };
-  await store.createUpload(u);
-  const rec = newJobRecord(u, undefined);
-  await store.createJobFromUpload(slug, rec);
-  return rec;
 }
 
 it('says what to check when the server is unreachable, without the password', async () => {

@@ -3,17 +3,16 @@
 // own handle of a PostgreSQL-backed and of a BullMQ queue, the tasks enqueued through another
 // handle as the service would. The handlers stand in for Blender: they note when they started and
 // hold their lane until the test lets them go, so every wait below is on an event, not a pause.
-import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPostgres, type PostgresHandle } from '../../../service/adapters/postgres/db.js';
 import { PgJobStore } from '../../../service/adapters/postgres/job-store.js';
 import { signalledPgTaskQueue } from '../../../service/adapters/postgres/task-queue.js';
 import { BullmqTaskQueue } from '../../../service/adapters/bullmq/task-queue.js';
-import { newJobRecord } from '../../../service/domain/jobs.js';
 import type { TaskKind, TaskQueue } from '../../../service/ports/tasks.js';
 import { WorkerRuntime } from '../../../service/worker/runtime/runtime.js';
 import { waitUntil } from '../../helpers/e2e.js';
+import { addJob } from '../conformance/job-store/helpers.js';
 import { createTestDatabase, requirePostgres } from '../../helpers/postgres.js';
 import { deletePrefix, requireRedis, uniquePrefix } from '../../helpers/redis.js';
 
@@ -71,31 +70,9 @@ async function postgresFarm(withBullmq: boolean): Promise<Farm> {
   return { jobs, producer, consumer };
 }
 
-async function addJob(jobs: PgJobStore): Promise<string> {
-  const slug = `up_${randomUUID()}`;
-  const u = {
-    slug,
-    workspaceId: 'ws',
-    userId: 'u',
-    fileName: 'scene.blend',
-    fileType: 'blend' as const,
-    objectKey: `uploads/${slug}`,
-    expiresAt: new Date(Date.now() + 1e6).toISOString(),
-    createdAt: new Date().toISOString(),
-    completedAt: null,
-    size: 10,
-    sha256: null,
-    jobId: null,
-  };
-  await jobs.createUpload(u);
-  const rec = newJobRecord(u, undefined);
-  await jobs.createJobFromUpload(slug, rec);
-  return rec.job.id;
-}
-
 /** Start delays (ms from enqueue to handler start) of tasks enqueued one by one, then of a burst. */
 async function measure(farm: Farm): Promise<{ single: number[]; burst: number[] }> {
-  const jobId = await addJob(farm.jobs);
+  const jobId = (await addJob(farm.jobs, 'ws')).job.id;
   const enqueuedAt = new Map<string, number>();
   const startedAt = new Map<string, number>();
   const release = new Map<string, () => void>();
