@@ -5,90 +5,23 @@
 // workspace's job invisible, the polling fallback when the event stream is blocked, sign-out
 // (the cookie then gets 401), an expired session, and the API reference at /docs. Screenshots are
 // kept under the temp folder (the path is printed).
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startE2E, submit, tinyRender, waitUntil, type E2E } from '../../helpers/e2e.js';
+import type { BrowserContext, Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { submit, tinyRender, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { createJob } from '../../helpers/flow.js';
 import { api } from '../../helpers/http.js';
 import { appOn } from './app-on.js';
+import { chromiumFarm, screenshot, signIn, watchedPage } from './browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ready = existsSync(CHROMIUM) && spawnSync('sh', ['-c', 'command -v blender']).status === 0;
-if (!ready) {
-  if (process.env.CI === 'true')
-    throw new Error(`the dashboard test needs ${CHROMIUM} and blender (Debian: apt-get install chromium blender)`);
-  console.warn(
-    `skipping the dashboard test: ${CHROMIUM} or blender missing (Debian: apt-get install chromium blender)`,
-  );
-}
-const suite = ready ? describe : describe.skip;
-/** Kept after the run so a person can look at them. */
-const SHOTS = path.join(tmpdir(), 'renderbridge-test-results');
-
-let e2e: E2E;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!ready) return;
-  await mkdir(SHOTS, { recursive: true });
-  e2e = await startE2E();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await e2e?.svc.close();
-});
-
-/** A fresh browser profile with the page's CSP violations and errors collected. */
-async function newPage(
-  width = 1280,
-  height = 900,
-): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height } });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && /Content.Security.Policy/i.test(m.text())) problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  return { context, page, problems };
-}
-
-async function signInAs(page: Page, origin: string, key: string): Promise<void> {
-  await page.goto(`${origin}/`);
-  await page.waitForSelector('#view-signin:not([hidden])');
-  // Found by its label and the button by its name, as assistive technology finds them.
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForSelector('#view-jobs:not([hidden])');
-}
+const farm = chromiumFarm('the dashboard test');
+const suite = farm.suite;
 
 const row = (id: string) => `tr[data-job-id="${id}"]`;
 const statusOf = (page: Page, id: string) =>
   page.$eval(`${row(id)} .status`, (el) => (el as HTMLElement).dataset.status ?? null).catch(() => null);
 
-async function shot(page: Page, name: string): Promise<string> {
-  const file = path.join(SHOTS, `dashboard-${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  expect((await stat(file)).size).toBeGreaterThan(1000);
-  console.log(`dashboard screenshot: ${file}`);
-  return file;
-}
+const shot = (page: Page, name: string) => screenshot(page, 'dashboard', name);
 
 /** The session cookie the browser holds, as a Cookie header. */
 async function cookieHeader(context: BrowserContext): Promise<string> {
@@ -104,9 +37,9 @@ suite('farm dashboard in Chromium', () => {
     'signs in, follows a real render live to completed, and shows the job page with warnings, settings, ' +
       'preview, outputs and tasks',
     async () => {
-      const { client, svc } = e2e;
-      const { context, page, problems } = await newPage();
-      await signInAs(page, svc.origin, svc.apiKey);
+      const { client, svc } = farm.e2e;
+      const { context, page, problems } = await watchedPage(farm.browser);
+      await signIn(page, svc.origin, svc.apiKey);
       await page.waitForSelector('#connection[data-state="live"]');
       expect(await page.textContent('#workspace')).toBe('Workspace: studio');
       // The key left the form, and the page's storage holds nothing.
@@ -222,9 +155,9 @@ suite('farm dashboard in Chromium', () => {
   );
 
   it("cancels a job from its page with the session's CSRF token, and refuses the same request without it", async () => {
-    const { svc, client } = e2e;
-    const { context, page, problems } = await newPage();
-    await signInAs(page, svc.origin, svc.apiKey);
+    const { svc, client } = farm.e2e;
+    const { context, page, problems } = await watchedPage(farm.browser);
+    await signIn(page, svc.origin, svc.apiKey);
     const job = await createJob(api(svc.baseUrl, svc.apiKey));
     const other = await createJob(api(svc.baseUrl, svc.apiKey));
     // A script on the page calling the API with the cookie but without the token: 403.
@@ -247,14 +180,14 @@ suite('farm dashboard in Chromium', () => {
   });
 
   it("never shows another workspace's job, and falls back to polling when the event stream is blocked", async () => {
-    const { svc } = e2e;
+    const { svc } = farm.e2e;
     const rivalKey = await svc.createApiKey('rival dashboard');
     const rivalJob = await createJob(api(svc.baseUrl, rivalKey));
     // A small laptop screen.
-    const { context, page } = await newPage(1024, 640);
+    const { context, page } = await watchedPage(farm.browser, { width: 1024, height: 640 });
     // A proxy that drops event streams: the page must still follow the jobs.
     await page.route('**/api/external/v1/events', (route) => route.abort());
-    await signInAs(page, svc.origin, svc.apiKey);
+    await signIn(page, svc.origin, svc.apiKey);
     await page.waitForSelector('#connection[data-state="polling"]');
     const mine = await createJob(api(svc.baseUrl, svc.apiKey));
     await page.waitForSelector(row(mine.id), { timeout: 30_000 });
@@ -273,13 +206,13 @@ suite('farm dashboard in Chromium', () => {
   });
 
   it('lists the 50 newest jobs live and fetches older pages on request', async () => {
-    const { svc } = e2e;
+    const { svc } = farm.e2e;
     const key = await svc.createApiKey('busy studio');
     const call = api(svc.baseUrl, key);
     const made: string[] = [];
     for (let i = 0; i < 53; i++) made.push((await createJob(call)).id);
-    const { context, page } = await newPage();
-    await signInAs(page, svc.origin, key);
+    const { context, page } = await watchedPage(farm.browser);
+    await signIn(page, svc.origin, key);
     await waitUntil('the 50 newest jobs', async () => (await page.$$('#jobs-table tbody tr')).length === 50);
     expect(await page.$(row(made[0]!))).toBeNull();
     await page.getByRole('button', { name: 'Show older jobs' }).click();
@@ -294,9 +227,9 @@ suite('farm dashboard in Chromium', () => {
   });
 
   it('signs out on the server (the cookie then gets 401), and sends an expired session back to sign-in', async () => {
-    const { svc } = e2e;
-    const { context, page } = await newPage();
-    await signInAs(page, svc.origin, svc.apiKey);
+    const { svc } = farm.e2e;
+    const { context, page } = await watchedPage(farm.browser);
+    await signIn(page, svc.origin, svc.apiKey);
     const cookie = await cookieHeader(context);
     expect((await api(svc.baseUrl, undefined)('GET', '/jobs', undefined, { headers: { cookie } })).status).toBe(200);
     await page.click('#sign-out');
@@ -308,8 +241,8 @@ suite('farm dashboard in Chromium', () => {
     let now = Date.now();
     const moved = await appOn(svc, { clock: () => now, eventStream: { heartbeatMs: 300 } });
     try {
-      const second = await newPage();
-      await signInAs(second.page, moved.origin, svc.apiKey);
+      const second = await watchedPage(farm.browser);
+      await signIn(second.page, moved.origin, svc.apiKey);
       await second.page.waitForSelector('#connection[data-state="live"]');
       now += svc.config.sessionMaxHours * 3_600_000 + 1000;
       await second.page.waitForSelector('#view-signin:not([hidden])', { timeout: 30_000 });
@@ -326,8 +259,8 @@ suite('farm dashboard in Chromium', () => {
   });
 
   it('renders the API reference at /docs from the local OpenAPI document under the same CSP', async () => {
-    const { context, page, problems } = await newPage();
-    const res = await page.goto(`${e2e.svc.origin}/docs`);
+    const { context, page, problems } = await watchedPage(farm.browser);
+    const res = await page.goto(`${farm.e2e.svc.origin}/docs`);
     expect(res?.headers()['content-security-policy']).toMatch(/default-src 'self'.*frame-ancestors 'none'/);
     await page.waitForSelector('.opblock-summary-path', { timeout: 30_000 });
     const paths = await page.$$eval('.opblock-summary-path', (els) =>

@@ -3,38 +3,27 @@
 // that GET /jobs/{id}/estimate answers once ready, and "Render" renders the job keeping the
 // sampled frames. A bad request shows the service's message; a service without the extension
 // shows no Estimate at all. Screenshots are kept under the temp folder.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import { EstimateEnvelope, type Estimate, type EstimateBand } from '../../../shared/api/estimate.js';
 import { FrameStatsPage } from '../../../shared/api/frame-stats.js';
-import { startE2E, submit, validationOutcome, waitUntil, type E2E } from '../../helpers/e2e.js';
+import { submit, validationOutcome, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { api } from '../../helpers/http.js';
 import { appOn } from './app-on.js';
-import { chromiumAndBlenderReady, launchChromium, screenshot, signedInPage } from './browser.js';
+import { chromiumFarm, screenshot, signedInPage } from './browser.js';
 
-const ready = chromiumAndBlenderReady('the dashboard estimate test');
-const suite = ready ? describe : describe.skip;
-
-let e2e: E2E;
-let browser: Browser;
-let validatedId: () => Promise<string>;
-
+const farm = chromiumFarm('the dashboard estimate test', { estimateRates: 'CPU=3.6' });
+const suite = farm.suite;
+let blend: string;
 beforeAll(async () => {
-  if (!ready) return;
-  e2e = await startE2E({ estimateRates: 'CPU=3.6' });
-  browser = await launchChromium();
-  const blend = await buildFixture('basic');
-  validatedId = async () => {
-    const id = await submit(e2e.client, blend);
-    expect((await validationOutcome(e2e.client, id)).status).toBe('validated');
-    return id;
-  };
+  if (farm.ready) blend = await buildFixture('basic');
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await e2e?.svc.close();
-});
+const validatedId = async (): Promise<string> => {
+  const id = await submit(farm.e2e.client, blend);
+  expect((await validationOutcome(farm.e2e.client, id)).status).toBe('validated');
+  return id;
+};
 
 type Shown = Record<string, { text: string; band: EstimateBand | null }>;
 
@@ -58,10 +47,10 @@ const money = (b: EstimateBand) => `${b.value.toFixed(2)} (${b.low.toFixed(2)} â
 
 suite('estimate on the job page', () => {
   it('estimates a validated job, shows what GET answers, and renders it keeping the sampled frames', async () => {
-    const { svc, client } = e2e;
+    const { svc, client } = farm.e2e;
     const call = api(svc.baseUrl, svc.apiKey);
     const id = await validatedId();
-    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+    const { context, page, problems } = await signedInPage(farm.browser, svc.origin, svc.apiKey, {
       width: 1280,
       height: 1200,
     });
@@ -139,19 +128,19 @@ suite('estimate on the job page', () => {
 
   it('cancels an estimate while it samples', async () => {
     const id = await validatedId();
-    const { context, page, problems } = await signedInPage(browser, e2e.svc.origin, e2e.svc.apiKey);
-    await page.goto(`${e2e.svc.origin}/#/jobs/${id}`);
+    const { context, page, problems } = await signedInPage(farm.browser, farm.e2e.svc.origin, farm.e2e.svc.apiKey);
+    await page.goto(`${farm.e2e.svc.origin}/#/jobs/${id}`);
     await page.click('#estimate-start');
     await page.waitForSelector('#estimate-cancel:not([hidden])', { timeout: 30_000 });
     await page.click('#estimate-cancel');
     await page.waitForSelector('#estimate-state[data-state="canceled"]', { timeout: 30_000 });
     expect(
-      EstimateEnvelope.parse((await api(e2e.svc.baseUrl, e2e.svc.apiKey)('GET', `/jobs/${id}/estimate`)).body).data
-        .state,
+      EstimateEnvelope.parse((await api(farm.e2e.svc.baseUrl, farm.e2e.svc.apiKey)('GET', `/jobs/${id}/estimate`)).body)
+        .data.state,
     ).toBe('canceled');
     // It may be asked for again.
     expect(await page.textContent('#estimate-start')).toBe('Estimate again');
-    expect((await e2e.client.getJob(id)).status).toBe('validated');
+    expect((await farm.e2e.client.getJob(id)).status).toBe('validated');
     expect(problems).toEqual([]);
     await context.close();
   }, 120_000);
@@ -159,9 +148,9 @@ suite('estimate on the job page', () => {
   it('shows no Estimate where the service does not offer the extension', async () => {
     const id = await validatedId();
     // The same stores, served without frame statistics (and so without estimates).
-    const plain = await appOn(e2e.svc, { frameStats: undefined });
+    const plain = await appOn(farm.e2e.svc, { frameStats: undefined });
     try {
-      const { context, page, problems } = await signedInPage(browser, plain.origin, e2e.svc.apiKey);
+      const { context, page, problems } = await signedInPage(farm.browser, plain.origin, farm.e2e.svc.apiKey);
       await page.goto(`${plain.origin}/#/jobs/${id}`);
       await page.waitForSelector('#job-status[data-status="validated"]');
       // The page has asked GET /extensions and found no estimate there.

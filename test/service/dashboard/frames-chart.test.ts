@@ -2,29 +2,15 @@
 // while the job renders the page shows the ETA with its band; the chart (uPlot, served by the
 // service, under its strict CSP) gets one point per finished frame, and the frames route and the
 // summary agree with it. Screenshots are kept under the temp folder.
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { FrameStatsPage } from '../../../shared/api/frame-stats.js';
-import { renderingPartway, startE2E, waitUntil, type E2E } from '../../helpers/e2e.js';
+import { renderingPartway, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { api } from '../../helpers/http.js';
-import { chromiumAndBlenderReady, launchChromium, screenshot, signedInPage } from './browser.js';
+import { chromiumFarm, screenshot, signedInPage } from './browser.js';
 
-const ready = chromiumAndBlenderReady('the frame chart test');
-const suite = ready ? describe : describe.skip;
-
-let e2e: E2E;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!ready) return;
-  e2e = await startE2E();
-  browser = await launchChromium();
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await e2e?.svc.close();
-});
+const farm = chromiumFarm('the frame chart test');
+const suite = farm.suite;
 
 const FRAMES = 10;
 const points = (page: import('playwright-core').Page) =>
@@ -32,10 +18,10 @@ const points = (page: import('playwright-core').Page) =>
 
 suite('frame chart and ETA on the job page', () => {
   it('shows the ETA band while frames render and one chart point per finished frame', async () => {
-    const { client, svc } = e2e;
+    const { client, svc } = farm.e2e;
     // Slow frames, so that the page opens with frames done and frames left.
     const id = await renderingPartway(client, await buildFixture('basic'), `1-${FRAMES}`, 2048, 2);
-    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+    const { context, page, problems } = await signedInPage(farm.browser, svc.origin, svc.apiKey, {
       width: 1280,
       height: 1000,
     });

@@ -5,39 +5,27 @@
 // the completed job renders the one frame asked. Screenshots are kept under the temp folder (the
 // path is printed).
 import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
 import type { JobTask } from '../../../shared/api/dashboard.js';
-import { blenderProcesses, renderingPartway, startE2E, waitUntil, workDirOf, type E2E } from '../../helpers/e2e.js';
+import { blenderProcesses, renderingPartway, waitUntil, workDirOf } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
-import { chromiumAndBlenderReady, launchChromium, screenshot, signedInPage } from './browser.js';
+import { chromiumFarm, screenshot, signedInPage } from './browser.js';
 import { api } from '../../helpers/http.js';
 
-const ready = chromiumAndBlenderReady('the requeue dashboard test');
-const suite = ready ? describe : describe.skip;
 /** Samples making a 64x48 frame take about half a second here, so the render can be stopped partway. */
 const SLOW_SAMPLES = 384;
 const FRAMES = [1, 2, 3, 4, 5, 6, 7, 8];
 
-let e2e: E2E;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!ready) return;
-  // One attempt per task: the killed Blender fails the job at once.
-  e2e = await startE2E({ worker: { runtime: { maxAttempts: 1, retryBaseMs: 100 } } });
-  browser = await launchChromium();
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await e2e?.svc.close();
-});
+// One attempt per task: the killed Blender fails the job at once.
+const farm = chromiumFarm('the requeue dashboard test', { worker: { runtime: { maxAttempts: 1, retryBaseMs: 100 } } });
+const suite = farm.suite;
 
 const shot = (page: Page, name: string) => screenshot(page, 'requeue', name);
 
 /** A job that failed partway: frames 1-8 slowly, its Blender killed once 2 frames were done. */
 async function failedPartway(): Promise<string> {
-  const { client, svc } = e2e;
+  const { client, svc } = farm.e2e;
   const id = await renderingPartway(client, await buildFixture('basic'), '1-8', SLOW_SAMPLES);
   const blender = blenderProcesses(workDirOf(svc, id));
   expect(blender).toHaveLength(1);
@@ -55,11 +43,11 @@ suite('requeue in the dashboard (Chromium)', () => {
     'requeues a failed job from its page; the new job renders only the missing frames and completes, linked ' +
       'both ways',
     async () => {
-      const { client, svc } = e2e;
+      const { client, svc } = farm.e2e;
       const oldId = await failedPartway();
       const progressBefore = await client.getJobProgress(oldId);
 
-      const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+      const { context, page, problems } = await signedInPage(farm.browser, svc.origin, svc.apiKey, {
         width: 1280,
         height: 900,
       });

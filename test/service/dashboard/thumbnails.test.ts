@@ -3,29 +3,16 @@
 // holds one thumbnail per frame (made by the worker through ffmpeg: 320x240 frames become 256 px
 // JPEGs), the flip-book advances when played and follows the scrubber, and another workspace gets
 // 404 for the thumbnails. Screenshots are kept under the temp folder.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
 import { ThumbnailList } from '../../../shared/api/thumbnails.js';
-import { startE2E, submit, tinyRender, validationOutcome, waitUntil, type E2E } from '../../helpers/e2e.js';
+import { submit, tinyRender, validationOutcome, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { api } from '../../helpers/http.js';
-import { chromiumAndBlenderReady, launchChromium, screenshot, signedInPage } from './browser.js';
+import { chromiumFarm, screenshot, signedInPage } from './browser.js';
 
-const ready = chromiumAndBlenderReady('the frame thumbnails test');
-const suite = ready ? describe : describe.skip;
-
-let e2e: E2E;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!ready) return;
-  e2e = await startE2E();
-  browser = await launchChromium();
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await e2e?.svc.close();
-});
+const farm = chromiumFarm('the frame thumbnails test');
+const suite = farm.suite;
 
 const FRAMES = 6;
 const flipFrame = (page: Page) => page.$eval('#flipbook', (el) => Number((el as HTMLElement).dataset.frame));
@@ -36,7 +23,7 @@ const stripImages = (page: Page) =>
 
 suite('rendered frames on the job page', () => {
   it('shows the latest frame live, then a strip of one thumbnail per frame and a flip-book that plays', async () => {
-    const { client, svc } = e2e;
+    const { client, svc } = farm.e2e;
     // 320x240 (above the thumbnail size: ffmpeg scales them), slow enough that the page opens
     // with a frame done and frames left.
     const id = await submit(client, await buildFixture('basic'));
@@ -46,7 +33,7 @@ suite('rendered frames on the job page', () => {
       timeoutMs: 120_000,
       intervalMs: 50,
     });
-    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+    const { context, page, problems } = await signedInPage(farm.browser, svc.origin, svc.apiKey, {
       width: 1280,
       height: 1000,
     });

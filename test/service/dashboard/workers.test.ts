@@ -3,27 +3,14 @@
 // slots, Blender build and heartbeat; a real render shows the render slot busy with a link to the
 // job, the queue by kind, then the slot idle again once the job completed, without a reload.
 // Screenshots are kept under the temp folder (the path is printed).
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startE2E, submit, tinyRender, waitUntil, type E2E } from '../../helpers/e2e.js';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { submit, tinyRender, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
-import { chromiumAndBlenderReady, launchChromium, screenshot, signedInPage } from './browser.js';
+import { chromiumFarm, screenshot, signedInPage } from './browser.js';
 
-const ready = chromiumAndBlenderReady('the workers page test');
-const suite = ready ? describe : describe.skip;
-
-let e2e: E2E;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!ready) return;
-  e2e = await startE2E({ worker: { heartbeat: { intervalMs: 1000 } } });
-  browser = await launchChromium();
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await e2e?.svc.close();
-});
+const farm = chromiumFarm('the workers page test', { worker: { heartbeat: { intervalMs: 1000 } } });
+const suite = farm.suite;
 
 const shot = (page: Page, name: string) => screenshot(page, 'workers', name);
 
@@ -31,8 +18,8 @@ const renderSlot = 'article.worker tr[data-slot-id="cpu-0"]';
 
 suite('workers page in Chromium', () => {
   it('shows the worker, then its render slot busy with a real render of the job, then idle', async () => {
-    const { client, svc } = e2e;
-    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+    const { client, svc } = farm.e2e;
+    const { context, page, problems } = await signedInPage(farm.browser, svc.origin, svc.apiKey, {
       width: 1280,
       height: 900,
     });
