@@ -75,7 +75,8 @@ describe('daemon estimate', () => {
       // Polls may miss a short step (creating): the ones that last are seen, in order.
       expect(stepsOf(seen)[0]).toBe('packing');
       expect(stepsOf(seen).slice(-3)).toEqual(['validating', 'estimating', 'done']);
-      expect(stepsOf(seen)).toContain('uploading');
+      // The project was sent (a tiny one may upload between two polls): its upload is recorded.
+      expect(final.upload).not.toBeNull();
       const jobId = final.jobId!;
       const est = final.estimate!;
       expect(est).toMatchObject({ jobId, state: 'ready', reason: null, framesTotal: 9 });
