@@ -2,27 +2,14 @@
 // log opened while Blender writes it grows on the page without a reload, the search box
 // highlights matching lines, can hide the others and jumps between matches, an earlier attempt
 // can be picked, and the page keeps its strict CSP. Screenshots are kept under the temp folder.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startE2E, submit, tinyRender, validationOutcome, waitUntil, type E2E } from '../../helpers/e2e.js';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { submit, tinyRender, validationOutcome, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
-import { chromiumAndBlenderReady, launchChromium, screenshot, signedInPage } from './browser.js';
+import { chromiumFarm, screenshot, signedInPage } from './browser.js';
 
-const ready = chromiumAndBlenderReady('the task log page test');
-const suite = ready ? describe : describe.skip;
-
-let e2e: E2E;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!ready) return;
-  e2e = await startE2E();
-  browser = await launchChromium();
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await e2e?.svc.close();
-});
+const farm = chromiumFarm('the task log page test');
+const suite = farm.suite;
 
 const shot = (page: Page, name: string) => screenshot(page, 'task-log', name);
 
@@ -30,7 +17,7 @@ const lineCount = (page: Page) => page.$$eval('#log-text .log-line', (els) => el
 
 suite('task log on the job page', () => {
   it('opens a task log while Blender writes it, sees it grow, searches it and jumps between matches', async () => {
-    const { client, svc } = e2e;
+    const { client, svc } = farm.e2e;
     const id = await submit(client, await buildFixture('basic'));
     expect((await validationOutcome(client, id)).status).toBe('validated');
     // Frames slow enough that a render task is still running when the page opens its log.
@@ -44,7 +31,7 @@ suite('task log on the job page', () => {
       { timeoutMs: 120_000, intervalMs: 200 },
     );
 
-    const { context, page, problems } = await signedInPage(browser, svc.origin, svc.apiKey, {
+    const { context, page, problems } = await signedInPage(farm.browser, svc.origin, svc.apiKey, {
       width: 1280,
       height: 1000,
     });
@@ -69,12 +56,12 @@ suite('task log on the job page', () => {
       'Fra:',
     );
     expect(await page.textContent('#log-count')).toMatch(new RegExp(`^0 / \\d+ matches$`));
-    await page.getByRole('button', { name: 'Next' }).click();
-    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByRole('button', { name: 'Next', exact: true }).click();
+    await page.getByRole('button', { name: 'Next', exact: true }).click();
     expect(await page.textContent('#log-count')).toMatch(/^2 \/ \d+ matches$/);
     expect(await page.$$eval('#log-text .log-line.current', (els) => els.length)).toBe(1);
     expect(await page.$eval('#log-text .log-line.current', (el) => el.textContent ?? '')).toMatch(/Fra:/);
-    await page.getByRole('button', { name: 'Previous' }).click();
+    await page.getByRole('button', { name: 'Previous', exact: true }).click();
     expect(await page.textContent('#log-count')).toMatch(/^1 \/ \d+ matches$/);
     await page.getByLabel('matching lines only').check();
     const visible = await page.$$eval('#log-text .log-line', (els) =>
