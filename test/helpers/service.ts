@@ -6,6 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { expect } from 'vitest';
+import type { JobStatus } from '../../shared/job-status.js';
 import type { ServiceConfig } from '../../service/config.js';
 import { defaultConfig } from '../../service/config-defaults.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
@@ -160,4 +162,10 @@ export async function startTestService(
       if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Moves job `id` along `path` in the service's store, as the worker would, expecting each step to be taken. */
+export async function moveJob(svc: TestService, id: string, path: JobStatus[]): Promise<void> {
+  for (let i = 1; i < path.length; i++)
+    expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
 }

@@ -5,11 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FrameStatsPage, JobProgressWithEtaEnvelope } from '../../../shared/api/frame-stats.js';
 import { ExtensionList } from '../../../shared/extensions.js';
-import type { JobStatus } from '../../../shared/job-status.js';
 import { createJob, type Call } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
 import { seedRenderingFrames } from '../../helpers/frame-seed.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { moveJob, startTestService, type TestService } from '../../helpers/service.js';
 
 let svc: TestService;
 let call: Call;
@@ -20,18 +19,13 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function move(id: string, path: JobStatus[]): Promise<void> {
-  for (let i = 1; i < path.length; i++)
-    expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
-}
-
 /** A job rendering 10 frames, 4 of them done (2 s, 2 s, 3 s, 5 s) on two slots. */
 async function renderingJob(): Promise<string> {
   const job = await createJob(call);
   await call('POST', `/jobs/${job.id}/validate`, {});
-  await move(job.id, ['validating', 'validated']);
+  await moveJob(svc, job.id, ['validating', 'validated']);
   await call('POST', `/jobs/${job.id}/render`, { requestedRenderConfig: { colorManagementPreset: 'default' } });
-  await move(job.id, ['booting', 'rendering']);
+  await moveJob(svc, job.id, ['booting', 'rendering']);
   await seedRenderingFrames(svc, job.id);
   return job.id;
 }
@@ -70,7 +64,7 @@ describe('frame statistics', () => {
     expect(
       JobProgressWithEtaEnvelope.parse((await call('GET', `/jobs/${id}/progress`)).body).data.etaBand,
     ).toMatchObject({ seconds: 8.3, slots: 2 });
-    await move(id, ['rendering', 'finalizing', 'completed']);
+    await moveJob(svc, id, ['rendering', 'finalizing', 'completed']);
     expect(JobProgressWithEtaEnvelope.parse((await call('GET', `/jobs/${id}/progress`)).body).data.etaBand).toBeNull();
   });
 

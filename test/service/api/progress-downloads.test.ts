@@ -3,10 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Downloads } from '../../../shared/api/downloads.js';
 import { Job, JobEnvelope, JobList } from '../../../shared/api/job.js';
 import { JobProgressEnvelope, ProgressList } from '../../../shared/api/progress.js';
-import type { JobStatus } from '../../../shared/job-status.js';
 import { createJob, type Call } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { filesOnly, objectUrlPrefix, startTestService, type TestService } from '../../helpers/service.js';
+import { filesOnly, moveJob, objectUrlPrefix, startTestService, type TestService } from '../../helpers/service.js';
 
 let svc: TestService;
 let call: Call;
@@ -17,22 +16,17 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function move(id: string, path: JobStatus[]): Promise<void> {
-  for (let i = 1; i < path.length; i++)
-    expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
-}
-
 const FRAME = Buffer.from(Array.from({ length: 5000 }, (_, i) => i % 251));
 
 /** Publishes outputs as the worker's finalize step does, then completes the job. */
 async function completedJob(): Promise<Job> {
   const job = await createJob(call);
   await call('POST', `/jobs/${job.id}/validate`, {});
-  await move(job.id, ['validating', 'validated']);
+  await moveJob(svc, job.id, ['validating', 'validated']);
   await call('POST', `/jobs/${job.id}/render`, {
     requestedRenderConfig: { colorManagementPreset: 'default', videoOutput: true },
   });
-  await move(job.id, ['booting', 'rendering', 'finalizing']);
+  await moveJob(svc, job.id, ['booting', 'rendering', 'finalizing']);
   const { storage, jobs } = svc.service.ports;
   const base = `outputs/${job.workspaceId}/${job.id}`;
   await storage.put(`${base}/frames/f_0001.png`, Readable.from([FRAME]));
@@ -69,7 +63,7 @@ async function completedJob(): Promise<Job> {
       },
     },
   );
-  await move(job.id, ['finalizing', 'completed']);
+  await moveJob(svc, job.id, ['finalizing', 'completed']);
   return job;
 }
 
@@ -85,9 +79,9 @@ describe('progress', () => {
       percent: null,
     });
     await call('POST', `/jobs/${job.id}/validate`, {});
-    await move(job.id, ['validating', 'validated']);
+    await moveJob(svc, job.id, ['validating', 'validated']);
     await call('POST', `/jobs/${job.id}/render`, { requestedRenderConfig: { colorManagementPreset: 'default' } });
-    await move(job.id, ['booting', 'rendering']);
+    await moveJob(svc, job.id, ['booting', 'rendering']);
     await svc.service.ports.jobs.setProgress({
       ...before,
       status: 'rendering',
@@ -124,7 +118,7 @@ describe('downloads', () => {
       transforms: { framesZip: null, compositeNodesZip: null, video: {} },
     });
     await call('POST', `/jobs/${job.id}/validate`, {});
-    await move(job.id, ['validating', 'validated']);
+    await moveJob(svc, job.id, ['validating', 'validated']);
     await call('POST', `/jobs/${job.id}/render`, {
       requestedRenderConfig: { colorManagementPreset: 'default', videoOutput: true },
     });

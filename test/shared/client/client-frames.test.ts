@@ -7,11 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EtaBand } from '../../../shared/api/frame-stats.js';
-import type { JobStatus } from '../../../shared/job-status.js';
 import { ApiError } from '../../../shared/client/errors.js';
 import { RenderJobClient } from '../../../shared/client/client.js';
 import { seedRenderingFrames } from '../../helpers/frame-seed.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { moveJob, startTestService, type TestService } from '../../helpers/service.js';
 
 let svc: TestService;
 let client: RenderJobClient;
@@ -32,18 +31,13 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function move(id: string, path: JobStatus[]): Promise<void> {
-  for (let i = 1; i < path.length; i++)
-    expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
-}
-
 /** A job rendering 10 frames, frames 1-4 done on two slots, as the worker records them. */
 async function renderingJob(): Promise<string> {
   const job = await client.createJob({ slug: (await client.uploadProject(blendPath)).slug });
   await client.validateJob(job.id);
-  await move(job.id, ['validating', 'validated']);
+  await moveJob(svc, job.id, ['validating', 'validated']);
   await client.renderJob(job.id, { requestedRenderConfig: { colorManagementPreset: 'default' } });
-  await move(job.id, ['booting', 'rendering']);
+  await moveJob(svc, job.id, ['booting', 'rendering']);
   await seedRenderingFrames(svc, job.id);
   return job.id;
 }
@@ -85,7 +79,7 @@ describe('client: frame statistics', () => {
     expect(band!.highSeconds).toBeGreaterThan(9);
     expect((await client.listJobFrames(id)).data.eta).toEqual(band);
     // Once the job ended, no band.
-    await move(id, ['rendering', 'finalizing', 'completed']);
+    await moveJob(svc, id, ['rendering', 'finalizing', 'completed']);
     expect((await client.getJobProgress(id)).etaBand ?? null).toBeNull();
   });
 
