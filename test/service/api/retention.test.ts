@@ -29,6 +29,13 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
+/** One sweep of `on`'s retention as it would run `days` days from now. */
+const sweepDaysLater = (on: TestService, days: number) =>
+  new RetentionSweeper(
+    { ...on.service.ports, log: pino({ level: 'silent' }) },
+    { now: () => Date.now() + days * 86_400_000 },
+  ).sweep();
+
 async function completedWithOutputs(expiresInMs: number) {
   const job = await createJob(call);
   const { jobs, storage } = svc.service.ports;
@@ -94,14 +101,9 @@ describe('finished tasks', () => {
       await queue.enqueue({ id: 'r-open', jobId: 'rj', kind: 'validate' });
       const t = await queue.claim('w', ['render-chunk'], 60_000);
       await queue.complete(t!.id, 'w');
-      const sweepDaysLater = (days: number) =>
-        new RetentionSweeper(
-          { ...own.service.ports, log: pino({ level: 'silent' }) },
-          { now: () => Date.now() + days * 86_400_000 },
-        ).sweep();
-      await sweepDaysLater(6);
+      await sweepDaysLater(own, 6);
       expect((await queue.jobTasks('rj')).map((x) => x.id)).toEqual(['r-done', 'r-open']);
-      await sweepDaysLater(8);
+      await sweepDaysLater(own, 8);
       expect((await queue.jobTasks('rj')).map((x) => [x.id, x.state])).toEqual([['r-open', 'queued']]);
     } finally {
       await own.close();
@@ -135,14 +137,9 @@ describe('frames a stopped job kept for a requeue', () => {
     expect(failed.output).toEqual({ isDeletedForClient: false, scheduledForDeletionAt: null });
     expect(Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body).frames).toEqual([]);
 
-    const sweepDaysLater = (days: number) =>
-      new RetentionSweeper(
-        { ...svc.service.ports, log: pino({ level: 'silent' }) },
-        { now: () => Date.now() + days * 86_400_000 },
-      ).sweep();
-    await sweepDaysLater(29);
+    await sweepDaysLater(svc, 29);
     expect(await storage.stat(keptKey)).toBeDefined();
-    await sweepDaysLater(31);
+    await sweepDaysLater(svc, 31);
     expect(await storage.stat(keptKey)).toBeUndefined();
     const after = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
     expect(after).toMatchObject({
@@ -160,14 +157,9 @@ describe('task logs of a job that stopped before any frame was kept', () => {
     const logKey = `${jobLogPrefix(job.workspaceId, job.id)}/validate/a1.log`;
     await storage.put(logKey, Readable.from([Buffer.from('Blender 3.4 analysis output\n')]));
     expect((await call('POST', `/jobs/${job.id}/cancel`)).status).toBe(200);
-    const sweepDaysLater = (days: number) =>
-      new RetentionSweeper(
-        { ...svc.service.ports, log: pino({ level: 'silent' }) },
-        { now: () => Date.now() + days * 86_400_000 },
-      ).sweep();
-    await sweepDaysLater(29);
+    await sweepDaysLater(svc, 29);
     expect(await storage.stat(logKey)).toBeDefined();
-    await sweepDaysLater(31);
+    await sweepDaysLater(svc, 31);
     expect(await storage.stat(logKey)).toBeUndefined();
     const after = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
     expect(after).toMatchObject({ status: 'canceled', output: { isDeletedForClient: true } });
