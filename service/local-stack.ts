@@ -19,7 +19,7 @@ import { SqlWorkerTokenStore } from './adapters/sql/worker-token-store.js';
 import { SqlFrameStats } from './adapters/sql/frame-stats.js';
 import type { FrameStatsStore } from './ports/frame-stats.js';
 import { SqlAnalysisCache } from './adapters/sql/analysis-cache.js';
-import type { AnalysisCacheStore } from './worker/analysis-cache/port.js';
+import type { AnalysisCacheStore } from './ports/analysis-cache.js';
 import type { BlobStore } from './ports/blobs.js';
 import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { JobStore } from './ports/jobs.js';

@@ -15,7 +15,7 @@ import type { TaskQueue } from './ports/tasks.js';
 import type { WorkerRegistry } from './ports/workers.js';
 import type { WorkerTokenStore } from './ports/worker-tokens.js';
 import type { WebhookStore } from './webhooks/ports.js';
-import type { AnalysisCacheStore } from './worker/analysis-cache/port.js';
+import type { AnalysisCacheStore } from './ports/analysis-cache.js';
 
 export interface Stack {
   /**

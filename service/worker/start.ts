@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics/registry.js';
 import type { Logger } from 'pino';
 import type { ServiceConfig } from '../config.js';
 import type { FrameStatsWriter } from '../ports/frame-stats.js';
-import type { AnalysisCacheStore } from './analysis-cache/port.js';
+import type { AnalysisCacheStore } from '../ports/analysis-cache.js';
 import type { JobRecord, WorkerJobStore } from '../ports/jobs.js';
 import type { ObjectStorage } from '../ports/storage.js';
 import { runForJob } from '../job-scope.js';

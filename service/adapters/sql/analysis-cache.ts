@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { AnalysisCacheEntry, AnalysisCacheStore } from '../../worker/analysis-cache/port.js';
+import type { AnalysisCacheEntry, AnalysisCacheStore } from '../../ports/analysis-cache.js';
 import type { DB } from './schema.js';
 
 /**

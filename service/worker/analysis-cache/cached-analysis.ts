@@ -5,7 +5,7 @@
 import { analyzeScene, type AnalyzeSceneOptions, type SceneAnalysis } from '../../../blender/analysis/analyze-scene.js';
 import type { PreparedProject } from '../project/job-files.js';
 import { analysisCacheKey, ROOT_MARK, type AnalysisKeyInput } from './analysis-key.js';
-import type { AnalysisCacheStore } from './port.js';
+import type { AnalysisCacheStore } from '../../ports/analysis-cache.js';
 
 const JOB_MARK = '@@renderbridge-job-folder@@';
 

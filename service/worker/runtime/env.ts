@@ -12,7 +12,7 @@ import type { RenderCapabilities } from '../../domain/final-config.js';
 import type { DeviceInventory } from '../../../blender/devices.js';
 import type { UnpackLimits } from '../../../zip/rules.js';
 import type { BlobCache, BlobCacheOptions } from '../project/blob-cache.js';
-import type { AnalysisCacheStore } from '../analysis-cache/port.js';
+import type { AnalysisCacheStore } from '../../ports/analysis-cache.js';
 
 export type RenderMode = 'warm' | 'chunked';
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { openPostgres } from '../../../service/adapters/postgres/db.js';
 import { SqlAnalysisCache } from '../../../service/adapters/sql/analysis-cache.js';
 import { openSqlite } from '../../../service/adapters/sqlite/db.js';
-import type { AnalysisCacheEntry, AnalysisCacheStore } from '../../../service/worker/analysis-cache/port.js';
+import type { AnalysisCacheEntry, AnalysisCacheStore } from '../../../service/ports/analysis-cache.js';
 import { createTestDatabase, requirePostgres } from '../../helpers/postgres.js';
 import { withHarness } from './with-harness.js';
 

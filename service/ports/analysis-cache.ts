@@ -1,4 +1,4 @@
-// The analysis cache as the validate handler needs it: a scene analysis stored under a key that
+// The analysis cache as the worker's validate handler needs it: a scene analysis stored under a key that
 // names everything the analysis read (analysis-key.ts), within one workspace. Adapters: the SQL
 // one (service/adapters/sql/analysis-cache.ts) on SQLite and PostgreSQL alike.
 
