@@ -70,10 +70,9 @@ export class RemoteWorkerStorage implements ObjectStorage {
     if (a.status === 200 && InfoAnswer.safeParse(a.body).success) return;
     if (a.status === 404) {
       throw new Error(
-        `${a.url} offers workers no storage: the service keeps files in its own folder (or is older than ` +
-          `this worker). ` +
-          ('Run the service on S3 (--s3-bucket) for workers without bucket keys, or give this worker the ' +
-            'bucket (--s3-bucket and its credentials).'),
+        `${a.url} offers workers no storage: the service keeps files in its own folder (or is older than this ` +
+          'worker). Run the service on S3 (--s3-bucket) for workers without bucket keys, or give this worker the ' +
+          'bucket (--s3-bucket and its credentials).',
       );
     }
     throw a.status >= 400
@@ -267,7 +266,7 @@ export class RemoteWorkerStorage implements ObjectStorage {
     if (!jobId)
       throw new Error(
         `no job to ask the service for object ${key} for: a remote worker's storage works only inside a task ` +
-          `or a job's cleanup`,
+          "or a job's cleanup",
       );
     const path = `${WORKER_API_PREFIX}${route}`;
     const a = await this.api.call('POST', path, { jobId, ...body });

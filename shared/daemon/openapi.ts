@@ -80,8 +80,8 @@ export const DaemonEventFrame = z
   )
   .meta({
     description:
-      'A frame of the stream, shown as JSON: `event: <event>` then `data: <data as one line of JSON>` and a ' +
-      'blank line.',
+      'A frame of the stream, shown as JSON: `event: <event>` then `data: <data as one line of JSON>` and ' +
+      'a blank line.',
   });
 
 export function openApiPath(path: string): string {
@@ -119,10 +119,9 @@ function successResponse(name: DaemonRouteName): ResponseObject {
   return {
     description:
       'Server-Sent Events, until the caller disconnects: each frame is `event: <name>` and `data: <JSON>`; ' +
-      ('a `retry:` line says how long to wait before reconnecting; missed events are not replayed (read GET ' +
-        '/jobs after each connection). ') +
-      (`Events: ${Object.keys(DAEMON_EVENTS).join(', ')}; the \`x-events\` extension maps each to the schema ` +
-        `of its data.`),
+      'a `retry:` line says how long to wait before reconnecting; missed events are not replayed (read GET ' +
+      `/jobs after each connection). Events: ${Object.keys(DAEMON_EVENTS).join(', ')}; the \`x-events\` ` +
+      'extension maps each to the schema of its data.',
     content: { 'text/event-stream': { schema: DaemonEventFrame } },
   };
 }
@@ -176,12 +175,10 @@ export function buildDaemonOpenApiDocument(): Document {
       version: String(DaemonState.shape.version.value),
       description:
         'The local bridge on 127.0.0.1 that the Blender add-on, the tray app and the CLI call. Find its port ' +
-        'and token in the ' +
-        ("state file (daemon.json, DaemonState). Requests with an Origin header other than the daemon's own, " +
-          'or a Host other than ') +
-        ('127.0.0.1/localhost, are refused (403). Errors of the render service (shared/openapi.json) pass ' +
-          'through unchanged, ') +
-        'with their own name and status, in the same ErrorBody.',
+        'and token in the state file (daemon.json, DaemonState). Requests with an Origin header other than the ' +
+        "daemon's own, or a Host other than 127.0.0.1/localhost, are refused (403). Errors of the render " +
+        'service (shared/openapi.json) pass through unchanged, with their own name and status, in the same ' +
+        'ErrorBody.',
     },
     servers: [{ url: 'http://127.0.0.1:47615', description: 'Default port; the state file has the real one' }],
     components: {
