@@ -157,16 +157,6 @@ class SubmitBodyTests(unittest.TestCase):
         self.assertIn('save them first', text)
         self.assertIsNone(submit_body.save_hint('/p/shot.blend', False))
 
-    def test_save_hint_of_the_panel(self):
-        # Drawn in a real window too: save-first-window.test.ts.
-        level, text = submit_body.save_hint('', False)
-        self.assertEqual(level, 'ERROR')
-        self.assertIn('File > Save As', text)
-        level, text = submit_body.save_hint('/p/shot.blend', True)
-        self.assertEqual(level, 'INFO')
-        self.assertIn('save them first', text)
-        self.assertIsNone(submit_body.save_hint('/p/shot.blend', False))
-
     def test_what_the_buttons_say_when_they_cannot_start(self):
         self.assertEqual(submit_body.save_first('Render on farm'),
                          'Save the file first, then click "Render on farm" again.')
