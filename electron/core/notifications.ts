@@ -4,9 +4,10 @@
 // stop it, and the one who submitted it sees JOB_CANCELED where they did (the add-on's panel, the
 // CLI's exit code 5). A submission that failed before it made a
 // job (packing, uploading: a file changed after packing, no answer from the service) has no
-// renderComplete, so it gets its own, with the daemon's message, which says what to do.
+// renderComplete, so it gets its own, with the daemon's message, which says what to do. A download that
+// fails after "Render complete" gets one too: that folder is not the whole render.
 import path from 'node:path';
-import type { RenderComplete, Submission } from '../../shared/daemon/api.js';
+import type { DownloadState, RenderComplete, Submission } from '../../shared/daemon/api.js';
 import { failureText, jobName } from './tray-model.js';
 
 export interface NotificationModel {
@@ -51,6 +52,37 @@ export function submissionNotification(s: Submission): NotificationModel | null 
   return {
     title: 'Not sent to the farm',
     body: `${name}: ${s.error?.message ?? 'the submission failed; see the daemon log.'}`,
+    openPath: null,
+    urgency: 'critical',
+  };
+}
+
+/**
+ * Notifications for download events: one per failed download (a failure can be published twice, as the
+ * last progress and as the outcome), and again only after the job's download was started anew.
+ */
+export function downloadNotifier(): (d: DownloadState) => NotificationModel | null {
+  const told = new Set<string>();
+  return (d) => {
+    if (d.state !== 'failed') {
+      told.delete(d.jobId);
+      return null;
+    }
+    if (told.has(d.jobId)) return null;
+    told.add(d.jobId);
+    return downloadNotification(d);
+  };
+}
+
+/** A notification for a download event: only a failed one (the folder holds part of the render, or none). */
+export function downloadNotification(d: DownloadState): NotificationModel | null {
+  if (d.state !== 'failed') return null;
+  const done = d.files > 0 ? ` ${d.filesDone} of ${d.files} files are in ${d.outDir}.` : '';
+  return {
+    title: 'Download failed',
+    body:
+      `Job ${d.jobId.slice(0, 8)}: ${d.error?.message ?? 'the download stopped; see the daemon log.'}${done} ` +
+      'The frames stay on the farm: click to open the job window and download again.',
     openPath: null,
     urgency: 'critical',
   };

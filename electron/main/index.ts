@@ -17,7 +17,7 @@ import { addonInstructions, addonZipPath, daemonCommand, type AppLocation } from
 import { DaemonEvents } from '../core/daemon-events.js';
 import { DaemonLog } from '../core/daemon-log.js';
 import { FarmSettings } from '../core/farm-settings.js';
-import { notificationFor, submissionNotification } from '../core/notifications.js';
+import { downloadNotifier, notificationFor, submissionNotification } from '../core/notifications.js';
 import { DaemonSupervisor } from '../core/supervisor.js';
 import {
   applyDaemonEvent,
@@ -126,6 +126,7 @@ export function startTrayApp(deps: TrayAppDeps): void {
       trayIcon(state, supervisor.current),
     );
 
+  const downloadNotice = downloadNotifier();
   const events = new DaemonEvents({
     connection: () => {
       const d = supervisor.current;
@@ -150,7 +151,9 @@ export function startTrayApp(deps: TrayAppDeps): void {
           ? notificationFor(e.data)
           : e.event === 'submission'
             ? submissionNotification(e.data)
-            : null;
+            : e.event === 'download'
+              ? downloadNotice(e.data)
+              : null;
       if (model) showNotification(model, showJobWindow);
     },
   });

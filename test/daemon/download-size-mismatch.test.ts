@@ -5,6 +5,7 @@
 // checked: `renderbridge submit` (stderr, exit code 8, no frame kept), the bridge daemon's Download
 // (the job's download state, which the add-on and the job window show), and that doing what the
 // message says, downloading again once the link holds, resumes and completes the frame.
+import { downloadNotifier } from '../../electron/core/notifications.js';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -120,6 +121,19 @@ describe('a download whose every try gets a body shorter than announced', () => 
         { code: 'SIZE_MISMATCH', path: [expect.stringMatching(/\.png$/)], message: expect.stringMatching(SAYS) },
       ]);
       expect(JSON.stringify(error)).not.toMatch(/service URL/);
+      // The tray shows this state as it comes in a download event (electron/main/index.ts): a notification
+      // that the folder is not the whole render, and how to get the rest.
+      const notify = downloadNotifier();
+      const note = notify(tracked.download!);
+      // Published twice (last progress, then the outcome), it is told once.
+      expect(notify(tracked.download!)).toBeNull();
+      expect(note?.title).toBe('Download failed');
+      expect(note?.urgency).toBe('critical');
+      expect(note?.body).toContain('run the download again to retry.');
+      expect(note?.body).toMatch(
+        /\d+ of \d+ files are in .*daemon-out\. The frames stay on the farm: click to open the job/,
+      );
+      expect(note?.body).not.toMatch(/service URL/);
     } finally {
       await daemon.close();
     }
