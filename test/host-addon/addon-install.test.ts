@@ -59,6 +59,7 @@ interface InstallResult {
     connection_error: string;
     check: Op;
     render: Op;
+    estimate: Op;
     test_connection: Op;
     cancel: Op;
     activity: unknown;
@@ -67,9 +68,11 @@ interface InstallResult {
 }
 
 const OPERATORS = [
+  'cancel_estimate',
   'cancel_job',
   'check',
   'download_job',
+  'estimate',
   'open_folder',
   'refresh',
   'refresh_addons',
@@ -204,7 +207,7 @@ describe.each(usableBuilds('add-on install'))('add-on on Blender $minor', (build
       const refused = got.refused!;
       expect(refused.refresh).toEqual({ result: ['FINISHED'] });
       expect(refused.connection_error).toContain(REFUSED);
-      for (const op of [refused.check, refused.render, refused.test_connection, refused.cancel]) {
+      for (const op of [refused.check, refused.render, refused.estimate, refused.test_connection, refused.cancel]) {
         expect(op.result).toEqual(['CANCELLED']);
         expect(op.error).toContain(REFUSED);
       }

@@ -45,6 +45,7 @@ if address:
     refused['check'] = _addon.run_op(bpy.ops.renderbridge.check)
     refused['render'] = _addon.run_op(bpy.ops.renderbridge.render)
     refused['test_connection'] = _addon.run_op(bpy.ops.renderbridge.test_connection)
+    refused['estimate'] = _addon.run_op(bpy.ops.renderbridge.estimate)
     refused['cancel'] = _addon.run_op(bpy.ops.renderbridge.cancel_job, job_id='00000000-0000-0000-0000-000000000000')
     refused['activity'] = s.activity
     refused['drawn'] = _addon.draw_all()
