@@ -7,7 +7,7 @@
 // renderComplete, so it gets its own, with the daemon's message, which says what to do. A download that
 // fails after "Render complete" gets one too: that folder is not the whole render.
 import path from 'node:path';
-import type { DownloadState, RenderComplete, Submission } from '../../shared/daemon/api.js';
+import type { DaemonEvent, DownloadState, RenderComplete, Submission } from '../../shared/daemon/api.js';
 import { failureText, jobName } from './tray-model.js';
 
 export interface NotificationModel {
@@ -86,4 +86,20 @@ export function downloadNotification(d: DownloadState): NotificationModel | null
     openPath: null,
     urgency: 'critical',
   };
+}
+
+/**
+ * The tray's notifications, one daemon event at a time (electron/main/index.ts shows what it returns):
+ * renderComplete, a submission that failed before it made a job, a failed download.
+ */
+export function trayNotifier(): (e: DaemonEvent) => NotificationModel | null {
+  const download = downloadNotifier();
+  return (e) =>
+    e.event === 'renderComplete'
+      ? notificationFor(e.data)
+      : e.event === 'submission'
+        ? submissionNotification(e.data)
+        : e.event === 'download'
+          ? download(e.data)
+          : null;
 }

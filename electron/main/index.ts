@@ -17,7 +17,7 @@ import { addonInstructions, addonZipPath, daemonCommand, type AppLocation } from
 import { DaemonEvents } from '../core/daemon-events.js';
 import { DaemonLog } from '../core/daemon-log.js';
 import { FarmSettings } from '../core/farm-settings.js';
-import { downloadNotifier, notificationFor, submissionNotification } from '../core/notifications.js';
+import { trayNotifier } from '../core/notifications.js';
 import { DaemonSupervisor } from '../core/supervisor.js';
 import {
   applyDaemonEvent,
@@ -126,7 +126,7 @@ export function startTrayApp(deps: TrayAppDeps): void {
       trayIcon(state, supervisor.current),
     );
 
-  const downloadNotice = downloadNotifier();
+  const notify = trayNotifier();
   const events = new DaemonEvents({
     connection: () => {
       const d = supervisor.current;
@@ -146,14 +146,7 @@ export function startTrayApp(deps: TrayAppDeps): void {
     onEvent: (e) => {
       state = applyDaemonEvent(state, e);
       redraw();
-      const model =
-        e.event === 'renderComplete'
-          ? notificationFor(e.data)
-          : e.event === 'submission'
-            ? submissionNotification(e.data)
-            : e.event === 'download'
-              ? downloadNotice(e.data)
-              : null;
+      const model = notify(e);
       if (model) showNotification(model, showJobWindow);
     },
   });

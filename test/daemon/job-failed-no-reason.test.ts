@@ -12,7 +12,7 @@ import { EXIT } from '../../cli/exit-codes.js';
 import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { defaultDaemonConfig } from '../../daemon/config.js';
 import { DaemonEvents } from '../../electron/core/daemon-events.js';
-import { notificationFor, submissionNotification, type NotificationModel } from '../../electron/core/notifications.js';
+import { trayNotifier, type NotificationModel } from '../../electron/core/notifications.js';
 import type { Submission, TrackedJob } from '../../shared/daemon/api.js';
 import { runCli } from '../helpers/cli-run.js';
 import { waitUntil } from '../helpers/e2e.js';
@@ -54,15 +54,11 @@ beforeAll(async () => {
   });
   // As the tray app does (electron/main/index.ts): a notification for each renderComplete event, and
   // for a submission that failed before it made a job.
+  const notify = trayNotifier();
   events = new DaemonEvents({
     connection: () => ({ origin: daemon.origin, token: daemon.token }),
     onEvent: (e) => {
-      const n =
-        e.event === 'renderComplete'
-          ? notificationFor(e.data)
-          : e.event === 'submission'
-            ? submissionNotification(e.data)
-            : null;
+      const n = notify(e);
       if (n) notifications.push(n);
     },
   });

@@ -12,7 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { defaultDaemonConfig } from '../../daemon/config.js';
 import { DaemonEvents } from '../../electron/core/daemon-events.js';
-import { notificationFor, submissionNotification, type NotificationModel } from '../../electron/core/notifications.js';
+import {
+  notificationFor,
+  submissionNotification,
+  trayNotifier,
+  type NotificationModel,
+} from '../../electron/core/notifications.js';
 import {
   applyDaemonEvent,
   EMPTY_TRAY_STATE,
@@ -78,6 +83,7 @@ beforeAll(async () => {
   };
   // What the tray app does (electron/main/index.ts): on each (re)connection re-read GET /jobs with
   // the typed client, then apply every event.
+  const notify = trayNotifier();
   events = new DaemonEvents({
     connection: () => ({ origin: daemon.origin, token: daemon.token }),
     onOpen: (conn) => {
@@ -93,12 +99,7 @@ beforeAll(async () => {
       // and for a submission that failed before it made a job.
       if (e.event === 'renderComplete') completions.push(e.data);
       if (e.event === 'submission') submissions.push(e.data);
-      const n =
-        e.event === 'renderComplete'
-          ? notificationFor(e.data)
-          : e.event === 'submission'
-            ? submissionNotification(e.data)
-            : null;
+      const n = notify(e);
       if (n) notifications.push(n);
     },
   });
