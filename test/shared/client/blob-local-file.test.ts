@@ -3,48 +3,33 @@
 // the service (the message a daemon turned into "check the service URL"). Both ways a part is
 // read: streamed from the file (compression none) and read into memory to gzip it. Against the
 // real service, every request through the counting proxy.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { rm } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../../shared/client/client.js';
 import { LocalFileError, NetworkError } from '../../../shared/client/errors.js';
-import { startProxiedService, type ProxiedService } from '../../helpers/proxied-service.js';
-import { MiB, writeBlobProject, type BlobProject } from './blob-project.js';
+import { startProxiedService } from '../../helpers/proxied-service.js';
+import { MiB, blobProjectPerTest } from './blob-project.js';
 
-let dir: string;
-let project: BlobProject;
-let env: ProxiedService | undefined;
-
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'rb-blob-local-'));
-  project = await writeBlobProject(dir);
-});
-
-afterEach(async () => {
-  await env?.close();
-  env = undefined;
-  await rm(dir, { recursive: true, force: true });
-});
+const t = blobProjectPerTest('rb-blob-local-');
 
 describe('a project file that cannot be read at upload time', () => {
   it.each([
     ['streamed (compression none)', 'metal.exr'],
     ['gzip-encoded in memory', 'scene.blend'],
   ])('fails at once naming the file, not the network (%s)', async (_how, name) => {
-    env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB });
+    t.env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB });
     const client = new RenderJobClient({
-      baseUrl: env.baseUrl,
-      apiKey: env.svc.apiKey,
+      baseUrl: t.env.baseUrl,
+      apiKey: t.env.svc.apiKey,
       baseDelayMs: 50,
       maxDelayMs: 200,
     });
-    const file = project.files.find((f) => f.path.endsWith(name));
+    const file = t.project.files.find((f) => f.path.endsWith(name));
     if (!file) throw new Error(`fixture lacks ${name}`);
     await rm(file.source);
     const retries: unknown[] = [];
     // One part at a time, the file's parts first: nothing else is in flight when it fails.
-    const files = [file, ...project.files.filter((f) => f !== file)];
+    const files = [file, ...t.project.files.filter((f) => f !== file)];
     const err = await client
       .uploadBlobs(files, { fileName: 'scene.zip', concurrency: 1, onRetry: (r) => retries.push(r) })
       .catch((e: unknown) => e);

@@ -3,6 +3,11 @@
 // would give it. Not a *.test.ts file, so vitest does not collect it.
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { afterEach, beforeEach } from 'vitest';
+import { RenderJobClient } from '../../../shared/client/client.js';
+import type { ProxiedService } from '../../helpers/proxied-service.js';
 import path from 'node:path';
 import type { ProjectFile } from '../../../shared/client/blob-upload.js';
 
@@ -72,4 +77,31 @@ export async function writeBlobProject(dir: string): Promise<BlobProject> {
       return files.map((f) => (f.source === changed.source ? changed : f));
     },
   };
+}
+
+/** What each blob upload test works on: a fresh project (and the service it starts), all gone after it. */
+export interface BlobTest {
+  dir: string;
+  project: BlobProject;
+  env: ProxiedService | undefined;
+}
+
+/** Registers the hooks that give each test of the file a fresh project under a folder named `prefix...`. */
+export function blobProjectPerTest(prefix: string): BlobTest {
+  const t: BlobTest = { dir: '', project: undefined as unknown as BlobProject, env: undefined };
+  beforeEach(async () => {
+    t.dir = await mkdtemp(path.join(tmpdir(), prefix));
+    t.project = await writeBlobProject(t.dir);
+  });
+  afterEach(async () => {
+    await t.env?.close();
+    t.env = undefined;
+    await rm(t.dir, { recursive: true, force: true });
+  });
+  return t;
+}
+
+/** A client of the proxied service; short back-off, as the tests are about what is sent again, not the wait. */
+export function clientOf(e: ProxiedService): RenderJobClient {
+  return new RenderJobClient({ baseUrl: e.baseUrl, apiKey: e.svc.apiKey, baseDelayMs: 50, maxDelayMs: 200 });
 }

@@ -5,36 +5,17 @@
 // the same on any storage (blob-upload.test.ts runs the transfers on s3rver too). The API seam
 // below passes real requests and real answers, holding or trimming one to set the scene.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { BlobQueryResult } from '../../../shared/api/blob-upload.js';
+import { writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../../shared/client/client.js';
+import type { BlobQueryResult } from '../../../shared/api/blob-upload.js';
 import { uploadBlobs, type BlobUploadApi } from '../../../shared/client/blob-upload.js';
 import { BlobChangedError } from '../../../shared/client/errors.js';
-import { startProxiedService, type ProxiedService } from '../../helpers/proxied-service.js';
+import { startProxiedService } from '../../helpers/proxied-service.js';
 import { waitUntil } from '../../helpers/e2e.js';
-import { MiB, writeBlobProject, type BlobProject } from './blob-project.js';
+import { MiB, blobProjectPerTest, clientOf } from './blob-project.js';
 
-let dir: string;
-let project: BlobProject;
-let env: ProxiedService | undefined;
-
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'rb-blob-recovery-'));
-  project = await writeBlobProject(dir);
-});
-
-afterEach(async () => {
-  await env?.close();
-  env = undefined;
-  await rm(dir, { recursive: true, force: true });
-});
-
-function clientOf(e: ProxiedService): RenderJobClient {
-  return new RenderJobClient({ baseUrl: e.baseUrl, apiKey: e.svc.apiKey, baseDelayMs: 50, maxDelayMs: 200 });
-}
+const t = blobProjectPerTest('rb-blob-recovery-');
 
 /** The client's own API calls, with a hook on each query's answer. */
 function seam(
@@ -59,8 +40,8 @@ const passedExpiry = (answer: BlobQueryResult) =>
 
 describe('blob upload recovery (files storage)', () => {
   it('queries again when the service answers URL_EXPIRED, and completes with the new URLs', async () => {
-    env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB, uploadUrlTtlSeconds: 2 });
-    const client = clientOf(env);
+    t.env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB, uploadUrlTtlSeconds: 2 });
+    const client = clientOf(t.env);
     const api = seam(client, async (answer, n) => {
       if (n > 1) return answer;
       // Hold the first answer until its URLs expired, and hide that from the client: the
@@ -68,60 +49,60 @@ describe('blob upload recovery (files storage)', () => {
       await passedExpiry(answer);
       return { ...answer, expiresAt: new Date(Date.now() + 3600_000).toISOString() };
     });
-    const result = await uploadBlobs(api, project.files, { fileName: 'scene.zip', concurrency: 1 });
+    const result = await uploadBlobs(api, t.project.files, { fileName: 'scene.zip', concurrency: 1 });
     expect(api.queries).toBeGreaterThanOrEqual(2);
-    const refused = env.svc.logs
+    const refused = t.env.svc.logs
       .join('')
       .split('\n')
       .filter((l) => l.includes('"statusCode":403') && l.includes('"res"'));
     expect(refused.length).toBeGreaterThanOrEqual(1);
-    expect(result.bytesSent).toBe(project.uniqueBytes);
+    expect(result.bytesSent).toBe(t.project.uniqueBytes);
     expect((await client.createJob({ slug: result.upload.slug })).status).toBe('created');
   });
 
   it('queries again without sending when the answer expired before its parts went out', async () => {
-    env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB, uploadUrlTtlSeconds: 2 });
-    const client = clientOf(env);
+    t.env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB, uploadUrlTtlSeconds: 2 });
+    const client = clientOf(t.env);
     const api = seam(client, async (answer, n) => {
       if (n === 1) await passedExpiry(answer);
       return answer;
     });
-    const result = await uploadBlobs(api, project.files, { fileName: 'scene.zip' });
+    const result = await uploadBlobs(api, t.project.files, { fileName: 'scene.zip' });
     expect(api.queries).toBeGreaterThanOrEqual(2);
-    expect(result.bytesSent).toBe(project.uniqueBytes);
+    expect(result.bytesSent).toBe(t.project.uniqueBytes);
     expect((await client.createJob({ slug: result.upload.slug })).status).toBe('created');
   });
 
   it('sends a blob whose hash does not match once more, then fails naming the file', async () => {
-    env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB });
-    const client = clientOf(env);
+    t.env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB });
+    const client = clientOf(t.env);
     // stone.jpg changes after it was hashed: same size, other bytes.
-    const stone = project.files.find((f) => f.path.endsWith('stone.jpg'));
+    const stone = t.project.files.find((f) => f.path.endsWith('stone.jpg'));
     if (!stone) throw new Error('fixture lacks stone.jpg');
     await writeFile(stone.source, randomBytes(stone.size));
-    const err = await client.uploadBlobs(project.files, { fileName: 'scene.zip' }).catch((e: unknown) => e);
+    const err = await client.uploadBlobs(t.project.files, { fileName: 'scene.zip' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BlobChangedError);
     expect((err as BlobChangedError).files).toEqual([stone.source]);
     expect((err as Error).message).toMatch(/hash the project's files again/);
     // Every part of that blob went twice: the first mismatch is taken for bytes damaged on the way.
     const parts = Math.ceil(stone.size / MiB);
-    const stonePuts = env.proxy.requests().filter((r) => r.includes(`/${stone.sha256}-${stone.size}/`));
+    const stonePuts = t.env.proxy.requests().filter((r) => r.includes(`/${stone.sha256}-${stone.size}/`));
     expect(stonePuts).toHaveLength(2 * parts);
   });
 
   it('sends the blobs a commit names missing, then commits again', async () => {
-    env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB });
-    const client = clientOf(env);
-    const metal = project.files.find((f) => f.path.endsWith('metal.exr'));
+    t.env = await startProxiedService('files', { blobPartSizeBytes: 1 * MiB });
+    const client = clientOf(t.env);
+    const metal = t.project.files.find((f) => f.path.endsWith('metal.exr'));
     if (!metal) throw new Error('fixture lacks metal.exr');
     // The first answer forgets metal.exr, as if it had been held then collected before the commit.
     const api = seam(client, (answer, n) =>
       n === 1 ? { ...answer, missing: answer.missing.filter((m) => m.sha256 !== metal.sha256) } : answer,
     );
-    const result = await uploadBlobs(api, project.files, { fileName: 'scene.zip' });
+    const result = await uploadBlobs(api, t.project.files, { fileName: 'scene.zip' });
     expect(api.commits).toBe(2);
     expect(api.queries).toBe(2);
-    expect(result.bytesSent).toBe(project.uniqueBytes);
+    expect(result.bytesSent).toBe(t.project.uniqueBytes);
     expect((await client.createJob({ slug: result.upload.slug })).status).toBe('created');
   });
 });
