@@ -6,7 +6,8 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ServiceConfig } from '../service/config.js';
 import { loadConfigFile, type LoadedConfigFile } from '../service/settings/config-file.js';
 import { parseValue } from '../service/settings/kinds.js';
-import { envName, longFlag, settingsOf, type Setting, type SettingCommand } from '../service/settings/table.js';
+import { envName, longFlag, type Setting, type SettingCommand } from '../service/settings/setting.js';
+import { settingsOf } from '../service/settings/table.js';
 import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
 

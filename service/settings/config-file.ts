@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { allowed, schemaOf } from './kinds.js';
-import { SETTINGS, type Setting } from './table.js';
+import type { Setting } from './setting.js';
+import { SETTINGS } from './table.js';
 
 /** Settings from a file, by key (`s3.bucket`), already in each setting's unit. */
 export interface LoadedConfigFile {

@@ -2,7 +2,8 @@
 // written from the settings table (scripts/write-config-docs.ts) and compared with the files by
 // test/deploy/config-docs.test.ts, so the documentation cannot drift from the code.
 import { allowed } from './kinds.js';
-import { envName, SETTING_GROUPS, SETTINGS } from './table.js';
+import { envName, SETTING_GROUPS } from './setting.js';
+import { SETTINGS } from './table.js';
 
 export const README_BEGIN =
   '<!-- settings:begin (generated from service/settings/table.ts by `npm run config-docs`; do not edit) -->';

@@ -16,7 +16,8 @@ import {
   settingsEnvExample,
   settingsMarkdown,
 } from '../../service/settings/docs.js';
-import { envName, longFlag, SETTINGS } from '../../service/settings/table.js';
+import { envName, longFlag } from '../../service/settings/setting.js';
+import { SETTINGS } from '../../service/settings/table.js';
 
 function between(text: string, begin: string, end: string): string {
   const a = text.indexOf(begin);
