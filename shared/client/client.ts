@@ -1,5 +1,5 @@
-// The typed client of the v1 API: the calls of RouteCalls (route-calls.ts), one per entry of
-// ROUTES, plus the upload, wait and pagination helpers built on them.
+// The typed client of the v1 API: the calls of RouteCalls (route-calls.ts) and ExtensionCalls
+// (extension-calls.ts), one per entry of ROUTES, plus the upload, wait and pagination helpers built on them.
 import { basename } from 'node:path';
 import type { Job } from '../api/job.js';
 import type { FileType, UploadTarget } from '../api/upload.js';
@@ -9,7 +9,8 @@ import type { RouteBody } from '../routes.js';
 import { fileTypeFor, uploadFile, type UploadFileOptions, type UploadResult } from './upload.js';
 import { singlePutUpload, type UploadRetry } from './single-put.js';
 import { uploadBlobs, type ProjectFile, type UploadBlobsOptions, type UploadBlobsResult } from './blob-upload.js';
-import { RouteCalls, type CallOptions, type ListJobsParams } from './route-calls.js';
+import { ExtensionCalls } from './extension-calls.js';
+import type { CallOptions, ListJobsParams } from './route-calls.js';
 import { waitForStatus, type WaitOptions } from './wait.js';
 
 export interface UploadProjectOptions {
@@ -27,7 +28,7 @@ export interface UploadProjectOptions {
   renewMarginMs?: number;
 }
 
-export class RenderJobClient extends RouteCalls {
+export class RenderJobClient extends ExtensionCalls {
   /**
    * Uploads a project as blobs (extension content-addressed-uploads; see `hasExtension`): only
    * what the workspace lacks is sent; resolves with the committed upload (use its `slug`).
