@@ -14,7 +14,7 @@ export const UI_PREFIX = '/ui';
 export interface UiRouteDeps {
   /** The service API root; its origin is allowed as an image source (preview thumbnails). */
   serviceUrl: string;
-  /** Folder of index.html, app.js, transfer.js and app.css. Default: daemon/ui next to this module's folder. */
+  /** Folder of index.html, app.js, its helper scripts and app.css. Default: daemon/ui next to this module's folder. */
   dir?: string;
 }
 
@@ -24,6 +24,7 @@ const FILES = {
   'transfer.js': 'text/javascript; charset=utf-8',
   'estimate.js': 'text/javascript; charset=utf-8',
   'flipbook.js': 'text/javascript; charset=utf-8',
+  'frames.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
 } as const;
 

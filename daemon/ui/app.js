@@ -1,7 +1,6 @@
 // The job window: lists the daemon's jobs and follows them live, with the packs and uploads in
 // progress above them (lines from transfer.js), a validated job's Estimate (estimate.js), and a job's
-// frame thumbnails under its row with a flip-book of them (flipbook.js; images fetched through the
-// daemon, which holds the API key, and shown as blob: URLs). The token comes from the URL
+// frame thumbnails under its row with a flip-book of them (frames.js, flipbook.js). The token comes from the URL
 // fragment (#token=..., which browsers never send to the server) and goes in the Authorization
 // header of every call; the event stream is read with fetch (EventSource cannot set headers).
 // Text goes through textContent only, never innerHTML.
@@ -15,8 +14,6 @@ const rows = new Map();
 /** Packs and submissions packing or uploading now, by `pack:<id>` / `submission:<id>`: {name, line}. */
 const transfers = new Map();
 const MOVING_STEPS = new Set(['packing', 'uploading']);
-/** Jobs whose frames are shown, by id: their row of thumbnails (images fetched through the daemon). */
-const framesOpen = new Map();
 const $ = (id) => document.getElementById(id);
 
 function setConnection(state, text) {
@@ -94,7 +91,7 @@ function rowFor(id) {
   frames.type = 'button';
   frames.textContent = 'Frames';
   frames.setAttribute('aria-expanded', 'false');
-  frames.addEventListener('click', () => toggleFrames(id, frames));
+  frames.addEventListener('click', () => window.rbFrames.toggle(id, frames));
   const estimate = make('button', 'estimate');
   estimate.type = 'button';
   estimate.textContent = 'Estimate';
@@ -139,7 +136,7 @@ function render() {
     ...sorted.flatMap((t) => [
       rowFor(t.job.id).tr,
       ...window.rbEstimate.rowsFor(t.job.id),
-      ...(framesOpen.has(t.job.id) ? [framesOpen.get(t.job.id).tr] : []),
+      ...window.rbFrames.rowsFor(t.job.id),
     ]),
   );
   $('empty').hidden = sorted.length > 0;
@@ -201,108 +198,12 @@ async function cancelJob(id, button) {
   }
 }
 
-/** An image of the daemon's (which fetches it from the service with its API key) as a blob: URL. */
-async function imageUrl(path) {
-  const res = await fetch(path, { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
-  if (!res.ok) throw new Error(`${path} answered ${res.status}`);
-  return URL.createObjectURL(await res.blob());
-}
-
-function toggleFrames(id, button) {
-  const open = framesOpen.get(id);
-  if (open) {
-    framesOpen.delete(id);
-    open.flip.stop();
-    for (const url of open.urls) URL.revokeObjectURL(url);
-  } else {
-    const tr = make('tr', 'frames-row');
-    tr.dataset.jobId = id;
-    const td = make('td');
-    td.colSpan = 6;
-    const head = make('div', 'latest-line');
-    const latest = make('img', 'latest');
-    latest.alt = 'Latest finished frame';
-    latest.hidden = true;
-    const caption = make('span', 'latest-caption');
-    head.append(latest, caption);
-    const strip = make('ol', 'thumbs');
-    strip.dataset.count = '0';
-    const empty = make('p', 'frames-empty');
-    empty.textContent = 'No frame has a thumbnail yet.';
-    const flip = window.rbFlipbook.create(make);
-    td.append(head, strip, empty, flip.el);
-    tr.append(td);
-    framesOpen.set(id, {
-      tr,
-      flip,
-      frameUrls: new Map(),
-      strip,
-      latest,
-      caption,
-      empty,
-      items: new Map(),
-      urls: [],
-      latestFrame: null,
-      loading: false,
-      lastRead: 0,
-    });
-    void refreshFrames(id, true);
-  }
-  button.textContent = framesOpen.has(id) ? 'Hide frames' : 'Frames';
-  button.setAttribute('aria-expanded', String(framesOpen.has(id)));
-  render();
-}
-
-/** Reads the job's thumbnails again (at most once a second unless forced) and adds the new ones. */
-async function refreshFrames(id, force = false) {
-  const f = framesOpen.get(id);
-  if (!f || f.loading || (!force && Date.now() - f.lastRead < 1000)) return;
-  f.loading = true;
-  f.lastRead = Date.now();
-  try {
-    const list = await api('GET', `/jobs/${encodeURIComponent(id)}/thumbnails`);
-    for (const t of list.thumbnails) {
-      if (f.items.has(t.frame)) continue;
-      const li = make('li');
-      li.dataset.frame = String(t.frame);
-      const img = make('img');
-      img.alt = `Frame ${t.frame}`;
-      const label = make('span');
-      label.textContent = String(t.frame);
-      li.append(img, label);
-      f.items.set(t.frame, li);
-      const url = await imageUrl(t.url);
-      f.urls.push(url);
-      f.frameUrls.set(t.frame, url);
-      img.src = url;
-    }
-    f.flip.setFrames([...f.frameUrls].map(([frame, url]) => ({ frame, url })));
-    f.flip.setFps(list.fps);
-    f.strip.replaceChildren(...[...f.items.keys()].sort((a, b) => a - b).map((k) => f.items.get(k)));
-    f.strip.dataset.count = String(f.items.size);
-    f.empty.hidden = f.items.size > 0;
-    if (list.latest && list.latest.frame !== f.latestFrame) {
-      f.latestFrame = list.latest.frame;
-      const url = await imageUrl(list.latest.url);
-      f.urls.push(url);
-      f.latest.src = url;
-      f.latest.hidden = false;
-      f.caption.textContent = `Latest finished frame: ${list.latest.frame}`;
-    }
-  } catch (err) {
-    showMessage(`Frames of job ${id.slice(0, 8)}: ${err.message}`);
-  } finally {
-    f.loading = false;
-  }
-}
-
 function onEvent(name, data) {
   if (name === 'submission') window.rbEstimate.onSubmission(data);
   if (name === 'pack' || name === 'submission') return onTransfer(name, data);
   const jobId = name === 'job' ? data.job.id : data.jobId;
   // A frame finished (or the job ended): its thumbnail may be there now.
-  if (framesOpen.has(jobId) && ['job', 'progress', 'renderComplete'].includes(name))
-    void refreshFrames(jobId, name !== 'progress');
+  if (['job', 'progress', 'renderComplete'].includes(name)) window.rbFrames.refresh(jobId, name !== 'progress');
   if (name === 'job') jobs.set(data.job.id, data);
   else if (name === 'renderComplete')
     jobs.set(data.jobId, { ...(jobs.get(data.jobId) || { progress: null, download: null }), job: data.job });
@@ -364,6 +265,7 @@ async function readStream() {
 
 async function main() {
   window.rbEstimate.init({ api, make, rerender: render });
+  window.rbFrames.init({ api, make, token, showMessage, rerender: render });
   if (!token) {
     setConnection('offline', 'no token');
     showMessage(
