@@ -66,6 +66,12 @@ export const ERRORS = {
     status: 404,
     message: 'No job with this id in your workspace: check the id, or list your jobs with GET /jobs.',
   },
+  DEPENDENCY_NOT_FOUND: {
+    status: 404,
+    message:
+      'A job named in scheduling.dependsOn is not a job of your workspace: name only jobs GET /jobs lists ' +
+      '(their ids, as POST /jobs returned them).',
+  },
   UPLOAD_NOT_FOUND: {
     status: 404,
     message: 'No upload with this slug in your workspace: use the slug returned by POST /uploads.',
@@ -130,6 +136,30 @@ export const ERRORS = {
     message:
       "This job's estimate of another render request is still sampling: read it with GET " +
       '/jobs/{id}/estimate, or cancel it with DELETE /jobs/{id}/estimate and ask again.',
+  },
+  DEPENDENCY_CYCLE: {
+    status: 409,
+    message:
+      'The jobs in scheduling.dependsOn wait, directly or through others, for this job: it would never start. ' +
+      'Drop the job named in metadata.cycle from dependsOn.',
+  },
+  DEPENDENCY_FAILED: {
+    status: 409,
+    message:
+      'A job this render waits for has failed or was canceled, so its outputs will never come: requeue that job ' +
+      '(metadata.dependencyId) and render with the new one in dependsOn, or render without it.',
+  },
+  JOB_ALREADY_FINISHED: {
+    status: 409,
+    message:
+      'The job has finished (completed, failed or canceled): priority, pause and resume change only a job ' +
+      'that has not; requeue it (POST /jobs/{id}/requeue) to render it again.',
+  },
+  PREVIEW_APPROVAL_NOT_PENDING: {
+    status: 409,
+    message:
+      'This job has no preview approval to give: only a render asked with scheduling.approvePreviews waits for ' +
+      'one (GET /jobs/{id} shows scheduling.previews.gate).',
   },
   CANCEL_NOT_ALLOWED: {
     status: 409,

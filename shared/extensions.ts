@@ -16,6 +16,7 @@ export const EXTENSION_NAMES = [
   'frame-stats',
   'estimate',
   'frame-thumbnails',
+  'scheduling',
 ] as const;
 export const ExtensionName = z.enum(EXTENSION_NAMES);
 export type ExtensionName = z.infer<typeof ExtensionName>;
@@ -67,6 +68,13 @@ export const EXTENSION_SUMMARIES: Readonly<Record<ExtensionName, string>> = {
     "worker as the frame finishes and stored beside the job's outputs: listed in frame order with signed " +
     "URLs, the latest finished frame and the shot's fps (for a flip-book) while the job renders and after, " +
     'and served one at a time.',
+  scheduling:
+    'Schedule jobs on a shared farm: POST /jobs/{id}/render takes `scheduling` with a priority (0-100, higher ' +
+    'claimed first, default 50), preview frames first (the first, last and middle frames before the rest, on ' +
+    'by default), an optional approval gate after them (POST /jobs/{id}/approve-previews gives "go") and the ' +
+    "jobs of the workspace to wait for (each must complete, else the job fails with DEPENDENCY_FAILED); a job's " +
+    'priority changes while it has not finished, and it can be paused and resumed (running frames finish). ' +
+    'GET /jobs/{id} shows it all in `scheduling`.',
   'job-tasks':
     'The tasks of a job (validation, planning, each render chunk with its frames, finalize) with state, ' +
     'worker, attempt, duration and exit reason.',

@@ -17,8 +17,9 @@ import { ExtensionList, type ExtensionName } from './extensions.js';
 import { Downloads } from './api/downloads.js';
 import { ProgressList } from './api/progress.js';
 import { JobProgressWithEtaEnvelope } from './api/frame-stats.js';
-import { StartRenderBody } from './api/render-config.js';
+import { RenderJobBody } from './api/scheduling.js';
 import { EXTENSION_ROUTES } from './extension-routes.js';
+import { SCHEDULING_ROUTES } from './scheduling-routes.js';
 import type { ErrorName } from './errors.js';
 
 export interface RouteDef {
@@ -119,10 +120,20 @@ export const ROUTES = {
     path: '/jobs/:id/render',
     summary: 'Start rendering a validated job (a repeat call is an idempotent replay)',
     ...jobRoute,
-    body: StartRenderBody,
+    // The spec's body; `scheduling` is the scheduling extension's field (absent: the defaults).
+    body: RenderJobBody,
     responses: { 202: StartRenderResponse, 200: StartRenderResponse },
     headers: { 'X-Idempotent-Replay': 'true on the 200 answer to a repeated render call' },
-    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'JOB_NOT_FOUND', 'RENDER_NOT_ALLOWED'],
+    errors: [
+      'VALIDATION_ERROR',
+      'INVALID_JSON',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'JOB_NOT_FOUND',
+      'RENDER_NOT_ALLOWED',
+      'DEPENDENCY_NOT_FOUND',
+      'DEPENDENCY_CYCLE',
+      'DEPENDENCY_FAILED',
+    ],
     retrySafe: true,
   },
   cancelJob: {
@@ -166,6 +177,7 @@ export const ROUTES = {
     extension: 'discovery',
   },
   ...EXTENSION_ROUTES,
+  ...SCHEDULING_ROUTES,
 } as const satisfies Record<string, RouteDef>;
 
 /** Routes of the spec itself (no `extension`). */

@@ -18,6 +18,7 @@ const VERSIONS: Readonly<Record<ExtensionName, number>> = {
   'frame-stats': 1,
   estimate: 1,
   'frame-thumbnails': 1,
+  scheduling: 1,
 };
 
 export const extensionRoutes: FastifyPluginAsyncZod<{ enabled: readonly ExtensionName[] }> = async (app, opts) => {

@@ -5,6 +5,7 @@ import { Analysis, FinalConfig } from './analysis.js';
 import { RequestedConfig } from './render-config.js';
 import { UploadPreflight } from './upload.js';
 import { JOB_STATUSES } from '../job-status.js';
+import { JobScheduling } from './scheduling.js';
 
 export const JobStatus = z.enum(JOB_STATUSES).meta({ id: 'JobStatus' });
 
@@ -62,6 +63,8 @@ export const Job = z
     uploadPreflight: UploadPreflight.nullable().optional(),
     analysis: Analysis.nullable().optional(),
     sceneFile: SceneFile.optional(),
+    /** Extension scheduling: priority, pause, dependencies and preview frames; absent before render. */
+    scheduling: JobScheduling.optional(),
   })
   .meta({ id: 'Job' });
 export type Job = z.infer<typeof Job>;
