@@ -1,5 +1,6 @@
 // The task queue, split by the role of whoever uses it: submitter (routes), leases (workers),
 // failure ledger (placement) and housekeeping (metrics, retention).
+import type { ShareWeights } from './share-weights.js';
 
 /** Every kind of task, in the order a job needs them. */
 export const TASK_KINDS = ['validate', 'render', 'render-chunk', 'finalize'] as const;
@@ -54,6 +55,17 @@ export interface TaskSubmitter {
     kind: TaskKind;
     payload?: Record<string, unknown>;
     after?: readonly string[];
+    /**
+     * Integer; a higher one is claimed first, whatever the fair share. Default 0. Applies when the
+     * job has no priority yet (its first task): afterwards the job's own (setJobPriority) wins.
+     */
+    priority?: number;
+    /**
+     * The fair-share group the task's slot time is charged to (`ws_123`, `ws_123/alice`). Default
+     * '': one group for every task that names none, which keeps today's first-in, first-out order
+     * among them. Like priority, the job's first task sets it for the job's later ones.
+     */
+    shareGroup?: string;
   }): Promise<void>;
   /** Drops the job's tasks that are not finished (cancel). */
   cancelJob(jobId: string): Promise<number>;
@@ -115,8 +127,36 @@ export interface QueueLoad {
   countsByKind(): Promise<Record<TaskKind, { queued: number; running: number }>>;
 }
 
-/** The whole queue, as an adapter implements it; consumers ask for the roles they use. */
+/** Scheduling a job's queued tasks (extension `scheduling`). */
+export interface TaskScheduling {
+  /**
+   * Sets the priority of the job's tasks not yet claimed, and of those it enqueues later. Returns how
+   * many queued tasks changed.
+   */
+  setJobPriority(jobId: string, priority: number): Promise<number>;
+  /**
+   * No task of the job is claimed until resumeJob (tasks enqueued meanwhile wait too); running tasks
+   * finish. Returns how many queued tasks were held.
+   */
+  pauseJob(jobId: string): Promise<number>;
+  /** Undoes pauseJob. Returns how many tasks became claimable again. */
+  resumeJob(jobId: string): Promise<number>;
+}
+
+/**
+ * The whole queue, as an adapter implements it; consumers ask for the roles they use. Its claim
+ * order: strict priority, then weighted fair share of slot time between the groups waiting
+ * (ShareWeights), then enqueue order.
+ */
 export interface TaskQueue
-  extends TaskSubmitter, TaskLeases, FailureLedger, QueueHousekeeping, TaskRunReader, QueueLoad {
+  extends
+    TaskSubmitter,
+    TaskLeases,
+    FailureLedger,
+    QueueHousekeeping,
+    TaskRunReader,
+    QueueLoad,
+    TaskScheduling,
+    ShareWeights {
   close(): Promise<void>;
 }

@@ -61,6 +61,8 @@ export class RemoteTaskQueue implements TaskQueue {
     kind: TaskKind;
     payload?: Record<string, unknown>;
     after?: readonly string[];
+    priority?: number;
+    shareGroup?: string;
   }): Promise<void> {
     await this.send('POST', pathOf(TASK_ROUTES.enqueue), task);
   }
@@ -95,6 +97,27 @@ export class RemoteTaskQueue implements TaskQueue {
 
   pruneFinished(): Promise<number> {
     return notOffered('pruneFinished');
+  }
+
+  // Scheduling is the operator's and the submitter's, through the service: never a worker's.
+  setJobPriority(): Promise<number> {
+    return notOffered('setJobPriority');
+  }
+
+  pauseJob(): Promise<number> {
+    return notOffered('pauseJob');
+  }
+
+  resumeJob(): Promise<number> {
+    return notOffered('resumeJob');
+  }
+
+  setShareWeight(): Promise<void> {
+    return notOffered('setShareWeight');
+  }
+
+  shareWeights(): Promise<Record<string, number>> {
+    return notOffered('shareWeights');
   }
 
   async close(): Promise<void> {}

@@ -42,6 +42,8 @@ export const EnqueueBody = z.strictObject({
   kind: TaskKindWire,
   payload: z.record(z.string(), z.unknown()).optional(),
   after: z.array(id).max(100_000).optional(),
+  priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+  shareGroup: z.string().max(600).optional(),
 });
 export const FailureBody = z.strictObject({ worker: z.string().min(1).max(600) });
 

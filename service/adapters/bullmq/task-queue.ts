@@ -273,6 +273,22 @@ export class BullmqTaskQueue implements TaskQueue {
     });
   }
 
+  setJobPriority(): Promise<number> {
+    throw new Error('not yet');
+  }
+  pauseJob(): Promise<number> {
+    throw new Error('not yet');
+  }
+  resumeJob(): Promise<number> {
+    throw new Error('not yet');
+  }
+  setShareWeight(): Promise<void> {
+    throw new Error('not yet');
+  }
+  shareWeights(): Promise<Record<string, number>> {
+    throw new Error('not yet');
+  }
+
   async close(): Promise<void> {
     this.closing ??= (async () => {
       await this.signal.close();

@@ -133,6 +133,22 @@ bigint not null,
     `create table analysis_cache (workspace_id text not null, cache_key text not null, analysis text not null,
       created_at text not null, primary key (workspace_id, cache_key))`,
   ],
+  // Priorities, fair share and pause (../sql/share-tags.ts, ../sql/task-claim.ts): a claim walks each
+  // kind's queued tasks in (priority desc, tag, seq) order; tasks_group finds a group's queued tags
+  // when they are rescaled. Tasks queued before keep their order (tag = seq, group '').
+  '012_task_scheduling': [
+    `alter table tasks add column priority integer not null default 0, add column share_group text not null ` +
+      `default '', add column tag double precision not null default 0, add column units integer not null default 0`,
+    `update tasks set tag = seq`,
+    `create index tasks_order on tasks (state, kind, priority desc, tag, seq)`,
+    `create index tasks_group on tasks (share_group, state, tag)`,
+    `drop index tasks_claim`,
+    `create table job_sched (job_id text primary key, priority integer, share_group text, ` +
+      `paused integer not null default 0)`,
+    `create table share_groups (grp text primary key, last_tag double precision not null, ` +
+      `spf double precision not null, spf_tag double precision not null)`,
+    `create table share_weights (grp text primary key, weight double precision not null)`,
+  ],
 };
 
 /**

@@ -72,7 +72,24 @@ export interface DB {
     started_at: string | null;
     /** The worker that claimed the latest attempt; unlike worker_id, kept once the task ends (011 / 005). */
     ran_by: string | null;
+    /** Claimed before every task of a lower one (018 / 012). */
+    priority: number;
+    /** The fair-share group the task's slot time is charged to ('' when none was named; 018 / 012). */
+    share_group: string;
+    /** Its virtual finish tag in the group's fair share (./share-tags.ts); lower is claimed first (018 / 012). */
+    tag: number;
+    /** What it costs in the fair share: its frames, 0 for tasks that render none (018 / 012). */
+    units: number;
   };
+  /** Per job: its priority and share group (null until named) and whether it is paused (018 / 012). */
+  job_sched: { job_id: string; priority: number | null; share_group: string | null; paused: number };
+  /**
+   * Per fair-share group (018 / 012): the finish tag of its latest task, its measured slot seconds per
+   * unit (spf) and the spf its queued tasks' tags were computed with (spf_tag).
+   */
+  share_groups: { grp: string; last_tag: number; spf: number; spf_tag: number };
+  /** The operator's fair-share weights (018 / 012); a group without a row weighs 1. */
+  share_weights: { grp: string; weight: number };
   /** Failed tasks per worker and job: the per-job blocklist (007). */
   task_failures: { job_id: string; worker: string; n: number };
   /** Named leases for scheduled work that runs once across instances (007). Times in epoch ms. */

@@ -15,8 +15,8 @@ const SLOT = {
   leaseUntil: -918_273_645_002,
 } as const;
 
-/** A sub-select that picks one candidate task for a claim (its id and enqueue order). */
-export type ClaimPick = SelectQueryBuilder<DB, 'tasks', { id: string; seq: number }>;
+/** A sub-select that picks one candidate task for a claim (its id and place in the claim order). */
+export type ClaimPick = SelectQueryBuilder<DB, 'tasks', { id: string; seq: number; priority: number; tag: number }>;
 
 /** The engine's lock on a pick (SqlTaskQueue.lockPick), so one task never goes to two claimers. */
 export type LockPick = (pick: ClaimPick) => ClaimPick;
@@ -44,8 +44,10 @@ export class TaskClaim {
   ) {}
 
   /**
-   * One statement: lease the oldest ready task. Engines differ only in how a pick is locked
-   * (`lockPick`), so one task never goes to two claimers.
+   * One statement: lease the first ready task in the claim order, (priority desc, tag, seq):
+   * strict priority, then the fair share between groups (the tag, ./share-tags.ts), then enqueue
+   * order. Engines differ only in how a pick is locked (`lockPick`), so one task never goes to two
+   * claimers.
    */
   async claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {
     if (kinds.length === 0) return undefined;
@@ -82,24 +84,50 @@ export class TaskClaim {
         ran_by: SLOT.worker,
       }))
       .where('id', '=', (eb) =>
-        eb.selectFrom(this.candidates(kinds, SLOT.now).as('c')).select('c.id').orderBy('c.seq').limit(1),
+        eb
+          .selectFrom(this.candidates(kinds, SLOT.now).as('c'))
+          .select('c.id')
+          .orderBy('c.priority', 'desc')
+          .orderBy('c.tag')
+          .orderBy('c.seq')
+          .limit(1),
       )
       .returning(['id', 'job_id', 'kind', 'payload', 'attempts']);
   }
 
   /**
-   * The oldest claimable task of each kind, and the oldest whose lease ran out: each one an
-   * ordered walk of an index that stops at its first match, so a claim costs the same with ten
-   * tasks queued or a hundred thousand (one sorted query over all of them grew with the backlog).
+   * The first claimable task of each kind, and the first whose lease ran out: each one an ordered
+   * walk of an index (tasks_order: state, kind, priority desc, tag, seq) that stops at its first
+   * match, so a claim costs the same with ten tasks queued or a hundred thousand (one sorted query
+   * over all of them grew with the backlog). Tasks of a paused job are not queued (state 'paused');
+   * one whose lease ran out while its job is paused waits for the resume.
    */
   private candidates(kinds: readonly TaskKind[], now: number) {
     const tasks = () => ready(this.db.selectFrom('tasks'));
     const first = (q: ReturnType<typeof tasks>) => {
-      const pick: ClaimPick = q.select(['id', 'seq']).orderBy('seq').limit(1);
-      return this.db.selectFrom(this.lockPick(pick).as('k')).select(['k.id', 'k.seq']);
+      const pick: ClaimPick = q
+        .select(['id', 'seq', 'priority', 'tag'])
+        .orderBy('priority', 'desc')
+        .orderBy('tag')
+        .orderBy('seq')
+        .limit(1);
+      return this.db.selectFrom(this.lockPick(pick).as('k')).select(['k.id', 'k.seq', 'k.priority', 'k.tag']);
     };
     const lapsed = first(
-      tasks().where('state', '=', 'running').where('lease_until', '<', now).where('kind', 'in', kinds),
+      tasks()
+        .where('state', '=', 'running')
+        .where('lease_until', '<', now)
+        .where('kind', 'in', kinds)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('job_sched')
+                .select('job_sched.job_id')
+                .whereRef('job_sched.job_id', '=', 'tasks.job_id')
+                .where('job_sched.paused', '=', 1),
+            ),
+          ),
+        ),
     );
     return kinds
       .map((kind) =>

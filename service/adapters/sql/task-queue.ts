@@ -1,17 +1,12 @@
 import type { Kysely } from 'kysely';
-import {
-  TASK_KINDS,
-  type Task,
-  type TaskInfo,
-  type TaskKind,
-  type TaskQueue,
-  type TaskRun,
-  type TaskState,
-} from '../../ports/tasks.js';
+import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/tasks.js';
 import type { DB } from './schema.js';
 import type { ReadySignal } from '../ready-signal.js';
 import { framesOf } from '../../domain/task-runs.js';
 import { TaskClaim, type ClaimPick } from './task-claim.js';
+import { chargeTime, setWeight, settleGroup, tagTask, weights } from './share-tags.js';
+import { counts, countsByKind, jobTaskRuns, jobTasks } from './task-reads.js';
+import { jobSched, pauseJob, requeuedState, resumeJob, setJobPriority } from './task-schedule.js';
 
 /**
  * The durable task queue's queries shared by the SQLite and PostgreSQL adapters. A claim is a
@@ -50,9 +45,16 @@ export abstract class SqlTaskQueue implements TaskQueue {
     kind: TaskKind;
     payload?: Record<string, unknown>;
     after?: readonly string[];
+    priority?: number;
+    shareGroup?: string;
   }): Promise<void> {
     const ts = new Date(this.now()).toISOString();
     const claimable = await this.db.transaction().execute(async (trx) => {
+      // Checked first so that a repeated enqueue does not advance the group's fair-share tag.
+      if (await trx.selectFrom('tasks').select('id').where('id', '=', t.id).executeTakeFirst()) return false;
+      const job = await jobSched(trx, t);
+      const units = framesOf(t.payload ?? null)?.length ?? 0;
+      const tag = await tagTask(trx, { kind: t.kind, shareGroup: job.shareGroup, frames: units });
       const added = await trx
         .insertInto('tasks')
         .values({
@@ -60,7 +62,11 @@ export abstract class SqlTaskQueue implements TaskQueue {
           job_id: t.jobId,
           kind: t.kind,
           payload: JSON.stringify(t.payload ?? {}),
-          state: 'queued',
+          state: job.paused ? 'paused' : 'queued',
+          priority: job.priority,
+          share_group: job.shareGroup,
+          tag,
+          units,
           attempts: 0,
           run_after: this.now(),
           worker_id: null,
@@ -72,7 +78,7 @@ export abstract class SqlTaskQueue implements TaskQueue {
         .onConflict((oc) => oc.column('id').doNothing())
         .executeTakeFirst();
       if (Number(added.numInsertedOrUpdatedRows ?? 0n) === 0) return false;
-      if (!t.after?.length) return true;
+      if (!t.after?.length) return !job.paused;
       await trx
         .insertInto('task_deps')
         .values(t.after.map((dep) => ({ task_id: t.id, dep_id: dep })))
@@ -103,6 +109,28 @@ export abstract class SqlTaskQueue implements TaskQueue {
     await this.finish(taskId, workerId, { state: 'done', last_error: null });
   }
 
+  setJobPriority(jobId: string, priority: number): Promise<number> {
+    return setJobPriority(this.db, jobId, priority);
+  }
+
+  pauseJob(jobId: string): Promise<number> {
+    return pauseJob(this.db, jobId);
+  }
+
+  async resumeJob(jobId: string): Promise<number> {
+    const { n, kinds } = await resumeJob(this.db, jobId);
+    for (const kind of kinds) this.signal?.notify(kind);
+    return n;
+  }
+
+  setShareWeight(group: string, weight: number): Promise<void> {
+    return setWeight(this.db, group, weight);
+  }
+
+  shareWeights(): Promise<Record<string, number>> {
+    return weights(this.db);
+  }
+
   async fail(
     taskId: string,
     workerId: string,
@@ -112,7 +140,7 @@ export abstract class SqlTaskQueue implements TaskQueue {
       taskId,
       workerId,
       o.retryable
-        ? { state: 'queued', last_error: o.message, run_after: this.now() + (o.retryAfterMs ?? 0) }
+        ? { state: requeuedState(), last_error: o.message, run_after: this.now() + (o.retryAfterMs ?? 0) }
         : { state: 'failed', last_error: o.message },
     );
   }
@@ -121,7 +149,7 @@ export abstract class SqlTaskQueue implements TaskQueue {
     const r = await this.db
       .updateTable('tasks')
       .set((eb) => ({
-        state: 'queued',
+        state: requeuedState(),
         attempts: eb('attempts', '-', 1),
         run_after: this.now() + (opts.delayMs ?? 0),
         worker_id: null,
@@ -136,19 +164,27 @@ export abstract class SqlTaskQueue implements TaskQueue {
     if (r && !opts.delayMs) this.signal?.notify(r.kind as TaskKind);
   }
 
-  /** Only the worker holding the lease may finish a task: a late worker cannot undo a re-run. */
+  /**
+   * Only the worker holding the lease may finish a task: a late worker cannot undo a re-run. The
+   * attempt's slot time is charged to the task's fair-share group.
+   */
   private async finish(
     taskId: string,
     workerId: string,
-    set: { state: string; last_error: string | null; run_after?: number },
+    set: { state: string | ReturnType<typeof requeuedState>; last_error: string | null; run_after?: number },
   ): Promise<void> {
-    await this.db
+    const now = this.now();
+    const row = await this.db
       .updateTable('tasks')
-      .set({ ...set, worker_id: null, lease_until: null, updated_at: new Date(this.now()).toISOString() })
+      .set({ ...set, worker_id: null, lease_until: null, updated_at: new Date(now).toISOString() })
       .where('id', '=', taskId)
       .where('worker_id', '=', workerId)
       .where('state', '=', 'running')
-      .execute();
+      .returning(['kind', 'share_group', 'units', 'started_at'])
+      .executeTakeFirst();
+    if (!row?.started_at || row.units <= 0) return;
+    const seconds = (now - Date.parse(row.started_at)) / 1000;
+    await chargeTime(this.db, { kind: row.kind, shareGroup: row.share_group, units: row.units, seconds });
   }
 
   async cancelJob(jobId: string): Promise<number> {
@@ -156,88 +192,28 @@ export abstract class SqlTaskQueue implements TaskQueue {
       .updateTable('tasks')
       .set({ state: 'canceled', worker_id: null, lease_until: null, updated_at: new Date(this.now()).toISOString() })
       .where('job_id', '=', jobId)
-      .where('state', 'in', ['queued', 'running'])
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows);
+      .where('state', 'in', ['queued', 'running', 'paused'])
+      .returning(['share_group', 'kind'])
+      .execute();
+    const first = r[0];
+    if (first) await settleGroup(this.db, first.share_group, first.kind);
+    return r.length;
   }
 
-  async jobTasks(jobId: string): Promise<TaskInfo[]> {
-    const rows = await this.db
-      .selectFrom('tasks')
-      .select(['id', 'kind', 'state', 'attempts', 'last_error'])
-      .where('job_id', '=', jobId)
-      .orderBy('seq')
-      .execute();
-    return rows.map((r) => ({
-      id: r.id,
-      kind: r.kind as TaskKind,
-      state: r.state as TaskState,
-      attempts: r.attempts,
-      lastError: r.last_error,
-    }));
+  jobTasks(jobId: string): Promise<TaskInfo[]> {
+    return jobTasks(this.db, jobId);
   }
 
-  async jobTaskRuns(jobId: string): Promise<TaskRun[]> {
-    const rows = await this.db
-      .selectFrom('tasks')
-      .select([
-        'id',
-        'kind',
-        'state',
-        'attempts',
-        'last_error',
-        'payload',
-        'worker_id',
-        'ran_by',
-        'started_at',
-        'updated_at',
-      ])
-      .where('job_id', '=', jobId)
-      .orderBy('seq')
-      .execute();
-    return rows.map((r) => {
-      const state = r.state as TaskState;
-      return {
-        id: r.id,
-        kind: r.kind as TaskKind,
-        state,
-        attempts: r.attempts,
-        lastError: r.last_error,
-        frames: framesOf(r.payload),
-        worker: r.worker_id ?? r.ran_by,
-        startedAt: r.started_at,
-        // A finished row is written last when it finishes.
-        finishedAt: state === 'done' || state === 'failed' || state === 'canceled' ? r.updated_at : null,
-      };
-    });
+  jobTaskRuns(jobId: string): Promise<TaskRun[]> {
+    return jobTaskRuns(this.db, jobId);
   }
 
-  async counts(): Promise<{ queued: number; running: number; done: number; failed: number }> {
-    const rows = await this.db
-      .selectFrom('tasks')
-      .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
-      .groupBy('state')
-      .execute();
-    const by = Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
-    return { queued: by.queued ?? 0, running: by.running ?? 0, done: by.done ?? 0, failed: by.failed ?? 0 };
+  counts(): Promise<{ queued: number; running: number; done: number; failed: number }> {
+    return counts(this.db);
   }
 
-  async countsByKind(): Promise<Record<TaskKind, { queued: number; running: number }>> {
-    const rows = await this.db
-      .selectFrom('tasks')
-      .select(['kind', 'state', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('state', 'in', ['queued', 'running'])
-      .groupBy(['kind', 'state'])
-      .execute();
-    const out = Object.fromEntries(TASK_KINDS.map((k) => [k, { queued: 0, running: 0 }])) as Record<
-      TaskKind,
-      { queued: number; running: number }
-    >;
-    for (const r of rows) {
-      const c = out[r.kind as TaskKind];
-      if (c) c[r.state as 'queued' | 'running'] = Number(r.n);
-    }
-    return out;
+  countsByKind(): Promise<Record<TaskKind, { queued: number; running: number }>> {
+    return countsByKind(this.db);
   }
 
   async recordFailure(jobId: string, worker: string): Promise<number> {
@@ -286,6 +262,12 @@ export abstract class SqlTaskQueue implements TaskQueue {
         .deleteFrom('task_failures')
         .where(({ not, exists, selectFrom }) =>
           not(exists(selectFrom('tasks').select('tasks.id').whereRef('tasks.job_id', '=', 'task_failures.job_id'))),
+        )
+        .execute();
+      await trx
+        .deleteFrom('job_sched')
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('tasks').select('tasks.id').whereRef('tasks.job_id', '=', 'job_sched.job_id'))),
         )
         .execute();
       return ids.length;

@@ -19,6 +19,7 @@ import { m014WorkerTokens } from './migrations/014-worker-tokens.js';
 import { m015JobOutputBytes } from './migrations/015-job-output-bytes.js';
 import { m016FrameStats } from './migrations/016-frame-stats.js';
 import { m017AnalysisCache } from './migrations/017-analysis-cache.js';
+import { m018TaskScheduling } from './migrations/018-task-scheduling.js';
 
 export const migrations: Record<string, Migration> = {
   '001_initial': m001Initial,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '015_job_output_bytes': m015JobOutputBytes,
   '016_frame_stats': m016FrameStats,
   '017_analysis_cache': m017AnalysisCache,
+  '018_task_scheduling': m018TaskScheduling,
 };

@@ -118,6 +118,14 @@ export class SqliteTaskQueue extends SqlTaskQueue {
     return this.changed(super.cancelJob(jobId));
   }
 
+  override setJobPriority(jobId: string, priority: number): Promise<number> {
+    return this.changed(super.setJobPriority(jobId, priority));
+  }
+
+  override resumeJob(jobId: string): Promise<number> {
+    return this.changed(super.resumeJob(jobId));
+  }
+
   /** Deleting a failed dependency frees the tasks that waited on it. */
   override pruneFinished(before: Date, limit: number): Promise<number> {
     return this.changed(super.pruneFinished(before, limit));

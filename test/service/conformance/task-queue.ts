@@ -10,6 +10,7 @@ import { queueLoadConformance } from './task-queue/queue-load.js';
 import { taskLeasesConformance } from './task-queue/leases.js';
 import { taskSubmitterConformance } from './task-queue/submitter.js';
 import { taskRunReaderConformance } from './task-queue/task-runs.js';
+import { taskSchedulingConformance } from './task-queue/scheduling.js';
 
 export function taskQueueConformance(name: string, open: () => Promise<QueueHarness<TaskQueue>>): void {
   describe(`TaskQueue conformance: ${name}`, () => {
@@ -19,5 +20,6 @@ export function taskQueueConformance(name: string, open: () => Promise<QueueHarn
     queueHousekeepingConformance(open);
     taskRunReaderConformance(open);
     queueLoadConformance(open);
+    taskSchedulingConformance(open);
   });
 }

@@ -1,0 +1,200 @@
+// Weighted fair share of slot time between groups, for the SQL task queues: start-time fair queuing
+// with one virtual tag per task, computed when it is enqueued, so the claim stays one ordered walk of
+// an index (task-claim.ts) whatever the backlog.
+//
+// A task's tag is max(its group's last tag, the queue's virtual time) + cost / weight, and claims go
+// by (priority desc, tag, seq). The virtual time is the tag at the head of the kind's queue (what the
+// next claim takes): a group that starts waiting starts level with the others, neither owed the time
+// it did not use (no burst) nor charged for what others ran before (no starvation behind a backlog).
+//
+// Shares are of slot SECONDS, not frames: a task's cost is its frames times its group's measured
+// seconds per frame (spf). Tags are fixed at enqueue, when a job's whole backlog is tagged, so a
+// measurement that moves spf by more than RETAG rescales the group's queued tags around the virtual
+// time in one update (rare: once a group's first frames finish, then only when its frames change
+// speed), instead of re-tagging on every completion.
+import { sql, type Kysely } from 'kysely';
+import type { TaskKind } from '../../ports/tasks.js';
+import type { DB } from './schema.js';
+
+/** Seconds per frame assumed for a group nothing is measured of yet, when no other group is either. */
+const FIRST_SPF = 1;
+/** Weight of a new measurement in a group's spf (an exponential moving average). */
+const SPF_ALPHA = 0.2;
+/** Tags are rescaled once the measured spf is more than this factor off the one they were computed with. */
+const RETAG = 1.25;
+
+/** What enqueue stores for a task's place in the order. */
+export interface TaskOrder {
+  priority: number;
+  shareGroup: string;
+  tag: number;
+  units: number;
+}
+
+/** The workspace of a `ws/user` group; null for a group without a submitter part. */
+function parentOf(group: string): string | null {
+  const i = group.indexOf('/');
+  return i > 0 ? group.slice(0, i) : null;
+}
+
+/**
+ * The queue's virtual time for `kind`: the tag the next claim of that kind takes (not checking its
+ * dependencies or retry delay: a cheap index probe). With nothing queued, the largest last tag of
+ * any group: every group that starts then starts level.
+ */
+export async function virtualTime(db: Kysely<DB>, kind: TaskKind | string): Promise<number> {
+  const head = await db
+    .selectFrom('tasks')
+    .select('tag')
+    .where('state', '=', 'queued')
+    .where('kind', '=', kind)
+    .orderBy('priority', 'desc')
+    .orderBy('tag')
+    .orderBy('seq')
+    .limit(1)
+    .executeTakeFirst();
+  if (head) return head.tag;
+  const row = await db
+    .selectFrom('share_groups')
+    .select((eb) => eb.fn.max('last_tag').as('v'))
+    .executeTakeFirst();
+  return Number(row?.v ?? 0);
+}
+
+/**
+ * The weight a group's tasks are tagged with: its own, else (a `ws/user` group) its workspace's
+ * divided among the workspace's groups waiting now, so a workspace's submitters share its weight
+ * instead of each adding one. Waiting: a last tag ahead of the virtual time.
+ */
+async function weightOf(db: Kysely<DB>, group: string, v: number): Promise<number> {
+  const parent = parentOf(group);
+  const rows = await db
+    .selectFrom('share_weights')
+    .select(['grp', 'weight'])
+    .where('grp', 'in', parent ? [group, parent] : [group])
+    .execute();
+  const by = new Map(rows.map((r) => [r.grp, r.weight]));
+  const own = by.get(group);
+  if (own !== undefined) return own;
+  if (!parent) return 1;
+  const prefix = `${parent}/`;
+  const waiting = await db
+    .selectFrom('share_groups')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where(sql<string>`substr(grp, 1, ${prefix.length})`, '=', prefix)
+    .where('grp', '!=', group)
+    .where('last_tag', '>', v)
+    .executeTakeFirst();
+  return (by.get(parent) ?? 1) / (1 + Number(waiting?.n ?? 0));
+}
+
+/**
+ * The task's place in the order, advancing its group's last tag (call inside enqueue's
+ * transaction). The group's row is updated in one statement, so concurrent enqueues of a group
+ * each get their own tag.
+ */
+export async function tagTask(
+  trx: Kysely<DB>,
+  t: { kind: TaskKind; shareGroup: string; frames: number },
+): Promise<number> {
+  const v = await virtualTime(trx, t.kind);
+  const weight = await weightOf(trx, t.shareGroup, v);
+  const units = t.frames / weight;
+  const row = await trx
+    .insertInto('share_groups')
+    .values({
+      grp: t.shareGroup,
+      last_tag: sql<number>`${v} + ${units} * coalesce((select avg(spf_tag) from share_groups), ${FIRST_SPF})`,
+      spf: sql<number>`coalesce((select avg(spf_tag) from share_groups), ${FIRST_SPF})`,
+      spf_tag: sql<number>`coalesce((select avg(spf_tag) from share_groups), ${FIRST_SPF})`,
+    })
+    .onConflict((oc) =>
+      oc.column('grp').doUpdateSet({
+        last_tag: sql<number>`(case when share_groups.last_tag > ${v} then share_groups.last_tag else ${v} end)
+          + ${units} * share_groups.spf_tag`,
+      }),
+    )
+    .returning('last_tag')
+    .executeTakeFirstOrThrow();
+  return row.last_tag;
+}
+
+/**
+ * Charges a finished attempt's slot time to its group: the group's spf learns from it, and when it
+ * has moved more than RETAG from the spf the queued tags were computed with, they are rescaled.
+ */
+export async function chargeTime(
+  db: Kysely<DB>,
+  t: { kind: string; shareGroup: string; units: number; seconds: number },
+): Promise<void> {
+  if (t.units <= 0 || !(t.seconds >= 0)) return;
+  const measured = t.seconds / t.units;
+  const row = await db
+    .updateTable('share_groups')
+    .set({ spf: sql<number>`spf + ${SPF_ALPHA} * (${measured} - spf)` })
+    .where('grp', '=', t.shareGroup)
+    .returning(['spf', 'spf_tag'])
+    .executeTakeFirst();
+  if (!row || row.spf_tag <= 0) return;
+  const ratio = row.spf / row.spf_tag;
+  if (ratio <= RETAG && ratio >= 1 / RETAG) return;
+  await rescale(db, t.kind, t.shareGroup, ratio, row.spf);
+}
+
+/** Rescales the group's queued tags ahead of the virtual time by `ratio` (one update, plus its row). */
+async function rescale(db: Kysely<DB>, kind: string, group: string, ratio: number, spf: number): Promise<void> {
+  const v = await virtualTime(db, kind);
+  await db
+    .updateTable('tasks')
+    .set({ tag: sql<number>`${v} + (tag - ${v}) * ${ratio}` })
+    .where('share_group', '=', group)
+    .where('state', 'in', ['queued', 'paused'])
+    .where('tag', '>', v)
+    .execute();
+  await db
+    .updateTable('share_groups')
+    .set({
+      spf_tag: spf,
+      last_tag: sql<number>`case when last_tag > ${v} then ${v} + (last_tag - ${v}) * ${ratio} else last_tag end`,
+    })
+    .where('grp', '=', group)
+    .execute();
+}
+
+/**
+ * After a cancel: the group's last tag comes back to its last queued task (or the virtual time),
+ * so a canceled backlog does not push the group's next tasks behind everyone.
+ */
+export async function settleGroup(db: Kysely<DB>, group: string, kind: string): Promise<void> {
+  const [v, row] = await Promise.all([
+    virtualTime(db, kind),
+    db
+      .selectFrom('tasks')
+      .select((eb) => eb.fn.max('tag').as('t'))
+      .where('share_group', '=', group)
+      .where('state', 'in', ['queued', 'paused'])
+      .executeTakeFirst(),
+  ]);
+  const last = row?.t == null ? v : Math.max(Number(row.t), v);
+  await db
+    .updateTable('share_groups')
+    .set({ last_tag: sql<number>`case when last_tag > ${last} then ${last} else last_tag end` })
+    .where('grp', '=', group)
+    .execute();
+}
+
+/** Sets a group's weight (positive and finite). */
+export async function setWeight(db: Kysely<DB>, group: string, weight: number): Promise<void> {
+  if (!(weight > 0) || !Number.isFinite(weight))
+    throw new Error(`a share weight must be a positive number (got ${weight} for ${JSON.stringify(group)})`);
+  await db
+    .insertInto('share_weights')
+    .values({ grp: group, weight })
+    .onConflict((oc) => oc.column('grp').doUpdateSet({ weight }))
+    .execute();
+}
+
+export async function weights(db: Kysely<DB>): Promise<Record<string, number>> {
+  const rows = await db.selectFrom('share_weights').select(['grp', 'weight']).orderBy('grp').execute();
+  return Object.fromEntries(rows.map((r) => [r.grp, Number(r.weight)]));
+}
