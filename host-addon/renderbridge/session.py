@@ -122,6 +122,8 @@ class Session:
             if act.error is None and act.mode == 'estimate' and act.plan is not None:
                 act.plan.job_id = act.job_id
                 self.estimated, act.message = act.plan, estimate_text.READY
+            if act.mode == 'estimate' and (act.error or '').startswith('ESTIMATE_CANCELED'):
+                act.message = 'Canceled'  # the artist asked for it: not "Failed"
             self._next['jobs'] = 0.0
 
     def _on_analysis(self, act, res, err):
