@@ -6,7 +6,8 @@
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import type { JobProgress } from '../shared/api/progress.js';
 import { TransferRate } from '../shared/client/transfer-rate.js';
-import type { DownloadState, PackState, Submission, Transfer } from '../shared/daemon/api.js';
+import type { DownloadState } from '../shared/daemon/job-schemas.js';
+import type { PackState, Submission, Transfer } from '../shared/daemon/submission-schemas.js';
 import { submissionLine, transferLine } from '../shared/daemon/transfer-text.js';
 
 export type PackPhase = NonNullable<PackState['phase']>;

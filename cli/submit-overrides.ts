@@ -4,7 +4,7 @@
 // active profile's `overrides` (daemon/submit/defaults.ts).
 import { InvalidArgumentError, type Command } from 'commander';
 import type { z } from 'zod';
-import type { SubmitSettings } from '../shared/daemon/api.js';
+import type { SubmitSettings } from '../shared/daemon/submission-schemas.js';
 import { ColorManagementPreset, ComputeDeviceType } from '../shared/api/enums.js';
 import { ValidationConfig } from '../shared/api/job.js';
 import { RequestedRenderConfig } from '../shared/api/render-config.js';

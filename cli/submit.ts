@@ -5,7 +5,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { PackResult, Submission, SubmissionStep, SubmitSettings } from '../shared/daemon/api.js';
+import type { PackResult, Submission, SubmissionStep, SubmitSettings } from '../shared/daemon/submission-schemas.js';
 import { HASH_CACHE_FILE, HashCache } from '../daemon/pack/hash-cache.js';
 import { createPacker } from '../daemon/pack/packer.js';
 import { submitDefaultsOf, withSubmitDefaults } from '../daemon/submit/defaults.js';

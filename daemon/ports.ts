@@ -2,18 +2,17 @@
 // interfaces; each part implements one and gets its collaborators passed in (no singletons).
 import type { RenderJobClient } from '../shared/client/client.js';
 import type { CollectedDependency } from '../shared/pack/dependencies.js';
+import type { DaemonEvent } from '../shared/daemon/api.js';
+import type { DownloadState, TrackedJob } from '../shared/daemon/job-schemas.js';
 import type {
-  DaemonEvent,
   DaemonWarning,
-  DownloadState,
   PackedFile,
   PackRequest,
   PackResult,
   PackState,
   Submission,
   SubmitRequest,
-  TrackedJob,
-} from '../shared/daemon/api.js';
+} from '../shared/daemon/submission-schemas.js';
 
 /** Fan-out of daemon events (SSE subscribers, CLI progress bars, the tray). */
 export interface EventSink {

@@ -4,7 +4,7 @@
 // with the dependencies the add-on collected in Blender, GET /packs/:id on the add-on's pack poll
 // until ready, POST /submissions {packId, settings, mode}, then GET /submissions/:id until the
 // daemon asked for the render. Prints one JSON line (DriverOutput); epoch ms throughout.
-import type { PackState, Submission } from '../../shared/daemon/api.js';
+import type { PackState, Submission } from '../../shared/daemon/submission-schemas.js';
 
 export interface DriverInput {
   port: number;

@@ -2,7 +2,7 @@
 // memory and published as `download` events.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { DownloadState } from '../../shared/daemon/api.js';
+import type { DownloadState } from '../../shared/daemon/job-schemas.js';
 import { downloadJobOutputs, type DownloadJobOptions } from './job.js';
 import { errorBodyOf } from './errors.js';
 import { DaemonError } from '../errors.js';

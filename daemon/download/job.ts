@@ -7,7 +7,7 @@ import type { Downloads as DownloadsAnswer } from '../../shared/api/downloads.js
 import { ApiError } from '../../shared/client/errors.js';
 import { collectOutputs, fileNameFromUrl, videoLinks, zipOutputs } from '../../shared/client/downloads.js';
 import { type RenderJobClient } from '../../shared/client/client.js';
-import type { DownloadState } from '../../shared/daemon/api.js';
+import type { DownloadState } from '../../shared/daemon/job-schemas.js';
 import { downloadFile, type DownloadFileOptions, type FileOutcome } from './file.js';
 import { errorBodyOf, outputError } from './errors.js';
 import { UnsafeOutputPathError, prepareOutputPath, safeRelativePath, uniquePath } from './output-paths.js';

@@ -4,7 +4,7 @@
 // and zip removed); a failed one keeps its error body readable for a while.
 import { randomUUID } from 'node:crypto';
 import { TransferRate } from '../../shared/client/transfer-rate.js';
-import type { PackRequest, PackState } from '../../shared/daemon/api.js';
+import type { PackRequest, PackState } from '../../shared/daemon/submission-schemas.js';
 import { DaemonError } from '../errors.js';
 import type { BackgroundPacks, EventSink, Packer, PackPhase } from '../ports.js';
 

@@ -1,7 +1,7 @@
 // A pack of the user's own .zip: inspected (its scenes, manifest and add-ons), never repacked,
 // and uploaded as the user made it; the packer (packer.ts) never deletes it on discard().
 import { stat } from 'node:fs/promises';
-import type { DaemonWarning, PackRequest, PackResult } from '../../shared/daemon/api.js';
+import type { DaemonWarning, PackRequest, PackResult } from '../../shared/daemon/submission-schemas.js';
 import { DaemonError } from '../errors.js';
 import { summariseZip } from './preflight.js';
 

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { DaemonWarning } from '../../shared/daemon/api.js';
+import type { DaemonWarning } from '../../shared/daemon/submission-schemas.js';
 import type { AddonToBundle, CollectedDependency } from '../../shared/pack/dependencies.js';
 import { PACK_MANIFEST_NAME, type PackManifest, type DependencyKind } from '../../shared/pack/manifest.js';
 import { DaemonError } from '../errors.js';

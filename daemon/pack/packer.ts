@@ -9,7 +9,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { DaemonWarning, PackedFile, PackRequest, PackResult } from '../../shared/daemon/api.js';
+import type { DaemonWarning, PackedFile, PackRequest, PackResult } from '../../shared/daemon/submission-schemas.js';
 import { PACK_MANIFEST_NAME } from '../../shared/pack/manifest.js';
 import { DaemonError } from '../errors.js';
 import type { Packer, PackProgress, TraceFn, UploadSource } from '../ports.js';

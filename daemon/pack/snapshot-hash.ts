@@ -1,7 +1,7 @@
 // A pack's snapshot and checksums, taken together: the packer (packer.ts) keeps what this
 // returns, and the upload reads the snapshot through uploadSourceOf, checked around each part.
 import path from 'node:path';
-import type { PackedFile } from '../../shared/daemon/api.js';
+import type { PackedFile } from '../../shared/daemon/submission-schemas.js';
 import type { PackProgress, UploadSource } from '../ports.js';
 import type { HashCache } from './hash-cache.js';
 import { hashFiles } from './hash-files.js';

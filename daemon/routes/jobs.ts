@@ -3,7 +3,8 @@
 // (outputs into a folder through the Downloads port). Service errors pass through unchanged.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { JobIdParams } from '../../shared/api/job.js';
-import { DAEMON_ROUTES, DownloadRequest } from '../../shared/daemon/api.js';
+import { DAEMON_ROUTES } from '../../shared/daemon/api.js';
+import { DownloadRequest } from '../../shared/daemon/job-schemas.js';
 import type { Downloads, Tracker } from '../ports.js';
 
 export interface JobRouteDeps {

@@ -7,12 +7,8 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { JobIdParams } from '../../shared/api/job.js';
 import { THUMBNAIL_FRAME_HEADER, THUMBNAILS_MAX_PAGE_SIZE } from '../../shared/api/thumbnails.js';
-import {
-  DAEMON_MAX_THUMBNAILS,
-  DAEMON_ROUTES,
-  DaemonThumbnailQuery,
-  type DaemonThumbnail,
-} from '../../shared/daemon/api.js';
+import { DAEMON_ROUTES } from '../../shared/daemon/api.js';
+import { DAEMON_MAX_THUMBNAILS, DaemonThumbnailQuery, type DaemonThumbnail } from '../../shared/daemon/job-schemas.js';
 import { DaemonError } from '../errors.js';
 import type { ClientProvider } from '../ports.js';
 

@@ -2,7 +2,7 @@
 // submission says itself. One rule for the CLI and the daemon (add-on, tray, hot folder): what the
 // submission sets (a flag, the add-on's choice in the body) beats the profile's default, which
 // beats the service's. The environment is already folded into the defaults by the resolver.
-import type { SubmitSettings } from '../../shared/daemon/api.js';
+import type { SubmitSettings } from '../../shared/daemon/submission-schemas.js';
 
 export interface SubmitDefaults {
   /** Output format (e.g. PNG); null: none set, the file's. */

@@ -7,7 +7,7 @@ import type { Estimate } from '../../shared/api/estimate.js';
 import type { Job } from '../../shared/api/job.js';
 import type { RequestedRenderConfig } from '../../shared/api/render-config.js';
 import type { RenderJobClient } from '../../shared/client/client.js';
-import type { Submission } from '../../shared/daemon/api.js';
+import type { Submission } from '../../shared/daemon/submission-schemas.js';
 import { DaemonError } from '../errors.js';
 
 export interface EstimateStepOptions {

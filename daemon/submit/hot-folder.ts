@@ -6,7 +6,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
-import type { Submission, SubmitRequest, SubmitSettings } from '../../shared/daemon/api.js';
+import type { Submission, SubmitRequest, SubmitSettings } from '../../shared/daemon/submission-schemas.js';
 import type { Submissions } from '../ports.js';
 
 /** Name of the state file the hot folder keeps in the watched folder. */

@@ -12,7 +12,7 @@ import {
   ResponseFormatError,
   UploadUrlsExpiredError,
 } from '../../shared/client/errors.js';
-import type { SubmitSettings } from '../../shared/daemon/api.js';
+import type { SubmitSettings } from '../../shared/daemon/submission-schemas.js';
 import { DaemonError } from '../errors.js';
 import { safeRelativePath } from '../download/output-paths.js';
 

@@ -2,7 +2,7 @@
 // and published as `submission` events at every step and upload progress update. The profile's
 // defaults are read at each start, so an edit of config.toml applies to the next submission.
 import { randomUUID } from 'node:crypto';
-import type { Submission } from '../../shared/daemon/api.js';
+import type { Submission } from '../../shared/daemon/submission-schemas.js';
 import { DaemonError } from '../errors.js';
 import type { EventSink, Submissions } from '../ports.js';
 import { withSubmitDefaults, type SubmitDefaults } from './defaults.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { RenderJobClient } from '../../shared/client/client.js';
 import { BlobChangedError, LocalFileError } from '../../shared/client/errors.js';
 import { TransferRate } from '../../shared/client/transfer-rate.js';
-import type { PackResult, Submission, Transfer, UploadMode } from '../../shared/daemon/api.js';
+import type { PackResult, Submission, Transfer, UploadMode } from '../../shared/daemon/submission-schemas.js';
 import type { Packer } from '../ports.js';
 import { SourceChangedError } from '../../shared/client/put.js';
 import { changedAfterPacking } from '../pack/snapshot.js';

@@ -10,7 +10,7 @@ import type { Job } from '../../shared/api/job.js';
 import type { JobProgress } from '../../shared/api/progress.js';
 import { ApiError } from '../../shared/client/errors.js';
 import { type RenderJobClient } from '../../shared/client/client.js';
-import type { TrackedJob } from '../../shared/daemon/api.js';
+import type { TrackedJob } from '../../shared/daemon/job-schemas.js';
 import { ACTIVE_STATUSES, isTerminal } from '../../shared/job-status.js';
 import { DaemonError } from '../errors.js';
 import type { ClientProvider, Downloads, EventSink, Tracker } from '../ports.js';

@@ -7,7 +7,9 @@
 // renderComplete, so it gets its own, with the daemon's message, which says what to do. A download that
 // fails after "Render complete" gets one too: that folder is not the whole render.
 import path from 'node:path';
-import type { DaemonEvent, DownloadState, RenderComplete, Submission } from '../../shared/daemon/api.js';
+import type { DaemonEvent } from '../../shared/daemon/api.js';
+import type { DownloadState, RenderComplete } from '../../shared/daemon/job-schemas.js';
+import type { Submission } from '../../shared/daemon/submission-schemas.js';
 import { failureText, jobName } from './tray-model.js';
 
 export interface NotificationModel {

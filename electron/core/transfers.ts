@@ -3,7 +3,8 @@
 // (340 MB already on the farm)". Only what is moving is kept: a pack leaves once ready or failed,
 // a submission once past its upload, so the state stays small however long the tray runs. Pure.
 import path from 'node:path';
-import type { DaemonEvent, PackState, Submission } from '../../shared/daemon/api.js';
+import type { DaemonEvent } from '../../shared/daemon/api.js';
+import type { PackState, Submission } from '../../shared/daemon/submission-schemas.js';
 import { packLine, submissionLine } from '../../shared/daemon/transfer-text.js';
 
 export interface Transfers {

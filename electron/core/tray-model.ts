@@ -2,7 +2,8 @@
 // GET /jobs and the `job`, `progress` and `renderComplete` events, the packs and uploads in
 // progress (`pack` and `submission` events, transfers.ts), plus the supervisor's status.
 // main/tray.ts only turns the model into an Electron Menu; tests check the model itself.
-import type { DaemonEvent, RenderComplete, TrackedJob } from '../../shared/daemon/api.js';
+import type { DaemonEvent } from '../../shared/daemon/api.js';
+import type { RenderComplete, TrackedJob } from '../../shared/daemon/job-schemas.js';
 import type { Job } from '../../shared/api/job.js';
 import { ACTIVE_STATUSES } from '../../shared/job-status.js';
 import type { DaemonStatus } from './supervisor.js';

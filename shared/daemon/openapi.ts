@@ -6,24 +6,9 @@ import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { JobIdParams } from '../api/job.js';
 import { ErrorBody } from '../api/error-body.js';
-import {
-  DAEMON_EVENTS,
-  DAEMON_ROUTES,
-  DaemonState,
-  DaemonThumbnailQuery,
-  DownloadRequest,
-  DownloadState,
-  Health,
-  PackRequest,
-  PackResult,
-  PackState,
-  RenderComplete,
-  Submission,
-  SubmitRequest,
-  SubmitSettings,
-  TrackedJob,
-  type DaemonRouteName,
-} from './api.js';
+import { DAEMON_EVENTS, DAEMON_ROUTES, DaemonState, Health, type DaemonRouteName } from './api.js';
+import { DaemonThumbnailQuery, DownloadRequest, DownloadState, RenderComplete, TrackedJob } from './job-schemas.js';
+import { PackRequest, PackResult, PackState, Submission, SubmitRequest, SubmitSettings } from './submission-schemas.js';
 import { DAEMON_ERRORS, type DaemonErrorName } from './errors.js';
 
 /** Daemon errors every route can answer: the guard's refusals and a crash. */

@@ -1,7 +1,7 @@
 // The progress lines of a pack and an upload, from the daemon's Transfer objects: what the CLI and
 // the tray show (the add-on has the same wording in host-addon/renderbridge/transfer_text.py, the
 // job window in daemon/ui/transfer.js). Pure: "Packing 120 MB / 500 MB · 80 MB/s · 5 s left".
-import type { PackState, Submission, Transfer } from './api.js';
+import type { PackState, Submission, Transfer } from './submission-schemas.js';
 
 const SEP = ' · ';
 

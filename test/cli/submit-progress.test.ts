@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createDisplay } from '../../cli/display.js';
-import type { PackState, Submission, Transfer } from '../../shared/daemon/api.js';
+import type { PackState, Submission, Transfer } from '../../shared/daemon/submission-schemas.js';
 import {
   formatBytesDecimal,
   formatSeconds,

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../cli/exit-codes.js';
 import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { defaultDaemonConfig } from '../../daemon/config.js';
-import type { TrackedJob } from '../../shared/daemon/api.js';
+import type { TrackedJob } from '../../shared/daemon/job-schemas.js';
 import { runCli } from '../helpers/cli-run.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { buildFixtureZip } from '../helpers/fixtures.js';

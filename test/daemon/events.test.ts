@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAEMON_EVENTS, type Submission } from '../../shared/daemon/api.js';
+import { DAEMON_EVENTS } from '../../shared/daemon/api.js';
+import { type Submission } from '../../shared/daemon/submission-schemas.js';
 import type { JobProgress } from '../../shared/api/progress.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { openSse, startTestDaemon, type TestDaemon } from './harness.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { loadDaemonConfig } from '../../daemon/config.js';
 import { createDaemonLogger } from '../../daemon/http/logging.js';
-import { PackResult, Submission } from '../../shared/daemon/api.js';
+import { PackResult, Submission } from '../../shared/daemon/submission-schemas.js';
 import { buildFixture, buildFixtureZip } from '../helpers/fixtures.js';
 import { startE2E, waitUntil, type E2E } from '../helpers/e2e.js';
 

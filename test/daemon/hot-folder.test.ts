@@ -4,7 +4,7 @@
 import { copyFile, open, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Submission, SubmitRequest } from '../../shared/daemon/api.js';
+import type { Submission, SubmitRequest } from '../../shared/daemon/submission-schemas.js';
 import { HOT_FOLDER_STATE_FILE, watchHotFolder, type HotFolderLogger } from '../../daemon/submit/hot-folder.js';
 import type { ClientProvider, Packer } from '../../daemon/ports.js';
 import { runSubmission } from '../../daemon/submit/run.js';

@@ -13,7 +13,8 @@ import { startBridgeDaemon, type RunningBridgeDaemon } from '../../daemon/assemb
 import { defaultDaemonConfig } from '../../daemon/config.js';
 import { DaemonEvents } from '../../electron/core/daemon-events.js';
 import { trayNotifier, type NotificationModel } from '../../electron/core/notifications.js';
-import type { Submission, TrackedJob } from '../../shared/daemon/api.js';
+import type { TrackedJob } from '../../shared/daemon/job-schemas.js';
+import type { Submission } from '../../shared/daemon/submission-schemas.js';
 import { runCli } from '../helpers/cli-run.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { buildFixtureZip } from '../helpers/fixtures.js';

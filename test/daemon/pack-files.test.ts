@@ -24,7 +24,7 @@ import { HashCache } from '../../daemon/pack/hash-cache.js';
 import { packProject } from '../../daemon/pack/pack-project.js';
 import { createPacker } from '../../daemon/pack/packer.js';
 import type { TraceFn } from '../../daemon/ports.js';
-import type { PackRequest } from '../../shared/daemon/api.js';
+import type { PackRequest } from '../../shared/daemon/submission-schemas.js';
 import { PackManifest } from '../../shared/pack/manifest.js';
 import { dep, put, readZip, sha256, textBytes } from './pack-helpers.js';
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { runBlender } from '../../blender/run.js';
-import { PackResult, Submission } from '../../shared/daemon/api.js';
+import { PackResult, Submission } from '../../shared/daemon/submission-schemas.js';
 import { submissionNotification } from '../../electron/core/notifications.js';
 import { startE2E, waitUntil, type E2E } from '../helpers/e2e.js';
 import { buildPackProject, CELLS, cellColours, mismatches, type PackProject } from '../helpers/pack-fixture.js';

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPacker } from '../../daemon/pack/packer.js';
 import type { TraceFn } from '../../daemon/ports.js';
-import type { PackRequest } from '../../shared/daemon/api.js';
+import type { PackRequest } from '../../shared/daemon/submission-schemas.js';
 import { dep, packFailure, put, textBytes } from './pack-helpers.js';
 
 const noTrace: TraceFn = () => Promise.reject(new Error('the packer traced although the dependencies were given'));

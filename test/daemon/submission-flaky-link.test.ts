@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPacker } from '../../daemon/pack/packer.js';
 import { createTracer } from '../../daemon/trace.js';
 import { runSubmission, type SubmissionDeps } from '../../daemon/submit/run.js';
-import type { Submission, SubmissionStep } from '../../shared/daemon/api.js';
+import type { Submission, SubmissionStep } from '../../shared/daemon/submission-schemas.js';
 import { RenderJobClient } from '../../shared/client/client.js';
 import type { RenderJobClientOptions } from '../../shared/client/options.js';
 import { waitUntil } from '../helpers/e2e.js';

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notificationFor, submissionNotification } from '../../electron/core/notifications.js';
 import { RenderJobClient } from '../../shared/client/client.js';
-import type { Submission, SubmitRequest } from '../../shared/daemon/api.js';
+import type { Submission, SubmitRequest } from '../../shared/daemon/submission-schemas.js';
 import { runSubmission, type SubmissionDeps } from '../../daemon/submit/run.js';
 import { createPacker } from '../../daemon/pack/packer.js';
 import { createTracer } from '../../daemon/trace.js';

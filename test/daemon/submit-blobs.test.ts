@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningBridgeDaemon } from '../../daemon/assemble.js';
-import { Submission } from '../../shared/daemon/api.js';
+import { Submission } from '../../shared/daemon/submission-schemas.js';
 import { EXIT } from '../../cli/exit-codes.js';
 import { runCli } from '../helpers/cli-run.js';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.js';

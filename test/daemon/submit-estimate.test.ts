@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FrameStatsPage } from '../../shared/api/frame-stats.js';
 import { Estimate } from '../../shared/api/estimate.js';
-import { Submission, type SubmitRequest } from '../../shared/daemon/api.js';
+import { Submission, type SubmitRequest } from '../../shared/daemon/submission-schemas.js';
 import type { RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { blenderProcesses, startE2E, waitUntil, type E2E } from '../helpers/e2e.js';
 import { buildFixtureZip, shadowedCameraZip } from '../helpers/fixtures.js';

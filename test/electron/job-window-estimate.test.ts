@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DaemonThumbnails } from '../../shared/daemon/api.js';
+import { DaemonThumbnails } from '../../shared/daemon/job-schemas.js';
 import { Estimate } from '../../shared/api/estimate.js';
 import { startE2E, submit, validationOutcome, waitUntil, type E2E } from '../helpers/e2e.js';
 import { buildFixtureZip } from '../helpers/fixtures.js';

@@ -28,7 +28,8 @@ import {
   type TrayMenuItem,
   type TrayState,
 } from '../../electron/core/tray-model.js';
-import type { RenderComplete, Submission } from '../../shared/daemon/api.js';
+import type { RenderComplete } from '../../shared/daemon/job-schemas.js';
+import type { Submission } from '../../shared/daemon/submission-schemas.js';
 import type { DaemonStatus } from '../../electron/core/supervisor.js';
 import { DaemonClient } from '../../shared/daemon/client.js';
 import { startE2E, waitUntil, type E2E } from '../helpers/e2e.js';

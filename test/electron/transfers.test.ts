@@ -21,7 +21,8 @@ import {
   type TrayState,
 } from '../../electron/core/tray-model.js';
 import { transfersFromSubmissions } from '../../electron/core/transfers.js';
-import type { DaemonEvent, PackState, Submission, Transfer } from '../../shared/daemon/api.js';
+import type { DaemonEvent } from '../../shared/daemon/api.js';
+import type { PackState, Submission, Transfer } from '../../shared/daemon/submission-schemas.js';
 import { DaemonClient } from '../../shared/daemon/client.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { startTestService, type TestService } from '../helpers/service.js';
