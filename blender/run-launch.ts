@@ -66,7 +66,11 @@ export function startError(opts: RunBlenderOptions, argv: string[], why: string,
 export function spawnChild(opts: RunBlenderOptions & { stdin?: boolean }, how: Launch) {
   // nice execs Blender (or bwrap) in place: the pid and its process group stay the run's own.
   const nice = opts.nice && opts.nice > 0 ? Math.min(19, Math.trunc(opts.nice)) : 0;
-  return spawn(nice ? 'nice' : how.command, nice ? ['-n', String(nice), how.command, ...how.args] : how.args, {
+  let [command, args] = nice ? ['nice', ['-n', String(nice), how.command, ...how.args]] : [how.command, how.args];
+  // The shell joins the cgroup, then execs: Blender starts inside it, with no moment outside.
+  if (opts.cgroupProcs)
+    [command, args] = ['sh', ['-c', 'echo $$ > "$0" && exec "$@"', opts.cgroupProcs, command, ...args]];
+  return spawn(command, args, {
     cwd: opts.cwd,
     env: { ...blenderEnv(), ...how.env, ...opts.env },
     detached: true,

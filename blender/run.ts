@@ -62,6 +62,11 @@ export interface RunBlenderOptions {
    * CPU to the service and the worker on the same machine, which keep answering. Default 0.
    */
   nice?: number;
+  /**
+   * A memory cgroup's `cgroup.procs` that Blender joins before it starts (the render slot's own:
+   * the kernel then holds it to the slot's memory, and kills it, not the worker, past that). Default none.
+   */
+  cgroupProcs?: string;
   /** Working directory. Default: the current one. */
   cwd?: string;
   /**

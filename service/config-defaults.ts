@@ -62,6 +62,7 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     warmMinFreeMemoryBytes: 2 ** 30,
     taskLogMaxBytes: 16 * 2 ** 20,
     blenderPaths: [],
+    workerTags: [],
     blenderFromPath: true,
     sandbox: true,
     renderNice: 10,

@@ -158,6 +158,14 @@ export interface ServiceConfig {
    * system roots (blender/build-kind.ts); `RENDERBRIDGE_BLENDER_X_Y` and PATH's `blender` are added. Default none.
    */
   blenderPaths: string[];
+  /**
+   * Memory each CPU render slot may use, bytes (`--slot-memory`, `RENDERBRIDGE_SLOT_MEMORY`): each slot's
+   * Blender runs in a memory cgroup of that size where the worker can make one. Default undefined: the
+   * machine's memory (its cgroup's limit, else the RAM), not enforced per slot.
+   */
+  slotMemoryBytes?: number;
+  /** This worker's tags (`--tag`, repeatable; `RENDERBRIDGE_WORKER_TAGS`, comma-separated). Default none. */
+  workerTags: string[];
   /** Whether PATH's `blender` is a build too (`--no-blender-from-path`). Default true. */
   blenderFromPath: boolean;
   /**

@@ -62,6 +62,8 @@ export interface RenderInvocationOptions {
   sandbox?: boolean;
   /** CPU niceness added to Blender's (RunBlenderOptions.nice). Default 0. */
   nice?: number;
+  /** The slot's memory cgroup Blender joins (RunBlenderOptions.cgroupProcs). Default none. */
+  cgroupProcs?: string;
   /**
    * Major version of the build (`5`): 5.x needs its logger on to print progress lines. Default: assumed 5.x or later.
    */
@@ -81,6 +83,7 @@ export type RenderInvocation = Pick<
   | 'sandbox'
   | 'devices'
   | 'nice'
+  | 'cgroupProcs'
 >;
 
 /** runBlender options rendering one chunk with render_setup.py (cwd, timeouts and listeners are the caller's). */
@@ -104,6 +107,7 @@ export function renderInvocation(opts: RenderInvocationOptions): RenderInvocatio
     ...(opts.jobDir ? { access: { write: [opts.jobDir] } } : {}),
     ...(opts.sandbox ? { sandbox: true, devices: gpuNodes(opts.gpuUuids ?? [], opts.deviceType ?? 'CUDA') } : {}),
     ...(opts.nice ? { nice: opts.nice } : {}),
+    ...(opts.cgroupProcs ? { cgroupProcs: opts.cgroupProcs } : {}),
   };
 }
 

@@ -26,6 +26,22 @@ export function liveRenderSlots(workers: readonly WorkerRecord[], now: number): 
   return n;
 }
 
+/** The running workers' render slots with their memory and their worker's tags (placement's view of the farm). */
+export function liveSlotFacts(
+  workers: readonly WorkerRecord[],
+  now: number,
+): { memoryBytes?: number; tags: string[] }[] {
+  const out: { memoryBytes?: number; tags: string[] }[] = [];
+  for (const w of workers) {
+    if (workerState(w, now) !== 'running') continue;
+    for (const s of w.slots) {
+      if (s.device.kind === 'control') continue;
+      out.push({ ...(s.memoryBytes !== undefined ? { memoryBytes: s.memoryBytes } : {}), tags: w.tags ?? [] });
+    }
+  }
+  return out;
+}
+
 /** Blender versions of the running workers' builds (`3.4.1` texts parsed; unreadable ones left out). */
 export function liveBuildVersions(workers: readonly WorkerRecord[], now: number): BlenderVersion[] {
   const out: BlenderVersion[] = [];
@@ -96,9 +112,12 @@ export function presentWorkers(
             )
           : [],
         warmJobId: working && s.warmJobId && ownJobs.has(s.warmJobId) ? s.warmJobId : null,
+        ...(s.memoryBytes !== undefined ? { memoryBytes: s.memoryBytes } : {}),
       })),
       gpus: w.gpus,
       ...(w.sandbox !== undefined ? { sandbox: w.sandbox } : {}),
+      ...(w.memoryBytes !== undefined ? { memoryBytes: w.memoryBytes } : {}),
+      ...(w.tags !== undefined ? { tags: w.tags } : {}),
       builds: view.operator ? w.builds : w.builds.map(({ path: _path, ...b }) => b),
       blocklistedBy: w.blocklistedBy
         .filter((b) => ownJobs.has(b.jobId))

@@ -7,6 +7,7 @@ import type { JobStatus } from '../../shared/job-status.js';
 import type { ValidateBody } from '../../shared/api/job.js';
 import type { SourceFormat } from '../domain/blob-project.js';
 import type { EstimateInternal } from '../domain/estimate-state.js';
+import type { JobMemory } from '../domain/job-memory.js';
 import type { RequestedConfig } from '../../shared/api/render-config.js';
 
 /** One stored output of a finished job, as the worker publishes it. */
@@ -66,6 +67,8 @@ export interface JobInternal {
     /** Frame ranges to render again even where the old job has them; null: only the frames it lacks render. */
     rerender: string[] | null;
   };
+  /** What the job's frames need in memory, as measured (service/domain/job-memory.ts); absent: nothing yet. */
+  memory?: JobMemory;
   /** The job's estimate (extension estimate), from POST /jobs/{id}/estimate on; the job stays `validated`. */
   estimate?: EstimateInternal;
   outputs?: {

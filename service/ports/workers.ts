@@ -26,6 +26,11 @@ export interface WorkerSlotReport {
   tasks: SlotTask[];
   /** The job whose scene the slot's warm Blender holds; null when none. */
   warmJobId: string | null;
+  /**
+   * Memory a frame may use in this slot, bytes: VRAM for a GPU slot, RAM for a CPU slot (its
+   * --slot-memory, else the machine's). Absent for control lanes and in reports of older workers.
+   */
+  memoryBytes?: number;
 }
 
 export interface WorkerReport {
@@ -51,6 +56,10 @@ export interface WorkerReport {
    * absent in reports of older workers.
    */
   sandbox?: boolean;
+  /** The machine's memory as the worker sees it (its cgroup's limit, else the RAM), bytes; absent: an older worker. */
+  memoryBytes?: number;
+  /** The worker's tags (`gpu:a4000`, `site:paris`): a job requiring tags runs only where all are; absent: none. */
+  tags?: string[];
   /** Jobs whose per-job blocklist keeps some of its slots off them now. */
   blocklistedBy: { jobId: string; slots: string[]; failures: number }[];
 }

@@ -115,9 +115,12 @@ export const WorkerReportWire = z.strictObject({
           )
           .max(16),
         warmJobId: text.nullable(),
+        memoryBytes: z.number().min(0).optional(),
       }),
     )
     .max(256),
+  memoryBytes: z.number().min(0).optional(),
+  tags: z.array(z.string().min(1).max(200)).max(64).optional(),
   builds: z
     .array(z.strictObject({ version: text, path: text, kind: z.enum(['executable', 'release', 'root']).optional() }))
     .max(64),

@@ -8,6 +8,7 @@ import { RequestedConfig } from '../../shared/api/render-config.js';
 import { ApiError } from '../http/api-error.js';
 import type { JobInternal } from '../ports/jobs.js';
 import { jobOutputPrefix } from '../domain/output-keys.js';
+import { JobMemory } from '../domain/job-memory.js';
 
 const text = z.string().max(4096);
 /** Object keys: the fs storage's safe alphabet is checked on use; here only the shape and the prefix. */
@@ -52,6 +53,7 @@ export const WorkerInternalWire = z.strictObject({
     })
     .optional(),
   keptUntil: iso.optional(),
+  memory: JobMemory.optional(),
   // The estimate's measurements (worker/handlers/estimate-sample.ts);
   // its request is the service's, sent back unchanged.
   estimate: z

@@ -37,7 +37,11 @@ import { WorkerRuntime, type Lane, type RuntimeOptions, type TaskHandler } from 
 import { LaneActivity } from './runtime/activity.js';
 import { WorkerHeartbeat, type HeartbeatOptions } from './runtime/heartbeat.js';
 import type { WorkerRegistryReader, WorkerReporter } from '../ports/workers.js';
-import { liveBuildVersions, liveRenderSlots } from '../domain/workers.js';
+import { liveBuildVersions, liveRenderSlots, liveSlotFacts } from '../domain/workers.js';
+import { MemoryFit } from './runtime/memory-fit.js';
+import { parseTags } from '../domain/worker-tags.js';
+import { machineMemoryBytes, slotMemory } from './runtime/slot-memory.js';
+import { ownMemoryCgroup } from './runtime/memory-cgroup.js';
 
 /** Knobs for tests and operators beyond ServiceConfig. */
 export interface WorkerTuning {
@@ -98,12 +102,17 @@ export async function startWorker(
   if (!builds) return { ...idle, slots: [], builds: [] };
   const devices = tuning.devices ?? (await detectGpuInventory());
   if (devices.note) log.info({ note: devices.note }, 'no GPU: rendering on the CPU');
+  const ownCgroup = ownMemoryCgroup();
   const slots = planSlots({
     gpus: devices.gpus,
     ...(typeof config.workers === 'number' ? { workers: config.workers } : {}),
+    cpuMemoryBytes: config.slotMemoryBytes ?? machineMemoryBytes(ownCgroup),
   });
   const settings = { ...defaultWorkerSettings(config), ...tuning.settings };
   const workerName = tuning.runtime?.workerName ?? hostname();
+  // A bad tag stops the worker at start, not silently at its first job.
+  const tags = parseTags(config.workerTags);
+  const memory = slotMemory(slots, { slotBytes: config.slotMemoryBytes, name: workerName, log, own: ownCgroup });
   /** This process in the worker registry. */
   const selfId = `${workerName}:${process.pid}`;
   const env = workerEnv(ports, { settings, builds, devices, slots, workerName, selfId, tuning }, log);
@@ -121,7 +130,12 @@ export async function startWorker(
     await pool.endJob(jobId);
   };
   const activity = new LaneActivity();
-  const placement = new Placement({ queue: ports.queue, builds }, tuning.placement);
+  const fit = new MemoryFit({
+    machineMemoryBytes: memory.machineBytes,
+    tags,
+    ...(ports.farm ? { farmSlots: async () => liveSlotFacts(await ports.farm!.listWorkers(), Date.now()) } : {}),
+  });
+  const placement = new Placement({ queue: ports.queue, builds, fit }, tuning.placement);
   const runtime = new WorkerRuntime(
     {
       jobs: ports.jobs,
@@ -132,6 +146,8 @@ export async function startWorker(
       openTaskLog: taskLogs(env.storage, settings, log),
       placement,
       activity,
+      memory: { fit, ownSlots: slots.map((s) => s.memoryBytes) },
+      oomKills: (lane) => memory.oomKills(lane),
       ...(ports.metrics ? { metrics: ports.metrics } : {}),
     },
     lanes,
@@ -150,7 +166,7 @@ export async function startWorker(
   const heartbeat = ports.registry
     ? workerHeartbeat(ports.registry, {
         ...{ selfId, workerName, builds, devices, settings, lanes },
-        ...{ activity, pool, placement, tuning, log },
+        ...{ activity, pool, placement, tuning, log, machineBytes: memory.machineBytes, tags },
       })
     : undefined;
   heartbeat?.start();
@@ -159,6 +175,7 @@ export async function startWorker(
     await runtime.stop();
     await pool.close();
     await heartbeat?.stop();
+    memory.remove();
   };
   return { runtime, slots, builds, kick: () => runtime.kick(), stop };
 }
@@ -356,6 +373,8 @@ interface HeartbeatParts {
   placement: Placement;
   tuning: WorkerTuning;
   log: Logger;
+  machineBytes: number;
+  tags: readonly string[];
 }
 
 /** This worker in the registry: who it is, what it has, and what its lanes do. */
@@ -371,6 +390,8 @@ function workerHeartbeat(registry: WorkerReporter, h: HeartbeatParts): WorkerHea
         builds: h.builds.map((b) => ({ version: b.version.text, path: b.binary, kind: b.kind ?? 'executable' })),
         gpus: h.devices.gpus.map((g) => ({ name: g.name, uuid: g.uuid, memoryMiB: g.memoryMiB })),
         sandbox: h.settings.sandbox,
+        memoryBytes: h.machineBytes,
+        ...(h.tags.length > 0 ? { tags: [...h.tags] } : {}),
       },
       lanes: h.lanes,
       activity: h.activity,

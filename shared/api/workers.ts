@@ -36,6 +36,11 @@ export const WorkerSlot = z
     tasks: z.array(WorkerSlotTask),
     /** The job whose scene its warm Blender holds (null when none, or another workspace's). */
     warmJobId: z.string().nullable(),
+    /**
+     * Memory a frame may use in this slot, bytes: VRAM for a GPU slot, RAM for a CPU slot (the
+     * worker's --slot-memory, else the machine's). Absent for the control lane and older workers.
+     */
+    memoryBytes: z.number().min(0).optional(),
   })
   .meta({ id: 'WorkerSlot' });
 
@@ -71,6 +76,10 @@ export const WorkerInfo = z
         kind: z.enum(['executable', 'release', 'root']).optional(),
       }),
     ),
+    /** The machine's memory as the worker sees it (its cgroup's limit, else the RAM); absent from older workers. */
+    memoryBytes: z.number().min(0).optional(),
+    /** The worker's tags (`gpu:a4000`, `site:paris`); a render request's `requiredTags` must all be among them. */
+    tags: z.array(z.string()).optional(),
     /** Jobs of the workspace whose per-job blocklist keeps slots of this worker off them now. */
     blocklistedBy: z.array(
       z.object({ jobId: z.string(), jobName: z.string().nullable(), slots: z.array(z.string()), failures: z.int() }),

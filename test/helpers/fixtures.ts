@@ -26,7 +26,8 @@ export type FixtureName =
   | 'addon-sun'
   | 'shadowed-camera'
   | 'monkeys'
-  | 'growing';
+  | 'growing'
+  | 'heavy';
 
 /** Every fixture; see the header of each test/fixtures/blend/build_NAME.py for what it holds. */
 export const FIXTURE_NAMES: readonly FixtureName[] = [
@@ -42,6 +43,7 @@ export const FIXTURE_NAMES: readonly FixtureName[] = [
   'shadowed-camera',
   'monkeys',
   'growing',
+  'heavy',
 ];
 
 const SCRIPTS_DIR = fileURLToPath(new URL('../fixtures/blend/', import.meta.url));

@@ -105,6 +105,30 @@ export const RENDER_SLOT_SETTINGS: readonly Setting[] = [
     help: 'idle warm Blenders are ended while the memory available (MemAvailable) is below this',
   },
   {
+    key: 'slotMemoryBytes',
+    flag: '--slot-memory <size>',
+    env: 'RENDERBRIDGE_SLOT_MEMORY',
+    kind: { type: 'bytes', min: 64 * 2 ** 20 },
+    group: 'Render slots',
+    commands: BOTH,
+    defaultText: "the machine's memory",
+    help:
+      "memory each CPU render slot may use (e.g. 16GiB); each slot's Blender gets a memory cgroup of that size " +
+      'where the worker may make one (root), and placement sends it only frames that fit',
+  },
+  {
+    key: 'workerTags',
+    flag: '--tag <tag>',
+    env: 'RENDERBRIDGE_WORKER_TAGS',
+    kind: { type: 'list' },
+    group: 'Render slots',
+    commands: BOTH,
+    defaultText: 'none',
+    help:
+      "this worker's tags (repeatable; the variable comma-separated), e.g. gpu:a4000, site:paris: a render " +
+      'requiring tags (scheduling.requiredTags) runs only on workers with all of them',
+  },
+  {
     key: 'chunkFrames',
     flag: '--chunk-frames <n>',
     kind: { type: 'int', min: 1 },

@@ -66,5 +66,6 @@ export async function blenderSetup(s: BlenderSetupInput): Promise<Omit<RenderInv
     ...(final.sceneToRender ? { sceneName: final.sceneToRender } : {}),
     ...(gpuUuids ? { gpuUuids } : {}),
     ...(slot?.threads ? { threads: slot.threads } : {}),
+    ...(slot?.memoryCgroupProcs ? { cgroupProcs: slot.memoryCgroupProcs } : {}),
   };
 }

@@ -9,6 +9,7 @@ import { billedRun } from '../../domain/normalized-seconds.js';
 import type { FrameStat } from '../../ports/frame-stats.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { buildFor } from '../../../blender/builds.js';
+import { raiseJobPeak } from './job-peak.js';
 
 export interface FinishedFrame {
   jobId: string;
@@ -45,15 +46,19 @@ export function frameStat(
   };
 }
 
-/** Writes one frame's row; failures are logged, never thrown. */
+/** Writes one frame's row, and raises the job's measured memory need; failures are logged, never thrown. */
 export async function recordFrame(
-  env: Pick<WorkerEnv, 'builds' | 'workerName' | 'frameStats'>,
+  env: Pick<WorkerEnv, 'builds' | 'workerName' | 'frameStats' | 'jobs'>,
   f: FinishedFrame,
   log: Logger,
 ): Promise<void> {
+  const stat = frameStat(env, f);
+  await raiseJobPeak(env.jobs, f.jobId, stat.peakMemoryBytes).catch((err: unknown) =>
+    log.warn({ err, frame: f.frame }, "the job's memory need not recorded"),
+  );
   if (!env.frameStats) return;
   try {
-    await env.frameStats.recordFrames([frameStat(env, f)]);
+    await env.frameStats.recordFrames([stat]);
   } catch (err) {
     log.warn({ err, frame: f.frame }, 'frame statistics not recorded');
   }

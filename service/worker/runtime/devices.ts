@@ -16,6 +16,16 @@ export interface Slot {
   gpuUuids: string[];
   /** Render threads (`-t`) for CPU slots sharing the cores; undefined = all cores. */
   threads?: number;
+  /**
+   * Memory a frame may use here, bytes: the GPU's VRAM, or for a CPU slot the RAM it was given
+   * (planSlots' cpuMemoryBytes). Undefined: unknown (placement then never refuses on memory).
+   */
+  memoryBytes?: number;
+  /**
+   * The slot's own memory cgroup (its `cgroup.procs`), which its Blenders join before they start,
+   * so the kernel holds them to memoryBytes. Undefined: none (the machine's memory is the limit).
+   */
+  memoryCgroupProcs?: string;
 }
 
 export interface PlanSlotsOptions {
@@ -28,6 +38,8 @@ export interface PlanSlotsOptions {
   cpuCount?: number;
   /** Cores of the machine. Default os.cpus().length. */
   machineCores?: number;
+  /** RAM a CPU slot's frame may use, bytes. Default undefined: unknown. */
+  cpuMemoryBytes?: number;
 }
 
 /**
@@ -40,7 +52,12 @@ export interface PlanSlotsOptions {
  * a thread per core of the machine.
  */
 export function planSlots(opts: PlanSlotsOptions): Slot[] {
-  const gpuSlots: Slot[] = opts.gpus.map((g) => ({ id: `gpu-${g.uuid}`, kind: 'gpu', gpuUuids: [g.uuid] }));
+  const gpuSlots: Slot[] = opts.gpus.map((g) => ({
+    id: `gpu-${g.uuid}`,
+    kind: 'gpu',
+    gpuUuids: [g.uuid],
+    ...(g.memoryMiB > 0 ? { memoryBytes: g.memoryMiB * 2 ** 20 } : {}),
+  }));
   const wanted = gpuSlots.length > 0 ? (opts.cpuSlots ?? 0) : (opts.workers ?? 1);
   const nCpu = Math.max(gpuSlots.length > 0 ? 0 : 1, Math.trunc(wanted));
   const cores = Math.max(1, Math.trunc(opts.cpuCount ?? availableParallelism()));
@@ -51,6 +68,7 @@ export function planSlots(opts: PlanSlotsOptions): Slot[] {
     kind: 'cpu',
     gpuUuids: [],
     ...(shared ? { threads } : {}),
+    ...(opts.cpuMemoryBytes ? { memoryBytes: opts.cpuMemoryBytes } : {}),
   }));
   return [...gpuSlots, ...cpuSlots];
 }

@@ -8,7 +8,10 @@ import type { LaneActivity } from './activity.js';
 import type { Lane } from './runtime.js';
 
 export interface HeartbeatSources {
-  identity: Pick<WorkerReport, 'id' | 'name' | 'hostname' | 'version' | 'builds' | 'gpus' | 'sandbox'>;
+  identity: Pick<
+    WorkerReport,
+    'id' | 'name' | 'hostname' | 'version' | 'builds' | 'gpus' | 'sandbox' | 'memoryBytes' | 'tags'
+  >;
   lanes: readonly Lane[];
   activity: LaneActivity;
   /** Warm Blenders by lane: the job whose scene each holds, and whether it is still loading it. */
@@ -84,7 +87,15 @@ export class WorkerHeartbeat {
           ? { kind: 'gpu', name: (uuid && s.gpuNames?.get(uuid)) || 'GPU', uuid }
           : { kind: 'cpu', name: lane.slot.threads ? `CPU (${lane.slot.threads} threads)` : 'CPU', uuid: null };
       const slotState = w?.loading ? 'loading' : tasks.length > 0 ? 'busy' : 'idle';
-      return { id: lane.name, device, state: slotState, tasks, warmJobId: w?.jobId ?? null };
+      const memory = lane.slot?.memoryBytes;
+      return {
+        id: lane.name,
+        device,
+        state: slotState,
+        tasks,
+        warmJobId: w?.jobId ?? null,
+        ...(memory !== undefined ? { memoryBytes: memory } : {}),
+      };
     });
     return {
       ...s.identity,

@@ -2,9 +2,11 @@
 // need (a Blender version), a worker slot that keeps failing one job's tasks is kept off that job
 // for a while (the per-job blocklist of render-farm managers), and a task that just failed on a
 // slot is left once for another slot to retry (a frame that crashes one slot's Blender may well
-// render on another).
+// render on another). What a job's frames need in memory, and the tags it requires, are memory-fit.ts's.
 import { totalmem } from 'node:os';
+import type { JobRecord } from '../../ports/jobs.js';
 import type { FailureLedger, Task } from '../../ports/tasks.js';
+import type { MemoryFit, SlotFacts } from './memory-fit.js';
 import { buildFor, minorVersion, parseRequestedVersion, type BlenderBuild } from '../../../blender/builds.js';
 import { canOpen } from '../../../blender/version-routing.js';
 import { TaskRequirements } from '../../domain/tasks.js';
@@ -47,7 +49,12 @@ export class Placement {
   private readonly blocked = new Map<string, { jobId: string; slot: string; failures: number; since: number }>();
 
   constructor(
-    private readonly deps: { queue: FailureLedger; builds: readonly BlenderBuild[] },
+    private readonly deps: {
+      queue: FailureLedger;
+      builds: readonly BlenderBuild[];
+      /** Memory and tag rules (memory-fit.ts). Default none: memory and tags never refuse. */
+      fit?: MemoryFit;
+    },
     opts: PlacementOptions = {},
   ) {
     this.threshold = opts.blocklistThreshold ?? 3;
@@ -56,8 +63,11 @@ export class Placement {
     this.memory = opts.totalMemoryBytes ?? totalmem();
   }
 
-  /** Why `slot` should leave `task` to another worker, or undefined to run it. */
-  async refusal(task: Task, slot: string): Promise<string | undefined> {
+  /**
+   * Why `slot` should leave `task` to another worker, or undefined to run it. With `facts` (the
+   * slot's memory, the task's job), a job's measured memory need and required tags count too.
+   */
+  async refusal(task: Task, slot: string, facts?: SlotFacts & { job?: JobRecord }): Promise<string | undefined> {
     const { blender, opens, minimumRamGiB } = requirementsOf(task);
     if (minimumRamGiB && this.memory < minimumRamGiB * 2 ** 30) {
       return `needs ${minimumRamGiB} GiB of memory; this machine has ${(this.memory / 2 ** 30).toFixed(1)} GiB`;
@@ -71,6 +81,10 @@ export class Placement {
         `needs a Blender that opens files of ${opens}; this worker has ` +
         `${[...new Set(this.deps.builds.map(minorVersion))].join(', ')}`
       );
+    }
+    if (this.deps.fit && facts?.job && task.kind === 'render-chunk') {
+      const unfit = await this.deps.fit.refusal(facts.job, slot, facts);
+      if (unfit) return unfit;
     }
     const here = `${task.id}\n${slot}`;
     if (this.failedHere.get(here) === 'failed') {
@@ -89,6 +103,11 @@ export class Placement {
     }
     this.noteBlocked(task.jobId, slot, failures);
     return `blocklisted on this job after ${failures} failed tasks`;
+  }
+
+  /** Counts the job's memory need against the machine while `slot` runs it; call the answer when it ends. */
+  hold(task: Task, slot: string, facts: SlotFacts & { job: JobRecord }): () => void {
+    return this.deps.fit && task.kind === 'render-chunk' ? this.deps.fit.hold(facts.job, slot, facts) : () => undefined;
   }
 
   /** Counts a failed task of the job against the slot, and remembers it for the task's retry. */

@@ -10,7 +10,7 @@ import type { JobRecord, WorkerJobStore } from '../../ports/jobs.js';
 import type { Task, TaskKind, TaskLeases, TaskSubmitter } from '../../ports/tasks.js';
 import type { Slot } from './devices.js';
 import { CanceledTaskError, FatalTaskError } from './outcomes.js';
-import { settleFailure } from './task-failure.js';
+import { settleFailure, type FailureDeps } from './task-failure.js';
 import type { TaskOutcome, WorkerMetrics } from '../../metrics/registry.js';
 import type { Placement } from './placement.js';
 import { IdleLanes } from './idle-lanes.js';
@@ -117,6 +117,10 @@ export class WorkerRuntime {
       openTaskLog?: (task: Task, job: JobRecord, worker: string) => TaskLogHandle;
       /** Told when a task's handler starts and ends (the heartbeat's slot states). Default none. */
       activity?: LaneActivity;
+      /** Retries of frames that ran out of memory (oom-failure.ts). Default none: like any crash. */
+      memory?: FailureDeps['memory'];
+      /** OOM kills the kernel counted so far in a lane's memory cgroup. Default none: only Blender's words count. */
+      oomKills?: (lane: Lane) => number;
     },
     private readonly lanes: readonly Lane[],
     private readonly handlers: Partial<Record<TaskKind, TaskHandler>>,
@@ -209,6 +213,8 @@ export class WorkerRuntime {
     let outcome: TaskOutcome = 'failed';
     let taskLog: TaskLogHandle | undefined;
     let failure: unknown;
+    let unhold = (): void => undefined;
+    const oomBefore = this.deps.oomKills?.(lane);
     try {
       const job = await this.deps.jobs.getById(task.jobId);
       // A task whose job is gone or already final (canceled, failed) has nothing left to do.
@@ -219,7 +225,8 @@ export class WorkerRuntime {
         if (job && job.job.status !== 'completed') await this.jobStopped(task.jobId, log);
         return;
       }
-      const refusal = await this.deps.placement?.refusal(task, this.slotName(lane));
+      const facts = { memoryBytes: lane.slot?.memoryBytes, kind: lane.slot?.kind, job };
+      const refusal = await this.deps.placement?.refusal(task, this.slotName(lane), facts);
       if (refusal) {
         log.info({ refusal }, 'task left for another worker');
         // The jitter breaks a phase lock: with a fixed delay, the refusing lane's own poll lands
@@ -234,6 +241,7 @@ export class WorkerRuntime {
           type: 'INTERNAL_ERROR',
           errorDetails: { message: `no handler for ${task.kind}` },
         });
+      unhold = this.deps.placement?.hold(task, this.slotName(lane), facts) ?? unhold;
       taskLog = this.deps.openTaskLog?.(task, job, this.slotName(lane));
       taskLog?.note(`task ${task.id} (${task.kind}) attempt ${task.attempts} on ${this.slotName(lane)}`);
       log.info('task started');
@@ -259,9 +267,12 @@ export class WorkerRuntime {
           log,
           stopping: () => this.stopping,
           jobStopped: () => this.jobStopped(task.jobId, log),
+          slotMemoryBytes: lane.slot?.memoryBytes,
+          oomKilled: () => oomBefore !== undefined && (this.deps.oomKills?.(lane) ?? 0) > oomBefore,
         },
       );
     } finally {
+      unhold();
       stopBeating();
       this.running.delete(entry);
       this.deps.activity?.ended(lane.name, task.id);

@@ -8,8 +8,9 @@ import type { Task, TaskLeases, TaskSubmitter } from '../../ports/tasks.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
 import type { TaskOutcome } from '../../metrics/registry.js';
 import { failedReasonOf, redactPaths } from './failed-reason.js';
-import { asTaskOutcome, CanceledTaskError, FatalTaskError } from './outcomes.js';
+import { asTaskOutcome, CanceledTaskError, DeferTaskError, FatalTaskError } from './outcomes.js';
 import type { Placement } from './placement.js';
+import { outOfMemoryOf, settleOutOfMemory, type OomDeps } from './oom-failure.js';
 
 export interface FailureDeps {
   jobs: WorkerJobStore;
@@ -22,6 +23,8 @@ export interface FailureDeps {
   maxAttempts: number;
   /** Back-off before a retry: base * 2^(attempt-1) (RuntimeOptions.retryBaseMs). */
   retryBaseMs: number;
+  /** How a frame that ran out of memory is retried (oom-failure.ts). Default none: like any crash. */
+  memory?: Pick<OomDeps, 'fit' | 'ownSlots'>;
 }
 
 export interface FailedRun {
@@ -37,6 +40,10 @@ export interface FailedRun {
   stopping: () => boolean;
   /** Cleans up after the job when it ended canceled or failed. */
   jobStopped: () => Promise<void>;
+  /** The memory of the slot it ran in, bytes. Default unknown. */
+  slotMemoryBytes?: number;
+  /** Whether the kernel killed a process for memory in the slot's cgroup while the task ran. Default never. */
+  oomKilled?: () => boolean;
 }
 
 /** Records how the run failed (release, retry or fail the job) and answers the outcome for /metrics. Never throws. */
@@ -52,6 +59,19 @@ export async function settleFailure(deps: FailureDeps, run: FailedRun): Promise<
       else await run.jobStopped();
       log.info({ reason: String(signal.reason ?? err) }, 'task stopped');
       return run.stopping() ? 'released' : 'canceled';
+    }
+    if (err instanceof DeferTaskError) {
+      await queue.release(task.id, workerId, { delayMs: err.delayMs });
+      log.debug({ delayMs: err.delayMs, reason: err.message }, 'task deferred');
+      return 'released';
+    }
+    const oom = deps.memory ? outOfMemoryOf(err, run.oomKilled?.() ?? false) : undefined;
+    if (oom && deps.memory) {
+      return await settleOutOfMemory(
+        { ...deps, ...deps.memory },
+        { ...run, slotMemoryBytes: run.slotMemoryBytes },
+        oom,
+      );
     }
     const retryable = !(err instanceof FatalTaskError);
     if (retryable) {

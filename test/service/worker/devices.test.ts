@@ -65,7 +65,8 @@ describe('nvidia-smi', () => {
       const uuid = gpus[0]!.uuid;
       expect(uuid).toMatch(/^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       const slots = planSlots({ gpus, cpuCount: 16, machineCores: 16 });
-      expect(slots).toEqual([{ id: `gpu-${uuid}`, kind: 'gpu', gpuUuids: [uuid] }]);
+      // The slot's memory is the GPU's VRAM, as the report gave it: placement compares frames' peaks with it.
+      expect(slots).toEqual([{ id: `gpu-${uuid}`, kind: 'gpu', gpuUuids: [uuid], memoryBytes: memoryMiB * 2 ** 20 }]);
       const base = {
         sceneFile: '/p/scene.blend',
         settingsFile: '/p/settings.json',
@@ -146,13 +147,15 @@ describe('build capabilities', () => {
 
 describe('planSlots', () => {
   it('one slot per GPU pinned by UUID; CPU slots beside them only when asked, sharing the cores left', () => {
+    const vram = 23034 * 2 ** 20;
     expect(planSlots({ gpus: [gpu(0), gpu(1)], cpuCount: 16 })).toEqual([
-      { id: 'gpu-GPU-0', kind: 'gpu', gpuUuids: ['GPU-0'] },
-      { id: 'gpu-GPU-1', kind: 'gpu', gpuUuids: ['GPU-1'] },
+      { id: 'gpu-GPU-0', kind: 'gpu', gpuUuids: ['GPU-0'], memoryBytes: vram },
+      { id: 'gpu-GPU-1', kind: 'gpu', gpuUuids: ['GPU-1'], memoryBytes: vram },
     ]);
-    expect(planSlots({ gpus: [gpu(0)], cpuSlots: 1, workers: 5, cpuCount: 16 })).toEqual([
-      { id: 'gpu-GPU-0', kind: 'gpu', gpuUuids: ['GPU-0'] },
-      { id: 'cpu-0', kind: 'cpu', gpuUuids: [], threads: 15 },
+    // The CPU slot's memory is the RAM it is given (--slot-memory, else the machine's).
+    expect(planSlots({ gpus: [gpu(0)], cpuSlots: 1, workers: 5, cpuCount: 16, cpuMemoryBytes: 2 ** 36 })).toEqual([
+      { id: 'gpu-GPU-0', kind: 'gpu', gpuUuids: ['GPU-0'], memoryBytes: vram },
+      { id: 'cpu-0', kind: 'cpu', gpuUuids: [], threads: 15, memoryBytes: 2 ** 36 },
     ]);
   });
 
