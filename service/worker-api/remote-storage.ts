@@ -1,17 +1,15 @@
 // Object storage of a worker on another machine that holds no bucket key: each call asks the
-// service's worker API (storage-contract.ts) for the job it works for, and the bytes go straight
-// to S3 on the short-lived URL the service signed. The job is the running task's (job-scope.ts),
-// else the one the key names (outputs, logs and staging keys carry it).
+// service's worker API (storage-contract.ts, through storage-call.ts) for the job it works for, and
+// the bytes go straight to S3 on the short-lived URL the service signed (signed-transfer.ts). The
+// job is the running task's (job-scope.ts), else the one the key names (outputs, logs and staging
+// keys carry it).
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { z } from 'zod';
 import {
   ObjectExistsError,
   ObjectTooLargeError,
@@ -20,7 +18,6 @@ import {
   type PutOptions,
   type StoredObject,
 } from '../ports/storage.js';
-import { currentJob } from '../job-scope.js';
 import { WorkerApiClient, WorkerApiError, type WorkerApiClientOptions } from './client.js';
 import { WORKER_API_PREFIX } from './contract.js';
 import {
@@ -33,7 +30,8 @@ import {
   StatAnswer,
   STORAGE_ROUTES,
 } from './storage-contract.js';
-import { jobOfKey } from './storage-scope.js';
+import { askStorage, existsAs } from './storage-call.js';
+import { transient, upload } from './signed-transfer.js';
 
 export interface RemoteWorkerStorageOptions extends WorkerApiClientOptions {
   /** Folder where put() gathers a stream before its upload (S3 needs the length first). Required; made when missing. */
@@ -99,7 +97,8 @@ export class RemoteWorkerStorage implements ObjectStorage {
 
   /** A URL for the key (its life in seconds: the service's default when not given). */
   async sign(kind: 'read' | 'write', key: string, expiresInSeconds?: number): Promise<SignedUrl> {
-    return this.ask(
+    return askStorage(
+      this.api,
       STORAGE_ROUTES[kind],
       { key, ...(expiresInSeconds !== undefined ? { expiresInSeconds } : {}) },
       key,
@@ -186,9 +185,14 @@ export class RemoteWorkerStorage implements ObjectStorage {
    */
   private async putParts(key: string, fh: FileHandle, size: number, signal?: AbortSignal): Promise<void> {
     const partSize = Math.max(this.partSize, Math.ceil(size / MAX_PARTS));
-    const { uploadId } = await this.ask(STORAGE_ROUTES.multipartStart, { key }, key, 200, StartAnswer).catch(
-      existsAs(key),
-    );
+    const { uploadId } = await askStorage(
+      this.api,
+      STORAGE_ROUTES.multipartStart,
+      { key },
+      key,
+      200,
+      StartAnswer,
+    ).catch(existsAs(key));
     try {
       const parts: { partNumber: number; etag: string }[] = [];
       for (let partNumber = 1, offset = 0; offset < size; partNumber++, offset += partSize) {
@@ -197,7 +201,8 @@ export class RemoteWorkerStorage implements ObjectStorage {
         // A part sent again replaces itself: any failure of one is worth another go.
         const { status, etag } = await transient(
           async () => {
-            const signed = await this.ask(
+            const signed = await askStorage(
+              this.api,
               STORAGE_ROUTES.multipartPart,
               { key, uploadId, partNumber },
               key,
@@ -220,9 +225,11 @@ export class RemoteWorkerStorage implements ObjectStorage {
           );
         parts.push({ partNumber, etag });
       }
-      await this.ask(STORAGE_ROUTES.multipartComplete, { key, uploadId, parts }, key, 204).catch(existsAs(key));
+      await askStorage(this.api, STORAGE_ROUTES.multipartComplete, { key, uploadId, parts }, key, 204).catch(
+        existsAs(key),
+      );
     } catch (err) {
-      await this.ask(STORAGE_ROUTES.multipartAbort, { key, uploadId }, key, 204).catch(() => undefined);
+      await askStorage(this.api, STORAGE_ROUTES.multipartAbort, { key, uploadId }, key, 204).catch(() => undefined);
       throw err;
     }
   }
@@ -231,122 +238,18 @@ export class RemoteWorkerStorage implements ObjectStorage {
   async persist(): Promise<void> {}
 
   async stat(key: string): Promise<StoredObject | undefined> {
-    return (await this.ask(STORAGE_ROUTES.stat, { key }, key, 200, StatAnswer)).data ?? undefined;
+    return (await askStorage(this.api, STORAGE_ROUTES.stat, { key }, key, 200, StatAnswer)).data ?? undefined;
   }
 
   async delete(key: string): Promise<void> {
-    await this.ask(STORAGE_ROUTES.delete, { key }, key, 204);
+    await askStorage(this.api, STORAGE_ROUTES.delete, { key }, key, 204);
   }
 
   async deletePrefix(prefix: string): Promise<void> {
-    await this.ask(STORAGE_ROUTES.deletePrefix, { prefix }, prefix, 204);
+    await askStorage(this.api, STORAGE_ROUTES.deletePrefix, { prefix }, prefix, 204);
   }
 
   async list(prefix: string): Promise<{ key: string; size: number }[]> {
-    return (await this.ask(STORAGE_ROUTES.list, { prefix }, prefix, 200, ListAnswer)).data;
+    return (await askStorage(this.api, STORAGE_ROUTES.list, { prefix }, prefix, 200, ListAnswer)).data;
   }
-
-  /** One storage call for the job the code works for; the service's refusal as a WorkerApiError. */
-  private async ask(route: string, body: Record<string, unknown>, key: string, status: number): Promise<void>;
-  private async ask<S extends z.ZodType>(
-    route: string,
-    body: Record<string, unknown>,
-    key: string,
-    status: number,
-    schema: S,
-  ): Promise<z.infer<S>>;
-  private async ask(
-    route: string,
-    body: Record<string, unknown>,
-    key: string,
-    status: number,
-    schema?: z.ZodType,
-  ): Promise<unknown> {
-    const jobId = currentJob() ?? jobOfKey(key);
-    if (!jobId)
-      throw new Error(
-        `no job to ask the service for object ${key} for: a remote worker's storage works only inside a task ` +
-          "or a job's cleanup",
-      );
-    const path = `${WORKER_API_PREFIX}${route}`;
-    const a = await this.api.call('POST', path, { jobId, ...body });
-    if (a.status !== status) {
-      if (a.status >= 400) throw this.api.refusal(a, 'POST', path);
-      throw new WorkerApiError(
-        `${a.url} answered POST ${path} with ${a.status}, expected ${status}: run the same renderbridge ` +
-          `version on service and workers.`,
-        a.status,
-        null,
-      );
-    }
-    if (!schema) return undefined;
-    const parsed = schema.safeParse(a.body);
-    if (!parsed.success)
-      throw new WorkerApiError(
-        `${a.url} answered POST ${path} with an unexpected body: run the same renderbridge version on ` +
-          `service and workers.`,
-        a.status,
-        null,
-      );
-    return parsed.data;
-  }
-}
-
-/** Tries of one transfer, and the first pause between them (doubling). */
-const TRIES = 3;
-const FIRST_PAUSE_MS = 200;
-
-/**
- * Runs `attempt` until `again` says no about its answer, TRIES times at most. Where `retryErrors`
- * says yes (the attempt is safe to repeat, nothing was aborted), a thrown error is tried again
- * too, unless it is the service's refusal.
- */
-async function transient<T>(
-  attempt: () => Promise<T>,
-  again: (answer: T) => boolean,
-  retryErrors: () => boolean = () => false,
-): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      const answer = await attempt();
-      if (i >= TRIES || !again(answer)) return answer;
-    } catch (err) {
-      if (i >= TRIES || !retryErrors() || err instanceof WorkerApiError || err instanceof ObjectExistsError) throw err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, FIRST_PAUSE_MS * 2 ** (i - 1)));
-  }
-}
-
-/** The service's OBJECT_ALREADY_EXISTS as the port's ObjectExistsError. */
-function existsAs(key: string): (err: unknown) => never {
-  return (err) => {
-    throw err instanceof WorkerApiError && err.errorName === 'OBJECT_ALREADY_EXISTS' ? new ObjectExistsError(key) : err;
-  };
-}
-
-/** One PUT of `size` bytes to a signed URL; resolves with the answer's status and ETag. */
-function upload(
-  signed: SignedUrl,
-  body: Readable,
-  size: number,
-  signal?: AbortSignal,
-): Promise<{ status: number; etag: string | undefined }> {
-  const url = new URL(signed.url);
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    const req = send(
-      url,
-      { method: 'PUT', headers: { ...signed.headers, 'content-length': String(size) }, ...(signal ? { signal } : {}) },
-      (res) => {
-        const etag = res.headers.etag;
-        res
-          .resume()
-          .once('end', () => resolve({ status: res.statusCode ?? 0, etag }))
-          .once('error', reject);
-      },
-    );
-    req.once('error', reject);
-    body.once('error', (err) => req.destroy(err));
-    body.pipe(req);
-  });
 }
