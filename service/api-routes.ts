@@ -24,6 +24,7 @@ import { jobActionRoutes } from './routes/job-actions.js';
 import { jobRoutes } from './routes/jobs.js';
 import { progressRoutes } from './routes/progress.js';
 import { requeueRoutes } from './routes/requeue.js';
+import { schedulingRoutes } from './routes/scheduling.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { taskLogRoutes } from './routes/task-logs.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -76,6 +77,7 @@ export async function apiRoutes(api: FastifyInstance, o: ApiRoutesOptions): Prom
   if (partials) await api.register(uploadStateRoutes, { ctx, partials });
   await api.register(jobRoutes, ctx);
   await api.register(jobActionRoutes, ctx);
+  await api.register(schedulingRoutes, ctx);
   await api.register(progressRoutes, { ...ctx, ...(deps.frameStats ? { frameStats: deps.frameStats } : {}) });
   const enabled: ExtensionName[] = [
     ...(blobs ? ['content-addressed-uploads' as const] : []),
@@ -88,6 +90,7 @@ export async function apiRoutes(api: FastifyInstance, o: ApiRoutesOptions): Prom
     ...(deps.taskRuns ? ['task-logs' as const] : []),
     ...(deps.frameStats ? ['frame-stats' as const, 'estimate' as const] : []),
     'frame-thumbnails',
+    'scheduling',
   ];
   await api.register(extensionRoutes, { enabled });
   if (sessions) await api.register(sessionRoutes, { keys: deps.keys, limiter, sessions, failures });

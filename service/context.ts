@@ -2,7 +2,7 @@ import type { ServiceConfig } from './config.js';
 import type { JobStore } from './ports/jobs.js';
 import type { KeyStore } from './ports/keys.js';
 import type { ObjectStorage } from './ports/storage.js';
-import type { TaskSubmitter } from './ports/tasks.js';
+import type { TaskScheduling, TaskSubmitter } from './ports/tasks.js';
 import type { StorageQuota } from './http/storage-quota.js';
 
 /** What routes need: the config and the ports, passed in (no module-level singletons). */
@@ -10,7 +10,8 @@ export interface ServiceContext {
   config: ServiceConfig;
   jobs: JobStore;
   storage: ObjectStorage;
-  queue: TaskSubmitter;
+  /** Submitting tasks, and scheduling a job's queued ones (extension scheduling). */
+  queue: TaskSubmitter & TaskScheduling;
   keys: KeyStore;
   /** Tells an in-process worker at once what the routes just did (it would notice by polling). */
   events?: JobEvents;

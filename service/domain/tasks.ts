@@ -55,6 +55,10 @@ export interface NewTask {
   kind: TaskKind;
   payload?: Record<string, unknown>;
   after?: readonly string[];
+  /** The job's priority (extension scheduling), higher claimed first. Default: the queue's (0). */
+  priority?: number;
+  /** The job's fair-share group, `<workspaceId>/<userId>` (domain/scheduling.ts). Default: none. */
+  shareGroup?: string;
 }
 
 /** `5.2` -> `blender-5_2`: task ids hold no dots. */

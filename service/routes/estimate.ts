@@ -3,6 +3,7 @@
 // job's status does not move, so a spec client sees it `validated` throughout. GET answers the
 // figures from the sampled frames' statistics (kept with the estimate), the farm's slots and the queue now.
 // DELETE cancels it. Another workspace's job is a 404, as everywhere.
+import { taskScheduling } from '../domain/scheduling.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { IDEMPOTENT_REPLAY_HEADER } from '../../shared/constants.js';
 import type { Estimate } from '../../shared/api/estimate.js';
@@ -128,12 +129,13 @@ export const estimateRoutes: FastifyPluginAsyncZod<EstimateRouteDeps> = async (a
 
   // One task per estimate (its id names when it started, so enqueueing it again adds nothing). No
   // requirement: the slot that takes it routes it (a fitting build elsewhere, or a sentence saying none has one).
-  const enqueue = async (jobId: string, est: EstimateInternal) => {
+  const enqueue = async (job: JobRecord['job'], est: EstimateInternal) => {
     await ctx.queue.enqueue({
-      id: `${estimateTaskId(jobId)}:${Date.parse(est.startedAt)}`,
-      jobId,
+      id: `${estimateTaskId(job.id)}:${Date.parse(est.startedAt)}`,
+      jobId: job.id,
       kind: 'render-chunk',
       payload: { estimate: true },
+      ...taskScheduling(job),
     });
     ctx.events?.enqueued();
   };
@@ -149,7 +151,7 @@ export const estimateRoutes: FastifyPluginAsyncZod<EstimateRouteDeps> = async (a
       // A crash between the record and its task below left it sampling
       // with no task: the repeat enqueues it (a no-op otherwise).
       if (old.state === 'sampling' && rec.job.status === 'validated' && !rec.internal.renderRequestedAt)
-        await enqueue(rec.job.id, old);
+        await enqueue(rec.job, old);
       return reply
         .code(200)
         .header(IDEMPOTENT_REPLAY_HEADER, 'true')
@@ -162,7 +164,7 @@ export const estimateRoutes: FastifyPluginAsyncZod<EstimateRouteDeps> = async (a
     const est: EstimateInternal = { requestedConfig: cfg, state: 'sampling', startedAt: new Date(now()).toISOString() };
     // The record before its task: a slot that took the task first would find no estimate and drop it.
     const saved = await ctx.jobs.update(rec.job.id, {}, { estimate: est });
-    await enqueue(rec.job.id, est);
+    await enqueue(rec.job, est);
     return reply.code(202).send({ data: await present(saved ?? rec, est) });
   });
 

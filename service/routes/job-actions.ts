@@ -6,6 +6,8 @@ import { requireAuth } from '../http/auth.js';
 import { presentJob } from '../domain/jobs.js';
 import { movableFrom, moveJob, stoppedJobInternal } from '../domain/job-lifecycle.js';
 import { newTasks } from '../domain/tasks.js';
+import { initialScheduling, scheduled } from '../domain/scheduling.js';
+import { checkDependencies } from './render-dependencies.js';
 import { checkAgainstAnalysis } from '../domain/render-config.js';
 import type { ServiceContext } from '../context.js';
 import { loadJob } from './jobs.js';
@@ -34,7 +36,7 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
       const refuse = (status: string) =>
         new ApiError('VALIDATE_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status } });
       if (!movableFrom('startValidation').has(rec.job.status)) throw refuse(rec.job.status);
-      await ctx.queue.enqueue(newTasks.validate(rec.job.id));
+      await ctx.queue.enqueue(scheduled(newTasks.validate(rec.job.id), rec.job));
       const moved = await moveJob(
         ctx.jobs,
         rec.job.id,
@@ -66,12 +68,20 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
     const cfg = req.body.requestedRenderConfig;
     const problems = checkAgainstAnalysis(rec, cfg);
     if (problems.length > 0) throw new ApiError('VALIDATION_ERROR', { details: problems });
-    await ctx.queue.enqueue(newTasks.render(rec.job.id));
+    // Extension scheduling: the request's choices, a priority set before the render kept otherwise.
+    const asked = req.body.scheduling;
+    const waitingFor = await checkDependencies(ctx.jobs, rec.job, asked?.dependsOn ?? []);
+    const before = rec.job.scheduling;
+    const scheduling = {
+      ...initialScheduling({ ...asked, priority: asked?.priority ?? before?.priority }, waitingFor),
+      paused: before?.paused ?? false,
+    };
+    await ctx.queue.enqueue(scheduled(newTasks.render(rec.job.id), { ...rec.job, scheduling }));
     const moved = await moveJob(
       ctx.jobs,
       rec.job.id,
       'startRender',
-      { requestedConfig: cfg },
+      { requestedConfig: cfg, scheduling },
       { renderRequestedAt: new Date().toISOString() },
     );
     if (!moved) {

@@ -1,6 +1,7 @@
 // POST /jobs/{id}/requeue and GET /jobs/{id}/lineage (extension job-requeue): a new job from an
 // ended job's stored project, validated again and then rendered with the old request (the worker
 // does both: validate.ts, render-plan.ts). Another workspace's job is a 404, as everywhere.
+import { scheduled } from '../domain/scheduling.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { IDEMPOTENT_REPLAY_HEADER } from '../../shared/constants.js';
 import type { RequeueLink } from '../../shared/api/requeue.js';
@@ -46,7 +47,7 @@ export const requeueRoutes: FastifyPluginAsyncZod<RequeueRouteDeps> = async (app
         (await loadJob(ctx, rec.job.workspaceId, rec.job.id));
     }
     if (now.job.status === 'validating') {
-      await ctx.queue.enqueue(newTasks.validate(now.job.id));
+      await ctx.queue.enqueue(scheduled(newTasks.validate(now.job.id), now.job));
       ctx.events?.enqueued();
     }
     return now;

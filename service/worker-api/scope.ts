@@ -36,9 +36,17 @@ export class WorkerScope {
     return rec;
   }
 
-  /** A job read for the job `via` the worker holds: allowed when `id` is in via's requeue chain. */
+  /**
+   * A job read for the job `via` the worker holds: allowed when `id` is in via's requeue chain, or
+   * one of the jobs via's render waits for (extension scheduling: its planner reads their status).
+   */
   async viaJob(who: WorkerIdentity, id: string, via: string): Promise<JobRecord> {
-    let link = (await this.job(who, via)).internal.requeue?.fromJobId;
+    const held = await this.job(who, via);
+    if (held.job.scheduling?.dependsOn.includes(id)) {
+      const dep = await this.deps.jobs.getById(id);
+      if (dep && dep.job.workspaceId === held.job.workspaceId) return dep;
+    }
+    let link = held.internal.requeue?.fromJobId;
     for (let depth = 0; link && depth < MAX_CHAIN; depth++) {
       const rec = await this.deps.jobs.getById(link);
       if (!rec) break;

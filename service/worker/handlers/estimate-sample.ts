@@ -6,6 +6,7 @@
 // keeps the estimate's own cost down. Frames land in a folder of their own; their files are kept
 // in storage for the render to copy (outputs/estimate-frames.ts). The job stays `validated`: its
 // progress is not written, and its status never moves here.
+import { taskScheduling } from '../../domain/scheduling.js';
 import path from 'node:path';
 import { parseRequestedVersion, minorVersion } from '../../../blender/builds.js';
 import type { EstimateInternal } from '../../domain/estimate-state.js';
@@ -111,6 +112,7 @@ async function sample(
       jobId: rec.job.id,
       kind: 'render-chunk',
       payload: { estimate: true, requires: route.requires },
+      ...taskScheduling(rec.job),
     });
     return;
   }

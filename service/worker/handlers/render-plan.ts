@@ -6,6 +6,7 @@ import { routeBlender } from '../runtime/blender-route.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
 import { chunkFrames, formatFrameRanges, guidedChunks } from '../../domain/frame-ranges.js';
 import { newTasks, taskIds } from '../../domain/tasks.js';
+import { scheduled } from '../../domain/scheduling.js';
 import type { JobRecord } from '../../ports/jobs.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { FatalTaskError } from '../runtime/outcomes.js';
@@ -14,6 +15,8 @@ import { afterMoveFrom } from '../runtime/await-move.js';
 import { ProgressTracker } from '../render/progress-tracker.js';
 import { copyRequeuedFrames } from '../render/requeue-render.js';
 import { copyEstimatedFrames } from '../outputs/estimate-frames.js';
+import { awaitDependencies } from '../render/dependency-wait.js';
+import { enqueuePlan, planWithPreviews } from '../render/preview-plan.js';
 
 /**
  * `planned`: told once a render is planned here (warm mode: its scene starts loading on idle slots
@@ -23,6 +26,8 @@ export function renderPlanHandler(env: WorkerEnv, planned?: (rec: JobRecord) => 
   return async (task, ctx) => {
     const rec = await afterMoveFrom(env.jobs, task.jobId, 'validated', ctx.signal);
     if (!rec || rec.job.status !== 'booting') return;
+    // Dependencies first (extension scheduling): nothing is planned before they all completed.
+    await awaitDependencies(env.jobs, rec);
     const scene = rec.job.analysis?.output;
     if (!scene) {
       throw FatalTaskError.render('NOT_VALIDATED', 'The job has no analysis: validate it before rendering.');
@@ -38,10 +43,13 @@ export function renderPlanHandler(env: WorkerEnv, planned?: (rec: JobRecord) => 
     if (frames.length === 0) throw FatalTaskError.render('NO_FRAMES', 'The frame ranges select no frame.');
     const copied = await framesKept(env, rec, finalConfig, frames, ctx);
     const skip = new Set(copied);
-    const chunks = await planChunks(
-      env,
+    const plan = await planWithPreviews(
+      rec,
+      frames,
       frames.filter((f) => !skip.has(f)),
+      (rest) => planChunks(env, rest),
     );
+    const chunks = plan.chunks;
     const chunkTaskIds = chunks.map((_, i) => taskIds.chunk(rec.job.id, i));
     ctx.log.info(
       { frames: frames.length, chunks: chunks.length, blender: picked.build.version.text },
@@ -70,13 +78,8 @@ export function renderPlanHandler(env: WorkerEnv, planned?: (rec: JobRecord) => 
       blender: minorVersion(picked.build),
       ...(finalConfig.minimumRam ? { minimumRamGiB: finalConfig.minimumRam } : {}),
     };
-    for (const [i, c] of chunks.entries()) {
-      // Chunks may run on other machines: any worker with the same Blender major.minor may take them.
-      await env.queue.enqueue(
-        newTasks.chunk(rec.job.id, { index: i, start: c.start, end: c.end, step: c.step, frames: c.frames, requires }),
-      );
-    }
-    await env.queue.enqueue(newTasks.finalize(rec.job.id, chunkTaskIds));
+    // Chunks may run on other machines: any worker with the same Blender major.minor may take them.
+    await enqueuePlan(env, updated ?? rec, plan, requires);
   };
 }
 
@@ -100,7 +103,7 @@ async function routeRender(env: WorkerEnv, rec: JobRecord, scene: AnalysisOutput
     });
   if (route.where === 'elsewhere') {
     ctx.log.info({ requires: route.requires }, 'planning handed on to a worker with a fitting Blender');
-    await env.queue.enqueue(newTasks.routed('render', rec.job.id, route.requires));
+    await env.queue.enqueue(scheduled(newTasks.routed('render', rec.job.id, route.requires), rec.job));
     return undefined;
   }
   return route;

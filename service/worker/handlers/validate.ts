@@ -13,6 +13,7 @@ import { analyzeWithCache } from '../analysis-cache/cached-analysis.js';
 import { moveJob, stoppedJobInternal } from '../../domain/job-lifecycle.js';
 import { readBlendHeader } from '../../../blender/blend-header.js';
 import { newTasks } from '../../domain/tasks.js';
+import { scheduled } from '../../domain/scheduling.js';
 import { routeBlender } from '../runtime/blender-route.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { prepareProject, projectFilePath, type PreparedProject } from '../project/job-files.js';
@@ -77,7 +78,7 @@ async function buildForFile(env: WorkerEnv, jobId: string, file: string, ctx: Ct
       `The file was saved with Blender ${header.text}; this worker has ${here}: ` +
         'handed on to a worker that has a fitting build.',
     );
-    await env.queue.enqueue(newTasks.routed('validate', jobId, route.requires));
+    await env.queue.enqueue(scheduled(newTasks.routed('validate', jobId, route.requires), ctx.job.job));
     return undefined;
   }
   return route.build;

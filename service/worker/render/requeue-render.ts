@@ -1,6 +1,7 @@
 // The worker's part of a requeue (extension job-requeue): once validation passes, the new job
 // renders with the old job's request, and its plan copies the frames the old job finished
 // instead of rendering them again.
+import { initialScheduling, scheduled } from '../../domain/scheduling.js';
 import type { Logger } from 'pino';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
 import { expandFrameRanges } from '../../domain/frame-ranges.js';
@@ -58,12 +59,13 @@ export async function startRequeuedRender(
       env.jobs,
       rec.job.id,
       'startRender',
-      { requestedConfig: cfg },
+      // The defaults of extension scheduling, keeping a priority set on this job before its render.
+      { requestedConfig: cfg, scheduling: initialScheduling({ priority: rec.job.scheduling?.priority }, []) },
       { renderRequestedAt: new Date().toISOString() },
     );
     if (now) log.info({ from: rec.internal.requeue?.fromJobId }, 'requeued job: render started with the old request');
   }
-  if (now?.job.status === 'booting') await env.queue.enqueue(newTasks.render(now.job.id));
+  if (now?.job.status === 'booting') await env.queue.enqueue(scheduled(newTasks.render(now.job.id), now.job));
 }
 
 /**

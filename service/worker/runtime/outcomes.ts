@@ -56,6 +56,22 @@ export class CanceledTaskError extends Error {
   }
 }
 
+/**
+ * Not yet: the task waits for something outside it (a render for the jobs it depends on). It is
+ * handed back to the queue, claimable again after `delayMs`, and the attempt does not count, so a
+ * wait of hours spends no retries.
+ */
+export class DeferTaskError extends Error {
+  override readonly name = 'DeferTaskError';
+
+  constructor(
+    readonly delayMs: number,
+    message = 'task deferred',
+  ) {
+    super(message);
+  }
+}
+
 /** True for errors the queue should retry. Unknown errors count as retryable: a bug may be transient. */
 export function isRetryable(err: unknown): boolean {
   return !(err instanceof FatalTaskError) && !(err instanceof CanceledTaskError);

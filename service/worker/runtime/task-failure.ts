@@ -8,7 +8,7 @@ import type { Task, TaskLeases, TaskSubmitter } from '../../ports/tasks.js';
 import { moveJob } from '../../domain/job-lifecycle.js';
 import type { TaskOutcome } from '../../metrics/registry.js';
 import { failedReasonOf, redactPaths } from './failed-reason.js';
-import { asTaskOutcome, CanceledTaskError, FatalTaskError } from './outcomes.js';
+import { asTaskOutcome, CanceledTaskError, DeferTaskError, FatalTaskError } from './outcomes.js';
 import type { Placement } from './placement.js';
 import { outOfMemoryOf, settleOutOfMemory, type OomDeps } from './oom-failure.js';
 
@@ -59,6 +59,11 @@ export async function settleFailure(deps: FailureDeps, run: FailedRun): Promise<
       else await run.jobStopped();
       log.info({ reason: String(signal.reason ?? err) }, 'task stopped');
       return run.stopping() ? 'released' : 'canceled';
+    }
+    if (err instanceof DeferTaskError) {
+      await queue.release(task.id, workerId, { delayMs: err.delayMs });
+      log.debug({ delayMs: err.delayMs, reason: err.message }, 'task deferred');
+      return 'released';
     }
     const oom = deps.memory ? outOfMemoryOf(err, run.oomKilled?.() ?? false) : undefined;
     if (oom && deps.memory) {

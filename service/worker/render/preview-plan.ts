@@ -1,0 +1,84 @@
+// Preview frames first (extension scheduling, on by default): the first, middle and last frames of
+// a render are chunks of their own, enqueued before the rest, so an artist sees a broken camera or
+// a missing texture in the first seconds. With the approval gate the rest waits on the job
+// (domain/preview-gate.ts) until "go".
+import { pickPreviewFrames } from '../../domain/scheduling.js';
+import { heldTasks, type PreviewHold } from '../../domain/preview-gate.js';
+import { scheduled } from '../../domain/scheduling.js';
+import { newTasks, taskIds, type TaskRequirements } from '../../domain/tasks.js';
+import type { FrameChunk } from '../../domain/frame-ranges.js';
+import type { JobRecord, WorkerJobStore } from '../../ports/jobs.js';
+import type { TaskSubmitter } from '../../ports/tasks.js';
+
+export interface PreviewPlan {
+  /** Every chunk, previews first: chunk i is task `chunk:<job>:<i>`. */
+  chunks: FrameChunk[];
+  /** The preview frames (sorted; empty when previews are off or all kept). */
+  previews: number[];
+}
+
+/**
+ * Splits `toRender` (the frames not kept) into preview chunks, one frame each, and the rest as
+ * `plan` chunks them. `frames` is every frame of the render, from which the previews are picked.
+ */
+export async function planWithPreviews(
+  rec: JobRecord,
+  frames: readonly number[],
+  toRender: readonly number[],
+  plan: (frames: number[]) => Promise<FrameChunk[]>,
+): Promise<PreviewPlan> {
+  const todo = new Set(toRender);
+  const on = rec.job.scheduling?.previewFrames ?? true;
+  const kept = new Set(frames.filter((f) => !todo.has(f)));
+  const previews = on ? pickPreviewFrames(frames, kept) : [];
+  const isPreview = new Set(previews);
+  const rest = await plan(toRender.filter((f) => !isPreview.has(f)));
+  const single = (f: number): FrameChunk => ({ start: f, end: f, step: 1, frames: [f] });
+  return { chunks: [...previews.map(single), ...rest], previews };
+}
+
+/**
+ * Enqueues the plan's chunks (previews first, so they are claimed first among the job's own) and
+ * its finalize task, each with the job's priority and fair-share group; with the approval gate
+ * still closed, only the previews, the rest kept on the job for "go".
+ */
+export async function enqueuePlan(
+  env: { jobs: Pick<WorkerJobStore, 'getById' | 'update'>; queue: Pick<TaskSubmitter, 'enqueue'> },
+  rec: JobRecord,
+  p: PreviewPlan,
+  requires: TaskRequirements,
+): Promise<void> {
+  const job = rec.job;
+  const ids = p.chunks.map((_, i) => taskIds.chunk(job.id, i));
+  const chunkTask = (c: FrameChunk, index: number) =>
+    scheduled(
+      newTasks.chunk(job.id, { index, start: c.start, end: c.end, step: c.step, frames: c.frames, requires }),
+      job,
+    );
+  // Fresh: the approve route may have written since planning read the job.
+  const now = (await env.jobs.getById(job.id)) ?? rec;
+  const s = now.job.scheduling;
+  const gated = s?.previews?.gate === 'waiting' && p.previews.length > 0 && p.chunks.length > p.previews.length;
+  if (s) {
+    const gate: 'none' | 'approved' =
+      s.previews?.gate === 'approved' || (s.previews?.gate === 'waiting' && !gated) ? 'approved' : 'none';
+    const previews = { frames: p.previews, gate: gated ? ('waiting' as const) : gate };
+    await env.jobs.update(job.id, { scheduling: { ...s, previews } });
+  }
+  if (!gated) {
+    for (const [i, c] of p.chunks.entries()) await env.queue.enqueue(chunkTask(c, i));
+    await env.queue.enqueue(scheduled(newTasks.finalize(job.id, ids), job));
+    return;
+  }
+  const hold: PreviewHold = {
+    chunks: p.chunks.slice(p.previews.length).map((c, k) => [p.previews.length + k, c.start, c.end, c.step]),
+    requires,
+  };
+  const held = await env.jobs.update(job.id, {}, { previewHold: hold });
+  for (const [i, c] of p.chunks.slice(0, p.previews.length).entries()) await env.queue.enqueue(chunkTask(c, i));
+  // "Go" may have come while the hold was written: the approve route found no hold then, so go on here.
+  const after = await env.jobs.getById(job.id);
+  if (held && after?.job.scheduling?.previews?.gate === 'approved') {
+    for (const t of heldTasks(after.job, after.internal)) await env.queue.enqueue(t);
+  }
+}
