@@ -9,6 +9,7 @@ import type { SourceFormat } from '../domain/blob-project.js';
 import type { EstimateInternal } from '../domain/estimate-state.js';
 import type { JobMemory } from '../domain/job-memory.js';
 import type { RequestedConfig } from '../../shared/api/render-config.js';
+import type { PreviewHold } from '../domain/preview-gate.js';
 
 /** One stored output of a finished job, as the worker publishes it. */
 export interface OutputFile {
@@ -69,6 +70,8 @@ export interface JobInternal {
   };
   /** What the job's frames need in memory, as measured (service/domain/job-memory.ts); absent: nothing yet. */
   memory?: JobMemory;
+  /** Chunks waiting for the previews' approval (extension scheduling, service/domain/preview-gate.ts). */
+  previewHold?: PreviewHold;
   /** The job's estimate (extension estimate), from POST /jobs/{id}/estimate on; the job stays `validated`. */
   estimate?: EstimateInternal;
   outputs?: {

@@ -8,6 +8,7 @@ import { RequestedConfig } from '../../shared/api/render-config.js';
 import { ApiError } from '../http/api-error.js';
 import type { JobInternal } from '../ports/jobs.js';
 import { jobOutputPrefix } from '../domain/output-keys.js';
+import { TaskRequirements } from '../domain/tasks.js';
 import { JobMemory } from '../domain/job-memory.js';
 
 const text = z.string().max(4096);
@@ -53,6 +54,13 @@ export const WorkerInternalWire = z.strictObject({
     })
     .optional(),
   keptUntil: iso.optional(),
+  // Chunks held for the previews' approval (domain/preview-gate.ts): [index, start, end, step].
+  previewHold: z
+    .strictObject({
+      chunks: z.array(z.tuple([z.int().min(0), z.int(), z.int(), z.int().min(1)])).max(100_000),
+      requires: TaskRequirements,
+    })
+    .optional(),
   memory: JobMemory.optional(),
   // The estimate's measurements (worker/handlers/estimate-sample.ts);
   // its request is the service's, sent back unchanged.
