@@ -1,12 +1,13 @@
 # The memory estimate of analyze.py (same folder, imported by it), before any render: the images
-# decoded, the geometry as it renders (subdivision at its highest keyframed level, hair, particle
-# instances) and Cycles' own base, with a band; fills res['vramMetadata']. Measured against the
-# peak Blender reports by bench:estimate (bench/RESULTS.md).
+# decoded, the geometry as it renders (subdivision at its highest keyframed level; hair, particle
+# instances and baked particle caches: analyze_particles.py) and Cycles' own base, with a band; fills
+# res['vramMetadata']. Measured against the peak Blender reports by bench:estimate (bench/RESULTS.md).
 import array
 
 import bpy
 
 from analyze_files import abspath, exists
+from analyze_particles import count_particles, instanced_objects
 
 
 def _image_bytes(img):
@@ -31,10 +32,6 @@ BYTES_PER_VERTEX = 64
 # A UV map Cycles exports only where a shader reads it (an Image Texture): the same Suzanne at level 4
 # with an image on it peaked 32 MB higher, about 64 B a triangle (a float2 per corner, packed twice).
 BYTES_PER_UV_TRIANGLE = 64
-# Hair: a curve key (float4) and its share of the BVH per segment; an instance: its transform,
-# object record and BVH leaf (the instanced mesh is counted once, with the meshes).
-BYTES_PER_STRAND_SEGMENT = 48
-BYTES_PER_INSTANCE = 256
 # The band: the fit's residuals on the bench's scenes stay within 30 %; what the model cannot size
 # raises the top four times.
 BAND = 1.3
@@ -53,7 +50,7 @@ def _animated_max(obj, path, value):
     return int(round(best))
 
 
-def _object_levels(o, risk, strands):
+def _object_levels(o, risk, strands, scene):
     """The subdivision levels an object renders with at most (keyframed levels included); notes risks
     and counts hair and instances."""
     levels = 0
@@ -69,20 +66,10 @@ def _object_levels(o, risk, strands):
         elif m.type == 'PARTICLE_SYSTEM':
             risk['hasHairOrParticles'] = True
             if m.show_render:
-                _count_particles(m.particle_system.settings, strands)
+                count_particles(m.particle_system, scene, strands)
         elif m.type == 'FLUID' and m.fluid_type == 'DOMAIN' and m.domain_settings.domain_type == 'GAS':
             risk['hasVolumes'] = True
     return min(levels, 8)
-
-
-def _count_particles(ps, strands):
-    """Adds a particle system's hair segments or rendered instances at render (children included)."""
-    children = ps.rendered_child_count if ps.child_type != 'NONE' else 0
-    n = ps.count * (1 + children)
-    if ps.type == 'HAIR' and ps.render_type == 'PATH':
-        strands['segments'] += n * 2 ** ps.render_step
-    elif ps.render_type in ('OBJECT', 'COLLECTION'):
-        strands['instances'] += n
 
 
 def _reads_image(mat):
@@ -138,16 +125,20 @@ def vram_metadata(scene, res):
     risk = dict.fromkeys(('hasSubdivision', 'hasMultires', 'hasDisplacement', 'hasGeometryNodes',
                           'hasHairOrParticles', 'hasVolumes'), False)
     meshes, objs = {}, list(scene.objects)
-    strands = {'segments': 0, 'instances': 0}
+    strands = {'segments': 0, 'instances': 0, 'bytes': 0}
     adaptive = False
-    for o in objs:
-        levels = _object_levels(o, risk, strands)
+    # Objects that particles instance render through them even when hidden (or outside the scene).
+    instanced = {i.name: i for o in objs for m in o.modifiers if m.type == 'PARTICLE_SYSTEM' and m.show_render
+                 for i in instanced_objects(m.particle_system.settings)}
+    in_scene = {o.name for o in objs}
+    for o in objs + [i for name, i in instanced.items() if name not in in_scene]:
+        levels = _object_levels(o, risk, strands, scene)
         if o.type == 'CURVES':
             risk['hasHairOrParticles'] = True
         if o.type == 'VOLUME':
             risk['hasVolumes'] = True
         adaptive = adaptive or bool(getattr(getattr(o, 'cycles', None), 'use_adaptive_subdivision', False))
-        if o.type == 'MESH' and o.data is not None and not o.hide_render:
+        if o.type == 'MESH' and o.data is not None and (not o.hide_render or o.name in instanced):
             _, had, uv = meshes.get(o.data.name, (None, 0, False))
             reads_uv = any(_reads_image(sl.material) for sl in o.material_slots) and len(o.data.uv_layers) > 0
             meshes[o.data.name] = (o.data, max(levels, had), uv or reads_uv)
@@ -168,7 +159,7 @@ def vram_metadata(scene, res):
         geo['triangleCount'] += tris
         per_triangle = BYTES_PER_TRIANGLE + (BYTES_PER_UV_TRIANGLE if uv else 0)
         geo['estimatedBytes'] += tris * per_triangle + verts * BYTES_PER_VERTEX
-    geo['estimatedBytes'] += strands['segments'] * BYTES_PER_STRAND_SEGMENT + strands['instances'] * BYTES_PER_INSTANCE
+    geo['estimatedBytes'] += strands['bytes']
     geo['hairSegmentCount'] = strands['segments']
     geo['particleInstanceCount'] = strands['instances']
     layers = [vl for vl in scene.view_layers if vl.use]
