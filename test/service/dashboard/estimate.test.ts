@@ -1,13 +1,15 @@
 // The job page's estimate in real Chromium against the real service, its worker and real Blender:
 // on a validated job "Estimate" renders sample frames on the farm, the page shows the figures
 // that GET /jobs/{id}/estimate answers once ready, and "Render" renders the job keeping the
-// sampled frames. A bad request shows the service's message; a service without the extension
-// shows no Estimate at all. Screenshots are kept under the temp folder.
+// sampled frames. Cancel estimate, clicked while the farm's Blender renders the samples, stops it.
+// A bad request shows the service's message; a service without the extension shows no Estimate at
+// all. Screenshots are kept under the temp folder.
 import type { Page } from 'playwright-core';
 import { beforeAll, expect, it } from 'vitest';
 import { EstimateEnvelope, type Estimate, type EstimateBand } from '../../../shared/api/estimate.js';
+import { JobTaskList } from '../../../shared/api/dashboard.js';
 import { FrameStatsPage } from '../../../shared/api/frame-stats.js';
-import { submit, validationOutcome, waitUntil } from '../../helpers/e2e.js';
+import { blenderProcesses, submit, validationOutcome, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { api } from '../../helpers/http.js';
 import { appOn } from './app-on.js';
@@ -126,24 +128,34 @@ suite('estimate on the job page', () => {
     await context.close();
   }, 600_000);
 
-  it('cancels an estimate while it samples', async () => {
-    const id = await validatedId();
+  it("cancels an estimate while the farm renders its samples: the job's Blender stops", async () => {
+    // Slow frames (the benchmark's heavy monkeys: level 5, 112 samples), so Cancel comes while they render.
+    const id = await submit(farm.e2e.client, await buildFixture('monkeys', { args: ['5', '112'] }));
+    expect((await validationOutcome(farm.e2e.client, id)).status).toBe('validated');
     const { context, page, problems } = await signedInPage(farm.browser, farm.e2e.svc.origin, farm.e2e.svc.apiKey);
     await page.goto(`${farm.e2e.svc.origin}/#/jobs/${id}`);
     await page.click('#estimate-start');
     await page.waitForSelector('#estimate-cancel:not([hidden])', { timeout: 30_000 });
+    await waitUntil('the estimate to render on the farm', () => blenderProcesses(id).length > 0, {
+      timeoutMs: 120_000,
+    });
     await page.click('#estimate-cancel');
     await page.waitForSelector('#estimate-state[data-state="canceled"]', { timeout: 30_000 });
-    expect(
-      EstimateEnvelope.parse((await api(farm.e2e.svc.baseUrl, farm.e2e.svc.apiKey)('GET', `/jobs/${id}/estimate`)).body)
-        .data.state,
-    ).toBe('canceled');
+    await screenshot(page, 'estimate', 'canceled');
+    const service = api(farm.e2e.svc.baseUrl, farm.e2e.svc.apiKey);
+    expect(EstimateEnvelope.parse((await service('GET', `/jobs/${id}/estimate`)).body).data.state).toBe('canceled');
+    // The farm stops: the job's Blender ends and none of its tasks stays queued or running.
+    await waitUntil('the sampling Blender to end', () => blenderProcesses(id).length === 0, { timeoutMs: 60_000 });
+    await waitUntil('no task of the job to run', async () => {
+      const tasks = JobTaskList.parse((await service('GET', `/jobs/${id}/tasks`)).body).data;
+      return tasks.every((t) => t.state !== 'running' && t.state !== 'queued');
+    });
     // It may be asked for again.
     expect(await page.textContent('#estimate-start')).toBe('Estimate again');
     expect((await farm.e2e.client.getJob(id)).status).toBe('validated');
     expect(problems).toEqual([]);
     await context.close();
-  }, 120_000);
+  }, 300_000);
 
   it('shows no Estimate where the service does not offer the extension', async () => {
     const id = await validatedId();
