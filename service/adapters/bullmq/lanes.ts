@@ -75,3 +75,11 @@ export async function openLanes(client: Redis, keys: KeySpace, opts: LaneOptions
 export async function closeLanes(lanes: Map<TaskKind, Lane>): Promise<void> {
   await Promise.allSettled([...lanes.values()].flatMap((l) => [l.worker.close(true), l.queue.close()]));
 }
+
+/** The lane of a kind; a kind the adapter does not know is refused with the ones it does. */
+export function laneOf(lanes: Map<TaskKind, Lane>, kind: TaskKind): Lane {
+  const lane = lanes.get(kind);
+  if (!lane)
+    throw new Error(`unknown task kind ${JSON.stringify(kind)}; the BullMQ task queue knows ${TASK_KINDS.join(', ')}`);
+  return lane;
+}

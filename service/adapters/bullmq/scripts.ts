@@ -18,21 +18,23 @@ export interface Preclaim {
   /** Kinds whose stalled set got tasks with a lease that ran out: BullMQ's sweep re-queues them. */
   sweep: TaskKind[];
   handOvers: HandOver[];
-  /** Per kind asked for, the enqueue order of its next ready task; -1: none ready. */
+  /** Per kind asked for, the enqueue order of its next ready task in BullMQ; -1: none ready. */
   order: number[];
+  /** The first task in the claim order of the kinds asked for, to hand to BullMQ and fetch; none when idle. */
+  took?: HandOver;
 }
 
 export interface CanceledTask {
   bid: string;
   kind: TaskKind;
-  previous: 'held' | 'queued' | 'running';
+  previous: 'held' | 'queued' | 'running' | 'paused';
   holder: string;
 }
 
 export interface StoredTaskInfo {
   id: string;
   kind: TaskKind;
-  state: TaskState | 'held';
+  state: TaskState | 'held' | 'paused';
   attempts: number;
   lastError: string | null;
 }
@@ -63,7 +65,10 @@ export class QueueScripts {
     return this.run(name, ...args);
   }
 
-  /** Stores a new task; a hand-over when BullMQ must get it now, 'held' or 'exists' otherwise. */
+  /**
+   * Stores a new task: 'queued' in the claim order, 'held' (dependencies, paused job), 'exists', or
+   * a hand-over when BullMQ must get an existing task now.
+   */
   async enqueue(t: {
     bid: string;
     id: string;
@@ -71,20 +76,41 @@ export class QueueScripts {
     kind: TaskKind;
     payload: string;
     after: readonly string[];
-  }): Promise<HandOver | 'held' | 'exists'> {
-    const r = (await this.run('rbtqEnqueue', t.bid, t.id, t.jobId, t.kind, t.payload, ...t.after)) as Reply[];
+    priority: number | undefined;
+    shareGroup: string | undefined;
+    frames: number;
+  }): Promise<HandOver | 'queued' | 'held' | 'exists'> {
+    const r = (await this.run(
+      'rbtqEnqueue',
+      t.bid,
+      t.id,
+      t.jobId,
+      t.kind,
+      t.payload,
+      t.priority === undefined ? '' : String(t.priority),
+      t.shareGroup === undefined ? '' : `g:${t.shareGroup}`,
+      t.frames,
+      ...t.after,
+    )) as Reply[];
     if (r[0] === 0) return 'exists';
     if (r[0] === 1) return 'held';
+    if (r[0] === 3) return 'queued';
     return { bid: t.bid, kind: r[1] as TaskKind, jobId: String(r[2]), payload: String(r[3]) };
   }
 
   async preclaim(kinds: readonly TaskKind[], handOverGraceMs: number): Promise<Preclaim> {
-    const [sweep, adds, order] = (await this.run('rbtqPreclaim', handOverGraceMs, ...kinds)) as [
+    const [sweep, adds, order, took] = (await this.run('rbtqPreclaim', handOverGraceMs, ...kinds)) as [
       Reply[],
       Reply[][],
       Reply[],
+      Reply[],
     ];
-    return { sweep: sweep as TaskKind[], handOvers: adds.map(toHandOver), order: order.map(Number) };
+    return {
+      sweep: sweep as TaskKind[],
+      handOvers: adds.map(toHandOver),
+      order: order.map(Number),
+      ...(took.length ? { took: toHandOver(took) } : {}),
+    };
   }
 
   /** Counts the attempt of a task BullMQ just made active; what the worker gets, or why it must not run. */
@@ -93,8 +119,9 @@ export class QueueScripts {
     kind: TaskKind,
     workerId: string,
     leaseMs: number,
+    now: number,
   ): Promise<{ attempts: number; id: string; jobId: string } | 'discard' | 'lost'> {
-    const r = (await this.run('rbtqClaimed', bid, kind, workerId, leaseMs)) as Reply[];
+    const r = (await this.run('rbtqClaimed', bid, kind, workerId, leaseMs, now)) as Reply[];
     if (r[0] === 0) return 'discard';
     if (r[0] === -1) return 'lost';
     return { attempts: Number(r[0]), id: String(r[1]), jobId: String(r[2]) };
@@ -104,17 +131,32 @@ export class QueueScripts {
     return (await this.run('rbtqExtended', bid, workerId, leaseMs)) === 1;
   }
 
-  /** Settles a task BullMQ completed; the tasks that waited for it and must be handed over now. */
-  async completed(bid: string): Promise<HandOver[]> {
-    return ((await this.run('rbtqCompleted', bid)) as Reply[][]).map(toHandOver);
+  /** Settles a task BullMQ completed (`now`: the adapter's clock); the kinds of the tasks it freed. */
+  async completed(bid: string, now: number): Promise<TaskKind[]> {
+    return ((await this.run('rbtqCompleted', bid, now)) as Reply[][]).map((r) => r[1] as TaskKind);
   }
 
-  async failed(bid: string, message: string): Promise<void> {
-    await this.run('rbtqFailed', bid, message);
+  async failed(bid: string, message: string, now: number): Promise<void> {
+    await this.run('rbtqFailed', bid, message, now);
   }
 
-  async requeued(bid: string, workerId: string, how: 'release' | 'retry', message = ''): Promise<void> {
-    await this.run('rbtqRequeued', bid, workerId, how, message);
+  async requeued(bid: string, workerId: string, how: 'release' | 'retry', message: string, now: number) {
+    await this.run('rbtqRequeued', bid, workerId, how, message, now);
+  }
+
+  /** Sets the job's priority; how many of its waiting tasks changed. */
+  async setPriority(jobId: string, priority: number): Promise<number> {
+    return Number(await this.run('rbtqSetPriority', jobId, String(priority)));
+  }
+
+  async pause(jobId: string): Promise<number> {
+    return Number(await this.run('rbtqPause', jobId));
+  }
+
+  /** Resumes the job: how many tasks are queued again, and their kinds. */
+  async resume(jobId: string): Promise<{ n: number; kinds: TaskKind[] }> {
+    const [n, ...kinds] = (await this.run('rbtqResume', jobId)) as Reply[];
+    return { n: Number(n), kinds: kinds as TaskKind[] };
   }
 
   async cancel(jobId: string): Promise<CanceledTask[]> {
@@ -169,7 +211,7 @@ export async function jobRuns(scripts: QueueScripts, jobId: string): Promise<Tas
   const r = (await scripts.runRaw('rbtqJobRuns', jobId)) as Reply[][];
   const iso = (v: Reply | undefined) => (orNull(v ?? null) === null ? null : new Date(Number(v)).toISOString());
   return r.map(([id, kind, state, attempts, lastError, holder, runner, started, finished, src, text]) => {
-    const st = state === 'held' ? 'queued' : (state as TaskState);
+    const st = state === 'held' || state === 'paused' ? 'queued' : (state as TaskState);
     return {
       id: String(id),
       kind: kind as TaskKind,

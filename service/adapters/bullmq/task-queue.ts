@@ -1,53 +1,29 @@
 // The TaskQueue port on BullMQ (Redis), for services that scale out: one BullMQ queue per task
 // kind, jobs fetched by hand with the claiming worker's id as lock token, the lock being the
 // lease. What BullMQ does not model (attempts as the port counts them, joins, cancel, the job
-// index, blocklist counters) is kept next to it under the same prefix, see lua.ts.
+// index, blocklist counters, the claim order: priority, fair share, pause) is kept next to it under
+// the same prefix, see lua.ts and lua-common.ts; a task reaches BullMQ only when a claim takes it.
 import type { Redis } from 'ioredis';
 import { Job, UnrecoverableError } from 'bullmq';
+import { framesOf } from '../../domain/task-runs.js';
+import { asHolder, claimTask, handOver, type ClaimContext } from './claim.js';
 import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/tasks.js';
 import { TASK_KINDS } from '../../ports/tasks.js';
 import { bullJobId, keySpace, type KeySpace } from './keys.js';
-import { closeLanes, openLanes, type Lane, type TaskData } from './lanes.js';
-import {
-  closeRedis,
-  connectRedis,
-  redactError,
-  redactRedisUrl,
-  withDeadline,
-  type RedisClientOptions,
-} from './redis-client.js';
-import { jobRuns, QueueScripts, type HandOver } from './scripts.js';
+import { closeLanes, laneOf, openLanes, type Lane, type TaskData } from './lanes.js';
+import { closeRedis, connectRedis, redactError, redactRedisUrl, withDeadline } from './redis-client.js';
+import type { BullmqTaskQueueOptions } from './options.js';
+import { jobRuns, QueueScripts } from './scripts.js';
+import { kindCounts, queueCounts } from './counts.js';
 import { ReadySignal } from '../ready-signal.js';
 import { RedisSignalBus } from './signals.js';
 
-export interface BullmqTaskQueueOptions extends RedisClientOptions {
-  /** `redis://[user:password@]host:port[/db]` (or `rediss://`) of the Redis that holds the queue. */
-  redisUrl: string;
-  /** Start of every key the queue writes; instances sharing a prefix share the queue. Default 'renderbridge'. */
-  prefix?: string;
-  /** Longest one port call may take before it fails (Redis down). Default 15000 ms. */
-  callTimeoutMs?: number;
-  /**
-   * Period of BullMQ's stalled-job sweep, the safety net that re-queues a task whose claim died
-   * before its lease was recorded. Expired leases themselves are found at claim time. Default 30000 ms.
-   */
-  stalledIntervalMs?: number;
-  /**
-   * A task handed to BullMQ (new, or freed by the tasks it waited for) that BullMQ still lacks
-   * after this long is handed over again at claim time: the first try was cut short by a crash or
-   * an outage. Default 10000 ms.
-   */
-  handOverGraceMs?: number;
-  /** Gets background errors (connection lost, reconnect failed), password removed. Default: dropped. */
-  onError?: (err: Error) => void;
-}
-/** Canceled tasks one claim removes from a queue before it gives up for this call. */
-const MAX_DISCARDS = 25;
 /** Task kinds remembered from claims (saves a lookup when settling); oldest forgotten first. */
 const KIND_CACHE_SIZE = 10_000;
 
 export class BullmqTaskQueue implements TaskQueue {
   private readonly kindCache = new Map<string, TaskKind>();
+  private readonly claims: ClaimContext;
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -56,9 +32,18 @@ export class BullmqTaskQueue implements TaskQueue {
     private readonly lanes: Map<TaskKind, Lane>,
     private readonly scripts: QueueScripts,
     private readonly redisUrl: string,
-    private readonly opts: { callTimeoutMs: number; handOverGraceMs: number },
+    private readonly opts: { callTimeoutMs: number; handOverGraceMs: number; now: () => number },
     private readonly signal: ReadySignal,
-  ) {}
+  ) {
+    this.claims = {
+      lanes,
+      scripts,
+      signal,
+      handOverGraceMs: opts.handOverGraceMs,
+      now: opts.now,
+      remember: (id, kind) => this.rememberKind(id, kind),
+    };
+  }
 
   /** Idle claimers of every process sharing the queue hear of ready tasks at once (Redis pub/sub). */
   onReady(listener: (kind: TaskKind) => void): () => void {
@@ -82,7 +67,11 @@ export class BullmqTaskQueue implements TaskQueue {
         lanes,
         new QueueScripts(client, keys),
         opts.redisUrl,
-        { callTimeoutMs: opts.callTimeoutMs ?? 15_000, handOverGraceMs: opts.handOverGraceMs ?? 10_000 },
+        {
+          callTimeoutMs: opts.callTimeoutMs ?? 15_000,
+          handOverGraceMs: opts.handOverGraceMs ?? 10_000,
+          now: opts.now ?? Date.now,
+        },
         signal,
       );
     } catch (err) {
@@ -97,8 +86,12 @@ export class BullmqTaskQueue implements TaskQueue {
     kind: TaskKind;
     payload?: Record<string, unknown>;
     after?: readonly string[];
+    priority?: number;
+    shareGroup?: string;
   }): Promise<void> {
     this.lane(t.kind);
+    if (t.priority !== undefined && !Number.isInteger(t.priority))
+      throw new Error(`a priority must be an integer (got ${t.priority})`);
     await this.call('enqueue', async () => {
       const r = await this.scripts.enqueue({
         bid: bullJobId(t.id),
@@ -107,37 +100,19 @@ export class BullmqTaskQueue implements TaskQueue {
         kind: t.kind,
         payload: JSON.stringify(t.payload ?? {}),
         after: (t.after ?? []).map(bullJobId),
+        priority: t.priority,
+        shareGroup: t.shareGroup,
+        frames: framesOf(t.payload ?? null)?.length ?? 0,
       });
-      if (typeof r === 'object') await this.handOver([r]);
+      if (r === 'queued') this.signal.notify(t.kind);
+      else if (typeof r === 'object') await handOver(this.claims, [r]);
     });
   }
 
   async claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {
     if (kinds.length === 0) return undefined;
     for (const k of kinds) this.lane(k);
-    return this.call('claim', async () => {
-      // One kind needs no ordering: its fetch goes out together with preclaim (one round trip).
-      const single = kinds.length === 1 ? kinds[0] : undefined;
-      const [pre, early] = await Promise.all([
-        this.scripts.preclaim(kinds, this.opts.handOverGraceMs),
-        single ? this.fetch(single, workerId, leaseMs) : undefined,
-      ]);
-      await this.handOver(pre.handOvers);
-      // Leases that ran out: BullMQ's own stalled sweep moves those jobs back to wait.
-      for (const kind of pre.sweep) await this.lane(kind).worker.getBackend().moveStalledJobsToWait();
-      if (early) return early;
-      if (single && pre.sweep.length === 0 && pre.handOvers.length === 0) return undefined;
-      // Oldest ready task first across the kinds; kinds that just got tasks back come after.
-      const ready = kinds.map((kind, i) => ({ kind, seq: pre.order[i] ?? -1 })).filter((k) => k.seq >= 0);
-      ready.sort((a, b) => a.seq - b.seq);
-      const order = [...new Set([...ready.map((k) => k.kind), ...pre.sweep, ...pre.handOvers.map((h) => h.kind)])];
-      for (const kind of order) {
-        if (!kinds.includes(kind)) continue;
-        const task = await this.fetch(kind, workerId, leaseMs);
-        if (task) return task;
-      }
-      return undefined;
-    });
+    return this.call('claim', () => claimTask(this.claims, workerId, kinds, leaseMs));
   }
 
   async extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean> {
@@ -155,7 +130,7 @@ export class BullmqTaskQueue implements TaskQueue {
       const job = await this.bullJob(taskId);
       if (!job || !(await asHolder(() => job.moveToCompleted(null, workerId, false)))) return;
       this.kindCache.delete(taskId);
-      await this.handOver(await this.scripts.completed(job.id!));
+      for (const kind of new Set(await this.scripts.completed(job.id!, this.opts.now()))) this.signal.notify(kind);
     });
   }
 
@@ -164,7 +139,7 @@ export class BullmqTaskQueue implements TaskQueue {
       const job = await this.bullJob(taskId);
       if (!job || !(await asHolder(() => job.moveToDelayed(Date.now() + (opts.delayMs ?? 0), workerId)))) return;
       this.kindCache.delete(taskId);
-      await this.scripts.requeued(job.id!, workerId, 'release');
+      await this.scripts.requeued(job.id!, workerId, 'release', '', this.opts.now());
       if (!opts.delayMs) this.signal.notify(job.name as TaskKind);
     });
   }
@@ -179,10 +154,10 @@ export class BullmqTaskQueue implements TaskQueue {
       if (!job) return;
       if (o.retryable) {
         if (!(await asHolder(() => job.moveToDelayed(Date.now() + (o.retryAfterMs ?? 0), workerId)))) return;
-        await this.scripts.requeued(job.id!, workerId, 'retry', o.message);
+        await this.scripts.requeued(job.id!, workerId, 'retry', o.message, this.opts.now());
       } else {
         if (!(await asHolder(() => job.moveToFailed(new UnrecoverableError(o.message), workerId, false)))) return;
-        await this.scripts.failed(job.id!, o.message);
+        await this.scripts.failed(job.id!, o.message, this.opts.now());
       }
       this.kindCache.delete(taskId);
     });
@@ -208,7 +183,7 @@ export class BullmqTaskQueue implements TaskQueue {
 
   async jobTasks(jobId: string): Promise<TaskInfo[]> {
     const rows = await this.call('jobTasks', () => this.scripts.jobTasks(jobId));
-    return rows.map((r) => ({ ...r, state: r.state === 'held' ? 'queued' : r.state }));
+    return rows.map((r) => ({ ...r, state: r.state === 'held' || r.state === 'paused' ? 'queued' : r.state }));
   }
 
   async jobTaskRuns(jobId: string): Promise<TaskRun[]> {
@@ -216,42 +191,11 @@ export class BullmqTaskQueue implements TaskQueue {
   }
 
   async counts(): Promise<{ queued: number; running: number; done: number; failed: number }> {
-    return this.call('counts', async () => {
-      const [held, ...perKind] = await Promise.all([
-        this.client.scard(`${this.keys.own}held`),
-        ...[...this.lanes.values()].map((l) =>
-          l.queue.getJobCounts('waiting', 'delayed', 'prioritized', 'active', 'completed', 'failed'),
-        ),
-      ]);
-      const sum = (...types: string[]) => perKind.reduce((n, c) => n + types.reduce((m, t) => m + (c[t] ?? 0), 0), 0);
-      return {
-        queued: held + sum('waiting', 'delayed', 'prioritized'),
-        running: sum('active'),
-        done: sum('completed'),
-        failed: sum('failed'),
-      };
-    });
+    return this.call('counts', () => queueCounts(this.client, this.keys, this.lanes));
   }
 
   async countsByKind(): Promise<Record<TaskKind, { queued: number; running: number }>> {
-    return this.call('countsByKind', async () => {
-      const kinds = [...this.lanes.keys()];
-      const [heldKinds, ...perKind] = await Promise.all([
-        this.scripts.heldKinds(),
-        ...kinds.map((k) => this.lane(k).queue.getJobCounts('waiting', 'delayed', 'prioritized', 'active')),
-      ]);
-      const out = Object.fromEntries(TASK_KINDS.map((k) => [k, { queued: 0, running: 0 }])) as Record<
-        TaskKind,
-        { queued: number; running: number }
-      >;
-      kinds.forEach((k, i) => {
-        const c = perKind[i]!;
-        out[k] = { queued: (c.waiting ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0), running: c.active ?? 0 };
-      });
-      // Tasks waiting for others (a finalize behind its chunks) are queued too, though BullMQ has not got them yet.
-      for (const k of heldKinds) if (out[k as TaskKind]) out[k as TaskKind].queued++;
-      return out;
-    });
+    return this.call('countsByKind', () => kindCounts(this.client, this.keys, this.lanes, this.scripts));
   }
 
   async recordFailure(jobId: string, worker: string): Promise<number> {
@@ -273,20 +217,30 @@ export class BullmqTaskQueue implements TaskQueue {
     });
   }
 
-  setJobPriority(): Promise<number> {
-    throw new Error('not yet');
+  async setJobPriority(jobId: string, priority: number): Promise<number> {
+    if (!Number.isInteger(priority)) throw new Error(`a priority must be an integer (got ${priority})`);
+    return this.call('setJobPriority', () => this.scripts.setPriority(jobId, priority));
   }
-  pauseJob(): Promise<number> {
-    throw new Error('not yet');
+
+  async pauseJob(jobId: string): Promise<number> {
+    return this.call('pauseJob', () => this.scripts.pause(jobId));
   }
-  resumeJob(): Promise<number> {
-    throw new Error('not yet');
+
+  async resumeJob(jobId: string): Promise<number> {
+    const { n, kinds } = await this.call('resumeJob', () => this.scripts.resume(jobId));
+    for (const kind of kinds) this.signal.notify(kind);
+    return n;
   }
-  setShareWeight(): Promise<void> {
-    throw new Error('not yet');
+
+  async setShareWeight(group: string, weight: number): Promise<void> {
+    if (!(weight > 0) || !Number.isFinite(weight))
+      throw new Error(`a share weight must be a positive number (got ${weight} for ${JSON.stringify(group)})`);
+    await this.call('setShareWeight', () => this.client.hset(`${this.keys.own}weights`, group, String(weight)));
   }
-  shareWeights(): Promise<Record<string, number>> {
-    throw new Error('not yet');
+
+  async shareWeights(): Promise<Record<string, number>> {
+    const raw = await this.call('shareWeights', () => this.client.hgetall(`${this.keys.own}weights`));
+    return Object.fromEntries(Object.entries(raw).map(([g, w]) => [g, Number(w)]));
   }
 
   async close(): Promise<void> {
@@ -296,37 +250,6 @@ export class BullmqTaskQueue implements TaskQueue {
       await closeRedis(this.client, 2000);
     })();
     await this.closing;
-  }
-
-  /** Takes the next job of `kind` for `workerId`, dropping canceled ones on the way. */
-  private async fetch(kind: TaskKind, workerId: string, leaseMs: number): Promise<Task | undefined> {
-    const { worker, queue } = this.lane(kind);
-    for (let i = 0; i < MAX_DISCARDS; i++) {
-      const job = await worker.getNextJob(workerId, { block: false });
-      if (!job?.id) return undefined;
-      const r = await this.scripts.claimed(job.id, kind, workerId, leaseMs);
-      if (r === 'lost') continue;
-      if (r === 'discard') {
-        await asHolder(() => job.moveToFailed(new UnrecoverableError('task canceled'), workerId, false));
-        await queue.remove(job.id);
-        continue;
-      }
-      this.rememberKind(r.id, kind);
-      return { id: r.id, jobId: r.jobId, kind, payload: job.data.payload ?? {}, attempts: r.attempts };
-    }
-    return undefined;
-  }
-
-  /**
-   * Hands tasks to BullMQ. A job id BullMQ has already is not added twice, so a hand-over that
-   * preclaim repeats (it found no BullMQ job after the grace) is safe.
-   */
-  private async handOver(list: readonly HandOver[]): Promise<void> {
-    for (const h of list) {
-      const data: TaskData = { jobId: h.jobId, payload: JSON.parse(h.payload) as Record<string, unknown> };
-      await this.lane(h.kind).queue.add(h.kind, data, { jobId: h.bid });
-      this.signal.notify(h.kind);
-    }
   }
 
   /** A handle on the task's BullMQ job for settling it (no fetch: settling needs only id and queue). */
@@ -355,12 +278,7 @@ export class BullmqTaskQueue implements TaskQueue {
   }
 
   private lane(kind: TaskKind): Lane {
-    const lane = this.lanes.get(kind);
-    if (!lane)
-      throw new Error(
-        `unknown task kind ${JSON.stringify(kind)}; the BullMQ task queue knows ${TASK_KINDS.join(', ')}`,
-      );
-    return lane;
+    return laneOf(this.lanes, kind);
   }
 
   /** Runs one port call within callTimeoutMs; errors name the call and Redis, never its password. */
@@ -375,17 +293,5 @@ export class BullmqTaskQueue implements TaskQueue {
         cause: err,
       });
     }
-  }
-}
-
-/** Runs a BullMQ move that checks the lock; false when the caller does not hold it (BullMQ's negative codes). */
-async function asHolder(move: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await move();
-    return true;
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (typeof code === 'number' && code < 0) return false;
-    throw err;
   }
 }

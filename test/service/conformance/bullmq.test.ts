@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bullJobId } from '../../../service/adapters/bullmq/keys.js';
 import { BullmqTaskQueue } from '../../../service/adapters/bullmq/task-queue.js';
+import type { QueueScripts } from '../../../service/adapters/bullmq/scripts.js';
 import type { TaskKind, TaskQueue } from '../../../service/ports/tasks.js';
 import {
   deletePrefix,
@@ -69,10 +70,15 @@ describe.skipIf(!redisUrl)('BullMQ task queue on the test Redis', () => {
     }
   };
 
+  /** A claim's first step alone: it takes the next task from the claim order, as a claim that then died did. */
+  const takeWithoutHandOver = (q: BullmqTaskQueue, kind: TaskKind) =>
+    (q as unknown as { scripts: QueueScripts }).scripts.preclaim([kind], 200);
+
   it('hands a task to BullMQ again when a crash cut the hand-over short, also one freed by a join', () =>
     withCrashes(async (q, bull) => {
       await q.enqueue({ id: 'validate:j', jobId: 'j', kind: 'validate', payload: { n: 1 } });
-      await bull('validate').remove(bullJobId('validate:j')); // as if the process died before BullMQ got it
+      expect((await takeWithoutHandOver(q, 'validate')).took?.bid).toBe(bullJobId('validate:j'));
+      expect(await bull('validate').getJob(bullJobId('validate:j'))).toBeUndefined();
       expect(await q.claim('w', ['validate'], 60_000)).toBeUndefined();
       const handedAgain = await claimOnceFree(q, 'w', 'validate', 'the hand-over grace to pass');
       expect(handedAgain).toMatchObject({ id: 'validate:j', payload: { n: 1 }, attempts: 1 });
@@ -86,7 +92,7 @@ describe.skipIf(!redisUrl)('BullMQ task queue on the test Redis', () => {
         after: ['chunk:j:0'],
       });
       await q.complete((await q.claim('w', ['render-chunk'], 60_000))!.id, 'w');
-      await bull('finalize').remove(bullJobId('finalize:j'));
+      await takeWithoutHandOver(q, 'finalize');
       expect(await q.claim('w', ['finalize'], 60_000)).toBeUndefined();
       const joined = await claimOnceFree(q, 'w', 'finalize', "the freed join's hand-over grace to pass");
       expect(joined).toMatchObject({ id: 'finalize:j', payload: { last: true } });

@@ -1,0 +1,99 @@
+// The BullMQ task queue's step before each claim, as a Lua script (keys as in lua.ts and
+// lua-common.ts): housekeeping the claim relies on, and taking the claim's task from the order.
+import { COMMON } from './lua-common.js';
+
+/**
+ * Run before each claim; every step is O(log n) plus the few items it handles. ARGV[3]: grace (ms)
+ * before a hand-over is retried; ARGV[4..]: the kinds asked for. Returns {kinds to sweep, tasks to
+ * hand to BullMQ again, per kind the enqueue order of its next task in BullMQ or -1, the task this
+ * claim takes from the order ({} when none): {bid, kind, jobId, payload}}.
+ *  - The claim's task: the first in the claim order of the kinds asked for, handed to BullMQ by
+ *    the caller, then fetched (recorded in promote first, so a crash in between is made up).
+ *  - Leases that ran out: a task BullMQ finished is settled here (its settling call was lost);
+ *    an abandoned one is put in BullMQ's stalled set for BullMQ's stalled sweep to re-queue.
+ *  - Hand-overs to BullMQ: an entry older than the grace is done (BullMQ has the job: the entry
+ *    goes) or was cut short by a crash or outage (the task is returned to hand over again).
+ */
+export const PRECLAIM = `${COMMON}
+local now = nowMs()
+local sweep, seen, adds, order = {}, {}, {}, {}
+for _, bid in ipairs(redis.call('ZRANGEBYSCORE', B .. 'lease', '-inf', now, 'LIMIT', 0, 50)) do
+  local k = redis.call('HGET', B .. 't:' .. bid, 'k')
+  if not k then
+    redis.call('ZREM', B .. 'lease', bid)
+  else
+    local q = Q .. k .. ':'
+    local pttl = redis.call('PTTL', q .. bid .. ':lock')
+    if pttl > 0 then
+      redis.call('ZADD', B .. 'lease', now + pttl, bid)
+    elseif redis.call('ZSCORE', q .. 'completed', bid) then
+      settleDone(bid, now, {})
+    elseif redis.call('ZSCORE', q .. 'failed', bid) then
+      settleFailed(bid, redis.call('HGET', q .. bid, 'failedReason') or 'failed')
+    else
+      redis.call('ZREM', B .. 'lease', bid)
+      redis.call('SADD', q .. 'stalled', bid)
+      redis.call('DEL', q .. 'stalled-check')
+      if not seen[k] then seen[k] = true; table.insert(sweep, k) end
+    end
+  end
+end
+for _, bid in ipairs(redis.call('ZRANGEBYSCORE', B .. 'promote', '-inf', now - tonumber(ARGV[3]), 'LIMIT', 0, 20)) do
+  local t = B .. 't:' .. bid
+  local f = redis.call('HMGET', t, 'st', 'k', 'j', 'p')
+  if f[1] == 'queued' and f[4] and redis.call('EXISTS', Q .. f[2] .. ':' .. bid) == 0 then
+    redis.call('ZADD', B .. 'promote', now, bid)
+    table.insert(adds, {bid, f[2], f[3], f[4]})
+  else
+    redis.call('ZREM', B .. 'promote', bid)
+    redis.call('HDEL', t, 'p')
+  end
+end
+for i = 4, #ARGV do
+  local q = Q .. ARGV[i] .. ':'
+  local best = -1
+  local tail = redis.call('LINDEX', q .. 'wait', -1)
+  if tail then best = tonumber(redis.call('HGET', B .. 't:' .. tail, 's')) or 0 end
+  local d = redis.call('ZRANGE', q .. 'delayed', 0, 0, 'WITHSCORES')
+  if d[1] and tonumber(d[2]) < (now + 1) * 4096 then
+    local s = tonumber(redis.call('HGET', B .. 't:' .. d[1], 's')) or 0
+    if best < 0 or s < best then best = s end
+  end
+  table.insert(order, best)
+end
+local pick
+for i = 4, #ARGV do
+  local k = ARGV[i]
+  local pk = B .. 'prios:' .. k
+  local ps = redis.call('ZRANGE', pk, 0, 0)
+  while ps[1] do
+    local key = rqKey(k, ps[1])
+    local h = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    if h[1] then
+      local c = {k = k, key = key, m = h[1], pr = tonumber(ps[1]), tag = tonumber(h[2])}
+      -- Higher priority, then lower tag, then earlier enqueue (the member starts with it).
+      if not pick or c.pr > pick.pr then
+        pick = c
+      elseif c.pr == pick.pr and (c.tag < pick.tag or (c.tag == pick.tag and c.m < pick.m)) then
+        pick = c
+      end
+      break
+    end
+    redis.call('ZREM', pk, ps[1])
+    ps = redis.call('ZRANGE', pk, 0, 0)
+  end
+end
+local took = {}
+if pick then
+  redis.call('ZREM', pick.key, pick.m)
+  redis.call('HINCRBY', B .. 'rqn', pick.k, -1)
+  local bid = string.sub(pick.m, 15)
+  local t = B .. 't:' .. bid
+  local f = redis.call('HMGET', t, 'j', 'pl', 'g')
+  redis.call('SREM', B .. 'gq:' .. (f[3] or ''), bid)
+  redis.call('HSET', t, 'p', f[2] or '{}')
+  redis.call('ZADD', B .. 'promote', now, bid)
+  took = {bid, pick.k, f[1], f[2] or '{}'}
+end
+return {sweep, adds, order, took}
+`;
