@@ -230,6 +230,13 @@ export const ERRORS = {
       "The blob's bytes do not hash to the announced sha256, so it was not stored: hash the file again (it " +
       'may have changed while uploading), query again and resend it.',
   },
+  OUT_OF_MEMORY: {
+    status: 422,
+    message:
+      'A frame of this job ran out of memory on every render slot that could take it: render on a worker with ' +
+      'more memory (add one, or raise its --slot-memory), or make the frame lighter (resolution, subdivision, ' +
+      'texture sizes, Simplify), then requeue the job.',
+  },
   RANGE_NOT_SATISFIABLE: {
     status: 416,
     message: 'The requested byte range lies outside the file: ask for a range within its size.',
