@@ -1,5 +1,6 @@
-// The typed client of the v1 API: the calls of RouteCalls (route-calls.ts) and ExtensionCalls
-// (extension-calls.ts), one per entry of ROUTES, plus the upload, wait and pagination helpers built on them.
+// The typed client of the v1 API: the calls of RouteCalls (route-calls.ts), ExtensionCalls
+// (extension-calls.ts) and SchedulingCalls (scheduling-calls.ts), one per entry of ROUTES, plus the
+// upload, wait and pagination helpers built on them.
 import { basename } from 'node:path';
 import type { Job } from '../api/job.js';
 import type { FileType, UploadTarget } from '../api/upload.js';
@@ -9,7 +10,7 @@ import type { RouteBody } from '../routes.js';
 import { fileTypeFor, uploadFile, type UploadFileOptions, type UploadResult } from './upload.js';
 import { singlePutUpload, type UploadRetry } from './single-put.js';
 import { uploadBlobs, type ProjectFile, type UploadBlobsOptions, type UploadBlobsResult } from './blob-upload.js';
-import { ExtensionCalls } from './extension-calls.js';
+import { SchedulingCalls } from './scheduling-calls.js';
 import type { CallOptions, ListJobsParams } from './route-calls.js';
 import { waitForStatus, type WaitOptions } from './wait.js';
 
@@ -28,7 +29,7 @@ export interface UploadProjectOptions {
   renewMarginMs?: number;
 }
 
-export class RenderJobClient extends ExtensionCalls {
+export class RenderJobClient extends SchedulingCalls {
   /**
    * Uploads a project as blobs (extension content-addressed-uploads; see `hasExtension`): only
    * what the workspace lacks is sent; resolves with the committed upload (use its `slug`).
