@@ -7,7 +7,7 @@ describe('out of memory in Blender output', () => {
   it.each([
     'System is out of GPU memory',
     'Error: Out of memory in cuMemAlloc(&device_pointer, size), line 123',
-    'CUDA error: Out of memory in cuLaunchKernel(cuPathTrace, xblocks, yblocks, 1, xthreads, ythreads, 1, 0, 0, args, 0)',
+    'CUDA error: Out of memory in cuLaunchKernel(cuPathTrace, xblocks, yblocks, 1, xthreads, ythreads, 1, 0, 0)',
     "terminate called after throwing an instance of 'std::bad_alloc'",
     'Malloc returns null: len=8589934592 in Image buffer, total 3145728',
     'hipErrorOutOfMemory in hipMalloc',

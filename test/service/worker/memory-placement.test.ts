@@ -101,7 +101,7 @@ describe('out of memory', () => {
     expect((await jobs.getById(jobId))?.job.status).not.toBe('failed');
   });
 
-  it('a farm with no slot bigger than the one the kernel killed a frame in fails the job with OUT_OF_MEMORY', async () => {
+  it('with no slot bigger than the one the kernel killed a frame in, the job fails with OUT_OF_MEMORY', async () => {
     const { jobId } = await jobWithTask({ index: 0 });
     const { jobs } = svc.service.ports;
     let kills = 0;
@@ -167,7 +167,7 @@ describe('memory need and tags (MemoryFit)', () => {
   // A frame peaked at 10 GiB: the need is 10 x 1.2 + 0.25 = 12.25 GiB.
   const peaked = job({ peakBytes: 10 * GiB });
 
-  it('a measured peak keeps a slot too small off the job while a bigger one is live, and not when none is', async () => {
+  it('a measured peak keeps a slot too small off the job while a bigger one is live, not when none is', async () => {
     const withBig = new MemoryFit({
       machineMemoryBytes: 64 * GiB,
       farmSlots: async () => [{ memoryBytes: 32 * GiB, tags: [] }],
