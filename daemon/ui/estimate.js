@@ -98,7 +98,9 @@
 
   function draw(en) {
     const e = en.estimate;
-    en.tr.dataset.state = en.error ? 'failed' : e ? e.state : 'starting';
+    // A canceled estimate ends its submission failed (ESTIMATE_CANCELED), but the artist asked for it.
+    const canceled = e && e.state === 'canceled';
+    en.tr.dataset.state = canceled ? 'canceled' : en.error ? 'failed' : e ? e.state : 'starting';
     const waiting = en.step === 'estimating' ? 'the farm renders sample frames…' : 'uploading nothing, starting…';
     en.head.textContent = en.error
       ? `Estimate: ${en.error}`

@@ -4,7 +4,8 @@
 // here: no Electron binary). Estimate on a validated job goes through the daemon's submission of mode
 // `estimate` (the add-on's route) and shows time, cost and memory with their bands and the frames they
 // rest on; Render then renders that job by id; the flip-book plays the job's thumbnails in frame order
-// at the shot's fps, looping.
+// at the shot's fps, looping. Cancel estimate, clicked while the farm's Blender renders the samples,
+// ends it canceled (the row says so) and that Blender stops.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,8 +15,8 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonThumbnails } from '../../shared/daemon/job-schemas.js';
 import { Estimate } from '../../shared/api/estimate.js';
-import { startE2E, submit, validationOutcome, waitUntil, type E2E } from '../helpers/e2e.js';
-import { buildFixtureZip } from '../helpers/fixtures.js';
+import { blenderProcesses, startE2E, submit, validationOutcome, waitUntil, type E2E } from '../helpers/e2e.js';
+import { buildFixture, buildFixtureZip } from '../helpers/fixtures.js';
 import type { RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { daemonCall, startTestBridge } from '../daemon/harness.js';
 
@@ -157,4 +158,38 @@ suite('job window Estimate and flip-book in Chromium', () => {
     console.log(`job window estimate screenshot: ${SCREENSHOT}`);
     await page.close();
   }, 600_000);
+
+  it("Cancel estimate, clicked while the farm renders the samples, stops the job's Blender", async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
+    page.on('pageerror', (err) => console.warn(`page error: ${err.message}`));
+    await page.goto(`${daemon.origin}/ui/#token=${daemon.token}`);
+    await page.waitForSelector('#connection[data-state="live"]');
+    // Slow frames (the benchmark's heavy monkeys: level 5, 112 samples), so Cancel comes while they render.
+    const id = await submit(e2e.client, await buildFixture('monkeys', { args: ['5', '112'] }));
+    expect((await validationOutcome(e2e.client, id)).status).toBe('validated');
+    const row = `tr[data-job-id="${id}"]:not(.estimate-row):not(.frames-row)`;
+    await page.waitForSelector(`${row} button.estimate:visible`, { timeout: 30_000 });
+    await page.click(`${row} button.estimate`);
+    const est = `tr.estimate-row[data-job-id="${id}"]`;
+    await page.waitForSelector(`${est} button.cancel-estimate:visible`, { timeout: 120_000 });
+    await waitUntil('the estimate to render on the farm', () => blenderProcesses(id).length > 0, {
+      timeoutMs: 120_000,
+    });
+    await page.click(`${est} button.cancel-estimate`);
+    // The row says it was canceled, in words, once the submission ended ESTIMATE_CANCELED.
+    await waitUntil(
+      'the canceled estimate to end in the page',
+      async () => /canceled before it was ready/.test((await page.textContent(`${est} .estimate-head`)) ?? ''),
+      { timeoutMs: 60_000 },
+    );
+    expect(await page.getAttribute(est, 'data-state')).toBe('canceled');
+    expect(await page.textContent(`${est} .estimate-head`)).toMatch(/the job stays validated/);
+    expect(await page.isHidden(`${est} button.cancel-estimate`)).toBe(true);
+    expect(await page.isHidden(`${est} button.render-estimated`)).toBe(true);
+    expect(Estimate.parse((await daemonCall(daemon)('GET', `/jobs/${id}/estimate`)).json).state).toBe('canceled');
+    // The farm stopped: the job's Blender ends; the job stays validated.
+    await waitUntil('the sampling Blender to end', () => blenderProcesses(id).length === 0, { timeoutMs: 60_000 });
+    expect((await e2e.client.getJob(id)).status).toBe('validated');
+    await page.close();
+  }, 300_000);
 });
