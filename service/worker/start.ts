@@ -1,47 +1,40 @@
 // The worker's composition root, and the one module of the worker its start-ups import (service
 // and `renderbridge worker`): finds the Blender builds and GPUs of this machine, plans the render
-// slots, builds the handlers' env once, complete, hands each handler what it calls back into,
-// and runs one control lane plus one lane per slot.
+// slots, builds the handlers' env once, complete (machine.ts), hands each handler what it calls
+// back into, runs one control lane plus one lane per slot, and reports itself (reports.ts).
 import { hostname } from 'node:os';
-import type { Metrics } from '../metrics/registry.js';
 import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/registry.js';
 import type { ServiceConfig } from '../config.js';
-import type { FrameStatsWriter } from '../ports/frame-stats.js';
-import type { AnalysisCacheStore } from '../ports/analysis-cache.js';
-import type { JobRecord, WorkerJobStore } from '../ports/jobs.js';
-import type { ObjectStorage } from '../ports/storage.js';
+import type { JobRecord } from '../ports/jobs.js';
+import type { WorkerReporter } from '../ports/workers.js';
 import { runForJob } from '../job-scope.js';
-import type { TaskQueue } from '../ports/tasks.js';
-import { BlenderVersionCache } from '../../blender/version.js';
-import { buildCandidates, probeBuilds, type BlenderBuild } from '../../blender/builds.js';
-import { checkSandbox } from '../../blender/sandbox-check.js';
-import { BuildCapabilitiesCache, detectGpuInventory, type DeviceInventory } from '../../blender/devices.js';
-import { capabilitiesFor, planSlots, type CapabilitiesOptions, type Slot } from './runtime/devices.js';
+import { liveSlotFacts } from '../domain/workers.js';
+import { parseTags } from '../domain/worker-tags.js';
+import type { BlenderBuild } from '../../blender/builds.js';
+import { detectGpuInventory, type DeviceInventory } from '../../blender/devices.js';
+import type { CapabilitiesOptions, Slot } from './runtime/devices.js';
 import { defaultWorkerSettings, type WorkerEnv, type WorkerSettings } from './runtime/env.js';
 import { finalizeHandler } from './handlers/finalize.js';
 import { renderChunkHandler } from './handlers/render-chunk.js';
 import { withEstimates } from './handlers/estimate-sample.js';
 import { renderFramesHandler } from './handlers/render-frames.js';
 import { renderPlanHandler } from './handlers/render-plan.js';
+import { validateHandler } from './handlers/validate.js';
 import { JobRuns } from './render/job-run.js';
 import type { WarmRender } from './render/warm-render.js';
-import { validateHandler } from './handlers/validate.js';
 import { stagingPrefix } from './outputs/frame-staging.js';
 import { keepStoppedJob } from './outputs/kept-frames.js';
-import { BlobCache } from './project/blob-cache.js';
 import { removeJobDir } from './project/job-files.js';
 import { Placement, type PlacementOptions } from './runtime/placement.js';
 import { WarmPool } from './runtime/warm-pool.js';
 import { taskLogOpener } from './logs/open-task-log.js';
 import { WorkerRuntime, type Lane, type RuntimeOptions, type TaskHandler } from './runtime/runtime.js';
 import { LaneActivity } from './runtime/activity.js';
-import { WorkerHeartbeat, type HeartbeatOptions } from './runtime/heartbeat.js';
-import type { WorkerRegistryReader, WorkerReporter } from '../ports/workers.js';
-import { liveBuildVersions, liveRenderSlots, liveSlotFacts } from '../domain/workers.js';
+import type { HeartbeatOptions } from './runtime/heartbeat.js';
 import { MemoryFit } from './runtime/memory-fit.js';
-import { parseTags } from '../domain/worker-tags.js';
-import { machineMemoryBytes, slotMemory } from './runtime/slot-memory.js';
-import { ownMemoryCgroup } from './runtime/memory-cgroup.js';
+import { machineSlots, usableBuilds, workerEnv, type EnvPorts } from './machine.js';
+import { announce, workerHeartbeat } from './reports.js';
 
 /** Knobs for tests and operators beyond ServiceConfig. */
 export interface WorkerTuning {
@@ -69,24 +62,12 @@ export interface StartedWorker {
   stop(): Promise<void>;
 }
 
-export interface WorkerPorts {
-  jobs: WorkerJobStore;
-  storage: ObjectStorage;
-  queue: TaskQueue;
+export interface WorkerPorts extends EnvPorts {
   onCompleted?: (rec: JobRecord) => Promise<void>;
-  /** Where finished frames' statistics go (extension frame-stats). Default none: not recorded. */
-  frameStats?: FrameStatsWriter;
-  /** Scene analyses validation may reuse (WorkerEnv.analysisCache). Default none: every validation runs Blender. */
-  analysisCache?: AnalysisCacheStore;
   /** Where task counts, durations and this worker's inventory are reported. Default none. */
   metrics?: Metrics;
   /** The worker registry this worker reports itself to (extension workers). Default none. */
   registry?: WorkerReporter;
-  /**
-   * The registry as the render planner reads it (the farm's live render slots). Default none: only
-   * this worker's slots are known.
-   */
-  farm?: WorkerRegistryReader;
 }
 
 const idle: Omit<StartedWorker, 'slots' | 'builds'> = { kick: () => undefined, stop: async () => undefined };
@@ -102,38 +83,28 @@ export async function startWorker(
   if (!builds) return { ...idle, slots: [], builds: [] };
   const devices = tuning.devices ?? (await detectGpuInventory());
   if (devices.note) log.info({ note: devices.note }, 'no GPU: rendering on the CPU');
-  const ownCgroup = ownMemoryCgroup();
-  const slots = planSlots({
-    gpus: devices.gpus,
-    ...(typeof config.workers === 'number' ? { workers: config.workers } : {}),
-    cpuMemoryBytes: config.slotMemoryBytes ?? machineMemoryBytes(ownCgroup),
-  });
   const settings = { ...defaultWorkerSettings(config), ...tuning.settings };
   const workerName = tuning.runtime?.workerName ?? hostname();
   // A bad tag stops the worker at start, not silently at its first job.
   const tags = parseTags(config.workerTags);
-  const memory = slotMemory(slots, { slotBytes: config.slotMemoryBytes, name: workerName, log, own: ownCgroup });
+  const { slots, memory } = machineSlots(config, devices, { workerName, log });
   /** This process in the worker registry. */
   const selfId = `${workerName}:${process.pid}`;
-  const env = workerEnv(ports, { settings, builds, devices, slots, workerName, selfId, tuning }, log);
+  const env = workerEnv(
+    ports,
+    { settings, builds, devices, slots, workerName, selfId, capabilities: tuning.capabilities },
+    log,
+  );
   const warm = settings.renderMode === 'warm';
   const lanes = workerLanes(slots, warm);
-  const pool = new WarmPool<WarmRender>({
-    idleMs: settings.warmIdleMs,
-    minFreeMemoryBytes: settings.warmMinFreeMemoryBytes,
-    log,
-  });
-  const runs = new JobRuns(env, { earlyOutputs: warm });
-  // A job that ends takes its render state and warm Blenders with it, here and (after warmIdleMs) on other machines.
-  const jobEnded = async (jobId: string) => {
-    runs.drop(jobId);
-    await pool.endJob(jobId);
-  };
+  const { pool, runs, jobEnded } = renderState(env, warm, log);
   const activity = new LaneActivity();
   const fit = new MemoryFit({
     machineMemoryBytes: memory.machineBytes,
     tags,
     ...(ports.farm ? { farmSlots: async () => liveSlotFacts(await ports.farm!.listWorkers(), Date.now()) } : {}),
+    notice: async (jobId, reason) =>
+      void (await ports.jobs.update(jobId, { placement: reason ? { reason, since: new Date().toISOString() } : null })),
   });
   const placement = new Placement({ queue: ports.queue, builds, fit }, tuning.placement);
   const runtime = new WorkerRuntime(
@@ -166,11 +137,12 @@ export async function startWorker(
   const heartbeat = ports.registry
     ? workerHeartbeat(ports.registry, {
         ...{ selfId, workerName, builds, devices, settings, lanes },
-        ...{ activity, pool, placement, tuning, log, machineBytes: memory.machineBytes, tags },
+        ...{ activity, pool, placement, log, machineBytes: memory.machineBytes, tags },
+        ...{ version: tuning.version, heartbeat: tuning.heartbeat },
       })
     : undefined;
   heartbeat?.start();
-  announce(ports, log, { workerName, builds, devices, slots });
+  announce(ports.metrics, log, { workerName, builds, devices, slots });
   const stop = async () => {
     await runtime.stop();
     await pool.close();
@@ -178,6 +150,22 @@ export async function startWorker(
     memory.remove();
   };
   return { runtime, slots, builds, kick: () => runtime.kick(), stop };
+}
+
+/** The warm Blenders and the job runs (progress, billing) the render handlers share. */
+function renderState(env: WorkerEnv, warm: boolean, log: Logger) {
+  const pool = new WarmPool<WarmRender>({
+    idleMs: env.settings.warmIdleMs,
+    minFreeMemoryBytes: env.settings.warmMinFreeMemoryBytes,
+    log,
+  });
+  const runs = new JobRuns(env, { earlyOutputs: warm });
+  // A job that ends takes its render state and warm Blenders with it, here and (after warmIdleMs) on other machines.
+  const jobEnded = async (jobId: string) => {
+    runs.drop(jobId);
+    await pool.endJob(jobId);
+  };
+  return { pool, runs, jobEnded };
 }
 
 /** One control lane, so short CPU work never waits behind a long render chunk, and one lane per slot. */
@@ -197,115 +185,6 @@ function taskLogs(storage: WorkerEnv['storage'], settings: WorkerEnv['settings']
     ...(settings.taskLogMaxBytes !== undefined ? { maxBytes: settings.taskLogMaxBytes } : {}),
     ...(settings.taskLogFlushMs !== undefined ? { flushMs: settings.taskLogFlushMs } : {}),
   });
-}
-
-/** Tells the metrics and the log what this worker brings. */
-function announce(
-  ports: WorkerPorts,
-  log: Logger,
-  w: {
-    workerName: string;
-    builds: readonly BlenderBuild[];
-    devices: WorkerEnv['devices'];
-    slots: StartedWorker['slots'];
-  },
-) {
-  ports.metrics?.describeWorker({
-    worker: w.workerName,
-    blender: w.builds.map((b) => b.version.text),
-    gpus: w.devices.gpus.map((g) => ({ name: g.name, vramMb: g.memoryMiB })),
-  });
-  log.info(
-    { blender: w.builds.map((b) => `${b.version.text} ${b.binary}`), slots: w.slots.map((s) => s.id) },
-    'worker started',
-  );
-}
-
-/** This machine's Blender builds, none when there is none or the sandbox they must run in does not work. */
-async function usableBuilds(config: ServiceConfig, log: Logger): Promise<readonly BlenderBuild[] | undefined> {
-  const probed = await probeBuilds(
-    buildCandidates({ blenderPaths: config.blenderPaths, fromPath: config.blenderFromPath }),
-    new BlenderVersionCache(),
-  );
-  for (const p of probed.problems) log.warn({ problem: p }, 'Blender build not used');
-  if (probed.builds.length === 0) {
-    log.error(
-      'No Blender found: jobs wait in validating. Install Blender (apt-get install blender) or pass --blender PATH.',
-    );
-    return undefined;
-  }
-  if (config.sandbox) {
-    // Untrusted files never run outside the sandbox: a machine where it does not work runs nothing.
-    const check = await checkSandbox(probed.builds[0]!.binary);
-    if (!check.ok) {
-      throw new Error(
-        `the Blender sandbox does not work on this machine (${check.reason}): install bubblewrap (apt-get ` +
-          `install bubblewrap) and allow user namespaces, or start with --no-sandbox to run Blender ` +
-          `unsandboxed (not for files you do not trust)`,
-      );
-    }
-  } else {
-    log.warn(
-      "Blender runs WITHOUT the sandbox (--no-sandbox): a project's scripts can reach this machine's network " +
-        'and files; its bundled add-ons are not enabled',
-    );
-  }
-  return probed.builds;
-}
-
-interface Machine {
-  settings: WorkerSettings;
-  builds: readonly BlenderBuild[];
-  devices: DeviceInventory;
-  slots: Slot[];
-  workerName: string;
-  selfId: string;
-  tuning: WorkerTuning;
-}
-
-/** What the handlers need, built once and complete: nothing is added to it later. */
-function workerEnv(ports: WorkerPorts, m: Machine, log: Logger): WorkerEnv {
-  const { settings, builds, devices, slots, farm } = { ...m, farm: ports.farm };
-  const capsCache = new BuildCapabilitiesCache();
-  // Probe the default build now, not on the first render (a Blender start the user would wait for).
-  capsCache
-    .get(builds[0]!.binary)
-    .catch((err: unknown) => log.warn({ err }, 'probing Blender capabilities failed; will retry on the first render'));
-  return {
-    jobs: ports.jobs,
-    workerName: m.workerName,
-    ...(ports.frameStats ? { frameStats: ports.frameStats } : {}),
-    ...(ports.analysisCache ? { analysisCache: ports.analysisCache } : {}),
-    storage: ports.storage,
-    queue: ports.queue,
-    builds,
-    devices,
-    renderSlots: slots.length,
-    // Its own slots counted here, not from its report: the first one may not be written yet.
-    ...(farm
-      ? {
-          farmSlots: async () =>
-            slots.length +
-            liveRenderSlots(
-              (await farm.listWorkers()).filter((w) => w.id !== m.selfId),
-              Date.now(),
-            ),
-          farmBuilds: async () => [
-            ...builds.map((b) => b.version),
-            ...liveBuildVersions(await farm.listWorkers(), Date.now()),
-          ],
-        }
-      : {}),
-    startedAt: Date.now(),
-    settings,
-    blobCache: new BlobCache(settings.blobCache),
-    capabilities: async (build) =>
-      capabilitiesFor(
-        { version: build.version, capabilities: await capsCache.get(build.binary) },
-        devices,
-        m.tuning.capabilities,
-      ),
-  };
 }
 
 interface Composition {
@@ -359,46 +238,4 @@ async function stoppedJobCleanup(
     );
   await removeJobDir(env.settings.workRoot, jobId);
   if (env.settings.stageFrames) await env.storage.deletePrefix(stagingPrefix(jobId));
-}
-
-interface HeartbeatParts {
-  selfId: string;
-  workerName: string;
-  builds: readonly BlenderBuild[];
-  devices: DeviceInventory;
-  settings: WorkerSettings;
-  lanes: readonly Lane[];
-  activity: LaneActivity;
-  pool: WarmPool<WarmRender>;
-  placement: Placement;
-  tuning: WorkerTuning;
-  log: Logger;
-  machineBytes: number;
-  tags: readonly string[];
-}
-
-/** This worker in the registry: who it is, what it has, and what its lanes do. */
-function workerHeartbeat(registry: WorkerReporter, h: HeartbeatParts): WorkerHeartbeat {
-  return new WorkerHeartbeat(
-    registry,
-    {
-      identity: {
-        id: h.selfId,
-        name: h.workerName,
-        hostname: hostname(),
-        version: h.tuning.version ?? 'dev',
-        builds: h.builds.map((b) => ({ version: b.version.text, path: b.binary, kind: b.kind ?? 'executable' })),
-        gpus: h.devices.gpus.map((g) => ({ name: g.name, uuid: g.uuid, memoryMiB: g.memoryMiB })),
-        sandbox: h.settings.sandbox,
-        memoryBytes: h.machineBytes,
-        ...(h.tags.length > 0 ? { tags: [...h.tags] } : {}),
-      },
-      lanes: h.lanes,
-      activity: h.activity,
-      warm: () => h.pool.live(),
-      gpuNames: new Map(h.devices.gpus.map((g) => [g.uuid, g.name])),
-      blocklistedBy: () => h.placement.blocklistedBy(),
-    },
-    { ...h.tuning.heartbeat, log: h.log },
-  );
 }
