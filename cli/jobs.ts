@@ -13,6 +13,7 @@ import { formatDuration, type WatchedProgress } from './watch-view.js';
 import { cliConfig, clientProvider, withConnectionOptions, type ConnectionOptions } from './connection.js';
 import { registerJobLogsCommand } from './jobs-logs.js';
 import { registerJobRequeueCommand } from './jobs-requeue.js';
+import { registerJobSchedulingCommands, schedulingLine } from './jobs-scheduling.js';
 import { registerJobWaitCommands } from './jobs-wait.js';
 import { parsePositiveInt } from './options.js';
 import { createOutput } from './output.js';
@@ -69,6 +70,8 @@ export function registerJobsCommands(program: Command): void {
           `(${formatDuration(band.lowSeconds)}-${formatDuration(band.highSeconds)}), from ${band.samples} ` +
           `frames on ${band.slots} slots`,
       );
+    const scheduled = schedulingLine(job);
+    if (scheduled) out.line(scheduled);
     if (job.failedReason)
       out.line(`failed: ${job.failedReason.name}: ${String(job.failedReason.errorDetails.message ?? '')}`);
     if (job.status === 'completed') out.line(`download: renderbridge jobs download ${job.id}`);
@@ -125,6 +128,7 @@ export function registerJobsCommands(program: Command): void {
   registerJobWaitCommands(jobs);
   registerJobLogsCommand(jobs);
   registerJobRequeueCommand(jobs);
+  registerJobSchedulingCommands(jobs);
 }
 
 function jobLine(j: Job): string {

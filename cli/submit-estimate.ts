@@ -3,6 +3,7 @@
 // for scripts, which render without asking; without a terminal and without --yes, nothing is
 // rendered). The render keeps the sampled frames. It is not waited for or downloaded here:
 // `renderbridge jobs wait` / `jobs download` follow it.
+import type { SchedulingRequest } from '../shared/api/scheduling.js';
 import { createInterface } from 'node:readline/promises';
 import type { RequestedRenderConfig } from '../shared/api/render-config.js';
 import type { RenderJobClient } from '../shared/client/client.js';
@@ -14,6 +15,8 @@ import { createOutput, type OutputOptions } from './output.js';
 export interface SubmitEstimateOptions extends OutputOptions {
   /** Render without asking. Default false: ask on a terminal, render nothing otherwise. */
   yes?: boolean;
+  /** The render's `scheduling` (extension scheduling). Default none: the service's defaults. */
+  scheduling?: SchedulingRequest;
 }
 
 /** Most seconds the estimate is waited for. */
@@ -50,7 +53,11 @@ export async function estimateThenRender(
   for (const line of estimateLines(estimate)) out.line(line);
   const ok = estimate.state === 'ready';
   const render = ok && (o.yes === true || (!o.json && !o.quiet && (await ask('Render it now? [y/N] '))));
-  if (render) await client.renderJob(jobId, { requestedRenderConfig: requested });
+  if (render)
+    await client.renderJob(jobId, {
+      requestedRenderConfig: requested,
+      ...(o.scheduling ? { scheduling: o.scheduling } : {}),
+    });
   out.result({ ...extra, jobId, estimate, rendered: render }, ok ? EXIT.OK : EXIT.FAILURE);
   if (render)
     out.line(

@@ -2,6 +2,7 @@
 // create, validate, render, wait and download, in this process (no daemon needed), with progress
 // bars on a terminal and one JSON document with --json. The active profile's outputFormat, video
 // and overrides are the defaults of what no flag sets (flag > env > profile > the file's).
+import { schedulingFrom, withSchedulingOptions, type SchedulingOptions } from './submit-scheduling.js';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -22,7 +23,7 @@ import { overrideSettings, withRenderOverrides, type RenderOverrides } from './s
 import { estimateThenRender } from './submit-estimate.js';
 import { VERSION } from './version.js';
 
-interface SubmitOptions extends ConnectionOptions, RenderOverrides {
+interface SubmitOptions extends ConnectionOptions, RenderOverrides, SchedulingOptions {
   frames: string[];
   camera?: string;
   viewLayer?: string;
@@ -39,53 +40,55 @@ interface SubmitOptions extends ConnectionOptions, RenderOverrides {
 export function registerSubmitCommand(program: Command): void {
   withRenderOverrides(
     withConnectionOptions(
-      program
-        .command('submit')
-        .description('Pack a .blend, a project folder or a .zip, render it on the farm and download the frames')
-        .argument('<path>', 'a .blend (its files are found by running Blender headless), a project folder, or a .zip')
-        .option(
-          '--frames <ranges>',
-          'frames to render, e.g. 1-10, 1-100x5 or 1,5,9 (repeatable; default: profile: ' +
-            "overrides.frameRanges, else the file's range)",
-          collectRanges,
-          [],
-        )
-        .option(
-          '--camera <name>',
-          'camera object to render from (default: profile: overrides.activeCamera, else the scene camera)',
-        )
-        .option(
-          '--view-layer <name>',
-          'view layer to render (default: profile: overrides.activeViewLayer, else every enabled layer)',
-        )
-        .option(
-          '--format <format>',
-          'output format, e.g. PNG, JPEG, OPEN_EXR (env: RENDERBRIDGE_OUTPUT_FORMAT; else profile: ' +
-            "outputFormat; default: the file's)",
-        )
-        .option(
-          '--video',
-          'also encode an MP4 of the frames (env: RENDERBRIDGE_VIDEO; else profile: video; default: no video)',
-        )
-        .option('--no-video', 'no MP4, whatever the environment or the profile says')
-        .option(
-          '--out <dir>',
-          'folder the outputs go to (default: <downloads folder>/<name>-<job id>; the downloads folder from ' +
-            'env: RENDERBRIDGE_DOWNLOADS, else profile: downloadsDir)',
-        )
-        .option('--no-wait', 'return once the render has started; print the job id')
-        .option('--no-download', 'do not download the outputs when the job completes')
-        .option(
-          '--estimate',
-          'once validated, estimate the render (time, cost, memory) from sample frames, show it and ask ' +
-            'before rendering (extension estimate); the render is then not waited for',
-        )
-        .option('--yes', 'with --estimate: render without asking')
-        .option(
-          '--blender <path>',
-          "Blender used to find the .blend's files (env: RENDERBRIDGE_BLENDER; else profile: blender; " +
-            'default: blender on PATH)',
-        ),
+      withSchedulingOptions(
+        program
+          .command('submit')
+          .description('Pack a .blend, a project folder or a .zip, render it on the farm and download the frames')
+          .argument('<path>', 'a .blend (its files are found by running Blender headless), a project folder, or a .zip')
+          .option(
+            '--frames <ranges>',
+            'frames to render, e.g. 1-10, 1-100x5 or 1,5,9 (repeatable; default: profile: ' +
+              "overrides.frameRanges, else the file's range)",
+            collectRanges,
+            [],
+          )
+          .option(
+            '--camera <name>',
+            'camera object to render from (default: profile: overrides.activeCamera, else the scene camera)',
+          )
+          .option(
+            '--view-layer <name>',
+            'view layer to render (default: profile: overrides.activeViewLayer, else every enabled layer)',
+          )
+          .option(
+            '--format <format>',
+            'output format, e.g. PNG, JPEG, OPEN_EXR (env: RENDERBRIDGE_OUTPUT_FORMAT; else profile: ' +
+              "outputFormat; default: the file's)",
+          )
+          .option(
+            '--video',
+            'also encode an MP4 of the frames (env: RENDERBRIDGE_VIDEO; else profile: video; default: no video)',
+          )
+          .option('--no-video', 'no MP4, whatever the environment or the profile says')
+          .option(
+            '--out <dir>',
+            'folder the outputs go to (default: <downloads folder>/<name>-<job id>; the downloads folder from ' +
+              'env: RENDERBRIDGE_DOWNLOADS, else profile: downloadsDir)',
+          )
+          .option('--no-wait', 'return once the render has started; print the job id')
+          .option('--no-download', 'do not download the outputs when the job completes')
+          .option(
+            '--estimate',
+            'once validated, estimate the render (time, cost, memory) from sample frames, show it and ask ' +
+              'before rendering (extension estimate); the render is then not waited for',
+          )
+          .option('--yes', 'with --estimate: render without asking')
+          .option(
+            '--blender <path>',
+            "Blender used to find the .blend's files (env: RENDERBRIDGE_BLENDER; else profile: blender; " +
+              'default: blender on PATH)',
+          ),
+      ),
     ),
   ).action(async (target: string, o: SubmitOptions) => {
     process.exitCode = await submit(target, o);
@@ -146,9 +149,14 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
     stopProgress();
     display.stop();
     if (o.estimate && final.step === 'done' && final.jobId) {
-      return await estimateThenRender(await clients.client(), final.jobId, renderConfigFrom(settings), o, {
-        submission: final,
-      });
+      const scheduling = settings.scheduling ? { scheduling: settings.scheduling } : {};
+      return await estimateThenRender(
+        await clients.client(),
+        final.jobId,
+        renderConfigFrom(settings),
+        { ...o, ...scheduling },
+        { submission: final },
+      );
     }
     return finish(final, pack, lastStep, o);
   } finally {
@@ -160,9 +168,13 @@ async function submit(target: string, o: SubmitOptions): Promise<ExitCode> {
 }
 
 export function settingsFrom(
-  o: Pick<SubmitOptions, 'frames' | 'camera' | 'viewLayer' | 'format' | 'video'> & RenderOverrides,
+  o: Pick<SubmitOptions, 'frames' | 'camera' | 'viewLayer' | 'format' | 'video'> &
+    RenderOverrides &
+    Partial<SchedulingOptions>,
 ): SubmitSettings {
+  const scheduling = schedulingFrom(o);
   return {
+    ...(scheduling ? { scheduling } : {}),
     ...overrideSettings(o),
     ...(o.frames.length > 0 ? { frames: o.frames } : {}),
     ...(o.camera ? { camera: o.camera } : {}),

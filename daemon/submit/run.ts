@@ -182,7 +182,14 @@ export async function runSubmission(
       req.outDir ??
         defaultOutDir(downloadsDir, req.pack?.path ?? pack?.sceneFile ?? job.sceneFile?.name ?? 'job', job.id),
     );
-    await client.renderJob(job.id, { requestedRenderConfig: renderConfigFrom(req.settings) }, { signal });
+    const scheduling = await schedulingFor(client, req.settings.scheduling, (w) =>
+      update({ warnings: [...s.warnings, w] }),
+    );
+    await client.renderJob(
+      job.id,
+      { requestedRenderConfig: renderConfigFrom(req.settings), ...(scheduling ? { scheduling } : {}) },
+      { signal },
+    );
     update({ step: 'rendering', outDir: req.download ? outDir : null });
     deps.tracker?.setOutDir(job.id, req.download ? outDir : null);
     deps.tracker?.kick();
@@ -242,4 +249,24 @@ async function download(
   const running = downloads.get(jobId);
   if (!(running && running.outDir === outDir && running.state !== 'failed')) downloads.start(jobId, outDir);
   return downloads.settled(jobId);
+}
+
+/**
+ * The render's `scheduling` where the service offers the extension; a service without it (a
+ * spec-only one) would refuse the field, so it is dropped there with a warning and the job renders
+ * in the service's own order.
+ */
+async function schedulingFor(
+  client: RenderJobClient,
+  asked: SubmitRequest['settings']['scheduling'],
+  warn: (w: { code: string; message: string }) => void,
+): Promise<SubmitRequest['settings']['scheduling']> {
+  if (!asked || (await client.hasExtension('scheduling'))) return asked;
+  warn({
+    code: 'SCHEDULING_NOT_OFFERED',
+    message:
+      'This farm does not offer scheduling (priority, preview frames first, approval, waiting for jobs): ' +
+      'the job renders in its own order.',
+  });
+  return undefined;
 }

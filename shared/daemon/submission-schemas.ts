@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ErrorBody } from '../api/error-body.js';
 import { Estimate } from '../api/estimate.js';
 import { FrameRange, RequestedRenderConfig } from '../api/render-config.js';
+import { SchedulingRequest } from '../api/scheduling.js';
 import { ValidationConfig } from '../api/job.js';
 import { UploadPreflight } from '../api/upload.js';
 import { AddonToBundle, CollectedDependency } from '../pack/dependencies.js';
@@ -96,6 +97,11 @@ export const SubmitSettings = z.strictObject({
   video: z.boolean().optional(),
   renderConfig: RequestedRenderConfig.partial().optional(),
   validationConfig: ValidationConfig.optional(),
+  /**
+   * The render's `scheduling` (extension scheduling: priority, preview frames, approval gate, jobs to
+   * wait for). Default none: the service's defaults. Dropped, with a warning, where the service lacks it.
+   */
+  scheduling: SchedulingRequest.optional(),
 });
 export type SubmitSettings = z.infer<typeof SubmitSettings>;
 
