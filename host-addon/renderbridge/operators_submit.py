@@ -27,7 +27,8 @@ def settings_body(context):
         raise ValueError(submit_body.no_view_layer(rb.view_layer, scene.name))
     return submit_body.build_settings(
         frames=frames, camera=rb.camera.name if rb.camera else '', view_layer=rb.view_layer,
-        output_format='' if fmt == 'SCENE' else fmt, video=video, notes=rb.notes)
+        output_format='' if fmt == 'SCENE' else fmt, video=video, notes=rb.notes,
+        priority=rb.priority, preview_frames=rb.preview_frames)
 
 
 class _Submit:

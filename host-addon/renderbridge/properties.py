@@ -45,6 +45,12 @@ class RENDERBRIDGE_PG_settings(bpy.types.PropertyGroup):
     output_format: bpy.props.EnumProperty(name='Format', items=FORMATS, default='DEFAULT')
     video: bpy.props.EnumProperty(name='MP4', items=VIDEO, default='DEFAULT')
     notes: bpy.props.StringProperty(name='Notes', description='Notes sent with the job')
+    priority: bpy.props.IntProperty(
+        name='Priority', default=50, min=0, max=100,
+        description='Higher renders first on a shared farm (0-100; default 50)')
+    preview_frames: bpy.props.BoolProperty(
+        name='Preview frames first', default=True,
+        description='Render the first, middle and last frames before the others, to spot a problem early')
     addons: bpy.props.CollectionProperty(type=RENDERBRIDGE_PG_addon)
 
 

@@ -24,9 +24,22 @@ def parse_frame_ranges(text):
     return ranges
 
 
-def build_settings(frames=None, camera='', view_layer='', output_format='', video=None, notes=''):
-    """The SubmitSettings body; empty values are left out (the file's own settings apply)."""
+DEFAULT_PRIORITY = 50
+
+
+def build_settings(frames=None, camera='', view_layer='', output_format='', video=None, notes='',
+                   priority=DEFAULT_PRIORITY, preview_frames=True):
+    """The SubmitSettings body; empty values are left out (the file's own settings apply), and so is
+    `scheduling` while priority and previews are the farm's defaults (a farm without the scheduling
+    extension then gets exactly what it always got)."""
     settings = {}
+    scheduling = {}
+    if priority != DEFAULT_PRIORITY:
+        scheduling['priority'] = int(priority)
+    if not preview_frames:
+        scheduling['previewFrames'] = False
+    if scheduling:
+        settings['scheduling'] = scheduling
     if frames:
         settings['frames'] = list(frames)
     if camera:

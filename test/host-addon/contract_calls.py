@@ -46,7 +46,8 @@ call('start pack (path only)', lambda: client.start_pack(blend))
 call('start pack (no dependencies found)', lambda: client.start_pack(blend, [], []))
 call('pack state', lambda: client.get_pack('9b3c1d2e-5f60-4a71-8b92-a3b4c5d6e7f8'))
 full = submit_body.build_settings(frames=submit_body.parse_frame_ranges('1-10, 20 30-40x2'), camera='Camera',
-                                  view_layer='ViewLayer', output_format='OPEN_EXR', video=True, notes='  first pass  ')
+                                  view_layer='ViewLayer', output_format='OPEN_EXR', video=True, notes='  first pass  ',
+                                  priority=80, preview_frames=False)
 out_dir = submit_body.output_folder(os.path.join(work, 'renders'), blend, now=0)
 call('submit render', lambda: client.submit('pack-1', full, 'render', out_dir))
 call('submit check', lambda: client.submit('pack-1', submit_body.build_settings(frames=['1']), 'check'))

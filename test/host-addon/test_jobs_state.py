@@ -127,6 +127,11 @@ class SubmitBodyTests(unittest.TestCase):
                          {'frames': ['1'], 'camera': 'CamB', 'viewLayer': 'Main', 'format': 'PNG', 'video': True,
                           'renderConfig': {'notes': 'hi'}})
 
+    def test_settings_send_scheduling_only_when_it_differs_from_the_farm_defaults(self):
+        self.assertNotIn('scheduling', submit_body.build_settings(frames=['1'], priority=50, preview_frames=True))
+        self.assertEqual(submit_body.build_settings(priority=80)['scheduling'], {'priority': 80})
+        self.assertEqual(submit_body.build_settings(preview_frames=False)['scheduling'], {'previewFrames': False})
+
     def test_missing_files_by_pattern(self):
         with tempfile.TemporaryDirectory() as tmp:
             present = os.path.join(tmp, 'a.png')
