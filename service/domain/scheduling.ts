@@ -16,6 +16,7 @@ export function initialScheduling(req: SchedulingRequest | undefined, waitingFor
     // An approval gate needs previews to approve.
     previewFrames: (req?.previewFrames ?? true) || req?.approvePreviews === true,
     previews: req?.approvePreviews ? { frames: [], gate: 'waiting' } : null,
+    ...(req?.requiredTags?.length ? { requiredTags: [...new Set(req.requiredTags)] } : {}),
   };
 }
 

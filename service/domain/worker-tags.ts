@@ -2,10 +2,8 @@
 // render request requires (`requiredTags`, extension scheduling). A job's frames go only to a worker
 // that has every tag it requires. Pure rules, shared by the worker's placement and the service's
 // "no live worker can take it" notice.
+import { WORKER_TAG_PATTERN as TAG_PATTERN } from '../../shared/api/scheduling.js';
 import type { JobRecord } from '../ports/jobs.js';
-
-/** A tag: a letter or digit, then letters, digits and `._:/-`; at most 64 characters. */
-export const TAG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
 
 /** Tags from flags, a config list or `RENDERBRIDGE_WORKER_TAGS` (comma-separated); throws naming a bad one. */
 export function parseTags(values: readonly string[]): string[] {

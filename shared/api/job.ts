@@ -6,6 +6,7 @@ import { RequestedConfig } from './render-config.js';
 import { UploadPreflight } from './upload.js';
 import { JOB_STATUSES } from '../job-status.js';
 import { JobScheduling } from './scheduling.js';
+import { PlacementNotice } from './placement.js';
 
 export const JobStatus = z.enum(JOB_STATUSES).meta({ id: 'JobStatus' });
 
@@ -65,6 +66,11 @@ export const Job = z
     sceneFile: SceneFile.optional(),
     /** Extension scheduling: priority, pause, dependencies and preview frames; absent before render. */
     scheduling: JobScheduling.optional(),
+    /**
+     * Extension scheduling: why no live worker can take the job's frames now (a required tag, memory);
+     * null or absent when nothing is known against it. Cleared as soon as a worker takes a frame.
+     */
+    placement: PlacementNotice.nullable().optional(),
   })
   .meta({ id: 'Job' });
 export type Job = z.infer<typeof Job>;

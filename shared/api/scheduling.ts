@@ -15,6 +15,12 @@ export const MAX_DEPENDENCIES = 50;
 
 export const Priority = z.int().min(PRIORITY_MIN).max(PRIORITY_MAX).describe('0-100, higher claimed first; default 50');
 
+/** A worker tag (`gpu:a4000`, `site:paris`): a letter or digit, then letters, digits and `._:/-`, 64 at most. */
+export const WORKER_TAG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
+/** More tags than a pool needs (GPU model, memory class, site), few enough to show in one line. */
+export const MAX_REQUIRED_TAGS = 16;
+export const WorkerTag = z.string().regex(WORKER_TAG_PATTERN).describe('a worker tag, e.g. gpu:a4000 or site:paris');
+
 /** `scheduling` of `POST /jobs/{id}/render` (extension scheduling). Every field is optional. */
 export const SchedulingRequest = z
   .strictObject({
@@ -29,6 +35,8 @@ export const SchedulingRequest = z
     approvePreviews: z.boolean().optional(),
     /** Default none. Jobs of this workspace to wait for: the render starts once every one is `completed`. */
     dependsOn: z.array(Uuid).max(MAX_DEPENDENCIES).optional(),
+    /** Default none. Worker tags the job's frames need: only workers with every one of them render it. */
+    requiredTags: z.array(WorkerTag).max(MAX_REQUIRED_TAGS).optional(),
   })
   .meta({ id: 'SchedulingRequest' });
 export type SchedulingRequest = z.infer<typeof SchedulingRequest>;
@@ -60,6 +68,8 @@ export const JobScheduling = z
         gate: PreviewGate,
       })
       .nullable(),
+    /** The worker tags the request required (absent: none). */
+    requiredTags: z.array(z.string()).optional(),
   })
   .meta({ id: 'JobScheduling' });
 export type JobScheduling = z.infer<typeof JobScheduling>;

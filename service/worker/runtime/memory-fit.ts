@@ -32,6 +32,11 @@ export interface MemoryFitOptions {
   farmSlots?: () => Promise<FarmSlot[]>;
   /** How long one read of the farm serves placements, ms. Default 2000: a registry read per frame is waste. */
   farmCacheMs?: number;
+  /**
+   * Writes the job's placement notice (Job.placement): why no live worker can take its frames, or
+   * null once one does. Default none: nothing is written.
+   */
+  notice?: (jobId: string, reason: string | null) => Promise<void>;
   now?: () => number;
 }
 
@@ -44,8 +49,36 @@ export class MemoryFit {
     this.tags = new Set(opts.tags ?? []);
   }
 
-  /** Why `slot` should not take the job's next frame, or undefined. */
+  /**
+   * Why `slot` should not take the job's next frame, or undefined. A refusal checks whether any live
+   * worker could take it, and says on the job when none can; a frame taken clears that.
+   */
   async refusal(job: JobRecord, slot: string, facts: SlotFacts): Promise<string | undefined> {
+    const refused = await this.slotRefusal(job, slot, facts);
+    const notice = refused ? await this.nobodyCan(job) : null;
+    if (notice !== undefined && (notice ?? null) !== (job.job.placement?.reason ?? null)) {
+      await this.opts.notice?.(job.job.id, notice).catch(() => undefined);
+    }
+    return refused;
+  }
+
+  /** Why no live slot of the farm can take the job's frames; null when one can, undefined when the farm is unknown. */
+  async nobodyCan(job: JobRecord): Promise<string | null | undefined> {
+    const farm = await this.farmSlots();
+    if (!farm) return undefined;
+    const required = requiredTagsOf(job);
+    const lacking = required.filter((t) => !farm.some((s) => s.tags.includes(t)));
+    if (lacking.length > 0) return `no live worker has tag ${lacking.join(', ')}`;
+    const tagged = farm.filter((s) => required.every((t) => s.tags.includes(t)));
+    if (tagged.length === 0) return `no live worker has all of the tags ${required.join(', ')}`;
+    const need = memoryNeed(job.internal.memory);
+    if (need?.proven && !tagged.some((s) => (s.memoryBytes ?? 0) >= need.bytes)) {
+      return `no live slot has more than the ${gib(need.bytes - 1)} of memory a frame ran out of`;
+    }
+    return null;
+  }
+
+  private async slotRefusal(job: JobRecord, slot: string, facts: SlotFacts): Promise<string | undefined> {
     const missing = requiredTagsOf(job).filter((t) => !this.tags.has(t));
     if (missing.length > 0) return `needs worker tag ${missing.join(', ')}; this worker has ${this.tagList()}`;
     const need = memoryNeed(job.internal.memory);

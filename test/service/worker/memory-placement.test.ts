@@ -25,9 +25,23 @@ const started: WorkerRuntime[] = [];
 afterEach(async () => void (await Promise.all(started.splice(0).map((r) => r.stop()))));
 
 /** A worker with one render slot of `slot`'s kind and memory, on the test service's queue. */
-function worker(name: string, slot: Slot, handler: TaskHandler, farm: FarmSlot[], oomKills?: () => number) {
+function worker(
+  name: string,
+  slot: Slot,
+  handler: TaskHandler,
+  farm: FarmSlot[],
+  oomKills?: () => number,
+  tags: string[] = [],
+) {
   const { jobs, queue } = svc.service.ports;
-  const fit = new MemoryFit({ machineMemoryBytes: 64 * GiB, farmSlots: async () => farm });
+  const fit = new MemoryFit({
+    machineMemoryBytes: 64 * GiB,
+    tags,
+    farmSlots: async () => farm,
+    farmCacheMs: 0,
+    notice: async (jobId, reason) =>
+      void (await jobs.update(jobId, { placement: reason ? { reason, since: new Date().toISOString() } : null })),
+  });
   const placement = new Placement({ queue, builds: [], fit });
   const rt = new WorkerRuntime(
     {
@@ -157,6 +171,27 @@ describe('out of memory', () => {
     expect((await jobs.getById(jobId))?.internal.memory).toBeUndefined();
   });
 });
+
+describe('worker tags', () => {
+  it('a job requiring a tag no live worker has says so while it waits, and runs once such a worker joins', async () => {
+    const { jobId } = await jobWithTask({ index: 0 });
+    const { jobs, queue } = svc.service.ports;
+    await jobs.update(jobId, { scheduling: { ...scheduling, requiredTags: ['site:paris'] } });
+    // The registry as the workers read it: live slots with their worker's tags.
+    const farm: FarmSlot[] = [{ memoryBytes: 64 * GiB, tags: ['site:london'] }];
+    const ran: string[] = [];
+    worker('london', cpuSlot, async () => void ran.push('london'), farm, undefined, ['site:london']).start();
+    await until(async () => (await jobs.getById(jobId))?.job.placement?.reason === 'no live worker has tag site:paris');
+    farm.push({ memoryBytes: 64 * GiB, tags: ['site:paris', 'gpu:a4000'] });
+    worker('paris', cpuSlot, async () => void ran.push('paris'), farm, undefined, ['site:paris', 'gpu:a4000']).start();
+    await until(async () => (await queue.jobTasks(jobId))[0]?.state === 'done');
+    expect(ran).toEqual(['paris']);
+    // The notice went once a worker could take the job.
+    expect((await jobs.getById(jobId))?.job.placement ?? null).toBeNull();
+  });
+});
+
+const scheduling = { priority: 50, paused: false, dependsOn: [], waitingFor: [], previewFrames: false, previews: null };
 
 describe('memory need and tags (MemoryFit)', () => {
   const job = (memory?: JobRecord['internal']['memory'], requiredTags?: string[]): JobRecord =>
