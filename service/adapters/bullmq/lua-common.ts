@@ -21,7 +21,7 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local function isOpen(st) return st == 'queued' or st == 'running' or st == 'held' or st == 'paused' end
-local SPF_ALPHA, RETAG, FIRST_SPF = 0.2, 1.25, 1
+local SPF_ALPHA, RETAG, FIRST_SPF = 0.2, 1.04, 1
 local function member(bid, seq) return string.format('%014d', tonumber(seq) or 0) .. bid end
 local function rqKey(k, pr) return B .. 'rq:' .. k .. ':' .. pr end
 -- The tag at the head of kind k's queue; with none queued, the largest tag given.
@@ -68,6 +68,7 @@ local function tagTask(k, g, units)
     if #vals > 0 then spft = sum / #vals end
     redis.call('HSET', gk, 'spf', spft, 'spft', spft)
     redis.call('HSET', B .. 'spfts', g, spft)
+    redis.call('SADD', B .. 'guessed', g)
     local parent = parentOf(g)
     if parent then redis.call('SADD', B .. 'sgs:' .. parent, g) end
   end
@@ -121,18 +122,47 @@ local function rescale(g, k, ratio)
   local lt = tonumber(redis.call('HGET', gk, 'lt')) or v
   if lt > v then redis.call('HSET', gk, 'lt', v + (lt - v) * ratio) end
 end
+-- A group none of whose frames finished yet is tagged with a guess; its running frames have taken at
+-- least as long as they ran: once that passes the guess, its tags are rescaled to it (../sql/share-tags.ts).
+local function boundGuesses(k, now)
+  local guessed = redis.call('SMEMBERS', B .. 'guessed')
+  if #guessed == 0 then return end
+  local bound = {}
+  for _, bid in ipairs(redis.call('ZRANGE', B .. 'lease', 0, -1)) do
+    local f = redis.call('HMGET', B .. 't:' .. bid, 'g', 'cs', 'u')
+    local u, cs = tonumber(f[3]) or 0, tonumber(f[2])
+    if u > 0 and cs then
+      local b = (now - cs) / 1000 / u
+      if b > (bound[f[1] or ''] or 0) then bound[f[1] or ''] = b end
+    end
+  end
+  for _, g in ipairs(guessed) do
+    local gk = B .. 'sg:' .. g
+    local spft = tonumber(redis.call('HGET', gk, 'spft')) or FIRST_SPF
+    local b = bound[g] or 0
+    if b > spft * RETAG then
+      rescale(g, k, b / spft)
+      redis.call('HSET', gk, 'spf', b, 'spft', b)
+      redis.call('HSET', B .. 'spfts', g, b)
+    end
+  end
+end
 -- Charges a finished attempt's slot time (now: the adapter's clock) to its group's spf.
 local function charge(bid, now)
   local t = B .. 't:' .. bid
   local f = redis.call('HMGET', t, 'u', 'cs', 'g', 'k')
   local u, cs = tonumber(f[1]) or 0, tonumber(f[2])
   if u <= 0 or not cs or not now then return end
+  boundGuesses(f[4], now)
   local gk = B .. 'sg:' .. (f[3] or '')
   local s = redis.call('HMGET', gk, 'spf', 'spft')
   local spf, spft = tonumber(s[1]), tonumber(s[2])
   if not spf or not spft or spft <= 0 then return end
-  spf = spf + SPF_ALPHA * ((now - cs) / 1000 / u - spf)
-  redis.call('HSET', gk, 'spf', spf)
+  -- The first measurement replaces the guess outright.
+  local m = (now - cs) / 1000 / u
+  if redis.call('HGET', gk, 'ms') then spf = spf + SPF_ALPHA * (m - spf) else spf = m end
+  redis.call('HSET', gk, 'spf', spf, 'ms', 1)
+  redis.call('SREM', B .. 'guessed', f[3] or '')
   local ratio = spf / spft
   if ratio > RETAG or ratio < 1 / RETAG then
     rescale(f[3] or '', f[4], ratio)

@@ -184,7 +184,7 @@ export abstract class SqlTaskQueue implements TaskQueue {
       .executeTakeFirst();
     if (!row?.started_at || row.units <= 0) return;
     const seconds = (now - Date.parse(row.started_at)) / 1000;
-    await chargeTime(this.db, { kind: row.kind, shareGroup: row.share_group, units: row.units, seconds });
+    await chargeTime(this.db, { kind: row.kind, shareGroup: row.share_group, units: row.units, seconds }, now);
   }
 
   async cancelJob(jobId: string): Promise<number> {

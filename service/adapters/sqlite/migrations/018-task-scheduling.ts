@@ -41,6 +41,7 @@ export const m018TaskScheduling: Migration = {
       .addColumn('last_tag', 'real', (c) => c.notNull())
       .addColumn('spf', 'real', (c) => c.notNull())
       .addColumn('spf_tag', 'real', (c) => c.notNull())
+      .addColumn('measured', 'integer', (c) => c.notNull().defaultTo(0))
       .execute();
     await db.schema
       .createTable('share_weights')
