@@ -46,7 +46,11 @@ export interface EstimateInput {
    * Blender: each slot the render starts pays it once. Default none.
    */
   warmupSeconds?: readonly number[];
-  /** Seconds the farm spends on a render beyond its Blenders (planning, finalize). Default 0. */
+  /**
+   * Fixed seconds of the render before its Blenders start: the estimate measures its own wait from
+   * its task taken to its Blender's start (the project fetched and unpacked), which each slot of the
+   * render pays too, in parallel. On a short job it is much of the wall time. Default 0.
+   */
   overheadSeconds?: number;
   /** Output bytes of each sampled frame. */
   outputBytes: readonly number[];

@@ -25,6 +25,11 @@ export interface EstimateInternal {
   loadSeconds?: number[];
   /** What the run's cold first frame took beyond a warm one (estimate-samples.ts's lead frame). */
   warmupSeconds?: number[];
+  /**
+   * Seconds from the estimate's task taken to its Blender's start (the project fetched and unpacked):
+   * what each slot of the render pays before its scene loads.
+   */
+  prepareSeconds?: number[];
   /** Bytes of each sampled frame's files, in `frames` order. */
   outputBytes?: number[];
   /** The estimate's own Blender runs: seconds, and normalizedSeconds as billing counts them. */

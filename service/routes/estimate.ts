@@ -28,6 +28,8 @@ export interface EstimateRouteDeps {
   now?: () => number;
 }
 
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
 /** The farm's render slots now: those of workers whose heartbeat is fresh, with their GPU's memory. */
 export function farmSlots(workers: readonly WorkerRecord[], now: number): FarmSlot[] {
   const slots: FarmSlot[] = [];
@@ -64,6 +66,8 @@ export async function presentEstimate(
     kept: est.frames ?? [],
     loadSeconds: est.loadSeconds ?? [],
     warmupSeconds: est.warmupSeconds ?? [],
+    // The estimate's own wait for its project before Blender: each slot of the render waits the same.
+    overheadSeconds: mean(est.prepareSeconds ?? []),
     outputBytes: est.outputBytes ?? [],
     slots,
     queueAheadSeconds,

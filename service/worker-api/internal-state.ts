@@ -85,6 +85,8 @@ export const WorkerInternalWire = z.strictObject({
         .max(1000)
         .optional(),
       loadSeconds: z.array(z.number().min(0)).max(1000).optional(),
+      warmupSeconds: z.array(z.number().min(0)).max(1000).optional(),
+      prepareSeconds: z.array(z.number().min(0)).max(1000).optional(),
       outputBytes: z.array(z.number().min(0)).max(1000).optional(),
       ownSeconds: z.number().min(0).optional(),
       ownNormalizedSeconds: z.number().min(0).optional(),

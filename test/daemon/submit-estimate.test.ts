@@ -86,6 +86,12 @@ describe('daemon estimate', () => {
       expect(picked.length).toBeGreaterThanOrEqual(3);
       const f = est.figures!;
       expect(f.framesToRender).toBe(9 - picked.length);
+      // The wait before its Blender (the project fetched and unpacked) is measured: each slot of the
+      // render pays it too, so the wall time counts it.
+      const stored = (await e2e.svc.service.ports.jobs.getById(jobId))!.internal.estimate!;
+      console.log(`the estimate's wait before Blender: ${stored.prepareSeconds?.join(', ')} s`);
+      expect(stored.prepareSeconds).toHaveLength(1);
+      expect(stored.prepareSeconds![0]).toBeGreaterThanOrEqual(0);
       expect(f.wallSeconds.value).toBeGreaterThan(0);
       for (const b of [f.wallSeconds, f.renderSeconds, f.cost!, f.peakMemoryBytes!]) {
         expect(b.frames).toBeGreaterThanOrEqual(3);

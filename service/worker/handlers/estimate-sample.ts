@@ -39,6 +39,13 @@ import { WarmRender } from '../render/warm-render.js';
 /** Frames added after the first pass at most, where frame times differ. */
 export const MAX_REFINE_FRAMES = 3;
 
+/**
+ * When each estimate task was taken: the time until its Blender starts (the project fetched and
+ * unpacked, the plan) is a fixed cost each slot of the render pays too (estimate-figures.ts's
+ * overheadSeconds). Kept beside the task rather than passed through sample(), which is at its length.
+ */
+const takenAt = new WeakMap<Task, number>();
+
 /** Whether a task is an estimate's (it travels as a render-chunk task so that render slots take it). */
 export const isEstimateTask = (task: Pick<Task, 'id'>) => task.id.startsWith('estimate:');
 
@@ -67,6 +74,7 @@ const stillWanted = (rec: JobRecord | undefined) =>
  * would fail the job, and a spec client's validated job must not fail for an estimate.
  */
 export async function runEstimate(env: WorkerEnv, task: Task, ctx: TaskContext): Promise<void> {
+  takenAt.set(task, Date.now());
   const rec = ctx.job;
   const est = rec.internal.estimate;
   if (!est || !stillWanted(rec)) return;
@@ -201,6 +209,7 @@ async function sampleFrames(
   measured: FrameStat[],
 ): Promise<void> {
   const t0 = Date.now();
+  const prepare = (t0 - (takenAt.get(task) ?? t0)) / 1000;
   const warm = WarmRender.start({
     env: run.env,
     run,
@@ -214,7 +223,7 @@ async function sampleFrames(
     await warm.setup;
     // One load, as each slot of a warm render pays it: start, scene, settings.
     const load = (Date.now() - t0) / 1000;
-    sampled = await renderSamples(env, task, ctx, est, { run, warm, frames, measured, load });
+    sampled = await renderSamples(env, task, ctx, est, { run, warm, frames, measured, load, prepare });
   } finally {
     warm.kill();
     await warm.ended;
@@ -231,6 +240,8 @@ interface SampleRun {
   frames: number[];
   measured: FrameStat[];
   load: number;
+  /** Seconds from the task taken to its Blender's start. */
+  prepare: number;
 }
 
 /** The lead frame (cold), the first pass, then refinement one frame at a time where neighbours differ. */
@@ -239,7 +250,7 @@ async function renderSamples(
   task: Task,
   ctx: TaskContext,
   est: EstimateInternal,
-  { run, warm, frames, measured, load }: SampleRun,
+  { run, warm, frames, measured, load, prepare }: SampleRun,
 ): Promise<number[] | undefined> {
   const rec = ctx.job;
   const prefix = estimatePrefix(rec.job.workspaceId, rec.job.id, est.startedAt);
@@ -279,6 +290,7 @@ async function renderSamples(
       frameRanges: formatFrameRanges(frames),
       loadSeconds: [Math.round(load * 100) / 100],
       warmupSeconds: warmup,
+      prepareSeconds: [Math.round(prepare * 100) / 100],
       outputBytes: [...bytes],
       ownSeconds: Math.round(runs.reduce((s, r) => s + r.seconds, 0) * 10) / 10,
       ownNormalizedSeconds: normalizedSeconds(runs),
