@@ -1,7 +1,7 @@
 // One render slot's warm Blender for one job, with what the worker keeps beside it: the attempt
 // folder its files land in, the device it really renders on (billed), the setup's warnings, and
 // the billing of its load. The slot's WarmPool keeps it between the job's frames; `frame()`
-// renders one, moves its files into `out/` and bills it. Setup and frame failures come out as
+// renders one, and warm-frame.ts keeps each frame it saves. Setup and frame failures come out as
 // task outcomes (warm-failures.ts).
 import type { Logger } from 'pino';
 import { BlenderCanceledError, BlenderRunError, FrameNotStartedError } from '../../../blender/errors.js';
@@ -12,35 +12,18 @@ import { parseSetupLine } from '../../../blender/render/render-settings.js';
 import { WarmBlender, type FrameRun } from '../../../blender/render/warm-process.js';
 import { billedRun } from '../../domain/normalized-seconds.js';
 import type { Task } from '../../ports/tasks.js';
-import {
-  attemptLayout,
-  filesOfFrame,
-  finishedFrames,
-  promoteSaved,
-  type OutputLayout,
-} from '../outputs/chunk-files.js';
+import { attemptLayout, type OutputLayout } from '../outputs/chunk-files.js';
 import type { Slot } from '../runtime/devices.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { FatalTaskError, RetryableTaskError } from '../runtime/outcomes.js';
 import type { TaskContext } from '../runtime/runtime.js';
 import { blenderSetup } from './blender-setup.js';
-import { recordFrame } from './frame-recorder.js';
 import { WarmLogs } from './warm-logs.js';
 import { reportSetupWarnings, type JobRun } from './job-run.js';
 import { frameFailure, setupFailure } from './warm-failures.js';
+import { keepWarmFrame, type InFlight } from './warm-frame.js';
 
 let started = 0;
-
-/** The frame Blender is rendering, and what its lines said so far. */
-interface InFlight {
-  frame: number;
-  /** The progress tracker's id for it. */
-  key: string;
-  parser: BlenderLogParser;
-  /** Files Blender printed `Saved:` for. */
-  saved: string[];
-  begunAt: number;
-}
 
 export interface WarmRenderOptions {
   env: WorkerEnv;
@@ -189,46 +172,23 @@ export class WarmRender {
     throw new RetryableTaskError(`Blender finished frame ${unwritten[0]} without writing it`, details);
   }
 
-  /**
-   * Blender saved a frame: bill it, move its files into out/, count it, thumbnail it (in order, off Blender's output).
-   */
+  /** Blender saved a frame: its files are kept in order, off Blender's output (warm-frame.ts). */
   private finished(job: JobRun, task: Task, ctx: TaskContext, c: InFlight, ms: number, unwritten: number[]): void {
     job.later(ctx.log, async () => {
-      await this.bill(job, `f${c.frame}-a${task.attempts}`, ms, ctx.log, c.frame);
-      // The files Blender said it saved, and only those, move into out/ (no listing of folders per frame).
-      const moved = await promoteSaved(this.attempt!, job.out, c.saved, this.madeDirs);
-      const camera = filesOfFrame(job.final, c.frame).filter((f) => f.kind === 'camera');
-      const have = new Set(moved.filter((m) => m.kind === 'camera').map((m) => m.relativePath));
-      const done =
-        camera.length > 0 &&
-        (camera.every((f) => have.has(f.relativePath)) ||
-          (await finishedFrames(job.final, job.out, [c.frame])).has(c.frame));
-      if (!done) {
-        unwritten.push(c.frame);
-        job.tracker.chunkEnded(c.key, true);
-        return;
-      }
-      for (const area of ['frames', 'composite'] as const) {
-        const rels = moved.filter((m) => (m.kind === 'camera') === (area === 'frames')).map((m) => m.relativePath);
-        if (rels.length) await job.staging?.stage(job.out, area, rels);
-      }
-      job.tracker.apply(c.key, { type: 'frameFinished', frame: c.frame, seconds: ms / 1000 });
-      job.tracker.chunkEnded(c.key, false);
-      job.publish(ctx.log);
-      // Stored as outputs now, so that finalize, after the last frame, has only the zips left to do.
-      await job.early?.store(job.out, moved);
-      const { env } = this.o;
-      const frame = {
-        jobId: job.jobId,
-        frame: c.frame,
-        attempt: task.attempts,
-        seconds: ms / 1000,
-        memory: c.parser.frameMemory,
+      const kept = await keepWarmFrame({
+        env: this.o.env,
+        job,
+        task,
+        log: ctx.log,
+        frame: c,
+        ms,
+        attempt: this.attempt!,
+        madeDirs: this.madeDirs,
         device: this.device,
         lane: this.o.lane,
-      };
-      await recordFrame(env, { ...frame, plannedVersion: job.plan.blenderVersion }, ctx.log);
-      job.thumbnail(c.frame, ctx.log);
+        bill: (piece, ms, frame) => this.bill(job, piece, ms, ctx.log, frame),
+      });
+      if (!kept) unwritten.push(c.frame);
     });
   }
 
