@@ -32,6 +32,7 @@ const APP_FILES = [
   'job-view.js',
   'workers-view.js',
   'requeue.js',
+  'scheduling.js',
   'log-view.js',
   'frames-view.js',
   'estimate-view.js',

@@ -5,6 +5,7 @@ import { api } from './api.js';
 import { closeLog, decorateTaskRows } from './log-view.js';
 import { adviceFor, warningsOf } from './advice.js';
 import { showRequeue } from './requeue.js';
+import { showScheduling } from './scheduling.js';
 import { closeFrames, hasEtaBand, refreshFrames } from './frames-view.js';
 import { closeEstimate, onJobChanged, refreshEstimate } from './estimate-view.js';
 import { closeThumbnails, refreshThumbnails, setFrameDownloads } from './thumbs-view.js';
@@ -247,6 +248,7 @@ export function showJob({ job, progress }, onError) {
     delete img.dataset.src;
   }
   showRequeue(job, onError);
+  showScheduling(job, onError);
   refreshEstimate(job, onError).catch(onError);
   renderWarnings(job);
   renderConfig(job);
