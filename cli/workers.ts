@@ -25,6 +25,9 @@ function frames(list: number[] | null): string {
     : ` frames ${list.join(',')}`;
 }
 
+/** `15.6 GiB`: slot and machine memory, as people size them. */
+const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+
 /** ` (path, kind)` of a build: the path only in the operator's view, the kind when not a plain executable. */
 function buildNote(b: WorkerInfo['builds'][number]): string {
   const words = [
@@ -47,10 +50,15 @@ export function workerLines(w: WorkerInfo): string[] {
         (t.jobId ? `job ${t.jobId}${t.jobName ? ` (${t.jobName})` : ''}` : 'a job of another workspace') +
         frames(t.frames),
     );
+    const memory = s.memoryBytes !== undefined ? ` ${gib(s.memoryBytes)}` : '';
     lines.push(
-      `  ${s.id.padEnd(12)} ${s.device.name.padEnd(24)} ${s.state.padEnd(8)} ${tasks.join('; then ')}`.trimEnd(),
+      (
+        `  ${s.id.padEnd(12)} ${(s.device.name + memory).padEnd(24)} ${s.state.padEnd(8)} ` + tasks.join('; then ')
+      ).trimEnd(),
     );
   }
+  if (w.tags?.length) lines.push(`  Tags: ${w.tags.join(', ')}`);
+  if (w.memoryBytes !== undefined) lines.push(`  Memory: ${gib(w.memoryBytes)}`);
   if (w.sandbox === false)
     lines.push("  Sandbox: OFF (--no-sandbox): Blender runs with this worker's network and files");
   if (w.gpus.length) lines.push(`  GPUs: ${w.gpus.map((g) => `${g.name} (${g.uuid})`).join(', ')}`);

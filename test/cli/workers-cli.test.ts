@@ -24,7 +24,10 @@ let home: string;
 
 beforeAll(async () => {
   if (!hasBlender) return;
-  [svc, bare] = await Promise.all([startTestService({ workers: 1 }), startTestService({ workers: 0 })]);
+  [svc, bare] = await Promise.all([
+    startTestService({ workers: 1, workerTags: ['site:paris', 'gpu:none'], slotMemoryBytes: 2 ** 32 }),
+    startTestService({ workers: 0 }),
+  ]);
   home = await mkdtemp(path.join(tmpdir(), 'rb-workers-home-'));
 }, 120_000);
 afterAll(async () => {
@@ -59,14 +62,18 @@ describe.skipIf(!hasBlender)('renderbridge workers', () => {
     expect(doc).toMatchObject({ ok: true, exitCode: 0 });
     expect(doc.workers[0]).toMatchObject({
       state: 'running',
-      slots: [{ id: 'control' }, { id: 'cpu-0', state: 'idle' }],
+      slots: [{ id: 'control' }, { id: 'cpu-0', state: 'idle', memoryBytes: 2 ** 32 }],
+      tags: ['site:paris', 'gpu:none'],
     });
+    expect(doc.workers[0]!.memoryBytes).toBeGreaterThan(0);
     expect(doc.queue.map((q) => q.kind)).toEqual(['validate', 'render', 'render-chunk', 'finalize']);
 
     const human = await cli(['workers'], svc);
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toMatch(new RegExp(`^${doc.workers[0]!.name}  running  \\(`, 'm'));
-    expect(human.stdout).toMatch(/^ {2}cpu-0 +CPU.* idle/m);
+    expect(human.stdout).toMatch(/^ {2}cpu-0 +CPU 4\.0 GiB +idle/m);
+    expect(human.stdout).toMatch(/^ {2}Tags: site:paris, gpu:none$/m);
+    expect(human.stdout).toMatch(/^ {2}Memory: \d+\.\d GiB$/m);
     expect(human.stdout).toMatch(/^ {2}Blender: \d+\.\d+/m);
     expect(human.stdout).toMatch(/^queue: validation 0 queued, 0 running; render planning 0 queued/m);
 

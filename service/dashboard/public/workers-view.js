@@ -61,7 +61,7 @@ function taskCell(slot) {
 function slotTable(w) {
   const table = make('table', 'slots');
   const head = make('tr');
-  for (const h of ['Slot', 'Device', 'State', 'Task']) {
+  for (const h of ['Slot', 'Device', 'Memory', 'State', 'Task']) {
     const th = make('th', null, h);
     th.scope = 'col';
     head.append(th);
@@ -74,10 +74,16 @@ function slotTable(w) {
     tr.dataset.state = s.state;
     const state = make('td', 'slot-state', SLOT_WORDS[s.state] || s.state);
     state.dataset.state = s.state;
-    tr.append(make('td', 'job-id', s.id), make('td', null, s.device.name), state, taskCell(s));
+    const memory = make('td', 'slot-memory', s.memoryBytes === undefined ? '' : gib(s.memoryBytes));
+    tr.append(make('td', 'job-id', s.id), make('td', null, s.device.name), memory, state, taskCell(s));
     body.append(tr);
   }
   return table;
+}
+
+/** Slot and machine memory, as people size them (`15.6 GiB`). */
+function gib(bytes) {
+  return `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 }
 
 function listOf(label, items) {
@@ -106,6 +112,9 @@ function workerCard(w) {
       'GPUs',
       w.gpus.map((g) => `${g.name} (${Math.round(g.memoryMiB / 1024)} GB)`),
     ),
+    // Pools: a render that requires tags (scheduling.requiredTags) runs only where all of them are.
+    listOf('Tags', w.tags || []),
+    ...(w.memoryBytes !== undefined ? [listOf('Memory', [gib(w.memoryBytes)])] : []),
     ...(w.sandbox === false
       ? [make('p', 'warning', "Sandbox off (--no-sandbox): Blender runs with this worker's network and files.")]
       : []),

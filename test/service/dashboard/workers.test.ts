@@ -34,6 +34,10 @@ suite('workers page in Chromium', () => {
     expect(await card.textContent()).toMatch(/Blender:\s*\d+\.\d+/);
     expect(await card.locator('.heartbeat-age').textContent()).toMatch(/just now|\d+ s ago/);
     expect(await page.locator('article.worker tr[data-slot-id="control"]').count()).toBe(1);
+    // What a frame may use in the slot (the machine's memory here), and the worker's memory and tags.
+    expect(await page.textContent(`${renderSlot} .slot-memory`)).toMatch(/^\d+\.\d GiB$/);
+    expect(await card.textContent()).toMatch(/Tags:\s*none/);
+    expect(await card.textContent()).toMatch(/Memory:\s*\d+\.\d GiB/);
     expect(await page.textContent('#queue-table tr[data-kind="render-chunk"] .queued')).toBe('0');
     await shot(page, 'idle');
 
