@@ -5,6 +5,7 @@ import { addStateOptions, openAdminState, type AdminStateOptions } from './admin
 import { registerWebhookCommands } from './webhook-commands.js';
 import { registerWorkerTokenCommands } from './worker-token-commands.js';
 import { registerAdminWorkersCommand } from './admin-workers.js';
+import { registerShareWeightCommands } from './admin-share-weights.js';
 
 /** Runs `fn` on the key store of the service's existing database (see openAdminState). */
 async function withKeys<T>(o: AdminStateOptions, fn: (keys: KeyStore) => Promise<T>): Promise<T> {
@@ -74,4 +75,5 @@ export function registerAdminCommands(program: Command): void {
   registerWebhookCommands(admin);
   registerWorkerTokenCommands(admin);
   registerAdminWorkersCommand(admin);
+  registerShareWeightCommands(admin);
 }

@@ -26,6 +26,11 @@ const EXAMPLES: Record<string, readonly string[]> = {
   ],
   'admin list-worker-tokens': ['renderbridge admin list-worker-tokens', 'renderbridge admin list-worker-tokens --json'],
   'admin revoke-worker-token': ['renderbridge admin revoke-worker-token gpu-1'],
+  'admin share-weight': [
+    'renderbridge admin share-weight 0b6c3f2e-5d1a-4c1e-9a63-2f0e4e8b7a10 2',
+    'renderbridge admin share-weight --redis-url redis://queue:6379 0b6c3f2e-5d1a-4c1e-9a63-2f0e4e8b7a10 0.5',
+  ],
+  'admin share-weights': ['renderbridge admin share-weights', 'renderbridge admin share-weights --json'],
   submit: [
     'renderbridge submit shot.blend --frames 1-250 --samples 128 --resolution 1920x1080',
     'renderbridge submit project/ --scene Main --device OPTIX --gpus 2 --no-denoise',
