@@ -33,6 +33,8 @@ async function renderedChunks(): Promise<number[][]> {
       resolution: [32, 24],
       sampleCount: 1,
     },
+    // The chunk sizes are what is measured: no preview chunks first (extension scheduling).
+    scheduling: { previewFrames: false },
   });
   const done = await client.waitForStatus(job.id, ['completed', 'failed'], { intervalMs: 250, timeoutMs: 180_000 });
   expect(done.status).toBe('completed');

@@ -30,7 +30,9 @@ export async function planWithPreviews(
   const todo = new Set(toRender);
   const on = rec.job.scheduling?.previewFrames ?? true;
   const kept = new Set(frames.filter((f) => !todo.has(f)));
-  const previews = on ? pickPreviewFrames(frames, kept) : [];
+  const picked = on ? pickPreviewFrames(frames, kept) : [];
+  // A render of no more frames than its previews is planned as before: previews first would change nothing.
+  const previews = picked.length < toRender.length ? picked : [];
   const isPreview = new Set(previews);
   const rest = await plan(toRender.filter((f) => !isPreview.has(f)));
   const single = (f: number): FrameChunk => ({ start: f, end: f, step: 1, frames: [f] });

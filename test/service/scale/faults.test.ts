@@ -68,7 +68,8 @@ async function startTwelveFrames(client: RenderJobClient): Promise<string> {
     timeoutMs: 90_000,
   });
   expect(validated.status).toBe('validated');
-  await client.renderJob(job.id, tinyRender('1-12'));
+  // One chunk a frame, chunk i = frame i + 1: no preview chunks first (extension scheduling).
+  await client.renderJob(job.id, { ...tinyRender('1-12'), scheduling: { previewFrames: false } });
   return job.id;
 }
 
