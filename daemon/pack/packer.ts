@@ -19,7 +19,8 @@ import { buildManifest, type BuiltManifest } from './manifest-build.js';
 import { planFolder, planProject, writePack, type PackPlan } from './pack-project.js';
 import { packOwnZip } from './own-zip.js';
 import { preflightOf } from './preflight.js';
-import { CopyBudget, type Snapshot, type SnapshotFile } from './snapshot.js';
+import { CopyBudget, type Snapshot } from './snapshot.js';
+import type { SnapshotFile } from './snapshot-file.js';
 import { type HashedFile, snapshotAndHash, uploadSourceOf } from './snapshot-hash.js';
 
 export interface PackerDeps {

@@ -6,7 +6,8 @@ import type { PackProgress, UploadSource } from '../ports.js';
 import type { HashCache } from './hash-cache.js';
 import { hashFiles } from './hash-files.js';
 import type { PackPlan } from './pack-project.js';
-import { checkSnapshot, type CopyBudget, isBlend, takeSnapshot, type Snapshot, type SnapshotFile } from './snapshot.js';
+import { checkSnapshot, type CopyBudget, isBlend, takeSnapshot, type Snapshot } from './snapshot.js';
+import type { SnapshotFile } from './snapshot-file.js';
 
 /** One file's checksums as hashFiles gives them. */
 export type HashedFile = Awaited<ReturnType<typeof hashFiles>>[number];
