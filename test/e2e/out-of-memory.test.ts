@@ -33,88 +33,92 @@ const why = noCgroup();
 if (why && process.env.CI) throw new Error(`the out-of-memory test needs a memory cgroup: ${why}`);
 if (why) console.warn(`skipping the out-of-memory test: ${why}`);
 
-describe.skipIf(why !== undefined)('a frame that runs out of memory', () => {
-  let svc: TestService;
-  let client: RenderJobClient;
-  let big: StartedWorker | undefined;
-  let heavy: string;
+// Both render modes: one Blender per frame (chunked), and a warm Blender per slot that loads the scene once.
+describe.skipIf(why !== undefined).each(['chunked', 'warm'] as const)(
+  'a frame that runs out of memory (%s)',
+  (mode) => {
+    let svc: TestService;
+    let client: RenderJobClient;
+    let big: StartedWorker | undefined;
+    let heavy: string;
 
-  beforeAll(async () => {
-    // The service's own worker: one CPU slot of 500 MiB, one Blender per frame.
-    svc = await startTestService({
-      workers: 1,
-      slotMemoryBytes: SMALL,
-      renderMode: 'chunked',
-      chunkFrames: 1,
-      worker: { runtime: { heartbeatMs: 200, pollMs: 100, workerName: 'small', workerId: 'small' } },
+    beforeAll(async () => {
+      // The service's own worker: one CPU slot of 500 MiB, one Blender per frame.
+      svc = await startTestService({
+        workers: 1,
+        slotMemoryBytes: SMALL,
+        renderMode: mode,
+        chunkFrames: 1,
+        worker: { runtime: { heartbeatMs: 200, pollMs: 100, workerName: 'small', workerId: 'small' } },
+      });
+      client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
+      heavy = await buildFixture('heavy');
+    }, 180_000);
+    afterAll(async () => {
+      await big?.stop();
+      await svc?.close();
     });
-    client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
-    heavy = await buildFixture('heavy');
-  }, 180_000);
-  afterAll(async () => {
-    await big?.stop();
-    await svc?.close();
-  });
 
-  it('fails the job with OUT_OF_MEMORY when no live slot has more memory', async () => {
-    const id = await submit(client, heavy);
-    expect((await validationOutcome(client, id)).status).toBe('validated');
-    await client.renderJob(id, tinyRender('1'));
-    const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 180_000 });
-    expect(done.status).toBe('failed');
-    expect(done.failedReason).toMatchObject({
-      name: 'OUT_OF_MEMORY',
-      type: 'RENDER_FAILED',
-      errorDetails: { frame: 1, slotMemoryBytes: SMALL, largestSlotBytes: SMALL, peakBytes: SMALL },
-    });
-    expect(String(done.failedReason?.errorDetails.message)).toMatch(
-      /^Frame 1 ran out of memory: it was killed by the kernel at a peak of 500 MiB in a slot of 500 MiB, and the largest live slot on the farm has 500 MiB\. Render it on a worker with more memory/,
-    );
-    // The job's need, as placement reads it: more than the slot it died in.
-    const rec = await svc.service.ports.jobs.getById(id);
-    expect(rec?.internal.memory).toMatchObject({
-      outOfMemoryAboveBytes: SMALL,
-      lastOutOfMemory: { frame: 1, slot: 'small/cpu-0' },
-    });
-  }, 240_000);
+    it('fails the job with OUT_OF_MEMORY when no live slot has more memory', async () => {
+      const id = await submit(client, heavy);
+      expect((await validationOutcome(client, id)).status).toBe('validated');
+      await client.renderJob(id, tinyRender('1'));
+      const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 180_000 });
+      expect(done.status).toBe('failed');
+      expect(done.failedReason).toMatchObject({
+        name: 'OUT_OF_MEMORY',
+        type: 'RENDER_FAILED',
+        errorDetails: { frame: 1, slotMemoryBytes: SMALL, largestSlotBytes: SMALL, peakBytes: SMALL },
+      });
+      expect(String(done.failedReason?.errorDetails.message)).toMatch(
+        /^Frame 1 ran out of memory: it was killed by the kernel at a peak of 500 MiB in a slot of 500 MiB, and the largest live slot on the farm has 500 MiB\. Render it on a worker with more memory/,
+      );
+      // The job's need, as placement reads it: more than the slot it died in.
+      const rec = await svc.service.ports.jobs.getById(id);
+      expect(rec?.internal.memory).toMatchObject({
+        outOfMemoryAboveBytes: SMALL,
+        lastOutOfMemory: { frame: 1, slot: 'small/cpu-0' },
+      });
+    }, 240_000);
 
-  it('retries a frame the kernel killed on a worker with more memory, where the job completes', async () => {
-    const ports = svc.service.ports;
-    // A worker beside it with the machine's memory (no --slot-memory), in the registry before the render.
-    big = await startWorker(
-      {
-        jobs: ports.jobs,
-        storage: ports.storage,
-        queue: ports.queue,
-        registry: ports.workers!.registry,
-        farm: ports.workers!.registry,
-        ...(ports.frameStats ? { frameStats: ports.frameStats } : {}),
-      },
-      // The same data folder (one machine): the service's worker finalizes what this one renders.
-      { ...withoutSlotMemory(svc.config), workers: 1 },
-      createLogger('silent'),
-      { runtime: { heartbeatMs: 200, pollMs: 100, workerName: 'big', workerId: 'big' } },
-    );
-    const call = api(svc.baseUrl, svc.apiKey);
-    await waitUntil('the big worker in the registry', async () => {
-      const r = await call('GET', '/workers');
-      return JSON.stringify(r.body).includes('"name":"big"');
-    });
-    const id = await submit(client, heavy);
-    expect((await validationOutcome(client, id)).status).toBe('validated');
-    // Two frames, one task each: both slots claim one, and the small one's is killed.
-    await client.renderJob(id, tinyRender('1-2'));
-    const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 240_000 });
-    expect(done.failedReason ?? null).toBeNull();
-    expect(done.status).toBe('completed');
-    const { data } = FrameStatsPage.parse((await call('GET', `/jobs/${id}/frames`)).body);
-    // Every frame that finished, finished on the big worker.
-    expect(data.frames.map((f) => [f.frame, f.slot])).toEqual([
-      [1, 'big/cpu-0'],
-      [2, 'big/cpu-0'],
-    ]);
-    const rec = await ports.jobs.getById(id);
-    expect(rec?.internal.memory?.lastOutOfMemory?.slot).toBe('small/cpu-0');
-    expect(rec?.internal.memory?.peakBytes).toBeGreaterThan(SMALL);
-  }, 300_000);
-});
+    it('retries a frame the kernel killed on a worker with more memory, where the job completes', async () => {
+      const ports = svc.service.ports;
+      // A worker beside it with the machine's memory (no --slot-memory), in the registry before the render.
+      big = await startWorker(
+        {
+          jobs: ports.jobs,
+          storage: ports.storage,
+          queue: ports.queue,
+          registry: ports.workers!.registry,
+          farm: ports.workers!.registry,
+          ...(ports.frameStats ? { frameStats: ports.frameStats } : {}),
+        },
+        // The same data folder (one machine): the service's worker finalizes what this one renders.
+        { ...withoutSlotMemory(svc.config), workers: 1 },
+        createLogger('silent'),
+        { runtime: { heartbeatMs: 200, pollMs: 100, workerName: 'big', workerId: 'big' } },
+      );
+      const call = api(svc.baseUrl, svc.apiKey);
+      await waitUntil('the big worker in the registry', async () => {
+        const r = await call('GET', '/workers');
+        return JSON.stringify(r.body).includes('"name":"big"');
+      });
+      const id = await submit(client, heavy);
+      expect((await validationOutcome(client, id)).status).toBe('validated');
+      // Two frames, one task each: both slots claim one, and the small one's is killed.
+      await client.renderJob(id, tinyRender('1-2'));
+      const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 240_000 });
+      expect(done.failedReason ?? null).toBeNull();
+      expect(done.status).toBe('completed');
+      const { data } = FrameStatsPage.parse((await call('GET', `/jobs/${id}/frames`)).body);
+      // Every frame that finished, finished on the big worker.
+      expect(data.frames.map((f) => [f.frame, f.slot])).toEqual([
+        [1, 'big/cpu-0'],
+        [2, 'big/cpu-0'],
+      ]);
+      const rec = await ports.jobs.getById(id);
+      expect(rec?.internal.memory?.lastOutOfMemory?.slot).toBe('small/cpu-0');
+      expect(rec?.internal.memory?.peakBytes).toBeGreaterThan(SMALL);
+    }, 300_000);
+  },
+);
