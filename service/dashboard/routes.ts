@@ -36,6 +36,7 @@ const APP_FILES = [
   'log-view.js',
   'frames-view.js',
   'estimate-view.js',
+  'estimate-figures.js',
   'thumbs-view.js',
   'app.css',
 ];
