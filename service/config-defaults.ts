@@ -80,6 +80,7 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     databaseUrl: undefined,
     redisUrl: undefined,
     queuePrefix: 'renderbridge',
+    shareWeights: [],
     s3: undefined,
     workerToken: undefined,
     metricsToken: undefined,

@@ -228,6 +228,11 @@ export interface ServiceConfig {
   redisUrl: string | undefined;
   /** Key prefix of the BullMQ queues, so deployments can share one Redis. Default `renderbridge`. */
   queuePrefix: string;
+  /**
+   * Fair-share weights set at start, `group=weight` each (`--share-weight`, `RENDERBRIDGE_SHARE_WEIGHTS`).
+   * Default none: every workspace weighs 1 (or what `renderbridge admin share-weight` set).
+   */
+  shareWeights: string[];
   /** S3-compatible storage instead of files under dataDir (`--s3-bucket` and friends). Default none. */
   s3: S3Settings | undefined;
   /**

@@ -12,6 +12,7 @@ import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { ObjectStorage } from './ports/storage.js';
 import type { RateLimiter } from './ports/rate-limit.js';
 import type { TaskQueue } from './ports/tasks.js';
+import { parseShareWeights } from './domain/share-weights.js';
 import type { WorkerRegistry } from './ports/workers.js';
 import type { WorkerTokenStore } from './ports/worker-tokens.js';
 import type { WebhookStore } from './webhooks/ports.js';
@@ -164,6 +165,8 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
     closers.push(state.close);
     const queue = await openQueue(config, state.queue, opts.onQueueError);
     if (queue !== state.queue) closers.push(() => queue.close());
+    for (const [group, weight] of parseShareWeights(config.shareWeights ?? []))
+      await queue.setShareWeight(group, weight);
     const limiters = config.redisUrl ? await openRedisRateLimiters(config, opts.onQueueError) : undefined;
     const rateLimiter = limiters?.requests;
     if (rateLimiter) closers.push(() => void rateLimiter.close?.());

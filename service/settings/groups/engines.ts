@@ -1,6 +1,6 @@
 // Settings table entries: The state, queue and object-store engines and the secrets that reach them.
 // service/settings/table.ts puts the groups together in SETTING_GROUPS order.
-import { BOTH, type Setting } from '../setting.js';
+import { BOTH, SERVICE, type Setting } from '../setting.js';
 
 export const ENGINE_SETTINGS: readonly Setting[] = [
   {
@@ -31,6 +31,18 @@ export const ENGINE_SETTINGS: readonly Setting[] = [
     commands: BOTH,
     defaultText: 'renderbridge',
     help: 'key prefix of the BullMQ queues, so deployments can share one Redis',
+  },
+  {
+    key: 'shareWeights',
+    flag: '--share-weight <group=weight>',
+    env: 'RENDERBRIDGE_SHARE_WEIGHTS',
+    kind: { type: 'list' },
+    group: 'Engines',
+    commands: SERVICE,
+    defaultText: 'none: every workspace weighs 1',
+    help:
+      'fair-share weight of a workspace id or <workspaceId>/<userId>, e.g. ws_1=2 (repeatable; the variable ' +
+      'comma-separated); set at start, kept with the queue (also: renderbridge admin share-weight)',
   },
   {
     key: 's3.bucket',
