@@ -14,6 +14,7 @@ import { installDaemonErrorHandling, makeFrameworkErrors } from './http/errors.j
 import { makeGuard } from './http/guard.js';
 import { createBackgroundPacks } from './pack/background.js';
 import type { BackgroundPacks, ClientProvider, Downloads, Packer, Submissions, Tracker } from './ports.js';
+import { schedulingRoutes } from './routes/scheduling.js';
 import { estimateRoutes } from './routes/estimate.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -96,6 +97,7 @@ export function buildDaemonApp(deps: DaemonAppDeps): FastifyInstance {
   void app.register(jobRoutes, { tracker: deps.tracker, downloads: deps.downloads });
   void app.register(thumbnailRoutes, { clients: deps.clients });
   void app.register(estimateRoutes, { clients: deps.clients });
+  void app.register(schedulingRoutes, { clients: deps.clients, tracker: deps.tracker });
   void app.register(eventRoutes, { events: deps.events });
   void app.register(webhookRoutes, { secret: deps.config.webhookSecret, tracker: deps.tracker });
   void app.register(uiRoutes, { serviceUrl: deps.config.serviceUrl });

@@ -241,6 +241,10 @@ class DaemonClient:
     def cancel(self, job_id):
         return self.request('POST', '/jobs/' + quote(job_id, safe='') + '/cancel')
 
+    def approve_previews(self, job_id):
+        """"Go" for the frames after the previews of a render submitted with the approval gate; the job."""
+        return self.request('POST', '/jobs/' + quote(job_id, safe='') + '/approve-previews')
+
     def download(self, job_id, out_dir=None):
         body = {'outDir': out_dir} if out_dir else {}
         return self.request('POST', '/jobs/' + quote(job_id, safe='') + '/download', body)

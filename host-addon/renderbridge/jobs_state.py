@@ -39,6 +39,9 @@ class JobRow:
         failed = job.get('failedReason') or {}
         details = failed.get('errorDetails') or {}
         self.failure = details.get('message') if isinstance(details.get('message'), str) else failed.get('name')
+        previews = (job.get('scheduling') or {}).get('previews') or {}
+        # The farm holds the frames after the previews until "go" (extension scheduling).
+        self.awaiting_approval = previews.get('gate') == 'waiting'
 
     @property
     def active(self):

@@ -34,6 +34,20 @@ class RENDERBRIDGE_OT_cancel_job(bpy.types.Operator):
         return {'FINISHED'}
 
 
+class RENDERBRIDGE_OT_approve_previews(bpy.types.Operator):
+    """Approve the preview frames: the farm renders the other frames of this job"""
+    bl_idname = 'renderbridge.approve_previews'
+    bl_label = 'Approve previews'
+    job_id: _job_id_prop()
+
+    def execute(self, context):
+        if _refused(self, context):
+            return {'CANCELLED'}
+        session.current().job_action('approve', self.job_id)
+        self.report({'INFO'}, f'Approving the previews of job {self.job_id[:8]}...')
+        return {'FINISHED'}
+
+
 class RENDERBRIDGE_OT_download_job(bpy.types.Operator):
     """Download this job's outputs (complete files are skipped)"""
     bl_idname = 'renderbridge.download_job'
@@ -93,5 +107,6 @@ class RENDERBRIDGE_OT_test_connection(bpy.types.Operator):
         return {'FINISHED'}
 
 
-CLASSES = (RENDERBRIDGE_OT_cancel_job, RENDERBRIDGE_OT_download_job, RENDERBRIDGE_OT_open_folder,
+CLASSES = (RENDERBRIDGE_OT_cancel_job, RENDERBRIDGE_OT_approve_previews, RENDERBRIDGE_OT_download_job,
+           RENDERBRIDGE_OT_open_folder,
            RENDERBRIDGE_OT_refresh, RENDERBRIDGE_OT_test_connection)

@@ -115,6 +115,8 @@ def draw_jobs(layout, s):
     for job in s.jobs.rows:
         row = box.row(align=True)
         row.label(text=job.label(), icon='RENDER_ANIMATION' if job.active else 'BLANK1')
+        if job.awaiting_approval:
+            row.operator('renderbridge.approve_previews', text='Approve', icon='CHECKMARK').job_id = job.id
         if job.cancelable:
             row.operator('renderbridge.cancel_job', text='', icon='CANCEL').job_id = job.id
         if job.status == 'completed':

@@ -209,6 +209,7 @@ class Session:
     def job_action(self, verb, job_id, out_dir=None):
         client = self.client()
         call = {'cancel': lambda _p: client.cancel(job_id),
+                'approve': lambda _p: client.approve_previews(job_id),
                 'download': lambda _p: client.download(job_id, out_dir)}[verb]
         self.worker.run(call, lambda res, err: self._on_job_action(verb, job_id, res, err))
 
@@ -218,6 +219,8 @@ class Session:
         elif verb == 'cancel':
             self.jobs.replace(res)
             self.notice = ('INFO', f'Job {job_id[:8]}: {res["job"]["status"]}')
+        elif verb == 'approve':
+            self.notice = ('INFO', f'Job {job_id[:8]}: previews approved, the other frames render now')
         else:
             self.notice = ('INFO', f'Downloading job {job_id[:8]} to {res.get("outDir")}')
         self._next['jobs'] = 0.0

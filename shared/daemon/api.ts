@@ -5,7 +5,9 @@
 // file, health, and every route and event.
 import { z } from 'zod';
 import { Estimate } from '../api/estimate.js';
+import { Job } from '../api/job.js';
 import { JobProgress } from '../api/progress.js';
+import { SetPriorityBody } from '../api/scheduling.js';
 import { DaemonThumbnails, DownloadRequest, DownloadState, RenderComplete, TrackedJob } from './job-schemas.js';
 import { PackRequest, PackResult, PackState, Submission, SubmitRequest } from './submission-schemas.js';
 
@@ -100,6 +102,14 @@ export const DAEMON_ROUTES = {
    * following it fails ESTIMATE_CANCELED.
    */
   cancelJobEstimate: { status: 200, method: 'DELETE', path: '/jobs/:id/estimate', response: Estimate },
+  /**
+   * A job's priority, pause and resume, and "go" after its preview frames (the service's extension
+   * scheduling), through the daemon with its API key; each answers the service's job.
+   */
+  setJobPriority: { status: 200, method: 'POST', path: '/jobs/:id/priority', body: SetPriorityBody, response: Job },
+  pauseJob: { status: 200, method: 'POST', path: '/jobs/:id/pause', response: Job },
+  resumeJob: { status: 200, method: 'POST', path: '/jobs/:id/resume', response: Job },
+  approvePreviews: { status: 200, method: 'POST', path: '/jobs/:id/approve-previews', response: Job },
   events: { status: 200, method: 'GET', path: '/events', response: z.never() },
 } as const;
 export type DaemonRouteName = keyof typeof DAEMON_ROUTES;

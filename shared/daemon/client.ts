@@ -140,6 +140,25 @@ export class DaemonClient {
     return this.call('cancelJob', { id, signal });
   }
 
+  /** POST /jobs/:id/priority (service extension scheduling): the job's new priority, 0-100. */
+  setJobPriority(id: string, priority: number, signal?: AbortSignal): Promise<Answer<'setJobPriority'>> {
+    return this.call('setJobPriority', { id, body: { priority }, signal });
+  }
+
+  /** POST /jobs/:id/pause: no new frame of the job starts until resume. */
+  pauseJob(id: string, signal?: AbortSignal): Promise<Answer<'pauseJob'>> {
+    return this.call('pauseJob', { id, signal });
+  }
+
+  resumeJob(id: string, signal?: AbortSignal): Promise<Answer<'resumeJob'>> {
+    return this.call('resumeJob', { id, signal });
+  }
+
+  /** POST /jobs/:id/approve-previews: "go" for the frames after the previews of a gated render. */
+  approvePreviews(id: string, signal?: AbortSignal): Promise<Answer<'approvePreviews'>> {
+    return this.call('approvePreviews', { id, signal });
+  }
+
   /** POST /jobs/:id/download: starts downloading the outputs (into `body.outDir`, default the daemon's folder). */
   downloadJob(id: string, body: BodyOf<'downloadJob'> = {}, signal?: AbortSignal): Promise<Answer<'downloadJob'>> {
     return this.call('downloadJob', { id, body, signal });

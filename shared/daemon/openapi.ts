@@ -33,6 +33,10 @@ export const DAEMON_ROUTE_ERRORS: Record<DaemonRouteName, readonly DaemonErrorNa
   getJobThumbnail: ['DAEMON_BAD_REQUEST', ...SERVICE],
   getJobEstimate: ['DAEMON_BAD_REQUEST', ...SERVICE],
   cancelJobEstimate: ['DAEMON_BAD_REQUEST', ...SERVICE],
+  setJobPriority: ['DAEMON_BAD_REQUEST', ...SERVICE],
+  pauseJob: ['DAEMON_BAD_REQUEST', ...SERVICE],
+  resumeJob: ['DAEMON_BAD_REQUEST', ...SERVICE],
+  approvePreviews: ['DAEMON_BAD_REQUEST', ...SERVICE],
   events: [],
 };
 
@@ -47,6 +51,10 @@ const PARAMS: Partial<Record<DaemonRouteName, z.ZodObject>> = {
   getJobThumbnail: JobIdParams,
   getJobEstimate: JobIdParams,
   cancelJobEstimate: JobIdParams,
+  setJobPriority: JobIdParams,
+  pauseJob: JobIdParams,
+  resumeJob: JobIdParams,
+  approvePreviews: JobIdParams,
 };
 
 /** Query parameters. */

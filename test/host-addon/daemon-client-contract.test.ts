@@ -205,8 +205,8 @@ describe('the add-on daemon client against shared/daemon/openapi.json', () => {
         );
       },
     );
-    expect(JSON.parse(stdout)).toHaveLength(17);
-    expect(recorded).toHaveLength(17);
+    expect(JSON.parse(stdout)).toHaveLength(18);
+    expect(recorded).toHaveLength(18);
     for (const r of recorded) expect(r.problems, `${r.method} ${r.path} ${JSON.stringify(r.body)}`).toEqual([]);
     // The bodies really are the add-on's: the collector's dependencies and submit_body's settings.
     const pack = recorded.find(
@@ -227,7 +227,7 @@ describe('the add-on daemon client against shared/daemon/openapi.json', () => {
 
   it('uses only routes in the document in every call written in daemon_client.py', async () => {
     const calls = await callsInClient();
-    expect(calls).toHaveLength(11);
+    expect(calls).toHaveLength(12);
     for (const c of calls) {
       const [method, template] = c.split(' ') as [string, string];
       expect(doc.paths[template]?.[method.toLowerCase()], c).toBeDefined();

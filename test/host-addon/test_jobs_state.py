@@ -34,6 +34,14 @@ class JobsModelTests(unittest.TestCase):
         done = jobs_state.JobRow(tracked('a', 'completed', 'x', download={'state': 'done', 'outDir': '/out/a'}))
         self.assertEqual((done.label(), done.out_dir), ('shot.blend: completed, downloaded', '/out/a'))
 
+    def test_a_row_says_when_its_previews_await_approval(self):
+        row = tracked('a', 'rendering', '1')
+        self.assertFalse(jobs_state.JobRow(row).awaiting_approval)
+        row['job']['scheduling'] = {'previews': {'frames': [1, 5, 9], 'gate': 'waiting'}}
+        self.assertTrue(jobs_state.JobRow(row).awaiting_approval)
+        row['job']['scheduling'] = {'previews': {'frames': [1, 5, 9], 'gate': 'approved'}}
+        self.assertFalse(jobs_state.JobRow(row).awaiting_approval)
+
     def test_replace_updates_one_row(self):
         model = jobs_state.JobsModel()
         model.update([tracked('a', 'rendering', '1'), tracked('b', 'rendering', '2')])
