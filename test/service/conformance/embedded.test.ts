@@ -15,9 +15,9 @@ import { SqliteKeyStore } from '../../../service/adapters/sqlite/key-store.js';
 import { SqliteLeaseStore } from '../../../service/adapters/sqlite/lease-store.js';
 import { SqliteTaskQueue } from '../../../service/adapters/sqlite/task-queue.js';
 import { openWebhookStore } from '../../../service/adapters/sqlite/webhook-store.js';
-import { newJobRecord } from '../../../service/domain/jobs.js';
 import { startTestService } from '../../helpers/service.js';
 import { jobStoreConformance } from './job-store.js';
+import { addJob } from './job-store/helpers.js';
 import { keyStoreConformance } from './key-store.js';
 import { handClock, leaseStoreConformance } from './lease-store.js';
 import { objectStorageConformance } from './object-storage.js';
@@ -140,34 +140,6 @@ function startProcess(file: string) {
   };
 }
 
-/** Seeds `count` jobs in status created, as the service's createJob does. */
-async function seedJobs(store: SqliteJobStore, workspaceId: string, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const slug = `up_${randomUUID()}`;
-    const now = new Date().toISOString();
-    const upload = {
-      slug,
-      workspaceId,
-      userId: 'u',
-      fileName: 'scene.blend',
-      fileType: 'blend' as const,
-      objectKey: `uploads/${slug}/scene.blend`,
-      expiresAt: now,
-      createdAt: now,
-      completedAt: now,
-      size: 10,
-      sha256: null,
-      jobId: null,
-    };
-    await store.createUpload(upload);
-    const rec = newJobRecord(upload, undefined);
-    await store.createJobFromUpload(slug, rec);
-    ids.push(rec.job.id);
-  }
-  return ids;
-}
-
 describe('SQLite shared by two processes', () => {
   it('opens a new file from both at once, then claims each task and delivery once, moves each job once', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'rb-procs-'));
@@ -201,7 +173,8 @@ describe('SQLite shared by two processes', () => {
           );
         }
         const ws = randomUUID();
-        const jobIds = await seedJobs(jobs, ws, 20);
+        const jobIds: string[] = [];
+        for (let i = 0; i < 20; i++) jobIds.push((await addJob(jobs, ws)).job.id);
 
         for (const p of procs) p.send(JSON.stringify(jobIds));
         for (const p of procs) p.end();
