@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FrameStatsPage, JobProgressWithEtaEnvelope } from '../../shared/api/frame-stats.js';
 import { RenderJobClient } from '../../shared/client/client.js';
 import { usableBuilds } from '../helpers/blender-builds.js';
-import { tinyRender, validationOutcome, submit } from '../helpers/e2e.js';
+import { startE2E, tinyRender, validationOutcome, submit } from '../helpers/e2e.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { api } from '../helpers/http.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import type { TestService } from '../helpers/service.js';
 
 describe.each(usableBuilds('the frame statistics test').map((b) => [b.minor, b] as const))(
   'frame statistics in chunked mode on Blender %s',
@@ -17,14 +17,11 @@ describe.each(usableBuilds('the frame statistics test').map((b) => [b.minor, b] 
     let svc: TestService;
     let client: RenderJobClient;
     beforeAll(async () => {
-      svc = await startTestService({
-        workers: 1,
+      ({ svc, client } = await startE2E({
         renderMode: 'chunked',
         blenderPaths: [build.path],
         blenderFromPath: false,
-        worker: { runtime: { heartbeatMs: 200, pollMs: 100 } },
-      });
-      client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
+      }));
     }, 120_000);
     afterAll(async () => {
       await svc?.close();
