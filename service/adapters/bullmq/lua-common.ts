@@ -21,7 +21,7 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local function isOpen(st) return st == 'queued' or st == 'running' or st == 'held' or st == 'paused' end
-local SPF_ALPHA, RETAG, FIRST_SPF = 0.2, 1.04, 1
+local SPF_ALPHA, RETAG, FIRST_SPF, RETAG_EVERY_MS = 0.2, 1.04, 1, 30000
 local function member(bid, seq) return string.format('%014d', tonumber(seq) or 0) .. bid end
 local function rqKey(k, pr) return B .. 'rq:' .. k .. ':' .. pr end
 -- The tag at the head of kind k's queue; with none queued, the largest tag given.
@@ -142,7 +142,7 @@ local function boundGuesses(k, now)
     local b = bound[g] or 0
     if b > spft * RETAG then
       rescale(g, k, b / spft)
-      redis.call('HSET', gk, 'spf', b, 'spft', b)
+      redis.call('HSET', gk, 'spf', b, 'spft', b, 'ra', now)
       redis.call('HSET', B .. 'spfts', g, b)
     end
   end
@@ -160,11 +160,15 @@ local function charge(bid, now)
   if not spf or not spft or spft <= 0 then return end
   -- The first measurement replaces the guess outright.
   local m = (now - cs) / 1000 / u
-  if redis.call('HGET', gk, 'ms') then spf = spf + SPF_ALPHA * (m - spf) else spf = m end
+  local was = redis.call('HGET', gk, 'ms')
+  if was then spf = spf + SPF_ALPHA * (m - spf) else spf = m end
   redis.call('HSET', gk, 'spf', spf, 'ms', 1)
   redis.call('SREM', B .. 'guessed', f[3] or '')
   local ratio = spf / spft
-  if ratio > RETAG or ratio < 1 / RETAG then
+  -- At most once per RETAG_EVERY_MS of the adapter's clock, its first measurement excepted.
+  local due = not was or now - (tonumber(redis.call('HGET', gk, 'ra')) or 0) >= RETAG_EVERY_MS
+  if due and (ratio > RETAG or ratio < 1 / RETAG) then
+    redis.call('HSET', gk, 'ra', now)
     rescale(f[3] or '', f[4], ratio)
     redis.call('HSET', gk, 'spft', spf)
     redis.call('HSET', B .. 'spfts', f[3] or '', spf)

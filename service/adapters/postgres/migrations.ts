@@ -146,7 +146,8 @@ bigint not null,
     `create table job_sched (job_id text primary key, priority integer, share_group text, ` +
       `paused integer not null default 0)`,
     `create table share_groups (grp text primary key, last_tag double precision not null, ` +
-      `spf double precision not null, spf_tag double precision not null, measured integer not null default 0)`,
+      `spf double precision not null, spf_tag double precision not null, measured integer not null default 0, ` +
+      `retag_at bigint not null default 0)`,
     `create table share_weights (grp text primary key, weight double precision not null)`,
   ],
 };

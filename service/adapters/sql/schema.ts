@@ -87,7 +87,7 @@ export interface DB {
    * Per fair-share group (018 / 012): the finish tag of its latest task, its measured slot seconds per
    * unit (spf; measured 0 while it is a guess) and the spf its queued tasks' tags were computed with (spf_tag).
    */
-  share_groups: { grp: string; last_tag: number; spf: number; spf_tag: number; measured: number };
+  share_groups: { grp: string; last_tag: number; spf: number; spf_tag: number; measured: number; retag_at: number };
   /** The operator's fair-share weights (018 / 012); a group without a row weighs 1. */
   share_weights: { grp: string; weight: number };
   /** Failed tasks per worker and job: the per-job blocklist (007). */

@@ -26,6 +26,12 @@ const SPF_ALPHA = 0.2;
  * group of slow frames kept 16% more than its share in bench:schedule.
  */
 const RETAG = 1.04;
+/**
+ * A group's tags are rescaled at most this often (its first measurement excepted), in the queue's
+ * clock: a rescale rewrites the group's backlog, and frames whose times scatter moved the average
+ * past RETAG every few completions.
+ */
+const RETAG_EVERY_MS = 30_000;
 
 /** What enqueue stores for a task's place in the order. */
 export interface TaskOrder {
@@ -112,6 +118,7 @@ export async function tagTask(
       spf: sql<number>`coalesce((select avg(spf_tag) from share_groups), ${FIRST_SPF})`,
       spf_tag: sql<number>`coalesce((select avg(spf_tag) from share_groups), ${FIRST_SPF})`,
       measured: 0,
+      retag_at: 0,
     })
     .onConflict((oc) =>
       oc.column('grp').doUpdateSet({
@@ -136,6 +143,12 @@ export async function chargeTime(
   if (t.units <= 0 || !(t.seconds >= 0)) return;
   await boundGuesses(db, t.kind, now);
   const measured = t.seconds / t.units;
+  const before = await db
+    .selectFrom('share_groups')
+    .select(['measured', 'retag_at'])
+    .where('grp', '=', t.shareGroup)
+    .executeTakeFirst();
+  if (!before) return;
   const row = await db
     .updateTable('share_groups')
     // The first measurement replaces the guess outright: a group's first frames set its scale.
@@ -149,7 +162,8 @@ export async function chargeTime(
   if (!row || row.spf_tag <= 0) return;
   const ratio = row.spf / row.spf_tag;
   if (ratio <= RETAG && ratio >= 1 / RETAG) return;
-  await rescale(db, t.kind, t.shareGroup, ratio, row.spf);
+  if (before.measured === 1 && now - before.retag_at < RETAG_EVERY_MS) return;
+  await rescale(db, t.kind, t.shareGroup, row.spf, now);
 }
 
 /**
@@ -179,29 +193,50 @@ async function boundGuesses(db: Kysely<DB>, kind: string, now: number): Promise<
       if (r.share_group === g.grp && r.started_at)
         bound = Math.max(bound, (now - Date.parse(r.started_at)) / 1000 / r.units);
     if (bound <= g.spf_tag * RETAG) continue;
-    await db.updateTable('share_groups').set({ spf: bound }).where('grp', '=', g.grp).execute();
-    await rescale(db, kind, g.grp, bound / g.spf_tag, bound);
+    await db
+      .updateTable('share_groups')
+      .set({ spf: bound })
+      .where('grp', '=', g.grp)
+      .where('measured', '=', 0)
+      .execute();
+    await rescale(db, kind, g.grp, bound, now);
   }
 }
 
-/** Rescales the group's queued tags ahead of the virtual time by `ratio` (one update, plus its row). */
-async function rescale(db: Kysely<DB>, kind: string, group: string, ratio: number, spf: number): Promise<void> {
-  const v = await virtualTime(db, kind);
-  await db
-    .updateTable('tasks')
-    .set({ tag: sql<number>`${v} + (tag - ${v}) * ${ratio}` })
-    .where('share_group', '=', group)
-    .where('state', 'in', ['queued', 'paused'])
-    .where('tag', '>', v)
-    .execute();
-  await db
-    .updateTable('share_groups')
-    .set({
-      spf_tag: spf,
-      last_tag: sql<number>`case when last_tag > ${v} then ${v} + (last_tag - ${v}) * ${ratio} else last_tag end`,
-    })
-    .where('grp', '=', group)
-    .execute();
+/**
+ * Rescales the group's queued tags ahead of the virtual time to `spf` (one update, plus its row).
+ * In a transaction that first locks the group's row: two completions rescaling one group at once
+ * deadlocked on PostgreSQL (their updates took the backlog's rows in different orders); the second
+ * now waits, then finds the tags already at (or near) its spf and leaves them.
+ */
+async function rescale(db: Kysely<DB>, kind: string, group: string, spf: number, now: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('share_groups')
+      .set({ retag_at: now })
+      .where('grp', '=', group)
+      .returning(['spf_tag'])
+      .executeTakeFirst();
+    if (!row || row.spf_tag <= 0) return;
+    const ratio = spf / row.spf_tag;
+    if (ratio <= RETAG && ratio >= 1 / RETAG) return;
+    const v = await virtualTime(trx, kind);
+    await trx
+      .updateTable('tasks')
+      .set({ tag: sql<number>`${v} + (tag - ${v}) * ${ratio}` })
+      .where('share_group', '=', group)
+      .where('state', 'in', ['queued', 'paused'])
+      .where('tag', '>', v)
+      .execute();
+    await trx
+      .updateTable('share_groups')
+      .set({
+        spf_tag: spf,
+        last_tag: sql<number>`case when last_tag > ${v} then ${v} + (last_tag - ${v}) * ${ratio} else last_tag end`,
+      })
+      .where('grp', '=', group)
+      .execute();
+  });
 }
 
 /**

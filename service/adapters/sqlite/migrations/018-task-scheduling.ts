@@ -42,6 +42,7 @@ export const m018TaskScheduling: Migration = {
       .addColumn('spf', 'real', (c) => c.notNull())
       .addColumn('spf_tag', 'real', (c) => c.notNull())
       .addColumn('measured', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('retag_at', 'integer', (c) => c.notNull().defaultTo(0))
       .execute();
     await db.schema
       .createTable('share_weights')
