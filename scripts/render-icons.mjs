@@ -11,21 +11,13 @@ import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const resources = path.join(root, 'electron', 'build-resources');
 const sources = path.join(resources, 'icons');
 const out = path.resolve(process.argv[2] ?? resources);
-const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+const executablePath = process.env.CHROMIUM ?? CHROMIUM_PATH;
 
 /** Every PNG written: source SVG, file name, width and height in pixels. */
 const TARGETS = [
@@ -43,7 +35,7 @@ if (!existsSync(executablePath)) {
   process.exit(1);
 }
 await mkdir(out, { recursive: true });
-const browser = await chromium.launch({ executablePath, args: ARGS });
+const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 try {
   const page = await browser.newPage({ deviceScaleFactor: 1 });
   for (const t of TARGETS) {

@@ -19,9 +19,9 @@ import { blenderProcesses, startE2E, submit, validationOutcome, waitUntil, type 
 import { buildFixture, buildFixtureZip } from '../helpers/fixtures.js';
 import type { RunningBridgeDaemon } from '../../daemon/assemble.js';
 import { daemonCall, startTestBridge } from '../daemon/harness.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../scripts/chromium.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'];
+const CHROMIUM = CHROMIUM_PATH;
 const ready = existsSync(CHROMIUM) && spawnSync('sh', ['-c', 'command -v blender']).status === 0;
 if (!ready) {
   if (process.env.CI === 'true') throw new Error(`the job window estimate test needs ${CHROMIUM} and blender`);
@@ -48,7 +48,7 @@ beforeAll(async () => {
     work,
     stateDir: path.join(work, 'state'),
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

@@ -14,17 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, submit, tinyRender, waitUntil, type E2E } from '../helpers/e2e.js';
 import { buildFixtureZip } from '../helpers/fixtures.js';
 import { startTestDaemon, type TestDaemon } from '../daemon/harness.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../scripts/chromium.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+const CHROMIUM = CHROMIUM_PATH;
 const haveChromium = existsSync(CHROMIUM) && spawnSync('sh', ['-c', 'command -v blender']).status === 0;
 if (!haveChromium) {
   if (process.env.CI === 'true')
@@ -50,7 +42,7 @@ beforeAll(async () => {
     { serviceUrl: e2e.svc.baseUrl, pollActiveMs: 200, pollIdleMs: 1000 },
     { apiKey: e2e.svc.apiKey },
   );
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

@@ -29,17 +29,9 @@ import { rawRequest, startTestDaemon } from '../daemon/harness.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { missingKeyringTools, startKeyringSession, type KeyringSession } from './keyring.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../scripts/chromium.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+const CHROMIUM = CHROMIUM_PATH;
 const missing = [...missingKeyringTools(), ...(existsSync(CHROMIUM) ? [] : [CHROMIUM])];
 if (missing.includes(CHROMIUM)) {
   if (process.env.CI === 'true')
@@ -62,7 +54,7 @@ beforeAll(async () => {
   svc = await startTestService();
   built = await mkdtemp(path.join(tmpdir(), 'rb-settings-page-'));
   await promisify(execFile)(process.execPath, ['electron/build.mjs', built], { cwd: ROOT });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

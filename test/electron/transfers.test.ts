@@ -28,6 +28,7 @@ import { waitUntil } from '../helpers/e2e.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { startTestBridge } from '../daemon/harness.js';
 import { put, textBytes } from '../daemon/pack-helpers.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../scripts/chromium.mjs';
 
 const MB = 1_000_000;
 const running: DaemonStatus = {
@@ -131,16 +132,7 @@ describe('tray transfers from event sequences', () => {
   });
 });
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+const CHROMIUM = CHROMIUM_PATH;
 const haveChromium = existsSync(CHROMIUM) && spawnSync(CHROMIUM, ['--version']).status === 0;
 if (!haveChromium) {
   if (process.env.CI === 'true')
@@ -179,7 +171,7 @@ describe('tray and job window from a real daemon', () => {
       },
     });
     events.start();
-    if (haveChromium) browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    if (haveChromium) browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -10,17 +10,9 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { startE2E, type E2E } from '../../helpers/e2e.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../../scripts/chromium.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+const CHROMIUM = CHROMIUM_PATH;
 /** Kept after the run so a person can look at them. */
 export const SHOTS = path.join(tmpdir(), 'renderbridge-test-results');
 
@@ -37,7 +29,7 @@ export function chromiumAndBlenderReady(what: string): boolean {
 
 export async function launchChromium(): Promise<Browser> {
   await mkdir(SHOTS, { recursive: true });
-  return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
 }
 
 /** A page in a fresh browser profile; `problems` gathers its CSP violations and page errors. */
