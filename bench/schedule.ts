@@ -138,6 +138,8 @@ async function main(): Promise<void> {
     `- Queues: fresh SQLite file, PostgreSQL database and Redis key prefix per measurement, on this machine.`,
     `- ${SLOTS} simulated slots on a simulated clock drive the real adapters (bench/schedule-sim.ts); ` +
       `throughput is real time, in-process claimers (no HTTP, no worker processes).`,
+    `- FIFO is the same adapters with every task in one group at priority 0 (the order before priorities and ` +
+      `fair share); fair share and priority are on the simulated clock, so the machine's load does not move them.`,
     '',
     markdownTable(rows),
   ].join('\n');
