@@ -36,6 +36,9 @@ import { JobRun } from '../render/job-run.js';
 import { ProgressTracker } from '../render/progress-tracker.js';
 import { WarmRender } from '../render/warm-render.js';
 
+/** The job's priority and fair-share group, for the tasks this hands on (extension scheduling). */
+const sched = (rec: JobRecord) => taskScheduling(rec.job);
+
 /** Frames added after the first pass at most, where frame times differ. */
 export const MAX_REFINE_FRAMES = 3;
 
@@ -115,14 +118,9 @@ async function sample(
   if (route.where === 'elsewhere') {
     // As planning does: handed on to a worker with a fitting Blender (the id names the requirement).
     const suffix = (route.requires.blender ?? route.requires.opens ?? 'any').replace(/\./g, '_');
-    await env.queue.enqueue({
-      id: `${task.id}:${suffix}`,
-      jobId: rec.job.id,
-      kind: 'render-chunk',
-      payload: { estimate: true, requires: route.requires },
-      ...taskScheduling(rec.job),
-    });
-    return;
+    const payload = { estimate: true, requires: route.requires };
+    const id = `${task.id}:${suffix}`;
+    return void (await env.queue.enqueue({ id, jobId: rec.job.id, kind: 'render-chunk', payload, ...sched(rec) }));
   }
   const caps = await env.capabilities(route.build);
   const { finalConfig: final, frames } = resolveFinalConfig(
