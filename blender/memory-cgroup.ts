@@ -1,4 +1,4 @@
-// The memory cgroup this worker runs in (cgroup v2, or v1's memory controller): its limit is the
+// The memory cgroup a worker runs in (cgroup v2, or v1's memory controller): its limit is the
 // machine's memory as far as Blender is concerned (a container or a systemd slice gives less than
 // the host has), its OOM-kill counter tells an out-of-memory kill from any other SIGKILL, and a
 // child group per render slot holds a slot to the memory the operator gave it (--slot-memory), so

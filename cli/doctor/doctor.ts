@@ -9,6 +9,7 @@ import { printJson } from '../output.js';
 import { parseByteSize } from '../unpack-options.js';
 import type { CheckResult } from './check.js';
 import { clockCheck, databaseCheck, redisCheck, s3Check } from './farm-checks.js';
+import { memoryCheck, tagsCheck } from './pool-checks.js';
 import {
   blenderChecks,
   diskCheck,
@@ -25,6 +26,10 @@ interface DoctorOptions extends EngineOptions {
   serviceUrl?: string;
   minFreeDisk?: number;
   eevee: boolean;
+  /** The workers' --slot-memory, checked against the machine and its cgroups. Default none: the machine's. */
+  slotMemory?: number;
+  /** The workers' --tag values, checked as the worker checks them. Default none. */
+  tag?: string[];
   /** False: the machine's workers run with --no-sandbox (reported, not tested). Default true. */
   sandbox?: boolean;
   json?: boolean;
@@ -53,6 +58,8 @@ export async function runDoctor(
   add(o.eevee ? await eeveeCheck(main) : { name: 'eevee', status: 'skip', detail: '--no-eevee' });
   add(await ffmpegCheck());
   add(await gpuCheck(blender.builds));
+  add(memoryCheck(o.slotMemory));
+  add(tagsCheck(o.tag ?? []));
   add(await diskCheck(dataDir, o.minFreeDisk ?? 1024 ** 3));
   add(await databaseCheck({ dataDir, ...(engines.databaseUrl ? { databaseUrl: engines.databaseUrl } : {}) }));
   add(await redisCheck(engines.redisUrl));
@@ -81,6 +88,8 @@ export function registerDoctorCommand(program: Command): void {
       'free space tasks need in the data folder (bytes, or e.g. 5GiB; default 1GiB)',
       parseByteSize,
     )
+    .option('--slot-memory <size>', "the workers' memory per CPU slot, to check (e.g. 16GiB)", parseByteSize)
+    .option('--tag <tag>', 'a worker tag, to check (repeatable)', collect, [])
     .option('--no-eevee', 'skip the EEVEE test render (about 10 s)')
     .option('--no-sandbox', "this machine's workers run with --no-sandbox: say so instead of testing the sandbox")
     .option('--json', 'print the findings as JSON');

@@ -17,7 +17,7 @@ import { BuildCapabilitiesCache, type DeviceInventory } from '../../blender/devi
 import { capabilitiesFor, planSlots, type CapabilitiesOptions, type Slot } from './runtime/devices.js';
 import type { WorkerEnv, WorkerSettings } from './runtime/env.js';
 import { machineMemoryBytes, slotMemory } from './runtime/slot-memory.js';
-import { ownMemoryCgroup } from './runtime/memory-cgroup.js';
+import { ownMemoryCgroup } from '../../blender/memory-cgroup.js';
 import { BlobCache } from './project/blob-cache.js';
 
 /** The ports the handlers' env is built from (WorkerPorts adds what only the composition root uses). */

@@ -5,12 +5,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  createSlotCgroup,
-  memoryLimit,
-  oomKills,
-  ownMemoryCgroup,
-} from '../../../service/worker/runtime/memory-cgroup.js';
+import { createSlotCgroup, memoryLimit, oomKills, ownMemoryCgroup } from '../../blender/memory-cgroup.js';
 
 function tree(files: Record<string, string>): string {
   const root = mkdtempSync(path.join(tmpdir(), 'rb-cgroup-'));

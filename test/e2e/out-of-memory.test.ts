@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../shared/client/client.js';
 import { FrameStatsPage } from '../../shared/api/frame-stats.js';
 import { createLogger } from '../../service/server.js';
-import { createSlotCgroup, ownMemoryCgroup } from '../../service/worker/runtime/memory-cgroup.js';
+import { createSlotCgroup, ownMemoryCgroup } from '../../blender/memory-cgroup.js';
 import { startWorker, type StartedWorker } from '../../service/worker/start.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { api } from '../helpers/http.js';

@@ -226,15 +226,7 @@ export class WorkerRuntime {
         return;
       }
       const facts = { memoryBytes: lane.slot?.memoryBytes, kind: lane.slot?.kind, job };
-      const refusal = await this.deps.placement?.refusal(task, this.slotName(lane), facts);
-      if (refusal) {
-        log.info({ refusal }, 'task left for another worker');
-        // The jitter breaks a phase lock: with a fixed delay, the refusing lane's own poll lands
-        // just as the task is due again, every time, and a worker that can run it never gets it.
-        const delayMs = this.opts.refusalDelayMs + Math.floor(Math.random() * this.opts.pollMs);
-        await this.deps.queue.release(task.id, workerId, { delayMs });
-        return;
-      }
+      if (await this.leftForOthers(task, lane, workerId, log, facts)) return;
       if (!handler)
         throw new FatalTaskError({
           name: 'NO_HANDLER',
@@ -286,6 +278,24 @@ export class WorkerRuntime {
         failure === undefined ? undefined : String((failure as Error)?.message ?? failure).slice(0, 4000),
       );
     }
+  }
+
+  /** Hands the task back when placement says another worker should run it; true when it did. */
+  private async leftForOthers(
+    task: Task,
+    lane: Lane,
+    workerId: string,
+    log: Logger,
+    facts: Parameters<Placement['refusal']>[2],
+  ): Promise<boolean> {
+    const refusal = await this.deps.placement?.refusal(task, this.slotName(lane), facts);
+    if (!refusal) return false;
+    log.info({ refusal }, 'task left for another worker');
+    // The jitter breaks a phase lock: with a fixed delay, the refusing lane's own poll lands
+    // just as the task is due again, every time, and a worker that can run it never gets it.
+    const delayMs = this.opts.refusalDelayMs + Math.floor(Math.random() * this.opts.pollMs);
+    await this.deps.queue.release(task.id, workerId, { delayMs });
+    return true;
   }
 
   private slotName(lane: Lane): string {

@@ -10,7 +10,7 @@ import {
   ownMemoryCgroup,
   type MemoryCgroup,
   type SlotCgroup,
-} from './memory-cgroup.js';
+} from '../../../blender/memory-cgroup.js';
 import type { Slot } from './devices.js';
 import type { Lane } from './runtime.js';
 
