@@ -8,15 +8,14 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readStateFile } from '../../daemon/state-file.js';
 import { DaemonLog, maskSecrets } from '../../electron/core/daemon-log.js';
 import { DaemonSupervisor } from '../../electron/core/supervisor.js';
 import { EMPTY_TRAY_STATE, trayMenu } from '../../electron/core/tray-model.js';
 import { waitUntil } from '../helpers/e2e.js';
+import { realDaemonLaunch } from './real-daemon.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (stdout|stderr|app) (.*)$/;
 const KEY = `rb_live_${'A1b2-C3d4_'.repeat(4)}xyz`; // 8 + 43 characters, the API key's shape
 const TOKEN = 'Zq9_-x'.repeat(7) + 'k'; // 43 base64url characters, the daemon token's shape
@@ -179,28 +178,10 @@ describe('daemon log file', () => {
 
   it('holds a real daemon’s startup output, and keeps it through a kill -9 restart', async () => {
     const stateDir = path.join(work, 'real-state');
-    // No D-Bus session and no key: the daemon starts anyway and reports "keychain unavailable".
-    const { DBUS_SESSION_BUS_ADDRESS: _bus, RENDERBRIDGE_API_KEY: _key, ...env } = process.env;
     let sup: DaemonSupervisor | null = null;
     const log = new DaemonLog({ dir: path.join(stateDir, 'logs'), secrets: () => [sup?.current.token] });
     sup = new DaemonSupervisor({
-      command: process.execPath,
-      args: [
-        '--import',
-        'tsx',
-        path.join(ROOT, 'cli/index.ts'),
-        'daemon',
-        '--port',
-        '0',
-        '--state-dir',
-        stateDir,
-        '--service',
-        'http://127.0.0.1:9/api/external/v1',
-        '--log-level',
-        'info',
-      ],
-      stateDir,
-      env,
+      ...realDaemonLaunch(stateDir, 'info'),
       initialBackoffMs: 300,
       output: log.output,
     });

@@ -8,15 +8,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isProcessAlive, readStateFile } from '../../daemon/state-file.js';
 import { DaemonEvents } from '../../electron/core/daemon-events.js';
 import { backoffMs, DaemonSupervisor, type DaemonStatus } from '../../electron/core/supervisor.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { startTestDaemon } from '../daemon/harness.js';
+import { realDaemonLaunch } from './real-daemon.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let work: string;
 
 beforeAll(async () => {
@@ -27,26 +26,8 @@ afterAll(async () => {
 });
 
 function daemonSupervisor(stateDir: string, log: string[], externalCheckMs?: number): DaemonSupervisor {
-  // No D-Bus session and no key: the daemon starts anyway and reports "keychain unavailable".
-  const { DBUS_SESSION_BUS_ADDRESS: _bus, RENDERBRIDGE_API_KEY: _key, ...env } = process.env;
   return new DaemonSupervisor({
-    command: process.execPath,
-    args: [
-      '--import',
-      'tsx',
-      path.join(ROOT, 'cli/index.ts'),
-      'daemon',
-      '--port',
-      '0',
-      '--state-dir',
-      stateDir,
-      '--service',
-      'http://127.0.0.1:9/api/external/v1',
-      '--log-level',
-      'warn',
-    ],
-    stateDir,
-    env,
+    ...realDaemonLaunch(stateDir, 'warn'),
     initialBackoffMs: 300,
     ...(externalCheckMs ? { externalCheckMs } : {}),
     output: (c) => log.push(c),
