@@ -9,7 +9,11 @@ import { fail, ok, reason, warn, type CheckResult } from './check.js';
 const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 
 /** Slot memory: what a CPU slot's frame may use, and whether --slot-memory can be enforced here. */
-export function memoryCheck(slotMemoryBytes: number | undefined, own: MemoryCgroup | undefined = ownMemoryCgroup()) {
+export function memoryCheck(
+  slotMemoryBytes: number | undefined,
+  // null: none (an explicit undefined would read this process's own group through the default).
+  own: MemoryCgroup | null = ownMemoryCgroup() ?? null,
+) {
   const limit = own ? memoryLimit(own) : undefined;
   const machine = Math.min(totalmem(), limit ?? Infinity);
   const where = limit !== undefined && limit < totalmem() ? "this process's cgroup limit" : 'the RAM';

@@ -8,15 +8,15 @@ import { memoryCheck, tagsCheck } from '../../cli/doctor/pool-checks.js';
 
 describe('doctor: memory and tags', () => {
   it("says the slots' memory, and warns of a --slot-memory above what the machine has", () => {
-    expect(memoryCheck(undefined, undefined)).toMatchObject({
+    expect(memoryCheck(undefined, null)).toMatchObject({
       status: 'ok',
       detail: expect.stringMatching(/^\d+\.\d GiB for render slots \(the RAM\); a GPU slot has its GPU's memory$/),
     });
-    expect(memoryCheck(totalmem() * 2, undefined)).toMatchObject({
+    expect(memoryCheck(totalmem() * 2, null)).toMatchObject({
       status: 'warn',
       fix: expect.stringMatching(/^Lower --slot-memory/),
     });
-    expect(memoryCheck(2 ** 30, undefined)).toMatchObject({
+    expect(memoryCheck(2 ** 30, null)).toMatchObject({
       status: 'warn',
       detail: '--slot-memory 1.0 GiB per CPU slot, but no memory cgroup holds the slots to it',
     });
