@@ -84,7 +84,13 @@ export interface SlotCgroup extends MemoryCgroup {
  */
 export function createSlotCgroup(parent: MemoryCgroup, name: string, limitBytes: number): SlotCgroup {
   const dir = path.join(parent.dir, name);
-  mkdirSync(dir, { recursive: true });
+  // Not recursive: the parent group exists, and Node's recursive mkdir spins forever where a
+  // missing parent answers ENOENT to its own mkdir (as /proc does). A leftover group is reused.
+  try {
+    mkdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
   try {
     writeFileSync(path.join(dir, parent.version === 2 ? 'memory.max' : 'memory.limit_in_bytes'), String(limitBytes));
     // v2 would otherwise let the slot spill into swap, where a frame crawls instead of failing.
