@@ -68,6 +68,7 @@ interface InstallResult {
 }
 
 const OPERATORS = [
+  'approve_previews',
   'cancel_estimate',
   'cancel_job',
   'check',
