@@ -35,7 +35,8 @@ describe('progress while rendering', () => {
     const { client } = e2e;
     const id = await submit(client, await buildFixture('basic'));
     expect((await validationOutcome(client, id)).status).toBe('validated');
-    await client.renderJob(id, tinyRender('1-12', { sampleCount: 256 }));
+    // In frame order (no previews first), so the frame in flight is always past the frames done.
+    await client.renderJob(id, { ...tinyRender('1-12', { sampleCount: 256 }), scheduling: { previewFrames: false } });
 
     const one: JobProgress[] = [];
     const listed: JobProgress[] = [];

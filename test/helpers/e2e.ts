@@ -198,7 +198,8 @@ export async function stoppedPartway(
   const id = await submit(e2e.client, file);
   const validated = await validationOutcome(e2e.client, id);
   if (validated.status !== 'validated') throw new Error(`the job did not validate: ${validated.status}`);
-  await e2e.client.renderJob(id, tinyRender('1-12', { sampleCount: 384 }));
+  // In frame order (no previews first): the stop must land inside a chunk that is still rendering.
+  await e2e.client.renderJob(id, { ...tinyRender('1-12', { sampleCount: 384 }), scheduling: { previewFrames: false } });
   const workDir = workDirOf(e2e.svc, id);
   await waitUntil(
     `${done} frames done`,

@@ -21,7 +21,8 @@ suite('task log on the job page', () => {
     const id = await submit(client, await buildFixture('basic'));
     expect((await validationOutcome(client, id)).status).toBe('validated');
     // Frames slow enough that a render task is still running when the page opens its log.
-    await client.renderJob(id, tinyRender('1-4', { sampleCount: 2048 }));
+    // No previews first: their one-frame chunks would end before the page follows their log.
+    await client.renderJob(id, { ...tinyRender('1-4', { sampleCount: 2048 }), scheduling: { previewFrames: false } });
     const chunk = await waitUntil(
       'a render task writing its log',
       async () =>
