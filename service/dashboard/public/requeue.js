@@ -2,6 +2,7 @@
 // job, "Re-render frames" with a frames field on a completed one (both then open the new job),
 // and the links both ways: the job this one is a requeue of, and the jobs requeued from it.
 import { api, ApiFailure } from './api.js';
+import { jobLink, postAction } from './job-action.js';
 
 const $ = (id) => document.getElementById(id);
 /** The job the controls act on, as last shown. */
@@ -9,14 +10,6 @@ let current = null;
 /** `id:status` whose lineage is on the page: it changes only when a job ends or is requeued. */
 let lineageFor = null;
 let reportError = () => {};
-
-function jobLink(id) {
-  const a = document.createElement('a');
-  a.href = `#/jobs/${encodeURIComponent(id)}`;
-  a.textContent = id;
-  a.dataset.jobId = id;
-  return a;
-}
 
 function lineageLine(className, words, link) {
   const p = document.createElement('p');
@@ -57,20 +50,9 @@ export function showRequeue(job, onError) {
 
 async function requeue(body, button) {
   if (!current) return;
-  button.disabled = true;
-  $('requeue-error').hidden = true;
-  try {
-    const job = await api('POST', `/jobs/${encodeURIComponent(current.id)}/requeue`, body);
-    location.hash = `#/jobs/${encodeURIComponent(job.id)}`;
-  } catch (err) {
-    if (err instanceof ApiFailure && err.status !== 401) {
-      const detail = err.body.details && err.body.details[0] ? err.body.details[0].message : '';
-      $('requeue-error').textContent = detail || err.message;
-      $('requeue-error').hidden = false;
-    } else reportError(err);
-  } finally {
-    button.disabled = false;
-  }
+  const path = `/jobs/${encodeURIComponent(current.id)}/requeue`;
+  const job = await postAction(path, body, { button, errorBox: $('requeue-error'), onError: reportError });
+  if (job) location.hash = `#/jobs/${encodeURIComponent(job.id)}`;
 }
 
 $('job-requeue').addEventListener('click', () => void requeue({}, $('job-requeue')));

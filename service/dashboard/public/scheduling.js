@@ -1,21 +1,13 @@
 // The scheduling part of a job's page (extension scheduling): its priority with a field to change
 // it, Pause / Resume, "Approve previews" while the approval gate holds the other frames, and what
 // the job waits for (links to the jobs it depends on). Shown for unfinished jobs only.
-import { api, ApiFailure } from './api.js';
+import { jobLink, postAction } from './job-action.js';
 
 const $ = (id) => document.getElementById(id);
 const TERMINAL = new Set(['completed', 'failed', 'canceled']);
 /** The job the controls act on, as last shown. */
 let current = null;
 let reportError = () => {};
-
-function jobLink(id) {
-  const a = document.createElement('a');
-  a.href = `#/jobs/${encodeURIComponent(id)}`;
-  a.textContent = id;
-  a.dataset.jobId = id;
-  return a;
-}
 
 function schedulingOf(job) {
   return job.scheduling ?? { priority: 50, paused: false, dependsOn: [], waitingFor: [], previews: null };
@@ -53,21 +45,15 @@ export function showScheduling(job, onError) {
 
 async function act(path, body, button) {
   if (!current) return;
-  button.disabled = true;
-  $('scheduling-error').hidden = true;
-  try {
-    const { data } = await api('POST', `/jobs/${encodeURIComponent(current.id)}/${path}`, body);
-    showScheduling(data, reportError);
-    $('priority-input').value = String(schedulingOf(data).priority);
-  } catch (err) {
-    if (err instanceof ApiFailure && err.status !== 401) {
-      const detail = err.body.details && err.body.details[0] ? err.body.details[0].message : '';
-      $('scheduling-error').textContent = detail || err.message;
-      $('scheduling-error').hidden = false;
-    } else reportError(err);
-  } finally {
-    button.disabled = false;
-  }
+  const errorBox = $('scheduling-error');
+  const answer = await postAction(`/jobs/${encodeURIComponent(current.id)}/${path}`, body, {
+    button,
+    errorBox,
+    onError: reportError,
+  });
+  if (!answer) return;
+  showScheduling(answer.data, reportError);
+  $('priority-input').value = String(schedulingOf(answer.data).priority);
 }
 
 $('priority-form').addEventListener('submit', (e) => {
