@@ -19,7 +19,8 @@ import { REPO_ROOT } from './lib/children.js';
 import { startCliService } from './lib/render-cli-service.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { consoleTable, markdownTable, verdict, writeResultsSection } from './lib/results.js';
-import { serviceVsBare, stepper, type Outcome, type Scene } from './lib/render-scenarios.js';
+import { serviceVsBare } from './lib/render-scenarios.js';
+import { stepper, type Outcome, type Scene } from './lib/render-scenario-kit.js';
 import { sandboxOverhead } from './lib/render-sandbox.js';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 9));

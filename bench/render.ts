@@ -15,15 +15,10 @@
 import { buildFixture } from '../test/helpers/fixtures.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { consoleTable, markdownTable, verdict, writeResultsSection } from './lib/results.js';
-import {
-  killMidJob,
-  otherModes,
-  serviceVsBare,
-  stepper,
-  twoWorkers,
-  type Outcome,
-  type Scene,
-} from './lib/render-scenarios.js';
+import { otherModes, serviceVsBare } from './lib/render-scenarios.js';
+import { stepper, type Outcome, type Scene } from './lib/render-scenario-kit.js';
+import { twoWorkers } from './lib/render-two-workers.js';
+import { killMidJob } from './lib/render-kill.js';
 
 /**
  * Rounds of the small job: one takes about 2 s, and this machine's speed drifts by 10% or more

@@ -4,9 +4,7 @@
 // file paths; the target says that costs at most 1% of a job.
 import { startRenderService, timedRender, validatedJob, type RenderService } from './render-jobs.js';
 import { median, verdict, type Row } from './results.js';
-import type { Outcome, Scene } from './render-scenarios.js';
-
-const s2 = (n: number) => n.toFixed(2);
+import { s2, type Outcome, type Scene } from './render-scenario-kit.js';
 
 export async function sandboxOverhead(name: string, s: Scene, rounds: number, target: number): Promise<Outcome> {
   const build = s.build ? { blenderPaths: [s.build], blenderFromPath: false } : {};
