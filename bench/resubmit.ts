@@ -24,7 +24,9 @@ import { createKey, startProxy, startService, ECHO_PORT, PING_PORT, type Proxy }
 import { loadNote, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { createNetns, type Netns } from './lib/netns.js';
 import { buildProject, writeRandomFile, type Project } from './lib/resubmit-project.js';
-import { DAEMON_SUFFIX, reportResubmit, requestSequence, type ModeResult } from './lib/resubmit-report.js';
+import { reportResubmit } from './lib/resubmit-report.js';
+import { DAEMON_SUFFIX, type ModeResult } from './lib/resubmit-checks.js';
+import { requestSequence } from './lib/resubmit-step-rows.js';
 import { runStep, type Drop, type StepResult, type Submitter } from './lib/resubmit-step.js';
 import type { RttResult } from './lib/rtt-probe.js';
 
