@@ -2,142 +2,23 @@
 // generated project folder, in the same run, plus the RSS growth of the process that packs.
 // Targets: at least as fast as `zip -r -6`, RSS growth < 100 MB. Not a test; `npm run bench:pack`
 // (BENCH_PACK_MB, BENCH_ROUNDS change the size and rounds; BENCH_NOTE adds a line to the results).
-// The packer runs in a child process (this file with --child) so its RSS is its own.
+// The packer runs in a child process (lib/pack-child.ts) so its RSS is its own.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomFillSync } from 'node:crypto';
-import { createReadStream, readFileSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { atExit, cpuTimes, REPO_ROOT, rssBytes, track } from './lib/children.js';
 import { loadNote, machineMarkdown, otherLoadMeter, quietCheck } from './lib/machine.js';
 import { consoleTable, fmt, markdownTable, median, verdict, writeResultsSection, type Row } from './lib/results.js';
+import type { ChildAnswer, ChildRequest } from './lib/pack-child.js';
+import { generate, warm } from './lib/pack-project-gen.js';
 
 const TOTAL = Number(process.env.BENCH_PACK_MB ?? 1024) * 1024 * 1024;
 const ROUNDS = Math.max(2, Number(process.env.BENCH_ROUNDS ?? 3));
 const TARGET_RSS = 100e6;
-const MiB = 1024 * 1024;
 const MB = 1e6;
-
-interface ChildRequest {
-  dir: string;
-  zipPath: string;
-}
-interface ChildAnswer {
-  seconds: number;
-  bytes: number;
-  fileCount: number;
-}
-
-/** Child mode: waits for folders to pack, packs each with packFolder, answers the time it took. */
-async function child(): Promise<void> {
-  const { packFolder } = await import('../daemon/pack/pack-project.js');
-  const archiver: string = 'archiver'; // a variable keeps tsc from looking for declarations archiver lacks
-  await import(archiver); // loaded before the baseline, as in a daemon that has packed before
-  process.on('message', (req: ChildRequest) => {
-    const t0 = performance.now();
-    packFolder(req.dir, { zipPath: req.zipPath, createdBy: 'bench' }).then(
-      (out) =>
-        process.send!({
-          seconds: (performance.now() - t0) / 1000,
-          bytes: out.bytes,
-          fileCount: out.fileCount,
-        } satisfies ChildAnswer),
-      (err: unknown) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
-  });
-  process.once('disconnect', () => process.exit(0));
-  process.send!('ready');
-}
-
-/** Deterministic-enough text like an .obj export: one block per seed, 1 MiB. */
-function textBlock(seed: number): Buffer {
-  const lines: string[] = [];
-  let size = 0;
-  for (let i = 0; size < MiB; i++) {
-    const r = Math.random;
-    const line =
-      i % 5 === 4
-        ? `f ${i} ${i + 1} ${i + 2 + seed}\n`
-        : `v ${(r() * 20 - 10).toFixed(6)} ${(r() * 20 - 10).toFixed(6)} ${(r() * 4).toFixed(6)}\n`;
-    lines.push(line);
-    size += line.length;
-  }
-  return Buffer.from(lines.join('')).subarray(0, MiB);
-}
-
-/** Binary mesh-like data: sequential int32 indices and smooth float32 positions (compresses, but less than text). */
-function meshBlock(seed: number): Buffer {
-  const buf = Buffer.alloc(MiB);
-  for (let i = 0; i < MiB / 16; i++) {
-    buf.writeInt32LE(i * 3 + seed, i * 16);
-    buf.writeFloatLE(Math.sin(i / 500 + seed) * 4, i * 16 + 4);
-    buf.writeFloatLE(Math.cos(i / 700) * 4, i * 16 + 8);
-    buf.writeFloatLE(Math.round(Math.random() * 64) / 64, i * 16 + 12);
-  }
-  return buf;
-}
-
-/** Writes `size` bytes to `file` from `next()` blocks. */
-async function writeBlocks(file: string, size: number, next: (i: number) => Buffer): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const fh = await open(file, 'wx');
-  try {
-    for (let done = 0, i = 0; done < size; i++) {
-      const b = next(i);
-      const chunk = b.subarray(0, Math.min(b.length, size - done));
-      await fh.write(chunk);
-      done += chunk.length;
-    }
-  } finally {
-    await fh.close();
-  }
-}
-
-/**
- * Half compressible (a .blend-like file, .obj text, binary mesh caches, many small text files),
- * half incompressible (random bytes named .png and .exr). Returns the file count.
- */
-async function generate(dir: string, total: number): Promise<number> {
-  const half = total / 2;
-  const texts = Array.from({ length: 8 }, (_, i) => textBlock(i));
-  const meshes = Array.from({ length: 4 }, (_, i) => meshBlock(i));
-  const pick = <T>(xs: T[], i: number): T => xs[(i * 7 + 3) % xs.length]!;
-  let files = 0;
-  const add = async (rel: string, size: number, next: (i: number) => Buffer) => {
-    await writeBlocks(path.join(dir, rel), size, next);
-    files++;
-  };
-  // The .blend interleaves structured binary and text-like blocks, as a saved scene does.
-  await add('scene.blend', half / 8, (i) =>
-    i === 0 ? Buffer.concat([Buffer.from('BLENDER-v304'), pick(meshes, i)]) : i % 2 ? pick(texts, i) : pick(meshes, i),
-  );
-  for (let n = 0; n < 4; n++) await add(`meshes/prop_${n}.obj`, half / 8, (i) => pick(texts, i + n));
-  for (let n = 0; n < 2; n++) await add(`cache/sim_${n}.bin`, half / 8, (i) => pick(meshes, i + n));
-  const small = half / 8 / 1024;
-  for (let n = 0; n < 1024; n++)
-    await add(`scripts/s${Math.floor(n / 64)}/note_${n}.txt`, small, (i) =>
-      pick(texts, i + n).subarray((n * 997) % 4096),
-    );
-  const noise = Buffer.alloc(8 * MiB);
-  const random = () => randomFillSync(noise);
-  for (let n = 0; n < 48; n++) await add(`textures/tex_${n}.png`, (half * 3) / 4 / 48, random);
-  for (let n = 0; n < 8; n++) await add(`textures/hdri_${n}.exr`, half / 4 / 8, random);
-  return files;
-}
-
-/** Reads every file once so both tools start from the same, warm page cache. */
-async function warm(dir: string): Promise<void> {
-  const { walkFiles } = await import('../daemon/pack/expand.js');
-  const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
-  for (const f of (await walkFiles(dir)).files) await pipeline(createReadStream(f, { highWaterMark: MiB }), sink());
-}
 
 /** CPU seconds of this process's reaped children (Linux /proc; USER_HZ 100). */
 function childCpu(): number {
@@ -159,7 +40,7 @@ async function runZip(dir: string, out: string): Promise<{ seconds: number; cpu:
 
 async function startPacker(): Promise<{ proc: ChildProcess; ask: (req: ChildRequest) => Promise<ChildAnswer> }> {
   const proc = track(
-    spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child'], {
+    spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/pack-child.ts', import.meta.url))], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     }),
@@ -291,14 +172,7 @@ ${markdownTable(summary)}
   console.log(`\nwrote bench/RESULTS.md; overall ${verdict(speed >= 1 && maxGrowth < TARGET_RSS)}`);
 }
 
-if (process.argv.includes('--child')) {
-  child().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
