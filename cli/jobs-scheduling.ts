@@ -27,6 +27,7 @@ export function schedulingLine(job: Job): string | undefined {
   if (s.paused) parts.push('paused');
   if (s.waitingFor.length) parts.push(`waiting for ${s.waitingFor.join(', ')}`);
   if (s.previews?.gate === 'waiting') parts.push(`previews ${s.previews.frames.join(', ')} await approval`);
+  if (s.requiredTags?.length) parts.push(`requires tags ${s.requiredTags.join(', ')}`);
   return `scheduling: ${parts.join(', ')}`;
 }
 

@@ -72,6 +72,7 @@ export function registerJobsCommands(program: Command): void {
       );
     const scheduled = schedulingLine(job);
     if (scheduled) out.line(scheduled);
+    if (job.placement) out.line(`placement: ${job.placement.reason} (since ${job.placement.since})`);
     if (job.failedReason)
       out.line(`failed: ${job.failedReason.name}: ${String(job.failedReason.errorDetails.message ?? '')}`);
     if (job.status === 'completed') out.line(`download: renderbridge jobs download ${job.id}`);

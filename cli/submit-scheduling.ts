@@ -1,8 +1,11 @@
 // The scheduling options of `renderbridge submit` (extension scheduling): priority, preview frames
-// first, the approval gate and the jobs to wait for. Unset, nothing is sent and the service's
-// defaults apply (priority 50, previews first, no gate, waiting for nothing).
+// first, the approval gate, the jobs to wait for and the worker tags required. Unset, nothing is
+// sent and the service's defaults apply (priority 50, previews first, no gate, waiting for nothing,
+// any worker).
 import type { Command } from 'commander';
-import type { SchedulingRequest } from '../shared/api/scheduling.js';
+import { MAX_REQUIRED_TAGS, WORKER_TAG_PATTERN, type SchedulingRequest } from '../shared/api/scheduling.js';
+import { CliError } from './errors.js';
+import { EXIT } from './exit-codes.js';
 import { parsePriority } from './jobs-scheduling.js';
 
 export interface SchedulingOptions {
@@ -14,6 +17,34 @@ export interface SchedulingOptions {
   approvePreviews?: boolean;
   /** Job ids to wait for (--after, repeatable). Default none. */
   after: string[];
+  /** Worker tags the job needs (--require-tag, repeatable). Default none: any worker. */
+  requireTag: string[];
+}
+
+/** Comma-separated values of a repeatable option, added to the earlier ones. */
+function list(v: string, prev: string[]): string[] {
+  return [
+    ...prev,
+    ...v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ];
+}
+
+/** --require-tag: checked here, so a bad tag is a usage error before anything is packed or uploaded. */
+function requiredTag(v: string, prev: string[]): string[] {
+  const tags = [...new Set(list(v, prev))];
+  const bad = tags.find((t) => !WORKER_TAG_PATTERN.test(t));
+  if (bad !== undefined) {
+    throw new CliError(
+      `"${bad}" is not a worker tag: use letters, digits and . _ : / - (e.g. gpu:a4000, site:paris), ` +
+        'at most 64 characters',
+      EXIT.USAGE,
+    );
+  }
+  if (tags.length > MAX_REQUIRED_TAGS) throw new CliError(`at most ${MAX_REQUIRED_TAGS} required tags`, EXIT.USAGE);
+  return tags;
 }
 
 export function withSchedulingOptions(cmd: Command): Command {
@@ -27,13 +58,13 @@ export function withSchedulingOptions(cmd: Command): Command {
     .option(
       '--after <job>',
       'start only once this job of the workspace has completed; fail if it fails (repeatable)',
-      (v: string, prev: string[]) => [
-        ...prev,
-        ...v
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      ],
+      list,
+      [],
+    )
+    .option(
+      '--require-tag <tag>',
+      'render only on workers that have this tag, e.g. gpu:a4000 or site:paris (repeatable)',
+      requiredTag,
       [],
     );
 }
@@ -45,6 +76,7 @@ export function schedulingFrom(o: Partial<SchedulingOptions>): SchedulingRequest
     ...(o.previewFrames === false ? { previewFrames: false } : {}),
     ...(o.approvePreviews ? { approvePreviews: true } : {}),
     ...(o.after?.length ? { dependsOn: o.after } : {}),
+    ...(o.requireTag?.length ? { requiredTags: o.requireTag } : {}),
   };
   return Object.keys(s).length ? s : undefined;
 }

@@ -28,7 +28,8 @@ def settings_body(context):
     return submit_body.build_settings(
         frames=frames, camera=rb.camera.name if rb.camera else '', view_layer=rb.view_layer,
         output_format='' if fmt == 'SCENE' else fmt, video=video, notes=rb.notes,
-        priority=rb.priority, preview_frames=rb.preview_frames)
+        priority=rb.priority, preview_frames=rb.preview_frames,
+        required_tags=submit_body.parse_required_tags(rb.required_tags))
 
 
 class _Submit:

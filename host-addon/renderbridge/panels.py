@@ -43,6 +43,7 @@ def draw_settings(layout, scene):
     row = col.row()
     row.prop(rb, 'priority')
     row.prop(rb, 'preview_frames')
+    col.prop(rb, 'required_tags')
     sub = layout.box()
     head = sub.row()
     head.label(text='Add-ons to bundle')

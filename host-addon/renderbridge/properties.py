@@ -51,6 +51,10 @@ class RENDERBRIDGE_PG_settings(bpy.types.PropertyGroup):
     preview_frames: bpy.props.BoolProperty(
         name='Preview frames first', default=True,
         description='Render the first, middle and last frames before the others, to spot a problem early')
+    required_tags: bpy.props.StringProperty(
+        name='Required tags',
+        description='Worker tags the job needs, separated by commas (e.g. gpu:a4000, site:paris); '
+                    'only workers with every one render it. Empty: any worker')
     addons: bpy.props.CollectionProperty(type=RENDERBRIDGE_PG_addon)
 
 

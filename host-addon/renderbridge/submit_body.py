@@ -25,12 +25,28 @@ def parse_frame_ranges(text):
 
 
 DEFAULT_PRIORITY = 50
+# shared/api/scheduling.ts's WORKER_TAG_PATTERN and MAX_REQUIRED_TAGS: a bad tag is told here, in the
+# panel, rather than as the farm's VALIDATION_ERROR after the upload.
+WORKER_TAG = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$')
+MAX_REQUIRED_TAGS = 16
+
+
+def parse_required_tags(text):
+    """`"gpu:a4000, site:paris"` -> `['gpu:a4000', 'site:paris']` (empty: none); ValueError naming a bad tag."""
+    tags = list(dict.fromkeys(t for t in re.split(r'[\s,;]+', text.strip()) if t))
+    for t in tags:
+        if not WORKER_TAG.match(t):
+            raise ValueError(f'"{t}" is not a worker tag: use letters, digits and . _ : / - '
+                             '(e.g. gpu:a4000, site:paris), at most 64 characters.')
+    if len(tags) > MAX_REQUIRED_TAGS:
+        raise ValueError(f'At most {MAX_REQUIRED_TAGS} required tags.')
+    return tags
 
 
 def build_settings(frames=None, camera='', view_layer='', output_format='', video=None, notes='',
-                   priority=DEFAULT_PRIORITY, preview_frames=True):
+                   priority=DEFAULT_PRIORITY, preview_frames=True, required_tags=()):
     """The SubmitSettings body; empty values are left out (the file's own settings apply), and so is
-    `scheduling` while priority and previews are the farm's defaults (a farm without the scheduling
+    `scheduling` while priority, previews and required tags are the farm's defaults (a farm without the scheduling
     extension then gets exactly what it always got)."""
     settings = {}
     scheduling = {}
@@ -38,6 +54,8 @@ def build_settings(frames=None, camera='', view_layer='', output_format='', vide
         scheduling['priority'] = int(priority)
     if not preview_frames:
         scheduling['previewFrames'] = False
+    if required_tags:
+        scheduling['requiredTags'] = list(required_tags)
     if scheduling:
         settings['scheduling'] = scheduling
     if frames:

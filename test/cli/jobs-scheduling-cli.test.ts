@@ -99,4 +99,33 @@ describe('renderbridge submit with scheduling options', () => {
     const done = await client.waitForStatus(id, ['completed', 'failed'], { intervalMs: 200, timeoutMs: 120_000 });
     expect(done.status).toBe('completed');
   }, 300_000);
+
+  it('sends --require-tag; the job says no live worker has the tags, and a bad tag is a usage error', async () => {
+    const blend = await buildFixture('basic');
+    const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
+    const bad = await cli(['submit', blend, '--require-tag', 'gpu a4000', '--no-wait']);
+    expect(bad.code).toBe(EXIT.USAGE);
+    expect(bad.stderr).toContain('"gpu a4000" is not a worker tag');
+    const r = await cli([
+      ...['submit', blend, '--frames', '1', '--require-tag', 'site:nowhere,gpu:none'],
+      ...['--require-tag', 'site:nowhere', '--no-wait', '--json'],
+    ]);
+    expect(r.code, r.stderr).toBe(EXIT.OK);
+    const id = (JSON.parse(r.stdout) as { submission: { jobId: string } }).submission.jobId;
+    // The test's worker has no tags: it leaves the frame and says why on the job.
+    const waiting = await waitUntil(
+      'the placement notice',
+      async () => {
+        const j = await client.getJob(id);
+        return j.placement?.reason ? j : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 200 },
+    );
+    expect(waiting.scheduling?.requiredTags).toEqual(['site:nowhere', 'gpu:none']);
+    expect(waiting.placement?.reason).toBe('no live worker has tag site:nowhere, gpu:none');
+    const shown = await cli(['jobs', 'show', id]);
+    expect(shown.stdout).toContain('requires tags site:nowhere, gpu:none');
+    expect(shown.stdout).toContain('placement: no live worker has tag site:nowhere, gpu:none');
+    await client.cancelJob(id);
+  }, 180_000);
 });

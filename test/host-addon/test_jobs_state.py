@@ -139,6 +139,18 @@ class SubmitBodyTests(unittest.TestCase):
         self.assertNotIn('scheduling', submit_body.build_settings(frames=['1'], priority=50, preview_frames=True))
         self.assertEqual(submit_body.build_settings(priority=80)['scheduling'], {'priority': 80})
         self.assertEqual(submit_body.build_settings(preview_frames=False)['scheduling'], {'previewFrames': False})
+        self.assertEqual(submit_body.build_settings(required_tags=['gpu:a4000'])['scheduling'],
+                         {'requiredTags': ['gpu:a4000']})
+
+    def test_required_tags(self):
+        self.assertEqual(submit_body.parse_required_tags(''), [])
+        self.assertEqual(submit_body.parse_required_tags(' gpu:a4000, site:paris;gpu:a4000 '),
+                         ['gpu:a4000', 'site:paris'])
+        for bad, why in (('gpu a4000!', 'not a worker tag'), ('-gpu', 'not a worker tag'),
+                         (','.join(f't{i}' for i in range(17)), 'At most 16')):
+            with self.assertRaises(ValueError) as ctx:
+                submit_body.parse_required_tags(bad)
+            self.assertIn(why, str(ctx.exception))
 
     def test_missing_files_by_pattern(self):
         with tempfile.TemporaryDirectory() as tmp:
