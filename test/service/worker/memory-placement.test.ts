@@ -4,25 +4,24 @@
 // one machine are not packed past its memory, and tags keep a job to the workers that have them.
 // The runtime, queue and job store are the real ones; the handlers stand in for Blender and throw
 // what a real run throws (no GPU is lent here; the real cgroup kill is test/e2e/out-of-memory.test.ts).
-import pino from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlenderCrashError } from '../../../blender/errors.js';
 import type { JobRecord } from '../../../service/ports/jobs.js';
 import { FatalTaskError } from '../../../service/worker/runtime/outcomes.js';
 import type { Slot } from '../../../service/worker/runtime/devices.js';
 import { MemoryFit, type FarmSlot } from '../../../service/worker/runtime/memory-fit.js';
 import { Placement } from '../../../service/worker/runtime/placement.js';
-import { WorkerRuntime, type TaskHandler } from '../../../service/worker/runtime/runtime.js';
+import type { TaskHandler } from '../../../service/worker/runtime/runtime.js';
 import { createJob } from '../../helpers/flow.js';
 import { api } from '../../helpers/http.js';
+import { farmRuntime, stopFarmRuntimesAfterEach, until } from '../../helpers/runtime-farm.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 
 const GiB = 2 ** 30;
 let svc: TestService;
 beforeAll(async () => (svc = await startTestService()));
 afterAll(() => svc.close());
-const started: WorkerRuntime[] = [];
-afterEach(async () => void (await Promise.all(started.splice(0).map((r) => r.stop()))));
+stopFarmRuntimesAfterEach();
 
 /** A worker with one render slot of `slot`'s kind and memory, on the test service's queue. */
 function worker(
@@ -42,30 +41,13 @@ function worker(
     notice: async (jobId, reason) =>
       void (await jobs.update(jobId, { placement: reason ? { reason, since: new Date().toISOString() } : null })),
   });
-  const placement = new Placement({ queue, builds: [], fit });
-  const rt = new WorkerRuntime(
-    {
-      jobs,
-      queue,
-      log: pino({ level: 'silent' }),
-      placement,
-      memory: { fit, ownSlots: [slot.memoryBytes] },
-      ...(oomKills ? { oomKills: () => oomKills() } : {}),
-    },
-    [{ name: slot.id, kinds: ['render-chunk'], slot }],
-    { 'render-chunk': handler },
-    { workerName: name, workerId: name, pollMs: 20, heartbeatMs: 50, retryBaseMs: 10, refusalDelayMs: 40 },
-  );
-  started.push(rt);
-  return rt;
-}
-
-async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return farmRuntime(svc, {
+    name,
+    handler,
+    placement: new Placement({ queue, builds: [], fit }),
+    lane: { name: slot.id, slot },
+    deps: { memory: { fit, ownSlots: [slot.memoryBytes] }, ...(oomKills ? { oomKills: () => oomKills() } : {}) },
+  });
 }
 
 const gpuSlot: Slot = { id: 'gpu-GPU-1', kind: 'gpu', gpuUuids: ['GPU-1'], memoryBytes: 8 * GiB };

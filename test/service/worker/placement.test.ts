@@ -3,22 +3,21 @@
 // for a Blender version go only to workers that have it.
 // The runtime, queue and job store are the real ones; the handlers stand in for Blender.
 import pino from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../../service/ports/tasks.js';
 import type { BlenderBuild } from '../../../blender/builds.js';
 import { RetryableTaskError } from '../../../service/worker/runtime/outcomes.js';
 import { Placement } from '../../../service/worker/runtime/placement.js';
-import { WorkerRuntime, type TaskHandler } from '../../../service/worker/runtime/runtime.js';
+import type { TaskHandler, WorkerRuntime } from '../../../service/worker/runtime/runtime.js';
 import { createJob } from '../../helpers/flow.js';
 import { api } from '../../helpers/http.js';
+import { farmRuntime, stopFarmRuntimesAfterEach, until } from '../../helpers/runtime-farm.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 
 let svc: TestService;
 beforeAll(async () => (svc = await startTestService()));
 afterAll(() => svc.close());
-// A test that fails midway must not leave its workers claiming the next test's tasks.
-const started: WorkerRuntime[] = [];
-afterEach(async () => void (await Promise.all(started.splice(0).map((r) => r.stop()))));
+stopFarmRuntimesAfterEach();
 
 const build = (major: number, minor: number): BlenderBuild =>
   ({
@@ -36,38 +35,12 @@ function runtime(
   memoryGiB = 64,
   lines?: string[],
 ): WorkerRuntime {
-  const { jobs, queue } = svc.service.ports;
   const placement = new Placement(
-    { queue, builds },
+    { queue: svc.service.ports.queue, builds },
     { blocklistThreshold: threshold, totalMemoryBytes: memoryGiB * 2 ** 30 },
   );
-  const log = lines ? pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }) : pino({ level: 'silent' });
-  const rt = new WorkerRuntime(
-    { jobs, queue, log, placement },
-    [{ name: 'cpu', kinds: ['render-chunk'] }],
-    { 'render-chunk': handler },
-    // refusalDelayMs a multiple of pollMs: without the runtime's jitter the refusing worker's
-    // polls phase-lock onto the task's due time and the capable worker can starve.
-    {
-      workerName: name,
-      workerId: name,
-      pollMs: 20,
-      heartbeatMs: 50,
-      retryBaseMs: 10,
-      maxAttempts: 5,
-      refusalDelayMs: 40,
-    },
-  );
-  started.push(rt);
-  return rt;
-}
-
-async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const log = lines ? pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }) : undefined;
+  return farmRuntime(svc, { name, handler, placement, deps: log ? { log } : {}, options: { maxAttempts: 5 } });
 }
 
 /**
