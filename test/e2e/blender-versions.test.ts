@@ -6,13 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../shared/client/client.js';
 import type { Job } from '../../shared/api/job.js';
-import { createLogger } from '../../service/server.js';
-import { startWorker, type StartedWorker } from '../../service/worker/start.js';
+import type { StartedWorker } from '../../service/worker/start.js';
 import { testBuild, usableBuilds } from '../helpers/blender-builds.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { fetchBytes } from '../helpers/e2e.js';
 import { pngInfo } from '../helpers/png.js';
+import { namedWorker, startSideWorker } from '../helpers/side-worker.js';
 
 const builds = usableBuilds('the mixed-version farm');
 const roots = builds.filter((b) => b.kind === 'root');
@@ -25,23 +25,16 @@ beforeAll(async () => {
   // The service's own worker: only the machine's 3.4 (PATH).
   svc = await startTestService({
     workers: 1,
-    worker: { runtime: { heartbeatMs: 200, pollMs: 100, workerName: 'w34', workerId: 'w34' } },
+    worker: namedWorker('w34'),
   });
   client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
-  const ports = svc.service.ports;
   // A worker beside it (same machine, same data folder) with the newer builds and no PATH Blender.
-  second = await startWorker(
-    {
-      jobs: ports.jobs,
-      storage: ports.storage,
-      queue: ports.queue,
-      registry: ports.workers!.registry,
-      farm: ports.workers!.registry,
-    },
-    { ...svc.config, workers: 1, blenderPaths: roots.map((r) => r.path), blenderFromPath: false },
-    createLogger('silent'),
-    { runtime: { heartbeatMs: 200, pollMs: 100, workerName: 'wnew', workerId: 'wnew' } },
-  );
+  second = await startSideWorker(svc, 'wnew', {
+    ...svc.config,
+    workers: 1,
+    blenderPaths: roots.map((r) => r.path),
+    blenderFromPath: false,
+  });
 }, 180_000);
 afterAll(async () => {
   await second?.stop();

@@ -6,13 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../shared/client/client.js';
 import { FrameStatsPage } from '../../shared/api/frame-stats.js';
-import { createLogger } from '../../service/server.js';
 import { createSlotCgroup, ownMemoryCgroup } from '../../blender/memory-cgroup.js';
-import { startWorker, type StartedWorker } from '../../service/worker/start.js';
+import type { StartedWorker } from '../../service/worker/start.js';
 import { buildFixture } from '../helpers/fixtures.js';
 import { api } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { submit, tinyRender, validationOutcome, waitUntil } from '../helpers/e2e.js';
+import { namedWorker, startSideWorker } from '../helpers/side-worker.js';
 
 const SMALL = 500 * 2 ** 20;
 
@@ -49,7 +49,7 @@ describe.skipIf(why !== undefined).each(['chunked', 'warm'] as const)(
         slotMemoryBytes: SMALL,
         renderMode: mode,
         chunkFrames: 1,
-        worker: { runtime: { heartbeatMs: 200, pollMs: 100, workerName: 'small', workerId: 'small' } },
+        worker: namedWorker('small'),
       });
       client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
       heavy = await buildFixture('heavy');
@@ -84,20 +84,7 @@ describe.skipIf(why !== undefined).each(['chunked', 'warm'] as const)(
     it('retries a frame the kernel killed on a worker with more memory, where the job completes', async () => {
       const ports = svc.service.ports;
       // A worker beside it with the machine's memory (no --slot-memory), in the registry before the render.
-      big = await startWorker(
-        {
-          jobs: ports.jobs,
-          storage: ports.storage,
-          queue: ports.queue,
-          registry: ports.workers!.registry,
-          farm: ports.workers!.registry,
-          ...(ports.frameStats ? { frameStats: ports.frameStats } : {}),
-        },
-        // The same data folder (one machine): the service's worker finalizes what this one renders.
-        { ...withoutSlotMemory(svc.config), workers: 1 },
-        createLogger('silent'),
-        { runtime: { heartbeatMs: 200, pollMs: 100, workerName: 'big', workerId: 'big' } },
-      );
+      big = await startSideWorker(svc, 'big', { ...withoutSlotMemory(svc.config), workers: 1 });
       const call = api(svc.baseUrl, svc.apiKey);
       await waitUntil('the big worker in the registry', async () => {
         const r = await call('GET', '/workers');
