@@ -41,6 +41,22 @@ def session():
     return importlib.import_module(MODULE + '.session').current()
 
 
+def await_daemon(timeout=15):
+    """Pumps until the add-on has the daemon's health answer or gave up on it; the connection error, if any."""
+    s = session()
+    pump('the daemon health answer', lambda: s.health or s.connection_error, timeout)
+    return s.connection_error
+
+
+def activity(*names):
+    """The session's activity as the test reads it: the attributes `names` under camelCase keys (job_id as
+    jobId); None while there is none."""
+    a = session().activity
+    if a is None:
+        return None
+    return {n.split('_')[0] + ''.join(w.title() for w in n.split('_')[1:]): getattr(a, n) for n in names}
+
+
 def pump(what, probe, timeout):
     """Calls the add-on's tick (which drains the worker's results) until probe() is truthy."""
     s = session()

@@ -16,17 +16,10 @@ zip_path, result_path, frames = _addon.args()[:3]
 _addon.install_and_enable(zip_path)
 s = _addon.session()
 out = {}
-
-
-def activity():
-    a = s.activity
-    return {'mode': a.mode, 'step': a.step, 'message': a.message, 'error': a.error, 'jobId': a.job_id,
-            'packId': a.pack_id, 'outDir': a.out_dir, 'finished': a.finished}
-
+ACTIVITY = ('mode', 'step', 'message', 'error', 'job_id', 'pack_id', 'out_dir', 'finished')
 
 try:
-    _addon.pump('the daemon health answer', lambda: s.health or s.connection_error, 15)
-    out['connection_error'] = s.connection_error
+    out['connection_error'] = _addon.await_daemon()
     rb = bpy.context.scene.renderbridge
     rb.frame_mode = 'CUSTOM'
     rb.frame_ranges = frames
@@ -45,14 +38,14 @@ try:
 
     _addon.pump('the estimate to end', estimate_ended, 300)
     out['estimate_steps'] = steps
-    out['estimate_activity'] = activity()
+    out['estimate_activity'] = _addon.activity(*ACTIVITY)
     out['estimate'] = s.activity.estimate
     out['estimated_job'] = s.estimated.job_id if s.estimated else None
     out['panel'] = _addon.draw_all()['RENDERBRIDGE_PT_render']
 
     out['render_op'] = _addon.run_op(bpy.ops.renderbridge.render)
     _addon.pump('the render to end', lambda: s.activity.finished, 300)
-    out['render_activity'] = activity()
+    out['render_activity'] = _addon.activity(*ACTIVITY)
     folder = s.activity.out_dir
     out['files'] = sorted(os.listdir(folder)) if folder and os.path.isdir(folder) else []
     out['estimated_after'] = s.estimated is not None

@@ -17,17 +17,10 @@ zip_path, result_path, signals = _addon.args()[:3]
 _addon.install_and_enable(zip_path)
 s = _addon.session()
 out = {}
-
-
-def activity():
-    a = s.activity
-    return {'mode': a.mode, 'step': a.step, 'message': a.message, 'error': a.error, 'jobId': a.job_id,
-            'finished': a.finished, 'estimate': a.estimate}
-
+ACTIVITY = ('mode', 'step', 'message', 'error', 'job_id', 'finished', 'estimate')
 
 try:
-    _addon.pump('the daemon health answer', lambda: s.health or s.connection_error, 15)
-    out['connection_error'] = s.connection_error
+    out['connection_error'] = _addon.await_daemon()
     scene = bpy.context.scene
     scene.cycles.samples = 4000
     scene.render.resolution_x, scene.render.resolution_y, scene.render.resolution_percentage = 320, 240, 100
@@ -39,7 +32,7 @@ try:
     out['estimate_op'] = _addon.run_op(bpy.ops.renderbridge.estimate)
     _addon.pump('the estimate to sample', lambda: s.activity.finished or (
         s.activity.step == 'estimating' and s.activity.job_id), 300)
-    out['sampling'] = activity()
+    out['sampling'] = _addon.activity(*ACTIVITY)
     out['sampling_panel'] = _addon.draw_all()['RENDERBRIDGE_PT_render']
     if not s.activity.finished:
         with open(os.path.join(signals, 'job'), 'w') as f:
@@ -49,7 +42,7 @@ try:
         out['cancel_op'] = _addon.run_op(bpy.ops.renderbridge.cancel_estimate)
         out['canceling_message'] = s.activity.message
         _addon.pump('the canceled estimate to end', lambda: s.activity.finished, 120)
-    out['ended'] = activity()
+    out['ended'] = _addon.activity(*ACTIVITY)
     out['panel'] = _addon.draw_all()['RENDERBRIDGE_PT_render']
     out['estimated'] = s.estimated is not None
 finally:
