@@ -17,6 +17,7 @@ import { JobFeed } from './events/job-feed.js';
 import { blobCommitRoutes } from './routes/blob-commit.js';
 import { blobQueryRoutes, type BlobApiDeps } from './routes/blob-query.js';
 import { estimateRoutes } from './routes/estimate.js';
+import { farmShareRoutes } from './routes/farm-share.js';
 import { eventRoutes } from './routes/events.js';
 import { extensionRoutes } from './routes/extensions.js';
 import { frameStatsRoutes } from './routes/frame-stats.js';
@@ -117,6 +118,8 @@ export async function apiRoutes(api: FastifyInstance, o: ApiRoutesOptions): Prom
   // The estimate measures its frames as frame statistics do: it comes with them.
   if (deps.frameStats) await api.register(estimateRoutes, { ctx, ...(deps.workers ? { workers: deps.workers } : {}) });
   await api.register(thumbnailRoutes, { ctx, ...(deps.frameStats ? { frames: deps.frameStats } : {}) });
+  // The queue ahead and the farm's share need the registry's live slots.
+  if (deps.workers) await api.register(farmShareRoutes, { ctx, ...deps.workers, jobs: deps.jobs });
   if (deps.workers)
     await api.register(workerRoutes, {
       registry: deps.workers.registry,

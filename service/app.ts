@@ -35,6 +35,8 @@ import type { WorkerTokenAuth } from './ports/worker-tokens.js';
 import type { WorkerQueue } from './worker-api/task-routes.js';
 import type { WorkerRegistryReader, WorkerReporter } from './ports/workers.js';
 import type { QueueLoad } from './ports/tasks.js';
+import type { QueueOrder } from './ports/queue-order.js';
+import type { ShareWeights } from './ports/share-weights.js';
 import { readyzRoutes, type ReadinessDeps } from './routes/readyz.js';
 import { StreamGate } from './http/stream-gate.js';
 import { StorageQuota } from './http/storage-quota.js';
@@ -98,7 +100,10 @@ export interface AppDeps extends ServiceContext {
    * The worker registry and the queue's load (extension workers: GET /workers, and the worker
    * API's heartbeat route). Default none: the route is not offered.
    */
-  workers?: { registry: WorkerReporter & WorkerRegistryReader; queue: QueueLoad };
+  workers?: {
+    registry: WorkerReporter & WorkerRegistryReader;
+    queue: QueueLoad & QueueOrder & Pick<ShareWeights, 'shareWeights'>;
+  };
   /**
    * Per-worker tokens of the internal worker API (openStack provides them): with them, or with the
    * deprecated `config.workerToken`, the worker API is on. Default none: no worker API.

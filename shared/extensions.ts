@@ -74,7 +74,9 @@ export const EXTENSION_SUMMARIES: Readonly<Record<ExtensionName, string>> = {
     'by default), an optional approval gate after them (POST /jobs/{id}/approve-previews gives "go") and the ' +
     "jobs of the workspace to wait for (each must complete, else the job fails with DEPENDENCY_FAILED); a job's " +
     'priority changes while it has not finished, and it can be paused and resumed (running frames finish). ' +
-    'GET /jobs/{id} shows it all in `scheduling`.',
+    'GET /jobs/{id} shows it all in `scheduling`. GET /jobs/{id}/queue-ahead tells the frames and jobs claimed ' +
+    "before a job's next frame and the expected wait; GET /farm/share each workspace's weight, share of the " +
+    'busy render slots and frames waiting.',
   'job-tasks':
     'The tasks of a job (validation, planning, each render chunk with its frames, finalize) with state, ' +
     'worker, attempt, duration and exit reason.',

@@ -20,6 +20,7 @@ import { JobProgressWithEtaEnvelope } from './api/frame-stats.js';
 import { RenderJobBody } from './api/scheduling.js';
 import { EXTENSION_ROUTES } from './extension-routes.js';
 import { SCHEDULING_ROUTES } from './scheduling-routes.js';
+import { FARM_SHARE_ROUTES } from './farm-share-routes.js';
 import type { ErrorName } from './errors.js';
 
 export interface RouteDef {
@@ -178,6 +179,7 @@ export const ROUTES = {
   },
   ...EXTENSION_ROUTES,
   ...SCHEDULING_ROUTES,
+  ...FARM_SHARE_ROUTES,
 } as const satisfies Record<string, RouteDef>;
 
 /** Routes of the spec itself (no `extension`). */

@@ -1,5 +1,6 @@
 // The task queue, split by the role of whoever uses it: submitter (routes), leases (workers),
 // failure ledger (placement) and housekeeping (metrics, retention).
+import type { QueueOrder } from './queue-order.js';
 import type { ShareWeights } from './share-weights.js';
 
 /** Every kind of task, in the order a job needs them. */
@@ -157,6 +158,7 @@ export interface TaskQueue
     TaskRunReader,
     QueueLoad,
     TaskScheduling,
-    ShareWeights {
+    ShareWeights,
+    QueueOrder {
   close(): Promise<void>;
 }

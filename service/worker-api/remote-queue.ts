@@ -4,6 +4,7 @@
 // No ready signals: idle lanes find tasks by polling.
 import type { z } from 'zod';
 import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../ports/tasks.js';
+import type { GroupQueueLoad, QueueAheadCounts } from '../ports/queue-order.js';
 import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
 import { WORKER_API_PREFIX } from './contract.js';
 import { BoolAnswer, ClaimAnswer, CountAnswer, CountsAnswer, FailuresAnswer, TASK_ROUTES } from './task-contract.js';
@@ -118,6 +119,14 @@ export class RemoteTaskQueue implements TaskQueue {
 
   shareWeights(): Promise<Record<string, number>> {
     return notOffered('shareWeights');
+  }
+
+  queueAhead(): Promise<QueueAheadCounts | null> {
+    return notOffered('queueAhead');
+  }
+
+  groupLoads(): Promise<GroupQueueLoad[]> {
+    return notOffered('groupLoads');
   }
 
   async close(): Promise<void> {}

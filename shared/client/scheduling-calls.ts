@@ -1,6 +1,7 @@
 // The typed calls of the scheduling extension (see `hasExtension('scheduling')`): a job's
-// priority, pause and resume, and "go" after its preview frames. The render request's own
-// `scheduling` goes through `renderJob`. RenderJobClient (client.ts) inherits them.
+// priority, pause and resume, "go" after its preview frames, the queue ahead of it and the farm's
+// share. The render request's own `scheduling` goes through `renderJob`. RenderJobClient (client.ts) inherits them.
+import type { FarmShare, QueueAhead } from '../api/farm-share.js';
 import type { Job } from '../api/job.js';
 import { ExtensionCalls } from './extension-calls.js';
 import type { CallOptions } from './route-calls.js';
@@ -24,5 +25,15 @@ export class SchedulingCalls extends ExtensionCalls {
   /** `POST /jobs/{id}/approve-previews`: "go" for the frames after the previews of a gated render. */
   async approvePreviews(id: string, options?: CallOptions): Promise<Job> {
     return (await this.call('approvePreviews', { id, ...options })).data;
+  }
+
+  /** `GET /jobs/{id}/queue-ahead`: frames and jobs claimed before the job's next frame, and the expected wait. */
+  async getJobQueueAhead(id: string, options?: CallOptions): Promise<QueueAhead> {
+    return (await this.call('getJobQueueAhead', { id, ...options })).data;
+  }
+
+  /** `GET /farm/share`: each workspace's weight, share of the busy render slots and frames waiting. */
+  async getFarmShare(options?: CallOptions): Promise<FarmShare['data']> {
+    return (await this.call('getFarmShare', { ...options })).data;
   }
 }

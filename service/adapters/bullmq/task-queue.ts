@@ -15,6 +15,8 @@ import { closeRedis, connectRedis, redactError, redactRedisUrl, withDeadline } f
 import type { BullmqTaskQueueOptions } from './options.js';
 import { jobRuns, QueueScripts } from './scripts.js';
 import { kindCounts, queueCounts } from './counts.js';
+import { groupLoads, queueAhead } from './queue-order.js';
+import type { GroupQueueLoad, QueueAheadCounts } from '../../ports/queue-order.js';
 import { ReadySignal } from '../ready-signal.js';
 import { RedisSignalBus } from './signals.js';
 
@@ -241,6 +243,14 @@ export class BullmqTaskQueue implements TaskQueue {
   async shareWeights(): Promise<Record<string, number>> {
     const raw = await this.call('shareWeights', () => this.client.hgetall(`${this.keys.own}weights`));
     return Object.fromEntries(Object.entries(raw).map(([g, w]) => [g, Number(w)]));
+  }
+
+  queueAhead(jobId: string): Promise<QueueAheadCounts | null> {
+    return this.call('queueAhead', () => queueAhead(this.client, this.keys, jobId));
+  }
+
+  groupLoads(): Promise<GroupQueueLoad[]> {
+    return this.call('groupLoads', () => groupLoads(this.client, this.keys));
   }
 
   async close(): Promise<void> {

@@ -1,12 +1,21 @@
 import type { Kysely } from 'kysely';
 import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/tasks.js';
+import type { GroupQueueLoad, QueueAheadCounts } from '../../ports/queue-order.js';
 import type { DB } from './schema.js';
 import type { ReadySignal } from '../ready-signal.js';
 import { framesOf } from '../../domain/task-runs.js';
 import { TaskClaim, type ClaimPick } from './task-claim.js';
-import { chargeTime, setWeight, settleGroup, tagTask, weights } from './share-tags.js';
+import { chargeTime, guessedGroups, setWeight, settleGroup, tagTask, weights } from './share-tags.js';
 import { counts, countsByKind, jobTaskRuns, jobTasks } from './task-reads.js';
+import { groupLoads, queueAhead } from './queue-order.js';
 import { jobSched, pauseJob, requeuedState, resumeJob, setJobPriority } from './task-schedule.js';
+
+/** How a task's row ends an attempt (SqlTaskQueue.finish). */
+export interface FinishSet {
+  state: string | ReturnType<typeof requeuedState>;
+  last_error: string | null;
+  run_after?: number;
+}
 
 /**
  * The durable task queue's queries shared by the SQLite and PostgreSQL adapters. A claim is a
@@ -131,6 +140,14 @@ export abstract class SqlTaskQueue implements TaskQueue {
     return weights(this.db);
   }
 
+  queueAhead(jobId: string): Promise<QueueAheadCounts | null> {
+    return queueAhead(this.db, jobId);
+  }
+
+  groupLoads(): Promise<GroupQueueLoad[]> {
+    return groupLoads(this.db);
+  }
+
   async fail(
     taskId: string,
     workerId: string,
@@ -168,11 +185,7 @@ export abstract class SqlTaskQueue implements TaskQueue {
    * Only the worker holding the lease may finish a task: a late worker cannot undo a re-run. The
    * attempt's slot time is charged to the task's fair-share group.
    */
-  private async finish(
-    taskId: string,
-    workerId: string,
-    set: { state: string | ReturnType<typeof requeuedState>; last_error: string | null; run_after?: number },
-  ): Promise<void> {
+  protected async finish(taskId: string, workerId: string, set: FinishSet): Promise<void> {
     const now = this.now();
     const row = await this.db
       .updateTable('tasks')
@@ -180,11 +193,12 @@ export abstract class SqlTaskQueue implements TaskQueue {
       .where('id', '=', taskId)
       .where('worker_id', '=', workerId)
       .where('state', '=', 'running')
-      .returning(['kind', 'share_group', 'units', 'started_at'])
+      .returning(['kind', 'share_group', 'units', 'started_at', guessedGroups.as('guessed')])
       .executeTakeFirst();
     if (!row?.started_at || row.units <= 0) return;
     const seconds = (now - Date.parse(row.started_at)) / 1000;
-    await chargeTime(this.db, { kind: row.kind, shareGroup: row.share_group, units: row.units, seconds }, now);
+    const guessed = Number(row.guessed);
+    await chargeTime(this.db, { kind: row.kind, shareGroup: row.share_group, units: row.units, seconds, guessed }, now);
   }
 
   async cancelJob(jobId: string): Promise<number> {

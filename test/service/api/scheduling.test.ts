@@ -41,10 +41,17 @@ async function claimRenders(): Promise<string[]> {
 }
 
 describe('scheduling extension', () => {
-  it('is listed by GET /extensions with its four routes', async () => {
+  it('is listed by GET /extensions with its routes', async () => {
     const list = ExtensionList.parse((await call('GET', '/extensions')).body);
     const ext = list.data.extensions.find((e) => e.name === 'scheduling');
-    expect(ext?.routes.sort()).toEqual(['approvePreviews', 'pauseJob', 'resumeJob', 'setJobPriority']);
+    expect(ext?.routes.sort()).toEqual([
+      'approvePreviews',
+      'getFarmShare',
+      'getJobQueueAhead',
+      'pauseJob',
+      'resumeJob',
+      'setJobPriority',
+    ]);
   });
 
   it('gives a spec-only render the defaults: priority 50, previews first, waiting for nothing', async () => {

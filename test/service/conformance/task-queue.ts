@@ -11,6 +11,7 @@ import { taskLeasesConformance } from './task-queue/leases.js';
 import { taskSubmitterConformance } from './task-queue/submitter.js';
 import { taskRunReaderConformance } from './task-queue/task-runs.js';
 import { taskSchedulingConformance } from './task-queue/scheduling.js';
+import { queueOrderConformance } from './task-queue/queue-order.js';
 
 export function taskQueueConformance(name: string, open: () => Promise<QueueHarness<TaskQueue>>): void {
   describe(`TaskQueue conformance: ${name}`, () => {
@@ -21,5 +22,6 @@ export function taskQueueConformance(name: string, open: () => Promise<QueueHarn
     taskRunReaderConformance(open);
     queueLoadConformance(open);
     taskSchedulingConformance(open);
+    queueOrderConformance(open);
   });
 }
