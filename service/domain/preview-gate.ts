@@ -1,9 +1,13 @@
 // The approval gate of preview frames (extension scheduling, `approvePreviews`): the planner
 // enqueues the preview chunks and keeps the rest of the plan on the job; "go" (the approve route,
-// or the planner when go came first) enqueues it with the finalize task. Both sides build the
-// same tasks here, with ids derived from the job, so enqueueing twice adds nothing.
+// or the planner when go came first) enqueues it with the finalize task. Planning and "go" may run
+// at the same moment, on different machines: each side moves the gate only by its compare-and-set
+// (JobRecords.setPreviewGate), which also writes or reads the held chunks in the same write, so
+// exactly one side enqueues the rest. Both build the same tasks here, with ids derived from the
+// job, so a repeated "go" adds nothing.
 import type { Job } from '../../shared/api/job.js';
-import type { JobInternal } from '../ports/jobs.js';
+import type { JobInternal, JobRecord, JobRecords } from '../ports/jobs.js';
+import type { TaskSubmitter } from '../ports/tasks.js';
 import { scheduled } from './scheduling.js';
 import { newTasks, type TaskRequirements } from './tasks.js';
 
@@ -30,4 +34,23 @@ export function heldTasks(
   });
   const all = internal.render.chunkTaskIds.length ? internal.render.chunkTaskIds : chunks.map((c) => c.id);
   return [...chunks, scheduled(newTasks.finalize(job.id, all), job)];
+}
+
+/**
+ * "Go" after the previews: opens the gate and enqueues the chunks planning held. The open gate and
+ * the hold are read in one write: a hold written before it is enqueued here; planning that has not
+ * held yet finds the gate open at its own compare-and-set and enqueues every chunk itself. A repeat
+ * (or one after a crash between the write and the enqueues) enqueues the same task ids again, which
+ * the queue drops. Undefined when the job has no approval pending or given.
+ */
+export async function approvePreviews(
+  env: { jobs: Pick<JobRecords, 'getById' | 'setPreviewGate'>; queue: Pick<TaskSubmitter, 'enqueue'> },
+  jobId: string,
+): Promise<{ rec: JobRecord; enqueued: number } | undefined> {
+  const opened = await env.jobs.setPreviewGate(jobId, ['waiting'], { gate: 'approved' });
+  const rec = opened ?? (await env.jobs.getById(jobId));
+  if (!rec || rec.job.scheduling?.previews?.gate !== 'approved') return undefined;
+  const tasks = heldTasks(rec.job, rec.internal);
+  for (const t of tasks) await env.queue.enqueue(t);
+  return { rec, enqueued: tasks.length };
 }

@@ -10,6 +10,7 @@ import type { EstimateInternal } from '../domain/estimate-state.js';
 import type { JobMemory } from '../domain/job-memory.js';
 import type { RequestedConfig } from '../../shared/api/render-config.js';
 import type { PreviewHold } from '../domain/preview-gate.js';
+import type { PreviewGate } from '../../shared/api/scheduling.js';
 
 /** One stored output of a finished job, as the worker publishes it. */
 export interface OutputFile {
@@ -162,6 +163,19 @@ export interface JobRecords {
   /** Updates fields without a status change (outputs, analysis, normalizedSeconds, ...). */
   update(id: string, patch: JobPatch, internal?: Partial<JobInternal>): Promise<JobRecord | undefined>;
   /**
+   * Compare-and-set on the approval gate of the job's preview frames (extension scheduling): moves
+   * `scheduling.previews.gate` to `to.gate` (and its frames to `to.frames` when given), keeping the
+   * rest of the job's scheduling as it is at the write, with `internal` in the same write, only if
+   * the gate is one of `from` (`none` when the job has no previews yet). Returns the updated record,
+   * or undefined when the gate did not match or the job has no scheduling.
+   */
+  setPreviewGate(
+    id: string,
+    from: readonly PreviewGate[],
+    to: { gate: PreviewGate; frames?: number[] },
+    internal?: Partial<JobInternal>,
+  ): Promise<JobRecord | undefined>;
+  /**
    * Jobs whose outputs are due for deletion at `now` (scheduledForDeletionAt passed, not yet deleted), oldest first.
    */
   listExpired(now: Date, limit: number): Promise<JobRecord[]>;
@@ -193,4 +207,7 @@ export interface JobStore extends UploadStore, JobRecords, ProgressStore, JobRea
  * progress. Workers on other machines get this over the service's internal worker API, so only
  * the service writes job state.
  */
-export type WorkerJobStore = Pick<JobRecords, 'getById' | 'transition' | 'update'> & Pick<ProgressStore, 'setProgress'>;
+export type WorkerJobStore = Pick<JobRecords, 'getById' | 'transition' | 'update'> &
+  Pick<ProgressStore, 'setProgress'> &
+  // Absent only from views of the store that never plan a render (the estimate's): planning needs it.
+  Partial<Pick<JobRecords, 'setPreviewGate'>>;

@@ -9,7 +9,7 @@ import type { JobScheduling } from '../../shared/api/scheduling.js';
 import { ApiError } from '../http/api-error.js';
 import { requireAuth } from '../http/auth.js';
 import { presentJob } from '../domain/jobs.js';
-import { heldTasks } from '../domain/preview-gate.js';
+import { approvePreviews } from '../domain/preview-gate.js';
 import { initialScheduling } from '../domain/scheduling.js';
 import type { JobRecord } from '../ports/jobs.js';
 import type { ServiceContext } from '../context.js';
@@ -62,17 +62,11 @@ export const schedulingRoutes: FastifyPluginAsyncZod<ServiceContext> = async (ap
   const approve = ROUTES.approvePreviews;
   app.post(approve.path, { schema: { params: approve.params } }, async (req) => {
     const rec = await unfinished(requireAuth(req).workspaceId, req.params.id);
-    const previews = rec.job.scheduling?.previews;
-    if (previews?.gate !== 'waiting' && previews?.gate !== 'approved') {
-      throw new ApiError('PREVIEW_APPROVAL_NOT_PENDING', { metadata: { jobId: rec.job.id } });
-    }
-    const updated =
-      previews.gate === 'approved' ? rec : await write(rec, { previews: { ...previews, gate: 'approved' } });
-    // The held chunks, if planning has held them yet; if not, planning sees "go" and enqueues them itself.
-    const now = await loadJob(ctx, rec.job.workspaceId, rec.job.id);
-    const tasks = heldTasks(now.job, now.internal);
-    for (const t of tasks) await ctx.queue.enqueue(t);
-    if (tasks.length) ctx.events?.enqueued();
-    return answer(now.job.scheduling?.previews?.gate === 'approved' ? now : updated);
+    // The gate's own compare-and-set, never a write of the whole scheduling: planning may be
+    // writing the job's previews at this moment (domain/preview-gate.ts).
+    const approved = await approvePreviews(ctx, rec.job.id);
+    if (!approved) throw new ApiError('PREVIEW_APPROVAL_NOT_PENDING', { metadata: { jobId: rec.job.id } });
+    if (approved.enqueued) ctx.events?.enqueued();
+    return answer(approved.rec);
   });
 };

@@ -13,6 +13,8 @@
 //                                 the worker holds, whose requeue chain names :id (read only)
 //   POST /jobs/:id/transition  TransitionBody -> 200 { data: JobRecord | null } (null: status did not match)
 //   POST /jobs/:id/update      UpdateBody     -> 200 { data: JobRecord | null } (null: no such job)
+//   POST /jobs/:id/preview-gate PreviewGateBody -> 200 { data: JobRecord | null } (null: the gate was
+//                                 not one of `from`): the approval gate's compare-and-set (JobRecords.setPreviewGate)
 //   PUT  /jobs/:id/progress    JobProgress    -> 204 (jobId must equal :id)
 //   POST /jobs/:id/completed   (no body)      -> 204 after the service recorded the completion
 //                                                (onRenderComplete webhook); idempotent
@@ -25,6 +27,7 @@ import { z } from 'zod';
 import { Job, JobIdParams, JobStatus } from '../../shared/api/job.js';
 import { Uuid } from '../../shared/api/common.js';
 import { JobProgress } from '../../shared/api/progress.js';
+import { PreviewGate } from '../../shared/api/scheduling.js';
 import { WorkerInternalWire } from './internal-state.js';
 
 /** Where the internal API lives on the service, beside (never under) the public API prefix. */
@@ -73,6 +76,14 @@ export const UpdateBody = z.strictObject({
   internal: WorkerInternalWire.optional(),
 });
 export type UpdateBody = z.infer<typeof UpdateBody>;
+
+/** The approval gate's compare-and-set (extension scheduling): see JobRecords.setPreviewGate. */
+export const PreviewGateBody = z.strictObject({
+  from: z.array(PreviewGate).min(1).max(3),
+  to: z.strictObject({ gate: PreviewGate, frames: z.array(z.int()).max(100_000).optional() }),
+  internal: WorkerInternalWire.optional(),
+});
+export type PreviewGateBody = z.infer<typeof PreviewGateBody>;
 
 export const ProgressBody = JobProgress;
 
@@ -137,6 +148,7 @@ export const WORKER_ROUTES = {
   getJob: { method: 'GET', path: '/jobs/:id' },
   transition: { method: 'POST', path: '/jobs/:id/transition' },
   update: { method: 'POST', path: '/jobs/:id/update' },
+  previewGate: { method: 'POST', path: '/jobs/:id/preview-gate' },
   progress: { method: 'PUT', path: '/jobs/:id/progress' },
   completed: { method: 'POST', path: '/jobs/:id/completed' },
   heartbeat: { method: 'POST', path: '/workers/heartbeat' },

@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import type { JobProgress } from '../../shared/api/progress.js';
 import type { JobStatus } from '../../shared/job-status.js';
+import type { PreviewGate } from '../../shared/api/scheduling.js';
 import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports/jobs.js';
 import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
 import {
@@ -13,6 +14,7 @@ import {
   WORKER_API_PREFIX,
   WORKER_ROUTES,
   workerApiPath,
+  type PreviewGateBody,
   type TransitionBody,
 } from './contract.js';
 
@@ -72,6 +74,26 @@ export class RemoteWorkerJobs implements WorkerJobStore {
     const a = await this.api.call('POST', path, { patch, ...(internal ? { internal } : {}) });
     if (isJobNotFound(a)) return undefined;
     return toRecord(this.expect(a, 'POST', path, 200, MaybeRecordEnvelope).data);
+  }
+
+  /**
+   * The approval gate's compare-and-set through the service. A lost answer is settled as transition
+   * settles it: the job read again, and the gate already at `to` counts as done.
+   */
+  async setPreviewGate(
+    id: string,
+    from: readonly PreviewGate[],
+    to: { gate: PreviewGate; frames?: number[] },
+    internal?: Partial<JobInternal>,
+  ): Promise<JobRecord | undefined> {
+    const path = workerApiPath('previewGate', id);
+    const body = { from: [...from], to, ...(internal ? { internal } : {}) } as PreviewGateBody;
+    const a = await this.api.call('POST', path, body);
+    if (isJobNotFound(a)) return undefined;
+    const moved = toRecord(this.expect(a, 'POST', path, 200, MaybeRecordEnvelope).data);
+    if (moved || !a.uncertain) return moved;
+    const now = await this.getById(id);
+    return now?.job.scheduling?.previews?.gate === to.gate ? now : undefined;
   }
 
   async setProgress(p: JobProgress): Promise<void> {

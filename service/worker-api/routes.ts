@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { canTransition } from '../../shared/job-status.js';
 import { ApiError } from '../http/api-error.js';
-import type { JobPatch, JobRecord, WorkerJobStore } from '../ports/jobs.js';
+import type { JobPatch, JobRecord, JobRecords, WorkerJobStore } from '../ports/jobs.js';
 import type { RateLimiter } from '../ports/rate-limit.js';
 import type { TaskRunReader } from '../ports/tasks.js';
 import type { WorkerTokenAuth } from '../ports/worker-tokens.js';
@@ -13,6 +13,7 @@ import { makeWorkerAuthenticate, workerOf } from './auth.js';
 import {
   GetJobQuery,
   JobIdParams,
+  PreviewGateBody,
   ProgressBody,
   TransitionBody,
   UpdateBody,
@@ -36,7 +37,7 @@ export interface WorkerApiOptions {
   /** The deprecated farm-wide token (config.workerToken): not scoped to leases. Default none. */
   legacyToken?: string;
   /** The service's job store: the only writer of job state. */
-  jobs: WorkerJobStore;
+  jobs: WorkerJobStore & Pick<JobRecords, 'setPreviewGate'>;
   /** Who holds each task's lease (the task queue): what scopes a worker's token. */
   tasks: TaskRunReader;
   /** Each token's request budget, apart from tenants'. Default none: unlimited. */
@@ -114,6 +115,17 @@ export const workerApiRoutes: FastifyPluginAsyncZod<WorkerApiOptions> = async (a
       const rec = await scope.job(workerOf(req), req.params.id);
       const checked = req.body.internal ? checkWorkerInternal(rec.job, req.body.internal) : undefined;
       return { data: (await jobs.update(req.params.id, req.body.patch as JobPatch, checked)) ?? null };
+    },
+  );
+
+  app.post(
+    WORKER_ROUTES.previewGate.path,
+    { schema: { params: JobIdParams, body: PreviewGateBody }, bodyLimit: WORKER_API_BODY_LIMIT },
+    async (req) => {
+      const rec = await scope.job(workerOf(req), req.params.id);
+      const { from, to, internal } = req.body;
+      const checked = internal ? checkWorkerInternal(rec.job, internal) : undefined;
+      return { data: (await jobs.setPreviewGate(req.params.id, from, to, checked)) ?? null };
     },
   );
 

@@ -43,6 +43,7 @@ export type SchedulingRequest = z.infer<typeof SchedulingRequest>;
 
 /** Where the approval gate of a job's preview frames stands. */
 export const PreviewGate = z.enum(['none', 'waiting', 'approved']);
+export type PreviewGate = z.infer<typeof PreviewGate>;
 
 /**
  * The job's `scheduling` (extension scheduling), set when its render is asked for. The status stays

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { assertMove } from '../../domain/job-lifecycle.js';
 import type { JobProgress } from '../../../shared/api/progress.js';
 import type { JobStatus } from '../../../shared/job-status.js';
+import type { PreviewGate } from '../../../shared/api/scheduling.js';
 import {
   UploadClaimError,
   type JobInternal,
@@ -171,6 +172,20 @@ export abstract class SqlJobStore implements JobStore, RequeueStore {
 
   async update(id: string, patch: JobPatch, internal: Partial<JobInternal> = {}): Promise<JobRecord | undefined> {
     return this.write(id, (rec) => ({ status: rec.job.status, patch, internal }));
+  }
+
+  async setPreviewGate(
+    id: string,
+    from: readonly PreviewGate[],
+    to: { gate: PreviewGate; frames?: number[] },
+    internal: Partial<JobInternal> = {},
+  ): Promise<JobRecord | undefined> {
+    return this.write(id, (rec) => {
+      const s = rec.job.scheduling;
+      if (!s || !from.includes(s.previews?.gate ?? 'none')) return undefined;
+      const previews = { frames: to.frames ?? s.previews?.frames ?? [], gate: to.gate };
+      return { status: rec.job.status, patch: { scheduling: { ...s, previews } }, internal };
+    });
   }
 
   async listExpired(now: Date, limit: number): Promise<JobRecord[]> {

@@ -3,7 +3,7 @@
 // a missing texture in the first seconds. With the approval gate the rest waits on the job
 // (domain/preview-gate.ts) until "go".
 import { pickPreviewFrames } from '../../domain/scheduling.js';
-import { heldTasks, type PreviewHold } from '../../domain/preview-gate.js';
+import type { PreviewHold } from '../../domain/preview-gate.js';
 import { scheduled } from '../../domain/scheduling.js';
 import { newTasks, taskIds, type TaskRequirements } from '../../domain/tasks.js';
 import type { FrameChunk } from '../../domain/frame-ranges.js';
@@ -42,15 +42,19 @@ export async function planWithPreviews(
 /**
  * Enqueues the plan's chunks (previews first, so they are claimed first among the job's own) and
  * its finalize task, each with the job's priority and fair-share group; with the approval gate
- * still closed, only the previews, the rest kept on the job for "go".
+ * still closed, only the previews, the rest kept on the job for "go". The gate moves only by its
+ * compare-and-set, the hold in the same write: "go" landing while this runs either finds the hold
+ * (and enqueues it) or makes the hold's write fail (and the rest is enqueued here), never both.
  */
 export async function enqueuePlan(
-  env: { jobs: Pick<WorkerJobStore, 'getById' | 'update'>; queue: Pick<TaskSubmitter, 'enqueue'> },
+  env: { jobs: Pick<WorkerJobStore, 'getById' | 'setPreviewGate'>; queue: Pick<TaskSubmitter, 'enqueue'> },
   rec: JobRecord,
   p: PreviewPlan,
   requires: TaskRequirements,
 ): Promise<void> {
   const job = rec.job;
+  const setGate = env.jobs.setPreviewGate?.bind(env.jobs);
+  if (!setGate) throw new Error('planning needs a job store that sets the preview gate (setPreviewGate)');
   const ids = p.chunks.map((_, i) => taskIds.chunk(job.id, i));
   const chunkTask = (c: FrameChunk, index: number) =>
     scheduled(
@@ -59,28 +63,22 @@ export async function enqueuePlan(
     );
   // Fresh: the approve route may have written since planning read the job.
   const now = (await env.jobs.getById(job.id)) ?? rec;
-  const s = now.job.scheduling;
-  const gated = s?.previews?.gate === 'waiting' && p.previews.length > 0 && p.chunks.length > p.previews.length;
-  if (s) {
-    const gate: 'none' | 'approved' =
-      s.previews?.gate === 'approved' || (s.previews?.gate === 'waiting' && !gated) ? 'approved' : 'none';
-    const previews = { frames: p.previews, gate: gated ? ('waiting' as const) : gate };
-    await env.jobs.update(job.id, { scheduling: { ...s, previews } });
+  const gate = now.job.scheduling?.previews?.gate ?? 'none';
+  if (gate === 'waiting' && p.previews.length > 0 && p.chunks.length > p.previews.length) {
+    // The previews render whatever "go" does meanwhile: enqueued before the hold.
+    for (const [i, c] of p.chunks.slice(0, p.previews.length).entries()) await env.queue.enqueue(chunkTask(c, i));
+    const hold: PreviewHold = {
+      chunks: p.chunks.slice(p.previews.length).map((c, k) => [p.previews.length + k, c.start, c.end, c.step]),
+      requires,
+    };
+    if (await setGate(job.id, ['waiting'], { gate: 'waiting', frames: p.previews }, { previewHold: hold })) return;
+    // The gate is no longer waiting: "go" came since the read and found no hold, so the rest goes on here.
   }
-  if (!gated) {
-    for (const [i, c] of p.chunks.entries()) await env.queue.enqueue(chunkTask(c, i));
-    await env.queue.enqueue(scheduled(newTasks.finalize(job.id, ids), job));
-    return;
+  if (now.job.scheduling) {
+    // A waiting gate with nothing to hold back (the previews are the whole render) opens.
+    const to = gate === 'none' ? 'none' : 'approved';
+    await setGate(job.id, ['none', 'waiting', 'approved'], { gate: to, frames: p.previews });
   }
-  const hold: PreviewHold = {
-    chunks: p.chunks.slice(p.previews.length).map((c, k) => [p.previews.length + k, c.start, c.end, c.step]),
-    requires,
-  };
-  const held = await env.jobs.update(job.id, {}, { previewHold: hold });
-  for (const [i, c] of p.chunks.slice(0, p.previews.length).entries()) await env.queue.enqueue(chunkTask(c, i));
-  // "Go" may have come while the hold was written: the approve route found no hold then, so go on here.
-  const after = await env.jobs.getById(job.id);
-  if (held && after?.job.scheduling?.previews?.gate === 'approved') {
-    for (const t of heldTasks(after.job, after.internal)) await env.queue.enqueue(t);
-  }
+  for (const [i, c] of p.chunks.entries()) await env.queue.enqueue(chunkTask(c, i));
+  await env.queue.enqueue(scheduled(newTasks.finalize(job.id, ids), job));
 }
