@@ -1,67 +1,11 @@
+// The packer's layout (planLayout): which archive path each dependency and add-on gets, and the
+// remaps that make the scene find them there; the same whatever order the dependencies come in.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DaemonError } from '../../daemon/errors.js';
-import { mirrorPath, placePath, projectRoot } from '../../daemon/pack/archive-paths.js';
-import { planLayout, type ExpandedAddon, type ExpandedDependency } from '../../daemon/pack/layout.js';
-import type { CollectedDependencyInput } from '../../shared/pack/dependencies.js';
-import { dep } from './pack-helpers.js';
+import { planLayout, type ExpandedAddon } from '../../daemon/pack/layout.js';
+import { dep, found, layoutFailure } from './pack-helpers.js';
 
 const MAIN = '/home/ann/proj/shots/sh010.blend';
-
-/** A dependency whose files all exist (the file itself, or the given files for a pattern). */
-function found(d: CollectedDependencyInput, files?: string[]): ExpandedDependency {
-  return { dep: dep(d), files: files ?? [d.absolute], missing: [] };
-}
-
-function failure(fn: () => unknown): DaemonError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(DaemonError);
-    expect((err as DaemonError).code).toBe('PACK_FAILED');
-    return err as DaemonError;
-  }
-  throw new Error('expected PACK_FAILED');
-}
-
-describe('mirrorPath: the place of a file outside the project, below _external/', () => {
-  it('drops the leading slash of a POSIX path and normalises it', () => {
-    expect(mirrorPath('/mnt/assets/wood.png', path.posix)).toBe('mnt/assets/wood.png');
-    expect(mirrorPath('/mnt/assets/../lib/./x.blend', path.posix)).toBe('mnt/lib/x.blend');
-  });
-
-  it('turns drive letters, UNC shares and long-path prefixes into folders', () => {
-    expect(mirrorPath('C:\\maps\\a.png', path.win32)).toBe('C/maps/a.png');
-    expect(mirrorPath('c:/maps/b.png', path.win32)).toBe('C/maps/b.png');
-    expect(mirrorPath('\\\\server\\share\\tex\\a.png', path.win32)).toBe('UNC/server/share/tex/a.png');
-    expect(mirrorPath('\\\\?\\D:\\deep\\a.png', path.win32)).toBe('D/deep/a.png');
-    expect(mirrorPath('\\\\?\\UNC\\nas\\lib\\a.png', path.win32)).toBe('UNC/nas/lib/a.png');
-  });
-});
-
-describe('projectRoot', () => {
-  it('widens to the common folder of the main file and its own // targets only', () => {
-    const deps = [
-      dep({ path: '//../tex/wood.png', absolute: '/home/ann/proj/tex/wood.png', kind: 'image', blendFile: MAIN }),
-      // An absolute path and a library's own relative path never move the root.
-      dep({ path: '/mnt/lib/rock.png', absolute: '/mnt/lib/rock.png', kind: 'image', blendFile: MAIN }),
-      dep({ path: '//../../x.png', absolute: '/mnt/x.png', kind: 'image', blendFile: '/mnt/lib/props/props.blend' }),
-    ];
-    expect(projectRoot(MAIN, deps, path.posix)).toBe('/home/ann/proj');
-    expect(projectRoot(MAIN, deps.slice(1), path.posix)).toBe('/home/ann/proj/shots');
-  });
-
-  it('takes a cache folder itself, not its parent', () => {
-    const cache = dep({
-      path: '//../../cache',
-      absolute: '/home/ann/cache',
-      kind: 'cache',
-      pattern: 'directory',
-      blendFile: MAIN,
-    });
-    expect(projectRoot(MAIN, [cache], path.posix)).toBe('/home/ann');
-  });
-});
 
 describe('planLayout', () => {
   it(
@@ -254,123 +198,6 @@ describe('planLayout', () => {
     expect(b).toEqual(a);
   });
 
-  it('fails on two different files whose archive names differ only in letter case or Unicode form', () => {
-    const upper = '/home/ann/proj/shots/Wood.png';
-    const lower = '/home/ann/proj/shots/wood.png';
-    const err = failure(() =>
-      planLayout(
-        MAIN,
-        [
-          found({ path: '//Wood.png', absolute: upper, kind: 'image', blendFile: MAIN }),
-          found({ path: '//wood.png', absolute: lower, kind: 'image', blendFile: MAIN }),
-        ],
-        [],
-        {
-          pathApi: path.posix,
-          identity: (f) => f, // two files
-        },
-      ),
-    );
-    expect(err.message).toContain(upper);
-    expect(err.message).toContain(lower);
-    const nfd = '/home/ann/proj/shots/cafe\u0301.png';
-    const nfc = '/home/ann/proj/shots/caf\u00e9.png';
-    failure(() =>
-      planLayout(
-        MAIN,
-        [
-          found({ path: '//a', absolute: nfd, kind: 'image', blendFile: MAIN }),
-          found({ path: '//b', absolute: nfc, kind: 'image', blendFile: MAIN }),
-        ],
-        [],
-        {
-          pathApi: path.posix,
-          identity: (f) => f,
-        },
-      ),
-    );
-  });
-
-  it('stores one file reached by two spellings once, and remaps the other spelling to it', () => {
-    const a = '/home/ann/proj/shots/Wood.png';
-    const b = '/home/ann/proj/shots/wood.png';
-    const layout = planLayout(
-      MAIN,
-      [
-        found({ path: '//Wood.png', absolute: a, kind: 'image', blendFile: MAIN }),
-        found({ path: '//wood.png', absolute: b, kind: 'image', blendFile: MAIN }),
-      ],
-      [],
-      {
-        pathApi: path.posix,
-        identity: () => '1:42', // one inode
-      },
-    );
-    expect(layout.entries.map((e) => e.path)).toEqual(['Wood.png', 'sh010.blend']);
-    expect(layout.remaps).toEqual([{ from: '//wood.png', to: 'Wood.png', blendFile: 'sh010.blend' }]);
-  });
-
-  it('refuses names a zip cannot carry safely, naming the file', () => {
-    const back = '/home/ann/proj/shots/a\\b.png';
-    expect(
-      failure(() =>
-        planLayout(MAIN, [found({ path: '//x', absolute: back, kind: 'image', blendFile: MAIN })], [], {
-          pathApi: path.posix,
-        }),
-      ).message,
-    ).toContain(back);
-    const drive = '/home/ann/proj/shots/c:evil.png';
-    expect(
-      failure(() =>
-        planLayout(MAIN, [found({ path: '//x', absolute: drive, kind: 'image', blendFile: MAIN })], [], {
-          pathApi: path.posix,
-        }),
-      ).message,
-    ).toContain(drive);
-    // archiver strips a leading "word:" as if it were a drive: the entry would be stored under another name.
-    const colon = '/home/ann/proj/shots/take2:final.png';
-    expect(
-      failure(() =>
-        planLayout(MAIN, [found({ path: '//x', absolute: colon, kind: 'image', blendFile: MAIN })], [], {
-          pathApi: path.posix,
-        }),
-      ).message,
-    ).toContain('drive');
-    const ctrl = '/home/ann/proj/shots/a\nb.png';
-    failure(() =>
-      planLayout(MAIN, [found({ path: '//x', absolute: ctrl, kind: 'image', blendFile: MAIN })], [], {
-        pathApi: path.posix,
-      }),
-    );
-  });
-
-  it("leaves out a project file named like the packer's manifest, and fails when a file takes a folder's name", () => {
-    const own = '/home/ann/proj/shots/renderbridge-manifest.json';
-    const layout = planLayout(
-      MAIN,
-      [found({ path: '//renderbridge-manifest.json', absolute: own, kind: 'other', blendFile: MAIN })],
-      [],
-      { pathApi: path.posix },
-    );
-    expect(layout.entries.map((e) => e.path)).toEqual(['sh010.blend']);
-    expect(layout.skipped.map((s) => s.source)).toEqual([own]);
-    // The project has a file `_external/mnt`; an external /mnt/a.png needs that name as a folder.
-    const main = '/p/scene.blend';
-    failure(() =>
-      planLayout(
-        main,
-        [
-          found({ path: '//_external/mnt', absolute: '/p/_external/mnt', kind: 'other', blendFile: main }),
-          found({ path: '/mnt/a.png', absolute: '/mnt/a.png', kind: 'image', blendFile: main }),
-        ],
-        [],
-        {
-          pathApi: path.posix,
-        },
-      ),
-    );
-  });
-
   it('bundles folder add-ons under _addons/<module>/ and single-file ones as _addons/<module>.py', () => {
     const addons: ExpandedAddon[] = [
       {
@@ -407,7 +234,7 @@ describe('planLayout', () => {
       { id: 'quick', name: 'Quick', path: '_addons/quick.py', addonType: 'addon' },
       { id: 'rigtools', name: 'Rig Tools', path: '_addons/rigtools', addonType: 'addon' },
     ]);
-    failure(() =>
+    layoutFailure(() =>
       planLayout(
         MAIN,
         [],
@@ -415,18 +242,10 @@ describe('planLayout', () => {
         { pathApi: path.posix },
       ),
     );
-    failure(() =>
+    layoutFailure(() =>
       planLayout(MAIN, [], [{ ...addons[1]!, addon: { ...addons[1]!.addon, module: '../up' } }], {
         pathApi: path.posix,
       }),
-    );
-  });
-
-  it('places a path of the root itself as the empty path', () => {
-    expect(placePath('/home/ann/proj', '/home/ann/proj', path.posix)).toBe('');
-    expect(placePath('/home/ann/proj/a/b.png', '/home/ann/proj', path.posix)).toBe('a/b.png');
-    expect(placePath('/home/ann/project2/b.png', '/home/ann/proj', path.posix)).toBe(
-      '_external/home/ann/project2/b.png',
     );
   });
 });
