@@ -1,6 +1,7 @@
 // render_setup.py + render-invocation.ts against the real Blender: a finalConfig becomes settings,
 // a chunk renders through runBlender, and the files land where expectedFileNames says. The Blender
 // runs (about 1.5 s each) all start in beforeAll, two at a time; the tests assert on their results.
+// The pure parts without Blender: test/blender/render-invocation.test.ts.
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,82 +9,18 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FinalConfig } from '../../../shared/api/analysis.js';
 import type { RequestedConfig } from '../../../shared/api/render-config.js';
-import type { SceneMetadata } from '../../../shared/api/scene.js';
 import { expectedFileNames } from '../../../service/domain/expected-outputs.js';
-import { type RenderCapabilities, resolveFinalConfig } from '../../../service/domain/final-config.js';
+import { resolveFinalConfig } from '../../../service/domain/final-config.js';
 import { type BlenderRunResult, PYTHON_SCRIPT_EXIT_CODE, runBlender } from '../../../blender/run.js';
-import { type BuildForCapabilities, capabilitiesFor } from '../../../service/worker/runtime/devices.js';
+import { capabilitiesFor } from '../../../service/worker/runtime/devices.js';
 import { classifySavedPath, renderInvocation } from '../../../blender/render/render-invocation.js';
-import {
-  compositeFolders,
-  parseSetupLine,
-  type RenderSettings,
-  renderSettingsFrom,
-} from '../../../blender/render/render-settings.js';
+import { parseSetupLine, type RenderSettings, renderSettingsFrom } from '../../../blender/render/render-settings.js';
 import { parseDeviceLine } from '../../../blender/render/device-report.js';
 import { billedRun } from '../../../service/domain/normalized-seconds.js';
 import { buildFixture, type FixtureName } from '../../helpers/fixtures.js';
+import { CAPS, DEBIAN_BUILD, sceneOf } from '../../helpers/render-scenes.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
-/** What Debian's Blender 3.4 reports (devices.test.ts checks it against the real build). */
-const DEBIAN_BUILD: BuildForCapabilities = {
-  version: '3.4.1',
-  capabilities: { hasOpenImageDenoise: false, cyclesBackends: ['CUDA', 'HIP'], precompiledKernels: [] },
-};
-const CAPS: RenderCapabilities = capabilitiesFor(DEBIAN_BUILD, { gpus: [] });
-
-const sceneInfo = {
-  name: 'Scene',
-  is_active: true,
-  world: 'World',
-  unit_settings: { system: 'METRIC', scale_length: 1 },
-  gravity: [0, 0, -9.81],
-};
-const cam = (name: string, active: boolean) => ({
-  objectName: name,
-  dataName: name,
-  type: 'PERSP',
-  isSavedActive: active,
-});
-/** The fixtures' scene metadata, as the analysis reports it (only what rendering reads). */
-function sceneOf(fixture: FixtureName): SceneMetadata {
-  const base: SceneMetadata = {
-    scenes: [sceneInfo],
-    renderEngine: 'CYCLES',
-    resolution: [64, 48],
-    resolutionPercentage: 100,
-    samples: 4,
-    outputFormat: 'PNG',
-    renderFrameRange: [1, 4],
-    sceneCameras: [cam('Camera', true)],
-    activeViewLayer: 'ViewLayer',
-    denoisingEnabled: false,
-    useCompositing: true,
-    compositionNodeTreeEnabled: false,
-  };
-  if (fixture === 'basic')
-    return {
-      ...base,
-      renderFrameRange: [1, 24],
-      sceneCameras: [cam('CamA', true), cam('CamB', false)],
-      activeViewLayer: 'Main',
-    };
-  if (fixture === 'denoise') return { ...base, denoisingEnabled: true, denoiserType: 'OPENIMAGEDENOISE' };
-  if (fixture === 'compositor') {
-    const node = {
-      name: 'FileOut',
-      label: '',
-      base_path: '//fileout/',
-      format: 'PNG',
-      slots: [
-        { name: 'Image', path: 'beauty_' },
-        { name: 'mask', path: 'mask' },
-      ],
-    };
-    return { ...base, compositionNodeTreeEnabled: true, compositeOutputNodes: [node] };
-  }
-  return base;
-}
 
 interface Case {
   fixture: FixtureName;
@@ -349,71 +286,4 @@ describe('the device a chunk really used (RB_DEVICE, billed per run)', () => {
       { requested: 'CPU', device: 'CPU', gpus: 0 },
     ]);
   });
-});
-
-describe('device choice at the final-config level', () => {
-  it('CUDA asked on a machine without GPUs renders on the CPU, with a warning', () => {
-    expect(CAPS.gpuBackends).toEqual([]);
-    const { finalConfig } = resolveFinalConfig(
-      sceneOf('basic'),
-      {},
-      { colorManagementPreset: 'default', computeDeviceType: 'CUDA' },
-      CAPS,
-    );
-    expect(finalConfig.computeDeviceType).toBe('CPU');
-    expect(finalConfig.analysisWarnings?.map((w) => w.code)).toContain('DEVICE_UNAVAILABLE');
-    expect(renderSettingsFrom(finalConfig, { compositeDir: '/tmp/x' }).device).toEqual({ type: 'CPU' });
-  });
-});
-
-describe('render-invocation helpers (pure)', () => {
-  const dirs = { attemptDir: '/w/a1', compositeDir: '/w/a1/composite' };
-
-  it('classifySavedPath: composite first, camera next, anything outside rejected', () => {
-    expect(classifySavedPath('/w/a1/composite/FileOut/sub/x_0001.png', dirs)).toEqual({
-      kind: 'composite',
-      relativePath: 'FileOut/sub/x_0001.png',
-    });
-    expect(classifySavedPath('/w/a1/f_0001_L.png', dirs)).toEqual({ kind: 'camera', relativePath: 'f_0001_L.png' });
-    expect(() => classifySavedPath('/w/a2/f_0001.png', dirs)).toThrow(/outside/);
-    expect(() => classifySavedPath('/w/a1/../a2/f_0001.png', dirs)).toThrow(/outside/);
-    expect(() => classifySavedPath('/w/a1', dirs)).toThrow(/outside/);
-  });
-
-  it('pins GPUs by UUID with CUDA_VISIBLE_DEVICES, or HIP_VISIBLE_DEVICES for HIP; -t before -o', () => {
-    const chunk = { start: 5, end: 9, step: 2, frames: [5, 7, 9] };
-    const base = { sceneFile: '/w/s.blend', settingsFile: '/w/s.json', attemptDir: '/w/a1', chunk };
-    const cuda = renderInvocation({ ...base, gpuUuids: ['GPU-a', 'GPU-b'], deviceType: 'OPTIX', threads: 4 });
-    expect(cuda.env).toEqual({ CUDA_VISIBLE_DEVICES: 'GPU-a,GPU-b' });
-    expect(cuda.args).toEqual(['-t', '4', '-o', '/w/a1/f_####', '-s', '5', '-e', '9', '-j', '2', '-a']);
-    expect(cuda.preScriptArgs).toEqual([]);
-    expect(cuda.scriptArgs).toEqual(['--settings', '/w/s.json']);
-    expect(renderInvocation({ ...base, gpuUuids: ['0'], deviceType: 'HIP' }).env).toEqual({ HIP_VISIBLE_DEVICES: '0' });
-    expect(renderInvocation(base).env).toEqual({});
-    expect(() => renderInvocation({ ...base, attemptDir: '/w/take#1' })).toThrow(/#/);
-    expect(() => renderInvocation({ ...base, attemptDir: 'rel' })).toThrow(/absolute/);
-  });
-
-  it(
-    'compositeFolders: safe names, unique ignoring case; settings keep the file view layers unless one was ' + 'asked',
-    () => {
-      expect(compositeFolders(['a/b', 'a_b', 'A_B', '.hidden'])).toEqual(['a_b', 'a_b-2', 'A_B-3', 'f.hidden']);
-      const { finalConfig } = resolveFinalConfig(sceneOf('basic'), {}, { colorManagementPreset: 'aces' }, CAPS);
-      expect(finalConfig.activeViewLayer).toBe('Main');
-      const s = renderSettingsFrom(finalConfig, {
-        compositeDir: '/w/c',
-        requested: { colorManagementPreset: 'aces' },
-        addonPaths: ['/w/addons'],
-      });
-      expect(s.viewLayer).toBeUndefined();
-      expect(s).toMatchObject({
-        camera: 'CamA',
-        colorManagement: 'aces',
-        addons: { ids: [], paths: ['/w/addons'] },
-        device: { type: 'CPU' },
-      });
-      expect(renderSettingsFrom(finalConfig, { compositeDir: '/w/c' }).viewLayer).toBe('Main');
-      expect(() => renderSettingsFrom(finalConfig, { compositeDir: 'c' })).toThrow(/absolute/);
-    },
-  );
 });
