@@ -24,8 +24,11 @@ for _, bid in ipairs(redis.call('ZRANGEBYSCORE', B .. 'lease', '-inf', now, 'LIM
   else
     local q = Q .. k .. ':'
     local pttl = redis.call('PTTL', q .. bid .. ':lock')
-    if pttl > 0 then
-      redis.call('ZADD', B .. 'lease', now + pttl, bid)
+    -- PTTL is 0 for a lock with under a millisecond left, which still exists: BullMQ's sweep, a
+    -- round trip later, could find it and pass the job over, and with the lease entry gone and the
+    -- sweep rate-limited for its interval (30 s), nothing re-queued the task for that long.
+    if pttl >= 0 then
+      redis.call('ZADD', B .. 'lease', now + pttl + 1, bid)
     elseif redis.call('ZSCORE', q .. 'completed', bid) then
       settleDone(bid, now, {})
     elseif redis.call('ZSCORE', q .. 'failed', bid) then
