@@ -7,6 +7,7 @@ import { clearJobRows, showJobRow } from './jobs-view.js';
 import { startLive } from './live.js';
 import { initThumbnails } from './thumbs-view.js';
 import { clearWorkers, closeWorkers, openWorkers } from './workers-view.js';
+import { clearShare, closeShare, openShare } from './share-view.js';
 
 const $ = (id) => document.getElementById(id);
 let session = null;
@@ -46,6 +47,7 @@ function signedOut(reason) {
   closeJob();
   clearJobRows();
   clearWorkers();
+  clearShare();
   setConnection('offline');
   $('nav').hidden = true;
   $('sign-out').hidden = true;
@@ -79,11 +81,19 @@ async function route() {
   if (!session) return;
   if (location.hash === '#/workers') {
     closeJob();
+    closeShare();
     showView('workers');
     openWorkers(onError);
     return;
   }
   closeWorkers();
+  if (location.hash === '#/share') {
+    closeJob();
+    showView('share');
+    openShare(onError);
+    return;
+  }
+  closeShare();
   const m = /^#\/jobs\/([^/]+)$/.exec(location.hash);
   if (m) {
     showView('job');

@@ -1,7 +1,9 @@
 // The scheduling part of a job's page (extension scheduling): its priority with a field to change
 // it, Pause / Resume, "Approve previews" while the approval gate holds the other frames, and what
-// the job waits for (links to the jobs it depends on). Shown for unfinished jobs only.
+// the job waits for (links to the jobs it depends on), and the queue ahead of it (queue-ahead-view.js).
+// Shown for unfinished jobs only.
 import { jobLink, postAction } from './job-action.js';
+import { showQueueAhead } from './queue-ahead-view.js';
 
 const $ = (id) => document.getElementById(id);
 const TERMINAL = new Set(['completed', 'failed', 'canceled']);
@@ -21,6 +23,7 @@ export function showScheduling(job, onError) {
   const box = $('job-scheduling');
   box.hidden = TERMINAL.has(job.status);
   if (box.hidden) return;
+  showQueueAhead(job, onError);
   const s = schedulingOf(job);
   if (fresh) {
     $('scheduling-error').hidden = true;

@@ -4,8 +4,7 @@
 // workers: it enqueues the jobs' render tasks and reports a worker's busy slot to the registry.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FarmShare, QueueAheadEnvelope } from '../../../shared/api/farm-share.js';
-import type { Job } from '../../../shared/api/job.js';
-import { shareGroupOf } from '../../../service/domain/scheduling.js';
+import { queueChunks, reportBusyWorker } from '../../helpers/farm-share.js';
 import { createJob, type Call } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
@@ -21,67 +20,13 @@ beforeAll(async () => {
 });
 afterAll(() => svc?.close());
 
-/** Queues `n` one-frame render chunks of `job`, as its planning would. */
-async function chunks(job: Job, n: number, priority: number): Promise<void> {
-  for (let i = 0; i < n; i++)
-    await svc.service.ports.queue.enqueue({
-      id: `chunk:${job.id}:${i}`,
-      jobId: job.id,
-      kind: 'render-chunk',
-      payload: { frames: [i + 1] },
-      priority,
-      shareGroup: shareGroupOf(job),
-    });
-}
-
-/** A live worker with two CPU slots, the first rendering a frame of `busyJob`. */
-async function reportWorker(busyJob: Job): Promise<void> {
-  const slot = (n: number) => ({ id: `cpu-${n}`, device: { kind: 'cpu' as const, name: 'CPU', uuid: null } });
-  await svc.service.ports.workers!.registry.report({
-    id: 'render-1:1',
-    name: 'render-1',
-    hostname: 'render-1',
-    version: 'test',
-    startedAt: new Date().toISOString(),
-    state: 'running',
-    heartbeatIntervalMs: 60_000,
-    slots: [
-      {
-        id: 'control',
-        device: { kind: 'control', name: 'control', uuid: null },
-        state: 'idle',
-        tasks: [],
-        warmJobId: null,
-      },
-      {
-        ...slot(0),
-        state: 'busy',
-        warmJobId: null,
-        tasks: [
-          {
-            jobId: busyJob.id,
-            taskId: 'running',
-            kind: 'render-chunk',
-            frames: [9],
-            startedAt: new Date().toISOString(),
-          },
-        ],
-      },
-      { ...slot(1), state: 'idle', tasks: [], warmJobId: null },
-    ],
-    builds: [],
-    gpus: [],
-    blocklistedBy: [],
-  });
-}
-
 describe('the queue ahead of a job and the farm share', () => {
   it("counts the frames before a job's next one, and shows each workspace's share, others unnamed", async () => {
     const mine = await createJob(call);
     const theirs = await createJob(other);
-    await chunks(theirs, 2, 60);
-    await chunks(mine, 3, 50);
-    await reportWorker(theirs);
+    await queueChunks(svc, theirs, 2, 60);
+    await queueChunks(svc, mine, 3, 50);
+    await reportBusyWorker(svc, theirs);
 
     const ahead = QueueAheadEnvelope.parse((await call('GET', `/jobs/${mine.id}/queue-ahead`)).body).data;
     // Nothing measured yet: the wait cannot be told.
