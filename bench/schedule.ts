@@ -6,11 +6,16 @@
 //    its first frame starts, against the shortest frame running (target: within it);
 //  - throughput: claims per second (real time) of 16 claim-and-complete loops draining 3,000
 //    tasks, with groups, weights and priorities on, and FIFO (no group, no priority) in the same run.
-// Preview frames and dependencies rows are written as not measured yet.
+//  - previews: jobs planned previews first into the shared farm, some while it is full: each job's
+//    first, middle and last frames done before 10% of its others (schedule-previews.ts);
+//  - dependencies: a chain of 20 jobs beside a background backlog: in order, and no claim finding
+//    nothing while a task was claimable (schedule-deps.ts).
 // Usage: npm run bench:schedule [-- --engines SQLite,PostgreSQL,BullMQ]
 import { fmt, markdownTable, consoleTable, verdict, writeResultsSection, type Row } from './lib/results.js';
 import { cpuBusy, machineMarkdown, otherLoadMeter, loadNote } from './lib/machine.js';
 import { SimClock, drainRate, runFarm, submit, type SimJob } from './schedule-sim.js';
+import { previewsRow } from './schedule-previews.js';
+import { dependenciesRow } from './schedule-deps.js';
 import { SCHEDULE_ENGINES, openClockedQueue, scheduleEngineMissing, type ScheduleEngine } from './schedule-engines.js';
 
 const SLOTS = 64;
@@ -42,13 +47,15 @@ async function fairShareAndPriority(engine: ScheduleEngine): Promise<Row[]> {
     const r = await runFarm(queue, clock, jobs, {
       slots: SLOTS,
       seconds: SECONDS,
-      at: {
-        second: 300,
-        run: async () => {
-          await submit(queue, 'urgent', 2, { shareGroup: 'ws-a/lead', priority: 10 });
-          return { urgent };
+      at: [
+        {
+          second: 300,
+          run: async () => {
+            await submit(queue, 'urgent', 2, { shareGroup: 'ws-a/lead', priority: 10 });
+            return { urgent };
+          },
         },
-      },
+      ],
     });
     const total = Object.values(r.slotSeconds).reduce((a, b) => a + b, 0);
     const weights = WORKSPACES.reduce((a, w) => a + w.weight, 0);
@@ -127,8 +134,10 @@ async function main(): Promise<void> {
       target: '>= 1,000/s',
       verdict: verdict(on >= 1000),
     });
-    for (const what of ['previews: first, middle, last frames first', 'dependencies: a chain of 20 jobs'])
-      rows.push({ adapter: engine, measure: what, result: 'not measured yet', target: '', verdict: '' });
+    console.log(`${engine}: previews`);
+    rows.push(await previewsRow(engine));
+    console.log(`${engine}: dependencies`);
+    rows.push(await dependenciesRow(engine));
   }
   const load = others();
   console.log(consoleTable(rows));
