@@ -25,6 +25,7 @@ const FILES = {
   'estimate.js': 'text/javascript; charset=utf-8',
   'flipbook.js': 'text/javascript; charset=utf-8',
   'frames.js': 'text/javascript; charset=utf-8',
+  'scheduling.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
 } as const;
 

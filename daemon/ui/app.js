@@ -1,8 +1,9 @@
 // The job window: lists the daemon's jobs and follows them live, with the packs and uploads in
-// progress above them (lines from transfer.js), a validated job's Estimate (estimate.js), and a job's
-// frame thumbnails under its row with a flip-book of them (frames.js, flipbook.js). The token comes from the URL
-// fragment (#token=..., which browsers never send to the server) and goes in the Authorization
-// header of every call; the event stream is read with fetch (EventSource cannot set headers).
+// progress above them (lines from transfer.js), a validated job's Estimate (estimate.js), an unfinished
+// job's priority, pause and resume (scheduling.js), and a job's frame thumbnails under its row with a
+// flip-book of them (frames.js, flipbook.js). The token comes from the URL fragment (#token=..., which
+// browsers never send to the server) and goes in the Authorization header of every call; the event
+// stream is read with fetch (EventSource cannot set headers).
 // Text goes through textContent only, never innerHTML.
 'use strict';
 
@@ -42,6 +43,19 @@ function make(tag, className) {
   const el = document.createElement(tag);
   if (className) el.className = className;
   return el;
+}
+
+/** Columns of the job table (index.html): a row under a job's row spans them all. */
+const COLUMNS = 6;
+
+/** A row under a job's row spanning the table (its estimate, its thumbnails), with its one cell. */
+function detailRow(className, jobId) {
+  const tr = make('tr', className);
+  tr.dataset.jobId = jobId;
+  const td = make('td');
+  td.colSpan = COLUMNS;
+  tr.append(td);
+  return { tr, td };
 }
 
 function jobName(job) {
@@ -97,7 +111,7 @@ function rowFor(id) {
   estimate.textContent = 'Estimate';
   estimate.hidden = true;
   estimate.addEventListener('click', () => void window.rbEstimate.start(id));
-  actions.append(cancel, frames, estimate);
+  actions.append(cancel, frames, estimate, window.rbScheduling.controls(id));
   tr.append(preview, name, statusCell, progressCell, outputs, actions);
   row = { tr, img, title, sub, status, why, bar, ptext, outputs, cancel, estimate };
   rows.set(id, row);
@@ -126,6 +140,7 @@ function update(t) {
       : '—';
   r.cancel.hidden = TERMINAL.has(job.status);
   r.estimate.hidden = !window.rbEstimate.canEstimate(job);
+  window.rbScheduling.update(job);
 }
 
 function render() {
@@ -264,8 +279,9 @@ async function readStream() {
 }
 
 async function main() {
-  window.rbEstimate.init({ api, make, rerender: render });
-  window.rbFrames.init({ api, make, token, showMessage, rerender: render });
+  window.rbEstimate.init({ api, make, detailRow, rerender: render });
+  window.rbFrames.init({ api, make, detailRow, token, showMessage, rerender: render });
+  window.rbScheduling.init({ api, make, showMessage });
   if (!token) {
     setConnection('offline', 'no token');
     showMessage(
