@@ -62,16 +62,12 @@
   function entryFor(jobId) {
     let en = byJob.get(jobId);
     if (en) return en;
-    const tr = ctx.make('tr', 'estimate-row');
-    tr.dataset.jobId = jobId;
-    const td = ctx.make('td');
-    td.colSpan = 6;
+    const { tr, td } = ctx.detailRow('estimate-row', jobId);
     const head = ctx.make('div', 'estimate-head');
     const body = ctx.make('ul', 'estimate-lines');
     const cancel = button('cancel-estimate', 'Cancel estimate', () => void cancelEstimate(jobId));
     const render = button('render-estimated', 'Render (keeps the sampled frames)', () => void renderJob(jobId));
     td.append(head, body, cancel, render);
-    tr.append(td);
     en = {
       submissionId: null,
       step: null,

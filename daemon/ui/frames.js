@@ -7,7 +7,7 @@
 (function () {
   /** Jobs whose frames are shown, by id: their row of thumbnails (images fetched through the daemon). */
   const framesOpen = new Map();
-  /** {api, make, token, showMessage, rerender} from app.js. */
+  /** {api, make, detailRow, token, showMessage, rerender} from app.js. */
   let ctx = null;
 
   /** An image of the daemon's (which fetches it from the service with its API key) as a blob: URL. */
@@ -24,10 +24,7 @@
       open.flip.stop();
       for (const url of open.urls) URL.revokeObjectURL(url);
     } else {
-      const tr = ctx.make('tr', 'frames-row');
-      tr.dataset.jobId = id;
-      const td = ctx.make('td');
-      td.colSpan = 6;
+      const { tr, td } = ctx.detailRow('frames-row', id);
       const head = ctx.make('div', 'latest-line');
       const latest = ctx.make('img', 'latest');
       latest.alt = 'Latest finished frame';
@@ -40,7 +37,6 @@
       empty.textContent = 'No frame has a thumbnail yet.';
       const flip = window.rbFlipbook.create(ctx.make);
       td.append(head, strip, empty, flip.el);
-      tr.append(td);
       framesOpen.set(id, {
         tr,
         flip,
