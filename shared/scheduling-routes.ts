@@ -1,43 +1,42 @@
 // The scheduling extension's routes: change a job's priority, pause and resume it, and give "go"
 // to the rest of its frames once its previews are approved. Part of ROUTES (routes.ts).
-import { JobEnvelope, JobIdParams } from './api/job.js';
+import { JobEnvelope } from './api/job.js';
 import { SetPriorityBody } from './api/scheduling.js';
 import type { RouteDef } from './routes.js';
+import { BODY_ERRORS, JOB_PARAMS, routesOfExtension } from './route-builder.js';
 
-const jobRoute = { params: JobIdParams } as const;
+/** A job that has finished cannot be re-prioritised, paused, resumed or approved. */
+const UNFINISHED_JOB_ERRORS = ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'JOB_ALREADY_FINISHED'] as const;
 
-export const SCHEDULING_ROUTES = {
+export const SCHEDULING_ROUTES = routesOfExtension('scheduling', {
   setJobPriority: {
     method: 'POST',
     path: '/jobs/:id/priority',
     summary:
       "Change an unfinished job's priority (0-100, higher claimed first): its frames not claimed yet follow " +
       'the new one; running frames finish',
-    ...jobRoute,
+    ...JOB_PARAMS,
     body: SetPriorityBody,
     responses: { 200: JobEnvelope },
-    errors: ['VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'JOB_NOT_FOUND', 'JOB_ALREADY_FINISHED'],
-    extension: 'scheduling',
+    errors: [...BODY_ERRORS, 'JOB_NOT_FOUND', 'JOB_ALREADY_FINISHED'],
     retrySafe: true,
   },
   pauseJob: {
     method: 'POST',
     path: '/jobs/:id/pause',
     summary: 'Pause an unfinished job: no new frame of it is claimed until resume; running frames finish',
-    ...jobRoute,
+    ...JOB_PARAMS,
     responses: { 200: JobEnvelope },
-    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'JOB_ALREADY_FINISHED'],
-    extension: 'scheduling',
+    errors: UNFINISHED_JOB_ERRORS,
     retrySafe: true,
   },
   resumeJob: {
     method: 'POST',
     path: '/jobs/:id/resume',
     summary: 'Resume a paused job: its frames are claimed again (a job not paused answers as it is)',
-    ...jobRoute,
+    ...JOB_PARAMS,
     responses: { 200: JobEnvelope },
-    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'JOB_ALREADY_FINISHED'],
-    extension: 'scheduling',
+    errors: UNFINISHED_JOB_ERRORS,
     retrySafe: true,
   },
   approvePreviews: {
@@ -46,10 +45,9 @@ export const SCHEDULING_ROUTES = {
     summary:
       'Give "go" to a job rendered with approvePreviews: the frames after its previews render (a repeat answers ' +
       'the job as it is)',
-    ...jobRoute,
+    ...JOB_PARAMS,
     responses: { 200: JobEnvelope },
-    errors: ['VALIDATION_ERROR', 'JOB_NOT_FOUND', 'JOB_ALREADY_FINISHED', 'PREVIEW_APPROVAL_NOT_PENDING'],
-    extension: 'scheduling',
+    errors: [...UNFINISHED_JOB_ERRORS, 'PREVIEW_APPROVAL_NOT_PENDING'],
     retrySafe: true,
   },
-} as const satisfies Record<string, RouteDef>;
+}) satisfies Record<string, RouteDef>;
