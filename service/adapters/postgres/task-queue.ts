@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import { ReadySignal } from '../ready-signal.js';
 import type { DB } from '../sql/schema.js';
 import type { ClaimPick } from '../sql/task-claim.js';
-import { SqlTaskQueue } from '../sql/task-queue.js';
+import { SqlTaskQueue, type FinishSet } from '../sql/task-queue.js';
+import { finishPg } from './task-finish.js';
 import { PgSignalBus } from './signals.js';
 
 /**
@@ -17,6 +18,11 @@ export class PgTaskQueue extends SqlTaskQueue {
    */
   protected override lockPick(pick: ClaimPick): ClaimPick {
     return pick.forUpdate().skipLocked();
+  }
+
+  /** One statement where the shared path takes two (task-finish.ts). */
+  protected override finish(taskId: string, workerId: string, set: FinishSet): Promise<void> {
+    return finishPg(this.db, taskId, workerId, set, this.now());
   }
 }
 

@@ -12,7 +12,7 @@
 // measurement that moves spf by more than RETAG rescales the group's queued tags around the virtual
 // time in one update (rare: once a group's first frames finish, then only when its frames change
 // speed), instead of re-tagging on every completion.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { TaskKind } from '../../ports/tasks.js';
 import type { DB } from './schema.js';
 
@@ -42,7 +42,7 @@ export interface TaskOrder {
 }
 
 /** The workspace of a `ws/user` group; null for a group without a submitter part. */
-function parentOf(group: string): string | null {
+export function parentOf(group: string): string | null {
   const i = group.indexOf('/');
   return i > 0 ? group.slice(0, i) : null;
 }
@@ -134,37 +134,56 @@ export async function tagTask(
 /**
  * Charges a finished attempt's slot time to its group: the group's spf learns from it, and when it
  * has moved more than RETAG from the spf the queued tags were computed with, they are rescaled.
+ * `guessed`: how many groups are still unmeasured (the finish statement reads it, see
+ * guessedGroups), so the common case costs one statement here.
  */
 export async function chargeTime(
   db: Kysely<DB>,
-  t: { kind: string; shareGroup: string; units: number; seconds: number },
+  t: { kind: string; shareGroup: string; units: number; seconds: number; guessed: number },
   now: number,
 ): Promise<void> {
   if (t.units <= 0 || !(t.seconds >= 0)) return;
-  await boundGuesses(db, t.kind, now);
-  const measured = t.seconds / t.units;
-  const before = await db
-    .selectFrom('share_groups')
-    .select(['measured', 'retag_at'])
-    .where('grp', '=', t.shareGroup)
-    .executeTakeFirst();
-  if (!before) return;
+  if (t.guessed > 0) await boundGuesses(db, t.kind, now);
   const row = await db
     .updateTable('share_groups')
-    // The first measurement replaces the guess outright: a group's first frames set its scale.
-    .set({
-      spf: sql<number>`case when measured = 0 then ${measured} else spf + ${SPF_ALPHA} * (${measured} - spf) end`,
-      measured: 1,
-    })
+    .set(measuredSet(sql<number>`${t.seconds / t.units}`))
     .where('grp', '=', t.shareGroup)
-    .returning(['spf', 'spf_tag'])
+    .returning(['spf', 'spf_tag', 'retag_at'])
     .executeTakeFirst();
-  if (!row || row.spf_tag <= 0) return;
-  const ratio = row.spf / row.spf_tag;
-  if (ratio <= RETAG && ratio >= 1 / RETAG) return;
-  if (before.measured === 1 && now - before.retag_at < RETAG_EVERY_MS) return;
-  await rescale(db, t.kind, t.shareGroup, row.spf, now);
+  if (row) await retagIfMoved(db, { ...t, ...row }, now);
 }
+
+/**
+ * What a group's row becomes when a task's seconds per unit (`measured`, an SQL expression) is
+ * learnt. The first measurement replaces the guess outright (a group's first frames set its scale)
+ * and clears retag_at, so a rescale of the guess does not hold back the rescale to the first measure.
+ */
+export function measuredSet(measured: RawBuilder<number>) {
+  return {
+    spf: sql<number>`case when measured = 0 then ${measured} else spf + ${SPF_ALPHA} * (${measured} - spf) end`,
+    retag_at: sql<number>`case when measured = 0 then 0 else retag_at end`,
+    measured: 1,
+  };
+}
+
+/**
+ * After a charge (`spf`, `spf_tag`, `retag_at`: the group's row as the charge left it): rescales the
+ * group's queued tags when its spf moved past RETAG, at most every RETAG_EVERY_MS.
+ */
+export async function retagIfMoved(
+  db: Kysely<DB>,
+  g: { kind: string; shareGroup: string; spf: number; spf_tag: number; retag_at: number },
+  now: number,
+): Promise<void> {
+  if (g.spf_tag <= 0) return;
+  const ratio = g.spf / g.spf_tag;
+  if (ratio <= RETAG && ratio >= 1 / RETAG) return;
+  if (now - g.retag_at < RETAG_EVERY_MS) return;
+  await rescale(db, g.kind, g.shareGroup, g.spf, now);
+}
+
+/** How many groups are unmeasured, as a column of the statement that finishes a task (see chargeTime). */
+export const guessedGroups = sql<number>`(select count(*) from share_groups where measured = 0)`;
 
 /**
  * A group none of whose frames has finished yet is tagged with a guess, and its frames have taken
@@ -173,7 +192,7 @@ export async function chargeTime(
  * frame ended (16% over its share in bench:schedule). A query of the few groups, then of the
  * running tasks, and only while a group is unmeasured.
  */
-async function boundGuesses(db: Kysely<DB>, kind: string, now: number): Promise<void> {
+export async function boundGuesses(db: Kysely<DB>, kind: string, now: number): Promise<void> {
   const guessed = await db.selectFrom('share_groups').select(['grp', 'spf_tag']).where('measured', '=', 0).execute();
   if (guessed.length === 0) return;
   const running = await db
@@ -259,20 +278,4 @@ export async function settleGroup(db: Kysely<DB>, group: string, kind: string): 
     .set({ last_tag: sql<number>`case when last_tag > ${last} then ${last} else last_tag end` })
     .where('grp', '=', group)
     .execute();
-}
-
-/** Sets a group's weight (positive and finite). */
-export async function setWeight(db: Kysely<DB>, group: string, weight: number): Promise<void> {
-  if (!(weight > 0) || !Number.isFinite(weight))
-    throw new Error(`a share weight must be a positive number (got ${weight} for ${JSON.stringify(group)})`);
-  await db
-    .insertInto('share_weights')
-    .values({ grp: group, weight })
-    .onConflict((oc) => oc.column('grp').doUpdateSet({ weight }))
-    .execute();
-}
-
-export async function weights(db: Kysely<DB>): Promise<Record<string, number>> {
-  const rows = await db.selectFrom('share_weights').select(['grp', 'weight']).orderBy('grp').execute();
-  return Object.fromEntries(rows.map((r) => [r.grp, Number(r.weight)]));
 }
