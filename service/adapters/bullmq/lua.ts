@@ -15,6 +15,7 @@ import { HELD_KINDS } from './lua-load.js';
 import { JOB_RUNS } from './lua-task-runs.js';
 import { PRECLAIM } from './lua-preclaim.js';
 import { SCHEDULE_SCRIPTS } from './lua-schedule.js';
+import { WEIGHT_SCRIPTS } from './lua-weights.js';
 
 /**
  * ARGV[3..]: bid, id, jobId, kind, payload JSON, priority ('' when not named), 'g:' .. group (''
@@ -235,6 +236,7 @@ export const SCRIPTS = {
   rbtqJobRuns: JOB_RUNS,
   rbtqHeldKinds: HELD_KINDS,
   ...SCHEDULE_SCRIPTS,
+  ...WEIGHT_SCRIPTS,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

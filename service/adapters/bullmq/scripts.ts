@@ -149,6 +149,11 @@ export class QueueScripts {
     return Number(await this.run('rbtqSetPriority', jobId, String(priority)));
   }
 
+  /** Sets a group's weight and re-tags its waiting tasks (lua-weights.ts); how many moved. */
+  async setWeight(group: string, weight: number): Promise<number> {
+    return Number(await this.run('rbtqSetWeight', group, String(weight)));
+  }
+
   async pause(jobId: string): Promise<number> {
     return Number(await this.run('rbtqPause', jobId));
   }

@@ -237,7 +237,7 @@ export class BullmqTaskQueue implements TaskQueue {
   async setShareWeight(group: string, weight: number): Promise<void> {
     if (!(weight > 0) || !Number.isFinite(weight))
       throw new Error(`a share weight must be a positive number (got ${weight} for ${JSON.stringify(group)})`);
-    await this.call('setShareWeight', () => this.client.hset(`${this.keys.own}weights`, group, String(weight)));
+    await this.call('setShareWeight', () => this.scripts.setWeight(group, weight));
   }
 
   async shareWeights(): Promise<Record<string, number>> {

@@ -114,6 +114,29 @@ export function taskSchedulingConformance(open: () => Promise<QueueHarness<Sched
     );
 
     it(
+      "moves a waiting backlog's share as soon as its weight changes, a workspace's submitters too",
+      withQueue(async ({ queue }: QueueHarness<Scheduled>) => {
+        await chunks(queue, 'grown', 60, { shareGroup: 'ws-grown/ann' });
+        await chunks(queue, 'same', 60, { shareGroup: 'ws-same/bob' });
+        // Tagged at 1:1 when enqueued (the second group starts level with the first's head, one frame
+        // behind); the operator then gives ws-grown three times the weight.
+        const before = count(await claimJobs(queue, 10), 'grown');
+        expect(before).toBeGreaterThanOrEqual(5);
+        expect(before).toBeLessThanOrEqual(6);
+        await queue.setShareWeight('ws-grown', 3);
+        const next = await claimJobs(queue, 40);
+        expect(count(next, 'grown')).toBeGreaterThanOrEqual(28);
+        expect(count(next, 'grown')).toBeLessThanOrEqual(32);
+        // And back: the same weight again moves nothing, a lower one gives the other group its due.
+        await queue.setShareWeight('ws-grown', 3);
+        await queue.setShareWeight('ws-grown', 1);
+        const last = await claimJobs(queue, 20);
+        expect(count(last, 'grown')).toBeGreaterThanOrEqual(8);
+        expect(count(last, 'grown')).toBeLessThanOrEqual(12);
+      }),
+    );
+
+    it(
       "divides a workspace's weight between its submitters waiting",
       withQueue(async ({ queue }: QueueHarness<Scheduled>) => {
         await chunks(queue, 'solo', 60, { shareGroup: 'ws-a/ann' });
