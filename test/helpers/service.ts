@@ -12,8 +12,6 @@ import type { ServiceConfig } from '../../service/config.js';
 import { defaultConfig } from '../../service/config-defaults.js';
 import { createApiKey } from '../../service/domain/api-keys.js';
 import { openKeyStore } from '../../service/stack.js';
-import { createTestDatabase } from './postgres.js';
-import { startS3 } from './s3.js';
 import { createLogger, startService, type RunningService, type StartOptions } from '../../service/server.js';
 import type { WorkerTuning } from '../../service/worker/start.js';
 
@@ -53,6 +51,9 @@ interface Engines {
 
 /** Fresh PostgreSQL database, Redis key prefix and S3 bucket for one scale-stack service. */
 async function scaleEngines(): Promise<Engines> {
+  // Loaded here, not at the top: the embedded stack (every file of `npm run test:unit`) never needs
+  // pg and the PostgreSQL adapter, which cost each test file over a second to import.
+  const [{ createTestDatabase }, { startS3 }] = await Promise.all([import('./postgres.js'), import('./s3.js')]);
   const db = await createTestDatabase();
   const s3 = await startS3().catch(async (err: unknown) => {
     await db.drop();
