@@ -15,7 +15,8 @@ import { buildFixture } from '../../helpers/fixtures.js';
 import { pngInfo } from '../../helpers/png.js';
 import { requirePostgres } from '../../helpers/postgres.js';
 import { requireRedis, requireRedisServer, startThrowawayRedis, type ThrowawayRedis } from '../../helpers/redis.js';
-import { startFarm, type Farm, type FarmProcess } from './farm.js';
+import type { FarmProcess } from './farm-process.js';
+import { startFarm, type Farm } from './farm.js';
 
 const FRAMES = Array.from({ length: 12 }, (_, i) => `f_${String(i + 1).padStart(4, '0')}.png`);
 const LEASE_SECONDS = 3;
