@@ -3,7 +3,7 @@
 // output size, each with a band and the number of frames it rests on, and warnings in words.
 // Pure: the route gathers the samples, the farm's slots and the queue, and calls this.
 import { DEVICE_PERFORMANCE_FACTORS } from './normalized-seconds.js';
-import { FRAME_NOISE, profileSum } from './frame-profile.js';
+import { FRAME_NOISE, profileSum, renderCalls } from './frame-profile.js';
 
 /** A figure with the band it should fall in and the frames (or loads) it rests on. */
 export interface Band {
@@ -46,6 +46,11 @@ export interface EstimateInput {
    * Blender: each slot the render starts pays it once. Default none.
    */
   warmupSeconds?: readonly number[];
+  /**
+   * What a render call's first frame took beyond a warm one: each call of the render after a
+   * slot's first pays it (EEVEE's setup, 1.3-1.7 s a call here). Default none.
+   */
+  callSeconds?: readonly number[];
   /**
    * Fixed seconds of the render before its Blenders start: the estimate measures its own wait from
    * its task taken to its Blender's start (the project fetched and unpacked), which each slot of the
@@ -160,7 +165,12 @@ export function estimateFigures(input: EstimateInput): EstimateFigures | null {
   const timeline = samples.map((s) => ({ frame: s.frame, seconds: s.seconds }));
   const zero: Band = { value: 0, low: 0, high: 0, basis: samples.length };
   // Compute: every frame left on the line through the samples, one after another.
-  const sum = remaining.length ? profileSum(timeline, remaining) : null;
+  const profile = remaining.length ? profileSum(timeline, remaining) : null;
+  // Each render call after a slot's first pays its setup in its first frame (a slot's first call's is in the warm-up).
+  const used = Math.max(1, Math.min(freeSlots, remaining.length));
+  const calls = Math.max(0, renderCalls(remaining, freeSlots) - used);
+  const setup = calls * (meanBand(input.callSeconds ?? [])?.value ?? 0);
+  const sum = profile && { value: profile.value + setup, low: profile.low + setup, high: profile.high + setup };
   const r = FRAME_NOISE + 0.5 / Math.sqrt(samples.length);
   const renderSeconds: Band = sum
     ? {

@@ -1,73 +1,54 @@
-// Which frames an estimate renders (extension estimate), all in one warm Blender run: on a job
-// long enough, the job's first frame first, cold (a fresh Blender's first frame pays its warm-up:
-// 0.9 s against 0.2 s for the Sculpting template at 64x48 here, 14 s against 0.1 s for EEVEE),
-// then the samples, warm as the render's frames are: the second frame, the quarters and the last;
-// then, once those are measured, more frames between two samples whose times differ a lot, where
-// the timeline changes most. The cold frame's excess over the second is the warm-up the render
-// pays once per slot. Pure.
+// Which frames an estimate renders (extension estimate), all in one warm Blender run, in render
+// calls that pay what the render's pay. Measured on bench:estimate (2 shared cores):
+//   - a fresh Blender's first frames pay a warm-up: EEVEE's first took 7 s and its second 1.9 s where
+//     its third took 0.1 s, as the render's own first three frames did (6.2, 2.1, 0.08 s);
+//   - every render call pays a setup inside its first frame: EEVEE's render calls (its chunks of 8
+//     frames) each began with a frame 1.3-1.7 s dearer than the next; Cycles' about 0.01-0.05 s;
+//   - a frame after a jump along the timeline pays what the render's consecutive frames pay once:
+//     a Suzanne at subdivision level 5 took 1.2-1.5 s right after a jump, 0.9-1.0 s in sequence.
+// So a long job's estimate renders its first three frames as one call (the lead: the third is the
+// first warm sample, the excess of the first two over it the warm-up each render slot pays once),
+// then each sample behind its run-up (the job's frame before it) in a call of its own: the run-up
+// pays the call's setup and the jump, the sample is warm as the render's frames are, and the run-up's
+// excess over it is the setup each of the render's calls pays. The samples are evenly spaced to the
+// end, then, while the estimate's cost allows, one at a time where neighbouring samples differ most
+// (a step in the timeline: a subdivision level, a heavy region). Pure.
 
-/** Frames the first pass renders at most: first, middle and last (fewer for a shorter job). */
-export const FIRST_PASS = 3;
-
-/** Jobs of at least this many frames sample the quarters too: a heavy region between first, middle and last shows. */
-export const QUARTERS_MIN_FRAMES = 40;
-
-/** Two neighbouring samples whose times differ by more than this factor get a frame between them. */
-export const REFINE_RATIO = 1.5;
-
-/**
- * ...and only where the difference can move the estimate by more than this many seconds: the
- * difference times half the frames between the two. Below it a difference is scheduling noise (a
- * loaded machine makes a 0.05 s frame take 0.1 s, two frames apart in a 5-frame job), and the scene
- * load dominates. The difference alone (1 s, before) left a 120-frame job whose frames go from 0.3 s
- * to 0.9 s unrefined, though its middle could move the estimate by 18 s.
- */
-export const REFINE_MIN_SECONDS = 1;
-
-/**
- * Jobs of at least this many frames render their first frame cold, as a lead (leadFrame), before
- * the samples: the second frame costs little beside the run's load, and a cold first sample would
- * stand for a whole stretch of a long job. A shorter job's first sample is its cold frame, as the
- * render's first frame is; the sample budget (sampleBudget) keeps its warm-up from asking for more.
- */
+/** Jobs of at least this many frames render the lead (their first three frames) before the samples. */
 export const WARM_PAIR_MIN_FRAMES = 12;
 
-/** The frame rendered first and cold, not a sample (its excess is the warm-up): the first, on a long enough job. */
-export function leadFrame(frames: readonly number[]): number | null {
-  return frames.length >= WARM_PAIR_MIN_FRAMES ? frames[0]! : null;
+/** Frames of the lead: the first pays the process's warm-up, the second the rest of it (EEVEE), the third is warm. */
+export const LEAD_FRAMES = 3;
+
+/** Evenly spaced samples after the lead, so a heavy region between start, middle and end shows (the quarters). */
+export const SPREAD_SAMPLES = 4;
+
+/** Jobs shorter than this sample only the middle and the end after the lead: each sample and run-up is kept. */
+export const QUARTERS_MIN_FRAMES = 40;
+
+/** The lead frames (rendered first, cold), on a long enough job; none on a short one. */
+export function leadFrames(frames: readonly number[]): number[] {
+  return frames.length >= WARM_PAIR_MIN_FRAMES ? frames.slice(0, LEAD_FRAMES) : [];
 }
 
 /**
- * The first pass, in the order rendered: first (the second frame behind a lead), the quarters on a
- * job of QUARTERS_MIN_FRAMES or more, middle and last of `frames` (in the job's order), without
- * repeats. `frames` is the job's frame list; an empty list picks nothing.
+ * The spread samples, in the order rendered: SPREAD_SAMPLES frames evenly spaced by index after
+ * the lead up to the last (each rendered behind its run-up: runUpFrame). On a short job (no lead):
+ * first, middle and last, alone.
  */
-export function firstSampleFrames(frames: readonly number[]): number[] {
+export function spreadFrames(frames: readonly number[]): number[] {
   if (frames.length === 0) return [];
   const n = frames.length - 1;
-  const first = leadFrame(frames) === null ? 0 : 1;
-  const points = frames.length >= QUARTERS_MIN_FRAMES ? [0.25, 0.5, 0.75] : [0.5];
-  const idx = [first, ...points.map((p) => first + Math.floor((n - first) * p)), n];
-  return [...new Set(idx.map((i) => frames[i]!))];
+  if (frames.length < WARM_PAIR_MIN_FRAMES) return [...new Set([0, Math.floor(n / 2), n].map((i) => frames[i]!))];
+  const from = LEAD_FRAMES - 1;
+  const count = frames.length >= QUARTERS_MIN_FRAMES ? SPREAD_SAMPLES : 2;
+  const idx = Array.from({ length: count }, (_, j) => from + Math.round(((j + 1) * (n - from)) / count));
+  return [...new Set(idx)].map((i) => frames[i]!);
 }
 
 /**
- * Of a job's frames, the share an estimate renders at most (lead, run-ups, first pass and
- * refinement together): the estimate's own cost stays near a tenth of a long job's render, with the
- * run's load on top.
- */
-export const SAMPLE_SHARE = 0.08;
-
-/** Frames an estimate of a job of `frames` frames renders at most. */
-export function sampleBudget(frames: number): number {
-  return Math.floor(frames * SAMPLE_SHARE);
-}
-
-/**
- * The frame rendered just before `sample` in the same Blender, on a job long enough to have a lead:
- * the job's previous frame, unless taken. Jumping along the timeline, a sample is the first frame
- * at its point (a new subdivision level, particles born since, EEVEE's batches), which the render's
- * consecutive frames pay once; behind its run-up it costs what they cost. Null without one.
+ * The frame rendered just before `sample` in the same call, on a job long enough to have a lead:
+ * the job's previous frame, unless taken. Null without one.
  */
 export function runUpFrame(frames: readonly number[], sample: number, taken: ReadonlySet<number>): number | null {
   if (frames.length < WARM_PAIR_MIN_FRAMES) return null;
@@ -76,16 +57,38 @@ export function runUpFrame(frames: readonly number[], sample: number, taken: Rea
   return p === undefined || taken.has(p) ? null : p;
 }
 
+/**
+ * Of the full render's work (the profile summed over every frame, with its setups), the share the
+ * estimate spends at most on its own Blender seconds before it stops refining: its load and lead
+ * come first, so a scene whose cold start is dear (EEVEE) refines nothing.
+ */
+export const REFINE_SHARE = 0.08;
+
+/** Frames an estimate of a job of `frames` frames renders at most (10 %: the refinement never goes beyond). */
+export function sampleBudget(frames: number): number {
+  return Math.floor(frames * 0.1);
+}
+
+/** Two neighbouring samples whose times differ by more than this factor may get a frame between them. */
+export const REFINE_RATIO = 1.25;
+
+/**
+ * ...and only where the gap can move the estimate by more than this many seconds (the difference
+ * times the frames between): below it a difference is noise beside the scene load.
+ */
+export const REFINE_MIN_SECONDS = 0.5;
+
 export interface MeasuredFrame {
   frame: number;
   seconds: number;
 }
 
 /**
- * The second pass: for each pair of neighbouring measured frames whose times differ by more than
- * REFINE_RATIO and could move the estimate by more than REFINE_MIN_SECONDS, the job's frame half way between them (when
- * one lies strictly between), the pairs with the largest difference first, `max` at most. Nothing already measured
- * comes back.
+ * The refinement: for each pair of neighbouring measured frames whose times differ by more than
+ * REFINE_RATIO and whose gap could move the estimate by more than REFINE_MIN_SECONDS, the job's
+ * frame half way between them (when one lies strictly between), the gaps that could move it most
+ * first (the difference times the frames between: a step of unknown place in a long gap), `max`
+ * at most. Nothing already measured comes back.
  */
 export function refineSampleFrames(
   frames: readonly number[],
@@ -98,7 +101,7 @@ export function refineSampleFrames(
   const sorted = measured
     .filter((m) => position.has(m.frame))
     .sort((a, b) => position.get(a.frame)! - position.get(b.frame)!);
-  const gaps: { ratio: number; frame: number }[] = [];
+  const gaps: { moves: number; frame: number }[] = [];
   for (let i = 1; i < sorted.length; i++) {
     const a = sorted[i - 1]!;
     const b = sorted[i]!;
@@ -106,10 +109,41 @@ export function refineSampleFrames(
     const ratio = Math.max(a.seconds, b.seconds) / lo;
     const ia = position.get(a.frame)!;
     const ib = position.get(b.frame)!;
-    const moves = (Math.abs(a.seconds - b.seconds) * (ib - ia - 1)) / 2;
+    const moves = Math.abs(a.seconds - b.seconds) * (ib - ia - 1);
     if (ratio <= REFINE_RATIO || moves <= REFINE_MIN_SECONDS || ib - ia < 2) continue;
     const mid = frames[Math.floor((ia + ib) / 2)]!;
-    if (!done.has(mid)) gaps.push({ ratio, frame: mid });
+    if (!done.has(mid)) gaps.push({ moves, frame: mid });
   }
-  return [...new Set(gaps.sort((x, y) => y.ratio - x.ratio).map((g) => g.frame))].slice(0, max);
+  return [...new Set(gaps.sort((x, y) => y.moves - x.moves).map((g) => g.frame))].slice(0, max);
+}
+
+/**
+ * What the lead and the run-ups say: the warm-up a fresh Blender's first frames pay beyond warm ones
+ * (the lead's first two over twice its third) and the setup each render call pays in its first
+ * frame (the median of each run-up's excess over its sample; a run-up also pays the jump, which the
+ * median keeps from one heavy frame's). Null where a job had no lead.
+ */
+export function leadCosts(
+  lead: readonly number[],
+  pairs: readonly { runUp: number; sample: number }[],
+): { warm: number; warmupSeconds: number; callSeconds: number } | null {
+  if (lead.length < LEAD_FRAMES) return null;
+  const warm = lead[LEAD_FRAMES - 1]!;
+  const excess = pairs.map((p) => Math.max(0, p.runUp - p.sample)).sort((a, b) => a - b);
+  const mid = excess.length ? (excess[(excess.length - 1) >> 1]! + excess[excess.length >> 1]!) / 2 : 0;
+  return { warm, warmupSeconds: Math.max(0, lead[0]! + lead[1]! - 2 * warm), callSeconds: mid };
+}
+
+/** The list as same-step runs, in order: each is one render call (a lone frame is a run of one). */
+export function steppedRuns(list: readonly number[]): { start: number; end: number; step: number }[] {
+  const runs: { start: number; end: number; step: number }[] = [];
+  for (const f of list) {
+    const last = runs.at(-1);
+    const step = last ? f - last.end : 0;
+    if (last && step > 0 && (last.start === last.end || step === last.step)) {
+      last.step = step;
+      last.end = f;
+    } else runs.push({ start: f, end: f, step: 1 });
+  }
+  return runs;
 }

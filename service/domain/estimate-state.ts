@@ -23,8 +23,10 @@ export interface EstimateInternal {
   samples?: { frame: number; seconds: number; peakMemoryBytes: number | null; device: string }[];
   /** Seconds each Blender run took to load the scene before its frame. */
   loadSeconds?: number[];
-  /** What the run's cold first frame took beyond a warm one (estimate-samples.ts's lead frame). */
+  /** What the run's cold first frames took beyond warm ones (estimate-samples.ts's lead). */
   warmupSeconds?: number[];
+  /** What a render call's first frame took beyond a warm one: the setup each of the render's calls pays. */
+  callSeconds?: number[];
   /**
    * Seconds from the estimate's task taken to its Blender's start (the project fetched and unpacked):
    * what each slot of the render pays before its scene loads.
@@ -44,17 +46,19 @@ export const estimateTaskId = (jobId: string) => `estimate:${jobId}`;
 
 /**
  * What the live ETA takes from a job's estimate: the frames it kept (never the render's own) and,
- * when it sampled the request the job renders, its samples as the timeline's profile.
+ * when it sampled the request the job renders, its samples as the timeline's profile and the setup
+ * each render call pays.
  */
 export function estimateProfile(
   est: EstimateInternal | undefined,
   requested: RequestedConfig | undefined,
-): { kept: number[]; profile?: { frame: number; seconds: number }[] } | undefined {
+): { kept: number[]; profile?: { frame: number; seconds: number }[]; callSeconds?: number } | undefined {
   if (!est) return undefined;
   const kept = est.frames ?? [];
   const same = est.state !== 'failed' && requested !== undefined && sameRequest(est.requestedConfig, requested);
   if (!same || !est.samples?.length) return { kept: same ? kept : [] };
-  return { kept, profile: est.samples.map((s) => ({ frame: s.frame, seconds: s.seconds })) };
+  const profile = est.samples.map((s) => ({ frame: s.frame, seconds: s.seconds }));
+  return est.callSeconds?.length ? { kept, profile, callSeconds: est.callSeconds[0]! } : { kept, profile };
 }
 
 /** Whether a render request is the one the estimate sampled (only then are its frames reused). */

@@ -66,6 +66,7 @@ export async function presentEstimate(
     kept: est.frames ?? [],
     loadSeconds: est.loadSeconds ?? [],
     warmupSeconds: est.warmupSeconds ?? [],
+    callSeconds: est.callSeconds ?? [],
     // The estimate's own wait for its project before Blender: each slot of the render waits the same.
     overheadSeconds: mean(est.prepareSeconds ?? []),
     outputBytes: est.outputBytes ?? [],

@@ -86,6 +86,7 @@ export const WorkerInternalWire = z.strictObject({
         .optional(),
       loadSeconds: z.array(z.number().min(0)).max(1000).optional(),
       warmupSeconds: z.array(z.number().min(0)).max(1000).optional(),
+      callSeconds: z.array(z.number().min(0)).max(1000).optional(),
       prepareSeconds: z.array(z.number().min(0)).max(1000).optional(),
       outputBytes: z.array(z.number().min(0)).max(1000).optional(),
       ownSeconds: z.number().min(0).optional(),

@@ -1,16 +1,7 @@
-// The estimate's math (service/domain/estimate-samples.ts, estimate-figures.ts): which frames it
-// samples, and the figures, bands and words it answers from them.
+// The estimate's figures (service/domain/estimate-figures.ts): the figures, bands and words it
+// answers from its samples (which frames it samples: estimate-samples.test.ts).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  firstSampleFrames,
-  leadFrame,
-  QUARTERS_MIN_FRAMES,
-  runUpFrame,
-  sampleBudget,
-  refineSampleFrames,
-  WARM_PAIR_MIN_FRAMES,
-} from '../../../service/domain/estimate-samples.js';
 import {
   estimateFigures,
   parseRates,
@@ -38,135 +29,7 @@ function input(over: Partial<EstimateInput> = {}): EstimateInput {
   };
 }
 
-describe('sample frames', () => {
-  it("picks first, middle and last, the quarters on a long job, distinct, in the job's order", () => {
-    // 100 frames: frame 1 renders first, cold (the lead); the samples are warm: 2, the quarters and 100.
-    expect(firstSampleFrames(range(1, 100))).toEqual([2, 26, 51, 75, 100]);
-    expect(firstSampleFrames(range(1, 9))).toEqual([1, 5, 9]);
-    expect(firstSampleFrames(range(1, 3))).toEqual([1, 2, 3]);
-    expect(firstSampleFrames(range(1, 20))).toEqual([2, 11, 20]);
-    expect(firstSampleFrames([7])).toEqual([7]);
-    expect(firstSampleFrames([3, 9])).toEqual([3, 9]);
-    fc.assert(
-      fc.property(
-        fc.uniqueArray(fc.integer({ min: -1000, max: 100000 }), { minLength: 1, maxLength: 300 }),
-        (frames) => {
-          const picked = firstSampleFrames(frames);
-          const lead = leadFrame(frames);
-          expect(picked[0]).toBe(frames[lead === null ? 0 : 1]);
-          expect(picked.at(-1)).toBe(frames.at(-1));
-          expect(new Set(picked).size).toBe(picked.length);
-          if (lead !== null) expect(picked).not.toContain(lead);
-          expect(picked.length).toBe(
-            Math.min(frames.length >= QUARTERS_MIN_FRAMES ? 5 : 3, frames.length - (lead === null ? 0 : 1)),
-          );
-          for (const f of picked) expect(frames).toContain(f);
-        },
-      ),
-    );
-  });
-
-  it('adds frames between samples whose times differ, steepest first, never one measured', () => {
-    const measured = [
-      { frame: 1, seconds: 1 },
-      { frame: 50, seconds: 1.2 },
-      { frame: 100, seconds: 8 },
-    ];
-    expect(refineSampleFrames(range(1, 100), measured, 4)).toEqual([75]);
-    expect(
-      refineSampleFrames(
-        range(1, 100),
-        [
-          { frame: 1, seconds: 1 },
-          { frame: 50, seconds: 1 },
-          { frame: 100, seconds: 1 },
-        ],
-        4,
-      ),
-    ).toEqual([]);
-    // 3x apart but 0.1 s: the noise of a loaded machine on a tiny frame, not a changing timeline.
-    expect(
-      refineSampleFrames(
-        range(1, 5),
-        [
-          { frame: 1, seconds: 0.05 },
-          { frame: 3, seconds: 0.05 },
-          { frame: 5, seconds: 0.15 },
-        ],
-        4,
-      ),
-    ).toEqual([]);
-    // Under a second apart, but 58 frames between them: the difference moves the estimate by 17 s.
-    expect(
-      refineSampleFrames(
-        range(1, 120),
-        [
-          { frame: 2, seconds: 0.3 },
-          { frame: 61, seconds: 0.3 },
-          { frame: 120, seconds: 0.9 },
-        ],
-        4,
-      ),
-    ).toEqual([90]);
-    // The same times 4 frames apart move it by under a second: noise, not refined.
-    expect(
-      refineSampleFrames(
-        range(1, 5),
-        [
-          { frame: 1, seconds: 0.3 },
-          { frame: 5, seconds: 0.9 },
-        ],
-        4,
-      ),
-    ).toEqual([]);
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 3, max: 400 }),
-        fc.array(fc.double({ min: 0.01, max: 100, noNaN: true }), { minLength: 3, maxLength: 3 }),
-        fc.integer({ min: 0, max: 5 }),
-        (n, secs, max) => {
-          const frames = range(1, n);
-          const measured = firstSampleFrames(frames).map((frame, i) => ({ frame, seconds: secs[i]! }));
-          const more = refineSampleFrames(frames, measured, max);
-          expect(more.length).toBeLessThanOrEqual(max);
-          for (const f of more) {
-            expect(frames).toContain(f);
-            expect(measured.map((m) => m.frame)).not.toContain(f);
-          }
-        },
-      ),
-    );
-  });
-});
-
-describe('the sample budget and run-ups', () => {
-  it('renders at most 8 % of a job in all', () => {
-    expect(sampleBudget(150)).toBe(12);
-    expect(sampleBudget(120)).toBe(9);
-    expect(sampleBudget(9)).toBe(0);
-  });
-
-  it("renders a long job's sample behind the frame before it, unless taken or first", () => {
-    const frames = range(1, 150);
-    expect(runUpFrame(frames, 76, new Set())).toBe(75);
-    expect(runUpFrame(frames, 2, new Set([1]))).toBeNull();
-    expect(runUpFrame(frames, 1, new Set())).toBeNull();
-    expect(runUpFrame([10, 20, 30, ...range(40, 60)], 30, new Set())).toBe(20);
-    // A short job samples without them (its samples are a third of it already).
-    expect(runUpFrame(range(1, 9), 5, new Set())).toBeNull();
-  });
-});
-
-describe('the lead frame', () => {
-  it("renders a long job's first frame cold before the samples, a short job's none", () => {
-    expect(WARM_PAIR_MIN_FRAMES).toBeLessThanOrEqual(120);
-    expect(leadFrame(range(1, 120))).toBe(1);
-    expect(leadFrame([30, 20, 10, ...range(40, 60)])).toBe(30);
-    expect(leadFrame(range(1, 9))).toBeNull();
-    expect(leadFrame(range(1, WARM_PAIR_MIN_FRAMES - 1))).toBeNull();
-    expect(leadFrame([])).toBeNull();
-  });
-
+describe('the frames an estimate kept', () => {
   it('leaves every frame the estimate kept out of the frames still to render, the cold lead too', () => {
     const samples = [2, 61, 120].map((frame) => ({ frame, seconds: 10, peakMemoryBytes: 2 * GiB, device: 'CPU' }));
     const f = estimateFigures(input({ frames: range(1, 120), samples, kept: [1, 2, 60, 61, 119, 120] }))!;
