@@ -15,6 +15,12 @@ import { buildScene, SCENES } from './lib/estimate-scenes.js';
 import { runScene, type SceneRun } from './lib/estimate-run.js';
 import { sceneErrors, sceneRows, verdicts } from './lib/estimate-report.js';
 import { startRenderService } from './lib/render-jobs.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Each scene's rows and polls, for a reader who wants to see where an error came from. */
+const DUMP = path.join(os.tmpdir(), 'rb-bench-estimate-runs');
 
 async function main(): Promise<void> {
   const only = process.env.BENCH_ESTIMATE_SCENES?.split(',').filter(Boolean);
@@ -32,6 +38,8 @@ async function main(): Promise<void> {
       console.log(`\n== ${s.name}: ${s.frames} frames at ${s.width}x${s.height}, ${s.samples} samples`);
       const r = await runScene(svc.client, files.get(s.name)!, s);
       runs.push(r);
+      await mkdir(DUMP, { recursive: true });
+      await writeFile(path.join(DUMP, `${s.name}.json`), JSON.stringify(r, null, 1));
       const e = sceneErrors(r);
       console.log(
         `estimate ${r.estimate.figures!.wallSeconds.value} s ` +
@@ -65,18 +73,21 @@ ${loadNote(busy, others)}
 and the errors carry it.
 - The whole run took ${minutes.toFixed(1)} minutes.
 
-Farm: the reference service (\`dist/\`, in a child process, logging off) with one render slot, on a fresh data folder, \
-Blender 3.4 (PATH), \`--estimate-rates CPU=1\`. For each scene, through the API: upload, create, validate (the \
-analysis-only memory estimate is its \`vramMetadata\`), \`POST /jobs/{id}/estimate\` with the render's request, polled \
-until \`ready\`; then \`POST /render\` with the same request (the sampled frames are kept, not rendered again), timed \
-to the job's completion stamp. The truth is that render: its wall time (POST /render to \`completed\`), and the \
-highest peak memory Blender reported for its own frames (the sampled ones excluded). The estimate's figure is \
-\`wallSeconds\` (queue ahead, a scene load, the frames left over the free slots). Blendergrid's method is computed on \
-the same samples: the first three sampled frames (first, middle, last), their mean time times the frames left, plus \
-the same measured load; its peak is the highest of those three frames. The live ETA is the job progress's \`etaBand\` \
-at the first poll (every 200 ms) with a quarter of the frames done, against the time that really remained. Cost: the \
-estimate's own Blender seconds (\`ownCost.renderSeconds\`) over the render's wall, and the estimate's wall \
-(\`startedAt\` to \`finishedAt\`).
+Farm: the reference service (\`dist/\`, in a child process, logging off) with one render slot, on a fresh data \
+folder, Blender 3.4 (PATH), \`--estimate-rates CPU=1\`. For each scene, through the API: upload, create, validate \
+(the analysis-only memory estimate is its \`vramMetadata\`), \`POST /jobs/{id}/estimate\` with the render's request, \
+polled until \`ready\`; then \`POST /render\` with the same request (the sampled frames are kept, not rendered \
+again), timed to the job's completion stamp. The truth is that render: its wall time (POST /render to \
+\`completed\`), and the highest peak memory Blender reported for its own frames (the sampled ones excluded). The \
+estimate's figure is \`wallSeconds\` (queue ahead, a scene load and warm-up, the frames left and their render calls' \
+setups over the free slots). Blendergrid's method is computed on the same samples: the warm samples nearest the \
+first, middle and last frame, their mean time times the frames left, plus the same measured load; its peak is the \
+highest of those three frames. The live ETA is the job progress's \`etaBand\` at the first poll (every 200 ms) with \
+a quarter of the frames done, against the time that really remained. Cost: the estimate's own Blender seconds \
+(\`ownCost.renderSeconds\`) over the full render, and the estimate's wall (\`startedAt\` to \`finishedAt\`). **The \
+full render** is the render's wall plus the seconds of the frames the estimate kept (their rows): the render skipped \
+those frames, and without the estimate would have rendered them. Until 2026-12-06 the cost was over the render's \
+wall alone; that figure stands beside it (\`own / render wall (old)\`).
 
 ${scenesMd}
 

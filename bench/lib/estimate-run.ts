@@ -24,6 +24,8 @@ export interface SceneRun {
   estimateWall: number;
   /** The live ETA at the first poll with a quarter of the frames done, and when that was (s after POST /render). */
   eta25: { at: number; framesDone: number; eta: EtaBand | null } | null;
+  /** Every progress poll while the render ran (s after POST /render), for the run's dump. */
+  polls: { at: number; framesDone: number; eta: EtaBand | null }[];
   /**
    * The analysis-only memory estimate: vramMetadata's total (or the sum of its parts), with its band where it has one.
    */
@@ -84,16 +86,19 @@ export async function runScene(client: RenderJobClient, file: string, s: Estimat
   const t0 = performance.now();
   await client.renderJob(id, { requestedRenderConfig: requestOf(s) });
   let eta25: SceneRun['eta25'] = null;
+  const polls: SceneRun['polls'] = [];
   for (;;) {
     const p = await client.getJobProgress(id);
     if (p.status === 'completed') break;
+    const at = (performance.now() - t0) / 1000;
+    polls.push({ at, framesDone: p.framesDone ?? 0, eta: p.etaBand ?? null });
     if (p.status === 'failed' || p.status === 'canceled')
       throw new Error(
         `the ${s.name} render ended ${p.status}: ${JSON.stringify((await client.getJob(id)).failedReason)}`,
       );
     const total = p.framesTotal ?? s.frames;
     if (!eta25 && (p.framesDone ?? 0) >= total / 4 && p.status === 'rendering')
-      eta25 = { at: (performance.now() - t0) / 1000, framesDone: p.framesDone ?? 0, eta: p.etaBand ?? null };
+      eta25 = { at, framesDone: p.framesDone ?? 0, eta: p.etaBand ?? null };
     await sleep(POLL_MS);
   }
   const renderWall = (Date.parse((await client.getJob(id)).updatedAt) - t0Wall) / 1000;
@@ -112,6 +117,7 @@ export async function runScene(client: RenderJobClient, file: string, s: Estimat
     lastFrameAt: Math.max(...stamps),
     estimateWall,
     eta25,
+    polls,
     analysis,
   };
 }
