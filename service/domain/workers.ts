@@ -26,17 +26,21 @@ export function liveRenderSlots(workers: readonly WorkerRecord[], now: number): 
   return n;
 }
 
-/** The running workers' render slots with their memory and their worker's tags (placement's view of the farm). */
+/**
+ * The running workers' render slots with their memory, their worker's tags and Blender builds
+ * (placement's view of the farm).
+ */
 export function liveSlotFacts(
   workers: readonly WorkerRecord[],
   now: number,
-): { memoryBytes?: number; tags: string[] }[] {
-  const out: { memoryBytes?: number; tags: string[] }[] = [];
+): { memoryBytes?: number; tags: string[]; builds: BlenderVersion[] }[] {
+  const out: { memoryBytes?: number; tags: string[]; builds: BlenderVersion[] }[] = [];
   for (const w of workers) {
     if (workerState(w, now) !== 'running') continue;
+    const builds = liveBuildVersions([w], now);
     for (const s of w.slots) {
       if (s.device.kind === 'control') continue;
-      out.push({ ...(s.memoryBytes !== undefined ? { memoryBytes: s.memoryBytes } : {}), tags: w.tags ?? [] });
+      out.push({ ...(s.memoryBytes !== undefined ? { memoryBytes: s.memoryBytes } : {}), tags: w.tags ?? [], builds });
     }
   }
   return out;

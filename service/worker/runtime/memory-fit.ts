@@ -5,6 +5,8 @@
 import type { JobRecord } from '../../ports/jobs.js';
 import { gib, memoryNeed } from '../../domain/job-memory.js';
 import { requiredTagsOf } from '../../domain/worker-tags.js';
+import { isBuildNotice, noBuildReason, type BuildNeeds } from '../../domain/build-placement.js';
+import type { BlenderVersion } from '../../../blender/version.js';
 
 /** What the placement knows of the slot it asks for. */
 export interface SlotFacts {
@@ -18,6 +20,8 @@ export interface SlotFacts {
 export interface FarmSlot {
   memoryBytes?: number;
   tags: readonly string[];
+  /** Its worker's Blender builds. Absent: unknown (a build notice then names none). */
+  builds?: readonly BlenderVersion[];
 }
 
 export interface MemoryFitOptions {
@@ -60,6 +64,20 @@ export class MemoryFit {
       await this.opts.notice?.(job.job.id, notice).catch(() => undefined);
     }
     return refused;
+  }
+
+  /**
+   * Where a slot leaves a task for want of a Blender build (placement.ts): says on the job when no
+   * live worker has one, and clears such a notice once one has.
+   */
+  async buildNotice(job: JobRecord, needs: BuildNeeds): Promise<void> {
+    const farm = await this.farmSlots();
+    if (!farm || farm.some((s) => s.builds === undefined)) return;
+    const reason = noBuildReason(farm, requiredTagsOf(job), needs);
+    const now = job.job.placement?.reason;
+    if (reason === null ? isBuildNotice(now) : reason !== now) {
+      await this.opts.notice?.(job.job.id, reason).catch(() => undefined);
+    }
   }
 
   /** Why no live slot of the farm can take the job's frames; null when one can, undefined when the farm is unknown. */

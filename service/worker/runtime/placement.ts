@@ -73,10 +73,12 @@ export class Placement {
       return `needs ${minimumRamGiB} GiB of memory; this machine has ${(this.memory / 2 ** 30).toFixed(1)} GiB`;
     }
     if (blender && this.deps.builds.length > 0 && !buildFor(this.deps.builds, blender)) {
+      if (facts?.job) await this.deps.fit?.buildNotice(facts.job, { blender });
       return `needs Blender ${blender}; this worker has ${[...new Set(this.deps.builds.map(minorVersion))].join(', ')}`;
     }
     const file = opens ? parseRequestedVersion(opens) : undefined;
     if (file && this.deps.builds.length > 0 && !this.deps.builds.some((b) => canOpen(b.version, file))) {
+      if (facts?.job && opens) await this.deps.fit?.buildNotice(facts.job, { opens });
       return (
         `needs a Blender that opens files of ${opens}; this worker has ` +
         `${[...new Set(this.deps.builds.map(minorVersion))].join(', ')}`
