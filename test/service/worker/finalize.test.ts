@@ -1,7 +1,8 @@
-// finalizeOutputs against real filesystem storage, real ffmpeg and `unzip`.
+// finalizeOutputs against real filesystem storage, real ffmpeg and `unzip`: what a job publishes, and what
+// a cancel or a bad path leaves (nothing). streamZip alone is tested in test/zip/stream-zip.test.ts.
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -12,7 +13,6 @@ import type { ObjectStorage } from '../../../service/ports/storage.js';
 import { probe } from '../../../service/worker/outputs/ffmpeg.js';
 import { finalizeOutputs, type ProducedFile } from '../../../service/worker/outputs/finalize-outputs.js';
 import { jobOutputPrefix } from '../../../service/domain/output-keys.js';
-import { streamZip } from '../../../zip/stream-zip.js';
 import { writeTestFrames } from '../../helpers/test-frames.js';
 
 const run = promisify(execFile);
@@ -291,107 +291,5 @@ describe('finalizeOutputs', () => {
         storage,
       }),
     ).rejects.toThrow(/outside/);
-  });
-});
-
-describe('streamZip', () => {
-  it('fails instead of leaving out a missing file, even when the sink attaches late', async () => {
-    const entries = [
-      { path: path.join(outputDir, 'f_0001_L.png'), name: 'a.png' },
-      { path: path.join(outputDir, 'gone.png'), name: 'gone.png' },
-    ];
-    const late = async (body: Parameters<ObjectStorage['put']>[1]) => {
-      await new Promise((r) => setTimeout(r, 20));
-      return storage.put('zips/late.zip', body);
-    };
-    await expect(streamZip(entries, late)).rejects.toThrow(/ENOENT/);
-    expect(await storedKeys()).toEqual([]);
-  });
-
-  it(
-    'reads small files whole and streams large ones, in order, with their bytes, dates and modes, however ' +
-      'little it may read ahead',
-    async () => {
-      const dir = path.join(root, `mixed-${randomUUID()}`);
-      await mkdir(dir);
-      const sizes = [10, 300_000, 0, 5000, 70_000, 1];
-      const files = sizes.map((n, i) => ({
-        path: path.join(dir, `e${i}.bin`),
-        name: `sub/e${i}.bin`,
-        bytes: randomBytes(n),
-      }));
-      for (const [i, f] of files.entries()) {
-        await writeFile(f.path, f.bytes);
-        await chmod(f.path, i % 2 ? 0o640 : 0o600);
-        // Dates two days apart: a ZIP keeps local time to 2 s, and each entry must carry its file's.
-        await utimes(f.path, new Date(Date.UTC(2024, 0, 1 + 2 * i, 12)), new Date(Date.UTC(2024, 0, 1 + 2 * i, 12)));
-      }
-      // 64 KiB and over stream from disk; at most 1 byte of read files waits for the archive.
-      const key = await streamZip(
-        files,
-        (body) => storage.put('zips/mixed.zip', body).then(() => 'zips/mixed.zip'),
-        undefined,
-        { wholeFileMax: 65_536, readAheadBytes: 1 },
-      );
-      const zip = storage.filePath(key);
-      expect((await run('unzip', ['-Z1', zip])).stdout.trim().split('\n')).toEqual(files.map((f) => f.name));
-      for (const f of files) {
-        const { stdout } = await run('unzip', ['-p', zip, f.name], { encoding: 'buffer' });
-        expect(Buffer.compare(stdout, f.bytes)).toBe(0);
-      }
-      const out = path.join(dir, 'x');
-      await run('unzip', ['-q', zip, '-d', out]);
-      for (const [i, f] of files.entries()) {
-        const st = await stat(path.join(out, f.name));
-        expect(st.mode & 0o777).toBe(i % 2 ? 0o640 : 0o600);
-        expect(Math.abs(st.mtimeMs - Date.UTC(2024, 0, 1 + 2 * i, 12))).toBeLessThanOrEqual(2000);
-      }
-    },
-  );
-
-  it('a missing file among large ones fails the archive and leaves no file open', async () => {
-    const dir = path.join(root, `fds-${randomUUID()}`);
-    await mkdir(dir);
-    const files = Array.from({ length: 8 }, (_, i) => ({ path: path.join(dir, `big${i}.bin`), name: `big${i}.bin` }));
-    for (const f of files) await writeFile(f.path, randomBytes(200_000));
-    const fds = async () => (await readdir('/proc/self/fd')).length;
-    const before = await fds();
-    const entries = [...files.slice(0, 3), { path: path.join(dir, 'gone.bin'), name: 'gone.bin' }, ...files.slice(3)];
-    await expect(
-      streamZip(entries, (body) => storage.put('zips/fds.zip', body), undefined, { wholeFileMax: 1000 }),
-    ).rejects.toThrow(/ENOENT/);
-    // Handles opened ahead of the failure close as their reads settle.
-    await expect.poll(fds).toBe(before);
-    expect(await storedKeys()).toEqual([]);
-  });
-
-  it('an abort while large files stream leaves no file open', async () => {
-    const dir = path.join(root, `abort-fds-${randomUUID()}`);
-    await mkdir(dir);
-    const files = Array.from({ length: 6 }, (_, i) => ({ path: path.join(dir, `big${i}.bin`), name: `big${i}.bin` }));
-    for (const f of files) await writeFile(f.path, randomBytes(300_000));
-    const fds = async () => (await readdir('/proc/self/fd')).length;
-    const before = await fds();
-    const ac = new AbortController();
-    const sink = (body: Parameters<ObjectStorage['put']>[1]) => {
-      (body as NodeJS.ReadableStream).once('data', () => ac.abort(new Error('stop')));
-      return storage.put('zips/abort-fds.zip', body);
-    };
-    await expect(streamZip(files, sink, ac.signal, { wholeFileMax: 1000, readAheadBytes: 1 })).rejects.toThrow('stop');
-    await expect.poll(fds).toBe(before);
-    expect(await storedKeys()).toEqual([]);
-  });
-
-  it('an abort before the sink attaches rejects without an unhandled error', async () => {
-    const ac = new AbortController();
-    const late = async (body: Parameters<ObjectStorage['put']>[1]) => {
-      ac.abort(new Error('stop'));
-      await new Promise((r) => setTimeout(r, 20));
-      return storage.put('zips/aborted.zip', body);
-    };
-    await expect(
-      streamZip([{ path: path.join(outputDir, 'f_0001_L.png'), name: 'a.png' }], late, ac.signal),
-    ).rejects.toThrow('stop');
-    expect(await storedKeys()).toEqual([]);
   });
 });
