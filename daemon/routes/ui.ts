@@ -26,6 +26,9 @@ const FILES = {
   'flipbook.js': 'text/javascript; charset=utf-8',
   'frames.js': 'text/javascript; charset=utf-8',
   'scheduling.js': 'text/javascript; charset=utf-8',
+  'job-row.js': 'text/javascript; charset=utf-8',
+  'sending.js': 'text/javascript; charset=utf-8',
+  'events.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
 } as const;
 
