@@ -7,177 +7,27 @@
 # POST_PIXEL draw handler on the Properties editor says the region reached the screen afterwards.
 # The Render on farm button is clicked with the mouse (events simulated at the button, found by
 # hovering: --enable-event-simulate), so its reports reach the status bar as a click's do; they are
-# read back from an Info editor of the same window. Each state is also saved as a screenshot into SHOTS. No daemon runs
-# (XDG_STATE_HOME is empty): nothing here depends on one.
+# read back from an Info editor of the same window (_window.py drives the window). Each state is also
+# saved as a screenshot into SHOTS. No daemon runs (XDG_STATE_HOME is empty): nothing here depends on one.
 import os
 import sys
-import time
-import traceback
 
 import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _addon  # noqa: E402
+import _window  # noqa: E402
+from _window import area, click, escape, mouse_click, redrawn, region, reports, seen, window  # noqa: E402
 
 zip_path, result_path, shots, saved = _addon.args()[:4]
 _addon.install_and_enable(zip_path)
 out = {'version': bpy.app.version_string, 'steps': {}, 'error': None}
-seen = {'draws': 0, 'lines': [], 'painted': 0}
+
+remove_paint_handler = _window.record_panel(bpy.types.RENDERBRIDGE_PT_render)
 
 
-class RecordingLayout:
-    """Forwards every call to the real UILayout and records what it shows: labels (`!` first when in
-    alert) and buttons (`<text>`, the operator's label when no text is given)."""
-
-    def __init__(self, real, lines):
-        object.__setattr__(self, '_real', real)
-        object.__setattr__(self, '_lines', lines)
-
-    def __setattr__(self, name, value):
-        setattr(self._real, name, value)
-
-    def __getattr__(self, name):
-        attr = getattr(self._real, name)
-        if not callable(attr):
-            return attr
-
-        def call(*a, **kw):
-            result = attr(*a, **kw)
-            if name == 'label':
-                self._lines.append(('!' if self._real.alert else '') + kw.get('text', a[0] if a else ''))
-            elif name == 'operator':
-                idname = kw.get('operator', a[0] if a else '')
-                text = kw.get('text')
-                if text is None:
-                    mod, op = idname.split('.')
-                    text = getattr(getattr(bpy.ops, mod), op).get_rna_type().name
-                self._lines.append(f'<{text}>')
-            if isinstance(result, bpy.types.UILayout):
-                return RecordingLayout(result, self._lines)
-            return result
-        return call
-
-
-panel = bpy.types.RENDERBRIDGE_PT_render
-real_draw = panel.draw
-
-
-def recording_draw(self, context):
-    lines = []
-    real_draw(_addon.Drawn(self, RecordingLayout(self.layout, lines)), context)
-    seen['lines'] = lines
-    seen['draws'] += 1
-
-
-panel.draw = recording_draw
-
-
-def painted():
-    seen['painted'] += 1
-
-
-handler = bpy.types.SpaceProperties.draw_handler_add(painted, (), 'WINDOW', 'POST_PIXEL')
-
-
-def window():
-    return bpy.context.window_manager.windows[0]
-
-
-def area(kind, win=None):
-    """The window's largest area of that kind (the Properties editor made of the 3D View, for the panel)."""
-    areas = [a for a in (win or window()).screen.areas if a.type == kind]
-    return max(areas, key=lambda a: a.width * a.height) if areas else None
-
-
-def region(a):
-    return next(r for r in a.regions if r.type == 'WINDOW')
-
-
-def redrawn():
-    """Waits until the panel was drawn again and its region then reached the screen."""
-    draws, paints = seen['draws'], seen['painted']
-    for a in window().screen.areas:
-        a.tag_redraw()
-    yield lambda: seen['draws'] > draws and seen['painted'] > paints
-
-
-def screenshot(name):
-    path = os.path.join(shots, f'{name}.png')
-    with bpy.context.temp_override(window=window()):
-        bpy.ops.screen.screenshot(filepath=path)
-    return path
-
-
-def reports():
-    """The reports shown since the last call, read from the Info editor, then cleared there."""
-    info = area('INFO')
-    with bpy.context.temp_override(window=window(), area=info, region=region(info)):
-        bpy.ops.info.select_all(action='SELECT')
-        bpy.ops.info.report_copy()
-        text = bpy.context.window_manager.clipboard
-        bpy.ops.info.report_delete()
-    return [line for line in text.splitlines() if line.strip()]
-
-
-def button_at(idname, x):
-    """Moves the mouse down the Properties editor at `x` until the button that runs `idname` is under
-    it (the button Blender's "Copy Python Command" then names); yields its window position. Where it
-    was found last is tried first."""
-    props = area('PROPERTIES')
-    reg = region(props)
-    command = f'bpy.ops.{idname}('
-    wm = bpy.context.window_manager
-    # First off every button (the last click's may still be the active one), then down the editor.
-    window().event_simulate(type='MOUSEMOVE', value='NOTHING', x=reg.x + 2, y=reg.y + reg.height - 2)
-    yield from redrawn()
-    for y in [*found.get(idname, []), *range(reg.y + reg.height - 4, reg.y, -12)]:
-        window().event_simulate(type='MOUSEMOVE', value='NOTHING', x=x, y=y)
-        # A button under the mouse becomes the active one once Blender has handled the move.
-        for _ in range(10):
-            yield None
-            wm.clipboard = ''
-            with bpy.context.temp_override(window=window(), area=props, region=reg):
-                try:
-                    bpy.ops.ui.copy_python_command_button()
-                except RuntimeError:
-                    continue  # no active button (yet)
-            if wm.clipboard.startswith(command):
-                found[idname] = [y]
-                return x, y
-            break
-    raise AssertionError(f'no {idname} button in the Properties editor')
-
-
-found = {}
-
-
-def click(idname):
-    """Clicks the panel's button with the mouse, as an artist does; says whether it could be clicked
-    (its operator's poll, which greys the button out when false)."""
-    props = area('PROPERTIES')
-    with bpy.context.temp_override(window=window(), area=props, region=region(props)):
-        mod, name = idname.split('.')
-        enabled = getattr(getattr(bpy.ops, mod), name).poll('INVOKE_DEFAULT')
-    # Render on farm ends the row of the panel's buttons (Check, Estimate, Render on farm).
-    reg = region(props)
-    x, y = yield from button_at(idname, reg.x + reg.width - 60)
-    reports()
-    yield from mouse_click(x, y)
-    return {'enabled': enabled, 'at': [x, y]}
-
-
-last_click = {'at': 0.0}
-
-
-def mouse_click(x, y):
-    """A left click at (x, y), once Blender's double-click time has passed since the last one (two
-    quick clicks at one place would be read as a double click, which a button does not take)."""
-    gap = bpy.context.preferences.inputs.mouse_double_click_time / 1000 * 2
-    yield lambda: time.monotonic() - last_click['at'] > gap
-    for value in ('PRESS', 'RELEASE'):
-        window().event_simulate(type='LEFTMOUSE', value=value, x=x, y=y)
-    last_click['at'] = time.monotonic()
-    yield None
+def shot(name):
+    return _window.screenshot(shots, name)
 
 
 def activity():
@@ -188,14 +38,8 @@ def activity():
 def state(name, **extra):
     yield from redrawn()
     out['steps'][name] = {'filepath': bpy.data.filepath, 'is_dirty': bpy.data.is_dirty,
-                          'panel': list(seen['lines']), 'shot': screenshot(name), **extra}
+                          'panel': list(seen['lines']), 'shot': shot(name), **extra}
     return out['steps'][name]
-
-
-def escape():
-    win = window()
-    win.event_simulate(type='ESC', value='PRESS')
-    win.event_simulate(type='ESC', value='RELEASE')
 
 
 def script():
@@ -224,7 +68,7 @@ def script():
     step['reports'] = reports()
     step['file_browser'] = [w for w in bpy.context.window_manager.windows if area('FILE_BROWSER', w)] != []
     step['activity'] = activity()
-    step['shot_after_click'] = screenshot('never_saved_click')
+    step['shot_after_click'] = shot('never_saved_click')
     browser = next(w for w in bpy.context.window_manager.windows if area('FILE_BROWSER', w))
     fb = area('FILE_BROWSER', browser)
     with bpy.context.temp_override(window=browser, area=fb, region=region(fb)):
@@ -245,7 +89,7 @@ def script():
     step['still_dirty'] = bpy.data.is_dirty
     step['saved_meanwhile'] = os.stat(saved).st_mtime_ns != mtime
     step['activity'] = activity()
-    step['shot_after_click'] = screenshot('unsaved_changes_click')
+    step['shot_after_click'] = shot('unsaved_changes_click')
     # Esc: the confirmation closes unanswered, and nothing is saved or sent.
     escape()
     yield from redrawn()
@@ -276,36 +120,13 @@ def script():
     step['saved_meanwhile'] = os.stat(saved).st_mtime_ns != mtime
     step['file_browser'] = len(bpy.context.window_manager.windows) > 1
     step['activity'] = activity()
-    step['shot_after_click'] = screenshot('saved_clean_click')
-
-
-TIMEOUT_S = 60
-steps = script()
-waiting = {'until': None, 'since': 0.0}
+    step['shot_after_click'] = shot('saved_clean_click')
 
 
 def finish():
-    bpy.types.SpaceProperties.draw_handler_remove(handler, 'WINDOW')
+    remove_paint_handler()
     _addon.write(result_path, out)
     bpy.ops.wm.quit_blender()
 
 
-def tick():
-    """Runs the script up to its next wait; a wait is a condition polled here until it holds."""
-    try:
-        if waiting['until'] is not None:
-            if not waiting['until']():
-                if time.monotonic() - waiting['since'] > TIMEOUT_S:
-                    raise TimeoutError(f'a wait of the script did not end in {TIMEOUT_S} s')
-                return 0.02
-        waiting['until'], waiting['since'] = next(steps), time.monotonic()
-        return 0.02
-    except StopIteration:
-        finish()
-    except Exception:
-        out['error'] = traceback.format_exc()
-        finish()
-    return None
-
-
-bpy.app.timers.register(tick, first_interval=0.5)
+_window.run(script(), finish, out)
