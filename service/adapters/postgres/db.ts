@@ -3,6 +3,7 @@ import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import type { DB } from '../sql/schema.js';
 import { checkUrl, connectError, scrub } from './errors.js';
 import { pgMigrations } from './migrations.js';
+import { prepareMarked } from './prepared.js';
 
 /**
  * The PostgreSQL tables as the query layer sees them: the same TypeScript shape as SQLite's, so
@@ -71,6 +72,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       ));
   // Without a listener, an idle connection's error would crash the process.
   pool.on('error', onIdleError);
+  pool.on('connect', prepareMarked);
   try {
     await pool.query('select 1');
   } catch (err) {

@@ -5,6 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../sql/schema.js';
 import type { FinishSet } from '../sql/task-queue.js';
+import { PREPARED } from './prepared.js';
 import { boundGuesses, measuredSet, retagIfMoved } from '../sql/share-tags.js';
 
 interface Finished {
@@ -30,7 +31,7 @@ export async function finishPg(
   // Seconds per unit of the attempt: started_at is stored as ISO 8601 text.
   const measured = sql<number>`((${now} - extract(epoch from f.started_at::timestamptz) * 1000) / 1000.0 / f.units)`;
   const m = measuredSet(measured);
-  const { rows } = await sql<Finished>`
+  const { rows } = await sql<Finished>`${sql.raw(PREPARED)}
     with f as (
       update tasks set state = ${set.state}, last_error = ${set.last_error}, run_after = ${runAfter},
         worker_id = null, lease_until = null, updated_at = ${iso}

@@ -65,7 +65,9 @@ export class TaskClaim {
       [SLOT.nowIso, new Date(now).toISOString()],
     ]);
     const parameters = statement.parameters.map((p) => (values.has(p) ? values.get(p) : p));
-    const { rows } = await this.db.executeQuery<ClaimedRow>(CompiledQuery.raw(statement.sql, parameters));
+    // Marked for PostgreSQL to prepare once per connection (../postgres/prepared.ts); a comment elsewhere.
+    const text = `/* rb:prepared */ ${statement.sql}`;
+    const { rows } = await this.db.executeQuery<ClaimedRow>(CompiledQuery.raw(text, parameters));
     return rows[0] && toTask(rows[0]);
   }
 
