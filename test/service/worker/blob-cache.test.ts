@@ -152,7 +152,9 @@ describe('the blob cache on one machine', () => {
   it('copies from a cache on another disk (no hard links across filesystems)', async (ctx) => {
     const shm = await mkdtemp('/dev/shm/rb-blob-cache-').catch(() => undefined);
     if (!shm || (await stat(shm)).dev === (await stat(scratch())).dev) {
-      ctx.skip(); // needs a second filesystem (tmpfs /dev/shm) beside the temp folder's
+      if (process.env.CI === 'true') throw new Error(`/dev/shm is needed on another filesystem than ${scratch()}`);
+      console.warn(`skipped: /dev/shm is not another filesystem than ${scratch()}, so the cache could hard-link`);
+      ctx.skip();
       return;
     }
     try {
