@@ -5,6 +5,7 @@ import { remainingChunk } from '../../domain/frame-ranges.js';
 import { taskPayload, type ChunkPayload } from '../../domain/tasks.js';
 import { finishedFrames } from '../outputs/chunk-files.js';
 import { dropDamagedFrames } from '../outputs/frame-integrity.js';
+import { syncFrames } from '../outputs/durable-frames.js';
 import { renderPart } from '../render/chunk-run.js';
 import type { JobRuns } from '../render/job-run.js';
 import type { WorkerEnv } from '../runtime/env.js';
@@ -40,6 +41,8 @@ export function renderChunkHandler(env: WorkerEnv, runs: JobRuns): TaskHandler {
       if (lost.length) {
         throw new RetryableTaskError(`Blender finished without writing frame ${lost[0]}`, { frames: lost });
       }
+      // On the disk before the queue hears the chunk is done: nothing renders a done chunk again.
+      await syncFrames(run.out, chunk.frames);
     } finally {
       runs.release(run);
     }

@@ -18,6 +18,7 @@ import { FatalTaskError, RetryableTaskError } from '../runtime/outcomes.js';
 import type { Lane, TaskContext, TaskHandler } from '../runtime/runtime.js';
 import type { WarmPool } from '../runtime/warm-pool.js';
 import { planBinary } from '../render/blender-setup.js';
+import { syncFrames } from '../outputs/durable-frames.js';
 import type { JobRun, JobRuns } from '../render/job-run.js';
 import { WarmRender } from '../render/warm-render.js';
 
@@ -65,6 +66,8 @@ export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>, 
           i === spans.length - 1,
         );
       if (spans.length === 0) ctx.handedOff();
+      // On the disk before the queue hears the task is done: nothing renders a done task's frames again.
+      await syncFrames(run.out, chunk.frames);
     } finally {
       runs.release(run);
     }

@@ -1,8 +1,9 @@
 // Rendered files a machine crash may have damaged. A file moves into `out/` only once Blender saved
-// it, and frames are not synced one by one (finalize syncs what it publishes), so a crash of the
-// worker process loses nothing: the page cache outlives it. A power loss is different: a file that
-// was saved and moved may come back empty, or with zeros where the filesystem had not written its
-// bytes yet (ext4's delayed allocation), and counting it as a finished frame would publish it.
+// it, and frames are not synced one by one (a task syncs its frames once, before it is done:
+// durable-frames.ts), so a crash of the worker process loses nothing: the page cache outlives it.
+// A power loss is different: a frame of a task not done yet that was saved and moved may come back
+// empty, or with zeros where the filesystem had not written its bytes yet (ext4's delayed
+// allocation), and counting it as a finished frame would publish it.
 // Only files older than the worker that finds them can be such leftovers (what it wrote since it
 // started is sound), so only those are read, and only their first and last bytes.
 import { open, rm, stat } from 'node:fs/promises';
