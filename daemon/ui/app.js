@@ -40,6 +40,15 @@ function make(tag, className) {
   return el;
 }
 
+/** A plain button (type=button, so it never submits a form) that calls onClick. */
+function button(className, text, onClick) {
+  const b = make('button', className);
+  b.type = 'button';
+  b.textContent = text;
+  b.addEventListener('click', onClick);
+  return b;
+}
+
 /** Columns of the job table (index.html): a row under a job's row spans them all. */
 const COLUMNS = 6;
 
@@ -115,9 +124,9 @@ async function loadJobs() {
 async function main() {
   window.rbJobRow.init({ make, cancelJob });
   window.rbSending.init({ make, $ });
-  window.rbEstimate.init({ api, make, detailRow, rerender: render });
+  window.rbEstimate.init({ api, make, button, detailRow, rerender: render });
   window.rbFrames.init({ api, make, detailRow, token, showMessage, rerender: render });
-  window.rbScheduling.init({ api, make, showMessage });
+  window.rbScheduling.init({ api, make, button, showMessage });
   if (!token) {
     setConnection('offline', 'no token');
     showMessage(

@@ -65,8 +65,8 @@
     const { tr, td } = ctx.detailRow('estimate-row', jobId);
     const head = ctx.make('div', 'estimate-head');
     const body = ctx.make('ul', 'estimate-lines');
-    const cancel = button('cancel-estimate', 'Cancel estimate', () => void cancelEstimate(jobId));
-    const render = button('render-estimated', 'Render (keeps the sampled frames)', () => void renderJob(jobId));
+    const cancel = ctx.button('cancel-estimate', 'Cancel estimate', () => void cancelEstimate(jobId));
+    const render = ctx.button('render-estimated', 'Render (keeps the sampled frames)', () => void renderJob(jobId));
     td.append(head, body, cancel, render);
     en = {
       submissionId: null,
@@ -82,14 +82,6 @@
     };
     byJob.set(jobId, en);
     return en;
-  }
-
-  function button(className, text, onClick) {
-    const b = ctx.make('button', className);
-    b.type = 'button';
-    b.textContent = text;
-    b.addEventListener('click', onClick);
-    return b;
   }
 
   function draw(en) {

@@ -12,14 +12,6 @@
   const byJob = new Map();
   let ctx = null;
 
-  function button(className, text, onClick) {
-    const b = ctx.make('button', className);
-    b.type = 'button';
-    b.textContent = text;
-    b.addEventListener('click', onClick);
-    return b;
-  }
-
   async function act(id, path, body, pressed, words) {
     const c = byJob.get(id);
     pressed.disabled = true;
@@ -50,14 +42,14 @@
     input.setAttribute('aria-label', 'Priority (0-100, higher first)');
     c = { box, line, input, dirty: false };
     input.addEventListener('input', () => (c.dirty = true));
-    const set = button('set-priority', 'Set priority', () => {
+    const set = ctx.button('set-priority', 'Set priority', () => {
       const n = Number(input.value);
       if (!Number.isInteger(n) || n < 0 || n > 100) return ctx.showMessage('A priority is a whole number 0-100.');
       void act(id, 'priority', { priority: n }, set, 'Set priority');
     });
-    c.pause = button('pause', 'Pause', () => void act(id, 'pause', undefined, c.pause, 'Pause'));
-    c.resume = button('resume', 'Resume', () => void act(id, 'resume', undefined, c.resume, 'Resume'));
-    c.approve = button(
+    c.pause = ctx.button('pause', 'Pause', () => void act(id, 'pause', undefined, c.pause, 'Pause'));
+    c.resume = ctx.button('resume', 'Resume', () => void act(id, 'resume', undefined, c.resume, 'Resume'));
+    c.approve = ctx.button(
       'approve',
       'Approve previews',
       () => void act(id, 'approve-previews', undefined, c.approve, 'Approve previews'),
