@@ -34,7 +34,7 @@ export interface MemoryFitOptions {
    * killed for memory) refuses, since without the farm a bigger slot may not exist.
    */
   farmSlots?: () => Promise<FarmSlot[]>;
-  /** How long one read of the farm serves placements, ms. Default 2000: a registry read per frame is waste. */
+  /** How long one read of the farm serves placements, ms (0: none). Default 2000: a registry read a frame is waste. */
   farmCacheMs?: number;
   /**
    * Writes the job's placement notice (Job.placement): why no live worker can take its frames, or
@@ -159,7 +159,8 @@ export class MemoryFit {
   private async farmSlots(): Promise<FarmSlot[] | undefined> {
     if (!this.opts.farmSlots) return undefined;
     const now = (this.opts.now ?? Date.now)();
-    if (!this.farm || now - this.farm.at > (this.opts.farmCacheMs ?? 2000)) {
+    // >=, so that 0 really reads the farm every time, even twice in one millisecond.
+    if (!this.farm || now - this.farm.at >= (this.opts.farmCacheMs ?? 2000)) {
       const slots = this.opts.farmSlots();
       slots.catch(() => (this.farm = undefined));
       this.farm = { at: now, slots };
