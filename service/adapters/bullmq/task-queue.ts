@@ -4,13 +4,11 @@
 // index, blocklist counters, the claim order: priority, fair share, pause) is kept next to it under
 // the same prefix, see lua.ts and lua-common.ts; a task reaches BullMQ only when a claim takes it.
 import type { Redis } from 'ioredis';
-import { Job, UnrecoverableError } from 'bullmq';
 import { framesOf } from '../../domain/task-runs.js';
-import { asHolder, claimTask, handOver, type ClaimContext } from './claim.js';
+import { claimTask, handOver, type ClaimContext } from './claim.js';
 import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/tasks.js';
-import { TASK_KINDS } from '../../ports/tasks.js';
 import { bullJobId, keySpace, type KeySpace } from './keys.js';
-import { closeLanes, laneOf, openLanes, type Lane, type TaskData } from './lanes.js';
+import { closeLanes, laneOf, openLanes, type Lane } from './lanes.js';
 import { closeRedis, connectRedis, redactError, redactRedisUrl, withDeadline } from './redis-client.js';
 import type { BullmqTaskQueueOptions } from './options.js';
 import { jobRuns, QueueScripts } from './scripts.js';
@@ -19,13 +17,11 @@ import { groupLoads, queueAhead } from './queue-order.js';
 import type { GroupQueueLoad, QueueAheadCounts } from '../../ports/queue-order.js';
 import { ReadySignal } from '../ready-signal.js';
 import { RedisSignalBus } from './signals.js';
-
-/** Task kinds remembered from claims (saves a lookup when settling); oldest forgotten first. */
-const KIND_CACHE_SIZE = 10_000;
+import { cancelJobTasks, completeTask, failTask, releaseTask, TaskHandles, type SettleContext } from './settle.js';
 
 export class BullmqTaskQueue implements TaskQueue {
-  private readonly kindCache = new Map<string, TaskKind>();
   private readonly claims: ClaimContext;
+  private readonly settles: SettleContext;
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -37,14 +33,16 @@ export class BullmqTaskQueue implements TaskQueue {
     private readonly opts: { callTimeoutMs: number; handOverGraceMs: number; now: () => number },
     private readonly signal: ReadySignal,
   ) {
+    const handles = new TaskHandles(client, keys, lanes);
     this.claims = {
       lanes,
       scripts,
       signal,
       handOverGraceMs: opts.handOverGraceMs,
       now: opts.now,
-      remember: (id, kind) => this.rememberKind(id, kind),
+      remember: (id, kind) => handles.remember(id, kind),
     };
+    this.settles = { handles, lanes, scripts, signal, now: opts.now };
   }
 
   /** Idle claimers of every process sharing the queue hear of ready tasks at once (Redis pub/sub). */
@@ -119,7 +117,7 @@ export class BullmqTaskQueue implements TaskQueue {
 
   async extendLease(taskId: string, workerId: string, leaseMs: number): Promise<boolean> {
     return this.call('extendLease', async () => {
-      const kind = await this.kindOf(taskId);
+      const kind = await this.settles.handles.kindOf(taskId);
       if (!kind) return false;
       const bid = bullJobId(taskId);
       const refused = await this.lane(kind).worker.extendJobLocks([bid], [workerId], leaseMs);
@@ -128,22 +126,11 @@ export class BullmqTaskQueue implements TaskQueue {
   }
 
   async complete(taskId: string, workerId: string): Promise<void> {
-    await this.call('complete', async () => {
-      const job = await this.bullJob(taskId);
-      if (!job || !(await asHolder(() => job.moveToCompleted(null, workerId, false)))) return;
-      this.kindCache.delete(taskId);
-      for (const kind of new Set(await this.scripts.completed(job.id!, this.opts.now()))) this.signal.notify(kind);
-    });
+    await this.call('complete', () => completeTask(this.settles, taskId, workerId));
   }
 
   async release(taskId: string, workerId: string, opts: { delayMs?: number } = {}): Promise<void> {
-    await this.call('release', async () => {
-      const job = await this.bullJob(taskId);
-      if (!job || !(await asHolder(() => job.moveToDelayed(Date.now() + (opts.delayMs ?? 0), workerId)))) return;
-      this.kindCache.delete(taskId);
-      await this.scripts.requeued(job.id!, workerId, 'release', '', this.opts.now());
-      if (!opts.delayMs) this.signal.notify(job.name as TaskKind);
-    });
+    await this.call('release', () => releaseTask(this.settles, taskId, workerId, opts.delayMs ?? 0));
   }
 
   async fail(
@@ -151,36 +138,11 @@ export class BullmqTaskQueue implements TaskQueue {
     workerId: string,
     o: { retryable: boolean; message: string; retryAfterMs?: number },
   ): Promise<void> {
-    await this.call('fail', async () => {
-      const job = await this.bullJob(taskId);
-      if (!job) return;
-      if (o.retryable) {
-        if (!(await asHolder(() => job.moveToDelayed(Date.now() + (o.retryAfterMs ?? 0), workerId)))) return;
-        await this.scripts.requeued(job.id!, workerId, 'retry', o.message, this.opts.now());
-      } else {
-        if (!(await asHolder(() => job.moveToFailed(new UnrecoverableError(o.message), workerId, false)))) return;
-        await this.scripts.failed(job.id!, o.message, this.opts.now());
-      }
-      this.kindCache.delete(taskId);
-    });
+    await this.call('fail', () => failTask(this.settles, taskId, workerId, o));
   }
 
   async cancelJob(jobId: string): Promise<number> {
-    return this.call('cancelJob', async () => {
-      // Canceled in the adapter's state first: a worker that fetches one of these before BullMQ
-      // lets go of it finds it canceled and drops it; a holder's settle becomes a no-op.
-      const canceled = await this.scripts.cancel(jobId);
-      for (const c of canceled) {
-        if (c.previous === 'held') continue;
-        const { worker, queue } = this.lane(c.kind);
-        if (c.previous === 'running' && c.holder) {
-          const job = new Job<TaskData, unknown, string>(worker, c.kind, { jobId, payload: {} }, {}, c.bid);
-          await asHolder(() => job.moveToFailed(new UnrecoverableError('job canceled'), c.holder, false));
-        }
-        await queue.remove(c.bid);
-      }
-      return canceled.length;
-    });
+    return this.call('cancelJob', () => cancelJobTasks(this.settles, jobId));
   }
 
   async jobTasks(jobId: string): Promise<TaskInfo[]> {
@@ -260,31 +222,6 @@ export class BullmqTaskQueue implements TaskQueue {
       await closeRedis(this.client, 2000);
     })();
     await this.closing;
-  }
-
-  /** A handle on the task's BullMQ job for settling it (no fetch: settling needs only id and queue). */
-  private async bullJob(taskId: string): Promise<Job<TaskData, unknown, string> | undefined> {
-    const kind = await this.kindOf(taskId);
-    if (!kind) return undefined;
-    return new Job<TaskData, unknown, string>(
-      this.lane(kind).worker,
-      kind,
-      { jobId: '', payload: {} },
-      {},
-      bullJobId(taskId),
-    );
-  }
-
-  private async kindOf(taskId: string): Promise<TaskKind | undefined> {
-    const known = this.kindCache.get(taskId);
-    if (known) return known;
-    const kind = await this.client.hget(`${this.keys.own}t:${bullJobId(taskId)}`, 'k');
-    return kind && (TASK_KINDS as readonly string[]).includes(kind) ? (kind as TaskKind) : undefined;
-  }
-
-  private rememberKind(taskId: string, kind: TaskKind): void {
-    this.kindCache.set(taskId, kind);
-    if (this.kindCache.size > KIND_CACHE_SIZE) this.kindCache.delete(this.kindCache.keys().next().value!);
   }
 
   private lane(kind: TaskKind): Lane {
