@@ -2,6 +2,7 @@
 // results section states the machine and date it was measured on.
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import { TreeMeter } from './process-tree.js';
 
 export interface MachineInfo {
   cpu: string;
@@ -57,14 +58,6 @@ function cpuTicks(): { busy: number; steal: number; total: number } {
   return { busy, steal: steal!, total: busy + idle! + iowait! + steal! };
 }
 
-/** CPU time of this process plus its reaped children (cp, stopped servers), milliseconds. */
-function ownTicks(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime, stime, cutime, cstime; USER_HZ is 100.
-  return [11, 12, 13, 14].reduce((n, i) => n + Number(f[i]) * 10, 0);
-}
-
 /** CPU time of all kernel threads (children of kthreadd, pid 2), ms: disk writeback runs there. */
 function kernelThreadTicks(): number {
   let sum = 0;
@@ -80,8 +73,11 @@ function kernelThreadTicks(): number {
   return sum;
 }
 
+/** How often the meter samples the benchmark's process tree (ms): a descendant that escapes it counts as last seen. */
+export const TREE_POLL_MS = 250;
+
 export interface OtherLoad {
-  /** Other programs (everything but this benchmark, its children and kernel threads), in cores. */
+  /** Other programs (everything but this benchmark, its descendants and kernel threads), in cores. */
   others: number;
   /** Kernel threads: mostly writeback of what the benchmark itself wrote. */
   kernel: number;
@@ -91,19 +87,25 @@ export interface OtherLoad {
 
 /**
  * Starts measuring the CPU used by everything but this benchmark; the returned function gives
- * averages in cores. Call it once every child has exited, so that their time is in ownTicks().
+ * averages in cores (and stops the sampling). The benchmark's own time is its whole process tree's
+ * (process-tree.ts), sampled every TREE_POLL_MS: its sandboxed Blenders, killed and reaped outside the
+ * tree, are its own too.
  */
-export function otherLoadMeter(): () => OtherLoad {
+export function otherLoadMeter(tree = new TreeMeter()): () => OtherLoad {
   const m0 = cpuTicks();
-  const own0 = ownTicks();
+  tree.poll();
   const k0 = kernelThreadTicks();
   const t0 = performance.now();
+  const timer = setInterval(() => tree.poll(), TREE_POLL_MS);
+  timer.unref();
   return () => {
+    clearInterval(timer);
+    tree.poll();
     const m = cpuTicks();
     const ms = performance.now() - t0;
     // Clamped: kernel workers that exit meanwhile take their time with them.
     const kernel = Math.max(0, (kernelThreadTicks() - k0) / ms);
-    const others = Math.max(0, (m.busy - m0.busy - (ownTicks() - own0)) / ms - kernel);
+    const others = Math.max(0, (m.busy - m0.busy - tree.ticks()) / ms - kernel);
     return { others, kernel, steal: (m.steal - m0.steal) / ms };
   };
 }
