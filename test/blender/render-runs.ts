@@ -1,24 +1,24 @@
 // Renders of a matrix fixture as the worker runs them, on one Blender build: the frames planned from
 // the build's analysis and written to settings.json, then render_setup.py in a chunk (renderInvocation
 // + runBlender, `-s -e -a`), alone (setup only), or in the warm loop (render_loop.py through
-// warm-process.ts), with the lines each run printed. Shared by render-matrix.test.ts and
+// warm-render.ts), with the lines each run printed. Shared by render-matrix.test.ts and
 // render-warm.test.ts.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import type { FinalConfig } from '../../shared/api/analysis.js';
 import { analyzeScene, type SceneAnalysis } from '../../blender/analysis/analyze-scene.js';
-import { renderInvocation, renderSetupScriptPath, warmInvocation } from '../../blender/render/render-invocation.js';
+import { renderInvocation, renderSetupScriptPath } from '../../blender/render/render-invocation.js';
 import { type RenderSettings, renderSettingsFrom } from '../../blender/render/render-settings.js';
-import { WarmBlender, type FrameRun } from '../../blender/render/warm-process.js';
+import type { FrameRun } from '../../blender/render/warm-process.js';
 import { type BlenderRunResult, runBlender } from '../../blender/run.js';
 import { filesOfFrame } from '../../service/worker/outputs/chunk-files.js';
 import { filesUnder } from '../helpers/e2e.js';
 import { type TestBuild } from '../helpers/blender-builds.js';
 import * as m from './matrix.js';
+import { renderWarm, type WarmRender } from './warm-render.js';
 
-const LIMITS = { totalMs: 120_000, idleMs: 0 };
 let work: string;
 
 /** Gives the calling file one scratch folder for its renders, removed after its tests. */
@@ -128,55 +128,22 @@ export async function setupOnly(job: Job): Promise<Chunk> {
   return { job, result, lines };
 }
 
-export interface Warm {
+export interface Warm extends WarmRender {
   job: Job;
-  /** Each frame's own lines, from its RB_FRAME_BEGIN to its RB_FRAME_DONE. */
-  lines: Map<number, string[]>;
-  /** Frames in the order Blender finished them. */
-  done: number[];
-  /** Lines outside frames (load, setup). */
-  side: string[];
 }
 
+/** Renders `runs` of the job in the warm loop (render_loop.py), as a warm-mode worker slot does. */
 export async function warm(build: TestBuild, job: Job, runs: FrameRun[]): Promise<Warm> {
-  const side: string[] = [];
-  const w = WarmBlender.start({
-    invocation: warmInvocation({
-      binary: build.path,
-      sceneFile: job.scene,
-      sceneName: 'Scene',
-      settingsFile: job.settingsFile,
-      attemptDir: job.frames,
-      jobDir: job.dir,
-      blenderMajor: Number(build.minor.split('.')[0]),
-    }),
-    cwd: job.dir,
-    loadLimits: LIMITS,
-    killGraceMs: 2000,
-    onLine: (l) => side.push(l),
-  });
-  try {
-    await w.ready;
-    const lines = new Map<number, string[]>();
-    const done: number[] = [];
-    await Promise.all(
-      runs.map((run) =>
-        w.render({
-          run,
-          limits: LIMITS,
-          onBegin: (f) => lines.set(f, []),
-          onLine: (f, l) => lines.get(f)!.push(l),
-          onDone: (f) => done.push(f),
-        }),
-      ),
-    );
-    w.quit();
-    expect(await w.ended).toMatchObject({ exitCode: 0 });
-    return { job, lines, done, side };
-  } finally {
-    w.kill();
-    await w.ended;
-  }
+  const opts = {
+    binary: build.path,
+    sceneFile: job.scene,
+    sceneName: 'Scene',
+    settingsFile: job.settingsFile,
+    attemptDir: job.frames,
+    jobDir: job.dir,
+    blenderMajor: Number(build.minor.split('.')[0]),
+  };
+  return { job, ...(await renderWarm(opts, job.dir, runs)) };
 }
 
 /** Every file the worker expects for `frames`, as `frames/<name>` and `composite/<node folder>/<name>`. */

@@ -22,10 +22,10 @@ import { runBlender } from '../../blender/run.js';
 import type { BlenderLimits } from '../../blender/run-watch.js';
 import { buildFixture, type FixtureName } from '../helpers/fixtures.js';
 import { filesUnder, waitUntil } from '../helpers/e2e.js';
+import { renderWarm, startWarm, WARM_LIMITS } from './warm-render.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
-const LOAD = { totalMs: 120_000, idleMs: 0 };
-const FRAME = { totalMs: 120_000, idleMs: 0 };
+const FRAME = WARM_LIMITS;
 let work: string;
 const started: WarmBlender[] = [];
 
@@ -71,19 +71,17 @@ async function dirsFor(name: string, extra: Partial<RenderSettings> = {}): Promi
   return d;
 }
 
-function warm(scene: string, d: Dirs, onLine?: (line: string) => void): WarmBlender {
-  const w = WarmBlender.start({
-    invocation: warmInvocation({
-      binary: BLENDER,
-      sceneFile: scene,
-      settingsFile: d.settingsFile,
-      attemptDir: d.frames,
-    }),
-    cwd: d.dir,
-    loadLimits: LOAD,
-    killGraceMs: 2000,
-    ...(onLine ? { onLine } : {}),
-  });
+/** The warm loop's invocation for a scene rendered into `d`. */
+const loopOf = (scene: string, d: Dirs) => ({
+  binary: BLENDER,
+  sceneFile: scene,
+  settingsFile: d.settingsFile,
+  attemptDir: d.frames,
+});
+
+/** A warm Blender the file's afterAll kills if a test leaves it running. */
+function warm(scene: string, d: Dirs): WarmBlender {
+  const w = startWarm(loopOf(scene, d), d.dir);
   started.push(w);
   return w;
 }
@@ -91,32 +89,8 @@ function warm(scene: string, d: Dirs, onLine?: (line: string) => void): WarmBlen
 /** One frame as a run. */
 const one = (frame: number): FrameRun => ({ start: frame, end: frame, step: 1 });
 
-/** Renders `runs` in one warm Blender, queued at once; returns each frame's lines and the order frames were done in. */
-async function renderWarm(
-  scene: string,
-  d: Dirs,
-  runs: FrameRun[],
-): Promise<{ lines: Map<number, string[]>; done: number[] }> {
-  const w = warm(scene, d);
-  await w.ready;
-  const lines = new Map<number, string[]>();
-  const done: number[] = [];
-  await Promise.all(
-    runs.map((run) =>
-      w.render({
-        run,
-        limits: FRAME,
-        onBegin: (f) => lines.set(f, []),
-        onLine: (f, l) => lines.get(f)!.push(l),
-        onDone: (f) => done.push(f),
-      }),
-    ),
-  );
-  w.quit();
-  const end = await w.ended;
-  expect(end).toMatchObject({ exitCode: 0 });
-  return { lines, done };
-}
+/** Renders `runs` in one warm Blender, queued at once; each frame's lines and the order frames were done in. */
+const renderLoop = (scene: string, d: Dirs, runs: FrameRun[]) => renderWarm(loopOf(scene, d), d.dir, runs);
 
 describe('the warm loop renders what -a renders', () => {
   it.each(['basic', 'stereo', 'compositor'] as FixtureName[])(
@@ -138,7 +112,7 @@ describe('the warm loop renders what -a renders', () => {
       expect(res.exitCode).toBe(0);
       const loop = await dirsFor(`${fixture}-warm`);
       // Frame 5 alone, then frames 1 and 3 in one render call (step 2), then 2 and 4.
-      const { lines, done } = await renderWarm(scene, loop, [
+      const { lines, done } = await renderLoop(scene, loop, [
         one(5),
         { start: 1, end: 3, step: 2 },
         { start: 2, end: 4, step: 2 },
@@ -175,7 +149,7 @@ describe('persistent data', () => {
   /** Frames whose lines show Cycles building the scene's BVH (only the camera moves in this scene). */
   async function bvhBuilds(persistentData: boolean): Promise<number[]> {
     const d = await dirsFor(`persistent-${persistentData}`, { persistentData });
-    const { lines } = await renderWarm(await buildFixture('monkeys', { args: ['1', '4'] }), d, [
+    const { lines } = await renderLoop(await buildFixture('monkeys', { args: ['1', '4'] }), d, [
       one(1),
       { start: 2, end: 3, step: 1 },
     ]);
