@@ -2,31 +2,23 @@
 // the frames claimed before a job's next frame, and each workspace's weight, share of the busy
 // render slots and frames waiting, with another workspace shown but never named. The test plays the
 // workers: it enqueues the jobs' render tasks and reports a worker's busy slot to the registry.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FarmShare, QueueAheadEnvelope } from '../../../shared/api/farm-share.js';
 import { queueChunks, reportBusyWorker } from '../../helpers/farm-share.js';
-import { createJob, type Call } from '../../helpers/flow.js';
-import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { createJob } from '../../helpers/flow.js';
+import { errorBody } from '../../helpers/http.js';
+import { useTwoWorkspaces } from '../../helpers/two-workspaces.js';
 
-let svc: TestService;
-let call: Call;
-let other: Call;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = api(svc.baseUrl, svc.apiKey);
-  other = api(svc.baseUrl, await svc.createApiKey('other-studio'));
-});
-afterAll(() => svc?.close());
+const ws = useTwoWorkspaces();
+const { call, other } = ws;
 
 describe('the queue ahead of a job and the farm share', () => {
   it("counts the frames before a job's next one, and shows each workspace's share, others unnamed", async () => {
     const mine = await createJob(call);
     const theirs = await createJob(other);
-    await queueChunks(svc, theirs, 2, 60);
-    await queueChunks(svc, mine, 3, 50);
-    await reportBusyWorker(svc, theirs);
+    await queueChunks(ws.svc, theirs, 2, 60);
+    await queueChunks(ws.svc, mine, 3, 50);
+    await reportBusyWorker(ws.svc, theirs);
 
     const ahead = QueueAheadEnvelope.parse((await call('GET', `/jobs/${mine.id}/queue-ahead`)).body).data;
     // Nothing measured yet: the wait cannot be told.
@@ -44,7 +36,7 @@ describe('the queue ahead of a job and the farm share', () => {
     expect(share).toMatchObject({ liveSlots: 2, busySlots: 1 });
     expect(share.workspaces).toHaveLength(2);
     const [own, another] = share.workspaces;
-    expect(own).toMatchObject({ own: true, workspaceId: svc.workspaceId, weight: 1, entitledShare: 0.5 });
+    expect(own).toMatchObject({ own: true, workspaceId: ws.svc.workspaceId, weight: 1, entitledShare: 0.5 });
     expect(own).toMatchObject({ runningSlots: 0, currentShare: 0, waitingFrames: 3, pausedFrames: 0 });
     expect(own!.submitters).toEqual([expect.objectContaining({ userId: mine.userId, waitingFrames: 3 })]);
     expect(another).toMatchObject({ own: false, workspaceId: null, userId: null, submitters: [] });
@@ -53,7 +45,7 @@ describe('the queue ahead of a job and the farm share', () => {
     expect(JSON.stringify(r.body)).not.toContain(theirs.userId);
 
     // The operator's weight moves the entitled share; paused frames wait apart.
-    await svc.service.ports.queue.setShareWeight(theirs.workspaceId, 3);
+    await ws.svc.service.ports.queue.setShareWeight(theirs.workspaceId, 3);
     expect((await call('POST', `/jobs/${mine.id}/pause`)).status).toBe(200);
     const after = FarmShare.parse((await call('GET', '/farm/share')).body).data;
     expect(after.workspaces[0]).toMatchObject({ own: true, waitingFrames: 0, pausedFrames: 3, entitledShare: 0 });

@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Job, JobEnvelope, JobList } from '../../../shared/api/job.js';
-import { createJob, newUpload, putBytes, type Call } from '../../helpers/flow.js';
-import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { createJob, newUpload, putBytes } from '../../helpers/flow.js';
+import { errorBody } from '../../helpers/http.js';
+import { useTwoWorkspaces } from '../../helpers/two-workspaces.js';
 
-let svc: TestService;
-let call: Call;
-let other: Call;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = api(svc.baseUrl, svc.apiKey);
-  other = api(svc.baseUrl, await svc.createApiKey('other-studio'));
-});
-afterAll(() => svc.close());
+const ws = useTwoWorkspaces();
+const { call, other } = ws;
 
 describe('POST /jobs', () => {
   it('creates a job in created with every required field and the stored preflight', async () => {
@@ -29,7 +21,7 @@ describe('POST /jobs', () => {
     expect(r.status).toBe(201);
     const job = Job.parse(r.body);
     expect(job.status).toBe('created');
-    expect(job.workspaceId).toBe(svc.workspaceId);
+    expect(job.workspaceId).toBe(ws.svc.workspaceId);
     expect(job.uploadPreflight).toEqual(uploadPreflight);
     expect(job.sceneFile?.name).toBe('project.zip');
     expect(job.output).toEqual({ isDeletedForClient: false, scheduledForDeletionAt: null });
@@ -115,33 +107,30 @@ describe('GET /jobs/{id}', () => {
 });
 
 describe('GET /jobs', () => {
+  // A service of its own: the counts below are of these jobs alone.
+  const fresh = useTwoWorkspaces('elsewhere');
+
   it("lists only the workspace's jobs, newest first, with pagination and a status filter", async () => {
-    const svc2 = await startTestService();
-    try {
-      const mine = api(svc2.baseUrl, svc2.apiKey);
-      const theirs = api(svc2.baseUrl, await svc2.createApiKey('elsewhere'));
-      const created: string[] = [];
-      for (let i = 0; i < 5; i++) created.push((await createJob(mine)).id);
-      await createJob(theirs);
-      await mine('POST', `/jobs/${created[1]}/validate`, {});
+    const { call: mine, other: theirs } = fresh;
+    const created: string[] = [];
+    for (let i = 0; i < 5; i++) created.push((await createJob(mine)).id);
+    await createJob(theirs);
+    await mine('POST', `/jobs/${created[1]}/validate`, {});
 
-      const all = JobList.parse((await mine('GET', '/jobs')).body);
-      expect(all.jobs.map((j) => j.id)).toEqual([...created].reverse());
-      expect(all.pagination).toEqual({ page: 1, pageSize: 20, total: 5, totalPages: 1 });
+    const all = JobList.parse((await mine('GET', '/jobs')).body);
+    expect(all.jobs.map((j) => j.id)).toEqual([...created].reverse());
+    expect(all.pagination).toEqual({ page: 1, pageSize: 20, total: 5, totalPages: 1 });
 
-      const p2 = JobList.parse((await mine('GET', '/jobs?page=2&pageSize=2')).body);
-      expect(p2.jobs.map((j) => j.id)).toEqual([created[2], created[1]]);
-      expect(p2.pagination).toEqual({ page: 2, pageSize: 2, total: 5, totalPages: 3 });
+    const p2 = JobList.parse((await mine('GET', '/jobs?page=2&pageSize=2')).body);
+    expect(p2.jobs.map((j) => j.id)).toEqual([created[2], created[1]]);
+    expect(p2.pagination).toEqual({ page: 2, pageSize: 2, total: 5, totalPages: 3 });
 
-      const beyond = JobList.parse((await mine('GET', '/jobs?page=9&pageSize=2')).body);
-      expect(beyond.jobs).toEqual([]);
+    const beyond = JobList.parse((await mine('GET', '/jobs?page=9&pageSize=2')).body);
+    expect(beyond.jobs).toEqual([]);
 
-      const validating = JobList.parse((await mine('GET', '/jobs?status=validating')).body);
-      expect(validating.jobs.map((j) => j.id)).toEqual([created[1]]);
-      expect(validating.pagination.total).toBe(1);
-    } finally {
-      await svc2.close();
-    }
+    const validating = JobList.parse((await mine('GET', '/jobs?status=validating')).body);
+    expect(validating.jobs.map((j) => j.id)).toEqual([created[1]]);
+    expect(validating.pagination.total).toBe(1);
   });
 
   it.each([
