@@ -144,6 +144,13 @@ export interface ServiceConfig {
    */
   warmIdleSeconds: number;
   /**
+   * Preemption at frame boundaries in warm mode (`--preempt-priority-gap`,
+   * `RENDERBRIDGE_PREEMPT_PRIORITY_GAP`; extension scheduling): a slot rendering a job hands the rest
+   * of its task back after the current frame when a task waiting for a slot has a priority at least
+   * this much higher than the job's. Default 0: off, running frames always finish.
+   */
+  preemptPriorityGap: number;
+  /**
    * Idle warm Blenders are ended at once while the memory available to new processes
    * (MemAvailable) is below this (`--warm-min-free-memory`, `RENDERBRIDGE_WARM_MIN_FREE_MEMORY`). Default 1 GiB.
    */

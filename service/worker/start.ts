@@ -19,6 +19,7 @@ import { finalizeHandler } from './handlers/finalize.js';
 import { renderChunkHandler } from './handlers/render-chunk.js';
 import { withEstimates } from './handlers/estimate-sample.js';
 import { renderFramesHandler } from './handlers/render-frames.js';
+import { preemptionWatch, type PreemptionWatch } from './render/warm-preemption.js';
 import { renderPlanHandler } from './handlers/render-plan.js';
 import { validateHandler } from './handlers/validate.js';
 import { JobRuns } from './render/job-run.js';
@@ -129,6 +130,7 @@ export async function startWorker(
       lanes,
       log,
       jobEnded,
+      preemption: preemptionWatch(env, tags, log),
       ...(ports.onCompleted ? { onCompleted: ports.onCompleted } : {}),
     }),
     { leaseMs: config.leaseSeconds * 1000, ...tuning.runtime },
@@ -195,6 +197,8 @@ interface Composition {
   log: Logger;
   jobEnded: (jobId: string) => Promise<void>;
   onCompleted?: (rec: JobRecord) => Promise<void>;
+  /** Warm mode with preemption on (warm-preemption.ts). Default none. */
+  preemption?: PreemptionWatch;
 }
 
 /** The handler of each task kind, each run for its task's job (a remote worker's storage names it to the service). */
@@ -202,7 +206,7 @@ function taskHandlers(
   env: WorkerEnv,
   c: Composition,
 ): Record<'validate' | 'render' | 'render-chunk' | 'finalize', TaskHandler> {
-  const frames = renderFramesHandler(env, c.pool, c.runs);
+  const frames = renderFramesHandler(env, c.pool, c.runs, c.preemption);
   const planned = c.warm ? (rec: JobRecord) => void frames.prewarm(rec, c.lanes.slice(1), c.log) : undefined;
   const completed = async (rec: JobRecord) => {
     await c.jobEnded(rec.job.id);

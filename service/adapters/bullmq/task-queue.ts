@@ -14,6 +14,8 @@ import type { BullmqTaskQueueOptions } from './options.js';
 import { jobRuns, QueueScripts } from './scripts.js';
 import { kindCounts, queueCounts } from './counts.js';
 import { groupLoads, queueAhead } from './queue-order.js';
+import { topWaiting } from './waiting-priority.js';
+import type { WaitingTop } from '../../ports/waiting-priority.js';
 import type { GroupQueueLoad, QueueAheadCounts } from '../../ports/queue-order.js';
 import { ReadySignal } from '../ready-signal.js';
 import { RedisSignalBus } from './signals.js';
@@ -213,6 +215,10 @@ export class BullmqTaskQueue implements TaskQueue {
 
   groupLoads(): Promise<GroupQueueLoad[]> {
     return this.call('groupLoads', () => groupLoads(this.client, this.keys));
+  }
+
+  topWaiting(kinds: readonly TaskKind[]): Promise<WaitingTop | undefined> {
+    return this.call('topWaiting', () => topWaiting(this.client, this.keys, kinds));
   }
 
   async close(): Promise<void> {

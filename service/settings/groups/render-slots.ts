@@ -105,6 +105,18 @@ export const RENDER_SLOT_SETTINGS: readonly Setting[] = [
     help: 'idle warm Blenders are ended while the memory available (MemAvailable) is below this',
   },
   {
+    key: 'preemptPriorityGap',
+    flag: '--preempt-priority-gap <n>',
+    kind: { type: 'int', min: 0, max: 100 },
+    group: 'Render slots',
+    commands: BOTH,
+    defaultText: '0 (off)',
+    help:
+      'warm mode: a slot rendering a job stops at its next frame boundary, keeps the frames done and hands the ' +
+      "rest of its task back, when a task waiting for a slot has a priority at least this much above the job's; " +
+      '0: running frames always finish (chunked mode never preempts)',
+  },
+  {
     key: 'slotMemoryBytes',
     flag: '--slot-memory <size>',
     env: 'RENDERBRIDGE_SLOT_MEMORY',

@@ -21,6 +21,7 @@ import { planBinary } from '../render/blender-setup.js';
 import { syncFrames } from '../outputs/durable-frames.js';
 import type { JobRun, JobRuns } from '../render/job-run.js';
 import { WarmRender } from '../render/warm-render.js';
+import { singleFrames, type PreemptionWatch } from '../render/warm-preemption.js';
 
 /** New processes one frame may need when the ones it was handed to end before it (each crash fails its own frame). */
 const MAX_HANDOVERS = 3;
@@ -34,7 +35,13 @@ export interface FramesHandler {
   prewarm(rec: JobRecord, lanes: readonly Pick<Lane, 'name' | 'slot'>[], log: Logger): Promise<void>;
 }
 
-export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>, runs: JobRuns): FramesHandler {
+/** `preemption`: the worker's watch when its operator turned preemption on. Default none: frames always finish. */
+export function renderFramesHandler(
+  env: WorkerEnv,
+  pool: WarmPool<WarmRender>,
+  runs: JobRuns,
+  preemption?: PreemptionWatch,
+): FramesHandler {
   const handler: TaskHandler = async (task, ctx) => {
     const rec = ctx.job;
     if (rec.job.status !== 'booting' && rec.job.status !== 'rendering') return;
@@ -53,9 +60,11 @@ export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>, 
         task.attempts > 1
           ? await run.framesToDo(chunk.frames)
           : chunk.frames.filter((f) => !run.tracker.doneFrames.has(f));
-      // Each run of frames is one render call in Blender, as `-s -e -j -a` would render it.
-      const spans = frameRuns(todo);
-      for (const [i, r] of spans.entries())
+      // Each run of frames is one render call in Blender, as `-s -e -j -a` would render it; with
+      // preemption on, one call per frame, each after a look at the queue (warm-preemption.ts).
+      const spans = preemption ? singleFrames(todo) : frameRuns(todo);
+      for (const [i, r] of spans.entries()) {
+        await preemption?.beforeFrame(ctx, run.out, todo, i);
         await renderRun(
           env,
           pool,
@@ -65,6 +74,7 @@ export function renderFramesHandler(env: WorkerEnv, pool: WarmPool<WarmRender>, 
           { start: r.start, end: r.end, step: r.step },
           i === spans.length - 1,
         );
+      }
       if (spans.length === 0) ctx.handedOff();
       // On the disk before the queue hears the task is done: nothing renders a done task's frames again.
       await syncFrames(run.out, chunk.frames);

@@ -59,6 +59,12 @@ export interface WorkerSettings {
   warmIdleMs: number;
   /** Idle warm Blenders are ended while the memory available to new processes is below this. Default 1 GiB. */
   warmMinFreeMemoryBytes: number;
+  /**
+   * Warm mode: hand a task's remaining frames back at a frame boundary when a waiting task's priority
+   * is at least this much above the running job's (service/worker/render/warm-preemption.ts).
+   * Default 0: never.
+   */
+  preemptPriorityGap?: number;
   /** Most bytes of a task run's log kept (first and last halves; task-logs extension). Default 16 MiB. */
   taskLogMaxBytes?: number;
   /** How often a running task's new log bytes are stored. Default 1000 ms. */
@@ -137,6 +143,7 @@ export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
     renderMode: config.renderMode,
     warmIdleMs: config.warmIdleSeconds * 1000,
     warmMinFreeMemoryBytes: config.warmMinFreeMemoryBytes,
+    preemptPriorityGap: config.preemptPriorityGap,
     taskLogMaxBytes: config.taskLogMaxBytes,
     unpackLimits: {
       maxEntries: config.unpackMaxEntries,

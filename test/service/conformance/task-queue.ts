@@ -3,6 +3,7 @@
 // (plus what they need to set up or observe state), so a role can be checked on its own.
 import { describe } from 'vitest';
 import type { TaskQueue } from '../../../service/ports/tasks.js';
+import type { WaitingPriority } from '../../../service/ports/waiting-priority.js';
 import { failureLedgerConformance } from './task-queue/failure-ledger.js';
 import type { QueueHarness } from './task-queue/helpers.js';
 import { queueHousekeepingConformance } from './task-queue/housekeeping.js';
@@ -12,8 +13,12 @@ import { taskSubmitterConformance } from './task-queue/submitter.js';
 import { taskRunReaderConformance } from './task-queue/task-runs.js';
 import { taskSchedulingConformance } from './task-queue/scheduling.js';
 import { queueOrderConformance } from './task-queue/queue-order.js';
+import { waitingPriorityConformance } from './task-queue/waiting-priority.js';
 
-export function taskQueueConformance(name: string, open: () => Promise<QueueHarness<TaskQueue>>): void {
+export function taskQueueConformance(
+  name: string,
+  open: () => Promise<QueueHarness<TaskQueue & WaitingPriority>>,
+): void {
   describe(`TaskQueue conformance: ${name}`, () => {
     taskSubmitterConformance(open);
     taskLeasesConformance(name, open);
@@ -23,5 +28,6 @@ export function taskQueueConformance(name: string, open: () => Promise<QueueHarn
     queueLoadConformance(open);
     taskSchedulingConformance(open);
     queueOrderConformance(open);
+    waitingPriorityConformance(open);
   });
 }

@@ -1,0 +1,131 @@
+// Preemption at frame boundaries in warm mode (extension scheduling; off unless the operator sets
+// preemptPriorityGap). A warm slot then hands its Blender one frame at a time and, before each,
+// asks the queue whether a task waiting for a slot has a priority at least `gap` above the running
+// job's. If one has, the frames done stay (kept, counted and billed as each finished, fsync'd
+// here as at a task's end) and the task is handed back untouched (DeferTaskError, no delay): no
+// attempt is spent, and its next run renders only the frames it still lacks. The lane then claims
+// the outranking task, first in the claim order.
+// Chunked mode never preempts: a chunk is one Blender call for all its frames, so stopping it at a
+// frame would mean killing Blender mid-frame and losing the frame it was on.
+import type { Logger } from 'pino';
+import type { FrameRun } from '../../../blender/render/warm-process.js';
+import { DEFAULT_PRIORITY } from '../../../shared/api/scheduling.js';
+import type { Job } from '../../../shared/api/job.js';
+import type { WorkerJobStore } from '../../ports/jobs.js';
+import { hasWaitingPriority, type WaitingPriority, type WaitingTop } from '../../ports/waiting-priority.js';
+import { syncFrames } from '../outputs/durable-frames.js';
+import type { OutputLayout } from '../outputs/chunk-files.js';
+import type { WorkerEnv } from '../runtime/env.js';
+import { DeferTaskError } from '../runtime/outcomes.js';
+import type { TaskContext } from '../runtime/runtime.js';
+
+/** How long one read of the queue answers every slot of this process: a few reads a second at most. */
+const READ_EVERY_MS = 250;
+/** Jobs whose tag fit is remembered (a job's required tags are set at render and never change). */
+const MAX_FITS = 1000;
+
+/** Whether a task waiting at `waiting`'s priority outranks a job of priority `running` by `gap` (0: never). */
+export function outranks(gap: number, running: number, waiting: WaitingTop | undefined): waiting is WaitingTop {
+  return gap > 0 && waiting !== undefined && waiting.priority >= running + gap;
+}
+
+/** Whether a worker with `tags` may render a job that requires `required` (scheduling.requiredTags). */
+export function tagsFit(required: readonly string[] | undefined, tags: ReadonlySet<string>): boolean {
+  return (required ?? []).every((t) => tags.has(t));
+}
+
+export interface PreemptionOptions {
+  /** The priority gap (preemptPriorityGap, above 0). */
+  gap: number;
+  queue: WaitingPriority;
+  jobs: Pick<WorkerJobStore, 'getById'>;
+  /** This worker's tags (--tag): a waiting job that requires others cannot take this slot. Default none. */
+  tags?: readonly string[];
+  /** How long one read answers every slot. Default READ_EVERY_MS (250 ms). */
+  readEveryMs?: number;
+  now?: () => number;
+}
+
+/** The process's one watch on the queue, shared by its slots. */
+export class PreemptionWatch {
+  private last: { at: number; top: Promise<WaitingTop | undefined> } | undefined;
+  private readonly fits = new Map<string, boolean>();
+  private readonly tags: ReadonlySet<string>;
+
+  constructor(private readonly o: PreemptionOptions) {
+    this.tags = new Set(o.tags ?? []);
+  }
+
+  /** The waiting task that should take the slot from `job`'s frames now, or undefined. Never throws. */
+  async outranking(job: Pick<Job, 'id' | 'scheduling'>): Promise<WaitingTop | undefined> {
+    const top = await this.top();
+    const running = job.scheduling?.priority ?? DEFAULT_PRIORITY;
+    if (!outranks(this.o.gap, running, top) || top.jobId === job.id) return undefined;
+    return (await this.fit(top.jobId)) ? top : undefined;
+  }
+
+  /**
+   * Before frame `todo[index]` of a task: when a waiting task outranks the job, makes the frames
+   * done durable and throws the hand-back, which says what paused the job (the task log keeps it).
+   */
+  async beforeFrame(ctx: TaskContext, out: OutputLayout, todo: readonly number[], index: number): Promise<void> {
+    const by = await this.outranking(ctx.job.job);
+    if (!by) return;
+    const done = todo.slice(0, index);
+    // As at a task's end (render-frames.ts): on the disk before the queue hears of it.
+    await syncFrames(out, done);
+    const at = done.length > 0 ? `after frame ${done[done.length - 1]}` : `before frame ${todo[index]}`;
+    const reason = `paused for a priority-${by.priority} job ${at}`;
+    ctx.taskLog?.note(`${reason}: ${todo.length - index} frame(s) handed back to the queue (job ${by.jobId})`);
+    ctx.log.info(
+      { by: by.jobId, priority: by.priority, framesDone: done.length, framesLeft: todo.length - index },
+      'task handed back for a higher-priority job',
+    );
+    throw new DeferTaskError(0, reason);
+  }
+
+  /** One read of the queue per READ_EVERY_MS for the whole process; a failed read preempts nothing. */
+  private top(): Promise<WaitingTop | undefined> {
+    const now = (this.o.now ?? Date.now)();
+    if (!this.last || now - this.last.at >= (this.o.readEveryMs ?? READ_EVERY_MS)) {
+      this.last = { at: now, top: this.o.queue.topWaiting(['render-chunk']).catch(() => undefined) };
+    }
+    return this.last.top;
+  }
+
+  /** Whether this worker may render the waiting job (its required tags); unknown jobs do not preempt. */
+  private async fit(jobId: string): Promise<boolean> {
+    const known = this.fits.get(jobId);
+    if (known !== undefined) return known;
+    const rec = await this.o.jobs.getById(jobId).catch(() => undefined);
+    if (!rec) return false;
+    const fits = tagsFit(rec.job.scheduling?.requiredTags, this.tags);
+    if (this.fits.size >= MAX_FITS) this.fits.clear();
+    this.fits.set(jobId, fits);
+    return fits;
+  }
+}
+
+/** The frames of a task as render calls: one frame each, so that every frame ends at a boundary. */
+export function singleFrames(todo: readonly number[]): FrameRun[] {
+  return todo.map((f) => ({ start: f, end: f, step: 1 }));
+}
+
+/**
+ * The watch of a warm worker whose operator turned preemption on, else undefined. A queue that
+ * cannot tell its waiting priority (a remote worker's, over the worker API) leaves it off, said once.
+ */
+export function preemptionWatch(
+  env: Pick<WorkerEnv, 'settings' | 'queue' | 'jobs'>,
+  tags: readonly string[],
+  log: Logger,
+): PreemptionWatch | undefined {
+  const gap = env.settings.preemptPriorityGap ?? 0;
+  if (gap <= 0 || env.settings.renderMode !== 'warm') return undefined;
+  if (!hasWaitingPriority(env.queue)) {
+    log.warn({ gap }, 'preemption stays off on this worker: its queue cannot tell the priority waiting');
+    return undefined;
+  }
+  log.info({ gap }, 'preemption on: warm slots hand frames back at frame boundaries to jobs this much higher');
+  return new PreemptionWatch({ gap, queue: env.queue, jobs: env.jobs, tags });
+}

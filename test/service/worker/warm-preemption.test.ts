@@ -1,0 +1,99 @@
+// The preemption decision of warm slots (service/worker/render/warm-preemption.ts) against a real
+// SQLite queue and job store: off at gap 0, on when a waiting task's priority is the gap or more
+// above the running job's, never for an equal or smaller priority, the job's own tasks, or a job
+// requiring tags this worker lacks; and one queue read per interval for all the slots of a process.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqlite, type SqliteHandle } from '../../../service/adapters/sqlite/db.js';
+import { SqliteJobStore } from '../../../service/adapters/sqlite/job-store.js';
+import { SqliteTaskQueue } from '../../../service/adapters/sqlite/task-queue.js';
+import { initialScheduling } from '../../../service/domain/scheduling.js';
+import type { JobRecord } from '../../../service/ports/jobs.js';
+import { outranks, PreemptionWatch, tagsFit } from '../../../service/worker/render/warm-preemption.js';
+import { addJob } from '../conformance/job-store/helpers.js';
+
+describe('outranks and tagsFit', () => {
+  it('preempts only with a gap set, for a priority at least the gap above', () => {
+    const waiting = { priority: 80, jobId: 'h' };
+    expect(outranks(0, 20, waiting)).toBe(false);
+    expect(outranks(30, 50, waiting)).toBe(true);
+    expect(outranks(31, 50, waiting)).toBe(false);
+    expect(outranks(1, 80, waiting)).toBe(false);
+    expect(outranks(10, 20, undefined)).toBe(false);
+    expect(tagsFit(undefined, new Set())).toBe(true);
+    expect(tagsFit(['gpu:a4000'], new Set(['gpu:a4000', 'site:paris']))).toBe(true);
+    expect(tagsFit(['gpu:a4000', 'site:oslo'], new Set(['gpu:a4000']))).toBe(false);
+  });
+});
+
+describe('PreemptionWatch', () => {
+  let dir: string;
+  let db: SqliteHandle;
+  let queue: SqliteTaskQueue;
+  let jobs: SqliteJobStore;
+  let clock: number;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'rb-preempt-'));
+    db = await openSqlite(path.join(dir, 'db.sqlite'));
+    queue = new SqliteTaskQueue(db);
+    jobs = new SqliteJobStore(db);
+    clock = 1_000;
+  });
+  afterEach(async () => {
+    await db.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A job at `priority` (requiring `tags`) with one waiting render chunk. */
+  async function waitingJob(priority: number, tags: string[] = []): Promise<JobRecord> {
+    const rec = await addJob(jobs, 'ws');
+    const scheduling = initialScheduling({ priority, requiredTags: tags }, []);
+    await jobs.update(rec.job.id, { scheduling });
+    const id = `chunk:${rec.job.id}:0`;
+    await queue.enqueue({ id, jobId: rec.job.id, kind: 'render-chunk', payload: { frames: [1] }, priority });
+    return { ...rec, job: { ...rec.job, scheduling } };
+  }
+
+  const watch = (gap: number, tags: string[] = []) =>
+    new PreemptionWatch({ gap, queue, jobs, tags, readEveryMs: 250, now: () => clock });
+
+  it('names the waiting job that outranks the running one by the gap', async () => {
+    const low = await waitingJob(20);
+    const high = await waitingJob(80);
+    expect(await watch(0).outranking(low.job)).toBeUndefined();
+    expect(await watch(60).outranking(low.job)).toEqual({ priority: 80, jobId: high.job.id });
+    expect(await watch(61).outranking(low.job)).toBeUndefined();
+    // The running job is the one on top: its own tasks never preempt it.
+    expect(await watch(1).outranking(high.job)).toBeUndefined();
+    // A job without a priority runs at the default, 50.
+    expect(await watch(30).outranking({ id: 'x' })).toEqual({ priority: 80, jobId: high.job.id });
+  });
+
+  it('never preempts for an equal priority', async () => {
+    const a = await waitingJob(50);
+    await waitingJob(50);
+    expect(await watch(1).outranking(a.job)).toBeUndefined();
+  });
+
+  it('leaves a waiting job alone when this worker lacks a tag it requires', async () => {
+    const low = await waitingJob(10);
+    const high = await waitingJob(90, ['gpu:a4000']);
+    expect(await watch(20, ['site:paris']).outranking(low.job)).toBeUndefined();
+    expect(await watch(20, ['gpu:a4000']).outranking(low.job)).toEqual({ priority: 90, jobId: high.job.id });
+  });
+
+  it('reads the queue once per interval for every slot, then sees it anew', async () => {
+    const low = await waitingJob(10);
+    const w = watch(20);
+    expect(await w.outranking(low.job)).toBeUndefined();
+    const high = await waitingJob(90);
+    // Within the interval: the read before answers (a few reads a second at most).
+    clock += 249;
+    expect(await w.outranking(low.job)).toBeUndefined();
+    clock += 1;
+    expect(await w.outranking(low.job)).toEqual({ priority: 90, jobId: high.job.id });
+  });
+});
