@@ -45,6 +45,7 @@ import analyze_addons  # noqa: E402  (sibling module: the add-ons the file's dat
 from analyze_compositor import compositor  # noqa: E402  (sibling module: 4.x and 5.x compositor APIs)
 import analyze_files  # noqa: E402  (sibling module: missing files, caches, auto-run scripts)
 import analyze_memory  # noqa: E402  (sibling module: the memory estimate)
+import analyze_steps  # noqa: E402  (sibling module: steps of animated integer properties)
 from analyze_render import g, render_settings  # noqa: E402  (sibling module: render settings)
 import remap_paths  # noqa: E402  (../remap: the packer's path remaps)
 
@@ -220,6 +221,7 @@ def main():
     section('colour, lights and world', look, scene, res)
     section('stereoscopy', stereo, scene, res)
     section('data', data_lists, res, warn)
+    section('integer steps', analyze_steps.integer_steps, scene, res, action_fcurves)
     section('add-ons', lambda: analyze_addons.addons_section(scene, res, warn, analyze_addons.load_config(addons_path)))
     section('missing files', analyze_files.missing_files, res, warn)
     section('caches', analyze_files.missing_caches, scene, res, warn)

@@ -57,6 +57,8 @@ export interface EstimateInput {
    * render pays too, in parallel. On a short job it is much of the wall time. Default 0.
    */
   overheadSeconds?: number;
+  /** Frames at which an animated integer property steps (frame-steps.ts): the profile's segments. Default none. */
+  steps?: readonly number[];
   /** Output bytes of each sampled frame. */
   outputBytes: readonly number[];
   slots: readonly FarmSlot[];
@@ -165,7 +167,7 @@ export function estimateFigures(input: EstimateInput): EstimateFigures | null {
   const timeline = samples.map((s) => ({ frame: s.frame, seconds: s.seconds }));
   const zero: Band = { value: 0, low: 0, high: 0, basis: samples.length };
   // Compute: every frame left on the line through the samples, one after another.
-  const profile = remaining.length ? profileSum(timeline, remaining) : null;
+  const profile = remaining.length ? profileSum(timeline, remaining, input.steps) : null;
   // Each render call after a slot's first pays its setup in its first frame (a slot's first call's is in the warm-up).
   const used = Math.max(1, Math.min(freeSlots, remaining.length));
   const calls = Math.max(0, renderCalls(remaining, freeSlots) - used);

@@ -12,7 +12,11 @@
 // pays the call's setup and the jump, the sample is warm as the render's frames are, and the run-up's
 // excess over it is the setup each of the render's calls pays. The samples are evenly spaced to the
 // end, then, while the estimate's cost allows, one at a time where neighbouring samples differ most
-// (a step in the timeline: a subdivision level, a heavy region). Pure.
+// (a step in the timeline: a subdivision level, a heavy region). Where the analysis names the frames
+// at which an animated integer property steps (frame-steps.ts), the spread samples go to distinct
+// segments between steps and refinement never bisects across a known step: the profile holds each
+// segment flat from its own samples, so one sample a segment is worth more than two on one. Pure.
+import { segmentOf } from './frame-steps.js';
 
 /** Jobs of at least this many frames render the lead (their first three frames) before the samples. */
 export const WARM_PAIR_MIN_FRAMES = 12;
@@ -34,16 +38,35 @@ export function leadFrames(frames: readonly number[]): number[] {
 /**
  * The spread samples, in the order rendered: SPREAD_SAMPLES frames evenly spaced by index after
  * the lead up to the last (each rendered behind its run-up: runUpFrame). On a short job (no lead):
- * first, middle and last, alone.
+ * first, middle and last, alone. With `steps`, a sample whose segment the lead or an earlier sample
+ * already holds moves to the middle of the nearest segment none holds, while one is left.
  */
-export function spreadFrames(frames: readonly number[]): number[] {
+export function spreadFrames(frames: readonly number[], steps: readonly number[] = []): number[] {
   if (frames.length === 0) return [];
   const n = frames.length - 1;
   if (frames.length < WARM_PAIR_MIN_FRAMES) return [...new Set([0, Math.floor(n / 2), n].map((i) => frames[i]!))];
   const from = LEAD_FRAMES - 1;
   const count = frames.length >= QUARTERS_MIN_FRAMES ? SPREAD_SAMPLES : 2;
   const idx = Array.from({ length: count }, (_, j) => from + Math.round(((j + 1) * (n - from)) / count));
-  return [...new Set(idx)].map((i) => frames[i]!);
+  const even = [...new Set(idx)];
+  if (!steps.length) return even.map((i) => frames[i]!);
+  // Index ranges of the segments after the lead, and which the lead holds.
+  const seg = (i: number) => segmentOf(steps, frames[i]!);
+  const ranges = new Map<number, [number, number]>();
+  for (let i = from + 1; i <= n; i++) ranges.set(seg(i), [ranges.get(seg(i))?.[0] ?? i, i]);
+  const held = new Set(frames.slice(0, LEAD_FRAMES).map((f) => segmentOf(steps, f)));
+  const kept = even.filter((i) => !held.has(seg(i)) && (held.add(seg(i)), true));
+  const moved = even.filter((i) => !kept.includes(i));
+  for (const i of moved) {
+    const free = [...ranges.keys()]
+      .filter((k) => !held.has(k))
+      .sort((a, b) => Math.abs(a - seg(i)) - Math.abs(b - seg(i)));
+    if (free.length === 0) break;
+    const [a, b] = ranges.get(free[0]!)!;
+    held.add(free[0]!);
+    kept.push(Math.floor((a + b) / 2));
+  }
+  return [...new Set(kept)].sort((a, b) => a - b).map((i) => frames[i]!);
 }
 
 /**
@@ -88,12 +111,15 @@ export interface MeasuredFrame {
  * REFINE_RATIO and whose gap could move the estimate by more than REFINE_MIN_SECONDS, the job's
  * frame half way between them (when one lies strictly between), the gaps that could move it most
  * first (the difference times the frames between: a step of unknown place in a long gap), `max`
- * at most. Nothing already measured comes back.
+ * at most. Nothing already measured comes back. With `steps`, two samples in different segments are
+ * bisected only when a segment between them has no sample (its middle is proposed): a known step
+ * needs no search.
  */
 export function refineSampleFrames(
   frames: readonly number[],
   measured: readonly MeasuredFrame[],
   max: number,
+  steps: readonly number[] = [],
 ): number[] {
   if (max <= 0 || measured.length < 2) return [];
   const position = new Map(frames.map((f, i) => [f, i] as const));
@@ -111,10 +137,29 @@ export function refineSampleFrames(
     const ib = position.get(b.frame)!;
     const moves = Math.abs(a.seconds - b.seconds) * (ib - ia - 1);
     if (ratio <= REFINE_RATIO || moves <= REFINE_MIN_SECONDS || ib - ia < 2) continue;
-    const mid = frames[Math.floor((ia + ib) / 2)]!;
+    const mid = steps.length ? segmentMiddle(frames, steps, ia, ib) : frames[Math.floor((ia + ib) / 2)]!;
+    if (mid === null) continue;
     if (!done.has(mid)) gaps.push({ moves, frame: mid });
   }
   return [...new Set(gaps.sort((x, y) => y.moves - x.moves).map((g) => g.frame))].slice(0, max);
+}
+
+/**
+ * The frame to bisect between the samples at indices ia and ib given the steps: their middle within
+ * one segment; across segments the middle of the longest segment strictly between them (none: null,
+ * the two sides of a known step are each measured).
+ */
+function segmentMiddle(frames: readonly number[], steps: readonly number[], ia: number, ib: number): number | null {
+  const sa = segmentOf(steps, frames[ia]!);
+  const sb = segmentOf(steps, frames[ib]!);
+  if (sa === sb) return frames[Math.floor((ia + ib) / 2)]!;
+  const ranges = new Map<number, [number, number]>();
+  for (let i = ia + 1; i < ib; i++) {
+    const k = segmentOf(steps, frames[i]!);
+    if (k !== sa && k !== sb) ranges.set(k, [ranges.get(k)?.[0] ?? i, i]);
+  }
+  const longest = [...ranges.values()].sort((x, y) => y[1] - y[0] - (x[1] - x[0]))[0];
+  return longest ? frames[Math.floor((longest[0] + longest[1]) / 2)]! : null;
 }
 
 /**

@@ -32,6 +32,11 @@ export interface EstimateInternal {
    * what each slot of the render pays before its scene loads.
    */
   prepareSeconds?: number[];
+  /**
+   * Frames of the job at which an animated integer property steps (frame-steps.ts, from the
+   * analysis): the profile holds each segment between them flat. Default none.
+   */
+  steps?: number[];
   /** Bytes of each sampled frame's files, in `frames` order. */
   outputBytes?: number[];
   /** The estimate's own Blender runs: seconds, and normalizedSeconds as billing counts them. */
@@ -52,13 +57,18 @@ export const estimateTaskId = (jobId: string) => `estimate:${jobId}`;
 export function estimateProfile(
   est: EstimateInternal | undefined,
   requested: RequestedConfig | undefined,
-): { kept: number[]; profile?: { frame: number; seconds: number }[]; callSeconds?: number } | undefined {
+):
+  | { kept: number[]; profile?: { frame: number; seconds: number }[]; callSeconds?: number; steps?: number[] }
+  | undefined {
   if (!est) return undefined;
   const kept = est.frames ?? [];
   const same = est.state !== 'failed' && requested !== undefined && sameRequest(est.requestedConfig, requested);
   if (!same || !est.samples?.length) return { kept: same ? kept : [] };
   const profile = est.samples.map((s) => ({ frame: s.frame, seconds: s.seconds }));
-  return est.callSeconds?.length ? { kept, profile, callSeconds: est.callSeconds[0]! } : { kept, profile };
+  const steps = est.steps?.length ? { steps: est.steps } : {};
+  return est.callSeconds?.length
+    ? { kept, profile, callSeconds: est.callSeconds[0]!, ...steps }
+    : { kept, profile, ...steps };
 }
 
 /** Whether a render request is the one the estimate sampled (only then are its frames reused). */

@@ -7,6 +7,7 @@
 import type { EtaBand } from './frame-eta.js';
 import type { FrameSample } from './frame-trend.js';
 import { guidedChunks } from './frame-ranges.js';
+import { segmentOf } from './frame-steps.js';
 
 /**
  * Relative noise of a single warm frame on a loaded machine (scheduling, caches), kept in every
@@ -31,9 +32,20 @@ function around(sorted: readonly FrameSample[], frame: number): [FrameSample, Fr
   return [sorted.at(-1)!, sorted.at(-1)!];
 }
 
-/** Seconds of `frame` on the line through the samples, and the lower and higher of its two neighbours. */
-export function profileAt(sorted: readonly FrameSample[], frame: number): { value: number; low: number; high: number } {
-  const [a, b] = around(sorted, frame);
+/**
+ * Seconds of `frame` on the line through the samples, and the lower and higher of its two neighbours.
+ * With `steps` (frame-steps.ts: where an animated integer property changes), only the samples of the
+ * frame's own segment count, held flat beyond them: no line is drawn across a step (a Subdivision
+ * level's 4x). A segment without a sample takes the line across, as without steps.
+ */
+export function profileAt(
+  sorted: readonly FrameSample[],
+  frame: number,
+  steps: readonly number[] = [],
+): { value: number; low: number; high: number } {
+  const seg = steps.length ? segmentOf(steps, frame) : 0;
+  const own = steps.length ? sorted.filter((s) => segmentOf(steps, s.frame) === seg) : sorted;
+  const [a, b] = around(own.length ? own : sorted, frame);
   const t = b.frame === a.frame ? 0 : (frame - a.frame) / (b.frame - a.frame);
   return {
     value: a.seconds + (b.seconds - a.seconds) * t,
@@ -46,12 +58,13 @@ export function profileAt(sorted: readonly FrameSample[], frame: number): { valu
 export function profileSum(
   samples: readonly FrameSample[],
   frames: readonly number[],
+  steps: readonly number[] = [],
 ): { value: number; low: number; high: number } | null {
   const sorted = clean(samples);
   if (sorted.length === 0) return null;
   const sum = { value: 0, low: 0, high: 0 };
   for (const f of frames) {
-    const p = profileAt(sorted, f);
+    const p = profileAt(sorted, f, steps);
     sum.value += p.value;
     sum.low += p.low;
     sum.high += p.high;
@@ -60,9 +73,13 @@ export function profileSum(
 }
 
 /** Seconds of `frame` on the profile through `samples` (any order); null without a sample. */
-export function profileValue(samples: readonly FrameSample[], frame: number): number | null {
+export function profileValue(
+  samples: readonly FrameSample[],
+  frame: number,
+  steps: readonly number[] = [],
+): number | null {
   const sorted = clean(samples);
-  return sorted.length ? profileAt(sorted, frame).value : null;
+  return sorted.length ? profileAt(sorted, frame, steps).value : null;
 }
 
 /**
@@ -79,8 +96,9 @@ export function fullRenderSeconds(
   samples: readonly FrameSample[],
   callSeconds: number,
   warmupSeconds: number,
+  steps: readonly number[] = [],
 ): number {
-  const sum = profileSum(samples, frames);
+  const sum = profileSum(samples, frames, steps);
   if (!sum) return 0;
   return sum.value + warmupSeconds + Math.max(0, renderCalls(frames, 1) - 1) * callSeconds;
 }
@@ -98,7 +116,7 @@ const median = (xs: readonly number[]) => {
  * Each render call still to start pays `callSeconds` in its first frame (the estimate measured it:
  * EEVEE's 1.3-1.7 s a call of 8 frames of 0.1-1.7 s), at the same pace. The band: the neighbours'
  * envelope, widened by the scatter of the render's frames around the profile (FRAME_NOISE before
- * any) and 1/sqrt(samples). Null without a sample.
+ * any) and 1/sqrt(samples). `steps`: as profileAt's. Null without a sample.
  */
 export function profileEta(
   samples: readonly FrameSample[],
@@ -107,6 +125,7 @@ export function profileEta(
   framesLeft: number,
   slots: number,
   callSeconds = 0,
+  steps: readonly number[] = [],
 ): EtaBand | null {
   const sorted = clean(samples);
   if (sorted.length === 0) return null;
@@ -115,7 +134,7 @@ export function profileEta(
   if (left === 0 || remaining.length === 0)
     return { seconds: 0, lowSeconds: 0, highSeconds: 0, samples: sorted.length, slots: 1 };
   const seen = clean(done);
-  const expected = seen.map((d) => profileAt(sorted, d.frame).value);
+  const expected = seen.map((d) => profileAt(sorted, d.frame, steps).value);
   const ratios = seen.flatMap((d, i) => (expected[i]! > 0 ? [d.seconds / expected[i]!] : []));
   const typical = median(ratios);
   // The render's pace over the profile: its frames' sum over the profile's at theirs (the dear frames
@@ -125,7 +144,7 @@ export function profileEta(
   );
   const seenWork = inliers.reduce((a, [, e]) => a + e, 0);
   const pace = seenWork > 0 ? inliers.reduce((a, [t]) => a + t, 0) / seenWork : 1;
-  const sum = profileSum(sorted, remaining)!;
+  const sum = profileSum(sorted, remaining, steps)!;
   // Blended with the profile by the share of the job's work the render has shown (its square root: a
   // quarter counts half): EEVEE's first quarter, frames of 0.1 s, ran 15-20 % off its samples where
   // the dear frames ahead ran as sampled, and taken alone it put the ETA 19 % early.

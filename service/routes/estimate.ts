@@ -67,6 +67,7 @@ export async function presentEstimate(
     loadSeconds: est.loadSeconds ?? [],
     warmupSeconds: est.warmupSeconds ?? [],
     callSeconds: est.callSeconds ?? [],
+    steps: est.steps ?? [],
     // The estimate's own wait for its project before Blender: each slot of the render waits the same.
     overheadSeconds: mean(est.prepareSeconds ?? []),
     outputBytes: est.outputBytes ?? [],

@@ -44,7 +44,7 @@ export function progressEta(
   rows: readonly FrameTime[],
   now: number,
   frames?: readonly number[],
-  estimate?: { kept?: readonly number[]; profile?: readonly FrameSample[]; callSeconds?: number },
+  estimate?: { kept?: readonly number[]; profile?: readonly FrameSample[]; callSeconds?: number; steps?: number[] },
 ): EtaBand | null {
   const { framesTotal: total, framesDone: done, percent } = progress;
   if (!RENDERING.has(progress.status) || total === null || done === null || rows.length === 0) return null;
@@ -63,7 +63,7 @@ export function progressEta(
   const seen = rows.map((r) => ({ frame: r.frame, seconds: r.renderSeconds }));
   if (estimate?.profile && estimate.profile.length >= 2) {
     const warm = warmRows(rows).map((r) => ({ frame: r.frame, seconds: r.renderSeconds }));
-    return profileEta(estimate.profile, warm, remaining, left, slots, estimate.callSeconds);
+    return profileEta(estimate.profile, warm, remaining, left, slots, estimate.callSeconds, estimate.steps);
   }
   return trendEta(seen, remaining, left, slots);
 }

@@ -29,7 +29,17 @@ export const SceneInfo = z.object({
 export const AnimationInfo = z.object({
   name: str,
   frame_range: z.array(num),
-  fcurves: z.array(z.object({ data_path: str, index: num })),
+  fcurves: z.array(
+    z.object({
+      data_path: str,
+      index: num,
+      /**
+       * On a curve of an integer or boolean property (extension estimate): the frames of the scene's
+       * range where its value changes, the value at the range's start first (at most 65).
+       */
+      steps: z.array(z.object({ frame: num, value: num })).optional(),
+    }),
+  ),
 });
 
 export const CameraInfo = z.object({

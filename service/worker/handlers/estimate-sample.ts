@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseRequestedVersion, minorVersion } from '../../../blender/builds.js';
 import type { EstimateInternal } from '../../domain/estimate-state.js';
 import { resolveFinalConfig } from '../../domain/final-config.js';
+import { stepFrames } from '../../domain/frame-steps.js';
 import { taskScheduling } from '../../domain/scheduling.js';
 import type { FrameStat } from '../../ports/frame-stats.js';
 import type { JobRecord } from '../../ports/jobs.js';
@@ -145,7 +146,8 @@ async function sample(
     thumbnails,
   });
   try {
-    await sampleFrames(env, task, ctx, est, { run, frames, measured, takenAt });
+    const steps = stepFrames(scene.animations, frames);
+    await sampleFrames(env, task, ctx, est, { run, frames, measured, takenAt, steps });
   } finally {
     run.close();
   }

@@ -57,6 +57,8 @@ export interface SampleSetup {
   measured: FrameStat[];
   /** Date.now() when the task was taken: the wait until its Blender starts is the render's fixed cost too. */
   takenAt: number;
+  /** Frames at which an animated integer property steps (frame-steps.ts): samples go to distinct segments. */
+  steps: number[];
 }
 
 /** Renders the sample frames in one warm Blender, saving the estimate after each. */
@@ -65,7 +67,7 @@ export async function sampleFrames(
   task: Task,
   ctx: TaskContext,
   est: EstimateInternal,
-  { run, frames, measured, takenAt }: SampleSetup,
+  { run, frames, measured, takenAt, steps }: SampleSetup,
 ): Promise<void> {
   const t0 = Date.now();
   const prepare = (t0 - takenAt) / 1000;
@@ -82,7 +84,7 @@ export async function sampleFrames(
     await warm.setup;
     // One load, as each slot of a warm render pays it: start, scene, settings.
     const load = (Date.now() - t0) / 1000;
-    sampled = await renderSamples(env, task, ctx, est, { run, warm, frames, measured, load, prepare });
+    sampled = await renderSamples(env, task, ctx, est, { run, warm, frames, measured, load, prepare, steps });
   } finally {
     warm.kill();
     await warm.ended;
@@ -101,6 +103,7 @@ interface SampleRun {
   load: number;
   /** Seconds from the task taken to its Blender's start. */
   prepare: number;
+  steps: number[];
 }
 
 /**
@@ -113,7 +116,7 @@ async function renderSamples(
   task: Task,
   ctx: TaskContext,
   est: EstimateInternal,
-  { run, warm, frames, measured, load, prepare }: SampleRun,
+  { run, warm, frames, measured, load, prepare, steps }: SampleRun,
 ): Promise<number[] | undefined> {
   const rec = ctx.job;
   const prefix = estimatePrefix(rec.job.workspaceId, rec.job.id, est.startedAt);
@@ -144,6 +147,7 @@ async function renderSamples(
       samples: [...samples],
       outputBytes: [...bytes],
       blenderVersion: run.plan.blenderVersion,
+      ...(steps.length ? { steps } : {}),
     });
   const addSample = (r: FrameStat) =>
     samples.push({ frame: r.frame, seconds: r.renderSeconds, peakMemoryBytes: r.peakMemoryBytes, device: r.device });
@@ -154,7 +158,7 @@ async function renderSamples(
     const up = runUpFrame(frames, f, new Set([...done, ...lead]));
     return up !== null ? [up, f] : [f];
   };
-  const calls = [lead, ...spreadFrames(frames).map(withRunUp)].filter((c) => c.length > 0);
+  const calls = [lead, ...spreadFrames(frames, steps).map(withRunUp)].filter((c) => c.length > 0);
   const byFrame = new Map((await renderMany(...calls)).map((r) => [r.frame, r] as const));
   const took = (f: number) => byFrame.get(f)!.renderSeconds;
   for (const c of calls.slice(lead.length ? 1 : 0)) {
@@ -168,12 +172,12 @@ async function renderSamples(
   const setup = costs?.callSeconds ?? 0;
   for (let budget = sampleBudget(frames.length) - done.length; budget > 0;) {
     const times = samples.map((r) => ({ frame: r.frame, seconds: r.seconds }));
-    const next = refineSampleFrames(frames, times, 1).find((f) => !done.includes(f));
+    const next = refineSampleFrames(frames, times, 1, steps).find((f) => !done.includes(f));
     if (next === undefined) break;
     const call = withRunUp(next);
     // The full render as the samples predict it: every frame, its calls' setups, a warm-up.
-    const full = fullRenderSeconds(frames, times, setup, costs?.warmupSeconds ?? 0);
-    const dear = (profileValue(times, next) ?? 0) * call.length + setup;
+    const full = fullRenderSeconds(frames, times, setup, costs?.warmupSeconds ?? 0, steps);
+    const dear = (profileValue(times, next, steps) ?? 0) * call.length + setup;
     if ((await ownSeconds()) + dear > REFINE_SHARE * full || call.length > budget) break;
     budget -= call.length;
     addSample((await renderMany(call)).at(-1)!);
