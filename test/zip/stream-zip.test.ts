@@ -11,6 +11,7 @@ import { FsObjectStorage } from '../../service/adapters/fs-storage/fs-storage.js
 import { UrlSigner } from '../../service/adapters/fs-storage/url-signer.js';
 import type { ObjectStorage } from '../../service/ports/storage.js';
 import { streamZip } from '../../zip/stream-zip.js';
+import { storedKeys } from '../helpers/stored-keys.js';
 
 const run = promisify(execFile);
 let root: string;
@@ -29,16 +30,6 @@ async function openUnder(dir: string): Promise<string[]> {
     (await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
   );
   return targets.filter((t) => t.startsWith(dir + path.sep) || t.startsWith(storageRoot + path.sep));
-}
-
-/** Every object key under the storage root (the storage's own .tmp excluded). */
-async function storedKeys(): Promise<string[]> {
-  const entries = await readdir(storageRoot, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => path.relative(storageRoot, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
-    .filter((k) => !k.startsWith('.tmp/'))
-    .sort();
 }
 
 beforeAll(async () => {
@@ -65,7 +56,7 @@ describe('streamZip', () => {
       return storage.put('zips/late.zip', body);
     };
     await expect(streamZip(entries, late)).rejects.toThrow(/ENOENT/);
-    expect(await storedKeys()).toEqual([]);
+    expect(await storedKeys(storageRoot)).toEqual([]);
   });
 
   it(
@@ -120,7 +111,7 @@ describe('streamZip', () => {
     ).rejects.toThrow(/ENOENT/);
     // Handles opened ahead of the failure close as their reads settle.
     await expect.poll(() => openUnder(dir)).toEqual([]);
-    expect(await storedKeys()).toEqual([]);
+    expect(await storedKeys(storageRoot)).toEqual([]);
   });
 
   it('an abort while large files stream leaves no file open', async () => {
@@ -135,7 +126,7 @@ describe('streamZip', () => {
     };
     await expect(streamZip(files, sink, ac.signal, { wholeFileMax: 1000, readAheadBytes: 1 })).rejects.toThrow('stop');
     await expect.poll(() => openUnder(dir)).toEqual([]);
-    expect(await storedKeys()).toEqual([]);
+    expect(await storedKeys(storageRoot)).toEqual([]);
   });
 
   it('an abort before the sink attaches rejects without an unhandled error', async () => {
@@ -146,6 +137,6 @@ describe('streamZip', () => {
       return storage.put('zips/aborted.zip', body);
     };
     await expect(streamZip([{ path: present, name: 'a.png' }], late, ac.signal)).rejects.toThrow('stop');
-    expect(await storedKeys()).toEqual([]);
+    expect(await storedKeys(storageRoot)).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
 // a cancel or a bad path leaves (nothing). streamZip alone is tested in test/zip/stream-zip.test.ts.
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -14,6 +14,7 @@ import { probe } from '../../../service/worker/outputs/ffmpeg.js';
 import { finalizeOutputs, type ProducedFile } from '../../../service/worker/outputs/finalize-outputs.js';
 import { jobOutputPrefix } from '../../../service/domain/output-keys.js';
 import { writeTestFrames } from '../../helpers/test-frames.js';
+import { storedKeys } from '../../helpers/stored-keys.js';
 
 const run = promisify(execFile);
 let root: string;
@@ -21,16 +22,6 @@ let outputDir: string;
 let storageRoot: string;
 let storage: FsObjectStorage;
 const ws = randomUUID();
-
-/** Every object key under the storage root (the storage's own .tmp excluded). */
-async function storedKeys(): Promise<string[]> {
-  const entries = await readdir(storageRoot, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => path.relative(storageRoot, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
-    .filter((k) => !k.startsWith('.tmp/'))
-    .sort();
-}
 
 async function zipEntries(key: string): Promise<string[]> {
   const { stdout } = await run('unzip', ['-Z1', storage.filePath(key)]);
@@ -144,9 +135,9 @@ describe('finalizeOutputs', () => {
     expect(
       (await readFile(storage.filePath(r.previewKey!))).equals(await readFile(path.join(outputDir, 'f_0002_L.png'))),
     ).toBe(true);
-    expect((await storedKeys()).every((k) => k.startsWith(`${prefix}/`))).toBe(true);
+    expect((await storedKeys(storageRoot)).every((k) => k.startsWith(`${prefix}/`))).toBe(true);
     // Every frame got the thumbnail its slot would have made (of its first view): PNGs this small are their own.
-    expect((await storedKeys()).filter((k) => k.includes('/thumbnails/'))).toEqual(
+    expect((await storedKeys(storageRoot)).filter((k) => k.includes('/thumbnails/'))).toEqual(
       [1, 2, 4, 5].map((n) => `${prefix}/thumbnails/f${n}.png`),
     );
     expect(
@@ -223,7 +214,7 @@ describe('finalizeOutputs', () => {
         signal: ac.signal,
       }),
     ).rejects.toThrow('job canceled');
-    expect(await storedKeys()).toEqual([]);
+    expect(await storedKeys(storageRoot)).toEqual([]);
   });
 
   it('a cancel while packaging deletes what was already stored', async () => {
@@ -251,7 +242,7 @@ describe('finalizeOutputs', () => {
       }),
     ).rejects.toThrow('job canceled');
     expect(puts).toBeGreaterThanOrEqual(3);
-    expect(await storedKeys()).toEqual([]);
+    expect(await storedKeys(storageRoot)).toEqual([]);
   });
 
   it('a cancel during the ZIP stream deletes everything too', async () => {
@@ -278,7 +269,7 @@ describe('finalizeOutputs', () => {
     ).rejects.toThrow('job canceled');
     expect(zipStarted).toBe(true);
     // Only the frames' thumbnails stay: the job's page lists them whatever becomes of the job.
-    expect((await storedKeys()).filter((k) => !k.includes('/thumbnails/'))).toEqual([]);
+    expect((await storedKeys(storageRoot)).filter((k) => !k.includes('/thumbnails/'))).toEqual([]);
   });
 
   it('refuses files outside the output folder', async () => {
