@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonClient, DaemonClientError } from '../../shared/daemon/client.js';
 import { createJob } from '../helpers/flow.js';
 import { api } from '../helpers/http.js';
-import { moveJob, startTestService, type TestService } from '../helpers/service.js';
+import { startTestService, type TestService } from '../helpers/service.js';
 import { startTestDaemon, type TestDaemon } from './harness.js';
+import { renderingWithApproval } from '../helpers/gated-job.js';
 
 let svc: TestService;
 let td: TestDaemon;
@@ -25,13 +26,7 @@ afterAll(async () => {
 describe('daemon scheduling routes', () => {
   it('change priority, pause, resume and approve a gated job, answering the service job', async () => {
     const call = api(svc.baseUrl, svc.apiKey);
-    const job = await createJob(call);
-    await call('POST', `/jobs/${job.id}/validate`, {});
-    await moveJob(svc, job.id, ['validating', 'validated']);
-    await call('POST', `/jobs/${job.id}/render`, {
-      requestedRenderConfig: { colorManagementPreset: 'default' },
-      scheduling: { approvePreviews: true },
-    });
+    const job = await renderingWithApproval(svc, call);
     expect((await client.setJobPriority(job.id, 90)).scheduling?.priority).toBe(90);
     expect((await client.pauseJob(job.id)).scheduling?.paused).toBe(true);
     expect((await client.resumeJob(job.id)).scheduling?.paused).toBe(false);

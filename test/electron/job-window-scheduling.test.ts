@@ -10,12 +10,12 @@ import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../shared/client/client.js';
-import { createJob } from '../helpers/flow.js';
 import { api } from '../helpers/http.js';
 import { waitUntil } from '../helpers/e2e.js';
-import { moveJob, startTestService, type TestService } from '../helpers/service.js';
+import { startTestService, type TestService } from '../helpers/service.js';
 import { startTestDaemon, type TestDaemon } from '../daemon/harness.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../scripts/chromium.mjs';
+import { renderingWithApproval } from '../helpers/gated-job.js';
 
 const ready = existsSync(CHROMIUM_PATH);
 if (!ready) {
@@ -45,13 +45,7 @@ suite('job window scheduling controls in Chromium', () => {
   it('sets the priority, pauses, resumes and approves the previews of an unfinished job', async () => {
     const call = api(svc.baseUrl, svc.apiKey);
     const client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
-    const job = await createJob(call);
-    await call('POST', `/jobs/${job.id}/validate`, {});
-    await moveJob(svc, job.id, ['validating', 'validated']);
-    await call('POST', `/jobs/${job.id}/render`, {
-      requestedRenderConfig: { colorManagementPreset: 'default' },
-      scheduling: { approvePreviews: true },
-    });
+    const job = await renderingWithApproval(svc, call);
     // The gate holds the frames after the previews once they are planned and rendered; the test plays that.
     const rec = (await svc.service.ports.jobs.getById(job.id))!;
     const s = rec.job.scheduling!;
