@@ -10,7 +10,7 @@ export const MAX_STEP_FRAMES = 16;
 
 /** The analysis's animations, as far as steps go (shared/api/scene.ts's AnimationInfo). */
 export interface SteppedAnimation {
-  fcurves: readonly { steps?: readonly { frame: number; value: number }[] | undefined }[];
+  fcurves: readonly { data_path: string; steps?: readonly { frame: number; value: number }[] | undefined }[];
 }
 
 /**

@@ -37,9 +37,17 @@ describe('step frames from the analysis', () => {
   });
 
   it('ignores a property that changes on most frames (a seed): no step function', () => {
-    const seed = [{ fcurves: [{ steps: range(1, 150).map((frame) => ({ frame, value: frame })) }] }];
+    const seed = [
+      { fcurves: [{ data_path: 'cycles.seed', steps: range(1, 150).map((frame) => ({ frame, value: frame })) }] },
+    ];
     expect(stepFrames(seed, frames)).toEqual([]);
-    const few = [{ fcurves: [{ steps: range(1, MAX_STEP_FRAMES + 1).map((i) => ({ frame: i * 8, value: i })) }] }];
+    const few = [
+      {
+        fcurves: [
+          { data_path: 'levels', steps: range(1, MAX_STEP_FRAMES + 1).map((i) => ({ frame: i * 8, value: i })) },
+        ],
+      },
+    ];
     expect(stepFrames(few, frames)).toHaveLength(MAX_STEP_FRAMES);
   });
 
