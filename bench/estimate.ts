@@ -87,7 +87,12 @@ a quarter of the frames done, against the time that really remained. Cost: the e
 (\`ownCost.renderSeconds\`) over the full render, and the estimate's wall (\`startedAt\` to \`finishedAt\`). **The \
 full render** is the render's wall plus the seconds of the frames the estimate kept (their rows): the render skipped \
 those frames, and without the estimate would have rendered them. Until 2026-12-06 the cost was over the render's \
-wall alone; that figure stands beside it (\`own / render wall (old)\`).
+wall alone; that figure stands beside it (\`own / render wall (old)\`). The estimate reads the steps of animated \
+integer properties from the analysis (\`animations[].fcurves[].steps\`: subdivision's and EEVEE's keyframed levels): \
+its samples go to distinct segments between steps and its profile holds each segment flat (since 2026-12-06 13:20Z; \
+before, a line was drawn across each step). The load line counts the bench's whole process tree as its own, sampled \
+every 250 ms (\`bench/lib/process-tree.ts\`): its sandboxed Blenders, killed and reaped outside the tree, were \
+counted as other programs before 2026-12-06.
 
 ${scenesMd}
 
