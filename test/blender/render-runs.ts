@@ -17,6 +17,7 @@ import { filesOfFrame } from '../../service/worker/outputs/chunk-files.js';
 import { filesUnder } from '../helpers/e2e.js';
 import { type TestBuild } from '../helpers/blender-builds.js';
 import * as m from './matrix.js';
+import { makeRenderDirs, type RenderDirs } from './render-dirs.js';
 import { renderWarm, type WarmRender } from './warm-render.js';
 
 let work: string;
@@ -31,13 +32,9 @@ export function useRenderWork(): void {
   });
 }
 
-export interface Job {
-  dir: string;
-  frames: string;
-  composite: string;
+export interface Job extends RenderDirs {
   final: FinalConfig;
   settings: RenderSettings;
-  settingsFile: string;
   scene: string;
   build: TestBuild;
 }
@@ -72,15 +69,7 @@ export async function plan(
   tweak?: (s: RenderSettings) => void,
   args?: string[],
 ): Promise<Job> {
-  const dir = join(work, build.minor, key);
-  const d = {
-    dir,
-    frames: join(dir, 'frames'),
-    composite: join(dir, 'composite'),
-    settingsFile: join(dir, 'settings.json'),
-  };
-  await mkdir(d.frames, { recursive: true });
-  await mkdir(d.composite, { recursive: true });
+  const d = await makeRenderDirs(join(work, build.minor, key));
   const scene = await m.fixtureOf(fixture, build, args);
   const final = m.finalOf((await analysed(build, fixture, args)).output, build, frames, {
     resolution: [64, 48],

@@ -2,7 +2,7 @@
 // writes exactly the files and progress lines of a `-s -e -a` chunk, runs of frames in any order; keeps
 // Cycles' data between frames only with persistent data; and when Blender crashes, hangs or is
 // canceled, fails only the frame in progress and hands the queued ones back.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +22,7 @@ import { runBlender } from '../../blender/run.js';
 import type { BlenderLimits } from '../../blender/run-watch.js';
 import { buildFixture, type FixtureName } from '../helpers/fixtures.js';
 import { filesUnder, waitUntil } from '../helpers/e2e.js';
+import { makeRenderDirs, type RenderDirs } from './render-dirs.js';
 import { renderWarm, startWarm, WARM_LIMITS } from './warm-render.js';
 
 const BLENDER = process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender';
@@ -38,24 +39,9 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-interface Dirs {
-  dir: string;
-  frames: string;
-  composite: string;
-  settingsFile: string;
-}
-
 /** A fresh folder with frames/ and composite/ and the settings file for them. */
-async function dirsFor(name: string, extra: Partial<RenderSettings> = {}): Promise<Dirs> {
-  const dir = join(work, name);
-  const d = {
-    dir,
-    frames: join(dir, 'frames'),
-    composite: join(dir, 'composite'),
-    settingsFile: join(dir, 'settings.json'),
-  };
-  await mkdir(d.frames, { recursive: true });
-  await mkdir(d.composite, { recursive: true });
+async function dirsFor(name: string, extra: Partial<RenderSettings> = {}): Promise<RenderDirs> {
+  const d = await makeRenderDirs(join(work, name));
   const settings: RenderSettings = {
     schemaVersion: 1,
     device: { type: 'CPU' },
@@ -72,7 +58,7 @@ async function dirsFor(name: string, extra: Partial<RenderSettings> = {}): Promi
 }
 
 /** The warm loop's invocation for a scene rendered into `d`. */
-const loopOf = (scene: string, d: Dirs) => ({
+const loopOf = (scene: string, d: RenderDirs) => ({
   binary: BLENDER,
   sceneFile: scene,
   settingsFile: d.settingsFile,
@@ -80,7 +66,7 @@ const loopOf = (scene: string, d: Dirs) => ({
 });
 
 /** A warm Blender the file's afterAll kills if a test leaves it running. */
-function warm(scene: string, d: Dirs): WarmBlender {
+function warm(scene: string, d: RenderDirs): WarmBlender {
   const w = startWarm(loopOf(scene, d), d.dir);
   started.push(w);
   return w;
@@ -90,7 +76,7 @@ function warm(scene: string, d: Dirs): WarmBlender {
 const one = (frame: number): FrameRun => ({ start: frame, end: frame, step: 1 });
 
 /** Renders `runs` in one warm Blender, queued at once; each frame's lines and the order frames were done in. */
-const renderLoop = (scene: string, d: Dirs, runs: FrameRun[]) => renderWarm(loopOf(scene, d), d.dir, runs);
+const renderLoop = (scene: string, d: RenderDirs, runs: FrameRun[]) => renderWarm(loopOf(scene, d), d.dir, runs);
 
 describe('the warm loop renders what -a renders', () => {
   it.each(['basic', 'stereo', 'compositor'] as FixtureName[])(
