@@ -6,41 +6,14 @@
 // writeback). Each chunk task is looked at as its worker tells the queue it is done: every file of
 // its frames is in out/ with no page left to write. Previews first (the default): the single-frame
 // preview chunks are the ones done early, long before the kernel's own write-back.
-import { execFile } from 'node:child_process';
-import { statfs } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildFixture } from '../helpers/fixtures.js';
+import { cannotCheckPages, unwrittenPages } from '../helpers/page-cache.js';
 import { startE2E, submit, tinyRender, validationOutcome, workDirOf, type E2E } from '../helpers/e2e.js';
 
-/** Pages of each file not on the disk yet, by cachestat(2) (syscall 451 on x86-64 and arm64 alike). */
-const CACHESTAT = `
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-class R(ctypes.Structure): _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
-class S(ctypes.Structure): _fields_ = [(n, ctypes.c_uint64) for n in ("c", "d", "w", "e", "re")]
-for p in sys.argv[1:]:
-    fd = os.open(p, os.O_RDONLY); r = R(0, 0); s = S()
-    if libc.syscall(451, fd, ctypes.byref(r), ctypes.byref(s), 0) != 0:
-        sys.exit("cachestat: " + os.strerror(ctypes.get_errno()))
-    os.close(fd); print(s.d + s.w)
-`;
-
-async function unwrittenPages(files: readonly string[]): Promise<number[]> {
-  const { stdout } = await promisify(execFile)('python3', ['-c', CACHESTAT, ...files]);
-  return stdout.trim().split('\n').map(Number);
-}
-
-/** Why the check cannot run here, or undefined: it needs cachestat(2) and a disk (tmpfs pages are never written). */
-async function cannotCheck(dir: string): Promise<string | undefined> {
-  const TMPFS_MAGIC = 0x01021994;
-  if ((await statfs(dir)).type === TMPFS_MAGIC) return `${dir} is on tmpfs, whose pages are never written back`;
-  return unwrittenPages([path.join(import.meta.dirname, 'frames-durable.test.ts')]).then(
-    () => undefined,
-    (err: unknown) => `cachestat(2) is not available: ${String((err as Error).message).trim()}`,
-  );
-}
+/** Why the check cannot run here, or undefined (test/helpers/page-cache.ts). */
+const cannotCheck = (dir: string) => cannotCheckPages(dir, path.join(import.meta.dirname, 'frames-durable.test.ts'));
 
 const frameFile = (n: number) => `f_${String(n).padStart(4, '0')}.png`;
 

@@ -14,6 +14,7 @@ import { jobDirOf } from '../project/job-files.js';
 import type { WorkerSettings } from '../runtime/env.js';
 import { filesOfFrame, frameOfFile, listFiles, outputLayout, type OutputLayout } from './chunk-files.js';
 import { decodeRel, encodeRel, stagingPrefix } from './frame-staging.js';
+import { syncFrames } from './durable-frames.js';
 import { jobOutputPrefix } from '../../domain/output-keys.js';
 
 export type Area = 'frames' | 'composite';
@@ -116,7 +117,9 @@ export function copyableFrames(
 /**
  * Copies the files of `frames` into the new job: as staged objects when other machines may
  * finalize it (`stagingPrefix`), else into this machine's `out/`, where its render and finalize
- * find them as finished frames.
+ * find them as finished frames. Those in `out/` are fsync'd, with their folders, before this
+ * returns: planning counts them done, no task renders them again, so a power loss after planning
+ * must not take them (as a render chunk's frames, durable-frames.ts).
  */
 export async function copyFrameFiles(
   storage: ObjectStorage,
@@ -142,6 +145,7 @@ export async function copyFrameFiles(
     }
     copied++;
   }
+  if ('out' in to && copied > 0) await syncFrames(to.out, [...frames]);
   return copied;
 }
 
