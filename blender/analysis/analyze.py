@@ -41,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 # The path remaps are their own contract in blender/remap/ (render setup applies them too).
 sys.path.insert(1, os.path.join(os.path.dirname(HERE), 'remap'))
+from action_curves import action_fcurves  # noqa: E402  (sibling module: F-curves on 3.4 to 5.x)
 import analyze_addons  # noqa: E402  (sibling module: the add-ons the file's data needs)
 from analyze_compositor import compositor  # noqa: E402  (sibling module: 4.x and 5.x compositor APIs)
 import analyze_files  # noqa: E402  (sibling module: missing files, caches, auto-run scripts)
@@ -146,16 +147,6 @@ def stereo(scene, res):
                                  'interlace_type': f.interlace_type, 'use_interlace_swap': bool(f.use_interlace_swap),
                                  'use_sidebyside_crosseyed': bool(f.use_sidebyside_crosseyed)}})
     res['stereoscopySettings'] = out
-
-
-def action_fcurves(a):
-    """An action's F-curves: `action.fcurves` up to 4.x; from 5.0 only in the layered actions'
-    channel bags (one per slot, in the strips of each layer)."""
-    fcurves = g(a, 'fcurves')
-    if fcurves is not None:
-        return list(fcurves)
-    return [fc for layer in g(a, 'layers', ()) for strip in layer.strips
-            for bag in g(strip, 'channelbags', ()) for fc in bag.fcurves]
 
 
 def data_lists(res, warn):

@@ -6,6 +6,7 @@ import array
 
 import bpy
 
+from action_curves import action_fcurves
 from analyze_files import abspath, exists
 from analyze_particles import count_particles, instanced_objects
 
@@ -44,7 +45,7 @@ def _animated_max(obj, path, value):
     ad = getattr(obj, 'animation_data', None)
     act = ad.action if ad else None
     best = value
-    for fc in (act.fcurves if act else []):
+    for fc in (action_fcurves(act) if act else []):
         if fc.data_path == path:
             best = max([best] + [kp.co[1] for kp in fc.keyframe_points])
     return int(round(best))
