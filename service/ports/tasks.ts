@@ -80,9 +80,11 @@ export interface TaskLeases {
   complete(taskId: string, workerId: string): Promise<void>;
   /**
    * Hands a claimed task back untouched (the worker is stopping, or cannot run it): it is queued
-   * again, claimable after `delayMs` (default 0), and the attempt does not count.
+   * again, claimable after `delayMs` (default 0), and the attempt does not count. `waitFor` (default
+   * none): jobs the task waits for; it becomes claimable as soon as one of them ends
+   * (DependencyWakes.jobEnded, also when that happened before this call), `delayMs` at the latest.
    */
-  release(taskId: string, workerId: string, opts?: { delayMs?: number }): Promise<void>;
+  release(taskId: string, workerId: string, opts?: { delayMs?: number; waitFor?: readonly string[] }): Promise<void>;
   /** Retryable failures go back to the queue after `retryAfterMs`; fatal ones end the task. */
   fail(
     taskId: string,

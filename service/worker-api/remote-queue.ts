@@ -40,7 +40,11 @@ export class RemoteTaskQueue implements TaskQueue {
     await this.send('POST', pathOf(TASK_ROUTES.complete, { taskId }), { workerId });
   }
 
-  async release(taskId: string, workerId: string, opts: { delayMs?: number } = {}): Promise<void> {
+  async release(
+    taskId: string,
+    workerId: string,
+    opts: { delayMs?: number; waitFor?: readonly string[] } = {},
+  ): Promise<void> {
     await this.send('POST', pathOf(TASK_ROUTES.release, { taskId }), { workerId, ...opts });
   }
 

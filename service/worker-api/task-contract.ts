@@ -29,7 +29,12 @@ export const ClaimBody = z.strictObject({
 });
 export const LeaseBody = z.strictObject({ workerId, leaseMs });
 export const WorkerBody = z.strictObject({ workerId });
-export const ReleaseBody = z.strictObject({ workerId, delayMs: z.int().min(0).max(86_400_000).optional() });
+export const ReleaseBody = z.strictObject({
+  workerId,
+  delayMs: z.int().min(0).max(86_400_000).optional(),
+  /** The jobs the task waits for (TaskLeases.release): their end makes it claimable at once. */
+  waitFor: z.array(id).max(100).optional(),
+});
 export const FailBody = z.strictObject({
   workerId,
   retryable: z.boolean(),

@@ -56,11 +56,8 @@ export const workerTaskRoutes: FastifyPluginAsyncZod<TaskRouteOptions> = async (
 
   app.post(TASK_ROUTES.release, { schema: { params: TaskIdParams, body: ReleaseBody } }, async (req, reply) => {
     requireOwn(workerOf(req), req.body.workerId, ':', ['body', 'workerId']);
-    await queue.release(
-      req.params.taskId,
-      req.body.workerId,
-      req.body.delayMs !== undefined ? { delayMs: req.body.delayMs } : {},
-    );
+    const { workerId, ...opts } = req.body;
+    await queue.release(req.params.taskId, workerId, opts);
     return reply.code(204).send();
   });
 

@@ -7,7 +7,7 @@
 // `rdeps:<bid>` (tasks waiting for it), `held`, `promote` (zset by time: tasks handed to BullMQ,
 // until claimed or checked), `lease` (zset: running tasks by lease end, on Redis's clock),
 // `fin` (zset: finished tasks by when they finished, for pruning).
-// The claim order, pause and fair share keep more keys: see lua-common.ts.
+// The claim order, pause and fair share keep more keys: see lua-common.ts; dependency waits: lua-waits.ts.
 // The scripts build key names themselves, so the queue needs one Redis server (not a Cluster).
 
 import { COMMON } from './lua-common.js';
@@ -16,6 +16,7 @@ import { JOB_RUNS } from './lua-task-runs.js';
 import { PRECLAIM } from './lua-preclaim.js';
 import { SCHEDULE_SCRIPTS } from './lua-schedule.js';
 import { WEIGHT_SCRIPTS } from './lua-weights.js';
+import { PRUNE_WAITS, WAIT_SCRIPTS } from './lua-waits.js';
 
 /**
  * ARGV[3..]: bid, id, jobId, kind, payload JSON, priority ('' when not named), 'g:' .. group (''
@@ -212,6 +213,7 @@ for _, bid in ipairs(redis.call('ZRANGEBYSCORE', B .. 'fin', '-inf', '(' .. ARGV
   local t = B .. 't:' .. bid
   local f = redis.call('HMGET', t, 'j', 'k', 'st')
   if f[3] and not isOpen(f[3]) then
+    ${PRUNE_WAITS}
     redis.call('DEL', t, B .. 'deps:' .. bid, B .. 'rdeps:' .. bid)
     local jk = B .. 'job:' .. f[1]
     redis.call('ZREM', jk, bid)
@@ -219,6 +221,8 @@ for _, bid in ipairs(redis.call('ZRANGEBYSCORE', B .. 'fin', '-inf', '(' .. ARGV
     table.insert(out, {bid, f[2]})
   end
 end
+-- Ends recorded before then: no release can still be reading such a job as unfinished.
+redis.call('ZREMRANGEBYSCORE', B .. 'ended', '-inf', '(' .. ARGV[3])
 return out
 `;
 
@@ -237,6 +241,7 @@ export const SCRIPTS = {
   rbtqHeldKinds: HELD_KINDS,
   ...SCHEDULE_SCRIPTS,
   ...WEIGHT_SCRIPTS,
+  ...WAIT_SCRIPTS,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -144,6 +144,20 @@ export class QueueScripts {
     await this.run('rbtqRequeued', bid, workerId, how, message, now);
   }
 
+  /**
+   * After a release: the task waits for `jobIds` (lua-waits.ts). 'woken' when one had ended already
+   * (the task is due now), 'waiting', or 'gone' when the task is not waiting in the queue.
+   */
+  async wait(bid: string, kind: TaskKind, jobIds: readonly string[]): Promise<'woken' | 'waiting' | 'gone'> {
+    const r = Number(await this.run('rbtqWait', bid, kind, ...jobIds));
+    return r === 2 ? 'woken' : r === 1 ? 'waiting' : 'gone';
+  }
+
+  /** Records that the job ended and makes its waiting tasks due; the kinds now claimable. */
+  async jobEnded(jobId: string): Promise<TaskKind[]> {
+    return ((await this.run('rbtqJobEnded', jobId)) as Reply[]).map((k) => k as TaskKind);
+  }
+
   /** Sets the job's priority; how many of its waiting tasks changed. */
   async setPriority(jobId: string, priority: number): Promise<number> {
     return Number(await this.run('rbtqSetPriority', jobId, String(priority)));

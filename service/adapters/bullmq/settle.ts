@@ -65,12 +65,21 @@ export async function completeTask(c: SettleContext, taskId: string, workerId: s
   for (const kind of new Set(await c.scripts.completed(job.id!, c.now()))) c.signal.notify(kind);
 }
 
-export async function releaseTask(c: SettleContext, taskId: string, workerId: string, delayMs: number): Promise<void> {
+export async function releaseTask(
+  c: SettleContext,
+  taskId: string,
+  workerId: string,
+  opts: { delayMs?: number; waitFor?: readonly string[] },
+): Promise<void> {
+  const delayMs = opts.delayMs ?? 0;
   const job = await c.handles.bullJob(taskId);
   if (!job || !(await asHolder(() => job.moveToDelayed(Date.now() + delayMs, workerId)))) return;
   c.handles.forget(taskId);
+  const kind = job.name as TaskKind;
   await c.scripts.requeued(job.id!, workerId, 'release', '', c.now());
-  if (!delayMs) c.signal.notify(job.name as TaskKind);
+  // After the release: a job that ended since the caller looked is seen here, one ending later wakes it.
+  const woken = opts.waitFor?.length ? (await c.scripts.wait(job.id!, kind, opts.waitFor)) === 'woken' : false;
+  if (!delayMs || woken) c.signal.notify(kind);
 }
 
 export async function failTask(

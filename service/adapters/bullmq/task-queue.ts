@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { framesOf } from '../../domain/task-runs.js';
 import { claimTask, handOver, type ClaimContext } from './claim.js';
 import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/tasks.js';
+import type { DependencyWakes } from '../../ports/dependency-waits.js';
 import { bullJobId, keySpace, type KeySpace } from './keys.js';
 import { closeLanes, laneOf, openLanes, type Lane } from './lanes.js';
 import { closeRedis, connectRedis, redactError, redactRedisUrl, withDeadline } from './redis-client.js';
@@ -21,7 +22,7 @@ import { ReadySignal } from '../ready-signal.js';
 import { RedisSignalBus } from './signals.js';
 import { cancelJobTasks, completeTask, failTask, releaseTask, TaskHandles, type SettleContext } from './settle.js';
 
-export class BullmqTaskQueue implements TaskQueue {
+export class BullmqTaskQueue implements TaskQueue, DependencyWakes {
   private readonly claims: ClaimContext;
   private readonly settles: SettleContext;
   private closing: Promise<void> | undefined;
@@ -131,8 +132,16 @@ export class BullmqTaskQueue implements TaskQueue {
     await this.call('complete', () => completeTask(this.settles, taskId, workerId));
   }
 
-  async release(taskId: string, workerId: string, opts: { delayMs?: number } = {}): Promise<void> {
-    await this.call('release', () => releaseTask(this.settles, taskId, workerId, opts.delayMs ?? 0));
+  async release(
+    taskId: string,
+    workerId: string,
+    opts: { delayMs?: number; waitFor?: readonly string[] } = {},
+  ): Promise<void> {
+    await this.call('release', () => releaseTask(this.settles, taskId, workerId, opts));
+  }
+
+  async jobEnded(jobId: string): Promise<void> {
+    for (const kind of await this.call('jobEnded', () => this.scripts.jobEnded(jobId))) this.signal.notify(kind);
   }
 
   async fail(

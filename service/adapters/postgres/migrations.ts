@@ -150,6 +150,13 @@ bigint not null,
       `retag_at bigint not null default 0)`,
     `create table share_weights (grp text primary key, weight double precision not null)`,
   ],
+  // Tasks released waiting for other jobs to end (../sql/task-waits.ts): which task waits for which
+  // job, and per awaited job when it ended (null until then; the row a release and a wake both lock first).
+  '013_dependency_waits': [
+    `create table task_waits (task_id text not null, job_id text not null, primary key (task_id, job_id))`,
+    `create index task_waits_job on task_waits (job_id)`,
+    `create table job_ends (job_id text primary key, ended_at bigint)`,
+  ],
 };
 
 /**

@@ -90,6 +90,10 @@ export interface DB {
   share_groups: { grp: string; last_tag: number; spf: number; spf_tag: number; measured: number; retag_at: number };
   /** The operator's fair-share weights (018 / 012); a group without a row weighs 1. */
   share_weights: { grp: string; weight: number };
+  /** Which task waits for which job to end (019 / 013; ./task-waits.ts). */
+  task_waits: { task_id: string; job_id: string };
+  /** Per job some task waited for: when it ended, epoch ms (null until then; 019 / 013). */
+  job_ends: { job_id: string; ended_at: number | null };
   /** Failed tasks per worker and job: the per-job blocklist (007). */
   task_failures: { job_id: string; worker: string; n: number };
   /** Named leases for scheduled work that runs once across instances (007). Times in epoch ms. */

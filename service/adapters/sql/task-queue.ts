@@ -9,7 +9,12 @@ import { chargeTime, guessedGroups, settleGroup, tagTask } from './share-tags.js
 import { setWeight, weights } from './share-weights.js';
 import { counts, countsByKind, jobTaskRuns, jobTasks } from './task-reads.js';
 import { groupLoads, queueAhead } from './queue-order.js';
+import { topWaiting } from './waiting-priority.js';
+import type { WaitingTop } from '../../ports/waiting-priority.js';
 import { jobSched, pauseJob, requeuedState, resumeJob, setJobPriority } from './task-schedule.js';
+import { releaseTask, wakeWaiters } from './task-waits.js';
+import { pruneFinished } from './task-prune.js';
+import type { DependencyWakes } from '../../ports/dependency-waits.js';
 
 /** How a task's row ends an attempt (SqlTaskQueue.finish). */
 export interface FinishSet {
@@ -24,7 +29,7 @@ export interface FinishSet {
  * lease runs out. The claim (./task-claim.ts) must hand a task to one worker only; each engine
  * says how through `lockPick`.
  */
-export abstract class SqlTaskQueue implements TaskQueue {
+export abstract class SqlTaskQueue implements TaskQueue, DependencyWakes {
   /** Present when other processes can be told of ready tasks (PostgreSQL NOTIFY); SQLite polls. */
   readonly onReady?: (listener: (kind: TaskKind) => void) => () => void;
 
@@ -149,6 +154,10 @@ export abstract class SqlTaskQueue implements TaskQueue {
     return groupLoads(this.db);
   }
 
+  topWaiting(kinds: readonly TaskKind[]): Promise<WaitingTop | undefined> {
+    return topWaiting(this.db, kinds, this.now());
+  }
+
   async fail(
     taskId: string,
     workerId: string,
@@ -163,23 +172,17 @@ export abstract class SqlTaskQueue implements TaskQueue {
     );
   }
 
-  async release(taskId: string, workerId: string, opts: { delayMs?: number } = {}): Promise<void> {
-    const r = await this.db
-      .updateTable('tasks')
-      .set((eb) => ({
-        state: requeuedState(),
-        attempts: eb('attempts', '-', 1),
-        run_after: this.now() + (opts.delayMs ?? 0),
-        worker_id: null,
-        lease_until: null,
-        updated_at: new Date(this.now()).toISOString(),
-      }))
-      .where('id', '=', taskId)
-      .where('worker_id', '=', workerId)
-      .where('state', '=', 'running')
-      .returning('kind')
-      .executeTakeFirst();
-    if (r && !opts.delayMs) this.signal?.notify(r.kind as TaskKind);
+  async release(
+    taskId: string,
+    workerId: string,
+    opts: { delayMs?: number; waitFor?: readonly string[] } = {},
+  ): Promise<void> {
+    const r = await releaseTask(this.db, this.now(), taskId, workerId, opts);
+    if (r?.claimable) this.signal?.notify(r.kind);
+  }
+
+  async jobEnded(jobId: string): Promise<void> {
+    for (const kind of await wakeWaiters(this.db, jobId, this.now())) this.signal?.notify(kind);
   }
 
   /**
@@ -255,37 +258,7 @@ export abstract class SqlTaskQueue implements TaskQueue {
     await this.signal?.close();
   }
 
-  async pruneFinished(before: Date, limit: number): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      const ids = (
-        await trx
-          .selectFrom('tasks')
-          .select('id')
-          .where('state', 'in', ['done', 'failed', 'canceled'])
-          .where('updated_at', '<', before.toISOString())
-          .orderBy('seq')
-          .limit(limit)
-          .execute()
-      ).map((r) => r.id);
-      if (ids.length === 0) return 0;
-      await trx
-        .deleteFrom('task_deps')
-        .where((eb) => eb.or([eb('task_id', 'in', ids), eb('dep_id', 'in', ids)]))
-        .execute();
-      await trx.deleteFrom('tasks').where('id', 'in', ids).execute();
-      await trx
-        .deleteFrom('task_failures')
-        .where(({ not, exists, selectFrom }) =>
-          not(exists(selectFrom('tasks').select('tasks.id').whereRef('tasks.job_id', '=', 'task_failures.job_id'))),
-        )
-        .execute();
-      await trx
-        .deleteFrom('job_sched')
-        .where(({ not, exists, selectFrom }) =>
-          not(exists(selectFrom('tasks').select('tasks.id').whereRef('tasks.job_id', '=', 'job_sched.job_id'))),
-        )
-        .execute();
-      return ids.length;
-    });
+  pruneFinished(before: Date, limit: number): Promise<number> {
+    return pruneFinished(this.db, before, limit);
   }
 }

@@ -20,6 +20,7 @@ import { m015JobOutputBytes } from './migrations/015-job-output-bytes.js';
 import { m016FrameStats } from './migrations/016-frame-stats.js';
 import { m017AnalysisCache } from './migrations/017-analysis-cache.js';
 import { m018TaskScheduling } from './migrations/018-task-scheduling.js';
+import { m019DependencyWaits } from './migrations/019-dependency-waits.js';
 
 export const migrations: Record<string, Migration> = {
   '001_initial': m001Initial,
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '016_frame_stats': m016FrameStats,
   '017_analysis_cache': m017AnalysisCache,
   '018_task_scheduling': m018TaskScheduling,
+  '019_dependency_waits': m019DependencyWaits,
 };

@@ -110,8 +110,12 @@ export class SqliteTaskQueue extends SqlTaskQueue {
     return this.changed(super.fail(taskId, workerId, o));
   }
 
-  override release(taskId: string, workerId: string, opts?: { delayMs?: number }): Promise<void> {
+  override release(taskId: string, workerId: string, opts?: Parameters<SqlTaskQueue['release']>[2]): Promise<void> {
     return this.changed(super.release(taskId, workerId, opts));
+  }
+
+  override jobEnded(jobId: string): Promise<void> {
+    return this.changed(super.jobEnded(jobId));
   }
 
   override cancelJob(jobId: string): Promise<number> {

@@ -59,7 +59,8 @@ export class CanceledTaskError extends Error {
 /**
  * Not yet: the task waits for something outside it (a render for the jobs it depends on). It is
  * handed back to the queue, claimable again after `delayMs`, and the attempt does not count, so a
- * wait of hours spends no retries.
+ * wait of hours spends no retries. `waitFor` (default none): jobs whose end makes it claimable at
+ * once (TaskLeases.release), `delayMs` being then only the safety net.
  */
 export class DeferTaskError extends Error {
   override readonly name = 'DeferTaskError';
@@ -67,6 +68,7 @@ export class DeferTaskError extends Error {
   constructor(
     readonly delayMs: number,
     message = 'task deferred',
+    readonly waitFor: readonly string[] = [],
   ) {
     super(message);
   }

@@ -61,8 +61,9 @@ export async function settleFailure(deps: FailureDeps, run: FailedRun): Promise<
       return run.stopping() ? 'released' : 'canceled';
     }
     if (err instanceof DeferTaskError) {
-      await queue.release(task.id, workerId, { delayMs: err.delayMs });
-      log.debug({ delayMs: err.delayMs, reason: err.message }, 'task deferred');
+      const waitFor = err.waitFor.length ? { waitFor: err.waitFor } : {};
+      await queue.release(task.id, workerId, { delayMs: err.delayMs, ...waitFor });
+      log.debug({ delayMs: err.delayMs, reason: err.message, ...waitFor }, 'task deferred');
       return 'released';
     }
     const oom = deps.memory ? outOfMemoryOf(err, run.oomKilled?.() ?? false) : undefined;

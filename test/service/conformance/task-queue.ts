@@ -14,10 +14,12 @@ import { taskRunReaderConformance } from './task-queue/task-runs.js';
 import { taskSchedulingConformance } from './task-queue/scheduling.js';
 import { queueOrderConformance } from './task-queue/queue-order.js';
 import { waitingPriorityConformance } from './task-queue/waiting-priority.js';
+import { dependencyWakesConformance } from './task-queue/dependency-waits.js';
+import type { DependencyWakes } from '../../../service/ports/dependency-waits.js';
 
 export function taskQueueConformance(
   name: string,
-  open: () => Promise<QueueHarness<TaskQueue & WaitingPriority>>,
+  open: () => Promise<QueueHarness<TaskQueue & WaitingPriority & DependencyWakes>>,
 ): void {
   describe(`TaskQueue conformance: ${name}`, () => {
     taskSubmitterConformance(open);
@@ -29,5 +31,6 @@ export function taskQueueConformance(
     taskSchedulingConformance(open);
     queueOrderConformance(open);
     waitingPriorityConformance(open);
+    dependencyWakesConformance(open);
   });
 }

@@ -1,0 +1,80 @@
+// Tasks released waiting for other jobs to end, in the BullMQ task queue (ports/dependency-waits.ts),
+// as Lua scripts so that a release's wait and a job's end never miss each other: Redis runs one
+// script at a time. Keys (as in lua.ts): `dw:<jobId>` (set: bids waiting for the job),
+// `dwt:<bid>` (set: the jobs the task waits for), `ended` (zset: jobs that ended, by when, Redis
+// clock; pruned with the tasks). A released task sits in BullMQ's delayed set until its safety
+// delay; waking it scores it 0 there, due at once: BullMQ's next fetch moves it to wait, and the
+// claim's preclaim counts it ready (lua-preclaim.ts reads the same scores).
+
+const PRELUDE = `
+local B = ARGV[1]
+local Q = ARGV[2]
+local function nowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- Drops every wait of the task (it says again what it still waits for when it runs).
+local function unwait(bid, except)
+  for _, j in ipairs(redis.call('SMEMBERS', B .. 'dwt:' .. bid)) do
+    if j ~= except then redis.call('SREM', B .. 'dw:' .. j, bid) end
+  end
+  redis.call('DEL', B .. 'dwt:' .. bid)
+end
+`;
+
+/**
+ * ARGV[3..]: bid, kind, then the job ids it waits for; run after the release (REQUEUED). Returns 2
+ * when one of them had ended already (the task was made due now), 1 when the wait is stored, 0
+ * when the task is not waiting in the queue (the release did not happen).
+ */
+const WAIT = `${PRELUDE}
+local bid = ARGV[3]
+local st = redis.call('HGET', B .. 't:' .. bid, 'st')
+if st ~= 'queued' and st ~= 'paused' then return 0 end
+unwait(bid, nil)
+for i = 5, #ARGV do
+  if redis.call('ZSCORE', B .. 'ended', ARGV[i]) then
+    redis.call('ZADD', Q .. ARGV[4] .. ':delayed', 'XX', 0, bid)
+    return 2
+  end
+end
+for i = 5, #ARGV do
+  redis.call('SADD', B .. 'dw:' .. ARGV[i], bid)
+  redis.call('SADD', B .. 'dwt:' .. bid, ARGV[i])
+end
+return 1
+`;
+
+/**
+ * ARGV[3]: jobId, which ended. Records the end and makes the tasks waiting for it due now; returns
+ * the kinds of those now claimable (a paused job's stay held).
+ */
+const JOB_ENDED = `${PRELUDE}
+local j = ARGV[3]
+redis.call('ZADD', B .. 'ended', nowMs(), j)
+local kinds, seen = {}, {}
+for _, bid in ipairs(redis.call('SMEMBERS', B .. 'dw:' .. j)) do
+  unwait(bid, j)
+  local f = redis.call('HMGET', B .. 't:' .. bid, 'st', 'k')
+  if f[1] == 'queued' or f[1] == 'paused' then
+    local moved = redis.call('ZADD', Q .. f[2] .. ':delayed', 'XX', 'CH', 0, bid)
+    if moved == 1 and f[1] == 'queued' and not seen[f[2]] then
+      seen[f[2]] = true
+      table.insert(kinds, f[2])
+    end
+  end
+end
+redis.call('DEL', B .. 'dw:' .. j)
+return kinds
+`;
+
+/** Lua for PRUNE (lua.ts), per pruned task `bid`: its waits go. */
+export const PRUNE_WAITS = `
+for _, j in ipairs(redis.call('SMEMBERS', B .. 'dwt:' .. bid)) do redis.call('SREM', B .. 'dw:' .. j, bid) end
+redis.call('DEL', B .. 'dwt:' .. bid)
+`;
+
+export const WAIT_SCRIPTS = {
+  rbtqWait: WAIT,
+  rbtqJobEnded: JOB_ENDED,
+} as const;
