@@ -7,6 +7,7 @@ import { presentJob } from '../domain/jobs.js';
 import { movableFrom, moveJob, stoppedJobInternal } from '../domain/job-lifecycle.js';
 import { newTasks } from '../domain/tasks.js';
 import { initialScheduling, scheduled } from '../domain/scheduling.js';
+import { DEFAULT_PRIORITY } from '../../shared/api/scheduling.js';
 import { checkDependencies } from './render-dependencies.js';
 import { checkAgainstAnalysis } from '../domain/render-config.js';
 import type { ServiceContext } from '../context.js';
@@ -76,6 +77,10 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
       ...initialScheduling({ ...asked, priority: asked?.priority ?? before?.priority }, waitingFor),
       paused: before?.paused ?? false,
     };
+    // The queue keeps the priority of a job's first task (its validation, queued at the priority the
+    // job had then): a different one asked with the render is set on the job's queued tasks first.
+    if (scheduling.priority !== (before?.priority ?? DEFAULT_PRIORITY))
+      await ctx.queue.setJobPriority(rec.job.id, scheduling.priority);
     await ctx.queue.enqueue(scheduled(newTasks.render(rec.job.id), { ...rec.job, scheduling }));
     const moved = await moveJob(
       ctx.jobs,
