@@ -3,6 +3,7 @@
 // registry, and the operator's weights, folded into one row per workspace. Pure rules; the same on
 // every queue, as the three adapters answer the same QueueOrder reads.
 import type { WorkspaceShare } from '../../shared/api/farm-share.js';
+import type { ApiKeyRecord } from '../ports/keys.js';
 import type { GroupQueueLoad } from '../ports/queue-order.js';
 import type { WorkerRecord } from '../ports/workers.js';
 import { workerState } from './workers.js';
@@ -29,6 +30,22 @@ export function busySlotJobs(workers: readonly WorkerRecord[], now: number): { l
   return { live, jobs };
 }
 
+/**
+ * Each user of `workspaceId` by the labels of their API keys (the active ones', else the revoked
+ * ones'), distinct and sorted, joined by ", ". Keys of other workspaces are never read into it.
+ */
+export function submitterLabels(keys: readonly ApiKeyRecord[], workspaceId: string): Map<string, string> {
+  const byUser = new Map<string, ApiKeyRecord[]>();
+  for (const k of keys) if (k.workspaceId === workspaceId) byUser.set(k.userId, [...(byUser.get(k.userId) ?? []), k]);
+  const labels = new Map<string, string>();
+  for (const [user, ks] of byUser) {
+    const active = ks.filter((k) => k.revokedAt === null);
+    const names = [...new Set((active.length ? active : ks).map((k) => k.label).filter((l) => l.trim()))].sort();
+    if (names.length) labels.set(user, names.join(', '));
+  }
+  return labels;
+}
+
 interface Group {
   group: string;
   ws: string;
@@ -41,12 +58,14 @@ interface Group {
  * The rows of GET /farm/share as `ownWorkspace` sees them. `running`: busy render slots by group;
  * `weights`: the operator's (ShareWeights). A group's weight is its own, else its workspace's
  * divided among the workspace's active groups (as the queues tag them: share-tags.ts, lua-common.ts).
+ * `labels`: the own workspace's submitters by user id (submitterLabels); default none.
  */
 export function farmShares(
   ownWorkspace: string,
   loads: readonly GroupQueueLoad[],
   running: ReadonlyMap<string, number>,
   weights: Readonly<Record<string, number>>,
+  labels: ReadonlyMap<string, string> = new Map(),
 ): WorkspaceShare[] {
   const loadOf = new Map(loads.map((l) => [l.group, l]));
   const groups = new Map<string, Group>();
@@ -77,6 +96,7 @@ export function farmShares(
     const timed = gs.filter((g) => g.load?.secondsPerFrame != null);
     return {
       userId,
+      label: userId ? (labels.get(userId) ?? null) : null,
       weight: weight > 0 ? weight : 1,
       entitledShare: totalWeight > 0 ? Math.min(1, act / totalWeight) : 0,
       runningSlots,

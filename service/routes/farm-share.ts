@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ROUTES } from '../../shared/routes.js';
 import { requireAuth } from '../http/auth.js';
-import { busySlotJobs, expectedWait, farmShares } from '../domain/farm-share.js';
+import { busySlotJobs, expectedWait, farmShares, submitterLabels } from '../domain/farm-share.js';
 import { shareGroupOf } from '../domain/scheduling.js';
 import type { JobRecords } from '../ports/jobs.js';
 import type { QueueOrder } from '../ports/queue-order.js';
@@ -54,10 +54,11 @@ export const farmShareRoutes: FastifyPluginAsyncZod<FarmShareRouteDeps> = async 
   const share = ROUTES.getFarmShare;
   app.get(share.path, async (req) => {
     const auth = requireAuth(req);
-    const [loads, weights, workers] = await Promise.all([
+    const [loads, weights, workers, keys] = await Promise.all([
       deps.queue.groupLoads(),
       deps.queue.shareWeights(),
       deps.registry.listWorkers(),
+      deps.ctx.keys.listKeys(),
     ]);
     const at = now();
     const busy = busySlotJobs(workers, at);
@@ -75,7 +76,8 @@ export const farmShareRoutes: FastifyPluginAsyncZod<FarmShareRouteDeps> = async 
     }
     return {
       data: {
-        workspaces: farmShares(auth.workspaceId, loads, running, weights),
+        // Submitters named by their keys' labels: the caller's own workspace's keys only.
+        workspaces: farmShares(auth.workspaceId, loads, running, weights, submitterLabels(keys, auth.workspaceId)),
         liveSlots: busy.live,
         busySlots: busy.jobs.length,
         generatedAt: new Date(at).toISOString(),

@@ -38,6 +38,12 @@ export const ShareRow = z.object({
    * users are not named: one row per other workspace, its total.
    */
   userId: z.string().nullable(),
+  /**
+   * Who the submitter is to people: the labels of the user's API keys (its active keys', else its
+   * revoked ones'), joined by ", "; null on a workspace's total row, and for a user with no key left
+   * (show userId then). Only for the caller's own workspace's submitters.
+   */
+  label: z.string().nullable(),
   /** The weight its frames are tagged with (the operator's; 1 without one). */
   weight: z.number().positive(),
   /** Its share of the weights of the groups with frames waiting or running now (0-1). */

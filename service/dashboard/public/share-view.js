@@ -57,7 +57,8 @@ function show(data) {
   for (const ws of data.workspaces) {
     if (ws.own) {
       rows.push(rowOf(ws, 'Your workspace', 'share-own'));
-      for (const s of ws.submitters) rows.push(rowOf(s, `Submitter ${s.userId.slice(0, 8)}`, 'share-submitter'));
+      // The key's label; a user with no key left by the start of their id.
+      for (const s of ws.submitters) rows.push(rowOf(s, s.label ?? `User ${s.userId.slice(0, 8)}`, 'share-submitter'));
     } else rows.push(rowOf(ws, `Another workspace ${++others}`, 'share-other'));
   }
   $('share-table').tBodies[0].replaceChildren(...rows);
