@@ -103,6 +103,9 @@ export function fullRenderSeconds(
   return sum.value + warmupSeconds + Math.max(0, renderCalls(frames, 1) - 1) * callSeconds;
 }
 
+/** The share of the job's frames the render has shown counts this much in the live ETA's pace (see profileEta). */
+export const PACE_FRAME_WEIGHT = 0.5;
+
 const median = (xs: readonly number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? (s[(s.length - 1) >> 1]! + s[s.length >> 1]!) / 2 : NaN;
@@ -133,7 +136,12 @@ export function profileEta(
   const slotCount = Math.max(1, Math.trunc(slots) || 1);
   if (left === 0 || remaining.length === 0)
     return { seconds: 0, lowSeconds: 0, highSeconds: 0, samples: sorted.length, slots: 1 };
-  const seen = clean(done);
+  // With steps, the frames of a segment without a sample of its own are left out: the line across the
+  // step that stands in for them says nothing of the render's pace.
+  const held = new Set(sorted.map((s) => segmentOf(steps, s.frame)));
+  const all = clean(done);
+  const measured = all.filter((d) => held.has(segmentOf(steps, d.frame)));
+  const seen = steps.length && measured.length ? measured : all;
   const expected = seen.map((d) => profileAt(sorted, d.frame, steps).value);
   const ratios = seen.flatMap((d, i) => (expected[i]! > 0 ? [d.seconds / expected[i]!] : []));
   const typical = median(ratios);
@@ -147,8 +155,13 @@ export function profileEta(
   const sum = profileSum(sorted, remaining, steps)!;
   // Blended with the profile by the share of the job's work the render has shown (its square root: a
   // quarter counts half): EEVEE's first quarter, frames of 0.1 s, ran 15-20 % off its samples where
-  // the dear frames ahead ran as sampled, and taken alone it put the ETA 19 % early.
-  const w = Math.sqrt(seenWork / Math.max(1e-9, seenWork + sum.value));
+  // the dear frames ahead ran as sampled, and taken alone it put the ETA 19 % early. But at least by
+  // half the share of the job's frames it has shown (PACE_FRAME_WEIGHT): a whole run slower or faster
+  // than its samples (the machine's load drifting between estimate and render) shows in cheap frames
+  // as in dear ones, and where the first quarter was cheap (particles born over the shot, a camera
+  // flying into the heavy part) the work share alone left the ETA as far off as the estimate (-15 %, +16 %).
+  const frameShare = seen.length / Math.max(1, seen.length + left);
+  const w = Math.sqrt(Math.max(seenWork / Math.max(1e-9, seenWork + sum.value), PACE_FRAME_WEIGHT * frameShare));
   // Clamped: a profile measured on another run of the same machine is off by load, not by 10x.
   const scale = Math.min(4, Math.max(0.25, 1 + (pace - 1) * w));
   // The calls in flight paid their setup already: one a slot.

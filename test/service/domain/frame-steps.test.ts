@@ -90,7 +90,7 @@ describe('samples and profile with steps', () => {
     expect(refineSampleFrames(frames, measure([1, 2, 3, 20, 45, 95, 130]), 1, steps)).toEqual([72]);
   });
 
-  it('puts the live ETA at a quarter done within 5 % of the time left, where the line across missed by 10 %', () => {
+  it('puts the live ETA at a quarter done within 5 % of the time left, and follows a slower render', () => {
     const done = frames.filter((f) => f <= 38 && !sampled.includes(f));
     const remaining = frames.filter((f) => f > 38 && !sampled.includes(f));
     // The render's frames scatter 5 % either way about what the samples took.
@@ -100,8 +100,12 @@ describe('samples and profile with steps', () => {
     expect(Math.abs(eta.seconds / real - 1)).toBeLessThan(0.05);
     expect(eta.lowSeconds).toBeLessThanOrEqual(real);
     expect(eta.highSeconds).toBeGreaterThanOrEqual(real);
-    const evenly = measure([...leadFrames(frames), ...spreadFrames(frames)]);
-    const linear = profileEta(evenly, seen, remaining, remaining.length, 1, 0)!;
-    expect(Math.abs(linear.seconds / real - 1)).toBeGreaterThan(0.1);
+    // A render 14 % slower than its samples throughout (bench:estimate's particles, the machine's load
+    // drifting between estimate and render): its first quarter is a few percent of the work, but a
+    // quarter of the frames, and moves the ETA within 10 % of the end.
+    const slow = done.map((frame) => ({ frame, seconds: 1.14 * truth(frame) }));
+    const late = profileEta(measure(sampled), slow, remaining, remaining.length, 1, 0, steps)!;
+    expect(Math.abs(late.seconds / (1.14 * real) - 1)).toBeLessThan(0.1);
+    expect(late.highSeconds).toBeGreaterThanOrEqual(1.14 * real);
   });
 });
