@@ -28,6 +28,7 @@ import type { KeyStore } from './ports/keys.js';
 import type { LeaseStore } from './ports/leases.js';
 import type { SessionStore } from './ports/sessions.js';
 import type { TaskQueue } from './ports/tasks.js';
+import type { DependencyWakes, JobEndFeed } from './ports/dependency-waits.js';
 import type { WorkerRegistry } from './ports/workers.js';
 import type { WorkerTokenStore } from './ports/worker-tokens.js';
 import type { WebhookStore } from './webhooks/ports.js';
@@ -35,11 +36,11 @@ import type { WebhookStore } from './webhooks/ports.js';
 /** The stores of one state engine (SQLite or PostgreSQL). */
 export interface StateEngine {
   kind: 'sqlite' | 'postgres';
-  /** The job store, which also links requeues (extension job-requeue). */
-  jobs: JobStore & RequeueStore;
+  /** The job store, which also links requeues (extension job-requeue) and tells of jobs that ended. */
+  jobs: JobStore & RequeueStore & JobEndFeed;
   keys: KeyStore;
   /** The database-backed task queue (used when no Redis is configured). */
-  queue: TaskQueue;
+  queue: TaskQueue & DependencyWakes;
   webhooks: WebhookStore;
   leases: LeaseStore;
   /** The blob index of the content-addressed upload extension. */

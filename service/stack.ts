@@ -12,6 +12,7 @@ import { UrlSigner } from './adapters/fs-storage/url-signer.js';
 import type { ObjectStorage } from './ports/storage.js';
 import type { RateLimiter } from './ports/rate-limit.js';
 import type { TaskQueue } from './ports/tasks.js';
+import type { DependencyWakes } from './ports/dependency-waits.js';
 import { parseShareWeights } from './domain/share-weights.js';
 import type { WorkerRegistry } from './ports/workers.js';
 import type { WorkerTokenStore } from './ports/worker-tokens.js';
@@ -92,9 +93,9 @@ export async function openState(config: ServiceConfig): Promise<StateEngine> {
 /** The task queue: BullMQ when a Redis URL is given, else the state engine's own. */
 export async function openQueue(
   config: ServiceConfig,
-  fallback: TaskQueue | undefined,
+  fallback: (TaskQueue & DependencyWakes) | undefined,
   onError?: (err: Error) => void,
-): Promise<TaskQueue> {
+): Promise<TaskQueue & DependencyWakes> {
   if (!config.redisUrl) {
     if (!fallback) throw new Error('no task queue: pass --redis-url (or --database-url for the database-backed queue)');
     return fallback;
@@ -165,6 +166,14 @@ export async function openStack(config: ServiceConfig, opts: StackOptions = {}):
     closers.push(state.close);
     const queue = await openQueue(config, state.queue, opts.onQueueError);
     if (queue !== state.queue) closers.push(() => queue.close());
+    // A job's end wakes the renders waiting for it; a wake lost here is made up by their safety poll.
+    state.jobs.onJobEnded((id) =>
+      queue.jobEnded(id).catch((err: Error) => {
+        opts.onQueueError?.(
+          new Error(`waking the renders waiting for job ${id} failed: ${err.message}`, { cause: err }),
+        );
+      }),
+    );
     for (const [group, weight] of parseShareWeights(config.shareWeights ?? []))
       await queue.setShareWeight(group, weight);
     const limiters = config.redisUrl ? await openRedisRateLimiters(config, opts.onQueueError) : undefined;

@@ -14,16 +14,20 @@ import {
   type UploadRecord,
 } from '../../ports/jobs.js';
 import { emptyProgress } from '../../domain/progress.js';
+import { dependencyOutcome } from '../../domain/scheduling.js';
 import { jobColumns, toRecord, toUpload, uploadRow, type JobChange } from './rows.js';
 import type { DB } from './schema.js';
 import type { RequeueLinkRecord, RequeueStore } from '../../ports/requeues.js';
+import type { JobEndFeed } from '../../ports/dependency-waits.js';
 
 /**
  * The JobStore queries that read and write the same on SQLite and PostgreSQL. Each engine adds
  * its serving reads (the hot path) and `write`, the compare-and-set both transition and update
  * go through, which needs the engine's own concurrency guarantee.
  */
-export abstract class SqlJobStore implements JobStore, RequeueStore {
+export abstract class SqlJobStore implements JobStore, RequeueStore, JobEndFeed {
+  private readonly endListeners: ((jobId: string) => Promise<void>)[] = [];
+
   constructor(protected readonly db: Kysely<DB>) {}
 
   abstract get(workspaceId: string, id: string): Promise<JobRecord | undefined>;
@@ -167,7 +171,17 @@ export abstract class SqlJobStore implements JobStore, RequeueStore {
   ): Promise<JobRecord | undefined> {
     // The gate, again at the write: a caller that bypassed the named moves still cannot break the table.
     for (const s of from) assertMove(s, to);
-    return this.write(id, (rec) => (from.includes(rec.job.status) ? { status: to, patch, internal } : undefined));
+    const rec = await this.write(id, (rec) =>
+      from.includes(rec.job.status) ? { status: to, patch, internal } : undefined,
+    );
+    // Whoever moved it (a route, a worker here or through the worker API), jobs waiting for it look again.
+    if (rec && dependencyOutcome(to) !== 'waiting') for (const listener of this.endListeners) await listener(id);
+    return rec;
+  }
+
+  /** JobEndFeed (ports/dependency-waits.ts): told after each move to completed, failed or canceled. */
+  onJobEnded(listener: (jobId: string) => Promise<void>): void {
+    this.endListeners.push(listener);
   }
 
   async update(id: string, patch: JobPatch, internal: Partial<JobInternal> = {}): Promise<JobRecord | undefined> {

@@ -1,26 +1,28 @@
 // A render that names jobs to wait for (extension scheduling, `dependsOn`) is planned only once
 // every one of them has completed. Its planning task itself waits: it is handed back to the queue
-// and claimed again a moment later, so the wait lives in the queue's durable state and a restart
-// of the service or of every worker loses no waiting job.
+// naming the jobs it waits for, and the queue makes it claimable again the moment one of them ends
+// (ports/dependency-waits.ts). The wait lives in the queue's durable state, so a restart of the
+// service or of every worker loses no waiting job.
 import { dependencyOutcome } from '../../domain/scheduling.js';
 import type { JobRecord, WorkerJobStore } from '../../ports/jobs.js';
 import { DeferTaskError, FatalTaskError } from '../runtime/outcomes.js';
 
 /**
- * How long a waiting planning task stays out of the queue between looks. A second: a chain of
- * jobs loses at most about that much between links, and a look is a claim and a read per job.
+ * The safety net: how long a waiting planning task stays out of the queue when no dependency's
+ * end wakes it first. The wake is what a chain of jobs runs on; this look only makes up for a
+ * wake that was lost (the service died between a job's end and the wake, or Redis did not answer).
  */
-export const DEPENDENCY_POLL_MS = 1000;
+export const DEPENDENCY_SAFETY_POLL_MS = 30_000;
 
 /**
- * Returns when nothing is left to wait for. Throws DeferTaskError while a dependency has not
- * completed (recording which still hold the job back, for GET /jobs/{id}), and FatalTaskError
+ * Returns when nothing is left to wait for. Throws DeferTaskError naming the dependencies that
+ * have not completed (recording them too, for GET /jobs/{id}), and FatalTaskError
  * DEPENDENCY_FAILED, naming it, once one failed, was canceled or is gone.
  */
 export async function awaitDependencies(
   jobs: Pick<WorkerJobStore, 'getById' | 'update'>,
   rec: JobRecord,
-  pollMs = DEPENDENCY_POLL_MS,
+  pollMs = DEPENDENCY_SAFETY_POLL_MS,
 ): Promise<void> {
   const s = rec.job.scheduling;
   if (!s || s.waitingFor.length === 0) return;
@@ -41,5 +43,5 @@ export async function awaitDependencies(
     if (outcome === 'waiting') still.push(id);
   }
   if (still.length !== s.waitingFor.length) await jobs.update(rec.job.id, { scheduling: { ...s, waitingFor: still } });
-  if (still.length > 0) throw new DeferTaskError(pollMs, `waiting for ${still.join(', ')}`);
+  if (still.length > 0) throw new DeferTaskError(pollMs, `waiting for ${still.join(', ')}`, still);
 }
