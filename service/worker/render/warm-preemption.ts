@@ -48,7 +48,8 @@ export interface PreemptionOptions {
 
 /** The process's one watch on the queue, shared by its slots. */
 export class PreemptionWatch {
-  private last: { at: number; top: Promise<WaitingTop | undefined> } | undefined;
+  /** The latest read; `taken` once a slot of this process handed its task back on it. */
+  private last: { at: number; top: Promise<WaitingTop | undefined>; taken: boolean } | undefined;
   private readonly fits = new Map<string, boolean>();
   private readonly tags: ReadonlySet<string>;
 
@@ -58,7 +59,7 @@ export class PreemptionWatch {
 
   /** The waiting task that should take the slot from `job`'s frames now, or undefined. Never throws. */
   async outranking(job: Pick<Job, 'id' | 'scheduling'>): Promise<WaitingTop | undefined> {
-    const top = await this.top();
+    const top = await this.read().top;
     const running = job.scheduling?.priority ?? DEFAULT_PRIORITY;
     if (!outranks(this.o.gap, running, top) || top.jobId === job.id) return undefined;
     return (await this.fit(top.jobId)) ? top : undefined;
@@ -67,10 +68,14 @@ export class PreemptionWatch {
   /**
    * Before frame `todo[index]` of a task: when a waiting task outranks the job, makes the frames
    * done durable and throws the hand-back, which says what paused the job (the task log keeps it).
+   * One slot of the process per read: the read names one task, which one slot can take; the next
+   * read, once that slot has claimed it, tells whether more wait.
    */
   async beforeFrame(ctx: TaskContext, out: OutputLayout, todo: readonly number[], index: number): Promise<void> {
+    const read = this.read();
     const by = await this.outranking(ctx.job.job);
-    if (!by) return;
+    if (!by || read.taken) return;
+    read.taken = true;
     const done = todo.slice(0, index);
     // As at a task's end (render-frames.ts): on the disk before the queue hears of it.
     await syncFrames(out, done);
@@ -85,12 +90,12 @@ export class PreemptionWatch {
   }
 
   /** One read of the queue per READ_EVERY_MS for the whole process; a failed read preempts nothing. */
-  private top(): Promise<WaitingTop | undefined> {
+  private read(): { top: Promise<WaitingTop | undefined>; taken: boolean } {
     const now = (this.o.now ?? Date.now)();
     if (!this.last || now - this.last.at >= (this.o.readEveryMs ?? READ_EVERY_MS)) {
-      this.last = { at: now, top: this.o.queue.topWaiting(['render-chunk']).catch(() => undefined) };
+      this.last = { at: now, top: this.o.queue.topWaiting(['render-chunk']).catch(() => undefined), taken: false };
     }
-    return this.last.top;
+    return this.last;
   }
 
   /** Whether this worker may render the waiting job (its required tags); unknown jobs do not preempt. */

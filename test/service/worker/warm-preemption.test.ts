@@ -11,6 +11,10 @@ import { SqliteJobStore } from '../../../service/adapters/sqlite/job-store.js';
 import { SqliteTaskQueue } from '../../../service/adapters/sqlite/task-queue.js';
 import { initialScheduling } from '../../../service/domain/scheduling.js';
 import type { JobRecord } from '../../../service/ports/jobs.js';
+import { pino } from 'pino';
+import { outputLayout } from '../../../service/worker/outputs/chunk-files.js';
+import { DeferTaskError } from '../../../service/worker/runtime/outcomes.js';
+import type { TaskContext } from '../../../service/worker/runtime/runtime.js';
 import { outranks, PreemptionWatch, tagsFit } from '../../../service/worker/render/warm-preemption.js';
 import { addJob } from '../conformance/job-store/helpers.js';
 
@@ -83,6 +87,27 @@ describe('PreemptionWatch', () => {
     const high = await waitingJob(90, ['gpu:a4000']);
     expect(await watch(20, ['site:paris']).outranking(low.job)).toBeUndefined();
     expect(await watch(20, ['gpu:a4000']).outranking(low.job)).toEqual({ priority: 90, jobId: high.job.id });
+  });
+
+  it('hands one slot of the process back per read, with the reason, the next read deciding again', async () => {
+    const low = await waitingJob(10);
+    const high = await waitingJob(90);
+    const w = watch(20);
+    const notes: string[] = [];
+    const ctx = { job: low, log: pino({ level: 'silent' }), taskLog: { note: (n: string) => notes.push(n) } };
+    const slot = (todo: number[], i: number) =>
+      w.beforeFrame(ctx as unknown as TaskContext, outputLayout(path.join(dir, 'job')), todo, i);
+    const first = await slot([4, 5, 6], 1).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(DeferTaskError);
+    expect((first as DeferTaskError).delayMs).toBe(0);
+    expect((first as DeferTaskError).message).toBe('paused for a priority-90 job after frame 4');
+    expect(notes).toEqual([
+      `paused for a priority-90 job after frame 4: 2 frame(s) handed back to the queue (job ${high.job.id})`,
+    ]);
+    // Another slot within the same read renders on: the one task read can take one slot.
+    await expect(slot([7, 8], 0)).resolves.toBeUndefined();
+    clock += 250;
+    await expect(slot([7, 8], 0)).rejects.toThrow('paused for a priority-90 job before frame 7');
   });
 
   it('reads the queue once per interval for every slot, then sees it anew', async () => {
