@@ -221,15 +221,29 @@ describe('retries', () => {
   });
 
   it('stops a back-off pause when the caller aborts, with the abort reason', async () => {
-    const { client, srv } = await clientFor((_req, res) =>
-      sendJson(res, 429, errorBody('RATE_LIMITED', 'x'), { 'Retry-After': '10' }),
-    );
+    let arrived = false;
+    const { client, srv } = await clientFor((_req, res) => {
+      arrived = true;
+      sendJson(res, 429, errorBody('RATE_LIMITED', 'x'), { 'Retry-After': '10' });
+    });
     const controller = new AbortController();
     const reason = new Error('user gave up');
-    setTimeout(() => controller.abort(reason), 100);
-    const started = Date.now();
-    await expect(client.listJobs({}, { signal: controller.signal })).rejects.toBe(reason);
-    expect(Date.now() - started).toBeLessThan(2000);
+    // Abort as the pause begins, not after a fixed time (on a loaded machine 100 ms could pass before the
+    // request even arrived): the pause is the first to listen for the caller's abort once the request is at
+    // the server (sleep() in shared/client/backoff.ts; fetch's own listeners are added before it goes out).
+    const { signal } = controller;
+    const listen = signal.addEventListener.bind(signal);
+    let pausedAt: number | undefined;
+    signal.addEventListener = ((type: string, ...rest: [EventListener, AddEventListenerOptions?]) => {
+      listen(type, ...rest);
+      if (type !== 'abort' || !arrived || pausedAt !== undefined) return;
+      pausedAt = Date.now();
+      queueMicrotask(() => controller.abort(reason));
+    }) as typeof signal.addEventListener;
+    await expect(client.listJobs({}, { signal })).rejects.toBe(reason);
+    // The pause would last 2 s (Retry-After 10 s, capped by maxDelayMs); it ended at the abort.
+    expect(pausedAt).toBeDefined();
+    expect(Date.now() - pausedAt!).toBeLessThan(2000);
     expect(srv.requests).toHaveLength(1);
   });
 });
