@@ -10,7 +10,7 @@ import type { EstimateInternal } from '../domain/estimate-state.js';
 import type { JobMemory } from '../domain/job-memory.js';
 import type { RequestedConfig } from '../../shared/api/render-config.js';
 import type { PreviewHold } from '../domain/preview-gate.js';
-import type { PreviewGate } from '../../shared/api/scheduling.js';
+import type { JobScheduling, PreviewGate } from '../../shared/api/scheduling.js';
 
 /** One stored output of a finished job, as the worker publishes it. */
 export interface OutputFile {
@@ -124,6 +124,9 @@ export interface ListOptions {
   status?: JobStatus;
 }
 
+/** The fields of a job's scheduling written one by one (JobRecords.setSchedulingFields). */
+export type SchedulingFields = Partial<Pick<JobScheduling, 'priority' | 'paused' | 'waitingFor'>>;
+
 export type JobPatch = Partial<Omit<JobRecord['job'], 'id' | 'workspaceId' | 'userId' | 'createdAt' | 'status'>>;
 
 export class UploadClaimError extends Error {
@@ -176,6 +179,13 @@ export interface JobRecords {
     internal?: Partial<JobInternal>,
   ): Promise<JobRecord | undefined>;
   /**
+   * Field-level write of the job's scheduling (extension scheduling): sets only the given fields,
+   * over the scheduling as it is at the write (the defaults when the job has none yet), so writers
+   * of other fields (priority, pause, the planner's `waitingFor` and preview gate) never undo each
+   * other from an earlier read. Returns the updated record, or undefined when the job is missing.
+   */
+  setSchedulingFields(id: string, fields: SchedulingFields): Promise<JobRecord | undefined>;
+  /**
    * Jobs whose outputs are due for deletion at `now` (scheduledForDeletionAt passed, not yet deleted), oldest first.
    */
   listExpired(now: Date, limit: number): Promise<JobRecord[]>;
@@ -210,4 +220,4 @@ export interface JobStore extends UploadStore, JobRecords, ProgressStore, JobRea
 export type WorkerJobStore = Pick<JobRecords, 'getById' | 'transition' | 'update'> &
   Pick<ProgressStore, 'setProgress'> &
   // Absent only from views of the store that never plan a render (the estimate's): planning needs it.
-  Partial<Pick<JobRecords, 'setPreviewGate'>>;
+  Partial<Pick<JobRecords, 'setPreviewGate' | 'setSchedulingFields'>>;

@@ -1,16 +1,15 @@
 // The scheduling extension's routes: a job's priority, pause and resume, and "go" after its
-// preview frames. Each writes the job's `scheduling` (what GET /jobs/{id} shows, and what every
-// later enqueue of the job's tasks reads) and then tells the queue, which holds or reorders the
-// tasks already waiting; a repeat of any of them changes nothing.
+// preview frames. Each writes only its own field of the job's `scheduling` (what GET /jobs/{id}
+// shows) and then tells the queue, which holds or reorders the tasks already waiting and those
+// enqueued later; a repeat of any of them changes nothing.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ROUTES } from '../../shared/routes.js';
 import { isTerminal } from '../../shared/job-status.js';
-import type { JobScheduling } from '../../shared/api/scheduling.js';
 import { ApiError } from '../http/api-error.js';
 import { requireAuth } from '../http/auth.js';
 import { presentJob } from '../domain/jobs.js';
 import { approvePreviews } from '../domain/preview-gate.js';
-import { initialScheduling } from '../domain/scheduling.js';
+import { changeScheduling, type SchedulingChange } from '../domain/scheduling-change.js';
 import type { JobRecord } from '../ports/jobs.js';
 import type { ServiceContext } from '../context.js';
 import { loadJob } from './jobs.js';
@@ -27,36 +26,28 @@ export const schedulingRoutes: FastifyPluginAsyncZod<ServiceContext> = async (ap
     }
     return rec;
   };
-  /** Writes `change` over the job's scheduling (the defaults before its render). */
-  const write = async (rec: JobRecord, change: Partial<JobScheduling>) => {
-    const scheduling = { ...(rec.job.scheduling ?? initialScheduling(undefined, [])), ...change };
-    return (await ctx.jobs.update(rec.job.id, { scheduling })) ?? rec;
+  /** The change written and told to the queue (domain/scheduling-change.ts); 404 when the job went meanwhile. */
+  const change = async (rec: JobRecord, c: SchedulingChange) => {
+    const done = await changeScheduling({ jobs: ctx.jobs, queue: ctx.queue }, rec.job.id, c);
+    if (!done) throw new ApiError('JOB_NOT_FOUND', { metadata: { jobId: rec.job.id } });
+    if (done.resumed) ctx.events?.enqueued();
+    return answer(done.rec);
   };
 
   const priority = ROUTES.setJobPriority;
   app.post(priority.path, { schema: { params: priority.params, body: priority.body } }, async (req) => {
     const rec = await unfinished(requireAuth(req).workspaceId, req.params.id);
-    // The job first: a task enqueued between the two reads the new priority from it.
-    const updated = await write(rec, { priority: req.body.priority });
-    await ctx.queue.setJobPriority(rec.job.id, req.body.priority);
-    return answer(updated);
+    return change(rec, { priority: req.body.priority });
   });
 
   const pause = ROUTES.pauseJob;
   app.post(pause.path, { schema: { params: pause.params } }, async (req) => {
-    const rec = await unfinished(requireAuth(req).workspaceId, req.params.id);
-    const updated = rec.job.scheduling?.paused ? rec : await write(rec, { paused: true });
-    await ctx.queue.pauseJob(rec.job.id);
-    return answer(updated);
+    return change(await unfinished(requireAuth(req).workspaceId, req.params.id), { paused: true });
   });
 
   const resume = ROUTES.resumeJob;
   app.post(resume.path, { schema: { params: resume.params } }, async (req) => {
-    const rec = await unfinished(requireAuth(req).workspaceId, req.params.id);
-    const updated = rec.job.scheduling?.paused ? await write(rec, { paused: false }) : rec;
-    await ctx.queue.resumeJob(rec.job.id);
-    ctx.events?.enqueued();
-    return answer(updated);
+    return change(await unfinished(requireAuth(req).workspaceId, req.params.id), { paused: false });
   });
 
   const approve = ROUTES.approvePreviews;

@@ -15,6 +15,8 @@
 //   POST /jobs/:id/update      UpdateBody     -> 200 { data: JobRecord | null } (null: no such job)
 //   POST /jobs/:id/preview-gate PreviewGateBody -> 200 { data: JobRecord | null } (null: the gate was
 //                                 not one of `from`): the approval gate's compare-and-set (JobRecords.setPreviewGate)
+//   POST /jobs/:id/scheduling  SchedulingFieldsBody -> 200 { data: JobRecord | null } (null: no such
+//                                 job): a field-level write of the job's scheduling (JobRecords.setSchedulingFields)
 //   PUT  /jobs/:id/progress    JobProgress    -> 204 (jobId must equal :id)
 //   POST /jobs/:id/completed   (no body)      -> 204 after the service recorded the completion
 //                                                (onRenderComplete webhook); idempotent
@@ -27,7 +29,7 @@ import { z } from 'zod';
 import { Job, JobIdParams, JobStatus } from '../../shared/api/job.js';
 import { Uuid } from '../../shared/api/common.js';
 import { JobProgress } from '../../shared/api/progress.js';
-import { PreviewGate } from '../../shared/api/scheduling.js';
+import { PreviewGate, Priority } from '../../shared/api/scheduling.js';
 import { WorkerInternalWire } from './internal-state.js';
 
 /** Where the internal API lives on the service, beside (never under) the public API prefix. */
@@ -84,6 +86,14 @@ export const PreviewGateBody = z.strictObject({
   internal: WorkerInternalWire.optional(),
 });
 export type PreviewGateBody = z.infer<typeof PreviewGateBody>;
+
+/** A field-level write of the job's scheduling (extension scheduling): see JobRecords.setSchedulingFields. */
+export const SchedulingFieldsBody = z.strictObject({
+  priority: Priority.optional(),
+  paused: z.boolean().optional(),
+  waitingFor: z.array(Uuid).max(100).optional(),
+});
+export type SchedulingFieldsBody = z.infer<typeof SchedulingFieldsBody>;
 
 export const ProgressBody = JobProgress;
 
@@ -149,6 +159,7 @@ export const WORKER_ROUTES = {
   transition: { method: 'POST', path: '/jobs/:id/transition' },
   update: { method: 'POST', path: '/jobs/:id/update' },
   previewGate: { method: 'POST', path: '/jobs/:id/preview-gate' },
+  scheduling: { method: 'POST', path: '/jobs/:id/scheduling' },
   progress: { method: 'PUT', path: '/jobs/:id/progress' },
   completed: { method: 'POST', path: '/jobs/:id/completed' },
   heartbeat: { method: 'POST', path: '/workers/heartbeat' },

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { JobProgress } from '../../shared/api/progress.js';
 import type { JobStatus } from '../../shared/job-status.js';
 import type { PreviewGate } from '../../shared/api/scheduling.js';
-import type { JobInternal, JobPatch, JobRecord, WorkerJobStore } from '../ports/jobs.js';
+import type { JobInternal, JobPatch, JobRecord, SchedulingFields, WorkerJobStore } from '../ports/jobs.js';
 import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
 import {
   JobRecordWire,
@@ -94,6 +94,14 @@ export class RemoteWorkerJobs implements WorkerJobStore {
     if (moved || !a.uncertain) return moved;
     const now = await this.getById(id);
     return now?.job.scheduling?.previews?.gate === to.gate ? now : undefined;
+  }
+
+  /** Sets fields to values, so a retried write after a lost answer is harmless, as with update. */
+  async setSchedulingFields(id: string, fields: SchedulingFields): Promise<JobRecord | undefined> {
+    const path = workerApiPath('scheduling', id);
+    const a = await this.api.call('POST', path, fields);
+    if (isJobNotFound(a)) return undefined;
+    return toRecord(this.expect(a, 'POST', path, 200, MaybeRecordEnvelope).data);
   }
 
   async setProgress(p: JobProgress): Promise<void> {

@@ -15,6 +15,7 @@ import {
   JobIdParams,
   PreviewGateBody,
   ProgressBody,
+  SchedulingFieldsBody,
   TransitionBody,
   UpdateBody,
   WORKER_API_BODY_LIMIT,
@@ -37,7 +38,7 @@ export interface WorkerApiOptions {
   /** The deprecated farm-wide token (config.workerToken): not scoped to leases. Default none. */
   legacyToken?: string;
   /** The service's job store: the only writer of job state. */
-  jobs: WorkerJobStore & Pick<JobRecords, 'setPreviewGate'>;
+  jobs: WorkerJobStore & Pick<JobRecords, 'setPreviewGate' | 'setSchedulingFields'>;
   /** Who holds each task's lease (the task queue): what scopes a worker's token. */
   tasks: TaskRunReader;
   /** Each token's request budget, apart from tenants'. Default none: unlimited. */
@@ -126,6 +127,15 @@ export const workerApiRoutes: FastifyPluginAsyncZod<WorkerApiOptions> = async (a
       const { from, to, internal } = req.body;
       const checked = internal ? checkWorkerInternal(rec.job, internal) : undefined;
       return { data: (await jobs.setPreviewGate(req.params.id, from, to, checked)) ?? null };
+    },
+  );
+
+  app.post(
+    WORKER_ROUTES.scheduling.path,
+    { schema: { params: JobIdParams, body: SchedulingFieldsBody } },
+    async (req) => {
+      await scope.job(workerOf(req), req.params.id);
+      return { data: (await jobs.setSchedulingFields(req.params.id, req.body)) ?? null };
     },
   );
 

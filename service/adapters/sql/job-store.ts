@@ -10,11 +10,12 @@ import {
   type JobRecord,
   type JobStore,
   type ListOptions,
+  type SchedulingFields,
   type StoredJobJson,
   type UploadRecord,
 } from '../../ports/jobs.js';
 import { emptyProgress } from '../../domain/progress.js';
-import { dependencyOutcome } from '../../domain/scheduling.js';
+import { dependencyOutcome, initialScheduling } from '../../domain/scheduling.js';
 import { jobColumns, toRecord, toUpload, uploadRow, type JobChange } from './rows.js';
 import type { DB } from './schema.js';
 import type { RequeueLinkRecord, RequeueStore } from '../../ports/requeues.js';
@@ -199,6 +200,14 @@ export abstract class SqlJobStore implements JobStore, RequeueStore, JobEndFeed 
       if (!s || !from.includes(s.previews?.gate ?? 'none')) return undefined;
       const previews = { frames: to.frames ?? s.previews?.frames ?? [], gate: to.gate };
       return { status: rec.job.status, patch: { scheduling: { ...s, previews } }, internal };
+    });
+  }
+
+  async setSchedulingFields(id: string, fields: SchedulingFields): Promise<JobRecord | undefined> {
+    return this.write(id, (rec) => {
+      const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+      const scheduling = { ...(rec.job.scheduling ?? initialScheduling(undefined, [])), ...set };
+      return { status: rec.job.status, patch: { scheduling }, internal: {} };
     });
   }
 

@@ -20,7 +20,7 @@ export const DEPENDENCY_SAFETY_POLL_MS = 30_000;
  * DEPENDENCY_FAILED, naming it, once one failed, was canceled or is gone.
  */
 export async function awaitDependencies(
-  jobs: Pick<WorkerJobStore, 'getById' | 'update'>,
+  jobs: Pick<WorkerJobStore, 'getById' | 'setSchedulingFields'>,
   rec: JobRecord,
   pollMs = DEPENDENCY_SAFETY_POLL_MS,
 ): Promise<void> {
@@ -42,6 +42,7 @@ export async function awaitDependencies(
     }
     if (outcome === 'waiting') still.push(id);
   }
-  if (still.length !== s.waitingFor.length) await jobs.update(rec.job.id, { scheduling: { ...s, waitingFor: still } });
+  // Only this field: a priority or pause set since `rec` was read stays (JobRecords.setSchedulingFields).
+  if (still.length !== s.waitingFor.length) await jobs.setSchedulingFields?.(rec.job.id, { waitingFor: still });
   if (still.length > 0) throw new DeferTaskError(pollMs, `waiting for ${still.join(', ')}`, still);
 }
