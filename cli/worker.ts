@@ -16,6 +16,7 @@ import { RemoteWorkerReporter } from '../service/worker-api/remote-reporter.js';
 import { RemoteFrameStats } from '../service/worker-api/remote-frame-stats.js';
 import { RemoteTaskQueue } from '../service/worker-api/remote-queue.js';
 import { RemoteWorkerStorage } from '../service/worker-api/remote-storage.js';
+import { RemoteFarm } from '../service/worker-api/remote-farm.js';
 import { VERSION } from './version.js';
 import { startWorker, type WorkerPorts } from '../service/worker/start.js';
 import { addEngineOptions, engineConfig, type EngineOptions } from './engines.js';
@@ -107,6 +108,7 @@ async function remotePorts(
       storage,
       onCompleted: (rec) => jobs.completed(rec),
       registry: new RemoteWorkerReporter({ serviceUrls: o.serviceUrl, token }),
+      farm: new RemoteFarm({ serviceUrls: o.serviceUrl, token }),
       frameStats: new RemoteFrameStats({ serviceUrls: o.serviceUrl, token }),
     },
     close: async () => {

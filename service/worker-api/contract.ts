@@ -20,6 +20,8 @@
 //   PUT  /jobs/:id/progress    JobProgress    -> 204 (jobId must equal :id)
 //   POST /jobs/:id/completed   (no body)      -> 204 after the service recorded the completion
 //                                                (onRenderComplete webhook); idempotent
+//   GET  /workers/live         -> 200 LiveWorkersAnswer: the live workers' render slots, tags and builds
+//                                 (no tasks, no jobs): placement's view of the farm (remote-farm.ts)
 //   POST /workers/heartbeat    WorkerReportWire -> 204: the worker's latest report, stamped with
 //                                                the service's clock (extension workers); its id
 //                                                must start `<token name>:` (403 WORKER_ID_MISMATCH)
@@ -152,6 +154,24 @@ export const WorkerReportWire = z.strictObject({
     .max(1000),
 });
 
+/**
+ * A live worker as another worker may see it (GET /workers/live): what placement and planning read
+ * (render slots with their memory, tags, builds), never what it runs (other workspaces' jobs).
+ * `heartbeatAgoMs` rather than a time: the two machines' clocks need not agree.
+ */
+export const LiveWorkerWire = z.object({
+  id: text,
+  heartbeatAgoMs: z.number().min(0),
+  heartbeatIntervalMs: z.int().min(100),
+  slots: z.array(
+    z.object({ id: text, kind: z.enum(['cpu', 'gpu', 'control']), memoryBytes: z.number().min(0).optional() }),
+  ),
+  tags: z.array(z.string()),
+  builds: z.array(z.object({ version: text })),
+});
+export type LiveWorkerWire = z.infer<typeof LiveWorkerWire>;
+export const LiveWorkersAnswer = z.object({ workers: z.array(LiveWorkerWire) });
+
 /** The routes, fastify style (`:id`), relative to WORKER_API_PREFIX. */
 export const WORKER_ROUTES = {
   whoami: { method: 'GET', path: '/workers/me' },
@@ -163,6 +183,7 @@ export const WORKER_ROUTES = {
   progress: { method: 'PUT', path: '/jobs/:id/progress' },
   completed: { method: 'POST', path: '/jobs/:id/completed' },
   heartbeat: { method: 'POST', path: '/workers/heartbeat' },
+  liveWorkers: { method: 'GET', path: '/workers/live' },
 } as const;
 
 export type WorkerRouteName = keyof typeof WORKER_ROUTES;

@@ -8,7 +8,8 @@ import type { JobPatch, JobRecord, JobRecords, WorkerJobStore } from '../ports/j
 import type { RateLimiter } from '../ports/rate-limit.js';
 import type { TaskRunReader } from '../ports/tasks.js';
 import type { WorkerTokenAuth } from '../ports/worker-tokens.js';
-import type { WorkerReporter } from '../ports/workers.js';
+import type { WorkerRegistryReader, WorkerReporter } from '../ports/workers.js';
+import { workerState } from '../domain/workers.js';
 import { makeWorkerAuthenticate, workerOf } from './auth.js';
 import {
   GetJobQuery,
@@ -48,8 +49,11 @@ export interface WorkerApiOptions {
    * webhook. Must be idempotent (a retried finalize reports twice).
    */
   onJobCompleted: (rec: JobRecord) => Promise<void>;
-  /** Where workers' heartbeats go (extension workers). Default none: the heartbeat route is not offered. */
-  workers?: WorkerReporter;
+  /**
+   * Where workers' heartbeats go and the live workers are read (extension workers). Default none:
+   * the heartbeat and live-workers routes are not offered.
+   */
+  workers?: WorkerReporter & WorkerRegistryReader;
   /** The queue, for the task routes (workers without queue credentials). Default none: those routes are not offered. */
   queue?: WorkerQueue;
   /** Where remote workers' frame statistics go (extension frame-stats). Default none: the route is not offered. */
@@ -169,6 +173,26 @@ export const workerApiRoutes: FastifyPluginAsyncZod<WorkerApiOptions> = async (a
       }
       await registry.report(req.body);
       return reply.code(204).send();
+    });
+    // The farm as placement reads it, so a remote worker says on a job that no live worker can take
+    // it (a tag, memory, a Blender build), as the service's own workers do: slots, never tasks.
+    app.get(WORKER_ROUTES.liveWorkers.path, async () => {
+      const now = Date.now();
+      const live = (await registry.listWorkers()).filter((w) => workerState(w, now) === 'running');
+      return {
+        workers: live.map((w) => ({
+          id: w.id,
+          heartbeatAgoMs: Math.max(0, now - w.heartbeatAt),
+          heartbeatIntervalMs: w.heartbeatIntervalMs,
+          slots: w.slots.map((sl) => ({
+            id: sl.id,
+            kind: sl.device.kind,
+            ...(sl.memoryBytes !== undefined ? { memoryBytes: sl.memoryBytes } : {}),
+          })),
+          tags: w.tags ?? [],
+          builds: w.builds.map((b) => ({ version: b.version })),
+        })),
+      };
     });
   }
 
