@@ -84,6 +84,12 @@ export class TaskRunner {
       await deps.queue.complete(task.id, workerId);
       outcome = 'done';
       log.info('task done');
+      // A cancel that lands between the handler's end and this completion stops no handler, and the
+      // job's other tasks leave the queue unclaimed: without this look its working files would stay.
+      if (task.kind !== 'finalize')
+        await this.jobStopped(task.jobId, log).catch((err: unknown) =>
+          log.warn({ err }, 'reading the job after its task was done'),
+        );
       this.d.kick();
     } catch (err) {
       failure = err;
