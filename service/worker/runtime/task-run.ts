@@ -84,12 +84,7 @@ export class TaskRunner {
       await deps.queue.complete(task.id, workerId);
       outcome = 'done';
       log.info('task done');
-      // A cancel that lands between the handler's end and this completion stops no handler, and the
-      // job's other tasks leave the queue unclaimed: without this look its working files would stay.
-      if (task.kind !== 'finalize')
-        await this.jobStopped(task.jobId, log).catch((err: unknown) =>
-          log.warn({ err }, 'reading the job after its task was done'),
-        );
+      await this.stoppedMeanwhile(task, log);
       this.d.kick();
     } catch (err) {
       failure = err;
@@ -141,6 +136,17 @@ export class TaskRunner {
     const delayMs = this.d.opts.refusalDelayMs + Math.floor(Math.random() * this.d.opts.pollMs);
     await this.d.deps.queue.release(task.id, workerId, { delayMs });
     return true;
+  }
+
+  /**
+   * A cancel that lands between a handler's end and its task's completion stops no handler, and the
+   * job's other tasks leave the queue unclaimed: without this look its working files would stay.
+   */
+  private async stoppedMeanwhile(task: Task, log: Logger): Promise<void> {
+    if (task.kind === 'finalize') return;
+    await this.jobStopped(task.jobId, log).catch((err: unknown) =>
+      log.warn({ err }, 'reading the job after its task was done'),
+    );
   }
 
   private async jobStopped(jobId: string, log: Logger): Promise<void> {
