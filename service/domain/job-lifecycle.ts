@@ -4,7 +4,7 @@
 // table forbids cannot exist; the stores check the table again on every write (assertMove), so a
 // caller that goes around this module still cannot break it.
 import { canTransition, JOB_STATUSES, TRANSITIONS, type JobStatus } from '../../shared/job-status.js';
-import type { JobInternal, JobPatch, JobRecord } from '../ports/jobs.js';
+import type { JobInternal, JobPatch, JobRecord, SchedulingFields } from '../ports/jobs.js';
 
 /** Every state the table lets move to `to`: "every unfinished state" and the like, never typed out twice. */
 export function statesThatCanMoveTo(to: JobStatus): JobStatus[] {
@@ -77,12 +77,14 @@ export interface TransitionWriter {
     to: JobStatus,
     patch?: JobPatch,
     internal?: Partial<JobInternal>,
+    scheduling?: SchedulingFields,
   ): Promise<JobRecord | undefined>;
 }
 
 /**
  * Moves job `id` by `move`, applying the patches in the same write. Undefined when the job was
  * not in one of the move's `from` states (someone else moved it first): callers decide what that means.
+ * `scheduling`: fields of the job's scheduling merged in the same write (TransitionWriter.transition).
  */
 export function moveJob(
   store: TransitionWriter,
@@ -90,9 +92,12 @@ export function moveJob(
   move: MoveName,
   patch?: JobPatch,
   internal?: Partial<JobInternal>,
+  scheduling?: SchedulingFields,
 ): Promise<JobRecord | undefined> {
   const m: MoveDef = MOVES[move];
-  return store.transition(id, m.from, m.to, patch, internal);
+  return scheduling
+    ? store.transition(id, m.from, m.to, patch, internal, scheduling)
+    : store.transition(id, m.from, m.to, patch, internal);
 }
 
 /** The states a move leaves from, for routes that answer "not allowed in this state". */

@@ -27,11 +27,25 @@ export async function changeScheduling(
   jobId: string,
   change: SchedulingChange,
 ): Promise<{ rec: JobRecord; resumed: boolean } | undefined> {
-  let rec = await env.jobs.setSchedulingFields(jobId, change);
+  const rec = await env.jobs.setSchedulingFields(jobId, change);
+  return rec && settleQueue(env, rec, 'priority' in change ? 'priority' : 'paused');
+}
+
+/**
+ * Tells the queue the job's `field` as `rec` (read after the caller's write of it) says, then reads
+ * the job again and tells it again until they agree. `told`: what the caller told the queue already
+ * (default nothing), so it is not told twice.
+ */
+export async function settleQueue(
+  env: { jobs: Pick<JobRecords, 'getById'>; queue: TaskScheduling },
+  rec: JobRecord,
+  field: 'priority' | 'paused',
+  told?: number | boolean,
+): Promise<{ rec: JobRecord; resumed: boolean }> {
+  const jobId = rec.job.id;
   let resumed = false;
-  let told: number | boolean | undefined;
-  for (let round = 0; rec && round < MAX_ROUNDS; round++) {
-    const want = 'priority' in change ? rec.job.scheduling?.priority : rec.job.scheduling?.paused;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const want = rec.job.scheduling?.[field];
     if (want === undefined || want === told) break;
     if (typeof want === 'number') await env.queue.setJobPriority(jobId, want);
     else if (want) await env.queue.pauseJob(jobId);
@@ -42,5 +56,5 @@ export async function changeScheduling(
     told = want;
     rec = (await env.jobs.getById(jobId)) ?? rec;
   }
-  return rec && { rec, resumed };
+  return { rec, resumed };
 }

@@ -124,8 +124,11 @@ export interface ListOptions {
   status?: JobStatus;
 }
 
-/** The fields of a job's scheduling written one by one (JobRecords.setSchedulingFields). */
-export type SchedulingFields = Partial<Pick<JobScheduling, 'priority' | 'paused' | 'waitingFor'>>;
+/**
+ * The fields of a job's scheduling written one by one (JobRecords.setSchedulingFields, and the
+ * render's move: POST /jobs/{id}/render sets what its request chose, never `paused`).
+ */
+export type SchedulingFields = Partial<JobScheduling>;
 
 export type JobPatch = Partial<Omit<JobRecord['job'], 'id' | 'workspaceId' | 'userId' | 'createdAt' | 'status'>>;
 
@@ -155,6 +158,10 @@ export interface JobRecords {
   /**
    * Compare-and-set: moves the job to `to` only if its status is one of `from`, applying the
    * patches in the same write. Returns the updated record, or undefined when the status did not match.
+   * `scheduling` (default none): fields of the job's scheduling set in the same write over the
+   * scheduling as it is then, as setSchedulingFields does (the render's move: a priority or pause
+   * written since the route read the job stays). The service's own store only: the worker API's
+   * transition does not carry it.
    */
   transition(
     id: string,
@@ -162,6 +169,7 @@ export interface JobRecords {
     to: JobStatus,
     patch?: JobPatch,
     internal?: Partial<JobInternal>,
+    scheduling?: SchedulingFields,
   ): Promise<JobRecord | undefined>;
   /** Updates fields without a status change (outputs, analysis, normalizedSeconds, ...). */
   update(id: string, patch: JobPatch, internal?: Partial<JobInternal>): Promise<JobRecord | undefined>;

@@ -8,6 +8,8 @@ import { movableFrom, moveJob, stoppedJobInternal } from '../domain/job-lifecycl
 import { newTasks } from '../domain/tasks.js';
 import { initialScheduling, scheduled } from '../domain/scheduling.js';
 import { DEFAULT_PRIORITY } from '../../shared/api/scheduling.js';
+import { settleQueue } from '../domain/scheduling-change.js';
+import type { SchedulingFields } from '../ports/jobs.js';
 import { checkDependencies } from './render-dependencies.js';
 import { checkAgainstAnalysis } from '../domain/render-config.js';
 import type { ServiceContext } from '../context.js';
@@ -69,26 +71,33 @@ export const jobActionRoutes: FastifyPluginAsyncZod<ServiceContext> = async (app
     const cfg = req.body.requestedRenderConfig;
     const problems = checkAgainstAnalysis(rec, cfg);
     if (problems.length > 0) throw new ApiError('VALIDATION_ERROR', { details: problems });
-    // Extension scheduling: the request's choices, a priority set before the render kept otherwise.
+    // Extension scheduling: the request's choices, written field by field at the move (never the
+    // whole scheduling read above), so a priority or pause set meanwhile stays; `paused` is never
+    // the render's, nor the priority when the request names none.
     const asked = req.body.scheduling;
     const waitingFor = await checkDependencies(ctx.jobs, rec.job, asked?.dependsOn ?? []);
-    const before = rec.job.scheduling;
-    const scheduling = {
-      ...initialScheduling({ ...asked, priority: asked?.priority ?? before?.priority }, waitingFor),
-      paused: before?.paused ?? false,
-    };
+    const initial = initialScheduling(asked, waitingFor);
+    const { paused: _paused, priority: _default, ...chosen } = initial;
+    const fields: SchedulingFields = asked?.priority === undefined ? chosen : { ...chosen, priority: asked.priority };
+    const before = rec.job.scheduling?.priority ?? DEFAULT_PRIORITY;
+    const priority = asked?.priority ?? before;
     // The queue keeps the priority of a job's first task (its validation, queued at the priority the
     // job had then): a different one asked with the render is set on the job's queued tasks first.
-    if (scheduling.priority !== (before?.priority ?? DEFAULT_PRIORITY))
-      await ctx.queue.setJobPriority(rec.job.id, scheduling.priority);
-    await ctx.queue.enqueue(scheduled(newTasks.render(rec.job.id), { ...rec.job, scheduling }));
-    const moved = await moveJob(
+    if (priority !== before) await ctx.queue.setJobPriority(rec.job.id, priority);
+    await ctx.queue.enqueue(
+      scheduled(newTasks.render(rec.job.id), { ...rec.job, scheduling: { ...initial, priority } }),
+    );
+    let moved = await moveJob(
       ctx.jobs,
       rec.job.id,
       'startRender',
-      { requestedConfig: cfg, scheduling },
+      { requestedConfig: cfg },
       { renderRequestedAt: new Date().toISOString() },
+      fields,
     );
+    // A priority change that landed before the write told the queue its own: the queue is told
+    // again what the job says now (domain/scheduling-change.ts).
+    if (moved && asked?.priority !== undefined) moved = (await settleQueue(ctx, moved, 'priority')).rec;
     if (!moved) {
       // Lost a race: another call started the render (replay) or the job moved on.
       const now = await loadJob(ctx, auth.workspaceId, rec.job.id);

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { assertMove } from '../../domain/job-lifecycle.js';
 import type { JobProgress } from '../../../shared/api/progress.js';
 import type { JobStatus } from '../../../shared/job-status.js';
-import type { PreviewGate } from '../../../shared/api/scheduling.js';
+import type { JobScheduling, PreviewGate } from '../../../shared/api/scheduling.js';
 import {
   UploadClaimError,
   type JobInternal,
@@ -20,6 +20,12 @@ import { jobColumns, toRecord, toUpload, uploadRow, type JobChange } from './row
 import type { DB } from './schema.js';
 import type { RequeueLinkRecord, RequeueStore } from '../../ports/requeues.js';
 import type { JobEndFeed } from '../../ports/dependency-waits.js';
+
+/** `fields` (those not undefined) over the job's scheduling as stored, or over the defaults when it has none. */
+function merged(rec: JobRecord, fields: SchedulingFields): JobScheduling {
+  const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  return { ...(rec.job.scheduling ?? initialScheduling(undefined, [])), ...set };
+}
 
 /**
  * The JobStore queries that read and write the same on SQLite and PostgreSQL. Each engine adds
@@ -169,12 +175,14 @@ export abstract class SqlJobStore implements JobStore, RequeueStore, JobEndFeed 
     to: JobStatus,
     patch: JobPatch = {},
     internal: Partial<JobInternal> = {},
+    scheduling?: SchedulingFields,
   ): Promise<JobRecord | undefined> {
     // The gate, again at the write: a caller that bypassed the named moves still cannot break the table.
     for (const s of from) assertMove(s, to);
-    const rec = await this.write(id, (rec) =>
-      from.includes(rec.job.status) ? { status: to, patch, internal } : undefined,
-    );
+    const rec = await this.write(id, (rec) => {
+      if (!from.includes(rec.job.status)) return undefined;
+      return { status: to, patch: scheduling ? { ...patch, scheduling: merged(rec, scheduling) } : patch, internal };
+    });
     // Whoever moved it (a route, a worker here or through the worker API), jobs waiting for it look again.
     if (rec && dependencyOutcome(to) !== 'waiting') for (const listener of this.endListeners) await listener(id);
     return rec;
@@ -204,11 +212,11 @@ export abstract class SqlJobStore implements JobStore, RequeueStore, JobEndFeed 
   }
 
   async setSchedulingFields(id: string, fields: SchedulingFields): Promise<JobRecord | undefined> {
-    return this.write(id, (rec) => {
-      const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
-      const scheduling = { ...(rec.job.scheduling ?? initialScheduling(undefined, [])), ...set };
-      return { status: rec.job.status, patch: { scheduling }, internal: {} };
-    });
+    return this.write(id, (rec) => ({
+      status: rec.job.status,
+      patch: { scheduling: merged(rec, fields) },
+      internal: {},
+    }));
   }
 
   async listExpired(now: Date, limit: number): Promise<JobRecord[]> {

@@ -9,12 +9,14 @@ import { jobRecordsConformance } from './job-store/job-records.js';
 import { progressStoreConformance } from './job-store/progress.js';
 import { jobReadModelConformance } from './job-store/read-model.js';
 import { requeueStoreConformance } from './job-store/requeues.js';
+import { schedulingFieldsConformance } from './job-store/scheduling-fields.js';
 import { uploadStoreConformance } from './job-store/uploads.js';
 
 export function jobStoreConformance(name: string, open: () => Promise<StoreHarness<JobStore & RequeueStore>>): void {
   describe(`JobStore conformance: ${name}`, () => {
     uploadStoreConformance(open);
     jobRecordsConformance(open);
+    schedulingFieldsConformance(open);
     progressStoreConformance(open);
     jobReadModelConformance(open);
     requeueStoreConformance(open);
