@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Task, TaskKind } from '../../ports/tasks.js';
+import { claimable, ready } from './claimable.js';
 import type { DB } from './schema.js';
 
 type ClaimedRow = Pick<DB['tasks'], 'id' | 'job_id' | 'kind' | 'payload' | 'attempts'>;
@@ -132,24 +133,7 @@ export class TaskClaim {
         ),
     );
     return kinds
-      .map((kind) =>
-        first(tasks().where('state', '=', 'queued').where('kind', '=', kind).where('run_after', '<=', now)),
-      )
+      .map((kind) => first(claimable(this.db.selectFrom('tasks'), kind, now)))
       .reduce((all, q) => all.unionAll(q), lapsed);
   }
-}
-
-/** Not waiting for a task that is not done. */
-function ready(q: SelectQueryBuilder<DB, 'tasks', object>) {
-  return q.where(({ not, exists, selectFrom }) =>
-    not(
-      exists(
-        selectFrom('task_deps')
-          .innerJoin('tasks as dep', 'dep.id', 'task_deps.dep_id')
-          .select('task_deps.dep_id')
-          .whereRef('task_deps.task_id', '=', 'tasks.id')
-          .where('dep.state', '!=', 'done'),
-      ),
-    ),
-  );
 }

@@ -4,6 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { TaskKind } from '../../ports/tasks.js';
 import type { WaitingTop } from '../../ports/waiting-priority.js';
+import { claimable } from './claimable.js';
 import type { DB } from './schema.js';
 
 export async function topWaiting(
@@ -13,24 +14,8 @@ export async function topWaiting(
 ): Promise<WaitingTop | undefined> {
   let top: WaitingTop | undefined;
   for (const kind of kinds) {
-    const row = await db
-      .selectFrom('tasks')
+    const row = await claimable(db.selectFrom('tasks'), kind, now)
       .select(['priority', 'job_id'])
-      .where('state', '=', 'queued')
-      .where('kind', '=', kind)
-      .where('run_after', '<=', now)
-      // Not waiting for a task that is not done (a finalize behind its chunks).
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('task_deps')
-              .innerJoin('tasks as dep', 'dep.id', 'task_deps.dep_id')
-              .select('task_deps.dep_id')
-              .whereRef('task_deps.task_id', '=', 'tasks.id')
-              .where('dep.state', '!=', 'done'),
-          ),
-        ),
-      )
       .orderBy('priority', 'desc')
       .orderBy('tag')
       .orderBy('seq')
