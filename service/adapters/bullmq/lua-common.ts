@@ -13,13 +13,19 @@
 // `vmax` (largest tag given). Per task hash `t:<bid>` adds pr, g, tg (tag), u (frames), cs (claim
 // time on the adapter's clock, ms).
 
-export const COMMON = `
+/**
+ * What every script starts with, COMMON's own and the lighter ones' (lua-waits.ts): the key prefix
+ * B, BullMQ's queue prefix Q, and the Redis clock.
+ */
+export const PRELUDE = `
 local B = ARGV[1]
 local Q = ARGV[2]
 local function nowMs()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+end`;
+
+export const COMMON = `${PRELUDE}
 local function isOpen(st) return st == 'queued' or st == 'running' or st == 'held' or st == 'paused' end
 local SPF_ALPHA, RETAG, FIRST_SPF, RETAG_EVERY_MS = 0.2, 1.04, 1, 30000
 local function member(bid, seq) return string.format('%014d', tonumber(seq) or 0) .. bid end

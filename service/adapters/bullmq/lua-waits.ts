@@ -6,13 +6,10 @@
 // delay; waking it scores it 0 there, due at once: BullMQ's next fetch moves it to wait, and the
 // claim's preclaim counts it ready (lua-preclaim.ts reads the same scores).
 
-const PRELUDE = `
-local B = ARGV[1]
-local Q = ARGV[2]
-local function nowMs()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+import { PRELUDE } from './lua-common.js';
+
+/** The shared prelude (B, Q, nowMs) and the waits' own helper; COMMON's claim order is not needed here. */
+const WAITS = `${PRELUDE}
 -- Drops every wait of the task (it says again what it still waits for when it runs).
 local function unwait(bid, except)
   for _, j in ipairs(redis.call('SMEMBERS', B .. 'dwt:' .. bid)) do
@@ -27,7 +24,7 @@ end
  * when one of them had ended already (the task was made due now), 1 when the wait is stored, 0
  * when the task is not waiting in the queue (the release did not happen).
  */
-const WAIT = `${PRELUDE}
+const WAIT = `${WAITS}
 local bid = ARGV[3]
 local st = redis.call('HGET', B .. 't:' .. bid, 'st')
 if st ~= 'queued' and st ~= 'paused' then return 0 end
@@ -49,7 +46,7 @@ return 1
  * ARGV[3]: jobId, which ended. Records the end and makes the tasks waiting for it due now; returns
  * the kinds of those now claimable (a paused job's stay held).
  */
-const JOB_ENDED = `${PRELUDE}
+const JOB_ENDED = `${WAITS}
 local j = ARGV[3]
 redis.call('ZADD', B .. 'ended', nowMs(), j)
 local kinds, seen = {}, {}
