@@ -3,33 +3,15 @@
 // asked for, and the slot hands the low job's task back after the frame it is on. The high job
 // renders and completes while the low one waits; the low one then completes with every frame
 // rendered exactly once, its kept frames not rendered again, and no attempt spent.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JobTask } from '../../shared/api/dashboard.js';
-import { buildFixture } from '../helpers/fixtures.js';
-import { startE2E, submit, tinyRender, validationOutcome, waitUntil, type E2E } from '../helpers/e2e.js';
-import { api } from '../helpers/http.js';
+import { tinyRender, useE2E, waitUntil } from '../helpers/e2e.js';
 
 const LOW_FRAMES = 40;
 
-let e2e: E2E;
-let call: ReturnType<typeof api>;
-let blend: string;
-
-beforeAll(async () => {
-  blend = await buildFixture('basic');
-  // One slot, warm (the default): a gap of 30 lets priority 90 take the slot from priority 10.
-  e2e = await startE2E({ workers: 1, preemptPriorityGap: 30 });
-  call = api(e2e.svc.baseUrl, e2e.svc.apiKey);
-}, 180_000);
-afterAll(async () => {
-  await e2e?.svc.close();
-});
-
-async function validated(): Promise<string> {
-  const id = await submit(e2e.client, blend);
-  expect((await validationOutcome(e2e.client, id)).status).toBe('validated');
-  return id;
-}
+// One slot, warm (the default): a gap of 30 lets priority 90 take the slot from priority 10.
+const e2e = useE2E({ workers: 1, preemptPriorityGap: 30 });
+const { call, validated } = e2e;
 
 async function logText(id: string): Promise<string> {
   let text = '';

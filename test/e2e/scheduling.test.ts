@@ -1,33 +1,15 @@
 // The scheduling extension's render side with real Blender, through the public API: preview frames
 // render first, the approval gate holds the rest until "go", a job waits for the jobs it depends on
 // (across a restart of the service) and fails with DEPENDENCY_FAILED when one is canceled.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JobTask } from '../../shared/api/dashboard.js';
 import type { Job } from '../../shared/api/job.js';
-import { buildFixture } from '../helpers/fixtures.js';
-import { startE2E, submit, tinyRender, validationOutcome, waitUntil, type E2E } from '../helpers/e2e.js';
-import { api } from '../helpers/http.js';
+import { tinyRender, useE2E, waitUntil } from '../helpers/e2e.js';
 import { startTestService } from '../helpers/service.js';
 import { RenderJobClient } from '../../shared/client/client.js';
 
-let e2e: E2E;
-let call: ReturnType<typeof api>;
-let blend: string;
-
-beforeAll(async () => {
-  blend = await buildFixture('basic');
-  e2e = await startE2E();
-  call = api(e2e.svc.baseUrl, e2e.svc.apiKey);
-}, 180_000);
-afterAll(async () => {
-  await e2e?.svc.close();
-});
-
-async function validated(client = e2e.client): Promise<string> {
-  const id = await submit(client, blend);
-  expect((await validationOutcome(client, id)).status).toBe('validated');
-  return id;
-}
+const e2e = useE2E();
+const { call, validated } = e2e;
 
 async function chunks(id: string, c = call): Promise<JobTask[]> {
   const { body } = await c<{ data: JobTask[] }>('GET', `/jobs/${id}/tasks`);

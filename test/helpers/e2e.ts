@@ -4,9 +4,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { RenderJobClient } from '../../shared/client/client.js';
 import type { Job } from '../../shared/api/job.js';
 import type { RouteBody } from '../../shared/routes.js';
+import { buildFixture } from './fixtures.js';
+import { api } from './http.js';
 import { startTestService, type TestService } from './service.js';
 
 export interface E2E {
@@ -25,6 +28,54 @@ export async function startE2E(options: ServiceOptions = {}): Promise<E2E> {
     worker: { ...worker, runtime: { heartbeatMs: 200, pollMs: 100, ...worker?.runtime } },
   });
   return { svc, client: new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey }) };
+}
+
+type Call = ReturnType<typeof api>;
+
+/** One test file's end-to-end service (startE2E) and the basic fixture's jobs on it. */
+export interface E2ESuite extends E2E {
+  /** Requests with the service's test key. */
+  call: Call;
+  /** Uploads the basic fixture through `client` (default the suite's), expects it validated; returns the job id. */
+  validated(client?: RenderJobClient): Promise<string>;
+}
+
+/**
+ * Registers the file's beforeAll (builds the basic fixture, then startE2E(options)) and afterAll
+ * (closes the service). Read `svc` and `client` inside tests and hooks; `call` and `validated` can
+ * be taken apart at once, they reach the service once it is up.
+ */
+export function useE2E(options: ServiceOptions = {}): E2ESuite {
+  let e2e: E2E | undefined;
+  let own: Call | undefined;
+  let blend: string | undefined;
+  beforeAll(async () => {
+    blend = await buildFixture('basic');
+    e2e = await startE2E(options);
+    own = api(e2e.svc.baseUrl, e2e.svc.apiKey);
+  }, 180_000);
+  afterAll(async () => {
+    await e2e?.svc.close();
+  });
+  const started = <T>(x: T | undefined): T => {
+    if (x === undefined) throw new Error('useE2E: the service starts in beforeAll; use it from a test');
+    return x;
+  };
+  const validated = async (client = started(e2e).client): Promise<string> => {
+    const id = await submit(client, started(blend));
+    expect((await validationOutcome(client, id)).status).toBe('validated');
+    return id;
+  };
+  return {
+    get svc() {
+      return started(e2e).svc;
+    },
+    get client() {
+      return started(e2e).client;
+    },
+    call: ((...args: Parameters<Call>) => started(own)(...args)) as Call,
+    validated,
+  };
 }
 
 /** Polls `probe` until it returns something other than undefined/false; throws after `timeoutMs`. */

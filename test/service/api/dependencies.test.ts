@@ -2,32 +2,14 @@
 // BullMQ + S3): a render waits until the job it depends on completed and then renders, woken by that
 // job's end rather than by its planning task's safety poll (DEPENDENCY_SAFETY_POLL_MS, 30 s); a
 // dependency that fails fails it with DEPENDENCY_FAILED.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JobTask } from '../../../shared/api/dashboard.js';
 import { moveJob } from '../../../service/domain/job-lifecycle.js';
 import { DEPENDENCY_SAFETY_POLL_MS } from '../../../service/worker/render/dependency-wait.js';
-import { buildFixture } from '../../helpers/fixtures.js';
-import { startE2E, submit, tinyRender, validationOutcome, waitUntil, type E2E } from '../../helpers/e2e.js';
-import { api } from '../../helpers/http.js';
+import { tinyRender, useE2E, waitUntil } from '../../helpers/e2e.js';
 
-let e2e: E2E;
-let call: ReturnType<typeof api>;
-let blend: string;
-
-beforeAll(async () => {
-  blend = await buildFixture('basic');
-  e2e = await startE2E();
-  call = api(e2e.svc.baseUrl, e2e.svc.apiKey);
-}, 180_000);
-afterAll(async () => {
-  await e2e?.svc.close();
-});
-
-async function validated(): Promise<string> {
-  const id = await submit(e2e.client, blend);
-  expect((await validationOutcome(e2e.client, id)).status).toBe('validated');
-  return id;
-}
+const e2e = useE2E();
+const { call, validated } = e2e;
 
 async function tasks(id: string): Promise<JobTask[]> {
   const { body } = await call<{ data: JobTask[] }>('GET', `/jobs/${id}/tasks`);
