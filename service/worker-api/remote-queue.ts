@@ -7,6 +7,8 @@ import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../ports/task
 import type { GroupQueueLoad, QueueAheadCounts } from '../ports/queue-order.js';
 import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
 import { WORKER_API_PREFIX } from './contract.js';
+import type { WaitingPriority, WaitingTop } from '../ports/waiting-priority.js';
+import { RemoteWaitingPriority } from './remote-waiting.js';
 import { BoolAnswer, ClaimAnswer, CountAnswer, CountsAnswer, FailuresAnswer, TASK_ROUTES } from './task-contract.js';
 
 function pathOf(route: string, params: Record<string, string> = {}): string {
@@ -17,12 +19,15 @@ function notOffered(what: string): never {
   throw new Error(`${what} is not offered to a worker on another machine: it reads the service's own queue`);
 }
 
-export class RemoteTaskQueue implements TaskQueue {
+export class RemoteTaskQueue implements TaskQueue, WaitingPriority {
   private readonly api: WorkerApiClient;
+  /** The preemption reads (waiting-routes.ts): they turn preemption on for remote workers. */
+  private readonly waiting: RemoteWaitingPriority;
 
   /** Same options as the worker's job store (RemoteWorkerJobs). */
   constructor(opts: WorkerApiClientOptions) {
     this.api = new WorkerApiClient(opts);
+    this.waiting = new RemoteWaitingPriority(opts);
   }
 
   async claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {
@@ -86,6 +91,14 @@ export class RemoteTaskQueue implements TaskQueue {
 
   async counts(): Promise<{ queued: number; running: number; done: number; failed: number }> {
     return (await this.send('GET', pathOf(TASK_ROUTES.counts), undefined, CountsAnswer)).data;
+  }
+
+  topWaiting(kinds: readonly TaskKind[]): Promise<WaitingTop | undefined> {
+    return this.waiting.topWaiting(kinds);
+  }
+
+  takeHandBackPlace(jobId: string, kinds: readonly TaskKind[], holder: string, ttlMs: number): Promise<boolean> {
+    return this.waiting.takeHandBackPlace(jobId, kinds, holder, ttlMs);
   }
 
   jobTasks(): Promise<TaskInfo[]> {

@@ -27,6 +27,8 @@ import { checkWorkerInternal } from './internal-state.js';
 import { WorkerScope } from './scope.js';
 import { workerTaskRoutes, type WorkerQueue } from './task-routes.js';
 import { workerFrameRoutes } from './frame-routes.js';
+import { workerWaitingRoutes } from './waiting-routes.js';
+import { hasWaitingPriority } from '../ports/waiting-priority.js';
 import type { FrameStatsWriter } from '../ports/frame-stats.js';
 import { workerStorageRoutes, type WorkerObjectStorage } from './storage-routes.js';
 
@@ -197,6 +199,9 @@ export const workerApiRoutes: FastifyPluginAsyncZod<WorkerApiOptions> = async (a
   }
 
   if (opts.queue) await app.register(workerTaskRoutes, { queue: opts.queue, scope });
+  // Preemption reads (extension scheduling) where the queue answers them: all three queues do.
+  if (opts.queue && hasWaitingPriority(opts.queue))
+    await app.register(workerWaitingRoutes, { queue: opts.queue, jobs: opts.jobs });
   if (opts.frameStats) await app.register(workerFrameRoutes, { frames: opts.frameStats, scope });
   if (opts.storage) await app.register(workerStorageRoutes, { storage: opts.storage, scope, jobs });
 

@@ -7,6 +7,7 @@ import { UploadPreflight } from './upload.js';
 import { JOB_STATUSES } from '../job-status.js';
 import { JobScheduling } from './scheduling.js';
 import { PlacementNotice } from './placement.js';
+import { PreemptionNotice } from './preemption.js';
 
 export const JobStatus = z.enum(JOB_STATUSES).meta({ id: 'JobStatus' });
 
@@ -71,6 +72,11 @@ export const Job = z
      * null or absent when nothing is known against it. Cleared as soon as a worker takes a frame.
      */
     placement: PlacementNotice.nullable().optional(),
+    /**
+     * Extension scheduling: the job's tasks a higher-priority job paused at a frame boundary
+     * (preemption), while they wait to run again; null or absent when none waits.
+     */
+    preemption: PreemptionNotice.nullable().optional(),
   })
   .meta({ id: 'Job' });
 export type Job = z.infer<typeof Job>;

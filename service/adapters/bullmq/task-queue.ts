@@ -16,6 +16,7 @@ import { jobRuns, QueueScripts } from './scripts.js';
 import { kindCounts, queueCounts } from './counts.js';
 import { groupLoads, queueAhead } from './queue-order.js';
 import { topWaiting } from './waiting-priority.js';
+import { takeHandBackPlace } from './hand-back-places.js';
 import type { WaitingTop } from '../../ports/waiting-priority.js';
 import type { GroupQueueLoad, QueueAheadCounts } from '../../ports/queue-order.js';
 import { ReadySignal } from '../ready-signal.js';
@@ -228,6 +229,11 @@ export class BullmqTaskQueue implements TaskQueue, DependencyWakes {
 
   topWaiting(kinds: readonly TaskKind[]): Promise<WaitingTop | undefined> {
     return this.call('topWaiting', () => topWaiting(this.client, this.keys, kinds));
+  }
+
+  takeHandBackPlace(jobId: string, kinds: readonly TaskKind[], holder: string, ttlMs: number): Promise<boolean> {
+    const o = { jobId, kinds, holder, ttlMs };
+    return this.call('takeHandBackPlace', () => takeHandBackPlace(this.client, this.keys, o));
   }
 
   async close(): Promise<void> {

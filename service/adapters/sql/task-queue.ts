@@ -10,6 +10,7 @@ import { setWeight, weights } from './share-weights.js';
 import { counts, countsByKind, jobTaskRuns, jobTasks } from './task-reads.js';
 import { groupLoads, queueAhead } from './queue-order.js';
 import { topWaiting } from './waiting-priority.js';
+import { takeHandBackPlace } from './hand-back-places.js';
 import type { WaitingTop } from '../../ports/waiting-priority.js';
 import { jobSched, pauseJob, requeuedState, resumeJob, setJobPriority } from './task-schedule.js';
 import { releaseTask, wakeWaiters } from './task-waits.js';
@@ -156,6 +157,10 @@ export abstract class SqlTaskQueue implements TaskQueue, DependencyWakes {
 
   topWaiting(kinds: readonly TaskKind[]): Promise<WaitingTop | undefined> {
     return topWaiting(this.db, kinds, this.now());
+  }
+
+  takeHandBackPlace(jobId: string, kinds: readonly TaskKind[], holder: string, ttlMs: number): Promise<boolean> {
+    return takeHandBackPlace(this.db, this.now(), { jobId, kinds, holder, ttlMs });
   }
 
   async fail(

@@ -4,25 +4,39 @@
 // job's. If one has, the frames done stay (kept, counted and billed as each finished, fsync'd
 // here as at a task's end) and the task is handed back untouched (DeferTaskError, no delay): no
 // attempt is spent, and its next run renders only the frames it still lacks. The lane then claims
-// the outranking task, first in the claim order.
+// the outranking task, first in the claim order. A slot hands back only on a place it took for
+// the waiting job (WaitingPriority.takeHandBackPlace): a job has as many places as waiting tasks,
+// shared by every worker, so a two-frame job frees two slots of the farm, not one per worker. The
+// job's notice (preemption-notice.ts) says why its frames wait, and makes the task's next run, on
+// any machine, look for the frames done (as a retry does) instead of rendering them again.
 // Chunked mode never preempts: a chunk is one Blender call for all its frames, so stopping it at a
 // frame would mean killing Blender mid-frame and losing the frame it was on.
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { FrameRun } from '../../../blender/render/warm-process.js';
 import { DEFAULT_PRIORITY } from '../../../shared/api/scheduling.js';
 import type { Job } from '../../../shared/api/job.js';
 import type { WorkerJobStore } from '../../ports/jobs.js';
-import { hasWaitingPriority, type WaitingPriority, type WaitingTop } from '../../ports/waiting-priority.js';
+import type { TaskKind } from '../../ports/tasks.js';
+import {
+  HAND_BACK_PLACE_MS,
+  hasWaitingPriority,
+  type WaitingPriority,
+  type WaitingTop,
+} from '../../ports/waiting-priority.js';
 import { syncFrames } from '../outputs/durable-frames.js';
 import type { OutputLayout } from '../outputs/chunk-files.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { DeferTaskError } from '../runtime/outcomes.js';
 import type { TaskContext } from '../runtime/runtime.js';
+import { noteHandBack } from './preemption-notice.js';
 
 /** How long one read of the queue answers every slot of this process: a few reads a second at most. */
 const READ_EVERY_MS = 250;
 /** Jobs whose tag fit is remembered (a job's required tags are set at render and never change). */
 const MAX_FITS = 1000;
+/** What a warm slot claims: the read and the places are about these tasks. */
+const KINDS: readonly TaskKind[] = ['render-chunk'];
 
 /** Whether a task waiting at `waiting`'s priority outranks a job of priority `running` by `gap` (0: never). */
 export function outranks(gap: number, running: number, waiting: WaitingTop | undefined): waiting is WaitingTop {
@@ -38,23 +52,30 @@ export interface PreemptionOptions {
   /** The priority gap (preemptPriorityGap, above 0). */
   gap: number;
   queue: WaitingPriority;
-  jobs: Pick<WorkerJobStore, 'getById'>;
+  /** Read for a waiting job's tags; written with the notice of a hand-back (Job.preemption). */
+  jobs: Pick<WorkerJobStore, 'getById' | 'update'>;
   /** This worker's tags (--tag): a waiting job that requires others cannot take this slot. Default none. */
   tags?: readonly string[];
   /** How long one read answers every slot. Default READ_EVERY_MS (250 ms). */
   readEveryMs?: number;
+  /** How long a hand-back place stays taken. Default HAND_BACK_PLACE_MS (15 s). */
+  placeMs?: number;
+  /** Names this process's slots as holders of places (`<holder>/<lane>`). Default a random id. */
+  holder?: string;
   now?: () => number;
 }
 
 /** The process's one watch on the queue, shared by its slots. */
 export class PreemptionWatch {
-  /** The latest read; `taken` once a slot of this process handed its task back on it. */
-  private last: { at: number; top: Promise<WaitingTop | undefined>; taken: boolean } | undefined;
+  /** The latest read; `full` once a slot of this process found every place of its job taken. */
+  private last: { at: number; top: Promise<WaitingTop | undefined>; full: boolean } | undefined;
   private readonly fits = new Map<string, boolean>();
   private readonly tags: ReadonlySet<string>;
+  private readonly holder: string;
 
   constructor(private readonly o: PreemptionOptions) {
     this.tags = new Set(o.tags ?? []);
+    this.holder = o.holder ?? randomUUID();
   }
 
   /** The waiting task that should take the slot from `job`'s frames now, or undefined. Never throws. */
@@ -62,25 +83,44 @@ export class PreemptionWatch {
     const top = await this.read().top;
     const running = job.scheduling?.priority ?? DEFAULT_PRIORITY;
     if (!outranks(this.o.gap, running, top) || top.jobId === job.id) return undefined;
-    return (await this.fit(top.jobId)) ? top : undefined;
+    return (await this.fit(top)) ? top : undefined;
   }
 
   /**
-   * Before frame `todo[index]` of a task: when a waiting task outranks the job, makes the frames
-   * done durable and throws the hand-back, which says what paused the job (the task log keeps it).
-   * One slot of the process per read: the read names one task, which one slot can take; the next
-   * read, once that slot has claimed it, tells whether more wait.
+   * Before frame `todo[index]` of task `taskId`: when a waiting task outranks the job and a place
+   * for its job is free, makes the frames done durable, notes the hand-back on the job and throws
+   * it, saying what paused the job (the task log keeps it). Once a slot of the process found the
+   * places taken, the others wait for the next read.
    */
-  async beforeFrame(ctx: TaskContext, out: OutputLayout, todo: readonly number[], index: number): Promise<void> {
+  async beforeFrame(
+    ctx: TaskContext,
+    out: OutputLayout,
+    todo: readonly number[],
+    index: number,
+    taskId?: string,
+  ): Promise<void> {
     const read = this.read();
     const by = await this.outranking(ctx.job.job);
-    if (!by || read.taken) return;
-    read.taken = true;
+    if (!by || read.full) return;
+    const holder = `${this.holder}/${ctx.lane.name}`;
+    const placeMs = this.o.placeMs ?? HAND_BACK_PLACE_MS;
+    if (!(await this.o.queue.takeHandBackPlace(by.jobId, KINDS, holder, placeMs).catch(() => false))) {
+      read.full = true;
+      return;
+    }
     const done = todo.slice(0, index);
     // As at a task's end (render-frames.ts): on the disk before the queue hears of it.
     await syncFrames(out, done);
-    const at = done.length > 0 ? `after frame ${done[done.length - 1]}` : `before frame ${todo[index]}`;
+    const afterFrame = done.length > 0 ? done[done.length - 1]! : null;
+    const at = afterFrame !== null ? `after frame ${afterFrame}` : `before frame ${todo[index]}`;
     const reason = `paused for a priority-${by.priority} job ${at}`;
+    if (taskId) {
+      const h = { taskId, priority: by.priority, afterFrame, reason };
+      // Best effort: without it the next run renders the frames done again, which is only slower.
+      await noteHandBack(this.o.jobs, ctx.job.job.id, h).catch((err: unknown) =>
+        ctx.log.warn({ err }, 'the preemption notice of the job was not written'),
+      );
+    }
     ctx.taskLog?.note(`${reason}: ${todo.length - index} frame(s) handed back to the queue (job ${by.jobId})`);
     ctx.log.info(
       { by: by.jobId, priority: by.priority, framesDone: done.length, framesLeft: todo.length - index },
@@ -90,16 +130,21 @@ export class PreemptionWatch {
   }
 
   /** One read of the queue per READ_EVERY_MS for the whole process; a failed read preempts nothing. */
-  private read(): { top: Promise<WaitingTop | undefined>; taken: boolean } {
+  private read(): { top: Promise<WaitingTop | undefined>; full: boolean } {
     const now = (this.o.now ?? Date.now)();
     if (!this.last || now - this.last.at >= (this.o.readEveryMs ?? READ_EVERY_MS)) {
-      this.last = { at: now, top: this.o.queue.topWaiting(['render-chunk']).catch(() => undefined), taken: false };
+      this.last = { at: now, top: this.o.queue.topWaiting(KINDS).catch(() => undefined), full: false };
     }
     return this.last;
   }
 
-  /** Whether this worker may render the waiting job (its required tags); unknown jobs do not preempt. */
-  private async fit(jobId: string): Promise<boolean> {
+  /**
+   * Whether this worker may render the waiting job (its required tags, from the read where it
+   * carries them, else from the job); unknown jobs do not preempt.
+   */
+  private async fit(top: WaitingTop): Promise<boolean> {
+    if (top.requiredTags) return tagsFit(top.requiredTags, this.tags);
+    const jobId = top.jobId;
     const known = this.fits.get(jobId);
     if (known !== undefined) return known;
     const rec = await this.o.jobs.getById(jobId).catch(() => undefined);
@@ -117,8 +162,9 @@ export function singleFrames(todo: readonly number[]): FrameRun[] {
 }
 
 /**
- * The watch of a warm worker whose operator turned preemption on, else undefined. A queue that
- * cannot tell its waiting priority (a remote worker's, over the worker API) leaves it off, said once.
+ * The watch of a warm worker whose operator turned preemption on, else undefined. Every queue of
+ * the service tells its waiting priority (a remote worker's through the worker API); one that
+ * cannot leaves it off, said once.
  */
 export function preemptionWatch(
   env: Pick<WorkerEnv, 'settings' | 'queue' | 'jobs'>,

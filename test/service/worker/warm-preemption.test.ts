@@ -1,7 +1,8 @@
 // The preemption decision of warm slots (service/worker/render/warm-preemption.ts) against a real
 // SQLite queue and job store: off at gap 0, on when a waiting task's priority is the gap or more
 // above the running job's, never for an equal or smaller priority, the job's own tasks, or a job
-// requiring tags this worker lacks; and one queue read per interval for all the slots of a process.
+// requiring tags this worker lacks; one queue read per interval for all the slots of a process, and
+// one slot handed back per waiting task, whichever process the slots are in.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -89,25 +90,54 @@ describe('PreemptionWatch', () => {
     expect(await watch(20, ['gpu:a4000']).outranking(low.job)).toEqual({ priority: 90, jobId: high.job.id });
   });
 
-  it('hands one slot of the process back per read, with the reason, the next read deciding again', async () => {
+  it('hands back one slot per waiting task, with the reason, the next read deciding again', async () => {
     const low = await waitingJob(10);
     const high = await waitingJob(90);
     const w = watch(20);
     const notes: string[] = [];
-    const ctx = { job: low, log: pino({ level: 'silent' }), taskLog: { note: (n: string) => notes.push(n) } };
-    const slot = (todo: number[], i: number) =>
-      w.beforeFrame(ctx as unknown as TaskContext, outputLayout(path.join(dir, 'job')), todo, i);
-    const first = await slot([4, 5, 6], 1).catch((e: unknown) => e);
+    const ctx = (lane: string) => ({
+      job: low,
+      lane: { name: lane },
+      log: pino({ level: 'silent' }),
+      taskLog: { note: (n: string) => notes.push(n) },
+    });
+    const slot = (lane: string, todo: number[], i: number) =>
+      w.beforeFrame(ctx(lane) as unknown as TaskContext, outputLayout(path.join(dir, 'job')), todo, i);
+    const first = await slot('cpu-0', [4, 5, 6], 1).catch((e: unknown) => e);
     expect(first).toBeInstanceOf(DeferTaskError);
     expect((first as DeferTaskError).delayMs).toBe(0);
     expect((first as DeferTaskError).message).toBe('paused for a priority-90 job after frame 4');
     expect(notes).toEqual([
       `paused for a priority-90 job after frame 4: 2 frame(s) handed back to the queue (job ${high.job.id})`,
     ]);
-    // Another slot within the same read renders on: the one task read can take one slot.
-    await expect(slot([7, 8], 0)).resolves.toBeUndefined();
+    // Another slot renders on: the one waiting task can take one slot, in this read and the next.
+    await expect(slot('cpu-1', [7, 8], 0)).resolves.toBeUndefined();
     clock += 250;
-    await expect(slot([7, 8], 0)).rejects.toThrow('paused for a priority-90 job before frame 7');
+    await expect(slot('cpu-1', [7, 8], 0)).resolves.toBeUndefined();
+    // A second waiting task of the high job frees a second slot.
+    await queue.enqueue({ id: `chunk:${high.job.id}:1`, jobId: high.job.id, kind: 'render-chunk', priority: 90 });
+    clock += 250;
+    await expect(slot('cpu-1', [7, 8], 0)).rejects.toThrow('paused for a priority-90 job before frame 7');
+  });
+
+  it('takes a place per slot across processes sharing the queue, each place for its time', async () => {
+    const low = await waitingJob(10);
+    const high = await waitingJob(90);
+    const ctx = { job: low, lane: { name: 'cpu-0' }, log: pino({ level: 'silent' }) };
+    const inProcess = (holder: string, placeMs: number) =>
+      new PreemptionWatch({ gap: 20, queue, jobs, holder, readEveryMs: 0, placeMs }).beforeFrame(
+        ctx as unknown as TaskContext,
+        outputLayout(path.join(dir, holder)),
+        [1, 2],
+        1,
+      );
+    await expect(inProcess('machine-a', 60_000)).rejects.toThrow(DeferTaskError);
+    await expect(inProcess('machine-b', 60_000)).resolves.toBeUndefined();
+    // The same slot asking again holds its place still (its hand-back was not claimed yet).
+    await expect(inProcess('machine-a', 60_000)).rejects.toThrow(DeferTaskError);
+    // Claimed, the high job's task waits no more: nothing hands back for it.
+    expect((await queue.claim('machine-a:cpu-0', ['render-chunk'], 60_000))?.jobId).toBe(high.job.id);
+    await expect(inProcess('machine-c', 60_000)).resolves.toBeUndefined();
   });
 
   it('reads the queue once per interval for every slot, then sees it anew', async () => {

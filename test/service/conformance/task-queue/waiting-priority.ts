@@ -1,6 +1,7 @@
 // WaitingPriority conformance: the read a warm worker makes to decide a preemption. It names the
 // task the claim order hands out next (its priority and job) among the kinds asked for, counting
 // only tasks claimable now: not those claimed, due later, behind an unfinished task, or paused.
+// And the hand-back places: as many for a job as it has tasks waiting, shared by every holder.
 import { describe, expect, it } from 'vitest';
 import type { TaskLeases, TaskScheduling, TaskSubmitter } from '../../../../service/ports/tasks.js';
 import type { WaitingPriority } from '../../../../service/ports/waiting-priority.js';
@@ -58,6 +59,33 @@ export function waitingPriorityConformance(open: () => Promise<QueueHarness<Wait
         // Handed back without a delay (a preemption): claimable again at once.
         await queue.release(a!.id, 'w');
         await expect.poll(() => queue.topWaiting(['render-chunk'])).toEqual({ priority: 90, jobId: 'a' });
+      }),
+    );
+
+    it(
+      'gives a job as many hand-back places as it has tasks waiting, each to one holder until its time',
+      withQueue(async ({ queue }: QueueHarness<Waiting>) => {
+        const kinds = ['render-chunk'] as const;
+        expect(await queue.takeHandBackPlace('none', kinds, 'a/cpu-0', 60_000)).toBe(false);
+        const chunk = (id: string) =>
+          queue.enqueue({ id, jobId: 'high', kind: 'render-chunk', payload: { frames: [1] }, priority: 90 });
+        await chunk('high-1');
+        expect(await queue.takeHandBackPlace('high', kinds, 'a/cpu-0', 60_000)).toBe(true);
+        // One task waits: one place, which another holder cannot take, and its holder keeps.
+        expect(await queue.takeHandBackPlace('high', kinds, 'b/cpu-0', 60_000)).toBe(false);
+        expect(await queue.takeHandBackPlace('high', kinds, 'a/cpu-0', 60_000)).toBe(true);
+        // Tasks of other kinds make no place.
+        expect(await queue.takeHandBackPlace('high', ['validate'], 'b/cpu-0', 60_000)).toBe(false);
+        await chunk('high-2');
+        expect(await queue.takeHandBackPlace('high', kinds, 'b/cpu-0', 60_000)).toBe(true);
+        expect(await queue.takeHandBackPlace('high', kinds, 'c/cpu-0', 60_000)).toBe(false);
+        // A place whose time ran out is free again.
+        await chunk('high-3');
+        expect(await queue.takeHandBackPlace('high', kinds, 'c/cpu-0', 1)).toBe(true);
+        await expect.poll(() => queue.takeHandBackPlace('high', kinds, 'd/cpu-0', 60_000)).toBe(true);
+        // Claimed, a task waits no more, and its place goes with it.
+        for (let i = 0; i < 3; i++) await queue.claim('w', kinds, 60_000);
+        expect(await queue.takeHandBackPlace('high', kinds, 'a/cpu-0', 60_000)).toBe(false);
       }),
     );
   });
