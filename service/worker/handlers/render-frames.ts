@@ -22,6 +22,7 @@ import { syncFrames } from '../outputs/durable-frames.js';
 import type { JobRun, JobRuns } from '../render/job-run.js';
 import { WarmRender } from '../render/warm-render.js';
 import { singleFrames, type PreemptionWatch } from '../render/warm-preemption.js';
+import { clearHandBack, wasHandedBack } from '../render/preemption-notice.js';
 
 /** New processes one frame may need when the ones it was handed to end before it (each crash fails its own frame). */
 const MAX_HANDOVERS = 3;
@@ -53,18 +54,20 @@ export function renderFramesHandler(
     }
     const run = await runs.acquire(rec, ctx.signal);
     try {
-      // A task run before (a retry, a lease that ran out) may find its frames done, or staged, by
-      // that run; a first run trusts the queue and asks the disk nothing.
-      if (run.staging && task.attempts > 1) await run.staging.fetchMissing(run.out, new Set(chunk.frames));
-      const todo =
-        task.attempts > 1
-          ? await run.framesToDo(chunk.frames)
-          : chunk.frames.filter((f) => !run.tracker.doneFrames.has(f));
+      // A task run before (a retry, a lease that ran out, a hand-back to a higher-priority job) may
+      // find its frames done, or staged, by that run; a first run trusts the queue and asks the disk nothing.
+      const handedBack = wasHandedBack(rec, task.id);
+      const again = task.attempts > 1 || handedBack;
+      if (handedBack) void clearHandBack(env.jobs, rec.job.id, task.id, ctx.log);
+      if (run.staging && again) await run.staging.fetchMissing(run.out, new Set(chunk.frames));
+      const todo = again
+        ? await run.framesToDo(chunk.frames)
+        : chunk.frames.filter((f) => !run.tracker.doneFrames.has(f));
       // Each run of frames is one render call in Blender, as `-s -e -j -a` would render it; with
       // preemption on, one call per frame, each after a look at the queue (warm-preemption.ts).
       const spans = preemption ? singleFrames(todo) : frameRuns(todo);
       for (const [i, r] of spans.entries()) {
-        await preemption?.beforeFrame(ctx, run.out, todo, i);
+        await preemption?.beforeFrame(ctx, run.out, todo, i, task.id);
         await renderRun(
           env,
           pool,
