@@ -1,7 +1,8 @@
 // analyze.py on every build of the matrix (3.4, 4.3, 5.2), on files saved by that build: Blender's
 // own app templates (files nobody here wrote) and the fixtures whose APIs changed between versions
-// (compositor, denoising, stereo, Blender's bundled asset libraries). What a user would check: no
-// section fails, the fields the worker plans with are there, and warnings name what they should.
+// (compositor, denoising, stereo, Blender's bundled asset libraries, keyframed Subdivision levels).
+// What a user would check: no section fails, the fields the worker plans with are there, warnings
+// name what they should, and the memory estimate does not depend on the build that reads the file.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -9,10 +10,28 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SceneMetadata } from '../../shared/api/scene.js';
 import { analyzeScene, type SceneAnalysis } from '../../blender/analysis/analyze-scene.js';
 import { expectedFileNames } from '../../service/domain/expected-outputs.js';
-import { usableBuilds } from '../helpers/blender-builds.js';
+import { testBuilds, usableBuilds } from '../helpers/blender-builds.js';
 import { eeveeOf, finalOf, fixtureOf, type MatrixFixture, pool, templateFiles } from './matrix.js';
 
-const FIXTURES: MatrixFixture[] = ['basic', 'compositor', 'denoise', 'stereo', 'blender-assets', 'odd', 'autoexec'];
+const FIXTURES: MatrixFixture[] = [
+  'basic',
+  'compositor',
+  'denoise',
+  'stereo',
+  'blender-assets',
+  'odd',
+  'autoexec',
+  'stepped-levels',
+];
+/** The keys of test/fixtures/blend/build_stepped_levels.py (constant interpolation): level from frame. */
+const STEPPED_LEVELS = [
+  { frame: 1, value: 0 },
+  { frame: 4, value: 2 },
+  { frame: 8, value: 3 },
+  { frame: 11, value: 1 },
+];
+/** stepped-levels' analysis-only estimate (vramMetadata.estimatedBytes) per build, compared across them. */
+const steppedEstimates = new Map<string, number | undefined>();
 let work: string;
 
 beforeAll(async () => {
@@ -66,6 +85,7 @@ describe.each(usableBuilds('analysis matrix').map((b) => [b.minor, b] as const))
           );
         }),
       );
+      steppedEstimates.set(build.minor, of('stepped-levels').output.vramMetadata?.estimatedBytes);
     }, 600_000);
 
     it(
@@ -239,5 +259,25 @@ describe.each(usableBuilds('analysis matrix').map((b) => [b.minor, b] as const))
       expect(o.animations?.flatMap((a) => a.fcurves)).toEqual([{ data_path: 'location', index: 0 }]);
       expect(o.viewLayers?.map((v) => v.name)).toEqual(['Main', 'Alt']);
     });
+
+    it('keyframed Subdivision levels: the integer curve steps at its keys; the estimate sizes the highest', () => {
+      const o = of('stepped-levels').output;
+      // 5.x keeps the F-curve in the layered action's channel bags (blender/analysis/action_curves.py).
+      expect(o.animations?.flatMap((a) => a.fcurves)).toEqual([
+        { data_path: 'modifiers["Subdivision"].render_levels', index: 0, steps: STEPPED_LEVELS },
+      ]);
+      // Level 3, the highest key, not the saved frame's 0 (968): Suzanne's 1968 corners x 4^2 x 2.
+      expect(o.vramMetadata?.geometry.triangleCount).toBe(62_976);
+    });
   },
 );
+
+describe('analysis across the builds', () => {
+  it('gives keyframed Subdivision levels the same memory estimate on every build, to the byte', () => {
+    // The model is the same Python on every build; only reading the file differs (5.x: layered actions).
+    const builds = testBuilds().filter((b) => !b.missing);
+    const first = steppedEstimates.get(builds[0]?.minor ?? '3.4');
+    expect(first).toBeGreaterThan(0);
+    expect(Object.fromEntries(steppedEstimates)).toEqual(Object.fromEntries(builds.map((b) => [b.minor, first])));
+  });
+});

@@ -18,7 +18,7 @@ import type { TestBuild } from '../helpers/blender-builds.js';
  * Fixtures of test/fixtures/blend, including those this folder adds (helpers/fixtures.ts names the
  * older ones only; buildFixture builds any `build_NAME.py`).
  */
-export type MatrixFixture = FixtureName | 'blender-assets' | 'compositor-multi';
+export type MatrixFixture = FixtureName | 'blender-assets' | 'compositor-multi' | 'stepped-levels';
 
 /** A fixture saved by `build` (cached per build; a 5.2 file is unreadable to 3.4). */
 export function fixtureOf(name: MatrixFixture, build: TestBuild, args?: readonly string[]): Promise<string> {
