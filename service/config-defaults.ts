@@ -60,6 +60,7 @@ export function defaultConfig(overrides: Partial<ServiceConfig> = {}): ServiceCo
     renderMode: 'warm',
     warmIdleSeconds: 60,
     warmMinFreeMemoryBytes: 2 ** 30,
+    estimateWarmKeepSeconds: 120,
     preemptPriorityGap: 0,
     taskLogMaxBytes: 16 * 2 ** 20,
     blenderPaths: [],

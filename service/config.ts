@@ -156,6 +156,14 @@ export interface ServiceConfig {
    */
   warmMinFreeMemoryBytes: number;
   /**
+   * Warm mode: seconds the Blender that rendered an estimate's sample frames waits for the job's
+   * render, which takes it over (no second scene load, no second shader warm-up), apart from
+   * `warmIdleSeconds` (`--estimate-warm-keep`, `RENDERBRIDGE_ESTIMATE_WARM_KEEP`; extension
+   * estimate). It ends at once when the job is canceled, when memory runs short and when another
+   * job needs the slot. 0: it ends with the estimate. Default 120.
+   */
+  estimateWarmKeepSeconds: number;
+  /**
    * Most bytes of each task run's log kept, its first and last halves (`--task-log-max-bytes`,
    * `RENDERBRIDGE_TASK_LOG_MAX_BYTES`; task-logs extension). Default 16 MiB.
    */

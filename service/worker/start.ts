@@ -9,6 +9,7 @@ import type { ServiceConfig } from '../config.js';
 import type { JobRecord } from '../ports/jobs.js';
 import type { WorkerReporter } from '../ports/workers.js';
 import { runForJob } from '../job-scope.js';
+import { TERMINAL_STATUSES } from '../../shared/job-status.js';
 import { liveSlotFacts } from '../domain/workers.js';
 import { parseTags } from '../domain/worker-tags.js';
 import type { BlenderBuild } from '../../blender/builds.js';
@@ -114,6 +115,8 @@ export async function startWorker(
       queue: ports.queue,
       log,
       onJobStopped: (jobId) => runForJob(jobId, () => stoppedJobCleanup(env, jobId, jobEnded, log)),
+      // A Blender kept idle for the job (an estimate's, waiting for its render) has no task to abort.
+      onJobCanceled: (jobId) => void pool.endJob(jobId, 'its job was canceled'),
       privatePaths: [settings.workRoot],
       openTaskLog: taskLogs(env.storage, settings, log),
       placement,
@@ -159,6 +162,11 @@ function renderState(env: WorkerEnv, warm: boolean, log: Logger) {
   const pool = new WarmPool<WarmRender>({
     idleMs: env.settings.warmIdleMs,
     minFreeMemoryBytes: env.settings.warmMinFreeMemoryBytes,
+    // A job canceled or finished elsewhere (another machine's service, its finalize) frees the slot here too.
+    wanted: async (jobId) => {
+      const rec = await env.jobs.getById(jobId);
+      return !!rec && !TERMINAL_STATUSES.has(rec.job.status);
+    },
     log,
   });
   const runs = new JobRuns(env, { earlyOutputs: warm });
@@ -220,7 +228,9 @@ function taskHandlers(
     validate: forTaskJob(validateHandler(env)),
     render: forTaskJob(renderPlanHandler(env, planned)),
     // An estimate's sample frames travel as a render-chunk task, so that render slots take them.
-    'render-chunk': forTaskJob(withEstimates(env, c.warm ? frames.handler : renderChunkHandler(env, c.runs))),
+    'render-chunk': forTaskJob(
+      c.warm ? withEstimates(env, frames.handler, c.pool) : withEstimates(env, renderChunkHandler(env, c.runs)),
+    ),
     finalize: forTaskJob(finalizeHandler(env, completed)),
   };
 }

@@ -105,6 +105,18 @@ export const RENDER_SLOT_SETTINGS: readonly Setting[] = [
     help: 'idle warm Blenders are ended while the memory available (MemAvailable) is below this',
   },
   {
+    key: 'estimateWarmKeepSeconds',
+    flag: '--estimate-warm-keep <seconds>',
+    kind: { type: 'duration', unit: 's', min: 0 },
+    group: 'Render slots',
+    commands: BOTH,
+    defaultText: '120',
+    help:
+      "warm mode: how long the Blender that rendered an estimate's sample frames waits for the job's render, " +
+      'which renders its first frames in it instead of loading the scene again; ended at once when the job is ' +
+      'canceled, memory runs short or another job needs the slot; 0: it ends with the estimate',
+  },
+  {
     key: 'preemptPriorityGap',
     flag: '--preempt-priority-gap <n>',
     kind: { type: 'int', min: 0, max: 100 },

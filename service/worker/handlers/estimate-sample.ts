@@ -3,6 +3,7 @@
 // the sample frames render in (render/estimate-render.ts): the Blender build, the project, a folder of its
 // own and a JobRun whose progress is not written. The job stays `validated`: its status never
 // moves here, and whatever goes wrong fails the estimate, never the job.
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseRequestedVersion, minorVersion } from '../../../blender/builds.js';
 import type { EstimateInternal } from '../../domain/estimate-state.js';
@@ -17,6 +18,8 @@ import { routeBlender } from '../runtime/blender-route.js';
 import { redactPaths } from '../runtime/failed-reason.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import type { TaskContext, TaskHandler } from '../runtime/runtime.js';
+import type { WarmPool } from '../runtime/warm-pool.js';
+import type { WarmRender } from '../render/warm-render.js';
 import { JobRun } from '../render/job-run.js';
 import { ProgressTracker } from '../render/progress-tracker.js';
 import { sampleFrames, sampleThumbnails } from '../render/estimate-render.js';
@@ -38,7 +41,12 @@ const stillWanted = (rec: JobRecord | undefined) =>
  * Runs the job's estimate. Whatever goes wrong fails the estimate, never the task: a failed task
  * would fail the job, and a spec client's validated job must not fail for an estimate.
  */
-export async function runEstimate(env: WorkerEnv, task: Task, ctx: TaskContext): Promise<void> {
+export async function runEstimate(
+  env: WorkerEnv,
+  task: Task,
+  ctx: TaskContext,
+  pool?: WarmPool<WarmRender>,
+): Promise<void> {
   const takenAt = Date.now();
   const rec = ctx.job;
   const est = rec.internal.estimate;
@@ -50,7 +58,7 @@ export async function runEstimate(env: WorkerEnv, task: Task, ctx: TaskContext):
       finishedAt: new Date().toISOString(),
     });
   try {
-    await sample(env, task, ctx, { rec, est, takenAt }, fail);
+    await sample(env, task, ctx, { rec, est, takenAt, pool }, fail);
   } catch (err) {
     // A cancel or a lost lease: the runtime's to handle (the estimate was canceled, or another slot takes it).
     if (ctx.signal.aborted) throw err;
@@ -67,13 +75,15 @@ interface Sampling {
   rec: JobRecord;
   est: EstimateInternal;
   takenAt: number;
+  /** The slots' warm Blenders (warm mode): the samples' Blender is kept there for the render. */
+  pool: WarmPool<WarmRender> | undefined;
 }
 
 async function sample(
   env: WorkerEnv,
   task: Task,
   ctx: TaskContext,
-  { rec, est, takenAt }: Sampling,
+  { rec, est, takenAt, pool }: Sampling,
   fail: (reason: string) => Promise<boolean>,
 ): Promise<void> {
   const scene = rec.job.analysis?.output;
@@ -108,6 +118,8 @@ async function sample(
   // Its own folder: attempts, finished files and its run log (its own cost) stay apart from the
   // render's, and from an earlier estimate's of another request.
   const own = { ...project, jobDir: path.join(project.jobDir, 'estimate', String(Date.parse(est.startedAt))) };
+  // Made here: its Blender's attempt folder may be in the job's own folder (kept for the render).
+  await mkdir(own.jobDir, { recursive: true });
   const plan = {
     blender: route.build.binary,
     blenderVersion: minorVersion(route.build),
@@ -147,13 +159,17 @@ async function sample(
   });
   try {
     const steps = stepFrames(scene.animations, frames);
-    await sampleFrames(env, task, ctx, est, { run, frames, measured, takenAt, steps });
+    await sampleFrames(env, task, ctx, est, { run, project, frames, measured, takenAt, steps }, pool);
   } finally {
     run.close();
   }
 }
 
-/** The render slots' handler, with estimate tasks sent to runEstimate. */
-export function withEstimates(env: WorkerEnv, handler: TaskHandler): TaskHandler {
-  return (task, ctx) => (isEstimateTask(task) ? runEstimate(env, task, ctx) : handler(task, ctx));
+/**
+ * The render slots' handler, with estimate tasks sent to runEstimate. `pool`: the warm slots'
+ * Blenders (warm mode), where an estimate's Blender waits for its render. Default none: it ends
+ * with the estimate.
+ */
+export function withEstimates(env: WorkerEnv, handler: TaskHandler, pool?: WarmPool<WarmRender>): TaskHandler {
+  return (task, ctx) => (isEstimateTask(task) ? runEstimate(env, task, ctx, pool) : handler(task, ctx));
 }

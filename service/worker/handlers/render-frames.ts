@@ -20,6 +20,7 @@ import type { WarmPool } from '../runtime/warm-pool.js';
 import { planBinary } from '../render/blender-setup.js';
 import { syncFrames } from '../outputs/durable-frames.js';
 import type { JobRun, JobRuns } from '../render/job-run.js';
+import { warmKey } from '../render/warm-key.js';
 import { WarmRender } from '../render/warm-render.js';
 import { singleFrames, type PreemptionWatch } from '../render/warm-preemption.js';
 import { clearHandBack, wasHandedBack } from '../render/preemption-notice.js';
@@ -105,11 +106,6 @@ export function renderFramesHandler(
     prewarm: (rec, lanes, log) =>
       prewarm(rec, lanes, log).catch((err: unknown) => log.warn({ err }, 'loading the scene ahead failed')),
   };
-}
-
-/** A slot's warm process serves one job with one Blender build. */
-function warmKey(run: JobRun, binary: string): string {
-  return `${run.jobId}\n${binary}`;
 }
 
 async function renderRun(

@@ -3,7 +3,9 @@
 // so the run measures one scene load and the samples are warm as the render's frames are; one run
 // in place of one per sample also keeps the estimate's own cost down. Which frames, in which
 // order: estimate-samples.ts. Their files are kept in storage for the render to copy
-// (outputs/estimate-frames.ts), and the estimate is saved after each step.
+// (outputs/estimate-frames.ts), and the estimate is saved after each step. In warm mode the
+// Blender then stays in the slot's WarmPool for a while, and the job's render, asked with the same
+// settings, renders its first frames in it: one scene load and one shader warm-up for both.
 import path from 'node:path';
 import type { EstimateInternal } from '../../domain/estimate-state.js';
 import {
@@ -29,6 +31,9 @@ import type { WorkerEnv } from '../runtime/env.js';
 import type { TaskContext } from '../runtime/runtime.js';
 import { planBinary } from './blender-setup.js';
 import type { JobRun } from './job-run.js';
+import type { PreparedProject } from '../project/job-files.js';
+import type { WarmPool } from '../runtime/warm-pool.js';
+import { warmKey } from './warm-key.js';
 import { WarmRender } from './warm-render.js';
 import { saveEstimate } from './estimate-save.js';
 
@@ -52,6 +57,8 @@ export function sampleThumbnails(
 /** The run the samples render in, the job's frames, the rows measured so far, and when the task was taken. */
 export interface SampleSetup {
   run: JobRun;
+  /** The job's own project (the render's): where a Blender kept for the render keeps its attempt folder. */
+  project: PreparedProject;
   frames: number[];
   /** Filled as Blender's frames are recorded. */
   measured: FrameStat[];
@@ -61,49 +68,71 @@ export interface SampleSetup {
   steps: number[];
 }
 
-/** Renders the sample frames in one warm Blender, saving the estimate after each. */
+/**
+ * Renders the sample frames in one warm Blender, saving the estimate after each. With `pool` (warm
+ * mode) and a keep time, that Blender then waits in the slot's pool, under the key of the render of
+ * the same request (warm-key.ts), for estimateWarmKeepMs: the render's first frames on this slot
+ * skip the scene load and shader warm-up. A canceled or failed estimate's Blender ends with it.
+ */
 export async function sampleFrames(
   env: WorkerEnv,
   task: Task,
   ctx: TaskContext,
   est: EstimateInternal,
-  { run, frames, measured, takenAt, steps }: SampleSetup,
+  setup: SampleSetup,
+  pool?: WarmPool<WarmRender>,
 ): Promise<void> {
-  const t0 = Date.now();
-  const prepare = (t0 - takenAt) / 1000;
-  const warm = WarmRender.start({
-    env: run.env,
-    run,
-    lane: ctx.lane.name,
-    slot: ctx.lane.slot,
-    binary: planBinary(env, run.plan),
-    log: ctx.log,
-  });
+  const { run, takenAt } = setup;
+  const keepMs = pool ? env.settings.estimateWarmKeepMs : 0;
+  const binary = planBinary(env, run.plan);
+  let t0 = Date.now();
+  const start = () => {
+    t0 = Date.now();
+    const project = keepMs > 0 ? { project: setup.project } : {};
+    return WarmRender.start({
+      env: run.env,
+      run,
+      lane: ctx.lane.name,
+      slot: ctx.lane.slot,
+      binary,
+      log: ctx.log,
+      ...project,
+    });
+  };
+  const sampleIn = async (warm: WarmRender) => {
+    let sampled: number[] | undefined;
+    try {
+      await warm.setup;
+      // One load, as each slot of a warm render pays it: start, scene, settings.
+      const load = (Date.now() - t0) / 1000;
+      const prepare = (t0 - takenAt) / 1000;
+      sampled = await renderSamples(env, task, ctx, est, { ...setup, warm, load, prepare });
+    } finally {
+      if (!sampled || keepMs <= 0) {
+        warm.kill();
+        await warm.ended;
+      }
+    }
+    return sampled;
+  };
   let sampled: number[] | undefined;
-  try {
-    await warm.setup;
-    // One load, as each slot of a warm render pays it: start, scene, settings.
-    const load = (Date.now() - t0) / 1000;
-    sampled = await renderSamples(env, task, ctx, est, { run, warm, frames, measured, load, prepare, steps });
-  } finally {
-    warm.kill();
-    await warm.ended;
-  }
-  // Ready once Blender is gone: the slot reads free to whoever reads the estimate then.
+  if (pool && keepMs > 0) {
+    const jobId = ctx.job.job.id;
+    // Its own load, measured: a Blender of an earlier estimate of the job (another request) goes first.
+    await pool.endJob(jobId, 'a new estimate of its job loads the scene');
+    sampled = await pool.use(ctx.lane.name, warmKey(run, binary), jobId, start, sampleIn, { keepMs });
+  } else sampled = await sampleIn(start());
+  // Ready once Blender is gone or kept idle for the render: the slot reads free to whoever reads the estimate then.
   if (!sampled) return;
   await saveEstimate(env.jobs, ctx.job.job.id, est.startedAt, { state: 'ready', finishedAt: new Date().toISOString() });
-  ctx.log.info({ frames: sampled }, 'estimate sampled');
+  ctx.log.info({ frames: sampled, keptMs: keepMs }, 'estimate sampled');
 }
 
-interface SampleRun {
-  run: JobRun;
+interface SampleRun extends Omit<SampleSetup, 'takenAt' | 'project'> {
   warm: WarmRender;
-  frames: number[];
-  measured: FrameStat[];
   load: number;
   /** Seconds from the task taken to its Blender's start. */
   prepare: number;
-  steps: number[];
 }
 
 /**

@@ -1,8 +1,10 @@
 // One render slot's warm Blender for one job, with what the worker keeps beside it: the attempt
-// folder its files land in, the device it really renders on (billed), the setup's warnings, and
-// the billing of its load. The slot's WarmPool keeps it between the job's frames; `frame()`
-// renders one, and warm-frame.ts keeps each frame it saves. Setup and frame failures come out as
-// task outcomes (warm-failures.ts).
+// folder Blender saves into, the device it really renders on (billed), the setup's warnings, and
+// the billing of its load. The slot's WarmPool keeps it between the job's frames; `render()`
+// renders a run of them, and warm-frame.ts moves each frame it saves into the out/ of the run that
+// asked for it, which need not be the one it started for (an estimate's Blender is taken over by
+// its job's render: estimate-render.ts). Setup and frame failures come out as task outcomes
+// (warm-failures.ts).
 import type { Logger } from 'pino';
 import { BlenderCanceledError, BlenderRunError, FrameNotStartedError } from '../../../blender/errors.js';
 import { parseDeviceLine, type DeviceReport } from '../../../blender/render/device-report.js';
@@ -13,6 +15,7 @@ import { WarmBlender, type FrameRun } from '../../../blender/render/warm-process
 import { billedRun } from '../../domain/normalized-seconds.js';
 import type { Task } from '../../ports/tasks.js';
 import { attemptLayout, type OutputLayout } from '../outputs/chunk-files.js';
+import type { PreparedProject } from '../project/job-files.js';
 import type { Slot } from '../runtime/devices.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { FatalTaskError, RetryableTaskError } from '../runtime/outcomes.js';
@@ -33,6 +36,12 @@ export interface WarmRenderOptions {
   slot: Slot | undefined;
   /** This machine's build of the planned version. */
   binary: string;
+  /**
+   * The project it loads, whose job folder holds its attempt folder and is all it may write (the
+   * sandbox). Default `run.project`. An estimate's Blender, kept for the render, takes the job's
+   * own (the render's) rather than the estimate's folder.
+   */
+  project?: PreparedProject;
   log: Logger;
 }
 
@@ -176,7 +185,8 @@ export class WarmRender {
   private finished(job: JobRun, task: Task, ctx: TaskContext, c: InFlight, ms: number, unwritten: number[]): void {
     job.later(ctx.log, async () => {
       const kept = await keepWarmFrame({
-        env: this.o.env,
+        // The calling run's: the process may have started for another (an estimate's Blender kept for the render).
+        env: job.env,
         job,
         task,
         log: ctx.log,
@@ -211,11 +221,12 @@ export class WarmRender {
   /** Lays out the attempt folder, writes the settings and starts Blender on the scene. */
   private async boot(): Promise<WarmBlender> {
     const { env, run, slot, log } = this.o;
-    const attempt = await attemptLayout(run.project.jobDir, this.label);
+    const project = this.o.project ?? run.project;
+    const attempt = await attemptLayout(project.jobDir, this.label);
     this.attempt = attempt;
     const setup = await blenderSetup({
       env,
-      project: run.project,
+      project,
       final: run.final,
       requested: run.requested,
       plan: run.plan,

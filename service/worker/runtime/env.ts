@@ -60,6 +60,11 @@ export interface WorkerSettings {
   /** Idle warm Blenders are ended while the memory available to new processes is below this. Default 1 GiB. */
   warmMinFreeMemoryBytes: number;
   /**
+   * Warm mode: how long the Blender that rendered an estimate's samples waits for its job's render,
+   * which renders its first frames in it (estimate-render.ts). 0: it ends with the estimate. Default 120000 ms.
+   */
+  estimateWarmKeepMs: number;
+  /**
    * Warm mode: hand a task's remaining frames back at a frame boundary when a waiting task's priority
    * is at least this much above the running job's (service/worker/render/warm-preemption.ts).
    * Default 0: never.
@@ -143,6 +148,7 @@ export function defaultWorkerSettings(config: ServiceConfig): WorkerSettings {
     renderMode: config.renderMode,
     warmIdleMs: config.warmIdleSeconds * 1000,
     warmMinFreeMemoryBytes: config.warmMinFreeMemoryBytes,
+    estimateWarmKeepMs: config.estimateWarmKeepSeconds * 1000,
     preemptPriorityGap: config.preemptPriorityGap,
     taskLogMaxBytes: config.taskLogMaxBytes,
     unpackLimits: {

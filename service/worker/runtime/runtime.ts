@@ -94,6 +94,8 @@ export interface RuntimeDeps {
   log: Logger;
   /** Called when a job ended canceled or failed under this worker (to remove its working files). */
   onJobStopped?: (jobId: string) => Promise<void>;
+  /** Called when this process hears a job was canceled, running or not (idle warm Blenders end). */
+  onJobCanceled?: (jobId: string) => void;
   /** Worker-local folders never shown to clients: replaced in a failedReason (Blender's last lines name them). */
   privatePaths?: readonly string[];
   /** Decides which claimed tasks this worker leaves for others (requirements, blocklist). Default: runs all. */
@@ -169,6 +171,7 @@ export class WorkerRuntime {
   /** Stops this process's work on a job now (it was canceled); other processes notice by heartbeat. */
   cancelJob(jobId: string): void {
     this.runner.abort(new CanceledTaskError('job canceled'), jobId);
+    this.deps.onJobCanceled?.(jobId);
   }
 
   /** Stops claiming, aborts running work (its tasks go back to the queue) and waits for the lanes. */

@@ -1,8 +1,9 @@
 // The warm processes of a worker's render slots: each slot keeps at most one (one loaded scene per
 // slot), for one key (a job and the Blender build rendering it), and reuses it for every frame of
 // that key it is handed. A slot asked for another key waits until its process has no frame left,
-// ends it, and starts the new one. Idle processes are ended after `idleMs`, and at once while the
-// machine runs short of memory (MemAvailable below `minFreeMemoryBytes`), so a warm scene never
+// ends it, and starts the new one. Idle processes are ended after `idleMs` (or the keep time the
+// last use asked for: an estimate's Blender waits longer for its job's render), and at once while
+// the machine runs short of memory (MemAvailable below `minFreeMemoryBytes`), so a warm scene never
 // keeps memory a load elsewhere needs.
 import { readFileSync } from 'node:fs';
 import { freemem } from 'node:os';
@@ -29,7 +30,24 @@ export interface WarmPoolOptions {
   memoryCheckMs?: number;
   /** Memory available to new processes, bytes. Default: MemAvailable of /proc/meminfo, else os.freemem(). */
   availableMemory?: () => number;
+  /**
+   * Whether an idle process's job still wants it, asked every `wantedCheckMs` while it idles: a
+   * worker on another machine is not told of a cancel, and an estimate's Blender kept for the render
+   * has no task whose heartbeat would hear it. Errors count as wanted. Default: always wanted.
+   */
+  wanted?: (jobId: string) => Promise<boolean>;
+  /** How often `wanted` is asked. Default 5000 ms. */
+  wantedCheckMs?: number;
   log?: Logger;
+}
+
+/** How one use leaves its process. */
+export interface UseOptions {
+  /**
+   * How long the process waits idle for its key's next use after this one, instead of the pool's
+   * `idleMs` (an estimate's Blender waits for its job's render). Default: the pool's `idleMs`.
+   */
+  keepMs?: number;
 }
 
 /** MemAvailable (what the kernel can give without swapping), bytes; os.freemem() where /proc is missing. */
@@ -48,6 +66,8 @@ interface Entry<P extends WarmProcess> {
   jobId: string;
   proc: P;
   users: number;
+  /** The keep time the last use asked for; undefined: the pool's idleMs. */
+  keepMs?: number;
   idleTimer?: NodeJS.Timeout;
 }
 
@@ -70,6 +90,7 @@ export class WarmPool<P extends WarmProcess> {
   private readonly memoryCheckMs: number;
   private readonly available: () => number;
   private memoryTimer: NodeJS.Timeout | undefined;
+  private wantedAt = 0;
   private closed = false;
 
   constructor(private readonly opts: WarmPoolOptions = {}) {
@@ -82,9 +103,16 @@ export class WarmPool<P extends WarmProcess> {
   /**
    * Runs `fn` with slot `slot`'s process for `key`, started with `start` when the slot has none for
    * it (a dead one is replaced; another key's is ended once its frames are done). The process is
-   * kept for the next call when `fn` ends, however it ends.
+   * kept for the next call when `fn` ends, however it ends, for `opts.keepMs` when given.
    */
-  async use<T>(slot: string, key: string, jobId: string, start: () => P, fn: (proc: P) => Promise<T>): Promise<T> {
+  async use<T>(
+    slot: string,
+    key: string,
+    jobId: string,
+    start: () => P,
+    fn: (proc: P) => Promise<T>,
+    opts: UseOptions = {},
+  ): Promise<T> {
     const s = this.slot(slot);
     let entry: Entry<P>;
     for (;;) {
@@ -99,7 +127,9 @@ export class WarmPool<P extends WarmProcess> {
         continue;
       }
       if (e) {
-        await this.end(s, e, e.proc.alive ? 'another job needs the slot' : undefined);
+        // Another key: another job, or the same job with other settings (warm-key.ts).
+        const why = e.jobId === jobId ? 'its job needs other settings' : 'another job needs the slot';
+        await this.end(s, e, e.proc.alive ? why : undefined);
         continue; // someone else may have started one meanwhile
       }
       if (this.available() < this.minFree && this.idleOthers(s).length > 0) {
@@ -109,6 +139,7 @@ export class WarmPool<P extends WarmProcess> {
       s.entry = { key, jobId, proc: start(), users: 0 };
     }
     entry.users++;
+    entry.keepMs = opts.keepMs;
     clearTimeout(entry.idleTimer);
     try {
       return await fn(entry.proc);
@@ -184,12 +215,13 @@ export class WarmPool<P extends WarmProcess> {
       if (s.entry === e) s.entry = undefined;
       return;
     }
-    e.idleTimer = setTimeout(() => void this.end(s, e, `idle for ${this.idleMs} ms`), this.idleMs);
+    const ms = Math.max(0, e.keepMs ?? this.idleMs);
+    e.idleTimer = setTimeout(() => void this.end(s, e, `idle for ${ms} ms`), ms);
     e.idleTimer.unref?.();
     this.watchMemory();
   }
 
-  /** While any process idles, checks the memory every memoryCheckMs. */
+  /** While any process idles, checks the memory every memoryCheckMs (and its job, every wantedCheckMs). */
   private watchMemory(): void {
     if (this.memoryTimer || this.memoryCheckMs <= 0) return;
     this.memoryTimer = setInterval(() => {
@@ -200,6 +232,10 @@ export class WarmPool<P extends WarmProcess> {
         return;
       }
       if (this.available() < this.minFree) void this.endIdle('memory is short');
+      if (this.opts.wanted && Date.now() - this.wantedAt >= (this.opts.wantedCheckMs ?? 5000)) {
+        this.wantedAt = Date.now();
+        void this.endUnwanted(this.opts.wanted);
+      }
     }, this.memoryCheckMs);
     this.memoryTimer.unref?.();
   }
@@ -210,6 +246,11 @@ export class WarmPool<P extends WarmProcess> {
 
   private async endIdle(why: string, except?: Slot<P>): Promise<void> {
     await Promise.all(this.idleOthers(except).map((s) => (s.entry ? this.end(s, s.entry, why) : undefined)));
+  }
+
+  private async endUnwanted(wanted: (jobId: string) => Promise<boolean>): Promise<void> {
+    const jobs = new Set(this.idleOthers().map((s) => s.entry!.jobId));
+    for (const jobId of jobs) if (!(await wanted(jobId).catch(() => true))) await this.endJob(jobId, 'its job ended');
   }
 
   private async end(s: Slot<P>, e: Entry<P>, why: string | undefined): Promise<void> {
