@@ -1,7 +1,8 @@
 // The render takes over the estimate's Blender (real service, its one-slot worker, real Blender):
 // after POST /jobs/{id}/estimate the Blender that rendered the samples stays in the slot's pool
 // (estimateWarmKeepSeconds), and the render of the same request renders its frames in it: one
-// Blender start and one scene load for estimate and render, every frame delivered once. A render
+// Blender start and one scene load for estimate and render, every frame delivered once, the load
+// billed to the render and taken off the estimate's own cost. A render
 // with other settings loads the scene in a Blender of its own, and a cancel of the job ends a kept
 // Blender at once, long before its keep time.
 import { describe, expect, it } from 'vitest';
@@ -54,14 +55,21 @@ const NINE = Array.from({ length: 9 }, (_, i) => `f_${String(i + 1).padStart(4, 
 describe("the render takes over the estimate's Blender", () => {
   it('renders its frames in the Blender that rendered the samples: one start and one scene load in all', async () => {
     const id = await estimated('1-9');
+    const ownBefore = (await readEstimate(id)).ownCost.renderSeconds;
     // Kept after the estimate, for the render.
     expect(blenderProcesses(id)).toHaveLength(1);
     expect(await renderToEnd(id, tinyRender('1-9'))).toEqual(NINE);
 
     expect(logged(id, 'warm Blender started')).toHaveLength(1);
+    expect(logged(id, 'warm Blender ready')).toHaveLength(1);
     const pieces = billedPieces(e2e.svc.logs, id);
+    // One load, billed to the estimate, then handed over to the render with the Blender.
     const loads = pieces.filter((p) => p.piece === 'load');
-    expect(loads).toHaveLength(1);
+    expect(loads).toHaveLength(2);
+    expect(loads[1]).toMatchObject({ warm: loads[0]!.warm, ms: loads[0]!.ms });
+    const ownAfter = (await readEstimate(id)).ownCost.renderSeconds;
+    expect(ownBefore - ownAfter).toBeCloseTo(loads[0]!.ms / 1000, 0);
+    expect(ownAfter).toBeLessThan(ownBefore);
     // The samples (1, 5, 9) were copied; the render's own frames came from that same Blender.
     const frames = pieces.filter((p) => p.frame !== undefined);
     expect(frames.map((p) => p.frame).sort((a, b) => a! - b!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);

@@ -33,6 +33,7 @@ import { planBinary } from './blender-setup.js';
 import type { JobRun } from './job-run.js';
 import type { PreparedProject } from '../project/job-files.js';
 import type { WarmPool } from '../runtime/warm-pool.js';
+import { handOverLoad } from './estimate-handover.js';
 import { warmKey } from './warm-key.js';
 import { WarmRender } from './warm-render.js';
 import { saveEstimate } from './estimate-save.js';
@@ -88,7 +89,9 @@ export async function sampleFrames(
   let t0 = Date.now();
   const start = () => {
     t0 = Date.now();
-    const project = keepMs > 0 ? { project: setup.project } : {};
+    // Kept for the render: the job's own folder, and the render that takes it over takes its load.
+    const kept =
+      keepMs > 0 ? { project: setup.project, handOver: handOverLoad(env, ctx.job.job.id, est.startedAt) } : {};
     return WarmRender.start({
       env: run.env,
       run,
@@ -96,7 +99,7 @@ export async function sampleFrames(
       slot: ctx.lane.slot,
       binary,
       log: ctx.log,
-      ...project,
+      ...kept,
     });
   };
   const sampleIn = async (warm: WarmRender) => {

@@ -12,7 +12,7 @@ import { BlenderLogParser } from '../../../blender/render/progress-parser.js';
 import { warmInvocation } from '../../../blender/render/render-invocation.js';
 import { parseSetupLine } from '../../../blender/render/render-settings.js';
 import { WarmBlender, type FrameRun } from '../../../blender/render/warm-process.js';
-import { billedRun } from '../../domain/normalized-seconds.js';
+import { billedRun, type RenderRun } from '../../domain/normalized-seconds.js';
 import type { Task } from '../../ports/tasks.js';
 import { attemptLayout, type OutputLayout } from '../outputs/chunk-files.js';
 import type { PreparedProject } from '../project/job-files.js';
@@ -42,6 +42,11 @@ export interface WarmRenderOptions {
    * own (the render's) rather than the estimate's folder.
    */
   project?: PreparedProject;
+  /**
+   * Called once, before the first frames of a run other than `run` (the render taking over an
+   * estimate's Blender), with the load as billed: that run takes the load over (estimate-handover.ts).
+   */
+  handOver?: (job: JobRun, load: { label: string; run: RenderRun }, log: Logger) => Promise<void>;
   log: Logger;
 }
 
@@ -58,6 +63,9 @@ export class WarmRender {
   private readonly setupErrors: string[] = [];
   /** A failed setup is the failure of the first frame that waited on it; the others go to a new process. */
   private setupFailureTaken = false;
+  /** The load's milliseconds, once ready; whether another run took it over (handOver). */
+  private loadMs = 0;
+  private handedOver = false;
   private attempt: OutputLayout | undefined;
   /** What render_setup.py reports it renders on (CPU when it fell back): that is billed. */
   private device: DeviceReport | undefined;
@@ -109,6 +117,10 @@ export class WarmRender {
     const { env } = this.o;
     this.logs.attach(task, ctx.taskLog);
     const blender = await this.setupDone(task);
+    if (this.o.handOver && job !== this.o.run && !this.handedOver) {
+      this.handedOver = true;
+      await this.o.handOver(job, { label: this.label, run: billedRun(this.loadMs / 1000, this.device) }, ctx.log);
+    }
     const errors: string[] = [];
     const unwritten: number[] = [];
     let current: InFlight | undefined;
@@ -262,7 +274,7 @@ export class WarmRender {
     const { env, run, log } = this.o;
     const t0 = Date.now();
     try {
-      const ms = await blender.ready;
+      const ms = (this.loadMs = await blender.ready);
       log.info({ warm: this.label, ms, device: billedRun(0, this.device).device }, 'warm Blender ready');
       await this.bill(run, 'load', ms, log);
       await reportSetupWarnings(env, run.jobId, this.warnings);
