@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { JobStatus } from '../../shared/job-status.js';
 import type { ServiceConfig } from '../../service/config.js';
 import { defaultConfig } from '../../service/config-defaults.js';
@@ -14,6 +14,7 @@ import { createApiKey } from '../../service/domain/api-keys.js';
 import { openKeyStore } from '../../service/stack.js';
 import { createLogger, startService, type RunningService, type StartOptions } from '../../service/server.js';
 import type { WorkerTuning } from '../../service/worker/start.js';
+import { api } from './http.js';
 
 /** Which engines test services run on in this vitest project. */
 export const TEST_STACK: 'embedded' | 'scale' = process.env.RENDERBRIDGE_TEST_STACK === 'scale' ? 'scale' : 'embedded';
@@ -169,4 +170,33 @@ export async function startTestService(
 export async function moveJob(svc: TestService, id: string, path: JobStatus[]): Promise<void> {
   for (let i = 1; i < path.length; i++)
     expect(await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!)).toBeDefined();
+}
+
+/** One test file's service (startTestService with defaults) and requests with its test key. */
+export interface UsedService {
+  /** The service; read it inside tests and hooks, once the file's beforeAll has started it. */
+  readonly svc: TestService;
+  /** Requests with the service's own test key; can be taken apart at once. */
+  call: ReturnType<typeof api>;
+}
+
+/** Registers the file's beforeAll (startTestService()) and afterAll (close), as most API suites start. */
+export function useTestService(): UsedService {
+  let svc: TestService | undefined;
+  let own: ReturnType<typeof api> | undefined;
+  beforeAll(async () => {
+    svc = await startTestService();
+    own = api(svc.baseUrl, svc.apiKey);
+  });
+  afterAll(() => svc?.close());
+  const started = <T>(x: T | undefined): T => {
+    if (x === undefined) throw new Error('useTestService: the service starts in beforeAll; use it from a test');
+    return x;
+  };
+  return {
+    get svc() {
+      return started(svc);
+    },
+    call: ((...args: Parameters<ReturnType<typeof api>>) => started(own)(...args)) as ReturnType<typeof api>,
+  };
 }

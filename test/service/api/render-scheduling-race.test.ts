@@ -3,20 +3,13 @@
 // request sets, over the job as it is at the write, so the other change stays on the job, and the
 // queue ends as the job says. The interleaving is forced, without sleeps: the store's transition is
 // wrapped so that the render's move first runs the other request to its end.
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Job, JobEnvelope } from '../../../shared/api/job.js';
-import { createJob, type Call } from '../../helpers/flow.js';
-import { api } from '../../helpers/http.js';
-import { moveJob, startTestService, type TestService } from '../../helpers/service.js';
+import { createJob } from '../../helpers/flow.js';
+import { moveJob, useTestService } from '../../helpers/service.js';
 
-let svc: TestService;
-let call: Call;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+const used = useTestService();
+const { call } = used;
 afterEach(() => vi.restoreAllMocks());
 
 const CONFIG = { colorManagementPreset: 'default' } as const;
@@ -24,13 +17,13 @@ const CONFIG = { colorManagementPreset: 'default' } as const;
 async function validatedJob(): Promise<Job> {
   const job = await createJob(call);
   expect((await call('POST', `/jobs/${job.id}/validate`, {})).status).toBe(202);
-  await moveJob(svc, job.id, ['validating', 'validated']);
+  await moveJob(used.svc, job.id, ['validating', 'validated']);
   return job;
 }
 
 /** Runs `between` to its end when the render's move of job `id` is about to write, once. */
 function beforeRenderWrite(id: string, between: () => Promise<unknown>): void {
-  const jobs = svc.service.ports.jobs;
+  const jobs = used.svc.service.ports.jobs;
   const write = jobs.transition.bind(jobs);
   let ran = false;
   vi.spyOn(jobs, 'transition').mockImplementation(async (...args: Parameters<typeof jobs.transition>) => {
@@ -44,7 +37,7 @@ function beforeRenderWrite(id: string, between: () => Promise<unknown>): void {
 
 /** The priority the queue was told last for each job (setJobPriority on the real queue). */
 function toldPriorities(): Map<string, number> {
-  const queue = svc.service.ports.queue;
+  const queue = used.svc.service.ports.queue;
   const tell = queue.setJobPriority.bind(queue);
   const told = new Map<string, number>();
   vi.spyOn(queue, 'setJobPriority').mockImplementation(async (jobId, priority) => {
@@ -80,7 +73,8 @@ describe('a render racing a scheduling change', () => {
     expect((await call('POST', `/jobs/${job.id}/render`, { requestedRenderConfig: CONFIG })).status).toBe(202);
     expect(await scheduling(job.id)).toMatchObject({ paused: true, priority: 50 });
     const claimed: string[] = [];
-    for (let t; (t = await svc.service.ports.queue.claim('test-worker', ['render'], 60_000));) claimed.push(t.jobId);
+    for (let t; (t = await used.svc.service.ports.queue.claim('test-worker', ['render'], 60_000));)
+      claimed.push(t.jobId);
     expect(claimed).not.toContain(job.id);
   });
 
