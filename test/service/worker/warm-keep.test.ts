@@ -20,6 +20,17 @@ class Stand implements WarmProcess {
 
 const plenty = () => 2 ** 40;
 
+/** A use of `stand` at the slot and key that does nothing with it; `keepMs`, the use's keep time. */
+const park = (pool: WarmPool<Stand>, slot: string, key: string, job: string, stand: Stand, keepMs?: number) =>
+  pool.use(
+    slot,
+    key,
+    job,
+    () => stand,
+    async () => undefined,
+    keepMs === undefined ? {} : { keepMs },
+  );
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -29,14 +40,7 @@ describe('WarmPool keep time', () => {
     vi.useFakeTimers();
     const pool = new WarmPool<Stand>({ idleMs: 1000, availableMemory: plenty, memoryCheckMs: 0 });
     const first = new Stand();
-    await pool.use(
-      's',
-      'k',
-      'job',
-      () => first,
-      async () => undefined,
-      { keepMs: 5000 },
-    );
+    await park(pool, 's', 'k', 'job', first, 5000);
     await vi.advanceTimersByTimeAsync(4000);
     // Past the pool's idle time, inside the keep time: still there.
     expect(first.alive).toBe(true);
@@ -59,22 +63,9 @@ describe('WarmPool keep time', () => {
   it('ends a kept process when its job asks the slot with other settings, or is ended', async () => {
     const pool = new WarmPool<Stand>({ idleMs: 60_000, availableMemory: plenty, memoryCheckMs: 0 });
     const kept = new Stand();
-    await pool.use(
-      's',
-      'job\nblender\naaaa',
-      'job',
-      () => kept,
-      async () => undefined,
-      { keepMs: 120_000 },
-    );
+    await park(pool, 's', 'job\nblender\naaaa', 'job', kept, 120_000);
     const other = new Stand();
-    await pool.use(
-      's',
-      'job\nblender\nbbbb',
-      'job',
-      () => other,
-      async () => undefined,
-    );
+    await park(pool, 's', 'job\nblender\nbbbb', 'job', other);
     expect(kept.alive).toBe(false);
     expect(pool.live()).toMatchObject([{ slot: 's', key: 'job\nblender\nbbbb' }]);
     await pool.endJob('job', 'its job was canceled');
@@ -94,22 +85,8 @@ describe('WarmPool keep time', () => {
       wanted: async (jobId) => !(jobId === 'gone' && canceled),
     });
     const [gone, stays] = [new Stand(), new Stand()];
-    await pool.use(
-      'a',
-      'gone',
-      'gone',
-      () => gone,
-      async () => undefined,
-      { keepMs: 120_000 },
-    );
-    await pool.use(
-      'b',
-      'stays',
-      'stays',
-      () => stays,
-      async () => undefined,
-      { keepMs: 120_000 },
-    );
+    await park(pool, 'a', 'gone', 'gone', gone, 120_000);
+    await park(pool, 'b', 'stays', 'stays', stays, 120_000);
     await vi.advanceTimersByTimeAsync(1000);
     expect([gone.alive, stays.alive]).toEqual([true, true]);
     canceled = true;
