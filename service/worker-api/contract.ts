@@ -26,7 +26,8 @@
 //                                                the service's clock (extension workers); its id
 //                                                must start `<token name>:` (403 WORKER_ID_MISMATCH)
 //
-// Tasks: task-contract.ts; object storage (a worker without bucket keys): storage-contract.ts.
+// Tasks: task-contract.ts; object storage (a worker without bucket keys): storage-contract.ts;
+// preemption's reads of the queue (extension scheduling): waiting-routes.ts.
 import { z } from 'zod';
 import { Job, JobIdParams, JobStatus } from '../../shared/api/job.js';
 import { Uuid } from '../../shared/api/common.js';

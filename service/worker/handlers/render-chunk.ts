@@ -8,6 +8,7 @@ import { dropDamagedFrames } from '../outputs/frame-integrity.js';
 import { syncFrames } from '../outputs/durable-frames.js';
 import { renderPart } from '../render/chunk-run.js';
 import type { JobRuns } from '../render/job-run.js';
+import { clearHandBack, wasHandedBack } from '../render/preemption-notice.js';
 import type { WorkerEnv } from '../runtime/env.js';
 import { FatalTaskError, RetryableTaskError } from '../runtime/outcomes.js';
 import type { TaskHandler } from '../runtime/runtime.js';
@@ -24,6 +25,9 @@ export function renderChunkHandler(env: WorkerEnv, runs: JobRuns): TaskHandler {
     }
     const run = await runs.acquire(rec, ctx.signal);
     try {
+      // A task a warm slot handed back to a higher-priority job runs here like any other: it looks
+      // for its frames done anyway, so it only takes itself out of the job's notice.
+      if (wasHandedBack(rec, task.id)) void clearHandBack(env.jobs, rec.job.id, task.id, ctx.log);
       // Frames another machine finished before it died are fetched, not rendered again.
       if (run.staging) await run.staging.fetchMissing(run.out, new Set(chunk.frames));
       // Files from before this worker started (a restart) count only if a power loss left them whole.
