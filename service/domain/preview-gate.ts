@@ -8,6 +8,7 @@
 import type { Job } from '../../shared/api/job.js';
 import type { JobInternal, JobRecord, JobRecords } from '../ports/jobs.js';
 import type { TaskSubmitter } from '../ports/tasks.js';
+import { enqueueAll } from './enqueue-all.js';
 import { scheduled } from './scheduling.js';
 import { newTasks, type TaskRequirements } from './tasks.js';
 
@@ -44,13 +45,13 @@ export function heldTasks(
  * the queue drops. Undefined when the job has no approval pending or given.
  */
 export async function approvePreviews(
-  env: { jobs: Pick<JobRecords, 'getById' | 'setPreviewGate'>; queue: Pick<TaskSubmitter, 'enqueue'> },
+  env: { jobs: Pick<JobRecords, 'getById' | 'setPreviewGate'>; queue: Pick<TaskSubmitter, 'enqueue' | 'enqueueMany'> },
   jobId: string,
 ): Promise<{ rec: JobRecord; enqueued: number } | undefined> {
   const opened = await env.jobs.setPreviewGate(jobId, ['waiting'], { gate: 'approved' });
   const rec = opened ?? (await env.jobs.getById(jobId));
   if (!rec || rec.job.scheduling?.previews?.gate !== 'approved') return undefined;
   const tasks = heldTasks(rec.job, rec.internal);
-  for (const t of tasks) await env.queue.enqueue(t);
+  await enqueueAll(env.queue, tasks);
   return { rec, enqueued: tasks.length };
 }

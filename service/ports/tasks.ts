@@ -68,9 +68,19 @@ export interface TaskSubmitter {
      */
     shareGroup?: string;
   }): Promise<void>;
+  /**
+   * `enqueue` of each of `tasks`, in that order, with the same outcome (order, priorities, fair-share
+   * tags, dependencies, ids already there skipped) in a few statements: what a planner calls with a
+   * job's chunks and finalize (through domain/enqueue-all.ts, which falls back to `enqueue` one by one
+   * where this is absent). All of them or none (one transaction per batch of up to 1,000 tasks).
+   */
+  enqueueMany?(tasks: readonly EnqueueTask[]): Promise<void>;
   /** Drops the job's tasks that are not finished (cancel). */
   cancelJob(jobId: string): Promise<number>;
 }
+
+/** One task as `enqueue` takes it. */
+export type EnqueueTask = Parameters<TaskSubmitter['enqueue']>[0];
 
 /** What a worker does with the tasks it runs: claim one, keep its lease, report how it ended. */
 export interface TaskLeases {

@@ -76,7 +76,7 @@ export async function virtualTime(db: Kysely<DB>, kind: TaskKind | string): Prom
  * divided among the workspace's groups waiting now, so a workspace's submitters share its weight
  * instead of each adding one. Waiting: a last tag ahead of the virtual time.
  */
-async function weightOf(db: Kysely<DB>, group: string, v: number): Promise<number> {
+export async function weightOf(db: Kysely<DB>, group: string, v: number): Promise<number> {
   const parent = parentOf(group);
   const rows = await db
     .selectFrom('share_weights')

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { Task, TaskKind } from '../../ports/tasks.js';
+import type { EnqueueTask, Task, TaskKind } from '../../ports/tasks.js';
+import { enqueueMany, insertValues } from '../sql/task-enqueue.js';
 import { SqlTaskQueue } from '../sql/task-queue.js';
 import { CommitWatch } from './commit-watch.js';
 import type { SqliteHandle } from './db.js';
@@ -100,6 +101,11 @@ export class SqliteTaskQueue extends SqlTaskQueue {
 
   override enqueue(t: Parameters<SqlTaskQueue['enqueue']>[0]): Promise<void> {
     return this.changed(super.enqueue(t));
+  }
+
+  /** The batch in a few statements (../sql/task-enqueue.ts); no signal to send: claimers poll. */
+  async enqueueMany(tasks: readonly EnqueueTask[]): Promise<void> {
+    await this.changed(enqueueMany(this.db, this.now, tasks, insertValues));
   }
 
   override complete(taskId: string, workerId: string): Promise<void> {

@@ -15,6 +15,7 @@ import { taskSchedulingConformance } from './task-queue/scheduling.js';
 import { queueOrderConformance } from './task-queue/queue-order.js';
 import { waitingPriorityConformance } from './task-queue/waiting-priority.js';
 import { dependencyWakesConformance } from './task-queue/dependency-waits.js';
+import { enqueueManyConformance } from './task-queue/enqueue-many.js';
 import type { DependencyWakes } from '../../../service/ports/dependency-waits.js';
 
 export function taskQueueConformance(
@@ -23,6 +24,7 @@ export function taskQueueConformance(
 ): void {
   describe(`TaskQueue conformance: ${name}`, () => {
     taskSubmitterConformance(open);
+    enqueueManyConformance(open);
     taskLeasesConformance(name, open);
     failureLedgerConformance(open);
     queueHousekeepingConformance(open);
