@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { initialScheduling } from '../../../service/domain/scheduling.js';
+import { createWorkerToken } from '../../../service/domain/worker-tokens.js';
 import type { JobRecord } from '../../../service/ports/jobs.js';
 import { RemoteTaskQueue } from '../../../service/worker-api/remote-queue.js';
 import { outputLayout } from '../../../service/worker/outputs/chunk-files.js';
@@ -109,6 +110,21 @@ describe('preemption on remote workers', () => {
       requiredTags: ['site:paris'],
     });
     expect(await queue.topWaiting(['validate'])).toBeUndefined();
+  });
+
+  it("holds a token's places under its own name: another token's worker cannot take them over", async () => {
+    const high = await jobWith(95, 1);
+    const named = async (name: string) =>
+      new RemoteTaskQueue({
+        serviceUrls: [h.svc.origin],
+        token: (await createWorkerToken(h.svc.service.ports.workerTokens, name)).token,
+      });
+    const a = await named(`tok-a-${high.slice(0, 8)}`);
+    const b = await named(`tok-b-${high.slice(0, 8)}`);
+    expect(await a.takeHandBackPlace(high, ['render-chunk'], 'slot', 60_000)).toBe(true);
+    // The same holder name from another token is another holder: the one place stays a's.
+    expect(await b.takeHandBackPlace(high, ['render-chunk'], 'slot', 60_000)).toBe(false);
+    expect(await a.takeHandBackPlace(high, ['render-chunk'], 'slot', 60_000)).toBe(true);
   });
 
   it('refuses the preemption routes without a worker token, and a body it does not know', async () => {
