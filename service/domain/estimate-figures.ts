@@ -28,6 +28,11 @@ export interface FarmSlot {
   /** What one frame may use on it: the GPU's memory, or the machine's RAM; null when unknown. */
   memoryBytes: number | null;
   free: boolean;
+  /**
+   * Whether it holds this job's Blender as the estimate left it (the scene loaded with the render's
+   * settings, kept for the render: estimateWarmKeepSeconds), so the render's frames there load nothing. Default false.
+   */
+  warm?: boolean;
 }
 
 export interface EstimateInput {
@@ -66,6 +71,8 @@ export interface EstimateInput {
   queueAheadSeconds: number;
   /** Operator's price per hour of rendering, by device (`CPU`, `OPTIX`, ..., or `GPU` for any GPU). */
   rates: Readonly<Record<string, number>>;
+  /** How long the estimate's Blender waits for the render (estimateWarmKeepSeconds), for the warning's words. */
+  warmKeepSeconds?: number;
 }
 
 export interface SlotFit {
@@ -186,12 +193,16 @@ export function estimateFigures(input: EstimateInput): EstimateFigures | null {
   const warmup = meanBand(input.warmupSeconds ?? []);
   const queue = Math.max(0, input.queueAheadSeconds);
   // Wall: each slot the render uses loads the scene and warms up once, in parallel, then renders
-  // its share of the frames; the farm's own fixed time comes on top.
+  // its share of the frames; the farm's own fixed time comes on top. The wall is the slowest slot's:
+  // only when every free slot (any may take a frame) holds the estimate's kept Blender, and no queued
+  // work takes them first, does the render fetch, load and warm up nothing.
   const parallel = Math.max(1, Math.min(freeSlots, remaining.length));
+  const free = ofKind.filter((s) => s.free);
+  const warmStart = remaining.length > 0 && queue === 0 && free.length > 0 && free.every((s) => s.warm === true);
   const fixed = (edge: 'value' | 'low' | 'high') =>
     queue +
-    Math.max(0, input.overheadSeconds ?? 0) +
-    (remaining.length > 0 ? (load?.[edge] ?? 0) + (warmup?.[edge] ?? 0) : 0);
+    (warmStart ? 0 : Math.max(0, input.overheadSeconds ?? 0)) +
+    (remaining.length > 0 && !warmStart ? (load?.[edge] ?? 0) + (warmup?.[edge] ?? 0) : 0);
   const wallSeconds: Band = sum
     ? {
         value: round(fixed('value') + renderSeconds.value / parallel),
@@ -244,10 +255,11 @@ export function estimateFigures(input: EstimateInput): EstimateFigures | null {
     device,
     warnings: estimateWarnings(samples, slotFits, {
       queue,
-      free: ofKind.some((s) => s.free),
+      free: free.length > 0,
       kind,
       rate: rate !== undefined,
       device,
+      warmKeep: warmStart ? (input.warmKeepSeconds ?? null) : undefined,
     }),
   };
 }
@@ -255,7 +267,7 @@ export function estimateFigures(input: EstimateInput): EstimateFigures | null {
 function estimateWarnings(
   samples: readonly SampleFrame[],
   fits: readonly SlotFit[],
-  farm: { queue: number; free: boolean; kind: string; rate: boolean; device: string },
+  farm: { queue: number; free: boolean; kind: string; rate: boolean; device: string; warmKeep?: number | null },
 ): string[] {
   const w: string[] = [];
   const secs = samples.map((s) => s.seconds);
@@ -275,6 +287,12 @@ function estimateWarnings(
     w.push(
       `No ${farm.kind.toUpperCase()} slot is free now: the wall time counts ${Math.round(farm.queue)} s of ` +
         `queued work ahead.`,
+    );
+  if (farm.warmKeep !== undefined)
+    w.push(
+      `The wall time counts no scene load: it assumes the render starts while the estimate's Blender waits ` +
+        `for it on its slot${farm.warmKeep !== null ? ` (${Math.round(farm.warmKeep)} s after the estimate)` : ''}; ` +
+        `later, the load comes back.`,
     );
   if (!farm.rate)
     w.push(`No price is configured for ${farm.device} rendering (--estimate-rates): the cost is not estimated.`);

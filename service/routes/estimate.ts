@@ -30,15 +30,31 @@ export interface EstimateRouteDeps {
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
-/** The farm's render slots now: those of workers whose heartbeat is fresh, with their GPU's memory. */
-export function farmSlots(workers: readonly WorkerRecord[], now: number): FarmSlot[] {
+/**
+ * The farm's render slots now: those of workers whose heartbeat is fresh, with their GPU's memory.
+ * With `warmJobId` (the job estimated, while its estimate's Blender may still wait for the render):
+ * a slot whose only tasks are that job's estimate is free (it ends as the estimate does; a report
+ * a heartbeat old still shows it), and a slot holding that job's Blender is warm.
+ */
+export function farmSlots(workers: readonly WorkerRecord[], now: number, warmJobId?: string): FarmSlot[] {
   const slots: FarmSlot[] = [];
+  const ownEstimate = (s: WorkerRecord['slots'][number]) =>
+    warmJobId !== undefined &&
+    s.tasks.length > 0 &&
+    s.tasks.every((t) => t.jobId === warmJobId && t.taskId.startsWith(estimateTaskId(warmJobId)));
   for (const w of workers) {
     if (w.state !== 'running' || now - w.heartbeatAt > 3 * w.heartbeatIntervalMs) continue;
     for (const s of w.slots) {
       if (s.device.kind === 'control') continue;
       const gpu = s.device.kind === 'gpu' ? w.gpus.find((g) => g.uuid === s.device.uuid) : undefined;
-      slots.push({ kind: s.device.kind, memoryBytes: gpu ? gpu.memoryMiB * 2 ** 20 : null, free: s.state === 'idle' });
+      const warm = warmJobId !== undefined && s.warmJobId === warmJobId;
+      const free = s.state === 'idle' || ownEstimate(s);
+      slots.push({
+        kind: s.device.kind,
+        memoryBytes: gpu ? gpu.memoryMiB * 2 ** 20 : null,
+        free,
+        ...(warm && { warm }),
+      });
     }
   }
   return slots;
@@ -48,12 +64,26 @@ export function farmSlots(workers: readonly WorkerRecord[], now: number): FarmSl
 export async function presentEstimate(
   rec: JobRecord,
   est: EstimateInternal,
-  deps: Pick<EstimateRouteDeps, 'workers'> & { rates: Readonly<Record<string, number>>; now: number },
+  deps: Pick<EstimateRouteDeps, 'workers'> & {
+    rates: Readonly<Record<string, number>>;
+    now: number;
+    /** estimateWarmKeepSeconds: past it the estimate's Blender is gone, whatever a report says. Default: reports. */
+    warmKeepSeconds?: number;
+  },
 ): Promise<Estimate> {
   const [workers, load] = deps.workers
     ? await Promise.all([deps.workers.registry.listWorkers(), deps.workers.queue.countsByKind()])
     : [[], undefined];
-  const slots = farmSlots(workers, deps.now);
+  // The estimate's Blender serves only the render of this request, before the job moves on and within the keep time.
+  const kept =
+    est.state !== 'failed' &&
+    est.state !== 'canceled' &&
+    rec.job.status === 'validated' &&
+    !rec.internal.renderRequestedAt &&
+    (deps.warmKeepSeconds === undefined ||
+      (deps.warmKeepSeconds > 0 &&
+        (!est.finishedAt || deps.now < Date.parse(est.finishedAt) + deps.warmKeepSeconds * 1000)));
+  const slots = farmSlots(workers, deps.now, kept ? rec.job.id : undefined);
   const samples = est.samples ?? [];
   const meanSeconds = samples.length ? samples.reduce((s, r) => s + r.seconds, 0) / samples.length : 0;
   const renderSlots = Math.max(1, slots.length);
@@ -74,6 +104,7 @@ export async function presentEstimate(
     slots,
     queueAheadSeconds,
     rates: deps.rates,
+    ...(deps.warmKeepSeconds !== undefined && { warmKeepSeconds: deps.warmKeepSeconds }),
   });
   // A sampling estimate whose job moved on (rendered, canceled) was stopped by that: no worker writes it again.
   const state =
@@ -129,7 +160,8 @@ export const estimateRoutes: FastifyPluginAsyncZod<EstimateRouteDeps> = async (a
     throw new Error(`estimateRates (--estimate-rates): ${(err as Error).message}`, { cause: err });
   }
   const now = deps.now ?? Date.now;
-  const present = (rec: JobRecord, est: EstimateInternal) => presentEstimate(rec, est, { ...deps, rates, now: now() });
+  const present = (rec: JobRecord, est: EstimateInternal) =>
+    presentEstimate(rec, est, { ...deps, rates, now: now(), warmKeepSeconds: ctx.config.estimateWarmKeepSeconds });
   const notAllowed = (rec: JobRecord) =>
     new ApiError('ESTIMATE_NOT_ALLOWED', { metadata: { jobId: rec.job.id, status: rec.job.status } });
 

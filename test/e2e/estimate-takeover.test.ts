@@ -55,9 +55,16 @@ const NINE = Array.from({ length: 9 }, (_, i) => `f_${String(i + 1).padStart(4, 
 describe("the render takes over the estimate's Blender", () => {
   it('renders its frames in the Blender that rendered the samples: one start and one scene load in all', async () => {
     const id = await estimated('1-9');
-    const ownBefore = (await readEstimate(id)).ownCost.renderSeconds;
+    const before = await readEstimate(id);
+    const ownBefore = before.ownCost.renderSeconds;
     // Kept after the estimate, for the render.
     expect(blenderProcesses(id)).toHaveLength(1);
+    // The one slot holds it: the wall time is the frames alone, no fetch, load or warm-up (the worker's
+    // report may still show the estimate's task on the slot: free for the render all the same).
+    const f = before.figures!;
+    expect(f.loadSeconds!.value).toBeGreaterThan(0);
+    expect(f.wallSeconds.value).toBeCloseTo(f.renderSeconds.value, 0);
+    expect(before.warnings.some((w) => w.includes('counts no scene load'))).toBe(true);
     expect(await renderToEnd(id, tinyRender('1-9'))).toEqual(NINE);
 
     expect(logged(id, 'warm Blender started')).toHaveLength(1);

@@ -19,6 +19,12 @@ let call: Call;
 beforeAll(async () => {
   svc = await startTestService({ estimateRates: 'CPU=0.36,GPU=3.6' });
   call = api(svc.baseUrl, svc.apiKey);
+  await reportFarm();
+});
+afterAll(() => svc.close());
+
+/** The test's one worker: GPU slot a free, b busy, a CPU slot; `a` changes slot a (a warm Blender, a task). */
+async function reportFarm(a: Partial<WorkerSlotReport> = {}): Promise<void> {
   const gpuSlot = (uuid: string, state: WorkerSlotReport['state']): WorkerSlotReport => ({
     id: `gpu-${uuid}`,
     device: { kind: 'gpu', name: 'RTX', uuid },
@@ -35,7 +41,7 @@ beforeAll(async () => {
     state: 'running',
     heartbeatIntervalMs: 60_000,
     slots: [
-      gpuSlot('a', 'idle'),
+      { ...gpuSlot('a', 'idle'), ...a },
       gpuSlot('b', 'busy'),
       { id: 'cpu-0', device: { kind: 'cpu', name: 'CPU', uuid: null }, state: 'idle', tasks: [], warmJobId: null },
     ],
@@ -46,8 +52,7 @@ beforeAll(async () => {
     ],
     blocklistedBy: [],
   });
-});
-afterAll(() => svc.close());
+}
 
 /** A validated job whose estimate sampled frames 1, 12 and 24 of 1-24 on OPTIX, each peaking at `peak`. */
 async function sampledOnGpu(peak: number): Promise<string> {
@@ -117,6 +122,38 @@ describe('estimate against the farm', () => {
     const f = EstimateEnvelope.parse((await call('GET', `/jobs/${id}/estimate`)).body).data.figures!;
     expect(f.memory.slots[0]).toMatchObject({ kind: 'gpu', fits: 'yes' });
     expect(f.memory.summary).toContain('fits the 8 GB GPU slots');
+  });
+
+  it("counts no load while the free slot holds the estimate's Blender, and the load once it is gone", async () => {
+    const id = await sampledOnGpu(2 * GiB);
+    const wall = async () => {
+      const { data } = EstimateEnvelope.parse((await call('GET', `/jobs/${id}/estimate`)).body);
+      return { wall: data.figures!.wallSeconds.value, warnings: data.warnings };
+    };
+    try {
+      // 84 s of frames on the one free GPU slot, which holds the job's Blender: no 0.5 s fetch, 3 s load, 1 s warm-up.
+      await reportFarm({ warmJobId: id });
+      const warm = await wall();
+      expect(warm.wall).toBeCloseTo(84, 0);
+      expect(warm.warnings.some((w) => w.includes('counts no scene load') && w.includes('120 s'))).toBe(true);
+      // A report a heartbeat old still shows the estimate's own task on it: free for the render all the same.
+      const task = { jobId: id, taskId: `estimate:${id}:1`, kind: 'render-chunk' as const, frames: null };
+      await reportFarm({ warmJobId: id, state: 'busy', tasks: [{ ...task, startedAt: new Date().toISOString() }] });
+      expect((await wall()).wall).toBeCloseTo(84, 0);
+      // Another job's warm Blender there: the load as before.
+      await reportFarm({ warmJobId: 'another-job' });
+      expect((await wall()).wall).toBeCloseTo(88.5, 0);
+      // Past the keep time (120 s) the Blender is gone, whatever a late report still says.
+      await reportFarm({ warmJobId: id });
+      const rec = (await svc.service.ports.jobs.getById(id))!;
+      const long = new Date(Date.now() - 200_000).toISOString();
+      await svc.service.ports.jobs.update(id, {}, { estimate: { ...rec.internal.estimate!, finishedAt: long } });
+      const gone = await wall();
+      expect(gone.wall).toBeCloseTo(88.5, 0);
+      expect(gone.warnings.some((w) => w.includes('counts no scene load'))).toBe(false);
+    } finally {
+      await reportFarm();
+    }
   });
 
   it('replays a failed estimate until it is set aside, then starts again', async () => {

@@ -188,3 +188,42 @@ describe('estimate figures', () => {
     expect(() => parseRates('CPU:1')).toThrow('"CPU:1" is not DEVICE=PRICE');
   });
 });
+
+describe("the estimate's Blender kept for the render (warm slots)", () => {
+  // 97 frames left at 10 s, a 4 s load, a 2 s warm-up and 3 s fetching the project on each slot.
+  const cold = { loadSeconds: [4], warmupSeconds: [2], overheadSeconds: 3 };
+  const cpu = (warm: boolean, free = true): FarmSlot => ({ kind: 'cpu', memoryBytes: null, free, warm });
+
+  it('counts no fetch, load or warm-up when the one slot holds it', () => {
+    const before = estimateFigures(input({ ...cold, slots: [cpu(false)] }))!;
+    const warm = estimateFigures(input({ ...cold, slots: [cpu(true)], warmKeepSeconds: 120 }))!;
+    expect(before.wallSeconds.value).toBeCloseTo(970 + 9, 0);
+    expect(warm.wallSeconds.value).toBeCloseTo(970, 0);
+    for (const edge of ['low', 'high'] as const)
+      expect(before.wallSeconds[edge] - warm.wallSeconds[edge]).toBeGreaterThanOrEqual(3 + 4 / 2 + 2 / 2);
+    expect(warm.renderSeconds).toEqual(before.renderSeconds);
+    expect(warm.warnings).toContain(
+      "The wall time counts no scene load: it assumes the render starts while the estimate's Blender waits for " +
+        'it on its slot (120 s after the estimate); later, the load comes back.',
+    );
+    expect(before.warnings).toEqual([]);
+  });
+
+  it('still counts them when another slot the render may take is cold: the wall is the slowest slot', () => {
+    const f = estimateFigures(input({ ...cold, slots: [cpu(true), cpu(false)] }))!;
+    expect(f.wallSeconds.value).toBeCloseTo(485 + 9, 0);
+    // A busy cold slot is not one the render takes now; a warm slot with queued work ahead is taken first.
+    expect(estimateFigures(input({ ...cold, slots: [cpu(true), cpu(false, false)] }))!.wallSeconds.value).toBeCloseTo(
+      970,
+      0,
+    );
+    const queued = estimateFigures(input({ ...cold, slots: [cpu(true)], queueAheadSeconds: 30 }))!;
+    expect(queued.wallSeconds.value).toBeCloseTo(30 + 9 + 970, 0);
+  });
+
+  it('counts them as before when no slot holds it', () => {
+    const f = estimateFigures(input({ ...cold }))!;
+    expect(f.wallSeconds.value).toBeCloseTo(485 + 9, 0);
+    expect(estimateFigures(input({ ...cold, slots: [cpu(false)] }))!.wallSeconds.value).toBeCloseTo(970 + 9, 0);
+  });
+});
