@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from '../../shared/api/job.js';
+import { TERMINAL_STATUSES } from '../../shared/job-status.js';
 import type { UploadPreflight } from '../../shared/api/upload.js';
 import type { JobRecord, StoredJobJson, UploadRecord } from '../ports/jobs.js';
 import type { ObjectStorage } from '../ports/storage.js';
@@ -95,7 +96,19 @@ async function signPreview(key: string | null, storage: ObjectStorage, ttlSecond
 
 /** The client-facing job: stored fields plus a freshly signed preview URL. */
 export async function presentJob(rec: JobRecord, storage: ObjectStorage, ttlSeconds: number): Promise<Job> {
-  return { ...rec.job, previewUrl: await signPreview(servedPreviewKey(rec), storage, ttlSeconds) };
+  const job = rec.job.preemption && TERMINAL_STATUSES.has(rec.job.status) ? { ...rec.job, preemption: null } : rec.job;
+  return { ...job, previewUrl: await signPreview(servedPreviewKey(rec), storage, ttlSeconds) };
+}
+
+/**
+ * The stored job text without a stale preemption notice: a job that ended (canceled or failed
+ * while a task of it was handed back) has no task waiting any more. Parsed only when a notice is
+ * there, so the hot path stays a string append.
+ */
+function withoutStaleNotice(json: string): string {
+  if (!json.includes('"preemption":{')) return json;
+  const job = JSON.parse(json) as Pick<Job, 'status' | 'preemption'>;
+  return TERMINAL_STATUSES.has(job.status) ? JSON.stringify({ ...job, preemption: null }) : json;
 }
 
 /**
@@ -108,7 +121,7 @@ export async function presentJobJson(
   ttlSeconds: number,
 ): Promise<string> {
   const url = await signPreview(stored.previewKey, storage, ttlSeconds);
-  const json = stored.json.trimEnd();
+  const json = withoutStaleNotice(stored.json.trimEnd());
   if (!json.endsWith('}') || json === '{}') throw new Error('stored job JSON is not a non-empty object');
   return `${json.slice(0, -1)},"previewUrl":${url === null ? 'null' : JSON.stringify(url)}}`;
 }

@@ -127,6 +127,21 @@ describe('preemption on remote workers', () => {
     expect(await a.takeHandBackPlace(high, ['render-chunk'], 'slot', 60_000)).toBe(true);
   });
 
+  it('shows no notice on a job that ended while a task of it waited handed back', async () => {
+    const low = await jobWith(10, 1);
+    const q = new RemoteTaskQueue({ serviceUrls: [h.svc.origin], token: TOKEN });
+    const notice = { reason: 'paused for a priority-90 job after frame 3', priority: 90, afterFrame: 3 };
+    await h.remote().update(low, {
+      preemption: { ...notice, since: new Date().toISOString(), tasks: [`chunk:${low}:0`] },
+    });
+    expect((await h.publicJob(low)).preemption).toMatchObject(notice);
+    expect(await q.cancelJob(low)).toBe(1);
+    expect((await h.call('POST', `/jobs/${low}/cancel`)).status).toBe(200);
+    expect((await h.publicJob(low)).preemption).toBeNull();
+    const listed = await h.call<{ jobs: { id: string; preemption?: unknown }[] }>('GET', '/jobs?pageSize=100');
+    expect(listed.body.jobs.find((j) => j.id === low)?.preemption).toBeNull();
+  });
+
   it('refuses the preemption routes without a worker token, and a body it does not know', async () => {
     for (const route of ['/tasks/waiting-top', '/tasks/hand-back-place']) {
       const r = await h.internal('POST', route, { kinds: ['render-chunk'] }, { token: null });
