@@ -79,15 +79,19 @@ folder, Blender 3.4 (PATH), \`--estimate-rates CPU=1\`. For each scene, through 
 polled until \`ready\`; then \`POST /render\` with the same request (the sampled frames are kept, not rendered \
 again), timed to the job's completion stamp. The truth is that render: its wall time (POST /render to \
 \`completed\`), and the highest peak memory Blender reported for its own frames (the sampled ones excluded). The \
-estimate's figure is \`wallSeconds\` (queue ahead, a scene load and warm-up, the frames left and their render calls' \
-setups over the free slots). Blendergrid's method is computed on the same samples: the warm samples nearest the \
+estimate's figure is \`wallSeconds\` (queue ahead, a scene load and warm-up unless every free slot holds the \
+estimate's warm Blender, the frames left and their render calls' setups over the free slots). Blendergrid's \
+method is computed on the same samples: the warm samples nearest the \
 first, middle and last frame, their mean time times the frames left, plus the same measured load; its peak is the \
 highest of those three frames. The live ETA is the job progress's \`etaBand\` at the first poll (every 200 ms) with \
 a quarter of the frames done, against the time that really remained. Cost: the estimate's own Blender seconds \
 (\`ownCost.renderSeconds\`) over the full render, and the estimate's wall (\`startedAt\` to \`finishedAt\`). **The \
 full render** is the render's wall plus the seconds of the frames the estimate kept (their rows): the render skipped \
 those frames, and without the estimate would have rendered them. Until 2026-12-06 the cost was over the render's \
-wall alone; that figure stands beside it (\`own / render wall (old)\`). The estimate reads the steps of animated \
+wall alone; that figure stands beside it (\`own / render wall (old)\`). Since 2026-12-06 16:30Z the render takes \
+over the estimate's warm Blender (\`estimateWarmKeepSeconds\`, 120 s): its scene load is billed to the job and \
+taken off the estimate's own cost (read again after the render), and added to the full render, which would have \
+paid it (\`load taken over s\`). The estimate reads the steps of animated \
 integer properties from the analysis (\`animations[].fcurves[].steps\`: subdivision's and EEVEE's keyframed levels): \
 its samples go to distinct segments between steps and its profile holds each segment flat (since 2026-12-06 13:20Z; \
 before, a line was drawn across each step). The load line counts the bench's whole process tree as its own, sampled \

@@ -25,10 +25,13 @@ export interface SceneErrors {
   /** The estimate's own Blender seconds over the render's wall, and its own wall. */
   costShare: number;
   /**
-   * The same seconds over the full render: the render's wall plus the seconds of the frames the
-   * estimate kept (the render skipped them; without the estimate it would have rendered them).
+   * The estimate's own seconds, less the load its render took over, over the full render: the
+   * render's wall plus the seconds of the frames the estimate kept and the load the render took
+   * over (without the estimate the render would have paid both).
    */
   fullRender: number;
+  /** The scene load the render took over with the estimate's warm Blender, seconds (0: none). */
+  takenOver: number;
   costShareFull: number;
   estimateWall: number;
   /** The live ETA at 25 %: its error against the time really left then. */
@@ -85,6 +88,8 @@ export function sceneErrors(r: SceneRun): SceneErrors {
   const a = r.analysis;
   const eta = r.eta25?.eta;
   const left = r.eta25 ? r.renderWall - r.eta25.at : NaN;
+  const takenOver = Math.max(0, r.estimate.ownCost.renderSeconds - r.ownAfterRender);
+  const fullRender = r.renderWall + r.sampleRows.reduce((a, x) => a + x.renderSeconds, 0) + takenOver;
   return {
     name: r.scene.name,
     frames: r.scene.frames,
@@ -101,9 +106,9 @@ export function sceneErrors(r: SceneRun): SceneErrors {
     analysisInBand:
       truthPeak && a && a.low !== null && a.high !== null ? a.low <= truthPeak && truthPeak <= a.high : null,
     costShare: r.estimate.ownCost.renderSeconds / r.renderWall,
-    fullRender: r.renderWall + r.sampleRows.reduce((a, x) => a + x.renderSeconds, 0),
-    costShareFull:
-      r.estimate.ownCost.renderSeconds / (r.renderWall + r.sampleRows.reduce((a, x) => a + x.renderSeconds, 0)),
+    takenOver,
+    fullRender,
+    costShareFull: r.ownAfterRender / fullRender,
     estimateWall: r.estimateWall,
     etaError: eta && left > 0 ? err(eta.seconds, left) : null,
     etaInBand: eta && left > 0 ? eta.lowSeconds <= left && left <= eta.highSeconds : null,
@@ -151,11 +156,12 @@ export function sceneRows(
     scene: e.name,
     frames: String(e.frames),
     'estimate own Blender s': s1(runs[i]!.estimate.ownCost.renderSeconds),
+    'load taken over s': s1(e.takenOver),
     'estimate wall s': s1(e.estimateWall),
     'render wall s': s1(e.truthWall),
     'own / render wall (old)': pct(e.costShare).replace('+', ''),
     'full render s': s1(e.fullRender),
-    'own / full render': pct(e.costShareFull).replace('+', ''),
+    'own (less load taken over) / full render': pct(e.costShareFull).replace('+', ''),
   }));
   const parts = runs.map((r) => {
     const e = r.estimate;

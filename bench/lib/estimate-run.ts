@@ -22,6 +22,11 @@ export interface SceneRun {
   lastFrameAt: number;
   /** POST estimate to its finishedAt, seconds. */
   estimateWall: number;
+  /**
+   * The estimate's own Blender seconds read again once the render completed: less than at `ready` by
+   * the scene load the render took over with the estimate's warm Blender (estimate-handover.ts).
+   */
+  ownAfterRender: number;
   /** The live ETA at the first poll with a quarter of the frames done, and when that was (s after POST /render). */
   eta25: { at: number; framesDone: number; eta: EtaBand | null } | null;
   /** Every progress poll while the render ran (s after POST /render), for the run's dump. */
@@ -102,6 +107,7 @@ export async function runScene(client: RenderJobClient, file: string, s: Estimat
     await sleep(POLL_MS);
   }
   const renderWall = (Date.parse((await client.getJob(id)).updatedAt) - t0Wall) / 1000;
+  const ownAfterRender = (await client.getEstimate(id)).ownCost.renderSeconds;
   const sampled = new Set(estimate.sampleFrames);
   const renderRows = (await allRows(client, id)).filter((r) => !sampled.has(r.frame));
   const out = (await client.getDownloads(id)).frameOutputs ?? [];
@@ -116,6 +122,7 @@ export async function runScene(client: RenderJobClient, file: string, s: Estimat
     firstFrameAt: Math.min(...stamps),
     lastFrameAt: Math.max(...stamps),
     estimateWall,
+    ownAfterRender,
     eta25,
     polls,
     analysis,
