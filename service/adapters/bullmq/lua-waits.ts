@@ -3,13 +3,15 @@
 // script at a time. Keys (as in lua.ts): `dw:<jobId>` (set: bids waiting for the job),
 // `dwt:<bid>` (set: the jobs the task waits for), `ended` (zset: jobs that ended, by when, Redis
 // clock; pruned with the tasks). A released task sits in BullMQ's delayed set until its safety
-// delay; waking it scores it 0 there, due at once: BullMQ's next fetch moves it to wait, and the
-// claim's preclaim counts it ready (lua-preclaim.ts reads the same scores).
+// delay. Waking it takes it out of BullMQ and puts it back in the adapter's claim order
+// (lua-common.ts) under the tag and enqueue order it was given at submit, the place the SQL
+// queues claim a woken task from (they keep its tag and seq): left in BullMQ, it went to the back
+// of BullMQ's wait list, behind every task a claim had handed over meanwhile (a whole backlog).
 
-import { PRELUDE } from './lua-common.js';
+import { COMMON } from './lua-common.js';
 
-/** The shared prelude (B, Q, nowMs) and the waits' own helper; COMMON's claim order is not needed here. */
-const WAITS = `${PRELUDE}
+/** The claim order (COMMON) and the waits' own helpers. */
+const WAITS = `${COMMON}
 -- Drops every wait of the task (it says again what it still waits for when it runs).
 local function unwait(bid, except)
   for _, j in ipairs(redis.call('SMEMBERS', B .. 'dwt:' .. bid)) do
@@ -17,11 +19,22 @@ local function unwait(bid, except)
   end
   redis.call('DEL', B .. 'dwt:' .. bid)
 end
+-- Moves the task of kind k from BullMQ's delayed set into the claim order (held while its job is
+-- paused); true when queued. BullMQ's copy goes (its keys as BullMQ's removeJobKeys names them),
+-- so the claim that takes the task hands it over afresh. A task not in the delayed set is left:
+-- its safety delay ran out and BullMQ's wait list has it, where the next claim fetches it first.
+local function wake(bid, k)
+  if redis.call('ZREM', Q .. k .. ':delayed', bid) == 0 then return false end
+  local jk = Q .. k .. ':' .. bid
+  redis.call('DEL', jk, jk .. ':logs', jk .. ':dependencies', jk .. ':processed', jk .. ':failed')
+  redis.call('DEL', jk .. ':unsuccessful')
+  return pushReady(bid)
+end
 `;
 
 /**
  * ARGV[3..]: bid, kind, then the job ids it waits for; run after the release (REQUEUED). Returns 2
- * when one of them had ended already (the task was made due now), 1 when the wait is stored, 0
+ * when one of them had ended already (the task was woken at once), 1 when the wait is stored, 0
  * when the task is not waiting in the queue (the release did not happen).
  */
 const WAIT = `${WAITS}
@@ -31,7 +44,7 @@ if st ~= 'queued' and st ~= 'paused' then return 0 end
 unwait(bid, nil)
 for i = 5, #ARGV do
   if redis.call('ZSCORE', B .. 'ended', ARGV[i]) then
-    redis.call('ZADD', Q .. ARGV[4] .. ':delayed', 'XX', 0, bid)
+    wake(bid, ARGV[4])
     return 2
   end
 end
@@ -43,7 +56,7 @@ return 1
 `;
 
 /**
- * ARGV[3]: jobId, which ended. Records the end and makes the tasks waiting for it due now; returns
+ * ARGV[3]: jobId, which ended. Records the end and wakes the tasks waiting for it; returns
  * the kinds of those now claimable (a paused job's stay held).
  */
 const JOB_ENDED = `${WAITS}
@@ -54,8 +67,7 @@ for _, bid in ipairs(redis.call('SMEMBERS', B .. 'dw:' .. j)) do
   unwait(bid, j)
   local f = redis.call('HMGET', B .. 't:' .. bid, 'st', 'k')
   if f[1] == 'queued' or f[1] == 'paused' then
-    local moved = redis.call('ZADD', Q .. f[2] .. ':delayed', 'XX', 'CH', 0, bid)
-    if moved == 1 and f[1] == 'queued' and not seen[f[2]] then
+    if wake(bid, f[2]) and not seen[f[2]] then
       seen[f[2]] = true
       table.insert(kinds, f[2])
     end

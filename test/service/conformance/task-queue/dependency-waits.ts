@@ -16,6 +16,9 @@ type Waits = TaskSubmitter & TaskLeases & DependencyWakes & Pick<QueueHousekeepi
 /** Well under the safety delay: a claim that succeeds within it was woken, not timed out. */
 const WOKEN_WITHIN_MS = 10_000;
 
+/** Another job's queued tasks, enough that "behind them" and "ahead of them" differ. */
+const BACKLOG = 8;
+
 /** Enqueues job `jobId`'s planning task, claims it as `worker` and releases it waiting for `waitFor`. */
 async function deferred(queue: Waits, jobId: string, waitFor: string[], worker = 'w1'): Promise<string> {
   const id = `plan-${jobId}`;
@@ -84,6 +87,27 @@ export function dependencyWakesConformance(open: () => Promise<QueueHarness<Wait
         expect((await claimSoon(queue)).id).toBe('plan-late');
       }),
     );
+
+    // The order rule on every stack: a woken task keeps its place in the claim order (priority,
+    // then fair-share tag, then enqueue order) from its submit, as the SQL queues claim it by its
+    // stored tag and seq. Submitted before another job's backlog of equal priority, it is claimed
+    // before that backlog, not behind it (BullMQ once fetched it after every backlog task).
+    for (const kind of ['render', 'render-chunk'] as const) {
+      it(
+        `claims a woken task ahead of a ${kind} backlog of another job submitted after it`,
+        withQueue(async ({ queue }: QueueHarness<Waits>) => {
+          const id = await deferred(queue, 'comp', ['shot']);
+          for (let i = 0; i < BACKLOG; i++)
+            await queue.enqueue({ id: `bg-${i}`, jobId: 'bg', kind, payload: { frames: [i] } });
+          const kinds = ['render', 'render-chunk'] as const;
+          // Before the wake the backlog runs: its first task, not the waiting one.
+          expect((await queue.claim('w2', kinds, 60_000))?.id).toBe('bg-0');
+          await queue.jobEnded('shot');
+          expect((await queue.claim('w3', kinds, 60_000))?.id).toBe(id);
+          expect((await queue.claim('w4', kinds, 60_000))?.id).toBe('bg-1');
+        }),
+      );
+    }
 
     it(
       'keeps the wait across a restart',
