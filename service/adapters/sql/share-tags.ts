@@ -47,15 +47,14 @@ export function parentOf(group: string): string | null {
   return i > 0 ? group.slice(0, i) : null;
 }
 
-/**
- * The queue's virtual time for `kind`: the tag the next claim of that kind takes (not checking its
- * dependencies or retry delay: a cheap index probe). With nothing queued, the largest last tag of
- * any group: every group that starts then starts level.
- */
-export async function virtualTime(db: Kysely<DB>, kind: TaskKind | string): Promise<number> {
-  const head = await db
+/** The queued task of `kind` the next claim takes, by the claim's order (its dependencies and delay not checked). */
+export async function queueHead(
+  db: Kysely<DB>,
+  kind: TaskKind | string,
+): Promise<{ tag: number; priority: number } | undefined> {
+  return db
     .selectFrom('tasks')
-    .select('tag')
+    .select(['tag', 'priority'])
     .where('state', '=', 'queued')
     .where('kind', '=', kind)
     .orderBy('priority', 'desc')
@@ -63,6 +62,15 @@ export async function virtualTime(db: Kysely<DB>, kind: TaskKind | string): Prom
     .orderBy('seq')
     .limit(1)
     .executeTakeFirst();
+}
+
+/**
+ * The queue's virtual time for `kind`: the tag the next claim of that kind takes (not checking its
+ * dependencies or retry delay: a cheap index probe). With nothing queued, the largest last tag of
+ * any group: every group that starts then starts level.
+ */
+export async function virtualTime(db: Kysely<DB>, kind: TaskKind | string): Promise<number> {
+  const head = await queueHead(db, kind);
   if (head) return head.tag;
   const row = await db
     .selectFrom('share_groups')

@@ -8,10 +8,9 @@
 // paused job), where the virtual time still moves with them, are tagged task by task.
 import type { Kysely } from 'kysely';
 import type { EnqueueTask, TaskKind } from '../../ports/tasks.js';
-import { framesOf } from '../../domain/task-runs.js';
 import type { DB } from './schema.js';
-import { tagTask, weightOf } from './share-tags.js';
-import { jobSched, type JobSched } from './task-schedule.js';
+import { queueHead, tagTask, weightOf } from './share-tags.js';
+import { jobSched, newTaskRow, type JobSched } from './task-schedule.js';
 
 /** Tasks per transaction: bounds a batch's statement size and how long it holds its locks. */
 export const ENQUEUE_BATCH = 1000;
@@ -151,19 +150,7 @@ async function newItems(trx: Kysely<DB>, tasks: readonly EnqueueTask[]): Promise
     const key = JSON.stringify([t.jobId, t.priority ?? null, t.shareGroup ?? null]);
     let job = scheds.get(key);
     if (!job) scheds.set(key, (job = await jobSched(trx, t)));
-    items.push({
-      t,
-      row: {
-        id: t.id,
-        job_id: t.jobId,
-        kind: t.kind,
-        payload: JSON.stringify(t.payload ?? {}),
-        state: job.paused ? 'paused' : 'queued',
-        priority: job.priority,
-        share_group: job.shareGroup,
-        units: framesOf(t.payload ?? null)?.length ?? 0,
-      },
-    });
+    items.push({ t, row: newTaskRow(t, job) });
   }
   return items;
 }
@@ -180,16 +167,7 @@ async function runTags(trx: Kysely<DB>, run: readonly Item[]): Promise<number[]>
     for (const it of run) tags.push(await tagOf(it));
     return tags;
   }
-  const head = await trx
-    .selectFrom('tasks')
-    .select(['tag', 'priority'])
-    .where('state', '=', 'queued')
-    .where('kind', '=', kind)
-    .orderBy('priority', 'desc')
-    .orderBy('tag')
-    .orderBy('seq')
-    .limit(1)
-    .executeTakeFirst();
+  const head = await queueHead(trx, kind);
   const first = await tagOf(run[0]!);
   // The virtual time once the first is queued: the first itself when it goes ahead of the head
   // (claimed before it: a higher priority, or an earlier tag; a tie goes to the older task).

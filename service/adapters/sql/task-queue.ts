@@ -3,7 +3,6 @@ import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/t
 import type { GroupQueueLoad, QueueAheadCounts } from '../../ports/queue-order.js';
 import type { DB } from './schema.js';
 import type { ReadySignal } from '../ready-signal.js';
-import { framesOf } from '../../domain/task-runs.js';
 import { TaskClaim, type ClaimPick } from './task-claim.js';
 import { chargeTime, guessedGroups, settleGroup, tagTask } from './share-tags.js';
 import { setWeight, weights } from './share-weights.js';
@@ -12,7 +11,7 @@ import { groupLoads, queueAhead } from './queue-order.js';
 import { topWaiting } from './waiting-priority.js';
 import { takeHandBackPlace } from './hand-back-places.js';
 import type { WaitingTop } from '../../ports/waiting-priority.js';
-import { jobSched, pauseJob, requeuedState, resumeJob, setJobPriority } from './task-schedule.js';
+import { jobSched, newTaskRow, pauseJob, requeuedState, resumeJob, setJobPriority } from './task-schedule.js';
 import { releaseTask, wakeWaiters } from './task-waits.js';
 import { pruneFinished } from './task-prune.js';
 import type { DependencyWakes } from '../../ports/dependency-waits.js';
@@ -69,20 +68,13 @@ export abstract class SqlTaskQueue implements TaskQueue, DependencyWakes {
       // Checked first so that a repeated enqueue does not advance the group's fair-share tag.
       if (await trx.selectFrom('tasks').select('id').where('id', '=', t.id).executeTakeFirst()) return false;
       const job = await jobSched(trx, t);
-      const units = framesOf(t.payload ?? null)?.length ?? 0;
-      const tag = await tagTask(trx, { kind: t.kind, shareGroup: job.shareGroup, frames: units });
+      const row = newTaskRow(t, job);
+      const tag = await tagTask(trx, { kind: t.kind, shareGroup: job.shareGroup, frames: row.units });
       const added = await trx
         .insertInto('tasks')
         .values({
-          id: t.id,
-          job_id: t.jobId,
-          kind: t.kind,
-          payload: JSON.stringify(t.payload ?? {}),
-          state: job.paused ? 'paused' : 'queued',
-          priority: job.priority,
-          share_group: job.shareGroup,
+          ...row,
           tag,
-          units,
           attempts: 0,
           run_after: this.now(),
           worker_id: null,

@@ -4,6 +4,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { TaskKind } from '../../ports/tasks.js';
 import type { DB } from './schema.js';
 import { virtualTime } from './share-tags.js';
+import { framesOf } from '../../domain/task-runs.js';
 
 /** The job's scheduling as its tasks are enqueued with it. */
 export interface JobSched {
@@ -32,6 +33,32 @@ export async function jobSched(
     .returning(['priority', 'share_group', 'paused'])
     .executeTakeFirstOrThrow();
   return { priority: row.priority ?? 0, shareGroup: row.share_group ?? '', paused: row.paused === 1 };
+}
+
+/** A new task's row before its fair-share tag: what enqueue and the batched enqueue both insert. */
+export function newTaskRow(
+  t: { id: string; jobId: string; kind: string; payload?: Record<string, unknown> },
+  job: JobSched,
+): {
+  id: string;
+  job_id: string;
+  kind: string;
+  payload: string;
+  state: 'queued' | 'paused';
+  priority: number;
+  share_group: string;
+  units: number;
+} {
+  return {
+    id: t.id,
+    job_id: t.jobId,
+    kind: t.kind,
+    payload: JSON.stringify(t.payload ?? {}),
+    state: job.paused ? 'paused' : 'queued',
+    priority: job.priority,
+    share_group: job.shareGroup,
+    units: framesOf(t.payload ?? null)?.length ?? 0,
+  };
 }
 
 /** The state of a task handed back to the queue (a retry, a release): held while its job is paused. */
