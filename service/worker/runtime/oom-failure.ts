@@ -72,6 +72,8 @@ export interface OomRun {
   workerId: string;
   log: Logger;
   jobStopped: () => Promise<void>;
+  /** Told the outcome before the queue or the job hears it (FailedRun.ending). Default: nothing. */
+  ending?: (outcome: TaskOutcome) => Promise<void>;
 }
 
 /** Records the need, then retries elsewhere or fails the job with OUT_OF_MEMORY. */
@@ -93,12 +95,14 @@ export async function settleOutOfMemory(deps: OomDeps, run: OomRun, oom: OutOfMe
   if (bigger || (!deps.fit.knowsFarm && task.attempts < deps.maxAttempts)) {
     // A slot with more memory may take it: not this task's fault, so the attempt does not count
     // where the farm is known (each retry raises the need, so this ends); elsewhere it does.
+    await run.ending?.('retried');
     if (deps.fit.knowsFarm) await deps.queue.release(task.id, run.workerId);
     else await deps.queue.fail(task.id, run.workerId, { retryable: true, message: 'out of memory', retryAfterMs: 0 });
     return 'retried';
   }
   const reason = redactPaths(outOfMemoryReason(oom, killedIn, largest ?? killedIn), deps.privatePaths ?? []);
   log.error({ failedReason: reason }, 'no slot has the memory the frame needs; failing the job');
+  await run.ending?.('failed');
   await moveJob(deps.jobs, task.jobId, 'fail', { failedReason: reason });
   await deps.queue.fail(task.id, run.workerId, { retryable: false, message: String(reason.errorDetails.message) });
   await deps.queue.cancelJob(task.jobId);

@@ -44,6 +44,12 @@ export interface FailedRun {
   slotMemoryBytes?: number;
   /** Whether the kernel killed a process for memory in the slot's cgroup while the task ran. Default never. */
   oomKilled?: () => boolean;
+  /**
+   * Told the outcome once it is known, before the queue or the job hears it (the runtime ends the
+   * task log there: a remote worker's token writes only the logs of tasks it still holds). Never
+   * throws. Default: nothing.
+   */
+  ending?: (outcome: TaskOutcome) => Promise<void>;
 }
 
 /** Records how the run failed (release, retry or fail the job) and answers the outcome for /metrics. Never throws. */
@@ -55,13 +61,16 @@ export async function settleFailure(deps: FailureDeps, run: FailedRun): Promise<
     if (err instanceof CanceledTaskError || (signal.aborted && !(err instanceof FatalTaskError))) {
       // Canceled: the task is already out of the queue. Stopping: give the task back untouched.
       // A restart is not the task's fault: its attempt does not count.
-      if (run.stopping()) await queue.release(task.id, workerId);
+      const stopped = run.stopping();
+      await run.ending?.(stopped ? 'released' : 'canceled');
+      if (stopped) await queue.release(task.id, workerId);
       else await run.jobStopped();
       log.info({ reason: String(signal.reason ?? err) }, 'task stopped');
-      return run.stopping() ? 'released' : 'canceled';
+      return stopped ? 'released' : 'canceled';
     }
     if (err instanceof DeferTaskError) {
       const waitFor = err.waitFor.length ? { waitFor: err.waitFor } : {};
+      await run.ending?.('released');
       await queue.release(task.id, workerId, { delayMs: err.delayMs, ...waitFor });
       log.debug({ delayMs: err.delayMs, reason: err.message, ...waitFor }, 'task deferred');
       return 'released';
@@ -82,6 +91,7 @@ export async function settleFailure(deps: FailureDeps, run: FailedRun): Promise<
     if (retryable && task.attempts < deps.maxAttempts) {
       const retryAfterMs = deps.retryBaseMs * 2 ** (task.attempts - 1);
       log.warn({ err, retryAfterMs }, 'task failed; will retry');
+      await run.ending?.('retried');
       await queue.fail(task.id, workerId, {
         retryable: true,
         message: String((err as Error).message ?? err),
@@ -93,6 +103,7 @@ export async function settleFailure(deps: FailureDeps, run: FailedRun): Promise<
     log.error({ err, failedReason: reason }, 'task failed for good; failing the job');
     // The job first, while this worker still holds the task: a
     // remote worker's token opens only the jobs of its leases.
+    await run.ending?.('failed');
     await moveJob(jobs, task.jobId, 'fail', { failedReason: reason });
     await queue.fail(task.id, workerId, {
       retryable: false,

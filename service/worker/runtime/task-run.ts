@@ -81,6 +81,8 @@ export class TaskRunner {
       deps.metrics?.taskStarted(task.kind);
       deps.activity?.started(lane.name, task);
       await handler(task, { signal: controller.signal, lane, log, handedOff, job, ...(taskLog ? { taskLog } : {}) });
+      // The log's end before the queue's: a remote worker's token stores only held tasks' logs.
+      await endTaskLog(taskLog, 'done', undefined, log);
       await deps.queue.complete(task.id, workerId);
       outcome = 'done';
       log.info('task done');
@@ -101,6 +103,7 @@ export class TaskRunner {
           jobStopped: () => this.jobStopped(task.jobId, log),
           slotMemoryBytes: lane.slot?.memoryBytes,
           oomKilled: () => oomBefore !== undefined && (deps.oomKills?.(lane) ?? 0) > oomBefore,
+          ending: (end) => endTaskLog(taskLog, end, err, log),
         },
       );
     } finally {
@@ -112,11 +115,9 @@ export class TaskRunner {
         const frames = Array.isArray(task.payload.frames) ? task.payload.frames.length : 0;
         deps.metrics?.taskEnded(task.kind, outcome, (Date.now() - startedAt) / 1000, frames);
       }
-      // After the task's bookkeeping: the log says how the run ended, which is known only now.
-      await taskLog?.close(
-        outcome,
-        failure === undefined ? undefined : String((failure as Error)?.message ?? failure).slice(0, 4000),
-      );
+      // Ended already unless settling the failure broke off before it knew the outcome: then it
+      // says what the metrics say (a second close does nothing).
+      await endTaskLog(taskLog, outcome, failure, log);
     }
   }
 
@@ -155,5 +156,26 @@ export class TaskRunner {
     await this.d.deps
       .onJobStopped?.(jobId)
       .catch((err: unknown) => log.warn({ err }, 'cleaning up a stopped job failed'));
+  }
+}
+
+/**
+ * Stores the run's log with how it ended. Called before the queue hears the outcome: a remote
+ * worker's token stores only the logs of tasks it holds, so a log ended after the task is settled
+ * is refused and read as `interrupted`. A log that cannot be stored never keeps the task from
+ * being settled: a warning, and the task goes on. Never throws.
+ */
+async function endTaskLog(
+  taskLog: TaskLogHandle | undefined,
+  outcome: string,
+  failure: unknown,
+  log: Logger,
+): Promise<void> {
+  if (!taskLog) return;
+  const message = failure === undefined ? undefined : String((failure as Error)?.message ?? failure).slice(0, 4000);
+  try {
+    await taskLog.close(outcome, message);
+  } catch (err) {
+    log.warn({ err }, 'ending the task log failed; the task is settled anyway');
   }
 }

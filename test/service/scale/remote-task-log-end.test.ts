@@ -1,0 +1,100 @@
+// The task logs of a real `renderbridge worker` process that reaches the service only through the
+// worker API on its own token: each run's log ends with how the run really ended (`done` for the
+// validate, the render planning, the render chunk and the finalize), not `interrupted`. The
+// token's storage scope lets a worker write only the logs of tasks it holds, so the runtime must
+// store a log's end before it tells the queue the task is done (with the old order the end was
+// refused and the run read as interrupted, or had no log at all). Real service, s3rver and Blender.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorkerToken } from '../../../service/domain/worker-tokens.js';
+import { RenderJobClient } from '../../../shared/client/client.js';
+import { tinyRender, waitUntil } from '../../helpers/e2e.js';
+import { buildFixture } from '../../helpers/fixtures.js';
+import { startKeylessFarm, type KeylessFarm } from '../../helpers/keyless-worker.js';
+
+const REPO_ROOT = path.resolve(import.meta.dirname, '../../..');
+const ENDED = ['completed', 'failed', 'canceled'] as const;
+const blender =
+  spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
+if (!blender) {
+  if (process.env.CI === 'true') throw new Error('Blender is missing: the remote task log test needs it on CI');
+  console.warn('skipping the remote task log test: Blender is not installed (apt-get install blender)');
+}
+
+let farm: KeylessFarm;
+let client: RenderJobClient;
+let child: ChildProcess | undefined;
+let exited: Promise<unknown>;
+let stderr = '';
+
+beforeAll(async () => {
+  if (!blender) return;
+  farm = await startKeylessFarm();
+  client = new RenderJobClient({ baseUrl: farm.svc.baseUrl, apiKey: farm.svc.apiKey });
+  const name = `logs-${randomUUID().slice(0, 8)}`;
+  const { token } = await createWorkerToken(farm.svc.service.ports.workerTokens, name);
+  // Nothing of the farm's but the token: its logs go through the worker API's scoped storage.
+  const env: Record<string, string> = { RENDERBRIDGE_WORKER_TOKEN: token };
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(AWS_|RENDERBRIDGE_|DATABASE_URL|REDIS_URL)/.test(k)) env[k] = v;
+  const dataDir = path.join(await farm.tempDir(), 'w');
+  const args = ['--import', 'tsx', 'cli/index.ts', 'worker', '--service-url', farm.svc.origin];
+  args.push('--data-dir', dataDir, '--name', name, '--workers', '1');
+  child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  exited = new Promise((resolve) => child!.once('exit', resolve));
+}, 120_000);
+afterAll(async () => {
+  if (child && child.exitCode === null) {
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await farm?.close();
+});
+
+/** The last line of one run's log. */
+async function lastLine(jobId: string, task: string, attempt: number): Promise<string> {
+  let text = '';
+  for await (const part of client.jobLogs(jobId, { task, attempt })) text += part;
+  return text.trimEnd().split('\n').at(-1) ?? '';
+}
+
+describe.skipIf(!blender)('task logs of a remote worker process', () => {
+  it('end as the runs ended: validate, render, render chunk and finalize all `done`', async () => {
+    let jobId: string | undefined;
+    try {
+      const target = await client.uploadProject(await buildFixture('basic'));
+      jobId = (await client.createJob({ slug: target.slug })).id;
+      const id = jobId;
+      await client.validateJob(id, {});
+      const v = await client.waitForStatus(id, ['validated', 'failed'], { intervalMs: 200, timeoutMs: 120_000 });
+      expect(v.status, JSON.stringify(v)).toBe('validated');
+      await client.renderJob(id, tinyRender('1'));
+      const done = await client.waitForStatus(id, [...ENDED], { intervalMs: 200, timeoutMs: 180_000 });
+      expect(done.status, JSON.stringify(done)).toBe('completed');
+
+      // The job completes inside the finalize run: wait until the queue has settled every task.
+      const tasks = await waitUntil('every task of the job settled', async () => {
+        const { tasks } = await client.jobLogIndex(id);
+        return tasks.every((t) => t.state === 'done' || t.state === null) ? tasks : undefined;
+      });
+      expect(tasks.map((t) => t.kind).sort()).toEqual(['finalize', 'render', 'render-chunk', 'validate']);
+      for (const t of tasks) {
+        expect(t.attempts, t.kind).toHaveLength(1);
+        const run = t.attempts[0]!;
+        expect({ kind: t.kind, state: run.state, live: run.live }).toEqual({
+          kind: t.kind,
+          state: 'done',
+          live: false,
+        });
+        expect(await lastLine(id, t.id, run.attempt), t.kind).toMatch(/\[renderbridge\] attempt ended: done$/);
+      }
+    } catch (err) {
+      if (jobId) console.error(JSON.stringify((await client.jobLogIndex(jobId)).tasks, null, 1).slice(0, 6000));
+      console.error(stderr.slice(-4000));
+      throw err;
+    }
+  }, 400_000);
+});
