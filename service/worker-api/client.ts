@@ -1,6 +1,7 @@
 // The worker's side of the internal worker API transport: one call tried across several service
 // instances (failover), retried with back-off while none answers. It knows HTTP and the error
 // body, not jobs: remote-jobs.ts builds the job store on it.
+import type { z } from 'zod';
 import { ErrorBody } from '../../shared/api/error-body.js';
 
 export interface WorkerApiClientOptions {
@@ -200,6 +201,20 @@ export class WorkerApiClient {
         : '';
     const message = parsed.success ? parsed.data.message : JSON.stringify(answer.body)?.slice(0, 200);
     return new WorkerApiError(`${at}: ${message}${details}`, answer.status, name);
+  }
+
+  /** The answer's body as `schema` says; a body of another shape means service and worker differ in version. */
+  parse<S extends z.ZodType>(answer: WorkerApiAnswer, method: string, path: string, schema: S): z.infer<S> {
+    const parsed = schema.safeParse(answer.body);
+    if (parsed.success) return parsed.data;
+    const first = parsed.error.issues[0];
+    throw new WorkerApiError(
+      `${answer.url} answered ${method} ${path} with ${answer.status} and an unexpected body ` +
+        `(${first ? `${first.path.join('.')}: ${first.message}` : 'invalid'}): run the same renderbridge ` +
+        `version on service and workers.`,
+      answer.status,
+      null,
+    );
   }
 }
 

@@ -143,18 +143,7 @@ export class RemoteWorkerJobs implements WorkerJobStore {
       );
     }
     if (!schema) return undefined;
-    const parsed = schema.safeParse(a.body);
-    if (!parsed.success) {
-      const first = parsed.error.issues[0];
-      throw new WorkerApiError(
-        `${a.url} answered ${method} ${path} with an unexpected body ` +
-          `(${first ? `${first.path.join('.')}: ${first.message}` : 'invalid'}): run the same renderbridge ` +
-          `version on service and workers.`,
-        a.status,
-        null,
-      );
-    }
-    return parsed.data;
+    return this.api.parse(a, method, path, schema);
   }
 }
 

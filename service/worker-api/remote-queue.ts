@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../ports/tasks.js';
 import type { GroupQueueLoad, QueueAheadCounts } from '../ports/queue-order.js';
-import { WorkerApiClient, WorkerApiError, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
+import { WorkerApiClient, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
 import { WORKER_API_PREFIX } from './contract.js';
 import type { WaitingPriority, WaitingTop } from '../ports/waiting-priority.js';
 import { RemoteWaitingPriority } from './remote-waiting.js';
@@ -155,15 +155,6 @@ export class RemoteTaskQueue implements TaskQueue, WaitingPriority {
     const a: WorkerApiAnswer = await this.api.call(method, path, body);
     if (a.status >= 400) throw this.api.refusal(a, method, path);
     if (!schema) return undefined;
-    const parsed = schema.safeParse(a.body);
-    if (!parsed.success) {
-      throw new WorkerApiError(
-        `${a.url} answered ${method} ${path} with an unexpected body: run the same renderbridge version on ` +
-          `service and workers.`,
-        a.status,
-        null,
-      );
-    }
-    return parsed.data;
+    return this.api.parse(a, method, path, schema);
   }
 }

@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import type { TaskKind } from '../ports/tasks.js';
 import type { WaitingPriority, WaitingTop } from '../ports/waiting-priority.js';
-import { WorkerApiClient, WorkerApiError, type WorkerApiClientOptions } from './client.js';
+import { WorkerApiClient, type WorkerApiClientOptions } from './client.js';
 import { WORKER_API_PREFIX } from './contract.js';
 import { HandBackPlaceAnswer, WAITING_ROUTES, WaitingTopAnswer } from './waiting-routes.js';
 
@@ -36,15 +36,6 @@ export class RemoteWaitingPriority implements WaitingPriority {
     const path = WORKER_API_PREFIX + route;
     const a = await this.api.call('POST', path, body);
     if (a.status >= 400) throw this.api.refusal(a, 'POST', path);
-    const parsed = schema.safeParse(a.body);
-    if (!parsed.success) {
-      throw new WorkerApiError(
-        `${a.url} answered POST ${path} with an unexpected body: run the same renderbridge version on ` +
-          `service and workers.`,
-        a.status,
-        null,
-      );
-    }
-    return parsed.data;
+    return this.api.parse(a, 'POST', path, schema);
   }
 }

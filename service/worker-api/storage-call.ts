@@ -50,15 +50,7 @@ export async function askStorage(
     );
   }
   if (!schema) return undefined;
-  const parsed = schema.safeParse(a.body);
-  if (!parsed.success)
-    throw new WorkerApiError(
-      `${a.url} answered POST ${path} with an unexpected body: run the same renderbridge version on ` +
-        `service and workers.`,
-      a.status,
-      null,
-    );
-  return parsed.data;
+  return api.parse(a, 'POST', path, schema);
 }
 
 /** The service's OBJECT_ALREADY_EXISTS as the port's ObjectExistsError. */
