@@ -26,6 +26,7 @@ export async function claimTask(
   workerId: string,
   kinds: readonly TaskKind[],
   leaseMs: number,
+  again = true,
 ): Promise<Task | undefined> {
   const pre = await c.scripts.preclaim(kinds, c.handOverGraceMs);
   await handOver(c, pre.handOvers);
@@ -49,6 +50,9 @@ export async function claimTask(
     const task = await fetch(c, kind, workerId, leaseMs);
     if (task) return task;
   }
+  // Preclaim took nothing from the order for the tasks BullMQ held; none of them could run (canceled,
+  // its job paused), so the order's first task is taken now rather than the claim finding nothing.
+  if (again && ready.length > 0 && !pre.took) return claimTask(c, workerId, kinds, leaseMs, false);
   return undefined;
 }
 

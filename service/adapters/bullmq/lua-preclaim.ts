@@ -8,7 +8,8 @@ import { COMMON } from './lua-common.js';
  * hand to BullMQ again, per kind the enqueue order of its next task in BullMQ or -1, the task this
  * claim takes from the order ({} when none): {bid, kind, jobId, payload}}.
  *  - The claim's task: the first in the claim order of the kinds asked for, handed to BullMQ by
- *    the caller, then fetched (recorded in promote first, so a crash in between is made up).
+ *    the caller, then fetched (recorded in promote first, so a crash in between is made up); none
+ *    while BullMQ holds a ready task of those kinds, which the claim fetches instead.
  *  - Leases that ran out: a task BullMQ finished is settled here (its settling call was lost);
  *    an abandoned one is put in BullMQ's stalled set for BullMQ's stalled sweep to re-queue.
  *  - Hand-overs to BullMQ: an entry older than the grace is done (BullMQ has the job: the entry
@@ -86,8 +87,16 @@ for i = 4, #ARGV do
     ps = redis.call('ZRANGE', pk, 0, 0)
   end
 end
+-- A task BullMQ holds ready (a retry, a release's delay run out) is what this claim fetches: one
+-- taken from the order too would stay in BullMQ's wait list, and every later claim would fetch it
+-- and leave its own behind, one task out of the order ahead of it for good (a woken task waited
+-- for a slot more).
+local held = false
+for _, s in ipairs(order) do
+  if s >= 0 then held = true end
+end
 local took = {}
-if pick then
+if pick and not held then
   redis.call('ZREM', pick.key, pick.m)
   redis.call('HINCRBY', B .. 'rqn', pick.k, -1)
   local bid = string.sub(pick.m, 15)

@@ -110,6 +110,24 @@ export function dependencyWakesConformance(open: () => Promise<QueueHarness<Wait
     }
 
     it(
+      'claims a woken task at its place after a task handed back without delay ran first',
+      withQueue(async ({ queue }: QueueHarness<Waits>) => {
+        const id = await deferred(queue, 'comp', ['shot']);
+        await queue.enqueue({ id: 'again', jobId: 'again', kind: 'render' });
+        expect((await queue.claim('w2', ['render'], 60_000))?.id).toBe('again');
+        await queue.release('again', 'w2');
+        for (let i = 0; i < BACKLOG; i++)
+          await queue.enqueue({ id: `bg-${i}`, jobId: 'bg', kind: 'render-chunk', payload: { frames: [i] } });
+        const kinds = ['render', 'render-chunk'] as const;
+        // Handed back, it comes first again; the claim that took it must leave the backlog in order.
+        expect((await queue.claim('w3', kinds, 60_000))?.id).toBe('again');
+        await queue.jobEnded('shot');
+        expect((await queue.claim('w4', kinds, 60_000))?.id).toBe(id);
+        expect((await queue.claim('w5', kinds, 60_000))?.id).toBe('bg-0');
+      }),
+    );
+
+    it(
       'keeps the wait across a restart',
       withQueue(async ({ queue, reopen }: QueueHarness<Waits>) => {
         const id = await deferred(queue, 'after', ['before']);
