@@ -18,6 +18,12 @@ import { COMMON } from './lua-common.js';
 export const PRECLAIM = `${COMMON}
 local now = nowMs()
 local sweep, seen, adds, order = {}, {}, {}, {}
+-- Whether BullMQ holds a ready task of a kind asked for that is no claim's hand-over in flight (a
+-- retry, a release's delay run out): this claim fetches that one, and a task taken from the order
+-- too would stay in BullMQ's wait list; every later claim would fetch it and leave its own, one
+-- task out of the order ahead of the rest for good (a woken task waited a slot more). Hand-overs
+-- in flight (in promote) do not count: their claimers fetch them.
+local held = false
 for _, bid in ipairs(redis.call('ZRANGEBYSCORE', B .. 'lease', '-inf', now, 'LIMIT', 0, 50)) do
   local k = redis.call('HGET', B .. 't:' .. bid, 'k')
   if not k then
@@ -62,6 +68,15 @@ for i = 4, #ARGV do
   if d[1] and tonumber(d[2]) < (now + 1) * 4096 then
     local s = tonumber(redis.call('HGET', B .. 't:' .. d[1], 's')) or 0
     if best < 0 or s < best then best = s end
+    held = true
+  end
+  if not held and tail then
+    for _, w in ipairs(redis.call('LRANGE', q .. 'wait', -32, -1)) do
+      if not redis.call('ZSCORE', B .. 'promote', w) then
+        held = true
+        break
+      end
+    end
   end
   table.insert(order, best)
 end
@@ -86,14 +101,6 @@ for i = 4, #ARGV do
     redis.call('ZREM', pk, ps[1])
     ps = redis.call('ZRANGE', pk, 0, 0)
   end
-end
--- A task BullMQ holds ready (a retry, a release's delay run out) is what this claim fetches: one
--- taken from the order too would stay in BullMQ's wait list, and every later claim would fetch it
--- and leave its own behind, one task out of the order ahead of it for good (a woken task waited
--- for a slot more).
-local held = false
-for _, s in ipairs(order) do
-  if s >= 0 then held = true end
 end
 local took = {}
 if pick and not held then
