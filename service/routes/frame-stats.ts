@@ -7,7 +7,7 @@ import type { EtaBand } from '../../shared/api/frame-stats.js';
 import type { JobProgress } from '../../shared/api/progress.js';
 import { activeSlots, etaBand, renderRows, summarizeFrames } from '../domain/frame-eta.js';
 import { expandFrameRanges } from '../domain/frame-ranges.js';
-import { profileEta, warmRows } from '../domain/frame-profile.js';
+import { lessCallSetup, profileEta, warmRows } from '../domain/frame-profile.js';
 import { trendEta, type FrameSample } from '../domain/frame-trend.js';
 import { requireAuth } from '../http/auth.js';
 import type { ServiceContext } from '../context.js';
@@ -62,7 +62,10 @@ export function progressEta(
   const remaining = own.slice(Math.max(0, own.length - Math.ceil(left)));
   const seen = rows.map((r) => ({ frame: r.frame, seconds: r.renderSeconds }));
   if (estimate?.profile && estimate.profile.length >= 2) {
-    const warm = warmRows(rows).map((r) => ({ frame: r.frame, seconds: r.renderSeconds }));
+    const warm = warmRows(lessCallSetup(rows, frames, estimate.callSeconds)).map((r) => ({
+      frame: r.frame,
+      seconds: r.renderSeconds,
+    }));
     return profileEta(estimate.profile, warm, remaining, left, slots, estimate.callSeconds, estimate.steps);
   }
   return trendEta(seen, remaining, left, slots);

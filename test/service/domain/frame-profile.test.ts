@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { estimateFigures, type EstimateInput } from '../../../service/domain/estimate-figures.js';
 import { estimateProfile } from '../../../service/domain/estimate-state.js';
-import { profileAt, profileEta, profileSum, warmRows } from '../../../service/domain/frame-profile.js';
+import { lessCallSetup, profileAt, profileEta, profileSum, warmRows } from '../../../service/domain/frame-profile.js';
 import { trendEta } from '../../../service/domain/frame-trend.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -156,6 +156,37 @@ describe('the live ETA from the profile', () => {
     ];
     const eta = profileEta(profile, warmRows(rows), range(13, 100), 88, 2)!;
     expect(eta.seconds).toBeCloseTo(44, 0);
+  });
+
+  it("takes a call's setup off a frame that does not follow the slot's last: the pace counts it once", () => {
+    // Previews first, as bench:estimate's EEVEE job rendered: 50 and 100 alone (each its own call), then
+    // 4-11 in one call after frames 1-3 an estimate kept. Warm frames: 0.06 s up to 60, then 1 s.
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+    const warm = (f: number) => (f <= 60 ? 0.06 : 1);
+    const setup = 0.9;
+    const order = [50, 100, ...range(4, 11)];
+    const starts = new Set([50, 100, 4]);
+    const rows = order.map((frame, i) => ({
+      frame,
+      slot: 'a',
+      finishedAt: at(i),
+      renderSeconds: warm(frame) + (starts.has(frame) ? setup : 0),
+    }));
+    const trimmed = lessCallSetup(rows, range(1, 100), setup);
+    // The slot's first row stays whole (warmRows leaves it out); the lone 100 and the run's first, 4,
+    // lose the setup.
+    expect(trimmed.map((r) => Math.round(r.renderSeconds * 100) / 100)).toEqual(
+      order.map((f) => (f === 50 ? 0.96 : warm(f))),
+    );
+    expect(lessCallSetup(rows, range(1, 100), undefined)).toEqual(rows);
+    const profile = [3, 27, 52, 76].map((frame) => ({ frame, seconds: warm(frame) }));
+    const remaining = range(12, 99).filter((f) => ![27, 50, 52, 76].includes(f));
+    const truth = sum(remaining.map(warm)) + 9 * setup;
+    const seen = (r: typeof rows) => warmRows(r).map((x) => ({ frame: x.frame, seconds: x.renderSeconds }));
+    const with_ = profileEta(profile, seen(trimmed), remaining, remaining.length, 1, setup)!;
+    const without = profileEta(profile, seen(rows), remaining, remaining.length, 1, setup)!;
+    expect(Math.abs(with_.seconds / truth - 1)).toBeLessThan(Math.abs(without.seconds / truth - 1));
+    expect(Math.abs(with_.seconds / truth - 1)).toBeLessThan(0.1);
   });
 
   it("counts the setup each render call still to start pays, and the render's pace by the work it showed", () => {
