@@ -10,22 +10,14 @@ import type { Kysely } from 'kysely';
 import type { EnqueueTask, TaskKind } from '../../ports/tasks.js';
 import type { DB } from './schema.js';
 import { queueHead, tagTask, weightOf } from './share-tags.js';
-import { jobSched, newTaskRow, type JobSched } from './task-schedule.js';
+import { jobSched, newTaskRow, type JobSched, type NewTaskRow } from './task-schedule.js';
 
 /** Tasks per transaction: bounds a batch's statement size and how long it holds its locks. */
 export const ENQUEUE_BATCH = 1000;
 
 /** A task's row as the batch inserts it (the columns that vary; the rest are as enqueue sets them). */
-export interface TaskRow {
-  id: string;
-  job_id: string;
-  kind: string;
-  payload: string;
-  state: 'queued' | 'paused';
-  priority: number;
-  share_group: string;
+export interface TaskRow extends NewTaskRow {
   tag: number;
-  units: number;
 }
 
 /** Inserts `rows` in their order (seq follows it), skipping ids already there; the ids it inserted. */

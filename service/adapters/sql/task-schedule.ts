@@ -36,10 +36,7 @@ export async function jobSched(
 }
 
 /** A new task's row before its fair-share tag: what enqueue and the batched enqueue both insert. */
-export function newTaskRow(
-  t: { id: string; jobId: string; kind: string; payload?: Record<string, unknown> },
-  job: JobSched,
-): {
+export interface NewTaskRow {
   id: string;
   job_id: string;
   kind: string;
@@ -48,7 +45,12 @@ export function newTaskRow(
   priority: number;
   share_group: string;
   units: number;
-} {
+}
+
+export function newTaskRow(
+  t: { id: string; jobId: string; kind: string; payload?: Record<string, unknown> },
+  job: JobSched,
+): NewTaskRow {
   return {
     id: t.id,
     job_id: t.jobId,
