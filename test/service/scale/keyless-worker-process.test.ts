@@ -2,20 +2,19 @@
 // no queue or database URL. Its files go through the worker API's storage routes on URLs the
 // service signs for the job of each task; it renders, requeues, keeps the frames of a canceled
 // job and assembles a project sent as blobs (real service, real s3rver, real Blender).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkerToken } from '../../../service/domain/worker-tokens.js';
 import { WORKER_API_PREFIX } from '../../../service/worker-api/contract.js';
 import { RenderJobClient } from '../../../shared/client/client.js';
 import { renderingPartway, tinyRender, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { startKeylessFarm, type KeylessFarm } from '../../helpers/keyless-worker.js';
+import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 
-const REPO_ROOT = path.resolve(import.meta.dirname, '../../..');
 const ENDED = ['completed', 'failed', 'canceled'] as const;
 const blender =
   spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -27,44 +26,17 @@ if (!blender) {
 
 let farm: KeylessFarm;
 let client: RenderJobClient;
-let child: ChildProcess | undefined;
-let exited: Promise<unknown>;
-let stderr = '';
-/** The worker's --data-dir: its jobs' work folders are under work/. */
-let dataDir = '';
+let worker: WorkerProcess | undefined;
 const name = `keyless-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
   if (!blender) return;
   farm = await startKeylessFarm();
   client = new RenderJobClient({ baseUrl: farm.svc.baseUrl, apiKey: farm.svc.apiKey });
-  const { token } = await createWorkerToken(farm.svc.service.ports.workerTokens, name);
-  // Nothing of the farm's but the token: no AWS keys, no S3, Redis or database settings.
-  const env: Record<string, string> = { RENDERBRIDGE_WORKER_TOKEN: token };
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !/^(AWS_|RENDERBRIDGE_|DATABASE_URL|REDIS_URL)/.test(k)) env[k] = v;
-  dataDir = path.join(await farm.tempDir(), 'w');
-  const args = [
-    '--import',
-    'tsx',
-    'cli/index.ts',
-    'worker',
-    '--service-url',
-    farm.svc.origin,
-    '--data-dir',
-    dataDir,
-    '--workers',
-    '1',
-  ];
-  child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  exited = new Promise((resolve) => child!.once('exit', resolve));
+  worker = await startWorkerProcess(farm, { name });
 }, 120_000);
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await worker?.stop();
   await farm?.close();
 });
 
@@ -73,7 +45,7 @@ async function withWorkerLog(fn: () => Promise<void>): Promise<void> {
   try {
     await fn();
   } catch (err) {
-    console.error(stderr.slice(-4000));
+    console.error(worker?.stderr().slice(-4000));
     throw err;
   }
 }
@@ -132,7 +104,7 @@ describe.skipIf(!blender)('`renderbridge worker` with only the service URL and i
         await client.cancelJob(id);
         // The worker keeps the finished frames under the job's outputs
         // (through the storage routes), then removes its folder.
-        await waitUntil("the canceled job's folder to go", () => !existsSync(path.join(dataDir, 'work', id)), {
+        await waitUntil("the canceled job's folder to go", () => !existsSync(path.join(worker!.dataDir, 'work', id)), {
           timeoutMs: 60_000,
         });
         const requeued = await farm.call<{ id: string }>('POST', `/jobs/${id}/requeue`, {});

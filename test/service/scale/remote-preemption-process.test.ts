@@ -6,19 +6,17 @@
 // frame begun twice, whichever machine ran the handed-back task again (it fetches the frames the
 // other finished, as a retry does; in practice the other machine, busy with its own chunk no more).
 // Real service, s3rver and Blender.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkerToken } from '../../../service/domain/worker-tokens.js';
 import type { PreemptionNotice } from '../../../shared/api/preemption.js';
 import type { TaskLogTask } from '../../../shared/api/task-logs.js';
 import { RenderJobClient } from '../../../shared/client/client.js';
 import { tinyRender, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { startKeylessFarm, type KeylessFarm } from '../../helpers/keyless-worker.js';
+import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 
-const REPO_ROOT = path.resolve(import.meta.dirname, '../../..');
 const ENDED = ['completed', 'failed', 'canceled'] as const;
 const LOW_FRAMES = 24;
 const blender =
@@ -31,21 +29,11 @@ if (!blender) {
 let farm: KeylessFarm;
 let client: RenderJobClient;
 let lastLow: string | undefined;
-const workers: { name: string; child: ChildProcess; exited: Promise<unknown>; stderr: string }[] = [];
+const workers: WorkerProcess[] = [];
 
 async function startWorker(): Promise<void> {
-  const name = `remote-${randomUUID().slice(0, 8)}`;
-  const { token } = await createWorkerToken(farm.svc.service.ports.workerTokens, name);
-  const env: Record<string, string> = { RENDERBRIDGE_WORKER_TOKEN: token };
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !/^(AWS_|RENDERBRIDGE_|DATABASE_URL|REDIS_URL)/.test(k)) env[k] = v;
-  const dataDir = path.join(await farm.tempDir(), name);
-  const args = ['--import', 'tsx', 'cli/index.ts', 'worker', '--service-url', farm.svc.origin, '--data-dir', dataDir];
-  args.push('--name', name, '--workers', '1', '--render-mode', 'warm', '--preempt-priority-gap', '30');
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  const w = { name, child, exited: new Promise((resolve) => child.once('exit', resolve)), stderr: '' };
-  child.stderr!.on('data', (d: Buffer) => (w.stderr += d.toString()));
-  workers.push(w);
+  const args = ['--render-mode', 'warm', '--preempt-priority-gap', '30'];
+  workers.push(await startWorkerProcess(farm, { name: `remote-${randomUUID().slice(0, 8)}`, args }));
 }
 
 beforeAll(async () => {
@@ -56,11 +44,7 @@ beforeAll(async () => {
   await startWorker();
 }, 120_000);
 afterAll(async () => {
-  for (const w of workers) {
-    if (w.child.exitCode !== null) continue;
-    w.child.kill('SIGTERM');
-    await w.exited;
-  }
+  for (const w of workers) await w.stop();
   await farm?.close();
 });
 
@@ -154,7 +138,7 @@ describe.skipIf(!blender)('preemption on remote worker processes', () => {
     } catch (err) {
       const low = lastLow;
       if (low) console.error(JSON.stringify((await client.jobLogIndex(low)).tasks, null, 1).slice(0, 6000));
-      for (const w of workers) console.error(`--- ${w.name}\n${w.stderr.slice(-3000)}`);
+      for (const w of workers) console.error(`--- ${w.name}\n${w.stderr().slice(-3000)}`);
       throw err;
     }
   }, 600_000);

@@ -4,17 +4,15 @@
 // token's storage scope lets a worker write only the logs of tasks it holds, so the runtime must
 // store a log's end before it tells the queue the task is done (with the old order the end was
 // refused and the run read as interrupted, or had no log at all). Real service, s3rver and Blender.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkerToken } from '../../../service/domain/worker-tokens.js';
 import { RenderJobClient } from '../../../shared/client/client.js';
 import { tinyRender, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { startKeylessFarm, type KeylessFarm } from '../../helpers/keyless-worker.js';
+import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 
-const REPO_ROOT = path.resolve(import.meta.dirname, '../../..');
 const ENDED = ['completed', 'failed', 'canceled'] as const;
 const blender =
   spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -25,32 +23,17 @@ if (!blender) {
 
 let farm: KeylessFarm;
 let client: RenderJobClient;
-let child: ChildProcess | undefined;
-let exited: Promise<unknown>;
-let stderr = '';
+let worker: WorkerProcess | undefined;
 
 beforeAll(async () => {
   if (!blender) return;
   farm = await startKeylessFarm();
   client = new RenderJobClient({ baseUrl: farm.svc.baseUrl, apiKey: farm.svc.apiKey });
-  const name = `logs-${randomUUID().slice(0, 8)}`;
-  const { token } = await createWorkerToken(farm.svc.service.ports.workerTokens, name);
   // Nothing of the farm's but the token: its logs go through the worker API's scoped storage.
-  const env: Record<string, string> = { RENDERBRIDGE_WORKER_TOKEN: token };
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !/^(AWS_|RENDERBRIDGE_|DATABASE_URL|REDIS_URL)/.test(k)) env[k] = v;
-  const dataDir = path.join(await farm.tempDir(), 'w');
-  const args = ['--import', 'tsx', 'cli/index.ts', 'worker', '--service-url', farm.svc.origin];
-  args.push('--data-dir', dataDir, '--name', name, '--workers', '1');
-  child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  exited = new Promise((resolve) => child!.once('exit', resolve));
+  worker = await startWorkerProcess(farm, { name: `logs-${randomUUID().slice(0, 8)}` });
 }, 120_000);
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await worker?.stop();
   await farm?.close();
 });
 
@@ -93,7 +76,7 @@ describe.skipIf(!blender)('task logs of a remote worker process', () => {
       }
     } catch (err) {
       if (jobId) console.error(JSON.stringify((await client.jobLogIndex(jobId)).tasks, null, 1).slice(0, 6000));
-      console.error(stderr.slice(-4000));
+      console.error(worker?.stderr().slice(-4000));
       throw err;
     }
   }, 400_000);
