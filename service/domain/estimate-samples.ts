@@ -8,14 +8,19 @@
 //     a Suzanne at subdivision level 5 took 1.2-1.5 s right after a jump, 0.9-1.0 s in sequence.
 // So a long job's estimate renders its first three frames as one call (the lead: the third is the
 // first warm sample, the excess of the first two over it the warm-up each render slot pays once),
-// then each sample behind its run-up (the job's frame before it) in a call of its own: the run-up
-// pays the call's setup and the jump, the sample is warm as the render's frames are, and the run-up's
-// excess over it is the setup each of the render's calls pays. The samples are evenly spaced to the
-// end, then, while the estimate's cost allows, one at a time where neighbouring samples differ most
-// (a step in the timeline: a subdivision level, a heavy region). Where the analysis names the frames
-// at which an animated integer property steps (frame-steps.ts), the spread samples go to distinct
-// segments between steps and refinement never bisects across a known step: the profile holds each
-// segment flat from its own samples, so one sample a segment is worth more than two on one. Pure.
+// then its spread samples as one call with a frame step behind one run-up (spreadCall): the run-up
+// pays the call's setup and the jump, the samples after it are warm as the render's frames are
+// (Blender only evaluates the frames it steps over), and the run-up's excess over the warm frames
+// around it is the setup each of the render's calls pays. Each sample behind its own run-up in a
+// call of its own (the only way before 2026-12-06, still where no step fits) paid EEVEE's setup,
+// about 0.85 s, once a sample: a 100-frame EEVEE job's estimate cost 17 % of its render. The
+// samples are evenly spaced to the end, then, while the estimate's cost allows, one at a time where
+// neighbouring samples differ most (a step in the timeline: a subdivision level, a heavy region).
+// Where the analysis names the frames at which an animated integer property steps (frame-steps.ts),
+// the spread samples go to distinct segments between steps and refinement never bisects across a
+// known step: the profile holds each segment flat from its own samples, so one sample a segment is
+// worth more than two on one. Pure.
+import { profileValue } from './frame-profile.js';
 import { segmentOf } from './frame-steps.js';
 
 /** Jobs of at least this many frames render the lead (their first three frames) before the samples. */
@@ -67,6 +72,91 @@ export function spreadFrames(frames: readonly number[], steps: readonly number[]
     kept.push(Math.floor((a + b) / 2));
   }
   return [...new Set(kept)].sort((a, b) => a - b).map((i) => frames[i]!);
+}
+
+/** The spread call: its run-up (pays the call's setup and the jump from the lead), then its samples, every `step`. */
+export interface SpreadCall {
+  runUp: number;
+  samples: number[];
+}
+
+/**
+ * The spread samples of a job with a lead as ONE render call with a frame step (EEVEE's call setup
+ * cost 0.85 s a call on bench:estimate): a run-up at most `step` frames after the lead, then samples
+ * every `step` frames to the last. The step is the even spread's (SPREAD_SAMPLES samples; 2 under
+ * QUARTERS_MIN_FRAMES), made smaller where the analysis's steps need it: the call samples every
+ * segment spreadFrames would, within the frames the separate calls would render (each sample and its
+ * run-up). Within one call Blender only evaluates the frames it steps over (a frame change), it does
+ * not render them. Null on a job without a lead, on frames not evenly numbered along the call, or where
+ * no step fits: the samples are then rendered each behind its run-up (runUpFrame), as before.
+ */
+export function spreadCall(frames: readonly number[], steps: readonly number[] = []): SpreadCall | null {
+  if (frames.length < WARM_PAIR_MIN_FRAMES) return null;
+  const n = frames.length - 1;
+  const span = n - LEAD_FRAMES; // frames after the lead's last, less the run-up
+  const count = frames.length >= QUARTERS_MIN_FRAMES ? SPREAD_SAMPLES : 2;
+  const spread = spreadFrames(frames, steps);
+  const want = new Set(spread.map((f) => segmentOf(steps, f)));
+  for (let k = Math.floor(span / count); k >= 1; k--) {
+    const m = Math.floor(span / k);
+    // No more frames than the separate calls: each sample and its run-up.
+    if (m + 1 > 2 * spread.length) break;
+    const idx = Array.from({ length: m + 1 }, (_, j) => n - (m - j) * k);
+    const call = idx.map((i) => frames[i]!);
+    const step = call[1]! - call[0]!;
+    if (step <= 0 || call.some((f, j) => j > 0 && f - call[j - 1]! !== step)) continue;
+    const held = new Set(call.slice(1).map((f) => segmentOf(steps, f)));
+    if ([...want].every((s) => held.has(s))) return { runUp: call[0]!, samples: call.slice(1) };
+  }
+  return null;
+}
+
+/** The estimate's first render calls, what each sample is and which run-up measures a call's setup. */
+export interface FirstCalls {
+  /** The lead, then the spread: one stepped call (spreadCall), or each sample behind its run-up. */
+  calls: number[][];
+  /** The warm samples among them, in the order reported: the spread's, then the lead's third frame. */
+  samples: number[];
+  /** Each run-up and the sample its excess is over: the one after it in its call, or null for the stepped call's. */
+  runUps: [number, number | null][];
+}
+
+/** The lead and the spread as render calls (spreadCall where one fits). */
+export function firstCalls(frames: readonly number[], steps: readonly number[] = []): FirstCalls {
+  const lead = leadFrames(frames);
+  const warm = lead.slice(LEAD_FRAMES - 1);
+  const stepped = spreadCall(frames, steps);
+  if (stepped) {
+    const calls = [lead, [stepped.runUp, ...stepped.samples]].filter((c) => c.length > 0);
+    return { calls, samples: [...stepped.samples, ...warm], runUps: [[stepped.runUp, null]] };
+  }
+  const taken = new Set(lead);
+  const spread = spreadFrames(frames, steps).map((f) => {
+    const up = runUpFrame(frames, f, taken);
+    return up !== null ? [up, f] : [f];
+  });
+  return {
+    calls: [lead, ...spread].filter((c) => c.length > 0),
+    samples: [...spread.map((c) => c.at(-1)!), ...warm],
+    runUps: spread.filter((c) => c.length === 2).map((c) => [c[0]!, c[1]!]),
+  };
+}
+
+/**
+ * The run-ups' times beside what the frame would take warm in the same call (leadCosts' pairs): the
+ * sample after it, or for the stepped call's run-up (a few frames after the lead's warm third) the
+ * profile of the warm samples at its frame.
+ */
+export function runUpPairs(
+  plan: FirstCalls,
+  seconds: (frame: number) => number,
+  steps: readonly number[] = [],
+): { runUp: number; sample: number }[] {
+  const warm = plan.samples.map((f) => ({ frame: f, seconds: seconds(f) }));
+  return plan.runUps.map(([up, s]) => ({
+    runUp: seconds(up),
+    sample: s !== null ? seconds(s) : (profileValue(warm, up, steps) ?? seconds(up)),
+  }));
 }
 
 /**

@@ -124,6 +124,35 @@ describe('estimate', () => {
     600_000,
   );
 
+  it('renders the spread samples of a long job in one render call behind one run-up', async () => {
+    const id = await validatedJob();
+    await call('POST', `/jobs/${id}/estimate`, tinyRender('1-40'));
+    const est = await ended(id);
+    expect(est.state).toBe('ready');
+    await waitUntil('the estimate task log to close', async () => {
+      const index = await e2e.client.jobLogIndex(id);
+      return index.tasks.length > 0 && index.tasks.every((t) => t.attempts.every((a) => !a.live)) ? true : undefined;
+    });
+    let text = '';
+    for await (const part of e2e.client.jobLogs(id, {})) text += part;
+    const calls = [...text.matchAll(/render call (\d+)-(\d+) step (\d+) in warm Blender/g)].map((m) =>
+      m.slice(1, 4).map(Number),
+    );
+    // The lead, then every spread sample in one stepped call: the run-up (frame 4), then 13, 22, 31, 40.
+    // (Before, each sample went behind its run-up in a call of its own: five calls, each paying a setup.)
+    expect(calls.slice(0, 2)).toEqual([
+      [1, 3, 1],
+      [4, 40, 9],
+    ]);
+    // Whatever refinement adds is one call a refined sample (behind its run-up), measured beside them.
+    const refined = est.sampleFrames.filter((f) => ![1, 2, 3, 4, 13, 22, 31, 40].includes(f));
+    expect(calls.length - 2).toBeLessThanOrEqual(refined.length);
+    expect(est.sampleFrames).toEqual(expect.arrayContaining([1, 2, 3, 4, 13, 22, 31, 40]));
+    const f = est.figures!;
+    expect(f.renderSeconds.frames).toBeGreaterThanOrEqual(5);
+    expect(f.loadSeconds!.frames).toBe(1);
+  }, 300_000);
+
   it('stops when canceled, and the job stays validated', async () => {
     const id = await validatedJob();
     // Slow frames, so the cancel comes while it samples.

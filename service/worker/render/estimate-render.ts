@@ -9,13 +9,14 @@
 import path from 'node:path';
 import type { EstimateInternal } from '../../domain/estimate-state.js';
 import {
+  firstCalls,
   leadCosts,
   leadFrames,
   REFINE_SHARE,
   refineSampleFrames,
-  sampleBudget,
   runUpFrame,
-  spreadFrames,
+  runUpPairs,
+  sampleBudget,
   steppedRuns,
 } from '../../domain/estimate-samples.js';
 import { fullRenderSeconds, profileValue } from '../../domain/frame-profile.js';
@@ -139,9 +140,10 @@ interface SampleRun extends Omit<SampleSetup, 'takenAt' | 'project'> {
 }
 
 /**
- * The lead (cold), the spread samples each behind its run-up, then refinement one at a time where
- * neighbours differ, while the estimate's own seconds stay within REFINE_SHARE of the full render
- * the samples predict (estimate-samples.ts says why these calls).
+ * The lead (cold), the spread samples (one stepped call behind one run-up where it fits: firstCalls),
+ * then refinement one at a time, each behind its run-up, where neighbours differ, while the
+ * estimate's own seconds stay within REFINE_SHARE of the full render the samples predict
+ * (estimate-samples.ts says why these calls).
  */
 async function renderSamples(
   env: WorkerEnv,
@@ -184,21 +186,16 @@ async function renderSamples(
   const addSample = (r: FrameStat) =>
     samples.push({ frame: r.frame, seconds: r.renderSeconds, peakMemoryBytes: r.peakMemoryBytes, device: r.device });
   const lead = leadFrames(frames);
-  const pairs: { runUp: number; sample: number }[] = [];
-  // A sample behind its run-up, the two one call; alone where it has none (a short job, a taken frame).
+  // A refined sample behind its run-up, the two one call; alone where it has none (a short job, a taken frame).
   const withRunUp = (f: number) => {
     const up = runUpFrame(frames, f, new Set([...done, ...lead]));
     return up !== null ? [up, f] : [f];
   };
-  const calls = [lead, ...spreadFrames(frames, steps).map(withRunUp)].filter((c) => c.length > 0);
-  const byFrame = new Map((await renderMany(...calls)).map((r) => [r.frame, r] as const));
+  const plan = firstCalls(frames, steps);
+  const byFrame = new Map((await renderMany(...plan.calls)).map((r) => [r.frame, r] as const));
   const took = (f: number) => byFrame.get(f)!.renderSeconds;
-  for (const c of calls.slice(lead.length ? 1 : 0)) {
-    if (c.length === 2) pairs.push({ runUp: took(c[0]!), sample: took(c[1]!) });
-    addSample(byFrame.get(c.at(-1)!)!);
-  }
-  if (lead.length) addSample(byFrame.get(lead.at(-1)!)!);
-  costs = leadCosts(lead.map(took), pairs);
+  for (const f of plan.samples) addSample(byFrame.get(f)!);
+  costs = leadCosts(lead.map(took), runUpPairs(plan, took, steps));
   // Undefined once a save finds the estimate canceled or replaced: nothing more is written.
   if (!(await save())) return undefined;
   const setup = costs?.callSeconds ?? 0;
