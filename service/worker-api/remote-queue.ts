@@ -3,13 +3,22 @@
 // runtime uses; the read models of the service (job task lists, load, pruning) are not offered.
 // No ready signals: idle lanes find tasks by polling.
 import type { z } from 'zod';
-import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../ports/tasks.js';
+import type { EnqueueTask, Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../ports/tasks.js';
 import type { GroupQueueLoad, QueueAheadCounts } from '../ports/queue-order.js';
 import { WorkerApiClient, type WorkerApiAnswer, type WorkerApiClientOptions } from './client.js';
 import { WORKER_API_PREFIX } from './contract.js';
 import type { WaitingPriority, WaitingTop } from '../ports/waiting-priority.js';
 import { RemoteWaitingPriority } from './remote-waiting.js';
-import { BoolAnswer, ClaimAnswer, CountAnswer, CountsAnswer, FailuresAnswer, TASK_ROUTES } from './task-contract.js';
+import {
+  BoolAnswer,
+  ClaimAnswer,
+  CountAnswer,
+  CountsAnswer,
+  ENQUEUE_MANY_BODY_LIMIT,
+  ENQUEUE_MANY_MAX_TASKS,
+  FailuresAnswer,
+  TASK_ROUTES,
+} from './task-contract.js';
 
 function pathOf(route: string, params: Record<string, string> = {}): string {
   return WORKER_API_PREFIX + route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
@@ -17,6 +26,28 @@ function pathOf(route: string, params: Record<string, string> = {}): string {
 
 function notOffered(what: string): never {
   throw new Error(`${what} is not offered to a worker on another machine: it reads the service's own queue`);
+}
+
+/** Room left in a batch's body for the envelope (`{"tasks":[...]}`) and the commas. */
+const ENVELOPE_BYTES = 64;
+
+/** `tasks` in order, cut into request bodies within the batch route's bounds (task-contract.ts). */
+function requestBatches(tasks: readonly EnqueueTask[]): EnqueueTask[][] {
+  const out: EnqueueTask[][] = [];
+  let batch: EnqueueTask[] = [];
+  let bytes = ENVELOPE_BYTES;
+  for (const t of tasks) {
+    const size = Buffer.byteLength(JSON.stringify(t)) + 1;
+    if (batch.length && (batch.length >= ENQUEUE_MANY_MAX_TASKS || bytes + size > ENQUEUE_MANY_BODY_LIMIT)) {
+      out.push(batch);
+      batch = [];
+      bytes = ENVELOPE_BYTES;
+    }
+    batch.push(t);
+    bytes += size;
+  }
+  if (batch.length) out.push(batch);
+  return out;
 }
 
 export class RemoteTaskQueue implements TaskQueue, WaitingPriority {
@@ -75,6 +106,15 @@ export class RemoteTaskQueue implements TaskQueue, WaitingPriority {
     shareGroup?: string;
   }): Promise<void> {
     await this.send('POST', pathOf(TASK_ROUTES.enqueue), task);
+  }
+
+  /**
+   * One call per batch (POST /tasks/enqueue-many) of up to ENQUEUE_MANY_MAX_TASKS tasks and under its
+   * body limit, instead of one per task; each batch is the service queue's enqueueMany.
+   */
+  async enqueueMany(tasks: readonly EnqueueTask[]): Promise<void> {
+    for (const batch of requestBatches(tasks))
+      await this.send('POST', pathOf(TASK_ROUTES.enqueueMany), { tasks: batch });
   }
 
   async cancelJob(jobId: string): Promise<number> {

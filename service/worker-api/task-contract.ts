@@ -9,6 +9,9 @@
 //   POST /tasks/:taskId/release ReleaseBody -> 204
 //   POST /tasks/:taskId/fail   FailBody     -> 204
 //   POST /tasks/enqueue        EnqueueBody  -> 204 (a task of a job this worker holds a task of)
+//   POST /tasks/enqueue-many   EnqueueManyBody -> 204: enqueue of each, in order, as one batch
+//                              (TaskSubmitter.enqueueMany); every task's job must be one this worker
+//                              holds a task of, else 404 and none is enqueued
 //   POST /jobs/:id/cancel-tasks (no body)   -> 200 { data: number } tasks dropped
 //   POST /jobs/:id/failures    { worker }   -> 200 { data: number } the slot's failures on the job
 //   GET  /jobs/:id/failures                 -> 200 { data: Record<slot, number> }
@@ -50,6 +53,16 @@ export const EnqueueBody = z.strictObject({
   priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
   shareGroup: z.string().max(600).optional(),
 });
+/** Tasks in one batch: the queues' own batch (a transaction, a Lua call) holds as many. */
+export const ENQUEUE_MANY_MAX_TASKS = 1000;
+/**
+ * Largest body of a batch: above the service's default, which one task's body fits, since a finalize
+ * names every chunk it waits for. Larger is 413 PAYLOAD_TOO_LARGE; the client splits below it.
+ */
+export const ENQUEUE_MANY_BODY_LIMIT = 8 * 1024 * 1024;
+export const EnqueueManyBody = z.strictObject({
+  tasks: z.array(EnqueueBody).min(1).max(ENQUEUE_MANY_MAX_TASKS),
+});
 export const FailureBody = z.strictObject({ worker: z.string().min(1).max(600) });
 
 export const TaskWire = z.object({
@@ -75,6 +88,7 @@ export const TASK_ROUTES = {
   release: '/tasks/:taskId/release',
   fail: '/tasks/:taskId/fail',
   enqueue: '/tasks/enqueue',
+  enqueueMany: '/tasks/enqueue-many',
   counts: '/tasks/counts',
   cancelTasks: '/jobs/:id/cancel-tasks',
   failures: '/jobs/:id/failures',

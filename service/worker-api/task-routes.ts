@@ -1,15 +1,18 @@
 // The worker API's task queue (task-contract.ts): leases through the service, so a remote worker
 // needs neither Redis nor database credentials. A token claims and ends leases only under its own
 // lease ids (`<name>:...`; the queue itself refuses to end a lease another id holds), and
-// enqueues, cancels or counts failures only for jobs it holds a task of.
+// enqueues (a task, or a batch: enqueue-many), cancels or counts failures only for jobs it holds a task of.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ApiError } from '../http/api-error.js';
 import type { FailureLedger, QueueHousekeeping, TaskLeases, TaskSubmitter } from '../ports/tasks.js';
+import { enqueueAll } from '../domain/enqueue-all.js';
 import { workerOf, type WorkerIdentity } from './auth.js';
 import { JobIdParams } from './contract.js';
 import {
   ClaimBody,
+  ENQUEUE_MANY_BODY_LIMIT,
   EnqueueBody,
+  EnqueueManyBody,
   FailBody,
   FailureBody,
   LeaseBody,
@@ -73,6 +76,18 @@ export const workerTaskRoutes: FastifyPluginAsyncZod<TaskRouteOptions> = async (
     await queue.enqueue(req.body);
     return reply.code(204).send();
   });
+
+  app.post(
+    TASK_ROUTES.enqueueMany,
+    { schema: { body: EnqueueManyBody }, bodyLimit: ENQUEUE_MANY_BODY_LIMIT },
+    async (req, reply) => {
+      // Every job first: a batch with one task out of the token's scope enqueues nothing.
+      const who = workerOf(req);
+      for (const jobId of new Set(req.body.tasks.map((t) => t.jobId))) await scope.job(who, jobId);
+      await enqueueAll(queue, req.body.tasks);
+      return reply.code(204).send();
+    },
+  );
 
   app.get(TASK_ROUTES.counts, async () => ({ data: await queue.counts() }));
 
