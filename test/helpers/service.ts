@@ -180,12 +180,16 @@ export interface UsedService {
   call: ReturnType<typeof api>;
 }
 
-/** Registers the file's beforeAll (startTestService()) and afterAll (close), as most API suites start. */
-export function useTestService(): UsedService {
+/**
+ * Registers the file's beforeAll (startTestService(settings)) and afterAll (close), as most API suites start.
+ * `settings`: what the file's service runs with over the test defaults (a body limit, a quota, a rate limit);
+ * default none.
+ */
+export function useTestService(settings: Parameters<typeof startTestService>[0] = {}): UsedService {
   let svc: TestService | undefined;
   let own: ReturnType<typeof api> | undefined;
   beforeAll(async () => {
-    svc = await startTestService();
+    svc = await startTestService(settings);
     own = api(svc.baseUrl, svc.apiKey);
   });
   afterAll(() => svc?.close());

@@ -2,33 +2,30 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { API_KEY_PREFIX } from '../../../shared/constants.js';
-import { createJob, newUpload, putBytes, type Call } from '../../helpers/flow.js';
+import { createJob, newUpload, putBytes } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, TEST_STACK, type TestService } from '../../helpers/service.js';
+import { startTestService, TEST_STACK, type TestService, useTestService } from '../../helpers/service.js';
 
 const run = promisify(execFile);
-let svc: TestService;
-let call: Call;
 
-beforeAll(async () => {
-  svc = await startTestService({ rateLimitMax: 1000 });
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+const used = useTestService({ rateLimitMax: 1000 });
+const { call } = used;
 
 describe('authentication', () => {
   it.each([
     ['no header', () => undefined],
-    ['wrong scheme', () => `Basic ${svc.apiKey}`],
+    ['wrong scheme', () => `Basic ${used.svc.apiKey}`],
     ['unknown key', () => `Bearer ${API_KEY_PREFIX}${'A'.repeat(43)}`],
-    ['key with extra text', () => `Bearer ${svc.apiKey}x`],
+    ['key with extra text', () => `Bearer ${used.svc.apiKey}x`],
     ['not a key', () => 'Bearer hello'],
     ['empty bearer', () => 'Bearer '],
   ])('refuses %s with 401 and the error body', async (_n, headerOf) => {
     const header = headerOf();
-    const r = await fetch(`${svc.baseUrl}/jobs`, { headers: header !== undefined ? { authorization: header } : {} });
+    const r = await fetch(`${used.svc.baseUrl}/jobs`, {
+      headers: header !== undefined ? { authorization: header } : {},
+    });
     expect(r.status).toBe(401);
     const e = errorBody({ status: r.status, headers: r.headers, body: await r.json() });
     expect(e.name).toBe('UNAUTHORIZED');
@@ -42,8 +39,8 @@ describe('authentication', () => {
       const cli = ['--import', 'tsx', 'cli/index.ts'];
       const where = [
         '--data-dir',
-        svc.dataDir,
-        ...(svc.config.databaseUrl ? ['--database-url', svc.config.databaseUrl] : []),
+        used.svc.dataDir,
+        ...(used.svc.config.databaseUrl ? ['--database-url', used.svc.config.databaseUrl] : []),
       ];
       const created = await run('node', [
         ...cli,
@@ -59,12 +56,12 @@ describe('authentication', () => {
       expect(key).toMatch(new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`));
       expect(Buffer.from(key.slice(API_KEY_PREFIX.length), 'base64url').length).toBe(32);
 
-      const byKey = api(svc.baseUrl, key);
+      const byKey = api(used.svc.baseUrl, key);
       expect((await byKey('GET', '/jobs')).status).toBe(200);
 
-      for (const file of await storedState(svc)) {
+      for (const file of await storedState(used.svc)) {
         expect(file.includes(key)).toBe(false);
-        expect(file.includes(svc.apiKey)).toBe(false);
+        expect(file.includes(used.svc.apiKey)).toBe(false);
       }
 
       const listed = JSON.parse(
@@ -86,15 +83,17 @@ describe('authentication', () => {
     const t = await newUpload(call);
     await putBytes(t.uploadUrl, Buffer.from('x'));
     await putBytes(t.uploadUrl, Buffer.from('again'));
-    await fetch(`${svc.baseUrl}/jobs`, { headers: { authorization: `Bearer ${API_KEY_PREFIX}${'B'.repeat(43)}` } });
+    await fetch(`${used.svc.baseUrl}/jobs`, {
+      headers: { authorization: `Bearer ${API_KEY_PREFIX}${'B'.repeat(43)}` },
+    });
     const params = new URL(t.uploadUrl).searchParams;
     const sig = params.get('sig') ?? params.get('X-Amz-Signature')!;
-    const logs = svc.logs.join('');
+    const logs = used.svc.logs.join('');
     // On the embedded stack the PUT itself reaches the service and is logged (redacted).
     if (TEST_STACK === 'embedded') expect(logs).toContain('/storage/');
     expect(logs).toContain('/uploads');
     expect(logs).not.toContain(sig);
-    expect(logs).not.toContain(svc.apiKey);
+    expect(logs).not.toContain(used.svc.apiKey);
     expect(logs).not.toContain('B'.repeat(43));
   });
 });
@@ -149,7 +148,7 @@ describe('workspace isolation', () => {
   it('keeps progress lists and job lists per workspace', async () => {
     const job = await createJob(call);
     await call('POST', `/jobs/${job.id}/validate`, {});
-    const other = api(svc.baseUrl, await svc.createApiKey('isolated'));
+    const other = api(used.svc.baseUrl, await used.svc.createApiKey('isolated'));
     const theirs = await other('GET', '/jobs/progress');
     expect(theirs.body).toEqual({ data: [] });
     const theirList = (await other('GET', '/jobs')).body as { jobs: unknown[] };

@@ -1,21 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERROR_NAMES, ERRORS } from '../../../shared/errors.js';
 import { buildOpenApiDocument } from '../../../shared/openapi.js';
 import { ROUTES } from '../../../shared/routes.js';
-import { createJob, type Call } from '../../helpers/flow.js';
+import { createJob } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { filesOnly, startTestService, type TestService } from '../../helpers/service.js';
+import { filesOnly, startTestService, useTestService } from '../../helpers/service.js';
 
-let svc: TestService;
-let call: Call;
-
-beforeAll(async () => {
-  svc = await startTestService({ bodyLimitBytes: 4096 });
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+const used = useTestService({ bodyLimitBytes: 4096 });
+const { call } = used;
 
 describe('error bodies', () => {
   it('answers an unknown route with 404 ROUTE_NOT_FOUND in the error body', async () => {
@@ -24,7 +18,7 @@ describe('error bodies', () => {
       expect(r.status).toBe(404);
       expect(errorBody(r).name).toBe('ROUTE_NOT_FOUND');
     }
-    const outside = await fetch(`${svc.origin}/elsewhere`);
+    const outside = await fetch(`${used.svc.origin}/elsewhere`);
     expect(outside.status).toBe(404);
   });
 
@@ -106,7 +100,7 @@ describe('error bodies', () => {
       expect(body.name, p).toBe('VALIDATION_ERROR');
       expect(body.details[0]?.path, p).toEqual(['params']);
       expect(body.metadata.requestId, p).toBe(r.headers.get('x-request-id'));
-      const anonymous = await api(svc.baseUrl, undefined)('GET', p);
+      const anonymous = await api(used.svc.baseUrl, undefined)('GET', p);
       expect(anonymous.status, p).toBe(401);
       expect(errorBody(anonymous).name, p).toBe('UNAUTHORIZED');
     }
@@ -141,7 +135,7 @@ describe('error registry', () => {
 
 describe('OpenAPI', () => {
   it('serves a valid OpenAPI 3.1 document listing every endpoint', async () => {
-    const r = await fetch(`${svc.baseUrl}/openapi.json`);
+    const r = await fetch(`${used.svc.baseUrl}/openapi.json`);
     expect(r.status).toBe(200);
     const doc = (await r.json()) as {
       openapi: string;

@@ -2,22 +2,17 @@
 // what the state database records (SQLite here, PostgreSQL on the scale stack). Past it, new
 // upload targets, blob queries and commits answer 413 STORAGE_QUOTA_EXCEEDED saying what to do;
 // another workspace is not affected.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BlobQueryResult } from '../../../shared/api/blob-upload.js';
 import { commit, noise, putPart, queryBlobs, ref, sendMissing, sha256 } from '../../helpers/blob-flow.js';
-import { createJob, type Call } from '../../helpers/flow.js';
+import { createJob } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { useTestService } from '../../helpers/service.js';
 
 const QUOTA = 64 * 1024;
-let svc: TestService;
-let call: Call;
 
-beforeAll(async () => {
-  svc = await startTestService({ workspaceStorageQuotaBytes: QUOTA, rateLimitMax: 1_000_000 });
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc?.close());
+const used = useTestService({ workspaceStorageQuotaBytes: QUOTA, rateLimitMax: 1_000_000 });
+const { call } = used;
 
 const refused = (r: { status: number; body: unknown; headers: Headers }) => [r.status, errorBody(r).name];
 
@@ -61,9 +56,9 @@ describe('workspace storage quota', () => {
   );
 
   it("counts a job's published outputs (again for their zip) until retention deletes them", async () => {
-    const own = api(svc.baseUrl, await svc.createApiKey('outputs'));
+    const own = api(used.svc.baseUrl, await used.svc.createApiKey('outputs'));
     const job = await createJob(own, Buffer.alloc(1000, 2));
-    const usage = svc.service.ports.usage!;
+    const usage = used.svc.service.ports.usage!;
     expect(await usage.usedBytes(job.workspaceId)).toEqual({ uploads: 1000, blobs: 0, outputs: 0, total: 1000 });
     const frames = [1, 2].map((n) => ({
       key: `k${n}`,
@@ -72,36 +67,34 @@ describe('workspace storage quota', () => {
       outputType: 'frame' as const,
       size: 2500,
     }));
-    await svc.service.ports.jobs.update(
+    await used.svc.service.ports.jobs.update(
       job.id,
       {},
       { outputs: { frames, composites: [], framesZipKey: 'frames.zip', compositesZipKey: null, videos: [] } },
     );
     expect((await usage.usedBytes(job.workspaceId)).outputs).toBe(10_000);
-    await svc.service.ports.jobs.update(job.id, { output: { isDeletedForClient: true, scheduledForDeletionAt: null } });
+    await used.svc.service.ports.jobs.update(job.id, {
+      output: { isDeletedForClient: true, scheduledForDeletionAt: null },
+    });
     expect((await usage.usedBytes(job.workspaceId)).outputs).toBe(0);
   });
 
   it('counts each workspace on its own', async () => {
-    const other = api(svc.baseUrl, await svc.createApiKey('roomy'));
+    const other = api(used.svc.baseUrl, await used.svc.createApiKey('roomy'));
     const target = await other('POST', '/uploads', { fileName: 'a.blend', fileType: 'blend' });
     expect(target.status).toBe(201);
   });
 });
 
 describe('resuming near the quota', () => {
-  let near: TestService;
-  beforeAll(async () => {
-    near = await startTestService({
-      workspaceStorageQuotaBytes: 200 * 1024,
-      blobPartSizeBytes: 64 * 1024,
-      rateLimitMax: 1_000_000,
-    });
+  const near = useTestService({
+    workspaceStorageQuotaBytes: 200 * 1024,
+    blobPartSizeBytes: 64 * 1024,
+    rateLimitMax: 1_000_000,
   });
-  afterAll(() => near?.close());
 
   it('does not count a blob whose parts are arriving twice: its upload resumes', async () => {
-    const own = api(near.baseUrl, near.apiKey);
+    const own = near.call;
     const held = noise('near-held', 60 * 1024);
     const q0 = await queryBlobs(own, [held]);
     await sendMissing(q0.missing, new Map([[sha256(held), held]]));
@@ -109,7 +102,7 @@ describe('resuming near the quota', () => {
     const big = noise('near-big', 100 * 1024);
     const first = (await queryBlobs(own, [big])).missing[0]!.parts[0]!;
     expect((await putPart(first.uploadUrl, big.subarray(first.offset, first.offset + first.length))).status).toBe(200);
-    expect((await near.service.ports.usage!.usedBytes(near.workspaceId)).total).toBe(160 * 1024);
+    expect((await near.svc.service.ports.usage!.usedBytes(near.svc.workspaceId)).total).toBe(160 * 1024);
     // 160 KiB used + 100 KiB missing passes 200 KiB, but those 100 KiB are the ones arriving.
     const again = await own('POST', '/uploads/blobs/query', { blobs: [ref(big)] });
     expect(again.status).toBe(200);

@@ -6,25 +6,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorBody } from '../../../shared/api/error-body.js';
 import type { Job } from '../../../shared/api/job.js';
 import { waitUntil } from '../../helpers/e2e.js';
-import { createJob, type Call } from '../../helpers/flow.js';
-import { api } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { createJob } from '../../helpers/flow.js';
+import { useTestService } from '../../helpers/service.js';
 import { openStream, type OpenStream } from '../../helpers/stream-client.js';
 import { appOn, type AppOn } from '../dashboard/app-on.js';
 
-let svc: TestService;
-let call: Call;
 let job: Job;
 const open: OpenStream[] = [];
 
+const used = useTestService({ maxStreamsPerKey: 2, maxStreams: 3 });
+const { call } = used;
 beforeAll(async () => {
-  svc = await startTestService({ maxStreamsPerKey: 2, maxStreams: 3 });
-  call = api(svc.baseUrl, svc.apiKey);
   job = await createJob(call);
 });
 afterAll(async () => {
   for (const s of open) s.close();
-  await svc?.close();
 });
 
 async function stream(baseUrl: string, key: string, what: 'events' | 'follow', jobId = job.id): Promise<OpenStream> {
@@ -49,11 +45,11 @@ describe('stream caps', () => {
     'refuses a key its third stream with 429 TOO_MANY_STREAMS, lets other keys in, and frees the place when a ' +
       'stream closes',
     async () => {
-      const a = await stream(svc.baseUrl, svc.apiKey, 'events');
-      const b = await stream(svc.baseUrl, svc.apiKey, 'follow');
+      const a = await stream(used.svc.baseUrl, used.svc.apiKey, 'events');
+      const b = await stream(used.svc.baseUrl, used.svc.apiKey, 'follow');
       expect([a.status, b.status]).toEqual([200, 200]);
       for (const kind of ['events', 'follow'] as const) {
-        expect(await refusal(await stream(svc.baseUrl, svc.apiKey, kind)), kind).toEqual([
+        expect(await refusal(await stream(used.svc.baseUrl, used.svc.apiKey, kind)), kind).toEqual([
           429,
           'TOO_MANY_STREAMS',
           'key',
@@ -62,10 +58,10 @@ describe('stream caps', () => {
       // A plain read of the log is no stream: still answered.
       expect((await call('GET', `/jobs/${job.id}/logs`)).status).toBe(200);
       // Another tenant has its own places, until the process is full (3).
-      const otherKey = await svc.createApiKey('other tenant');
-      const c = await stream(svc.baseUrl, otherKey, 'events');
+      const otherKey = await used.svc.createApiKey('other tenant');
+      const c = await stream(used.svc.baseUrl, otherKey, 'events');
       expect(c.status).toBe(200);
-      expect(await refusal(await stream(svc.baseUrl, otherKey, 'events'))).toEqual([
+      expect(await refusal(await stream(used.svc.baseUrl, otherKey, 'events'))).toEqual([
         429,
         'TOO_MANY_STREAMS',
         'process',
@@ -73,7 +69,7 @@ describe('stream caps', () => {
       // Closing a stream gives its place back.
       for (const s of [a, b, c]) s.close();
       await waitUntil('a place freed', async () => {
-        const s = await stream(svc.baseUrl, svc.apiKey, 'events');
+        const s = await stream(used.svc.baseUrl, used.svc.apiKey, 'events');
         s.close();
         return s.status === 200;
       });
@@ -87,15 +83,15 @@ describe('stream lifetimes', () => {
   beforeAll(async () => {
     // One app whose streams last 1 s at most; one whose follows end after 1 s without news.
     const extra = { onJobCompleted: async () => undefined };
-    short = await appOn(svc, {
+    short = await appOn(used.svc, {
       ...extra,
-      config: { ...svc.config, streamMaxSeconds: 1, logFollowIdleSeconds: 3600, maxStreamsPerKey: 10 },
+      config: { ...used.svc.config, streamMaxSeconds: 1, logFollowIdleSeconds: 3600, maxStreamsPerKey: 10 },
       eventStream: { heartbeatMs: 100 },
       taskLogs: { followPollMs: 50 },
     });
-    idle = await appOn(svc, {
+    idle = await appOn(used.svc, {
       ...extra,
-      config: { ...svc.config, logFollowIdleSeconds: 1, maxStreamsPerKey: 10 },
+      config: { ...used.svc.config, logFollowIdleSeconds: 1, maxStreamsPerKey: 10 },
       taskLogs: { followPollMs: 50, followMaxPollMs: 200 },
     });
   });
@@ -105,7 +101,7 @@ describe('stream lifetimes', () => {
   });
 
   it('ends an event stream at its longest duration with stream-ended, saying the client may reconnect', async () => {
-    const s = await stream(short.baseUrl, svc.apiKey, 'events');
+    const s = await stream(short.baseUrl, used.svc.apiKey, 'events');
     await waitUntil('the stream to end', () => s.ended());
     const last = /event: stream-ended\ndata: (.*)\n\n$/.exec(s.text());
     expect(last, s.text().slice(-300)).not.toBeNull();
@@ -116,12 +112,12 @@ describe('stream lifetimes', () => {
     'ends a log follow at its longest duration, and one of an idle job once it has been idle, each with a last ' +
       'line',
     async () => {
-      const long = await stream(short.baseUrl, svc.apiKey, 'follow');
+      const long = await stream(short.baseUrl, used.svc.apiKey, 'follow');
       await waitUntil('the follow to end', () => long.ended());
       expect(long.text()).toMatch(
         /\[renderbridge\] this follow has been open for 1 s, the most this service allows: follow again to go on/,
       );
-      const quiet = await stream(idle.baseUrl, svc.apiKey, 'follow');
+      const quiet = await stream(idle.baseUrl, used.svc.apiKey, 'follow');
       await waitUntil('the idle follow to end', () => quiet.ended());
       expect(quiet.text()).toMatch(
         /\[renderbridge\] the job has shown no new output and no change for 1 s: the follow ends here; follow again to go on/,

@@ -3,24 +3,18 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Job } from '../../../shared/api/job.js';
 import { UploadTarget } from '../../../shared/api/upload.js';
-import { putBytes, newUpload, type Call } from '../../helpers/flow.js';
+import { putBytes, newUpload } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { filesOnly, objectUrlPrefix, scaleOnly, startTestService, type TestService } from '../../helpers/service.js';
+import { filesOnly, objectUrlPrefix, scaleOnly, startTestService, useTestService } from '../../helpers/service.js';
 
 const run = promisify(execFile);
 const MAX = 64 * 1024;
 
-let svc: TestService;
-let call: Call;
-
-beforeAll(async () => {
-  svc = await startTestService({ maxUploadBytes: MAX });
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+const used = useTestService({ maxUploadBytes: MAX });
+const { call } = used;
 
 async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -39,7 +33,7 @@ describe('POST /uploads', () => {
       const r = await call('POST', '/uploads', { fileName, fileType });
       expect(r.status).toBe(201);
       const t = UploadTarget.parse(r.body);
-      expect(t.uploadUrl.startsWith(objectUrlPrefix(svc))).toBe(true);
+      expect(t.uploadUrl.startsWith(objectUrlPrefix(used.svc))).toBe(true);
       expect(Date.parse(t.expiresAt)).toBeGreaterThan(Date.now());
     }
   });
@@ -69,7 +63,7 @@ describe('POST /uploads', () => {
 describe('PUT to the uploadUrl', () => {
   it('accepts one upload made with curl -T, and the job records its size', async () => {
     const t = await newUpload(call, 'project.zip');
-    const file = path.join(svc.dataDir, 'curl-upload.zip');
+    const file = path.join(used.svc.dataDir, 'curl-upload.zip');
     const bytes = Buffer.alloc(20_000, 7);
     await writeFile(file, bytes);
     const { stdout } = await run('curl', [
@@ -191,7 +185,7 @@ describe('PUT to the uploadUrl', () => {
         );
       }
       // Whether or not the client read the answer, nothing partial may remain or count as uploaded.
-      const leftovers = (await filesUnder(path.join(svc.dataDir, 'objects'))).filter(
+      const leftovers = (await filesUnder(path.join(used.svc.dataDir, 'objects'))).filter(
         (f) => f.includes(t.slug) || f.includes('.tmp'),
       );
       expect(leftovers).toEqual([]);
@@ -230,7 +224,7 @@ describe('PUT to the uploadUrl', () => {
     const job = await call('POST', '/jobs', { slug: t.slug });
     expect(job.status).toBe(409);
     expect(errorBody(job).name).toBe('UPLOAD_INCOMPLETE');
-    const leftovers = (await filesUnder(path.join(svc.dataDir, 'objects'))).filter(
+    const leftovers = (await filesUnder(path.join(used.svc.dataDir, 'objects'))).filter(
       (f) => f.includes(t.slug) || f.includes('.tmp'),
     );
     expect(leftovers).toEqual([]);
