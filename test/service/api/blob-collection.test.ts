@@ -3,36 +3,36 @@
 // references once unused for the retention time, and never one a queued or running job needs.
 import { buffer } from 'node:stream/consumers';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Job } from '../../../shared/api/job.js';
 import type { JobStatus } from '../../../shared/job-status.js';
 import { BlobCollector } from '../../../service/blobs/collector.js';
 import { blobKey, blobPartsPrefix } from '../../../service/domain/blob-project.js';
 import { noise, putPart, queryBlobs, ref, uploadProject } from '../../helpers/blob-flow.js';
-import type { Call } from '../../helpers/flow.js';
-import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { errorBody } from '../../helpers/http.js';
+import { useTestService } from '../../helpers/service.js';
 
 const PART = 64 * 1024;
 const DAY = 86_400_000;
-let svc: TestService;
-let call: Call;
 let now = Date.now();
 let collector: BlobCollector;
 
+const used = useTestService({ blobPartSizeBytes: PART });
+const { call } = used;
 beforeAll(async () => {
-  svc = await startTestService({ blobPartSizeBytes: PART });
-  call = api(svc.baseUrl, svc.apiKey);
   // The service's own collector, on a clock this test moves; it sweeps only when told.
   collector = new BlobCollector(
-    { blobs: svc.service.ports.blobs!.store, storage: svc.service.ports.storage, log: pino({ level: 'silent' }) },
+    {
+      blobs: used.svc.service.ports.blobs!.store,
+      storage: used.svc.service.ports.storage,
+      log: pino({ level: 'silent' }),
+    },
     { retentionMs: 30 * DAY, now: () => now },
   );
 });
-afterAll(() => svc.close());
 
 const isStored = async (bytes: Buffer) =>
-  (await svc.service.ports.storage.stat(blobKey(svc.workspaceId, ref(bytes)))) !== undefined;
+  (await used.svc.service.ports.storage.stat(blobKey(used.svc.workspaceId, ref(bytes)))) !== undefined;
 
 async function jobFrom(files: { path: string; bytes: Buffer }[], statuses: JobStatus[] = []): Promise<Job> {
   const committed = await uploadProject(call, files);
@@ -40,7 +40,7 @@ async function jobFrom(files: { path: string; bytes: Buffer }[], statuses: JobSt
   const job = Job.parse(r.body);
   let from: JobStatus = 'created';
   for (const to of statuses) {
-    expect(await svc.service.ports.jobs.transition(job.id, [from], to)).toBeDefined();
+    expect(await used.svc.service.ports.jobs.transition(job.id, [from], to)).toBeDefined();
     from = to;
   }
   return job;
@@ -80,8 +80,8 @@ describe('blob collection', () => {
       expect((await putPart(looseUrl, loose)).body.blobComplete).toBe(true);
       const partialPart = (await queryBlobs(call, [partial])).missing[0]!.parts[0]!;
       expect((await putPart(partialPart.uploadUrl, partial.subarray(0, PART))).status).toBe(200);
-      const partsPrefix = blobPartsPrefix(svc.workspaceId, ref(partial), PART);
-      expect(await svc.service.ports.storage.list(partsPrefix)).toHaveLength(1);
+      const partsPrefix = blobPartsPrefix(used.svc.workspaceId, ref(partial), PART);
+      expect(await used.svc.service.ports.storage.list(partsPrefix)).toHaveLength(1);
 
       // Within the retention time nothing goes.
       expect(await collector.sweep()).toEqual({ blobs: 0, parts: 0 });
@@ -91,15 +91,15 @@ describe('blob collection', () => {
       // The jobs' blobs are all there, bytes intact, and still held.
       for (const b of [queued, rendering, shared]) {
         expect(await isStored(b)).toBe(true);
-        expect((await buffer(await svc.service.ports.storage.get(blobKey(svc.workspaceId, ref(b))))).equals(b)).toBe(
-          true,
-        );
+        expect(
+          (await buffer(await used.svc.service.ports.storage.get(blobKey(used.svc.workspaceId, ref(b))))).equals(b),
+        ).toBe(true);
       }
       expect((await queryBlobs(call, [queued, rendering, shared])).missing).toEqual([]);
       // The finished job's own blob, the expired commit's and the loose one are gone, and asked for again.
       for (const b of [finished, committedOnly, loose]) expect(await isStored(b)).toBe(false);
       expect((await queryBlobs(call, [finished, committedOnly, loose])).missing).toHaveLength(3);
-      expect(await svc.service.ports.storage.list(partsPrefix)).toEqual([]);
+      expect(await used.svc.service.ports.storage.list(partsPrefix)).toEqual([]);
       expect((await queryBlobs(call, [partial])).missing[0]!.parts.map((p) => p.uploaded)).toEqual([
         false,
         false,
@@ -107,8 +107,8 @@ describe('blob collection', () => {
       ]);
 
       // Once the jobs end, their blobs follow.
-      await svc.service.ports.jobs.transition(renderingJob.id, ['rendering'], 'completed');
-      await svc.service.ports.jobs.transition(queuedJob.id, ['created'], 'canceled');
+      await used.svc.service.ports.jobs.transition(renderingJob.id, ['rendering'], 'completed');
+      await used.svc.service.ports.jobs.transition(queuedJob.id, ['created'], 'canceled');
       expect(await collector.sweep()).toEqual({ blobs: 3, parts: 0 });
       for (const b of [queued, rendering, shared]) expect(await isStored(b)).toBe(false);
 
@@ -125,7 +125,7 @@ describe('blob collection', () => {
     expect((await putPart(url, bytes)).body.blobComplete).toBe(true);
     // The collector has marked it (its sweep stopped before deleting): it is no longer held...
     now += 31 * DAY;
-    const store = svc.service.ports.blobs!.store;
+    const store = used.svc.service.ports.blobs!.store;
     expect((await store.claimCollectable(now - 30 * DAY, new Date(now), 100)).map((b) => b.sha256)).toContain(
       ref(bytes).sha256,
     );

@@ -1,23 +1,18 @@
 // What the content-addressed upload extension refuses (commits the worker would refuse, bodies
 // past the limit, expired commits) and what it looks like turned off: the spec's flow only.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_UNPACK_LIMITS } from '../../../zip/rules.js';
 import { ExtensionList } from '../../../shared/extensions.js';
-import { createJob, putBytes, type Call } from '../../helpers/flow.js';
+import { createJob, putBytes } from '../../helpers/flow.js';
 import { commit, noise, queryBlobs, ref, sendMissing, sha256 } from '../../helpers/blob-flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { startTestService, useTestService } from '../../helpers/service.js';
 
 const QUOTA = 1024 * 1024;
 const EMPTY = ref(Buffer.alloc(0));
-let svc: TestService;
-let call: Call;
 
-beforeAll(async () => {
-  svc = await startTestService({ unpackQuotaBytes: QUOTA, rateLimitMax: 1_000_000 });
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+const used = useTestService({ unpackQuotaBytes: QUOTA, rateLimitMax: 1_000_000 });
+const { call } = used;
 
 const commitEntries = (entries: { path: string; sha256: string; size: number }[]) =>
   call('POST', '/uploads/commit', { fileName: 'p.zip', entries });

@@ -9,27 +9,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlobQueryResult, MAX_PARTS_PER_QUERY_ANSWER } from '../../../shared/api/blob-upload.js';
 import { URLS_PER_TOKEN } from '../../../service/routes/blob-query.js';
 import { RenderJobClient } from '../../../shared/client/client.js';
-import type { Call } from '../../helpers/flow.js';
 import { noise, ref, sha256 } from '../../helpers/blob-flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { useTestService } from '../../helpers/service.js';
 import { appOn, type AppOn } from '../dashboard/app-on.js';
 
 const PART = 64 * 1024;
-let svc: TestService;
-let call: Call;
 
-beforeAll(async () => {
-  svc = await startTestService({ blobPartSizeBytes: PART, rateLimitMax: 1_000_000 });
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+const used = useTestService({ blobPartSizeBytes: PART, rateLimitMax: 1_000_000 });
+const { call } = used;
 
 const fake = (i: number, size: number) => ({ sha256: sha256(Buffer.from(`fake-${i}`)), size });
 
 describe('blob query bounds', () => {
   it('refuses, before signing anything, a query whose missing blobs add up to over the per-job quota', async () => {
-    const quota = svc.config.unpackQuotaBytes;
+    const quota = used.svc.config.unpackQuotaBytes;
     // The attack of the issue: 2,000 blobs each at the quota (about 200 KB of JSON).
     const flood = Array.from({ length: 2000 }, (_, i) => fake(i, quota));
     const r = await call('POST', '/uploads/blobs/query', { blobs: flood });
@@ -77,7 +71,7 @@ describe('the typed client follows the pages', () => {
   let dir: string;
   beforeAll(async () => {
     // The same service with answers of 3 parts, so a real upload needs many pages.
-    small = await appOn(svc, { blobQueryMaxParts: 3, onJobCompleted: async () => undefined });
+    small = await appOn(used.svc, { blobQueryMaxParts: 3, onJobCompleted: async () => undefined });
     dir = await mkdtemp(path.join(tmpdir(), 'rb-pages-'));
   });
   afterAll(async () => {
@@ -94,7 +88,7 @@ describe('the typed client follows the pages', () => {
         return { path: `t/f${i}.bin`, source, compression: 'none' as const, ...ref(bytes) };
       }),
     );
-    const client = new RenderJobClient({ baseUrl: small.baseUrl, apiKey: svc.apiKey });
+    const client = new RenderJobClient({ baseUrl: small.baseUrl, apiKey: used.svc.apiKey });
     const result = await client.uploadBlobs(files, { fileName: 'paged.zip' });
     expect(result.upload.fileCount).toBe(4);
     // 3 + 3 + 1 + 2 parts: three pages of at most 3.
@@ -111,14 +105,10 @@ describe('the typed client follows the pages', () => {
 });
 
 describe('a query is charged to its key by the work it asks for', () => {
-  let limited: TestService;
-  beforeAll(async () => {
-    limited = await startTestService({ blobPartSizeBytes: PART, rateLimitMax: 25, rateLimitWindowMs: 600_000 });
-  });
-  afterAll(() => limited.close());
+  const limited = useTestService({ blobPartSizeBytes: PART, rateLimitMax: 25, rateLimitWindowMs: 600_000 });
 
   it('costs one token per URLS_PER_TOKEN URLs signed; refuses before signing when the budget is short', async () => {
-    const q = api(limited.baseUrl, limited.apiKey);
+    const q = limited.call;
     const full = { blobs: [fake(20, MAX_PARTS_PER_QUERY_ANSWER * PART)] };
     const extra = MAX_PARTS_PER_QUERY_ANSWER / URLS_PER_TOKEN;
     const first = await q('POST', '/uploads/blobs/query', full);
@@ -176,7 +166,7 @@ describe('a key has at most two blob queries or commits in progress at once', ()
     // Three held at once: whichever the service counts last is refused at once, its body unread. Which
     // one that is, is not known: on the scale stack authentication is asynchronous, so the order of
     // arrival is not the order of counting.
-    const held = [0, 1, 2].map(() => heldQuery(svc.baseUrl, svc.apiKey));
+    const held = [0, 1, 2].map(() => heldQuery(used.svc.baseUrl, used.svc.apiKey));
     const refused = await Promise.race(held.map((h, i) => h.answer.then((res) => ({ i, res }))));
     const third = { status: refused.res.status, headers: refused.res.headers, body: await refused.res.json() };
     expect(third.status).toBe(429);
@@ -185,7 +175,7 @@ describe('a key has at most two blob queries or commits in progress at once', ()
       /already has 2 blob queries and commits in progress: wait for their answers/,
     );
     expect(third.headers.get('retry-after')).toBe('1');
-    const other = api(svc.baseUrl, await svc.createApiKey('in-flight-other'));
+    const other = api(used.svc.baseUrl, await used.svc.createApiKey('in-flight-other'));
     expect((await other('POST', '/uploads/blobs/query', { blobs: [fake(32, 10)] })).status).toBe(200);
     const [first, second] = held.filter((_, i) => i !== refused.i);
     expect((await first!.finish()).status).toBe(200);

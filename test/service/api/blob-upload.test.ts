@@ -2,7 +2,7 @@
 // scale stack PostgreSQL + Redis + s3rver): only missing blobs are sent, in parts that can be
 // resumed, every blob is verified before it is stored, and blobs never cross workspaces.
 import { buffer } from 'node:stream/consumers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CommittedUpload } from '../../../shared/api/blob-upload.js';
 import { Job } from '../../../shared/api/job.js';
 import { ExtensionList } from '../../../shared/extensions.js';
@@ -19,21 +19,15 @@ import {
   uploadProject,
   type TestFile,
 } from '../../helpers/blob-flow.js';
-import type { Call } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { useTestService } from '../../helpers/service.js';
 
 const PART = 64 * 1024;
-let svc: TestService;
-let call: Call;
 
-beforeAll(async () => {
-  svc = await startTestService({ blobPartSizeBytes: PART, rateLimitMax: 1_000_000 });
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+const used = useTestService({ blobPartSizeBytes: PART, rateLimitMax: 1_000_000 });
+const { call } = used;
 
-const stored = (ws: string, bytes: Buffer) => svc.service.ports.storage.stat(blobKey(ws, ref(bytes)));
+const stored = (ws: string, bytes: Buffer) => used.svc.service.ports.storage.stat(blobKey(ws, ref(bytes)));
 const part = (bytes: Buffer, n: number) => bytes.subarray((n - 1) * PART, n * PART);
 
 describe('content-addressed uploads', () => {
@@ -87,7 +81,7 @@ describe('content-addressed uploads', () => {
     expect(again.missing).toEqual([]);
     expect(again.held).toEqual({ count: 4, bytes: 200_000 + 5000 + files[4]!.bytes.length });
     for (const f of files.filter((x) => x.bytes.length > 0)) {
-      const got = await buffer(await svc.service.ports.storage.get(blobKey(svc.workspaceId, ref(f.bytes))));
+      const got = await buffer(await used.svc.service.ports.storage.get(blobKey(used.svc.workspaceId, ref(f.bytes))));
       expect(got.equals(f.bytes), f.path).toBe(true);
     }
 
@@ -101,17 +95,17 @@ describe('content-addressed uploads', () => {
     const job = Job.parse(created.body);
     expect(job.sceneFile).toMatchObject({ name: 'project.zip', size: String(total), isSceneFile: false });
     // What the worker gets: a blob project document in place of a zip.
-    const rec = (await svc.service.ports.jobs.getById(job.id))!;
+    const rec = (await used.svc.service.ports.jobs.getById(job.id))!;
     expect(rec.internal).toMatchObject({ fileType: 'zip', sourceFormat: 'blobs' });
     const doc = BlobProject.parse(
-      JSON.parse((await buffer(await svc.service.ports.storage.get(rec.internal.sourceKey))).toString()),
+      JSON.parse((await buffer(await used.svc.service.ports.storage.get(rec.internal.sourceKey))).toString()),
     );
     expect(doc.entries).toEqual(files.map((f) => ({ path: f.path, ...ref(f.bytes) })));
     // The slug made its one job, as any upload's does.
     expect(errorBody(await call('POST', '/jobs', { slug: committed.slug })).name).toBe('UPLOAD_ALREADY_USED');
     // The part requests are logged, their signatures are not.
-    const logs = svc.logs.join('');
-    expect(logs).toContain(`/blobs/${svc.workspaceId}/${sha256(files[0]!.bytes)}-200000/4`);
+    const logs = used.svc.logs.join('');
+    expect(logs).toContain(`/blobs/${used.svc.workspaceId}/${sha256(files[0]!.bytes)}-200000/4`);
     for (const p of q.missing.flatMap((m) => m.parts))
       expect(logs).not.toContain(new URL(p.uploadUrl).searchParams.get('sig')!);
   });
@@ -130,7 +124,7 @@ describe('content-addressed uploads', () => {
     const answers = await sendMissing([resumed], new Map([[sha256(bytes), bytes]]));
     expect(answers).toHaveLength(3);
     expect((await queryBlobs(call, [bytes])).missing).toEqual([]);
-    expect(await stored(svc.workspaceId, bytes)).toEqual({ size: bytes.length });
+    expect(await stored(used.svc.workspaceId, bytes)).toEqual({ size: bytes.length });
   });
 
   it('refuses a blob whose bytes do not hash to its sha256 and stores nothing of it', async () => {
@@ -142,7 +136,7 @@ describe('content-addressed uploads', () => {
       name: 'BLOB_HASH_MISMATCH',
       metadata: { sha256: sha256(small), size: 1000 },
     });
-    expect(await stored(svc.workspaceId, small)).toBeUndefined();
+    expect(await stored(used.svc.workspaceId, small)).toBeUndefined();
     expect((await queryBlobs(call, [small])).missing).toHaveLength(1);
 
     // In parts: a wrong part is found when the last part arrives; every part goes, nothing is stored.
@@ -152,7 +146,7 @@ describe('content-addressed uploads', () => {
       expect((await putPart(parts[n - 1]!.uploadUrl, n === 2 ? noise('bad', PART) : part(big, n))).status).toBe(200);
     const last = await putPart(parts[3]!.uploadUrl, part(big, 4));
     expect(errorBody(last).name).toBe('BLOB_HASH_MISMATCH');
-    expect(await stored(svc.workspaceId, big)).toBeUndefined();
+    expect(await stored(used.svc.workspaceId, big)).toBeUndefined();
     expect((await queryBlobs(call, [big])).missing[0]!.parts.map((p) => p.uploaded)).toEqual([
       false,
       false,
@@ -166,9 +160,9 @@ describe('content-addressed uploads', () => {
     await putPart(parts[2]!.uploadUrl, part(big, 3));
     const done = await putPart(parts[3]!.uploadUrl, part(big, 4));
     expect([done.status, done.body.blobComplete]).toEqual([200, true]);
-    expect((await buffer(await svc.service.ports.storage.get(blobKey(svc.workspaceId, ref(big))))).equals(big)).toBe(
-      true,
-    );
+    expect(
+      (await buffer(await used.svc.service.ports.storage.get(blobKey(used.svc.workspaceId, ref(big))))).equals(big),
+    ).toBe(true);
   });
 
   it('refuses parts of the wrong length, encoding or type with the error body', async () => {
@@ -203,7 +197,7 @@ describe('content-addressed uploads', () => {
       (u) => u.searchParams.set('sig', `${u.searchParams.get('sig')!.slice(0, -2)}AA`),
       (u) => u.searchParams.delete('sig'),
       (u) => (u.pathname = u.pathname.replace(sha256(bytes), sha256(other))),
-      (u) => (u.pathname = u.pathname.replace(svc.workspaceId, '00000000-0000-4000-8000-000000000000')),
+      (u) => (u.pathname = u.pathname.replace(used.svc.workspaceId, '00000000-0000-4000-8000-000000000000')),
       (u) => (u.pathname = u.pathname.replace(`-${3 * PART}/`, `-${3 * PART + 1}/`)),
     ];
     for (const edit of edits) {
@@ -212,9 +206,9 @@ describe('content-addressed uploads', () => {
       const r = await putPart(u.href, part(bytes, 2));
       expect([r.status, errorBody(r).name], u.href).toEqual([403, 'SIGNATURE_INVALID']);
     }
-    const urls = new BlobPartUrls(svc.service.ports.blobs!.signer, () => svc.origin);
+    const urls = new BlobPartUrls(used.svc.service.ports.blobs!.signer, () => used.svc.origin);
     const expired = urls.url(
-      { workspaceId: svc.workspaceId, blob: ref(bytes), partNumber: 2, partSize: PART },
+      { workspaceId: used.svc.workspaceId, blob: ref(bytes), partNumber: 2, partSize: PART },
       new Date(Date.now() - 1000),
     );
     const late = await putPart(expired, part(bytes, 2));
@@ -226,8 +220,8 @@ describe('content-addressed uploads', () => {
     const shared = noise('shared texture', 3000);
     const files = [{ path: 'tex.png', bytes: shared }];
     await uploadProject(call, files);
-    const rivalKey = await svc.createApiKey('rival studio');
-    const rival = api(svc.baseUrl, rivalKey);
+    const rivalKey = await used.svc.createApiKey('rival studio');
+    const rival = api(used.svc.baseUrl, rivalKey);
     // The rival is asked for the file as if nobody had it, and cannot commit without sending it.
     const q = await queryBlobs(rival, [shared]);
     expect(q.held).toEqual({ count: 0, bytes: 0 });
@@ -241,8 +235,8 @@ describe('content-addressed uploads', () => {
     // Its part URL names its own workspace: pointed at the first workspace, the signature fails.
     const rivalUrl = new URL(q.missing[0]!.parts[0]!.uploadUrl);
     const rivalWs = rivalUrl.pathname.split('/')[2]!;
-    expect(rivalWs).not.toBe(svc.workspaceId);
-    rivalUrl.pathname = rivalUrl.pathname.replace(rivalWs, svc.workspaceId);
+    expect(rivalWs).not.toBe(used.svc.workspaceId);
+    rivalUrl.pathname = rivalUrl.pathname.replace(rivalWs, used.svc.workspaceId);
     expect((await putPart(rivalUrl.href, shared)).status).toBe(403);
     // Sent, it is the rival's own copy.
     expect((await putPart(q.missing[0]!.parts[0]!.uploadUrl, shared)).body.blobComplete).toBe(true);
