@@ -1,26 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Job, JobEnvelope } from '../../../shared/api/job.js';
 import type { JobStatus } from '../../../shared/job-status.js';
 import { MOVES, moveJob, type MoveName } from '../../../service/domain/job-lifecycle.js';
-import { createJob, type Call } from '../../helpers/flow.js';
+import { createJob } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { startTestService, useTestService } from '../../helpers/service.js';
 
-let svc: TestService;
-let call: Call;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+const used = useTestService();
+const { call } = used;
 
 const RENDER = { requestedRenderConfig: { colorManagementPreset: 'default' } };
 
 /** Moves a job along as the worker runtime would (it is the only other writer of job state). */
 async function workerMoves(id: string, path: JobStatus[]): Promise<void> {
   for (let i = 1; i < path.length; i++) {
-    const moved = await svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!);
+    const moved = await used.svc.service.ports.jobs.transition(id, [path[i - 1]!], path[i]!);
     if (!moved) throw new Error(`could not move ${id} ${path[i - 1]} -> ${path[i]}`);
   }
 }
@@ -44,17 +38,17 @@ describe('POST /jobs/{id}/validate', () => {
     });
     expect(r.status).toBe(202);
     expect(Job.parse(r.body).status).toBe('validating');
-    const task = await svc.service.ports.queue.claim('test-worker', ['validate'], 60_000);
+    const task = await used.svc.service.ports.queue.claim('test-worker', ['validate'], 60_000);
     expect(task?.jobId).toBe(job.id);
-    const rec = await svc.service.ports.jobs.getById(job.id);
+    const rec = await used.svc.service.ports.jobs.getById(job.id);
     expect(rec?.internal.validationConfig).toEqual({ pathToFileForRender: 'scene.blend', sceneToRender: 'Scene' });
   });
 
   it('accepts a POST without a body as {}', async () => {
     const job = await createJob(call);
-    const r = await fetch(`${svc.baseUrl}/jobs/${job.id}/validate`, {
+    const r = await fetch(`${used.svc.baseUrl}/jobs/${job.id}/validate`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${svc.apiKey}` },
+      headers: { authorization: `Bearer ${used.svc.apiKey}` },
     });
     expect(r.status).toBe(202);
   });
@@ -105,7 +99,7 @@ describe('POST /jobs/{id}/render', () => {
     const started = Job.parse(r.body);
     expect(started.status).toBe('booting');
     expect(started.requestedConfig).toEqual(cfg);
-    expect((await svc.service.ports.queue.counts()).queued).toBeGreaterThan(0);
+    expect((await used.svc.service.ports.queue.counts()).queued).toBeGreaterThan(0);
   });
 
   it('answers a repeated render with 200, the current job and X-Idempotent-Replay: true', async () => {
@@ -161,7 +155,7 @@ describe('POST /jobs/{id}/render', () => {
 
   it('refuses a camera or view layer the analysis did not find, naming the valid ones', async () => {
     const job = await validatedJob();
-    await svc.service.ports.jobs.update(job.id, {
+    await used.svc.service.ports.jobs.update(job.id, {
       analysis: {
         id: job.id,
         fsNodeId: 'n',
@@ -207,16 +201,16 @@ describe('POST /jobs/{id}/cancel', () => {
       expect(Job.parse(r.body).status).toBe('canceled');
       const claimable: string[] = [];
       for (
-        let t = await svc.service.ports.queue.claim('w', ['validate', 'render'], 60_000);
+        let t = await used.svc.service.ports.queue.claim('w', ['validate', 'render'], 60_000);
         t;
-        t = await svc.service.ports.queue.claim('w', ['validate', 'render'], 60_000)
+        t = await used.svc.service.ports.queue.claim('w', ['validate', 'render'], 60_000)
       ) {
         claimable.push(t.jobId);
       }
       expect(claimable).not.toContain(job.id);
       // A canceled job stays canceled: nothing moves it, and clients must stop.
       for (const move of Object.keys(MOVES) as MoveName[])
-        expect(await moveJob(svc.service.ports.jobs, job.id, move), move).toBeUndefined();
+        expect(await moveJob(used.svc.service.ports.jobs, job.id, move), move).toBeUndefined();
       expect((await call('POST', `/jobs/${job.id}/validate`, {})).status).toBe(400);
       expect((await call('POST', `/jobs/${job.id}/render`, RENDER)).status).toBe(409);
       expect(await status(job.id)).toBe('canceled');

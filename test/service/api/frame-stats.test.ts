@@ -2,31 +2,25 @@
 // store: the test plays the worker (rows through the store port, as a worker beside the service
 // writes them). What a client sees: pages in frame order, the summary, the ETA band while frames
 // render and none after, 404 for another workspace's job, 400 for a bad page.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FrameStatsPage, JobProgressWithEtaEnvelope } from '../../../shared/api/frame-stats.js';
 import { ExtensionList } from '../../../shared/extensions.js';
-import { createJob, type Call } from '../../helpers/flow.js';
+import { createJob } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
 import { seedRenderingFrames } from '../../helpers/frame-seed.js';
-import { moveJob, startTestService, type TestService } from '../../helpers/service.js';
+import { moveJob, useTestService } from '../../helpers/service.js';
 
-let svc: TestService;
-let call: Call;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+const used = useTestService();
+const { call } = used;
 
 /** A job rendering 10 frames, 4 of them done (2 s, 2 s, 3 s, 5 s) on two slots. */
 async function renderingJob(): Promise<string> {
   const job = await createJob(call);
   await call('POST', `/jobs/${job.id}/validate`, {});
-  await moveJob(svc, job.id, ['validating', 'validated']);
+  await moveJob(used.svc, job.id, ['validating', 'validated']);
   await call('POST', `/jobs/${job.id}/render`, { requestedRenderConfig: { colorManagementPreset: 'default' } });
-  await moveJob(svc, job.id, ['booting', 'rendering']);
-  await seedRenderingFrames(svc, job.id);
+  await moveJob(used.svc, job.id, ['booting', 'rendering']);
+  await seedRenderingFrames(used.svc, job.id);
   return job.id;
 }
 
@@ -59,12 +53,12 @@ describe('frame statistics', () => {
     const during = JobProgressWithEtaEnvelope.parse((await call('GET', `/jobs/${id}/progress`)).body).data;
     expect(during).toMatchObject({ framesDone: 4, etaSeconds: 9, etaBand: { seconds: 9, samples: 4, slots: 2 } });
     // Frame 5 half rendered (percent 45): 5.5 frames left, 8.3 s.
-    const progress = (await svc.service.ports.jobs.getProgress(id))!;
-    await svc.service.ports.jobs.setProgress({ ...progress, percent: 45 });
+    const progress = (await used.svc.service.ports.jobs.getProgress(id))!;
+    await used.svc.service.ports.jobs.setProgress({ ...progress, percent: 45 });
     expect(
       JobProgressWithEtaEnvelope.parse((await call('GET', `/jobs/${id}/progress`)).body).data.etaBand,
     ).toMatchObject({ seconds: 8.3, slots: 2 });
-    await moveJob(svc, id, ['rendering', 'finalizing', 'completed']);
+    await moveJob(used.svc, id, ['rendering', 'finalizing', 'completed']);
     expect(JobProgressWithEtaEnvelope.parse((await call('GET', `/jobs/${id}/progress`)).body).data.etaBand).toBeNull();
   });
 
@@ -72,7 +66,7 @@ describe('frame statistics', () => {
     const job = await createJob(call);
     const at = new Date().toISOString();
     for (let start = 1; start <= 100_000; start += 1000) {
-      await svc.service.ports.frameStats!.recordFrames(
+      await used.svc.service.ports.frameStats!.recordFrames(
         Array.from({ length: 1000 }, (_, i) => ({
           jobId: job.id,
           frame: start + i,
@@ -100,7 +94,7 @@ describe('frame statistics', () => {
 
   it("answers another workspace's job as missing, and a bad page as a validation error", async () => {
     const id = await renderingJob();
-    const other = api(svc.baseUrl, await svc.createApiKey('elsewhere'));
+    const other = api(used.svc.baseUrl, await used.svc.createApiKey('elsewhere'));
     const hidden = await other('GET', `/jobs/${id}/frames`);
     expect(hidden.status).toBe(404);
     expect(errorBody(hidden).name).toBe('JOB_NOT_FOUND');

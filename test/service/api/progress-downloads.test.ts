@@ -1,20 +1,14 @@
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Downloads } from '../../../shared/api/downloads.js';
 import { Job, JobEnvelope, JobList } from '../../../shared/api/job.js';
 import { JobProgressEnvelope, ProgressList } from '../../../shared/api/progress.js';
-import { createJob, type Call } from '../../helpers/flow.js';
+import { createJob } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { filesOnly, moveJob, objectUrlPrefix, startTestService, type TestService } from '../../helpers/service.js';
+import { filesOnly, moveJob, objectUrlPrefix, useTestService } from '../../helpers/service.js';
 
-let svc: TestService;
-let call: Call;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+const used = useTestService();
+const { call } = used;
 
 const FRAME = Buffer.from(Array.from({ length: 5000 }, (_, i) => i % 251));
 
@@ -22,12 +16,12 @@ const FRAME = Buffer.from(Array.from({ length: 5000 }, (_, i) => i % 251));
 async function completedJob(): Promise<Job> {
   const job = await createJob(call);
   await call('POST', `/jobs/${job.id}/validate`, {});
-  await moveJob(svc, job.id, ['validating', 'validated']);
+  await moveJob(used.svc, job.id, ['validating', 'validated']);
   await call('POST', `/jobs/${job.id}/render`, {
     requestedRenderConfig: { colorManagementPreset: 'default', videoOutput: true },
   });
-  await moveJob(svc, job.id, ['booting', 'rendering', 'finalizing']);
-  const { storage, jobs } = svc.service.ports;
+  await moveJob(used.svc, job.id, ['booting', 'rendering', 'finalizing']);
+  const { storage, jobs } = used.svc.service.ports;
   const base = `outputs/${job.workspaceId}/${job.id}`;
   await storage.put(`${base}/frames/f_0001.png`, Readable.from([FRAME]));
   await storage.put(`${base}/composite/masks/mask0001.png`, Readable.from([Buffer.from('mask')]));
@@ -63,7 +57,7 @@ async function completedJob(): Promise<Job> {
       },
     },
   );
-  await moveJob(svc, job.id, ['finalizing', 'completed']);
+  await moveJob(used.svc, job.id, ['finalizing', 'completed']);
   return job;
 }
 
@@ -79,10 +73,10 @@ describe('progress', () => {
       percent: null,
     });
     await call('POST', `/jobs/${job.id}/validate`, {});
-    await moveJob(svc, job.id, ['validating', 'validated']);
+    await moveJob(used.svc, job.id, ['validating', 'validated']);
     await call('POST', `/jobs/${job.id}/render`, { requestedRenderConfig: { colorManagementPreset: 'default' } });
-    await moveJob(svc, job.id, ['booting', 'rendering']);
-    await svc.service.ports.jobs.setProgress({
+    await moveJob(used.svc, job.id, ['booting', 'rendering']);
+    await used.svc.service.ports.jobs.setProgress({
       ...before,
       status: 'rendering',
       framesTotal: 10,
@@ -103,7 +97,7 @@ describe('progress', () => {
   });
 
   it('returns an empty array when nothing runs in the workspace', async () => {
-    const quiet = api(svc.baseUrl, await svc.createApiKey('quiet'));
+    const quiet = api(used.svc.baseUrl, await used.svc.createApiKey('quiet'));
     expect((await quiet('GET', '/jobs/progress')).body).toEqual({ data: [] });
   });
 });
@@ -118,7 +112,7 @@ describe('downloads', () => {
       transforms: { framesZip: null, compositeNodesZip: null, video: {} },
     });
     await call('POST', `/jobs/${job.id}/validate`, {});
-    await moveJob(svc, job.id, ['validating', 'validated']);
+    await moveJob(used.svc, job.id, ['validating', 'validated']);
     await call('POST', `/jobs/${job.id}/render`, {
       requestedRenderConfig: { colorManagementPreset: 'default', videoOutput: true },
     });
@@ -163,14 +157,16 @@ describe('downloads', () => {
     expect(bad.status).toBe(416);
 
     const got = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
-    expect(got.previewUrl?.startsWith(objectUrlPrefix(svc))).toBe(true);
+    expect(got.previewUrl?.startsWith(objectUrlPrefix(used.svc))).toBe(true);
     expect((await fetch(got.previewUrl!)).status).toBe(200);
     const listed = JobList.parse((await call('GET', '/jobs?pageSize=100')).body).jobs.find((j) => j.id === job.id);
-    expect(listed?.previewUrl?.startsWith(objectUrlPrefix(svc))).toBe(true);
+    expect(listed?.previewUrl?.startsWith(objectUrlPrefix(used.svc))).toBe(true);
     expect((await fetch(listed!.previewUrl!)).status).toBe(200);
 
     // Once outputs are deleted for the client, no preview URL is handed out any more.
-    await svc.service.ports.jobs.update(job.id, { output: { isDeletedForClient: true, scheduledForDeletionAt: null } });
+    await used.svc.service.ports.jobs.update(job.id, {
+      output: { isDeletedForClient: true, scheduledForDeletionAt: null },
+    });
     expect(JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data.previewUrl).toBeNull();
     const after = JobList.parse((await call('GET', '/jobs?pageSize=100')).body).jobs.find((j) => j.id === job.id);
     expect(after?.previewUrl).toBeNull();
@@ -195,13 +191,13 @@ describe('downloads', () => {
         expect(errorBody({ status: 403, headers: r.headers, body: await r.json() }).name).toBe('SIGNATURE_INVALID');
       }
       // The URL lasts downloadUrlTtlSeconds from when it was handed out...
-      const ttl = svc.config.downloadUrlTtlSeconds;
+      const ttl = used.svc.config.downloadUrlTtlSeconds;
       const exp = Number(url.searchParams.get('exp'));
       expect(exp).toBeGreaterThanOrEqual(Math.floor(askedAt / 1000) + ttl);
       expect(exp).toBeLessThanOrEqual(Math.floor(answeredAt / 1000) + ttl);
       // ...and once that time has passed it is refused: the same URL signed with an expiry a second
       // ago (the service's own key), instead of waiting out the lifetime on the real clock.
-      const signer = svc.service.ports.fsStorage!.signer;
+      const signer = used.svc.service.ports.fsStorage!.signer;
       const key = decodeURIComponent(url.pathname.slice('/storage/'.length));
       const signed = (expiresAt: number) => {
         const u = new URL(url);

@@ -2,25 +2,20 @@
 // the state machine itself). A repeat after a service restart answers the job the first request
 // made, concurrent repeats across two service instances make one job, and the new job's
 // validate task is queued once its job is `validating`.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Job } from '../../../shared/api/job.js';
 import { moveJob } from '../../../service/domain/job-lifecycle.js';
 import { createJob } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { startTestService, useTestService } from '../../helpers/service.js';
 
-let first: TestService;
-
-beforeAll(async () => {
-  first = await startTestService();
-});
-afterAll(() => first?.close());
+const used = useTestService();
 
 const failedReason = { name: 'RETRIES_EXHAUSTED', type: 'RENDER_FAILED' as const, errorDetails: { message: 'test' } };
 
 describe('requeue across a restart and across instances', () => {
   it('answers the same new job after a restart, and one job for concurrent requests to two instances', async () => {
-    const call = api(first.baseUrl, first.apiKey);
+    const { svc: first, call } = used;
     const job = await createJob(call);
     expect(await moveJob(first.service.ports.jobs, job.id, 'fail', { failedReason })).toBeDefined();
     const made = await call('POST', `/jobs/${job.id}/requeue`);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Downloads } from '../../../shared/api/downloads.js';
 import { JobEnvelope } from '../../../shared/api/job.js';
 import type { JobStatus } from '../../../shared/job-status.js';
@@ -15,19 +15,12 @@ import { outputLayout } from '../../../service/worker/outputs/chunk-files.js';
 import { encodeRel } from '../../../service/worker/outputs/frame-staging.js';
 import { keepStoppedJob } from '../../../service/worker/outputs/kept-frames.js';
 import { jobDirOf } from '../../../service/worker/project/job-files.js';
-import { createJob, type Call } from '../../helpers/flow.js';
-import { api } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { createJob } from '../../helpers/flow.js';
+import { startTestService, type TestService, useTestService } from '../../helpers/service.js';
 
-let svc: TestService;
-let call: Call;
-
-beforeAll(async () => {
-  // Sweeps only when the test asks (a long interval), so the test controls the timing.
-  svc = await startTestService();
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc.close());
+// Sweeps only when the test asks (a long interval), so the test controls the timing.
+const used = useTestService();
+const { call } = used;
 
 /** One sweep of `on`'s retention as it would run `days` days from now. */
 const sweepDaysLater = (on: TestService, days: number) =>
@@ -38,7 +31,7 @@ const sweepDaysLater = (on: TestService, days: number) =>
 
 async function completedWithOutputs(expiresInMs: number) {
   const job = await createJob(call);
-  const { jobs, storage } = svc.service.ports;
+  const { jobs, storage } = used.svc.service.ports;
   const path: JobStatus[] = ['created', 'validating', 'validated', 'booting', 'rendering', 'finalizing', 'completed'];
   const base = `outputs/${job.workspaceId}/${job.id}`;
   await storage.put(`${base}/frames/f_0001.png`, Readable.from([Buffer.from('frame')]));
@@ -73,7 +66,7 @@ describe('retention sweeper', () => {
     const oldUrl = before.frames[0]!;
     expect((await fetch(oldUrl)).status).toBe(200);
 
-    expect(await svc.service.retention.sweep()).toBe(1);
+    expect(await used.svc.service.retention.sweep()).toBe(1);
 
     const job = JobEnvelope.parse((await call('GET', `/jobs/${expired.job.id}`)).body).data;
     expect(job.output?.isDeletedForClient).toBe(true);
@@ -82,13 +75,13 @@ describe('retention sweeper', () => {
     const after = Downloads.parse((await call('GET', `/jobs/${expired.job.id}/downloads`)).body);
     expect(after.frames).toEqual([]);
     expect(after.frameOutputs).toEqual([]);
-    expect(await svc.service.ports.storage.stat(expired.key)).toBeUndefined();
+    expect(await used.svc.service.ports.storage.stat(expired.key)).toBeUndefined();
     expect((await fetch(oldUrl)).status).toBe(404);
 
     const kept = JobEnvelope.parse((await call('GET', `/jobs/${live.job.id}`)).body).data;
     expect(kept.output?.isDeletedForClient).toBe(false);
-    expect(await svc.service.ports.storage.stat(live.key)).toBeDefined();
-    expect(await svc.service.retention.sweep()).toBe(0);
+    expect(await used.svc.service.ports.storage.stat(live.key)).toBeDefined();
+    expect(await used.svc.service.retention.sweep()).toBe(0);
   });
 });
 
@@ -114,7 +107,7 @@ describe('finished tasks', () => {
 describe('frames a stopped job kept for a requeue', () => {
   it('are kept unpublished (early ones go) until outputRetentionDays, then deleted by the sweeper', async () => {
     const job = await createJob(call);
-    const { jobs, storage } = svc.service.ports;
+    const { jobs, storage } = used.svc.service.ports;
     await jobs.transition(job.id, ['created'], 'failed');
     const base = `outputs/${job.workspaceId}/${job.id}`;
     const workRoot = await mkdtemp(path.join(tmpdir(), 'rb-kept-'));
@@ -137,9 +130,9 @@ describe('frames a stopped job kept for a requeue', () => {
     expect(failed.output).toEqual({ isDeletedForClient: false, scheduledForDeletionAt: null });
     expect(Downloads.parse((await call('GET', `/jobs/${job.id}/downloads`)).body).frames).toEqual([]);
 
-    await sweepDaysLater(svc, 29);
+    await sweepDaysLater(used.svc, 29);
     expect(await storage.stat(keptKey)).toBeDefined();
-    await sweepDaysLater(svc, 31);
+    await sweepDaysLater(used.svc, 31);
     expect(await storage.stat(keptKey)).toBeUndefined();
     const after = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
     expect(after).toMatchObject({
@@ -152,14 +145,14 @@ describe('frames a stopped job kept for a requeue', () => {
 describe('task logs of a job that stopped before any frame was kept', () => {
   it('stay for outputRetentionDays after POST /cancel, then the sweeper deletes them', async () => {
     const job = await createJob(call);
-    const { storage } = svc.service.ports;
+    const { storage } = used.svc.service.ports;
     // What a validation attempt left (task-logs extension) before the job was canceled.
     const logKey = `${jobLogPrefix(job.workspaceId, job.id)}/validate/a1.log`;
     await storage.put(logKey, Readable.from([Buffer.from('Blender 3.4 analysis output\n')]));
     expect((await call('POST', `/jobs/${job.id}/cancel`)).status).toBe(200);
-    await sweepDaysLater(svc, 29);
+    await sweepDaysLater(used.svc, 29);
     expect(await storage.stat(logKey)).toBeDefined();
-    await sweepDaysLater(svc, 31);
+    await sweepDaysLater(used.svc, 31);
     expect(await storage.stat(logKey)).toBeUndefined();
     const after = JobEnvelope.parse((await call('GET', `/jobs/${job.id}`)).body).data;
     expect(after).toMatchObject({ status: 'canceled', output: { isDeletedForClient: true } });

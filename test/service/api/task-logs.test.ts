@@ -3,31 +3,28 @@
 // its header in task order, narrowing by task and attempt, the index, a follow that brings new
 // lines and ends once the job has ended, another workspace's job as a 404, hostile queries as
 // 4xx, and retention deleting the logs with the outputs.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TaskLogIndex } from '../../../shared/api/task-logs.js';
 import type { Job } from '../../../shared/api/job.js';
 import { RenderJobClient } from '../../../shared/client/client.js';
 import { jobLogPrefix, runStem, taskLogSegment } from '../../../service/domain/task-log-keys.js';
 import { newTasks } from '../../../service/domain/tasks.js';
 import { TaskLog } from '../../../service/worker/logs/task-log.js';
-import { createJob, type Call } from '../../helpers/flow.js';
+import { createJob } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { useTestService } from '../../helpers/service.js';
 
-let svc: TestService;
-let call: Call;
 let client: RenderJobClient;
 
+const used = useTestService();
+const { call } = used;
 beforeAll(async () => {
-  svc = await startTestService();
-  call = api(svc.baseUrl, svc.apiKey);
-  client = new RenderJobClient({ baseUrl: svc.baseUrl, apiKey: svc.apiKey });
+  client = new RenderJobClient({ baseUrl: used.svc.baseUrl, apiKey: used.svc.apiKey });
 });
-afterAll(() => svc.close());
 
 function openLog(job: Job, taskId: string, kind: string, attempt: number, frames: number[] | null = null): TaskLog {
   return new TaskLog({
-    storage: svc.service.ports.storage,
+    storage: used.svc.service.ports.storage,
     stem: runStem(job.workspaceId, job.id, taskLogSegment(taskId, job.id)!, attempt, Date.now() + attempt),
     start: { taskId, kind, attempt, worker: `farm-1/cpu${attempt}`, startedAt: new Date().toISOString(), frames },
     flushMs: 60_000,
@@ -37,7 +34,7 @@ function openLog(job: Job, taskId: string, kind: string, attempt: number, frames
 /** A job with a validation log, a chunk whose first attempt failed, and its second attempt still running. */
 async function jobWithLogs(): Promise<{ job: Job; chunkId: string; running: TaskLog }> {
   const job = await createJob(call);
-  const { queue } = svc.service.ports;
+  const { queue } = used.svc.service.ports;
   const chunk = newTasks.chunk(job.id, { index: 0, start: 1, end: 2, step: 1, frames: [1, 2] });
   await queue.enqueue(newTasks.validate(job.id));
   await queue.enqueue(chunk);
@@ -106,8 +103,8 @@ describe('GET /jobs/{id}/logs', () => {
 
   it('follows a running attempt: new lines arrive, new attempts show, the stream ends once the job ends', async () => {
     const { job, chunkId, running } = await jobWithLogs();
-    const res = await fetch(`${svc.baseUrl}/jobs/${job.id}/logs?follow=true`, {
-      headers: { authorization: `Bearer ${svc.apiKey}` },
+    const res = await fetch(`${used.svc.baseUrl}/jobs/${job.id}/logs?follow=true`, {
+      headers: { authorization: `Bearer ${used.svc.apiKey}` },
     });
     expect(res.status).toBe(200);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -130,7 +127,7 @@ describe('GET /jobs/{id}/logs', () => {
     await readUntil(/attempt 3, worker farm-1\/cpu3: [a-z]+ <==\n(.*\n)*.*third attempt speaking/);
     await running.close('released');
     await third.close('done');
-    await svc.service.ports.jobs.transition(job.id, ['created'], 'canceled');
+    await used.svc.service.ports.jobs.transition(job.id, ['created'], 'canceled');
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
@@ -149,7 +146,7 @@ describe('GET /jobs/{id}/logs', () => {
     );
     expect(one.status).toBe(200);
     expect(one.body).toMatch(/attempt ended: done\n(.*\n)*\[renderbridge\] attempt 2 has ended/);
-    await svc.service.ports.jobs.transition(job.id, ['created'], 'canceled');
+    await used.svc.service.ports.jobs.transition(job.id, ['created'], 'canceled');
     const all = await call<string>('GET', `/jobs/${job.id}/logs?follow=true`);
     expect(all.status).toBe(200);
     expect(all.body).toMatch(/job canceled: end of the log\n$/);
@@ -157,7 +154,7 @@ describe('GET /jobs/{id}/logs', () => {
 
   it("answers another workspace's job exactly like a missing one, and names missing tasks and attempts", async () => {
     const { job, chunkId } = await jobWithLogs();
-    const rival = api(svc.baseUrl, await svc.createApiKey('rival studio'));
+    const rival = api(used.svc.baseUrl, await used.svc.createApiKey('rival studio'));
     for (const suffix of ['/logs', '/logs/index', '/logs?follow=true']) {
       const other = await rival('GET', `/jobs/${job.id}${suffix}`);
       const none = await rival('GET', `/jobs/00000000-0000-4000-8000-000000000000${suffix}`);
@@ -201,14 +198,14 @@ describe('retention', () => {
   it("deletes a job's task logs together with its outputs", async () => {
     const { job, running } = await jobWithLogs();
     await running.close('done');
-    const { jobs, storage } = svc.service.ports;
+    const { jobs, storage } = used.svc.service.ports;
     const path = ['created', 'validating', 'validated', 'booting', 'rendering', 'finalizing', 'completed'] as const;
     for (let i = 1; i < path.length; i++) await jobs.transition(job.id, [path[i - 1]!], path[i]!);
     await jobs.update(job.id, {
       output: { isDeletedForClient: false, scheduledForDeletionAt: new Date(Date.now() - 1000).toISOString() },
     });
     expect((await storage.list(jobLogPrefix(job.workspaceId, job.id))).length).toBeGreaterThan(0);
-    expect(await svc.service.retention.sweep()).toBeGreaterThanOrEqual(1);
+    expect(await used.svc.service.retention.sweep()).toBeGreaterThanOrEqual(1);
     expect(await storage.list(jobLogPrefix(job.workspaceId, job.id))).toEqual([]);
     const r = await call<string>('GET', `/jobs/${job.id}/logs`);
     expect(r.status).toBe(200);

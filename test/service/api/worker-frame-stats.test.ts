@@ -3,33 +3,26 @@
 // store, read back by GET /jobs/{id}/frames. Only for jobs of the worker's own leases; a
 // repeated report replaces its row.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FrameStatsPage } from '../../../shared/api/frame-stats.js';
 import { createWorkerToken } from '../../../service/domain/worker-tokens.js';
 import type { FrameStat } from '../../../service/ports/frame-stats.js';
 import { WorkerApiError } from '../../../service/worker-api/client.js';
 import { RemoteFrameStats } from '../../../service/worker-api/remote-frame-stats.js';
-import { createJob, type Call } from '../../helpers/flow.js';
-import { api } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { createJob } from '../../helpers/flow.js';
+import { useTestService } from '../../helpers/service.js';
 
-let svc: TestService;
-let call: Call;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = api(svc.baseUrl, svc.apiKey);
-});
-afterAll(() => svc?.close());
+const used = useTestService();
+const { call } = used;
 
 /** A worker token whose worker holds a lease on a task of `jobId`, as a claim makes it. */
 async function workerOn(jobId: string): Promise<RemoteFrameStats> {
   const name = `w-${randomUUID().slice(0, 8)}`;
-  const { token } = await createWorkerToken(svc.service.ports.workerTokens, name);
-  const queue = svc.service.ports.queue;
+  const { token } = await createWorkerToken(used.svc.service.ports.workerTokens, name);
+  const queue = used.svc.service.ports.queue;
   await queue.enqueue({ id: `finalize:${jobId}`, jobId, kind: 'finalize' });
   expect((await queue.claim(`${name}:4242:control`, ['finalize'], 60_000))?.jobId).toBe(jobId);
-  return new RemoteFrameStats({ serviceUrls: [svc.origin], token, retryForMs: 0 });
+  return new RemoteFrameStats({ serviceUrls: [used.svc.origin], token, retryForMs: 0 });
 }
 
 const stat = (jobId: string, frame: number, over: Partial<FrameStat> = {}): FrameStat => ({
@@ -68,8 +61,8 @@ describe('frame statistics through the worker API', () => {
     const refused = (await remote.recordFrames([stat(other, 1)]).catch((e: unknown) => e)) as WorkerApiError;
     expect(refused).toBeInstanceOf(WorkerApiError);
     expect(refused.status).toBe(404);
-    const token = (await createWorkerToken(svc.service.ports.workerTokens, `x-${randomUUID().slice(0, 6)}`)).token;
-    const mixed = await fetch(`${svc.origin}/internal/worker/v1/jobs/${mine}/frames`, {
+    const token = (await createWorkerToken(used.svc.service.ports.workerTokens, `x-${randomUUID().slice(0, 6)}`)).token;
+    const mixed = await fetch(`${used.svc.origin}/internal/worker/v1/jobs/${mine}/frames`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',

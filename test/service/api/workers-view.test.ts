@@ -1,17 +1,15 @@
 // GET /workers shows tenants no host names and no build paths (issue 25): they map the operator's
 // machines and folders. Every API key is a tenant's; the operator's view is `renderbridge admin
 // workers`, which reads the service's state database and shows both. Real HTTP, real CLI.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { WorkerList } from '../../../shared/api/workers.js';
 import { runCli } from '../../helpers/cli-run.js';
 import { api } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { useTestService } from '../../helpers/service.js';
 
-let svc: TestService;
-
+const used = useTestService();
 beforeAll(async () => {
-  svc = await startTestService();
-  await svc.service.ports.workers!.registry.report({
+  await used.svc.service.ports.workers!.registry.report({
     id: 'render-7:4242',
     name: 'render-7',
     hostname: 'secret-host.internal.example',
@@ -27,11 +25,10 @@ beforeAll(async () => {
     blocklistedBy: [],
   });
 });
-afterAll(() => svc?.close());
 
 describe('workers as a tenant and as the operator see them', () => {
   it('answers a tenant names, slots, versions and build kinds, never a host name or a path', async () => {
-    const r = await api(svc.baseUrl, svc.apiKey)('GET', '/workers');
+    const r = await api(used.svc.baseUrl, used.svc.apiKey)('GET', '/workers');
     expect(r.status).toBe(200);
     const w = WorkerList.parse(r.body).data.workers.find((x) => x.name === 'render-7')!;
     expect(w).toMatchObject({ name: 'render-7', version: '9.9.9', builds: [{ version: '4.2', kind: 'release' }] });
@@ -41,7 +38,9 @@ describe('workers as a tenant and as the operator see them', () => {
   });
 
   it('shows the operator both, read from the state database', async () => {
-    const state = svc.config.databaseUrl ? ['--database-url', svc.config.databaseUrl] : ['--data-dir', svc.dataDir];
+    const state = used.svc.config.databaseUrl
+      ? ['--database-url', used.svc.config.databaseUrl]
+      : ['--data-dir', used.svc.dataDir];
     const run = await runCli(['admin', 'workers', '--json', ...state], {});
     expect(run.code, run.stderr).toBe(0);
     const { workers } = JSON.parse(run.stdout) as {
