@@ -9,24 +9,22 @@ import type { Job } from '../../../shared/api/job.js';
 import { waitUntil } from '../../helpers/e2e.js';
 import { createJob } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { useTestService } from '../../helpers/service.js';
 import { appOn, type AppOn } from '../dashboard/app-on.js';
 import { signIn } from '../dashboard/session-client.js';
 import { openSse, type SseEvent, type SseStream } from '../dashboard/sse.js';
 
-let svc: TestService;
 let fast: AppOn;
 const streams: SseStream[] = [];
 
+const used = useTestService();
 beforeAll(async () => {
-  svc = await startTestService();
   // Short periods so changes and heartbeats come quickly; the defaults are 1 s and 15 s.
-  fast = await appOn(svc, { eventStream: { pollMs: 100, heartbeatMs: 200 } });
+  fast = await appOn(used.svc, { eventStream: { pollMs: 100, heartbeatMs: 200 } });
 });
 afterAll(async () => {
   for (const s of streams) s.close();
   await fast?.close();
-  await svc?.close();
 });
 
 async function stream(headers: Record<string, string>): Promise<SseStream> {
@@ -43,12 +41,12 @@ const about = (id: string, status?: string) => (e: SseEvent) => {
 
 describe('the job event stream', () => {
   it("sends the workspace's jobs, then each status and counter change, and never another workspace's job", async () => {
-    const own = api(svc.baseUrl, svc.apiKey);
-    const rivalKey = await svc.createApiKey('rival events');
-    const rival = api(svc.baseUrl, rivalKey);
+    const own = api(used.svc.baseUrl, used.svc.apiKey);
+    const rivalKey = await used.svc.createApiKey('rival events');
+    const rival = api(used.svc.baseUrl, rivalKey);
     const existing = await createJob(own);
     const rivalJob = await createJob(rival);
-    const mine = await stream({ authorization: `Bearer ${svc.apiKey}` });
+    const mine = await stream({ authorization: `Bearer ${used.svc.apiKey}` });
     const theirs = await stream({ authorization: `Bearer ${rivalKey}` });
     expect(mine.status).toBe(200);
     expect(mine.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -60,7 +58,7 @@ describe('the job event stream', () => {
     // Changes as a worker makes them, through the stores, in both workspaces.
     const fresh = await createJob(own);
     await mine.next('a new job', about(fresh.id, 'created'));
-    const jobs = svc.service.ports.jobs;
+    const jobs = used.svc.service.ports.jobs;
     await jobs.transition(rivalJob.id, ['created'], 'validating');
     await jobs.transition(fresh.id, ['created'], 'validating');
     await mine.next('the move to validating', about(fresh.id, 'validating'));
@@ -103,10 +101,10 @@ describe('the job event stream', () => {
   });
 
   it('ends a stream opened with a key once the key is revoked', async () => {
-    const key = await svc.createApiKey('revoked streamer');
+    const key = await used.svc.createApiKey('revoked streamer');
     const s = await stream({ authorization: `Bearer ${key}` });
     expect(s.status).toBe(200);
-    const store = await openKeyStore(svc.config);
+    const store = await openKeyStore(used.svc.config);
     try {
       for (const k of await store.keys.listKeys('revoked streamer')) await store.keys.revokeKey(k.id);
     } finally {
@@ -117,23 +115,23 @@ describe('the job event stream', () => {
   });
 
   it('keeps the connection alive with heartbeat comments', async () => {
-    const s = await stream({ authorization: `Bearer ${svc.apiKey}` });
+    const s = await stream({ authorization: `Bearer ${used.svc.apiKey}` });
     await waitUntil('two heartbeats', () => s.comments.filter((c) => c.startsWith('heartbeat')).length >= 2);
     expect(s.ended()).toBe(false);
   });
 
   it('answers 406 to a client that only takes JSON, 401 without credentials, 400 to unknown parameters', async () => {
-    const r = await api(svc.baseUrl, svc.apiKey)('GET', '/events');
+    const r = await api(used.svc.baseUrl, used.svc.apiKey)('GET', '/events');
     expect(r.status).toBe(406);
     expect(errorBody(r).name).toBe('NOT_ACCEPTABLE');
-    expect((await openSse(`${svc.baseUrl}/events`, {})).status).toBe(401);
-    const q = await openSse(`${svc.baseUrl}/events?since=1`, { authorization: `Bearer ${svc.apiKey}` });
+    expect((await openSse(`${used.svc.baseUrl}/events`, {})).status).toBe(401);
+    const q = await openSse(`${used.svc.baseUrl}/events?since=1`, { authorization: `Bearer ${used.svc.apiKey}` });
     expect(q.status).toBe(400);
   });
 
   it('works with a session cookie, and ends with `session-ended` once that session is signed out', async () => {
-    const s = await signIn(fast.baseUrl, svc.apiKey);
-    const job = await createJob(api(svc.baseUrl, svc.apiKey));
+    const s = await signIn(fast.baseUrl, used.svc.apiKey);
+    const job = await createJob(api(used.svc.baseUrl, used.svc.apiKey));
     const live = await stream({ cookie: s.cookie });
     expect(live.status).toBe(200);
     await live.next('a job over the cookie stream', about(job.id));

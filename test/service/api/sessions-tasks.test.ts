@@ -1,28 +1,23 @@
 // GET /jobs/{id}/tasks (extension job-tasks) over real HTTP on every stack: a job's tasks as the
 // queue holds them (the test plays the worker through the queue port), with frames, state,
 // worker, attempt, duration and exit reason; another workspace's job is a 404.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JobTaskList } from '../../../shared/api/dashboard.js';
 import { ExtensionList } from '../../../shared/extensions.js';
 import { newTasks } from '../../../service/domain/tasks.js';
 import { createJob } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { useTestService } from '../../helpers/service.js';
 import { signIn } from '../dashboard/session-client.js';
 
-let svc: TestService;
-
-beforeAll(async () => {
-  svc = await startTestService();
-});
-afterAll(() => svc.close());
+const used = useTestService();
 
 describe("a job's tasks", () => {
   it('lists validation, planning, each chunk with frames, state, worker, attempt, duration, exit reason', async () => {
-    const call = api(svc.baseUrl, svc.apiKey);
+    const call = api(used.svc.baseUrl, used.svc.apiKey);
     const job = await createJob(call);
     const other = await createJob(call);
-    const q = svc.service.ports.queue;
+    const q = used.svc.service.ports.queue;
     await q.enqueue(newTasks.validate(job.id));
     await q.enqueue(newTasks.chunk(job.id, { index: 0, start: 1, end: 3, step: 1, frames: [1, 2, 3] }));
     await q.enqueue(newTasks.chunk(job.id, { index: 1, start: 4, end: 5, step: 1, frames: [4, 5] }));
@@ -48,7 +43,7 @@ describe("a job's tasks", () => {
     }
     expect(tasks[2]!.finishedAt).toBeNull();
     // The same through a dashboard session.
-    const s = await signIn(svc.baseUrl, svc.apiKey);
+    const s = await signIn(used.svc.baseUrl, used.svc.apiKey);
     expect(JobTaskList.parse((await s.call('GET', `/jobs/${job.id}/tasks`)).body).data).toHaveLength(3);
     // A job with no tasks yet has an empty list.
     const idle = await createJob(call);
@@ -56,16 +51,17 @@ describe("a job's tasks", () => {
   });
 
   it("answers another workspace's job like a missing one (404), and is listed by GET /extensions", async () => {
-    const rivalKey = await svc.createApiKey('rival tasks');
-    const rivalJob = await createJob(api(svc.baseUrl, rivalKey));
-    await svc.service.ports.queue.enqueue(newTasks.validate(rivalJob.id));
-    const r = await api(svc.baseUrl, svc.apiKey)('GET', `/jobs/${rivalJob.id}/tasks`);
+    const rivalKey = await used.svc.createApiKey('rival tasks');
+    const rivalJob = await createJob(api(used.svc.baseUrl, rivalKey));
+    await used.svc.service.ports.queue.enqueue(newTasks.validate(rivalJob.id));
+    const r = await api(used.svc.baseUrl, used.svc.apiKey)('GET', `/jobs/${rivalJob.id}/tasks`);
     expect(r.status).toBe(404);
     expect(errorBody(r).name).toBe('JOB_NOT_FOUND');
-    expect(errorBody(await api(svc.baseUrl, svc.apiKey)('GET', '/jobs/not-a-uuid/tasks')).name).toBe(
+    expect(errorBody(await api(used.svc.baseUrl, used.svc.apiKey)('GET', '/jobs/not-a-uuid/tasks')).name).toBe(
       'VALIDATION_ERROR',
     );
-    const ext = ExtensionList.parse((await api(svc.baseUrl, svc.apiKey)('GET', '/extensions')).body).data.extensions;
+    const ext = ExtensionList.parse((await api(used.svc.baseUrl, used.svc.apiKey)('GET', '/extensions')).body).data
+      .extensions;
     expect(ext.map((e) => [e.name, e.routes])).toEqual(
       expect.arrayContaining([
         ['dashboard-sessions', ['createSession', 'getCurrentSession', 'deleteCurrentSession']],

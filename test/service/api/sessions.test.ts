@@ -2,26 +2,21 @@
 // SameSite=Strict cookie, the CSRF token every state-changing request needs with it, sign-out
 // and expiry ending the session on the server, a revoked key ending its sessions at once, and a
 // session never reaching another workspace.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SessionEnvelope } from '../../../shared/api/dashboard.js';
 import { openKeyStore } from '../../../service/stack.js';
 import { waitUntil } from '../../helpers/e2e.js';
 import { createJob } from '../../helpers/flow.js';
 import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { startTestService, useTestService } from '../../helpers/service.js';
 import { appOn } from '../dashboard/app-on.js';
 import { signIn } from '../dashboard/session-client.js';
 
-let svc: TestService;
-
-beforeAll(async () => {
-  svc = await startTestService();
-});
-afterAll(() => svc.close());
+const served = useTestService();
 
 /** Revokes the key made for `workspace` (as `renderbridge admin revoke-key` would). */
 async function revokeKeysOf(workspace: string): Promise<void> {
-  const store = await openKeyStore(svc.config);
+  const store = await openKeyStore(served.svc.config);
   try {
     for (const k of await store.keys.listKeys(workspace)) await store.keys.revokeKey(k.id);
   } finally {
@@ -34,16 +29,16 @@ describe('signing in', () => {
     'exchanges a key in the body for an HttpOnly, SameSite=Strict cookie (not Secure over http) that then ' +
       'works for the API',
     async () => {
-      const s = await signIn(svc.baseUrl, svc.apiKey);
+      const s = await signIn(served.svc.baseUrl, served.svc.apiKey);
       expect(s.setCookie).toMatch(/^rb_session=[A-Za-z0-9_-]{43}; /);
       const attrs = s.setCookie.split('; ').slice(1);
       expect(attrs).toEqual(expect.arrayContaining(['Path=/', 'HttpOnly', 'SameSite=Strict']));
       expect(attrs).not.toContain('Secure');
-      expect(s.session.workspace).toEqual({ id: svc.workspaceId, name: 'studio' });
+      expect(s.session.workspace).toEqual({ id: served.svc.workspaceId, name: 'studio' });
       expect(Date.parse(s.session.expiresAt)).toBeGreaterThan(Date.now());
       expect(Date.parse(s.session.maxExpiresAt)).toBeGreaterThanOrEqual(Date.parse(s.session.expiresAt));
       // The key is not in the answer: the browser never holds it after this request.
-      expect(JSON.stringify(s.session)).not.toContain(svc.apiKey);
+      expect(JSON.stringify(s.session)).not.toContain(served.svc.apiKey);
       expect((await s.call('GET', '/jobs')).status).toBe(200);
       const current = await s.call('GET', '/sessions/current');
       expect(current.status).toBe(200);
@@ -51,20 +46,20 @@ describe('signing in', () => {
       expect(SessionEnvelope.parse(current.body).data.csrfToken).toBe(s.session.csrfToken);
       // Neither the key nor the session id reaches the log.
       const id = s.cookie.split('=')[1]!;
-      expect(svc.logs.join('')).not.toContain(id);
-      expect(svc.logs.join('')).not.toContain(svc.apiKey);
+      expect(served.svc.logs.join('')).not.toContain(id);
+      expect(served.svc.logs.join('')).not.toContain(served.svc.apiKey);
     },
   );
 
   it('also signs in with a Bearer key and no body', async () => {
-    const r = await api(svc.baseUrl, svc.apiKey)('POST', '/sessions');
+    const r = await api(served.svc.baseUrl, served.svc.apiKey)('POST', '/sessions');
     expect(r.status).toBe(201);
     expect(r.headers.get('set-cookie')).toMatch(/^rb_session=/);
   });
 
   it('refuses a missing, unknown or revoked key with 401 and sets no cookie', async () => {
-    const anon = api(svc.baseUrl, undefined);
-    const revoked = await svc.createApiKey('revoked at sign-in');
+    const anon = api(served.svc.baseUrl, undefined);
+    const revoked = await served.svc.createApiKey('revoked at sign-in');
     await revokeKeysOf('revoked at sign-in');
     for (const body of [{}, { apiKey: 'rb_live_' + 'A'.repeat(43) }, { apiKey: 'not a key' }, { apiKey: revoked }]) {
       const r = await anon('POST', '/sessions', body);
@@ -72,16 +67,20 @@ describe('signing in', () => {
       expect(errorBody(r).name).toBe('UNAUTHORIZED');
       expect(r.headers.get('set-cookie')).toBeNull();
     }
-    expect(errorBody(await anon('POST', '/sessions', { apiKey: svc.apiKey, extra: 1 })).name).toBe('VALIDATION_ERROR');
+    expect(errorBody(await anon('POST', '/sessions', { apiKey: served.svc.apiKey, extra: 1 })).name).toBe(
+      'VALIDATION_ERROR',
+    );
   });
 
   it('answers GET /sessions/current with 404 SESSION_NOT_FOUND to a Bearer key, 401 to no credentials', async () => {
-    expect(errorBody(await api(svc.baseUrl, svc.apiKey)('GET', '/sessions/current')).name).toBe('SESSION_NOT_FOUND');
-    expect((await api(svc.baseUrl, undefined)('GET', '/sessions/current')).status).toBe(401);
+    expect(errorBody(await api(served.svc.baseUrl, served.svc.apiKey)('GET', '/sessions/current')).name).toBe(
+      'SESSION_NOT_FOUND',
+    );
+    expect((await api(served.svc.baseUrl, undefined)('GET', '/sessions/current')).status).toBe(401);
   });
 
   it('lets a Bearer header win over a cookie: a bad key next to a good cookie is 401', async () => {
-    const s = await signIn(svc.baseUrl, svc.apiKey);
+    const s = await signIn(served.svc.baseUrl, served.svc.apiKey);
     const r = await s.call('GET', '/jobs', undefined, { headers: { authorization: 'Bearer rb_live_nope' } });
     expect(r.status).toBe(401);
   });
@@ -89,15 +88,15 @@ describe('signing in', () => {
 
 describe('CSRF', () => {
   it('refuses a state-changing request with the cookie but no or a wrong X-CSRF-Token (403), no change', async () => {
-    const s = await signIn(svc.baseUrl, svc.apiKey);
-    const job = await createJob(api(svc.baseUrl, svc.apiKey));
+    const s = await signIn(served.svc.baseUrl, served.svc.apiKey);
+    const job = await createJob(api(served.svc.baseUrl, served.svc.apiKey));
     for (const csrf of [undefined, 'x'.repeat(43), `${s.session.csrfToken}x`]) {
       const r = await s.call('POST', `/jobs/${job.id}/cancel`, undefined, { csrf });
       expect(r.status, String(csrf)).toBe(403);
       expect(errorBody(r).name).toBe('CSRF_TOKEN_INVALID');
     }
     // Another session's token is no good either.
-    const other = await signIn(svc.baseUrl, svc.apiKey);
+    const other = await signIn(served.svc.baseUrl, served.svc.apiKey);
     expect((await s.call('POST', `/jobs/${job.id}/cancel`, undefined, { csrf: other.session.csrfToken })).status).toBe(
       403,
     );
@@ -109,14 +108,15 @@ describe('CSRF', () => {
 
   it('needs no token with a Bearer key (browsers never add one on their own)', async () => {
     expect(
-      (await api(svc.baseUrl, svc.apiKey)('POST', '/uploads', { fileName: 'a.blend', fileType: 'blend' })).status,
+      (await api(served.svc.baseUrl, served.svc.apiKey)('POST', '/uploads', { fileName: 'a.blend', fileType: 'blend' }))
+        .status,
     ).toBe(201);
   });
 });
 
 describe('ending sessions', () => {
   it('signs out on the server: the old cookie gets 401 afterwards; sign-out itself needs the CSRF token', async () => {
-    const s = await signIn(svc.baseUrl, svc.apiKey);
+    const s = await signIn(served.svc.baseUrl, served.svc.apiKey);
     expect(errorBody(await s.call('DELETE', '/sessions/current')).name).toBe('CSRF_TOKEN_INVALID');
     const out = await s.call('DELETE', '/sessions/current', undefined, { csrf: true });
     expect(out.status).toBe(200);
@@ -128,8 +128,8 @@ describe('ending sessions', () => {
   });
 
   it('ends every session of a key the moment the key is revoked', async () => {
-    const key = await svc.createApiKey('revoked while signed in');
-    const s = await signIn(svc.baseUrl, key);
+    const key = await served.svc.createApiKey('revoked while signed in');
+    const s = await signIn(served.svc.baseUrl, key);
     expect((await s.call('GET', '/jobs')).status).toBe(200);
     await revokeKeysOf('revoked while signed in');
     const r = await s.call('GET', '/jobs');
@@ -155,11 +155,11 @@ describe('ending sessions', () => {
 
   it('ends a session idle past the idle time, and keeps one in use alive (moved clock)', async () => {
     let now = Date.now();
-    const moved = await appOn(svc, { clock: () => now });
+    const moved = await appOn(served.svc, { clock: () => now });
     try {
-      const idleMs = svc.config.sessionIdleMinutes * 60_000;
-      const used = await signIn(moved.baseUrl, svc.apiKey);
-      const idle = await signIn(moved.baseUrl, svc.apiKey);
+      const idleMs = served.svc.config.sessionIdleMinutes * 60_000;
+      const used = await signIn(moved.baseUrl, served.svc.apiKey);
+      const idle = await signIn(moved.baseUrl, served.svc.apiKey);
       // `used` makes a request every third of the idle time; `idle` none.
       for (let i = 0; i < 4; i++) {
         now += idleMs / 3;
@@ -177,9 +177,9 @@ describe('ending sessions', () => {
 
 describe('isolation and transport security', () => {
   it("shows a session only its own workspace: another workspace's job is a 404 and never listed", async () => {
-    const rivalKey = await svc.createApiKey('rival');
-    const rivalJob = await createJob(api(svc.baseUrl, rivalKey));
-    const s = await signIn(svc.baseUrl, svc.apiKey);
+    const rivalKey = await served.svc.createApiKey('rival');
+    const rivalJob = await createJob(api(served.svc.baseUrl, rivalKey));
+    const s = await signIn(served.svc.baseUrl, served.svc.apiKey);
     expect(errorBody(await s.call('GET', `/jobs/${rivalJob.id}`)).name).toBe('JOB_NOT_FOUND');
     expect(JSON.stringify((await s.call('GET', '/jobs?pageSize=100')).body)).not.toContain(rivalJob.id);
     expect(errorBody(await s.call('POST', `/jobs/${rivalJob.id}/cancel`, undefined, { csrf: true })).name).toBe(
@@ -188,9 +188,9 @@ describe('isolation and transport security', () => {
   });
 
   it('makes the cookie Secure and __Host- prefixed when the public URL is https (a TLS proxy in front)', async () => {
-    const tls = await appOn(svc, { config: { ...svc.config, publicUrl: 'https://farm.example' } });
+    const tls = await appOn(served.svc, { config: { ...served.svc.config, publicUrl: 'https://farm.example' } });
     try {
-      const r = await api(tls.baseUrl, undefined)('POST', '/sessions', { apiKey: svc.apiKey });
+      const r = await api(tls.baseUrl, undefined)('POST', '/sessions', { apiKey: served.svc.apiKey });
       const setCookie = r.headers.get('set-cookie') ?? '';
       expect(setCookie).toMatch(/^__Host-rb_session=[A-Za-z0-9_-]{43}; /);
       expect(setCookie.split('; ')).toEqual(

@@ -12,20 +12,16 @@ import { ExtensionList } from '../../../shared/extensions.js';
 import { jobOutputPrefix } from '../../../service/domain/output-keys.js';
 import { probe } from '../../../service/worker/outputs/ffmpeg.js';
 import { storeThumbnails } from '../../../service/worker/outputs/thumbnails.js';
-import { createJob, type Call } from '../../helpers/flow.js';
-import { api, errorBody } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { createJob } from '../../helpers/flow.js';
+import { errorBody } from '../../helpers/http.js';
 import { writeTestFrames } from '../../helpers/test-frames.js';
+import { useTwoWorkspaces } from '../../helpers/two-workspaces.js';
 
-let svc: TestService;
-let call: Call;
-let rival: Call;
 let dir: string;
 
+const ws = useTwoWorkspaces('rival studio');
+const { call, other: rival } = ws;
 beforeAll(async () => {
-  svc = await startTestService();
-  call = api(svc.baseUrl, svc.apiKey);
-  rival = api(svc.baseUrl, await svc.createApiKey('rival studio'));
   dir = await mkdtemp(path.join(tmpdir(), 'rb-thumbs-api-'));
   for (const [name, size] of [
     ['big_0001.png', '320x240'],
@@ -36,7 +32,6 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  await svc?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -44,7 +39,7 @@ afterAll(async () => {
 async function jobWithThumbnails(): Promise<string> {
   const job = await createJob(call);
   const stored = await storeThumbnails(
-    { storage: svc.service.ports.storage, prefix: jobOutputPrefix(job.workspaceId, job.id), workDir: dir },
+    { storage: ws.svc.service.ports.storage, prefix: jobOutputPrefix(job.workspaceId, job.id), workDir: dir },
     [
       { frame: 1, file: path.join(dir, 'big_0001.png') },
       { frame: 2, file: path.join(dir, 'big_0002.png') },
@@ -95,7 +90,7 @@ describe('frame thumbnails', () => {
     const id = await jobWithThumbnails();
     const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
     // Frame 2 finished after 3 and 1 (two slots).
-    await svc.service.ports.frameStats!.recordFrames(
+    await ws.svc.service.ports.frameStats!.recordFrames(
       [1, 3, 2].map((frame, i) => ({
         jobId: id,
         frame,
@@ -115,16 +110,16 @@ describe('frame thumbnails', () => {
 
   it("serves one thumbnail's image, the latest without a frame, and 404 for a frame without one", async () => {
     const id = await jobWithThumbnails();
-    const res = await fetch(`${svc.baseUrl}/jobs/${id}/thumbnails/image?frame=1`, {
-      headers: { authorization: `Bearer ${svc.apiKey}` },
+    const res = await fetch(`${ws.svc.baseUrl}/jobs/${id}/thumbnails/image?frame=1`, {
+      headers: { authorization: `Bearer ${ws.svc.apiKey}` },
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/jpeg');
     expect(res.headers.get('x-thumbnail-frame')).toBe('1');
     const bytes = Buffer.from(await res.arrayBuffer());
     expect(bytes.subarray(0, 2).toString('hex')).toBe('ffd8');
-    const latest = await fetch(`${svc.baseUrl}/jobs/${id}/thumbnails/image`, {
-      headers: { authorization: `Bearer ${svc.apiKey}` },
+    const latest = await fetch(`${ws.svc.baseUrl}/jobs/${id}/thumbnails/image`, {
+      headers: { authorization: `Bearer ${ws.svc.apiKey}` },
     });
     expect([latest.status, latest.headers.get('content-type'), latest.headers.get('x-thumbnail-frame')]).toEqual([
       200,
