@@ -1,12 +1,12 @@
 // The service the per-worker token tests run against, and the calls they make on it: raw calls to
 // the worker API (as any HTTP client would make them), a new worker's token, and a lease of a task.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import { createWorkerToken } from '../../../service/domain/worker-tokens.js';
 import { WORKER_API_PREFIX } from '../../../service/worker-api/contract.js';
 import type { Call } from '../../helpers/flow.js';
-import { api, errorBody, type Answer } from '../../helpers/http.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { errorBody, type Answer } from '../../helpers/http.js';
+import { type TestService, useTestService } from '../../helpers/service.js';
 
 /** A raw call to the worker API at `origin`, as any HTTP client would make it. */
 export async function internal(
@@ -38,17 +38,11 @@ export function expectNotFound(r: Answer): void {
 
 /** One service for the calling file (started before its tests, closed after), and the calls on it. */
 export class WorkerTokenHarness {
-  svc!: TestService;
-  call!: Call;
+  private readonly used = useTestService({ rateLimitMax: 10_000 });
+  readonly call: Call = this.used.call;
 
-  constructor() {
-    beforeAll(async () => {
-      this.svc = await startTestService({ rateLimitMax: 10_000 });
-      this.call = api(this.svc.baseUrl, this.svc.apiKey);
-    });
-    afterAll(async () => {
-      await this.svc?.close();
-    });
+  get svc(): TestService {
+    return this.used.svc;
   }
 
   /** A raw call to this service's worker API. */
