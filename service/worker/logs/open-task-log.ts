@@ -40,7 +40,13 @@ export function taskLogOpener(s: TaskLogSettings): (task: Task, job: JobRecord, 
       ...(s.maxBytes !== undefined ? { maxBytes: s.maxBytes } : {}),
       ...(s.flushMs !== undefined ? { flushMs: s.flushMs } : {}),
       ...(s.redact ? { redact: s.redact } : {}),
-      onError: (err) => s.log.warn({ err, taskId: task.id }, 'storing the task log failed; the task goes on'),
+      onError: (err, end) =>
+        s.log.warn(
+          { err, taskId: task.id },
+          end
+            ? 'storing the end of the task log failed: the run reads as interrupted; the task goes on'
+            : 'storing the task log failed; the task goes on',
+        ),
     });
   };
 }

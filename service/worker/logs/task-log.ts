@@ -32,8 +32,11 @@ export interface TaskLogOptions {
   flushMs?: number;
   /** Folders of this machine replaced by `<worker>` in every line (Blender names its work folder). Default none. */
   redact?: readonly string[];
-  /** Told once when storing fails (the task itself goes on). Default: ignored. */
-  onError?: (err: unknown) => void;
+  /**
+   * Told when storing fails (the task itself goes on): once for the bytes of the running log, and
+   * again when its end is refused (`end`: the run then reads as interrupted). Default: ignored.
+   */
+  onError?: (err: unknown, end: boolean) => void;
 }
 
 interface Piece {
@@ -101,8 +104,9 @@ export class TaskLog implements TaskLogLines {
     };
     this.chain = this.chain.then(async () => {
       // The segments stay unless both objects are stored: the reader then still has the run.
-      if (!(await this.storeOk(`${this.o.stem}.log`, this.kept.render()))) return;
-      if (!(await this.storeOk(`${this.o.stem}.end.json`, Buffer.from(JSON.stringify(end))))) return;
+      // Said even after an earlier failure was: how the run reads (interrupted) hangs on these two.
+      if (!(await this.storeOk(`${this.o.stem}.log`, this.kept.render(), true))) return;
+      if (!(await this.storeOk(`${this.o.stem}.end.json`, Buffer.from(JSON.stringify(end)), true))) return;
       if (this.seq > 0) await this.o.storage.deletePrefix(`${this.o.stem}/`).catch((err: unknown) => this.report(err));
     });
     await this.chain;
@@ -204,22 +208,22 @@ export class TaskLog implements TaskLogLines {
     return this.storeOk(key, bytes).then(() => undefined);
   }
 
-  private async storeOk(key: string, bytes: Buffer): Promise<boolean> {
+  private async storeOk(key: string, bytes: Buffer, end = false): Promise<boolean> {
     try {
       // A log is a diagnosis, not a product: a machine crash may cut its last second short, and
       // its stores never wait for the disk (a sync per store slowed the render beside it).
       await this.o.storage.put(key, Readable.from([bytes]), { sync: false });
       return true;
     } catch (err) {
-      this.report(err);
+      this.report(err, end);
       return false;
     }
   }
 
-  private report(err: unknown): void {
-    if (this.failed) return;
+  private report(err: unknown, end = false): void {
+    if (this.failed && !end) return;
     this.failed = true;
-    this.o.onError?.(err);
+    this.o.onError?.(err, end);
   }
 }
 

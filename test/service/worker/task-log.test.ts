@@ -1,16 +1,17 @@
 // Task logs as the worker writes them and the service reads them back, on real file storage:
 // the head/tail cap (huge output stays within the cap, whole lines, one omission line), live
 // segments readable while the run goes on, the final object once it ends (segments gone), a run
-// whose worker died (segments only) still readable, and tail segments that fall out of the cap
-// deleted while the head stays.
+// whose worker died (segments only) still readable, tail segments that fall out of the cap
+// deleted while the head stays, and a refused end told even after a refused segment was.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FsObjectStorage } from '../../../service/adapters/fs-storage/fs-storage.js';
 import { UrlSigner } from '../../../service/adapters/fs-storage/url-signer.js';
-import { jobLogPrefix, runStem, taskLogSegment } from '../../../service/domain/task-log-keys.js';
+import { jobLogPrefix, runStem, segmentKey, taskLogSegment } from '../../../service/domain/task-log-keys.js';
 import { listRuns, readRun } from '../../../service/logs/task-log-reader.js';
 import { HeadTail } from '../../../service/worker/logs/head-tail.js';
 import { TaskLog } from '../../../service/worker/logs/task-log.js';
@@ -184,6 +185,39 @@ describe('TaskLog on file storage', () => {
     // Every line whole: a timestamp, then the text.
     for (const l of final!.text.split('\n').filter(Boolean))
       expect(l).toMatch(/^(\S+Z (line \d{4} y{40}|\[renderbridge\] .*)|\[\.\.\. \d+ bytes omitted \.\.\.\])$/);
+  });
+
+  it('tells a refused end even after a refused segment was told: the run then reads as interrupted', async () => {
+    const jobId = 'job-refused';
+    const stem = runStem(WS, jobId, 'chunk-0', 1, Date.now());
+    // Objects are never replaced: keys taken already refuse the first segment and the end's log,
+    // as a remote worker's token refuses a job it holds no task of any more.
+    for (const key of [segmentKey(stem, 1, 0), `${stem}.log`])
+      await storage.put(key, Readable.from([Buffer.from('x')]));
+    const told: { end: boolean; err: string }[] = [];
+    const log = new TaskLog({
+      storage,
+      stem,
+      start: {
+        taskId: `chunk:${jobId}:0`,
+        kind: 'render-chunk',
+        attempt: 1,
+        worker: 'h/c',
+        startedAt: '',
+        frames: [1],
+      },
+      flushMs: 60_000,
+      onError: (err, end) => told.push({ end, err: String(err) }),
+    });
+    log.line('stdout', 'Fra:1');
+    await log.flush();
+    log.line('stdout', 'Fra:2');
+    await log.flush();
+    await log.close('released', 'paused for a priority-90 job after frame 1');
+    // The second segment's failure is the same story as the first's; the end's is not.
+    expect(told.map((t) => t.end)).toEqual([false, true]);
+    expect(told[1]!.err).toContain(`${stem}.log`);
+    expect((await listRuns(storage, WS, jobId))[0]!.end).toBeUndefined();
   });
 
   it("takes ffmpeg's own lines, so a failed finalize explains itself in its log", async () => {
