@@ -102,6 +102,18 @@ local function pushReady(bid)
   redis.call('HINCRBY', B .. 'rqn', f[1], 1)
   return true
 end
+-- Moves the task of kind k from BullMQ's delayed set into the claim order, at the place its
+-- priority, tag and enqueue order give it (held while its job is paused): true when queued, false
+-- when held, nil when the delayed set does not have it (a claim's BullMQ fetch took it already).
+-- BullMQ's copy goes (its keys as BullMQ's removeJobKeys names them), so the claim that takes the
+-- task hands it over afresh. Left in BullMQ, a claim would fetch it before the whole order.
+local function backInOrder(bid, k)
+  if redis.call('ZREM', Q .. k .. ':delayed', bid) == 0 then return nil end
+  local jk = Q .. k .. ':' .. bid
+  redis.call('DEL', jk, jk .. ':logs', jk .. ':dependencies', jk .. ':processed', jk .. ':failed')
+  redis.call('DEL', jk .. ':unsuccessful')
+  return pushReady(bid)
+end
 -- Takes a task out of its kind's order; 1 when it was in it.
 local function unqueue(bid)
   local f = redis.call('HMGET', B .. 't:' .. bid, 'k', 'pr', 's')

@@ -19,17 +19,9 @@ local function unwait(bid, except)
   end
   redis.call('DEL', B .. 'dwt:' .. bid)
 end
--- Moves the task of kind k from BullMQ's delayed set into the claim order (held while its job is
--- paused); true when queued. BullMQ's copy goes (its keys as BullMQ's removeJobKeys names them),
--- so the claim that takes the task hands it over afresh. A task not in the delayed set is left:
--- its safety delay ran out and BullMQ's wait list has it, where the next claim fetches it first.
-local function wake(bid, k)
-  if redis.call('ZREM', Q .. k .. ':delayed', bid) == 0 then return false end
-  local jk = Q .. k .. ':' .. bid
-  redis.call('DEL', jk, jk .. ':logs', jk .. ':dependencies', jk .. ':processed', jk .. ':failed')
-  redis.call('DEL', jk .. ':unsuccessful')
-  return pushReady(bid)
-end
+-- Into the claim order (backInOrder, lua-common.ts); true when queued. A task not in the delayed
+-- set is left: its safety delay ran out and BullMQ's wait list has it, where a claim fetches it first.
+local function wake(bid, k) return backInOrder(bid, k) or false end
 `;
 
 /**

@@ -140,8 +140,9 @@ export class QueueScripts {
     await this.run('rbtqFailed', bid, message, now);
   }
 
-  async requeued(bid: string, workerId: string, how: 'release' | 'retry', message: string, now: number) {
-    await this.run('rbtqRequeued', bid, workerId, how, message, now);
+  /** After BullMQ moved the task back to delayed; `due`: handed back without delay (lua.ts REQUEUED). */
+  async requeued(bid: string, workerId: string, how: 'release' | 'retry', message: string, now: number, due: boolean) {
+    await this.run('rbtqRequeued', bid, workerId, how, message, now, due ? '1' : '0');
   }
 
   /**

@@ -76,7 +76,7 @@ export async function releaseTask(
   if (!job || !(await asHolder(() => job.moveToDelayed(Date.now() + delayMs, workerId)))) return;
   c.handles.forget(taskId);
   const kind = job.name as TaskKind;
-  await c.scripts.requeued(job.id!, workerId, 'release', '', c.now());
+  await c.scripts.requeued(job.id!, workerId, 'release', '', c.now(), !delayMs);
   // After the release: a job that ended since the caller looked is seen here, one ending later wakes it.
   const woken = opts.waitFor?.length ? (await c.scripts.wait(job.id!, kind, opts.waitFor)) === 'woken' : false;
   if (!delayMs || woken) c.signal.notify(kind);
@@ -91,8 +91,10 @@ export async function failTask(
   const job = await c.handles.bullJob(taskId);
   if (!job) return;
   if (o.retryable) {
-    if (!(await asHolder(() => job.moveToDelayed(Date.now() + (o.retryAfterMs ?? 0), workerId)))) return;
-    await c.scripts.requeued(job.id!, workerId, 'retry', o.message, c.now());
+    const delayMs = o.retryAfterMs ?? 0;
+    if (!(await asHolder(() => job.moveToDelayed(Date.now() + delayMs, workerId)))) return;
+    await c.scripts.requeued(job.id!, workerId, 'retry', o.message, c.now(), !delayMs);
+    if (!delayMs) c.signal.notify(job.name as TaskKind);
   } else {
     if (!(await asHolder(() => job.moveToFailed(new UnrecoverableError(o.message), workerId, false)))) return;
     await c.scripts.failed(job.id!, o.message, c.now());
