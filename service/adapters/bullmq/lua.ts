@@ -7,64 +7,18 @@
 // `rdeps:<bid>` (tasks waiting for it), `held`, `promote` (zset by time: tasks handed to BullMQ,
 // until claimed or checked), `lease` (zset: running tasks by lease end, on Redis's clock),
 // `fin` (zset: finished tasks by when they finished, for pruning).
-// The claim order, pause and fair share keep more keys: see lua-common.ts; dependency waits: lua-waits.ts.
+// The claim order, pause and fair share keep more keys: see lua-common.ts; dependency waits: lua-waits.ts;
+// enqueue, one task or a batch: lua-enqueue.ts.
 // The scripts build key names themselves, so the queue needs one Redis server (not a Cluster).
 
 import { COMMON } from './lua-common.js';
+import { ENQUEUE, ENQUEUE_MANY } from './lua-enqueue.js';
 import { HELD_KINDS } from './lua-load.js';
 import { JOB_RUNS } from './lua-task-runs.js';
 import { PRECLAIM } from './lua-preclaim.js';
 import { SCHEDULE_SCRIPTS } from './lua-schedule.js';
 import { WEIGHT_SCRIPTS } from './lua-weights.js';
 import { PRUNE_WAITS, WAIT_SCRIPTS } from './lua-waits.js';
-
-/**
- * ARGV[3..]: bid, id, jobId, kind, payload JSON, priority ('' when not named), 'g:' .. group (''
- * when not named), frames, then the bids it waits for. The job's first named priority and group
- * stay the job's (js:<jobId>). Returns {0} when the id exists, {1} when held (dependencies, or
- * its job is paused), {3} when queued, {2, kind, jobId, payload} when the caller must hand an
- * existing task to BullMQ (a claim's hand-over that may not have happened).
- */
-const ENQUEUE = `${COMMON}
-local bid = ARGV[3]
-local t = B .. 't:' .. bid
-if redis.call('EXISTS', t) == 1 then
-  if redis.call('ZSCORE', B .. 'promote', bid) and redis.call('HGET', t, 'st') == 'queued' then
-    local f = redis.call('HMGET', t, 'k', 'j', 'p')
-    if f[3] then return {2, f[1], f[2], f[3]} end
-  end
-  return {0}
-end
-local seq = redis.call('INCR', B .. 'seq')
--- pl: the payload kept for reading (job-tasks); p goes once BullMQ has the task.
-redis.call('HSET', t, 'id', ARGV[4], 'j', ARGV[5], 'k', ARGV[6], 's', seq, 'a', 0, 'p', ARGV[7], 'pl', ARGV[7])
-redis.call('ZADD', B .. 'job:' .. ARGV[5], seq, bid)
-local js = B .. 'js:' .. ARGV[5]
-if ARGV[8] ~= '' then redis.call('HSETNX', js, 'pr', ARGV[8]) end
-if ARGV[9] ~= '' then redis.call('HSETNX', js, 'g', string.sub(ARGV[9], 3)) end
-local sched = redis.call('HMGET', js, 'pr', 'g')
-local g = sched[2] or ''
-local units = tonumber(ARGV[10]) or 0
-redis.call('HSET', t, 'pr', sched[1] or '0', 'g', g, 'u', units, 'tg', tagTask(ARGV[6], g, units))
-local pending = 0
-for i = 11, #ARGV do
-  local d = ARGV[i]
-  local st = redis.call('HGET', B .. 't:' .. d, 'st')
-  -- As in the SQL queues, a task that does not exist holds nothing back.
-  if st and st ~= 'done' then
-    redis.call('SADD', B .. 'deps:' .. bid, d)
-    redis.call('SADD', B .. 'rdeps:' .. d, bid)
-    pending = pending + 1
-  end
-end
-if pending > 0 then
-  redis.call('HSET', t, 'st', 'held')
-  redis.call('SADD', B .. 'held', bid)
-  return {1}
-end
-if pushReady(bid) then return {3} end
-return {1}
-`;
 
 /**
  * ARGV[3..7]: bid, kind, workerId, leaseMs, now on the adapter's clock (ms). BullMQ just made the
@@ -228,6 +182,7 @@ return out
 
 export const SCRIPTS = {
   rbtqEnqueue: ENQUEUE,
+  rbtqEnqueueMany: ENQUEUE_MANY,
   rbtqPreclaim: PRECLAIM,
   rbtqClaimed: CLAIMED,
   rbtqExtended: EXTENDED,

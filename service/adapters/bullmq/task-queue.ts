@@ -6,7 +6,8 @@
 import type { Redis } from 'ioredis';
 import { framesOf } from '../../domain/task-runs.js';
 import { claimTask, handOver, type ClaimContext } from './claim.js';
-import type { Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/tasks.js';
+import type { EnqueueTask, Task, TaskInfo, TaskKind, TaskQueue, TaskRun } from '../../ports/tasks.js';
+import { ENQUEUE_BATCH, enqueueBatch } from './enqueue-batch.js';
 import type { DependencyWakes } from '../../ports/dependency-waits.js';
 import { bullJobId, keySpace, type KeySpace } from './keys.js';
 import { closeLanes, laneOf, openLanes, type Lane } from './lanes.js';
@@ -111,6 +112,23 @@ export class BullmqTaskQueue implements TaskQueue, DependencyWakes {
       if (r === 'queued') this.signal.notify(t.kind);
       else if (typeof r === 'object') await handOver(this.claims, [r]);
     });
+  }
+
+  /** One round trip per ENQUEUE_BATCH tasks (enqueue-batch.ts), each batch all or none. */
+  async enqueueMany(tasks: readonly EnqueueTask[]): Promise<void> {
+    for (const t of tasks) {
+      this.lane(t.kind);
+      if (t.priority !== undefined && !Number.isInteger(t.priority))
+        throw new Error(`a priority must be an integer (got ${t.priority})`);
+    }
+    for (let i = 0; i < tasks.length; i += ENQUEUE_BATCH) {
+      const batch = tasks.slice(i, i + ENQUEUE_BATCH);
+      await this.call('enqueueMany', async () => {
+        const r = await enqueueBatch(this.scripts, batch);
+        for (const kind of r.queued) this.signal.notify(kind);
+        await handOver(this.claims, r.handOvers);
+      });
+    }
   }
 
   async claim(workerId: string, kinds: readonly TaskKind[], leaseMs: number): Promise<Task | undefined> {

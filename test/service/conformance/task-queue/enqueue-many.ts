@@ -1,6 +1,6 @@
 // TaskSubmitter.enqueueMany conformance: a batch has the outcome of enqueue called once per task in
 // order. Each scenario runs on two fresh queues, one enqueueing task by task and the other in one
-// batch (domain/enqueue-all.ts: enqueueMany where the adapter has it, on BullMQ enqueue one by one),
+// batch (domain/enqueue-all.ts: enqueueMany, which every queue has; one by one where one lacks it),
 // and the claim order (priority, then fair-share tags, then seq) must come out the same. Tasks are
 // claimed and never completed: a completion charges measured time, which would make the order
 // depend on the clock.
