@@ -94,14 +94,14 @@ return 0
 `;
 
 /**
- * ARGV[3..7]: bid, workerId, 'release' | 'retry', message, now on the adapter's clock. After BullMQ
- * moved the task back (to delayed): queued again, or held while its job is paused (the claim that
- * fetches it from BullMQ then drops it); a release does not count as an attempt, a retry records
- * its error and its slot time.
+ * ARGV[3..8]: bid, workerId, 'release' | 'retry', message, now on the adapter's clock, '1' when due
+ * now. After BullMQ moved the task back (to delayed): queued again, or held while its job is paused
+ * (the claim that fetches it from BullMQ then drops it); a release does not count as an attempt, a
+ * retry records its error and its slot time. Due now, it goes back into the claim order at its place.
  */
 const REQUEUED = `${COMMON}
 local t = B .. 't:' .. ARGV[3]
-local f = redis.call('HMGET', t, 'st', 'w', 'j', 'g')
+local f = redis.call('HMGET', t, 'st', 'w', 'j', 'g', 'k')
 if f[1] ~= 'running' or f[2] ~= ARGV[4] then return 0 end
 if ARGV[5] == 'retry' then charge(ARGV[3], tonumber(ARGV[7])) end
 if redis.call('HGET', B .. 'js:' .. f[3], 'pz') == '1' then
@@ -114,6 +114,7 @@ end
 redis.call('HDEL', t, 'w')
 redis.call('ZREM', B .. 'lease', ARGV[3])
 if ARGV[5] == 'release' then redis.call('HINCRBY', t, 'a', -1) else redis.call('HSET', t, 'e', ARGV[6]) end
+if ARGV[8] == '1' then backInOrder(ARGV[3], f[5]) end
 return 1
 `;
 

@@ -16,6 +16,7 @@ import { queueOrderConformance } from './task-queue/queue-order.js';
 import { waitingPriorityConformance } from './task-queue/waiting-priority.js';
 import { dependencyWakesConformance } from './task-queue/dependency-waits.js';
 import { enqueueManyConformance } from './task-queue/enqueue-many.js';
+import { handBackConformance } from './task-queue/hand-backs.js';
 import type { DependencyWakes } from '../../../service/ports/dependency-waits.js';
 
 export function taskQueueConformance(
@@ -34,5 +35,6 @@ export function taskQueueConformance(
     queueOrderConformance(open);
     waitingPriorityConformance(open);
     dependencyWakesConformance(open);
+    handBackConformance(open);
   });
 }
