@@ -63,6 +63,12 @@ export interface PreemptionOptions {
   /** Names this process's slots as holders of places (`<holder>/<lane>`). Default a random id. */
   holder?: string;
   now?: () => number;
+  /**
+   * Told when the queue's reads start failing and when they come back (a revoked token, a rate
+   * limit, a 5xx): a failed read preempts nothing, so without it preemption would stop unseen.
+   * Default none.
+   */
+  log?: Pick<Logger, 'warn' | 'info'>;
 }
 
 /** The process's one watch on the queue, shared by its slots. */
@@ -72,6 +78,8 @@ export class PreemptionWatch {
   private readonly fits = new Map<string, boolean>();
   private readonly tags: ReadonlySet<string>;
   private readonly holder: string;
+  /** Whether the last read or place failed: one warning per failing streak, not one per 250 ms. */
+  private failing = false;
 
   constructor(private readonly o: PreemptionOptions) {
     this.tags = new Set(o.tags ?? []);
@@ -104,7 +112,8 @@ export class PreemptionWatch {
     if (!by || read.full) return;
     const holder = `${this.holder}/${ctx.lane.name}`;
     const placeMs = this.o.placeMs ?? HAND_BACK_PLACE_MS;
-    if (!(await this.o.queue.takeHandBackPlace(by.jobId, KINDS, holder, placeMs).catch(() => false))) {
+    const took = this.o.queue.takeHandBackPlace(by.jobId, KINDS, holder, placeMs);
+    if (!(await this.watched(took, false, 'taking a hand-back place'))) {
       read.full = true;
       return;
     }
@@ -133,9 +142,26 @@ export class PreemptionWatch {
   private read(): { top: Promise<WaitingTop | undefined>; full: boolean } {
     const now = (this.o.now ?? Date.now)();
     if (!this.last || now - this.last.at >= (this.o.readEveryMs ?? READ_EVERY_MS)) {
-      this.last = { at: now, top: this.o.queue.topWaiting(KINDS).catch(() => undefined), full: false };
+      const top = this.watched(this.o.queue.topWaiting(KINDS), undefined, 'reading the waiting priority');
+      this.last = { at: now, top, full: false };
     }
     return this.last;
+  }
+
+  /** `p`, or `fallback` when it fails; the first failure of a streak and the recovery are logged. */
+  private async watched<T>(p: Promise<T>, fallback: T, what: string): Promise<T> {
+    try {
+      const value = await p;
+      if (this.failing) this.o.log?.info('preemption works again: the queue answers');
+      this.failing = false;
+      return value;
+    } catch (err) {
+      if (!this.failing) {
+        this.o.log?.warn({ err }, `preemption paused: ${what} failed; frames go on until the queue answers`);
+      }
+      this.failing = true;
+      return fallback;
+    }
   }
 
   /**
@@ -178,5 +204,5 @@ export function preemptionWatch(
     return undefined;
   }
   log.info({ gap }, 'preemption on: warm slots hand frames back at frame boundaries to jobs this much higher');
-  return new PreemptionWatch({ gap, queue: env.queue, jobs: env.jobs, tags });
+  return new PreemptionWatch({ gap, queue: env.queue, jobs: env.jobs, tags, log });
 }

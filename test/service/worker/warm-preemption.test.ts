@@ -151,4 +151,33 @@ describe('PreemptionWatch', () => {
     clock += 1;
     expect(await w.outranking(low.job)).toEqual({ priority: 90, jobId: high.job.id });
   });
+
+  it('says once when the queue stops answering and once when it is back, preempting nothing meanwhile', async () => {
+    const low = await waitingJob(10);
+    const high = await waitingJob(90);
+    let down = true;
+    const flaky = {
+      topWaiting: (kinds: Parameters<typeof queue.topWaiting>[0]) =>
+        down ? Promise.reject(new Error('401 WORKER_TOKEN_REVOKED')) : queue.topWaiting(kinds),
+      takeHandBackPlace: queue.takeHandBackPlace.bind(queue),
+    };
+    const said: string[] = [];
+    const log = pino(
+      { level: 'info' },
+      {
+        write: (line: string) => {
+          const { level, msg } = JSON.parse(line) as { level: number; msg: string };
+          said.push(`${level === 40 ? 'warn' : 'info'} ${msg}`);
+        },
+      },
+    );
+    const w = new PreemptionWatch({ gap: 20, queue: flaky, jobs, readEveryMs: 250, now: () => clock, log });
+    for (let i = 0; i < 3; i++, clock += 250) expect(await w.outranking(low.job)).toBeUndefined();
+    down = false;
+    expect(await w.outranking(low.job)).toEqual({ priority: 90, jobId: high.job.id });
+    expect(said).toEqual([
+      'warn preemption paused: reading the waiting priority failed; frames go on until the queue answers',
+      'info preemption works again: the queue answers',
+    ]);
+  });
 });
