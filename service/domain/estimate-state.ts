@@ -42,6 +42,8 @@ export interface EstimateInternal {
   /** The estimate's own Blender runs: seconds, and normalizedSeconds as billing counts them. */
   ownSeconds?: number;
   ownNormalizedSeconds?: number;
+  /** A render took over its Blender: the load and warm-up are off the own cost (estimate-takeover.ts). */
+  takenOver?: boolean;
   /** The Blender version (`major.minor`) the samples rendered with. */
   blenderVersion?: string;
 }

@@ -91,6 +91,7 @@ export const WorkerInternalWire = z.strictObject({
       outputBytes: z.array(z.number().min(0)).max(1000).optional(),
       ownSeconds: z.number().min(0).optional(),
       ownNormalizedSeconds: z.number().min(0).optional(),
+      takenOver: z.boolean().optional(),
       blenderVersion: z.string().max(32).optional(),
     })
     .optional(),

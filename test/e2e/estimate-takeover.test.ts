@@ -2,7 +2,8 @@
 // after POST /jobs/{id}/estimate the Blender that rendered the samples stays in the slot's pool
 // (estimateWarmKeepSeconds), and the render of the same request renders its frames in it: one
 // Blender start and one scene load for estimate and render, every frame delivered once as a whole
-// image, the load billed to the render and taken off the estimate's own cost. On every build of
+// image, the load and the warm-up billed to the render and taken off the estimate's own cost, the two
+// bills together unchanged. On every build of
 // the matrix (a farm of that build alone, rendering a scene that build saved): the hand-over is
 // the worker's, but the keep and the frame loop run in each build's own Python. A render with
 // other settings loads the scene in a Blender of its own, and a cancel of the job ends a kept
@@ -76,7 +77,8 @@ async function renderToEnd(e2e: E2ESuite, id: string, body: ReturnType<typeof ti
   return outputs.map((f) => f.fileName).sort();
 }
 
-const NINE = Array.from({ length: 9 }, (_, i) => `f_${String(i + 1).padStart(4, '0')}.png`);
+const names = (n: number) => Array.from({ length: n }, (_, i) => `f_${String(i + 1).padStart(4, '0')}.png`);
+const NINE = names(9);
 
 describe.each(usableBuilds("the render's takeover of the estimate's Blender").map((b) => [b.minor, b] as const))(
   "the render takes over the estimate's Blender on Blender %s",
@@ -86,7 +88,8 @@ describe.each(usableBuilds("the render's takeover of the estimate's Blender").ma
     it('renders its frames in the Blender that rendered the samples: one start and one scene load in all', async () => {
       const id = await submit(e2e.client, await buildFixture('basic', { blender: build.path, timeoutMs: 180_000 }));
       expect((await validationOutcome(e2e.client, id)).status).toBe('validated');
-      await estimate(e2e, id, '1-9');
+      // Long enough for a lead (frames 1-3, cold: estimate-samples.ts): its warm-up is measured and handed over.
+      await estimate(e2e, id, '1-12');
       const before = await readEstimate(e2e, id);
       const ownBefore = before.ownCost.renderSeconds;
       // Kept after the estimate, for the render.
@@ -97,7 +100,7 @@ describe.each(usableBuilds("the render's takeover of the estimate's Blender").ma
       expect(f.loadSeconds!.value).toBeGreaterThan(0);
       expect(f.wallSeconds.value).toBeCloseTo(f.renderSeconds.value, 0);
       expect(before.warnings.some((w) => w.includes('counts no scene load'))).toBe(true);
-      expect(await renderToEnd(e2e, id, tinyRender('1-9'))).toEqual(NINE);
+      expect(await renderToEnd(e2e, id, tinyRender('1-12'))).toEqual(names(12));
       const job = await e2e.client.getJob(id);
       expect(job.finalConfig?.hostVersionForRender).toMatch(new RegExp(`^${minor.replace('.', '\\.')}\\.`));
 
@@ -108,12 +111,31 @@ describe.each(usableBuilds("the render's takeover of the estimate's Blender").ma
       const loads = pieces.filter((p) => p.piece === 'load');
       expect(loads).toHaveLength(2);
       expect(loads[1]).toMatchObject({ warm: loads[0]!.warm, ms: loads[0]!.ms });
-      const ownAfter = (await readEstimate(e2e, id)).ownCost.renderSeconds;
-      expect(ownBefore - ownAfter).toBeCloseTo(loads[0]!.ms / 1000, 0);
+      // The lead's cold frames' excess over the warm third, billed to the render with the load, once.
+      const warmups = pieces.filter((p) => p.piece === 'warmup');
+      expect(warmups).toHaveLength(1);
+      expect(warmups[0]!.warm).toBe(loads[0]!.warm);
+      expect(warmups[0]!.ms).toBeGreaterThan(0);
+      const lead = [1, 2, 3].map((n) => pieces.find((p) => p.frame === n)!.ms);
+      // Never more than the lead took (its rows' times and the billed pieces' differ by milliseconds).
+      expect(warmups[0]!.ms).toBeLessThanOrEqual(lead[0]! + lead[1]! + lead[2]!);
+      const after = await readEstimate(e2e, id);
+      const ownAfter = after.ownCost.renderSeconds;
+      const moved = (loads[0]!.ms + warmups[0]!.ms) / 1000;
+      // ownCost is kept to 0.1 s: before and after each round by 0.05 s at most.
+      expect(Math.abs(ownBefore - ownAfter - moved)).toBeLessThanOrEqual(0.11);
       expect(ownAfter).toBeLessThan(ownBefore);
-      // The samples (1, 5, 9) were copied; the render's own frames came from that same Blender.
+      // The job's bill grew by what the estimate let go of: its own frames, the load and the warm-up (CPU: 1x).
       const frames = pieces.filter((p) => p.frame !== undefined);
-      expect(frames.map((p) => p.frame).sort((a, b) => a! - b!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      const sampled = new Set(before.sampleFrames);
+      const rendered = frames.filter((p) => !sampled.has(p.frame!)).reduce((s, p) => s + p.ms, 0) / 1000;
+      expect(job.normalizedSeconds).toBeDefined();
+      expect(Math.abs(job.normalizedSeconds! - (rendered + moved))).toBeLessThanOrEqual(0.11);
+      // Estimate and job together billed what they had billed without the handover.
+      const total = after.ownCost.normalizedSeconds + job.normalizedSeconds!;
+      expect(Math.abs(total - (before.ownCost.normalizedSeconds + rendered))).toBeLessThanOrEqual(0.21);
+      // The samples were copied; the render's own frames came from that same Blender.
+      expect(frames.map((p) => p.frame).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
       expect(new Set(frames.map((p) => p.warm))).toEqual(new Set([loads[0]!.warm]));
       // It ends with the job.
       await waitUntil('its Blender to end', () => blenderProcesses(id).length === 0, { timeoutMs: 60_000 });

@@ -8,6 +8,7 @@
 // settings, renders its first frames in it: one scene load and one shader warm-up for both.
 import path from 'node:path';
 import type { EstimateInternal } from '../../domain/estimate-state.js';
+import type { LeadWarmup } from '../../domain/estimate-takeover.js';
 import {
   firstCalls,
   leadCosts,
@@ -88,11 +89,13 @@ export async function sampleFrames(
   const keepMs = pool ? env.settings.estimateWarmKeepMs : 0;
   const binary = planBinary(env, run.plan);
   let t0 = Date.now();
+  // What the lead measured, for the render that takes the Blender over: it pays no second warm-up.
+  let lead: LeadWarmup | null = null;
   const start = () => {
     t0 = Date.now();
     // Kept for the render: the job's own folder, and the render that takes it over takes its load.
-    const kept =
-      keepMs > 0 ? { project: setup.project, handOver: handOverLoad(env, ctx.job.job.id, est.startedAt) } : {};
+    const handOver = handOverLoad(env, ctx.job.job.id, est.startedAt, () => lead);
+    const kept = keepMs > 0 ? { project: setup.project, handOver } : {};
     return WarmRender.start({
       env: run.env,
       run,
@@ -110,7 +113,8 @@ export async function sampleFrames(
       // One load, as each slot of a warm render pays it: start, scene, settings.
       const load = (Date.now() - t0) / 1000;
       const prepare = (t0 - takenAt) / 1000;
-      sampled = await renderSamples(env, task, ctx, est, { ...setup, warm, load, prepare });
+      const onLead = (l: LeadWarmup) => (lead = l);
+      sampled = await renderSamples(env, task, ctx, est, { ...setup, warm, load, prepare, onLead });
     } finally {
       if (!sampled || keepMs <= 0) {
         warm.kill();
@@ -137,6 +141,8 @@ interface SampleRun extends Omit<SampleSetup, 'takenAt' | 'project'> {
   load: number;
   /** Seconds from the task taken to its Blender's start. */
   prepare: number;
+  /** Told what the lead measured, once it has. */
+  onLead: (lead: LeadWarmup) => void;
 }
 
 /**
@@ -150,7 +156,7 @@ async function renderSamples(
   task: Task,
   ctx: TaskContext,
   est: EstimateInternal,
-  { run, warm, frames, measured, load, prepare, steps }: SampleRun,
+  { run, warm, frames, measured, load, prepare, steps, onLead }: SampleRun,
 ): Promise<number[] | undefined> {
   const rec = ctx.job;
   const prefix = estimatePrefix(rec.job.workspaceId, rec.job.id, est.startedAt);
@@ -196,6 +202,7 @@ async function renderSamples(
   const took = (f: number) => byFrame.get(f)!.renderSeconds;
   for (const f of plan.samples) addSample(byFrame.get(f)!);
   costs = leadCosts(lead.map(took), runUpPairs(plan, took, steps));
+  if (costs) onLead({ warmupSeconds: costs.warmupSeconds, leadSeconds: lead.map(took) });
   // Undefined once a save finds the estimate canceled or replaced: nothing more is written.
   if (!(await save())) return undefined;
   const setup = costs?.callSeconds ?? 0;

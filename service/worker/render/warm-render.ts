@@ -44,7 +44,7 @@ export interface WarmRenderOptions {
   project?: PreparedProject;
   /**
    * Called once, before the first frames of a run other than `run` (the render taking over an
-   * estimate's Blender), with the load as billed: that run takes the load over (estimate-handover.ts).
+   * estimate's Blender), with the load as billed: that run takes the load and warm-up over (estimate-handover.ts).
    */
   handOver?: (job: JobRun, load: { label: string; run: RenderRun }, log: Logger) => Promise<void>;
   log: Logger;
