@@ -89,9 +89,10 @@ a quarter of the frames done, against the time that really remained. Cost: the e
 full render** is the render's wall plus the seconds of the frames the estimate kept (their rows): the render skipped \
 those frames, and without the estimate would have rendered them. Until 2026-12-06 the cost was over the render's \
 wall alone; that figure stands beside it (\`own / render wall (old)\`). Since 2026-12-06 16:30Z the render takes \
-over the estimate's warm Blender (\`estimateWarmKeepSeconds\`, 120 s): its scene load is billed to the job and \
-taken off the estimate's own cost (read again after the render), and added to the full render, which would have \
-paid it (\`load taken over s\`). The estimate reads the steps of animated \
+over the estimate's warm Blender (\`estimateWarmKeepSeconds\`, 120 s): its scene load, and since 2026-12-06 20:15Z \
+its warm-up (the lead's cold frames' excess), are billed to the job and taken off the estimate's own cost (read \
+again after the render: \`load + warm-up taken over s\`); the load is added to the full render, which would have \
+paid it (the warm-up is in the kept lead frames' rows already). The estimate reads the steps of animated \
 integer properties from the analysis (\`animations[].fcurves[].steps\`: subdivision's and EEVEE's keyframed levels): \
 its samples go to distinct segments between steps and its profile holds each segment flat (since 2026-12-06 13:20Z; \
 before, a line was drawn across each step). The load line counts the bench's whole process tree as its own, sampled \

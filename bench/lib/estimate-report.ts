@@ -25,12 +25,12 @@ export interface SceneErrors {
   /** The estimate's own Blender seconds over the render's wall, and its own wall. */
   costShare: number;
   /**
-   * The estimate's own seconds, less the load its render took over, over the full render: the
-   * render's wall plus the seconds of the frames the estimate kept and the load the render took
-   * over (without the estimate the render would have paid both).
+   * The estimate's own seconds, less the load and warm-up its render took over, over the full
+   * render: the render's wall plus the seconds of the frames the estimate kept (the lead's warm-up
+   * among them) and the load the render took over (without the estimate the render would have paid both).
    */
   fullRender: number;
-  /** The scene load the render took over with the estimate's warm Blender, seconds (0: none). */
+  /** The scene load and warm-up the render took over with the estimate's warm Blender, seconds (0: none). */
   takenOver: number;
   costShareFull: number;
   estimateWall: number;
@@ -88,8 +88,11 @@ export function sceneErrors(r: SceneRun): SceneErrors {
   const a = r.analysis;
   const eta = r.eta25?.eta;
   const left = r.eta25 ? r.renderWall - r.eta25.at : NaN;
+  // The load and the warm-up the render took over with the estimate's Blender (the drop of ownCost).
   const takenOver = Math.max(0, r.estimate.ownCost.renderSeconds - r.ownAfterRender);
-  const fullRender = r.renderWall + r.sampleRows.reduce((a, x) => a + x.renderSeconds, 0) + takenOver;
+  // The full render adds only the load: the warm-up is in the kept lead frames' rows already.
+  const loadTaken = Math.min(takenOver, f.loadSeconds?.value ?? 0);
+  const fullRender = r.renderWall + r.sampleRows.reduce((a, x) => a + x.renderSeconds, 0) + loadTaken;
   return {
     name: r.scene.name,
     frames: r.scene.frames,
@@ -156,12 +159,12 @@ export function sceneRows(
     scene: e.name,
     frames: String(e.frames),
     'estimate own Blender s': s1(runs[i]!.estimate.ownCost.renderSeconds),
-    'load taken over s': s1(e.takenOver),
+    'load + warm-up taken over s': s1(e.takenOver),
     'estimate wall s': s1(e.estimateWall),
     'render wall s': s1(e.truthWall),
     'own / render wall (old)': pct(e.costShare).replace('+', ''),
     'full render s': s1(e.fullRender),
-    'own (less load taken over) / full render': pct(e.costShareFull).replace('+', ''),
+    'own (less load, warm-up taken over) / full render': pct(e.costShareFull).replace('+', ''),
   }));
   const parts = runs.map((r) => {
     const e = r.estimate;
