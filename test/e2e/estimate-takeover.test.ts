@@ -78,7 +78,6 @@ async function renderToEnd(e2e: E2ESuite, id: string, body: ReturnType<typeof ti
 }
 
 const names = (n: number) => Array.from({ length: n }, (_, i) => `f_${String(i + 1).padStart(4, '0')}.png`);
-const NINE = names(9);
 
 describe.each(usableBuilds("the render's takeover of the estimate's Blender").map((b) => [b.minor, b] as const))(
   "the render takes over the estimate's Blender on Blender %s",
@@ -147,8 +146,10 @@ describe("the estimate's kept Blender, other settings and a cancel", () => {
   const e2e = useE2E(OPTIONS);
 
   it('a render with other settings loads the scene in a Blender of its own', async () => {
-    const id = await estimated(e2e, '1-9');
-    expect(await renderToEnd(e2e, id, tinyRender('1-9', { sampleCount: 8 }))).toEqual(NINE);
+    // Long enough for a lead: its warm-up is measured, and stays the estimate's.
+    const id = await estimated(e2e, '1-12');
+    const ownBefore = (await readEstimate(e2e, id)).ownCost;
+    expect(await renderToEnd(e2e, id, tinyRender('1-12', { sampleCount: 8 }))).toEqual(names(12));
 
     const started = logged(e2e, id, 'warm Blender started');
     expect(started).toHaveLength(2);
@@ -157,8 +158,13 @@ describe("the estimate's kept Blender, other settings and a cancel", () => {
     expect(pieces.filter((p) => p.piece === 'load').map((p) => p.warm)).toEqual([estimateOne, renderOne]);
     // Other settings: no sample was kept, every frame rendered again, none in the estimate's Blender.
     const renderFrames = pieces.filter((p) => p.frame !== undefined && p.warm !== estimateOne);
-    expect(renderFrames.map((p) => p.frame).sort((a, b) => a! - b!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(renderFrames.map((p) => p.frame).sort((a, b) => a! - b!)).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
     expect(renderFrames.every((p) => p.warm === renderOne)).toBe(true);
+    // Nothing taken over: no load or warm-up moved off the estimate's own cost.
+    expect(pieces.filter((p) => p.piece === 'warmup')).toEqual([]);
+    expect((await readEstimate(e2e, id)).ownCost).toEqual(ownBefore);
     expect(logged(e2e, id, 'warm Blender ended').map((l) => l.reason)).toContain('its job needs other settings');
   }, 600_000);
 
