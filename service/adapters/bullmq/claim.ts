@@ -1,7 +1,7 @@
 // The BullMQ task queue's claim: the first task in the claim order (lua-common.ts) is taken from the
 // adapter's own sets, handed to BullMQ and fetched under the claiming worker's lock, which is the
-// lease. Tasks BullMQ already holds (a hand-back whose delay ran out, a lease that ran out) are
-// fetched first; one handed back without delay is back in the order (settle.ts), not in BullMQ.
+// lease. Tasks BullMQ already holds (a lease that ran out) are fetched first; one handed back without
+// delay is back in the order (settle.ts), as is one whose delay ran out (preclaim), not in BullMQ.
 import { UnrecoverableError } from 'bullmq';
 import type { Task, TaskKind } from '../../ports/tasks.js';
 import { laneOf, type Lane, type TaskData } from './lanes.js';

@@ -2,11 +2,17 @@
 // lua-common.ts): housekeeping the claim relies on, and taking the claim's task from the order.
 import { COMMON } from './lua-common.js';
 
+/** Due hand-backs one preclaim moves per kind: a claim stays O(small); a longer run of them is fetched from BullMQ. */
+const DUE_MOVES = 16;
+
 /**
  * Run before each claim; every step is O(log n) plus the few items it handles. ARGV[3]: grace (ms)
  * before a hand-over is retried; ARGV[4..]: the kinds asked for. Returns {kinds to sweep, tasks to
  * hand to BullMQ again, per kind the enqueue order of its next task in BullMQ or -1, the task this
  * claim takes from the order ({} when none): {bid, kind, jobId, payload}}.
+ *  - Hand-backs whose delay ran out (a release's, a retry's back-off, a wait's safety delay), at
+ *    most DUE_MOVES per kind: out of BullMQ's delayed set into the claim order (backInOrder), where
+ *    the SQL queues claim them once run_after passes; left there, BullMQ handed them out first.
  *  - The claim's task: the first in the claim order of the kinds asked for, handed to BullMQ by
  *    the caller, then fetched (recorded in promote first, so a crash in between is made up); none
  *    while BullMQ holds a ready task of those kinds, which the claim fetches instead.
@@ -17,13 +23,27 @@ import { COMMON } from './lua-common.js';
  */
 export const PRECLAIM = `${COMMON}
 local now = nowMs()
+local DUE_MOVES = ${DUE_MOVES}
 local sweep, seen, adds, order = {}, {}, {}, {}
 -- Whether BullMQ holds a ready task of a kind asked for that is no claim's hand-over in flight (a
--- retry, a release's delay run out): this claim fetches that one, and a task taken from the order
+-- lease that ran out, a due hand-back dueInOrder left): this claim fetches that one, and a task taken from the order
 -- too would stay in BullMQ's wait list; every later claim would fetch it and leave its own, one
 -- task out of the order ahead of the rest for good (a woken task waited a slot more). Hand-overs
 -- in flight (in promote) do not count: their claimers fetch them.
 local held = false
+-- Due hand-backs of kind k into the claim order. Skipped, and left for BullMQ's fetch: a task whose
+-- hand-back is not recorded yet (still running: REQUEUED must see it so), canceled or gone, and one
+-- the order or a hand-over has already (a resumed job's task): moved, it would be there twice.
+local function dueInOrder(k)
+  local dk = Q .. k .. ':delayed'
+  for _, bid in ipairs(redis.call('ZRANGEBYSCORE', dk, '-inf', (now + 1) * 4096 - 1, 'LIMIT', 0, DUE_MOVES)) do
+    local f = redis.call('HMGET', B .. 't:' .. bid, 'st', 'pr', 's')
+    if (f[1] == 'queued' or f[1] == 'paused') and not redis.call('ZSCORE', B .. 'promote', bid)
+      and not redis.call('ZSCORE', rqKey(k, f[2] or '0'), member(bid, f[3])) then
+      backInOrder(bid, k)
+    end
+  end
+end
 for _, bid in ipairs(redis.call('ZRANGEBYSCORE', B .. 'lease', '-inf', now, 'LIMIT', 0, 50)) do
   local k = redis.call('HGET', B .. 't:' .. bid, 'k')
   if not k then
@@ -60,6 +80,7 @@ for _, bid in ipairs(redis.call('ZRANGEBYSCORE', B .. 'promote', '-inf', now - t
   end
 end
 for i = 4, #ARGV do
+  dueInOrder(ARGV[i])
   local q = Q .. ARGV[i] .. ':'
   local best = -1
   local tail = redis.call('LINDEX', q .. 'wait', -1)
