@@ -5,6 +5,7 @@
 // back (BullMQ once fetched such a task first, before the whole order, from its own wait list).
 import { describe, expect, it } from 'vitest';
 import type { TaskLeases, TaskSubmitter } from '../../../../service/ports/tasks.js';
+import { waitUntil } from '../../../helpers/e2e.js';
 import { withHarness } from '../with-harness.js';
 import type { QueueHarness } from './helpers.js';
 
@@ -36,6 +37,16 @@ const handBacks = {
   release: (queue: TaskLeases, id: string, worker: string) => queue.release(id, worker),
   retry: (queue: TaskLeases, id: string, worker: string) =>
     queue.fail(id, worker, { retryable: true, message: 'Blender crashed (signal 9)' }),
+} as const;
+
+/** Short enough to wait out, long enough for the higher priority's enqueues to land within it. */
+const DELAY_MS = 300;
+
+/** The two ways a holder hands a task back with a delay. */
+const delayedHandBacks = {
+  release: (queue: TaskLeases, id: string, worker: string) => queue.release(id, worker, { delayMs: DELAY_MS }),
+  retry: (queue: TaskLeases, id: string, worker: string) =>
+    queue.fail(id, worker, { retryable: true, message: 'Blender crashed (signal 9)', retryAfterMs: DELAY_MS }),
 } as const;
 
 export function handBackConformance(open: () => Promise<QueueHarness<HandBacks>>): void {
@@ -103,5 +114,32 @@ export function handBackConformance(open: () => Promise<QueueHarness<HandBacks>>
         expect(await drain(queue)).toEqual(['urgent-0', 'urgent-1', 'plan', 'bg-0', 'bg-1']);
       }),
     );
+  });
+
+  // Once its delay runs out, a task handed back with one is claimed at its place in the order, as the
+  // SQL queues claim it once run_after passes (BullMQ once fetched it first, from its delayed set).
+  describe('Hand-backs with a delay', () => {
+    const withQueue = withHarness(open);
+
+    for (const [how, handBack] of Object.entries(delayedHandBacks)) {
+      it(
+        `claims a task handed back by a ${how} with a delay, once due, behind a higher priority queued meanwhile`,
+        withQueue(async ({ queue }: QueueHarness<HandBacks>) => {
+          await chunks(queue, 'low', 2, { shareGroup: 'ws1/u' });
+          await queue.enqueue({ id: 'probe', jobId: 'probe', kind: 'finalize', shareGroup: 'ws3/u' });
+          expect((await queue.claim('w1', KINDS, 60_000))?.id).toBe('low-0');
+          expect((await queue.claim('w2', ['finalize'], 60_000))?.id).toBe('probe');
+          await handBack(queue, 'low-0', 'w1');
+          // Handed back the same way just after: once it can be claimed, low-0's delay ran out too.
+          await handBack(queue, 'probe', 'w2');
+          await chunks(queue, 'high', 2, { priority: 5, shareGroup: 'ws2/u' });
+          await waitUntil('the probe to be due', () => queue.claim('w2', ['finalize'], 60_000), {
+            timeoutMs: 15_000,
+            intervalMs: 10,
+          });
+          expect(await drain(queue)).toEqual(['high-0', 'high-1', 'low-0', 'low-1']);
+        }),
+      );
+    }
   });
 }
