@@ -2,7 +2,7 @@
 // lua-common.ts): housekeeping the claim relies on, and taking the claim's task from the order.
 import { COMMON } from './lua-common.js';
 
-/** Due hand-backs one preclaim moves per kind: a claim stays O(small); a longer run of them is fetched from BullMQ. */
+/** Due hand-backs one preclaim moves per kind: a claim stays O(small); more due at once, BullMQ fetches the rest. */
 const DUE_MOVES = 16;
 
 /**
@@ -26,10 +26,10 @@ local now = nowMs()
 local DUE_MOVES = ${DUE_MOVES}
 local sweep, seen, adds, order = {}, {}, {}, {}
 -- Whether BullMQ holds a ready task of a kind asked for that is no claim's hand-over in flight (a
--- lease that ran out, a due hand-back dueInOrder left): this claim fetches that one, and a task taken from the order
--- too would stay in BullMQ's wait list; every later claim would fetch it and leave its own, one
--- task out of the order ahead of the rest for good (a woken task waited a slot more). Hand-overs
--- in flight (in promote) do not count: their claimers fetch them.
+-- lease that ran out, a due hand-back dueInOrder left): this claim fetches that one, and a task
+-- taken from the order too would stay in BullMQ's wait list; every later claim would fetch it and
+-- leave its own, one task out of the order ahead of the rest for good (a woken task waited a slot
+-- more). Hand-overs in flight (in promote) do not count: their claimers fetch them.
 local held = false
 -- Due hand-backs of kind k into the claim order. Skipped, and left for BullMQ's fetch: a task whose
 -- hand-back is not recorded yet (still running: REQUEUED must see it so), canceled or gone, and one
