@@ -3,7 +3,6 @@
 // job one frame per task. A worker killed mid-frame, a Redis restart mid-job, and a service
 // instance killed mid-render must each still end with the job completed and every frame exactly
 // once in its downloads.
-import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BullmqTaskQueue } from '../../../service/adapters/bullmq/task-queue.js';
 import type { TaskInfo } from '../../../service/ports/tasks.js';
@@ -17,6 +16,7 @@ import { requirePostgres } from '../../helpers/postgres.js';
 import { requireRedis, requireRedisServer, startThrowawayRedis, type ThrowawayRedis } from '../../helpers/redis.js';
 import type { FarmProcess } from './farm-process.js';
 import { startFarm, type Farm } from './farm.js';
+import { blenderPresent } from '../../helpers/blender-present.js';
 
 const FRAMES = Array.from({ length: 12 }, (_, i) => `f_${String(i + 1).padStart(4, '0')}.png`);
 const LEASE_SECONDS = 3;
@@ -24,13 +24,7 @@ const LEASE_SECONDS = 3;
 const pgUp = await requirePostgres('the farm fault tests');
 const redisUrl = await requireRedis('the farm fault tests');
 const canSpawnRedis = requireRedisServer('the Redis restart farm test');
-const blender =
-  spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!blender) {
-  if (process.env.CI === 'true')
-    throw new Error('Blender is missing: the farm fault tests render on CI (apt-get install blender)');
-  console.warn('skipping the farm fault tests: Blender is not installed (apt-get install blender)');
-}
+const blender = blenderPresent('the farm fault tests');
 // The Redis restart test runs on its own redis-server, not on the shared one.
 const canRender = pgUp && blender;
 

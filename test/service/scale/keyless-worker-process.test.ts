@@ -2,7 +2,6 @@
 // no queue or database URL. Its files go through the worker API's storage routes on URLs the
 // service signs for the job of each task; it renders, requeues, keeps the frames of a canceled
 // job and assembles a project sent as blobs (real service, real s3rver, real Blender).
-import { spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -14,15 +13,10 @@ import { renderingPartway, tinyRender, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { startKeylessFarm, type KeylessFarm } from '../../helpers/keyless-worker.js';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
+import { blenderPresent } from '../../helpers/blender-present.js';
 
 const ENDED = ['completed', 'failed', 'canceled'] as const;
-const blender =
-  spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!blender) {
-  if (process.env.CI === 'true')
-    throw new Error('Blender is missing: the keyless remote worker test needs it on CI (apt-get install blender)');
-  console.warn('skipping the keyless remote worker render: Blender is not installed (apt-get install blender)');
-}
+const blender = blenderPresent('the keyless remote worker test');
 
 let farm: KeylessFarm;
 let client: RenderJobClient;

@@ -5,7 +5,6 @@
 // chunk), so a log ended after the queue heard the release is refused and reads `interrupted`. The
 // two-worker preemption test cannot tell: a warm slot often holds the job's next chunk as well.
 // Real service, s3rver and Blender.
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../../shared/client/client.js';
@@ -13,16 +12,12 @@ import { tinyRender, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { startKeylessFarm, type KeylessFarm } from '../../helpers/keyless-worker.js';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
+import { blenderPresent } from '../../helpers/blender-present.js';
 
 const ENDED = ['completed', 'failed', 'canceled'] as const;
 /** One chunk (--chunk-frames), long enough that the high job is planned before its last frame. */
 const LOW_FRAMES = 24;
-const blender =
-  spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!blender) {
-  if (process.env.CI === 'true') throw new Error('Blender is missing: the remote hand-back log test needs it on CI');
-  console.warn('skipping the remote hand-back log test: Blender is not installed (apt-get install blender)');
-}
+const blender = blenderPresent('the remote hand-back log test');
 
 let farm: KeylessFarm;
 let client: RenderJobClient;

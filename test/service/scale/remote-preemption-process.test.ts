@@ -6,7 +6,6 @@
 // frame begun twice, whichever machine ran the handed-back task again (it fetches the frames the
 // other finished, as a retry does; in practice the other machine, busy with its own chunk no more).
 // Real service, s3rver and Blender.
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PreemptionNotice } from '../../../shared/api/preemption.js';
@@ -16,15 +15,11 @@ import { tinyRender, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { startKeylessFarm, type KeylessFarm } from '../../helpers/keyless-worker.js';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
+import { blenderPresent } from '../../helpers/blender-present.js';
 
 const ENDED = ['completed', 'failed', 'canceled'] as const;
 const LOW_FRAMES = 24;
-const blender =
-  spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!blender) {
-  if (process.env.CI === 'true') throw new Error('Blender is missing: the remote preemption test needs it on CI');
-  console.warn('skipping the remote preemption render: Blender is not installed (apt-get install blender)');
-}
+const blender = blenderPresent('the remote preemption test');
 
 let farm: KeylessFarm;
 let client: RenderJobClient;

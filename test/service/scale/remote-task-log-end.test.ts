@@ -4,7 +4,6 @@
 // token's storage scope lets a worker write only the logs of tasks it holds, so the runtime must
 // store a log's end before it tells the queue the task is done (with the old order the end was
 // refused and the run read as interrupted, or had no log at all). Real service, s3rver and Blender.
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../../shared/client/client.js';
@@ -12,14 +11,10 @@ import { tinyRender, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { startKeylessFarm, type KeylessFarm } from '../../helpers/keyless-worker.js';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
+import { blenderPresent } from '../../helpers/blender-present.js';
 
 const ENDED = ['completed', 'failed', 'canceled'] as const;
-const blender =
-  spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!blender) {
-  if (process.env.CI === 'true') throw new Error('Blender is missing: the remote task log test needs it on CI');
-  console.warn('skipping the remote task log test: Blender is not installed (apt-get install blender)');
-}
+const blender = blenderPresent('the remote task log test');
 
 let farm: KeylessFarm;
 let client: RenderJobClient;

@@ -2,7 +2,6 @@
 // it (RemoteWorkerJobs), on the farm-wide token and on a worker's own token without queue credentials.
 // The job store's calls, authentication and validation: worker-api-jobs.test.ts; failover across
 // service URLs: worker-api-failover.test.ts.
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,14 +18,9 @@ import { tinyRender, waitUntil } from '../../helpers/e2e.js';
 import { buildFixture } from '../../helpers/fixtures.js';
 import { pngInfo } from '../../helpers/png.js';
 import { workerApiHarness } from './worker-api-harness.js';
+import { blenderPresent } from '../../helpers/blender-present.js';
 
-const blender =
-  spawnSync(process.env.RENDERBRIDGE_TEST_BLENDER ?? 'blender', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!blender) {
-  if (process.env.CI === 'true')
-    throw new Error('Blender is missing: the remote worker render test needs it on CI (apt-get install blender)');
-  console.warn('skipping the remote worker render: Blender is not installed (apt-get install blender)');
-}
+const blender = blenderPresent('the remote worker render test');
 
 const h = workerApiHarness();
 
