@@ -121,11 +121,19 @@ export interface FirstCalls {
   runUps: [number, number | null][];
 }
 
-/** The lead and the spread as render calls (spreadCall where one fits). */
-export function firstCalls(frames: readonly number[], steps: readonly number[] = []): FirstCalls {
+/**
+ * The lead and the spread as render calls: spreadCall where one fits and is worth it. Across an
+ * animated property's steps the stepped call enters each segment straight from another, and that
+ * first frame pays the change (bench:estimate's subdivision: 0.88 s at the top level where the
+ * render's steady frames took 0.66, the render's own first frame there 0.88 too), so the segment's
+ * one sample read high (+13 % on the wall, +23 % on the live ETA). Behind its own run-up a sample
+ * is steady, for one call setup each: a few hundredths of a second on Cycles, about 1 s on the
+ * rasterizers (`dearCalls`: EEVEE, Workbench), where the setups cost more than the change misleads.
+ */
+export function firstCalls(frames: readonly number[], steps: readonly number[] = [], dearCalls = true): FirstCalls {
   const lead = leadFrames(frames);
   const warm = lead.slice(LEAD_FRAMES - 1);
-  const stepped = spreadCall(frames, steps);
+  const stepped = steps.length && !dearCalls ? null : spreadCall(frames, steps);
   if (stepped) {
     const calls = [lead, [stepped.runUp, ...stepped.samples]].filter((c) => c.length > 0);
     return { calls, samples: [...stepped.samples, ...warm], runUps: [[stepped.runUp, null]] };

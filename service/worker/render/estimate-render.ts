@@ -197,7 +197,7 @@ async function renderSamples(
     const up = runUpFrame(frames, f, new Set([...done, ...lead]));
     return up !== null ? [up, f] : [f];
   };
-  const plan = firstCalls(frames, steps);
+  const plan = firstCalls(frames, steps, run.final.renderEngine !== 'CYCLES');
   const byFrame = new Map((await renderMany(...plan.calls)).map((r) => [r.frame, r] as const));
   const took = (f: number) => byFrame.get(f)!.renderSeconds;
   for (const f of plan.samples) addSample(byFrame.get(f)!);

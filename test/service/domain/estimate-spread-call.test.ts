@@ -77,6 +77,22 @@ describe('the spread samples in one call', () => {
     });
   });
 
+  it('puts a run-up before each sample across steps where calls are cheap (Cycles)', () => {
+    // bench:estimate's subdivision: a stepped call enters each level straight from the one before,
+    // and that first frame pays the change; behind its own run-up each sample is steady.
+    const steps = [31, 61, 85, 109];
+    const cheap = firstCalls(range(1, 150), steps, false);
+    expect(cheap.calls.length).toBeGreaterThan(2);
+    expect(cheap.calls.slice(1).every((c) => c.length === 2 && c[1]! - c[0]! === 1)).toBe(true);
+    expect(cheap.runUps.every(([up, s]) => s === up + 1)).toBe(true);
+    // Every segment the spread wants still has its sample.
+    const held = new Set(cheap.calls.slice(1).map((c) => segmentOf(steps, c[1]!)));
+    for (const f of spreadFrames(range(1, 150), steps)) expect(held.has(segmentOf(steps, f))).toBe(true);
+    // Dear calls (EEVEE) keep the one stepped call; without steps a cheap call steps too (nothing to enter).
+    expect(firstCalls(range(1, 150), steps, true).calls.length).toBe(2);
+    expect(firstCalls(range(1, 150), [], false).calls.length).toBe(2);
+  });
+
   it("measures the call's setup as the run-up's excess over the warm frames around it", () => {
     const plan = firstCalls(range(1, 100));
     const seconds = new Map([
