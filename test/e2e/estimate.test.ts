@@ -55,6 +55,19 @@ const ended = (id: string) =>
     { timeoutMs: 240_000, intervalMs: 200 },
   );
 
+/** The render calls of the job's estimate as its closed task log names them: [start, end, step] each. */
+async function renderCalls(id: string): Promise<number[][]> {
+  await waitUntil('the estimate task log to close', async () => {
+    const index = await e2e.client.jobLogIndex(id);
+    return index.tasks.length > 0 && index.tasks.every((t) => t.attempts.every((a) => !a.live)) ? true : undefined;
+  });
+  let text = '';
+  for await (const part of e2e.client.jobLogs(id, {})) text += part;
+  return [...text.matchAll(/render call (\d+)-(\d+) step (\d+) in warm Blender/g)].map((m) =>
+    m.slice(1, 4).map(Number),
+  );
+}
+
 /**
  * Estimates a 9-frame job, checks its figures and its replay, then renders it: the sampled
  * frames are not rendered again.
@@ -129,15 +142,7 @@ describe('estimate', () => {
     await call('POST', `/jobs/${id}/estimate`, tinyRender('1-40'));
     const est = await ended(id);
     expect(est.state).toBe('ready');
-    await waitUntil('the estimate task log to close', async () => {
-      const index = await e2e.client.jobLogIndex(id);
-      return index.tasks.length > 0 && index.tasks.every((t) => t.attempts.every((a) => !a.live)) ? true : undefined;
-    });
-    let text = '';
-    for await (const part of e2e.client.jobLogs(id, {})) text += part;
-    const calls = [...text.matchAll(/render call (\d+)-(\d+) step (\d+) in warm Blender/g)].map((m) =>
-      m.slice(1, 4).map(Number),
-    );
+    const calls = await renderCalls(id);
     // The lead, then every spread sample in one stepped call: the run-up (frame 4), then 13, 22, 31, 40.
     // (Before, each sample went behind its run-up in a call of its own: five calls, each paying a setup.)
     expect(calls.slice(0, 2)).toEqual([
@@ -164,15 +169,7 @@ describe('estimate', () => {
     await call('POST', `/jobs/${id}/estimate`, tinyRender('1-100'));
     const est = await ended(id);
     expect(est.state).toBe('ready');
-    await waitUntil('the estimate task log to close', async () => {
-      const index = await e2e.client.jobLogIndex(id);
-      return index.tasks.length > 0 && index.tasks.every((t) => t.attempts.every((a) => !a.live)) ? true : undefined;
-    });
-    let text = '';
-    for await (const part of e2e.client.jobLogs(id, {})) text += part;
-    const calls = [...text.matchAll(/render call (\d+)-(\d+) step (\d+) in warm Blender/g)].map((m) =>
-      m.slice(1, 4).map(Number),
-    );
+    const calls = await renderCalls(id);
     expect(calls[0]).toEqual([1, 3, 1]);
     expect(calls.length).toBeGreaterThan(2);
     // Each later call is a run-up and its sample, one after the other: none steps over frames.
