@@ -10,7 +10,9 @@ import type { ObjectStorage } from '../../service/ports/storage.js';
 import { RemoteWorkerJobs } from '../../service/worker-api/remote-jobs.js';
 import { RemoteTaskQueue } from '../../service/worker-api/remote-queue.js';
 import { RemoteWorkerStorage, type RemoteWorkerStorageOptions } from '../../service/worker-api/remote-storage.js';
+import type { RenderJobClient } from '../../shared/client/client.js';
 import { waitUntil } from './e2e.js';
+import { buildFixture } from './fixtures.js';
 import { createJob, type Call } from './flow.js';
 import { api } from './http.js';
 import { startS3, type TestS3 } from './s3.js';
@@ -110,4 +112,14 @@ export function underJob(s: ObjectStorage, jobId: string): ObjectStorage {
     deletePrefix: (prefix) => s.deletePrefix(k(prefix)),
     list: async (prefix) => (await s.list(k(prefix))).map((o) => ({ ...o, key: o.key.slice(base.length + 1) })),
   };
+}
+
+/** Uploads the basic fixture and validates it through the public API; the job id once `validated`. */
+export async function validatedBasicJob(client: RenderJobClient): Promise<string> {
+  const target = await client.uploadProject(await buildFixture('basic'));
+  const job = await client.createJob({ slug: target.slug });
+  await client.validateJob(job.id, {});
+  const v = await client.waitForStatus(job.id, ['validated', 'failed'], { intervalMs: 200, timeoutMs: 120_000 });
+  expect(v.status, JSON.stringify(v)).toBe('validated');
+  return job.id;
 }

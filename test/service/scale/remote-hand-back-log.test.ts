@@ -9,8 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RenderJobClient } from '../../../shared/client/client.js';
 import { tinyRender, waitUntil } from '../../helpers/e2e.js';
-import { buildFixture } from '../../helpers/fixtures.js';
-import { startKeylessFarm, type KeylessFarm } from '../../helpers/keyless-worker.js';
+import { startKeylessFarm, validatedBasicJob, type KeylessFarm } from '../../helpers/keyless-worker.js';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 import { blenderPresent } from '../../helpers/blender-present.js';
 
@@ -35,14 +34,7 @@ afterAll(async () => {
   await farm?.close();
 });
 
-async function validated(): Promise<string> {
-  const target = await client.uploadProject(await buildFixture('basic'));
-  const job = await client.createJob({ slug: target.slug });
-  await client.validateJob(job.id, {});
-  const v = await client.waitForStatus(job.id, ['validated', 'failed'], { intervalMs: 200, timeoutMs: 120_000 });
-  expect(v.status, JSON.stringify(v)).toBe('validated');
-  return job.id;
-}
+const validated = () => validatedBasicJob(client);
 
 /** The runs of one task attempt as GET /jobs/{id}/logs serves them: header state and last line each. */
 async function runsOf(jobId: string, task: string, attempt: number): Promise<{ state: string; last: string }[]> {
