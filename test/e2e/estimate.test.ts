@@ -21,7 +21,7 @@ import {
   waitUntil,
   type E2E,
 } from '../helpers/e2e.js';
-import { buildFixture, shadowedCameraZip, type FixtureName } from '../helpers/fixtures.js';
+import { buildFixture, shadowedCameraZip } from '../helpers/fixtures.js';
 import { api } from '../helpers/http.js';
 
 let e2e: E2E;
@@ -54,19 +54,6 @@ const ended = (id: string) =>
     },
     { timeoutMs: 240_000, intervalMs: 200 },
   );
-
-/** The render calls of the job's estimate as its closed task log names them: [start, end, step] each. */
-async function renderCalls(id: string): Promise<number[][]> {
-  await waitUntil('the estimate task log to close', async () => {
-    const index = await e2e.client.jobLogIndex(id);
-    return index.tasks.length > 0 && index.tasks.every((t) => t.attempts.every((a) => !a.live)) ? true : undefined;
-  });
-  let text = '';
-  for await (const part of e2e.client.jobLogs(id, {})) text += part;
-  return [...text.matchAll(/render call (\d+)-(\d+) step (\d+) in warm Blender/g)].map((m) =>
-    m.slice(1, 4).map(Number),
-  );
-}
 
 /**
  * Estimates a 9-frame job, checks its figures and its replay, then renders it: the sampled
@@ -136,53 +123,6 @@ describe('estimate', () => {
     estimateThenRender,
     600_000,
   );
-
-  it('renders the spread samples of a long job in one render call behind one run-up', async () => {
-    const id = await validatedJob();
-    await call('POST', `/jobs/${id}/estimate`, tinyRender('1-40'));
-    const est = await ended(id);
-    expect(est.state).toBe('ready');
-    const calls = await renderCalls(id);
-    // The lead, then every spread sample in one stepped call: the run-up (frame 4), then 13, 22, 31, 40.
-    // (Before, each sample went behind its run-up in a call of its own: five calls, each paying a setup.)
-    expect(calls.slice(0, 2)).toEqual([
-      [1, 3, 1],
-      [4, 40, 9],
-    ]);
-    // Whatever refinement adds is one call a refined sample (behind its run-up), measured beside them.
-    const refined = est.sampleFrames.filter((f) => ![1, 2, 3, 4, 13, 22, 31, 40].includes(f));
-    expect(calls.length - 2).toBeLessThanOrEqual(refined.length);
-    expect(est.sampleFrames).toEqual(expect.arrayContaining([1, 2, 3, 4, 13, 22, 31, 40]));
-    const f = est.figures!;
-    expect(f.renderSeconds.frames).toBeGreaterThanOrEqual(5);
-    expect(f.loadSeconds!.frames).toBe(1);
-  }, 300_000);
-
-  it("puts each spread sample behind its own run-up across an animated property's steps on Cycles", async () => {
-    // Subdivision levels keyed 0/1/2/3 at frames 1/15/41/67 (bench:estimate's EEVEE steps): a
-    // stepped call (4, 28, 52, 76, 100) would enter each level straight from another, its first frame
-    // there paying the change; a call setup costs Cycles little, so each sample gets a run-up.
-    const keys = '1:0,15:1,41:2,67:3,99:3';
-    const blendFile = await buildFixture('stepped-levels' as FixtureName, { args: [keys] });
-    const id = await submit(e2e.client, blendFile);
-    expect((await validationOutcome(e2e.client, id)).status).toBe('validated');
-    await call('POST', `/jobs/${id}/estimate`, tinyRender('1-100'));
-    const est = await ended(id);
-    expect(est.state).toBe('ready');
-    const calls = await renderCalls(id);
-    expect(calls[0]).toEqual([1, 3, 1]);
-    expect(calls.length).toBeGreaterThan(2);
-    // Each later call is a run-up and its sample, one after the other: none steps over frames.
-    for (const [start, end, step] of calls.slice(1)) expect([step, end! - start!]).toEqual([1, 1]);
-    // Every level after the lead's has a sample: 15-40, 41-66, 67-100.
-    for (const [a, b] of [
-      [15, 40],
-      [41, 66],
-      [67, 100],
-    ]) {
-      expect(est.sampleFrames.some((f) => f >= a! && f <= b!)).toBe(true);
-    }
-  }, 300_000);
 
   it('stops when canceled, and the job stays validated', async () => {
     const id = await validatedJob();
