@@ -5,41 +5,28 @@
 // chunk), so a log ended after the queue heard the release is refused and reads `interrupted`. The
 // two-worker preemption test cannot tell: a warm slot often holds the job's next chunk as well.
 // Real service, s3rver and Blender.
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RenderJobClient } from '../../../shared/client/client.js';
+import { describe, expect, it } from 'vitest';
 import { tinyRender, waitUntil } from '../../helpers/e2e.js';
-import { startKeylessFarm, validatedBasicJob, type KeylessFarm } from '../../helpers/keyless-worker.js';
-import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
-import { blenderPresent } from '../../helpers/blender-present.js';
+import { validatedBasicJob } from '../../helpers/keyless-worker.js';
+import { useKeylessWorkers } from '../../helpers/keyless-workers.js';
 
 const ENDED = ['completed', 'failed', 'canceled'] as const;
 /** One chunk (--chunk-frames), long enough that the high job is planned before its last frame. */
 const LOW_FRAMES = 24;
-const blender = blenderPresent('the remote hand-back log test');
+const k = useKeylessWorkers('the remote hand-back log test', [
+  {
+    prefix: 'handback',
+    args: ['--render-mode', 'warm', '--preempt-priority-gap', '30', '--chunk-frames', String(LOW_FRAMES)],
+  },
+]);
+const blender = k.blender;
 
-let farm: KeylessFarm;
-let client: RenderJobClient;
-let worker: WorkerProcess | undefined;
-
-beforeAll(async () => {
-  if (!blender) return;
-  farm = await startKeylessFarm();
-  client = new RenderJobClient({ baseUrl: farm.svc.baseUrl, apiKey: farm.svc.apiKey });
-  const args = ['--render-mode', 'warm', '--preempt-priority-gap', '30', '--chunk-frames', String(LOW_FRAMES)];
-  worker = await startWorkerProcess(farm, { name: `handback-${randomUUID().slice(0, 8)}`, args });
-}, 120_000);
-afterAll(async () => {
-  await worker?.stop();
-  await farm?.close();
-});
-
-const validated = () => validatedBasicJob(client);
+const validated = () => validatedBasicJob(k.client);
 
 /** The runs of one task attempt as GET /jobs/{id}/logs serves them: header state and last line each. */
 async function runsOf(jobId: string, task: string, attempt: number): Promise<{ state: string; last: string }[]> {
   let text = '';
-  for await (const part of client.jobLogs(jobId, { task, attempt })) text += part;
+  for await (const part of k.client.jobLogs(jobId, { task, attempt })) text += part;
   return text
     .split(/^(?===> task )/m)
     .filter((s) => s.startsWith('==> task '))
@@ -57,14 +44,14 @@ describe.skipIf(!blender)('the log of a task a remote worker hands back', () => 
       const high = await validated();
       const id = low;
       const lowRender = tinyRender(`1-${LOW_FRAMES}`, { resolution: [160, 120], sampleCount: 32 });
-      await client.renderJob(id, { ...lowRender, scheduling: { priority: 10, previewFrames: false } });
-      const queue = farm.svc.service.ports.queue;
+      await k.client.renderJob(id, { ...lowRender, scheduling: { priority: 10, previewFrames: false } });
+      const queue = k.farm.svc.service.ports.queue;
       await waitUntil(
         'the low job rendering its one chunk',
         async () => {
           const runs = await queue.jobTaskRuns(id);
           const chunks = runs.filter((r) => r.kind === 'render-chunk');
-          return chunks.some((r) => r.state === 'running') && ((await client.getJobProgress(id)).framesDone ?? 0) >= 1
+          return chunks.some((r) => r.state === 'running') && ((await k.client.getJobProgress(id)).framesDone ?? 0) >= 1
             ? chunks
             : undefined;
         },
@@ -76,14 +63,14 @@ describe.skipIf(!blender)('the log of a task a remote worker hands back', () => 
       expect(held.map((r) => r.kind)).toEqual(['render-chunk']);
       expect((await queue.jobTaskRuns(id)).filter((r) => r.kind === 'render-chunk')).toHaveLength(1);
 
-      await client.renderJob(high, { ...tinyRender('1'), scheduling: { priority: 90, previewFrames: false } });
-      const highDone = await client.waitForStatus(high, [...ENDED], { intervalMs: 150, timeoutMs: 180_000 });
+      await k.client.renderJob(high, { ...tinyRender('1'), scheduling: { priority: 90, previewFrames: false } });
+      const highDone = await k.client.waitForStatus(high, [...ENDED], { intervalMs: 150, timeoutMs: 180_000 });
       expect(highDone.status, JSON.stringify(highDone)).toBe('completed');
-      const lowDone = await client.waitForStatus(id, [...ENDED], { intervalMs: 250, timeoutMs: 300_000 });
+      const lowDone = await k.client.waitForStatus(id, [...ENDED], { intervalMs: 250, timeoutMs: 300_000 });
       expect(lowDone.status, JSON.stringify(lowDone)).toBe('completed');
 
       const tasks = await waitUntil('every task of the low job settled', async () => {
-        const { tasks } = await client.jobLogIndex(id);
+        const { tasks } = await k.client.jobLogIndex(id);
         return tasks.some((t) => t.kind === 'finalize') && tasks.every((t) => t.state === 'done' || t.state === null)
           ? tasks
           : undefined;
@@ -109,8 +96,8 @@ describe.skipIf(!blender)('the log of a task a remote worker hands back', () => 
       console.info(`handed back after frame ${frame} of ${LOW_FRAMES}`);
       expect(runs[1]!.last).toMatch(/\[renderbridge\] attempt ended: done$/);
     } catch (err) {
-      if (low) console.error(JSON.stringify((await client.jobLogIndex(low)).tasks, null, 1).slice(0, 6000));
-      console.error(worker?.stderr().slice(-4000));
+      if (low) console.error(JSON.stringify((await k.client.jobLogIndex(low)).tasks, null, 1).slice(0, 6000));
+      console.error(k.workers[0]?.stderr().slice(-4000));
       throw err;
     }
   }, 600_000);

@@ -6,47 +6,28 @@
 // frame begun twice, whichever machine ran the handed-back task again (it fetches the frames the
 // other finished, as a retry does; in practice the other machine, busy with its own chunk no more).
 // Real service, s3rver and Blender.
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PreemptionNotice } from '../../../shared/api/preemption.js';
 import type { TaskLogTask } from '../../../shared/api/task-logs.js';
-import { RenderJobClient } from '../../../shared/client/client.js';
 import { tinyRender, waitUntil } from '../../helpers/e2e.js';
-import { startKeylessFarm, validatedBasicJob, type KeylessFarm } from '../../helpers/keyless-worker.js';
-import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
-import { blenderPresent } from '../../helpers/blender-present.js';
+import { validatedBasicJob } from '../../helpers/keyless-worker.js';
+import { useKeylessWorkers } from '../../helpers/keyless-workers.js';
 
 const ENDED = ['completed', 'failed', 'canceled'] as const;
 const LOW_FRAMES = 24;
-const blender = blenderPresent('the remote preemption test');
-
-let farm: KeylessFarm;
-let client: RenderJobClient;
+const WARM = ['--render-mode', 'warm', '--preempt-priority-gap', '30'];
+const k = useKeylessWorkers('the remote preemption test', [
+  { prefix: 'remote', args: WARM },
+  { prefix: 'remote', args: WARM },
+]);
+const blender = k.blender;
 let lastLow: string | undefined;
-const workers: WorkerProcess[] = [];
 
-async function startWorker(): Promise<void> {
-  const args = ['--render-mode', 'warm', '--preempt-priority-gap', '30'];
-  workers.push(await startWorkerProcess(farm, { name: `remote-${randomUUID().slice(0, 8)}`, args }));
-}
-
-beforeAll(async () => {
-  if (!blender) return;
-  farm = await startKeylessFarm();
-  client = new RenderJobClient({ baseUrl: farm.svc.baseUrl, apiKey: farm.svc.apiKey });
-  await startWorker();
-  await startWorker();
-}, 120_000);
-afterAll(async () => {
-  for (const w of workers) await w.stop();
-  await farm?.close();
-});
-
-const validated = () => validatedBasicJob(client);
+const validated = () => validatedBasicJob(k.client);
 
 async function logText(id: string): Promise<string> {
   let text = '';
-  for await (const part of client.jobLogs(id, {})) text += part;
+  for await (const part of k.client.jobLogs(id, {})) text += part;
   return text;
 }
 
@@ -57,13 +38,13 @@ describe.skipIf(!blender)('preemption on remote worker processes', () => {
       lastLow = low;
       const high = await validated();
       const lowRender = tinyRender(`1-${LOW_FRAMES}`, { resolution: [160, 120], sampleCount: 32 });
-      await client.renderJob(low, { ...lowRender, scheduling: { priority: 10, previewFrames: false } });
+      await k.client.renderJob(low, { ...lowRender, scheduling: { priority: 10, previewFrames: false } });
       await waitUntil(
         'both workers rendering the low job',
         async () => {
-          const runs = await farm.svc.service.ports.queue.jobTaskRuns(low);
+          const runs = await k.farm.svc.service.ports.queue.jobTaskRuns(low);
           const busy = new Set(runs.filter((r) => r.state === 'running').map((r) => r.worker?.split(':')[0]));
-          return busy.size === 2 && ((await client.getJobProgress(low)).framesDone ?? 0) >= 2;
+          return busy.size === 2 && ((await k.client.getJobProgress(low)).framesDone ?? 0) >= 2;
         },
         { timeoutMs: 180_000 },
       );
@@ -73,17 +54,17 @@ describe.skipIf(!blender)('preemption on remote worker processes', () => {
       let watching = true;
       const watch = (async () => {
         while (watching) {
-          const p = (await client.getJob(low)).preemption;
+          const p = (await k.client.getJob(low)).preemption;
           if (p) notices.push(p);
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       })();
-      await client.renderJob(high, { ...tinyRender('1'), scheduling: { priority: 90, previewFrames: false } });
-      const highDone = await client.waitForStatus(high, [...ENDED], { intervalMs: 150, timeoutMs: 180_000 });
+      await k.client.renderJob(high, { ...tinyRender('1'), scheduling: { priority: 90, previewFrames: false } });
+      const highDone = await k.client.waitForStatus(high, [...ENDED], { intervalMs: 150, timeoutMs: 180_000 });
       expect(highDone.status, JSON.stringify(highDone)).toBe('completed');
-      expect((await client.getJob(low)).status).toBe('rendering');
+      expect((await k.client.getJob(low)).status).toBe('rendering');
 
-      const lowDone = await client.waitForStatus(low, [...ENDED], { intervalMs: 250, timeoutMs: 300_000 });
+      const lowDone = await k.client.waitForStatus(low, [...ENDED], { intervalMs: 250, timeoutMs: 300_000 });
       watching = false;
       await watch;
       expect(lowDone.status, JSON.stringify(lowDone)).toBe('completed');
@@ -92,17 +73,17 @@ describe.skipIf(!blender)('preemption on remote worker processes', () => {
       expect(notices[0]!.reason).toMatch(/^paused for a priority-90 job (after|before) frame \d+$/);
       expect(notices[0]).toMatchObject({ priority: 90, tasks: [expect.stringContaining(low)] });
 
-      const names = ((await client.getDownloads(low)).frameOutputs ?? []).map((f) => f.fileName);
+      const names = ((await k.client.getDownloads(low)).frameOutputs ?? []).map((f) => f.fileName);
       expect(names).toEqual(Array.from({ length: LOW_FRAMES }, (_, i) => `f_${String(i + 1).padStart(4, '0')}.png`));
 
       // A remote worker's token writes only the logs of tasks it holds: the runtime ends a run's log
       // before it hands the task back, so the hand-back reads `released`, not `interrupted`.
       const handedBack = (t: TaskLogTask) => t.attempts.slice(0, -1);
       await waitUntil('the finalize log of the low job', async () => {
-        const index = await client.jobLogIndex(low);
+        const index = await k.client.jobLogIndex(low);
         return index.tasks.some((t) => t.kind === 'finalize' && t.attempts.length > 0) ? true : undefined;
       });
-      const index = await client.jobLogIndex(low);
+      const index = await k.client.jobLogIndex(low);
       const released = index.tasks
         .filter((t) => t.kind === 'render-chunk')
         .flatMap((t) => handedBack(t).map((a, i) => ({ by: a.worker, state: a.state, next: t.attempts[i + 1] })));
@@ -124,8 +105,8 @@ describe.skipIf(!blender)('preemption on remote worker processes', () => {
       );
     } catch (err) {
       const low = lastLow;
-      if (low) console.error(JSON.stringify((await client.jobLogIndex(low)).tasks, null, 1).slice(0, 6000));
-      for (const w of workers) console.error(`--- ${w.name}\n${w.stderr().slice(-3000)}`);
+      if (low) console.error(JSON.stringify((await k.client.jobLogIndex(low)).tasks, null, 1).slice(0, 6000));
+      for (const w of k.workers) console.error(`--- ${w.name}\n${w.stderr().slice(-3000)}`);
       throw err;
     }
   }, 600_000);
